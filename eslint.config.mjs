@@ -1,0 +1,28 @@
+import tseslint from 'typescript-eslint';
+
+/** Imports that would make the estimation core impure (editor, LSP, Node or DOM). */
+const impure = [
+  'vscode', 'vscode-languageserver', 'vscode-languageserver/*', 'vscode-languageclient', 'vscode-languageclient/*',
+  'vscode-languageserver-textdocument', 'node:*', 'fs', 'fs/*', 'path', 'os', 'child_process', 'worker_threads',
+  'url', 'http', 'https', 'net', 'crypto', 'stream', 'util', 'events',
+];
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'test/e2e/.cache/**', '**/*.js', '**/*.mjs', '.gl/**', '.whl/**'] },
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-explicit-any': 'error',
+    },
+  },
+  {
+    files: ['shared/**/*.ts'],
+    ignores: ['shared/**/*.test.ts'],
+    languageOptions: { globals: {} },
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: impure, message: 'shared/ is the pure core: no editor, LSP, Node or DOM imports.' }] }],
+      'no-restricted-globals': ['error', 'window', 'document', 'navigator', 'process', 'require', 'Buffer', '__dirname', 'fetch', 'localStorage'],
+    },
+  },
+);

@@ -1,0 +1,61 @@
+/**
+ * What a config parser extracts from a file: facts keyed by plan path, each with its value and source range.
+ * `resolvePlan` (shared/plan/resolve.ts) turns facts from one or more files into a Plan, filling framework
+ * defaults, derived values and explicit assumptions.
+ */
+import type { InputSource, Problem, TextRange } from './types';
+
+export type FormatId =
+  | 'deepspeed'
+  | 'megatron-script'
+  | 'megatron-yaml'
+  | 'torchtitan'
+  | 'accelerate'
+  | 'nanotron'
+  | 'axolotl'
+  | 'llamafactory'
+  | 'lightning'
+  | 'litgpt'
+  | 'torchtune'
+  | 'hf-config';
+
+export type FactValue = number | string | boolean | readonly number[];
+
+/** One value read from (or defaulted for) a config file. */
+export interface Fact {
+  readonly value: FactValue;
+  readonly source: InputSource;
+  /** Range of the key, where hints and hovers attach (the value range is in source.range). */
+  readonly keyRange?: TextRange;
+  /** The key as written, e.g. "zero_optimization.stage" or "--tensor-model-parallel-size". */
+  readonly key?: string;
+}
+
+/** A reference from one config file to another (DeepSpeed JSON, HF config.json, model preset). */
+export interface ConfigReference {
+  readonly kind: 'deepspeed' | 'model';
+  /** Path or id as written (relative paths resolved by the server). */
+  readonly target: string;
+  readonly range?: TextRange;
+  readonly uri?: string;
+}
+
+/** Everything one parser read from one file. */
+export interface ConfigFacts {
+  readonly format: FormatId;
+  readonly uri: string;
+  /**
+   * Facts keyed by plan path. Paths are those of `Plan` ("training.microBatch", "parallel.tp",
+   * "parallel.sharding.stage", "model.hiddenSize", …) plus these extra keys:
+   * "cluster.worldSize", "cluster.gpuName", "model.preset" (preset id or config.json path).
+   */
+  readonly facts: Readonly<Record<string, Fact>>;
+  readonly references: readonly ConfigReference[];
+  /** Format-level problems (parse errors, unknown or deprecated keys, contradictions) with ranges. */
+  readonly diagnostics: readonly ConfigDiagnostic[];
+}
+
+/** A problem found while reading a file, anchored at a range. */
+export interface ConfigDiagnostic extends Problem {
+  readonly range: TextRange;
+}

@@ -1,0 +1,89 @@
+/**
+ * The outputs of the memory estimate. Every figure carries its formula, its inputs and where each input came from,
+ * so that hovers, dashboards and the CLI's `--json` can explain it.
+ */
+import type { InputSource, Problem } from './types';
+
+/** One input as used by a term: its value and where it came from. */
+export interface TermInput {
+  readonly value: number | string | boolean;
+  readonly source: InputSource;
+}
+
+/** Names of the per-GPU memory terms, each computed by one function in shared/memory/. */
+export type MemoryTermName =
+  | 'parameters'
+  | 'gradients'
+  | 'optimizerStates'
+  | 'masterWeights'
+  | 'gradAccumBuffer'
+  | 'activations'
+  | 'embeddingActivations'
+  | 'logits'
+  | 'commBuffers'
+  | 'gatheredParameters'
+  | 'cudaContext'
+  | 'fragmentation';
+
+/** One labelled memory term of one pipeline stage. */
+export interface Term {
+  readonly name: MemoryTermName;
+  /** Short label for UIs, e.g. "Optimizer states". */
+  readonly label: string;
+  readonly bytes: number;
+  /** The formula as text, e.g. "12·Ψ_stage / N_shard". */
+  readonly formula: string;
+  /** Citation of the formula, e.g. "Rajbhandari et al. 2020 (ZeRO), §5.1". */
+  readonly citation: string;
+  /** Symbol → value and source, for every symbol in the formula. */
+  readonly inputs: Readonly<Record<string, TermInput>>;
+}
+
+export type StageKind = 'only' | 'first' | 'middle' | 'last';
+
+/** Memory of one rank in one pipeline stage. */
+export interface StageMemory {
+  /** Zero-based pipeline stage. */
+  readonly stage: number;
+  readonly kind: StageKind;
+  /** Transformer layers held by this stage (all virtual chunks together). */
+  readonly layers: number;
+  /** Parameters held by one rank of this stage before ZeRO/FSDP sharding (after TP/PP/EP splits). */
+  readonly parametersPerRank: number;
+  /** Micro-batches whose activations are alive at the peak. */
+  readonly inFlightMicrobatches: number;
+  readonly terms: Readonly<Partial<Record<MemoryTermName, Term>>>;
+  /** parameters + gradients + optimizer states + master weights (+ fp32 grad buffer). */
+  readonly modelStatesBytes: number;
+  /** activations + embedding activations + logits. */
+  readonly activationBytes: number;
+  /** Peak bytes allocated by tensors (everything but fragmentation). */
+  readonly peakAllocatedBytes: number;
+  /** Peak bytes reserved from the device (allocated + fragmentation). */
+  readonly peakReservedBytes: number;
+}
+
+export interface ParameterCounts {
+  /** Every parameter of the model (integer). */
+  readonly parameters: number;
+  /** Parameters that receive gradients (LoRA: adapter parameters only). */
+  readonly trainableParameters: number;
+  /** Parameters used per token (MoE: shared + top-k experts). */
+  readonly activeParameters: number;
+}
+
+export interface MemoryEstimate {
+  readonly model: ParameterCounts;
+  /** True when every stage's peak reserved bytes fit in GPU memory. */
+  readonly fits: boolean;
+  readonly gpuMemoryBytes: number;
+  /** Stages in order, one entry per pipeline stage. */
+  readonly stages: readonly StageMemory[];
+  /** Index into `stages` of the stage with the highest peak. */
+  readonly peakStage: number;
+  /** The same model and batch with plain data parallelism (no ZeRO/FSDP sharding, no offload). */
+  readonly replicated: { readonly stages: readonly StageMemory[] };
+  /** Host (CPU) memory needed per node for offload, bytes; 0 without offload. */
+  readonly hostBytesPerNode: number;
+  readonly problems: readonly Problem[];
+}

@@ -1,0 +1,246 @@
+/**
+ * The inputs of every estimate: plain, immutable, typed objects.
+ * Units: counts are integers, bytes are bytes, seconds are seconds, bandwidths are bytes per second.
+ * Every other module in `shared/` reads these types; nothing here depends on an editor, Node or the DOM.
+ */
+
+/** Mixture-of-experts description of the MoE layers of a model. */
+export interface MoeSpec {
+  /** Routed experts per MoE layer (E). */
+  readonly experts: number;
+  /** Experts each token is routed to (k). */
+  readonly topK: number;
+  /** Intermediate (FFN) size of one routed expert. */
+  readonly expertFfnSize: number;
+  /** Shared (always active) experts per MoE layer. */
+  readonly sharedExperts: number;
+  /** Intermediate size of one shared expert. */
+  readonly sharedExpertFfnSize: number;
+  /** The first N layers are dense (DeepSeek `first_k_dense_replace`). */
+  readonly denseFirstLayers: number;
+  /** Every n-th layer is an MoE layer (Qwen `decoder_sparse_step`, Megatron `--moe-layer-freq`); 1 = all. */
+  readonly layerFrequency: number;
+  /** Qwen2-MoE style sigmoid gate on the shared expert (h parameters per MoE layer). */
+  readonly sharedExpertGate: boolean;
+}
+
+export type NormKind = 'layernorm' | 'rmsnorm';
+export type PositionKind = 'rotary' | 'learned' | 'alibi' | 'none';
+export type AttnBias = 'none' | 'qkv' | 'all';
+
+/** A dense or MoE decoder-only transformer. */
+export interface ModelSpec {
+  /** Display name, e.g. "Llama-3.1-8B". */
+  readonly name: string;
+  readonly layers: number;
+  readonly hiddenSize: number;
+  /** Query heads (a). */
+  readonly heads: number;
+  /** Key/value heads (MHA: = heads, GQA: fewer, MQA: 1). */
+  readonly kvHeads: number;
+  /** Head dimension; usually hiddenSize / heads, explicit in Qwen3, Gemma, Mistral-Nemo. */
+  readonly headDim: number;
+  /** Intermediate size of the dense MLP. */
+  readonly ffnSize: number;
+  /** Gated MLP (SwiGLU/GeGLU: 3 matrices) or plain (2 matrices). */
+  readonly gatedMlp: boolean;
+  /** Bias on attention projections: none, q/k/v only (Qwen2), or all four. */
+  readonly attnBias: AttnBias;
+  /** Bias on MLP projections. */
+  readonly mlpBias: boolean;
+  /** Input embedding and LM head share one matrix. */
+  readonly tiedEmbeddings: boolean;
+  readonly positions: PositionKind;
+  /** Positions with learned embeddings (only used when positions = 'learned'). */
+  readonly maxPositions: number;
+  readonly norm: NormKind;
+  /** Per-head RMSNorm on q and k (Qwen3). */
+  readonly qkNorm: boolean;
+  /** Vocabulary size as in the tokenizer / config. */
+  readonly vocabSize: number;
+  /**
+   * Megatron pads the vocabulary to a multiple of `vocabPadMultiple · tp` (`--make-vocab-size-divisible-by`, default 128).
+   * 0 or undefined means no padding (Hugging Face).
+   */
+  readonly vocabPadMultiple?: number;
+  /** Present for mixture-of-experts models. */
+  readonly moe?: MoeSpec;
+}
+
+export type Precision = 'fp32' | 'fp16-mixed' | 'bf16-mixed' | 'bf16' | 'fp8-mixed';
+export type Dtype = 'fp32' | 'bf16' | 'fp16' | 'fp8' | 'int8' | 'nf4';
+export type OptimizerKind = 'adamw' | 'adam' | 'sgd' | 'sgd-momentum' | 'adafactor' | 'adam-8bit' | 'lion';
+export type RecomputeKind = 'none' | 'selective' | 'full';
+
+export interface TrainingSpec {
+  /** Sequences per GPU per forward/backward (b). */
+  readonly microBatch: number;
+  /** Sequences per optimizer step across all data-parallel ranks (B). */
+  readonly globalBatch: number;
+  /** Micro-batches per optimizer step per data-parallel rank (m). */
+  readonly gradAccum: number;
+  /** Tokens per sequence (s). */
+  readonly seqLen: number;
+  readonly precision: Precision;
+  /** Dtype gradients are produced and reduced in. */
+  readonly gradDtype: Dtype;
+  /** An fp32 gradient accumulation buffer exists (Megatron `main_grad`, nanotron `accumulate_grad_in_fp32`). */
+  readonly fp32GradAccum: boolean;
+  readonly optimizer: OptimizerKind;
+  readonly recompute: RecomputeKind;
+  /** With full recomputation: how many layers per stage are recomputed (undefined = all). */
+  readonly recomputeLayers?: number;
+  readonly flashAttention: boolean;
+}
+
+export type PipelineSchedule = 'gpipe' | '1f1b' | 'interleaved' | 'zb-h1';
+export type ShardingStyle = 'ddp' | 'deepspeed' | 'fsdp' | 'fsdp2' | 'megatron-distopt';
+export type FsdpStrategy = 'FULL_SHARD' | 'SHARD_GRAD_OP' | 'HYBRID_SHARD' | '_HYBRID_SHARD_ZERO2' | 'NO_SHARD';
+export type OffloadTarget = 'none' | 'cpu' | 'nvme';
+export type ParallelAxis = 'tp' | 'cp' | 'ep' | 'pp' | 'dp';
+
+export interface ShardingSpec {
+  /** Which framework's sharding this is, for labels and framework-specific buffers. */
+  readonly style: ShardingStyle;
+  /**
+   * ZeRO stage equivalent: 0 replicated, 1 optimizer states (and master weights), 2 + gradients, 3 + parameters.
+   * FSDP FULL_SHARD = 3, SHARD_GRAD_OP = 2, NO_SHARD = 0, Megatron distributed optimizer = 1.
+   */
+  readonly stage: 0 | 1 | 2 | 3;
+  /** FSDP strategy name when style is fsdp/fsdp2. */
+  readonly fsdpStrategy?: FsdpStrategy;
+  /** Ranks the sharded states are split over (HSDP: the shard group; else the DP size). */
+  readonly shardGroupSize: number;
+  /** FSDP/ZeRO-3 frees gathered parameters after forward (true) or keeps them until backward (Llama 3, FSDP2 `reshard_after_forward=False`). */
+  readonly reshardAfterForward: boolean;
+  readonly offloadOptimizer: OffloadTarget;
+  readonly offloadParams: OffloadTarget;
+  /** DeepSpeed `reduce_bucket_size` / DDP bucket, in elements. */
+  readonly reduceBucketElems: number;
+  /** DeepSpeed `allgather_bucket_size` (ZeRO-1/2), in elements. */
+  readonly allgatherBucketElems: number;
+  /** DeepSpeed `stage3_prefetch_bucket_size`, in elements. */
+  readonly prefetchBucketElems: number;
+  /** DeepSpeed `stage3_max_live_parameters`, in elements. */
+  readonly maxLiveParams: number;
+  /** Gradient reduction overlaps with backward (DDP buckets, DeepSpeed `overlap_comm`, Megatron `--overlap-grad-reduce`). */
+  readonly overlapComm: boolean;
+}
+
+export interface ParallelSpec {
+  /** Data-parallel degree (replicas × shards). */
+  readonly dp: number;
+  /** Tensor-parallel degree. */
+  readonly tp: number;
+  /** Megatron sequence parallelism (shards LayerNorm/dropout activations over TP). */
+  readonly sp: boolean;
+  /** Pipeline-parallel degree. */
+  readonly pp: number;
+  /** Virtual pipeline chunks per stage (interleaved schedule); 1 otherwise. */
+  readonly vpp: number;
+  readonly schedule: PipelineSchedule;
+  /** Explicit layers per pipeline stage (uneven split); undefined = even split. */
+  readonly stageLayers?: readonly number[];
+  /** Context-parallel degree. */
+  readonly cp: number;
+  /** Expert-parallel degree. */
+  readonly ep: number;
+  /** Expert tensor-parallel degree (Megatron `--expert-tensor-parallel-size`). */
+  readonly etp: number;
+  readonly sharding: ShardingSpec;
+  /** Order of axes from innermost (fastest, within a node) to outermost. Default tp, cp, ep, pp, dp. */
+  readonly order: readonly ParallelAxis[];
+  /** TP communication overlapped with compute (Megatron `--tp-comm-overlap`). */
+  readonly tpCommOverlap: boolean;
+}
+
+export interface LoraSpec {
+  readonly rank: number;
+  /** Projection names adapted: q, k, v, o, gate, up, down. */
+  readonly targets: readonly ('q' | 'k' | 'v' | 'o' | 'gate' | 'up' | 'down')[];
+  /** Dtype the frozen base weights are stored in (QLoRA: nf4). */
+  readonly baseDtype: Dtype;
+}
+
+/** One GPU model from the catalog (data/gpus.json). */
+export interface GpuSpec {
+  readonly id: string;
+  readonly name: string;
+  readonly memoryBytes: number;
+  /** Dense peak FLOP/s per dtype (no sparsity). */
+  readonly peakFlops: Readonly<Partial<Record<'fp32' | 'tf32' | 'bf16' | 'fp16' | 'fp8', number>>>;
+  /** HBM bandwidth, bytes/s. */
+  readonly hbmBandwidth: number;
+  /** Intra-node (NVLink / xGMI / PCIe) bus bandwidth per GPU, bytes/s. */
+  readonly intraNodeBandwidth: number;
+  /** Inter-node (network) bandwidth per GPU, bytes/s. */
+  readonly interNodeBandwidth: number;
+  /** Host link (PCIe) bandwidth per GPU, bytes/s, for offload. */
+  readonly hostBandwidth: number;
+  /** Latency of one collective step intra-node and inter-node, seconds. */
+  readonly intraNodeLatency: number;
+  readonly interNodeLatency: number;
+  /** Fraction of peak matmul FLOP/s a well-tuned training step reaches (calibrated; see data file notes). */
+  readonly achievableFlopsFraction: number;
+}
+
+export interface ClusterSpec {
+  readonly gpu: GpuSpec;
+  readonly gpusPerNode: number;
+  readonly nodes: number;
+}
+
+/** Runtime overheads outside the tensors the model owns. */
+export interface OverheadSpec {
+  /** CUDA context, cuBLAS/cuDNN workspaces, NCCL communicators: bytes per GPU. */
+  readonly cudaContextBytes: number;
+  /** Reserved / allocated − 1 of the caching allocator (fragmentation), e.g. 0.1. */
+  readonly allocatorFragmentation: number;
+}
+
+/** Everything an estimate needs. */
+export interface Plan {
+  readonly model: ModelSpec;
+  readonly training: TrainingSpec;
+  readonly parallel: ParallelSpec;
+  readonly cluster: ClusterSpec;
+  readonly overhead: OverheadSpec;
+  readonly lora?: LoraSpec;
+  /** Where each input came from, keyed by dotted path (e.g. "training.microBatch", "parallel.sharding.stage"). */
+  readonly sources: Readonly<Record<string, InputSource>>;
+}
+
+/** A zero-based position in a text document (same shape as LSP's Position). */
+export interface TextPosition { readonly line: number; readonly character: number }
+/** A range in a text document (same shape as LSP's Range). */
+export interface TextRange { readonly start: TextPosition; readonly end: TextPosition }
+
+export type SourceKind = 'explicit' | 'referenced' | 'default' | 'derived' | 'preset' | 'setting' | 'assumed';
+
+/** Where one input came from. */
+export interface InputSource {
+  /**
+   * explicit: set in the edited file; referenced: set in a file it references; default: a framework default;
+   * derived: computed from other inputs; preset: from a bundled model/GPU preset; setting: from editor settings;
+   * assumed: nothing said it and ShardLens assumed a value the user should confirm.
+   */
+  readonly kind: SourceKind;
+  /** Human-readable origin, e.g. "ds_config.json: train_micro_batch_size_per_gpu" or "DeepSpeed default". */
+  readonly detail: string;
+  /** Document the value came from (URI or path), when it came from a file. */
+  readonly uri?: string;
+  /** Range of the value in that document. */
+  readonly range?: TextRange;
+}
+
+export type Severity = 'error' | 'warning' | 'info';
+
+/** A typed problem with the inputs; never an exception. */
+export interface Problem {
+  /** Stable machine code, e.g. "tp-divides-heads". */
+  readonly code: string;
+  readonly severity: Severity;
+  readonly message: string;
+  /** Dotted input paths involved, so editors can place the diagnostic at the right range. */
+  readonly paths: readonly string[];
+}
