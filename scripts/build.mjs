@@ -48,10 +48,15 @@ const contexts = [
     entryPoints: pick(nodeEntries),
     outdir: 'dist',
     platform: 'node',
+    // jsonc-parser's UMD entry requires its files dynamically; its ESM entry bundles cleanly.
+    mainFields: ['module', 'main'],
     format: 'cjs',
     target: 'node20',
     external: ['vscode', '@tensorflow/tfjs-node', '@tensorflow/tfjs-node-gpu'],
-    banner: { js: '' },
+    // Node strips a hashbang in any module, so the bins (cli, server) run directly and IPC/require use is unaffected.
+    banner: { js: '#!/usr/bin/env node\nvar __shardlensImportMetaUrl = require("url").pathToFileURL(__filename).href;' },
+    // web-tree-sitter reads import.meta.url, which a cjs bundle lacks: point it at the bundle's own file.
+    define: { 'import.meta.url': '__shardlensImportMetaUrl' },
   }),
   await esbuild.context({
     ...common,

@@ -4,3 +4,351 @@
  * vscode, LSP or DOM imports): each side wraps the method names in its own RequestType/NotificationType.
  */
 export const PROTOCOL_VERSION = 1;
+
+// ---------------------------------------------------------------------------------------------------------------------
+// LSP section (server ↔ extension). Owned by the language server; other sections are added below it.
+// ---------------------------------------------------------------------------------------------------------------------
+
+import type { FormatId } from './plan/facts';
+import type { MemoryEstimate } from './plan/result';
+import type { Plan, Problem, TextRange } from './plan/types';
+import type { Collective } from './comm/types';
+import type { StepTimeEstimate } from './time/types';
+import type { Simulation } from './sim/types';
+
+/** How much the inlay hints show. */
+export type HintDetail = 'off' | 'minimal' | 'normal' | 'verbose';
+/** Binary (GiB = 2³⁰ bytes) or decimal (GB = 10⁹ bytes) units for memory figures. */
+export type MemoryUnits = 'GiB' | 'GB';
+
+/**
+ * The `shardlens.*` settings, per resource. The extension's `contributes.configuration` declares exactly these keys:
+ * `shardlens.cluster.gpu`, `shardlens.cluster.gpusPerNode`, `shardlens.cluster.nodes`, `shardlens.worldSize`,
+ * `shardlens.model`, `shardlens.hints.detail`, `shardlens.units`, `shardlens.overhead.cudaContextGiB`, `shardlens.overhead.fragmentation`,
+ * `shardlens.formats.enabled`.
+ */
+export interface ShardLensSettings {
+  readonly cluster: {
+    /** GPU catalog id or name (e.g. "H100-SXM"); empty = assume. */
+    readonly gpu: string;
+    /** GPUs per node; 0 = from the file or assumed. */
+    readonly gpusPerNode: number;
+    /** Nodes; 0 = from the file or assumed. */
+    readonly nodes: number;
+  };
+  /** Total GPUs when the file does not say; 0 = from the file or cluster. */
+  readonly worldSize: number;
+  /** Model (preset id, name or Hugging Face id) when the files name none; empty = from the files. */
+  readonly model: string;
+  readonly hints: { readonly detail: HintDetail };
+  readonly units: MemoryUnits;
+  readonly overhead: {
+    /** CUDA context and library workspaces per GPU, GiB. */
+    readonly cudaContextGiB: number;
+    /** Allocator fragmentation as a fraction of allocated bytes (0.1 = 10 %). */
+    readonly fragmentation: number;
+  };
+  /** Formats to annotate; empty = all. */
+  readonly formats: { readonly enabled: readonly FormatId[] };
+}
+
+/** Defaults used when the client sends nothing (and the defaults the extension's package.json declares). */
+export const DEFAULT_SETTINGS: ShardLensSettings = {
+  cluster: { gpu: '', gpusPerNode: 0, nodes: 0 },
+  worldSize: 0,
+  model: '',
+  hints: { detail: 'normal' },
+  units: 'GiB',
+  overhead: { cudaContextGiB: 1, fragmentation: 0.1 },
+  formats: { enabled: [] },
+};
+
+/** The settings section the server asks for with workspace/configuration. */
+export const SETTINGS_SECTION = 'shardlens';
+
+/** An input ShardLens assumed because no file or setting gave it; the user should confirm or change it. */
+export interface AnalysisAssumption {
+  /** Dotted plan path, e.g. "cluster.gpu" or "cluster.worldSize". */
+  readonly path: string;
+  /** Short text, e.g. "8×H100-SXM". */
+  readonly value: string;
+  /** Why it was assumed, e.g. "no world size in the file or settings". */
+  readonly detail: string;
+  /** The command that changes it, e.g. "shardlens.selectCluster". */
+  readonly command?: string;
+}
+
+/** One collective of a step, per rank (the core's type: bytesPerRank is already × countPerStep). */
+export type AnalysisCollective = Collective;
+
+/** The closed-form step time (the core's type: stepSeconds, bubbleFraction, mfu, tokensPerSecond, terms, …). */
+export type AnalysisStepTime = StepTimeEstimate;
+
+/** The step simulation (the core's Simulation), or the problems that stopped it (no timeline then). */
+export type AnalysisSimulation =
+  | { readonly ok: true; readonly result: Simulation }
+  | { readonly ok: false; readonly problems: readonly Problem[] };
+
+/** Params of `shardlens/analysis` and `shardlens/simulate`. */
+export interface AnalysisParams {
+  /** Document URI as the client knows it. */
+  readonly uri: string;
+}
+
+/** The full traceable estimate of one document. */
+export interface AnalysisResult {
+  readonly uri: string;
+  /** Document version the result was computed from (null for files read from disk). */
+  readonly version: number | null;
+  readonly format: FormatId | null;
+  /** Absent when the file does not say enough to build a plan; `problems` says why. */
+  readonly plan?: Plan;
+  readonly memory?: MemoryEstimate;
+  /** Replicated (plain data parallel) baseline; the same as `memory.replicated`, repeated for convenience. */
+  readonly replicated?: MemoryEstimate['replicated'];
+  readonly collectives: readonly AnalysisCollective[];
+  readonly stepTime?: AnalysisStepTime;
+  readonly simulation?: AnalysisSimulation;
+  readonly assumptions: readonly AnalysisAssumption[];
+  readonly problems: readonly (Problem & { readonly range?: TextRange })[];
+}
+
+/** Custom LSP messages, each a method name; each side wraps them in its RequestType/NotificationType. */
+export const LspMethods = {
+  /** Notification server → client after `initialized` once the server can answer requests. Params: ReadyParams. */
+  ready: 'shardlens/ready',
+  /** Request client → server: the full analysis of a document. Params: AnalysisParams; result: AnalysisResult | null. */
+  analysis: 'shardlens/analysis',
+  /** Request client → server: the step simulation of a document. Params: AnalysisParams; result: AnalysisSimulation | null. */
+  simulate: 'shardlens/simulate',
+  /** Notification server → client when a document's analysis changed. Params: AnalysisChangedParams. */
+  analysisChanged: 'shardlens/analysisChanged',
+} as const;
+
+/** Params of `shardlens/ready`. */
+export interface ReadyParams {
+  readonly version: string;
+  readonly protocolVersion: number;
+}
+
+/** Params of `shardlens/analysisChanged`: a summary for the status bar; fetch the rest with `shardlens/analysis`. */
+export interface AnalysisChangedParams {
+  readonly uri: string;
+  readonly version: number | null;
+  readonly fits: boolean | null;
+  /** Peak reserved bytes per GPU over stages; null when unknown. */
+  readonly peakBytes: number | null;
+  readonly gpuMemoryBytes: number | null;
+  readonly gpuName: string | null;
+  readonly stepSeconds: number | null;
+}
+
+/** Commands the server's code lenses and actions invoke; the extension registers them. Each takes the document URI. */
+export const ClientCommands = {
+  simulateStep: 'shardlens.simulateStep',
+  openDashboard: 'shardlens.openDashboard',
+  selectCluster: 'shardlens.selectCluster',
+  selectModel: 'shardlens.selectModel',
+} as const;
+
+// ─── Webview messages (extension ↔ dashboards) ─────────────────────────────────────────────────────────────────
+// The dashboards never see LSP types: the extension turns the server's analysis into a `DashboardModel` (plain
+// numbers and labels, ready for charts) and posts it. Type guards for every message live in webview/protocol/guards.ts.
+
+/** Version of the webview message schema; a webview ignores messages of another version. @since 0.1.0 */
+export const WEBVIEW_PROTOCOL_VERSION = 1;
+
+/** The dashboards a webview can show. */
+export type DashboardView = 'memory' | 'communication' | 'simulation' | 'validation';
+export const DASHBOARD_VIEWS: readonly DashboardView[] = ['memory', 'communication', 'simulation', 'validation'];
+
+/** Components of a memory bar, in stacking order (bottom first). */
+export type MemoryComponent =
+  | 'parameters' | 'gradients' | 'optimizer' | 'activations' | 'logits' | 'buffers' | 'overhead';
+export const MEMORY_COMPONENTS: readonly MemoryComponent[] = [
+  'parameters', 'gradients', 'optimizer', 'activations', 'logits', 'buffers', 'overhead',
+];
+
+/** Bytes per component of one rank of one pipeline stage. */
+export interface StageBar {
+  /** Zero-based pipeline stage. */
+  readonly stage: number;
+  /** Bytes per memory component (missing = 0). */
+  readonly bytes: Readonly<Partial<Record<MemoryComponent, number>>>;
+  /** Peak bytes allocated by tensors (the CLI's `stages[].peakAllocatedBytes`). */
+  readonly peakAllocatedBytes: number;
+  /** Peak bytes reserved from the device (allocated + fragmentation). */
+  readonly peakReservedBytes: number;
+}
+
+/** One sharding variant of the current file (replicated DP, ZeRO-1/2/3, FSDP, HSDP, or the file as written). */
+export interface MemoryVariant {
+  /** Stable id, e.g. "current", "replicated", "zero1", "zero2", "zero3", "fsdp-full", "hsdp". */
+  readonly id: string;
+  /** Label for the chart axis, e.g. "ZeRO-2". */
+  readonly label: string;
+  /** True for the variant the file configures. */
+  readonly current: boolean;
+  readonly stages: readonly StageBar[];
+}
+
+/** Per-GPU model-state bytes over data-parallel sizes (the ZeRO paper's Table 1 picture). */
+export interface DpSweep {
+  readonly dpSizes: readonly number[];
+  /** One series per variant: bytes per GPU at each dp size (same order as dpSizes). */
+  readonly series: readonly { readonly label: string; readonly bytes: readonly number[] }[];
+}
+
+/** One collective of the training step. */
+export interface CommRow {
+  /** Human label, e.g. "ZeRO-3 parameter all-gather (forward)". */
+  readonly label: string;
+  /** all-reduce, reduce-scatter, all-gather, all-to-all, send-recv, … */
+  readonly collective: string;
+  /** Parallel axis that communicates (dp, tp, pp, cp, ep). */
+  readonly axis: string;
+  /** Network tier: "intra-node" or "inter-node". */
+  readonly tier: string;
+  /** Bytes sent per GPU per optimizer step. */
+  readonly bytesPerStep: number;
+  /** Seconds of this collective per step. */
+  readonly seconds: number;
+  /** Seconds not hidden behind compute. */
+  readonly exposedSeconds: number;
+}
+
+export type TimelineKind = 'forward' | 'backward' | 'recompute' | 'communication' | 'optimizer' | 'idle';
+export const TIMELINE_KINDS: readonly TimelineKind[] = ['forward', 'backward', 'recompute', 'communication', 'optimizer', 'idle'];
+
+/** One interval of the simulated step on one pipeline stage. */
+export interface TimelineSegment {
+  readonly kind: TimelineKind;
+  /** Seconds from the start of the step. */
+  readonly start: number;
+  readonly end: number;
+  /** Micro-batch index, when the segment belongs to one. */
+  readonly microbatch?: number;
+  /** Free text shown on hover. */
+  readonly label?: string;
+}
+
+/** The simulated step: one lane per pipeline stage plus allocated memory over time. */
+export interface SimulationView {
+  readonly stepSeconds: number;
+  /** One lane per stage and stream: the compute stream, and communication on a link when it runs beside compute. */
+  readonly lanes: readonly { readonly stage: number; readonly stream?: 'compute' | 'comm'; readonly segments: readonly TimelineSegment[] }[];
+  /** Allocated bytes of one rank per stage at event times (seconds from the step start). */
+  readonly memory: readonly { readonly stage: number; readonly points: readonly { readonly t: number; readonly bytes: number }[] }[];
+}
+
+/** Everything the dashboards draw for one config file. All figures are finite and non-negative. */
+export interface DashboardModel {
+  readonly uri: string;
+  /** File name for titles. */
+  readonly fileName: string;
+  readonly format: string;
+  /** GPU name, count and memory the estimate is for. */
+  readonly cluster: { readonly gpuName: string; readonly gpuMemoryBytes: number; readonly gpusPerNode: number; readonly nodes: number };
+  readonly modelName: string;
+  readonly parameters: number;
+  readonly fits: boolean;
+  /** Highest peak reserved bytes over the stages. */
+  readonly peakBytes: number;
+  readonly peakStage: number;
+  /** Units for labels: binary (GiB) or decimal (GB). */
+  readonly units: 'GiB' | 'GB';
+  readonly variants: readonly MemoryVariant[];
+  readonly sweep?: DpSweep;
+  readonly communication: readonly CommRow[];
+  /** Step time in seconds, when known. */
+  readonly stepSeconds?: number;
+  readonly simulation?: SimulationView;
+  /** Assumptions the estimate made, as sentences. */
+  readonly assumptions: readonly string[];
+  readonly problems: readonly { readonly severity: 'error' | 'warning' | 'info'; readonly message: string }[];
+}
+
+/** Measured vs estimated bytes of one rank in one validation run (the runner's and probe's JSON, normalised). */
+export interface ValidationRankView {
+  readonly rank: number;
+  readonly measured: Readonly<Record<string, number>>;
+  readonly estimated: Readonly<Record<string, number>>;
+}
+
+/** A finished validation run (tfjs runner or torchrun probe). */
+export interface ValidationRunView {
+  /** Sharding mode, e.g. "ddp", "zero1", "fsdp-full". */
+  readonly mode: string;
+  readonly ranks: readonly ValidationRankView[];
+  /** Label for charts, e.g. "ZeRO-2" (tfjs runner). */
+  readonly label?: string;
+  /** ‖θ_mode − θ_replicated‖/‖θ_replicated‖ after the run (tfjs runner; absent for the replicated run). */
+  readonly relativeL2?: number;
+  /** Mean loss over ranks per step (tfjs runner). */
+  readonly losses?: readonly number[];
+  /** Bytes sent per rank per step by collective, measured (rank 0) and by the core's formula (tfjs runner). */
+  readonly collectives?: readonly { readonly label: string; readonly measured: number; readonly estimated: number }[];
+}
+
+/** One check of a validation run as the dashboard lists it; `passed` null = shown, not checked. */
+export interface ValidationCheckView {
+  readonly label: string;
+  readonly passed: boolean | null;
+  readonly detail: string;
+}
+
+/** Results of one validation launch. */
+export interface ValidationResultView {
+  /** "tfjs" runner or "torch" probe. */
+  readonly source: 'tfjs' | 'torch';
+  /** Backend label as the runner states it, e.g. "wasm (measured tensor bytes; GPU memory is estimated)". */
+  readonly backend: string;
+  readonly parameters: number;
+  readonly runs: readonly ValidationRunView[];
+  /** Where the JSON report was saved, if it was. */
+  readonly reportPath?: string;
+  /** tfjs runner: why each backend was or was not used. */
+  readonly backends?: readonly { readonly name: string; readonly ok: boolean; readonly reason: string }[];
+  /** tfjs runner: how the config's model was scaled down, in one sentence. */
+  readonly scaling?: string;
+  /** tfjs runner: the checks (model states exact, traffic = formulas, ranks identical, sharded vs replicated). */
+  readonly checks?: readonly ValidationCheckView[];
+  /** tfjs runner: "ok", "failed-checks", "error", "cancelled" or "refused". */
+  readonly status?: string;
+  /** When the run started (ISO 8601), to tell saved reports apart. */
+  readonly startedAt?: string;
+  /** An earlier saved report of the same config, for comparison. */
+  readonly previous?: { readonly startedAt: string; readonly reportPath: string; readonly runs: readonly ValidationRunView[] };
+}
+
+/** Extension → webview: the dashboard model of the active config file. */
+export interface ModelMessage { readonly v: 1; readonly type: 'model'; readonly model: DashboardModel }
+/** Extension → webview: no model (no supported file open, or the analysis failed). */
+export interface EmptyMessage { readonly v: 1; readonly type: 'empty'; readonly reason: string }
+/** Extension → webview: show one dashboard (panel only). */
+export interface ShowMessage { readonly v: 1; readonly type: 'show'; readonly view: DashboardView }
+/** Extension → webview: validation progress (fraction 0..1) or state change. */
+export interface ValidationProgressMessage {
+  readonly v: 1; readonly type: 'validationProgress';
+  readonly state: 'running' | 'done' | 'failed' | 'cancelled';
+  readonly fraction: number;
+  readonly message: string;
+}
+/** Extension → webview: validation results. */
+export interface ValidationResultMessage { readonly v: 1; readonly type: 'validationResult'; readonly result: ValidationResultView }
+
+export type HostToWebviewMessage =
+  | ModelMessage | EmptyMessage | ShowMessage | ValidationProgressMessage | ValidationResultMessage;
+
+/** Webview → extension: the page loaded and wants the current model. */
+export interface ReadyMessage { readonly v: 1; readonly type: 'ready'; readonly view: DashboardView | 'all' }
+/** Webview → extension: the user pressed a button that runs a ShardLens command. */
+export interface CommandMessage {
+  readonly v: 1; readonly type: 'command';
+  readonly command: 'simulateStep' | 'runValidation' | 'cancelValidation' | 'runProbe' | 'selectCluster' | 'selectModel' | 'openDashboard';
+}
+
+export type WebviewToHostMessage = ReadyMessage | CommandMessage;
+export const WEBVIEW_COMMANDS: readonly CommandMessage['command'][] = [
+  'simulateStep', 'runValidation', 'cancelValidation', 'runProbe', 'selectCluster', 'selectModel', 'openDashboard',
+];

@@ -22,6 +22,7 @@ export type MemoryTermName =
   | 'logits'
   | 'commBuffers'
   | 'gatheredParameters'
+  | 'fp8WeightCache'
   | 'cudaContext'
   | 'fragmentation';
 

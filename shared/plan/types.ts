@@ -56,6 +56,11 @@ export interface ModelSpec {
   readonly norm: NormKind;
   /** Per-head RMSNorm on q and k (Qwen3). */
   readonly qkNorm: boolean;
+  /**
+   * Dropout is active (attention/hidden dropout > 0): activations then keep 1-byte masks (Korthikanti et al. 2022).
+   * Undefined = true (GPT/Megatron default 0.1); Llama-family configs have 0.
+   */
+  readonly dropout?: boolean;
   /** Vocabulary size as in the tokenizer / config. */
   readonly vocabSize: number;
   /**

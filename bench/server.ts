@@ -1,0 +1,64 @@
+/**
+ * Language server speed: time from a document change to inlay hints (analysis of the new version plus the hint
+ * builder), for a typical DeepSpeed config and for a 2,000-line Megatron launch script. Goals: p95 ≤ 5 ms and ≤ 20 ms.
+ */
+import { readFileSync } from 'node:fs';
+import { analyzeDocument } from '../server/analysis/analyze';
+import { core, initCore } from '../server/analysis/core';
+import { createHost } from '../server/analysis/host';
+import { buildInlayHints } from '../server/features/inlayHints';
+import { normalizeSettings } from '../server/settings';
+
+const FIXTURES = 'test/server/fixtures';
+
+/** A launch script padded to about `lines` lines with the comments, exports and helper code real scripts carry. */
+export function longScript(lines: number): string {
+  const base = readFileSync(`${FIXTURES}/pretrain_llama.sh`, 'utf8').split('\n');
+  const pad: string[] = [];
+  for (let i = 0; pad.length + base.length < lines; i++) {
+    pad.push(`# Step ${i}: settings for run variant ${i}.`, `export NCCL_SETTING_${i}=\${NCCL_SETTING_${i}:-${i % 7}}`, `LOG_DIR_${i}="logs/run_${i}"`,
+      `if [ -n "$DEBUG" ]; then echo "variant ${i}"; fi`);
+  }
+  return [base[0] ?? '', ...pad, ...base.slice(1)].join('\n');
+}
+
+function percentile(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+}
+
+/** Milliseconds from a change (one value edited) to the hints of the new version, per iteration. */
+function changeToHints(uri: string, text: string, needle: RegExp, values: readonly string[], n: number): number[] {
+  const settings = normalizeSettings({});
+  const host = createHost(() => undefined);
+  const api = core();
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = text.replace(needle, (m) => m.replace(/\d+$/, values[i % values.length] ?? '1'));
+    const t0 = performance.now();
+    const a = analyzeDocument({ uri, version: i, text: t, settings }, host, api);
+    buildInlayHints(a);
+    times.push(performance.now() - t0);
+  }
+  return times.slice(Math.floor(n / 10));
+}
+
+export async function benchServer(): Promise<Record<string, number | string>> {
+  await initCore();
+  const ds = readFileSync(`${FIXTURES}/ds_zero2.json`, 'utf8');
+  const typical = changeToHints('file:///bench/ds_config.json', ds, /"train_micro_batch_size_per_gpu": \d+/, ['1', '2', '4', '8'], 2000);
+  const script = longScript(2000);
+  const long = changeToHints('file:///bench/pretrain_llama.sh', script, /MICRO_BATCH_SIZE=\d+/, ['1', '2', '4'], 300);
+  return {
+    'change → hints, DeepSpeed JSON p50 (ms)': percentile(typical, 50),
+    'change → hints, DeepSpeed JSON p95 (ms, goal ≤ 5)': percentile(typical, 95),
+    [`change → hints, ${script.split('\n').length}-line launch script p50 (ms)`]: percentile(long, 50),
+    'change → hints, 2,000-line launch script p95 (ms, goal ≤ 20)': percentile(long, 95),
+  };
+}
+
+if (process.argv[1]?.endsWith('server.ts')) {
+  void benchServer().then((f) => {
+    for (const [k, v] of Object.entries(f)) console.log(`${k.padEnd(60)} ${typeof v === 'number' ? v.toFixed(3) : v}`);
+  });
+}

@@ -1,0 +1,79 @@
+/**
+ * Simulation and step-time throughput (issue 3 §4): simulateStep time for p=16, m=128, v=2, TP=8 (goal ≤ 50 ms, median
+ * of runs) and full-model estimates per second (memory fast path + communication + step time) on one core (goal ≥ 10⁶).
+ * Printed, never asserted. Run: node --import tsx bench/sim.ts
+ */
+import { findGpu } from '../shared/hardware/gpus';
+import { findPreset } from '../shared/model/presets';
+import { makePlan } from '../shared/plan/defaults';
+import type { Plan } from '../shared/plan/types';
+import { peakMemoryFast } from '../shared/memory/fast';
+import { simulateStep } from '../shared/sim/simulate';
+import { stepSecondsFast } from '../shared/time/stepTime';
+
+/** Median of a list. */
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+/** The plans of the benchmark: the issue's p=16, m=128, v=2, TP=8 layout, and a small plain-DP one. */
+export function simPlans(): Record<string, Plan> {
+  const h100 = findGpu('h100-sxm');
+  const llama70 = findPreset('llama-3.1-70b')?.model ?? findPreset('llama-3-70b')?.model;
+  const llama8 = findPreset('llama-3-8b')?.model;
+  if (!h100 || !llama70 || !llama8) throw new Error('bench presets missing');
+  return {
+    'llama3.1-70b tp8 pp16 v2 m128 dp4': makePlan({
+      model: { ...llama70, layers: 96 }, training: { microBatch: 1, gradAccum: 128, seqLen: 8192, recompute: 'selective' },
+      parallel: { tp: 8, pp: 16, dp: 4, sp: true, vpp: 2, schedule: 'interleaved', sharding: { style: 'megatron-distopt', stage: 1 } },
+      cluster: { gpusPerNode: 8 },
+    }, h100),
+    'llama3-8b dp64 zero1': makePlan({
+      model: llama8, training: { microBatch: 2, gradAccum: 4, seqLen: 8192 },
+      parallel: { dp: 64, sharding: { style: 'deepspeed', stage: 1 } }, cluster: { gpusPerNode: 8 },
+    }, h100),
+  };
+}
+
+/** Full-model evaluations per second: memory fast path + step time fast path (which includes communication). */
+function fullModelRate(plan: Plan, batch: number, runs = 7): number {
+  let sink = 0;
+  const one = () => peakMemoryFast(plan) + stepSecondsFast(plan);
+  for (let i = 0; i < batch; i++) sink += one();
+  const rates: number[] = [];
+  for (let r = 0; r < runs; r++) {
+    const t0 = performance.now();
+    for (let i = 0; i < batch; i++) sink += one();
+    rates.push(batch / ((performance.now() - t0) / 1000));
+  }
+  if (!Number.isFinite(sink)) rates.push(0);
+  return median(rates);
+}
+
+/** Runs the simulation benchmark; returns figures for `npm run bench`. */
+export async function benchSim(): Promise<Record<string, number | string>> {
+  const out: Record<string, number | string> = {};
+  const plans = simPlans();
+  const big = plans['llama3.1-70b tp8 pp16 v2 m128 dp4'];
+  for (let i = 0; i < 3; i++) simulateStep(big);
+  const times: number[] = [];
+  for (let i = 0; i < 15; i++) {
+    const t0 = performance.now();
+    simulateStep(big);
+    times.push(performance.now() - t0);
+  }
+  out['simulateStep ms (p=16, m=128, v=2, TP=8; median of 15)'] = Number(median(times).toFixed(2));
+  out['simulateStep goal ms'] = 50;
+  for (const [name, plan] of Object.entries(plans)) {
+    out[`full model (memory + comm + time) evals/s (${name})`] = Math.round(fullModelRate(plan, 50_000));
+  }
+  out['full model goal evals/s'] = 1_000_000;
+  return out;
+}
+
+if (process.argv[1] && /bench[\\/]sim\.ts$/.test(process.argv[1])) {
+  void benchSim().then((r) => {
+    for (const [k, v] of Object.entries(r)) console.log(`${k}: ${typeof v === 'number' ? v.toLocaleString('en') : v}`);
+  });
+}

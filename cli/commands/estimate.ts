@@ -1,0 +1,142 @@
+/** `shardlens estimate <file|folder> [--model …] [--gpus NxGPU] [--json]`: per-stage memory, sharded vs replicated. */
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { estimateMemory } from '../../shared/memory/estimate';
+import type { MemoryEstimate, StageMemory } from '../../shared/plan/result';
+import { detectFormat } from '../../server/formats/index';
+import { formatBytes } from '../../server/features/format';
+import type { ParsedArgs } from '../args';
+import { InputError, loadConfig } from '../load';
+import { allProblems, hasErrors, planSummary, printNotes } from '../report';
+import { nodeHost } from '../host';
+
+/** Columns of the per-stage table: label and the terms summed into it. */
+const COLUMNS: readonly [string, readonly string[]][] = [
+  ['params', ['parameters']],
+  ['grads', ['gradients', 'gradAccumBuffer']],
+  ['optim', ['optimizerStates', 'masterWeights']],
+  ['activ', ['activations', 'embeddingActivations']],
+  ['logits', ['logits']],
+  ['buffers', ['commBuffers', 'gatheredParameters']],
+  ['overhead', ['cudaContext']],
+];
+
+function sumTerms(s: StageMemory, names: readonly string[]): number {
+  let b = 0;
+  for (const n of names) b += (s.terms as Record<string, { bytes: number } | undefined>)[n]?.bytes ?? 0;
+  return b;
+}
+
+/** Prints the stages as a table, one row per distinct stage kind (identical middle stages are merged). */
+function printStages(title: string, stages: readonly StageMemory[], gpuBytes: number): void {
+  const head = ['stage', ...COLUMNS.map((c) => c[0]), 'allocated', 'reserved', 'fits'];
+  const rows: string[][] = [];
+  for (let i = 0; i < stages.length; i++) {
+    const s = stages[i];
+    let j = i;
+    while (j + 1 < stages.length && stages[j + 1].kind === s.kind && stages[j + 1].peakReservedBytes === s.peakReservedBytes) j++;
+    const label = j > i ? `${s.stage}–${stages[j].stage}` : `${s.stage}`;
+    rows.push([label, ...COLUMNS.map(([, t]) => formatBytes(sumTerms(s, t), 'GiB')), formatBytes(s.peakAllocatedBytes, 'GiB'), formatBytes(s.peakReservedBytes, 'GiB'), s.peakReservedBytes <= gpuBytes ? 'yes' : 'NO']);
+    i = j;
+  }
+  const widths = head.map((h, k) => Math.max(h.length, ...rows.map((r) => r[k].length)));
+  console.log(`\n${title}`);
+  console.log('  ' + head.map((h, k) => h.padStart(widths[k])).join('  '));
+  for (const r of rows) console.log('  ' + r.map((c, k) => c.padStart(widths[k])).join('  '));
+}
+
+/** The JSON of one file's estimate: the traceable result plus file, format, plan summary, assumptions and problems. */
+function toJson(path: string, format: string, est: MemoryEstimate | undefined, loaded: Awaited<ReturnType<typeof loadConfig>>, problems: ReturnType<typeof allProblems>) {
+  const plan = loaded.resolved.plan;
+  return {
+    file: path,
+    format,
+    model: { name: plan?.model.name, ...(est?.model ?? { parameters: 0, trainableParameters: 0, activeParameters: 0 }) },
+    fits: est ? est.fits && !hasErrors(problems) : false,
+    gpu: plan?.cluster.gpu.name,
+    gpuMemoryBytes: est?.gpuMemoryBytes ?? 0,
+    worldSize: plan ? plan.parallel.dp * plan.parallel.tp * plan.parallel.pp * plan.parallel.cp : 0,
+    layout: plan ? { dp: plan.parallel.dp, tp: plan.parallel.tp, pp: plan.parallel.pp, vpp: plan.parallel.vpp, cp: plan.parallel.cp, ep: plan.parallel.ep, sp: plan.parallel.sp, zero: plan.parallel.sharding.stage, sharding: plan.parallel.sharding.style } : undefined,
+    peakStage: est?.peakStage ?? 0,
+    stages: est?.stages ?? [],
+    replicated: est?.replicated ?? { stages: [] },
+    hostBytesPerNode: est?.hostBytesPerNode ?? 0,
+    assumptions: loaded.resolved.assumptions,
+    problems,
+  };
+}
+
+/** Estimates one file; returns the exit code (0 fits, 1 does not fit, 2 bad input). */
+async function estimateFile(file: string, flags: ParsedArgs['flags'], quietHeader = false): Promise<{ code: number; json: unknown }> {
+  const loaded = await loadConfig(file, flags);
+  const plan = loaded.resolved.plan;
+  const est = plan ? estimateMemory(plan) : undefined;
+  const problems = allProblems(loaded, est?.problems ?? []);
+  const json = toJson(loaded.path, loaded.primary.format, est, loaded, problems);
+  const code = !est || hasErrors(problems) || est.stages.length === 0 ? 2 : est.fits ? 0 : 1;
+  if (!flags.json) {
+    if (!quietHeader) console.log(`${relative(process.cwd(), loaded.path) || loaded.path}  (${loaded.primary.format})`);
+    if (plan && est) {
+      console.log(planSummary(plan, est.model.parameters));
+      const gpu = est.gpuMemoryBytes;
+      printStages(`Per GPU, sharded as configured (peak on stage ${est.peakStage}; GPU memory ${formatBytes(gpu, 'GiB')}):`, est.stages, gpu);
+      printStages('Per GPU, replicated data parallel (no ZeRO/FSDP sharding, no offload):', est.replicated.stages, gpu);
+      if (est.hostBytesPerNode > 0) console.log(`\nHost memory per node for offload: ${formatBytes(est.hostBytesPerNode, 'GiB')}`);
+      console.log(`\n${code === 0 ? 'FITS' : code === 1 ? 'DOES NOT FIT' : 'CANNOT ESTIMATE AS WRITTEN'}: peak ${formatBytes(est.stages[est.peakStage]?.peakReservedBytes, 'GiB')} reserved per GPU on stage ${est.peakStage} of ${formatBytes(gpu, 'GiB')}.`);
+    } else {
+      console.log('No estimate: the file does not describe a trainable plan yet.');
+    }
+    printNotes(problems, loaded.resolved.assumptions);
+  }
+  return { code, json };
+}
+
+/** Config files in a folder (recursively, bounded) that ShardLens recognises. */
+function configsIn(dir: string): string[] {
+  const out: string[] = [];
+  const host = nodeHost(dir);
+  const walk = (d: string, depth: number) => {
+    if (depth > 6 || out.length > 500) return;
+    for (const name of readdirSync(d).sort()) {
+      if (name.startsWith('.') || name === 'node_modules') continue;
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p, depth + 1);
+      else {
+        const text = host.readFile(p);
+        const fmt = text !== undefined ? detectFormat(p, text) : undefined;
+        if (fmt && fmt !== 'hf-config') out.push(p);
+      }
+    }
+  };
+  walk(dir, 0);
+  return out;
+}
+
+export async function estimateCommand(args: ParsedArgs): Promise<number> {
+  const target = args.positionals[0];
+  if (!target) throw new InputError('usage: shardlens estimate <file|folder> [--model <preset|config.json>] [--gpus <N>x<GPU>] [--json]');
+  const abs = resolve(target);
+  let files = [target];
+  try {
+    if (statSync(abs).isDirectory()) files = configsIn(abs);
+  } catch {
+    throw new InputError(`${target}: no such file or folder`);
+  }
+  if (files.length === 0) throw new InputError(`${target}: no training config files found`);
+  let worst = 0;
+  const results: unknown[] = [];
+  for (const f of files) {
+    if (files.length > 1 && !args.flags.json) console.log(`\n${'═'.repeat(100)}`);
+    try {
+      const { code, json } = await estimateFile(f, args.flags);
+      results.push(json);
+      worst = Math.max(worst, code);
+    } catch (err) {
+      if (!(err instanceof InputError) || files.length === 1) throw err;
+      console.error(`${f}: ${err.message}`);
+      worst = 2;
+    }
+  }
+  if (args.flags.json) console.log(JSON.stringify(files.length === 1 ? results[0] : results, null, 2));
+  return worst;
+}

@@ -1,0 +1,53 @@
+/**
+ * Starts the ShardLens language server (dist/server.js) over IPC and resolves once the server says it is ready
+ * (`shardlens/ready`), so that callers never race the server with sleeps.
+ */
+import * as vscode from 'vscode';
+import { LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
+import { LspMethods, SETTINGS_SECTION, type ReadyParams } from '../shared/protocol';
+
+/** The documents the server annotates, one entry per format (the server decides by content among these). */
+export const DOCUMENT_SELECTOR: NonNullable<LanguageClientOptions['documentSelector']> = [
+  // DeepSpeed JSON by name, and Hugging Face config.json files (model sources).
+  { scheme: 'file', language: 'json', pattern: '**/{ds_config*,ds_z*,zero*,*deepspeed*,config}.json' },
+  { scheme: 'file', language: 'jsonc', pattern: '**/{ds_config*,ds_z*,zero*,*deepspeed*}.json' },
+  // Megatron-LM launch scripts.
+  { scheme: 'file', language: 'shellscript' },
+  // Megatron YAML, Accelerate, nanotron, Axolotl, LLaMA-Factory, Lightning, LitGPT, torchtune.
+  { scheme: 'file', language: 'yaml' },
+  // torchtitan TOML (VS Code has no built-in TOML language, so also match by name).
+  { scheme: 'file', language: 'toml' },
+  { scheme: 'file', pattern: '**/*.toml' },
+];
+
+/** How long to wait for `shardlens/ready` before reporting the server as broken (not a sleep: a deadline). */
+const READY_DEADLINE_MS = 30_000;
+
+/** Starts the client; resolves with it after the server's readiness notification. Rejects with a readable error. */
+export async function startClient(context: vscode.ExtensionContext, log: vscode.LogOutputChannel): Promise<LanguageClient> {
+  const module = context.asAbsolutePath('dist/server.js');
+  const serverOptions: ServerOptions = {
+    run: { module, transport: TransportKind.ipc },
+    debug: { module, transport: TransportKind.ipc, options: { execArgv: ['--nolazy', '--inspect=6019'] } },
+  };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: DOCUMENT_SELECTOR,
+    outputChannel: log,
+    synchronize: { configurationSection: SETTINGS_SECTION },
+    initializationOptions: { workspaceTrusted: vscode.workspace.isTrusted },
+  };
+  const client = new LanguageClient('shardlens', 'ShardLens', serverOptions, clientOptions);
+  let timer: NodeJS.Timeout | undefined;
+  const ready = new Promise<ReadyParams>((resolve, reject) => {
+    client.onNotification(LspMethods.ready, (p: ReadyParams) => resolve(p));
+    timer = setTimeout(() => reject(new Error(`the language server did not report ready within ${READY_DEADLINE_MS / 1000} s`)), READY_DEADLINE_MS);
+  });
+  try {
+    await client.start();
+    const params = await ready;
+    log.info(`Language server ready (version ${params.version}, protocol ${params.protocolVersion}).`);
+    return client;
+  } finally {
+    if (timer) clearTimeout(timer);
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * "Run Validation" (tfjs runner, issue 6) and "Run on PyTorch" (torchrun probe, issue 7). Both run the CLI as a
+ * child process, refuse in untrusted workspaces, stream progress to the dashboards and post the results.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import { WEBVIEW_PROTOCOL_VERSION as V, type ValidationResultView } from '../../shared/protocol';
+import type { DashboardHub } from '../dashboard/hub';
+import { requireTrust } from '../trust';
+import { fromProbeReport } from '../validation/results';
+import { persistRunnerReport } from '../validation/persist';
+import { runCli } from './run';
+
+/** The file a run is for, as a local path, or an error the user sees. */
+function localPath(uri: string | undefined): string {
+  if (!uri) throw new Error('open a training config first');
+  const u = vscode.Uri.parse(uri);
+  if (u.scheme !== 'file') throw new Error(`runs need a file on disk, not ${u.scheme}:`);
+  return u.fsPath;
+}
+
+const cwdOf = (file: string) => vscode.workspace.getWorkspaceFolder(vscode.Uri.file(file))?.uri.fsPath;
+
+/** Parses the last JSON object the CLI printed on stdout. */
+export function lastJson(stdout: string): unknown {
+  const start = stdout.indexOf('{');
+  if (start < 0) return undefined;
+  try {
+    return JSON.parse(stdout.slice(start));
+  } catch {
+    return undefined;
+  }
+}
+
+async function finish(hub: DashboardHub, log: vscode.LogOutputChannel, label: string, run: { code: number | null; cancelled: boolean }, result: ValidationResultView | undefined): Promise<void> {
+  if (run.cancelled) {
+    hub.post({ v: V, type: 'validationProgress', state: 'cancelled', fraction: 0, message: `${label} cancelled.` });
+    return;
+  }
+  if (run.code !== 0 || !result) {
+    const msg = `${label} failed (exit code ${run.code ?? 'signal'}); see the ShardLens output.`;
+    hub.post({ v: V, type: 'validationProgress', state: 'failed', fraction: 0, message: msg });
+    log.error(msg);
+    void vscode.window.showErrorMessage(`ShardLens: ${msg}`, 'Show Output').then((p) => { if (p) log.show(); });
+    return;
+  }
+  hub.post({ v: V, type: 'validationProgress', state: 'done', fraction: 1, message: `${label} finished.` });
+  hub.post({ v: V, type: 'validationResult', result });
+}
+
+/** Streams one CLI stderr line to the dashboards; "[k/n]" prefixes give the fraction. */
+function progressLine(hub: DashboardHub, line: string): void {
+  const m = /\[(\d+)\/(\d+)\]/.exec(line);
+  const fraction = m && Number(m[2]) > 0 ? Math.min(1, Number(m[1]) / Number(m[2])) : 0;
+  hub.post({ v: V, type: 'validationProgress', state: 'running', fraction, message: line.slice(0, 200) });
+}
+
+export async function runValidation(context: vscode.ExtensionContext, log: vscode.LogOutputChannel, hub: DashboardHub, uri: string | undefined): Promise<void> {
+  if (!requireTrust('Run Validation')) return;
+  const file = localPath(uri);
+  await vscode.commands.executeCommand('shardlens.validationView.focus').then(undefined, () => undefined);
+  hub.post({ v: V, type: 'validationProgress', state: 'running', fraction: 0, message: 'Starting the validation runner…' });
+  const run = await runCli(context.extensionPath, ['validate', file, '--json'], 'ShardLens: validating', cwdOf(file), log, (l) => progressLine(hub, l));
+  // Saved next to the config (or in workspace storage) with the previous run attached for comparison (issue 6 §3).
+  const saved = run.cancelled ? {} : await persistRunnerReport(lastJson(run.stdout), { configPath: file, storageDir: context.storageUri?.fsPath });
+  if (saved.saveError) log.warn(`Validation report not saved: ${saved.saveError}`);
+  await finish(hub, log, 'Validation', run, saved.view);
+}
+
+export async function runProbe(context: vscode.ExtensionContext, log: vscode.LogOutputChannel, hub: DashboardHub, uri: string | undefined): Promise<void> {
+  if (!requireTrust('Run on PyTorch')) return;
+  const file = localPath(uri);
+  const ranks = await vscode.window.showQuickPick(['1', '2', '4', '8'], { title: 'ShardLens: ranks (processes) for torchrun', placeHolder: 'One process per GPU, or CPU processes over gloo' });
+  if (!ranks) return;
+  const out = join(mkdtempSync(join(tmpdir(), 'shardlens-probe-')), 'report.json');
+  hub.post({ v: V, type: 'validationProgress', state: 'running', fraction: 0, message: `Starting torchrun with ${ranks} ranks…` });
+  const run = await runCli(context.extensionPath, ['probe', file, '--ranks', ranks, '--out', out], 'ShardLens: running on PyTorch', cwdOf(file), log, (l) => progressLine(hub, l));
+  let report: unknown;
+  try { report = JSON.parse(readFileSync(out, 'utf8')); } catch { report = lastJson(run.stdout); }
+  await finish(hub, log, 'The PyTorch probe', run, fromProbeReport(report, out));
+}

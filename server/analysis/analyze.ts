@@ -1,0 +1,115 @@
+/**
+ * One document's analysis: parse → reference graph → resolve → memory, communication and step time. Pure apart from
+ * the loader host; never throws (an internal failure becomes a problem on the document).
+ */
+import type { ConfigDiagnostic, ConfigFacts, FormatId } from '../../shared/plan/facts';
+import type { MemoryEstimate } from '../../shared/plan/result';
+import type { Plan, Problem } from '../../shared/plan/types';
+import type { AnalysisAssumption, AnalysisCollective, AnalysisStepTime, ShardLensSettings } from '../../shared/protocol';
+import type { CoreApi, LoaderHost } from './core';
+import { toPath, toUri } from './host';
+
+/** Everything features need about one document version. */
+export interface DocumentAnalysis {
+  readonly uri: string;
+  readonly version: number | null;
+  readonly text: string;
+  readonly settings: ShardLensSettings;
+  readonly format: FormatId | null;
+  /** Facts of the document itself (ranges point into `text`). */
+  readonly facts?: ConfigFacts;
+  /** Facts of every file in the reference graph, root first. */
+  readonly graph: readonly ConfigFacts[];
+  /** URIs of the files this document references. */
+  readonly referenced: readonly string[];
+  readonly plan?: Plan;
+  readonly memory?: MemoryEstimate;
+  readonly collectives: readonly AnalysisCollective[];
+  readonly stepTime?: AnalysisStepTime;
+  readonly assumptions: readonly AnalysisAssumption[];
+  /** Parser diagnostics of this document (with ranges). */
+  readonly fileDiagnostics: readonly ConfigDiagnostic[];
+  /** Problems from resolution and the estimates (mapped to ranges through `facts`). */
+  readonly problems: readonly Problem[];
+}
+
+export interface AnalyzeInput {
+  readonly uri: string;
+  readonly version: number | null;
+  readonly text: string;
+  readonly settings: ShardLensSettings;
+}
+
+function internal(where: string, e: unknown): Problem {
+  const msg = e instanceof Error ? e.message : String(e);
+  return { code: 'internal-error', severity: 'info', message: `ShardLens could not ${where}: ${msg}`, paths: [] };
+}
+
+/** Runs `f`, turning a throw into a problem so one broken stage never hides the others. */
+function guard<T>(problems: Problem[], where: string, f: () => T): T | undefined {
+  try {
+    return f();
+  } catch (e) {
+    problems.push(internal(where, e));
+    return undefined;
+  }
+}
+
+function enabled(format: FormatId, settings: ShardLensSettings): boolean {
+  const list = settings.formats.enabled;
+  return list.length === 0 || list.includes(format);
+}
+
+/** The host with this document's text in place of whatever the host has for its URI. */
+function overlay(host: LoaderHost, input: AnalyzeInput): LoaderHost {
+  const path = toPath(input.uri);
+  return {
+    ...host,
+    readFile: (p: string) => (p === input.uri || p === path || toUri(p) === input.uri ? input.text : host.readFile(p)),
+  };
+}
+
+/** Analyses one document version. */
+export function analyzeDocument(input: AnalyzeInput, host: LoaderHost, api: CoreApi): DocumentAnalysis {
+  const problems: Problem[] = [];
+  const base = {
+    uri: input.uri, version: input.version, text: input.text, settings: input.settings,
+    graph: [], referenced: [], collectives: [], assumptions: [], fileDiagnostics: [], problems,
+  };
+  const format = guard(problems, 'detect the format', () => api.detectFormat(input.uri, input.text)) ?? null;
+  if (!format || !enabled(format, input.settings)) return { ...base, format: null };
+  const graph = guard(problems, 'read the file', () => api.load(input.uri, overlay(host, input), input.settings));
+  const facts = graph?.files[0];
+  if (!graph || !facts) return { ...base, format };
+  problems.push(...graph.problems);
+  const plan = graph.plan;
+  const memory = plan ? guard(problems, 'estimate memory', () => api.estimateMemory(plan)) : undefined;
+  if (memory) problems.push(...memory.problems);
+  const stepTime = plan ? guard(problems, 'estimate step time', () => api.stepTime(plan)) : undefined;
+  if (stepTime) problems.push(...stepTime.problems);
+  const collectives = stepTime?.collectives ?? [];
+  return {
+    ...base, format, facts, graph: graph.files, referenced: graph.referenced, plan, memory, collectives, stepTime,
+    assumptions: graph.assumptions, fileDiagnostics: facts.diagnostics, problems: dedupe(problems),
+  };
+}
+
+/** A problem code → a code that says the same thing better; when both are present only the better one is kept. */
+const SAME_AS: Record<string, string> = {
+  'global-batch-mismatch': 'batch-identity',
+  'world-size-mismatch': 'world-not-divisible',
+};
+
+/** Drops repeated problems (same code and message, or the same finding under two codes), keeping the first. */
+function dedupe(problems: readonly Problem[]): Problem[] {
+  const seen = new Set<string>();
+  const codes = new Set(problems.map((p) => p.code));
+  return problems.filter((p) => {
+    const better = SAME_AS[p.code];
+    if (better && codes.has(better)) return false;
+    const k = `${p.code}\u0000${p.message}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}

@@ -1,0 +1,78 @@
+/**
+ * The one place the server binds to the estimation core and the format readers. Features call only this interface,
+ * so tests can swap it.
+ */
+import type { ConfigFacts, FormatId } from '../../shared/plan/facts';
+import type { MemoryEstimate } from '../../shared/plan/result';
+import type { Plan, Problem } from '../../shared/plan/types';
+import type { AnalysisAssumption, AnalysisSimulation, AnalysisStepTime, ShardLensSettings } from '../../shared/protocol';
+import { estimateMemory } from '../../shared/memory/estimate';
+import { estimateStepTime } from '../../shared/time/estimate';
+import { simulateStep } from '../../shared/sim/simulate';
+import { detectFormat, initFormats } from '../formats/index';
+import { loadConfigGraph, type WorkspaceHost } from '../formats/workspace';
+import { resolveSettings } from './resolveAdapter';
+
+/** Reads files for the reference graph: open buffers first, then disk. */
+export type LoaderHost = WorkspaceHost;
+
+/** A document with the files it references (or that reference it), resolved into a plan. */
+export interface LoadedGraph {
+  /** Facts of every file, the document first. */
+  readonly files: readonly ConfigFacts[];
+  /** URIs of every other file read (a change to one of them re-analyses the document). */
+  readonly referenced: readonly string[];
+  readonly plan?: Plan;
+  readonly problems: readonly Problem[];
+  readonly assumptions: readonly AnalysisAssumption[];
+}
+
+/** Everything the server needs from formats and the core. No function may throw for bad input. */
+export interface CoreApi {
+  detectFormat(uri: string, text: string): FormatId | null;
+  /** Reads the document (through the host) and its references, and resolves the plan. */
+  load(uri: string, host: LoaderHost, settings: ShardLensSettings): LoadedGraph;
+  estimateMemory(plan: Plan): MemoryEstimate;
+  /** Closed-form step time, with the collectives of the step (per rank, per stage). */
+  stepTime(plan: Plan): AnalysisStepTime | undefined;
+  simulate(plan: Plan): AnalysisSimulation;
+}
+
+/** File URI of an absolute path (paths from the loader). */
+function uriOf(path: string): string {
+  return path.startsWith('file:') ? path : `file://${path.split('/').map(encodeURIComponent).join('/')}`;
+}
+
+export const realCore: CoreApi = {
+  detectFormat: (uri, text) => detectFormat(uri, text) ?? null,
+  load(uri, host, settings) {
+    const g = loadConfigGraph(uri, host, { settings: resolveSettings(settings) });
+    return {
+      files: [g.primary, ...g.related], referenced: g.dependencies.map(uriOf), plan: g.resolved.plan,
+      problems: g.resolved.problems, assumptions: g.resolved.assumptions,
+    };
+  },
+  estimateMemory,
+  stepTime: estimateStepTime,
+  simulate(plan) {
+    const sim = simulateStep(plan);
+    return sim.ok ? { ok: true, result: sim } : { ok: false, problems: sim.problems };
+  },
+};
+
+let current: CoreApi = realCore;
+
+/** The core the server uses. */
+export function core(): CoreApi {
+  return current;
+}
+
+/** Replaces the core (tests). */
+export function setCore(c: CoreApi): void {
+  current = c;
+}
+
+/** One-time asynchronous set-up of the format readers (the tree-sitter bash grammar). */
+export async function initCore(): Promise<void> {
+  await initFormats();
+}

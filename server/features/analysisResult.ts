@@ -1,0 +1,28 @@
+/** The `shardlens/analysis` and `shardlens/simulate` results built from a document analysis. */
+import type { AnalysisResult, AnalysisSimulation } from '../../shared/protocol';
+import type { CoreApi } from '../analysis/core';
+import type { DocumentAnalysis } from '../analysis/analyze';
+import { buildDiagnostics } from './diagnostics';
+
+/** Runs the step simulator; a throw becomes a problem. */
+export function simulationOf(a: DocumentAnalysis, api: CoreApi): AnalysisSimulation | undefined {
+  if (!a.plan) return undefined;
+  try {
+    return api.simulate(a.plan);
+  } catch (e) {
+    return { ok: false, problems: [{ code: 'internal-error', severity: 'info', message: `Simulation failed: ${e instanceof Error ? e.message : String(e)}`, paths: [] }] };
+  }
+}
+
+export function buildAnalysisResult(a: DocumentAnalysis, api: CoreApi, withSimulation = true): AnalysisResult {
+  const diags = buildDiagnostics(a);
+  return {
+    uri: a.uri, version: a.version, format: a.format, plan: a.plan, memory: a.memory, replicated: a.memory?.replicated,
+    collectives: a.collectives, stepTime: a.stepTime, simulation: withSimulation ? simulationOf(a, api) : undefined,
+    assumptions: a.assumptions,
+    problems: diags.map((d) => ({
+      code: String(d.code ?? ''), severity: d.severity === 1 ? 'error' : d.severity === 2 ? 'warning' : 'info',
+      message: typeof d.message === 'string' ? d.message : d.message.value, paths: (d.data as { paths?: string[] } | undefined)?.paths ?? [], range: d.range,
+    })),
+  };
+}

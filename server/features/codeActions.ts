@@ -1,0 +1,118 @@
+/**
+ * Quick fixes with the predicted effect in their titles: raise the ZeRO stage, recompute, offload, raise TP or PP,
+ * trade micro batch for accumulation (for "does not fit"), and repair the batch identity.
+ */
+import { CodeActionKind, type CodeAction, type Diagnostic, type TextEdit } from 'vscode-languageserver';
+import type { CoreApi } from '../analysis/core';
+import type { DocumentAnalysis } from '../analysis/analyze';
+import { DOES_NOT_FIT } from './diagnostics';
+import { localFact } from './facts';
+import { deltaOf, type Delta } from './figures';
+import { formatBytes, formatDeltaBytes, formatDeltaVolume } from './format';
+import { editFor, writtenAsBoolean } from './edits';
+import { setPath, variantsFor, type Variant } from './planEdit';
+
+/** Paths whose next setting the "does not fit" fixes try, in the order they are offered. */
+const FIT_FIXES: readonly { readonly path: string; readonly verb: string }[] = [
+  { path: 'parallel.sharding.stage', verb: 'Raise ZeRO' },
+  { path: 'training.recompute', verb: 'Enable recomputation:' },
+  { path: 'parallel.sharding.offloadOptimizer', verb: 'Offload optimizer:' },
+  { path: 'parallel.sharding.offloadParams', verb: 'Offload parameters:' },
+  { path: 'parallel.tp', verb: 'Raise' },
+  { path: 'parallel.pp', verb: 'Raise' },
+  { path: 'training.microBatch', verb: 'Lower' },
+];
+
+function describe(d: Delta, a: DocumentAnalysis): string {
+  const u = a.settings.units;
+  const comm = d.commAfter !== d.commBefore ? `, ${formatDeltaVolume(d.commAfter - d.commBefore)} comm/step` : '';
+  return `${formatDeltaBytes(d.peakAfter - d.peakBefore, u)} per GPU → ${formatBytes(d.peakAfter, u)}${d.fitsAfter ? ', fits' : ''}${comm}`;
+}
+
+/** Edits for a variant: its own key, plus gradient accumulation when the micro batch changes. */
+function variantEdits(a: DocumentAnalysis, v: Variant): TextEdit[] | undefined {
+  const main = editFor(a, v.path, v.value);
+  if (!main) return undefined;
+  if (v.path === 'training.microBatch' && localFact(a, 'training.gradAccum')) {
+    const accum = editFor(a, 'training.gradAccum', v.plan.training.gradAccum);
+    if (!accum) return undefined;
+    return [...main, ...accum];
+  }
+  return main;
+}
+
+/** The variants a "does not fit" fix may apply for one path: only raising the stage; full recompute where the file writes a boolean. */
+function fixVariants(a: DocumentAnalysis, path: string): Variant[] {
+  const plan = a.plan;
+  if (!plan) return [];
+  if (path === 'training.recompute') {
+    if (plan.training.recompute === 'full') return [];
+    const full = { label: `recompute ${plan.training.recompute} → full`, path, value: 'full', plan: setPath(plan, path, 'full') };
+    const selective = variantsFor(plan, path).filter((v) => v.value === 'selective');
+    return writtenAsBoolean(a, path) ? [full] : [...selective, full];
+  }
+  return variantsFor(plan, path).filter((v) => !(path === 'parallel.sharding.stage' && v.plan.parallel.sharding.stage < plan.parallel.sharding.stage));
+}
+
+function fitFixes(a: DocumentAnalysis, api: CoreApi, diag: Diagnostic): CodeAction[] {
+  const { plan, memory } = a;
+  if (!plan || !memory) return [];
+  const out: CodeAction[] = [];
+  for (const { path, verb } of FIT_FIXES) {
+    const raising = fixVariants(a, path);
+    for (const v of raising) {
+      const d = deltaOf(api, memory, a.collectives, v);
+      if (!d || d.peakAfter >= d.peakBefore) continue;
+      const edits = variantEdits(a, v);
+      if (!edits?.length) continue;
+      out.push({
+        title: `${verb} ${v.label} (${describe(d, a)})`,
+        kind: CodeActionKind.QuickFix,
+        diagnostics: [diag],
+        isPreferred: out.length === 0 && d.fitsAfter,
+        edit: { changes: { [a.uri]: edits } },
+      });
+    }
+  }
+  return out;
+}
+
+/** True for problems about micro × accumulation × DP ≠ global batch. */
+export function isBatchIdentity(code: string | number | undefined): boolean {
+  return typeof code === 'string' && /batch/.test(code) && /(identity|mismatch|product|global)/.test(code);
+}
+
+function num(a: DocumentAnalysis, path: string): number | undefined {
+  const v = localFact(a, path)?.value;
+  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined;
+}
+
+/** Sets the global batch to micro × accumulation × DP, or accumulation to global / (micro × DP) when that is whole. */
+function batchFix(a: DocumentAnalysis, diag: Diagnostic): CodeAction[] {
+  const dp = a.plan?.parallel.dp;
+  const micro = num(a, 'training.microBatch') ?? a.plan?.training.microBatch;
+  if (!dp || !micro) return [];
+  const global = num(a, 'training.globalBatch');
+  const accum = num(a, 'training.gradAccum');
+  const out: CodeAction[] = [];
+  if (global !== undefined) {
+    const m = global / (micro * dp);
+    const e = Number.isInteger(m) && m >= 1 ? editFor(a, 'training.gradAccum', m) : undefined;
+    if (e?.length) out.push({ title: `Set gradient accumulation to ${m} (${global} = ${micro} × ${m} × ${dp} GPUs)`, kind: CodeActionKind.QuickFix, diagnostics: [diag], isPreferred: true, edit: { changes: { [a.uri]: e } } });
+  }
+  const want = micro * (accum ?? a.plan?.training.gradAccum ?? 1) * dp;
+  const e = editFor(a, 'training.globalBatch', want);
+  if (e?.length && want !== global) out.push({ title: `Set global batch to ${want} (${micro} × ${accum ?? a.plan?.training.gradAccum ?? 1} × ${dp} GPUs)`, kind: CodeActionKind.QuickFix, diagnostics: [diag], edit: { changes: { [a.uri]: e } } });
+  return out;
+}
+
+/** Quick fixes for the diagnostics in the request's context. */
+export function buildCodeActions(a: DocumentAnalysis, api: CoreApi, diagnostics: readonly Diagnostic[]): CodeAction[] {
+  const out: CodeAction[] = [];
+  for (const d of diagnostics) {
+    if (d.source !== 'shardlens') continue;
+    if (d.code === DOES_NOT_FIT) out.push(...fitFixes(a, api, d));
+    else if (isBatchIdentity(d.code)) out.push(...batchFix(a, d));
+  }
+  return out;
+}

@@ -1,0 +1,191 @@
+/**
+ * Registers every ShardLens handler on an LSP connection. Handlers stay thin: they look up the document's analysis
+ * and hand it to a pure builder. main.ts calls this with a process connection; tests with an in-memory one.
+ */
+import {
+  CodeActionKind, CodeLensRefreshRequest, DidChangeConfigurationNotification, DidChangeWatchedFilesNotification,
+  NotificationType, RequestType, TextDocumentSyncKind, TextDocuments, type ClientCapabilities, type Connection,
+} from 'vscode-languageserver';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import {
+  LspMethods, PROTOCOL_VERSION, type AnalysisChangedParams, type AnalysisParams, type AnalysisResult,
+  type AnalysisSimulation, type ReadyParams,
+} from '../../shared/protocol';
+import { analyzeDocument, type DocumentAnalysis } from '../analysis/analyze';
+import { core, initCore } from '../analysis/core';
+import { createHost, toPath } from '../analysis/host';
+import { AnalysisScheduler } from '../analysis/scheduler';
+import { SettingsStore } from '../settings';
+import { buildAnalysisResult, simulationOf } from './analysisResult';
+import { buildCodeActions } from './codeActions';
+import { buildCodeLenses } from './codeLens';
+import { buildCompletion } from './completion';
+import { buildDiagnostics } from './diagnostics';
+import { peakBytes } from './figures';
+import { buildHover } from './hover';
+import { buildInlayHints } from './inlayHints';
+
+export const ReadyNotification = new NotificationType<ReadyParams>(LspMethods.ready);
+export const AnalysisChangedNotification = new NotificationType<AnalysisChangedParams>(LspMethods.analysisChanged);
+export const AnalysisRequest = new RequestType<AnalysisParams, AnalysisResult | null, void>(LspMethods.analysis);
+export const SimulateRequest = new RequestType<AnalysisParams, AnalysisSimulation | null, void>(LspMethods.simulate);
+
+export const SERVER_VERSION = '0.1.0';
+
+export interface ServerOptions {
+  /** Debounce delay after an edit, ms (default 50). */
+  readonly debounceMs?: number;
+}
+
+interface Capabilities {
+  configuration: boolean;
+  inlayRefresh: boolean;
+  lensRefresh: boolean;
+  watchedFilesDynamic: boolean;
+  configurationDynamic: boolean;
+}
+
+function readCapabilities(c: ClientCapabilities): Capabilities {
+  return {
+    configuration: !!c.workspace?.configuration,
+    inlayRefresh: !!c.workspace?.inlayHint?.refreshSupport,
+    lensRefresh: !!c.workspace?.codeLens?.refreshSupport,
+    watchedFilesDynamic: !!c.workspace?.didChangeWatchedFiles?.dynamicRegistration,
+    configurationDynamic: !!c.workspace?.didChangeConfiguration?.dynamicRegistration,
+  };
+}
+
+function summary(a: DocumentAnalysis): AnalysisChangedParams {
+  return {
+    uri: a.uri, version: a.version, fits: a.memory ? a.memory.fits : null, peakBytes: peakBytes(a.memory) ?? null,
+    gpuMemoryBytes: a.memory?.gpuMemoryBytes ?? null, gpuName: a.plan?.cluster.gpu.name ?? null,
+    stepSeconds: a.stepTime?.stepSeconds ?? null,
+  };
+}
+
+/** Wires the server onto `connection` and starts listening. */
+export function startServer(connection: Connection, options: ServerOptions = {}): void {
+  const documents = new TextDocuments(TextDocument);
+  let caps: Capabilities = { configuration: false, inlayRefresh: false, lensRefresh: false, watchedFilesDynamic: false, configurationDynamic: false };
+  const settings = new SettingsStore(connection, false);
+  let root: string | undefined;
+  const host = createHost((uri) => documents.get(uri)?.getText(), () => root);
+  let ready: Promise<void> = Promise.resolve();
+
+  const scheduler = new AnalysisScheduler({
+    delayMs: options.debounceMs ?? 50,
+    document: (uri) => {
+      const d = documents.get(uri);
+      return d ? { text: d.getText(), version: d.version } : undefined;
+    },
+    settings: (uri) => settings.get(uri),
+    analyze: (input) => analyzeDocument(input, host, core()),
+    onResult: (a) => {
+      void connection.sendDiagnostics({ uri: a.uri, version: a.version ?? undefined, diagnostics: buildDiagnostics(a) });
+      void connection.sendNotification(AnalysisChangedNotification, summary(a));
+    },
+  });
+
+  /** Asks the client to re-request hints and lenses (after a referenced file or the settings changed). */
+  let refreshTimer: ReturnType<typeof setTimeout> | undefined;
+  const refresh = () => {
+    if (refreshTimer) clearTimeout(refreshTimer);
+    refreshTimer = setTimeout(() => {
+      refreshTimer = undefined;
+      if (caps.inlayRefresh) void connection.languages.inlayHint.refresh().catch(() => undefined);
+      if (caps.lensRefresh) void connection.sendRequest(CodeLensRefreshRequest.type).catch(() => undefined);
+    }, (options.debounceMs ?? 50) + 10);
+  };
+
+  /** Re-analyses the documents that read `uri`. */
+  const touchDependents = (uri: string) => {
+    const deps = scheduler.dependents(uri);
+    for (const d of deps) scheduler.schedule(d);
+    if (deps.length) refresh();
+  };
+
+  const analysis = async (uri: string) => {
+    await ready;
+    return scheduler.get(uri);
+  };
+
+  connection.onInitialize((params) => {
+    caps = readCapabilities(params.capabilities);
+    const folder = params.workspaceFolders?.[0]?.uri ?? params.rootUri ?? undefined;
+    root = folder ? toPath(folder) : undefined;
+    settings.setSupportsConfiguration(caps.configuration);
+    ready = initCore().catch((e: unknown) => connection.console.error(`ShardLens: format readers failed to start: ${String(e)}`));
+    return {
+      capabilities: {
+        textDocumentSync: TextDocumentSyncKind.Incremental,
+        hoverProvider: true,
+        inlayHintProvider: { resolveProvider: false },
+        codeLensProvider: { resolveProvider: false },
+        codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
+        completionProvider: { triggerCharacters: ['"', '-', '.'] },
+      },
+      serverInfo: { name: 'shardlens', version: SERVER_VERSION },
+    };
+  });
+
+  connection.onInitialized(async () => {
+    if (caps.configurationDynamic) void connection.client.register(DidChangeConfigurationNotification.type, { section: 'shardlens' }).catch(() => undefined);
+    if (caps.watchedFilesDynamic) {
+      void connection.client.register(DidChangeWatchedFilesNotification.type, { watchers: [{ globPattern: '**/*.{json,yaml,yml,toml,sh}' }] }).catch(() => undefined);
+    }
+    await ready;
+    void connection.sendNotification(ReadyNotification, { version: SERVER_VERSION, protocolVersion: PROTOCOL_VERSION });
+  });
+
+  documents.onDidChangeContent((e) => {
+    scheduler.schedule(e.document.uri);
+    touchDependents(e.document.uri);
+  });
+  documents.onDidClose((e) => {
+    scheduler.close(e.document.uri);
+    settings.clear(e.document.uri);
+    void connection.sendDiagnostics({ uri: e.document.uri, diagnostics: [] });
+    touchDependents(e.document.uri);
+  });
+
+  connection.onDidChangeWatchedFiles((p) => {
+    for (const c of p.changes) touchDependents(c.uri);
+  });
+  connection.onDidChangeConfiguration((p) => {
+    settings.setGlobal(p.settings);
+    scheduler.invalidateAll();
+    refresh();
+  });
+
+  connection.languages.inlayHint.on(async (p, token) => {
+    const a = await analysis(p.textDocument.uri);
+    return a && !token.isCancellationRequested ? buildInlayHints(a, p.range) : [];
+  });
+  connection.onHover(async (p, token) => {
+    const a = await analysis(p.textDocument.uri);
+    return a && !token.isCancellationRequested ? buildHover(a, p.position, core()) : null;
+  });
+  connection.onCodeLens(async (p, token) => {
+    const a = await analysis(p.textDocument.uri);
+    return a && !token.isCancellationRequested ? buildCodeLenses(a) : [];
+  });
+  connection.onCodeAction(async (p, token) => {
+    const a = await analysis(p.textDocument.uri);
+    return a && !token.isCancellationRequested ? buildCodeActions(a, core(), p.context.diagnostics) : [];
+  });
+  connection.onCompletion(async (p) => {
+    const a = await analysis(p.textDocument.uri);
+    return a ? buildCompletion(a.format, a.text, p.position) : [];
+  });
+  connection.onRequest(AnalysisRequest, async (p) => {
+    const a = await analysis(p.uri);
+    return a ? buildAnalysisResult(a, core()) : null;
+  });
+  connection.onRequest(SimulateRequest, async (p) => {
+    const a = await analysis(p.uri);
+    return a ? simulationOf(a, core()) ?? null : null;
+  });
+
+  documents.listen(connection);
+  connection.listen();
+}

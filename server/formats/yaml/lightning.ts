@@ -1,0 +1,112 @@
+/** Lightning CLI, LitGPT and torchtune YAML (config-formats.md §8). */
+import type { FactSink } from '../common/sink';
+import { locOf, readBool, readNum, readStr } from '../common/read';
+import { optimizerOf, precisionOf } from '../common/maps';
+import { toNumber } from '../common/text';
+import { at, entry, type KNode } from '../common/tree';
+
+function precision(s: FactSink, root: KNode, path: string): void {
+  const e = at(root, path);
+  const p = e && e.value.kind === 'scalar' ? precisionOf(String(e.value.value)) : undefined;
+  if (e && p) s.explicit('training.precision', p, locOf(e, path));
+}
+
+/** Lightning `trainer:` section. */
+export function readLightning(s: FactSink, root: KNode | undefined): void {
+  if (!root || root.kind !== 'map') return;
+  precision(s, root, 'trainer.precision');
+  const dev = readNum(s, root, 'trainer.devices', 'cluster.gpusPerNode', { int: true, min: 1 });
+  const nodes = readNum(s, root, 'trainer.num_nodes', 'cluster.nodes', { int: true, min: 1 });
+  if (dev) s.derived('cluster.worldSize', dev * (nodes ?? 1), 'Lightning: devices × num_nodes');
+  readNum(s, root, 'trainer.accumulate_grad_batches', 'training.gradAccum', { int: true, min: 1 });
+  s.default('training.gradAccum', 1, 'Lightning default: accumulate_grad_batches 1 (lightning/pytorch/trainer/trainer.py)');
+  const st = at(root, 'trainer.strategy');
+  const name = st?.value.kind === 'scalar' ? String(st.value.value) : readStr(root, 'trainer.strategy.class_path') ?? '';
+  if (!st) return;
+  const l = locOf(st, 'trainer.strategy');
+  const m = /deepspeed_stage_(\d)(_offload)?/.exec(name);
+  if (m) {
+    s.explicit('parallel.sharding.style', 'deepspeed', l);
+    s.explicit('parallel.sharding.stage', Number(m[1]), l);
+    if (m[2]) s.explicit('parallel.sharding.offloadOptimizer', 'cpu', l);
+  } else if (/fsdp|FSDPStrategy/i.test(name)) {
+    s.explicit('parallel.sharding.style', 'fsdp', l);
+    const ss = at(root, 'trainer.strategy.init_args.sharding_strategy');
+    const v = ss ? String(ss.value.value) : 'FULL_SHARD';
+    s.explicit('parallel.sharding.stage', v === 'NO_SHARD' ? 0 : v.includes('SHARD_GRAD_OP') ? 2 : 3, ss ? locOf(ss, 'sharding_strategy') : l);
+    if (/offload/.test(name)) s.explicit('parallel.sharding.offloadParams', 'cpu', l);
+  } else if (/ddp/i.test(name)) {
+    s.explicit('parallel.sharding.style', 'ddp', l);
+    s.explicit('parallel.sharding.stage', 0, l);
+  }
+}
+
+/** LitGPT finetune/pretrain YAML; the strategy is FSDP full shard with block checkpointing (litgpt/finetune/full.py). */
+export function readLitgpt(s: FactSink, root: KNode | undefined): void {
+  if (!root || root.kind !== 'map') return;
+  for (const k of ['checkpoint_dir', 'model_name']) {
+    const e = entry(root, k);
+    if (e && e.value.kind === 'scalar' && e.value.value) { const v = String(e.value.value); s.explicit('model.preset', v, locOf(e, k)); s.ref('model', v, e.value.range); break; }
+  }
+  precision(s, root, 'precision');
+  const dv = at(root, 'devices');
+  const dev = dv && toNumber(dv.value.value);
+  if (dv && dev) s.explicit('cluster.gpusPerNode', dev, locOf(dv, 'devices'));
+  readNum(s, root, 'num_nodes', 'cluster.nodes', { int: true, min: 1 });
+  if (dev) s.derived('cluster.worldSize', dev * (s.num('cluster.nodes') ?? 1), 'LitGPT: devices × num_nodes');
+  const gbs = readNum(s, root, 'train.global_batch_size', 'training.globalBatch', { int: true, min: 1 });
+  const mbs = readNum(s, root, 'train.micro_batch_size', 'training.microBatch', { int: true, min: 1 });
+  readNum(s, root, 'train.max_seq_length', 'training.seqLen', { int: true, min: 1 });
+  if (gbs && mbs && dev) s.derived('training.gradAccum', Math.max(1, Math.round(gbs / dev / (s.num('cluster.nodes') ?? 1) / mbs)), 'LitGPT: global_batch_size / (devices·num_nodes) / micro_batch_size');
+  const d = 'LitGPT: FSDPStrategy(FULL_SHARD, activation_checkpointing_policy={Block}) in litgpt/finetune/full.py';
+  s.default('parallel.sharding.style', 'fsdp', d);
+  s.default('parallel.sharding.stage', 3, d);
+  s.default('training.recompute', 'full', d);
+  const q = readStr(root, 'quantize');
+  const qe = entry(root, 'quantize');
+  if (q && qe && q.includes('nf4')) s.explicit('lora.baseDtype', 'nf4', locOf(qe, 'quantize'));
+  readNum(s, root, 'lora_r', 'lora.rank', { int: true, min: 1 });
+  const opt = readStr(root, 'optimizer') ?? readStr(root, 'optimizer.class_path');
+  const oe = entry(root, 'optimizer');
+  if (opt && oe && optimizerOf(opt)) s.explicit('training.optimizer', optimizerOf(opt)!, locOf(oe, 'optimizer'));
+}
+
+/** torchtune recipe YAML (recipes/full_finetune_distributed.py). */
+export function readTorchtune(s: FactSink, root: KNode | undefined): void {
+  if (!root || root.kind !== 'map') return;
+  const comp = at(root, 'model._component_');
+  if (comp && typeof comp.value.value === 'string') {
+    const id = comp.value.value.split('.').pop() ?? '';
+    s.explicit('model.preset', id, locOf(comp, 'model._component_'));
+    s.ref('model', id, comp.value.range);
+    if (/lora|qlora/.test(id)) {
+      s.derived('lora.enabled', true, 'torchtune LoRA builder');
+      readNum(s, root, 'model.lora_rank', 'lora.rank', { int: true, min: 1 });
+      if (id.startsWith('qlora')) s.derived('lora.baseDtype', 'nf4', 'torchtune qlora_* builder: NF4 base weights');
+    }
+  }
+  const T = 'torchtune default (recipes/full_finetune_distributed.py)';
+  readNum(s, root, 'batch_size', 'training.microBatch', { int: true, min: 1 });
+  readNum(s, root, 'gradient_accumulation_steps', 'training.gradAccum', { int: true, min: 1 });
+  s.default('training.gradAccum', 1, T);
+  readNum(s, root, 'tokenizer.max_seq_len', 'training.seqLen', { int: true, min: 1 });
+  readBool(s, root, 'enable_activation_checkpointing', 'training.recompute', (b) => (b ? 'full' : 'none'));
+  s.default('training.recompute', 'none', T);
+  const dt = at(root, 'dtype');
+  const p = dt ? precisionOf(String(dt.value.value)) : undefined;
+  if (dt && p) s.explicit('training.precision', p === 'bf16-mixed' ? 'bf16' : p, locOf(dt, 'dtype'));
+  s.default('parallel.sharding.style', 'fsdp2', `${T}: FSDP2 fully_shard`);
+  readBool(s, root, 'fsdp_reshard_after_forward', 'parallel.sharding.stage', (b) => (b ? 3 : 2));
+  s.default('parallel.sharding.stage', 3, `${T}: fsdp_reshard_after_forward True`);
+  const off = readBool(s, root, 'fsdp_cpu_offload', 'parallel.sharding.offloadParams', (b) => (b ? 'cpu' : 'none'));
+  if (off !== undefined) readBool(s, root, 'fsdp_cpu_offload', 'parallel.sharding.offloadOptimizer', (b) => (b ? 'cpu' : 'none'));
+  readNum(s, root, 'tensor_parallel_dim', 'parallel.tp', { int: true, min: 1 });
+  readNum(s, root, 'context_parallel_dim', 'parallel.cp', { int: true, min: 1 });
+  const shard = at(root, 'data_parallel_shard_dim');
+  const sv = shard ? toNumber(shard.value.value) : undefined;
+  if (shard && sv !== undefined && sv > 0) s.explicit('parallel.sharding.shardGroupSize', sv, locOf(shard, 'data_parallel_shard_dim'));
+  readNum(s, root, 'data_parallel_replicate_dim', 'parallel.dpReplicate', { int: true, min: 1 });
+  const oc = readStr(root, 'optimizer._component_');
+  const oe = at(root, 'optimizer._component_');
+  if (oc && oe && optimizerOf(oc)) s.explicit('training.optimizer', optimizerOf(oc)!, locOf(oe, 'optimizer._component_'));
+}

@@ -1,0 +1,8 @@
+/**
+ * The ShardLens language server process. Runs under the VS Code client (--node-ipc) or standalone for any editor
+ * (`shardlens-server --stdio`); vscode-languageserver picks the transport from the command line.
+ */
+import { createConnection, ProposedFeatures } from 'vscode-languageserver/node';
+import { startServer } from './features/server';
+
+startServer(createConnection(ProposedFeatures.all));

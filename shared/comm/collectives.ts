@@ -1,0 +1,231 @@
+/**
+ * Every collective one rank of one pipeline stage takes part in during an optimizer step, with its volume, link, time
+ * and the part of it that compute does not hide. The in-layer TP/EP/CP collectives are timed in shared/time/microbatch.ts
+ * and listed here; data-parallel and ZeRO/FSDP traffic, pipeline sends and offload copies are timed here.
+ */
+import timing from '../../data/timing.json';
+import type { Plan } from '../plan/types';
+import { timeContext, type TimeContext } from '../time/context';
+import { microbatchWork, recomputedLayers, type MicrobatchWork } from '../time/microbatch';
+import { activationBytes, dtypeBytes, paramCommBytes, posInt, tokensPerRank } from '../time/shape';
+import { algorithmFor, axisLink, linkSeconds, type GroupLink } from './links';
+import { moeLayersIn } from '../model/params';
+import { firstLayerOfStage, stageLayerCount, stageParams } from './stageParams';
+import type { Collective, CollectiveKind, CommGroup } from './types';
+import * as V from './volumes';
+
+/** Step-level communication of one stage, as the schedule needs it. */
+export interface StageComm {
+  readonly collectives: readonly Collective[];
+  /** Gradient synchronisation that starts in the last backward (DDP/ZeRO-1 all-reduce or reduce-scatter), seconds. */
+  readonly gradSync: number;
+  /** Part of the last backward the gradient sync can hide behind, seconds (0 without overlap). */
+  readonly gradSyncWindow: number;
+  /** Exposed seconds added to every micro-batch's forward and backward (ZeRO-2/3 per-micro-batch traffic). */
+  readonly perMicrobatchForward: number;
+  readonly perMicrobatchBackward: number;
+  /** Seconds after the optimizer step (ZeRO-1/2 parameter all-gather, offload copies), exposed. */
+  readonly postStep: number;
+  /** One pipeline send of one micro-batch chunk to the next stage, seconds. */
+  readonly p2p: number;
+}
+
+interface Entry {
+  id: string; label: string; kind: CollectiveKind; group: CommGroup; link: GroupLink; stage: number;
+  bytes: number; count: number; overlapped: boolean; exposed: number; formula: string; citation: string; seconds?: number;
+}
+
+/** Builds a Collective from an entry; seconds = count × one occurrence unless given. */
+function collective(e: Entry): Collective {
+  const one = linkSeconds(e.kind, e.bytes, e.link);
+  const seconds = e.seconds ?? e.count * one;
+  return {
+    id: e.id, label: e.label, kind: e.kind, group: e.group, groupSize: e.link.size, stage: e.stage,
+    bytesPerOccurrence: e.bytes, countPerStep: e.count, bytesPerRank: e.bytes * e.count,
+    algorithm: algorithmFor(e.kind, e.link.tier, e.link.size, e.link.perNode), tier: e.link.tier, busBandwidth: e.link.busbw,
+    seconds, overlapped: e.overlapped, exposedSeconds: Math.min(seconds, Math.max(0, e.exposed)), formula: e.formula, citation: e.citation,
+  };
+}
+
+/** Share of the last backward that runs before the first gradient bucket is full: bucket / Ψ_stage (DDP, DeepSpeed buckets). */
+export function firstBucketFraction(plan: Plan, stageParamCount: number): number {
+  const b = plan.parallel.sharding.reduceBucketElems;
+  if (!(b > 0) || !(stageParamCount > 0)) return timing.firstBucketFraction;
+  return Math.min(1, b / stageParamCount);
+}
+
+/** In-layer TP, EP and CP collectives of a stage (timed with the micro-batch work). */
+function inLayerEntries(plan: Plan, stage: number, w: MicrobatchWork, m: number): Entry[] {
+  const out: Entry[] = [];
+  const mod = plan.model;
+  const tr = plan.training;
+  const n = stageLayerCount(plan, stage);
+  const start = firstLayerOfStage(plan, stage);
+  const nR = recomputedLayers(plan, n);
+  const tokens = tokensPerRank(plan);
+  const actB = activationBytes(tr.precision);
+  const tp = axisLink(plan, 'tp');
+  if (tp.size > 1 && n > 0) {
+    const per = n * 4 + nR * 2;
+    const sp = plan.parallel.sp;
+    out.push({
+      id: 'tp-activations', label: sp ? 'TP all-gather + reduce-scatter (SP)' : 'TP all-reduce', kind: sp ? 'all-gather' : 'all-reduce',
+      group: 'tp', link: tp, stage, bytes: V.tpMessageBytes(tokens, mod.hiddenSize, actB), count: per * m * (sp ? 2 : 1),
+      overlapped: plan.parallel.tpCommOverlap, exposed: plan.parallel.tpCommOverlap ? 0 : w.tpSeconds * m, seconds: w.tpSeconds * m,
+      formula: sp ? 'AG + RS of b·(s/cp)·h·B, 2 fwd + 2 bwd (+2 recompute) per layer per micro-batch'
+        : 'all-reduce of b·(s/cp)·h·B, 2 fwd + 2 bwd (+2 recompute) per layer per micro-batch',
+      citation: 'Narayanan et al. 2021 §3.2; Korthikanti et al. 2022 §4.2.2 (SP)',
+    });
+  }
+  const ep = axisLink(plan, 'ep');
+  const moeLayers = moeLayersIn(mod, start, start + n);
+  if (ep.size > 1 && moeLayers > 0 && mod.moe) {
+    out.push({
+      id: 'ep-all-to-all', label: 'EP all-to-all (dispatch + combine)', kind: 'all-to-all', group: 'ep', link: ep, stage,
+      bytes: V.epAllToAllBytes(tokens, mod.moe.topK, mod.hiddenSize, actB), count: (moeLayers * 4 + Math.min(moeLayers, nR) * 2) * m,
+      overlapped: false, exposed: w.epSeconds * m, seconds: w.epSeconds * m,
+      formula: 'all-to-all of b·(s/cp)·k·h·B, dispatch + combine in forward and backward per MoE layer per micro-batch',
+      citation: 'Lepikhin et al. 2020 (GShard); Megatron-LM MoE token dispatcher',
+    });
+  }
+  const cp = axisLink(plan, 'cp');
+  if (cp.size > 1 && n > 0) {
+    const cpExposed = Math.max(0, w.exposedCommSeconds - (plan.parallel.tpCommOverlap ? 0 : w.tpSeconds) - w.epSeconds);
+    out.push({
+      id: 'cp-kv-exchange', label: 'CP ring K/V exchange', kind: 'all-gather', group: 'cp', link: cp, stage,
+      bytes: V.cpKvBytes(tokens * cp.size, mod.kvHeads, mod.headDim, actB, posInt(plan.parallel.tp)),
+      count: (n * 3 + nR) * m, overlapped: true, exposed: cpExposed * m, seconds: w.cpSeconds * m,
+      formula: 'ring exchange of K and V (2·b·s·g·d_h·B/t), forward + backward (K/V and dK/dV) per layer, hidden behind attention',
+      citation: 'Liu et al. 2023 (Ring Attention); Megatron-LM context parallelism',
+    });
+  }
+  return out;
+}
+
+/** Exposure of a step-level entry, filled once the stage's totals are known. */
+type Exposure = 'grad' | 'post' | 'zero3' | 'rs' | 'offload-params' | 'pp';
+
+/**
+ * Step-level communication of one stage (Rajbhandari et al. 2020 §7; Zhao et al. 2023 FSDP). With `list` false only the
+ * numbers are computed (the planner's fast path); with `list` true every collective is listed with its exposure.
+ */
+export function stageComm(
+  plan: Plan, stage: number, ctx: TimeContext = timeContext(plan), w: MicrobatchWork = microbatchWork(plan, stage, ctx), list = true,
+): StageComm {
+  const par = plan.parallel;
+  const sh = par.sharding;
+  const tr = plan.training;
+  const { m, v, p, dpSize, shard, replicas, edp } = ctx;
+  const sp = stageParams(plan, stage);
+  const gB = dtypeBytes(tr.gradDtype);
+  const pB = paramCommBytes(tr.precision);
+  const zero = sh.stage;
+  const overlap = sh.overlapComm;
+  const fBucket = firstBucketFraction(plan, sp.dense + sp.expert);
+  const window = overlap ? (1 - fBucket) * w.backward : 0;
+  const entries: Entry[] = list ? inLayerEntries(plan, stage, w, m) : [];
+  const kinds: Exposure[] = list ? entries.map(() => 'pp') : [];
+  const cite = 'Rajbhandari et al. 2020 (ZeRO) §7.2; nccl-tests PERFORMANCE.md';
+  let gradSync = 0, postStep = 0, perF = 0, perB = 0, rsExp = 0, agExp = 0, offExp = 0;
+  const dense = dpSize > 1 ? ctx.shardLink : undefined;
+  if (dense && dense.size > 1 && zero === 0) {
+    const bytes = V.dpGradAllReduceBytes(sp.dense, gB);
+    gradSync += linkSeconds('all-reduce', bytes, dense);
+    if (list) addEntry(entries, kinds, { id: 'dp-grad-allreduce', label: 'DP gradient all-reduce', kind: 'all-reduce', group: 'dp', link: dense, stage, bytes, count: 1,
+      overlapped: overlap, exposed: 0, formula: '2(N−1)/N · Ψ_stage · B_grad, bucketed, overlapped with the last backward', citation: cite }, 'grad');
+  }
+  if (dense && dense.size > 1 && zero >= 1) {
+    const perMb = zero >= 2;
+    const bytes = V.zeroGradReduceScatterBytes(sp.dense, gB);
+    const rsOne = linkSeconds('reduce-scatter', bytes, dense);
+    if (perMb) {
+      rsExp = overlap ? Math.max(0, rsOne - (1 - fBucket) * w.backward) : rsOne;
+      perB += rsExp;
+    } else gradSync += rsOne;
+    if (list) addEntry(entries, kinds, { id: 'zero-grad-reduce-scatter', label: 'ZeRO gradient reduce-scatter', kind: 'reduce-scatter', group: 'dp', link: dense, stage,
+      bytes, count: perMb ? m : 1, overlapped: overlap, exposed: 0,
+      formula: '(N−1)/N · Ψ_stage · B_grad' + (perMb ? ' per micro-batch' : ' per step'), citation: cite }, perMb ? 'rs' : 'grad');
+    const agBytes = V.zeroParamAllGatherBytes(sp.dense, pB);
+    const agOne = linkSeconds('all-gather', agBytes, dense);
+    if (zero <= 2) {
+      const hidden = sh.style === 'megatron-distopt' && overlap;
+      if (!hidden) postStep += agOne;
+      if (list) addEntry(entries, kinds, { id: 'zero-param-all-gather', label: 'ZeRO parameter all-gather after the step', kind: 'all-gather', group: 'dp',
+        link: dense, stage, bytes: agBytes, count: 1, overlapped: hidden, exposed: 0,
+        formula: '(N−1)/N · Ψ_stage · B_param once per step (ZeRO-1/2: 2Ψ with the reduce-scatter)', citation: cite }, 'post');
+    } else {
+      const gathers = V.zero3AllGathersPerMicrobatch(sh.reshardAfterForward);
+      const n = Math.max(1, stageLayerCount(plan, stage));
+      // Prefetch hides every layer's gather but the first behind the previous layer's compute.
+      const agF = overlap ? Math.max(agOne / n, agOne - w.forward) : agOne;
+      const agB = gathers === 2 ? (overlap ? Math.max(agOne / n, agOne - w.backward) : agOne) : 0;
+      perF += agF;
+      perB += agB;
+      agExp = agF + agB;
+      if (list) addEntry(entries, kinds, { id: 'zero3-param-all-gather', label: 'ZeRO-3/FSDP parameter all-gather', kind: 'all-gather', group: 'dp', link: dense,
+        stage, bytes: agBytes, count: gathers * m, overlapped: overlap, exposed: 0,
+        formula: `(N−1)/N · Ψ_stage · B_param, ${gathers === 2 ? 'forward and backward (3Ψ with the reduce-scatter)' : 'forward only, kept for backward (2Ψ)'} per micro-batch, prefetched`,
+        citation: 'Rajbhandari et al. 2020 §7.2.2; Zhao et al. 2023 (PyTorch FSDP); Llama 3 §3.3.2' }, 'zero3');
+    }
+  }
+  if (sp.expert > 0 && edp > 1) {
+    const link = ctx.edpLink;
+    const bytes = V.dpGradAllReduceBytes(sp.expert, gB);
+    gradSync += linkSeconds('all-reduce', bytes, link);
+    if (list) addEntry(entries, kinds, { id: 'edp-grad-allreduce', label: 'Expert-DP gradient all-reduce', kind: 'all-reduce', group: 'dp', link, stage, bytes, count: 1,
+      overlapped: overlap, exposed: 0, formula: '2(N_edp−1)/N_edp · Ψ_experts · B_grad, N_edp = d·cp·t/(ep·etp)', citation: 'Megatron-LM expert data parallelism' }, 'grad');
+  }
+  if (replicas > 1 && zero >= 1) {
+    const link = ctx.replicaLink;
+    const bytes = V.dpGradAllReduceBytes(sp.dense / shard, gB);
+    gradSync += linkSeconds('all-reduce', bytes, link);
+    if (list) addEntry(entries, kinds, { id: 'hsdp-replicate-allreduce', label: 'HSDP replicate all-reduce', kind: 'all-reduce', group: 'dp', link, stage, bytes, count: 1,
+      overlapped: overlap, exposed: 0, formula: '2(R−1)/R · Ψ_stage/N_shard · B_grad across replicas', citation: 'Zhao et al. 2023 (PyTorch FSDP) §3.2.2 hybrid sharding' }, 'grad');
+  }
+  if (sh.offloadOptimizer !== 'none' || sh.offloadParams !== 'none') {
+    const pcie = ctx.pcieLink;
+    const shardParams = (sp.dense + sp.expert) / (zero >= 1 ? shard : 1);
+    if (sh.offloadOptimizer !== 'none') {
+      const bytes = V.optimizerOffloadBytes(shardParams, gB);
+      postStep += linkSeconds('send-recv', bytes, pcie);
+      if (list) addEntry(entries, kinds, { id: 'offload-optimizer', label: 'Optimizer offload copies (PCIe)', kind: 'send-recv', group: 'dp', link: pcie, stage, bytes, count: 1,
+        overlapped: false, exposed: 0, formula: 'Ψ_shard·(B_grad + 2) over PCIe per step', citation: 'Ren et al. 2021 (ZeRO-Offload) §4' }, 'post');
+    }
+    if (sh.offloadParams !== 'none') {
+      const bytes = V.paramOffloadBytesPerMicrobatch(shardParams, pB);
+      const one = linkSeconds('send-recv', bytes, pcie);
+      perF += one / 2;
+      perB += one / 2;
+      offExp = one * m;
+      if (list) addEntry(entries, kinds, { id: 'offload-params', label: 'Parameter offload fetches (PCIe)', kind: 'send-recv', group: 'dp', link: pcie, stage, bytes, count: m,
+        overlapped: false, exposed: 0, formula: '2·Ψ_shard·B_param over PCIe per micro-batch', citation: 'Rajbhandari et al. 2021 (ZeRO-Infinity)' }, 'offload-params');
+    }
+  }
+  let p2p = 0;
+  if (p > 1) {
+    const link = ctx.ppLink;
+    p2p = ctx.p2p;
+    const bytes = list ? V.ppMessageBytes(ctx.tokens, plan.model.hiddenSize, ctx.actBytes, par.sp ? posInt(par.tp) : 1) : 0;
+    if (list) addEntry(entries, kinds, { id: 'pp-send-recv', label: 'Pipeline send/recv', kind: 'send-recv', group: 'pp', link, stage, bytes,
+      count: V.ppSendsPerStep(m, v, v > 1 || stage < p - 1, v > 1 || stage > 0), overlapped: true, exposed: 0,
+      formula: 'b·s·h·B (÷t with SP) per micro-batch per chunk, forward activations and backward gradients', citation: 'Narayanan et al. 2021 §2.2, §4.1' }, 'pp');
+  }
+  const gradExposed = Math.max(0, gradSync - window);
+  const collectives: Collective[] = [];
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i];
+    const x = kinds[i];
+    const s = linkSeconds(e.kind, e.bytes, e.link) * e.count;
+    const exposed = x === 'grad' ? (gradSync > 0 ? (gradExposed * s) / gradSync : 0)
+      : x === 'post' ? (e.overlapped ? 0 : s) : x === 'zero3' ? agExp * m : x === 'rs' ? rsExp * m
+        : x === 'offload-params' ? offExp : e.id === 'pp-send-recv' ? (2 * (p - 1) * p2p) / p : e.exposed;
+    collectives.push(collective({ ...e, exposed }));
+  }
+  return { collectives, gradSync, gradSyncWindow: window, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p };
+}
+
+/** Appends an entry and how its exposure is computed. */
+function addEntry(entries: Entry[], kinds: Exposure[], e: Entry, x: Exposure): void {
+  entries.push(e);
+  kinds.push(x);
+}

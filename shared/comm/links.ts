@@ -1,0 +1,117 @@
+/**
+ * Where a process group lives (inside a node or across the network) and how long one collective takes on it:
+ * the alpha-beta model t = latency + bytes·factor / bus bandwidth with the nccl-tests bus-bandwidth conventions.
+ */
+import constants from '../../data/collectives.json';
+import type { ParallelAxis, Plan } from '../plan/types';
+import type { CollectiveKind, CommAlgorithm, LinkTier } from './types';
+
+const EFF: Readonly<Record<LinkTier, number>> = constants.busEfficiency;
+
+/** Degree of one parallel axis (at least 1). */
+export function axisSize(plan: Plan, axis: ParallelAxis): number {
+  const p = plan.parallel;
+  const v = axis === 'tp' ? p.tp : axis === 'cp' ? p.cp : axis === 'ep' ? p.ep : axis === 'pp' ? p.pp : p.dp;
+  return Math.max(1, Math.floor(v) || 1);
+}
+
+/**
+ * Ranks between consecutive members of a group: the product of the sizes of the axes inside it in `parallel.order`
+ * (innermost first). EP is carved out of the data-parallel ranks as in Megatron, so it does not widen the stride of others.
+ */
+export function axisStride(plan: Plan, axis: ParallelAxis): number {
+  let stride = 1;
+  for (const a of plan.parallel.order) {
+    if (a === axis) break;
+    if (a !== 'ep' || axis === 'ep') stride *= axisSize(plan, a);
+  }
+  return stride;
+}
+
+/** Members of a group of `size` ranks at `stride` that share one node: min(size, max(1, ⌊gpusPerNode / stride⌋)). */
+export function membersPerNode(plan: Plan, size: number, stride: number): number {
+  const gpn = Math.max(1, plan.cluster.gpusPerNode);
+  return Math.max(1, Math.min(size, Math.floor(gpn / stride)));
+}
+
+/** A group fits in a node when stride · size ≤ gpusPerNode (Megatron/Llama 3 placement, TP innermost). */
+export function groupTier(plan: Plan, size: number, stride: number): LinkTier {
+  return stride * size <= Math.max(1, plan.cluster.gpusPerNode) ? 'nvlink' : 'network';
+}
+
+/**
+ * Bus bandwidth of a group, bytes/s: NVLink × efficiency inside a node; across nodes the group's members in one node
+ * each drive their own adapter, so min(NVLink, members per node × adapter) × efficiency (hierarchical/multi-ring NCCL).
+ */
+export function busBandwidth(plan: Plan, tier: LinkTier, perNode: number): number {
+  const g = plan.cluster.gpu;
+  if (tier === 'pcie') return g.hostBandwidth * EFF.pcie;
+  if (tier === 'nvlink') return g.intraNodeBandwidth * EFF.nvlink;
+  return Math.min(g.intraNodeBandwidth * EFF.nvlink, perNode * g.interNodeBandwidth * EFF.network);
+}
+
+/** nccl-tests factor from algorithm bandwidth to bus bandwidth: all-reduce 2(n−1)/n, AG/RS/all-to-all (n−1)/n, send-recv 1. */
+export function busFactor(kind: CollectiveKind, n: number): number {
+  if (n <= 1) return kind === 'send-recv' ? 1 : 0;
+  if (kind === 'all-reduce') return (2 * (n - 1)) / n;
+  if (kind === 'send-recv') return 1;
+  return (n - 1) / n;
+}
+
+/** Algorithm NCCL would pick: ring inside a node, hierarchical across nodes, tree for large inter-node all-reduce. */
+export function algorithmFor(kind: CollectiveKind, tier: LinkTier, n: number, perNode: number): CommAlgorithm {
+  if (kind === 'send-recv') return tier === 'pcie' ? 'copy' : 'point-to-point';
+  if (kind === 'all-to-all') return 'pairwise';
+  if (tier !== 'network') return 'ring';
+  if (kind === 'all-reduce' && n / perNode > 64) return 'tree';
+  return perNode > 1 ? 'hierarchical' : 'ring';
+}
+
+/** Latency steps of one collective: ring 2(n−1) (all-reduce) or n−1; tree 2·log2(n); point-to-point 1. */
+export function latencySteps(kind: CollectiveKind, algorithm: CommAlgorithm, n: number): number {
+  if (n <= 1 && kind !== 'send-recv') return 0;
+  if (algorithm === 'point-to-point' || algorithm === 'copy') return 1;
+  if (algorithm === 'tree') return 2 * Math.ceil(Math.log2(n));
+  return kind === 'all-reduce' ? 2 * (n - 1) : n - 1;
+}
+
+/** Per-step latency (alpha) of a tier from the GPU catalog, seconds. */
+export function stepLatency(plan: Plan, tier: LinkTier): number {
+  const g = plan.cluster.gpu;
+  return tier === 'network' ? g.interNodeLatency : g.intraNodeLatency;
+}
+
+/**
+ * Seconds of one collective: steps·α + bytes·busFactor(n) / busbw (nccl-tests PERFORMANCE.md: busbw = algbw·factor).
+ * `bytes` is the per-rank message size S of nccl-tests.
+ */
+export function collectiveSeconds(
+  kind: CollectiveKind, bytes: number, n: number, busbw: number, alpha: number, algorithm: CommAlgorithm,
+): number {
+  if (!(bytes > 0) || !(busbw > 0) || (n <= 1 && kind !== 'send-recv')) return 0;
+  return latencySteps(kind, algorithm, n) * alpha + (bytes * busFactor(kind, n)) / busbw;
+}
+
+/** A resolved link for a group: tier, bus bandwidth, latency and algorithm. */
+export interface GroupLink {
+  readonly size: number;
+  readonly tier: LinkTier;
+  readonly busbw: number;
+  readonly alpha: number;
+  readonly perNode: number;
+}
+
+/** Resolves the link of a parallel axis's group from the placement. */
+export function axisLink(plan: Plan, axis: ParallelAxis, sizeOverride?: number): GroupLink {
+  const size = sizeOverride ?? axisSize(plan, axis);
+  const stride = axisStride(plan, axis);
+  const tier = groupTier(plan, size, stride);
+  const perNode = membersPerNode(plan, size, stride);
+  return { size, tier, busbw: busBandwidth(plan, tier, perNode), alpha: stepLatency(plan, tier), perNode };
+}
+
+/** Seconds of one collective on a resolved group link. */
+export function linkSeconds(kind: CollectiveKind, bytes: number, link: GroupLink): number {
+  const alg = algorithmFor(kind, link.tier, link.size, link.perNode);
+  return collectiveSeconds(kind, bytes, link.size, link.busbw, link.alpha, alg);
+}

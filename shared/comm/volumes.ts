@@ -1,0 +1,83 @@
+/**
+ * Message sizes (bytes per rank per occurrence, the S of nccl-tests) and occurrences per step of every collective.
+ * One function per term; the wire volume follows from the busFactor of shared/comm/links.ts.
+ */
+
+/** DP gradient all-reduce message: S = Ψ_rank·bytes_grad; wire volume 2(N−1)/N·S (ZeRO paper §7; PyTorch DDP). */
+export function dpGradAllReduceBytes(params: number, gradBytes: number): number {
+  return params * gradBytes;
+}
+
+/** ZeRO-1/2 and distributed-optimizer gradient reduce-scatter: S = Ψ·bytes_grad, wire (N−1)/N·S (Rajbhandari et al. 2020 §7.2.1). */
+export function zeroGradReduceScatterBytes(params: number, gradBytes: number): number {
+  return params * gradBytes;
+}
+
+/** ZeRO all-gather of updated (1/2) or needed (3) parameters: S = Ψ·bytes_param, wire (N−1)/N·S (Rajbhandari et al. 2020 §7.2). */
+export function zeroParamAllGatherBytes(params: number, paramBytes: number): number {
+  return params * paramBytes;
+}
+
+/**
+ * ZeRO-3/FSDP parameter all-gathers per micro-batch: forward and again in backward (2), or 1 when parameters are not
+ * resharded after forward (FSDP SHARD_GRAD_OP / FSDP2 reshard_after_forward=False, Llama 3 §3.3.2): 3Ψ vs 2Ψ per step.
+ */
+export function zero3AllGathersPerMicrobatch(reshardAfterForward: boolean): number {
+  return reshardAfterForward ? 2 : 1;
+}
+
+/** TP collective message per layer: S = b·(s/cp)·h·bytes_act (Shoeybi et al. 2019 f/g operators; Korthikanti et al. 2022 §4.2.2 with SP). */
+export function tpMessageBytes(tokens: number, hidden: number, actBytes: number): number {
+  return tokens * hidden * actBytes;
+}
+
+/**
+ * TP collectives per layer per micro-batch: 2 in forward + 2 in backward (+2 when full recomputation reruns forward);
+ * with SP each all-reduce becomes one all-gather and one reduce-scatter (Narayanan et al. 2021 §3.2).
+ */
+export function tpCollectivesPerLayer(fullRecompute: boolean): number {
+  return fullRecompute ? 6 : 4;
+}
+
+/** PP send/recv message: S = b·s·h·bytes, ÷t with SP or scatter/gather over the t adapters (Narayanan et al. 2021 §4.1). */
+export function ppMessageBytes(tokens: number, hidden: number, actBytes: number, tpSplit: number): number {
+  return (tokens * hidden * actBytes) / Math.max(1, tpSplit);
+}
+
+/** PP sends per stage per step: m·v activations forward to the next stage and m·v gradients back, per existing neighbour. */
+export function ppSendsPerStep(m: number, v: number, hasNext: boolean, hasPrev: boolean): number {
+  return m * v * ((hasNext ? 1 : 0) + (hasPrev ? 1 : 0));
+}
+
+/**
+ * CP K/V exchange per layer: S = 2·b·s·g·d_h·bytes/tp (all K and V of the sequence, gathered around the ring,
+ * Liu et al. 2023 Ring Attention; Megatron context parallel).
+ */
+export function cpKvBytes(tokensFullSeq: number, kvHeads: number, headDim: number, actBytes: number, tp: number): number {
+  return (2 * tokensFullSeq * kvHeads * headDim * actBytes) / Math.max(1, Math.min(tp, kvHeads));
+}
+
+/** CP exchanges per layer per micro-batch: K/V forward, K/V + dK/dV backward (+1 with full recomputation). */
+export function cpExchangesPerLayer(fullRecompute: boolean): number {
+  return fullRecompute ? 4 : 3;
+}
+
+/** EP all-to-all message per MoE layer: S = b·(s/cp)·k·h·bytes (tokens routed to top-k experts; Lepikhin et al. 2020 GShard). */
+export function epAllToAllBytes(tokens: number, topK: number, hidden: number, actBytes: number): number {
+  return tokens * topK * hidden * actBytes;
+}
+
+/** EP all-to-alls per MoE layer per micro-batch: dispatch + combine in forward and in backward (+2 with full recomputation). */
+export function epAllToAllsPerLayer(fullRecompute: boolean): number {
+  return fullRecompute ? 6 : 4;
+}
+
+/** Optimizer offload PCIe traffic per step: gradients down (Ψ_shard·bytes_grad) and parameters up (Ψ_shard·2) (Ren et al. 2021 ZeRO-Offload §4). */
+export function optimizerOffloadBytes(shardParams: number, gradBytes: number): number {
+  return shardParams * (gradBytes + 2);
+}
+
+/** Parameter offload PCIe traffic per micro-batch: the rank's shard fetched for forward and backward (Rajbhandari et al. 2021 ZeRO-Infinity). */
+export function paramOffloadBytesPerMicrobatch(shardParams: number, paramBytes: number): number {
+  return 2 * shardParams * paramBytes;
+}

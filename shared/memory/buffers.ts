@@ -1,0 +1,57 @@
+/**
+ * Transient and runtime terms: gathered ZeRO-3/FSDP parameters, communication buckets, CUDA context and allocator
+ * fragmentation, and the host memory offload needs.
+ */
+import type { ShardingStyle } from '../plan/types';
+
+/**
+ * ZeRO-3 / FSDP gathered parameters and unsharded gradients of the units in flight.
+ * FSDP: reshard after forward → 2 units (current + prefetched) of params, else the whole stage stays gathered
+ * (Zhao et al. 2023, PyTorch FSDP §3.2: peak ≈ Σψ/F + max ψ); plus one unit's unsharded gradient before reduce-scatter.
+ * DeepSpeed: min(max_live, unit + prefetch bucket) params (stage3_prefetch_bucket_size, stage3_max_live_parameters)
+ * + one unit's gradient (DeepSpeed memory.rst: largest_layer_memory = 4·largest_layer_params with 16-bit params/grads).
+ */
+export function gatheredParameterBytes(
+  style: ShardingStyle, unitParams: number, stageParams: number, paramBytes: number, gradBytes: number,
+  reshardAfterForward: boolean, prefetchElems: number, maxLiveElems: number,
+): number {
+  let params: number;
+  if (style === 'deepspeed') params = Math.min(stageParams, Math.max(unitParams, Math.min(maxLiveElems, unitParams + prefetchElems)));
+  else params = reshardAfterForward ? Math.min(stageParams, 2 * unitParams) : stageParams;
+  return params * paramBytes + Math.min(stageParams, unitParams) * gradBytes;
+}
+
+/**
+ * Communication buckets. PyTorch DDP with gradient_as_bucket_view=False (the default) copies every gradient into its
+ * all-reduce buckets: Ψ·b_grad ("the saved memory size will be equal to the total gradients size", DDP docs).
+ * DeepSpeed ZeRO-1/2: (reduce + allgather bucket)·2 B, ×4.5 with overlap_comm (DeepSpeed config docs: "5e8 × 2 Bytes
+ * × 2 × 4.5 = 9GB"). DeepSpeed ZeRO-3: reduce bucket ×2 with overlap. Megatron distributed optimizer and FSDP: buckets
+ * are views of the grad/param buffers (0). Every bucket is capped by the stage's own parameters.
+ */
+export function commBufferBytes(
+  style: ShardingStyle, stage: number, stageParams: number, gradBytes: number,
+  reduceBucketElems: number, allgatherBucketElems: number, overlap: boolean,
+): number {
+  const reduce = Math.min(reduceBucketElems, stageParams);
+  if (style === 'ddp') return stageParams * gradBytes;
+  if (style === 'deepspeed') {
+    if (stage >= 3) return (overlap ? 2 : 1) * reduce * gradBytes;
+    return (overlap ? 4.5 : 1) * (reduce + Math.min(allgatherBucketElems, stageParams)) * 2;
+  }
+  return 0;
+}
+
+/** CUDA context, cuBLAS/cuDNN workspaces and NCCL communicators: a constant per GPU (formulas.md guidance 3: 1–2 GB). */
+export function cudaContextBytes(contextBytes: number): number {
+  return contextBytes;
+}
+
+/** Caching-allocator fragmentation: reserved − allocated = f · tensor bytes (formulas.md guidance 3: 5–10%). */
+export function fragmentationBytes(tensorBytes: number, fraction: number): number {
+  return tensorBytes * fraction;
+}
+
+/** Host memory per node for offload: Σ over the node's ranks of their offloaded bytes (DeepSpeed ZeRO-Offload, memory.rst). */
+export function hostOffloadBytesPerNode(offloadedBytesPerRank: number, gpusPerNode: number): number {
+  return offloadedBytesPerRank * gpusPerNode;
+}

@@ -1,0 +1,109 @@
+/**
+ * The numeric context of one plan: every per-rank count, byte size and divisor the term functions need, computed once.
+ * Both the traceable estimate and the fast path read it; `fillContext` reuses one mutable object (no allocation).
+ */
+import { layerParams, loraLayerParams, normParams, paddedVocabSize } from '../model/params';
+import type { ModelSpec, OffloadTarget, Plan, PipelineSchedule, RecomputeKind, ShardingStyle } from '../plan/types';
+import type { ActivationShape } from './activations';
+import { activationBytesOf, dtypeBytes, masterBytesOf, optimizerBytesPerParam, paramBytesOf } from './dtypes';
+
+/** Everything the per-stage computation reads. Mutable so the fast path can refill one instance. */
+export interface MemoryContext extends ActivationShape {
+  model: ModelSpec;
+  sLocal: number; b: number; h: number; heads: number; kvHeadsEff: number; headDim: number; ffn: number;
+  gated: boolean; tp: number; sp: boolean; flash: boolean; actBytes: number; sKeys: number; dropout: boolean;
+  /** MLP width of an MoE layer for activations: top-k · expert FFN + shared experts' FFN. */
+  moeFfn: number;
+  pp: number; vpp: number; m: number; schedule: PipelineSchedule; recompute: RecomputeKind; recomputeLayers: number;
+  layers: number; stageLayers: readonly number[] | undefined; vocab: number;
+  /** Per-rank parameters of one layer's attention (incl. norms), dense MLP, MoE non-expert part, routed experts. */
+  attnRank: number; denseMlpRank: number; moeDenseRank: number; expertRank: number;
+  embedRank: number; positions: number; finalNorm: number; headRank: number;
+  loraPerLayer: number; lora: boolean; baseBytes: number;
+  paramB: number; gradB: number; masterB: number; optB: number; accum: boolean; fp8: boolean;
+  /** ZeRO divisors of dense and expert states, and the stage the states are sharded at. */
+  nd: number; ne: number; zstage: number; style: ShardingStyle;
+  reshard: boolean; prefetch: number; maxLive: number; reduceBucket: number; allgatherBucket: number; overlap: boolean;
+  ctxBytes: number; frag: number;
+  offOpt: OffloadTarget; offParams: OffloadTarget;
+  gpusPerNode: number; gpuMemory: number;
+}
+
+const LAYER_CACHE = new WeakMap<ModelSpec, ReturnType<typeof layerParams>>();
+
+/** layerParams memoised per (immutable) model object: planners evaluate many plans of one model. */
+function cachedLayerParams(model: ModelSpec): ReturnType<typeof layerParams> {
+  let per = LAYER_CACHE.get(model);
+  if (!per) {
+    per = layerParams(model);
+    LAYER_CACHE.set(model, per);
+  }
+  return per;
+}
+
+/** A fresh context object (fields are overwritten by fillContext). */
+export function newContext(): MemoryContext {
+  return fillContext(undefined, undefined, false);
+}
+
+/** Fills `ctx` from `plan` (or creates it); `replicated` = plain DP baseline (no ZeRO, no offload). */
+export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefined, replicated: boolean): MemoryContext {
+  const c = (ctx ?? {}) as MemoryContext;
+  if (!plan) return c;
+  const { model, training: t, parallel: p } = plan;
+  const s = p.sharding;
+  const tp = p.tp;
+  const kvPerRank = model.kvHeads % tp === 0 ? model.kvHeads / tp : tp % model.kvHeads === 0 ? 1 : Math.ceil(model.kvHeads / tp);
+  const per = cachedLayerParams(model);
+  c.model = model;
+  c.sLocal = t.seqLen / p.cp; c.b = t.microBatch; c.h = model.hiddenSize; c.heads = model.heads;
+  c.kvHeadsEff = kvPerRank * tp; c.headDim = model.headDim; c.ffn = model.ffnSize; c.gated = model.gatedMlp;
+  c.tp = tp; c.sp = p.sp && tp > 1; c.flash = t.flashAttention; c.actBytes = activationBytesOf(t.precision); c.sKeys = t.seqLen;
+  c.dropout = model.dropout !== false;
+  c.moeFfn = model.moe ? model.moe.topK * model.moe.expertFfnSize + model.moe.sharedExperts * model.moe.sharedExpertFfnSize : model.ffnSize;
+  c.pp = p.pp; c.vpp = p.schedule === 'interleaved' ? Math.max(1, p.vpp) : 1; c.m = t.gradAccum; c.schedule = p.schedule;
+  c.recompute = t.recompute; c.recomputeLayers = t.recomputeLayers ?? Number.MAX_SAFE_INTEGER;
+  c.layers = model.layers; c.stageLayers = p.stageLayers; c.vocab = paddedVocabSize(model.vocabSize, model.vocabPadMultiple, tp);
+  c.attnRank = (per.attnWeights - per.kvWeights) / tp + (per.kvWeights * kvPerRank) / model.kvHeads + per.attnOther / tp + per.norms;
+  c.denseMlpRank = per.denseMlp / tp;
+  c.moeDenseRank = per.router + per.sharedExperts / tp;
+  c.expertRank = per.experts / (p.ep * p.etp);
+  c.embedRank = (c.vocab * c.h) / tp;
+  c.positions = model.positions === 'learned' ? model.maxPositions * c.h : 0;
+  c.finalNorm = normParams(model);
+  // Untied heads, and tied heads split over pipeline stages (Megatron keeps a synced copy on the last stage).
+  c.headRank = !model.tiedEmbeddings || p.pp > 1 ? c.embedRank : 0;
+  c.lora = plan.lora !== undefined;
+  c.loraPerLayer = plan.lora ? loraLayerParams(model, plan.lora) : 0;
+  c.baseBytes = plan.lora ? dtypeBytes(plan.lora.baseDtype) : paramBytesOf(t.precision);
+  c.paramB = paramBytesOf(t.precision); c.gradB = dtypeBytes(t.gradDtype); c.masterB = masterBytesOf(t.precision);
+  c.optB = optimizerBytesPerParam(t.optimizer, model.hiddenSize, t.precision === 'bf16' ? 2 : 4);
+  c.accum = t.fp32GradAccum; c.fp8 = t.precision === 'fp8-mixed';
+  const shardRanks = s.shardGroupSize * p.cp;
+  c.nd = Math.max(1, shardRanks);
+  c.ne = Math.max(1, (shardRanks * tp) / (p.ep * p.etp));
+  c.zstage = replicated ? 0 : s.stage;
+  // The baseline keeps Megatron's contiguous grad buffers for Megatron plans, else PyTorch DDP.
+  c.style = replicated ? (s.style === 'megatron-distopt' ? 'megatron-distopt' : 'ddp') : s.style;
+  c.reshard = s.reshardAfterForward; c.prefetch = s.prefetchBucketElems; c.maxLive = s.maxLiveParams;
+  c.reduceBucket = replicated ? Math.round((25 * 2 ** 20) / c.gradB) : s.reduceBucketElems;
+  c.allgatherBucket = s.allgatherBucketElems; c.overlap = s.overlapComm;
+  c.ctxBytes = plan.overhead.cudaContextBytes; c.frag = plan.overhead.allocatorFragmentation;
+  c.offOpt = replicated ? 'none' : s.offloadOptimizer; c.offParams = replicated ? 'none' : s.offloadParams;
+  c.gpusPerNode = plan.cluster.gpusPerNode; c.gpuMemory = plan.cluster.gpu.memoryBytes;
+  return c;
+}
+
+/** Layers per pipeline stage: the explicit uneven split, else an even split (remainder on the first stages). */
+export function layersOfStage(c: Pick<MemoryContext, 'layers' | 'pp' | 'stageLayers'>, stage: number): number {
+  if (c.stageLayers && c.stageLayers.length === c.pp) return c.stageLayers[stage] ?? 0;
+  const base = Math.floor(c.layers / c.pp);
+  return base + (stage < c.layers - base * c.pp ? 1 : 0);
+}
+
+/** Index of the first layer of a stage. */
+export function firstLayerOfStage(c: Pick<MemoryContext, 'layers' | 'pp' | 'stageLayers'>, stage: number): number {
+  let start = 0;
+  for (let i = 0; i < stage; i++) start += layersOfStage(c, i);
+  return start;
+}

@@ -1,0 +1,138 @@
+/**
+ * estimateMemory: the traceable per-stage memory estimate. Numbers come from computeStage (shared with the fast path);
+ * this file only attaches labels, formulas, citations and the inputs with their sources.
+ */
+import { countParams } from '../model/params';
+import type { MemoryEstimate, MemoryTermName, ParameterCounts, StageKind, StageMemory, Term, TermInput } from '../plan/result';
+import type { InputSource, Plan, Problem } from '../plan/types';
+import { layoutImpossible, validatePlan } from '../plan/validate';
+import { hostOffloadBytesPerNode } from './buffers';
+import { fillContext, layersOfStage, type MemoryContext } from './context';
+import { planComputable } from './fast';
+import { computeStage, newStageNumbers, type StageNumbers } from './stage';
+import { TERM_INFO } from './termInfo';
+
+/** Replaces anything not finite or negative by 0 (the estimate never shows NaN, ∞ or negative bytes). */
+const clean = (x: number) => (Number.isFinite(x) && x > 0 ? x : 0);
+
+/** Estimates per-GPU memory of every pipeline stage, with the replicated (plain DP) baseline. Never throws. */
+export function estimateMemory(plan: Plan): MemoryEstimate {
+  let problems: Problem[];
+  try {
+    problems = validatePlan(plan);
+  } catch {
+    problems = [{ code: 'value-not-finite', severity: 'error', message: 'The plan is malformed.', paths: ['plan'] }];
+  }
+  const gpuMemoryBytes = clean(plan?.cluster?.gpu?.memoryBytes ?? 0);
+  const empty: MemoryEstimate = {
+    model: safeCounts(plan), fits: false, gpuMemoryBytes, stages: [], peakStage: 0, replicated: { stages: [] }, hostBytesPerNode: 0, problems,
+  };
+  if (layoutImpossible(problems) || !planComputable(plan)) return empty;
+  try {
+    const stages = buildStages(plan, false);
+    const replicated = buildStages(plan, true);
+    let peakStage = 0;
+    stages.forEach((s, i) => { if (s.peakReservedBytes > stages[peakStage].peakReservedBytes) peakStage = i; });
+    const host = Math.max(0, ...stages.map((s) => s.hostBytes));
+    return {
+      model: safeCounts(plan),
+      fits: stages.every((s) => s.peakReservedBytes <= gpuMemoryBytes),
+      gpuMemoryBytes,
+      stages: stages.map((s) => s.memory),
+      peakStage,
+      replicated: { stages: replicated.map((s) => s.memory) },
+      hostBytesPerNode: clean(hostOffloadBytesPerNode(host, plan.cluster.gpusPerNode)),
+      problems,
+    };
+  } catch (e) {
+    return { ...empty, problems: [...problems, { code: 'internal-error', severity: 'error', message: `Memory estimate failed: ${String(e)}`, paths: [] }] };
+  }
+}
+
+/** Parameter counts with every figure finite. */
+function safeCounts(plan: Plan): ParameterCounts {
+  try {
+    const c = countParams(plan.model, plan.lora, plan.parallel.tp);
+    return { parameters: clean(c.parameters), trainableParameters: clean(c.trainableParameters), activeParameters: clean(c.activeParameters) };
+  } catch {
+    return { parameters: 0, trainableParameters: 0, activeParameters: 0 };
+  }
+}
+
+interface BuiltStage { memory: StageMemory; peakReservedBytes: number; hostBytes: number }
+
+/** Computes every stage's numbers and turns them into labelled terms. */
+function buildStages(plan: Plan, replicated: boolean): BuiltStage[] {
+  const c = fillContext(plan, undefined, replicated);
+  const out: BuiltStage[] = [];
+  let start = 0;
+  for (let i = 0; i < c.pp; i++) {
+    const n = layersOfStage(c, i);
+    const s = computeStage(c, i, start, n, newStageNumbers());
+    start += n;
+    out.push({ memory: toStageMemory(plan, c, s, replicated), peakReservedBytes: clean(s.reserved), hostBytes: clean(s.hostBytes) });
+  }
+  return out;
+}
+
+/** Stage kind for labels. */
+function kindOf(s: StageNumbers, pp: number): StageKind {
+  if (pp === 1) return 'only';
+  return s.first ? 'first' : s.last ? 'last' : 'middle';
+}
+
+/** Builds the labelled StageMemory of one stage. */
+function toStageMemory(plan: Plan, c: MemoryContext, s: StageNumbers, replicated: boolean): StageMemory {
+  const src = (path: string): InputSource =>
+    (replicated && path.startsWith('parallel.sharding') ? { kind: 'derived', detail: 'replicated baseline: plain data parallel' } : undefined) ??
+    plan.sources[path] ?? { kind: 'derived', detail: `from the plan (${path})` };
+  const at = (value: TermInput['value'], path: string): TermInput => ({ value, source: src(path) });
+  const der = (value: TermInput['value'], how: string): TermInput => ({ value, source: { kind: 'derived', detail: how } });
+  const z = c.zstage;
+  const nShard = (from: number) => der(z >= from ? c.nd : 1, z >= from ? `ZeRO/FSDP stage ${z} ≥ ${from}: shard group × CP` : `not sharded at ZeRO stage ${z}`);
+  const psi = der(s.paramsPerRank, `parameters of ${s.layers} layers on stage ${s.stage}, after TP ${c.tp}${c.expertRank ? `, EP·ETP` : ''}${s.first ? ' + embedding' : ''}${s.last ? ' + final norm/LM head' : ''}`);
+  const psiT = der(s.trainablePerRank, c.lora ? 'LoRA adapter parameters of the stage' : 'all parameters train');
+  const common = { s: at(plan.training.seqLen, 'training.seqLen'), b: at(c.b, 'training.microBatch'), h: at(c.h, 'model.hiddenSize'), t: at(c.tp, 'parallel.tp') };
+  const inputs: Record<MemoryTermName, Record<string, TermInput>> = {
+    parameters: { Ψ_rank: psi, b_param: der(c.lora ? c.baseBytes : c.paramB, c.lora ? 'frozen base dtype (lora.baseDtype)' : `bytes per weight for ${plan.training.precision}`), N_shard: nShard(3), offload: at(c.offParams, 'parallel.sharding.offloadParams') },
+    gradients: { Ψ_train: psiT, b_grad: at(c.gradB, 'training.gradDtype'), N_shard: nShard(2) },
+    optimizerStates: { Ψ_train: psiT, b_opt: der(c.optB, `${plan.training.optimizer} state bytes per parameter`), N_shard: nShard(1), offload: at(c.offOpt, 'parallel.sharding.offloadOptimizer') },
+    masterWeights: { Ψ_train: psiT, b_master: der(c.masterB, `fp32 master copy with ${plan.training.precision}`), N_shard: nShard(1), offload: at(c.offOpt, 'parallel.sharding.offloadOptimizer') },
+    gradAccumBuffer: { Ψ_train: psiT, N_shard: nShard(c.style === 'megatron-distopt' ? 1 : 2), fp32GradAccum: at(c.accum, 'training.fp32GradAccum') },
+    fp8WeightCache: { Ψ_linear: der(s.paramsPerRank, 'linear weights of the stage'), N_shard: nShard(3) },
+    activations: {
+      ...common, a: at(c.heads, 'model.heads'), L_stage: der(s.layers, `layers of stage ${s.stage}`), m_inflight: der(s.inFlight, `${plan.parallel.schedule} schedule, stage ${s.stage} of ${c.pp}`),
+      sp: at(c.sp, 'parallel.sp'), flash: at(c.flash, 'training.flashAttention'), recompute: at(c.recompute, 'training.recompute'), cp: at(plan.parallel.cp, 'parallel.cp'),
+    },
+    embeddingActivations: { ...common, m_inflight: der(s.inFlight, 'in-flight micro-batches') },
+    logits: { ...common, V: der(c.vocab, 'vocabulary (padded when vocabPadMultiple is set)') },
+    gatheredParameters: { Ψ_unit: der(s.unitParams, 'largest gathered unit (layer or embedding) per rank'), style: at(c.style, 'parallel.sharding.style'), reshardAfterForward: at(c.reshard, 'parallel.sharding.reshardAfterForward'), prefetch: at(c.prefetch, 'parallel.sharding.prefetchBucketElems') },
+    commBuffers: { style: at(c.style, 'parallel.sharding.style'), bucket: at(c.reduceBucket, 'parallel.sharding.reduceBucketElems'), overlap: at(c.overlap, 'parallel.sharding.overlapComm') },
+    cudaContext: { C_ctx: at(c.ctxBytes, 'overhead.cudaContextBytes') },
+    fragmentation: { f: at(c.frag, 'overhead.allocatorFragmentation') },
+  };
+  const terms: Partial<Record<MemoryTermName, Term>> = {};
+  const put = (name: MemoryTermName, bytes: number, always = false) => {
+    if (!always && !(bytes > 0)) return;
+    const info = TERM_INFO[name];
+    terms[name] = { name, label: info.label, bytes: clean(bytes), formula: info.formula, citation: info.citation, inputs: inputs[name] };
+  };
+  put('parameters', s.parameters, true);
+  put('gradients', s.gradients, true);
+  put('optimizerStates', s.optimizerStates, true);
+  put('masterWeights', s.masterWeights);
+  put('gradAccumBuffer', s.gradAccumBuffer);
+  put('fp8WeightCache', s.fp8WeightCache);
+  put('activations', s.activations, true);
+  put('embeddingActivations', s.embeddingActivations);
+  put('logits', s.logits);
+  put('gatheredParameters', s.gatheredParameters);
+  put('commBuffers', s.commBuffers);
+  put('cudaContext', s.cudaContext, true);
+  put('fragmentation', s.fragmentation, true);
+  return {
+    stage: s.stage, kind: kindOf(s, c.pp), layers: s.layers, parametersPerRank: clean(s.paramsPerRank), inFlightMicrobatches: clean(s.inFlight),
+    terms, modelStatesBytes: clean(s.modelStates), activationBytes: clean(s.activationTotal),
+    peakAllocatedBytes: clean(s.allocated), peakReservedBytes: clean(s.reserved),
+  };
+}

@@ -1,0 +1,110 @@
+/**
+ * The numeric fast path (≥ 10⁶ plan evaluations per second): the same context and term functions as the traceable
+ * estimate, no labels, no allocation. Also the per-stage accessors the step simulator uses.
+ */
+import { moeLayersIn } from '../model/params';
+import type { Plan } from '../plan/types';
+import { fillContext, layersOfStage, newContext, type MemoryContext } from './context';
+import { computeStage, newStageNumbers, type StageNumbers } from './stage';
+
+const CTX: MemoryContext = newContext();
+const ST: StageNumbers = newStageNumbers();
+/** Scratch list of middle-stage layer mixes already evaluated. */
+const SEEN = new Float64Array(64);
+
+const bad = (x: unknown) => typeof x !== 'number' || !(x > 0) || x > 1e15 || !Number.isFinite(x);
+
+/** Cheap structural check: every count positive and finite, PP ≤ layers, a consistent uneven split. */
+export function planComputable(plan: Plan): boolean {
+  const m = plan.model, t = plan.training, p = plan.parallel;
+  if (bad(m.layers) || bad(m.hiddenSize) || bad(m.heads) || bad(m.kvHeads) || bad(m.headDim) || bad(m.ffnSize) || bad(m.vocabSize)) return false;
+  if (bad(t.microBatch) || bad(t.gradAccum) || bad(t.seqLen) || bad(p.tp) || bad(p.pp) || bad(p.cp) || bad(p.dp)) return false;
+  if (bad(p.ep) || bad(p.etp) || bad(p.vpp) || bad(p.sharding.shardGroupSize) || bad(plan.cluster.gpusPerNode)) return false;
+  if (p.pp > m.layers || !Number.isInteger(p.pp)) return false;
+  if (p.stageLayers) {
+    if (p.stageLayers.length !== p.pp) return false;
+    let sum = 0;
+    for (const x of p.stageLayers) {
+      if (!(x >= 0) || !Number.isInteger(x)) return false;
+      sum += x;
+    }
+    if (sum !== m.layers) return false;
+  }
+  return true;
+}
+
+/** True when every middle stage has the same layers and layer kinds, so stages 0, 1 and p−1 bound the peak. */
+function uniformMiddle(c: MemoryContext): boolean {
+  const moe = c.model.moe;
+  return !c.stageLayers && c.layers % c.pp === 0 && (!moe || (moe.denseFirstLayers === 0 && moe.layerFrequency <= 1));
+}
+
+/**
+ * Peak reserved bytes per GPU over all pipeline stages. Returns +∞ for a plan that cannot be computed (for planners
+ * to reject; never shown). With uniform stages only stages 0, 1 and p − 1 are evaluated: in-flight micro-batches
+ * never grow with the stage index, so a middle stage cannot exceed stage 1.
+ */
+export function peakMemoryFast(plan: Plan): number {
+  if (!planComputable(plan)) return Number.POSITIVE_INFINITY;
+  const c = fillContext(plan, CTX, false);
+  let peak = 0;
+  if (uniformMiddle(c)) {
+    const n = c.layers / c.pp;
+    peak = computeStage(c, 0, 0, n, ST).reserved;
+    if (c.pp > 2) peak = Math.max(peak, computeStage(c, 1, n, n, ST).reserved);
+    if (c.pp > 1) peak = Math.max(peak, computeStage(c, c.pp - 1, (c.pp - 1) * n, n, ST).reserved);
+    return peak;
+  }
+  // Middle stages with the same layer mix as an earlier middle stage cannot peak higher (fewer in-flight micro-batches).
+  let start = 0;
+  let seenCount = 0;
+  for (let i = 0; i < c.pp; i++) {
+    const n = layersOfStage(c, i);
+    const edge = i === 0 || i === c.pp - 1;
+    const key = n * 1e6 + moeLayersIn(c.model, start, start + n);
+    let seen = false;
+    if (!edge) {
+      for (let j = 0; j < seenCount && !seen; j++) seen = SEEN[j] === key;
+      if (!seen && seenCount < SEEN.length) SEEN[seenCount++] = key;
+    }
+    if (!seen) peak = Math.max(peak, computeStage(c, i, start, n, ST).reserved);
+    start += n;
+  }
+  return peak;
+}
+
+/** Numbers of one stage (fresh object); undefined when the plan cannot be computed or the stage does not exist. */
+export function stageNumbers(plan: Plan, stage: number, replicated = false): StageNumbers | undefined {
+  if (!planComputable(plan) || !(stage >= 0 && stage < plan.parallel.pp) || !Number.isInteger(stage)) return undefined;
+  const c = fillContext(plan, undefined, replicated);
+  let start = 0;
+  for (let i = 0; i < stage; i++) start += layersOfStage(c, i);
+  return computeStage(c, stage, start, layersOfStage(c, stage), newStageNumbers());
+}
+
+/** Layers per pipeline stage, honouring `stageLayers` or an even split ([] when the plan cannot be computed). */
+export function stageLayerCounts(plan: Plan): number[] {
+  if (!planComputable(plan)) return [];
+  const c = fillContext(plan, CTX, false);
+  return Array.from({ length: c.pp }, (_, i) => layersOfStage(c, i));
+}
+
+/** Activation bytes one in-flight micro-batch holds on a stage (layers + embedding on the first + logits on the last). */
+export function activationBytesPerMicrobatch(plan: Plan, stage: number): number {
+  const s = stageNumbers(plan, stage);
+  return s ? s.layerActPerMicrobatch + s.embeddingActPerMicrobatch + s.logits : 0;
+}
+
+/**
+ * Everything but micro-batch activations on a stage: model states, fp8 caches, gathered params, buffers, CUDA context
+ * and the full-recompute working set (allocated, without fragmentation).
+ */
+export function staticBytes(plan: Plan, stage: number): number {
+  const s = stageNumbers(plan, stage);
+  return s ? s.allocated - s.inFlight * (s.layerActPerMicrobatch + s.embeddingActPerMicrobatch) - s.logits : 0;
+}
+
+/** Micro-batches whose activations a stage holds at its peak (fractional for interleaved schedules). */
+export function inFlightMicrobatches(plan: Plan, stage: number): number {
+  return stageNumbers(plan, stage)?.inFlight ?? 0;
+}

@@ -1,0 +1,53 @@
+/**
+ * Model-state terms: bytes of parameters, gradients, optimizer states, master weights and fp32 gradient buffers on one
+ * rank. `count` is the rank's parameter count after TP/PP/EP splits; `shard` the ZeRO/FSDP divisor (1 when unsharded).
+ */
+
+/** Parameters: Ψ·b_param / N_shard (ZeRO P_p shards them, Rajbhandari et al. 2020 §5.3). */
+export function parameterBytes(count: number, bytesPerParam: number, shard = 1): number {
+  return (count * bytesPerParam) / shard;
+}
+
+/** Gradients: Ψ·b_grad / N_shard (ZeRO P_g, Rajbhandari et al. 2020 §5.2). */
+export function gradientBytes(count: number, bytesPerGrad: number, shard = 1): number {
+  return (count * bytesPerGrad) / shard;
+}
+
+/** Optimizer states: Ψ·b_opt / N_shard (ZeRO P_os, Rajbhandari et al. 2020 §5.1; b_opt from optimizerBytesPerParam). */
+export function optimizerStateBytes(count: number, bytesPerParam: number, shard = 1): number {
+  return (count * bytesPerParam) / shard;
+}
+
+/** fp32 master weights: 4Ψ / N_shard with mixed precision (part of ZeRO's K = 12; Micikevicius et al. 2018). */
+export function masterWeightBytes(count: number, bytesPerParam: number, shard = 1): number {
+  return (count * bytesPerParam) / shard;
+}
+
+/**
+ * fp32 gradient accumulation buffer: 4Ψ / N_shard (Megatron `main_grad`, nanotron `accumulate_grad_in_fp32`;
+ * Ultra-Scale Playbook: "+4Ψ/N_d with ZeRO-2/3").
+ */
+export function gradAccumBufferBytes(count: number, shard = 1): number {
+  return (4 * count) / shard;
+}
+
+/**
+ * FP8 weight caches: 2 bytes per linear weight (fp8 copy + fp8 transpose kept for the backward GEMM;
+ * NVIDIA TransformerEngine `Float8Tensor` with `_transpose` cache, "FP8 primer" docs).
+ */
+export function fp8WeightCacheBytes(linearWeights: number, shard = 1): number {
+  return (2 * linearWeights) / shard;
+}
+
+/**
+ * Per-device model-state bytes of the ZeRO paper (Rajbhandari et al. 2020, §5 and Table 1) for stage 0–3 with
+ * mixed-precision Adam: 2Ψ params + 2Ψ grads + KΨ optimizer (K = 12), composed from the terms above.
+ */
+export function zeroModelStateBytes(psi: number, nd: number, stage: 0 | 1 | 2 | 3, k = 12): number {
+  return (
+    parameterBytes(psi, 2, stage >= 3 ? nd : 1) +
+    gradientBytes(psi, 2, stage >= 2 ? nd : 1) +
+    optimizerStateBytes(psi, k - 4, stage >= 1 ? nd : 1) +
+    masterWeightBytes(psi, 4, stage >= 1 ? nd : 1)
+  );
+}

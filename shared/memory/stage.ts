@@ -1,0 +1,121 @@
+/**
+ * Per-stage numbers: applies the sharding map and calls one term function per physical term. Shared by the traceable
+ * estimate (which adds labels and inputs) and the fast path (which only keeps the peak). No formula lives twice.
+ *
+ * Sharding map: attention and MLP matrices and the vocabulary are TP-sharded (k/v replicated when tp > KV heads);
+ * norms and routers are replicated over TP; layers are owned by their PP stage (embedding on the first, final norm and
+ * LM head on the last); routed experts are split over EP·ETP; ZeRO/FSDP divide states over the shard group × CP
+ * (experts over the expert-data-parallel group shard·CP·TP/(EP·ETP)).
+ */
+import { moeLayersIn } from '../model/params';
+import {
+  embeddingActivationBytes, inFlightMicrobatchCount, logitsBytes, recomputeWorkingBytes, stageLayerActivationBytes,
+} from './activations';
+import { commBufferBytes, cudaContextBytes, fragmentationBytes, gatheredParameterBytes } from './buffers';
+import type { MemoryContext } from './context';
+import {
+  fp8WeightCacheBytes, gradAccumBufferBytes, gradientBytes, masterWeightBytes, optimizerStateBytes, parameterBytes,
+} from './modelStates';
+
+/** Numbers of one stage on one rank, bytes unless stated. */
+export interface StageNumbers {
+  stage: number; layers: number; moeLayers: number; first: boolean; last: boolean;
+  /** Parameters held before ZeRO sharding (after TP/PP/EP), and the trainable ones among them. */
+  paramsPerRank: number; trainablePerRank: number;
+  /** Largest gathered unit (layer or embedding), parameters per rank. */
+  unitParams: number;
+  inFlight: number;
+  /** Layer and embedding activations of ONE in-flight micro-batch (activations = inFlight · layer part + recompute working set). */
+  layerActPerMicrobatch: number; embeddingActPerMicrobatch: number;
+  parameters: number; gradients: number; optimizerStates: number; masterWeights: number; gradAccumBuffer: number;
+  fp8WeightCache: number;
+  activations: number; embeddingActivations: number; logits: number;
+  gatheredParameters: number; commBuffers: number; cudaContext: number; fragmentation: number;
+  /** Bytes this rank keeps in host memory (offload). */
+  hostBytes: number;
+  modelStates: number; activationTotal: number; allocated: number; reserved: number;
+}
+
+/** A zeroed StageNumbers object to refill. */
+export function newStageNumbers(): StageNumbers {
+  return {
+    stage: 0, layers: 0, moeLayers: 0, first: false, last: false, paramsPerRank: 0, trainablePerRank: 0, unitParams: 0,
+    inFlight: 0, layerActPerMicrobatch: 0, embeddingActPerMicrobatch: 0, parameters: 0, gradients: 0, optimizerStates: 0, masterWeights: 0, gradAccumBuffer: 0, fp8WeightCache: 0,
+    activations: 0, embeddingActivations: 0, logits: 0, gatheredParameters: 0, commBuffers: 0, cudaContext: 0,
+    fragmentation: 0, hostBytes: 0, modelStates: 0, activationTotal: 0, allocated: 0, reserved: 0,
+  };
+}
+
+/** Fills `o` with the numbers of pipeline stage `stage` holding `layers` layers starting at layer `start`. */
+export function computeStage(c: MemoryContext, stage: number, start: number, layers: number, o: StageNumbers): StageNumbers {
+  const first = stage === 0, last = stage === c.pp - 1;
+  const nMoe = moeLayersIn(c.model, start, start + layers);
+  const layerDense = layers * c.attnRank + (layers - nMoe) * c.denseMlpRank + nMoe * c.moeDenseRank;
+  const dense = layerDense + (first ? c.embedRank + c.positions : 0) + (last ? c.finalNorm + c.headRank : 0);
+  const expert = nMoe * c.expertRank;
+  const lora = layers * c.loraPerLayer;
+  const z = c.zstage;
+  const accumFrom = c.style === 'megatron-distopt' ? 1 : 2;
+  // ZeRO divisors: a state is sharded from ZeRO stage `from` on (dense over nd, experts over ne).
+  const dP = z >= 3 ? c.nd : 1, eP = z >= 3 ? c.ne : 1;
+  const dG = z >= 2 ? c.nd : 1, eG = z >= 2 ? c.ne : 1;
+  const dO = z >= 1 ? c.nd : 1, eO = z >= 1 ? c.ne : 1;
+  const dA = z >= accumFrom ? c.nd : 1, eA = z >= accumFrom ? c.ne : 1;
+  let parameters: number, gradients: number, optimizerStates: number, masterWeights: number, gradAccumBuffer: number;
+  if (c.lora) {
+    // Frozen base in its storage dtype (QLoRA: NF4); adapters train normally.
+    parameters = parameterBytes(dense, c.baseBytes, dP) + parameterBytes(expert, c.baseBytes, eP) + parameterBytes(lora, c.paramB, dP);
+    gradients = gradientBytes(lora, c.gradB, dG);
+    optimizerStates = optimizerStateBytes(lora, c.optB, dO);
+    masterWeights = masterWeightBytes(lora, c.masterB, dO);
+    gradAccumBuffer = c.accum ? gradAccumBufferBytes(lora, dA) : 0;
+  } else {
+    parameters = parameterBytes(dense, c.paramB, dP) + parameterBytes(expert, c.paramB, eP);
+    gradients = gradientBytes(dense, c.gradB, dG) + gradientBytes(expert, c.gradB, eG);
+    optimizerStates = optimizerStateBytes(dense, c.optB, dO) + optimizerStateBytes(expert, c.optB, eO);
+    masterWeights = masterWeightBytes(dense, c.masterB, dO) + masterWeightBytes(expert, c.masterB, eO);
+    gradAccumBuffer = c.accum ? gradAccumBufferBytes(dense, dA) + gradAccumBufferBytes(expert, eA) : 0;
+  }
+  const fp8WeightCache = c.fp8 ? fp8WeightCacheBytes(layerDense + expert, z >= 3 ? c.nd : 1) : 0;
+  let hostBytes = 0;
+  if (c.offOpt !== 'none') {
+    if (c.offOpt === 'cpu') hostBytes += optimizerStates + masterWeights + gradAccumBuffer;
+    optimizerStates = 0; masterWeights = 0; gradAccumBuffer = 0;
+  }
+  if (c.offParams !== 'none' && z >= 3) {
+    if (c.offParams === 'cpu') hostBytes += parameters;
+    parameters = 0;
+  }
+  const perLayerUnit = c.attnRank + Math.max(c.denseMlpRank, nMoe > 0 ? c.moeDenseRank + c.expertRank : 0);
+  const unitParams = Math.max(layers > 0 ? perLayerUnit : 0, first ? c.embedRank : 0, last ? c.headRank : 0);
+  const stageParams = dense + expert + lora;
+  const gatheredParameters = z >= 3
+    ? gatheredParameterBytes(c.style, unitParams, stageParams, c.lora ? c.baseBytes : c.paramB, c.lora ? 0 : c.gradB, c.reshard, c.prefetch, c.maxLive)
+    : 0;
+  const commBuffers = commBufferBytes(c.style, z, c.lora ? lora : stageParams, c.gradB, c.reduceBucket, c.allgatherBucket, c.overlap);
+  const inFlight = inFlightMicrobatchCount(c.schedule, c.pp, c.vpp, c.m, stage);
+  // Dense and MoE layers differ in MLP width; recomputed layers are taken from the dense ones first.
+  const rDense = Math.min(layers - nMoe, c.recomputeLayers);
+  const layerAct = stageLayerActivationBytes(c, layers - nMoe, c.recompute, rDense) +
+    stageLayerActivationBytes(c, nMoe, c.recompute, c.recomputeLayers - rDense, c.moeFfn);
+  const working = recomputeWorkingBytes(c, c.recompute, layers, nMoe > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn);
+  const activations = inFlight * layerAct + working;
+  const embAct = first ? embeddingActivationBytes(c) : 0;
+  const embeddingActivations = inFlight * embAct;
+  const logits = last ? logitsBytes(c, c.vocab) : 0;
+  const modelStates = parameters + gradients + optimizerStates + masterWeights + gradAccumBuffer;
+  const activationTotal = activations + embeddingActivations + logits;
+  const tensors = modelStates + fp8WeightCache + activationTotal + gatheredParameters + commBuffers;
+  const cudaContext = cudaContextBytes(c.ctxBytes);
+  const fragmentation = fragmentationBytes(tensors, c.frag);
+  o.stage = stage; o.layers = layers; o.moeLayers = nMoe; o.first = first; o.last = last;
+  o.paramsPerRank = stageParams; o.trainablePerRank = c.lora ? lora : stageParams; o.unitParams = unitParams; o.inFlight = inFlight;
+  o.layerActPerMicrobatch = layerAct; o.embeddingActPerMicrobatch = embAct;
+  o.parameters = parameters; o.gradients = gradients; o.optimizerStates = optimizerStates; o.masterWeights = masterWeights;
+  o.gradAccumBuffer = gradAccumBuffer; o.fp8WeightCache = fp8WeightCache; o.activations = activations;
+  o.embeddingActivations = embeddingActivations; o.logits = logits; o.gatheredParameters = gatheredParameters;
+  o.commBuffers = commBuffers; o.cudaContext = cudaContext; o.fragmentation = fragmentation; o.hostBytes = hostBytes;
+  o.modelStates = modelStates; o.activationTotal = activationTotal;
+  o.allocated = tensors + cudaContext; o.reserved = tensors + cudaContext + fragmentation;
+  return o;
+}

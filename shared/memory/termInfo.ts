@@ -1,0 +1,20 @@
+/** Label, formula text and citation of every memory term, as hovers and `--json` show them. */
+import type { MemoryTermName } from '../plan/result';
+
+export interface TermInfo { readonly label: string; readonly formula: string; readonly citation: string }
+
+export const TERM_INFO: Readonly<Record<MemoryTermName, TermInfo>> = {
+  parameters: { label: 'Parameters', formula: 'Ψ_rank · b_param / N_shard (0 on GPU with parameter offload)', citation: 'Rajbhandari et al. 2020 (ZeRO) §5.3; Megatron theoretical_memory_usage.py sharding map' },
+  gradients: { label: 'Gradients', formula: 'Ψ_train · b_grad / N_shard', citation: 'Rajbhandari et al. 2020 (ZeRO) §5.2' },
+  optimizerStates: { label: 'Optimizer states', formula: 'Ψ_train · b_opt / N_shard (Adam 8, SGD-momentum 4, Lion 4, 8-bit Adam 2, Adafactor ≈ 8/h)', citation: 'Rajbhandari et al. 2020 (ZeRO) §5.1; Kingma & Ba 2015; Dettmers et al. 2022; Chen et al. 2023; Shazeer & Stern 2018' },
+  masterWeights: { label: 'fp32 master weights', formula: 'Ψ_train · 4 / N_shard', citation: 'Micikevicius et al. 2018 (mixed precision); ZeRO K = 12' },
+  gradAccumBuffer: { label: 'fp32 gradient buffer', formula: '4 · Ψ_train / N_shard', citation: 'Megatron main_grad / nanotron accumulate_grad_in_fp32; Ultra-Scale Playbook' },
+  fp8WeightCache: { label: 'FP8 weight caches', formula: '2 · Ψ_linear / N_shard (fp8 weight + transpose)', citation: 'NVIDIA TransformerEngine Float8Tensor transpose cache' },
+  activations: { label: 'Activations', formula: 'm_inflight · L_stage · [sbh(4B+2)/(SP ? t : 1) + B·sb(2ad + 2KV·d + (gated ? 3 : 2)f)/t + (flash ? 4asb : (2B+1)as²b)/t] (full recompute: B·sbh per layer + one layer)', citation: 'Korthikanti et al. 2022, Table 2 and §4.2.3' },
+  embeddingActivations: { label: 'Embedding activations', formula: 'm_inflight · (8sb + sbh/(SP ? t : 1))', citation: 'Korthikanti et al. 2022 §4.2.3; Megatron theoretical_memory_usage.py' },
+  logits: { label: 'Output layer and fp32 logits', formula: '2B·sbh/(SP ? t : 1) + 4·s·b·V/t', citation: 'Korthikanti et al. 2022 §4.2.3 (4sbh/t·(1 + v/h))' },
+  gatheredParameters: { label: 'Gathered ZeRO-3/FSDP parameters', formula: 'FSDP: (reshard ? 2Ψ_unit : Ψ_stage)·b_param + Ψ_unit·b_grad; DeepSpeed: min(max_live, Ψ_unit + prefetch)·b_param + Ψ_unit·b_grad', citation: 'Zhao et al. 2023 (PyTorch FSDP) §3.2; DeepSpeed memory.rst largest_layer_memory' },
+  commBuffers: { label: 'Communication buckets', formula: 'DDP Ψ_stage·b_grad (bucket copies of all gradients); DeepSpeed ZeRO-1/2 (overlap ? 4.5 : 1)·(reduce + allgather)·2; ZeRO-3 (overlap ? 2 : 1)·reduce·b_grad', citation: 'PyTorch DDP docs (gradient_as_bucket_view); DeepSpeed config docs (overlap_comm 4.5×)' },
+  cudaContext: { label: 'CUDA context and workspaces', formula: 'C_ctx', citation: 'formulas.md guidance 3 (1–2 GB per GPU)' },
+  fragmentation: { label: 'Allocator fragmentation', formula: 'f · allocated tensors', citation: 'formulas.md guidance 3 (5–10%)' },
+};

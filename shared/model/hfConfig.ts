@@ -1,0 +1,167 @@
+/**
+ * Reads a Hugging Face `config.json` object into a ModelSpec (config-formats.md §7.1). Handles Llama, Mistral,
+ * Qwen2 (q/k/v bias hard-coded in the modeling code), Qwen3 (explicit head_dim, q/k norm), GPT-2 (n_embd …),
+ * Mixtral, Qwen-MoE and DeepSeek-style MoE keys, and nested `text_config`. Never throws: garbage becomes problems.
+ */
+import type { AttnBias, InputSource, ModelSpec, MoeSpec, Problem } from '../plan/types';
+
+export interface HfConfigResult {
+  readonly model?: ModelSpec;
+  readonly problems: Problem[];
+  /** Source of every ModelSpec field, keyed "model.<field>". */
+  readonly sources: Record<string, InputSource>;
+}
+
+type Obj = Record<string, unknown>;
+
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Model types written in GPT-2 style (learned positions, LayerNorm, biases, tied head, plain GELU MLP). */
+const GPT2_TYPES = new Set(['gpt2', 'gpt_bigcode', 'gpt-2', 'megatron-gpt', 'gpt3']);
+
+/** Model types whose modeling code adds q/k/v biases regardless of config (Qwen2 family). */
+const QKV_BIAS_TYPES = new Set(['qwen2', 'qwen2_moe', 'qwen2_vl', 'qwen2_5_vl']);
+
+/** Model types with per-head q/k RMSNorm (Qwen3 family). */
+const QK_NORM_TYPES = new Set(['qwen3', 'qwen3_moe', 'qwen3_next']);
+
+/** Reads a config.json-like object. `name` overrides `_name_or_path` for the display name. */
+export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
+  const problems: Problem[] = [];
+  const sources: Record<string, InputSource> = {};
+  if (!isObj(obj)) {
+    problems.push({ code: 'hf-config-not-object', severity: 'error', message: 'The model config is not a JSON object.', paths: ['model'] });
+    return { problems, sources };
+  }
+  const cfg: Obj = isObj(obj.text_config) ? { ...obj, ...obj.text_config } : obj;
+  const modelType = typeof cfg.model_type === 'string' ? cfg.model_type.toLowerCase() : '';
+  const gpt2 = GPT2_TYPES.has(modelType) || (modelType === '' && cfg.n_embd !== undefined);
+
+  /** Reads the first present key as a number; records its source or the default. */
+  const num = (field: string, keys: string[], fallback: number | undefined, why = 'Hugging Face default'): number => {
+    for (const k of keys) {
+      const v = cfg[k];
+      if (v === undefined || v === null) continue;
+      if (typeof v === 'number' && Number.isFinite(v) && v > 0 && Number.isInteger(v)) {
+        sources[`model.${field}`] = { kind: 'explicit', detail: `config.json: ${k}` };
+        return v;
+      }
+      problems.push({ code: 'hf-config-bad-value', severity: 'error', message: `config.json: ${k} must be a positive integer, got ${JSON.stringify(v)}.`, paths: [`model.${field}`] });
+      return NaN;
+    }
+    if (fallback === undefined) {
+      problems.push({ code: 'hf-config-missing-key', severity: 'error', message: `config.json has none of ${keys.join(', ')}.`, paths: [`model.${field}`] });
+      return NaN;
+    }
+    sources[`model.${field}`] = { kind: 'default', detail: why };
+    return fallback;
+  };
+  const bool = (field: string, key: string, fallback: boolean, why: string): boolean => {
+    const v = cfg[key];
+    if (typeof v === 'boolean') {
+      sources[`model.${field}`] = { kind: 'explicit', detail: `config.json: ${key}` };
+      return v;
+    }
+    sources[`model.${field}`] = { kind: 'default', detail: why };
+    return fallback;
+  };
+  // LlamaConfig defaults (transformers): vocab 32000, hidden 4096, intermediate 11008, layers 32, heads 32.
+  const d = gpt2 ? { h: 768, L: 12, H: 12, V: 50257, pos: 1024 } : { h: 4096, L: 32, H: 32, V: 32000, pos: 2048 };
+  const h = num('hiddenSize', ['hidden_size', 'n_embd', 'd_model', 'dim'], d.h);
+  const layers = num('layers', ['num_hidden_layers', 'n_layer', 'num_layers', 'n_layers'], d.L);
+  const heads = num('heads', ['num_attention_heads', 'n_head', 'n_heads'], d.H);
+  const kvHeads = gpt2 ? heads : num('kvHeads', ['num_key_value_heads', 'num_query_groups', 'n_kv_heads'], heads, 'num_key_value_heads = None → heads (MHA)');
+  const headDim = num('headDim', ['head_dim', 'kv_channels'], Math.floor(h / heads) || 1, 'hidden_size / num_attention_heads');
+  const ffnSize = gpt2
+    ? num('ffnSize', ['n_inner', 'intermediate_size'], 4 * h, 'GPT-2 n_inner = None → 4·n_embd')
+    : num('ffnSize', ['intermediate_size', 'ffn_hidden_size'], 11008, 'LlamaConfig default intermediate_size');
+  const vocabSize = num('vocabSize', ['vocab_size', 'padded_vocab_size'], d.V);
+  const maxPositions = num('maxPositions', ['max_position_embeddings', 'n_positions', 'n_ctx', 'seq_length'], d.pos);
+  if (gpt2 && h % heads !== 0) {
+    problems.push({ code: 'hf-config-head-dim', severity: 'error', message: `n_embd ${h} is not divisible by n_head ${heads}.`, paths: ['model.hiddenSize', 'model.heads'] });
+  }
+
+  let attnBias: AttnBias = 'none';
+  if (gpt2) attnBias = 'all';
+  else if (QKV_BIAS_TYPES.has(modelType)) attnBias = 'qkv';
+  else if (cfg.attention_bias === true || cfg.bias === true) attnBias = 'all';
+  sources['model.attnBias'] = QKV_BIAS_TYPES.has(modelType)
+    ? { kind: 'derived', detail: `${modelType} modeling code always adds q/k/v biases` }
+    : { kind: cfg.attention_bias === undefined ? 'default' : 'explicit', detail: 'config.json: attention_bias (default false)' };
+  const tied = gpt2 ? true : bool('tiedEmbeddings', 'tie_word_embeddings', false, 'LlamaConfig default tie_word_embeddings = false');
+  if (gpt2) sources['model.tiedEmbeddings'] = { kind: 'derived', detail: 'GPT-2 always ties lm_head to wte' };
+  const dropKeys = gpt2 ? ['resid_pdrop', 'attn_pdrop', 'embd_pdrop'] : ['attention_dropout', 'hidden_dropout', 'dropout'];
+  const dropVals = dropKeys.map((k) => cfg[k]).filter((v): v is number => typeof v === 'number');
+  const dropout = dropVals.length ? dropVals.some((v) => v > 0) : gpt2;
+  sources['model.dropout'] = dropVals.length
+    ? { kind: 'explicit', detail: `config.json: ${dropKeys.join(' / ')}` }
+    : { kind: 'default', detail: gpt2 ? 'GPT-2 default dropout 0.1' : 'LlamaConfig default attention_dropout 0.0' };
+  const moe = readMoe(cfg, modelType, ffnSize, problems, sources);
+  if (cfg.kv_lora_rank !== undefined || cfg.q_lora_rank !== undefined) {
+    problems.push({
+      code: 'hf-config-mla-approximated', severity: 'warning',
+      message: 'Multi-head latent attention (MLA) is not modelled exactly; attention is approximated as standard attention with the given head_dim.',
+      paths: ['model.heads'],
+    });
+  }
+  if (problems.some((p) => p.severity === 'error')) return { problems, sources };
+
+  const display = name ?? (typeof cfg._name_or_path === 'string' && cfg._name_or_path ? cfg._name_or_path : modelType || 'model');
+  const model: ModelSpec = {
+    name: display,
+    layers,
+    hiddenSize: h,
+    heads,
+    kvHeads,
+    headDim,
+    ffnSize,
+    gatedMlp: !gpt2,
+    attnBias,
+    mlpBias: gpt2 ? true : cfg.mlp_bias === true,
+    tiedEmbeddings: tied,
+    positions: gpt2 ? 'learned' : 'rotary',
+    maxPositions,
+    norm: gpt2 ? 'layernorm' : 'rmsnorm',
+    qkNorm: QK_NORM_TYPES.has(modelType),
+    dropout,
+    vocabSize,
+    ...(moe ? { moe } : {}),
+  };
+  return { model, problems, sources };
+}
+
+/** Reads Mixtral / Qwen-MoE / DeepSeek MoE keys; undefined for dense models. */
+function readMoe(cfg: Obj, modelType: string, ffn: number, problems: Problem[], sources: Record<string, InputSource>): MoeSpec | undefined {
+  const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined);
+  const experts = int(cfg.num_local_experts) ?? int(cfg.num_experts) ?? int(cfg.n_routed_experts) ?? int(cfg.moe_num_experts);
+  if (!experts) return undefined;
+  const topK = int(cfg.num_experts_per_tok) ?? int(cfg.moe_top_k) ?? 2;
+  const expertFfnSize = int(cfg.moe_intermediate_size) || ffn;
+  let sharedExperts = 0;
+  let sharedExpertFfnSize = 0;
+  let sharedExpertGate = false;
+  const qwenShared = int(cfg.shared_expert_intermediate_size);
+  if (qwenShared) {
+    sharedExperts = 1;
+    sharedExpertFfnSize = qwenShared;
+    sharedExpertGate = modelType.startsWith('qwen2');
+  } else if (int(cfg.n_shared_experts)) {
+    sharedExperts = int(cfg.n_shared_experts) ?? 0;
+    sharedExpertFfnSize = expertFfnSize;
+  }
+  const step = int(cfg.decoder_sparse_step) || int(cfg.moe_layer_freq) || 1;
+  const onlyMlp = Array.isArray(cfg.mlp_only_layers) ? cfg.mlp_only_layers.length : 0;
+  if (onlyMlp > 0) {
+    problems.push({ code: 'hf-config-mlp-only-layers', severity: 'warning', message: 'mlp_only_layers is approximated: those layers are counted as MoE layers.', paths: ['model.moe'] });
+  }
+  if (topK > experts) {
+    problems.push({ code: 'hf-config-bad-value', severity: 'error', message: `num_experts_per_tok ${topK} exceeds the ${experts} experts.`, paths: ['model.moe.topK'] });
+  }
+  sources['model.moe'] = { kind: 'explicit', detail: 'config.json: MoE keys' };
+  return {
+    experts, topK, expertFfnSize, sharedExperts, sharedExpertFfnSize,
+    denseFirstLayers: int(cfg.first_k_dense_replace) ?? 0,
+    layerFrequency: step,
+    sharedExpertGate,
+  };
+}

@@ -1,0 +1,161 @@
+/**
+ * Exact parameter counts per component of a decoder transformer (config-formats.md §7.2).
+ * Counts are trainable parameters as the framework creates them; buffers (rotary inv_freq, GPT-2 causal masks) are not parameters.
+ */
+import type { ParameterCounts } from '../plan/result';
+import type { LoraSpec, ModelSpec } from '../plan/types';
+
+/** Parameters of one layer, split by how tensor parallelism treats them. */
+export interface LayerParams {
+  /** q, k, v, o weight matrices (TP-sharded; k/v may be replicated when tp > kv heads). */
+  readonly attnWeights: number;
+  /** k and v weights alone (part of attnWeights), for the KV-replication rule. */
+  readonly kvWeights: number;
+  /** Attention biases and q/k norms. */
+  readonly attnOther: number;
+  /** Dense MLP matrices and biases (dense layers only). */
+  readonly denseMlp: number;
+  /** The two per-layer norms (replicated across TP). */
+  readonly norms: number;
+  /** Routed experts of one MoE layer (EP/ETP-sharded). */
+  readonly experts: number;
+  /** Router (gate) of one MoE layer (replicated). */
+  readonly router: number;
+  /** Shared experts (and their gate) of one MoE layer (TP-sharded like a dense MLP). */
+  readonly sharedExperts: number;
+  /** Inactive routed-expert parameters per MoE layer: (E − k) experts. */
+  readonly inactiveExperts: number;
+}
+
+/** Every component of the model's parameter count. */
+export interface ParamBreakdown extends ParameterCounts {
+  /** Padded vocabulary rows actually allocated. */
+  readonly paddedVocab: number;
+  readonly embedding: number;
+  readonly positions: number;
+  readonly perLayer: LayerParams;
+  readonly denseLayers: number;
+  readonly moeLayers: number;
+  readonly finalNorm: number;
+  /** Separate output projection (0 when tied). */
+  readonly lmHead: number;
+  /** LoRA adapter parameters (0 without LoRA). */
+  readonly lora: number;
+}
+
+/** Megatron vocabulary padding: ceil(V / (mult·tp))·mult·tp (megatron/training/tokenizer `_vocab_size_with_padding`). */
+export function paddedVocabSize(vocab: number, padMultiple: number | undefined, tp = 1): number {
+  if (!padMultiple || padMultiple <= 0) return vocab;
+  const m = padMultiple * Math.max(1, tp);
+  return Math.ceil(vocab / m) * m;
+}
+
+/** Parameters of one MLP with intermediate size f: gated 3·h·f (+ 2f + h biases), plain 2·h·f (+ f + h biases). */
+export function mlpParams(model: ModelSpec, f: number): number {
+  const h = model.hiddenSize;
+  const weights = (model.gatedMlp ? 3 : 2) * h * f;
+  const bias = model.mlpBias ? (model.gatedMlp ? 2 * f : f) + h : 0;
+  return weights + bias;
+}
+
+/** Parameters of one normalisation layer: RMSNorm h, LayerNorm 2h (weight and bias). */
+export function normParams(model: ModelSpec): number {
+  return model.norm === 'layernorm' ? 2 * model.hiddenSize : model.hiddenSize;
+}
+
+/** Whether layer i (zero-based) is an MoE layer: past the dense-first layers and on the layer frequency (Qwen-MoE rule). */
+export function isMoeLayer(model: ModelSpec, i: number): boolean {
+  const moe = model.moe;
+  if (!moe || moe.experts <= 0) return false;
+  if (i < moe.denseFirstLayers) return false;
+  const f = Math.max(1, moe.layerFrequency);
+  return (i + 1) % f === 0;
+}
+
+/** Number of MoE layers among layers [from, to). */
+export function moeLayersIn(model: ModelSpec, from: number, to: number): number {
+  const moe = model.moe;
+  if (!moe || moe.experts <= 0 || to <= from) return 0;
+  const f = Math.max(1, moe.layerFrequency);
+  const start = Math.max(from, moe.denseFirstLayers);
+  if (to <= start) return 0;
+  // Count i in [start, to) with (i + 1) % f === 0, i.e. j = i + 1 in [start + 1, to] divisible by f.
+  return Math.floor(to / f) - Math.floor(start / f);
+}
+
+/** Per-layer parameter groups: attention (q: h·H·d, k/v: h·KV·d each, o: H·d·h), MLP, norms, MoE parts. */
+export function layerParams(model: ModelSpec): LayerParams {
+  const h = model.hiddenSize;
+  const H = model.heads;
+  const KV = model.kvHeads;
+  const d = model.headDim;
+  const kvWeights = 2 * h * KV * d;
+  const attnWeights = 2 * h * H * d + kvWeights;
+  let attnOther = 0;
+  if (model.attnBias === 'qkv' || model.attnBias === 'all') attnOther += H * d + 2 * KV * d;
+  if (model.attnBias === 'all') attnOther += h;
+  if (model.qkNorm) attnOther += 2 * d;
+  const moe = model.moe;
+  const expertOne = moe ? mlpParams(model, moe.expertFfnSize) : 0;
+  return {
+    attnWeights,
+    kvWeights,
+    attnOther,
+    denseMlp: mlpParams(model, model.ffnSize),
+    norms: 2 * normParams(model),
+    experts: moe ? moe.experts * expertOne : 0,
+    router: moe ? h * moe.experts : 0,
+    sharedExperts: moe ? moe.sharedExperts * mlpParams(model, moe.sharedExpertFfnSize) + (moe.sharedExpertGate ? h : 0) : 0,
+    inactiveExperts: moe ? Math.max(0, moe.experts - moe.topK) * expertOne : 0,
+  };
+}
+
+/** LoRA adapter parameters of one layer: r·(in + out) per adapted projection. */
+export function loraLayerParams(model: ModelSpec, lora: LoraSpec): number {
+  const h = model.hiddenSize;
+  const q = model.heads * model.headDim;
+  const kv = model.kvHeads * model.headDim;
+  const f = model.ffnSize;
+  const shapes: Record<string, [number, number]> = {
+    q: [h, q], k: [h, kv], v: [h, kv], o: [q, h], gate: [h, f], up: [h, f], down: [f, h],
+  };
+  let sum = 0;
+  for (const t of new Set(lora.targets)) {
+    const s = shapes[t];
+    if (s) sum += lora.rank * (s[0] + s[1]);
+  }
+  return sum;
+}
+
+/** Counts every component; total = L·layer + embedding + positions + final norm + LM head (§7.2). */
+export function countParams(model: ModelSpec, lora?: LoraSpec, tp = 1): ParamBreakdown {
+  const h = model.hiddenSize;
+  const L = model.layers;
+  const paddedVocab = paddedVocabSize(model.vocabSize, model.vocabPadMultiple, tp);
+  const per = layerParams(model);
+  const moeLayers = moeLayersIn(model, 0, L);
+  const denseLayers = L - moeLayers;
+  const attn = per.attnWeights + per.attnOther + per.norms;
+  const embedding = paddedVocab * h;
+  const positions = model.positions === 'learned' ? model.maxPositions * h : 0;
+  const finalNorm = normParams(model);
+  const lmHead = model.tiedEmbeddings ? 0 : paddedVocab * h;
+  const parameters =
+    L * attn + denseLayers * per.denseMlp + moeLayers * (per.experts + per.router + per.sharedExperts) +
+    embedding + positions + finalNorm + lmHead;
+  const loraParams = lora ? L * loraLayerParams(model, lora) : 0;
+  return {
+    parameters: parameters + loraParams,
+    trainableParameters: lora ? loraParams : parameters,
+    activeParameters: parameters + loraParams - moeLayers * per.inactiveExperts,
+    paddedVocab,
+    embedding,
+    positions,
+    perLayer: per,
+    denseLayers,
+    moeLayers,
+    finalNorm,
+    lmHead,
+    lora: loraParams,
+  };
+}

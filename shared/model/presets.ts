@@ -1,0 +1,67 @@
+/**
+ * Bundled model presets (data/models/*.json, Hugging Face config.json style) with forgiving lookup:
+ * "llama3-8b", "meta-llama/Meta-Llama-3-8B", "Llama-3.1-8B" all resolve.
+ */
+import type { ModelSpec } from '../plan/types';
+import { modelFromHfConfig } from './hfConfig';
+import { PRESET_CONFIGS } from './presetData';
+
+/** One bundled model preset. */
+export interface ModelPreset {
+  readonly id: string;
+  readonly name: string;
+  readonly aliases: readonly string[];
+  /** URL or paper the configuration comes from. */
+  readonly source: string;
+  readonly model: ModelSpec;
+}
+
+interface PresetMeta { id: string; name: string; aliases?: string[]; source: string }
+
+/** Loads every preset through the one config.json reader. */
+function load(): ModelPreset[] {
+  const out: ModelPreset[] = [];
+  for (const raw of PRESET_CONFIGS) {
+    const meta = (raw as { _shardlens?: PresetMeta })._shardlens;
+    if (!meta) continue;
+    const { model } = modelFromHfConfig(raw, meta.name);
+    if (model) out.push({ id: meta.id, name: meta.name, aliases: meta.aliases ?? [], source: meta.source, model });
+  }
+  return out;
+}
+
+const PRESETS: readonly ModelPreset[] = load();
+
+/** Normalises a model name: lowercase, no org prefix, no "meta-" / "-hf" decorations, no punctuation. */
+export function presetKey(name: string): string {
+  return name
+    .toLowerCase()
+    .replace(/^.*\//, '')
+    .replace(/^meta-/, '')
+    .replace(/-(hf|base)$/, '')
+    .replace(/[^a-z0-9.]+/g, '')
+    .replace(/\.(?=\D)|\.$/g, '');
+}
+
+const INDEX: ReadonlyMap<string, ModelPreset> = (() => {
+  const m = new Map<string, ModelPreset>();
+  for (const p of PRESETS) {
+    for (const k of [p.id, p.name, ...p.aliases]) {
+      const key = presetKey(k);
+      if (!m.has(key)) m.set(key, p);
+    }
+  }
+  return m;
+})();
+
+/** Lists the bundled presets. */
+export function listPresets(): readonly ModelPreset[] {
+  return PRESETS;
+}
+
+/** Finds a preset by id, name, alias or Hub repo id, forgivingly; "-Instruct" variants map to their base model. */
+export function findPreset(name: unknown): ModelPreset | undefined {
+  if (typeof name !== 'string' || !name.trim()) return undefined;
+  const key = presetKey(name);
+  return INDEX.get(key) ?? INDEX.get(key.replace(/(instruct|chat|it)$/, '')) ?? INDEX.get(key.replace(/v0\d$/, ''));
+}

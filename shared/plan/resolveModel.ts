@@ -1,0 +1,81 @@
+/**
+ * Builds a ModelSpec from model.* facts (Megatron flags, nanotron model_config, an HF config.json), filling
+ * the architecture defaults of the family the facts came from, each recorded as a source.
+ */
+import type { Fact } from './facts';
+import type { AttnBias, InputSource, ModelSpec, MoeSpec, NormKind, PositionKind } from './types';
+
+type Facts = Readonly<Record<string, Fact>>;
+
+const num = (f: Facts, p: string): number | undefined => {
+  const v = f[p]?.value;
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined;
+};
+const str = (f: Facts, p: string): string | undefined => {
+  const v = f[p]?.value;
+  return typeof v === 'string' ? v : undefined;
+};
+const bool = (f: Facts, p: string): boolean | undefined => {
+  const v = f[p]?.value;
+  return typeof v === 'boolean' ? v : undefined;
+};
+
+/** True when the facts describe a model inline (layers, hidden size and heads all present). */
+export function hasInlineModel(f: Facts): boolean {
+  return ['model.layers', 'model.hiddenSize', 'model.heads'].every((p) => (num(f, p) ?? 0) > 0);
+}
+
+/** ModelSpec from facts; `sources` receives "model.<field>" entries. Undefined when the core sizes are missing. */
+export function modelFromFacts(f: Facts, sources: Record<string, InputSource>, seqLen?: number): ModelSpec | undefined {
+  if (!hasInlineModel(f)) return undefined;
+  const take = <T>(path: string, v: T | undefined, fallback: T, why: string): T => {
+    const fact = f[path];
+    if (v !== undefined && fact) { sources[path] = fact.source; return v; }
+    sources[path] = { kind: 'default', detail: why };
+    return fallback;
+  };
+  const L = num(f, 'model.layers')!;
+  const h = num(f, 'model.hiddenSize')!;
+  const heads = num(f, 'model.heads')!;
+  const gpt2 = str(f, 'model.type') === 'gpt2';
+  const kv = take('model.kvHeads', num(f, 'model.kvHeads'), heads, 'KV heads = attention heads (MHA)');
+  const headDim = take('model.headDim', num(f, 'model.headDim'), Math.max(1, Math.round(h / heads)), 'head_dim = hidden / heads');
+  const gated = take('model.gatedMlp', bool(f, 'model.gatedMlp'), !gpt2, gpt2 ? 'GPT-2: plain MLP' : 'HF decoder (Llama-style): gated SwiGLU MLP');
+  const ffn = take('model.ffnSize', num(f, 'model.ffnSize'), 4 * h, 'FFN = 4·hidden');
+  const vocab = take('model.vocabSize', num(f, 'model.vocabSize'), 32000, 'vocabulary 32000 (LlamaConfig default); set --vocab-size or vocab_size');
+  const maxPos = take('model.maxPositions', num(f, 'model.maxPositions'), seqLen ?? 2048, 'max positions = sequence length');
+  const model: ModelSpec = {
+    name: str(f, 'model.name') ?? str(f, 'model.preset') ?? `${L}L-${h}h`,
+    layers: L,
+    hiddenSize: h,
+    heads,
+    kvHeads: kv > 0 ? kv : heads,
+    headDim,
+    ffnSize: ffn,
+    gatedMlp: gated,
+    attnBias: take('model.attnBias', str(f, 'model.attnBias') as AttnBias | undefined, gpt2 ? 'all' : 'none', 'no attention bias'),
+    mlpBias: take('model.mlpBias', bool(f, 'model.mlpBias'), gpt2, 'no MLP bias'),
+    tiedEmbeddings: take('model.tiedEmbeddings', bool(f, 'model.tiedEmbeddings'), gpt2, 'untied output layer'),
+    positions: take('model.positions', str(f, 'model.positions') as PositionKind | undefined, gpt2 ? 'learned' : 'rotary', 'rotary positions'),
+    maxPositions: maxPos,
+    norm: take('model.norm', str(f, 'model.norm') as NormKind | undefined, gpt2 ? 'layernorm' : 'rmsnorm', 'RMSNorm'),
+    qkNorm: take('model.qkNorm', bool(f, 'model.qkNorm'), false, 'no q/k norm'),
+    vocabSize: vocab,
+    ...(num(f, 'model.vocabPadMultiple') !== undefined ? { vocabPadMultiple: take('model.vocabPadMultiple', num(f, 'model.vocabPadMultiple'), 0, '') } : {}),
+  };
+  const experts = num(f, 'model.moe.experts') ?? 0;
+  if (experts > 1) {
+    const moe: MoeSpec = {
+      experts,
+      topK: take('model.moe.topK', num(f, 'model.moe.topK'), 2, 'top-2 routing'),
+      expertFfnSize: take('model.moe.expertFfnSize', num(f, 'model.moe.expertFfnSize'), ffn, 'expert FFN = FFN size'),
+      sharedExperts: take('model.moe.sharedExperts', num(f, 'model.moe.sharedExperts'), num(f, 'model.moe.sharedExpertFfnSize') ? 1 : 0, 'shared experts from the shared FFN size'),
+      sharedExpertFfnSize: take('model.moe.sharedExpertFfnSize', num(f, 'model.moe.sharedExpertFfnSize'), 0, 'no shared expert'),
+      denseFirstLayers: take('model.moe.denseFirstLayers', num(f, 'model.moe.denseFirstLayers'), 0, 'every layer is MoE'),
+      layerFrequency: take('model.moe.layerFrequency', num(f, 'model.moe.layerFrequency'), 1, 'every layer is MoE'),
+      sharedExpertGate: false,
+    };
+    return { ...model, moe };
+  }
+  return model;
+}

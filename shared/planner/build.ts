@@ -1,0 +1,105 @@
+/**
+ * Turns a base plan and a layout into the plan the estimators read. Plans stay immutable: each call spreads the
+ * base objects and replaces only the layout's fields.
+ */
+import type { ClusterSpec, OffloadTarget, ParallelSpec, Plan, ShardingSpec, ShardingStyle, TrainingSpec } from '../plan/types';
+import type { Layout } from './types';
+
+/** The parallel choices of a layout, without its costs. */
+export type LayoutChoice = Omit<Layout, 'stepSeconds' | 'peakAllocatedBytes' | 'peakReservedBytes' | 'fits'>;
+
+/**
+ * The sharding a framework uses for a ZeRO-equivalent stage and an optimizer offload target, or undefined when the
+ * framework cannot express it (Megatron: distributed optimizer = ZeRO-1 only; FSDP: no ZeRO-1; offload needs sharding).
+ */
+export function shardingFor(base: ShardingSpec, zero: 0 | 1 | 2 | 3, offload: OffloadTarget, dp: number): ShardingSpec | undefined {
+  if (offload !== 'none' && zero === 0) return undefined;
+  const common = { shardGroupSize: dp, offloadOptimizer: offload };
+  const style: ShardingStyle = base.style;
+  if (style === 'deepspeed') {
+    return { ...base, ...common, stage: zero, offloadParams: zero === 3 ? base.offloadParams : 'none' };
+  }
+  if (style === 'fsdp' || style === 'fsdp2') {
+    if (zero === 1) return undefined;
+    // FSDP offloads parameters, gradients and optimizer states together (CPUOffload(offload_params=True)).
+    if (offload !== 'none' && zero !== 3) return undefined;
+    const fsdpStrategy = zero === 3 ? 'FULL_SHARD' : zero === 2 ? 'SHARD_GRAD_OP' : 'NO_SHARD';
+    return { ...base, ...common, stage: zero, fsdpStrategy, offloadParams: offload };
+  }
+  if (zero > 1) return undefined;
+  return { ...base, ...common, style: zero === 1 ? 'megatron-distopt' : 'ddp', stage: zero, offloadParams: 'none' };
+}
+
+/** The cluster for a GPU count: whole nodes of the base node size, or one partial node. */
+export function clusterFor(base: ClusterSpec, gpus: number): ClusterSpec | undefined {
+  if (!Number.isInteger(gpus) || gpus < 1) return undefined;
+  if (gpus === base.gpusPerNode * base.nodes) return base;
+  if (gpus < base.gpusPerNode) return { ...base, gpusPerNode: gpus, nodes: 1 };
+  if (gpus % base.gpusPerNode !== 0) return undefined;
+  return { ...base, nodes: gpus / base.gpusPerNode };
+}
+
+/** The parallel spec of a layout (schedule interleaved when VPP > 1). */
+export function parallelFor(
+  base: ParallelSpec, c: Pick<LayoutChoice, 'tp' | 'pp' | 'vpp' | 'cp' | 'ep' | 'dp' | 'sp' | 'stageLayers'>, sharding: ShardingSpec,
+): ParallelSpec {
+  const schedule = c.vpp > 1 ? 'interleaved' : base.schedule === 'interleaved' ? '1f1b' : base.schedule;
+  // An explicit literal (no spread): this runs once per layout family in the search loop.
+  const p: ParallelSpec = {
+    dp: c.dp, tp: c.tp, sp: c.sp, pp: c.pp, vpp: c.vpp, schedule, cp: c.cp, ep: c.ep, etp: c.tp, sharding,
+    order: base.order, tpCommOverlap: base.tpCommOverlap,
+  };
+  return c.stageLayers ? { ...p, stageLayers: c.stageLayers } : p;
+}
+
+/** The training spec of a layout: same global batch, new micro batch, accumulation and recomputation. */
+export function trainingFor(base: TrainingSpec, c: Pick<LayoutChoice, 'microBatch' | 'gradAccum' | 'recompute'>): TrainingSpec {
+  // An explicit literal (one hidden class, no spread) keeps the search loop allocation cheap.
+  return {
+    microBatch: c.microBatch, globalBatch: base.globalBatch, gradAccum: c.gradAccum, seqLen: base.seqLen,
+    precision: base.precision, gradDtype: base.gradDtype, fp32GradAccum: base.fp32GradAccum, optimizer: base.optimizer,
+    recompute: c.recompute, flashAttention: base.flashAttention,
+  };
+}
+
+/** The plan the search evaluates: base plan with a new cluster, parallel and training spec (sources unchanged). */
+export function searchPlan(base: Plan, cluster: ClusterSpec, parallel: ParallelSpec, training: TrainingSpec): Plan {
+  return base.lora
+    ? { model: base.model, training, parallel, cluster, overhead: base.overhead, lora: base.lora, sources: base.sources }
+    : { model: base.model, training, parallel, cluster, overhead: base.overhead, sources: base.sources };
+}
+
+const PLANNER_SOURCE = { kind: 'derived', detail: 'layout planner' } as const;
+const CHANGED_PATHS = [
+  'parallel.dp', 'parallel.tp', 'parallel.sp', 'parallel.pp', 'parallel.vpp', 'parallel.cp', 'parallel.ep',
+  'parallel.schedule', 'parallel.sharding.stage', 'parallel.sharding.style', 'parallel.sharding.offloadOptimizer',
+  'training.microBatch', 'training.gradAccum', 'training.recompute',
+];
+
+/** The full plan of a layout, with the planner named as the source of every value it chose; undefined if not expressible. */
+export function planForLayout(base: Plan, c: LayoutChoice, gpus: number): Plan | undefined {
+  const sharding = shardingFor(base.parallel.sharding, c.zero, c.offload, c.dp);
+  const cluster = clusterFor(base.cluster, gpus);
+  if (!sharding || !cluster) return undefined;
+  const sources = { ...base.sources };
+  for (const p of CHANGED_PATHS) sources[p] = PLANNER_SOURCE;
+  return {
+    ...base,
+    cluster,
+    parallel: parallelFor(base.parallel, c, sharding),
+    training: trainingFor(base.training, c),
+    sources,
+  };
+}
+
+/** The layout a plan already uses (for "current vs proposed" deltas). */
+export function layoutOfPlan(plan: Plan): LayoutChoice {
+  const p = plan.parallel;
+  return {
+    tp: p.tp, pp: p.pp, vpp: p.vpp, cp: p.cp, ep: p.ep, dp: p.dp, sp: p.sp,
+    zero: p.sharding.stage, sharding: p.sharding.style, fsdpStrategy: p.sharding.fsdpStrategy,
+    distributedOptimizer: p.sharding.style === 'megatron-distopt',
+    microBatch: plan.training.microBatch, gradAccum: plan.training.gradAccum, recompute: plan.training.recompute,
+    offload: p.sharding.offloadOptimizer, stageLayers: p.stageLayers,
+  };
+}

@@ -1,0 +1,22 @@
+/**
+ * The search space each config format can express, so the planner only proposes layouts "Apply layout" can write.
+ * Hugging Face trainers (DeepSpeed JSON under the HF Trainer, Accelerate, Axolotl, LLaMA-Factory) have no
+ * pipeline parallelism and only whole-layer gradient checkpointing; Megatron and torchtitan have every axis.
+ */
+import type { FormatId } from '../plan/facts';
+import type { SearchSpace } from './types';
+
+const HF_RECOMPUTE = ['none', 'full'] as const;
+
+export function spaceForFormat(format: FormatId): SearchSpace {
+  switch (format) {
+    case 'deepspeed':
+    case 'llamafactory':
+      return { tp: [1], pp: [1], cp: [1], ep: [1], recompute: [...HF_RECOMPUTE] };
+    case 'accelerate':
+    case 'axolotl':
+      return { pp: [1], ep: [1], recompute: [...HF_RECOMPUTE] };
+    default:
+      return {};
+  }
+}

@@ -1,0 +1,153 @@
+/**
+ * The layout search (equal step times rank the lower peak first): every runnable combination of TP, CP, PP (even or uneven), virtual stages, EP, DP, ZeRO
+ * stage, offload, recomputation and micro batch for a fixed global batch, ranked by the fast step-time path
+ * subject to the fast peak-memory path ≤ GPU memory × margin. The only pruning that skips a layout without
+ * evaluating it is: a larger micro batch of the same layout after a smaller one did not fit (peak memory does not
+ * fall as the micro batch grows at a fixed global batch). Counts of everything skipped are returned.
+ */
+import type { OffloadTarget, ParallelSpec, Plan, RecomputeKind, ShardingSpec } from '../plan/types';
+import { clusterFor, parallelFor, searchPlan, shardingFor, trainingFor, type LayoutChoice } from './build';
+import { ParetoFront, TopK } from './ranking';
+import {
+  cpCandidates, epCandidates, microBatchCandidates, offloadCandidates, ppCandidates, recomputeCandidates,
+  stageSplit, tpCandidates, vppCandidates, zeroCandidates,
+} from './space';
+import type { Layout, PlannerEstimators, PlannerOptions, PruneReason, SearchSpace } from './types';
+
+/** What the search found, before the returned layouts are re-estimated with the full model. */
+export interface SearchOutcome {
+  evaluated: number;
+  pruned: Partial<Record<PruneReason, number>>;
+  truncated: boolean;
+  top: Layout[];
+  pareto: Layout[];
+  lowestMemory?: Layout;
+}
+
+/** Layouts that share everything but micro batch and recomputation, with their parallel spec built once. */
+interface Family {
+  readonly tp: number;
+  readonly pp: number;
+  readonly vpp: number;
+  readonly cp: number;
+  readonly ep: number;
+  readonly dp: number;
+  readonly zero: 0 | 1 | 2 | 3;
+  readonly offload: OffloadTarget;
+  readonly sharding: ShardingSpec;
+  readonly stageLayers: readonly number[] | undefined;
+  readonly parallel: ParallelSpec;
+  readonly microBatches: readonly number[];
+}
+
+type Prune = (r: PruneReason, n?: number) => void;
+
+/** Every runnable family of the space, outer axes first; rejected axis values are counted. */
+function* families(base: Plan, gpus: number, space: SearchSpace, prune: Prune): Generator<Family> {
+  const model = base.model;
+  const B = base.training.globalBatch;
+  const zeros = zeroCandidates(base.parallel.sharding.style, space);
+  const offloads = offloadCandidates(space);
+  const gpusPerNode = clusterFor(base.cluster, gpus)?.gpusPerNode ?? base.cluster.gpusPerNode;
+  for (const tp of tpCandidates(model, gpusPerNode, gpus, space, prune)) {
+    for (const cp of cpCandidates(base.training.seqLen, gpus / tp, space, prune)) {
+      if (gpus % (tp * cp) !== 0) { prune('world-size'); continue; }
+      const rest = gpus / (tp * cp);
+      for (const pp of ppCandidates(model, rest, space, prune)) {
+        if (rest % pp !== 0) { prune('world-size'); continue; }
+        const dp = rest / pp;
+        if (B % dp !== 0) { prune('global-batch'); continue; }
+        const stageLayers = stageSplit(model.layers, pp) ?? undefined;
+        const microBatches = microBatchCandidates(B / dp, space);
+        // The sharding of each (ZeRO stage, offload) pair depends only on DP: built once per DP.
+        const shardings = zeros.flatMap((zero) => offloads.map((offload) => ({ zero, offload, sharding: shardingFor(base.parallel.sharding, zero, offload, dp) })));
+        for (const ep of epCandidates(model, space, prune)) {
+          // Megatron carves expert parallelism out of DP×CP (expert data parallel = DP·CP/EP).
+          if ((dp * cp) % ep !== 0) { prune('ep-experts'); continue; }
+          for (const vpp of vppCandidates(model.layers, pp, stageLayers !== undefined, space, prune)) {
+            for (const { zero, offload, sharding } of shardings) {
+              if (!sharding) { prune('zero-offload'); continue; }
+              const choice = { tp, pp, vpp, cp, ep, dp, sp: tp > 1, stageLayers };
+              const parallel = parallelFor(base.parallel, choice, sharding);
+              yield { tp, pp, vpp, cp, ep, dp, zero, offload, sharding, stageLayers, parallel, microBatches };
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+/** The layout object of one evaluated point (built only when it is kept). Optional fields are left out, not undefined. */
+function layoutOf(f: Family, microBatch: number, gradAccum: number, recompute: RecomputeKind, bytes: number, seconds: number, fits: boolean): Layout {
+  return {
+    tp: f.tp, pp: f.pp, vpp: f.vpp, cp: f.cp, ep: f.ep, dp: f.dp, sp: f.tp > 1, zero: f.zero, sharding: f.sharding.style,
+    ...(f.sharding.fsdpStrategy ? { fsdpStrategy: f.sharding.fsdpStrategy } : {}),
+    distributedOptimizer: f.sharding.style === 'megatron-distopt', offload: f.offload,
+    ...(f.stageLayers ? { stageLayers: f.stageLayers } : {}),
+    microBatch, gradAccum, recompute, stepSeconds: seconds, peakAllocatedBytes: bytes, peakReservedBytes: bytes, fits,
+  };
+}
+
+/** Runs the search; `gpus` and `limitBytes` are already checked. */
+export function searchLayouts(base: Plan, gpus: number, limitBytes: number, opts: PlannerOptions, est: PlannerEstimators): SearchOutcome {
+  const pruned: Partial<Record<PruneReason, number>> = {};
+  const prune: Prune = (r, n = 1) => {
+    pruned[r] = (pruned[r] ?? 0) + n;
+  };
+  const B = base.training.globalBatch;
+  const cluster = clusterFor(base.cluster, gpus) ?? base.cluster;
+  const maxEval = opts.maxEvaluations ?? 50_000_000;
+  const recomputes = recomputeCandidates(opts.space ?? {});
+  const top = new TopK<Layout>(Math.max(1, opts.topK ?? 5));
+  const front = new ParetoFront<Layout>();
+  let lowest: Layout | undefined;
+  let evaluated = 0;
+  let truncated = false;
+
+  for (const f of families(base, gpus, opts.space ?? {}, prune)) {
+    const mbs = f.microBatches;
+    for (const recompute of recomputes) {
+      for (let i = 0; i < mbs.length; i++) {
+        if (evaluated >= maxEval) {
+          truncated = true;
+          prune('cap');
+          continue;
+        }
+        const microBatch = mbs[i];
+        const gradAccum = B / (f.dp * microBatch);
+        if (f.vpp > 1 && gradAccum % f.pp !== 0) { prune('interleave-microbatches'); continue; }
+        const plan = searchPlan(base, cluster, f.parallel, trainingFor(base.training, { microBatch, gradAccum, recompute }));
+        const bytes = est.peakBytes(plan);
+        evaluated++;
+        if (!Number.isFinite(bytes) || bytes < 0) { prune('invalid-estimate'); continue; }
+        if (bytes > limitBytes) {
+          prune('memory');
+          if (!lowest || bytes < lowest.peakReservedBytes) lowest = layoutOf(f, microBatch, gradAccum, recompute, bytes, est.stepSeconds(plan), false);
+          // Peak memory does not fall as the micro batch grows at a fixed global batch: skip the larger ones.
+          if (!opts.exhaustive && i + 1 < mbs.length) {
+            prune('memory-monotone', mbs.length - i - 1);
+            break;
+          }
+          continue;
+        }
+        const seconds = est.stepSeconds(plan);
+        if (!Number.isFinite(seconds) || seconds <= 0) { prune('invalid-estimate'); continue; }
+        const keepTop = top.accepts(seconds, bytes);
+        const keepFront = front.accepts(bytes, seconds);
+        if (!keepTop && !keepFront) continue;
+        const layout = layoutOf(f, microBatch, gradAccum, recompute, bytes, seconds, true);
+        if (keepTop) top.add(seconds, layout, bytes);
+        if (keepFront) front.add(bytes, seconds, layout);
+      }
+    }
+  }
+  const found = top.values();
+  return { evaluated, pruned, truncated, top: found, pareto: front.values(), lowestMemory: found.length ? undefined : lowest };
+}
+
+/** Strips the cost fields, for rebuilding a layout's plan. */
+export function choiceOf(l: Layout): LayoutChoice {
+  const { stepSeconds: _s, peakAllocatedBytes: _p, peakReservedBytes: _r, fits: _f, ...choice } = l;
+  return choice;
+}

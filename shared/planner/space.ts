@@ -1,0 +1,123 @@
+/**
+ * Candidate values per parallel axis, each filtered by the rule that makes it runnable.
+ * Rules: Megatron-LM `megatron/core/parallel_state.py` and `arguments.py` (TP divides heads and query groups,
+ * world = TP·PP·CP·DP, EP divides experts and DP·CP, sequence divisible by 2·CP, interleaving needs layers
+ * divisible by PP·VPP and microbatches a multiple of PP).
+ */
+import type { ModelSpec, OffloadTarget, RecomputeKind, ShardingStyle } from '../plan/types';
+import type { PruneReason, SearchSpace } from './types';
+
+/** Positive divisors of n, ascending. */
+export function divisors(n: number): number[] {
+  const out: number[] = [];
+  if (!Number.isInteger(n) || n < 1) return out;
+  for (let d = 1; d * d <= n; d++) {
+    if (n % d === 0) {
+      out.push(d);
+      if (d * d !== n) out.push(n / d);
+    }
+  }
+  return out.sort((a, b) => a - b);
+}
+
+/** Counts rejected axis values by reason. */
+export type PruneCounter = (reason: PruneReason, count?: number) => void;
+
+/** TP degrees: divide heads and KV heads and (by default) the GPUs of a node. */
+export function tpCandidates(model: ModelSpec, gpusPerNode: number, gpus: number, space: SearchSpace, prune: PruneCounter): number[] {
+  const limit = space.tpAcrossNodes ? gpus : Math.min(gpus, gpusPerNode);
+  const raw = space.tp ?? divisors(model.heads).filter((t) => t <= Math.max(limit, 1));
+  return raw.filter((t) => {
+    if (model.heads % t !== 0 || model.kvHeads % t !== 0) return prune('tp-heads'), false;
+    if (gpus % t !== 0 || (!space.tpAcrossNodes && gpusPerNode % t !== 0 && t > 1)) return prune('tp-node'), false;
+    return true;
+  });
+}
+
+/** Layers per stage for PP stages: even, or the first and last stage one or more layers short (Megatron `--decoder-first/last-pipeline-num-layers`). */
+export function stageSplit(layers: number, pp: number): number[] | undefined | null {
+  if (layers % pp === 0) return undefined;
+  if (pp < 3) return null;
+  const middle = Math.ceil(layers / pp);
+  const deficit = middle * pp - layers;
+  const first = middle - Math.ceil(deficit / 2);
+  const last = middle - Math.floor(deficit / 2);
+  if (first < 1 || last < 1) return null;
+  return Array.from({ length: pp }, (_, i) => (i === 0 ? first : i === pp - 1 ? last : middle));
+}
+
+/** PP degrees up to the layer count (uneven splits allowed unless disabled). */
+export function ppCandidates(model: ModelSpec, gpus: number, space: SearchSpace, prune: PruneCounter): number[] {
+  const raw = space.pp ?? divisors(gpus).filter((p) => p <= model.layers);
+  return raw.filter((p) => {
+    if (p < 1 || p > model.layers) return prune('pp-layers'), false;
+    if (model.layers % p !== 0 && (space.unevenPipeline === false || stageSplit(model.layers, p) === null)) return prune('pp-layers'), false;
+    return true;
+  });
+}
+
+/** Virtual pipeline chunks: 1 without PP or with an uneven split; otherwise divisors of layers/PP. */
+export function vppCandidates(layers: number, pp: number, uneven: boolean, space: SearchSpace, prune: PruneCounter): number[] {
+  if (pp === 1 || uneven) return [1];
+  const perStage = layers / pp;
+  const raw = space.vpp ?? divisors(perStage).filter((v) => v <= 8);
+  return raw.filter((v) => {
+    if (v < 1 || perStage % v !== 0) return prune('vpp-layers'), false;
+    return true;
+  });
+}
+
+/** CP degrees: powers of two with the sequence divisible by 2·CP (load-balanced causal split). */
+export function cpCandidates(seqLen: number, gpus: number, space: SearchSpace, prune: PruneCounter): number[] {
+  const raw = space.cp ?? [1, 2, 4, 8, 16, 32].filter((c) => c <= gpus);
+  return raw.filter((c) => {
+    if (c > 1 && seqLen % (2 * c) !== 0) return prune('cp-sequence'), false;
+    return c >= 1;
+  });
+}
+
+/** EP degrees: divide the routed experts (dense models: 1). */
+export function epCandidates(model: ModelSpec, space: SearchSpace, prune: PruneCounter): number[] {
+  const experts = model.moe?.experts ?? 1;
+  const raw = space.ep ?? divisors(experts).filter((e) => e <= 64);
+  return raw.filter((e) => {
+    if (e < 1 || experts % e !== 0) return prune('ep-experts'), false;
+    return true;
+  });
+}
+
+/** ZeRO-equivalent stages each framework can express. */
+export function zeroCandidates(style: ShardingStyle, space: SearchSpace): (0 | 1 | 2 | 3)[] {
+  if (space.zero) return [...space.zero];
+  if (style === 'deepspeed') return [0, 1, 2, 3];
+  if (style === 'fsdp' || style === 'fsdp2') return [0, 2, 3];
+  return [0, 1];
+}
+
+/** Offload targets tried for optimizer states (CPU by default; NVMe only when asked). */
+export function offloadCandidates(space: SearchSpace): OffloadTarget[] {
+  return space.offload ? [...space.offload] : ['none', 'cpu'];
+}
+
+export function recomputeCandidates(space: SearchSpace): RecomputeKind[] {
+  return space.recompute ? [...space.recompute] : ['none', 'selective', 'full'];
+}
+
+/** Micro batches dividing the per-replica batch. */
+export function microBatchCandidates(perReplica: number, space: SearchSpace): number[] {
+  const all = divisors(perReplica);
+  return space.microBatch ? space.microBatch.filter((b) => all.includes(b)) : all;
+}
+
+/** The default-space bounds in force (axes the caller set explicitly are not bounded by the planner). */
+export function spaceBounds(space: SearchSpace, moe: boolean): string[] {
+  const out: string[] = [];
+  if (!space.tp) out.push(space.tpAcrossNodes ? 'TP divides heads and KV heads' : 'TP divides heads and KV heads and stays within a node');
+  if (!space.pp) out.push(space.unevenPipeline === false ? 'PP divides the layers' : 'PP divides the layers, or first/last stages hold fewer layers');
+  if (!space.vpp) out.push('VPP ≤ 8, dividing layers per stage (even splits only)');
+  if (!space.cp) out.push('CP ∈ {1, 2, 4, 8, 16, 32}, sequence divisible by 2·CP');
+  if (!space.ep && moe) out.push('EP ≤ 64, dividing the experts and DP·CP');
+  if (!space.microBatch) out.push('micro batch: every divisor of the per-replica batch');
+  if (!space.offload) out.push('offload: none or CPU (optimizer states)');
+  return out;
+}

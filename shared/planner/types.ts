@@ -1,0 +1,119 @@
+/**
+ * Inputs and outputs of the layout planner. Every output is a plain JSON-serialisable object, so the CLI's
+ * `shardlens plan --json` can print a `PlanResult` as it is.
+ */
+import type { FsdpStrategy, OffloadTarget, Plan, Problem, RecomputeKind, ShardingStyle } from '../plan/types';
+
+/** The values the search may try per axis; every field is optional and replaces the default candidates. */
+export interface SearchSpace {
+  readonly tp?: readonly number[];
+  readonly pp?: readonly number[];
+  readonly vpp?: readonly number[];
+  readonly cp?: readonly number[];
+  readonly ep?: readonly number[];
+  /** ZeRO-equivalent stages (0–3); mapped to the base plan's framework (DeepSpeed stage, FSDP strategy, distributed optimizer). */
+  readonly zero?: readonly (0 | 1 | 2 | 3)[];
+  readonly microBatch?: readonly number[];
+  readonly recompute?: readonly RecomputeKind[];
+  /** Optimizer-state offload targets. */
+  readonly offload?: readonly OffloadTarget[];
+  /** Allow tensor parallelism across nodes (default false: TP stays within a node). */
+  readonly tpAcrossNodes?: boolean;
+  /** Allow uneven pipeline splits (first and last stage hold fewer layers) when PP does not divide the layers (default true). */
+  readonly unevenPipeline?: boolean;
+}
+
+export interface PlannerOptions {
+  /** GPUs to plan for (default: the base plan's cluster). */
+  readonly gpus?: number;
+  /** A layout fits when its peak is at most GPU memory × this (default 0.9). */
+  readonly safetyMargin?: number;
+  /** Layouts returned (default 5). */
+  readonly topK?: number;
+  readonly space?: SearchSpace;
+  /** Most layouts evaluated before the search stops; the result says so when it stops (default 50,000,000). */
+  readonly maxEvaluations?: number;
+  /** Disable the safe micro-batch memory pruning (for checks against brute force). */
+  readonly exhaustive?: boolean;
+}
+
+/** One parallel layout with its predicted cost. */
+export interface Layout {
+  readonly tp: number;
+  readonly pp: number;
+  readonly vpp: number;
+  readonly cp: number;
+  readonly ep: number;
+  readonly dp: number;
+  /** Sequence parallelism (on whenever TP > 1 in the frameworks the planner writes). */
+  readonly sp: boolean;
+  /** ZeRO-equivalent stage: 0 replicated, 1 optimizer states, 2 + gradients, 3 + parameters. */
+  readonly zero: 0 | 1 | 2 | 3;
+  /** The framework's name for the sharding: DeepSpeed/DDP/Megatron distributed optimizer/FSDP. */
+  readonly sharding: ShardingStyle;
+  readonly fsdpStrategy?: FsdpStrategy;
+  readonly distributedOptimizer: boolean;
+  readonly microBatch: number;
+  readonly gradAccum: number;
+  readonly recompute: RecomputeKind;
+  /** Optimizer-state offload target. */
+  readonly offload: OffloadTarget;
+  /** Layers per pipeline stage when the split is uneven; absent when even. */
+  readonly stageLayers?: readonly number[];
+  readonly stepSeconds: number;
+  /** Peak bytes allocated by tensors on the worst rank (the full estimate's; the fast path's reserved bytes before refinement). */
+  readonly peakAllocatedBytes: number;
+  /** Peak bytes reserved from the device (allocated + allocator fragmentation); this is what must fit. */
+  readonly peakReservedBytes: number;
+  readonly fits: boolean;
+}
+
+/** Why layouts were not evaluated or not kept. */
+export type PruneReason =
+  | 'tp-heads'
+  | 'tp-node'
+  | 'pp-layers'
+  | 'vpp-layers'
+  | 'cp-sequence'
+  | 'ep-experts'
+  | 'world-size'
+  | 'global-batch'
+  | 'interleave-microbatches'
+  | 'zero-offload'
+  | 'memory'
+  | 'memory-monotone'
+  | 'invalid-estimate'
+  | 'cap';
+
+export interface PlanResult {
+  /** Layouts whose memory (and, when they fit, step time) was computed. */
+  readonly evaluated: number;
+  /** Candidate axis values or layouts skipped, by reason; 'memory-monotone' counts larger micro batches skipped after one did not fit. */
+  readonly pruned: Readonly<Partial<Record<PruneReason, number>>>;
+  /** The bounds of the default space that applied, e.g. "VPP ≤ 8", so no limit is silent. */
+  readonly bounds: readonly string[];
+  /** True when `maxEvaluations` stopped the search before the space was exhausted. */
+  readonly truncated: boolean;
+  /** Wall-clock seconds of the search. */
+  readonly seconds: number;
+  readonly gpus: number;
+  /** Peak reserved bytes a layout may reach to fit (GPU memory × safety margin). */
+  readonly memoryLimitBytes: number;
+  /** Fitting layouts, fastest first (at most topK). */
+  readonly layouts: readonly Layout[];
+  /** Fitting layouts no other fitting layout beats in both peak memory and step time, by ascending memory. */
+  readonly pareto: readonly Layout[];
+  /** When nothing fits: the layout with the lowest peak, to say how far off the cluster is. */
+  readonly lowestMemory?: Layout;
+  readonly problems: readonly Problem[];
+}
+
+/** The estimators the planner calls: fast numeric paths for the search, full ones for the top layouts. */
+export interface PlannerEstimators {
+  /** Peak reserved bytes of the worst rank (fast path); compared with GPU memory × margin. */
+  peakBytes(plan: Plan): number;
+  /** Seconds per optimizer step (fast path). */
+  stepSeconds(plan: Plan): number;
+  /** Full traceable estimate, used for the returned layouts only. */
+  full?(plan: Plan): { peakAllocatedBytes: number; peakReservedBytes: number; stepSeconds: number };
+}

@@ -1,0 +1,217 @@
+/**
+ * Discrete-event simulation of one optimizer step: every pipeline stage runs its schedule's passes in order, a pass
+ * starts when its stage is free and its inputs have arrived (the previous stage's pass plus one pipeline send), the
+ * gradient sync overlaps the last backward, then the optimizer and post-step traffic run. Ranks of one stage are
+ * symmetric, so one timeline per stage is simulated (a 16,384-GPU run is p timelines).
+ */
+import type { Plan } from '../plan/types';
+import { activationBytesPerMicrobatch, staticBytes } from '../memory/fast';
+import { stepFlops } from '../time/estimate';
+import { layoutProblems } from '../time/problems';
+import { chunksPerStage, microbatchesPerStep, peakFlops, posInt } from '../time/shape';
+import { allStageTimings, type StageTiming } from '../time/stage';
+import { stageOps, type Op } from './schedule';
+import type { Block, MemoryPoint, Simulation, StageTimeline } from './types';
+
+/** Mutable state of one stage during the run. */
+interface Lane {
+  ops: Op[];
+  pos: number;
+  t: number;
+  blocked: boolean;
+  pendingW: Op[];
+  blocks: Block[];
+  mem: [number, number][];
+  busy: number;
+  /** Micro-batch chunks started and not yet fully backpropagated. */
+  live: number;
+  /** Duration of the last backward pass. */
+  lastB: number;
+}
+
+/** Simulation with no timeline, for layouts that cannot run. */
+function failed(plan: Plan, problems: Simulation['problems']): Simulation {
+  return {
+    ok: false, schedule: plan.parallel.schedule, pp: posInt(plan.parallel.pp), vpp: chunksPerStage(plan), microbatches: microbatchesPerStep(plan),
+    stepSeconds: 0, bubbleFraction: 0, exposedCommSeconds: 0, mfu: 0, hfu: 0, tokensPerSecond: 0, stages: [], collectives: [], problems,
+  };
+}
+
+/** Runs the passes of every stage; returns the lanes or undefined on a schedule deadlock. */
+function runPipeline(st: readonly StageTiming[], ops: Op[][], m: number, v: number, zb: boolean, acts: number[]): Lane[] | undefined {
+  const p = st.length;
+  const n = p * m * v;
+  const fEnd = new Float64Array(n).fill(-1);
+  const bEnd = new Float64Array(n).fill(-1);
+  const idx = (s: number, mb: number, c: number) => (s * m + mb) * v + c;
+  const lanes: Lane[] = ops.map((o) => ({ ops: o, pos: 0, t: 0, blocked: false, pendingW: [], blocks: [], mem: [], busy: 0, live: 0, lastB: 0 }));
+  const total = ops.reduce((a, o) => a + o.length, 0);
+  let done = 0;
+  const push = (L: Lane, b: Block) => {
+    L.blocks.push(b);
+    if (b.lane === 'compute' && b.kind !== 'idle') L.busy += b.end - b.start;
+  };
+  const runW = (L: Lane, s: number) => {
+    const w = L.pendingW.shift() as Op;
+    const d = st[s].backward / v / 2;
+    push(L, { kind: 'backward', microbatch: w.mb, chunk: w.chunk, start: L.t, end: L.t + d, label: `W${w.mb}.${w.chunk} weight grad`, lane: 'compute' });
+    L.t += d;
+    L.mem.push([L.t, -acts[s]]);
+    L.live--;
+  };
+  let guard = 0;
+  while (done < total) {
+    if (++guard > 8 * total + 1000) return undefined;
+    let s = -1;
+    for (let i = 0; i < p; i++) {
+      const L = lanes[i];
+      if (L.pos < L.ops.length && !L.blocked && (s < 0 || L.t < lanes[s].t)) s = i;
+    }
+    if (s < 0) return undefined;
+    const L = lanes[s];
+    const op = L.ops[L.pos];
+    const T = st[s];
+    // Ready time of the pass: its inputs from the neighbouring stage plus one pipeline send (−1: not produced yet).
+    let ready = 0;
+    let known = true;
+    let e1 = 0;
+    let e2 = 0;
+    if (op.kind === 'F') {
+      if (s > 0) { e1 = fEnd[idx(s - 1, op.mb, op.chunk)]; e2 = e1 + st[s - 1].p2p; }
+      else if (op.chunk > 0) { e1 = fEnd[idx(p - 1, op.mb, op.chunk - 1)]; e2 = e1 + st[p - 1].p2p; }
+      if (e1 < 0) known = false;
+      else ready = e2;
+    } else {
+      e1 = fEnd[idx(s, op.mb, op.chunk)];
+      if (e1 < 0) known = false;
+      else ready = e1;
+      e1 = 0;
+      if (s < p - 1) { e1 = bEnd[idx(s + 1, op.mb, op.chunk)]; e2 = e1 + st[s + 1].p2p; }
+      else if (op.chunk < v - 1) { e1 = bEnd[idx(0, op.mb, op.chunk + 1)]; e2 = e1 + st[0].p2p; }
+      if (e1 < 0) known = false;
+      else if (e2 > ready) ready = e2;
+    }
+    // ZB-H1 keeps 1F1B's memory bound: no new forward while p − s chunks are alive (Qi et al. 2024 §3).
+    const full = op.kind === 'F' && L.live >= (p - s) * v;
+    if (zb && L.pendingW.length > 0 && (!known || ready > L.t || full)) {
+      runW(L, s);
+      continue;
+    }
+    if (!known) {
+      L.blocked = true;
+      continue;
+    }
+    const start = Math.max(L.t, ready);
+    if (start > L.t) push(L, { kind: 'idle', microbatch: -1, chunk: -1, start: L.t, end: start, label: 'bubble', lane: 'compute' });
+    let end = start;
+    if (op.kind === 'F') {
+      end = start + T.forward / v;
+      push(L, { kind: 'forward', microbatch: op.mb, chunk: op.chunk, start, end, label: `F${op.mb}.${op.chunk}`, lane: 'compute' });
+      fEnd[idx(s, op.mb, op.chunk)] = end;
+      L.mem.push([start, acts[s]]);
+      L.live++;
+      if ((s < p - 1 || op.chunk < v - 1) && T.p2p > 0) {
+        push(L, { kind: 'comm', microbatch: op.mb, chunk: op.chunk, start: end, end: end + T.p2p, label: `send activations F${op.mb}.${op.chunk}`, lane: 'comm' });
+      }
+    } else {
+      const r = T.recompute / v;
+      if (r > 0) push(L, { kind: 'recompute', microbatch: op.mb, chunk: op.chunk, start, end: start + r, label: `R${op.mb}.${op.chunk}`, lane: 'compute' });
+      end = start + r + (zb ? T.backward / v / 2 : T.backward / v);
+      push(L, { kind: 'backward', microbatch: op.mb, chunk: op.chunk, start: start + r, end, label: `B${op.mb}.${op.chunk}`, lane: 'compute' });
+      bEnd[idx(s, op.mb, op.chunk)] = end;
+      L.lastB = end - start - r;
+      if (zb) L.pendingW.push(op);
+      else {
+        L.mem.push([end, -acts[s]]);
+        L.live--;
+      }
+      if ((s > 0 || op.chunk > 0) && T.p2p > 0) {
+        push(L, { kind: 'comm', microbatch: op.mb, chunk: op.chunk, start: end, end: end + T.p2p, label: `send gradients B${op.mb}.${op.chunk}`, lane: 'comm' });
+      }
+    }
+    L.t = end;
+    L.pos++;
+    done++;
+    if (L.pos === L.ops.length) while (L.pendingW.length) runW(L, s);
+    if (s > 0) lanes[s - 1].blocked = false;
+    if (s < p - 1) lanes[s + 1].blocked = false;
+    lanes[0].blocked = false;
+    lanes[p - 1].blocked = false;
+  }
+  return lanes;
+}
+
+/** Memory step function from (time, delta) events on top of the static bytes; also the peak and most live micro-batches. */
+function memoryCurve(events: [number, number][], base: number, act: number, v: number): { points: MemoryPoint[]; peak: number; live: number } {
+  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const points: MemoryPoint[] = [{ t: 0, bytes: base }];
+  let cur = base;
+  let peak = base;
+  let live = 0;
+  let maxLive = 0;
+  for (const [t, d] of events) {
+    cur += d;
+    live += d > 0 ? 1 : -1;
+    maxLive = Math.max(maxLive, live);
+    peak = Math.max(peak, cur);
+    points.push({ t, bytes: cur });
+  }
+  return { points, peak, live: act > 0 ? maxLive / v : 0 };
+}
+
+/** Simulates one optimizer step of a plan. Bad layouts give problems and no timeline. */
+export function simulateStep(plan: Plan): Simulation {
+  const problems = layoutProblems(plan);
+  if (problems.some((x) => x.severity === 'error')) return failed(plan, problems);
+  const p = posInt(plan.parallel.pp);
+  const v = chunksPerStage(plan);
+  const m = microbatchesPerStep(plan);
+  const sched = plan.parallel.schedule;
+  const st = allStageTimings(plan);
+  const ops = st.map((_, s) => stageOps(sched, p, v, m, s));
+  const acts = st.map((_, s) => activationBytesPerMicrobatch(plan, s) / v);
+  const lanes = runPipeline(st, ops, m, v, sched === 'zb-h1' && p > 1, acts);
+  if (!lanes) {
+    return failed(plan, [...problems, { code: 'schedule-deadlock', severity: 'error', message: `The ${sched} schedule deadlocked for p=${p}, v=${v}, m=${m}.`, paths: ['parallel.schedule'] }]);
+  }
+  const pipeEnd = Math.max(...lanes.map((L) => L.t));
+  const maxBusy = Math.max(...lanes.map((L) => L.busy));
+  let step = 0;
+  let exposedMax = 0;
+  const timelines: StageTimeline[] = lanes.map((L, s) => {
+    const T = st[s];
+    const E = L.t;
+    const bDur = L.lastB;
+    let ready = E;
+    if (T.gradSync > 0) {
+      const syncStart = E - Math.min(T.gradSyncWindow, bDur);
+      L.blocks.push({ kind: 'comm', microbatch: -1, chunk: -1, start: syncStart, end: syncStart + T.gradSync, label: 'gradient sync (DP)', lane: 'comm' });
+      ready = Math.max(E, syncStart + T.gradSync);
+    }
+    if (E < pipeEnd) L.blocks.push({ kind: 'idle', microbatch: -1, chunk: -1, start: E, end: Math.max(E, Math.min(pipeEnd, ready)), label: 'bubble', lane: 'compute' });
+    const optEnd = ready + T.optimizer;
+    L.blocks.push({ kind: 'optimizer', microbatch: -1, chunk: -1, start: ready, end: optEnd, label: 'optimizer step', lane: 'compute' });
+    const end = optEnd + T.postStep;
+    if (T.postStep > 0) L.blocks.push({ kind: 'comm', microbatch: -1, chunk: -1, start: optEnd, end, label: 'parameter all-gather / offload copies', lane: 'comm' });
+    step = Math.max(step, end);
+    const exposed = T.work.exposedCommSeconds * m + (T.forward + T.backward - T.work.forward - T.work.backward) * m + (ready - E) + T.postStep;
+    exposedMax = Math.max(exposedMax, exposed);
+    const base = staticBytes(plan, s);
+    const mem = memoryCurve(L.mem, base, acts[s], v);
+    return {
+      stage: s, blocks: L.blocks, memory: mem.points, staticBytes: base, peakBytes: mem.peak, maxInFlight: mem.live,
+      busySeconds: L.busy, idleSeconds: Math.max(0, pipeEnd - L.busy), exposedCommSeconds: exposed,
+    };
+  });
+  const flops = stepFlops(plan, st);
+  const world = posInt(plan.parallel.dp) * posInt(plan.parallel.tp) * p * posInt(plan.parallel.cp);
+  const peak = peakFlops(plan);
+  const collectives = st.flatMap((T) => (p <= 3 || T.stage <= 1 || T.stage === p - 1 ? T.comm.collectives : []));
+  return {
+    ok: true, schedule: sched, pp: p, vpp: v, microbatches: m, stepSeconds: step,
+    bubbleFraction: maxBusy > 0 ? Math.max(0, pipeEnd - maxBusy) / maxBusy : 0, exposedCommSeconds: exposedMax,
+    mfu: step > 0 ? flops.model / (step * world * peak) : 0, hfu: step > 0 ? flops.hardware / (step * world * peak) : 0,
+    tokensPerSecond: step > 0 ? (plan.training.globalBatch * plan.training.seqLen) / step : 0,
+    stages: timelines, collectives, problems,
+  };
+}

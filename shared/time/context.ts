@@ -1,0 +1,140 @@
+/**
+ * Everything about a plan that does not depend on the pipeline stage, computed once per evaluation: step shape, the
+ * work of one dense and one MoE layer, the effective FLOP rate and the links of every process group. The traceable
+ * estimate, the simulator and the planner's fast path all build one and then evaluate stages with the same term functions.
+ */
+import timing from '../../data/timing.json';
+import type { Plan } from '../plan/types';
+import { axisLink, busBandwidth, linkSeconds, type GroupLink } from '../comm/links';
+import { cpKvBytes, epAllToAllBytes, ppMessageBytes, tpMessageBytes } from '../comm/volumes';
+import { layerForwardFlops, lmHeadFlops, loraProjFlops, type FlopShape } from './flops';
+import { activationBytes, chunksPerStage, microbatchesPerStep, peakFlops, posInt, tokensPerRank } from './shape';
+
+/** Forward FLOPs (weights, core attention) and stored activation bytes of one layer of a kind on one rank. */
+export interface LayerUnit {
+  readonly weights: number;
+  readonly core: number;
+  readonly act: number;
+}
+
+export interface TimeContext {
+  readonly plan: Plan;
+  readonly p: number;
+  readonly m: number;
+  readonly v: number;
+  readonly tokens: number;
+  /** peak(dtype) × achievableFlopsFraction, FLOP/s. */
+  readonly flopRate: number;
+  readonly hbm: number;
+  readonly actBytes: number;
+  readonly shape: FlopShape;
+  readonly dense: LayerUnit;
+  readonly moe: LayerUnit;
+  /** LoRA adapter forward FLOPs per layer (0 without LoRA). */
+  readonly loraFlops: number;
+  readonly lmHeadFlops: number;
+  /** One TP all-reduce (or RS + AG), one CP K/V exchange, one EP all-to-all, one pipeline send: seconds. */
+  readonly tpOne: number;
+  readonly cpOne: number;
+  readonly epOne: number;
+  readonly p2p: number;
+  readonly cpSize: number;
+  /** DP×CP size, ZeRO/FSDP shard group, HSDP replicas, expert-DP size and their links. */
+  readonly dpSize: number;
+  readonly shard: number;
+  readonly replicas: number;
+  readonly edp: number;
+  readonly shardLink: GroupLink;
+  readonly replicaLink: GroupLink;
+  readonly edpLink: GroupLink;
+  readonly ppLink: GroupLink;
+  readonly pcieLink: GroupLink;
+}
+
+/** Effective matmul rate: peak(dtype) × achievableFlopsFraction from data/gpus.json (0.5 when missing or out of range). */
+export function effectiveFlopRate(plan: Plan): number {
+  const eff = plan.cluster.gpu.achievableFlopsFraction;
+  return peakFlops(plan) * (eff > 0 && eff <= 1 ? eff : 0.5);
+}
+
+/** HBM bandwidth, bytes/s (1 TB/s when missing). */
+export function hbmBandwidth(plan: Plan): number {
+  const bw = plan.cluster.gpu.hbmBandwidth;
+  return bw > 0 ? bw : 1e12;
+}
+
+/**
+ * Activation bytes one layer stores on one rank (Korthikanti et al. 2022 Table 2, generalised to GQA and gated MLPs):
+ * T·h·(10 + 24/t)·(B/2) with the 24 = attention 2(2q+2kv)/h + MLP f·(4|6)/h, SP divides the 10 by t, plus 5·a·s·T/t without flash attention.
+ */
+export function layerActivationBytes(plan: Plan, tokens: number, mlpFfn: number): number {
+  const m = plan.model;
+  const t = posInt(plan.parallel.tp);
+  const B = activationBytes(plan.training.precision);
+  const q = m.heads * m.headDim;
+  const kv = m.kvHeads * m.headDim;
+  const split = (2 * (2 * q + 2 * kv) + mlpFfn * (m.gatedMlp ? 6 : 4)) / t;
+  const replicated = plan.parallel.sp ? (10 * m.hiddenSize) / t : 10 * m.hiddenSize;
+  const scores = plan.training.flashAttention ? 0 : (5 * m.heads * plan.training.seqLen) / t;
+  return tokens * ((replicated + split) * (B / 2) + scores);
+}
+
+/** LoRA adapter forward FLOPs per layer over its target projections. */
+export function loraLayerFlops(plan: Plan, tokens: number): number {
+  const lora = plan.lora;
+  if (!lora) return 0;
+  const m = plan.model;
+  const h = m.hiddenSize;
+  const q = m.heads * m.headDim;
+  const kv = m.kvHeads * m.headDim;
+  let sum = 0;
+  for (const name of lora.targets) {
+    const [dIn, dOut] = name === 'q' ? [h, q] : name === 'k' || name === 'v' ? [h, kv] : name === 'o' ? [q, h]
+      : name === 'down' ? [m.ffnSize, h] : [h, m.ffnSize];
+    sum += loraProjFlops(tokens, lora.rank, dIn, dOut);
+  }
+  return sum;
+}
+
+/** Work of one dense (moe = false) or MoE layer. */
+function layerUnit(plan: Plan, x: FlopShape, moe: boolean, loraF: number): LayerUnit {
+  const m = plan.model;
+  const f = layerForwardFlops(m, moe, x);
+  const ffn = moe && m.moe ? m.moe.topK * m.moe.expertFfnSize + m.moe.sharedExperts * m.moe.sharedExpertFfnSize : m.ffnSize;
+  return { weights: f.weights + loraF, core: f.core, act: layerActivationBytes(plan, x.tokens, ffn) };
+}
+
+/** Builds the stage-independent context of a plan. */
+export function timeContext(plan: Plan): TimeContext {
+  const m = plan.model;
+  const par = plan.parallel;
+  const tr = plan.training;
+  const tokens = tokensPerRank(plan);
+  const shape: FlopShape = { tokens, seqLen: posInt(tr.seqLen), tp: posInt(par.tp), etp: posInt(par.etp) };
+  const actB = activationBytes(tr.precision);
+  const loraF = loraLayerFlops(plan, tokens);
+  const cp = axisLink(plan, 'cp');
+  const dpSize = posInt(par.dp) * posInt(par.cp);
+  const shard = Math.min(dpSize, posInt(par.sharding.shardGroupSize || dpSize));
+  const replicas = Math.max(1, Math.floor(dpSize / shard));
+  const edp = Math.max(1, Math.floor((dpSize * posInt(par.tp)) / (posInt(par.ep) * posInt(par.etp))));
+  const ppLink: GroupLink = { ...axisLink(plan, 'pp', 2), perNode: 1 };
+  const pcie: GroupLink = { size: 1, tier: 'pcie', busbw: busBandwidth(plan, 'pcie', 1), alpha: plan.cluster.gpu.intraNodeLatency, perNode: 1 };
+  return {
+    plan, p: posInt(par.pp), m: microbatchesPerStep(plan), v: chunksPerStage(plan), tokens,
+    flopRate: effectiveFlopRate(plan), hbm: hbmBandwidth(plan), actBytes: actB, shape,
+    dense: layerUnit(plan, shape, false, loraF), moe: m.moe ? layerUnit(plan, shape, true, loraF) : { weights: 0, core: 0, act: 0 },
+    loraFlops: loraF, lmHeadFlops: lmHeadFlops(m, shape),
+    // With SP each all-reduce becomes a reduce-scatter plus an all-gather: the same 2(n−1)/n·S on the wire.
+    tpOne: linkSeconds('all-reduce', tpMessageBytes(tokens, m.hiddenSize, actB), axisLink(plan, 'tp')),
+    cpOne: linkSeconds('all-gather', cpKvBytes(tokens * cp.size, m.kvHeads, m.headDim, actB, shape.tp), cp),
+    epOne: m.moe ? linkSeconds('all-to-all', epAllToAllBytes(tokens, m.moe.topK, m.hiddenSize, actB), axisLink(plan, 'ep')) : 0,
+    p2p: posInt(par.pp) > 1 ? linkSeconds('send-recv', ppMessageBytes(tokens, m.hiddenSize, actB, par.sp ? shape.tp : 1), ppLink) : 0,
+    cpSize: cp.size, dpSize, shard, replicas, edp,
+    shardLink: axisLink(plan, 'dp', shard), replicaLink: axisLink(plan, 'dp', replicas), edpLink: axisLink(plan, 'dp', edp),
+    ppLink, pcieLink: pcie,
+  };
+}
+
+/** The elementwise-traffic constants of data/timing.json (bytes moved per stored activation byte). */
+export const TRAFFIC = { forward: timing.elementwiseTrafficForward, backward: timing.elementwiseTrafficBackward } as const;

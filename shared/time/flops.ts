@@ -1,0 +1,59 @@
+/**
+ * Forward FLOPs of one micro-batch on one rank, by part. Convention: a multiply-add is 2 FLOPs and core attention counts
+ * the full s×s score matrix (no causal halving), as in Narayanan et al. 2021 Eq. 3 and Korthikanti et al. 2022 App. A.
+ * Backward = 2× forward for weight matmuls (input and weight gradients), recomputation = 1× forward of what is recomputed.
+ */
+import type { ModelSpec } from '../plan/types';
+
+/** Per-rank split of the work: tokens of the micro-batch on this rank, full sequence, TP/ETP degrees. */
+export interface FlopShape {
+  /** b·s/cp tokens of one micro-batch on this rank. */
+  readonly tokens: number;
+  /** Full sequence length s (keys each query attends to). */
+  readonly seqLen: number;
+  readonly tp: number;
+  readonly etp: number;
+}
+
+/** Attention projections forward: 2·T·h·(a+2g)·d_h + 2·T·a·d_h·h, ÷tp (Narayanan et al. 2021: 8Bsh² for MHA). */
+export function attentionProjFlops(m: ModelSpec, x: FlopShape): number {
+  const q = m.heads * m.headDim;
+  const kv = m.kvHeads * m.headDim;
+  return (2 * x.tokens * m.hiddenSize * (q + 2 * kv) + 2 * x.tokens * q * m.hiddenSize) / x.tp;
+}
+
+/** Core attention forward (QKᵀ and attention·V): 4·T·s·a·d_h, ÷tp (Narayanan et al. 2021: 4Bs²h per layer). */
+export function coreAttentionFlops(m: ModelSpec, x: FlopShape): number {
+  return (4 * x.tokens * x.seqLen * m.heads * m.headDim) / x.tp;
+}
+
+/** Dense MLP forward: 2·T·h·f·(3 gated | 2 plain), ÷tp (Narayanan et al. 2021: 16Bsh² for f = 4h). */
+export function denseMlpFlops(m: ModelSpec, ffn: number, x: FlopShape, split: number): number {
+  return (2 * x.tokens * m.hiddenSize * ffn * (m.gatedMlp ? 3 : 2)) / split;
+}
+
+/** MoE layer forward: router 2·T·h·E + top-k experts 2·T·k·h·f_e·mats/etp + shared experts ÷tp (Fedus et al. 2022; active experts only). */
+export function moeMlpFlops(m: ModelSpec, x: FlopShape): number {
+  const moe = m.moe;
+  if (!moe) return denseMlpFlops(m, m.ffnSize, x, x.tp);
+  const router = 2 * x.tokens * m.hiddenSize * moe.experts;
+  const routed = moe.topK * denseMlpFlops(m, moe.expertFfnSize, x, x.etp);
+  const shared = moe.sharedExperts * denseMlpFlops(m, moe.sharedExpertFfnSize, x, x.tp);
+  return router + routed + shared;
+}
+
+/** LM head forward: 2·T·h·V, ÷tp (Narayanan et al. 2021 Eq. 3 logit term 6BshV over forward + backward). */
+export function lmHeadFlops(m: ModelSpec, x: FlopShape): number {
+  return (2 * x.tokens * m.hiddenSize * m.vocabSize) / x.tp;
+}
+
+/** LoRA adapter forward on one projection: 2·T·r·(in + out), replicated over TP for simplicity (Hu et al. 2021). */
+export function loraProjFlops(tokens: number, rank: number, dIn: number, dOut: number): number {
+  return 2 * tokens * rank * (dIn + dOut);
+}
+
+/** Forward FLOPs of one dense or MoE transformer layer split into weight matmuls and core attention (no weights). */
+export function layerForwardFlops(m: ModelSpec, moe: boolean, x: FlopShape): { weights: number; core: number } {
+  const mlp = moe ? moeMlpFlops(m, x) : denseMlpFlops(m, m.ffnSize, x, x.tp);
+  return { weights: attentionProjFlops(m, x) + mlp, core: coreAttentionFlops(m, x) };
+}

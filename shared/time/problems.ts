@@ -1,0 +1,83 @@
+/** Layouts the time model and the simulator cannot run: typed problems instead of a wrong picture. */
+import type { Plan, Problem } from '../plan/types';
+import { microbatchesPerStep } from './shape';
+
+/** Problem constructor. */
+function err(code: string, message: string, paths: string[]): Problem {
+  return { code, severity: 'error', message, paths };
+}
+
+/** Whether x is a positive integer. */
+function isPositiveInteger(x: number): boolean {
+  return Number.isInteger(x) && x >= 1;
+}
+const posInteger = isPositiveInteger;
+
+/**
+ * Checks what a schedule needs: positive degrees and sizes, pp ≤ layers, b·d ≤ B, an explicit stage split that sums to
+ * the layers, and for the interleaved schedule m a multiple of p (Narayanan et al. 2021 §2.2.2) and v dividing each stage.
+ */
+export function layoutProblems(plan: Plan): Problem[] {
+  const out: Problem[] = [];
+  const par = plan.parallel;
+  const tr = plan.training;
+  for (const [k, v] of [['tp', par.tp], ['pp', par.pp], ['dp', par.dp], ['cp', par.cp], ['ep', par.ep], ['vpp', par.vpp]] as const) {
+    if (!posInteger(v)) out.push(err('bad-degree', `Parallel degree ${k} = ${v} must be a positive integer.`, [`parallel.${k}`]));
+  }
+  for (const [k, v] of [['microBatch', tr.microBatch], ['seqLen', tr.seqLen], ['globalBatch', tr.globalBatch]] as const) {
+    if (!posInteger(v)) out.push(err('bad-size', `training.${k} = ${v} must be a positive integer.`, [`training.${k}`]));
+  }
+  if (!posInteger(plan.model.layers)) out.push(err('bad-size', `model.layers = ${plan.model.layers} must be a positive integer.`, ['model.layers']));
+  if (out.length) return out;
+  const p = par.pp;
+  if (p > plan.model.layers) {
+    out.push(err('pp-exceeds-layers', `${p} pipeline stages for ${plan.model.layers} layers: some stages would hold no layer.`, ['parallel.pp', 'model.layers']));
+  }
+  if (tr.microBatch * par.dp > tr.globalBatch) {
+    out.push(err('micro-batch-too-large',
+      `Micro batch ${tr.microBatch} × DP ${par.dp} = ${tr.microBatch * par.dp} exceeds the global batch ${tr.globalBatch}.`,
+      ['training.microBatch', 'training.globalBatch', 'parallel.dp']));
+  }
+  const given = par.stageLayers;
+  if (given && (given.length !== p || given.reduce((a, b) => a + b, 0) !== plan.model.layers || given.some((x) => !posInteger(x)))) {
+    out.push(err('stage-layers', `The stage split [${given.join(', ')}] must have ${p} positive entries summing to ${plan.model.layers} layers.`, ['parallel.stageLayers']));
+  }
+  if (par.schedule === 'interleaved') {
+    const m = microbatchesPerStep(plan);
+    if (m % p !== 0) {
+      out.push(err('interleaved-microbatches', `The interleaved schedule needs the micro-batch count (${m}) to be a multiple of the pipeline size (${p}).`,
+        ['training.gradAccum', 'parallel.pp']));
+    }
+    const per = given ?? [plan.model.layers / p];
+    if (per.some((x) => !Number.isInteger(x / par.vpp) || x / par.vpp < 1)) {
+      out.push(err('vpp-divides-layers', `${par.vpp} virtual chunks do not divide the layers of each stage.`, ['parallel.vpp', 'model.layers']));
+    }
+  }
+  if (!(plan.cluster.gpu.hbmBandwidth > 0)) out.push(err('gpu-data', `GPU ${plan.cluster.gpu.name} has no HBM bandwidth.`, ['cluster.gpu']));
+  return out;
+}
+
+/** Allocation-free version of layoutProblems for the planner's fast path: true when no error would be reported. */
+export function layoutRunnable(plan: Plan): boolean {
+  const ok = isPositiveInteger;
+  const par = plan.parallel;
+  const tr = plan.training;
+  if (!ok(par.tp) || !ok(par.pp) || !ok(par.dp) || !ok(par.cp) || !ok(par.ep) || !ok(par.vpp)) return false;
+  if (!ok(tr.microBatch) || !ok(tr.seqLen) || !ok(tr.globalBatch) || !ok(plan.model.layers)) return false;
+  if (par.pp > plan.model.layers || tr.microBatch * par.dp > tr.globalBatch || !(plan.cluster.gpu.hbmBandwidth > 0)) return false;
+  const given = par.stageLayers;
+  if (given) {
+    if (given.length !== par.pp) return false;
+    let sum = 0;
+    for (const x of given) {
+      if (!ok(x) || (par.schedule === 'interleaved' && x % par.vpp !== 0)) return false;
+      sum += x;
+    }
+    if (sum !== plan.model.layers) return false;
+  }
+  if (par.schedule === 'interleaved') {
+    if (microbatchesPerStep(plan) % par.pp !== 0) return false;
+    if (!given && (plan.model.layers % (par.pp * par.vpp) !== 0)) return false;
+  }
+  return true;
+}

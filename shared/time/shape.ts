@@ -1,0 +1,55 @@
+/**
+ * Shape of one training step as the communication and time models see it: micro-batches per step, tokens per rank,
+ * element sizes. Pure reads of the Plan with safe fallbacks (bad inputs are reported by the simulator's problems).
+ */
+import type { Dtype, Plan, Precision } from '../plan/types';
+
+/** Positive integer or the fallback. */
+export function posInt(x: number, fallback = 1): number {
+  return Number.isFinite(x) && x >= 1 ? Math.floor(x) : fallback;
+}
+
+/** Micro-batches per optimizer step per data-parallel rank: m = gradAccum, else B/(b·d) (Narayanan et al. 2021 §2.2). */
+export function microbatchesPerStep(plan: Plan): number {
+  const t = plan.training;
+  if (Number.isFinite(t.gradAccum) && t.gradAccum >= 1) return Math.floor(t.gradAccum);
+  return posInt(t.globalBatch / (posInt(t.microBatch) * posInt(plan.parallel.dp)));
+}
+
+/** Tokens of one micro-batch held by one rank: b·s/cp (context parallel splits the sequence). */
+export function tokensPerRank(plan: Plan): number {
+  return (posInt(plan.training.microBatch) * posInt(plan.training.seqLen)) / posInt(plan.parallel.cp);
+}
+
+/** Bytes of one element of a dtype. */
+export function dtypeBytes(d: Dtype): number {
+  switch (d) {
+    case 'fp32': return 4;
+    case 'bf16': case 'fp16': return 2;
+    case 'fp8': case 'int8': return 1;
+    case 'nf4': return 0.5;
+  }
+}
+
+/** Bytes of one activation element under a precision: 4 for fp32, else 2 (fp8 recipes keep activations in bf16). */
+export function activationBytes(precision: Precision): number {
+  return precision === 'fp32' ? 4 : 2;
+}
+
+/** Bytes of one gathered parameter element (ZeRO-3/FSDP all-gather): 4 for fp32, else 2. */
+export function paramCommBytes(precision: Precision): number {
+  return precision === 'fp32' ? 4 : 2;
+}
+
+/** Peak FLOP/s of the compute dtype: fp8, bf16/fp16, or fp32 (tf32 tensor cores when listed). */
+export function peakFlops(plan: Plan): number {
+  const pk = plan.cluster.gpu.peakFlops;
+  const p = plan.training.precision;
+  const v = p === 'fp8-mixed' ? pk.fp8 ?? pk.bf16 : p === 'fp16-mixed' ? pk.fp16 ?? pk.bf16 : p === 'fp32' ? pk.tf32 ?? pk.fp32 : pk.bf16 ?? pk.fp16;
+  return v && v > 0 ? v : pk.fp32 && pk.fp32 > 0 ? pk.fp32 : 1e12;
+}
+
+/** Chunks (virtual stages) per pipeline stage: v for the interleaved schedule, else 1. */
+export function chunksPerStage(plan: Plan): number {
+  return plan.parallel.schedule === 'interleaved' ? posInt(plan.parallel.vpp) : 1;
+}

@@ -1,0 +1,55 @@
+/**
+ * Timing of one pipeline stage, the numbers every schedule needs: per-micro-batch forward, recompute and backward
+ * (with the exposed ZeRO-3/offload traffic of each micro-batch), gradient sync and its overlap window, optimizer,
+ * post-step traffic and one pipeline send. Shared by the closed form (stepTime.ts) and the simulator (shared/sim).
+ */
+import type { Plan } from '../plan/types';
+import { stageComm, type StageComm } from '../comm/collectives';
+import { stageLayerCount } from '../comm/stageParams';
+import { microbatchWork, type MicrobatchWork } from './microbatch';
+import { optimizerSeconds } from './optimizer';
+import { timeContext, type TimeContext } from './context';
+
+export interface StageTiming {
+  readonly stage: number;
+  readonly layers: number;
+  /** Seconds per micro-batch for the whole stage (all chunks). */
+  readonly forward: number;
+  readonly recompute: number;
+  readonly backward: number;
+  readonly gradSync: number;
+  readonly gradSyncWindow: number;
+  readonly optimizer: number;
+  readonly postStep: number;
+  readonly p2p: number;
+  readonly work: MicrobatchWork;
+  readonly comm: StageComm;
+}
+
+/** Timing of one stage; `list` false skips listing the collectives (the planner's fast path). */
+export function stageTiming(plan: Plan, stage: number, list = true, ctx: TimeContext = timeContext(plan)): StageTiming {
+  const work = microbatchWork(plan, stage, ctx);
+  const comm = stageComm(plan, stage, ctx, work, list);
+  return {
+    stage,
+    layers: stageLayerCount(plan, stage),
+    forward: work.forward + comm.perMicrobatchForward,
+    recompute: work.recompute,
+    backward: work.backward + comm.perMicrobatchBackward,
+    gradSync: comm.gradSync,
+    gradSyncWindow: comm.gradSyncWindow,
+    optimizer: optimizerSeconds(plan, stage, ctx),
+    postStep: comm.postStep,
+    p2p: comm.p2p,
+    work,
+    comm,
+  };
+}
+
+/** Timings of every pipeline stage. */
+export function allStageTimings(plan: Plan): StageTiming[] {
+  const ctx = timeContext(plan);
+  const out: StageTiming[] = [];
+  for (let s = 0; s < ctx.p; s++) out.push(stageTiming(plan, s, true, ctx));
+  return out;
+}

@@ -1,0 +1,185 @@
+/**
+ * The e2e harness: one fresh code-server 4.100.3 (VS Code 1.100.3) per run with the packaged .vsix installed into a
+ * fresh extensions folder, driven by Debian's Chromium through playwright-core (recipe: shared/reference/e2e-recipe.md).
+ * The server is started in its own session (detached = setsid) and killed by process group. Waits are conditions.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { chromium, type BrowserContext, type Frame, type Page } from 'playwright-core';
+
+export const ROOT = resolve(__dirname, '..', '..');
+export const CODE_SERVER = join(ROOT, 'test/e2e/.cache/code-server/node_modules/.bin/code-server');
+export const CHROMIUM = process.env.SHARDLENS_CHROMIUM ?? '/usr/bin/chromium';
+export const SHOTS = join(ROOT, 'test/e2e/shots');
+export const VSIX = join(ROOT, 'dist/shardlens.vsix');
+
+/** Why the e2e suite cannot run here, or undefined when it can. In CI a missing tool is a failure, not a skip. */
+export function missingTools(): string | undefined {
+  if (!existsSync(CODE_SERVER)) return `code-server is not installed (run test/e2e/setup.sh): ${CODE_SERVER}`;
+  if (!existsSync(CHROMIUM)) return `chromium is not installed (apt-get install chromium): ${CHROMIUM}`;
+  return undefined;
+}
+
+/** Polls `check` until it returns a truthy value or the deadline passes (a condition wait, not a sleep). */
+export async function until<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v) return v;
+    } catch (e) { last = e; }
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Builds the production bundle and packages dist/shardlens.vsix. */
+export function packageVsix(): void {
+  const r = spawnSync('npm', ['run', 'package'], { cwd: ROOT, encoding: 'utf8', timeout: 180_000 });
+  if (r.status !== 0 || !existsSync(VSIX)) throw new Error(`npm run package failed:\n${r.stdout}\n${r.stderr}`);
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      const port = typeof a === 'object' && a ? a.port : 0;
+      s.close(() => res(port));
+    });
+    s.on('error', rej);
+  });
+}
+
+export interface Session {
+  readonly run: string;
+  readonly ws: string;
+  readonly page: Page;
+  /** Console errors and uncaught exceptions of the workbench and its webviews (dashboards log rejected messages here). */
+  readonly consoleErrors: string[];
+  stop(): Promise<void>;
+}
+
+/** User settings of the test profile (recipe: no telemetry, no updates, hints on, quick hovers). */
+const USER_SETTINGS = {
+  'telemetry.telemetryLevel': 'off', 'update.mode': 'none', 'extensions.autoCheckUpdates': false, 'extensions.autoUpdate': false,
+  'workbench.startupEditor': 'none', 'security.workspace.trust.enabled': false, 'editor.inlayHints.enabled': 'on',
+  'editor.hover.delay': 100, 'json.schemaDownload.enable': false, 'git.enabled': false, 'workbench.tips.enabled': false,
+  'editor.codeLens': true, 'workbench.editor.enablePreview': false,
+};
+
+/** Copies `workspace` to a fresh run folder, installs the .vsix, starts code-server and opens the folder in Chromium. */
+export async function startSession(workspace: string, extraFiles: Readonly<Record<string, string>> = {}): Promise<Session> {
+  const run = mkdtempSync(join(tmpdir(), 'shardlens-e2e-'));
+  const ws = join(run, 'ws');
+  cpSync(workspace, ws, { recursive: true });
+  for (const [name, from] of Object.entries(extraFiles)) cpSync(from, join(ws, name));
+  mkdirSync(join(run, 'ud/User'), { recursive: true });
+  writeFileSync(join(run, 'ud/User/settings.json'), JSON.stringify(USER_SETTINGS, null, 2));
+  const port = await freePort();
+  writeFileSync(join(run, 'cs-config.yaml'), [
+    `bind-addr: 127.0.0.1:${port}`, 'auth: none', 'cert: false', 'disable-telemetry: true', 'disable-update-check: true',
+    'disable-workspace-trust: true', 'disable-getting-started-override: true', '',
+  ].join('\n'));
+  const env = { ...process.env, XDG_CONFIG_HOME: join(run, 'xdg'), XDG_DATA_HOME: join(run, 'xdgd') };
+  const common = ['--config', join(run, 'cs-config.yaml'), '--user-data-dir', join(run, 'ud'), '--extensions-dir', join(run, 'exts')];
+  const inst = spawnSync(CODE_SERVER, [...common, '--install-extension', VSIX], { env, encoding: 'utf8', timeout: 60_000 });
+  if (inst.status !== 0) throw new Error(`installing the vsix failed:\n${inst.stdout}\n${inst.stderr}`);
+  const server: ChildProcess = spawn(CODE_SERVER, [...common, '--bind-addr', `127.0.0.1:${port}`, '--ignore-last-opened', ws], {
+    env, detached: true, stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let serverErr = '';
+  server.stderr?.setEncoding('utf8').on('data', (d: string) => { serverErr = (serverErr + d).slice(-4000); });
+  const base = `http://127.0.0.1:${port}`;
+  let context: BrowserContext | undefined;
+  const stop = async () => {
+    await context?.close().catch(() => undefined);
+    if (server.pid && server.exitCode === null) {
+      const exited = new Promise((r) => server.once('exit', r));
+      try { process.kill(-server.pid, 'SIGTERM'); } catch { /* Already gone. */ }
+      const killed = await Promise.race([exited.then(() => true), new Promise((r) => setTimeout(() => r(false), 5000))]);
+      if (!killed) try { process.kill(-server.pid, 'SIGKILL'); } catch { /* Already gone. */ }
+    }
+    rmSync(run, { recursive: true, force: true });
+  };
+  try {
+    await until('code-server /healthz', async () => {
+      if (server.exitCode !== null) throw new Error(`code-server exited: ${serverErr}`);
+      const r = await fetch(`${base}/healthz`).catch(() => undefined);
+      return r?.ok;
+    }, 30_000);
+    context = await chromium.launchPersistentContext(join(run, 'chrome'), {
+      executablePath: CHROMIUM, headless: true, viewport: { width: 1400, height: 900 },
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+    });
+    const page = context.pages()[0] ?? await context.newPage();
+    const consoleErrors: string[] = [];
+    page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') consoleErrors.push(`${m.type()}: ${m.text()}`.slice(0, 500)); });
+    page.on('pageerror', (e) => consoleErrors.push(`pageerror: ${e.message}`));
+    await page.goto(`${base}/?folder=${encodeURIComponent(ws)}`);
+    await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
+    await page.locator('.explorer-folders-view .monaco-list-row').first().waitFor({ timeout: 60_000 });
+    return { run, ws, page, consoleErrors, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+/** Saves a screenshot under test/e2e/shots (ignored by git). */
+export async function shot(page: Page, name: string): Promise<string> {
+  mkdirSync(SHOTS, { recursive: true });
+  const p = join(SHOTS, `${name.replace(/[^\w.-]+/g, '_')}.png`);
+  await page.screenshot({ path: p }).catch(() => undefined);
+  return p;
+}
+
+/** Monaco renders spaces as NBSP; tests compare normalised text. */
+export const norm = (s: string) => s.replace(/\u00a0/g, ' ');
+
+/** Opens a workspace file through Quick Open and waits until its tab is active. */
+export async function openFile(page: Page, relPath: string): Promise<void> {
+  const name = relPath.split('/').pop() ?? relPath;
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor();
+  await input.fill(relPath);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor();
+  await page.keyboard.press('Enter');
+  await page.locator('.tab.active', { hasText: name }).first().waitFor();
+  await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().waitFor();
+}
+
+/** The visible text of the active editor, inlay hints included, NBSP normalised. */
+export async function editorText(page: Page): Promise<string> {
+  return norm(await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().innerText());
+}
+
+/** Runs a palette command by its title (e.g. "ShardLens: Simulate Step"). */
+export async function runCommand(page: Page, title: string): Promise<void> {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor();
+  await input.fill(`>${title}`);
+  // Click the row whose label is exactly the title: fuzzy matching may rank "Focus on … View" commands first.
+  const exact = new RegExp(`^\\s*${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`);
+  const row = page.locator('.quick-input-list .monaco-list-row').filter({ has: page.locator('.label-name', { hasText: exact }) }).first();
+  await row.waitFor();
+  await row.click();
+}
+
+/** The frame of the dashboard whose document has `selector` (webviews nest: iframe.webview → #active-frame). */
+export async function dashboardFrame(page: Page, selector: string, timeoutMs = 30_000): Promise<Frame> {
+  return until(`a webview frame with ${selector}`, async () => {
+    for (const f of page.frames()) {
+      if (!f.url().includes('fake.html') && !f.url().includes('index.html')) continue;
+      const n = await f.locator(selector).count().catch(() => 0);
+      if (n > 0) return f;
+    }
+    return undefined;
+  }, timeoutMs);
+}

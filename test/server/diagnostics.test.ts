@@ -1,0 +1,115 @@
+/**
+ * One test per diagnostic kind, each on a small document: the code, the severity and the range (the key the problem
+ * is about) over the in-process LSP connection.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import type { Diagnostic } from 'vscode-languageserver';
+import { startClient, type Client } from './harness';
+
+let c: Client;
+before(async () => {
+  // A DeepSpeed JSON does not name its model; the editor setting supplies it (Llama 2 7B, Touvron et al. 2023).
+  c = await startClient({ model: 'llama-2-7b' });
+});
+after(() => c.dispose());
+
+let n = 0;
+async function diagnose(name: string, text: string): Promise<Diagnostic[]> {
+  const uri = `file:///ws/d${n++}/${name}`;
+  const d = c.diagnostics(uri);
+  await c.open(uri, text);
+  return d;
+}
+
+/** Text of the line a diagnostic starts on. */
+function lineOf(text: string, d: Diagnostic): string {
+  return text.split('\n')[d.range.start.line] ?? '';
+}
+
+interface Case {
+  readonly name: string;
+  readonly file: string;
+  readonly text: string;
+  readonly code: string;
+  readonly severity: 1 | 2 | 3;
+  /** A string the diagnostic's first line must contain (the key it belongs to). */
+  readonly at: string;
+}
+
+const SCRIPT = readFileSync('test/server/fixtures/pretrain_llama.sh', 'utf8');
+
+// ZeRO paper §3: replicated mixed-precision Adam holds 16 bytes per parameter; a 7B-parameter model on 80 GB GPUs
+// cannot hold 16·7e9 = 112 GB, so stage 0 does not fit whatever the activations.
+const CASES: readonly Case[] = [
+  {
+    name: 'peak above GPU memory', file: 'ds_config.json', code: 'does-not-fit', severity: 1, at: '"stage"',
+    text: '{\n  "train_micro_batch_size_per_gpu": 16,\n  "zero_optimization": {\n    "stage": 0\n  }\n}\n',
+  },
+  {
+    // DeepSpeed's ZeRO config is a pydantic model with extra="forbid" (deepspeed/runtime/zero/config.py).
+    name: 'unknown key in a strict DeepSpeed section', file: 'ds_config.json', code: 'ds-unknown-key', severity: 1, at: '"stagee"',
+    text: '{\n  "train_micro_batch_size_per_gpu": 1,\n  "zero_optimization": {\n    "stage": 2,\n    "stagee": 3\n  }\n}\n',
+  },
+  {
+    name: 'fp16 and bf16 both enabled', file: 'ds_config.json', code: 'ds-fp16-bf16', severity: 1, at: 'enabled',
+    text: '{\n  "train_micro_batch_size_per_gpu": 1,\n  "fp16": { "enabled": true },\n  "bf16": { "enabled": true },\n  "zero_optimization": { "stage": 2 }\n}\n',
+  },
+  {
+    // cpu_offload was replaced by offload_optimizer (DeepSpeed zero/config.py, deprecated field).
+    name: 'deprecated key', file: 'ds_config.json', code: 'ds-deprecated-key', severity: 2, at: '"cpu_offload"',
+    text: '{\n  "train_micro_batch_size_per_gpu": 1,\n  "zero_optimization": {\n    "stage": 2,\n    "cpu_offload": true\n  }\n}\n',
+  },
+  {
+    // The HF integration (transformers integrations/deepspeed.py) fills "auto" only for the keys it knows; the ZeRO
+    // stage is not one of them, so DeepSpeed receives the string and rejects it.
+    name: 'unresolved "auto"', file: 'ds_config.json', code: 'ds-auto-unresolved', severity: 2, at: '"auto"',
+    text: '{\n  "train_micro_batch_size_per_gpu": 1,\n  "zero_optimization": {\n    "stage": "auto"\n  }\n}\n',
+  },
+  {
+    // DeepSpeed runtime/config.py: train_batch_size = micro × accumulation × world size; 4 × 8 × 8 = 256 ≠ 100.
+    name: 'batch identity broken', file: 'ds_config.json', code: 'batch-identity', severity: 1, at: 'train_',
+    text: '{\n  "train_batch_size": 100,\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 8,\n  "zero_optimization": { "stage": 2 }\n}\n',
+  },
+  {
+    // Megatron splits attention heads over TP ranks: 32 heads cannot be split 3 ways.
+    name: 'TP does not divide the heads', file: 'pretrain.sh', code: 'tp-divides-heads', severity: 1, at: 'TP_SIZE',
+    text: SCRIPT.replace('TP_SIZE=${TP_SIZE:-2}', 'TP_SIZE=${TP_SIZE:-3}'),
+  },
+  {
+    // Pipeline stages hold whole layers: 32 layers over 3 stages is uneven without an explicit split.
+    name: 'PP does not divide the layers', file: 'pretrain.sh', code: 'pp-divides-layers', severity: 1, at: 'PP_SIZE',
+    text: SCRIPT.replace('PP_SIZE=2', 'PP_SIZE=3').replace('GPUS_PER_NODE=8', 'GPUS_PER_NODE=6'),
+  },
+];
+
+describe('diagnostics', () => {
+  for (const k of CASES) {
+    test(k.name, async () => {
+      const ds = await diagnose(k.file, k.text);
+      const d = ds.find((x) => x.code === k.code);
+      assert.ok(d, `no ${k.code} among ${ds.map((x) => x.code).join(', ')}`);
+      assert.equal(d.severity, k.severity);
+      assert.equal(d.source, 'shardlens');
+      assert.ok(lineOf(k.text, d).includes(k.at), `${k.code} is on "${lineOf(k.text, d)}", expected the line with ${k.at}`);
+    });
+  }
+
+  test('peak above GPU memory names where and the GPU', async () => {
+    const ds = await diagnose('ds_config.json', CASES[0].text);
+    const d = ds.find((x) => x.code === 'does-not-fit');
+    assert.match(String(d?.message), /exceeds .*memory/);
+    assert.match(String(d?.message), /(each GPU|pipeline stage \d)/);
+  });
+
+  test('a fitting config has no does-not-fit', async () => {
+    const ds = await diagnose('ds_config.json', '{\n  "train_micro_batch_size_per_gpu": 1,\n  "zero_optimization": { "stage": 3 }\n}\n');
+    assert.equal(ds.filter((x) => x.code === 'does-not-fit').length, 0);
+  });
+
+  test('broken JSON gives a syntax error and no crash', async () => {
+    const ds = await diagnose('ds_config.json', '{\n  "train_micro_batch_size_per_gpu": 1,\n  "zero_optimization": { "stage": \n');
+    assert.ok(ds.some((x) => x.code === 'syntax'));
+  });
+});

@@ -1,0 +1,121 @@
+/**
+ * Runs the ShardLens language server in this process over a pair of in-memory streams and drives it with a plain
+ * JSON-RPC client, as an editor would (tailwindcss-intellisense's in-band connection pattern).
+ */
+import { PassThrough } from 'node:stream';
+import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
+import { createConnection } from 'vscode-languageserver/node';
+import type {
+  CodeAction, CodeLens, CompletionItem, Diagnostic, Hover, InlayHint, Position, PublishDiagnosticsParams, TextEdit,
+} from 'vscode-languageserver';
+import { LspMethods, type AnalysisResult } from '../../shared/protocol';
+import { startServer } from '../../server/features/server';
+import { applyEdits } from '../../server/features/edits';
+
+export interface Client {
+  readonly rpc: MessageConnection;
+  /** Settings the fake client answers workspace/configuration with (mutable). */
+  settings: Record<string, unknown>;
+  open(uri: string, text: string, languageId?: string): Promise<void>;
+  change(uri: string, text: string): Promise<void>;
+  close(uri: string): Promise<void>;
+  /** Resolves with the next published diagnostics for `uri` (after `open`/`change`). */
+  diagnostics(uri: string): Promise<Diagnostic[]>;
+  hints(uri: string): Promise<InlayHint[]>;
+  hover(uri: string, pos: Position): Promise<Hover | null>;
+  lenses(uri: string): Promise<CodeLens[]>;
+  actions(uri: string, diagnostics: Diagnostic[]): Promise<CodeAction[]>;
+  completion(uri: string, pos: Position): Promise<CompletionItem[]>;
+  analysis(uri: string): Promise<AnalysisResult | null>;
+  /** Text of `uri` after applying a code action's edit. */
+  applied(uri: string, action: CodeAction): string;
+  /** Notifications the server sent, by method. */
+  readonly notifications: { method: string; params: unknown }[];
+  refreshes: number;
+  dispose(): void;
+}
+
+/** Starts a server and an initialized client; the promise resolves after `shardlens/ready`. */
+export async function startClient(settings: Record<string, unknown> = {}): Promise<Client> {
+  const up = new PassThrough();
+  const down = new PassThrough();
+  startServer(createConnection(new StreamMessageReader(up), new StreamMessageWriter(down)), { debounceMs: 5 });
+  const rpc = createMessageConnection(new StreamMessageReader(down), new StreamMessageWriter(up));
+  const texts = new Map<string, { text: string; version: number }>();
+  const waiters = new Map<string, ((d: Diagnostic[]) => void)[]>();
+  const notifications: { method: string; params: unknown }[] = [];
+  const client: Client = {
+    rpc, settings, notifications, refreshes: 0,
+    async open(uri, text, languageId = 'plaintext') {
+      texts.set(uri, { text, version: 1 });
+      await rpc.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId, version: 1, text } });
+    },
+    async change(uri, text) {
+      const v = (texts.get(uri)?.version ?? 0) + 1;
+      texts.set(uri, { text, version: v });
+      await rpc.sendNotification('textDocument/didChange', { textDocument: { uri, version: v }, contentChanges: [{ text }] });
+    },
+    async close(uri) {
+      texts.delete(uri);
+      await rpc.sendNotification('textDocument/didClose', { textDocument: { uri } });
+    },
+    diagnostics(uri) {
+      return new Promise((resolve) => waiters.set(uri, [...(waiters.get(uri) ?? []), resolve]));
+    },
+    hints: (uri) => rpc.sendRequest('textDocument/inlayHint', { textDocument: { uri }, range: { start: { line: 0, character: 0 }, end: { line: 100000, character: 0 } } }),
+    hover: (uri, position) => rpc.sendRequest('textDocument/hover', { textDocument: { uri }, position }),
+    lenses: (uri) => rpc.sendRequest('textDocument/codeLens', { textDocument: { uri } }),
+    actions: (uri, diagnostics) => rpc.sendRequest('textDocument/codeAction', {
+      textDocument: { uri }, range: diagnostics[0]?.range ?? { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, context: { diagnostics },
+    }),
+    completion: async (uri, position) => {
+      const r = await rpc.sendRequest<CompletionItem[] | { items: CompletionItem[] } | null>('textDocument/completion', { textDocument: { uri }, position });
+      return Array.isArray(r) ? r : r?.items ?? [];
+    },
+    analysis: (uri) => rpc.sendRequest(LspMethods.analysis, { uri }),
+    applied(uri, action) {
+      const edits = (action.edit?.changes?.[uri] ?? []) as TextEdit[];
+      return applyEdits(texts.get(uri)?.text ?? '', edits);
+    },
+    dispose() {
+      rpc.dispose();
+      up.end();
+      down.end();
+    },
+  };
+  rpc.onNotification('textDocument/publishDiagnostics', (p: PublishDiagnosticsParams) => {
+    const list = waiters.get(p.uri);
+    if (list?.length) {
+      waiters.set(p.uri, []);
+      for (const w of list) w(p.diagnostics);
+    }
+  });
+  rpc.onNotification((method: string, params: unknown) => {
+    notifications.push({ method, params });
+  });
+  rpc.onRequest('workspace/configuration', (p: { items: { section?: string }[] }) => p.items.map(() => client.settings));
+  rpc.onRequest('workspace/inlayHint/refresh', () => {
+    client.refreshes++;
+    return null;
+  });
+  rpc.onRequest('workspace/codeLens/refresh', () => null);
+  rpc.onRequest('client/registerCapability', () => null);
+  const ready = new Promise<void>((resolve) => rpc.onNotification(LspMethods.ready, () => resolve()));
+  rpc.listen();
+  await rpc.sendRequest('initialize', {
+    processId: null, rootUri: null, workspaceFolders: null,
+    capabilities: { workspace: { configuration: true, inlayHint: { refreshSupport: true }, codeLens: { refreshSupport: true }, didChangeWatchedFiles: { dynamicRegistration: true } } },
+  });
+  await rpc.sendNotification('initialized', {});
+  await ready;
+  return client;
+}
+
+/** Position of the first occurrence of `needle` in `text` (plus `delta` characters). */
+export function posOf(text: string, needle: string, delta = 1): Position {
+  const i = text.indexOf(needle);
+  if (i < 0) throw new Error(`fixture lacks ${needle}`);
+  const before = text.slice(0, i + delta);
+  const line = before.split('\n').length - 1;
+  return { line, character: before.length - (before.lastIndexOf('\n') + 1) };
+}

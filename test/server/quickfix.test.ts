@@ -1,0 +1,90 @@
+/**
+ * One test per quick fix: the action is offered for its diagnostic, its title states the predicted change, and
+ * applying its edit gives exactly the expected text (formatting kept).
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import type { CodeAction } from 'vscode-languageserver';
+import { startClient, type Client } from './harness';
+
+const fixture = (name: string) => readFileSync(`test/server/fixtures/${name}`, 'utf8');
+
+let c: Client;
+before(async () => {
+  c = await startClient({ model: 'llama-2-7b' });
+});
+after(() => c.dispose());
+
+let n = 0;
+async function actionsFor(name: string, text: string, code: string): Promise<{ uri: string; actions: CodeAction[] }> {
+  const uri = `file:///ws/q${n++}/${name}`;
+  const d = c.diagnostics(uri);
+  await c.open(uri, text);
+  const diags = (await d).filter((x) => x.code === code);
+  assert.ok(diags.length, `no ${code} diagnostic`);
+  return { uri, actions: await c.actions(uri, diags) };
+}
+
+interface FixCase {
+  readonly name: string;
+  readonly file: string;
+  readonly text: string;
+  readonly code: string;
+  /** The title must match (it states the change and the predicted effect). */
+  readonly title: RegExp;
+  /** [before, after] replacements that turn `text` into the expected result. */
+  readonly edits: readonly (readonly [string, string])[];
+}
+
+// Llama 2 7B on 8 × 80 GB: replicated mixed-precision Adam needs 16Ψ ≈ 108 GB per GPU (ZeRO paper §3), so
+// stage 0 cannot fit; a micro batch of 16 × 2048 tokens also needs far more than 80 GB of activations.
+const DS_BIG = '{\n  "train_micro_batch_size_per_gpu": 16,\n  "gradient_accumulation_steps": 1,\n  "zero_optimization": {\n    "stage": 0\n  }\n}\n';
+const SCRIPT_BIG = fixture('pretrain_llama.sh').replace('MICRO_BATCH_SIZE=1', 'MICRO_BATCH_SIZE=4');
+const TITAN_NO_AC = fixture('llama3_8b.toml').replace('mode = "selective"', 'mode = "none"');
+const AXOLOTL_NO_GC = fixture('axolotl.yaml').replace('gradient_checkpointing: true', 'gradient_checkpointing: false').replace('micro_batch_size: 2', 'micro_batch_size: 16').replace(/^deepspeed:.*\n/m, '');
+const DS_BATCH = '{\n  "train_batch_size": 100,\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 8,\n  "zero_optimization": { "stage": 2 }\n}\n';
+const DS_BATCH_WHOLE = '{\n  "train_batch_size": 512,\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 8,\n  "zero_optimization": { "stage": 2 }\n}\n';
+const DELTA = /\(−[\d.]+ [GM]iB per GPU → [\d.]+ GiB/;
+
+const CASES: readonly FixCase[] = [
+  { name: 'raise the ZeRO stage', file: 'ds_config.json', text: DS_BIG, code: 'does-not-fit', title: /^Raise ZeRO stage 0 → 1 \(−/, edits: [['"stage": 0', '"stage": 1']] },
+  {
+    name: 'enable optimizer offload (inserted with the file\'s indentation)', file: 'ds_config.json', text: DS_BIG, code: 'does-not-fit',
+    title: /^Offload optimizer: offload none → cpu \(−/, edits: [['"stage": 0\n', '"stage": 0,\n    "offload_optimizer": {\n      "device": "cpu"\n    }\n']],
+  },
+  {
+    name: 'lower the micro batch, raise accumulation (global batch kept)', file: 'ds_config.json', text: DS_BIG, code: 'does-not-fit',
+    title: /^Lower micro batch 16 → 8 \(accumulation 1 → 2\)/, edits: [['"train_micro_batch_size_per_gpu": 16', '"train_micro_batch_size_per_gpu": 8'], ['"gradient_accumulation_steps": 1', '"gradient_accumulation_steps": 2']],
+  },
+  { name: 'raise TP (shell default kept)', file: 'pretrain.sh', text: SCRIPT_BIG, code: 'does-not-fit', title: /^Raise TP 2 → 4 \(−/, edits: [['TP_SIZE=${TP_SIZE:-2}', 'TP_SIZE=${TP_SIZE:-4}']] },
+  { name: 'raise PP', file: 'pretrain.sh', text: SCRIPT_BIG, code: 'does-not-fit', title: /^Raise PP 2 → 4 \(−/, edits: [['PP_SIZE=2', 'PP_SIZE=4']] },
+  { name: 'enable full recomputation (TOML)', file: 'llama3_8b.toml', text: TITAN_NO_AC, code: 'does-not-fit', title: /^Enable recomputation: recompute none → full \(−/, edits: [['mode = "none"', 'mode = "full"']] },
+  { name: 'enable recomputation (YAML boolean)', file: 'axolotl.yaml', text: AXOLOTL_NO_GC, code: 'does-not-fit', title: /^Enable recomputation: recompute none → full \(−/, edits: [['gradient_checkpointing: false', 'gradient_checkpointing: true']] },
+  // DeepSpeed runtime/config.py: train_batch_size = micro × accumulation × world; 100 is not a multiple of 4 × 8.
+  { name: 'repair the batch identity (global batch)', file: 'ds_config.json', text: DS_BATCH, code: 'batch-identity', title: /^Set global batch to 256 \(4 × 8 × 8 GPUs\)$/, edits: [['"train_batch_size": 100', '"train_batch_size": 256']] },
+  // 512 / (4 × 8 GPUs) = 16 whole accumulation steps.
+  { name: 'repair the batch identity (accumulation)', file: 'ds_config.json', text: DS_BATCH_WHOLE, code: 'batch-identity', title: /^Set gradient accumulation to 16 \(512 = 4 × 16 × 8 GPUs\)$/, edits: [['"gradient_accumulation_steps": 8', '"gradient_accumulation_steps": 16']] },
+];
+
+describe('quick fixes', () => {
+  for (const k of CASES) {
+    test(k.name, async () => {
+      const { uri, actions } = await actionsFor(k.file, k.text, k.code);
+      const a = actions.find((x) => k.title.test(x.title));
+      assert.ok(a, `no action matching ${k.title}; got ${actions.map((x) => x.title).join(' | ')}`);
+      if (k.code === 'does-not-fit') assert.match(a.title, DELTA);
+      let expected = k.text;
+      for (const [from, to] of k.edits) {
+        assert.ok(expected.includes(from), `fixture lacks ${from}`);
+        expected = expected.replace(from, to);
+      }
+      assert.equal(c.applied(uri, a), expected);
+    });
+  }
+
+  test('no fix is offered when it would not lower the peak', async () => {
+    const { actions } = await actionsFor('ds_config.json', DS_BIG, 'does-not-fit');
+    for (const a of actions) assert.match(a.title, /\(−/);
+  });
+});

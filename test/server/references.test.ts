@@ -1,0 +1,44 @@
+/**
+ * A change in a referenced file updates the files that reference it: the Axolotl YAML names a DeepSpeed JSON; editing
+ * that JSON in the editor (unsaved) re-analyses the YAML and asks the client to refresh hints and lenses.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { InlayHint } from 'vscode-languageserver';
+import { startClient, type Client } from './harness';
+
+const DIR = resolve('test/server/fixtures');
+const label = (h: InlayHint) => (typeof h.label === 'string' ? h.label : h.label.map((p) => p.value).join(''));
+
+let c: Client;
+before(async () => {
+  c = await startClient();
+});
+after(() => c.dispose());
+
+test('editing the referenced DeepSpeed JSON re-analyses the YAML that names it', async () => {
+  const yamlUri = pathToFileURL(`${DIR}/axolotl.yaml`).toString();
+  const dsUri = pathToFileURL(`${DIR}/ds_zero3_auto.json`).toString();
+  const yaml = readFileSync(`${DIR}/axolotl.yaml`, 'utf8');
+  const ds = readFileSync(`${DIR}/ds_zero3_auto.json`, 'utf8');
+  let d = c.diagnostics(yamlUri);
+  await c.open(yamlUri, yaml);
+  await d;
+  const before = (await c.hints(yamlUri)).map(label).find((l) => l.startsWith('model states'));
+  // ZeRO-3 with both offloads keeps almost no model state on the GPU; ZeRO-0 keeps all 16Ψ (ZeRO paper §3).
+  await c.open(dsUri, ds);
+  const refreshesBefore = c.refreshes;
+  d = c.diagnostics(yamlUri);
+  await c.change(dsUri, ds.replace('"stage": 3', '"stage": 0').replace(/"offload_(optimizer|param)": \{[^}]*\},/g, ''));
+  await d;
+  const afterHints = (await c.hints(yamlUri)).map(label).find((l) => l.startsWith('model states'));
+  assert.ok(before && afterHints, 'no model-state hint at the deepspeed key');
+  assert.notEqual(afterHints, before);
+  const parse = (s: string) => Number(/model states ([\d.]+) GiB/.exec(s)?.[1]);
+  assert.ok(parse(afterHints) > 10 * parse(before), `${before} → ${afterHints}`);
+  await new Promise((r) => setTimeout(r, 100));
+  assert.ok(c.refreshes > refreshesBefore, 'no workspace/inlayHint/refresh');
+});

@@ -1,0 +1,94 @@
+/** Exact parameter counts (config-formats.md §7.3) and config.json reading. */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { countParams, paddedVocabSize } from '../../../shared/model/params';
+import { modelFromHfConfig } from '../../../shared/model/hfConfig';
+import { preset } from './helpers';
+
+// Published counts, each equal to an independent source (config-formats.md §7.3: HF API / GGUF / keras-hub).
+const EXACT: [string, number, number?][] = [
+  ['llama-2-7b', 6_738_415_616],
+  ['llama-3-8b', 8_030_261_248],
+  ['llama-3.1-8b', 8_030_261_248],
+  ['llama-3.1-70b', 70_553_706_496],
+  ['mistral-7b', 7_241_732_096],
+  ['mixtral-8x7b', 46_702_792_704, 12_879_925_248],
+  ['qwen2.5-0.5b', 494_032_768],
+  ['qwen3-0.6b', 596_049_920],
+  ['gpt2', 124_439_808],
+];
+
+describe('parameter counts (config-formats.md §7.3)', () => {
+  for (const [name, total, active] of EXACT) {
+    test(`${name} has exactly ${total.toLocaleString('en')} parameters`, () => {
+      const c = countParams(preset(name));
+      assert.equal(c.parameters, total);
+      assert.equal(c.trainableParameters, total);
+      assert.equal(c.activeParameters, active ?? total);
+    });
+  }
+});
+
+// Narayanan et al. 2021, Table 1 "Number of parameters (billion)", printed to 0.1 B.
+const NARAYANAN: [string, number][] = [
+  ['megatron-1.7b', 1.7], ['megatron-3.6b', 3.6], ['megatron-7.5b', 7.5], ['megatron-18.4b', 18.4], ['megatron-39.1b', 39.1],
+  ['megatron-76.1b', 76.1], ['megatron-145.6b', 145.6], ['megatron-310.1b', 310.1], ['megatron-529.6b', 529.6], ['megatron-1008b', 1008.0],
+];
+describe('Narayanan et al. 2021 Table 1 parameter column', () => {
+  for (const [name, billions] of NARAYANAN) {
+    test(`${name} ≈ ${billions}B at the printed precision`, () => {
+      const b = countParams(preset(name)).parameters / 1e9;
+      assert.ok(Math.abs(b - billions) <= 0.05, `${b}`);
+    });
+  }
+});
+
+describe('vocabulary padding and LoRA', () => {
+  test('Megatron pads Llama-3 128,256 to 129,024 rows at TP 8 (config-formats.md §7.3 lesson)', () => {
+    assert.equal(paddedVocabSize(128_256, 128, 8), 129_024);
+    const m = { ...preset('llama-3-8b'), vocabPadMultiple: 128 };
+    // Two matrices (untied) grow by (129,024 − 128,256)·4096 each.
+    assert.equal(countParams(m, undefined, 8).parameters, 8_030_261_248 + 2 * 768 * 4096);
+  });
+  test('LoRA r=8 on q,v of Llama-2-7B trains 4,194,304 parameters (PEFT docs: 0.062%)', () => {
+    // 32 layers × 2 projections × r·(4096 + 4096).
+    const c = countParams(preset('llama-2-7b'), { rank: 8, targets: ['q', 'v'], baseDtype: 'bf16' });
+    assert.equal(c.trainableParameters, 4_194_304);
+    assert.equal(c.parameters, 6_738_415_616 + 4_194_304);
+  });
+});
+
+describe('modelFromHfConfig', () => {
+  test('nested text_config is read', () => {
+    const r = modelFromHfConfig({ model_type: 'llava', text_config: { model_type: 'llama', hidden_size: 4096, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: 8, intermediate_size: 14336, vocab_size: 128256 } });
+    assert.equal(countParams(r.model!).parameters, 8_030_261_248);
+  });
+  test('Qwen2 gets q/k/v biases although the config says nothing', () => {
+    const r = modelFromHfConfig({ model_type: 'qwen2', hidden_size: 896, num_hidden_layers: 24, num_attention_heads: 14, num_key_value_heads: 2, intermediate_size: 4864, vocab_size: 151936, tie_word_embeddings: true });
+    assert.equal(r.model?.attnBias, 'qkv');
+    assert.equal(r.sources['model.attnBias'].kind, 'derived');
+    assert.equal(countParams(r.model!).parameters, 494_032_768);
+  });
+  test('missing keys fall back to LlamaConfig defaults with default sources', () => {
+    const r = modelFromHfConfig({ model_type: 'llama' });
+    assert.equal(r.model?.hiddenSize, 4096);
+    assert.equal(r.model?.ffnSize, 11008);
+    assert.equal(r.sources['model.hiddenSize'].kind, 'default');
+  });
+  test('DeepSeek MLA is reported as approximated; MoE keys are read', () => {
+    const r = modelFromHfConfig({ model_type: 'deepseek_v3', hidden_size: 7168, num_hidden_layers: 61, num_attention_heads: 128, intermediate_size: 18432, vocab_size: 129280, n_routed_experts: 256, n_shared_experts: 1, num_experts_per_tok: 8, moe_intermediate_size: 2048, first_k_dense_replace: 3, kv_lora_rank: 512 });
+    assert.ok(r.problems.some((p) => p.code === 'hf-config-mla-approximated'));
+    assert.equal(r.model?.moe?.experts, 256);
+    assert.equal(r.model?.moe?.denseFirstLayers, 3);
+    // 58 MoE layers (61 − 3 dense).
+    assert.equal(countParams(r.model!).moeLayers, 58);
+  });
+  test('garbage never throws and gives typed problems', () => {
+    for (const g of [null, 3, 'x', [], { hidden_size: -1 }, { num_hidden_layers: 1.5 }, { vocab_size: 'big' }, { text_config: 7 }]) {
+      const r = modelFromHfConfig(g);
+      assert.ok(Array.isArray(r.problems));
+      if (r.model) for (const v of [r.model.hiddenSize, r.model.layers, r.model.vocabSize]) assert.ok(Number.isFinite(v) && v > 0);
+    }
+    assert.equal(modelFromHfConfig({ hidden_size: -1 }).model, undefined);
+  });
+});

@@ -1,0 +1,144 @@
+/** Per-stage behaviour from first principles: schedules, edge stages, uneven splits, sharding, offload, LoRA. */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { countParams, layerParams } from '../../../shared/model/params';
+import { estimateMemory } from '../../../shared/memory/estimate';
+import { NF4_BYTES } from '../../../shared/memory/dtypes';
+import { activationBytesPerMicrobatch, inFlightMicrobatches, peakMemoryFast, stageLayerCounts, staticBytes } from '../../../shared/memory/fast';
+import { llamaPlan, preset } from './helpers';
+
+const world8 = { gpusPerNode: 8, nodes: 1 };
+
+describe('pipeline schedules', () => {
+  test('1F1B: stage i holds min(m, p − i) micro-batches; the first stage holds p (Narayanan et al. 2021 §2.2.1)', () => {
+    const e = estimateMemory(llamaPlan({ training: { gradAccum: 8 }, parallel: { pp: 4, dp: 2 }, cluster: world8 }));
+    assert.deepEqual(e.stages.map((s) => s.inFlightMicrobatches), [4, 3, 2, 1]);
+    assert.ok(e.stages[0].activationBytes > e.stages[1].activationBytes);
+  });
+  test('GPipe holds all m micro-batches on every stage', () => {
+    const e = estimateMemory(llamaPlan({ training: { gradAccum: 8 }, parallel: { pp: 4, dp: 2, schedule: 'gpipe' }, cluster: world8 }));
+    assert.deepEqual(e.stages.map((s) => s.inFlightMicrobatches), [8, 8, 8, 8]);
+  });
+  test('interleaved: first stage holds p·(1 + (p − 1)/(p·v)) (Korthikanti et al. 2022 §4.2.3)', () => {
+    const plan = llamaPlan({ training: { gradAccum: 8 }, parallel: { pp: 4, dp: 2, vpp: 2, schedule: 'interleaved' }, cluster: world8 });
+    assert.equal(inFlightMicrobatches(plan, 0), 4 * (1 + 3 / 8));
+  });
+  test('fewer micro-batches than stages: at most m in flight', () => {
+    const e = estimateMemory(llamaPlan({ training: { gradAccum: 2 }, parallel: { pp: 4, dp: 2 }, cluster: world8 }));
+    assert.deepEqual(e.stages.map((s) => s.inFlightMicrobatches), [2, 2, 2, 1]);
+  });
+});
+
+describe('edge stages', () => {
+  const e = estimateMemory(llamaPlan({ training: { gradAccum: 8 }, parallel: { pp: 4, dp: 2 }, cluster: world8 }));
+  test('embedding activations only on the first stage, logits only on the last', () => {
+    assert.ok(e.stages[0].terms.embeddingActivations && !e.stages[0].terms.logits);
+    assert.ok(e.stages[3].terms.logits && !e.stages[3].terms.embeddingActivations);
+    assert.ok(!e.stages[1].terms.logits && !e.stages[1].terms.embeddingActivations);
+    assert.deepEqual(e.stages.map((s) => s.kind), ['first', 'middle', 'middle', 'last']);
+  });
+  test('logits are fp32 4·s·b·V on the last stage (b = 1, s = 2048, V = 128,256, t = 1)', () => {
+    const l = e.stages[3].terms.logits!.bytes;
+    const fp32Logits = 4 * 2048 * 128_256;
+    assert.equal(l, fp32Logits + 2 * 2 * 2048 * 4096);
+  });
+  test('embedding on the first stage and the untied head on the last: the per-layer parameters balance', () => {
+    const per = layerParams(preset('llama-3-8b'));
+    const layer = per.attnWeights + per.attnOther + per.norms + per.denseMlp;
+    const V = 128_256 * 4096;
+    assert.equal(e.stages[0].parametersPerRank, 8 * layer + V);
+    assert.equal(e.stages[1].parametersPerRank, 8 * layer);
+    assert.equal(e.stages[3].parametersPerRank, 8 * layer + V + 4096);
+    // All stages together hold the whole model exactly once.
+    assert.equal(e.stages.reduce((a, s) => a + s.parametersPerRank, 0), countParams(preset('llama-3-8b')).parameters);
+  });
+  test('a 64-stage pipeline reports 64 stages and the fast path agrees with the traceable peak', () => {
+    const plan = llamaPlan({ model: { ...preset('llama-3-8b'), layers: 128 }, training: { gradAccum: 64 }, parallel: { pp: 64, dp: 1 }, cluster: { gpusPerNode: 8, nodes: 8 } });
+    const est = estimateMemory(plan);
+    assert.equal(est.stages.length, 64);
+    assert.equal(peakMemoryFast(plan), Math.max(...est.stages.map((s) => s.peakReservedBytes)));
+  });
+});
+
+describe('uneven split and simulator accessors', () => {
+  const plan = llamaPlan({ training: { gradAccum: 8 }, parallel: { pp: 4, dp: 2, stageLayers: [7, 9, 9, 7] }, cluster: world8 });
+  test('stageLayers are honoured', () => {
+    assert.deepEqual(stageLayerCounts(plan), [7, 9, 9, 7]);
+    assert.deepEqual(estimateMemory(plan).stages.map((s) => s.layers), [7, 9, 9, 7]);
+    assert.deepEqual(estimateMemory(plan).problems, []);
+  });
+  test('fast path equals the traceable peak on uneven stages', () => {
+    assert.equal(peakMemoryFast(plan), Math.max(...estimateMemory(plan).stages.map((s) => s.peakReservedBytes)));
+  });
+  test('static + in-flight × per-micro-batch activations = allocated', () => {
+    const s = estimateMemory(plan).stages[1];
+    assert.ok(Math.abs(staticBytes(plan, 1) + inFlightMicrobatches(plan, 1) * activationBytesPerMicrobatch(plan, 1) - s.peakAllocatedBytes) < 1);
+    assert.equal(stageLayerCounts(llamaPlan({ parallel: { pp: 3 } })).join(), '11,11,10');
+  });
+});
+
+describe('sharding', () => {
+  test('norms are replicated over TP, matrices and vocabulary are split', () => {
+    const per = layerParams(preset('llama-3-8b'));
+    const s = estimateMemory(llamaPlan({ parallel: { tp: 2, dp: 4 }, cluster: world8 })).stages[0];
+    const V = 128_256 * 4096;
+    assert.equal(s.parametersPerRank, 32 * ((per.attnWeights + per.denseMlp) / 2 + per.norms) + V + 4096);
+  });
+  for (const stage of [1, 2, 3] as const) {
+    test(`replicated baseline ≥ ZeRO-${stage} on every stage; model states shrink as the stage grows`, () => {
+      const e = estimateMemory(llamaPlan({ parallel: { dp: 8, sharding: { style: 'deepspeed', stage } }, cluster: world8 }));
+      e.stages.forEach((s, i) => assert.ok(e.replicated.stages[i].modelStatesBytes > s.modelStatesBytes));
+    });
+  }
+  test('ZeRO-3 adds gathered parameters; keeping them after forward costs more', () => {
+    const a = estimateMemory(llamaPlan({ parallel: { dp: 8, sharding: { style: 'fsdp2', stage: 3 } }, cluster: world8 })).stages[0];
+    const b = estimateMemory(llamaPlan({ parallel: { dp: 8, sharding: { style: 'fsdp2', stage: 3, reshardAfterForward: false } }, cluster: world8 })).stages[0];
+    assert.ok(a.terms.gatheredParameters!.bytes > 0);
+    assert.ok(b.terms.gatheredParameters!.bytes > a.terms.gatheredParameters!.bytes);
+  });
+  test('MoE experts are divided by EP', () => {
+    const m = preset('mixtral-8x7b');
+    const per = layerParams(m);
+    const one = estimateMemory(llamaPlan({ model: m, parallel: { dp: 8, ep: 1 }, cluster: world8 })).stages[0].parametersPerRank;
+    const eight = estimateMemory(llamaPlan({ model: m, parallel: { dp: 8, ep: 8 }, cluster: world8 })).stages[0].parametersPerRank;
+    assert.equal(one - eight, 32 * per.experts * (7 / 8));
+  });
+});
+
+describe('offload, recompute, adapters, fp8', () => {
+  test('optimizer offload moves optimizer states and master weights to the host', () => {
+    const base = { parallel: { dp: 8, sharding: { style: 'deepspeed' as const, stage: 3 as const } }, cluster: world8 };
+    const on = estimateMemory(llamaPlan({ ...base, parallel: { ...base.parallel, sharding: { ...base.parallel.sharding, offloadOptimizer: 'cpu' } } }));
+    const off = estimateMemory(llamaPlan(base));
+    const s = off.stages[0];
+    assert.equal(on.stages[0].terms.optimizerStates!.bytes, 0);
+    assert.ok(on.stages[0].peakReservedBytes < s.peakReservedBytes);
+    // 8 ranks per node × (8 + 4 bytes) × Ψ / 8.
+    assert.ok(Math.abs(on.hostBytesPerNode - 8 * (s.terms.optimizerStates!.bytes + s.terms.masterWeights!.bytes)) < 1);
+    assert.equal(off.hostBytesPerNode, 0);
+  });
+  test('recompute none > selective > full (activations)', () => {
+    const act = (recompute: 'none' | 'selective' | 'full', flashAttention = false) =>
+      estimateMemory(llamaPlan({ training: { recompute, flashAttention } })).stages[0].terms.activations!.bytes;
+    assert.ok(act('none') > act('selective'));
+    assert.ok(act('selective') > act('full'));
+    assert.ok(act('none', true) < act('none', false));
+  });
+  test('QLoRA: NF4 base, gradients only for adapters', () => {
+    const e = estimateMemory(llamaPlan({ model: preset('llama-2-7b'), lora: { rank: 8, targets: ['q', 'v'], baseDtype: 'nf4' } }));
+    const s = e.stages[0];
+    assert.equal(e.model.trainableParameters, 4_194_304);
+    assert.equal(s.terms.gradients!.bytes, 2 * 4_194_304);
+    assert.ok(Math.abs(s.terms.parameters!.bytes - (6_738_415_616 * NF4_BYTES + 2 * 4_194_304)) < 1);
+  });
+  test('fp8 adds weight caches (fp8 copy + transpose)', () => {
+    const s = estimateMemory(llamaPlan({ training: { precision: 'fp8-mixed' } })).stages[0];
+    assert.ok(s.terms.fp8WeightCache!.bytes > 0);
+  });
+  test('every term has a formula, a citation and sourced inputs', () => {
+    for (const t of Object.values(estimateMemory(llamaPlan()).stages[0].terms)) {
+      assert.ok(t && t.formula.length > 0 && t.citation.length > 0);
+      for (const i of Object.values(t.inputs)) assert.ok(i.source.kind && i.source.detail);
+    }
+  });
+});

@@ -1,0 +1,77 @@
+/**
+ * Broken and half-typed input: every example file truncated and mutated (deterministic seed) is read
+ * without throwing, with finite numbers and well-formed ranges, and resolvePlan never throws either.
+ */
+import { before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { FormatId } from '../../../shared/plan/facts';
+import { detectFormat, initFormats, parseConfig } from '../../../server/formats/index';
+import { resolvePlan } from '../../../shared/plan/resolve';
+
+const ROOT = resolve(__dirname, '../../../examples');
+
+function walk(dir: string, out: string[] = []): string[] {
+  for (const n of readdirSync(dir)) {
+    if (n.startsWith('.')) continue;
+    const p = join(dir, n);
+    if (statSync(p).isDirectory()) walk(p, out);
+    else out.push(p);
+  }
+  return out;
+}
+
+/** Small deterministic PRNG (mulberry32). */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const JUNK = ['"', '{', '}', '[', ']', ':', '\n', '\\', '$', '$((', '${', '=', '-', '#', ' ', '\t', 'auto', '1e999', '-1', '0', 'NaN', '<<EOF\n'];
+
+function mutate(text: string, r: () => number): string {
+  let t = text;
+  const n = 1 + Math.floor(r() * 4);
+  for (let i = 0; i < n; i++) {
+    const at = Math.floor(r() * (t.length + 1));
+    const op = r();
+    if (op < 0.4) t = t.slice(0, at) + JUNK[Math.floor(r() * JUNK.length)] + t.slice(at);
+    else if (op < 0.8) t = t.slice(0, at) + t.slice(at + 1 + Math.floor(r() * 20));
+    else t = t.slice(0, at);
+  }
+  return t;
+}
+
+function check(path: string, text: string, fmt: FormatId): void {
+  const f = parseConfig(path, text, fmt);
+  for (const [k, fact] of Object.entries(f.facts)) {
+    if (typeof fact.value === 'number') assert.ok(Number.isFinite(fact.value), `${k} finite`);
+    const r = fact.source.range;
+    if (r) assert.ok(r.start.line >= 0 && r.start.character >= 0 && (r.end.line > r.start.line || (r.end.line === r.start.line && r.end.character >= r.start.character)), `${k} range`);
+  }
+  for (const d of f.diagnostics) assert.ok(d.range.start.line >= 0);
+  const res = resolvePlan(f, [], { settings: { worldSize: 8 } });
+  if (res.plan) for (const v of [res.plan.training.microBatch, res.plan.training.globalBatch, res.plan.parallel.dp]) assert.ok(Number.isFinite(v) && v > 0);
+}
+
+describe('broken input never throws', () => {
+  before(async () => { await initFormats(); });
+  for (const path of walk(ROOT)) {
+    test(path.slice(ROOT.length + 1), () => {
+      const text = readFileSync(path, 'utf8');
+      const fmt = detectFormat(path, text)!;
+      assert.ok(fmt);
+      for (let cut = 0; cut <= text.length; cut += Math.max(1, Math.floor(text.length / 40))) check(path, text.slice(0, cut), fmt);
+      const r = rng(text.length);
+      for (let i = 0; i < 60; i++) check(path, mutate(text, r), fmt);
+      for (let i = 0; i < 5; i++) assert.doesNotThrow(() => detectFormat(path, mutate(text, r)));
+    });
+  }
+});

@@ -1,0 +1,132 @@
+/**
+ * torchtitan TOML (both layouts), Accelerate, Axolotl, LLaMA-Factory, HF config.json.
+ * Expected values: torchtitan job_config.py defaults (AC selective; shard degree −1 = all remaining ranks),
+ * Accelerate's 1-based FSDP strategy index (2 = SHARD_GRAD_OP), parallelism_config product, config-formats.md §3–§7.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { detectFormat, parseConfig } from '../../../server/formats/index';
+import { fixture, rangeOf } from './helpers';
+
+const facts = (rel: string) => { const { path, text } = fixture(rel); return { f: parseConfig(path, text), text, path }; };
+
+describe('torchtitan TOML', () => {
+  test('2025 layout: [parallelism], local_batch_size, hf_assets_path reference', () => {
+    const { f, text, path } = facts('torchtitan/new_layout.toml');
+    assert.equal(detectFormat(path, text), 'torchtitan');
+    const v = (p: string) => f.facts[p]?.value;
+    assert.equal(v('model.preset'), 'llama3:8B');
+    assert.equal(v('training.microBatch'), 2);
+    assert.equal(v('training.globalBatch'), 64);
+    assert.equal(v('parallel.tp'), 2);
+    assert.equal(v('parallel.sharding.shardGroupSize'), 4);
+    assert.equal(v('cluster.worldSize'), 8); // 1 × 4 × 2 × 1 × 1
+    assert.equal(v('training.recompute'), 'full');
+    assert.deepEqual(f.facts['parallel.tp']?.keyRange, rangeOf(text, 'tensor_parallel_degree'));
+    assert.ok(f.references.some((r) => r.kind === 'model' && r.target === './assets/hf/Llama-3.1-8B/config.json'));
+  });
+
+  test('2024 layout: [training] batch_size and degrees, [experimental] pipeline degree; AC default selective', () => {
+    const { f } = facts('torchtitan/old_layout.toml');
+    const v = (p: string) => f.facts[p]?.value;
+    assert.equal(v('training.microBatch'), 8);
+    assert.equal(v('parallel.tp'), 8);
+    assert.equal(v('parallel.pp'), 2);
+    assert.equal(v('cluster.worldSize'), undefined); // data_parallel_degree = -1 needs NGPU
+    assert.equal(v('training.recompute'), 'selective');
+    assert.equal(f.facts['training.recompute']?.source.kind, 'default');
+  });
+
+  test('broken TOML keeps the lines that parse', () => {
+    const f = parseConfig('/x/train_configs/a.toml', '[model]\nname = "llama3"\nflavor = "8B"\n[training]\nlocal_batch_size = \nseq_len = 4096\n', 'torchtitan');
+    assert.equal(f.facts['training.seqLen']?.value, 4096);
+    assert.ok(f.diagnostics.some((d) => d.code === 'syntax' && d.range.start.line === 4));
+  });
+});
+
+describe('Accelerate YAML', () => {
+  test('FSDP v1 strategy given as its 1-based index', () => {
+    const { f } = facts('accelerate/fsdp_v1_index.yaml');
+    assert.equal(f.facts['parallel.sharding.fsdpStrategy']?.value, 'SHARD_GRAD_OP');
+    assert.equal(f.facts['parallel.sharding.stage']?.value, 2);
+    assert.equal(f.facts['cluster.worldSize']?.value, 16);
+    assert.equal(f.facts['cluster.nodes']?.value, 2);
+    assert.equal(f.facts['training.recompute']?.value, 'full');
+  });
+
+  test('FSDP2 with parallelism_config (HSDP × TP)', () => {
+    const { f } = facts('accelerate/fsdp2_parallelism.yaml');
+    const v = (p: string) => f.facts[p]?.value;
+    assert.equal(v('parallel.sharding.style'), 'fsdp2');
+    assert.equal(v('parallel.sharding.stage'), 2); // reshard_after_forward false ≈ SHARD_GRAD_OP
+    assert.equal(v('parallel.dp'), 8);
+    assert.equal(v('parallel.tp'), 2);
+  });
+
+  test('DeepSpeed reference with its range', () => {
+    const { f, text } = facts('accelerate/deepspeed_ref.yaml');
+    const r = f.references.find((x) => x.kind === 'deepspeed');
+    assert.equal(r?.target, '../deepspeed/zero2_auto.json');
+    assert.deepEqual(r?.range, rangeOf(text, '../deepspeed/zero2_auto.json'));
+    assert.equal(f.facts['training.gradAccum']?.value, 4);
+  });
+});
+
+describe('Axolotl, LLaMA-Factory, HF config.json', () => {
+  test('Axolotl keys and the model reference', () => {
+    const { f, text, path } = facts('axolotl/llama_ds.yaml');
+    assert.equal(detectFormat(path, text), 'axolotl');
+    assert.equal(f.facts['model.preset']?.value, 'meta-llama/Llama-3.1-8B');
+    assert.equal(f.facts['training.microBatch']?.value, 2);
+    assert.equal(f.facts['training.recompute']?.value, 'full');
+    assert.ok(f.references.some((r) => r.kind === 'deepspeed'));
+  });
+
+  test('Axolotl defaults: micro 1, sequence_len 512, adamw_torch_fused', () => {
+    const f = parseConfig('/x/a.yaml', 'base_model: meta-llama/Llama-3.1-8B\ndatasets: []\n', 'axolotl').facts;
+    assert.equal(f['training.microBatch']?.value, 1);
+    assert.equal(f['training.seqLen']?.value, 512);
+    assert.equal(f['training.optimizer']?.value, 'adamw');
+  });
+
+  test('LLaMA-Factory turns gradient checkpointing on by default and defaults to LoRA', () => {
+    const f = parseConfig('/x/l.yaml', 'model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\ncutoff_len: 1024\n', 'llamafactory').facts;
+    assert.equal(f['training.recompute']?.value, 'full');
+    assert.equal(f['training.microBatch']?.value, 8); // HF per_device_train_batch_size default
+    assert.equal(f['lora.rank']?.value, 8);
+  });
+
+  test('HF config.json model facts', () => {
+    const { f, path, text } = facts('hf/config.json');
+    assert.equal(detectFormat(path, text), 'hf-config');
+    assert.equal(f.facts['model.kvHeads']?.value, 8);
+    assert.equal(f.facts['model.ffnSize']?.value, 14336);
+    assert.deepEqual(f.facts['model.hiddenSize']?.keyRange, rangeOf(text, '"hidden_size"'));
+  });
+
+  test('half-typed YAML: keys before the break survive', () => {
+    const f = parseConfig('/x/a.yaml', 'base_model: meta-llama/Llama-3.1-8B\nmicro_batch_size: 4\nsequence_len: [\n', 'axolotl');
+    assert.equal(f.facts['training.microBatch']?.value, 4);
+    assert.ok(f.diagnostics.some((d) => d.code === 'syntax'));
+  });
+
+  test('Lightning CLI: strategy alias, precision, devices × nodes', () => {
+    const text = 'trainer:\n  strategy: deepspeed_stage_3_offload\n  precision: bf16-mixed\n  devices: 8\n  num_nodes: 2\n  accumulate_grad_batches: 4\nmodel:\n  class_path: my.Module\n';
+    assert.equal(detectFormat('/x/config.yaml', text), 'lightning');
+    const f = parseConfig('/x/config.yaml', text).facts;
+    assert.equal(f['parallel.sharding.stage']?.value, 3);
+    assert.equal(f['parallel.sharding.offloadOptimizer']?.value, 'cpu');
+    assert.equal(f['cluster.worldSize']?.value, 16);
+    assert.equal(f['training.gradAccum']?.value, 4);
+    assert.equal(f['training.precision']?.value, 'bf16-mixed');
+  });
+
+  test('Megatron-Bridge override YAML reads parallel and batch keys without inventing a model', () => {
+    const text = 'model:\n  tensor_model_parallel_size: 2\n  pipeline_model_parallel_size: 4\n  seq_length: 8192\ntrain:\n  global_batch_size: 128\n  micro_batch_size: 1\nddp:\n  overlap_grad_reduce: true\n';
+    const f = parseConfig('/x/override.yaml', text);
+    assert.equal(f.format, 'megatron-yaml');
+    assert.equal(f.facts['parallel.pp']?.value, 4);
+    assert.equal(f.facts['training.globalBatch']?.value, 128);
+    assert.equal(f.facts['model.tiedEmbeddings'], undefined);
+  });
+});

@@ -1,0 +1,77 @@
+/**
+ * "Calibrate": a per-cluster correction derived from a probe report and the estimate it was compared with. Pure: it
+ * returns the correction and the settings value it would write; applying it to later plans is `applyCalibration`.
+ */
+import type { Plan } from '../../shared/plan/types';
+import type { ProbeReport } from './types';
+
+export const CALIBRATION_SETTING = 'shardlens.calibration';
+
+export interface ClusterCorrection {
+  readonly clusterId: string;
+  /** Bytes per GPU the engine held beyond the estimate at the peak (CUDA context, allocator, runtime buffers); ≥ 0. */
+  readonly overheadBytes: number;
+  /** Estimated / measured step time: multiplies the achievable FLOP/s fraction (1 = the model was right). */
+  readonly efficiency: number;
+  /** Where the numbers came from, shown next to calibrated estimates. */
+  readonly source: { readonly device: string; readonly mode: string; readonly worldSize: number; readonly createdAt: string; readonly engine: string };
+  /** Why a value was left neutral, or why the correction is weak (CPU stand-in, failed ranks). */
+  readonly warnings: readonly string[];
+}
+
+export interface CalibrationInput {
+  readonly report: ProbeReport;
+  /** The estimate's peak allocated bytes per rank for the comparable plan (max over stages). */
+  readonly estimatedPeakAllocatedBytes?: number;
+  /** The estimate's step time for the comparable plan, seconds. */
+  readonly estimatedStepSeconds?: number;
+  readonly clusterId: string;
+}
+
+export type SettingsValue = Readonly<Record<string, ClusterCorrection>>;
+
+const finitePositive = (x: number | undefined): x is number => typeof x === 'number' && Number.isFinite(x) && x > 0;
+
+/** Computes the correction and the new settings value (the existing value with this cluster's entry replaced). */
+export function calibrate(input: CalibrationInput, existing: SettingsValue = {}): { correction: ClusterCorrection; setting: { key: string; value: SettingsValue } } {
+  const { report } = input;
+  const warnings: string[] = [];
+  const okRanks = report.ranks.filter((r) => r.ok);
+  if (!report.ok || okRanks.length === 0) warnings.push('the report has failed ranks; the correction is neutral');
+  if (report.device === 'cpu') warnings.push('measured on CPU ranks (a stand-in): GPU overhead and speed are not represented');
+  const peaks = okRanks.map((r) => r.peakAllocatedBytes).filter(finitePositive);
+  const measuredPeak = peaks.length ? Math.max(...peaks) : undefined;
+  let overheadBytes = 0;
+  if (measuredPeak !== undefined && finitePositive(input.estimatedPeakAllocatedBytes)) {
+    overheadBytes = Math.max(0, Math.round(measuredPeak - input.estimatedPeakAllocatedBytes));
+  } else warnings.push('no peak memory to compare: overhead left at 0');
+  const steps = okRanks.map((r) => r.stepSeconds).filter(finitePositive);
+  // The slowest rank sets the step time of a synchronous data-parallel step.
+  const measuredStep = steps.length ? Math.max(...steps) : undefined;
+  let efficiency = 1;
+  if (measuredStep !== undefined && finitePositive(input.estimatedStepSeconds)) {
+    efficiency = Math.min(10, Math.max(0.05, input.estimatedStepSeconds / measuredStep));
+  } else warnings.push('no step time to compare: efficiency left at 1');
+  const correction: ClusterCorrection = {
+    clusterId: input.clusterId, overheadBytes, efficiency,
+    source: { device: report.device, mode: report.mode, worldSize: report.worldSize, createdAt: report.createdAt, engine: `${report.engine.name} ${report.engine.versions.torch ?? ''}`.trim() },
+    warnings,
+  };
+  return { correction, setting: { key: CALIBRATION_SETTING, value: { ...existing, [input.clusterId]: correction } } };
+}
+
+/** A plan with the correction applied: the overhead added to the CUDA context term and the FLOP/s fraction scaled. */
+export function applyCalibration(plan: Plan, c: ClusterCorrection): Plan {
+  const detail = `calibrated on ${c.source.device} (${c.source.mode}, ${c.source.worldSize} ranks, ${c.source.createdAt})`;
+  const frac = Math.min(1, Math.max(0.01, plan.cluster.gpu.achievableFlopsFraction * c.efficiency));
+  return {
+    ...plan,
+    overhead: { ...plan.overhead, cudaContextBytes: plan.overhead.cudaContextBytes + c.overheadBytes },
+    cluster: { ...plan.cluster, gpu: { ...plan.cluster.gpu, achievableFlopsFraction: frac } },
+    sources: {
+      ...plan.sources,
+      'overhead.cudaContextBytes': { kind: 'setting', detail: `${detail}: +${c.overheadBytes} B` },
+      'cluster.gpu.achievableFlopsFraction': { kind: 'setting', detail: `${detail}: ×${c.efficiency.toFixed(3)}` },
+    },
+  };
+}

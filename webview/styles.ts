@@ -1,0 +1,25 @@
+/** The dashboards' stylesheet: VS Code theme variables only, readable from ~240 px side-bar widths. */
+export const STYLES = `
+body { color: var(--vscode-foreground); background: var(--vscode-sideBar-background, var(--vscode-editor-background)); font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); padding: 0 8px 16px; }
+h1 { font-size: 1.15em; margin: 10px 0 4px; }
+h2 { font-size: 1.05em; margin: 4px 0 8px; }
+h3 { font-size: 1em; margin: 8px 0 4px; }
+.muted { color: var(--vscode-descriptionForeground); }
+.card { margin: 10px 0; }
+.summary { display: flex; flex-wrap: wrap; gap: 4px 12px; align-items: center; }
+.chart-box { position: relative; width: 100%; min-width: 0; margin: 6px 0; }
+.toolbar { display: flex; flex-wrap: wrap; gap: 6px; margin: 6px 0; }
+.field { display: flex; flex-wrap: wrap; align-items: center; gap: 6px; margin: 4px 0; }
+details.data summary { cursor: pointer; color: var(--vscode-textLink-foreground); }
+details.data summary:focus-visible, canvas:focus-visible { outline: 1px solid var(--vscode-focusBorder); outline-offset: 2px; }
+table { border-collapse: collapse; width: 100%; display: block; overflow-x: auto; font-variant-numeric: tabular-nums; }
+th, td { text-align: right; padding: 2px 6px; border-bottom: 1px solid var(--vscode-editorWidget-border, rgba(128,128,128,0.3)); white-space: nowrap; }
+th[scope=row], thead th:first-child { text-align: left; }
+.badge-ok { --badge-background: var(--vscode-testing-iconPassed, #73c991); }
+.badge-bad { --badge-background: var(--vscode-errorForeground, #f14c4c); }
+.problems li.error { color: var(--vscode-errorForeground); }
+.problems li.warning { color: var(--vscode-editorWarning-foreground); }
+.progress { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; }
+.state-failed { color: var(--vscode-errorForeground); }
+ul { padding-left: 18px; margin: 4px 0; }
+`;
