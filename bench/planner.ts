@@ -37,8 +37,9 @@ export async function benchPlanner(): Promise<Record<string, number | string>> {
   const r = runs[0];
   let n = 0;
   const noop: PlannerEstimators = { peakBytes: () => 1e9, stepSeconds: () => 1 + (n++ % 997) * 1e-6 };
-  planLayouts(base, { exhaustive: true }, noop);
-  const over = [0, 1, 2].map(() => planLayouts(base, { exhaustive: true }, noop));
+  // The search alone is short (milliseconds): warm it up well and take the median of many runs.
+  for (let i = 0; i < 10; i++) planLayouts(base, { exhaustive: true }, noop);
+  const over = Array.from({ length: 21 }, () => planLayouts(base, { exhaustive: true }, noop));
   const overhead = median(over.map((x) => x.seconds / Math.max(1, x.evaluated)));
   const best = r.layouts[0];
   return {

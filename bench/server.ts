@@ -3,6 +3,8 @@
  * builder), for a typical DeepSpeed config and for a 2,000-line Megatron launch script. Goals: p95 ≤ 5 ms and ≤ 20 ms.
  */
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { analyzeDocument } from '../server/analysis/analyze';
 import { core, initCore } from '../server/analysis/core';
 import { createHost } from '../server/analysis/host';
@@ -28,9 +30,9 @@ function percentile(xs: number[], p: number): number {
 }
 
 /** Milliseconds from a change (one value edited) to the hints of the new version, per iteration. */
-function changeToHints(uri: string, text: string, needle: RegExp, values: readonly string[], n: number): number[] {
+function changeToHints(uri: string, text: string, needle: RegExp, values: readonly string[], n: number, root?: string): number[] {
   const settings = normalizeSettings({});
-  const host = createHost(() => undefined);
+  const host = createHost(() => undefined, () => root);
   const api = core();
   const times: number[] = [];
   for (let i = 0; i < n; i++) {
@@ -47,11 +49,16 @@ export async function benchServer(): Promise<Record<string, number | string>> {
   await initCore();
   const ds = readFileSync(`${FIXTURES}/ds_zero2.json`, 'utf8');
   const typical = changeToHints('file:///bench/ds_config.json', ds, /"train_micro_batch_size_per_gpu": \d+/, ['1', '2', '4', '8'], 2000);
+  // In a workspace, a DeepSpeed JSON is also looked up in the files that reference it (a bounded scan, cached briefly).
+  const wsDs = readFileSync('examples/deepspeed/ds_config_zero3.json', 'utf8');
+  const ws = changeToHints(pathToFileURL(resolve('examples/deepspeed/ds_config_zero3.json')).toString(), wsDs, /"stage": \d+/, ['3', '2'], 500, resolve('examples'));
   const script = longScript(2000);
   const long = changeToHints('file:///bench/pretrain_llama.sh', script, /MICRO_BATCH_SIZE=\d+/, ['1', '2', '4'], 300);
   return {
     'change → hints, DeepSpeed JSON p50 (ms)': percentile(typical, 50),
     'change → hints, DeepSpeed JSON p95 (ms, goal ≤ 5)': percentile(typical, 95),
+    'change → hints, DeepSpeed JSON in examples/ (reverse references) p50 (ms)': percentile(ws, 50),
+    'change → hints, DeepSpeed JSON in examples/ (reverse references) p95 (ms)': percentile(ws, 95),
     [`change → hints, ${script.split('\n').length}-line launch script p50 (ms)`]: percentile(long, 50),
     'change → hints, 2,000-line launch script p95 (ms, goal ≤ 20)': percentile(long, 95),
   };

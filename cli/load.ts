@@ -1,5 +1,8 @@
 /** Loads a config file for the CLI: parse, follow references, apply --gpus/--model, resolve the Plan. */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { parse as parseJsonc } from 'jsonc-parser';
+import { normalizeSettings } from '../server/settings';
+import { resolveSettings } from '../server/analysis/resolveAdapter';
 import { dirname, resolve } from 'node:path';
 import { findGpu, suggestGpus } from '../shared/hardware/gpus';
 import type { ResolveSettings, ResolvedPlan } from '../shared/plan/resolve';
@@ -30,9 +33,30 @@ function workspaceRoot(file: string): string {
   return dirname(file);
 }
 
-/** Turns `--gpus` and `--model` into resolver settings, or throws InputError with what is wrong. */
-export function settingsFromFlags(flags: ParsedArgs['flags']): ResolveSettings {
-  const settings: { -readonly [K in keyof ResolveSettings]: ResolveSettings[K] } = {};
+/**
+ * The `shardlens.*` settings of the workspace (`.vscode/settings.json`, JSON with comments), as the editor would
+ * send them to the language server, so the CLI and the editor show the same numbers for the same file.
+ */
+export function workspaceSettings(root: string): ResolveSettings {
+  const nested: Record<string, unknown> = {};
+  try {
+    const flat = parseJsonc(readFileSync(resolve(root, '.vscode', 'settings.json'), 'utf8')) as Record<string, unknown>;
+    for (const [key, value] of Object.entries(flat ?? {})) {
+      if (!key.startsWith('shardlens.')) continue;
+      const parts = key.slice('shardlens.'.length).split('.');
+      let o = nested;
+      for (const part of parts.slice(0, -1)) o = (o[part] ??= {}) as Record<string, unknown>;
+      o[parts[parts.length - 1]] = value;
+    }
+  } catch {
+    // No settings file (or an unreadable one): the editor's defaults apply.
+  }
+  return resolveSettings(normalizeSettings(nested));
+}
+
+/** Turns `--gpus` and `--model` into resolver settings over the workspace's, or throws InputError with what is wrong. */
+export function settingsFromFlags(flags: ParsedArgs['flags'], base: ResolveSettings = {}): ResolveSettings {
+  const settings: { -readonly [K in keyof ResolveSettings]: ResolveSettings[K] } = { ...base };
   const g = flags.gpus;
   if (g !== undefined) {
     if (g === true) throw new InputError('--gpus needs a value such as 16xH100');
@@ -60,8 +84,9 @@ export async function loadConfig(file: string, flags: ParsedArgs['flags']): Prom
   const path = resolve(file);
   if (!existsSync(path)) throw new InputError(`${file}: no such file`);
   if (!statSync(path).isFile()) throw new InputError(`${file}: not a file`);
-  const settings = settingsFromFlags(flags);
+  const root = workspaceRoot(path);
+  const settings = settingsFromFlags(flags, workspaceSettings(root));
   await initFormats();
-  const graph = loadConfigGraph(path, nodeHost(workspaceRoot(path)), { settings });
+  const graph = loadConfigGraph(path, nodeHost(root), { settings });
   return { path, primary: graph.primary, resolved: graph.resolved };
 }

@@ -191,7 +191,11 @@ def main(argv):
     dist.all_gather_object(records, rec)
     ok = all(r["ok"] for r in records)
     if rank == 0:
-        write_report(args, plan, mode, steps, device, world, records, ok)
+        try:
+            write_report(args, plan, mode, steps, device, world, records, ok)
+        except OSError as exc:  # An unwritable --out must not leave the other ranks waiting.
+            sys.stderr.write(f"shardlens-probe: cannot write {args.out}: {exc}\n")
+            ok = False
     dist.barrier()
     sys.stdout.flush()
     sys.stderr.flush()

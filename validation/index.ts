@@ -61,6 +61,8 @@ export function runValidation(opts: RunValidationOptions): Promise<ValidationRep
   const job = jobOf(opts);
   const started = Date.now();
   const runner = join(findDistDir(opts.distDir), 'validation-runner.js');
+  const plan = opts.plan as Partial<RunValidationOptions['plan']> | undefined;
+  if (typeof plan?.model !== 'object' || typeof plan.training !== 'object') return Promise.resolve(errorReport(job, started, [], 'the plan has no model or training shape to scale down'));
   if (!existsSync(runner)) return Promise.resolve(errorReport(job, started, [], `validation runner not built: ${runner} is missing (run npm run build)`));
   if (opts.signal?.aborted) return Promise.resolve(errorReport(job, started, [], 'cancelled before start', 'cancelled'));
   return new Promise((resolveReport) => {
@@ -70,7 +72,6 @@ export function runValidation(opts: RunValidationOptions): Promise<ValidationRep
     const child = fork(runner, [], {
       detached: process.platform !== 'win32', stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced', execArgv,
     });
-    if (child.pid) opts.onSpawn?.(child.pid);
     const settle = (r: ValidationReport) => {
       if (settled) return;
       settled = true;
@@ -84,6 +85,8 @@ export function runValidation(opts: RunValidationOptions): Promise<ValidationRep
       settle(errorReport(job, started, [], 'cancelled by the user', 'cancelled'));
     };
     opts.signal?.addEventListener('abort', onAbort, { once: true });
+    if (child.pid) opts.onSpawn?.(child.pid);
+    if (opts.signal?.aborted && !settled) onAbort();
     child.stderr?.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-4000); });
     child.on('message', (m: FromRunner) => {
       if (m.type === 'progress') opts.onProgress?.(m.progress);
@@ -96,6 +99,6 @@ export function runValidation(opts: RunValidationOptions): Promise<ValidationRep
       const why = oom ? 'the runner ran out of memory' : `the runner exited (${signal ?? `code ${code}`}) without a report`;
       settle(errorReport(job, started, [], `${why}${stderr.trim() ? `: ${stderr.trim().split('\n').slice(-3).join(' ')}` : ''}`));
     });
-    child.send({ type: 'start', job } satisfies ToRunner);
+    if (!settled) child.send({ type: 'start', job } satisfies ToRunner);
   });
 }

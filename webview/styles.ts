@@ -6,6 +6,7 @@ h2 { font-size: 1.05em; margin: 4px 0 8px; }
 h3 { font-size: 1em; margin: 8px 0 4px; }
 .muted { color: var(--vscode-descriptionForeground); }
 .card { margin: 10px 0; }
+vscode-panel-view > .view { flex: 1 1 auto; min-width: 0; width: 100%; }
 .summary { display: flex; flex-wrap: wrap; gap: 4px 12px; align-items: center; }
 .chart-box { position: relative; width: 100%; min-width: 0; margin: 6px 0; }
 .toolbar { display: flex; flex-wrap: wrap; gap: 6px; margin: 6px 0; }

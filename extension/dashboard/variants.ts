@@ -40,9 +40,9 @@ const DEFS: readonly VariantDef[] = [
   { id: 'zero1', label: 'ZeRO-1', sharding: zero(1) },
   { id: 'zero2', label: 'ZeRO-2', sharding: zero(2) },
   { id: 'zero3', label: 'ZeRO-3', sharding: zero(3) },
-  { id: 'fsdp-grad-op', label: 'FSDP SHARD_GRAD_OP', sharding: fsdp('SHARD_GRAD_OP') },
-  { id: 'fsdp-full', label: 'FSDP FULL_SHARD', sharding: fsdp('FULL_SHARD') },
-  { id: 'hsdp', label: 'HSDP (shard in node)', sharding: fsdp('HYBRID_SHARD') },
+  { id: 'fsdp-grad-op', label: 'FSDP grad-op', sharding: fsdp('SHARD_GRAD_OP') },
+  { id: 'fsdp-full', label: 'FSDP full', sharding: fsdp('FULL_SHARD') },
+  { id: 'hsdp', label: 'HSDP', sharding: fsdp('HYBRID_SHARD') },
 ];
 
 /** The plan with its sharding replaced. */

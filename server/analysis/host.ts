@@ -22,18 +22,48 @@ export function toPath(uri: string): string | undefined {
   }
 }
 
-/** Reads from `open` (URI → text of open documents) first, then from disk; `root` is the workspace folder path. */
-export function createHost(open: (uri: string) => string | undefined, root?: () => string | undefined): LoaderHost {
+/** Disk reads are reused this long (ms) unless a file-change event invalidates them first. */
+const TTL_MS = 2000;
+
+export interface CachingHost extends LoaderHost {
+  /** Forgets cached disk reads of one file (and its folder listing), or of everything. */
+  invalidate(pathOrUri?: string): void;
+}
+
+/**
+ * Reads from `open` (URI → text of open documents) first, then from disk through a short-lived cache, so that a
+ * keystroke does not re-read every file of the reference graph; `root` is the workspace folder path.
+ */
+export function createHost(open: (uri: string) => string | undefined, root?: () => string | undefined, now: () => number = Date.now): CachingHost {
+  const files = new Map<string, { t: number; text: string | undefined }>();
+  const dirs = new Map<string, { t: number; names: readonly string[] | undefined }>();
+  const fresh = (t: number) => now() - t < TTL_MS;
   return {
     get root() {
       return root?.();
     },
-    listDir(path: string): readonly string[] | undefined {
-      try {
-        return readdirSync(path);
-      } catch {
-        return undefined;
+    invalidate(pathOrUri?: string) {
+      if (!pathOrUri) {
+        files.clear();
+        dirs.clear();
+        return;
       }
+      const path = toPath(toUri(pathOrUri));
+      if (!path) return;
+      files.delete(path);
+      dirs.delete(path.replace(/[\\/][^\\/]*$/, ''));
+    },
+    listDir(path: string): readonly string[] | undefined {
+      const hit = dirs.get(path);
+      if (hit && fresh(hit.t)) return hit.names;
+      let names: readonly string[] | undefined;
+      try {
+        names = readdirSync(path);
+      } catch {
+        names = undefined;
+      }
+      dirs.set(path, { t: now(), names });
+      return names;
     },
     readFile(pathOrUri: string): string | undefined {
       const uri = toUri(pathOrUri);
@@ -41,12 +71,16 @@ export function createHost(open: (uri: string) => string | undefined, root?: () 
       if (buffer !== undefined) return buffer;
       const path = toPath(uri);
       if (!path) return undefined;
+      const hit = files.get(path);
+      if (hit && fresh(hit.t)) return hit.text;
+      let text: string | undefined;
       try {
-        if (statSync(path).size > MAX_BYTES) return undefined;
-        return readFileSync(path, 'utf8');
+        text = statSync(path).size > MAX_BYTES ? undefined : readFileSync(path, 'utf8');
       } catch {
-        return undefined;
+        text = undefined;
       }
+      files.set(path, { t: now(), text });
+      return text;
     },
   };
 }

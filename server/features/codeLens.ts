@@ -17,8 +17,9 @@ function lens(title: string, command: string, uri: string): CodeLens {
 /** The cluster as "8×H100 SXM". */
 export function clusterLabel(a: DocumentAnalysis): string {
   const c = a.plan?.cluster;
-  if (!c) return 'unknown GPUs';
-  return `${c.gpusPerNode * c.nodes}×${c.gpu.name}`;
+  const n = c ? c.gpusPerNode * c.nodes : NaN;
+  if (!c || !Number.isInteger(n) || n < 1) return c ? `? × ${c.gpu.name}` : 'unknown GPUs';
+  return `${n}×${c.gpu.name}`;
 }
 
 /** Words for assumed plan paths. */

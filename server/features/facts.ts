@@ -42,13 +42,25 @@ export function contains(r: TextRange | undefined, pos: TextPosition): boolean {
   return !!r && before(r.start, pos) && before(pos, r.end);
 }
 
-/** The local fact whose key or value is at `pos`, as [path, fact]. */
-export function factAt(a: DocumentAnalysis, pos: TextPosition): [string, Fact] | undefined {
+/** True when the value sits on its own line away from the key (a shell variable): that whole line counts. */
+function onValueLine(f: Fact, pos: TextPosition): boolean {
+  const v = f.source.range;
+  return !!v && !!f.keyRange && v.start.line !== f.keyRange.start.line && v.start.line === pos.line;
+}
+
+/** Every local fact whose key or value is at `pos`, as [path, fact]; `prefer` paths come first. */
+export function factsAt(a: DocumentAnalysis, pos: TextPosition, prefer: (path: string) => boolean = () => false): [string, Fact][] {
+  const out: [string, Fact][] = [];
   for (const [path, f] of Object.entries(a.facts?.facts ?? {})) {
     if (!isLocal(a, f)) continue;
-    if (contains(f.keyRange, pos) || contains(f.source.range, pos)) return [path, f];
+    if (contains(f.keyRange, pos) || contains(f.source.range, pos) || onValueLine(f, pos)) out.push([path, f]);
   }
-  return undefined;
+  return out.sort((x, y) => Number(prefer(y[0])) - Number(prefer(x[0])));
+}
+
+/** The local fact whose key or value is at `pos`, as [path, fact]. */
+export function factAt(a: DocumentAnalysis, pos: TextPosition, prefer?: (path: string) => boolean): [string, Fact] | undefined {
+  return factsAt(a, pos, prefer)[0];
 }
 
 /** The range that ends a fact's written text (its value, else its key): where a hint goes. */

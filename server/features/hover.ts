@@ -7,6 +7,7 @@ import type { Term, MemoryTermName } from '../../shared/plan/result';
 import type { CoreApi } from '../analysis/core';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { factAt } from './facts';
+import { keyDocAt, keyDocHover } from './keyAt';
 import { deltaOf, peakStage } from './figures';
 import { formatBytes, formatDeltaBytes, formatDeltaVolume, formatVolume } from './format';
 import { keyForPath, keyTable } from './keyTables';
@@ -49,8 +50,11 @@ function termLines(t: Term, a: DocumentAnalysis): string[] {
 
 /** Markdown for the fact at the position, or null when there is no known key there. */
 export function buildHover(a: DocumentAnalysis, pos: Position, api: CoreApi): Hover | null {
-  const hit = factAt(a, pos);
-  if (!hit) return null;
+  const hit = factAt(a, pos, (path) => path in TERMS_OF);
+  if (!hit) {
+    const doc = keyDocAt(a.format, a.text, pos);
+    return doc ? keyDocHover(...doc) : null;
+  }
   const [path, fact] = hit;
   const u = a.settings.units;
   const tableKey = keyForPath(a.format, path);

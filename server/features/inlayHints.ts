@@ -62,6 +62,17 @@ function totalHint(a: DocumentAnalysis): InlayHint | undefined {
   return h;
 }
 
+/** Parameters + gradients + optimizer states + master weights of the peak stage, e.g. "P 12 + G 1.6 + OS 6.3 GiB". */
+function breakdown(a: DocumentAnalysis): string {
+  const st = a.memory ? peakStage(a.memory) : undefined;
+  if (!st) return '';
+  const u = a.settings.units;
+  const parts: [string, number | undefined][] = [
+    ['P', st.terms.parameters?.bytes], ['G', st.terms.gradients?.bytes], ['OS', st.terms.optimizerStates?.bytes], ['M', st.terms.masterWeights?.bytes],
+  ];
+  return parts.filter(([, b]) => b !== undefined && b > 0).map(([k, b]) => `${k} ${formatBytes(b, u)}`).join(' + ');
+}
+
 /** Every hint for the document, filtered to `range` and to the detail setting. */
 export function buildInlayHints(a: DocumentAnalysis, range?: Range): InlayHint[] {
   const detail = a.settings.hints.detail;
@@ -73,7 +84,7 @@ export function buildInlayHints(a: DocumentAnalysis, range?: Range): InlayHint[]
     const verbose = detail === 'verbose';
     const shard = first(a, SHARDING_KEYS);
     const states = `model states ${formatBytes(maxOver(m.stages, (s) => s.modelStatesBytes), u)}/GPU (replicated ${formatBytes(maxOver(m.replicated.stages, (s) => s.modelStatesBytes), u)})`;
-    if (shard) out.push(hint(shard, states));
+    if (shard) out.push(hint(shard, verbose ? `${states} = ${breakdown(a)}` : states));
     else out.push(referenceHint(a, 'deepspeed', states));
     out.push(referenceHint(a, 'model', `${formatCount(m.model.parameters)} parameters`));
     const micro = localFact(a, 'training.microBatch');

@@ -1,5 +1,11 @@
 /** The format key tables in data/formats (keys, types, defaults, docs, plan paths), for completion, hover and edits. */
+import accelerate from '../../data/formats/accelerate.json';
+import axolotl from '../../data/formats/axolotl.json';
 import deepspeed from '../../data/formats/deepspeed.json';
+import llamafactory from '../../data/formats/llamafactory.json';
+import megatron from '../../data/formats/megatron.json';
+import nanotron from '../../data/formats/nanotron.json';
+import torchtitan from '../../data/formats/torchtitan.json';
 import type { FormatId } from '../../shared/plan/facts';
 
 /** One documented key of a format. */
@@ -25,6 +31,12 @@ function table(raw: unknown): KeyTable {
 
 const TABLES: Partial<Record<FormatId, KeyTable>> = {
   deepspeed: table(deepspeed),
+  accelerate: table(accelerate),
+  axolotl: table(axolotl),
+  llamafactory: table(llamafactory),
+  'megatron-script': table(megatron),
+  nanotron: table(nanotron),
+  torchtitan: table(torchtitan),
 };
 
 /** The key table of a format, if one is bundled. */

@@ -65,6 +65,8 @@ const RECOMPUTE = ['none', 'selective', 'full'] as const;
 /** Sensible alternatives for the key at `path` (next and previous setting), each a whole plan. */
 export function variantsFor(plan: Plan, path: string): Variant[] {
   const out: (Variant | undefined)[] = [];
+  const cur = getPath(plan, path);
+  if (typeof cur === 'number' && !(Number.isInteger(cur) && cur >= 0 && cur < 1e9)) return [];
   switch (path) {
     case 'parallel.sharding.stage': {
       const s = plan.parallel.sharding.stage;
@@ -95,7 +97,6 @@ export function variantsFor(plan: Plan, path: string): Variant[] {
     }
     case 'parallel.sharding.offloadOptimizer':
     case 'parallel.sharding.offloadParams': {
-      const cur = getPath(plan, path);
       const to = cur === 'none' ? 'cpu' : 'none';
       out.push({ label: `offload ${String(cur)} → ${to}`, path, value: to, plan: setPath(plan, path, to) });
       break;

@@ -149,7 +149,10 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   });
 
   connection.onDidChangeWatchedFiles((p) => {
-    for (const c of p.changes) touchDependents(c.uri);
+    for (const c of p.changes) {
+      host.invalidate(c.uri);
+      touchDependents(c.uri);
+    }
   });
   connection.onDidChangeConfiguration((p) => {
     settings.setGlobal(p.settings);

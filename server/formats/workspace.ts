@@ -147,7 +147,8 @@ export function loadConfigGraph(pathOrUri: string, host: WorkspaceHost, ctx: Res
     related.push(parseConfig(p, read(host, p) ?? '', 'deepspeed'));
   }
   if (primary.format === 'deepspeed') {
-    for (const p of findReferencing(path, host).slice(0, 3)) {
+    const near = (p: string) => (dirname(p) === dirname(path) ? 0 : 1);
+    for (const p of findReferencing(path, host).sort((a, b) => near(a) - near(b)).slice(0, 3)) {
       deps.push(p);
       related.push(parseConfig(p, read(host, p) ?? ''));
     }

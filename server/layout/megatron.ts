@@ -42,8 +42,9 @@ function desiredFlags(t: LayoutTarget, hits: readonly FlagHit[]): Map<string, st
   want.set('--micro-batch-size', String(t.microBatch));
   if (has('--global-batch-size')) want.set('--global-batch-size', String(t.globalBatch));
   const useVstages = has('--num-virtual-stages-per-pipeline-rank');
-  want.set('--num-virtual-stages-per-pipeline-rank', t.vpp > 1 && useVstages ? String(t.vpp) : undefined);
-  want.set('--num-layers-per-virtual-pipeline-stage', t.vpp > 1 && !useVstages ? String(t.layers / (t.pp * t.vpp)) : undefined);
+  const vpp = isMegatronDeepSpeed(hits) ? 1 : t.vpp;
+  want.set('--num-virtual-stages-per-pipeline-rank', vpp > 1 && useVstages ? String(vpp) : undefined);
+  want.set('--num-layers-per-virtual-pipeline-stage', vpp > 1 && !useVstages ? String(t.layers / (t.pp * vpp)) : undefined);
   const uneven = t.stageLayers && t.stageLayers.length > 1 ? t.stageLayers : undefined;
   want.set('--decoder-first-pipeline-num-layers', uneven ? String(uneven[0]) : undefined);
   want.set('--decoder-last-pipeline-num-layers', uneven ? String(uneven[uneven.length - 1]) : undefined);
@@ -61,9 +62,20 @@ function currentRecompute(hits: readonly FlagHit[]): string {
   return hits.some((h) => h.flag === '--recompute-activations') ? 'selective' : 'none';
 }
 
+/** Megatron-DeepSpeed scripts (DeepSpeed engine, `--checkpoint-activations`, no interleaving). */
+export function isMegatronDeepSpeed(hits: readonly FlagHit[]): boolean {
+  return hits.some((h) => h.flag === '--deepspeed' || h.flag === '--zero-stage' || h.flag === '--deepspeed_config' || h.flag === '--checkpoint-activations');
+}
+
 /** Recomputation flags for a level (full: every layer, uniform, as Narayanan et al. 2021 ran). */
-function recomputeFlags(t: LayoutTarget, hits: readonly FlagHit[]): Map<string, string | true | undefined> {
+function recomputeFlags(t: LayoutTarget, hits: readonly FlagHit[], notes: string[]): Map<string, string | true | undefined> {
   const want = new Map<string, string | true | undefined>();
+  if (isMegatronDeepSpeed(hits)) {
+    // Megatron-DeepSpeed recomputes whole layers with --checkpoint-activations; it has no selective mode.
+    if (t.recompute === 'selective') notes.push('Megatron-DeepSpeed has no selective recomputation; --checkpoint-activations (full) is its only mode.');
+    want.set('--checkpoint-activations', t.recompute === 'none' ? undefined : true);
+    return want;
+  }
   if (currentRecompute(hits) === t.recompute) return want;
   want.set('--recompute-activations', undefined);
   want.set('--recompute-granularity', t.recompute === 'none' ? undefined : t.recompute);
@@ -87,7 +99,8 @@ export function rewriteMegatronScript(text: string, t: LayoutTarget, facts?: Con
   const hits = findFlags(text);
   const notes: string[] = [];
   const edits: OffsetEdit[] = [];
-  const want = new Map([...desiredFlags(t, hits), ...recomputeFlags(t, hits)]);
+  const want = new Map([...desiredFlags(t, hits), ...recomputeFlags(t, hits, notes)]);
+  if (t.vpp > 1 && isMegatronDeepSpeed(hits)) notes.push('Megatron-DeepSpeed pipelines run 1F1B without virtual stages; VPP was not written.');
   const anchor = anchorFor(hits);
   const edited = new Set<string>();
   for (const [flag, value] of want) {

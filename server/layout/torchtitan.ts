@@ -37,6 +37,11 @@ export function rewriteTorchtitan(text: string, t: LayoutTarget): Rewrite {
   if (t.zero === 0) {
     ed.set('parallelism', 'data_parallel_replicate_degree', t.dp);
     ed.set('parallelism', 'data_parallel_shard_degree', 1);
+  } else if (t.shardGroup !== undefined) {
+    // HSDP: shard within the group, replicate across groups.
+    ed.set('parallelism', 'data_parallel_replicate_degree', t.dp / t.shardGroup);
+    ed.set('parallelism', 'data_parallel_shard_degree', t.shardGroup);
+    ed.set('parallelism', 'fsdp_reshard_after_forward', t.zero === 2 ? 'never' : 'always');
   } else {
     if (ed.get('parallelism', 'data_parallel_replicate_degree') !== undefined) ed.set('parallelism', 'data_parallel_replicate_degree', 1);
     if (shard !== undefined && shard !== '-1') ed.set('parallelism', 'data_parallel_shard_degree', t.dp);

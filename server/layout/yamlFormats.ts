@@ -7,8 +7,9 @@ import { YamlEditor } from './yamlEdit';
 import type { LayoutTarget, Rewrite } from './types';
 
 const FSDP_V1 = { 3: 'FULL_SHARD', 2: 'SHARD_GRAD_OP', 0: 'NO_SHARD', 1: 'SHARD_GRAD_OP' } as const;
-/** Accelerate's 1-based index form of the FSDP v1 strategy (`FullyShardedDataParallelPlugin`). */
-const FSDP_V1_INDEX: Record<string, number> = { FULL_SHARD: 1, SHARD_GRAD_OP: 2, NO_SHARD: 3 };
+const FSDP_V1_HYBRID = { 3: 'HYBRID_SHARD', 2: 'HYBRID_SHARD_ZERO2', 0: 'NO_SHARD', 1: 'HYBRID_SHARD_ZERO2' } as const;
+/** Accelerate's 1-based index form of the FSDP v1 strategy (`accelerate/utils/constants.py` FSDP_SHARDING_STRATEGY). */
+const FSDP_V1_INDEX: Record<string, number> = { FULL_SHARD: 1, SHARD_GRAD_OP: 2, NO_SHARD: 3, HYBRID_SHARD: 4, HYBRID_SHARD_ZERO2: 5 };
 
 /** Sets a key when it exists or its value differs from the default. */
 function setIf(ed: YamlEditor, path: string[], value: string | number | boolean, dflt: string | number | boolean): void {
@@ -22,8 +23,12 @@ function writeFsdp(ed: YamlEditor, t: LayoutTarget, prefix: '' | 'fsdp_', notes:
   if (version >= 2 || ed.get(key('reshard_after_forward')) !== undefined) {
     if (t.zero === 0) notes.push('FSDP2 always shards; ZeRO-0 means plain DDP (no fsdp_config).');
     ed.set(key('reshard_after_forward'), t.zero === 3);
+    if (t.shardGroup !== undefined && prefix === 'fsdp_') {
+      ed.set(['parallelism_config', 'parallelism_config_dp_replicate_size'], t.dp / t.shardGroup);
+      ed.set(['parallelism_config', 'parallelism_config_dp_shard_size'], t.shardGroup);
+    }
   } else {
-    const name = FSDP_V1[t.zero];
+    const name = (t.shardGroup !== undefined ? FSDP_V1_HYBRID : FSDP_V1)[t.zero];
     const cur = ed.get(key('sharding_strategy'));
     ed.set(key('sharding_strategy'), typeof cur === 'number' ? FSDP_V1_INDEX[name] : name);
   }
@@ -103,7 +108,10 @@ export function rewriteAxolotl(text: string, t: LayoutTarget): Rewrite {
   setIf(ed, ['tensor_parallel_size'], t.tp, 1);
   setIf(ed, ['context_parallel_size'], t.cp, 1);
   setIf(ed, ['expert_parallel_size'], t.ep, 1);
-  if (ed.get(['dp_shard_size']) !== undefined) ed.set(['dp_shard_size'], t.zero === 0 ? 1 : t.dp);
+  if (t.shardGroup !== undefined) {
+    ed.set(['dp_shard_size'], t.shardGroup);
+    ed.set(['dp_replicate_size'], t.dp / t.shardGroup);
+  } else if (ed.get(['dp_shard_size']) !== undefined) ed.set(['dp_shard_size'], t.zero === 0 ? 1 : t.dp);
   parallelNotes(t, notes, 'Axolotl');
   recomputeNote(t, notes);
   return { text: ed.result(), notes };

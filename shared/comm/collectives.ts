@@ -10,7 +10,7 @@ import { microbatchWork, recomputedLayers, type MicrobatchWork } from '../time/m
 import { activationBytes, dtypeBytes, paramCommBytes, posInt, tokensPerRank } from '../time/shape';
 import { algorithmFor, axisLink, linkSeconds, type GroupLink } from './links';
 import { moeLayersIn } from '../model/params';
-import { firstLayerOfStage, stageLayerCount, stageParams } from './stageParams';
+import { firstLayerOfStage, stageLayerCount, stageParams, type StageParams } from './stageParams';
 import type { Collective, CollectiveKind, CommGroup } from './types';
 import * as V from './volumes';
 
@@ -28,6 +28,8 @@ export interface StageComm {
   readonly postStep: number;
   /** One pipeline send of one micro-batch chunk to the next stage, seconds. */
   readonly p2p: number;
+  /** The stage's per-rank parameters the volumes were computed from. */
+  readonly params: StageParams;
 }
 
 interface Entry {
@@ -104,6 +106,9 @@ function inLayerEntries(plan: Plan, stage: number, w: MicrobatchWork, m: number)
 
 /** Exposure of a step-level entry, filled once the stage's totals are known. */
 type Exposure = 'grad' | 'post' | 'zero3' | 'rs' | 'offload-params' | 'pp';
+const NONE_E: Entry[] = [];
+const NONE_X: Exposure[] = [];
+const NONE_C: Collective[] = [];
 
 /**
  * Step-level communication of one stage (Rajbhandari et al. 2020 §7; Zhao et al. 2023 FSDP). With `list` false only the
@@ -117,26 +122,30 @@ export function stageComm(
   const tr = plan.training;
   const { m, v, p, dpSize, shard, replicas, edp } = ctx;
   const sp = stageParams(plan, stage);
+  // Gradients exist for trainable parameters only (LoRA: the adapters); ZeRO-3 still gathers every parameter.
+  const gradDense = plan.lora ? sp.trainable : sp.dense;
+  const gradExpert = plan.lora ? 0 : sp.expert;
   const gB = dtypeBytes(tr.gradDtype);
   const pB = paramCommBytes(tr.precision);
   const zero = sh.stage;
   const overlap = sh.overlapComm;
   const fBucket = firstBucketFraction(plan, sp.dense + sp.expert);
   const window = overlap ? (1 - fBucket) * w.backward : 0;
-  const entries: Entry[] = list ? inLayerEntries(plan, stage, w, m) : [];
-  const kinds: Exposure[] = list ? entries.map(() => 'pp') : [];
+  // Without a list nothing is pushed, so one shared empty array serves (no allocation on the fast path).
+  const entries: Entry[] = list ? inLayerEntries(plan, stage, w, m) : NONE_E;
+  const kinds: Exposure[] = list ? entries.map(() => 'pp') : NONE_X;
   const cite = 'Rajbhandari et al. 2020 (ZeRO) §7.2; nccl-tests PERFORMANCE.md';
   let gradSync = 0, postStep = 0, perF = 0, perB = 0, rsExp = 0, agExp = 0, offExp = 0;
   const dense = dpSize > 1 ? ctx.shardLink : undefined;
   if (dense && dense.size > 1 && zero === 0) {
-    const bytes = V.dpGradAllReduceBytes(sp.dense, gB);
+    const bytes = V.dpGradAllReduceBytes(gradDense, gB);
     gradSync += linkSeconds('all-reduce', bytes, dense);
     if (list) addEntry(entries, kinds, { id: 'dp-grad-allreduce', label: 'DP gradient all-reduce', kind: 'all-reduce', group: 'dp', link: dense, stage, bytes, count: 1,
       overlapped: overlap, exposed: 0, formula: '2(N−1)/N · Ψ_stage · B_grad, bucketed, overlapped with the last backward', citation: cite }, 'grad');
   }
   if (dense && dense.size > 1 && zero >= 1) {
     const perMb = zero >= 2;
-    const bytes = V.zeroGradReduceScatterBytes(sp.dense, gB);
+    const bytes = V.zeroGradReduceScatterBytes(gradDense, gB);
     const rsOne = linkSeconds('reduce-scatter', bytes, dense);
     if (perMb) {
       rsExp = overlap ? Math.max(0, rsOne - (1 - fBucket) * w.backward) : rsOne;
@@ -145,7 +154,7 @@ export function stageComm(
     if (list) addEntry(entries, kinds, { id: 'zero-grad-reduce-scatter', label: 'ZeRO gradient reduce-scatter', kind: 'reduce-scatter', group: 'dp', link: dense, stage,
       bytes, count: perMb ? m : 1, overlapped: overlap, exposed: 0,
       formula: '(N−1)/N · Ψ_stage · B_grad' + (perMb ? ' per micro-batch' : ' per step'), citation: cite }, perMb ? 'rs' : 'grad');
-    const agBytes = V.zeroParamAllGatherBytes(sp.dense, pB);
+    const agBytes = V.zeroParamAllGatherBytes(zero <= 2 ? gradDense : sp.dense, pB);
     const agOne = linkSeconds('all-gather', agBytes, dense);
     if (zero <= 2) {
       const hidden = sh.style === 'megatron-distopt' && overlap;
@@ -168,16 +177,16 @@ export function stageComm(
         citation: 'Rajbhandari et al. 2020 §7.2.2; Zhao et al. 2023 (PyTorch FSDP); Llama 3 §3.3.2' }, 'zero3');
     }
   }
-  if (sp.expert > 0 && edp > 1) {
+  if (gradExpert > 0 && edp > 1) {
     const link = ctx.edpLink;
-    const bytes = V.dpGradAllReduceBytes(sp.expert, gB);
+    const bytes = V.dpGradAllReduceBytes(gradExpert, gB);
     gradSync += linkSeconds('all-reduce', bytes, link);
     if (list) addEntry(entries, kinds, { id: 'edp-grad-allreduce', label: 'Expert-DP gradient all-reduce', kind: 'all-reduce', group: 'dp', link, stage, bytes, count: 1,
       overlapped: overlap, exposed: 0, formula: '2(N_edp−1)/N_edp · Ψ_experts · B_grad, N_edp = d·cp·t/(ep·etp)', citation: 'Megatron-LM expert data parallelism' }, 'grad');
   }
   if (replicas > 1 && zero >= 1) {
     const link = ctx.replicaLink;
-    const bytes = V.dpGradAllReduceBytes(sp.dense / shard, gB);
+    const bytes = V.dpGradAllReduceBytes(gradDense / shard, gB);
     gradSync += linkSeconds('all-reduce', bytes, link);
     if (list) addEntry(entries, kinds, { id: 'hsdp-replicate-allreduce', label: 'HSDP replicate all-reduce', kind: 'all-reduce', group: 'dp', link, stage, bytes, count: 1,
       overlapped: overlap, exposed: 0, formula: '2(R−1)/R · Ψ_stage/N_shard · B_grad across replicas', citation: 'Zhao et al. 2023 (PyTorch FSDP) §3.2.2 hybrid sharding' }, 'grad');
@@ -211,7 +220,7 @@ export function stageComm(
       formula: 'b·s·h·B (÷t with SP) per micro-batch per chunk, forward activations and backward gradients', citation: 'Narayanan et al. 2021 §2.2, §4.1' }, 'pp');
   }
   const gradExposed = Math.max(0, gradSync - window);
-  const collectives: Collective[] = [];
+  const collectives: Collective[] = list ? [] : NONE_C;
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i];
     const x = kinds[i];
@@ -221,7 +230,7 @@ export function stageComm(
         : x === 'offload-params' ? offExp : e.id === 'pp-send-recv' ? (2 * (p - 1) * p2p) / p : e.exposed;
     collectives.push(collective({ ...e, exposed }));
   }
-  return { collectives, gradSync, gradSyncWindow: window, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p };
+  return { collectives, gradSync, gradSyncWindow: window, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp };
 }
 
 /** Appends an entry and how its exposure is computed. */

@@ -2,10 +2,8 @@
  * Parameters held by one rank of one pipeline stage, split into the parts different process groups reduce:
  * dense (reduced over DP×CP) and expert (reduced over the expert-data-parallel group). Built on shared/model/params.ts.
  */
-import { isMoeLayer, layerParams, moeLayersIn, normParams, paddedVocabSize, type LayerParams } from '../model/params';
+import { layerParams, loraLayerParams, moeLayersIn, normParams, paddedVocabSize, type LayerParams } from '../model/params';
 import type { Plan } from '../plan/types';
-
-export { isMoeLayer };
 
 /** Per-rank parameters of one pipeline stage. */
 export interface StageParams {
@@ -15,6 +13,8 @@ export interface StageParams {
   readonly expert: number;
   /** Largest single layer of one rank (ZeRO-3/FSDP gathers one layer at a time). */
   readonly largestLayer: number;
+  /** Parameters that receive gradients: dense + expert, or only the LoRA adapters of the stage's layers. */
+  readonly trainable: number;
 }
 
 /** Layers of stage s: the explicit split, else an even split with the remainder on the first stages (no allocation). */
@@ -93,5 +93,6 @@ export function stageParams(plan: Plan, stage: number): StageParams {
     dense += normParams(m);
     if (!m.tiedEmbeddings || p > 1) dense += (vocab * m.hiddenSize) / tp;
   }
-  return { dense, expert, largestLayer: largest };
+  const trainable = plan.lora ? loraLayerParams(m, plan.lora) * n : dense + expert;
+  return { dense, expert, largestLayer: largest, trainable };
 }

@@ -1,3 +1,6 @@
+import { countParams } from '../model/params';
+import type { ModelSpec, Plan } from '../plan/types';
+
 /**
  * DeepSpeed's own model-state estimators, reproduced so ShardLens can show "DeepSpeed's estimator would say X"
  * (deepspeed/runtime/zero/stage_1_and_2.py `estimate_zero2_model_states_mem_needs`, stage3.py
@@ -68,4 +71,26 @@ export function dsZero3Estimate(totalParams: number, largestLayerParams: number,
 /** DeepSpeed's printout unit: bytes / 2^30, labelled "GB". */
 export function dsGiB(bytes: number): number {
   return bytes / 2 ** 30;
+}
+
+/**
+ * DeepSpeed's `largest_layer_params`: the most parameters one module owns directly (recurse=False), i.e. the largest of
+ * the embedding/LM head (V·h), one MLP matrix (h·f), one q/o projection (h·a·d) and one routed expert matrix.
+ */
+export function largestLayerParams(model: ModelSpec): number {
+  const h = model.hiddenSize;
+  return Math.max(model.vocabSize * h, h * model.ffnSize, h * model.heads * model.headDim, model.moe ? h * model.moe.expertFfnSize : 0);
+}
+
+/** What DeepSpeed's estimator prints for this plan's ZeRO stage and offload options (undefined below ZeRO-2). */
+export function deepspeedEstimateForPlan(plan: Plan): (DsEstimate & { readonly stage: 2 | 3; readonly totalParams: number; readonly largestLayerParams: number }) | undefined {
+  const s = plan.parallel.sharding;
+  if (s.stage < 2) return undefined;
+  const totalParams = countParams(plan.model).parameters;
+  const largest = largestLayerParams(plan.model);
+  const cluster = { gpusPerNode: plan.cluster.gpusPerNode, nodes: plan.cluster.nodes };
+  const e = s.stage === 2
+    ? dsZero2Estimate(totalParams, cluster, s.offloadOptimizer !== 'none')
+    : dsZero3Estimate(totalParams, largest, cluster, { offloadOptimizer: s.offloadOptimizer !== 'none', offloadParams: s.offloadParams !== 'none', zeroInit: true });
+  return { ...e, stage: s.stage === 2 ? 2 : 3, totalParams, largestLayerParams: largest };
 }

@@ -61,16 +61,21 @@ function safeCounts(plan: Plan): ParameterCounts {
 
 interface BuiltStage { memory: StageMemory; peakReservedBytes: number; hostBytes: number }
 
-/** Computes every stage's numbers and turns them into labelled terms. */
+/** Static terms (model states, buffers, context) per stage signature: stages of one kind share their Term objects. */
+type TermCache = Map<string, Partial<Record<MemoryTermName, Term>>>;
+
+/** Computes every stage's numbers and turns them into labelled terms (static terms built once per stage kind). */
 function buildStages(plan: Plan, replicated: boolean): BuiltStage[] {
   const c = fillContext(plan, undefined, replicated);
+  const label = labeller(plan, c, replicated);
+  const cache: TermCache = new Map();
   const out: BuiltStage[] = [];
   let start = 0;
   for (let i = 0; i < c.pp; i++) {
     const n = layersOfStage(c, i);
     const s = computeStage(c, i, start, n, newStageNumbers());
     start += n;
-    out.push({ memory: toStageMemory(plan, c, s, replicated), peakReservedBytes: clean(s.reserved), hostBytes: clean(s.hostBytes) });
+    out.push({ memory: toStageMemory(c, s, label, cache), peakReservedBytes: clean(s.reserved), hostBytes: clean(s.hostBytes) });
   }
   return out;
 }
@@ -81,8 +86,10 @@ function kindOf(s: StageNumbers, pp: number): StageKind {
   return s.first ? 'first' : s.last ? 'last' : 'middle';
 }
 
-/** Builds the labelled StageMemory of one stage. */
-function toStageMemory(plan: Plan, c: MemoryContext, s: StageNumbers, replicated: boolean): StageMemory {
+type Labeller = (name: MemoryTermName, bytes: number, s: StageNumbers) => Term;
+
+/** Returns a function that labels one term of one stage: formula, citation and the inputs with their sources. */
+function labeller(plan: Plan, c: MemoryContext, replicated: boolean): Labeller {
   const src = (path: string): InputSource =>
     (replicated && path.startsWith('parallel.sharding') ? { kind: 'derived', detail: 'replicated baseline: plain data parallel' } : undefined) ??
     plan.sources[path] ?? { kind: 'derived', detail: `from the plan (${path})` };
@@ -90,46 +97,64 @@ function toStageMemory(plan: Plan, c: MemoryContext, s: StageNumbers, replicated
   const der = (value: TermInput['value'], how: string): TermInput => ({ value, source: { kind: 'derived', detail: how } });
   const z = c.zstage;
   const nShard = (from: number) => der(z >= from ? c.nd : 1, z >= from ? `ZeRO/FSDP stage ${z} ≥ ${from}: shard group × CP` : `not sharded at ZeRO stage ${z}`);
-  const psi = der(s.paramsPerRank, `parameters of ${s.layers} layers on stage ${s.stage}, after TP ${c.tp}${c.expertRank ? `, EP·ETP` : ''}${s.first ? ' + embedding' : ''}${s.last ? ' + final norm/LM head' : ''}`);
-  const psiT = der(s.trainablePerRank, c.lora ? 'LoRA adapter parameters of the stage' : 'all parameters train');
-  const common = { s: at(plan.training.seqLen, 'training.seqLen'), b: at(c.b, 'training.microBatch'), h: at(c.h, 'model.hiddenSize'), t: at(c.tp, 'parallel.tp') };
-  const inputs: Record<MemoryTermName, Record<string, TermInput>> = {
-    parameters: { Ψ_rank: psi, b_param: der(c.lora ? c.baseBytes : c.paramB, c.lora ? 'frozen base dtype (lora.baseDtype)' : `bytes per weight for ${plan.training.precision}`), N_shard: nShard(3), offload: at(c.offParams, 'parallel.sharding.offloadParams') },
-    gradients: { Ψ_train: psiT, b_grad: at(c.gradB, 'training.gradDtype'), N_shard: nShard(2) },
-    optimizerStates: { Ψ_train: psiT, b_opt: der(c.optB, `${plan.training.optimizer} state bytes per parameter`), N_shard: nShard(1), offload: at(c.offOpt, 'parallel.sharding.offloadOptimizer') },
-    masterWeights: { Ψ_train: psiT, b_master: der(c.masterB, `fp32 master copy with ${plan.training.precision}`), N_shard: nShard(1), offload: at(c.offOpt, 'parallel.sharding.offloadOptimizer') },
-    gradAccumBuffer: { Ψ_train: psiT, N_shard: nShard(c.style === 'megatron-distopt' ? 1 : 2), fp32GradAccum: at(c.accum, 'training.fp32GradAccum') },
-    fp8WeightCache: { Ψ_linear: der(s.paramsPerRank, 'linear weights of the stage'), N_shard: nShard(3) },
-    activations: {
-      ...common, a: at(c.heads, 'model.heads'), L_stage: der(s.layers, `layers of stage ${s.stage}`), m_inflight: der(s.inFlight, `${plan.parallel.schedule} schedule, stage ${s.stage} of ${c.pp}`),
-      sp: at(c.sp, 'parallel.sp'), flash: at(c.flash, 'training.flashAttention'), recompute: at(c.recompute, 'training.recompute'), cp: at(plan.parallel.cp, 'parallel.cp'),
-    },
-    embeddingActivations: { ...common, m_inflight: der(s.inFlight, 'in-flight micro-batches') },
-    logits: { ...common, V: der(c.vocab, 'vocabulary (padded when vocabPadMultiple is set)') },
-    gatheredParameters: { Ψ_unit: der(s.unitParams, 'largest gathered unit (layer or embedding) per rank'), style: at(c.style, 'parallel.sharding.style'), reshardAfterForward: at(c.reshard, 'parallel.sharding.reshardAfterForward'), prefetch: at(c.prefetch, 'parallel.sharding.prefetchBucketElems') },
-    commBuffers: { style: at(c.style, 'parallel.sharding.style'), bucket: at(c.reduceBucket, 'parallel.sharding.reduceBucketElems'), overlap: at(c.overlap, 'parallel.sharding.overlapComm') },
-    cudaContext: { C_ctx: at(c.ctxBytes, 'overhead.cudaContextBytes') },
-    fragmentation: { f: at(c.frag, 'overhead.allocatorFragmentation') },
+  const psi = (s: StageNumbers) => der(s.paramsPerRank, `parameters of the stage's ${s.layers} layers after TP ${c.tp}${c.expertRank ? ', EP·ETP' : ''}${s.first ? ' + embedding' : ''}${s.last ? ' + final norm/LM head' : ''}`);
+  const psiT = (s: StageNumbers) => der(s.trainablePerRank, c.lora ? 'LoRA adapter parameters of the stage' : 'all parameters train');
+  const common = () => ({ s: at(plan.training.seqLen, 'training.seqLen'), b: at(c.b, 'training.microBatch'), h: at(c.h, 'model.hiddenSize'), t: at(c.tp, 'parallel.tp') });
+  const inputsOf = (name: MemoryTermName, s: StageNumbers): Record<string, TermInput> => {
+    switch (name) {
+      case 'parameters': return { Ψ_rank: psi(s), b_param: der(c.lora ? c.baseBytes : c.paramB, c.lora ? 'frozen base dtype (lora.baseDtype)' : `bytes per weight for ${plan.training.precision}`), N_shard: nShard(3), offload: at(c.offParams, 'parallel.sharding.offloadParams') };
+      case 'gradients': return { Ψ_train: psiT(s), b_grad: at(c.gradB, 'training.gradDtype'), N_shard: nShard(2) };
+      case 'optimizerStates': return { Ψ_train: psiT(s), b_opt: der(c.optB, `${plan.training.optimizer} state bytes per parameter`), N_shard: nShard(1), offload: at(c.offOpt, 'parallel.sharding.offloadOptimizer') };
+      case 'masterWeights': return { Ψ_train: psiT(s), b_master: der(c.masterB, `fp32 master copy with ${plan.training.precision}`), N_shard: nShard(1), offload: at(c.offOpt, 'parallel.sharding.offloadOptimizer') };
+      case 'gradAccumBuffer': return { Ψ_train: psiT(s), N_shard: nShard(c.style === 'megatron-distopt' ? 1 : 2), fp32GradAccum: at(c.accum, 'training.fp32GradAccum') };
+      case 'fp8WeightCache': return { Ψ_linear: der(s.paramsPerRank, 'linear weights of the stage'), N_shard: nShard(3) };
+      case 'activations': return {
+        ...common(), a: at(c.heads, 'model.heads'), L_stage: der(s.layers, `layers of stage ${s.stage}`), m_inflight: der(s.inFlight, `${plan.parallel.schedule} schedule, stage ${s.stage} of ${c.pp}`),
+        sp: at(c.sp, 'parallel.sp'), flash: at(c.flash, 'training.flashAttention'), recompute: at(c.recompute, 'training.recompute'), cp: at(plan.parallel.cp, 'parallel.cp'),
+      };
+      case 'embeddingActivations': return { ...common(), m_inflight: der(s.inFlight, 'in-flight micro-batches') };
+      case 'logits': return { ...common(), V: der(c.vocab, 'vocabulary (padded when vocabPadMultiple is set)') };
+      case 'gatheredParameters': return { Ψ_unit: der(s.unitParams, 'largest gathered unit (layer or embedding) per rank'), style: at(c.style, 'parallel.sharding.style'), reshardAfterForward: at(c.reshard, 'parallel.sharding.reshardAfterForward'), prefetch: at(c.prefetch, 'parallel.sharding.prefetchBucketElems') };
+      case 'commBuffers': return { style: at(c.style, 'parallel.sharding.style'), bucket: at(c.reduceBucket, 'parallel.sharding.reduceBucketElems'), overlap: at(c.overlap, 'parallel.sharding.overlapComm') };
+      case 'cudaContext': return { C_ctx: at(c.ctxBytes, 'overhead.cudaContextBytes') };
+      case 'fragmentation': return { f: at(c.frag, 'overhead.allocatorFragmentation') };
+    }
   };
-  const terms: Partial<Record<MemoryTermName, Term>> = {};
-  const put = (name: MemoryTermName, bytes: number, always = false) => {
-    if (!always && !(bytes > 0)) return;
+  return (name, bytes, s) => {
     const info = TERM_INFO[name];
-    terms[name] = { name, label: info.label, bytes: clean(bytes), formula: info.formula, citation: info.citation, inputs: inputs[name] };
+    return { name, label: info.label, bytes: clean(bytes), formula: info.formula, citation: info.citation, inputs: inputsOf(name, s) };
   };
-  put('parameters', s.parameters, true);
-  put('gradients', s.gradients, true);
-  put('optimizerStates', s.optimizerStates, true);
-  put('masterWeights', s.masterWeights);
-  put('gradAccumBuffer', s.gradAccumBuffer);
-  put('fp8WeightCache', s.fp8WeightCache);
-  put('activations', s.activations, true);
-  put('embeddingActivations', s.embeddingActivations);
-  put('logits', s.logits);
-  put('gatheredParameters', s.gatheredParameters);
-  put('commBuffers', s.commBuffers);
-  put('cudaContext', s.cudaContext, true);
-  put('fragmentation', s.fragmentation, true);
+}
+
+/** Terms that do not depend on the stage's position in the schedule, with whether they are always shown. */
+const STATIC_TERMS: readonly [MemoryTermName, keyof StageNumbers, boolean][] = [
+  ['parameters', 'parameters', true], ['gradients', 'gradients', true], ['optimizerStates', 'optimizerStates', true],
+  ['masterWeights', 'masterWeights', false], ['gradAccumBuffer', 'gradAccumBuffer', false], ['fp8WeightCache', 'fp8WeightCache', false],
+  ['gatheredParameters', 'gatheredParameters', false], ['commBuffers', 'commBuffers', false], ['cudaContext', 'cudaContext', true],
+];
+const DYNAMIC_TERMS: readonly [MemoryTermName, keyof StageNumbers, boolean][] = [
+  ['activations', 'activations', true], ['embeddingActivations', 'embeddingActivations', false], ['logits', 'logits', false],
+  ['fragmentation', 'fragmentation', true],
+];
+
+/** Builds the labelled StageMemory of one stage. */
+function toStageMemory(c: MemoryContext, s: StageNumbers, label: Labeller, cache: TermCache): StageMemory {
+  const key = `${s.layers}|${s.moeLayers}|${s.first}|${s.last}`;
+  let fixed = cache.get(key);
+  if (!fixed) {
+    fixed = {};
+    for (const [name, field, always] of STATIC_TERMS) {
+      const bytes = s[field] as number;
+      if (always || bytes > 0) fixed[name] = label(name, bytes, s);
+    }
+    cache.set(key, fixed);
+  }
+  const terms: Partial<Record<MemoryTermName, Term>> = {};
+  for (const [name, , always] of STATIC_TERMS) if (fixed[name] || always) terms[name] = fixed[name];
+  for (const [name, field, always] of DYNAMIC_TERMS) {
+    const bytes = s[field] as number;
+    if (always || bytes > 0) terms[name] = label(name, bytes, s);
+  }
   return {
     stage: s.stage, kind: kindOf(s, c.pp), layers: s.layers, parametersPerRank: clean(s.paramsPerRank), inFlightMicrobatches: clean(s.inFlight),
     terms, modelStatesBytes: clean(s.modelStates), activationBytes: clean(s.activationTotal),

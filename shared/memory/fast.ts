@@ -14,8 +14,17 @@ const SEEN = new Float64Array(64);
 
 const bad = (x: unknown) => typeof x !== 'number' || !(x > 0) || x > 1e15 || !Number.isFinite(x);
 
-/** Cheap structural check: every count positive and finite, PP ≤ layers, a consistent uneven split. */
+/** Cheap structural check: every count positive and finite, PP ≤ layers, a consistent uneven split. Never throws. */
 export function planComputable(plan: Plan): boolean {
+  try {
+    return computable(plan);
+  } catch {
+    return false;
+  }
+}
+
+/** The checks of planComputable (may throw on structurally broken objects). */
+function computable(plan: Plan): boolean {
   const m = plan.model, t = plan.training, p = plan.parallel;
   if (bad(m.layers) || bad(m.hiddenSize) || bad(m.heads) || bad(m.kvHeads) || bad(m.headDim) || bad(m.ffnSize) || bad(m.vocabSize)) return false;
   if (bad(t.microBatch) || bad(t.gradAccum) || bad(t.seqLen) || bad(p.tp) || bad(p.pp) || bad(p.cp) || bad(p.dp)) return false;

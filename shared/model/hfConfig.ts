@@ -22,6 +22,15 @@ const GPT2_TYPES = new Set(['gpt2', 'gpt_bigcode', 'gpt-2', 'megatron-gpt', 'gpt
 /** Model types whose modeling code adds q/k/v biases regardless of config (Qwen2 family). */
 const QKV_BIAS_TYPES = new Set(['qwen2', 'qwen2_moe', 'qwen2_vl', 'qwen2_5_vl']);
 
+/** GPT-NeoX / Pythia: LayerNorm with biases, biases everywhere, plain 4h GELU MLP, untied head, rotary positions. */
+const NEOX_TYPES = new Set(['gpt_neox']);
+
+/** Model types read exactly; anything else is read as a Llama-style model with an info problem. */
+const KNOWN_TYPES = new Set([
+  'llama', 'mistral', 'mixtral', 'qwen2', 'qwen2_moe', 'qwen3', 'qwen3_moe', 'deepseek_v2', 'deepseek_v3', 'gemma', 'gemma2',
+  'phi3', 'olmo', 'olmo2', 'granite', 'internlm2', 'yi', 'llava', 'mllama',
+]);
+
 /** Model types with per-head q/k RMSNorm (Qwen3 family). */
 const QK_NORM_TYPES = new Set(['qwen3', 'qwen3_moe', 'qwen3_next']);
 
@@ -36,6 +45,10 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
   const cfg: Obj = isObj(obj.text_config) ? { ...obj, ...obj.text_config } : obj;
   const modelType = typeof cfg.model_type === 'string' ? cfg.model_type.toLowerCase() : '';
   const gpt2 = GPT2_TYPES.has(modelType) || (modelType === '' && cfg.n_embd !== undefined);
+  const neox = NEOX_TYPES.has(modelType);
+  if (modelType && !gpt2 && !neox && !KNOWN_TYPES.has(modelType) && !QKV_BIAS_TYPES.has(modelType) && !QK_NORM_TYPES.has(modelType)) {
+    problems.push({ code: 'hf-config-unknown-type', severity: 'info', message: `model_type "${modelType}" is read as a Llama-style decoder (gated MLP, RMSNorm, rotary).`, paths: ['model'] });
+  }
 
   /** Reads the first present key as a number; records its source or the default. */
   const num = (field: string, keys: string[], fallback: number | undefined, why = 'Hugging Face default'): number => {
@@ -72,7 +85,7 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
   const heads = num('heads', ['num_attention_heads', 'n_head', 'n_heads'], d.H);
   const kvHeads = gpt2 ? heads : num('kvHeads', ['num_key_value_heads', 'num_query_groups', 'n_kv_heads'], heads, 'num_key_value_heads = None → heads (MHA)');
   const headDim = num('headDim', ['head_dim', 'kv_channels'], Math.floor(h / heads) || 1, 'hidden_size / num_attention_heads');
-  const ffnSize = gpt2
+  const ffnSize = gpt2 || neox
     ? num('ffnSize', ['n_inner', 'intermediate_size'], 4 * h, 'GPT-2 n_inner = None → 4·n_embd')
     : num('ffnSize', ['intermediate_size', 'ffn_hidden_size'], 11008, 'LlamaConfig default intermediate_size');
   const vocabSize = num('vocabSize', ['vocab_size', 'padded_vocab_size'], d.V);
@@ -82,7 +95,7 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
   }
 
   let attnBias: AttnBias = 'none';
-  if (gpt2) attnBias = 'all';
+  if (gpt2 || neox) attnBias = neox && cfg.attention_bias === false ? 'none' : 'all';
   else if (QKV_BIAS_TYPES.has(modelType)) attnBias = 'qkv';
   else if (cfg.attention_bias === true || cfg.bias === true) attnBias = 'all';
   sources['model.attnBias'] = QKV_BIAS_TYPES.has(modelType)
@@ -115,13 +128,13 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
     kvHeads,
     headDim,
     ffnSize,
-    gatedMlp: !gpt2,
+    gatedMlp: !gpt2 && !neox,
     attnBias,
-    mlpBias: gpt2 ? true : cfg.mlp_bias === true,
+    mlpBias: gpt2 || neox ? true : cfg.mlp_bias === true,
     tiedEmbeddings: tied,
     positions: gpt2 ? 'learned' : 'rotary',
     maxPositions,
-    norm: gpt2 ? 'layernorm' : 'rmsnorm',
+    norm: gpt2 || neox ? 'layernorm' : 'rmsnorm',
     qkNorm: QK_NORM_TYPES.has(modelType),
     dropout,
     vocabSize,

@@ -37,6 +37,13 @@ const DS_BUCKET = 5e8;
 /** PyTorch DDP bucket_cap_mb = 25 MiB. */
 const DDP_BUCKET_BYTES = 25 * 2 ** 20;
 
+/** Greatest common divisor of two positive integers (1 for anything else). */
+function gcd(a: number, b: number): number {
+  if (!Number.isInteger(a) || !Number.isInteger(b) || a <= 0 || b <= 0) return 1;
+  while (b) [a, b] = [b, a % b];
+  return a;
+}
+
 /** Fills a Plan from a partial one; `gpu` is the cluster's GPU when the partial has none (default H100 SXM). */
 export function makePlan(partial: PlanInput, gpu?: GpuSpec): Plan {
   const src: Record<string, InputSource> = {};
@@ -63,7 +70,9 @@ export function makePlan(partial: PlanInput, gpu?: GpuSpec): Plan {
   const dp = pick('parallel.dp', p.dp, worldFromCluster ? Math.max(1, Math.floor(worldFromCluster / mp)) : 1,
     worldFromCluster ? 'world size / (TP·PP·CP)' : 'single data-parallel replica', worldFromCluster ? 'derived' : 'default');
   const world = dp * mp;
-  const gpusPerNode = pick('cluster.gpusPerNode', c.gpusPerNode, Math.min(8, Math.max(1, world)), '8 GPUs per node (HGX/DGX)');
+  // Default node: 8 GPUs (HGX/DGX); smaller worlds fill one node; other sizes use gcd(world, 8) so nodes × GPUs = world.
+  const gpnDefault = world <= 8 ? Math.max(1, world) : world % 8 === 0 ? 8 : gcd(world, 8);
+  const gpusPerNode = pick('cluster.gpusPerNode', c.gpusPerNode, gpnDefault, '8 GPUs per node (HGX/DGX)');
   const nodes = pick('cluster.nodes', c.nodes, Math.max(1, Math.ceil(world / gpusPerNode)), 'world size / GPUs per node', 'derived');
   const gpuSpec = pick('cluster.gpu', c.gpu ?? gpu, findGpu('h100-sxm') as GpuSpec, 'ShardLens default GPU H100 SXM 80GB', 'assumed');
 
@@ -93,7 +102,10 @@ export function makePlan(partial: PlanInput, gpu?: GpuSpec): Plan {
   };
 
   const style = pick('parallel.sharding.style', s.style, 'ddp', 'plain data parallel (DDP)');
-  const stageDefault = style === 'megatron-distopt' ? 1 : style === 'fsdp' || style === 'fsdp2' ? 3 : 0;
+  // FSDP strategies map to ZeRO stages: FULL_SHARD/HYBRID_SHARD 3, SHARD_GRAD_OP/_HYBRID_SHARD_ZERO2 2, NO_SHARD 0.
+  const fsdpStage = { FULL_SHARD: 3, HYBRID_SHARD: 3, SHARD_GRAD_OP: 2, _HYBRID_SHARD_ZERO2: 2, NO_SHARD: 0 } as const;
+  const stageDefault = s.fsdpStrategy !== undefined ? fsdpStage[s.fsdpStrategy] ?? 3
+    : style === 'megatron-distopt' ? 1 : style === 'fsdp' || style === 'fsdp2' ? 3 : 0;
   const gradBytes = training.gradDtype === 'fp32' ? 4 : 2;
   const bucketDefault = style === 'deepspeed' ? DS_BUCKET : Math.round(DDP_BUCKET_BYTES / gradBytes);
   const sharding: ShardingSpec = {

@@ -48,6 +48,10 @@ export interface ConfigFacts {
    * Facts keyed by plan path. Paths are those of `Plan` ("training.microBatch", "parallel.tp",
    * "parallel.sharding.stage", "model.hiddenSize", …) plus these extra keys:
    * "cluster.worldSize", "cluster.gpuName", "model.preset" (preset id or config.json path).
+   * Readers also emit: "cluster.gpusPerNode", "cluster.nodes", "model.type" (HF model_type), "model.name",
+   * "parallel.dpReplicate" (HSDP replicas), "parallel.vppLayers", "parallel.firstStageLayers",
+   * "parallel.lastStageLayers", "parallel.sharding.instances" (Megatron optimizer instances), "lora.enabled",
+   * "lora.rank", "lora.targets" (comma list: "q,k,v"), "lora.baseDtype". A value of "auto" is DeepSpeed's sentinel.
    */
   readonly facts: Readonly<Record<string, Fact>>;
   readonly references: readonly ConfigReference[];

@@ -258,13 +258,14 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
       vpp: num(facts, 'parallel.vpp'),
       schedule: str(facts, 'parallel.schedule') as never,
       ep: num(facts, 'parallel.ep'),
-      etp: num(facts, 'parallel.etp') ?? (num(facts, 'parallel.ep') ? undefined : tp),
+      etp: num(facts, 'parallel.etp') ?? (primary.format.startsWith('megatron') ? tp : undefined),
+      stageLayers: unevenStages(facts, model.layers, pp, sources),
       tpCommOverlap: bool(facts, 'parallel.tpCommOverlap'),
       sharding: {
         style: str(facts, 'parallel.sharding.style') as never,
         stage: stage !== undefined ? (Math.max(0, Math.min(3, Math.round(stage))) as 0 | 1 | 2 | 3) : undefined,
         fsdpStrategy: str(facts, 'parallel.sharding.fsdpStrategy') as never,
-        shardGroupSize: num(facts, 'parallel.sharding.shardGroupSize'),
+        shardGroupSize: shardGroup(facts, dp, sources),
         reshardAfterForward: bool(facts, 'parallel.sharding.reshardAfterForward'),
         offloadOptimizer: str(facts, 'parallel.sharding.offloadOptimizer') as never,
         offloadParams: str(facts, 'parallel.sharding.offloadParams') as never,
@@ -328,6 +329,33 @@ function resolveBatch(facts: Record<string, Fact>, dp: number, sources: Record<s
   if (m === undefined) { m = 1; assume('training.microBatch', 1, 'no micro batch in the file: assumed 1 sequence per GPU', 'shardlens.microBatch'); }
   if (g === undefined) g = derived('training.gradAccum', 1, 'no gradient accumulation given: 1');
   return { micro: m, gas: g, global: derived('training.globalBatch', m * g * dp, `micro ${m} × accumulation ${g} × DP ${dp}`) };
+}
+
+/** Ranks the states are sharded over: explicit (HSDP shard / FSDP dim), DP / replicas, or DP / optimizer instances. */
+function shardGroup(facts: Record<string, Fact>, dp: number, sources: Record<string, InputSource>): number | undefined {
+  const explicit = num(facts, 'parallel.sharding.shardGroupSize');
+  if (explicit) { sources['parallel.sharding.shardGroupSize'] = facts['parallel.sharding.shardGroupSize']!.source; return explicit; }
+  for (const [p, why] of [['parallel.dpReplicate', 'DP / replicas (HSDP)'], ['parallel.sharding.instances', 'DP / distributed-optimizer instances']] as const) {
+    const n = num(facts, p);
+    if (n && n > 1 && dp % n === 0) { sources['parallel.sharding.shardGroupSize'] = { kind: 'derived', detail: `${why}: ${dp} / ${n}` }; return dp / n; }
+  }
+  return undefined;
+}
+
+/** Uneven pipeline split from Megatron's first/last stage layer counts; the rest are spread evenly. */
+function unevenStages(facts: Record<string, Fact>, layers: number, pp: number, sources: Record<string, InputSource>): number[] | undefined {
+  const first = num(facts, 'parallel.firstStageLayers');
+  const last = num(facts, 'parallel.lastStageLayers');
+  if (pp < 2 || (first === undefined && last === undefined)) return undefined;
+  const middle = pp - (first !== undefined ? 1 : 0) - (last !== undefined ? 1 : 0);
+  const rest = layers - (first ?? 0) - (last ?? 0);
+  if (rest < 0 || (middle > 0 && rest % middle !== 0) || (middle === 0 && rest !== 0)) return undefined;
+  const each = middle > 0 ? rest / middle : 0;
+  const out = Array.from({ length: pp }, () => each);
+  if (first !== undefined) out[0] = first;
+  if (last !== undefined) out[pp - 1] = last;
+  sources['parallel.stageLayers'] = { kind: 'derived', detail: `--decoder-first/last-pipeline-num-layers: ${out.join(', ')}` };
+  return out;
 }
 
 /** Removes undefined leaves so makePlan's defaults apply. */

@@ -6,16 +6,26 @@ import type { ClusterSpec, OffloadTarget, ParallelSpec, Plan, ShardingSpec, Shar
 import type { Layout } from './types';
 
 /** The parallel choices of a layout, without its costs. */
-export type LayoutChoice = Omit<Layout, 'stepSeconds' | 'peakAllocatedBytes' | 'peakReservedBytes' | 'fits'>;
+export type LayoutChoice = Omit<Layout, 'stepSeconds' | 'peakAllocatedBytes' | 'peakReservedBytes' | 'fits' | 'estimate'>;
 
 /**
  * The sharding a framework uses for a ZeRO-equivalent stage and an optimizer offload target, or undefined when the
  * framework cannot express it (Megatron: distributed optimizer = ZeRO-1 only; FSDP: no ZeRO-1; offload needs sharding).
  */
-export function shardingFor(base: ShardingSpec, zero: 0 | 1 | 2 | 3, offload: OffloadTarget, dp: number): ShardingSpec | undefined {
+export function shardingFor(
+  base: ShardingSpec, zero: 0 | 1 | 2 | 3, offload: OffloadTarget, dp: number, shardGroup = dp,
+): ShardingSpec | undefined {
   if (offload !== 'none' && zero === 0) return undefined;
-  const common = { shardGroupSize: dp, offloadOptimizer: offload };
+  const common = { shardGroupSize: shardGroup, offloadOptimizer: offload };
   const style: ShardingStyle = base.style;
+  const hybrid = shardGroup < dp;
+  if (hybrid) {
+    // HSDP (PyTorch FSDP HYBRID_SHARD / _HYBRID_SHARD_ZERO2): FSDP only, sharded stages only.
+    if ((style !== 'fsdp' && style !== 'fsdp2') || (zero !== 2 && zero !== 3) || dp % shardGroup !== 0) return undefined;
+    if (offload !== 'none') return undefined;
+    const fsdpStrategy = zero === 3 ? 'HYBRID_SHARD' : '_HYBRID_SHARD_ZERO2';
+    return { ...base, ...common, stage: zero, fsdpStrategy, offloadParams: 'none' };
+  }
   if (style === 'deepspeed') {
     return { ...base, ...common, stage: zero, offloadParams: zero === 3 ? base.offloadParams : 'none' };
   }
@@ -78,7 +88,7 @@ const CHANGED_PATHS = [
 
 /** The full plan of a layout, with the planner named as the source of every value it chose; undefined if not expressible. */
 export function planForLayout(base: Plan, c: LayoutChoice, gpus: number): Plan | undefined {
-  const sharding = shardingFor(base.parallel.sharding, c.zero, c.offload, c.dp);
+  const sharding = shardingFor(base.parallel.sharding, c.zero, c.offload, c.dp, c.shardGroup ?? c.dp);
   const cluster = clusterFor(base.cluster, gpus);
   if (!sharding || !cluster) return undefined;
   const sources = { ...base.sources };
@@ -98,6 +108,7 @@ export function layoutOfPlan(plan: Plan): LayoutChoice {
   return {
     tp: p.tp, pp: p.pp, vpp: p.vpp, cp: p.cp, ep: p.ep, dp: p.dp, sp: p.sp,
     zero: p.sharding.stage, sharding: p.sharding.style, fsdpStrategy: p.sharding.fsdpStrategy,
+    ...(p.sharding.shardGroupSize < p.dp ? { shardGroup: p.sharding.shardGroupSize } : {}),
     distributedOptimizer: p.sharding.style === 'megatron-distopt',
     microBatch: plan.training.microBatch, gradAccum: plan.training.gradAccum, recompute: plan.training.recompute,
     offload: p.sharding.offloadOptimizer, stageLayers: p.stageLayers,

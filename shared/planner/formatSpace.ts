@@ -1,15 +1,19 @@
 /**
  * The search space each config format can express, so the planner only proposes layouts "Apply layout" can write.
  * Hugging Face trainers (DeepSpeed JSON under the HF Trainer, Accelerate, Axolotl, LLaMA-Factory) have no
- * pipeline parallelism and only whole-layer gradient checkpointing; Megatron and torchtitan have every axis.
+ * pipeline parallelism and only whole-layer gradient checkpointing; Megatron-LM and torchtitan have every axis.
  */
 import type { FormatId } from '../plan/facts';
+import type { ShardingStyle } from '../plan/types';
 import type { SearchSpace } from './types';
 
 const HF_RECOMPUTE = ['none', 'full'] as const;
 
-export function spaceForFormat(format: FormatId): SearchSpace {
+export function spaceForFormat(format: FormatId, style?: ShardingStyle): SearchSpace {
   switch (format) {
+    // Megatron-DeepSpeed scripts (DeepSpeed ZeRO): 1F1B pipelines without virtual stages, whole-layer checkpointing.
+    case 'megatron-script':
+      return style === 'deepspeed' ? { vpp: [1], recompute: [...HF_RECOMPUTE] } : {};
     case 'deepspeed':
     case 'llamafactory':
       return { tp: [1], pp: [1], cp: [1], ep: [1], recompute: [...HF_RECOMPUTE] };

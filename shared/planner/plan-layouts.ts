@@ -6,12 +6,13 @@
 import type { Plan, Problem } from '../plan/types';
 import { planForLayout } from './build';
 import { coreEstimators } from './estimators';
+import { spaceForFormat } from './formatSpace';
 import { choiceOf, searchLayouts } from './search';
 import { spaceBounds } from './space';
 import type { Layout, PlannerEstimators, PlannerOptions, PlanResult } from './types';
 
-function problem(code: string, message: string, paths: string[] = []): Problem {
-  return { code, severity: 'error', message, paths };
+function problem(code: string, message: string, paths: string[] = [], severity: Problem['severity'] = 'error'): Problem {
+  return { code, severity, message, paths };
 }
 
 /** Reads the options; returns problems instead of throwing. */
@@ -50,7 +51,7 @@ function refine(base: Plan, layout: Layout, gpus: number, limit: number, est: Pl
   if (!(ok(full.stepSeconds) && full.stepSeconds > 0 && ok(full.peakAllocatedBytes) && ok(full.peakReservedBytes))) return layout;
   return {
     ...layout, stepSeconds: full.stepSeconds, peakAllocatedBytes: full.peakAllocatedBytes,
-    peakReservedBytes: full.peakReservedBytes, fits: full.peakReservedBytes <= limit,
+    peakReservedBytes: full.peakReservedBytes, fits: full.peakReservedBytes <= limit, estimate: 'full',
   };
 }
 
@@ -58,8 +59,9 @@ function refine(base: Plan, layout: Layout, gpus: number, limit: number, est: Pl
  * Searches every runnable layout of `base`'s model, global batch and cluster (or `opts.gpus` GPUs of its type)
  * and returns the fastest that fit in GPU memory × `opts.safetyMargin`, best first.
  */
-export function planLayouts(base: Plan, opts: PlannerOptions = {}, estimators: PlannerEstimators = coreEstimators): PlanResult {
+export function planLayouts(base: Plan, options: PlannerOptions = {}, estimators: PlannerEstimators = coreEstimators): PlanResult {
   const start = performance.now();
+  const opts: PlannerOptions = options.format ? { ...options, space: { ...spaceForFormat(options.format, base.parallel.sharding.style), ...options.space } } : options;
   const { gpus, margin, problems } = checkOptions(base, opts);
   const limit = Math.floor(base.cluster.gpu.memoryBytes * margin);
   if (problems.length) {
@@ -73,12 +75,16 @@ export function planLayouts(base: Plan, opts: PlannerOptions = {}, estimators: P
     problems.push(problem('planner-estimator-failed', `The estimate failed during the search: ${(err as Error).message}`));
     return { evaluated: 0, pruned: {}, bounds: [], truncated: false, seconds: (performance.now() - start) / 1000, gpus, memoryLimitBytes: limit, layouts: [], pareto: [], problems };
   }
-  const layouts = out.top.map((l) => refine(base, l, gpus, limit, estimators)).sort((a, b) => a.stepSeconds - b.stepSeconds || a.peakReservedBytes - b.peakReservedBytes);
+  const refined = out.top.map((l) => refine(base, l, gpus, limit, estimators));
+  const layouts = refined.filter((l) => l.fits).sort((a, b) => a.stepSeconds - b.stepSeconds || a.peakReservedBytes - b.peakReservedBytes);
+  if (layouts.length < refined.length) {
+    problems.push(problem('planner-estimates-disagree', `${refined.length - layouts.length} layout(s) fit by the fast estimate but not by the full one; they were left out.`, [], 'info'));
+  }
   if (out.truncated) {
-    problems.push({ code: 'planner-truncated', severity: 'warning', message: `The search stopped after ${out.evaluated} layouts (maxEvaluations); larger spaces were not looked at.`, paths: [] });
+    problems.push(problem('planner-truncated', `The search stopped after ${out.evaluated} layouts (maxEvaluations); larger spaces were not looked at.`, [], 'warning'));
   }
   if (!layouts.length) {
-    problems.push({ code: 'planner-nothing-fits', severity: 'warning', message: `No layout of ${gpus} GPUs fits in ${(limit / 2 ** 30).toFixed(1)} GiB per GPU.`, paths: [] });
+    problems.push(problem('planner-nothing-fits', `No layout of ${gpus} GPUs fits in ${(limit / 2 ** 30).toFixed(1)} GiB per GPU.`, [], 'warning'));
   }
   return {
     evaluated: out.evaluated,
@@ -89,7 +95,8 @@ export function planLayouts(base: Plan, opts: PlannerOptions = {}, estimators: P
     gpus,
     memoryLimitBytes: limit,
     layouts,
-    pareto: out.pareto.map((l) => refine(base, l, gpus, limit, estimators)),
+    // The front keeps the fast figures (it can hold dozens of layouts); the top layouts carry the full estimate.
+    pareto: out.pareto,
     ...(out.lowestMemory ? { lowestMemory: refine(base, out.lowestMemory, gpus, limit, estimators) } : {}),
     problems,
   };

@@ -10,7 +10,7 @@ import { clusterFor, parallelFor, searchPlan, shardingFor, trainingFor, type Lay
 import { ParetoFront, TopK } from './ranking';
 import {
   cpCandidates, epCandidates, microBatchCandidates, offloadCandidates, ppCandidates, recomputeCandidates,
-  stageSplit, tpCandidates, vppCandidates, zeroCandidates,
+  shardGroupCandidates, stageSplit, tpCandidates, vppCandidates, zeroCandidates,
 } from './space';
 import type { Layout, PlannerEstimators, PlannerOptions, PruneReason, SearchSpace } from './types';
 
@@ -60,7 +60,10 @@ function* families(base: Plan, gpus: number, space: SearchSpace, prune: Prune): 
         const stageLayers = stageSplit(model.layers, pp) ?? undefined;
         const microBatches = microBatchCandidates(B / dp, space);
         // The sharding of each (ZeRO stage, offload) pair depends only on DP: built once per DP.
-        const shardings = zeros.flatMap((zero) => offloads.map((offload) => ({ zero, offload, sharding: shardingFor(base.parallel.sharding, zero, offload, dp) })));
+        const groups = shardGroupCandidates(base.parallel.sharding.style, dp, gpusPerNode, space);
+        const shardings = zeros.flatMap((zero) => offloads.flatMap((offload) => groups.map((g) => ({
+          zero, offload, sharding: shardingFor(base.parallel.sharding, zero, offload, dp, g),
+        }))));
         for (const ep of epCandidates(model, space, prune)) {
           // Megatron carves expert parallelism out of DP×CP (expert data parallel = DP·CP/EP).
           if ((dp * cp) % ep !== 0) { prune('ep-experts'); continue; }
@@ -83,9 +86,10 @@ function layoutOf(f: Family, microBatch: number, gradAccum: number, recompute: R
   return {
     tp: f.tp, pp: f.pp, vpp: f.vpp, cp: f.cp, ep: f.ep, dp: f.dp, sp: f.tp > 1, zero: f.zero, sharding: f.sharding.style,
     ...(f.sharding.fsdpStrategy ? { fsdpStrategy: f.sharding.fsdpStrategy } : {}),
+    ...(f.sharding.shardGroupSize < f.dp ? { shardGroup: f.sharding.shardGroupSize } : {}),
     distributedOptimizer: f.sharding.style === 'megatron-distopt', offload: f.offload,
     ...(f.stageLayers ? { stageLayers: f.stageLayers } : {}),
-    microBatch, gradAccum, recompute, stepSeconds: seconds, peakAllocatedBytes: bytes, peakReservedBytes: bytes, fits,
+    microBatch, gradAccum, recompute, stepSeconds: seconds, peakAllocatedBytes: bytes, peakReservedBytes: bytes, fits, estimate: 'fast',
   };
 }
 
@@ -148,6 +152,6 @@ export function searchLayouts(base: Plan, gpus: number, limitBytes: number, opts
 
 /** Strips the cost fields, for rebuilding a layout's plan. */
 export function choiceOf(l: Layout): LayoutChoice {
-  const { stepSeconds: _s, peakAllocatedBytes: _p, peakReservedBytes: _r, fits: _f, ...choice } = l;
+  const { stepSeconds: _s, peakAllocatedBytes: _p, peakReservedBytes: _r, fits: _f, estimate: _e, ...choice } = l;
   return choice;
 }

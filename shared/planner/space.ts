@@ -94,6 +94,13 @@ export function zeroCandidates(style: ShardingStyle, space: SearchSpace): (0 | 1
   return [0, 1];
 }
 
+/** Shard group sizes: all of DP, plus one node (HSDP) for FSDP when DP spans several whole nodes. */
+export function shardGroupCandidates(style: ShardingStyle, dp: number, gpusPerNode: number, space: SearchSpace): number[] {
+  const fsdp = style === 'fsdp' || style === 'fsdp2';
+  if (!fsdp || space.hybridShard === false || gpusPerNode <= 1 || dp <= gpusPerNode || dp % gpusPerNode !== 0) return [dp];
+  return [dp, gpusPerNode];
+}
+
 /** Offload targets tried for optimizer states (CPU by default; NVMe only when asked). */
 export function offloadCandidates(space: SearchSpace): OffloadTarget[] {
   return space.offload ? [...space.offload] : ['none', 'cpu'];
@@ -119,5 +126,6 @@ export function spaceBounds(space: SearchSpace, moe: boolean): string[] {
   if (!space.ep && moe) out.push('EP ≤ 64, dividing the experts and DP·CP');
   if (!space.microBatch) out.push('micro batch: every divisor of the per-replica batch');
   if (!space.offload) out.push('offload: none or CPU (optimizer states)');
+  if (space.hybridShard !== false) out.push('FSDP hybrid sharding: one node per shard group');
   return out;
 }

@@ -2,6 +2,7 @@
  * Inputs and outputs of the layout planner. Every output is a plain JSON-serialisable object, so the CLI's
  * `shardlens plan --json` can print a `PlanResult` as it is.
  */
+import type { FormatId } from '../plan/facts';
 import type { FsdpStrategy, OffloadTarget, Plan, Problem, RecomputeKind, ShardingStyle } from '../plan/types';
 
 /** The values the search may try per axis; every field is optional and replaces the default candidates. */
@@ -17,6 +18,8 @@ export interface SearchSpace {
   readonly recompute?: readonly RecomputeKind[];
   /** Optimizer-state offload targets. */
   readonly offload?: readonly OffloadTarget[];
+  /** Try FSDP hybrid sharding (HSDP: shard within a node, replicate across nodes) besides full sharding (default true). */
+  readonly hybridShard?: boolean;
   /** Allow tensor parallelism across nodes (default false: TP stays within a node). */
   readonly tpAcrossNodes?: boolean;
   /** Allow uneven pipeline splits (first and last stage hold fewer layers) when PP does not divide the layers (default true). */
@@ -31,6 +34,8 @@ export interface PlannerOptions {
   /** Layouts returned (default 5). */
   readonly topK?: number;
   readonly space?: SearchSpace;
+  /** The config format the layout will be written to: limits the space to what it can express (`spaceForFormat`); `space` wins. */
+  readonly format?: FormatId;
   /** Most layouts evaluated before the search stops; the result says so when it stops (default 50,000,000). */
   readonly maxEvaluations?: number;
   /** Disable the safe micro-batch memory pruning (for checks against brute force). */
@@ -52,6 +57,8 @@ export interface Layout {
   /** The framework's name for the sharding: DeepSpeed/DDP/Megatron distributed optimizer/FSDP. */
   readonly sharding: ShardingStyle;
   readonly fsdpStrategy?: FsdpStrategy;
+  /** HSDP: ranks each state is sharded over (the rest replicate); absent when states shard over all of DP. */
+  readonly shardGroup?: number;
   readonly distributedOptimizer: boolean;
   readonly microBatch: number;
   readonly gradAccum: number;
@@ -66,6 +73,11 @@ export interface Layout {
   /** Peak bytes reserved from the device (allocated + allocator fragmentation); this is what must fit. */
   readonly peakReservedBytes: number;
   readonly fits: boolean;
+  /**
+   * Which estimate the figures come from: 'full' (traceable estimateMemory + estimateStepTime, the top layouts) or
+   * 'fast' (the numeric fast paths; peakAllocatedBytes then holds the fast path's reserved peak too).
+   */
+  readonly estimate: 'fast' | 'full';
 }
 
 /** Why layouts were not evaluated or not kept. */

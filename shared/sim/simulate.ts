@@ -206,7 +206,7 @@ export function simulateStep(plan: Plan): Simulation {
   const flops = stepFlops(plan, st);
   const world = posInt(plan.parallel.dp) * posInt(plan.parallel.tp) * p * posInt(plan.parallel.cp);
   const peak = peakFlops(plan);
-  const collectives = st.flatMap((T) => (p <= 3 || T.stage <= 1 || T.stage === p - 1 ? T.comm.collectives : []));
+  const collectives = st.flatMap((T) => T.comm.collectives);
   return {
     ok: true, schedule: sched, pp: p, vpp: v, microbatches: m, stepSeconds: step,
     bubbleFraction: maxBusy > 0 ? Math.max(0, pipeEnd - maxBusy) / maxBusy : 0, exposedCommSeconds: exposedMax,

@@ -7,8 +7,10 @@ import timing from '../../data/timing.json';
 import type { Plan } from '../plan/types';
 import { axisLink, busBandwidth, linkSeconds, type GroupLink } from '../comm/links';
 import { cpKvBytes, epAllToAllBytes, ppMessageBytes, tpMessageBytes } from '../comm/volumes';
+import { activationBytesOf } from '../memory/dtypes';
+import { layerActivationBytes, type ActivationShape } from '../memory/activations';
 import { layerForwardFlops, lmHeadFlops, loraProjFlops, type FlopShape } from './flops';
-import { activationBytes, chunksPerStage, microbatchesPerStep, peakFlops, posInt, tokensPerRank } from './shape';
+import { chunksPerStage, microbatchesPerStep, peakFlops, posInt, tokensPerRank } from './shape';
 
 /** Forward FLOPs (weights, core attention) and stored activation bytes of one layer of a kind on one rank. */
 export interface LayerUnit {
@@ -51,6 +53,14 @@ export interface TimeContext {
   readonly pcieLink: GroupLink;
 }
 
+/** Placeholder for a group of one rank (never used for traffic). */
+const NO_LINK: GroupLink = { size: 1, tier: 'nvlink', busbw: 1, alpha: 0, perNode: 1 };
+
+/** A pipeline hop: one GPU to one GPU, so one adapter's bandwidth when it crosses the network. */
+function pointToPoint(l: GroupLink): GroupLink {
+  return { size: l.size, tier: l.tier, busbw: l.busbw, alpha: l.alpha, perNode: 1 };
+}
+
 /** Effective matmul rate: peak(dtype) × achievableFlopsFraction from data/gpus.json (0.5 when missing or out of range). */
 export function effectiveFlopRate(plan: Plan): number {
   const eff = plan.cluster.gpu.achievableFlopsFraction;
@@ -64,19 +74,20 @@ export function hbmBandwidth(plan: Plan): number {
 }
 
 /**
- * Activation bytes one layer stores on one rank (Korthikanti et al. 2022 Table 2, generalised to GQA and gated MLPs):
- * T·h·(10 + 24/t)·(B/2) with the 24 = attention 2(2q+2kv)/h + MLP f·(4|6)/h, SP divides the 10 by t, plus 5·a·s·T/t without flash attention.
+ * The activation shape of shared/memory/activations.ts for this plan, so the memory-bound traffic of a layer is computed
+ * from the same Korthikanti et al. 2022 Table 2 terms as its activation memory.
  */
-export function layerActivationBytes(plan: Plan, tokens: number, mlpFfn: number): number {
+export function activationShape(plan: Plan): ActivationShape {
   const m = plan.model;
-  const t = posInt(plan.parallel.tp);
-  const B = activationBytes(plan.training.precision);
-  const q = m.heads * m.headDim;
-  const kv = m.kvHeads * m.headDim;
-  const split = (2 * (2 * q + 2 * kv) + mlpFfn * (m.gatedMlp ? 6 : 4)) / t;
-  const replicated = plan.parallel.sp ? (10 * m.hiddenSize) / t : 10 * m.hiddenSize;
-  const scores = plan.training.flashAttention ? 0 : (5 * m.heads * plan.training.seqLen) / t;
-  return tokens * ((replicated + split) * (B / 2) + scores);
+  const t = plan.training;
+  const tp = posInt(plan.parallel.tp);
+  const kv = posInt(m.kvHeads);
+  const kvPerRank = kv % tp === 0 ? kv / tp : tp % kv === 0 ? 1 : Math.ceil(kv / tp);
+  return {
+    sLocal: posInt(t.seqLen) / posInt(plan.parallel.cp), b: posInt(t.microBatch), h: m.hiddenSize, heads: m.heads,
+    kvHeadsEff: kvPerRank * tp, headDim: m.headDim, ffn: m.ffnSize, gated: m.gatedMlp, tp, sp: plan.parallel.sp && tp > 1,
+    flash: t.flashAttention, actBytes: activationBytesOf(t.precision), sKeys: posInt(t.seqLen), dropout: m.dropout !== false,
+  };
 }
 
 /** LoRA adapter forward FLOPs per layer over its target projections. */
@@ -89,19 +100,19 @@ export function loraLayerFlops(plan: Plan, tokens: number): number {
   const kv = m.kvHeads * m.headDim;
   let sum = 0;
   for (const name of lora.targets) {
-    const [dIn, dOut] = name === 'q' ? [h, q] : name === 'k' || name === 'v' ? [h, kv] : name === 'o' ? [q, h]
-      : name === 'down' ? [m.ffnSize, h] : [h, m.ffnSize];
+    const dIn = name === 'o' ? q : name === 'down' ? m.ffnSize : h;
+    const dOut = name === 'q' ? q : name === 'k' || name === 'v' ? kv : name === 'o' || name === 'down' ? h : m.ffnSize;
     sum += loraProjFlops(tokens, lora.rank, dIn, dOut);
   }
   return sum;
 }
 
-/** Work of one dense (moe = false) or MoE layer. */
-function layerUnit(plan: Plan, x: FlopShape, moe: boolean, loraF: number): LayerUnit {
+/** Work of one dense (moe = false) or MoE layer; stored activations from Korthikanti et al. 2022 Table 2 (no recomputation). */
+function layerUnit(plan: Plan, x: FlopShape, a: ActivationShape, moe: boolean, loraF: number): LayerUnit {
   const m = plan.model;
   const f = layerForwardFlops(m, moe, x);
   const ffn = moe && m.moe ? m.moe.topK * m.moe.expertFfnSize + m.moe.sharedExperts * m.moe.sharedExpertFfnSize : m.ffnSize;
-  return { weights: f.weights + loraF, core: f.core, act: layerActivationBytes(plan, x.tokens, ffn) };
+  return { weights: f.weights + loraF, core: f.core, act: layerActivationBytes(a, 'none', ffn) };
 }
 
 /** Builds the stage-independent context of a plan. */
@@ -111,27 +122,33 @@ export function timeContext(plan: Plan): TimeContext {
   const tr = plan.training;
   const tokens = tokensPerRank(plan);
   const shape: FlopShape = { tokens, seqLen: posInt(tr.seqLen), tp: posInt(par.tp), etp: posInt(par.etp) };
-  const actB = activationBytes(tr.precision);
+  const a = activationShape(plan);
+  const actB = a.actBytes;
   const loraF = loraLayerFlops(plan, tokens);
   const cp = axisLink(plan, 'cp');
   const dpSize = posInt(par.dp) * posInt(par.cp);
   const shard = Math.min(dpSize, posInt(par.sharding.shardGroupSize || dpSize));
   const replicas = Math.max(1, Math.floor(dpSize / shard));
   const edp = Math.max(1, Math.floor((dpSize * posInt(par.tp)) / (posInt(par.ep) * posInt(par.etp))));
-  const ppLink: GroupLink = { ...axisLink(plan, 'pp', 2), perNode: 1 };
-  const pcie: GroupLink = { size: 1, tier: 'pcie', busbw: busBandwidth(plan, 'pcie', 1), alpha: plan.cluster.gpu.intraNodeLatency, perNode: 1 };
+  const pp = posInt(par.pp);
+  const ppLink: GroupLink = pp > 1 ? pointToPoint(axisLink(plan, 'pp', 2)) : NO_LINK;
+  const offload = par.sharding.offloadOptimizer !== 'none' || par.sharding.offloadParams !== 'none';
+  const pcie: GroupLink = offload
+    ? { size: 1, tier: 'pcie', busbw: busBandwidth(plan, 'pcie', 1), alpha: plan.cluster.gpu.intraNodeLatency, perNode: 1 } : NO_LINK;
   return {
-    plan, p: posInt(par.pp), m: microbatchesPerStep(plan), v: chunksPerStage(plan), tokens,
+    plan, p: pp, m: microbatchesPerStep(plan), v: chunksPerStage(plan), tokens,
     flopRate: effectiveFlopRate(plan), hbm: hbmBandwidth(plan), actBytes: actB, shape,
-    dense: layerUnit(plan, shape, false, loraF), moe: m.moe ? layerUnit(plan, shape, true, loraF) : { weights: 0, core: 0, act: 0 },
+    dense: layerUnit(plan, shape, a, false, loraF), moe: m.moe ? layerUnit(plan, shape, a, true, loraF) : { weights: 0, core: 0, act: 0 },
     loraFlops: loraF, lmHeadFlops: lmHeadFlops(m, shape),
     // With SP each all-reduce becomes a reduce-scatter plus an all-gather: the same 2(n−1)/n·S on the wire.
     tpOne: linkSeconds('all-reduce', tpMessageBytes(tokens, m.hiddenSize, actB), axisLink(plan, 'tp')),
     cpOne: linkSeconds('all-gather', cpKvBytes(tokens * cp.size, m.kvHeads, m.headDim, actB, shape.tp), cp),
     epOne: m.moe ? linkSeconds('all-to-all', epAllToAllBytes(tokens, m.moe.topK, m.hiddenSize, actB), axisLink(plan, 'ep')) : 0,
-    p2p: posInt(par.pp) > 1 ? linkSeconds('send-recv', ppMessageBytes(tokens, m.hiddenSize, actB, par.sp ? shape.tp : 1), ppLink) : 0,
+    p2p: pp > 1 ? linkSeconds('send-recv', ppMessageBytes(tokens, m.hiddenSize, actB, par.sp ? shape.tp : 1), ppLink) : 0,
     cpSize: cp.size, dpSize, shard, replicas, edp,
-    shardLink: axisLink(plan, 'dp', shard), replicaLink: axisLink(plan, 'dp', replicas), edpLink: axisLink(plan, 'dp', edp),
+    shardLink: shard > 1 ? axisLink(plan, 'dp', shard) : NO_LINK,
+    replicaLink: replicas > 1 ? axisLink(plan, 'dp', replicas) : NO_LINK,
+    edpLink: m.moe && edp > 1 ? axisLink(plan, 'dp', edp) : NO_LINK,
     ppLink, pcieLink: pcie,
   };
 }

@@ -73,7 +73,7 @@ export function estimateStepTime(plan: Plan): StepTimeEstimate {
   const world = posInt(plan.parallel.dp) * posInt(plan.parallel.tp) * posInt(plan.parallel.pp) * posInt(plan.parallel.cp);
   const peak = peakFlops(plan);
   const tokens = plan.training.globalBatch * plan.training.seqLen;
-  const collectives: Collective[] = stages.flatMap((s) => (p <= 3 || s.stage === 0 || s.stage === 1 || s.stage === p - 1 ? s.comm.collectives : []));
+  const collectives: Collective[] = stages.flatMap((s) => s.comm.collectives);
   const inComm = stages.reduce((a, s) => Math.max(a, s.work.exposedCommSeconds * m), 0);
   const exposedComm = grad + post + inComm + 2 * (p - 1) * Math.max(...stages.map((s) => s.p2p));
   const I = {

@@ -1,25 +1,20 @@
 /** Optimizer step time: a memory-bound pass over the rank's parameter shard (or a CPU pass when offloaded). */
 import timing from '../../data/timing.json';
 import type { Plan } from '../plan/types';
-import { stageParams } from '../comm/stageParams';
-import { loraLayerParams } from '../model/params';
-import { stageLayerCount } from '../comm/stageParams';
+import { stageParams, type StageParams } from '../comm/stageParams';
 import { hbmBandwidth, type TimeContext } from './context';
 import { posInt } from './shape';
 
-/** Trainable parameters one rank of a stage updates: its (ZeRO-)shard of the stage, or LoRA adapters only. */
-export function trainableShardParams(plan: Plan, stage: number): number {
+/** Trainable parameters one rank of a stage updates: its ZeRO/FSDP shard of the stage's trainable parameters (LoRA: adapters). */
+export function trainableShardParams(plan: Plan, stage: number, sp: StageParams = stageParams(plan, stage)): number {
   const par = plan.parallel;
-  const sharded = par.sharding.stage >= 1;
   const dpSize = posInt(par.dp) * posInt(par.cp);
-  const shard = sharded ? Math.min(dpSize, posInt(par.sharding.shardGroupSize || dpSize)) : 1;
-  if (plan.lora) return (loraLayerParams(plan.model, plan.lora) * (stageLayerCount(plan, stage))) / shard;
-  const sp = stageParams(plan, stage);
-  return (sp.dense + sp.expert) / shard;
+  const shard = par.sharding.stage >= 1 ? Math.min(dpSize, posInt(par.sharding.shardGroupSize || dpSize)) : 1;
+  return sp.trainable / shard;
 }
 
 /** HBM bytes one optimizer step touches per parameter (data/timing.json, per optimizer family). */
-export function optimizerBytesPerParam(plan: Plan): number {
+export function optimizerTrafficBytesPerParam(plan: Plan): number {
   const table: Readonly<Record<string, number>> = timing.optimizerBytesPerParam;
   return table[plan.training.optimizer] ?? 32;
 }
@@ -28,8 +23,8 @@ export function optimizerBytesPerParam(plan: Plan): number {
  * Optimizer step seconds: Ψ_shard · bytes_touched / HBM bandwidth (memory-bound elementwise update, roofline),
  * or Ψ_shard · bytes_touched / CPU optimizer throughput when offloaded (Ren et al. 2021, ZeRO-Offload CPU-Adam).
  */
-export function optimizerSeconds(plan: Plan, stage: number, ctx?: TimeContext): number {
-  const bytes = trainableShardParams(plan, stage) * optimizerBytesPerParam(plan);
+export function optimizerSeconds(plan: Plan, stage: number, ctx?: TimeContext, sp?: StageParams): number {
+  const bytes = trainableShardParams(plan, stage, sp) * optimizerTrafficBytesPerParam(plan);
   if (plan.parallel.sharding.offloadOptimizer !== 'none') return bytes / timing.cpuOptimizerBytesPerSecond;
   return bytes / (ctx ? ctx.hbm : hbmBandwidth(plan));
 }

@@ -2,6 +2,9 @@
 import type { Plan, Problem } from '../plan/types';
 import { microbatchesPerStep } from './shape';
 
+/** Most forward passes (stages × micro-batches × chunks) one simulation runs. */
+export const MAX_PASSES = 2_000_000;
+
 /** Problem constructor. */
 function err(code: string, message: string, paths: string[]): Problem {
   return { code, severity: 'error', message, paths };
@@ -27,7 +30,9 @@ export function layoutProblems(plan: Plan): Problem[] {
   for (const [k, v] of [['microBatch', tr.microBatch], ['seqLen', tr.seqLen], ['globalBatch', tr.globalBatch]] as const) {
     if (!posInteger(v)) out.push(err('bad-size', `training.${k} = ${v} must be a positive integer.`, [`training.${k}`]));
   }
-  if (!posInteger(plan.model.layers)) out.push(err('bad-size', `model.layers = ${plan.model.layers} must be a positive integer.`, ['model.layers']));
+  for (const [k, v] of [['layers', plan.model.layers], ['hiddenSize', plan.model.hiddenSize], ['heads', plan.model.heads], ['headDim', plan.model.headDim]] as const) {
+    if (!posInteger(v)) out.push(err('bad-size', `model.${k} = ${v} must be a positive integer.`, [`model.${k}`]));
+  }
   if (out.length) return out;
   const p = par.pp;
   if (p > plan.model.layers) {
@@ -53,6 +58,9 @@ export function layoutProblems(plan: Plan): Problem[] {
       out.push(err('vpp-divides-layers', `${par.vpp} virtual chunks do not divide the layers of each stage.`, ['parallel.vpp', 'model.layers']));
     }
   }
+  if (par.pp * microbatchesPerStep(plan) * (par.schedule === 'interleaved' ? par.vpp : 1) > MAX_PASSES) {
+    out.push(err('simulation-too-large', `More than ${MAX_PASSES} pipeline passes per step; reduce gradient accumulation to simulate.`, ['training.gradAccum']));
+  }
   if (!(plan.cluster.gpu.hbmBandwidth > 0)) out.push(err('gpu-data', `GPU ${plan.cluster.gpu.name} has no HBM bandwidth.`, ['cluster.gpu']));
   return out;
 }
@@ -64,6 +72,7 @@ export function layoutRunnable(plan: Plan): boolean {
   const tr = plan.training;
   if (!ok(par.tp) || !ok(par.pp) || !ok(par.dp) || !ok(par.cp) || !ok(par.ep) || !ok(par.vpp)) return false;
   if (!ok(tr.microBatch) || !ok(tr.seqLen) || !ok(tr.globalBatch) || !ok(plan.model.layers)) return false;
+  if (!ok(plan.model.hiddenSize) || !ok(plan.model.heads) || !ok(plan.model.headDim)) return false;
   if (par.pp > plan.model.layers || tr.microBatch * par.dp > tr.globalBatch || !(plan.cluster.gpu.hbmBandwidth > 0)) return false;
   const given = par.stageLayers;
   if (given) {

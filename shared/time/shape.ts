@@ -2,7 +2,10 @@
  * Shape of one training step as the communication and time models see it: micro-batches per step, tokens per rank,
  * element sizes. Pure reads of the Plan with safe fallbacks (bad inputs are reported by the simulator's problems).
  */
-import type { Dtype, Plan, Precision } from '../plan/types';
+import type { Plan, Precision } from '../plan/types';
+import { activationBytesOf } from '../memory/dtypes';
+
+export { dtypeBytes } from '../memory/dtypes';
 
 /** Positive integer or the fallback. */
 export function posInt(x: number, fallback = 1): number {
@@ -21,20 +24,8 @@ export function tokensPerRank(plan: Plan): number {
   return (posInt(plan.training.microBatch) * posInt(plan.training.seqLen)) / posInt(plan.parallel.cp);
 }
 
-/** Bytes of one element of a dtype. */
-export function dtypeBytes(d: Dtype): number {
-  switch (d) {
-    case 'fp32': return 4;
-    case 'bf16': case 'fp16': return 2;
-    case 'fp8': case 'int8': return 1;
-    case 'nf4': return 0.5;
-  }
-}
-
-/** Bytes of one activation element under a precision: 4 for fp32, else 2 (fp8 recipes keep activations in bf16). */
-export function activationBytes(precision: Precision): number {
-  return precision === 'fp32' ? 4 : 2;
-}
+/** Bytes of one activation element under a precision (shared/memory/dtypes.ts). */
+export const activationBytes = activationBytesOf;
 
 /** Bytes of one gathered parameter element (ZeRO-3/FSDP all-gather): 4 for fp32, else 2. */
 export function paramCommBytes(precision: Precision): number {

@@ -38,7 +38,7 @@ export function stageTiming(plan: Plan, stage: number, list = true, ctx: TimeCon
     backward: work.backward + comm.perMicrobatchBackward,
     gradSync: comm.gradSync,
     gradSyncWindow: comm.gradSyncWindow,
-    optimizer: optimizerSeconds(plan, stage, ctx),
+    optimizer: optimizerSeconds(plan, stage, ctx, comm.params),
     postStep: comm.postStep,
     p2p: comm.p2p,
     work,
@@ -46,10 +46,15 @@ export function stageTiming(plan: Plan, stage: number, list = true, ctx: TimeCon
   };
 }
 
-/** Timings of every pipeline stage. */
+/** Whether a stage's collectives are listed in results: the first, second and last (middle stages repeat the second). */
+export function listedStage(stage: number, p: number): boolean {
+  return p <= 3 || stage <= 1 || stage === p - 1;
+}
+
+/** Timings of every pipeline stage (collectives listed for the stages `listedStage` names). */
 export function allStageTimings(plan: Plan): StageTiming[] {
   const ctx = timeContext(plan);
   const out: StageTiming[] = [];
-  for (let s = 0; s < ctx.p; s++) out.push(stageTiming(plan, s, true, ctx));
+  for (let s = 0; s < ctx.p; s++) out.push(stageTiming(plan, s, listedStage(s, ctx.p), ctx));
   return out;
 }

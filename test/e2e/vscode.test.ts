@@ -159,7 +159,40 @@ describe('ShardLens in VS Code (code-server)', { skip: missing ? `e2e skipped: $
         const v = await frame.locator('#memory-figures').getAttribute('data-current-peak-allocated');
         return v || undefined;
       });
-      assert.deepEqual(shown.split(',').map(Number), stages.map((x) => x.peakAllocatedBytes));
+      const want = stages.map((x) => x.peakAllocatedBytes);
+      assert.deepEqual(shown.split(',').map(Number), want, `dashboard ${shown} vs CLI ${want.join(',')}`);
+    });
+  });
+
+  it('updates the dashboard live while the file is edited (ZeRO stage 2 → 3)', async () => {
+    await stepWithShot('live-update', async ({ page }) => {
+      const file = dsFile ?? 'ds_config_e2e_batch.json';
+      await openFile(page, file);
+      const frame = await dashboardFrame(page, '#memory-figures', 30_000);
+      const before = await frame.locator('#memory-figures').getAttribute('data-current-peak-allocated');
+      await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+      await page.keyboard.press('Control+H');
+      await page.locator('.find-widget .find-part textarea, .find-widget .find-part input').first().fill('"stage": 2');
+      await page.locator('.find-widget .replace-part textarea, .find-widget .replace-part input').first().fill('"stage": 3');
+      await page.keyboard.press('Control+Alt+Enter');
+      await until('the edit to reach the buffer', async () => /"stage": 3/.test(await editorText(page)), 10_000);
+      const after = await until('the dashboard to change', async () => {
+        const v = await frame.locator('#memory-figures').getAttribute('data-current-peak-allocated');
+        return v && v !== before ? v : undefined;
+      }, 30_000);
+      // ZeRO-3 also shards the parameters (Rajbhandari et al. 2020, §5), so the peak of this file falls.
+      assert.ok(Number(after.split(',')[0]) < Number((before ?? '').split(',')[0]), `${before} → ${after}`);
+      assert.match((await frame.locator('#memory-figures').innerText()), /ZeRO-3/);
+    });
+  });
+
+  it('restores the dashboard after a window reload', async () => {
+    await stepWithShot('reload', async ({ page }) => {
+      await runCommand(page, 'Developer: Reload Window');
+      await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
+      await page.locator('.tab', { hasText: 'ShardLens' }).first().waitFor({ timeout: 60_000 });
+      const frame = await dashboardFrame(page, '#summary', 60_000);
+      assert.ok(await frame.locator('#summary').getAttribute('data-peak-bytes'));
     });
   });
 });

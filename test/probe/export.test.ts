@@ -18,6 +18,8 @@ describe('exportProbePlan', () => {
     assert.equal(r.probePlan.parallel.dp, 2);
     assert.equal(r.comparablePlan.parallel.dp, 2);
     assert.equal(r.comparablePlan.parallel.sharding.shardGroupSize, 2);
+    // PyTorch DDP's default bucket_cap_mb (torch/nn/parallel/distributed.py) survives the elements ↔ bytes round trip.
+    assert.equal(r.probePlan.parallel.bucketCapMb, 25);
   });
 
   test('Llama-3-8B is scaled under the budget, keeping heads, KV heads and the family, and says so', () => {
@@ -26,8 +28,9 @@ describe('exportProbePlan', () => {
     assert.ok(!isExportProblem(r));
     const m = r.probePlan.model;
     assert.ok(probeParameters(m) <= 20e6, `Ψ ${probeParameters(m)}`);
-    assert.equal(m.heads, 32);
-    assert.equal(m.kvHeads, 8);
+    // The GQA group (4 query heads per KV head) survives; the head dimension stays at least 8.
+    assert.equal(m.heads / m.kvHeads, 4);
+    assert.ok(m.headDim >= 8);
     assert.equal(m.gatedMlp, true);
     assert.equal(m.norm, 'rmsnorm');
     assert.equal(r.probePlan.scaling.scaled, true);
@@ -48,6 +51,14 @@ describe('exportProbePlan', () => {
     assert.ok(!isExportProblem(loose));
     assert.equal(loose.probePlan.parallel.tp, 1);
     assert.ok(loose.notes.some((n) => /tp=2 not reproduced/.test(n)));
+  });
+
+  test('a DeepSpeed plan without its JSON gets its ZeRO stage and precision when DeepSpeed runs', () => {
+    const plan = makePlan({ model: TINY, training: { precision: 'bf16-mixed' }, parallel: { dp: 2, sharding: { style: 'deepspeed', stage: 2 } } });
+    const r = exportProbePlan(plan, { ranks: 2, deepspeedAvailable: true });
+    assert.ok(!isExportProblem(r));
+    assert.equal(r.probePlan.parallel.mode, 'deepspeed');
+    assert.deepEqual(r.probePlan.deepspeedConfig, { zero_optimization: { stage: 2 }, bf16: { enabled: true } });
   });
 
   test('bad ranks and MoE models become problems, not exceptions', () => {

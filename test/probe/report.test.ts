@@ -112,3 +112,17 @@ describe('calibrate', () => {
     assert.ok(correction.warnings.some((w) => /failed/.test(w)));
   });
 });
+
+describe('dashboard view', () => {
+  test('measured and attached estimates become the dashboard’s parameters / gradients / optimizer / sent / peak', async () => {
+    const { toResultView } = await import('../../extension/probe/view');
+    const r = ddpReport();
+    const v = toResultView({ ...r, ranks: r.ranks.map((x) => ({ ...x, estimated: { parametersBytes: 1, gradientsBytes: 2, optimizerStatesBytes: 3 } })) });
+    assert.equal(v.source, 'torch');
+    assert.equal(v.runs[0].mode, 'ddp');
+    assert.equal(v.runs[0].ranks[0].measured.parameters, 4 * TINY_PSI);
+    assert.equal(v.runs[0].ranks[0].measured.sent, 4 * TINY_PSI);
+    assert.deepEqual(v.runs[0].ranks[1].estimated, { parameters: 1, gradients: 2, optimizer: 3 });
+    assert.match(v.backend, /torch on cpu over gloo .*CPU allocator/);
+  });
+});

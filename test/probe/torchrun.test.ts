@@ -13,7 +13,8 @@ import {
   comparablePlanFor, coreRankEstimate, exportProbePlan, isExportProblem, isProbeFailure, probeAndCompare, pythonCandidates,
   runProbe, validateProbeReport,
 } from '../../validation/torch/index';
-import { TINY, TINY_PSI, TINY_TENSORS, tinyPlan } from './fixtures/plans';
+import { makePlan } from '../../shared/plan/defaults';
+import { FAMILY, FAMILY_PSI, TINY, TINY_PSI, TINY_TENSORS, tinyPlan } from './fixtures/plans';
 
 const ci = process.env.CI === 'true';
 // The same interpreters runProbe tries, checked synchronously so the suite can be skipped up front.
@@ -76,6 +77,24 @@ describe('torchrun probe on CPU (gloo)', { skip: ci ? false : skip }, () => {
     }
   }
 
+  test('a GQA / SwiGLU / RMSNorm / rotary / q-k-norm / tied model in bf16 autocast: Ψ as the core counts it, fp32 grads all-reduced', async () => {
+    assert.equal(countParams(FAMILY).parameters, FAMILY_PSI);
+    const plan = makePlan({ model: FAMILY, training: { microBatch: 2, seqLen: 16, precision: 'bf16-mixed', optimizer: 'adamw' }, parallel: { dp: 2 } });
+    const out = await probeAndCompare({ plan, ranks: 2, mode: 'ddp', export: { device: 'cpu', steps: 2 }, timeoutMs: 120_000 });
+    assert.ok(out.ok, !out.ok ? `${out.code}: ${out.message}\n${out.outputTail ?? ''}` : '');
+    assert.equal(out.report.parameters, FAMILY_PSI);
+    for (const r of out.report.ranks) {
+      // torch autocast keeps fp32 weights and gradients: 4Ψ each, 8Ψ of AdamW state, a 4Ψ all-reduce.
+      assert.equal(r.parametersBytes, 4 * FAMILY_PSI);
+      assert.equal(r.commBytesPerStep, 4 * FAMILY_PSI);
+    }
+    // Replicated, the totals agree with the core (2Ψ weights + 2Ψ grads + 12Ψ optimizer and masters = 16Ψ).
+    for (const r of out.comparison.ranks) {
+      const states = r.terms.find((t) => t.term === 'modelStates');
+      assert.ok(states?.withinTolerance, JSON.stringify(states));
+    }
+  });
+
   test('FSDP FULL_SHARD runs where torch supports it on CPU, otherwise the report says why', async () => {
     const plan = tinyPlan(2, 3, 'fsdp');
     const out = await runProbe({ plan, ranks: 2, mode: 'fsdp-full-shard', export: { device: 'cpu', steps: 2 }, timeoutMs: 120_000 });
@@ -115,7 +134,7 @@ describe('torchrun probe on CPU (gloo)', { skip: ci ? false : skip }, () => {
     const outPath = join(dir, 'report.json');
     const ac = new AbortController();
     const out = await runProbe({
-      plan: tinyPlan(2), ranks: 2, out: outPath, signal: ac.signal, export: { device: 'cpu', steps: 50 },
+      plan: tinyPlan(2), ranks: 2, out: outPath, signal: ac.signal, export: { device: 'cpu', steps: 200 },
       onProgress: (p) => { if (p.phase === 'launch') setTimeout(() => ac.abort(), 1500); },
     });
     assert.ok(isProbeFailure(out) && out.code === 'cancelled', JSON.stringify(out));

@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { InlayHint } from 'vscode-languageserver';
 import { formatBytes } from '../../server/features/format';
-import { LspMethods, type AnalysisSimulation } from '../../shared/protocol';
+import { LspMethods, type AnalysisChangedParams, type AnalysisSimulation } from '../../shared/protocol';
 import { posOf, startClient, type Client } from './harness';
 
 const DIR = resolve('test/server/fixtures');
@@ -114,6 +114,14 @@ describe('hover', () => {
     assert.match(md, /stage 2 → 3: −[\d.]+ [GM]iB per GPU .*, \+[\d.]+ [GT]B communication per step/);
   });
 
+  test('on a documented key that drives no figure: its documentation', async () => {
+    const { uri, text } = await openFixture('ds_zero2.json');
+    const h = await c.hover(uri, posOf(text, '"gradient_clipping"', 3));
+    const md = h && typeof h.contents === 'object' && 'value' in h.contents ? h.contents.value : '';
+    assert.match(md, /`gradient_clipping` \(number\)/);
+    assert.match(md, /does not use this key/);
+  });
+
   test('on a line without a known key there is no hover', async () => {
     const { uri } = await openFixture('ds_zero2.json');
     assert.equal(await c.hover(uri, { line: 0, character: 0 }), null);
@@ -154,6 +162,41 @@ describe('completion', () => {
     await c.open(uri, text);
     const items = await c.completion(uri, { line: 2, character: 13 });
     assert.deepEqual(items.map((i) => i.label).filter((l) => /^\d$/.test(l)).sort(), ['0', '1', '2', '3']);
+  });
+});
+
+describe('completion in other formats', () => {
+  const CASES: readonly { name: string; file: string; text: string; line: number; character: number; want: string }[] = [
+    { name: 'Megatron flags', file: 'train.sh', text: '#!/bin/bash\ntorchrun pretrain_gpt.py \\\n    --tensor-model-parallel-size 2 \\\n    --\n', line: 3, character: 6, want: '--pipeline-model-parallel-size' },
+    { name: 'torchtitan keys in [parallelism]', file: 'train.toml', text: '[model]\nname = "llama3"\nflavor = "8B"\n\n[training]\nlocal_batch_size = 1\n\n[parallelism]\n\n', line: 8, character: 0, want: 'tensor_parallel_degree' },
+    { name: 'Axolotl top-level keys', file: 'axolotl.yaml', text: 'base_model: meta-llama/Llama-3.1-8B\nsequence_len: 2048\nmicro_batch_size: 1\n\n', line: 3, character: 0, want: 'gradient_accumulation_steps' },
+  ];
+  for (const k of CASES) {
+    test(k.name, async () => {
+      const uri = `file:///ws/complete-${k.file}/${k.file}`;
+      await c.open(uri, k.text);
+      const items = await c.completion(uri, { line: k.line, character: k.character });
+      const hit = items.find((i) => i.label === k.want);
+      assert.ok(hit, `${k.want} not among ${items.map((i) => i.label).slice(0, 20).join(', ')}`);
+      assert.ok(hit.documentation, 'no documentation');
+    });
+  }
+});
+
+describe('notifications', () => {
+  test('shardlens/analysisChanged summarises each analysed version; closing clears the diagnostics', async () => {
+    const uri = 'file:///ws/notify/ds_config.json';
+    const d = c.diagnostics(uri);
+    await c.open(uri, '{\n  "train_micro_batch_size_per_gpu": 1,\n  "zero_optimization": { "stage": 3 }\n}\n');
+    await d;
+    const n = c.notifications.filter((x) => x.method === LspMethods.analysisChanged).map((x) => x.params as AnalysisChangedParams).find((p) => p.uri === uri);
+    assert.ok(n, 'no shardlens/analysisChanged');
+    assert.equal(n.version, 1);
+    assert.equal(typeof n.fits, 'boolean');
+    assert.ok((n.peakBytes ?? 0) > 0 && (n.gpuMemoryBytes ?? 0) > 0);
+    const cleared = c.diagnostics(uri);
+    await c.close(uri);
+    assert.deepEqual(await cleared, []);
   });
 });
 

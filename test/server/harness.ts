@@ -60,7 +60,13 @@ export async function startClient(settings: Record<string, unknown> = {}): Promi
       await rpc.sendNotification('textDocument/didClose', { textDocument: { uri } });
     },
     diagnostics(uri) {
-      return new Promise((resolve) => waiters.set(uri, [...(waiters.get(uri) ?? []), resolve]));
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no diagnostics for ${uri} within 30 s`)), 30_000);
+        waiters.set(uri, [...(waiters.get(uri) ?? []), (d) => {
+          clearTimeout(timer);
+          resolve(d);
+        }]);
+      });
     },
     hints: (uri) => rpc.sendRequest('textDocument/inlayHint', { textDocument: { uri }, range: { start: { line: 0, character: 0 }, end: { line: 100000, character: 0 } } }),
     hover: (uri, position) => rpc.sendRequest('textDocument/hover', { textDocument: { uri }, position }),

@@ -24,12 +24,19 @@ function setup(delayMs = 20) {
 
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Polls until `cond` holds (condition-based, so a loaded machine only makes it slower). */
+async function until(cond: () => boolean, limitMs = 10_000): Promise<void> {
+  const t0 = Date.now();
+  while (!cond() && Date.now() - t0 < limitMs) await wait(5);
+}
+
 test('five quick edits give one debounced analysis of the last version', async () => {
   const { s, docs, analysed, results } = setup();
   for (let v = 1; v <= 5; v++) {
     docs.set('file:///a', { text: `v${v}`, version: v });
     s.schedule('file:///a');
   }
+  await until(() => results.length > 0);
   await wait(60);
   assert.equal(analysed.length, 1);
   assert.equal(results.length, 1);

@@ -4,24 +4,24 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { runValidation } from '../../validation/index';
 import { LLAMA3_8B, planOf } from './models';
 
-/** Process ids in process group `pgid` (the runner is its group's leader; probes join it). */
+/**
+ * Live process ids in process group `pgid` (the runner leads its group; probes join it). Zombies count as gone: an
+ * orphaned runner has exited once it is a zombie, whenever PID 1 gets round to reaping it.
+ */
 function groupMembers(pgid: number): number[] {
-  const out = execFileSync('ps', ['-e', '-o', 'pid=,pgid='], { encoding: 'utf8' });
-  return out.split('\n').map((l) => l.trim().split(/\s+/).map(Number)).filter(([, g]) => g === pgid).map(([p]) => p);
+  const out = execFileSync('ps', ['-e', '-o', 'pid=,pgid=,stat='], { encoding: 'utf8' });
+  return out.split('\n').map((l) => l.trim().split(/\s+/)).filter(([, g, st]) => Number(g) === pgid && !st?.startsWith('Z')).map(([p]) => Number(p));
 }
-
-const alive = (pid: number): boolean => {
-  try { process.kill(pid, 0); return true; } catch { return false; }
-};
 
 async function waitGone(pgid: number, ms: number): Promise<boolean> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
-    if (!alive(pgid) && groupMembers(pgid).length === 0) return true;
+    if (groupMembers(pgid).length === 0) return true;
     await new Promise((r) => setTimeout(r, 50));
   }
   return false;
@@ -43,6 +43,29 @@ describe('cancel', () => {
     assert.equal(r.status, 'cancelled');
     assert.ok(pid > 0);
     assert.ok(await waitGone(pid, 2000 - (Date.now() - abortedAt)), `runner group ${pid} still has ${groupMembers(pid).join(',')}`);
+  });
+
+  test('abort while the backends are being probed also ends everything within 2 s', async () => {
+    const ac = new AbortController();
+    let pid = 0;
+    const r = await runValidation({ plan: planOf(LLAMA3_8B), ranks: 2, scale: small, signal: ac.signal, onSpawn: (p) => { pid = p; ac.abort(); } });
+    assert.equal(r.status, 'cancelled');
+    assert.ok(await waitGone(pid, 2000), `runner group ${pid} still has ${groupMembers(pid).join(',')}`);
+  });
+
+  test('when the launching process is killed (the extension cancelling the CLI), the runner exits within 2 s', async () => {
+    const parent = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'fixtures', 'launch-parent.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    const pid = await new Promise<number>((resolve, reject) => {
+      parent.on('exit', (code) => reject(new Error(`the launching process exited early (${code})`)));
+      parent.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /runner (\d+)/.exec(out);
+        if (m && out.includes('training')) resolve(Number(m[1]));
+      });
+    });
+    parent.kill('SIGKILL');
+    assert.ok(await waitGone(pid, 2000), `runner group ${pid} still has ${groupMembers(pid).join(',')}`);
   });
 
   test('abort before the start does not launch anything', async () => {
@@ -84,6 +107,12 @@ describe('failures become error reports', () => {
     const r = await withFault('worker');
     assert.equal(r.status, 'error');
     assert.match(r.error ?? '', /rank 0: injected fault/);
+  });
+
+  test('a plan without a model is reported, not thrown', async () => {
+    const r = await runValidation({ plan: {} as Parameters<typeof runValidation>[0]['plan'] });
+    assert.equal(r.status, 'error');
+    assert.match(r.error ?? '', /no model/);
   });
 
   test('a missing runner bundle is reported, not thrown', async () => {

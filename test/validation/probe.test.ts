@@ -29,6 +29,8 @@ describe('backend probe classification', () => {
     ['probe hangs and is killed', 'tensorflow-gpu', out(null, '', { timedOut: true, exitCode: null, signal: 'SIGKILL' }), false, /did not finish/],
     ['wasm binary missing: setBackend returned false', 'wasm',
       out({ loaded: false, backend: 'cpu', error: 'wasm did not initialise' }), false, /did not initialise/],
+    ['native addon loads, but not in a worker thread', 'tensorflow',
+      out({ loaded: true, workerError: 'Module did not self-register' }), false, /not in a worker thread/],
     ['wasm works', 'wasm', out({ loaded: true, detail: 'wasm (SIMD, 1 thread)' }), true, /test matmul/],
   ];
   for (const [name, backend, o, ok, reason] of cases) {

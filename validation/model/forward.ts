@@ -1,13 +1,15 @@
 /**
- * Forward functions of the scaled transformer, one per flat unit (embedding, layer, head). Each takes the unit's full
- * flat parameter vector as a tensor and slices its matrices out, so tf.grads returns one flat gradient per unit.
+ * Forward functions of the scaled transformer, one per flat unit (embedding, layer, head). Each takes the unit's
+ * parameters as named tensors ("views" made from the unit's flat vector in JavaScript: tfjs-backend-wasm's Slice is
+ * about 8× slower than building the tensors from subarrays), so tf.grads returns one gradient per parameter.
  */
 import type { ModelSpec } from '../../shared/plan/types';
-import type { Unit } from './layout';
-import { tensorOf } from './layout';
 import {
   applyRotary, causalMask, gelu, layerNorm, makeMatMul, rmsNorm, rotaryTables, silu, type Tensor, type TF,
 } from './ops';
+
+/** The parameters of one unit by name (see layout.ts). */
+export type Views = Readonly<Record<string, Tensor>>;
 
 export interface Constants {
   readonly mask: Tensor;
@@ -34,34 +36,30 @@ export class TransformerOps {
     for (const t of [this.constants.mask, this.constants.cos, this.constants.sin]) t?.dispose();
   }
 
-  /** One named parameter of a unit, sliced from the flat vector and reshaped. */
-  private p(flat: Tensor, u: Unit, name: string): Tensor {
-    const t = tensorOf(u, name);
-    if (!t) throw new Error(`parameter ${u.name}.${name} missing`);
-    return this.tf.reshape(this.tf.slice(flat, [t.offset], [t.size]), [...t.shape]);
+  /** One named parameter of a unit. */
+  private p(P: Views, name: string): Tensor {
+    const t = P[name];
+    if (!t) throw new Error(`parameter ${name} missing`);
+    return t;
   }
 
-  private has(u: Unit, name: string): boolean {
-    return tensorOf(u, name) !== undefined;
-  }
-
-  private norm(x: Tensor, flat: Tensor, u: Unit, prefix: string): Tensor {
-    const g = this.p(flat, u, `${prefix}.weight`);
+  private norm(x: Tensor, P: Views, prefix: string): Tensor {
+    const g = this.p(P, `${prefix}.weight`);
     if (this.m.norm === 'rmsnorm') return rmsNorm(this.tf, x, g);
-    return layerNorm(this.tf, x, g, this.has(u, `${prefix}.bias`) ? this.p(flat, u, `${prefix}.bias`) : null);
+    return layerNorm(this.tf, x, g, P[`${prefix}.bias`] ?? null);
   }
 
-  private linear(x: Tensor, flat: Tensor, u: Unit, w: string, b: string): Tensor {
-    const y = this.mm(x, this.p(flat, u, w));
-    return this.has(u, b) ? this.tf.add(y, this.p(flat, u, b)) : y;
+  private linear(x: Tensor, P: Views, w: string, b: string): Tensor {
+    const y = this.mm(x, this.p(P, w));
+    return P[b] ? this.tf.add(y, P[b]) : y;
   }
 
   /** Token (and learned position) embeddings: one-hot(ids)·wte [+ wpe] → [B·T, h]. */
-  embed(flat: Tensor, u: Unit, oneHotIds: Tensor): Tensor {
+  embed(P: Views, oneHotIds: Tensor): Tensor {
     const tf = this.tf, h = this.m.hiddenSize;
-    const x = this.mm(oneHotIds, this.p(flat, u, 'wte'));
-    if (!this.has(u, 'wpe')) return x;
-    const withPos = tf.add(tf.reshape(x, [this.batch, this.seqLen, h]), this.p(flat, u, 'wpe'));
+    const x = this.mm(oneHotIds, this.p(P, 'wte'));
+    if (!P.wpe) return x;
+    const withPos = tf.add(tf.reshape(x, [this.batch, this.seqLen, h]), P.wpe);
     return tf.reshape(withPos, [this.batch * this.seqLen, h]);
   }
 
@@ -80,14 +78,14 @@ export class TransformerOps {
   }
 
   /** Causal self-attention of a pre-normed input [B·T, h]. */
-  private attention(x: Tensor, flat: Tensor, u: Unit): Tensor {
+  private attention(x: Tensor, P: Views): Tensor {
     const tf = this.tf, { heads, kvHeads, headDim } = this.m;
-    let q = this.heads(this.linear(x, flat, u, 'wq', 'bq'), heads);
-    let k = this.heads(this.linear(x, flat, u, 'wk', 'bk'), kvHeads);
-    const v = this.repeatKv(this.heads(this.linear(x, flat, u, 'wv', 'bv'), kvHeads));
+    let q = this.heads(this.linear(x, P, 'wq', 'bq'), heads);
+    let k = this.heads(this.linear(x, P, 'wk', 'bk'), kvHeads);
+    const v = this.repeatKv(this.heads(this.linear(x, P, 'wv', 'bv'), kvHeads));
     if (this.m.qkNorm) {
-      q = rmsNorm(tf, q, this.p(flat, u, 'qnorm'));
-      k = rmsNorm(tf, k, this.p(flat, u, 'knorm'));
+      q = rmsNorm(tf, q, this.p(P, 'qnorm'));
+      k = rmsNorm(tf, k, this.p(P, 'knorm'));
     }
     if (this.constants.cos && this.constants.sin) {
       q = applyRotary(tf, q, this.constants.cos, this.constants.sin);
@@ -98,31 +96,31 @@ export class TransformerOps {
     const ctx = this.mm(tf.softmax(scores), v);
     const merged = tf.reshape(tf.transpose(tf.reshape(ctx, [this.batch, heads, this.seqLen, headDim]), [0, 2, 1, 3]),
       [this.batch * this.seqLen, heads * headDim]);
-    return this.linear(merged, flat, u, 'wo', 'bo');
+    return this.linear(merged, P, 'wo', 'bo');
   }
 
-  private mlp(x: Tensor, flat: Tensor, u: Unit): Tensor {
+  private mlp(x: Tensor, P: Views): Tensor {
     const tf = this.tf;
     const hidden = this.m.gatedMlp
-      ? tf.mul(silu(tf, this.linear(x, flat, u, 'wgate', 'bgate')), this.linear(x, flat, u, 'wup', 'bup'))
-      : gelu(tf, this.linear(x, flat, u, 'w1', 'b1'));
-    return this.linear(hidden, flat, u, 'w2', 'b2');
+      ? tf.mul(silu(tf, this.linear(x, P, 'wgate', 'bgate')), this.linear(x, P, 'wup', 'bup'))
+      : gelu(tf, this.linear(x, P, 'w1', 'b1'));
+    return this.linear(hidden, P, 'w2', 'b2');
   }
 
   /** One pre-norm transformer layer: x + attn(norm(x)), then + mlp(norm(·)). */
-  layer(flat: Tensor, u: Unit, x: Tensor): Tensor {
-    const a = this.tf.add(x, this.attention(this.norm(x, flat, u, 'ln1'), flat, u));
-    return this.tf.add(a, this.mlp(this.norm(a, flat, u, 'ln2'), flat, u));
+  layer(P: Views, x: Tensor): Tensor {
+    const a = this.tf.add(x, this.attention(this.norm(x, P, 'ln1'), P));
+    return this.tf.add(a, this.mlp(this.norm(a, P, 'ln2'), P));
   }
 
   /**
    * Final norm, LM head and mean cross-entropy, multiplied by `scale` (1/N, so that summing gradients over ranks
    * gives the gradient of the global mean loss).
    */
-  headLoss(flat: Tensor, u: Unit, x: Tensor, oneHotLabels: Tensor, scale: number, embedFlat: Tensor | null, embedUnit: Unit): Tensor {
+  headLoss(P: Views, x: Tensor, oneHotLabels: Tensor, scale: number, tiedWte: Tensor | null): Tensor {
     const tf = this.tf;
-    const xf = this.norm(x, flat, u, 'lnf');
-    const w = embedFlat ? tf.transpose(this.p(embedFlat, embedUnit, 'wte')) : this.p(flat, u, 'lm_head');
+    const xf = this.norm(x, P, 'lnf');
+    const w = tiedWte ? tf.transpose(tiedWte) : this.p(P, 'lm_head');
     const logits = this.mm(xf, w);
     const logp = tf.logSoftmax(logits);
     const n = this.batch * this.seqLen;

@@ -13,7 +13,7 @@ export interface ProbeOutcome {
   readonly timedOut: boolean;
 }
 
-interface Line { loaded?: boolean; error?: string; code?: string; detail?: string; backend?: string }
+interface Line { loaded?: boolean; error?: string; code?: string; detail?: string; backend?: string; workerError?: string }
 
 function parseLine(stdout: string): Line | null {
   const last = stdout.trim().split('\n').filter((l) => l.startsWith('{')).pop();
@@ -29,7 +29,7 @@ function parseLine(stdout: string): Line | null {
 /** Why a native package failed to load, from the error text and code of require(). */
 function nativeFailure(pkg: string, line: Line): string {
   const msg = line.error ?? '';
-  if (line.code === 'MODULE_NOT_FOUND' && msg.includes(pkg)) return `not installed: optional dependency ${pkg} is absent (its install downloads libtensorflow and needs network)`;
+  if (line.code === 'MODULE_NOT_FOUND' && msg.includes(pkg)) return `not installed: ${pkg} is absent (optional; its install downloads libtensorflow, so it needs network — npm i ${pkg} in the workspace to use it)`;
   if (/tfjs_binding\.node/.test(msg)) return `${pkg} is installed but its native addon (tfjs_binding.node) was not built`;
   if (/libtensorflow[^ ]*\.so|cannot open shared object file|dlopen/i.test(msg)) return `${pkg} is installed but libtensorflow could not be loaded: ${msg}`;
   if (line.code === 'MODULE_NOT_FOUND') return `${pkg} could not be loaded: ${msg}`;
@@ -49,6 +49,9 @@ export function classifyProbe(name: BackendName, o: ProbeOutcome): BackendProbe 
   if (!line.loaded) {
     if (pkg) return { name, ok: false, reason: nativeFailure(pkg, line) };
     return { name, ok: false, reason: `${name} did not initialise: ${line.error ?? 'unknown error'}` };
+  }
+  if (line.workerError) {
+    return { name, ok: false, reason: `loads in the main thread but not in a worker thread, where ranks run (tensorflow/tfjs#2079): ${line.workerError}` };
   }
   if (name === 'tensorflow-gpu') {
     const cudaMissing = /Could not load dynamic library 'libcud/.test(o.stderr);

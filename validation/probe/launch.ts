@@ -2,10 +2,19 @@
  * Probes every backend in its own short-lived child process (dist/backend-probe.js), in parallel, each with a time
  * limit, and classifies the outcomes. Used by the runner process and by `probeBackends()`.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { BACKEND_ORDER, type BackendName, type BackendProbe } from '../types';
 import { classifyProbe, type ProbeOutcome } from './classify';
+
+/** Probe children still running, so that a cancelled runner can end them before it exits. */
+const running = new Set<ChildProcess>();
+
+/** Kills every probe child still running (synchronous, for exit paths). */
+export function killProbes(): void {
+  for (const c of running) c.kill('SIGKILL');
+  running.clear();
+}
 
 /** Runs one probe child and collects its output; never rejects. */
 export function runProbe(distDir: string, name: BackendName, timeoutMs: number, signal?: AbortSignal): Promise<ProbeOutcome> {
@@ -15,6 +24,7 @@ export function runProbe(distDir: string, name: BackendName, timeoutMs: number, 
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, TF_CPP_MIN_LOG_LEVEL: '0' },
     });
+    running.add(child);
     const kill = () => { if (!done) child.kill('SIGKILL'); };
     const timer = setTimeout(() => { timedOut = true; kill(); }, timeoutMs);
     signal?.addEventListener('abort', kill, { once: true });
@@ -23,6 +33,7 @@ export function runProbe(distDir: string, name: BackendName, timeoutMs: number, 
     const finish = (exitCode: number | null, sig: string | null) => {
       if (done) return;
       done = true;
+      running.delete(child);
       clearTimeout(timer);
       signal?.removeEventListener('abort', kill);
       resolve({ stdout, stderr, exitCode, signal: sig, timedOut });

@@ -4,6 +4,7 @@
  * Facts and traps: ../shared/reference/tfjs-notes.md §1, §2, §5.
  */
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import * as tfcore from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import '@tensorflow/tfjs-core/dist/public/chained_ops/register_all_chained_ops';
@@ -21,10 +22,24 @@ export interface ReadyBackend {
   readonly detail: string;
 }
 
-/** Loads an optional native package; throws what require throws. */
+/**
+ * Loads an optional native package from the extension's own node_modules, then from the workspace (the current
+ * folder, where a user may `npm install @tensorflow/tfjs-node-gpu`), then from $SHARDLENS_TFJS_NODE_PATH.
+ * Throws what the first require threw when none has it.
+ */
 function requireNative(pkg: string): TF {
-  // createRequire with a computed name keeps esbuild from trying to bundle the optional package.
-  return createRequire(__filename)(pkg) as TF;
+  const bases = [__filename, join(process.cwd(), 'index.js'), ...(process.env.SHARDLENS_TFJS_NODE_PATH ? [join(process.env.SHARDLENS_TFJS_NODE_PATH, 'index.js')] : [])];
+  let first: unknown;
+  for (const base of bases) {
+    try {
+      // createRequire with a computed name keeps esbuild from trying to bundle the optional package.
+      return createRequire(base)(pkg) as TF;
+    } catch (e) {
+      first ??= e;
+      if ((e as { code?: string }).code !== 'MODULE_NOT_FOUND') throw e;
+    }
+  }
+  throw first;
 }
 
 /** Sets up `name`; a wasm failure falls back to cpu explicitly (setBackend returns false, getBackend would still lie). */

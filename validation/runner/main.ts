@@ -9,7 +9,7 @@ import type { Plan } from '../../shared/plan/types';
 import { createMailboxes } from '../collectives/ring';
 import { buildLayout } from '../model/layout';
 import { scaleModel } from '../model/scale';
-import { chooseBackend, probeAll, backendLabel } from '../probe/launch';
+import { backendLabel, chooseBackend, killProbes, probeAll } from '../probe/launch';
 import type { RankModeResult } from '../train/trainer';
 import type { BackendName, ScaleOverrides, ValidationMode, ValidationProgress, ValidationReport } from '../types';
 import type { FromWorker, ToWorker, WorkerInit } from './worker';
@@ -101,7 +101,7 @@ async function run(job: RunnerJob): Promise<ValidationReport> {
 }
 
 process.on('message', (msg: ToRunner) => {
-  if (msg.type === 'cancel') process.exit(130);
+  if (msg.type === 'cancel') { killProbes(); process.exit(130); }
   if (msg.type !== 'start') return;
   injectRunnerFault(faultFromEnv());
   run(msg.job)
@@ -109,4 +109,4 @@ process.on('message', (msg: ToRunner) => {
     .then((report) => send({ type: 'report', report }))
     .then(() => process.exit(0));
 });
-process.on('disconnect', () => process.exit(0));
+process.on('disconnect', () => { killProbes(); process.exit(0); });

@@ -4,6 +4,8 @@
  * can crash it, which is why this runs in its own child process; the parent classifies the outcome.
  */
 import { join } from 'node:path';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { NATIVE_PACKAGE_NAMES } from '../probe/packages';
 import { BACKEND_ORDER, type BackendName } from '../types';
 import { initBackend } from './backend';
 
@@ -14,6 +16,8 @@ export interface ProbeLine {
   readonly detail?: string;
   readonly error?: string;
   readonly code?: string;
+  /** Set when the backend loads in the main thread but not in a worker thread. */
+  readonly workerError?: string;
 }
 
 async function probe(name: BackendName): Promise<ProbeLine> {
@@ -32,12 +36,36 @@ async function probe(name: BackendName): Promise<ProbeLine> {
   }
 }
 
-const name = process.argv[2] as BackendName;
-if (!BACKEND_ORDER.includes(name)) {
-  process.stdout.write(`${JSON.stringify({ name, loaded: false, error: `unknown backend ${name}` })}\n`);
-  process.exit(2);
+/**
+ * Native addons have upstream failures inside worker threads ("Module did not self-register", tensorflow/tfjs#2079,
+ * #8388), and the runner trains each rank in a worker thread, so a native backend must also start in one.
+ */
+function probeInWorker(name: BackendName): Promise<ProbeLine> {
+  return new Promise((resolve) => {
+    const w = new Worker(__filename, { workerData: { name } });
+    w.once('message', (line: ProbeLine) => { resolve(line); void w.terminate(); });
+    w.once('error', (e) => resolve({ name, loaded: false, error: e.message }));
+    w.once('exit', (code) => resolve({ name, loaded: false, error: `worker exited with code ${code}` }));
+  });
 }
-void probe(name).then((line) => {
+
+async function main(): Promise<void> {
+  const name = (isMainThread ? process.argv[2] : (workerData as { name?: string } | null)?.name) as BackendName;
+  if (!BACKEND_ORDER.includes(name)) {
+    process.stdout.write(`${JSON.stringify({ name, loaded: false, error: `unknown backend ${name}` })}\n`);
+    process.exit(2);
+  }
+  let line = await probe(name);
+  if (!isMainThread) {
+    parentPort?.postMessage(line);
+    return;
+  }
+  if (line.loaded && NATIVE_PACKAGE_NAMES[name]) {
+    const inWorker = await probeInWorker(name);
+    if (!inWorker.loaded) line = { ...line, workerError: inWorker.error ?? 'failed' };
+  }
   process.stdout.write(`${JSON.stringify(line)}\n`);
   process.exit(0);
-});
+}
+
+void main();

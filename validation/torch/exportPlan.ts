@@ -70,6 +70,23 @@ function shardingFor(mode: ProbeMode, plan: Plan, ranks: number): ShardingSpec {
   return { ...base, fsdpStrategy: strategy };
 }
 
+/** DDP's bucket_cap_mb from a DDP plan's bucket (elements × gradient bytes); torch's default 25 for other styles. */
+function ddpBucketCapMb(plan: Plan): number {
+  const s = plan.parallel.sharding;
+  if (s.style !== 'ddp' || !(s.reduceBucketElems > 0)) return 25;
+  const gradBytes = plan.training.gradDtype === 'fp32' ? 4 : 2;
+  return Math.max(1, Math.round((s.reduceBucketElems * gradBytes) / 2 ** 20));
+}
+
+/** Without the user's JSON: the plan's ZeRO stage and precision, everything else DeepSpeed's defaults. */
+function minimalDeepSpeedConfig(plan: Plan): Record<string, unknown> {
+  const p = plan.training.precision;
+  return {
+    zero_optimization: { stage: plan.parallel.sharding.stage },
+    ...(p === 'bf16-mixed' || p === 'bf16' ? { bf16: { enabled: true } } : p === 'fp16-mixed' ? { fp16: { enabled: true } } : {}),
+  };
+}
+
 const isCount = (n: unknown): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 1;
 
 /** Builds the probe's plan; bad input becomes an ExportProblem, never an exception. */
@@ -104,11 +121,11 @@ export function exportProbePlan(plan: Plan, o: ExportOptions = {}): ExportedProb
     kind: 'shardlens-probe-plan', schemaVersion: 1, name: plan.model.name, model, scaling, training,
     parallel: {
       dp: ranks, tp: 1, pp: 1, cp: 1, ep: 1, mode, zeroStage: sharding.stage,
-      bucketCapMb: sharding.reduceBucketElems > 0 ? Math.max(1, Math.round((sharding.reduceBucketElems * 4) / 2 ** 20)) : 25,
+      bucketCapMb: ddpBucketCapMb(plan),
       gradientAsBucketView: false,
     },
     steps: Math.max(2, Math.floor(o.steps ?? 3)), device: o.device ?? 'auto',
-    ...(mode === 'deepspeed' && o.deepspeedConfig ? { deepspeedConfig: o.deepspeedConfig } : {}),
+    ...(mode === 'deepspeed' ? { deepspeedConfig: o.deepspeedConfig ?? minimalDeepSpeedConfig(plan) } : {}),
   };
   return { probePlan, comparablePlan: comparablePlanFor(plan, probePlan), notes };
 }

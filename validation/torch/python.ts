@@ -39,20 +39,30 @@ export function inspectPython(python: string, timeoutMs = 60_000): Promise<Pytho
     let out = '';
     let child;
     try {
-      child = spawn(python, ['-c', CHECK], { stdio: ['ignore', 'pipe', 'ignore'], timeout: timeoutMs });
+      child = spawn(python, ['-c', CHECK], { stdio: ['ignore', 'pipe', 'ignore'] });
     } catch {
       resolve(null);
       return;
     }
+    const proc = child;
+    // Our own timer: spawn's `timeout` option leaves its timer running when the program does not exist.
+    const timer = setTimeout(() => { proc.kill('SIGKILL'); done(null); }, timeoutMs);
+    let settled = false;
+    function done(v: PythonInfo | null): void {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(v);
+    }
     child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-    child.on('error', () => resolve(null));
+    child.on('error', () => done(null));
     child.on('close', () => {
       const line = out.split('\n').find((l) => l.startsWith('SHARDLENS_PY '));
-      if (!line) return resolve(null);
+      if (!line) return done(null);
       try {
-        resolve({ python, ...(JSON.parse(line.slice('SHARDLENS_PY '.length)) as Omit<PythonInfo, 'python'>) });
+        done({ python, ...(JSON.parse(line.slice('SHARDLENS_PY '.length)) as Omit<PythonInfo, 'python'>) });
       } catch {
-        resolve(null);
+        done(null);
       }
     });
   });

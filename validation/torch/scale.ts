@@ -31,8 +31,23 @@ export function probeParameters(p: ProbeModel): number {
 const halfEven = (x: number, min: number): number => Math.max(min, 2 * Math.floor(x / 4));
 
 /**
- * Halves depth first (down to 2 layers), then width (hidden, FFN and head dimension), then the vocabulary, until
- * Ψ ≤ maxParameters; learned positions are capped at the sequence length the probe runs.
+ * One halving of the width: hidden and FFN halve, and so does the attention width — head dimension first down to 32,
+ * then query and KV heads together (keeping the GQA group) down to one KV head, then the head dimension down to 8.
+ * Returns undefined when nothing can shrink any more.
+ */
+function narrower(m: ProbeModel): ProbeModel | undefined {
+  if (m.hiddenSize < 32) return undefined;
+  const base = { ...m, hiddenSize: halfEven(m.hiddenSize, 16), ffnSize: halfEven(m.ffnSize, 16) };
+  if (m.headDim > 32) return { ...base, headDim: halfEven(m.headDim, 32) };
+  if (m.kvHeads > 1 && m.kvHeads % 2 === 0 && m.heads % 2 === 0) return { ...base, heads: m.heads / 2, kvHeads: m.kvHeads / 2 };
+  if (m.headDim > 8) return { ...base, headDim: halfEven(m.headDim, 8) };
+  return undefined;
+}
+
+/**
+ * Halves depth first (down to 2 layers), then the vocabulary while embeddings hold over half of Ψ, then width (see
+ * narrower), then the vocabulary down to 256, until Ψ ≤ maxParameters;
+ * learned positions are capped at the sequence length the probe runs.
  */
 export function scaleProbeModel(full: ProbeModel, maxParameters: number, seqLen: number): { model: ProbeModel; scaling: ProbeScaling } {
   const before = probeParameters(full);
@@ -40,23 +55,25 @@ export function scaleProbeModel(full: ProbeModel, maxParameters: number, seqLen:
   const changes: string[] = [];
   if (m.maxPositions !== full.maxPositions) changes.push(`learned positions ${full.maxPositions} → ${m.maxPositions}`);
   for (let i = 0; i < 64 && probeParameters(m) > maxParameters; i++) {
-    if (m.layers > 2) {
-      m = { ...m, layers: Math.max(2, Math.floor(m.layers / 2)) };
-    } else if (m.hiddenSize >= 32 && m.headDim >= 8) {
-      m = { ...m, hiddenSize: halfEven(m.hiddenSize, 16), ffnSize: halfEven(m.ffnSize, 16), headDim: halfEven(m.headDim, 4) };
-    } else if (m.vocabSize > 256) {
-      m = { ...m, vocabSize: Math.max(256, Math.floor(m.vocabSize / 2)) };
-    } else break;
+    const thinner = m.layers > 2 ? undefined : narrower(m);
+    // Embedding rows shrink first while they hold over half of Ψ, so the layers keep their share of the model.
+    const embedding = m.vocabSize * m.hiddenSize * (m.tiedEmbeddings ? 1 : 2);
+    if (m.layers > 2) m = { ...m, layers: Math.max(2, Math.floor(m.layers / 2)) };
+    else if (m.vocabSize > 1024 && 2 * embedding > probeParameters(m)) m = { ...m, vocabSize: Math.max(1024, Math.floor(m.vocabSize / 2)) };
+    else if (thinner) m = thinner;
+    else if (m.vocabSize > 256) m = { ...m, vocabSize: Math.max(256, Math.floor(m.vocabSize / 2)) };
+    else break;
   }
   const after = probeParameters(m);
   if (m.layers !== full.layers) changes.push(`layers ${full.layers} → ${m.layers}`);
   if (m.hiddenSize !== full.hiddenSize) {
     changes.push(`hidden ${full.hiddenSize} → ${m.hiddenSize}, FFN ${full.ffnSize} → ${m.ffnSize}, head dim ${full.headDim} → ${m.headDim}`);
   }
+  if (m.heads !== full.heads) changes.push(`heads ${full.heads} → ${m.heads}, KV heads ${full.kvHeads} → ${m.kvHeads}`);
   if (m.vocabSize !== full.vocabSize) changes.push(`vocabulary ${full.vocabSize} → ${m.vocabSize}`);
   const scaled = after !== before;
   const note = scaled
-    ? `${full.name} scaled from ${before.toLocaleString('en-US')} to ${after.toLocaleString('en-US')} parameters (${changes.join('; ')}); heads ${m.heads}, KV heads ${m.kvHeads}, MLP, norms, biases and embeddings kept.`
+    ? `${full.name} scaled from ${before.toLocaleString('en-US')} to ${after.toLocaleString('en-US')} parameters (${changes.join('; ')}); ${m.heads / m.kvHeads} query heads per KV head, MLP, norms, biases, positions and embeddings kept.`
     : `${full.name} at full size (${after.toLocaleString('en-US')} parameters).`;
   return {
     model: { ...m, name: scaled ? `${full.name} (scaled)` : full.name },

@@ -7,7 +7,7 @@
  */
 import type { Layout, Unit } from '../model/layout';
 import { initUnit, batchFor } from '../model/init';
-import type { TransformerOps } from '../model/forward';
+import type { TransformerOps, Views } from '../model/forward';
 import type { Tensor, TF } from '../model/ops';
 import type { Ring, Traffic } from '../collectives/ring';
 import type { RunShape, ValidationMode } from '../types';
@@ -71,16 +71,30 @@ class RankTrainer {
     this.jsBuffers = Math.max(this.jsBuffers, 4 * len);
   }
 
-  /** The full parameters of unit i: the held tensor, or (ZeRO-3) an all-gather of the shards. */
-  private gather(i: number, phase: 'forward' | 'backward'): Tensor {
-    if (!this.sharded) return this.params[i];
-    const full = this.c.ring.allGather(download(this.params[i]), `all-gather (${phase})`);
+  /** Unit i's parameters as named tensors: from a copy of the held flat tensor, or (ZeRO-3) an all-gather of the shards. */
+  private gather(i: number, phase: 'forward' | 'backward'): Views {
+    const own = download(this.params[i]);
+    const full = this.sharded ? this.c.ring.allGather(own, `all-gather (${phase})`) : own;
     this.note(full.length);
-    return this.c.tf.tensor1d(full);
+    const out: Record<string, Tensor> = {};
+    for (const t of this.units[i].tensors) out[t.name] = this.c.tf.tensor(full.subarray(t.offset, t.offset + t.size), [...t.shape]);
+    return out;
   }
 
-  private release(i: number, t: Tensor): void {
-    if (t !== this.params[i]) t.dispose();
+  private release(v: Views): void {
+    for (const t of Object.values(v)) t.dispose();
+  }
+
+  /** Gradients of `f` at unit i's parameters (after `lead` inputs), as one flat padded tensor, plus the leading inputs' gradients. */
+  private unitGrads(i: number, P: Views, lead: Tensor[], f: (lead: Tensor[], P: Views) => Tensor, dy?: Tensor, tail: Tensor[] = []): { flat: Tensor; lead: Tensor[]; tail: Tensor[] } {
+    const { tf } = this.c, u = this.units[i], names = u.tensors.map((t) => t.name);
+    return tf.tidy(() => {
+      const g = tf.grads((...a: Tensor[]) => f(a.slice(0, lead.length).concat(a.slice(lead.length + names.length)),
+        Object.fromEntries(names.map((n, k) => [n, a[lead.length + k]]))))([...lead, ...names.map((n) => P[n]), ...tail], dy);
+      const parts = names.map((_n, k) => tf.reshape(g[lead.length + k], [u.tensors[k].size]));
+      if (u.paddedSize > u.size) parts.push(tf.zeros([u.paddedSize - u.size]));
+      return { flat: tf.concat(parts), lead: g.slice(0, lead.length), tail: g.slice(lead.length + names.length) };
+    });
   }
 
   /** Stores unit i's full gradient: kept whole (DDP, ZeRO-1) or reduce-scattered to this rank's shard at once. */
@@ -97,57 +111,53 @@ class RankTrainer {
 
   /** Forward with checkpoints and backward unit by unit; returns the local loss (mean over the rank's tokens). */
   private forwardBackward(ids: Tensor, labels: Tensor): number {
-    const { tf, ops, shape } = this.c, units = this.units, L = units.length - 1, n = this.c.ring.size;
-    const tied = shape.model.tiedEmbeddings, embedU = units[0], headU = units[L];
-    this.grads = units.map(() => null);
+    const { tf, ops, shape } = this.c, L = this.units.length - 1, n = this.c.ring.size, scale = 1 / n;
+    const tied = shape.model.tiedEmbeddings;
+    this.grads = this.units.map(() => null);
     // Forward: keep the input of every unit (activation checkpoints).
     const xs: Tensor[] = [];
-    let embedFull = this.gather(0, 'forward');
-    xs.push(tf.tidy(() => ops.embed(embedFull, embedU, ids)));
-    if (!tied) this.release(0, embedFull);
+    let embed = this.gather(0, 'forward');
+    const e0 = embed;
+    xs.push(tf.tidy(() => ops.embed(e0, ids)));
+    if (!tied) this.release(embed);
     for (let i = 1; i < L; i++) {
-      const p = this.gather(i, 'forward');
-      const x = xs[i - 1];
-      xs.push(tf.tidy(() => ops.layer(p, units[i], x)));
-      this.release(i, p);
+      const P = this.gather(i, 'forward'), x = xs[i - 1];
+      xs.push(tf.tidy(() => ops.layer(P, x)));
+      this.release(P);
     }
-    const headP = this.gather(L, 'forward');
-    const lossT = tf.tidy(() => ops.headLoss(headP, headU, xs[L - 1], labels, 1 / n, tied ? embedFull : null, embedU));
-    const loss = (lossT.dataSync()[0] * n);
+    const headF = this.gather(L, 'forward');
+    const lossT = tf.tidy(() => ops.headLoss(headF, xs[L - 1], labels, scale, tied ? e0.wte : null));
+    const loss = lossT.dataSync()[0] * n;
     lossT.dispose();
-    this.release(L, headP);
-    if (tied) this.release(0, embedFull);
+    this.release(headF);
+    if (tied) this.release(embed);
     // Backward: re-gather, recompute and differentiate each unit, last to first.
     const headB = this.gather(L, 'backward');
-    embedFull = tied ? this.gather(0, 'backward') : embedFull;
-    const headGrads = tf.tidy(() => {
-      const f = (x: Tensor, hp: Tensor, ep?: Tensor) => ops.headLoss(hp, headU, x, labels, 1 / n, ep ?? null, embedU);
-      return tf.grads(f as (...a: Tensor[]) => Tensor)(tied ? [xs[L - 1], headB, embedFull] : [xs[L - 1], headB]);
-    });
-    this.release(L, headB);
-    this.onGrad(L, headGrads[1]);
-    const tiedGrad = tied ? headGrads[2] : null;
-    let dy = headGrads[0];
+    if (tied) embed = this.gather(0, 'backward');
+    const e1 = embed;
+    const head = this.unitGrads(L, headB, [xs[L - 1]], ([x, wte], P) => ops.headLoss(P, x, labels, scale, wte ?? null), undefined, tied ? [e1.wte] : []);
+    this.release(headB);
+    this.onGrad(L, head.flat);
+    const tiedGrad = head.tail[0] ?? null;
+    let dy = head.lead[0];
     for (let i = L - 1; i >= 1; i--) {
-      const p = this.gather(i, 'backward');
-      const x = xs[i - 1], dyi = dy;
-      const [dx, dp] = tf.tidy(() => tf.grads((xx: Tensor, pp: Tensor) => ops.layer(pp, units[i], xx))([x, p], dyi));
-      dyi.dispose();
+      const P = this.gather(i, 'backward');
+      const g = this.unitGrads(i, P, [xs[i - 1]], ([x], V) => ops.layer(V, x), dy);
+      dy.dispose();
       xs[i].dispose();
-      this.release(i, p);
-      this.onGrad(i, dp);
-      dy = dx;
+      this.release(P);
+      this.onGrad(i, g.flat);
+      dy = g.lead[0];
     }
-    const embedB = tied ? embedFull : this.gather(0, 'backward');
-    const dyEmbed = dy;
-    const dEmbed = tf.tidy(() => {
-      const [g] = tf.grads((pp: Tensor) => ops.embed(pp, embedU, ids))([embedB], dyEmbed);
-      return tiedGrad ? tf.add(g, tiedGrad) : g;
-    });
+    const embedB = tied ? e1 : this.gather(0, 'backward');
+    // The tied LM head's gradient joins the embedding's: d(wte) = d(embedding lookup) + d(head).
+    const ge = this.unitGrads(0, embedB, [], (_, V) => ops.embed(V, ids), dy);
+    const dEmbed = tiedGrad ? tf.tidy(() => tf.add(ge.flat, tf.concat([tf.reshape(tiedGrad, [-1]), tf.zeros([this.units[0].paddedSize - tiedGrad.size])]))) : ge.flat;
+    if (dEmbed !== ge.flat) ge.flat.dispose();
     tiedGrad?.dispose();
-    dyEmbed.dispose();
+    dy.dispose();
     xs[0].dispose();
-    this.release(0, embedB);
+    this.release(embedB);
     this.onGrad(0, dEmbed);
     return loss;
   }

@@ -39,6 +39,15 @@ export function applyThemeDefaults(): void {
   Chart.defaults.plugins.legend.labels.boxHeight = 10;
 }
 
+/** A category-axis tick callback that shortens long labels (the tooltip still shows the whole label). */
+export function shortTicks(labels: readonly string[]): (value: string | number, index: number) => string {
+  const max = window.innerWidth < 420 ? 18 : 42;
+  return (_v, i) => {
+    const s = labels[i] ?? '';
+    return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+  };
+}
+
 const live = new Set<Chart>();
 
 /**

@@ -1,6 +1,6 @@
 /** Communication dashboard: per collective bytes and time per step, per network tier, exposed vs overlapped. */
 import type { DashboardModel } from '../../shared/protocol';
-import { makeChart, palette, themeColor } from '../charts/theme';
+import { makeChart, palette, shortTicks, themeColor } from '../charts/theme';
 import { el, section, table } from '../dom';
 import { formatBytes, formatSeconds, toUnit } from '../format';
 
@@ -26,7 +26,7 @@ export function renderCommunication(host: HTMLElement, m: DashboardModel): void 
     },
     options: {
       indexAxis: 'y',
-      scales: { x: { stacked: true, title: { display: true, text: 'ms per step' } }, y: { stacked: true, ticks: { autoSkip: false } } },
+      scales: { x: { stacked: true, title: { display: true, text: 'ms per step' } }, y: { stacked: true, ticks: { autoSkip: false, callback: shortTicks(labels) } } },
       plugins: { tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${formatSeconds((c.parsed.x ?? 0) / 1000)}` } } },
     },
   }, Math.max(160, 34 * rows.length + 60));
@@ -39,7 +39,7 @@ export function renderCommunication(host: HTMLElement, m: DashboardModel): void 
     },
     options: {
       indexAxis: 'y',
-      scales: { x: { stacked: true, title: { display: true, text: `${m.units} per step` } }, y: { stacked: true, ticks: { autoSkip: false } } },
+      scales: { x: { stacked: true, title: { display: true, text: `${m.units} per step` } }, y: { stacked: true, ticks: { autoSkip: false, callback: shortTicks(labels) } } },
     },
   }, Math.max(160, 34 * rows.length + 60));
   const total = rows.reduce((a, r) => a + r.exposedSeconds, 0);

@@ -3,7 +3,7 @@
  * FSDP, HSDP), per pipeline stage, and the sweep over the data-parallel size with the GPU memory line.
  */
 import { MEMORY_COMPONENTS, type DashboardModel, type MemoryComponent, type StageBar } from '../../shared/protocol';
-import { makeChart, palette, themeColor } from '../charts/theme';
+import { makeChart, palette, shortTicks, themeColor } from '../charts/theme';
 import { el, section, table } from '../dom';
 import { formatBytes, toUnit } from '../format';
 import type { UiState } from '../state';
@@ -29,14 +29,16 @@ function variantsChart(host: HTMLElement, m: DashboardModel, stage: number): voi
     data: m.variants.map(() => toUnit(m.cluster.gpuMemoryBytes, u)),
     borderColor: themeColor('--vscode-charts-red', '#f14c4c'), borderDash: [6, 4], pointRadius: 0, borderWidth: 2,
   };
+  // Horizontal bars keep the variant names readable at side-bar widths; the GPU memory is a vertical dashed line.
   makeChart(host, 'chart-memory-variants', `Memory per GPU by sharding variant, stage ${stage}`, {
     type: 'bar',
     data: { labels, datasets: [...bars, gpuLine] as never[] },
     options: {
-      scales: { x: { stacked: true }, y: { stacked: true, title: { display: true, text: u } } },
-      plugins: { tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${(c.parsed.y ?? 0).toFixed(2)} ${u}` } } },
+      indexAxis: 'y',
+      scales: { y: { stacked: true, ticks: { callback: shortTicks(labels) } }, x: { stacked: true, title: { display: true, text: u } } },
+      plugins: { tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${(c.parsed.x ?? 0).toFixed(2)} ${u}` } } },
     },
-  }, 280);
+  }, 26 * labels.length + 150);
 }
 
 function stagesChart(host: HTMLElement, m: DashboardModel): void {

@@ -1,7 +1,7 @@
 /** Typed reads of tree entries into facts, with a diagnostic when a value has the wrong type. */
 import type { FactValue } from '../../../shared/plan/facts';
 import type { FactSink, Loc } from './sink';
-import { toBool, toNumber } from './text';
+import { shown, toBool, toNumber } from './text';
 import { at, type KEntry, type KNode } from './tree';
 
 export function locOf(e: KEntry, key: string): Loc {
@@ -30,11 +30,11 @@ export function readNum(s: FactSink, root: KNode | undefined, path: string, fact
     return undefined;
   }
   if (o.int && !Number.isInteger(n)) {
-    s.diag('invalid-value', 'error', `${path} must be a whole number (got ${n}).`, e.value.range, [factPath]);
+    s.diag('invalid-value', 'error', `${path} must be a whole number (got ${shown(n)}).`, e.value.range, [factPath]);
     return undefined;
   }
   if (o.min !== undefined && n < o.min) {
-    s.diag('invalid-value', 'error', `${path} must be at least ${o.min} (got ${n}).`, e.value.range, [factPath]);
+    s.diag('invalid-value', 'error', `${path} must be at least ${o.min} (got ${shown(n)}).`, e.value.range, [factPath]);
     return undefined;
   }
   s.explicit(factPath, o.map ? o.map(n) : n, locOf(e, path));

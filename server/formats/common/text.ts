@@ -69,3 +69,8 @@ export function toBool(v: unknown): boolean | undefined {
   if (['false', 'no', 'off', '0', 'none', 'null', ''].includes(s)) return false;
   return undefined;
 }
+
+/** A number as shown in messages: typographic minus, so a shown text never reads as a negative figure. */
+export function shown(n: number): string {
+  return String(n).replace('-', '−');
+}

@@ -5,7 +5,7 @@
  */
 import type { FactSink } from '../common/sink';
 import { isAuto, isEmpty, locOf, readNum } from '../common/read';
-import { toBool } from '../common/text';
+import { shown, toBool } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
 import { canonicalDsKey, dsChildren, dsSourceFile, DS_KEYS, isStrictDsSection } from './deepspeedKeys';
 
@@ -43,7 +43,7 @@ function validate(s: FactSink, node: KNode, section: string, depth: number): voi
     if ((spec.type === 'integer' || spec.type === 'number') && v.kind === 'scalar') {
       const n = typeof v.value === 'number' ? v.value : undefined;
       if (n === undefined) s.diag('ds-type', isStrictDsSection(section) ? 'error' : 'warning', `${written} must be a number.`, v.range);
-      else if (spec.type === 'integer' && !Number.isInteger(n)) s.diag('ds-type', 'error', `${written} must be a whole number (got ${n}).`, v.range);
+      else if (spec.type === 'integer' && !Number.isInteger(n)) s.diag('ds-type', 'error', `${written} must be a whole number (got ${shown(n)}).`, v.range);
     } else if (spec.type === 'boolean' && v.kind === 'scalar' && typeof v.value !== 'boolean') {
       s.diag('ds-type', isStrictDsSection(section) ? 'error' : 'warning', `${written} must be true or false.`, v.range);
     } else if (spec.enum && v.kind === 'scalar' && spec.type === 'string' && typeof v.value === 'string' && !spec.enum.map(String).map((x) => x.toLowerCase()).includes(v.value.toLowerCase())) {
@@ -85,7 +85,7 @@ export function readDeepSpeed(s: FactSink, root: KNode | undefined, label = ''):
     const zn = z.value;
     stage = readNum(s, zn, 'stage', 'parallel.sharding.stage', { int: true });
     if (stage !== undefined && (stage < 0 || stage > 3)) {
-      s.diag('ds-enum', 'error', `zero_optimization.stage must be 0, 1, 2 or 3 (got ${stage}).`, at(zn, 'stage')?.value.range, ['parallel.sharding.stage']);
+      s.diag('ds-enum', 'error', `zero_optimization.stage must be 0, 1, 2 or 3 (got ${shown(stage)}).`, at(zn, 'stage')?.value.range, ['parallel.sharding.stage']);
       delete s.facts['parallel.sharding.stage'];
       stage = undefined;
     }

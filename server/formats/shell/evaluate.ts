@@ -4,7 +4,7 @@
  * their expanded words; nothing is executed. Both branches of an `if` are read in order (the later wins).
  */
 import type { Node } from 'web-tree-sitter';
-import { append, computed, FIELD_SEP, lit, push, splitWords, sv, unresolved, type SV } from './sval';
+import { append, computed, FIELD_SEP, lit, push, setBudget, splitWords, sv, unresolved, type SV } from './sval';
 
 export interface Heredoc { readonly body: SV; readonly target?: string }
 export interface EvalCommand { readonly words: SV[]; readonly heredoc?: Heredoc; readonly node: Node }
@@ -15,7 +15,9 @@ export class ShellEnv {
   readonly commands: EvalCommand[] = [];
   private steps = 0;
 
-  constructor(private readonly src: string, private readonly env: Readonly<Record<string, string>> = {}) {}
+  constructor(private readonly src: string, private readonly env: Readonly<Record<string, string>> = {}) {
+    setBudget(Math.max(200_000, src.length * 4));
+  }
 
   /** Walks statements in document order. */
   run(node: Node, depth = 0): void {
@@ -38,14 +40,17 @@ export class ShellEnv {
   }
 
   private assign(node: Node): void {
-    const name = node.childForFieldName('name')?.text ?? node.namedChildren[0]?.text;
-    const value = node.childForFieldName('value');
-    if (!name) return;
-    const plus = node.children.some((c) => c?.type === '+=');
+    const kids = node.namedChildren;
+    const nameNode = kids[0];
+    const name = nameNode?.text;
+    const value = kids.length > 1 ? kids[kids.length - 1] : null;
+    if (!name || !nameNode) return;
+    const plus = this.src.charCodeAt(nameNode.endIndex) === 43; // "+="
+
     if (value?.type === 'array') {
       const items: SV[] = [];
       for (const c of value.namedChildren) if (c && c.type !== 'comment') items.push(...this.fields(c));
-      this.arrays.set(name, plus ? [...(this.arrays.get(name) ?? []), ...items] : items);
+      this.arrays.set(name, (plus ? [...(this.arrays.get(name) ?? []), ...items] : items).slice(0, 2_000));
       return;
     }
     const v = value ? this.expand(value, true) : sv();
@@ -214,9 +219,11 @@ export class ShellEnv {
         return x === undefined ? undefined : op === '-' ? -x : op === '!' ? Number(!x) : x;
       }
       case 'binary_expression': {
-        const a = this.arith(n.childForFieldName('left') ?? n.namedChildren[0] ?? null, depth + 1);
-        const b = this.arith(n.childForFieldName('right') ?? n.namedChildren[1] ?? null, depth + 1);
-        const op = n.childForFieldName('operator')?.type ?? n.children.find((c) => c && !c.isNamed)?.type;
+        const [left, right] = n.namedChildren;
+        if (!left || !right) return undefined;
+        const a = this.arith(left, depth + 1);
+        const b = this.arith(right, depth + 1);
+        const op = this.src.slice(left.endIndex, right.startIndex).trim();
         if (a === undefined || b === undefined) return undefined;
         const r = ({ '+': a + b, '-': a - b, '*': a * b, '/': b ? Math.trunc(a / b) : NaN, '%': b ? a % b : NaN, '**': a ** b,
           '<': Number(a < b), '>': Number(a > b), '<=': Number(a <= b), '>=': Number(a >= b), '==': Number(a === b), '!=': Number(a !== b) } as Record<string, number>)[op ?? ''];

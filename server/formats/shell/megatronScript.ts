@@ -8,12 +8,14 @@ import { LineIndex, toNumber } from '../common/text';
 import { jsonTree } from '../common/jsonTree';
 import { readDeepSpeed } from '../json/deepspeed';
 import { ShellEnv, type EvalCommand } from './evaluate';
+import { applyHfTrainerArgs, hasHfTrainerArgs } from './hfTrainerArgs';
 import { applyMegatronArgs, type FlagArg, MEGATRON_FLAGS } from './megatronArgs';
 import { span, splitWords, unresolved, type SV } from './sval';
+import { parseCached } from './treeCache';
 import { shellParser } from './treeSitter';
 
 const LAUNCHERS = new Set(['torchrun', 'deepspeed', 'python', 'python3', 'srun', 'bash', 'sh', 'mpirun', 'accelerate']);
-const ARGVAR = /--(num-layers|tensor-model-parallel-size|hidden-size|micro-batch-size)\b/;
+const ARGVAR = /--(num-layers|tensor-model-parallel-size|hidden-size|micro-batch-size|per_device_train_batch_size|deepspeed)\b/;
 
 function base(w: string): string {
   return w.slice(w.lastIndexOf('/') + 1);
@@ -52,7 +54,8 @@ function toArgs(words: SV[], li: LineIndex): FlagArg[] {
     }
     const spec = MEGATRON_FLAGS[w.t.replace(/_/g, '-')] ?? MEGATRON_FLAGS[w.t];
     const next = words[i + 1];
-    if (spec?.type !== 'flag' && next && (!next.t.startsWith('--') || /^--?\d/.test(next.t))) {
+    const takesValue = spec?.type !== 'flag' || (w.t === '--deepspeed' && !!next && /\.json$/.test(next.t)) || (!!next && /^(true|false)$/i.test(next.t));
+    if (takesValue && next && (!next.t.startsWith('--') || /^--?\d/.test(next.t))) {
       args.push({ flag: w.t, value: next.t, flagRange: range(w), valueRange: range(next), unresolved: unresolved(next) });
       i++;
     } else args.push({ flag: w.t, flagRange: range(w) });
@@ -107,30 +110,27 @@ function readHeredocJson(s: FactSink, cmds: EvalCommand[], li: LineIndex): void 
 export function readMegatronScript(s: FactSink, text: string, li: LineIndex): void {
   const parser = shellParser();
   if (!parser) { s.diag('shell-parser-not-ready', 'info', 'The shell parser is still loading; open the file again in a moment.', undefined); return; }
-  const tree = parser.parse(text);
-  if (!tree) return;
-  try {
-    const env = new ShellEnv(text);
-    env.run(tree.rootNode);
-    const found = trainingCommand(env.commands);
-    let args: FlagArg[] = [];
-    if (found) {
-      readLauncher(s, found.words.slice(0, found.script), li);
-      args = toArgs(found.words.slice(found.script + 1), li);
-    } else {
-      for (const [, v] of env.vars) if (ARGVAR.test(v.t)) args.push(...toArgs(splitWords(v, true), li));
-      for (const [, arr] of env.arrays) if (arr.some((w) => ARGVAR.test(w.t))) args.push(...toArgs(arr.flatMap((w) => splitWords(w, true)), li));
-    }
-    applyMegatronArgs(s, args);
-    readHeredocJson(s, env.commands, li);
-    if (!s.has('cluster.gpusPerNode')) readWorldVars(s, env, li);
-    const g = s.num('cluster.gpusPerNode');
-    const nodesUnknown = s.diagnostics.some((d) => d.code === 'launcher-unresolved' && d.paths.includes('cluster.nodes'));
-    const n = s.num('cluster.nodes') ?? (g && !nodesUnknown ? 1 : undefined);
-    if (g && n) s.derived('cluster.worldSize', g * n, 'launcher: nproc_per_node × nnodes');
-  } finally {
-    tree.delete();
+  const tree = parseCached(parser, s.uri, text);
+  if (!tree) { s.diag('shell-parse-timeout', 'info', 'The script is too complex to read in time.', undefined); return; }
+  const env = new ShellEnv(text);
+  env.run(tree.rootNode);
+  const found = trainingCommand(env.commands);
+  let args: FlagArg[] = [];
+  if (found) {
+    readLauncher(s, found.words.slice(0, found.script), li);
+    args = toArgs(found.words.slice(found.script + 1), li);
+  } else {
+    for (const [, v] of env.vars) if (ARGVAR.test(v.t)) args.push(...toArgs(splitWords(v, true), li));
+    for (const [, arr] of env.arrays) if (arr.some((w) => ARGVAR.test(w.t))) args.push(...toArgs(arr.flatMap((w) => splitWords(w, true)), li));
   }
+  if (hasHfTrainerArgs(args) && !args.some((a) => a.flag === '--num-layers')) applyHfTrainerArgs(s, args);
+  else applyMegatronArgs(s, args);
+  readHeredocJson(s, env.commands, li);
+  if (!s.has('cluster.gpusPerNode')) readWorldVars(s, env, li);
+  const g = s.num('cluster.gpusPerNode');
+  const nodesUnknown = s.diagnostics.some((d) => d.code === 'launcher-unresolved' && d.paths.includes('cluster.nodes'));
+  const n = s.num('cluster.nodes') ?? (g && !nodesUnknown ? 1 : undefined);
+  if (g && n) s.derived('cluster.worldSize', g * n, 'launcher: nproc_per_node × nnodes');
 }
 
 /** GPUS_PER_NODE / NNODES / WORLD_SIZE variables when the launcher line did not say. */

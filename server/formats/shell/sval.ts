@@ -33,8 +33,16 @@ export function computed(text: string, start: number, end: number, unresolved = 
   return v;
 }
 
+/** Characters the current evaluation may still produce (guards against exponential expansion). */
+let budget = Infinity;
+
+/** Sets the character budget of one evaluation. */
+export function setBudget(chars: number): void {
+  budget = chars;
+}
+
 export function push(v: SV, ch: string, o: number, e: number, split: boolean, unres: boolean): void {
-  if (v.t.length > 200_000) return;
+  if (v.t.length > 200_000 || budget-- <= 0) return;
   v.t += ch;
   v.o.push(o);
   v.e.push(e);

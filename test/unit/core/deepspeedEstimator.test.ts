@@ -4,7 +4,8 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dsGiB, dsZero2Estimate, dsZero3Estimate } from '../../../shared/memory/deepspeedEstimator';
+import { deepspeedEstimateForPlan, dsGiB, dsZero2Estimate, dsZero3Estimate } from '../../../shared/memory/deepspeedEstimator';
+import { llamaPlan } from './helpers';
 
 /** Asserts bytes print as `printed` GiB with two decimals (half a unit of the last digit). */
 function prints(bytes: number, printed: number, what: string): void {
@@ -89,4 +90,15 @@ describe('DeepSpeed ZeRO-3 estimator, bigscience/T0_3B', () => {
       });
     }
   }
+});
+
+describe('DeepSpeed estimator for a plan', () => {
+  test('Llama-3-8B ZeRO-3 on 8 GPUs: largest layer = embedding V·h, GPU = 4·V·h + int(18Ψ/8)', () => {
+    const e = deepspeedEstimateForPlan(llamaPlan({ parallel: { dp: 8, sharding: { style: 'deepspeed', stage: 3 } }, cluster: { gpusPerNode: 8, nodes: 1 } }));
+    assert.equal(e?.largestLayerParams, 128_256 * 4096);
+    assert.equal(e?.gpuBytes, 4 * 128_256 * 4096 + Math.trunc((18 * 8_030_261_248) / 8));
+  });
+  test('no DeepSpeed estimator below ZeRO-2 (DeepSpeed issue #5102)', () => {
+    assert.equal(deepspeedEstimateForPlan(llamaPlan({ parallel: { sharding: { style: 'deepspeed', stage: 1 } } })), undefined);
+  });
 });

@@ -83,6 +83,19 @@ describe('modelFromHfConfig', () => {
     // 58 MoE layers (61 − 3 dense).
     assert.equal(countParams(r.model!).moeLayers, 58);
   });
+  test('GPT-NeoX (Pythia-160M) reads LayerNorm, biases and a plain MLP: 162,322,944 parameters (Biderman et al. 2023, Pythia Table 1: 85,056,000 non-embedding)', () => {
+    // Per layer: qkv 3h² + 3h, dense h² + h, MLP 8h² + 5h, two LayerNorms 4h; + embed and untied head V·h + final LN 2h.
+    const h = 768, V = 50304, L = 12;
+    const expected = L * (12 * h * h + 13 * h) + 2 * V * h + 2 * h;
+    const r = modelFromHfConfig({ model_type: 'gpt_neox', hidden_size: h, num_hidden_layers: L, num_attention_heads: 12, intermediate_size: 3072, vocab_size: V, tie_word_embeddings: false, max_position_embeddings: 2048 });
+    assert.equal(countParams(r.model!).parameters, expected);
+    assert.equal(expected, 162_322_944);
+  });
+  test('unknown model types are read Llama-style with an info problem', () => {
+    const r = modelFromHfConfig({ model_type: 'brandnew', hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 4, intermediate_size: 128, vocab_size: 100 });
+    assert.ok(r.model);
+    assert.equal(r.problems[0]?.code, 'hf-config-unknown-type');
+  });
   test('garbage never throws and gives typed problems', () => {
     for (const g of [null, 3, 'x', [], { hidden_size: -1 }, { num_hidden_layers: 1.5 }, { vocab_size: 'big' }, { text_config: 7 }]) {
       const r = modelFromHfConfig(g);

@@ -59,3 +59,12 @@ test('1,000 random plans: no throw, no NaN/∞/negative bytes', () => {
     assert.ok(fast === Number.POSITIVE_INFINITY || (Number.isFinite(fast) && fast >= 0), `fast ${fast}`);
   }
 });
+
+test('structurally broken plans give problems, not exceptions', () => {
+  for (const broken of [{}, { model: {} }, { model: null, training: 3 }, null]) {
+    const e = estimateMemory(broken as unknown as Plan);
+    assert.deepEqual(e.stages, []);
+    assert.ok(e.problems.length > 0);
+    assert.equal(peakMemoryFast(broken as unknown as Plan), Number.POSITIVE_INFINITY);
+  }
+});

@@ -43,6 +43,7 @@ describe('examples workspace', () => {
       let want: FormatId = FOLDER[top]!;
       if (top === 'megatron' && path.endsWith('.yaml')) want = 'megatron-yaml';
       if (top === 'axolotl' && path.endsWith('.json')) want = 'deepspeed';
+      if (top === 'deepspeed' && path.endsWith('.sh')) want = 'megatron-script';
       assert.equal(detectFormat(path, text), want);
       const facts = parseConfig(path, text);
       assert.deepEqual(facts.diagnostics.filter((d) => d.severity !== 'info').map((d) => d.message), []);

@@ -83,4 +83,17 @@ describe('Megatron launch scripts', () => {
     assert.equal(f.facts['cluster.worldSize'], undefined);
     assert.ok(f.diagnostics.some((d) => d.code === 'megatron-unresolved'));
   });
+
+  test('HF Trainer launch script: DeepSpeed reference and the flags that fill "auto"', () => {
+    const text = 'deepspeed --num_gpus 4 run_clm.py --deepspeed ds_config.json --model_name_or_path Qwen/Qwen2.5-7B \\\n  --per_device_train_batch_size 2 --gradient_accumulation_steps 8 --bf16 --gradient_checkpointing --block_size 2048\n';
+    assert.equal(detectFormat('/x/run.sh', text), 'megatron-script');
+    const f = parseConfig('/x/run.sh', text);
+    assert.deepEqual(f.references.map((r) => [r.kind, r.target]), [['deepspeed', 'ds_config.json'], ['model', 'Qwen/Qwen2.5-7B']]);
+    assert.equal(f.facts['training.microBatch']?.value, 2);
+    assert.equal(f.facts['training.gradAccum']?.value, 8);
+    assert.equal(f.facts['training.precision']?.value, 'bf16-mixed');
+    assert.equal(f.facts['training.recompute']?.value, 'full');
+    assert.equal(f.facts['cluster.worldSize']?.value, 4);
+    assert.equal(f.facts['model.tiedEmbeddings'], undefined); // no Megatron defaults for an HF model
+  });
 });

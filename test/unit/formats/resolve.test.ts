@@ -107,4 +107,31 @@ describe('resolvePlan', () => {
     assert.ok(r.problems.some((p) => p.code === 'model-unknown' && p.severity === 'warning'));
     assert.ok(r.assumptions.some((a) => a.path === 'model' && a.setting === 'shardlens.model'));
   });
+
+  test('a value that disagrees with the referencing file is the HF Trainer "mismatch" warning', () => {
+    const dsFixed = parseConfig('/ws/ds_config.json', '{"train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 2}}');
+    const ax = parseConfig('/ws/a.yaml', 'base_model: meta-llama/Llama-3.1-8B\nmicro_batch_size: 2\ndeepspeed: ds_config.json\n', 'axolotl');
+    const r = resolvePlan(dsFixed, [ax], { settings: { worldSize: 8 } });
+    assert.ok(r.problems.some((p) => p.code === 'hf-ds-mismatch' && p.paths.includes('training.microBatch')));
+  });
+
+  test('Axolotl inline DeepSpeed dict is read in place', () => {
+    const f = parseConfig('/x/a.yaml', 'base_model: meta-llama/Llama-3.1-8B\nmicro_batch_size: 1\ndeepspeed:\n  zero_optimization:\n    stage: 3\n    bogus: 1\n', 'axolotl');
+    assert.equal(f.facts['parallel.sharding.stage']?.value, 3);
+    assert.equal(f.facts['parallel.sharding.style']?.value, 'deepspeed');
+    assert.ok(f.diagnostics.some((d) => d.code === 'ds-unknown-key' && d.range.start.line === 5));
+  });
+
+  test('Megatron uneven first/last pipeline stages become stageLayers', () => {
+    const f = parseConfig('/x/run.sh', 'torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 30 --hidden-size 1024 --num-attention-heads 16 --pipeline-model-parallel-size 4 --decoder-first-pipeline-num-layers 6 --decoder-last-pipeline-num-layers 6 --micro-batch-size 1');
+    const r = resolvePlan(f, []);
+    assert.deepEqual(r.plan?.parallel.stageLayers, [6, 9, 9, 6]); // (30 − 6 − 6) / 2 = 9 on the middle stages
+  });
+
+  test('HSDP: the shard group is DP / replicas when only the replica count is given', () => {
+    const f = parseConfig('/x/j.toml', '[model]\nname = "llama3"\nflavor = "8B"\n[training]\nlocal_batch_size = 1\n[parallelism]\ndata_parallel_replicate_degree = 2\n', 'torchtitan');
+    const r = resolvePlan(f, [], { settings: { worldSize: 16 } });
+    assert.equal(r.plan?.parallel.dp, 16);
+    assert.equal(r.plan?.parallel.sharding.shardGroupSize, 8);
+  });
 });

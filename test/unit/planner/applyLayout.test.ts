@@ -59,6 +59,7 @@ describe('apply layout with the parser facts', () => {
     const result = planLayouts(plan, { topK: 1 });
     const best = result.layouts[0];
     assert.ok(best, 'a layout fits');
+    assert.equal(best.estimate, 'full', 'the top layouts carry the traceable estimate');
     const r = applyLayoutEdits('megatron-script', SCRIPT, plan, best);
     const out = applyTextEdits(SCRIPT, r.edits);
     // Reading the flags back gives the layout (variables resolved by hand: the edits changed their definitions).

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { detectFormat, initFormats, parseConfig } from '../../../server/formats/index';
 import { canApplyLayout, layoutEdits, type LayoutTarget } from '../../../server/layout/index';
 import { applyTextEdits } from '../../../server/layout/text';
-import type { FormatId } from '../../../shared/plan/facts';
+import type { ConfigFacts, FormatId } from '../../../shared/plan/facts';
 
 const CORPUS = '/work/shared/corpus';
 
@@ -61,11 +61,11 @@ describe('corpus configs round-trip through "Apply layout"', () => {
         assert.ok(errors(out) <= errorsBefore, `new errors after rewriting for ${JSON.stringify(t)}`);
         // Files that do not parse (templates) are left alone; values computed in the script are reported, not edited.
         if (errorsBefore > 0) continue;
-        const facts = parseConfig(uri, out, format).facts;
+        const facts: ConfigFacts['facts'] = parseConfig(uri, out, format).facts;
         for (const [key, want] of Object.entries(owned(format, t))) {
           if (want === undefined || original.facts[key]?.value === 'auto' || r.notes.some((n) => n.includes('computed'))) continue;
           // Absent degrees are the frameworks' default of 1.
-          const got = facts[key]?.value ?? (key.startsWith('parallel.') && key !== 'parallel.sharding.stage' ? 1 : undefined);
+          const got: unknown = facts[key]?.value ?? (key.startsWith('parallel.') && key !== 'parallel.sharding.stage' ? 1 : undefined);
           assert.equal(got, want, `${key} after rewrite`);
         }
       }

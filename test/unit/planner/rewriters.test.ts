@@ -132,6 +132,13 @@ torchrun --nproc_per_node $GPUS_PER_NODE pretrain_gpt.py \\
     after: 'MODEL_PARALLEL_ARGS=(\n    --tensor-model-parallel-size 1\n    --micro-batch-size 1\n)\n',
   },
   {
+    name: 'Megatron-DeepSpeed: --checkpoint-activations is its recomputation switch, ZeRO stage at its variable',
+    format: 'megatron-script',
+    before: 'ZERO_STAGE=1\ndeepspeed pretrain_gpt.py \\\n    --micro-batch-size 4 \\\n    --zero-stage $ZERO_STAGE \\\n    --deepspeed\n',
+    target: target({ zero: 2, microBatch: 4, recompute: 'full' }),
+    after: 'ZERO_STAGE=2\ndeepspeed pretrain_gpt.py \\\n    --micro-batch-size 4 \\\n    --checkpoint-activations \\\n    --zero-stage $ZERO_STAGE \\\n    --deepspeed\n',
+  },
+  {
     name: 'torchtitan: degrees, interleaved schedule, PP microbatch, quote style and comments kept',
     format: 'torchtitan',
     before: `[training]
@@ -181,6 +188,20 @@ mode = 'full'
     target: target({ zero: 2, sharding: 'fsdp', fsdpStrategy: 'SHARD_GRAD_OP', recompute: 'full', microBatch: 4 }),
     after: 'compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nfsdp_config:\n  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n  fsdp_sharding_strategy: 2\n  fsdp_offload_params: false\n  fsdp_activation_checkpointing: true\nmixed_precision: bf16\nnum_processes: 8\n',
     notes: ['Micro batch 4'],
+  },
+  {
+    name: 'Accelerate FSDP v1: hybrid sharding by name',
+    format: 'accelerate',
+    before: 'distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: FULL_SHARD\nnum_machines: 4\nnum_processes: 32\n',
+    target: target({ zero: 3, sharding: 'fsdp', fsdpStrategy: 'HYBRID_SHARD', shardGroup: 8, dp: 32 }),
+    after: 'distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: HYBRID_SHARD\nnum_machines: 4\nnum_processes: 32\n',
+  },
+  {
+    name: 'torchtitan: HSDP over 4 nodes of 8',
+    format: 'torchtitan',
+    before: '[parallelism]\ndata_parallel_replicate_degree = 1\ndata_parallel_shard_degree = -1\n',
+    target: target({ zero: 3, sharding: 'fsdp2', fsdpStrategy: 'HYBRID_SHARD', shardGroup: 8, dp: 32, microBatch: 2, recompute: 'selective' }),
+    after: '[parallelism]\ndata_parallel_replicate_degree = 4\ndata_parallel_shard_degree = 8\nfsdp_reshard_after_forward = "always"\n\n[training]\nlocal_batch_size = 2\n',
   },
   {
     name: 'Accelerate DeepSpeed plugin: stage, offload and accumulation',

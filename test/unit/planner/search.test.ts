@@ -80,6 +80,7 @@ describe('pruning never drops a faster fitting layout (brute force)', () => {
     ['DeepSpeed, 16 GPUs, 14 GB', base(16, 64, 'deepspeed'), 14e9],
     ['Megatron DDP/distributed optimizer, 16 GPUs, 12 GB', base(16, 32, 'ddp'), 12e9],
     ['FSDP2, 8 GPUs, 10 GB', base(8, 16, 'fsdp2'), 10e9],
+    ['FSDP2 with HSDP, 32 GPUs, 8 GB', base(32, 64, 'fsdp2'), 8e9],
   ];
   for (const [name, plan, memory] of cases) {
     test(name, () => {
@@ -102,6 +103,7 @@ describe("pruning never drops a faster fitting layout under the core's own estim
     ['DeepSpeed, 16 GPUs, 8 GiB', base(16, 64, 'deepspeed'), 8 * 2 ** 30],
     ['Megatron DDP/distributed optimizer, 16 GPUs, 8 GiB', base(16, 32, 'ddp'), 8 * 2 ** 30],
     ['FSDP2, 8 GPUs, 6 GiB', base(8, 16, 'fsdp2'), 6 * 2 ** 30],
+    ['FSDP2 with HSDP, 32 GPUs, 6 GiB', base(32, 64, 'fsdp2'), 6 * 2 ** 30],
   ];
   for (const [name, plan, memory] of cases) {
     test(name, () => {
@@ -152,6 +154,26 @@ describe('results and bad input', () => {
     assert.equal(r.truncated, true);
     assert.ok((r.pruned.cap ?? 0) > 0);
     assert.ok(r.problems.some((x) => x.code === 'planner-truncated'));
+  });
+  test('FSDP hybrid sharding is searched: one node per shard group, strategy HYBRID_SHARD', () => {
+    // 6 GB GPUs and data parallelism only: replicated states (16 bytes × 0.67 B parameters) do not fit, so states shard.
+    const p = base(32, 64, 'fsdp2');
+    const small: Plan = { ...p, cluster: { ...p.cluster, gpu: { ...p.cluster.gpu, memoryBytes: 6e9 } } };
+    const r = planLayouts(small, { topK: 20, space: { tp: [1], pp: [1], cp: [1] } }, toyEstimators);
+    const hsdp = r.layouts.filter((l) => l.shardGroup !== undefined);
+    assert.ok(hsdp.length > 0);
+    for (const l of hsdp) {
+      assert.equal(l.shardGroup, 8);
+      assert.equal(l.fsdpStrategy, l.zero === 3 ? 'HYBRID_SHARD' : '_HYBRID_SHARD_ZERO2');
+    }
+  });
+  test('a format limits the space to what it can write (DeepSpeed JSON under the HF Trainer: DP and ZeRO only)', () => {
+    const r = planLayouts(base(), { format: 'deepspeed', topK: 20 }, toyEstimators);
+    assert.ok(r.layouts.length > 0);
+    for (const l of r.layouts) {
+      assert.deepEqual([l.tp, l.pp, l.cp, l.ep], [1, 1, 1, 1]);
+      assert.notEqual(l.recompute, 'selective');
+    }
   });
   test('more GPUs than the base cluster', () => {
     const r = planLayouts(base(), { gpus: 64 }, toyEstimators);

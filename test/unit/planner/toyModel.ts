@@ -1,6 +1,6 @@
 /**
  * A deliberately simple first-principles estimator for planner tests, and an independent brute-force search.
- * Memory: ZeRO paper §3 (2Ψ params + 2Ψ grads + 12Ψ Adam states, sharded by stage) plus Korthikanti et al. 2022
+ * Memory: ZeRO paper §3 (2Ψ params + 2Ψ grads + 12Ψ Adam states, sharded by stage over the shard group) plus Korthikanti et al. 2022
  * activations 34·s·b·h per layer (÷TP, ÷CP), times in-flight microbatches min(p, m) of 1F1B.
  * Time: 6·P·tokens / (GPUs · 100 TFLOP/s) × recompute factor × (1 + bubble (p−1)/(v·m)) plus small fixed costs.
  */
@@ -16,11 +16,12 @@ function params(plan: Plan): number {
 
 export const toyEstimators: PlannerEstimators = {
   peakBytes(plan) {
-    const { tp, pp, cp, dp, vpp, sharding } = plan.parallel;
+    const { tp, pp, cp, vpp, sharding } = plan.parallel;
     const psi = params(plan) / (tp * pp);
     const shard = sharding.stage;
-    const opt = sharding.offloadOptimizer !== 'none' ? 0 : 12 * psi / (shard >= 1 ? dp : 1);
-    const states = 2 * psi / (shard >= 3 ? dp : 1) + 2 * psi / (shard >= 2 ? dp : 1) + opt;
+    const n = sharding.shardGroupSize;
+    const opt = sharding.offloadOptimizer !== 'none' ? 0 : 12 * psi / (shard >= 1 ? n : 1);
+    const states = 2 * psi / (shard >= 3 ? n : 1) + 2 * psi / (shard >= 2 ? n : 1) + opt;
     const t = plan.training;
     const m = t.gradAccum;
     const inFlight = Math.min(pp, m) * (vpp > 1 ? 1 + (pp - 1) / (pp * vpp) : 1);
@@ -35,7 +36,9 @@ export const toyEstimators: PlannerEstimators = {
     const rc = t.recompute === 'none' ? 1 : t.recompute === 'selective' ? 1.03 : 4 / 3;
     const compute = (6 * params(plan) * t.globalBatch * t.seqLen) / (gpus * 1e14) * rc;
     const bubble = 1 + (pp - 1) / (vpp * t.gradAccum);
-    const fixed = 1e-3 * tp + 1e-3 * cp + (sharding.offloadOptimizer !== 'none' ? 0.5 : 0) + 0.01 * sharding.stage + 1e-4 * t.gradAccum;
+    // Sharding over fewer ranks (HSDP) keeps its collectives inside a node: cheaper.
+    const shardComm = 0.01 * sharding.stage * (sharding.shardGroupSize < dp ? 0.5 : 1);
+    const fixed = 1e-3 * tp + 1e-3 * cp + (sharding.offloadOptimizer !== 'none' ? 0.5 : 0) + shardComm + 1e-4 * t.gradAccum;
     return compute * bubble + fixed;
   },
 };
@@ -55,8 +58,11 @@ export function bruteForce(base: Plan, est: PlannerEstimators, limit: number): {
     const split = stageSplit(m.layers, pp);
     if (split === null) continue;
     const vpps = pp === 1 || split ? [1] : divisors(m.layers / pp).filter((v) => v <= 8);
-    for (const vpp of vpps) for (const zero of zeros) for (const offload of ['none', 'cpu'] as const) {
-      const sharding = shardingFor(base.parallel.sharding, zero as 0 | 1 | 2 | 3, offload, dp);
+    const fsdp = base.parallel.sharding.style === 'fsdp2' || base.parallel.sharding.style === 'fsdp';
+    const gpn = base.cluster.gpusPerNode;
+    const groups = fsdp && dp > gpn && dp % gpn === 0 ? [dp, gpn] : [dp];
+    for (const vpp of vpps) for (const zero of zeros) for (const offload of ['none', 'cpu'] as const) for (const g of groups) {
+      const sharding = shardingFor(base.parallel.sharding, zero as 0 | 1 | 2 | 3, offload, dp, g);
       if (!sharding) continue;
       for (const recompute of ['none', 'selective', 'full'] as const) for (const mb of divisors(B / dp)) {
         const gradAccum = B / (dp * mb);

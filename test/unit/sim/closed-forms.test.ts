@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { simulateStep } from '../../../shared/sim/simulate';
 import { estimateStepTime } from '../../../shared/time/estimate';
 import type { PipelineSchedule } from '../../../shared/plan/types';
+import { activationBytesPerMicrobatch, inFlightMicrobatches, staticBytes } from '../../../shared/memory/fast';
 import { A100, FREE_LINKS, gpt, plan, uniformModel } from './fixtures';
 
 const close = (a: number, b: number, rel = 1e-9) => Math.abs(a - b) <= rel * Math.max(1e-30, Math.abs(b));
@@ -94,4 +95,23 @@ test('symmetric ranks are simulated once: 16,384 GPUs give p timelines', () => {
   const sim = simulateStep(pl);
   assert.equal(sim.ok, true);
   assert.equal(sim.stages.length, 16);
+});
+
+describe('simulated memory peaks agree with the memory model’s in-flight counts', () => {
+  // Memory model: 1F1B holds min(m, p − s) micro-batches; interleaved (2(p−s−1) + (v−1)p + 1)/v (Megatron warm-up count).
+  const cases: [PipelineSchedule, number, number, number][] = [['1f1b', 4, 1, 8], ['interleaved', 4, 2, 8], ['gpipe', 2, 1, 4]];
+  for (const [schedule, p, v, m] of cases) {
+    test(`${schedule} p=${p} v=${v} m=${m}`, () => {
+      const pl = plan({
+        model: gpt(16, 1024, 16), training: { microBatch: 1, gradAccum: m, globalBatch: m, seqLen: 1024 },
+        parallel: { pp: p, vpp: v, schedule }, cluster: { gpu: A100 },
+      });
+      const sim = simulateStep(pl);
+      for (const st of sim.stages) {
+        assert.equal(st.maxInFlight, inFlightMicrobatches(pl, st.stage), `stage ${st.stage}`);
+        const expected = staticBytes(pl, st.stage) + inFlightMicrobatches(pl, st.stage) * activationBytesPerMicrobatch(pl, st.stage);
+        assert.ok(close(st.peakBytes, expected, 1e-9), `stage ${st.stage}: ${st.peakBytes} vs ${expected}`);
+      }
+    });
+  }
 });

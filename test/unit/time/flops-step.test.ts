@@ -62,7 +62,8 @@ describe('step-time properties', () => {
     assert.ok(estimateStepTime(mk({ tpCommOverlap: true })).stepSeconds < estimateStepTime(mk({})).stepSeconds);
   });
   test('the fast path equals the traceable estimate', () => {
-    for (const extra of [{}, { pp: 4 }, { pp: 4, vpp: 2, schedule: 'interleaved' }, { pp: 3, sharding: { style: 'deepspeed', stage: 1 } }]) {
+    // pp = 5 and 7 split 24 layers unevenly (runs of ⌈L/p⌉ and ⌊L/p⌋ layers).
+    for (const extra of [{}, { pp: 4 }, { pp: 5 }, { pp: 7, schedule: 'gpipe' }, { pp: 4, vpp: 2, schedule: 'interleaved' }, { pp: 3, sharding: { style: 'deepspeed', stage: 1 } }]) {
       const pl = mk(extra);
       assert.ok(rel(stepSecondsFast(pl), estimateStepTime(pl).stepSeconds) < 1e-12, JSON.stringify(extra));
     }
