@@ -42,6 +42,6 @@ export async function benchValidation(): Promise<Record<string, number | string>
 
 if (require.main === module) {
   void benchValidation().then((f) => {
-    for (const [k, v] of Object.entries(f)) console.log(`${k.padEnd(62)} ${typeof v === 'number' ? Number(v.toPrecision(4)) : v}`);
+    for (const [k, v] of Object.entries(f)) console.log(`${k.padEnd(62)} ${typeof v === 'number' && !Number.isInteger(v) ? Number(v.toPrecision(4)) : v}`);
   });
 }

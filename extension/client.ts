@@ -4,7 +4,7 @@
  */
 import * as vscode from 'vscode';
 import { LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
-import { LspMethods, SETTINGS_SECTION, type ReadyParams } from '../shared/protocol';
+import { LspMethods, SETTINGS_SECTION, type AnalysisChangedParams, type ReadyParams } from '../shared/protocol';
 
 /** The documents the server annotates, one entry per format (the server decides by content among these). */
 export const DOCUMENT_SELECTOR: NonNullable<LanguageClientOptions['documentSelector']> = [
@@ -23,8 +23,13 @@ export const DOCUMENT_SELECTOR: NonNullable<LanguageClientOptions['documentSelec
 /** How long to wait for `shardlens/ready` before reporting the server as broken (not a sleep: a deadline). */
 const READY_DEADLINE_MS = 30_000;
 
-/** Starts the client; resolves with it after the server's readiness notification. Rejects with a readable error. */
-export async function startClient(context: vscode.ExtensionContext, log: vscode.LogOutputChannel): Promise<LanguageClient> {
+/**
+ * Starts the client; resolves with it after the server's readiness notification. Rejects with a readable error.
+ * `onAnalysisChanged` is registered before the start, so no summary sent right after `initialized` is lost.
+ */
+export async function startClient(
+  context: vscode.ExtensionContext, log: vscode.LogOutputChannel, onAnalysisChanged: (p: AnalysisChangedParams) => void,
+): Promise<LanguageClient> {
   const module = context.asAbsolutePath('dist/server.js');
   const serverOptions: ServerOptions = {
     run: { module, transport: TransportKind.ipc },
@@ -37,6 +42,7 @@ export async function startClient(context: vscode.ExtensionContext, log: vscode.
     initializationOptions: { workspaceTrusted: vscode.workspace.isTrusted },
   };
   const client = new LanguageClient('shardlens', 'ShardLens', serverOptions, clientOptions);
+  client.onNotification(LspMethods.analysisChanged, onAnalysisChanged);
   let timer: NodeJS.Timeout | undefined;
   const ready = new Promise<ReadyParams>((resolve, reject) => {
     client.onNotification(LspMethods.ready, (p: ReadyParams) => resolve(p));

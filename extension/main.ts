@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { listPresets } from '../shared/model/presets';
-import { LspMethods, SETTINGS_SECTION, type AnalysisChangedParams, type DashboardView, type MemoryUnits } from '../shared/protocol';
+import { SETTINGS_SECTION, type AnalysisChangedParams, type DashboardView, type MemoryUnits } from '../shared/protocol';
 import { DOCUMENT_SELECTOR, startClient } from './client';
 import { selectCluster } from './commands/cluster';
 import { selectModel } from './commands/model';
@@ -14,7 +14,7 @@ import { cancelActiveRun } from './commands/run';
 import { coreEstimate } from './dashboard/estimator';
 import { DashboardHub } from './dashboard/hub';
 import { DashboardPanel, registerDashboards } from './dashboard/panel';
-import { StatusBar } from './statusBar';
+import { StatusBar, summaryOf } from './statusBar';
 
 let client: LanguageClient | undefined;
 
@@ -37,7 +37,7 @@ function targetUri(hub: DashboardHub, arg: unknown): string | undefined {
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const log = vscode.window.createOutputChannel('ShardLens', { log: true });
   const status = new StatusBar(units);
-  const hub = new DashboardHub(log, () => client, units, coreEstimate);
+  const hub = new DashboardHub(log, () => client, units, coreEstimate, (r) => status.update(summaryOf(r)));
   context.subscriptions.push(log, status, hub, ...registerDashboards(context.extensionUri, hub));
 
   const openDashboard = async (view: DashboardView, arg: unknown) => {
@@ -78,18 +78,26 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     status.setActive(uri);
     if (uri) void hub.setUri(uri);
   };
-  let pending: NodeJS.Timeout | undefined;
   context.subscriptions.push(
     vscode.window.onDidChangeActiveTextEditor(onEditor),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration(SETTINGS_SECTION)) { status.setActive(hub.uri); void hub.refresh(); }
     }),
-    { dispose: () => { if (pending) clearTimeout(pending); } },
   );
   onEditor(vscode.window.activeTextEditor);
 
+  let pending: NodeJS.Timeout | undefined;
+  const onAnalysisChanged = (p: AnalysisChangedParams) => {
+    status.update(p);
+    // Coalesce bursts of edits into one dashboard refresh.
+    if (p.uri === hub.uri) {
+      if (pending) clearTimeout(pending);
+      pending = setTimeout(() => { pending = undefined; void hub.refresh(); }, 100);
+    }
+  };
+  context.subscriptions.push({ dispose: () => { if (pending) clearTimeout(pending); } });
   try {
-    client = await startClient(context, log);
+    client = await startClient(context, log, onAnalysisChanged);
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
     log.error(`The language server failed to start: ${msg}`);
@@ -98,14 +106,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     return;
   }
   status.setState('running');
-  context.subscriptions.push(client.onNotification(LspMethods.analysisChanged, (p: AnalysisChangedParams) => {
-    status.update(p);
-    // Coalesce bursts of edits into one dashboard refresh per change notification batch.
-    if (p.uri === hub.uri) {
-      if (pending) clearTimeout(pending);
-      pending = setTimeout(() => { pending = undefined; void hub.refresh(); }, 100);
-    }
-  }));
+  // The active file's summary may have been sent before this window's editor was known: fetch it once.
   void hub.refresh();
 }
 

@@ -3,8 +3,19 @@
  * It is fed by the server's `shardlens/analysisChanged` summaries, kept per document URI.
  */
 import * as vscode from 'vscode';
-import type { AnalysisChangedParams } from '../shared/protocol';
+import type { AnalysisChangedParams, AnalysisResult } from '../shared/protocol';
 import { formatBytes, formatSeconds } from './format';
+
+/** The status bar summary of a full analysis (the same figures the server's analysisChanged carries). */
+export function summaryOf(r: AnalysisResult): AnalysisChangedParams {
+  const m = r.memory;
+  const peak = m?.stages[m.peakStage]?.peakReservedBytes;
+  return {
+    uri: r.uri, version: r.version, fits: m ? m.fits : null, peakBytes: peak ?? null,
+    gpuMemoryBytes: m ? m.gpuMemoryBytes : null, gpuName: r.plan?.cluster.gpu.name ?? null,
+    stepSeconds: r.stepTime?.stepSeconds ?? null,
+  };
+}
 
 export class StatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('shardlens.status', vscode.StatusBarAlignment.Right, 100);

@@ -68,10 +68,13 @@ class Attention(nn.Module):
         if self.kv_heads != self.heads:
             rep = self.heads // self.kv_heads
             k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
-        scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.head_dim)
-        mask = torch.ones(s, s, device=x.device, dtype=torch.bool).triu(1)
-        att = F.softmax(scores.masked_fill(mask, float("-inf")), dim=-1)
-        out = (att @ v).transpose(1, 2).reshape(b, s, self.heads * self.head_dim)
+        if hasattr(F, "scaled_dot_product_attention"):  # torch >= 2.0: fused (flash / memory-efficient) kernels.
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.head_dim)
+            mask = torch.ones(s, s, device=x.device, dtype=torch.bool).triu(1)
+            out = F.softmax(scores.masked_fill(mask, float("-inf")), dim=-1) @ v
+        out = out.transpose(1, 2).reshape(b, s, self.heads * self.head_dim)
         return self.o(out)
 
 
@@ -125,6 +128,11 @@ class Gpt(nn.Module):
             x = block(x)
         x = self.norm(x)
         return F.linear(x, self.embed.weight) if self.tied else self.head(x)
+
+
+def attention_kind():
+    """'sdpa' where torch provides fused attention (>= 2.0), else 'eager' (scores materialised)."""
+    return "sdpa" if hasattr(F, "scaled_dot_product_attention") else "eager"
 
 
 def check_model(m):

@@ -22,7 +22,7 @@ except ImportError as exc:
     sys.stderr.write(f"shardlens-probe: torch is not importable by {sys.executable}: {exc}\n")
     sys.exit(3)
 
-from gpt_model import Gpt, check_model  # noqa: E402
+from gpt_model import Gpt, attention_kind, check_model  # noqa: E402
 from measure import CommCounter, cpu_trace, nbytes, peak_rss_bytes, state_bytes  # noqa: E402
 from wrap import MODES, ProbeError, ddp_bucket_bytes, world_check, wrap  # noqa: E402
 
@@ -146,7 +146,11 @@ def run_rank(plan, mode, steps, device, counter, use_profiler):
         rec["allocatedAtStepStartBytes"] = cuda["allocatedAtStepStart"][-1]
     elif prof is not None:
         prof.__exit__(None, None, None)
-        trace = cpu_trace(prof, anchor)
+        try:
+            trace = cpu_trace(prof, anchor)
+        except Exception as exc:  # The profiler's event API is private; fall back to tensor accounting.
+            rec["notes"].append(f"CPU allocator trace unavailable: {type(exc).__name__}: {exc}")
+            trace = None
         if trace and last in trace["peakInStep"]:
             rec["peakAllocatedBytes"] = max(v for k, v in trace["peakInStep"].items() if k != "probe_step0")
             rec["peakAllocatedSource"] = "cpu-profiler"
@@ -216,7 +220,7 @@ def write_report(args, plan, mode, steps, device, world, records, ok):
         "engine": engine, "backend": "nccl" if device.type == "cuda" else "gloo",
         "device": f"cuda:{torch.cuda.get_device_name(device)}" if device.type == "cuda" else "cpu",
         "worldSize": world, "nnodes": len({r["host"] for r in records}),
-        "mode": mode, "parameters": params, "parameterNumels": numels, "steps": steps, "measuredSteps": steps - 1,
+        "mode": mode, "attention": attention_kind(), "parameters": params, "parameterNumels": numels, "steps": steps, "measuredSteps": steps - 1,
         "plan": {"name": plan.get("name"), "model": plan["model"], "training": plan["training"],
                  "parallel": plan["parallel"], "scaling": plan.get("scaling")},
         "errors": errors,

@@ -79,7 +79,7 @@ function copyAssets() {
   for (const [from, to] of assets) if (existsSync(from)) cpSync(from, to);
   for (const dir of ['node_modules/@tensorflow/tfjs-backend-wasm/dist']) {
     if (!existsSync(dir)) continue;
-    for (const f of ['tfjs-backend-wasm.wasm', 'tfjs-backend-wasm-simd.wasm', 'tfjs-backend-wasm-threaded-simd.wasm']) {
+    for (const f of ['tfjs-backend-wasm.wasm', 'tfjs-backend-wasm-simd.wasm']) {
       if (existsSync(`${dir}/${f}`)) cpSync(`${dir}/${f}`, `dist/assets/${f}`);
     }
   }

@@ -108,7 +108,7 @@ export interface MeasuredRank {
   readonly tapeActivationBytes: number;
   /** Constant tensors (causal mask, rotary tables) counted by tf.memory() but not model states. */
   readonly constantsBytes: number;
-  /** Float32Array buffers of the collectives, outside tf.memory(). */
+  /** Largest Float32Array a collective used on this rank (JavaScript memory, outside tf.memory()). */
   readonly jsCommBufferBytes: number;
   /** Median wall time of a step, ms. */
   readonly stepTimeMs: number;

@@ -16,8 +16,9 @@ details.data summary:focus-visible, canvas:focus-visible { outline: 1px solid va
 table { border-collapse: collapse; width: 100%; display: block; overflow-x: auto; font-variant-numeric: tabular-nums; }
 th, td { text-align: right; padding: 2px 6px; border-bottom: 1px solid var(--vscode-editorWidget-border, rgba(128,128,128,0.3)); white-space: nowrap; }
 th[scope=row], thead th:first-child { text-align: left; }
-.badge-ok { --badge-background: var(--vscode-testing-iconPassed, #73c991); }
-.badge-bad { --badge-background: var(--vscode-errorForeground, #f14c4c); }
+.badge { display: inline-block; padding: 1px 7px; border-radius: 10px; font-size: 0.9em; line-height: 1.5; color: var(--vscode-badge-foreground); background: var(--vscode-badge-background); }
+.badge-ok { color: var(--vscode-editor-background, #1e1e1e); background: var(--vscode-testing-iconPassed, #73c991); }
+.badge-bad { color: var(--vscode-editor-background, #1e1e1e); background: var(--vscode-errorForeground, #f14c4c); }
 .problems li.error { color: var(--vscode-errorForeground); }
 .problems li.warning { color: var(--vscode-editorWarning-foreground); }
 .progress { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; }

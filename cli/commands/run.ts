@@ -1,14 +1,14 @@
 /** `shardlens validate`, `shardlens probe` and `shardlens plan`: commands that run or search beyond one estimate. */
 import { runValidation } from '../../validation/index';
-import type { ValidationMode } from '../../validation/types';
+import { VALIDATION_MODES } from '../../validation/types';
+import { parseValidateFlags, progressLine, reportExitCode } from '../../validation/cliSupport';
+import { formatReportText } from '../../validation/report/text';
 import { probeCommand } from '../../validation/torch/cliCommand';
 import { planLayouts } from '../../shared/planner/plan-layouts';
 import { formatBytes, formatSeconds } from '../../server/features/format';
 import { intFlag, type ParsedArgs } from '../args';
 import { InputError, loadConfig } from '../load';
 import { allProblems, hasErrors, printNotes } from '../report';
-
-const MODES: readonly ValidationMode[] = ['ddp', 'zero1', 'zero2', 'zero3'];
 
 /** Reads an integer flag or throws InputError. */
 function int(flags: ParsedArgs['flags'], name: string, fallback: number, max?: number): number {
@@ -31,31 +31,23 @@ async function planOf(file: string | undefined, usage: string, flags: ParsedArgs
 
 export async function validateCommand(args: ParsedArgs): Promise<number> {
   const usage = 'usage: shardlens validate <file> [--ranks N] [--modes ddp,zero1,zero2,zero3] [--steps K] [--json]';
-  const ranks = int(args.flags, 'ranks', 4, 16);
-  const steps = int(args.flags, 'steps', 5, 1000);
-  const modesFlag = args.flags.modes;
-  const modes = typeof modesFlag === 'string' ? modesFlag.split(',').map((m) => m.trim()) : [...MODES];
-  const bad = modes.filter((m) => !MODES.includes(m as ValidationMode));
-  if (bad.length) throw new InputError(`--modes: unknown mode(s) ${bad.join(', ')}; choose from ${MODES.join(', ')}`);
+  const str = (k: string) => (typeof args.flags[k] === 'string' ? (args.flags[k] as string) : args.flags[k] === true ? '' : undefined);
+  const parsed = parseValidateFlags({ ranks: str('ranks'), modes: str('modes'), steps: str('steps') });
+  if ('error' in parsed) throw new InputError(parsed.error);
   const { loaded, plan } = await planOf(args.positionals[0], usage, args.flags);
   const ctrl = new AbortController();
+  // Ctrl-C in a terminal and the extension's cancel (SIGTERM) both end the ranks cleanly with a "cancelled" report.
   process.once('SIGINT', () => ctrl.abort());
+  process.once('SIGTERM', () => ctrl.abort());
   const report = await runValidation({
-    plan, ranks, steps, modes: modes as ValidationMode[], signal: ctrl.signal,
-    onProgress: args.flags.json ? undefined : (p) => process.stderr.write(`\r${Math.round(p.fraction * 100)}% ${p.message}`.padEnd(80)),
+    plan, ranks: parsed.ranks ?? 4, steps: parsed.steps ?? 5, modes: parsed.modes ?? [...VALIDATION_MODES], signal: ctrl.signal,
+    // Progress always goes to stderr as "[k/100] message": the extension reads it, and it never mixes with --json.
+    onProgress: (p) => process.stderr.write(`${progressLine(p)}\n`),
   });
-  if (!args.flags.json) process.stderr.write('\n');
   const out = { ...report, configPath: loaded.path };
-  if (args.flags.json) {
-    console.log(JSON.stringify(out, null, 2));
-  } else {
-    console.log(`Backend: ${report.backendLabel}`);
-    for (const b of report.backends) console.log(`  ${b.name}: ${b.ok ? 'usable' : 'not usable'} — ${b.reason}`);
-    console.log(`Scaled model: ${report.parameters.toLocaleString('en-US')} parameters; ${report.ranks} ranks × ${report.steps} steps`);
-    for (const c of report.checks) console.log(`  ${c.passed === null ? '–' : c.passed ? '✓' : '✗'} ${c.label}`);
-    if (report.error) console.log(`Error: ${report.error}`);
-  }
-  return report.status === 'ok' ? 0 : report.status === 'failed-checks' ? 1 : 2;
+  if (args.flags.json) console.log(JSON.stringify(out, null, 2));
+  else console.log(formatReportText(out));
+  return reportExitCode(out);
 }
 
 export async function probeCliCommand(args: ParsedArgs): Promise<number> {
@@ -81,7 +73,7 @@ export async function planCommand(args: ParsedArgs): Promise<number> {
     printNotes(allProblems(loaded), loaded.resolved.assumptions);
     throw new InputError(`${file}: no model/cluster could be resolved to plan for`);
   }
-  const result = planLayouts(base, { topK });
+  const result = planLayouts(base, { topK, format: loaded.primary.format });
   if (args.flags.json) {
     console.log(JSON.stringify({ file: loaded.path, format: loaded.primary.format, ...result, assumptions: loaded.resolved.assumptions }, null, 2));
     return result.layouts.length ? 0 : 1;

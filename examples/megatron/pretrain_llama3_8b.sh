@@ -1,6 +1,6 @@
 #!/bin/bash
 # Llama-3-8B pretraining with Megatron-LM on one 8-GPU node (modelled on examples/llama/train_llama3_8b_h100_fp8.sh).
-# Change TP/PP/MBS here or through the environment: TP=2 bash pretrain_llama3_8b.sh
+# Change TP/PP/MBS here or through the environment: TP=4 bash pretrain_llama3_8b.sh
 
 GPUS_PER_NODE=${GPUS_PER_NODE:-8}
 NUM_NODES=${NUM_NODES:-1}
@@ -8,7 +8,7 @@ MASTER_ADDR=${MASTER_ADDR:-localhost}
 MASTER_PORT=${MASTER_PORT:-6000}
 WORLD_SIZE=$((GPUS_PER_NODE * NUM_NODES))
 
-TP=${TP:-1}
+TP=${TP:-2}
 PP=${PP:-1}
 MBS=${MBS:-1}
 GBS=${GBS:-128}
@@ -51,6 +51,7 @@ TRAINING_ARGS=(
     --weight-decay 0.1
     --clip-grad 1.0
     --bf16
+    --grad-reduce-in-bf16
     --use-distributed-optimizer
     --overlap-grad-reduce
     --overlap-param-gather
@@ -60,6 +61,7 @@ TRAINING_ARGS=(
 MODEL_PARALLEL_ARGS=(
     --tensor-model-parallel-size $TP
     --pipeline-model-parallel-size $PP
+    --sequence-parallel
 )
 
 torchrun ${DISTRIBUTED_ARGS[@]} pretrain_gpt.py \

@@ -23,6 +23,7 @@ export function dashboardHtml(webview: vscode.Webview, extensionUri: vscode.Uri,
 <meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${contentSecurityPolicy(webview.cspSource, nonce)}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
+<meta property="csp-nonce" content="${nonce}">
 <title>${title}</title>
 </head>
 <body data-view="${view}"${initial ? ` data-initial="${initial}"` : ''}>

@@ -39,6 +39,8 @@ export class DashboardHub implements vscode.Disposable {
     private readonly client: () => LanguageClient | undefined,
     private readonly units: () => MemoryUnits,
     private readonly estimate: EstimateFn | undefined,
+    /** Called with every analysis the hub receives (the status bar uses it as well). */
+    private readonly onAnalysis?: (r: AnalysisResult) => void,
   ) {}
 
   /** Connects a webview: replays the current state and routes its messages. */
@@ -73,6 +75,7 @@ export class DashboardHub implements vscode.Disposable {
       const r = await client.sendRequest<AnalysisResult | null>(LspMethods.analysis, { uri });
       if (gen !== this.generation) return;
       if (!r) return this.post({ v: WEBVIEW_PROTOCOL_VERSION, type: 'empty', reason: 'ShardLens does not recognise this file as a training config.' });
+      this.onAnalysis?.(r);
       const built = toDashboardModel(r, this.units(), this.estimate);
       this.post('model' in built
         ? { v: WEBVIEW_PROTOCOL_VERSION, type: 'model', model: built.model }

@@ -85,7 +85,9 @@ function reportExtras(json: Obj): Partial<ValidationResultView> {
       label: str(c.label) ?? '', passed: c.passed === true ? true : c.passed === false ? false : null, detail: str(c.detail) ?? '',
     }))
     : undefined;
-  const scaling = isObj(json.scaling) ? str(json.scaling.summary) : undefined;
+  const dropped = isObj(json.scaling) && Array.isArray(json.scaling.dropped) ? json.scaling.dropped.filter((d): d is string => typeof d === 'string') : [];
+  const summary = isObj(json.scaling) ? str(json.scaling.summary) : undefined;
+  const scaling = summary && dropped.length ? `${summary}; not reproduced: ${dropped.join('; ')}` : summary;
   return {
     ...(backends ? { backends } : {}),
     ...(checks ? { checks } : {}),

@@ -4,19 +4,20 @@
  */
 import { CodeActionKind, type CodeAction, type Diagnostic, type TextEdit } from 'vscode-languageserver';
 import type { CoreApi } from '../analysis/core';
+import { toUri } from '../analysis/host';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { DOES_NOT_FIT } from './diagnostics';
 import { localFact } from './facts';
 import { deltaOf, type Delta } from './figures';
 import { formatBytes, formatDeltaBytes, formatDeltaVolume } from './format';
-import { editFor, writtenAsBoolean } from './edits';
+import { editFor, insertFlagEdit, writtenAsBoolean } from './edits';
 import { setPath, variantsFor, type Variant } from './planEdit';
 
 /** Paths whose next setting the "does not fit" fixes try, in the order they are offered. */
 const FIT_FIXES: readonly { readonly path: string; readonly verb: string }[] = [
   { path: 'parallel.sharding.stage', verb: 'Raise ZeRO' },
   { path: 'training.recompute', verb: 'Enable recomputation:' },
-  { path: 'parallel.sharding.offloadOptimizer', verb: 'Offload optimizer:' },
+  { path: 'parallel.sharding.offloadOptimizer', verb: 'Offload optimizer states:' },
   { path: 'parallel.sharding.offloadParams', verb: 'Offload parameters:' },
   { path: 'parallel.tp', verb: 'Raise' },
   { path: 'parallel.pp', verb: 'Raise' },
@@ -31,7 +32,7 @@ function describe(d: Delta, a: DocumentAnalysis): string {
 
 /** Edits for a variant: its own key, plus gradient accumulation when the micro batch changes. */
 function variantEdits(a: DocumentAnalysis, v: Variant): TextEdit[] | undefined {
-  const main = editFor(a, v.path, v.value);
+  const main = editFor(a, v.path, v.value) ?? (typeof v.value === 'string' && !localFact(a, v.path) ? insertFlagEdit(a, v.path, v.value) : undefined);
   if (!main) return undefined;
   if (v.path === 'training.microBatch' && localFact(a, 'training.gradAccum')) {
     const accum = editFor(a, 'training.gradAccum', v.plan.training.gradAccum);
@@ -66,7 +67,7 @@ function fitFixes(a: DocumentAnalysis, api: CoreApi, diag: Diagnostic): CodeActi
       const edits = variantEdits(a, v);
       if (!edits?.length) continue;
       out.push({
-        title: `${verb} ${v.label} (${describe(d, a)})`,
+        title: `${verb} ${v.label.replace(/^(offload|recompute) /, '')} (${describe(d, a)})`,
         kind: CodeActionKind.QuickFix,
         diagnostics: [diag],
         isPreferred: out.length === 0 && d.fitsAfter,
@@ -106,6 +107,27 @@ function batchFix(a: DocumentAnalysis, diag: Diagnostic): CodeAction[] {
   return out;
 }
 
+/** For a micro batch or accumulation that disagrees with the referenced DeepSpeed JSON: write "auto" there. */
+function autoFix(a: DocumentAnalysis, diag: Diagnostic): CodeAction[] {
+  const paths = (diag.data as { paths?: string[] } | undefined)?.paths ?? [];
+  const out: CodeAction[] = [];
+  for (const file of a.graph.slice(1)) {
+    if (file.format !== 'deepspeed') continue;
+    for (const path of paths) {
+      const f = file.facts[path];
+      const uri = f?.source.uri ?? file.uri;
+      if (!f?.source.range || f.source.kind !== 'explicit') continue;
+      const target = toUri(uri);
+      out.push({
+        title: `Use "auto" for ${f.key ?? path} in ${target.replace(/^.*\//, '')} (the HF Trainer fills it from this file)`,
+        kind: CodeActionKind.QuickFix, diagnostics: [diag], isPreferred: true,
+        edit: { changes: { [target]: [{ range: f.source.range, newText: '"auto"' }] } },
+      });
+    }
+  }
+  return out;
+}
+
 /** Quick fixes for the diagnostics in the request's context. */
 export function buildCodeActions(a: DocumentAnalysis, api: CoreApi, diagnostics: readonly Diagnostic[]): CodeAction[] {
   const out: CodeAction[] = [];
@@ -113,6 +135,7 @@ export function buildCodeActions(a: DocumentAnalysis, api: CoreApi, diagnostics:
     if (d.source !== 'shardlens') continue;
     if (d.code === DOES_NOT_FIT) out.push(...fitFixes(a, api, d));
     else if (isBatchIdentity(d.code)) out.push(...batchFix(a, d));
+    else if (d.code === 'hf-ds-mismatch') out.push(...autoFix(a, d));
   }
   return out;
 }

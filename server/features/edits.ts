@@ -85,6 +85,29 @@ export function editFor(a: DocumentAnalysis, path: string, value: number | strin
   }
 }
 
+/** Megatron flags that switch recomputation on (megatron/training/arguments.py). */
+const RECOMPUTE_FLAGS: Record<string, string> = {
+  selective: '--recompute-granularity selective',
+  full: '--recompute-granularity full --recompute-method uniform --recompute-num-layers 1',
+};
+
+/**
+ * Inserts Megatron flags on a new line after the line of another flag the script writes (the micro batch, else any),
+ * with the same indentation and line continuation.
+ */
+export function insertFlagEdit(a: DocumentAnalysis, path: string, value: string): TextEdit[] | undefined {
+  const flags = path === 'training.recompute' ? RECOMPUTE_FLAGS[value] : undefined;
+  if (a.format !== 'megatron-script' || !flags) return undefined;
+  const anchors = [localFact(a, 'training.microBatch'), ...Object.keys(a.facts?.facts ?? {}).map((p) => localFact(a, p))];
+  const anchor = anchors.find((f) => f?.keyRange && f.key?.startsWith('--'));
+  if (!anchor?.keyRange) return undefined;
+  const line = anchor.keyRange.start.line;
+  const text = a.text.split('\n')[line] ?? '';
+  const indent = /^\s*/.exec(text)?.[0] ?? '';
+  const cont = /\\\s*$/.test(text) ? ' \\' : '';
+  return [TextEdit.insert({ line: line + 1, character: 0 }, `${indent}${flags}${cont}\n`)];
+}
+
 /** Applies edits to text (for tests and previews); edits must not overlap. */
 export function applyEdits(text: string, edits: readonly TextEdit[]): string {
   const sorted = [...edits].sort((x, y) => offsetAt(text, y.range.start) - offsetAt(text, x.range.start));

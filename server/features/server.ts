@@ -109,6 +109,15 @@ export function startServer(connection: Connection, options: ServerOptions = {})
     return scheduler.get(uri);
   };
 
+  /** The analysis of an open document, else of the file on disk (the dashboard may ask for a closed file). */
+  const anyAnalysis = async (uri: string): Promise<DocumentAnalysis | undefined> => {
+    const open = await analysis(uri);
+    if (open) return open;
+    const text = host.readFile(uri);
+    if (text === undefined) return undefined;
+    return analyzeDocument({ uri, version: null, text, settings: await settings.get(uri) }, host, core());
+  };
+
   connection.onInitialize((params) => {
     caps = readCapabilities(params.capabilities);
     const folder = params.workspaceFolders?.[0]?.uri ?? params.rootUri ?? undefined;
@@ -181,11 +190,11 @@ export function startServer(connection: Connection, options: ServerOptions = {})
     return a ? buildCompletion(a.format, a.text, p.position) : [];
   });
   connection.onRequest(AnalysisRequest, async (p) => {
-    const a = await analysis(p.uri);
+    const a = await anyAnalysis(p.uri);
     return a ? buildAnalysisResult(a, core()) : null;
   });
   connection.onRequest(SimulateRequest, async (p) => {
-    const a = await analysis(p.uri);
+    const a = await anyAnalysis(p.uri);
     return a ? simulationOf(a, core()) ?? null : null;
   });
 

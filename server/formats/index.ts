@@ -51,8 +51,13 @@ function syntax(s: FactSink, t: ParsedTree): ParsedTree {
 
 /** Reads a config file into facts. Unknown formats give empty facts with an info diagnostic. */
 export function parseConfig(uri: string, text: string, format?: FormatId): ConfigFacts {
-  const fmt = format ?? detectFormat(uri, text) ?? 'deepspeed';
+  const detected = format ?? detectFormat(uri, text);
+  const fmt = detected ?? 'deepspeed';
   const s = new FactSink(fmt, uri);
+  if (!detected && !/\.json$/i.test(uri)) {
+    s.diag('unknown-format', 'info', 'ShardLens does not recognise this file as a training config.', undefined);
+    return s.build();
+  }
   if (typeof text !== 'string' || text.length > MAX_TEXT) {
     s.diag('too-large', 'info', 'The file is too large for ShardLens to read.', undefined);
     return s.build();

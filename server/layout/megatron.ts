@@ -41,9 +41,13 @@ function desiredFlags(t: LayoutTarget, hits: readonly FlagHit[]): Map<string, st
   want.set('--expert-model-parallel-size', String(t.ep));
   want.set('--micro-batch-size', String(t.microBatch));
   if (has('--global-batch-size')) want.set('--global-batch-size', String(t.globalBatch));
-  const useVstages = has('--num-virtual-stages-per-pipeline-rank');
+  // VPP as a count: --num-virtual-stages-per-pipeline-rank (current) or --virtual-pipeline-model-parallel-size (older);
+  // else as layers per virtual stage.
+  const countFlag = ['--num-virtual-stages-per-pipeline-rank', '--virtual-pipeline-model-parallel-size'].find(has);
+  const useVstages = countFlag !== undefined;
   const vpp = isMegatronDeepSpeed(hits) ? 1 : t.vpp;
-  want.set('--num-virtual-stages-per-pipeline-rank', vpp > 1 && useVstages ? String(vpp) : undefined);
+  want.set('--num-virtual-stages-per-pipeline-rank', vpp > 1 && countFlag === '--num-virtual-stages-per-pipeline-rank' ? String(vpp) : undefined);
+  want.set('--virtual-pipeline-model-parallel-size', vpp > 1 && countFlag === '--virtual-pipeline-model-parallel-size' ? String(vpp) : undefined);
   want.set('--num-layers-per-virtual-pipeline-stage', vpp > 1 && !useVstages ? String(t.layers / (t.pp * vpp)) : undefined);
   const uneven = t.stageLayers && t.stageLayers.length > 1 ? t.stageLayers : undefined;
   want.set('--decoder-first-pipeline-num-layers', uneven ? String(uneven[0]) : undefined);

@@ -130,7 +130,8 @@ export function stageComm(
   const zero = sh.stage;
   const overlap = sh.overlapComm;
   const fBucket = firstBucketFraction(plan, sp.dense + sp.expert);
-  const window = overlap ? (1 - fBucket) * w.backward : 0;
+  // The sync hides behind the last backward pass: one chunk of the stage (1/v of it) after the first bucket fills.
+  const window = overlap ? ((1 - fBucket) * w.backward) / v : 0;
   // Without a list nothing is pushed, so one shared empty array serves (no allocation on the fast path).
   const entries: Entry[] = list ? inLayerEntries(plan, stage, w, m) : NONE_E;
   const kinds: Exposure[] = list ? entries.map(() => 'pp') : NONE_X;

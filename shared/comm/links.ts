@@ -34,18 +34,23 @@ export function membersPerNode(plan: Plan, size: number, stride: number): number
   return Math.max(1, Math.min(size, Math.floor(gpn / stride)));
 }
 
-/** A group fits in a node when stride · size ≤ gpusPerNode (Megatron/Llama 3 placement, TP innermost). */
+/**
+ * A group fits in a node when stride · size ≤ gpusPerNode (Megatron/Llama 3 placement, TP innermost). Inside a node the
+ * link is NVLink/xGMI, or PCIe for GPUs whose intra-node bandwidth is no more than their host link (no NVLink).
+ */
 export function groupTier(plan: Plan, size: number, stride: number): LinkTier {
-  return stride * size <= Math.max(1, plan.cluster.gpusPerNode) ? 'nvlink' : 'network';
+  if (stride * size > Math.max(1, plan.cluster.gpusPerNode)) return 'network';
+  const g = plan.cluster.gpu;
+  return g.intraNodeBandwidth <= g.hostBandwidth ? 'pcie' : 'nvlink';
 }
 
 /**
- * Bus bandwidth of a group, bytes/s: NVLink × efficiency inside a node; across nodes the group's members in one node
+ * Bus bandwidth of a group, bytes/s: NVLink (or PCIe) × efficiency inside a node; across nodes the group's members in one node
  * each drive their own adapter, so min(NVLink, members per node × adapter) × efficiency (hierarchical/multi-ring NCCL).
  */
 export function busBandwidth(plan: Plan, tier: LinkTier, perNode: number): number {
   const g = plan.cluster.gpu;
-  if (tier === 'pcie') return g.hostBandwidth * EFF.pcie;
+  if (tier === 'pcie') return Math.min(g.hostBandwidth, g.intraNodeBandwidth > 0 ? g.intraNodeBandwidth : g.hostBandwidth) * EFF.pcie;
   if (tier === 'nvlink') return g.intraNodeBandwidth * EFF.nvlink;
   return Math.min(g.intraNodeBandwidth * EFF.nvlink, perNode * g.interNodeBandwidth * EFF.network);
 }

@@ -5,6 +5,7 @@
 import { layerParams, loraLayerParams, normParams, paddedVocabSize } from '../model/params';
 import type { ModelSpec, OffloadTarget, Plan, PipelineSchedule, RecomputeKind, ShardingStyle } from '../plan/types';
 import type { ActivationShape } from './activations';
+import { adafactorBytesPerParam } from './modelStates';
 import { activationBytesOf, dtypeBytes, masterBytesOf, optimizerBytesPerParam, paramBytesOf } from './dtypes';
 
 /** Everything the per-stage computation reads. Mutable so the fast path can refill one instance. */
@@ -77,8 +78,11 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   c.loraPerLayer = plan.lora ? loraLayerParams(model, plan.lora) : 0;
   c.baseBytes = plan.lora ? dtypeBytes(plan.lora.baseDtype) : paramBytesOf(t.precision);
   c.paramB = paramBytesOf(t.precision); c.gradB = dtypeBytes(t.gradDtype); c.masterB = masterBytesOf(t.precision);
-  c.optB = optimizerBytesPerParam(t.optimizer, model.hiddenSize, t.precision === 'bf16' ? 2 : 4);
-  c.accum = t.fp32GradAccum; c.fp8 = t.precision === 'fp8-mixed';
+  c.optB = t.optimizer === 'adafactor'
+    ? adafactorBytesPerParam(model) * (t.precision === 'bf16' ? 0.5 : 1)
+    : optimizerBytesPerParam(t.optimizer, model.hiddenSize, t.precision === 'bf16' ? 2 : 4);
+  // An fp32 accumulation buffer only adds memory when gradients themselves are not fp32 (Megatron bf16: main_grad is the grad).
+  c.accum = t.fp32GradAccum && c.gradB < 4; c.fp8 = t.precision === 'fp8-mixed';
   const shardRanks = s.shardGroupSize * p.cp;
   c.nd = Math.max(1, shardRanks);
   c.ne = Math.max(1, (shardRanks * tp) / (p.ep * p.etp));

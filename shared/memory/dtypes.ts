@@ -37,7 +37,7 @@ export function activationBytesOf(p: Precision): number {
  * Optimizer state bytes per parameter with fp32 states: Adam/AdamW 8 (m, v; Kingma & Ba 2015), SGD 0, SGD with
  * momentum 4, Lion 4 (one momentum; Chen et al. 2023), 8-bit Adam 2 (two uint8 states; Dettmers et al. 2022),
  * Adafactor ≈ 8/h (factored second moment keeps r + c fp32 values per r×c matrix, r ≈ c ≈ h; Shazeer & Stern 2018,
- * no momentum as in the HF default beta1 = None). `stateBytes` = 2 for pure-bf16 training (states in bf16).
+ * no momentum as in the HF default beta1 = None; the estimate uses the exact per-layer adafactorBytesPerParam). `stateBytes` = 2 for pure-bf16 training (states in bf16).
  */
 export function optimizerBytesPerParam(kind: OptimizerKind, hidden: number, stateBytes = 4): number {
   const s = stateBytes / 4;

@@ -92,11 +92,11 @@ type Labeller = (name: MemoryTermName, bytes: number, s: StageNumbers) => Term;
 function labeller(plan: Plan, c: MemoryContext, replicated: boolean): Labeller {
   const src = (path: string): InputSource =>
     (replicated && path.startsWith('parallel.sharding') ? { kind: 'derived', detail: 'replicated baseline: plain data parallel' } : undefined) ??
-    plan.sources[path] ?? { kind: 'derived', detail: `from the plan (${path})` };
+    plan.sources?.[path] ?? { kind: 'derived', detail: `from the plan (${path})` };
   const at = (value: TermInput['value'], path: string): TermInput => ({ value, source: src(path) });
   const der = (value: TermInput['value'], how: string): TermInput => ({ value, source: { kind: 'derived', detail: how } });
   const z = c.zstage;
-  const nShard = (from: number) => der(z >= from ? c.nd : 1, z >= from ? `ZeRO/FSDP stage ${z} ≥ ${from}: shard group × CP` : `not sharded at ZeRO stage ${z}`);
+  const nShard = (from: number) => der(z >= from ? c.nd : 1, z >= from ? `ZeRO/FSDP stage ${z} ≥ ${from}: shard group × CP${c.expertRank > 0 ? ` (experts: ${c.ne})` : ''}` : `not sharded at ZeRO stage ${z}`);
   const psi = (s: StageNumbers) => der(s.paramsPerRank, `parameters of the stage's ${s.layers} layers after TP ${c.tp}${c.expertRank ? ', EP·ETP' : ''}${s.first ? ' + embedding' : ''}${s.last ? ' + final norm/LM head' : ''}`);
   const psiT = (s: StageNumbers) => der(s.trainablePerRank, c.lora ? 'LoRA adapter parameters of the stage' : 'all parameters train');
   const common = () => ({ s: at(plan.training.seqLen, 'training.seqLen'), b: at(c.b, 'training.microBatch'), h: at(c.h, 'model.hiddenSize'), t: at(c.tp, 'parallel.tp') });

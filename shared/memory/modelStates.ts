@@ -51,3 +51,27 @@ export function zeroModelStateBytes(psi: number, nd: number, stage: 0 | 1 | 2 | 
     masterWeightBytes(psi, 4, stage >= 1 ? nd : 1)
   );
 }
+
+/** Adafactor factored second moment of one r×c matrix: 4·(r + c) bytes (Shazeer & Stern 2018, §3; no momentum). */
+export function adafactorMatrixStateBytes(rows: number, cols: number): number {
+  return 4 * (rows + cols);
+}
+
+/**
+ * Adafactor state bytes per parameter of one transformer layer: Σ 4·(r + c) over its matrices (q, k, v, o and the MLP
+ * matrices), 4 per element of vectors (norms), divided by the layer's parameters.
+ */
+export function adafactorBytesPerParam(m: {
+  hiddenSize: number; heads: number; kvHeads: number; headDim: number; ffnSize: number; gatedMlp: boolean;
+}): number {
+  const h = m.hiddenSize, q = m.heads * m.headDim, kv = m.kvHeads * m.headDim, f = m.ffnSize;
+  const mats: [number, number][] = [[h, q], [h, kv], [h, kv], [q, h], [h, f], [f, h]];
+  if (m.gatedMlp) mats.push([h, f]);
+  let states = 4 * 2 * h;
+  let params = 2 * h;
+  for (const [r, c] of mats) {
+    states += adafactorMatrixStateBytes(r, c);
+    params += r * c;
+  }
+  return params > 0 ? states / params : 0;
+}

@@ -151,7 +151,8 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
   };
   const use = (path: string): void => { const f = facts[path]; if (f) sources[path] = f.source; };
 
-  // Cluster: settings.worldSize overrides; then the file; then settings' nodes × GPUs per node; then one 8-GPU node.
+  // Cluster: settings.worldSize overrides; then the file (launcher, num_processes); then what the file's degrees imply
+  // (DP × TP × PP × CP); then settings' nodes × GPUs per node; then an assumption.
   let gpn = num(facts, 'cluster.gpusPerNode');
   let nodes = num(facts, 'cluster.nodes');
   let world = num(facts, 'cluster.worldSize');
@@ -159,20 +160,21 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
   if (gpn) use('cluster.gpusPerNode');
   if (nodes) use('cluster.nodes');
   if ((S.worldSize ?? 0) > 0) { world = S.worldSize!; sources['cluster.worldSize'] = { kind: 'setting', detail: 'shardlens.worldSize' }; }
+  const mp0 = (num(facts, 'parallel.tp') ?? 1) * (num(facts, 'parallel.pp') ?? 1) * (num(facts, 'parallel.cp') ?? 1);
+  const dpFact = num(facts, 'parallel.dp');
+  if (!world && gpn && nodes) world = gpn * nodes;
+  if (!world && dpFact) { world = dpFact * mp0; sources['cluster.worldSize'] = { kind: 'derived', detail: `DP ${dpFact} × TP·PP·CP ${mp0} from the file` }; }
   if (!gpn && (S.gpusPerNode ?? 0) > 0) { gpn = S.gpusPerNode!; sources['cluster.gpusPerNode'] = { kind: 'setting', detail: 'shardlens.cluster.gpusPerNode' }; }
   if (!nodes && (S.nodes ?? 0) > 0) { nodes = S.nodes!; sources['cluster.nodes'] = { kind: 'setting', detail: 'shardlens.cluster.nodes' }; }
-  if (!world && gpn && nodes) world = gpn * nodes;
+  if (!world && gpn && nodes) { world = gpn * nodes; sources['cluster.worldSize'] = { kind: 'setting', detail: 'shardlens.cluster.nodes × shardlens.cluster.gpusPerNode' }; }
   if (!world) {
-    const dpFact = num(facts, 'parallel.dp');
-    const mp = (num(facts, 'parallel.tp') ?? 1) * (num(facts, 'parallel.pp') ?? 1) * (num(facts, 'parallel.cp') ?? 1);
     const unit = gpn ?? 8;
-    if (dpFact) world = dpFact * mp;
-    else {
-      world = Math.max(unit, Math.ceil(mp / unit) * unit);
-      assume('cluster.worldSize', world, `no world size in the file, the launcher or settings: assumed ${world} GPUs (${world / unit} node${world > unit ? 's' : ''} of ${unit})`, 'shardlens.worldSize', 'shardlens.selectCluster');
-    }
+    world = Math.max(unit, Math.ceil(mp0 / unit) * unit);
+    assume('cluster.worldSize', world, `no world size in the file, the launcher or settings: assumed ${world} GPUs (${world / unit} node${world > unit ? 's' : ''} of ${unit})`, 'shardlens.worldSize', 'shardlens.selectCluster');
   }
   if (!gpn) { gpn = Math.min(8, world); if (!sources['cluster.gpusPerNode']) assume('cluster.gpusPerNode', gpn, `assumed ${gpn} GPUs per node (HGX/DGX)`, 'shardlens.cluster.gpusPerNode', 'shardlens.selectCluster'); }
+  // A job smaller than a node uses part of it; otherwise whole nodes.
+  if (world < gpn) gpn = world;
   nodes = Math.max(1, Math.ceil(world / gpn));
   const gpuName = str(facts, 'cluster.gpuName') ?? (S.gpu || undefined);
   const lookupGpu = (n: string) => ctx.lookupGpu?.(n) ?? findGpu(n);

@@ -13,6 +13,9 @@ import { allStageTimings, type StageTiming } from '../time/stage';
 import { stageOps, type Op } from './schedule';
 import type { Block, MemoryPoint, Simulation, StageTimeline } from './types';
 
+/** Collectives that make up the gradient sync after the last backward. */
+const GRAD_SYNC: ReadonlySet<string> = new Set(['dp-grad-allreduce', 'edp-grad-allreduce', 'hsdp-replicate-allreduce', 'zero-grad-reduce-scatter']);
+
 /** Mutable state of one stage during the run. */
 interface Lane {
   ops: Op[];
@@ -178,23 +181,28 @@ export function simulateStep(plan: Plan): Simulation {
   const maxBusy = Math.max(...lanes.map((L) => L.busy));
   let step = 0;
   let exposedMax = 0;
+  const syncExposed: number[] = [];
+  // Each stage's gradient sync starts in its last backward; the optimizer waits for every stage (global gradient-norm
+  // clipping all-reduces across the model-parallel group), then the post-step traffic runs.
+  const ready = lanes.map((L, s) => {
+    const T = st[s];
+    if (!(T.gradSync > 0)) return L.t;
+    const syncStart = L.t - Math.min(T.gradSyncWindow, L.lastB);
+    L.blocks.push({ kind: 'comm', microbatch: -1, chunk: -1, start: syncStart, end: syncStart + T.gradSync, label: 'gradient sync (DP)', lane: 'comm' });
+    return Math.max(L.t, syncStart + T.gradSync);
+  });
+  const R = Math.max(...ready);
   const timelines: StageTimeline[] = lanes.map((L, s) => {
     const T = st[s];
     const E = L.t;
-    const bDur = L.lastB;
-    let ready = E;
-    if (T.gradSync > 0) {
-      const syncStart = E - Math.min(T.gradSyncWindow, bDur);
-      L.blocks.push({ kind: 'comm', microbatch: -1, chunk: -1, start: syncStart, end: syncStart + T.gradSync, label: 'gradient sync (DP)', lane: 'comm' });
-      ready = Math.max(E, syncStart + T.gradSync);
-    }
-    if (E < pipeEnd) L.blocks.push({ kind: 'idle', microbatch: -1, chunk: -1, start: E, end: Math.max(E, Math.min(pipeEnd, ready)), label: 'bubble', lane: 'compute' });
-    const optEnd = ready + T.optimizer;
-    L.blocks.push({ kind: 'optimizer', microbatch: -1, chunk: -1, start: ready, end: optEnd, label: 'optimizer step', lane: 'compute' });
+    if (R > E) L.blocks.push({ kind: 'idle', microbatch: -1, chunk: -1, start: E, end: R, label: E < pipeEnd ? 'pipeline drain / gradient sync' : 'gradient sync', lane: 'compute' });
+    const optEnd = R + T.optimizer;
+    L.blocks.push({ kind: 'optimizer', microbatch: -1, chunk: -1, start: R, end: optEnd, label: 'optimizer step', lane: 'compute' });
     const end = optEnd + T.postStep;
     if (T.postStep > 0) L.blocks.push({ kind: 'comm', microbatch: -1, chunk: -1, start: optEnd, end, label: 'parameter all-gather / offload copies', lane: 'comm' });
     step = Math.max(step, end);
-    const exposed = T.work.exposedCommSeconds * m + (T.forward + T.backward - T.work.forward - T.work.backward) * m + (ready - E) + T.postStep;
+    syncExposed[s] = ready[s] - E;
+    const exposed = T.work.exposedCommSeconds * m + (T.forward + T.backward - T.work.forward - T.work.backward) * m + syncExposed[s] + T.postStep;
     exposedMax = Math.max(exposedMax, exposed);
     const base = staticBytes(plan, s);
     const mem = memoryCurve(L.mem, base, acts[s], v);
@@ -206,7 +214,9 @@ export function simulateStep(plan: Plan): Simulation {
   const flops = stepFlops(plan, st);
   const world = posInt(plan.parallel.dp) * posInt(plan.parallel.tp) * p * posInt(plan.parallel.cp);
   const peak = peakFlops(plan);
-  const collectives = st.flatMap((T) => T.comm.collectives);
+  // Gradient-sync collectives carry the exposure this simulation found (their share of the sync that outlasted compute).
+  const collectives = st.flatMap((T) => T.comm.collectives.map((c) => (GRAD_SYNC.has(c.id) && !(c.id === 'zero-grad-reduce-scatter' && c.countPerStep > 1)
+    ? { ...c, exposedSeconds: T.gradSync > 0 ? Math.min(c.seconds, (syncExposed[T.stage] * c.seconds) / T.gradSync) : 0 } : c)));
   return {
     ok: true, schedule: sched, pp: p, vpp: v, microbatches: m, stepSeconds: step,
     bubbleFraction: maxBusy > 0 ? Math.max(0, pipeEnd - maxBusy) / maxBusy : 0, exposedCommSeconds: exposedMax,

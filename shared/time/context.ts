@@ -53,6 +53,9 @@ export interface TimeContext {
   readonly pcieLink: GroupLink;
 }
 
+/** Work of a layer kind the model does not have. */
+const ZERO_UNIT: LayerUnit = { weights: 0, core: 0, act: 0 };
+
 /** Placeholder for a group of one rank (never used for traffic). */
 const NO_LINK: GroupLink = { size: 1, tier: 'nvlink', busbw: 1, alpha: 0, perNode: 1 };
 
@@ -125,9 +128,10 @@ export function timeContext(plan: Plan): TimeContext {
   const a = activationShape(plan);
   const actB = a.actBytes;
   const loraF = loraLayerFlops(plan, tokens);
-  const cp = axisLink(plan, 'cp');
+  const cp = posInt(par.cp) > 1 ? axisLink(plan, 'cp') : NO_LINK;
   const dpSize = posInt(par.dp) * posInt(par.cp);
-  const shard = Math.min(dpSize, posInt(par.sharding.shardGroupSize || dpSize));
+  // Plain DP (stage 0) reduces over all DP×CP ranks; ZeRO/FSDP shard over the shard group (HSDP: replicas of it).
+  const shard = par.sharding.stage === 0 ? dpSize : Math.min(dpSize, posInt(par.sharding.shardGroupSize || dpSize));
   const replicas = Math.max(1, Math.floor(dpSize / shard));
   const edp = Math.max(1, Math.floor((dpSize * posInt(par.tp)) / (posInt(par.ep) * posInt(par.etp))));
   const pp = posInt(par.pp);
@@ -138,12 +142,12 @@ export function timeContext(plan: Plan): TimeContext {
   return {
     plan, p: pp, m: microbatchesPerStep(plan), v: chunksPerStage(plan), tokens,
     flopRate: effectiveFlopRate(plan), hbm: hbmBandwidth(plan), actBytes: actB, shape,
-    dense: layerUnit(plan, shape, a, false, loraF), moe: m.moe ? layerUnit(plan, shape, a, true, loraF) : { weights: 0, core: 0, act: 0 },
+    dense: layerUnit(plan, shape, a, false, loraF), moe: m.moe ? layerUnit(plan, shape, a, true, loraF) : ZERO_UNIT,
     loraFlops: loraF, lmHeadFlops: lmHeadFlops(m, shape),
     // With SP each all-reduce becomes a reduce-scatter plus an all-gather: the same 2(n−1)/n·S on the wire.
-    tpOne: linkSeconds('all-reduce', tpMessageBytes(tokens, m.hiddenSize, actB), axisLink(plan, 'tp')),
-    cpOne: linkSeconds('all-gather', cpKvBytes(tokens * cp.size, m.kvHeads, m.headDim, actB, shape.tp), cp),
-    epOne: m.moe ? linkSeconds('all-to-all', epAllToAllBytes(tokens, m.moe.topK, m.hiddenSize, actB), axisLink(plan, 'ep')) : 0,
+    tpOne: shape.tp > 1 ? linkSeconds('all-reduce', tpMessageBytes(tokens, m.hiddenSize, actB), axisLink(plan, 'tp')) : 0,
+    cpOne: cp.size > 1 ? linkSeconds('all-gather', cpKvBytes(tokens * cp.size, m.kvHeads, m.headDim, actB, shape.tp), cp) : 0,
+    epOne: m.moe && posInt(par.ep) > 1 ? linkSeconds('all-to-all', epAllToAllBytes(tokens, m.moe.topK, m.hiddenSize, actB), axisLink(plan, 'ep')) : 0,
     p2p: pp > 1 ? linkSeconds('send-recv', ppMessageBytes(tokens, m.hiddenSize, actB, par.sp ? shape.tp : 1), ppLink) : 0,
     cpSize: cp.size, dpSize, shard, replicas, edp,
     shardLink: shard > 1 ? axisLink(plan, 'dp', shard) : NO_LINK,

@@ -9,7 +9,7 @@ import type { Collective } from '../comm/types';
 import { layoutProblems } from './problems';
 import { chunksPerStage, microbatchesPerStep, peakFlops, posInt } from './shape';
 import { allStageTimings, type StageTiming } from './stage';
-import { exposedGradSync, pipelineSeconds, stageMicrobatchSeconds } from './stepTime';
+import { exposedGradSync, pipelineSeconds, stageMicrobatchSeconds, stepTailSeconds } from './stepTime';
 import type { StepTimeEstimate, TimeTerm, TimeTermName } from './types';
 
 export const FLOP_CONVENTION =
@@ -64,8 +64,9 @@ export function estimateStepTime(plan: Plan): StepTimeEstimate {
   const pipe = pipelineSeconds(stages, m, v, sched);
   const grad = exposedGradSync(stages);
   const opt = Math.max(...stages.map((s) => s.optimizer));
-  const post = Math.max(...stages.map((s) => s.postStep));
-  const step = pipe + grad + opt + post;
+  const tail = stepTailSeconds(stages);
+  const post = Math.max(0, tail - opt);
+  const step = pipe + grad + tail;
   const busiest = stages.reduce((a, b) => (stageMicrobatchSeconds(b) > stageMicrobatchSeconds(a) ? b : a));
   const ideal = m * stageMicrobatchSeconds(busiest);
   const bubble = ideal > 0 ? Math.max(0, pipe - ideal) / ideal : 0;
@@ -95,8 +96,9 @@ export function estimateStepTime(plan: Plan): StepTimeEstimate {
     exposedGradSync: term('exposedGradSync', 'Exposed gradient sync', grad, 'max_s(0, t_sync − (1 − bucket/Ψ)·t_bwd − slack_s)',
       'PyTorch DDP bucketing (Li et al. 2020); Rajbhandari et al. 2020', I),
     optimizer: term('optimizer', 'Optimizer step', opt, 'Ψ_shard · bytes_touched / HBM bandwidth', 'roofline, memory-bound update', I),
-    postStep: term('postStep', 'After-step traffic', post, 'ZeRO-1/2 parameter all-gather + offload copies', 'Rajbhandari et al. 2020 §7.2.1', I),
-    step: term('step', 'Step time', step, 'pipeline + exposed grad sync + optimizer + post-step', nar, I),
+    postStep: term('postStep', 'After-step traffic', post, 'ZeRO-1/2 parameter all-gather + offload copies (beyond the optimizer of the slowest stage)',
+      'Rajbhandari et al. 2020 §7.2.1', I),
+    step: term('step', 'Step time', step, 'pipeline + exposed grad sync + max_s(optimizer + post-step)', nar, I),
   };
   return {
     stepSeconds: step, pipelineSeconds: pipe, bubbleFraction: bubble, exposedCommSeconds: exposedComm, optimizerSeconds: opt,

@@ -55,17 +55,18 @@ export function exposedGradSync(stages: readonly StageTiming[], counts?: readonl
   return Math.max(0, worst);
 }
 
-/** Step seconds = pipeline + exposed grad sync + max optimizer + max post-step traffic. */
+/** Optimizer plus post-step traffic of the slowest stage: max_s(t_opt,s + t_post,s) (every stage starts together after the sync). */
+export function stepTailSeconds(stages: readonly StageTiming[]): number {
+  let tail = 0;
+  for (const s of stages) tail = Math.max(tail, s.optimizer + s.postStep);
+  return tail;
+}
+
+/** Step seconds = pipeline + exposed grad sync + max_s(optimizer + post-step traffic). */
 export function stepSecondsOf(plan: Plan, stages: readonly StageTiming[], counts?: readonly number[]): number {
   const m = microbatchesPerStep(plan);
-  let opt = 0;
-  let post = 0;
-  for (const s of stages) {
-    opt = Math.max(opt, s.optimizer);
-    post = Math.max(post, s.postStep);
-  }
   return pipelineSeconds(stages, m, chunksPerStage(plan), plan.parallel.schedule, counts)
-    + exposedGradSync(stages, counts) + opt + post;
+    + exposedGradSync(stages, counts) + stepTailSeconds(stages);
 }
 
 /**

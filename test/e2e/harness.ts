@@ -148,8 +148,10 @@ export async function openFile(page: Page, relPath: string): Promise<void> {
   const input = page.locator('.quick-input-widget input');
   await input.waitFor();
   await input.fill(relPath);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor();
-  await page.keyboard.press('Enter');
+  // Click the row of this file (Enter could pick a stale first row while the list is still filtering).
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first();
+  await row.waitFor();
+  await row.click();
   await page.locator('.tab.active', { hasText: name }).first().waitFor();
   await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().waitFor();
 }

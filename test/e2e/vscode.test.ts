@@ -7,10 +7,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import {
-  ROOT, dashboardFrame, editorText, missingTools, norm, openFile, packageVsix, runCommand, shot, startSession, until,
+  ROOT, SHOTS, dashboardFrame, editorText, missingTools, norm, openFile, packageVsix, runCommand, shot, startSession, until,
   type Session,
 } from './harness';
 
@@ -59,6 +59,7 @@ async function stepWithShot(name: string, fn: (s: Session) => Promise<void>): Pr
 
 describe('ShardLens in VS Code (code-server)', { skip: missing ? `e2e skipped: ${missing}` : false, timeout: 240_000 }, () => {
   before(async () => {
+    rmSync(SHOTS, { recursive: true, force: true });
     packageVsix();
     s = await startSession(existsSync(EXAMPLES) ? EXAMPLES : join(ROOT, 'test/e2e/fixtures'), { 'ds_config_e2e_batch.json': FIXTURE });
   });
@@ -91,6 +92,10 @@ describe('ShardLens in VS Code (code-server)', { skip: missing ? `e2e skipped: $
         return t.includes('ShardLens') && t;
       }, 20_000);
       assert.match(hover, /train_micro_batch_size_per_gpu/);
+      // VS Code's own JSON support adds the bundled schema's description (contributes.jsonValidation).
+      const schema = JSON.parse(readFileSync(join(ROOT, 'schemas/deepspeed.schema.json'), 'utf8'));
+      const description: string = schema.properties.train_micro_batch_size_per_gpu.description;
+      await until('the schema description in the hover', async () => norm(await page.locator('.monaco-hover', { hasText: 'ShardLens' }).first().innerText()).includes(description.slice(0, 40)), 10_000);
     });
   });
 
@@ -140,6 +145,7 @@ describe('ShardLens in VS Code (code-server)', { skip: missing ? `e2e skipped: $
       assert.equal(state, 'chart');
       const rows = await frame.locator('#sim-table tbody tr').count();
       assert.ok(rows >= 1, 'one timeline lane per pipeline stage');
+      await shot(page, 'ok-simulate');
     });
   });
 
@@ -182,7 +188,25 @@ describe('ShardLens in VS Code (code-server)', { skip: missing ? `e2e skipped: $
       }, 30_000);
       // ZeRO-3 also shards the parameters (Rajbhandari et al. 2020, §5), so the peak of this file falls.
       assert.ok(Number(after.split(',')[0]) < Number((before ?? '').split(',')[0]), `${before} → ${after}`);
-      assert.match((await frame.locator('#memory-figures').innerText()), /ZeRO-3/);
+      assert.match((await frame.locator('#memory-table').textContent()) ?? '', /This file \(ZeRO-3/);
+    });
+  });
+
+  it('shows the side-bar dashboards of the ShardLens view container', async () => {
+    await stepWithShot('side-views', async ({ page }) => {
+      await page.locator('.activitybar .action-item [aria-label^="ShardLens"]').first().click();
+      const frame = await dashboardFrame(page, '.view[data-dashboard="memory"] #memory-figures', 60_000);
+      assert.ok(await frame.locator('#chart-memory-variants').count());
+      const comm = await dashboardFrame(page, '.view[data-dashboard="communication"]', 60_000);
+      assert.ok(await comm.locator('#communication').count());
+      await shot(page, 'ok-side-views');
+    });
+  });
+
+  it('loads the dashboards without CSP violations or rejected messages', async () => {
+    await stepWithShot('console', async ({ consoleErrors }) => {
+      const bad = consoleErrors.filter((l) => /Content Security Policy|Refused to (load|execute|apply)|ignored a malformed message/i.test(l));
+      assert.deepEqual(bad, []);
     });
   });
 

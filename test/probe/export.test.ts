@@ -149,6 +149,13 @@ describe('launch and cluster commands', () => {
 });
 
 describe('probeCommand input checks', () => {
+  const aliases = [['FULL_SHARD', 'fsdp-full-shard'], ['zero-redundancy', 'zero1'], ['fsdp-full', 'fsdp-full-shard'], ['hsdp', 'fsdp-hybrid-shard'], ['DDP', 'ddp'], ['zero9', undefined]] as const;
+  for (const [text, mode] of aliases) {
+    test(`--mode ${text} → ${mode ?? 'rejected'}`, async () => {
+      const { parseProbeMode } = await import('../../validation/torch/index');
+      assert.equal(parseProbeMode(text), mode);
+    });
+  }
   const io = () => { const err: string[] = []; return { err, io: { stdout: () => undefined, stderr: (s: string) => { err.push(s); } } }; };
   test('bad --ranks and --mode exit 2 with a message, before anything is launched', async () => {
     const { probeCommand } = await import('../../validation/torch/index');

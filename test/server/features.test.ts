@@ -189,6 +189,8 @@ describe('notifications', () => {
     const d = c.diagnostics(uri);
     await c.open(uri, '{\n  "train_micro_batch_size_per_gpu": 1,\n  "zero_optimization": { "stage": 3 }\n}\n');
     await d;
+    const find = () => c.notifications.filter((x) => x.method === LspMethods.analysisChanged).some((x) => (x.params as AnalysisChangedParams).uri === uri);
+    for (let i = 0; i < 2000 && !find(); i++) await new Promise((r) => setTimeout(r, 5));
     const n = c.notifications.filter((x) => x.method === LspMethods.analysisChanged).map((x) => x.params as AnalysisChangedParams).find((p) => p.uri === uri);
     assert.ok(n, 'no shardlens/analysisChanged');
     assert.equal(n.version, 1);
@@ -229,7 +231,12 @@ describe('shardlens/analysis', () => {
     assert.ok(sim.result.bubbleFraction > closed / 2 && sim.result.bubbleFraction < closed * 2, String(sim.result.bubbleFraction));
   });
 
-  test('returns null for a document that is not open', async () => {
+  test('reads a closed file from disk, and returns null for a file that does not exist', async () => {
+    // No test opens ds_z2_auto.json; it sets ZeRO stage 2.
+    const r = await c.analysis(uriOf('ds_z2_auto.json'));
+    assert.equal(r?.format, 'deepspeed');
+    assert.equal(r?.version, null);
+    assert.equal(r?.plan?.parallel.sharding.stage, 2);
     assert.equal(await c.analysis('file:///nowhere/ds_config.json'), null);
   });
 });

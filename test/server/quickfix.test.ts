@@ -5,6 +5,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { applyEdits } from '../../server/features/edits';
 import type { CodeAction } from 'vscode-languageserver';
 import { startClient, type Client } from './harness';
 
@@ -51,7 +54,7 @@ const CASES: readonly FixCase[] = [
   { name: 'raise the ZeRO stage', file: 'ds_config.json', text: DS_BIG, code: 'does-not-fit', title: /^Raise ZeRO stage 0 → 1 \(−/, edits: [['"stage": 0', '"stage": 1']] },
   {
     name: 'enable optimizer offload (inserted with the file\'s indentation)', file: 'ds_config.json', text: DS_BIG, code: 'does-not-fit',
-    title: /^Offload optimizer: offload none → cpu \(−/, edits: [['"stage": 0\n', '"stage": 0,\n    "offload_optimizer": {\n      "device": "cpu"\n    }\n']],
+    title: /^Offload optimizer states: none → cpu \(−/, edits: [['"stage": 0\n', '"stage": 0,\n    "offload_optimizer": {\n      "device": "cpu"\n    }\n']],
   },
   {
     name: 'lower the micro batch, raise accumulation (global batch kept)', file: 'ds_config.json', text: DS_BIG, code: 'does-not-fit',
@@ -59,8 +62,14 @@ const CASES: readonly FixCase[] = [
   },
   { name: 'raise TP (shell default kept)', file: 'pretrain.sh', text: SCRIPT_BIG, code: 'does-not-fit', title: /^Raise TP 2 → 4 \(−/, edits: [['TP_SIZE=${TP_SIZE:-2}', 'TP_SIZE=${TP_SIZE:-4}']] },
   { name: 'raise PP', file: 'pretrain.sh', text: SCRIPT_BIG, code: 'does-not-fit', title: /^Raise PP 2 → 4 \(−/, edits: [['PP_SIZE=2', 'PP_SIZE=4']] },
-  { name: 'enable full recomputation (TOML)', file: 'llama3_8b.toml', text: TITAN_NO_AC, code: 'does-not-fit', title: /^Enable recomputation: recompute none → full \(−/, edits: [['mode = "none"', 'mode = "full"']] },
-  { name: 'enable recomputation (YAML boolean)', file: 'axolotl.yaml', text: AXOLOTL_NO_GC, code: 'does-not-fit', title: /^Enable recomputation: recompute none → full \(−/, edits: [['gradient_checkpointing: false', 'gradient_checkpointing: true']] },
+  {
+    // Megatron arguments.py: full recomputation of every layer is --recompute-granularity full with a uniform method.
+    name: 'enable recomputation (Megatron flag inserted in the same array)', file: 'pretrain.sh', text: SCRIPT_BIG, code: 'does-not-fit',
+    title: /^Enable recomputation: none → full \(−/,
+    edits: [['    --micro-batch-size $MICRO_BATCH_SIZE\n', '    --micro-batch-size $MICRO_BATCH_SIZE\n    --recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n']],
+  },
+  { name: 'enable full recomputation (TOML)', file: 'llama3_8b.toml', text: TITAN_NO_AC, code: 'does-not-fit', title: /^Enable recomputation: none → full \(−/, edits: [['mode = "none"', 'mode = "full"']] },
+  { name: 'enable recomputation (YAML boolean)', file: 'axolotl.yaml', text: AXOLOTL_NO_GC, code: 'does-not-fit', title: /^Enable recomputation: none → full \(−/, edits: [['gradient_checkpointing: false', 'gradient_checkpointing: true']] },
   // DeepSpeed runtime/config.py: train_batch_size = micro × accumulation × world; 100 is not a multiple of 4 × 8.
   { name: 'repair the batch identity (global batch)', file: 'ds_config.json', text: DS_BATCH, code: 'batch-identity', title: /^Set global batch to 256 \(4 × 8 × 8 GPUs\)$/, edits: [['"train_batch_size": 100', '"train_batch_size": 256']] },
   // 512 / (4 × 8 GPUs) = 16 whole accumulation steps.
@@ -82,6 +91,24 @@ describe('quick fixes', () => {
       assert.equal(c.applied(uri, a), expected);
     });
   }
+
+  test('use "auto" in the referenced DeepSpeed JSON when the YAML disagrees with it', async () => {
+    // transformers integrations/deepspeed.py raises a mismatch error when both set the micro batch differently.
+    const dir = resolve('test/server/fixtures');
+    const yamlUri = pathToFileURL(`${dir}/mismatch.yaml`).toString();
+    const dsUri = pathToFileURL(`${dir}/ds_zero2.json`).toString();
+    const yaml = fixture('axolotl.yaml').replace(/^deepspeed:.*$/m, 'deepspeed: ds_zero2.json');
+    const d = c.diagnostics(yamlUri);
+    await c.open(yamlUri, yaml);
+    const diags = (await d).filter((x) => x.code === 'hf-ds-mismatch');
+    assert.ok(diags.length, 'no hf-ds-mismatch');
+    const actions = await c.actions(yamlUri, diags);
+    const a = actions.find((x) => /^Use "auto" for train_micro_batch_size_per_gpu in ds_zero2\.json/.test(x.title));
+    assert.ok(a, actions.map((x) => x.title).join(' | '));
+    const edits = a.edit?.changes?.[dsUri] ?? [];
+    const ds = fixture('ds_zero2.json');
+    assert.equal(applyEdits(ds, edits), ds.replace('"train_micro_batch_size_per_gpu": 4', '"train_micro_batch_size_per_gpu": "auto"'));
+  });
 
   test('no fix is offered when it would not lower the peak', async () => {
     const { actions } = await actionsFor('ds_config.json', DS_BIG, 'does-not-fit');

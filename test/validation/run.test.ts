@@ -8,7 +8,7 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runValidation, type ValidationReport } from '../../validation/index';
-import { GPT2, LLAMA3_8B, planOf } from './models';
+import { GPT2, LLAMA3_8B, QWEN3, planOf } from './models';
 
 const N = 4;
 /** Ψ of the scaled Llama-3-8B (scale.test.ts derives it from §7.2). */
@@ -100,5 +100,16 @@ describe('validation run on the pure-JS cpu backend', () => {
     assert.equal(r.backends.length, 1);
     const z2 = r.runs[1].ranks[0].measured;
     assert.equal(z2.gradientsBytes, (4 * r.parameters) / 2);
+  });
+});
+
+describe('validation run, Qwen3 family (q/k-norm, tied embeddings, GQA 2:1)', () => {
+  test('ZeRO-3 and DDP on 2 ranks agree with the core and with each other', async () => {
+    const r = await runValidation({ plan: planOf(QWEN3), ranks: 2, modes: ['ddp', 'zero3'], steps: 2, scale: { hiddenSize: 64, vocabSize: 128, seqLen: 32 } });
+    assert.equal(r.status, 'ok', r.error ?? r.checks.filter((c) => c.passed === false).map((c) => c.label).join('; '));
+    // §7.2 at h = 64, H = 4, KV = 2, d = 16, I = 192, V = 128, L = 2: L·(h·H·d + 2·h·KV·d + H·d·h + 2d + 3·h·I + 2h) + V·h + h.
+    const h = 64, d = 16;
+    assert.equal(r.parameters, 2 * (h * 4 * d + 2 * h * 2 * d + 4 * d * h + 2 * d + 3 * h * 192 + 2 * h) + 128 * h + h);
+    assert.ok((r.runs[1].relativeL2VsReplicated ?? 1) <= 1e-4);
   });
 });

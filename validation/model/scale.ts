@@ -2,7 +2,7 @@
  * Scales the config's model down to a GPT-style transformer that trains in seconds on one CPU core per rank,
  * keeping its family: GQA ratio, gated or plain MLP, norm kind, biases, tied embeddings, position kind, q/k-norm.
  */
-import type { ModelSpec, TrainingSpec } from '../../shared/plan/types';
+import type { ModelSpec, Plan, TrainingSpec } from '../../shared/plan/types';
 import type { ScaleOverrides, Scaling } from '../types';
 
 /** Defaults that give about 0.5 M parameters for common families. */
@@ -87,4 +87,16 @@ export function scaleModel(source: ModelSpec, training: Pick<TrainingSpec, 'seqL
         + `FFN ${ffnSize}, vocabulary ${vocabSize}, sequence ${seqLen}, micro-batch ${microBatch} per rank, fp32`,
     },
   };
+}
+
+/** What the run does not reproduce of the plan beyond the model: adapters, model parallelism, offload, precision. */
+export function planDropped(plan: Pick<Plan, 'lora' | 'parallel' | 'training'>): string[] {
+  const out: string[] = [];
+  if (plan.lora) out.push(`LoRA (rank ${plan.lora.rank}): the run trains every parameter`);
+  const p = plan.parallel;
+  if (p && (p.tp > 1 || p.pp > 1 || p.cp > 1 || p.ep > 1)) out.push(`model parallelism (TP ${p.tp}, PP ${p.pp}, CP ${p.cp}, EP ${p.ep}): the run is data parallel only`);
+  if (p && (p.sharding.offloadOptimizer !== 'none' || p.sharding.offloadParams !== 'none')) out.push('CPU/NVMe offload: states stay in the rank');
+  if (plan.training && plan.training.optimizer !== 'adam' && plan.training.optimizer !== 'adamw') out.push(`optimizer ${plan.training.optimizer}: the run uses Adam`);
+  if (plan.training && plan.training.gradAccum > 1) out.push(`gradient accumulation ${plan.training.gradAccum}: one micro-batch per step`);
+  return out;
 }

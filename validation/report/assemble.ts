@@ -24,7 +24,7 @@ const NOTES = [
   'Bytes sent are counted at the sender of each ring step (reduce-scatter and all-gather send (N−1)/N of the buffer each).',
   'The tfjs tape peak is tf.profile() peakBytes of the last step; tfjs keeps every intermediate of a unit’s recomputed forward, so it is not forced to agree with the activation estimate.',
   'Backward recomputes each unit from its input (activation checkpoints at unit boundaries), so ZeRO-3 gathers every unit once in forward and once in backward.',
-  'JS-side Float32Array buffers of the collectives are outside tf.memory() and reported separately.',
+  'JavaScript Float32Array buffers of the collectives are outside tf.memory(); the largest one per rank is reported separately.',
 ];
 
 export interface AssembleInput {

@@ -10,7 +10,7 @@ export function formatReportText(r: ValidationReport): string {
   out.push(`Validation: ${r.status}${r.error ? ` — ${r.error}` : ''}`);
   out.push(`Backend: ${r.backendLabel}`);
   for (const b of r.backends) out.push(`  ${pad(b.name, 15)} ${b.ok ? 'usable' : 'not used'}: ${b.reason}`);
-  if (r.scaling) out.push(`Scaling: ${r.scaling.summary}`);
+  if (r.scaling) out.push(`Scaling: ${r.scaling.summary}`, ...r.scaling.dropped.map((d) => `  not reproduced: ${d}`));
   if (r.parameters) out.push(`Parameters Ψ of the scaled model: ${r.parameters.toLocaleString('en-US')}; ${r.ranks} ranks, ${r.steps} steps per mode`);
   for (const run of r.runs) {
     const k = run.ranks[0];

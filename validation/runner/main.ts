@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Plan } from '../../shared/plan/types';
 import { createMailboxes } from '../collectives/ring';
 import { buildLayout } from '../model/layout';
-import { scaleModel } from '../model/scale';
+import { planDropped, scaleModel } from '../model/scale';
 import { backendLabel, chooseBackend, killProbes, probeAll } from '../probe/launch';
 import type { RankModeResult } from '../train/trainer';
 import type { BackendName, ScaleOverrides, ValidationMode, ValidationProgress, ValidationReport } from '../types';
@@ -55,7 +55,8 @@ async function run(job: RunnerJob): Promise<ValidationReport> {
   const probes = await probeAll(__dirname, job.backend === 'auto' ? undefined : [job.backend]);
   const backend = chooseBackend(probes);
   if (!backend) return errorReport(job, started, probes, 'no TensorFlow.js backend could be started');
-  const scaled = scaleModel(job.plan.model, job.plan.training, job.scale);
+  const base = scaleModel(job.plan.model, job.plan.training, job.scale);
+  const scaled = { ...base, scaling: { ...base.scaling, dropped: [...base.scaling.dropped, ...planDropped(job.plan)] } };
   const layout = buildLayout(scaled.model, job.ranks);
   const capacity = Math.max(...layout.units.map((u) => u.paddedSize / job.ranks));
   const shape = { model: scaled.model, seqLen: scaled.seqLen, microBatch: scaled.microBatch, ranks: job.ranks, seed: job.seed, learningRate: 3e-3 };

@@ -32,6 +32,19 @@ function row(t: TermComparison): string {
   return `  ${mark} ${t.term.padEnd(34)} ${mib(t.measured).padStart(12)} ${mib(t.expected).padStart(12)} ${pct(t.relError).padStart(9)}${t.note ? `  (${t.note})` : ''}`;
 }
 
+const ALIASES: Readonly<Record<string, ProbeMode>> = {
+  replicated: 'ddp', 'zero-redundancy': 'zero1', zero: 'zero1', 'zero-1': 'zero1', zro: 'zero1',
+  fsdp: 'fsdp-full-shard', 'fsdp-full': 'fsdp-full-shard', 'full-shard': 'fsdp-full-shard', 'fsdp-grad-op': 'fsdp-shard-grad-op',
+  'shard-grad-op': 'fsdp-shard-grad-op', 'no-shard': 'fsdp-no-shard', 'fsdp-hybrid': 'fsdp-hybrid-shard', 'hybrid-shard': 'fsdp-hybrid-shard', hsdp: 'fsdp-hybrid-shard',
+  ds: 'deepspeed',
+};
+
+/** A mode name, forgiving case, underscores and common aliases (FULL_SHARD, zero-redundancy, hsdp…). */
+export function parseProbeMode(text: string): ProbeMode | undefined {
+  const key = text.trim().toLowerCase().replace(/_/g, '-');
+  return PROBE_MODES.includes(key as ProbeMode) ? (key as ProbeMode) : ALIASES[key];
+}
+
 /** Exit codes: 0 measured matches the estimate, 1 it ran but differs or ranks failed, 2 bad input or no torch. */
 export async function probeCommand(plan: Plan, o: ProbeCliOptions, io: ProbeCliIo, signal?: AbortSignal): Promise<number> {
   const ranks = Number(o.ranks ?? plan.parallel.dp);
@@ -39,13 +52,14 @@ export async function probeCommand(plan: Plan, o: ProbeCliOptions, io: ProbeCliI
     io.stderr(`shardlens probe: --ranks must be a positive integer (got ${String(o.ranks)})\n`);
     return 2;
   }
-  if (o.mode !== undefined && !PROBE_MODES.includes(o.mode as ProbeMode)) {
+  const mode = o.mode === undefined ? undefined : parseProbeMode(o.mode);
+  if (o.mode !== undefined && !mode) {
     io.stderr(`shardlens probe: --mode must be one of ${PROBE_MODES.join(', ')} (got ${o.mode})\n`);
     return 2;
   }
   const steps = o.steps === undefined ? undefined : Number(o.steps);
   const out = await probeAndCompare({
-    plan, ranks, mode: o.mode as ProbeMode | undefined, python: o.python, signal, out: o.out,
+    plan, ranks, mode, python: o.python, signal, out: o.out,
     export: { steps, layout: o.dataParallelOnly ? 'data-parallel-only' : 'strict' },
     onProgress: (p) => { if (p.phase !== 'output') io.stderr(`${p.message}\n`); },
   });

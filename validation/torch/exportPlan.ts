@@ -105,15 +105,17 @@ export function exportProbePlan(plan: Plan, o: ExportOptions = {}): ExportedProb
     notes.push(`Data parallelism only: ${list} not reproduced; every rank holds the whole model.`);
   }
   const mode = o.mode ?? modeForPlan(plan, o.deepspeedAvailable);
-  if (mode === 'deepspeed' && plan.parallel.sharding.style !== 'deepspeed' && !o.deepspeedConfig) {
-    return { code: 'unsupported-plan', message: 'mode deepspeed needs the DeepSpeed JSON of the plan' };
-  }
+  if (plan.lora) notes.push('LoRA adapters not reproduced: the probe trains every parameter.');
+  if (plan.training.recompute !== 'none') notes.push('Activation recomputation not reproduced: the probe keeps every activation.');
+  if (plan.training.flashAttention) notes.push('Flash attention only where torch ≥ 2.0 offers scaled_dot_product_attention; older torch materialises the scores.');
   const seqLen = Math.min(plan.training.seqLen, o.maxSeqLen ?? 256);
   const microBatch = Math.min(plan.training.microBatch, o.maxMicroBatch ?? 4);
   if (!isCount(seqLen) || !isCount(microBatch)) return { code: 'unsupported-plan', message: 'sequence length and micro batch must be positive integers' };
-  if (seqLen !== plan.training.seqLen || microBatch !== plan.training.microBatch) {
-    notes.push(`Batch scaled: micro batch ${plan.training.microBatch} → ${microBatch}, sequence ${plan.training.seqLen} → ${seqLen}.`);
-  }
+  const batchChanges = [
+    ...(microBatch !== plan.training.microBatch ? [`micro batch ${plan.training.microBatch} → ${microBatch}`] : []),
+    ...(seqLen !== plan.training.seqLen ? [`sequence ${plan.training.seqLen} → ${seqLen}`] : []),
+  ];
+  if (batchChanges.length) notes.push(`Batch scaled: ${batchChanges.join(', ')}.`);
   const { model, scaling } = scaleProbeModel(probeModelOf(plan.model), o.maxParameters ?? 20e6, seqLen);
   const training = { microBatch, seqLen, precision: plan.training.precision, optimizer: plan.training.optimizer };
   const sharding = shardingFor(mode, plan, ranks);
@@ -145,7 +147,10 @@ export function comparablePlanFor(plan: Plan, ran: Pick<ProbePlan, 'model' | 'tr
   return {
     ...plan,
     model: { ...plan.model, ...ran.model, vocabPadMultiple: 0, moe: undefined },
-    training: { ...plan.training, microBatch, seqLen, precision: ran.training.precision, optimizer: ran.training.optimizer, gradAccum: 1, globalBatch: microBatch * ranks },
+    training: {
+      ...plan.training, microBatch, seqLen, precision: ran.training.precision, optimizer: ran.training.optimizer,
+      gradAccum: 1, globalBatch: microBatch * ranks, recompute: 'none', recomputeLayers: undefined, flashAttention: false,
+    },
     parallel: { ...plan.parallel, dp: ranks, tp: 1, pp: 1, cp: 1, ep: 1, etp: 1, vpp: 1, stageLayers: undefined, sp: false, sharding: shardingFor(ran.parallel.mode, plan, ranks) },
     lora: undefined,
   };

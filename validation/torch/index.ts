@@ -10,4 +10,4 @@ export { calibrate, applyCalibration, CALIBRATION_SETTING, type ClusterCorrectio
 export { scaleProbeModel, probeModelOf, probeParameters } from './scale';
 export * from './types';
 export { probeAndCompare, type ProbeOutcome } from './session';
-export { probeCommand, type ProbeCliOptions } from './cliCommand';
+export { probeCommand, parseProbeMode, type ProbeCliOptions } from './cliCommand';

@@ -125,6 +125,8 @@ export interface ProbeReport {
   readonly worldSize: number;
   readonly nnodes: number;
   readonly mode: ProbeMode;
+  /** sdpa: fused attention (torch ≥ 2.0); eager: scores materialised. */
+  readonly attention?: 'sdpa' | 'eager';
   /** Ψ of the model the probe built, or null when no rank built it. */
   readonly parameters: number | null;
   /** Elements of every distinct parameter tensor, in module order. */

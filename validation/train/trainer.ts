@@ -183,7 +183,8 @@ class RankTrainer {
           this.note(data.length);
           g = tf.tensor1d(ring.reduceScatter(data, 'reduce-scatter (gradients)'));
         }
-        const own = tf.slice(this.params[i], [r * chunk], [chunk]);
+        // The owned slice is copied in JavaScript: tfjs-backend-wasm's Slice is slow (see model/forward.ts).
+        const own = tf.tensor1d(download(this.params[i]).subarray(r * chunk, (r + 1) * chunk));
         const updated = adamStep(tf, ADAM_DEFAULTS, t, own, g, this.opt[i]);
         const full = ring.allGather(download(updated), 'all-gather (parameters)');
         this.note(full.length);

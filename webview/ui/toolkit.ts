@@ -6,7 +6,7 @@
  * January 2025); @vscode-elements/elements is the usual successor and provides the same controls.
  */
 import {
-  provideVSCodeDesignSystem, vsCodeBadge, vsCodeButton, vsCodeDivider, vsCodeDropdown, vsCodeOption, vsCodePanels,
+  provideVSCodeDesignSystem, vsCodeButton, vsCodeDivider, vsCodeDropdown, vsCodeOption, vsCodePanels,
   vsCodePanelTab, vsCodePanelView, vsCodeProgressRing,
 } from '@vscode/webview-ui-toolkit';
 
@@ -17,7 +17,7 @@ export function registerToolkit(): void {
   if (registered) return;
   registered = true;
   provideVSCodeDesignSystem().register(
-    vsCodeButton(), vsCodeBadge(), vsCodeDivider(), vsCodeDropdown(), vsCodeOption(), vsCodePanels(), vsCodePanelTab(),
+    vsCodeButton(), vsCodeDivider(), vsCodeDropdown(), vsCodeOption(), vsCodePanels(), vsCodePanelTab(),
     vsCodePanelView(), vsCodeProgressRing(),
   );
 }
@@ -55,11 +55,14 @@ export function dropdown(label: string, options: readonly { value: string; text:
   return wrap;
 }
 
-/** A small badge, e.g. "fits" or "does not fit". */
+/**
+ * A small badge, e.g. "fits" or "does not fit". Plain HTML: the toolkit's badge template carries an inline style
+ * attribute, which the dashboards' Content-Security-Policy (no 'unsafe-inline') rightly blocks.
+ */
 export function badge(text: string, kind: 'ok' | 'bad' | 'info' = 'info'): HTMLElement {
-  const b = document.createElement('vscode-badge');
+  const b = document.createElement('span');
   b.textContent = text;
-  b.className = `badge-${kind}`;
+  b.className = `badge badge-${kind}`;
   return b;
 }
 

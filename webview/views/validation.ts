@@ -126,7 +126,10 @@ export function renderValidation(host: HTMLElement, ui: UiState, units: 'GiB' | 
     componentsChart(sub, run, i, units);
     s.appendChild(sub);
   });
-  lossChart(s, res.runs);
+  if (res.runs.some((r) => r.losses?.length)) {
+    s.appendChild(el('h3', undefined, 'Loss per step (modes that agree draw over each other)'));
+    lossChart(s, res.runs);
+  }
   for (const t of [peakTable(res.runs, units), previousTable(res, units), figuresTable(res, units)]) if (t) s.appendChild(t);
   if (res.reportPath) s.appendChild(el('p', 'muted', `Report: ${res.reportPath}`));
   host.appendChild(s);

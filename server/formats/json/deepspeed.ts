@@ -35,7 +35,7 @@ function validate(s: FactSink, node: KNode, section: string, depth: number): voi
     const v = e.value;
     if (isAuto(e)) {
       if (!spec.auto) {
-        s.diag('ds-auto-unresolved', 'warning', `"auto" for ${written} is not filled by the HF Trainer or Accelerate; DeepSpeed will reject it.`, v.range);
+        s.diag('ds-auto-unresolved', spec.plan ? 'warning' : 'info', `"auto" for ${written} is not filled by the HF Trainer or Accelerate; unless your launcher fills it, DeepSpeed rejects it.`, v.range);
       }
       continue;
     }

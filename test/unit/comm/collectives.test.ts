@@ -125,3 +125,13 @@ describe('TP, PP, EP collectives per step', () => {
     }
   });
 });
+
+test('LoRA: data parallelism reduces the adapter gradients only, r·(d_in + d_out) per adapted projection (Hu et al. 2021)', () => {
+  const h = 1024, L = 8, r = 16;
+  const cs = collectivesPerStep(plan({
+    model: gpt(L, h, 16), training: { gradDtype: 'bf16' }, parallel: { dp: 8 }, lora: { rank: r, targets: ['q', 'v'] },
+    cluster: { gpu: A100, gpusPerNode: 8 },
+  }));
+  // q and v of an MHA model are h×h: each adapter holds r·(h + h) parameters; 2 bytes per bf16 gradient.
+  assert.equal(cs.find((c) => c.id === 'dp-grad-allreduce')?.bytesPerOccurrence, L * 2 * r * (h + h) * 2);
+});

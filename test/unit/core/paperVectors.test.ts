@@ -66,3 +66,24 @@ describe('Megatron distributed optimizer bytes per parameter', () => {
     }
   }
 });
+
+describe('Megatron theoretical_memory_usage.py weight and optimizer memory (formulas.md §b.2)', () => {
+  test('Llama-3-8B, TP 8, PP 1, padded vocabulary 129,024: per-rank parameters and 18 bytes each', () => {
+    // Megatron: self_attn = 2h²(1 + G/H)(kv·H/h), mlp = 2h·ffn·3/2 (swiglu), layernorms 2h·1 (RMSNorm), embedding h·V_pad
+    // (twice when untied and p = 1); tp_sharded = ((attn + mlp)·L + 2·embedding)/t, replicated = layernorms·L + final norm.
+    const h = 4096, L = 32, ffn = 14336, t = 8, V = 129_024;
+    const attn = 2 * h * h * ((1 + 8 / 32) * ((128 * 32) / h));
+    const mlp = 2 * h * ffn * 1.5;
+    const perRank = ((attn + mlp) * L + 2 * h * V) / t + 2 * h * L + h;
+    assert.equal(perRank, 1_004_802_048);
+    const plan = makePlan({
+      model: { ...preset('llama-3-8b'), vocabPadMultiple: 128 },
+      training: { precision: 'bf16-mixed', gradDtype: 'fp32' },
+      parallel: { tp: 8, dp: 1, sharding: { style: 'megatron-distopt', stage: 0 } },
+    }, H100);
+    const s = estimateMemory(plan).stages[0];
+    assert.equal(s.parametersPerRank, perRank);
+    // num_bytes_per_parameter = 18 without the distributed optimizer.
+    assert.equal(s.modelStatesBytes, 18 * perRank);
+  });
+});

@@ -131,6 +131,20 @@ describe('offload, recompute, adapters, fp8', () => {
     assert.equal(s.terms.gradients!.bytes, 2 * 4_194_304);
     assert.ok(Math.abs(s.terms.parameters!.bytes - (6_738_415_616 * NF4_BYTES + 2 * 4_194_304)) < 1);
   });
+  test('Adafactor keeps 4·(r + c) bytes per matrix (Shazeer & Stern 2018): far below Adam\'s 8 bytes per parameter', () => {
+    const s = estimateMemory(llamaPlan({ training: { optimizer: 'adafactor', precision: 'fp32' } })).stages[0];
+    const h = 4096, f = 14336, kv = 1024;
+    const layerStates = 4 * ((h + h) + 2 * (h + kv) + (h + h) + 3 * (h + f)) + 4 * 2 * h;
+    const layerParams = 2 * h * h + 2 * h * kv + 3 * h * f + 2 * h;
+    assert.ok(Math.abs(s.terms.optimizerStates!.bytes - (layerStates / layerParams) * s.parametersPerRank) < 1);
+  });
+  test('an fp32 accumulation buffer adds 4 bytes per parameter only when gradients are 16-bit', () => {
+    const g = (gradDtype: 'bf16' | 'fp32') => estimateMemory(llamaPlan({ training: { gradDtype, fp32GradAccum: true } })).stages[0];
+    const psi = g('bf16').parametersPerRank;
+    assert.equal(g('bf16').terms.gradAccumBuffer!.bytes, 4 * psi);
+    assert.equal(g('fp32').terms.gradAccumBuffer, undefined);
+    assert.equal(g('fp32').terms.gradients!.bytes, 4 * psi);
+  });
   test('fp8 adds weight caches (fp8 copy + transpose)', () => {
     const s = estimateMemory(llamaPlan({ training: { precision: 'fp8-mixed' } })).stages[0];
     assert.ok(s.terms.fp8WeightCache!.bytes > 0);

@@ -105,4 +105,10 @@ describe('DeepSpeed JSON', () => {
     assert.ok(g.diagnostics.some((d) => d.code === 'ds-enum' && d.message.includes('stage')));
     assert.ok(g.diagnostics.some((d) => d.code === 'ds-type' && d.message.includes('overlap_comm')));
   });
+
+  test('"auto" nothing fills: a warning on keys that drive the estimate, info on others', () => {
+    const g = parseConfig('/x/ds_config.json', '{"zero_optimization": {"stage": "auto", "offload_param": {"device": "cpu", "buffer_size": "auto"}}}');
+    const d = g.diagnostics.filter((x) => x.code === 'ds-auto-unresolved');
+    assert.deepEqual(d.map((x) => x.severity), ['warning', 'info']);
+  });
 });

@@ -21,7 +21,7 @@ function walk(dir: string, out: string[] = []): string[] {
     if (n.startsWith('.')) continue;
     const p = join(dir, n);
     if (statSync(p).isDirectory()) walk(p, out);
-    else out.push(p);
+    else if (/\.(json|ya?ml|toml|sh)$/.test(n)) out.push(p);
   }
   return out;
 }

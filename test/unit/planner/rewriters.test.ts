@@ -132,6 +132,13 @@ torchrun --nproc_per_node $GPUS_PER_NODE pretrain_gpt.py \\
     after: 'MODEL_PARALLEL_ARGS=(\n    --tensor-model-parallel-size 1\n    --micro-batch-size 1\n)\n',
   },
   {
+    name: 'Megatron: the older --virtual-pipeline-model-parallel-size count is kept in its own spelling',
+    format: 'megatron-script',
+    before: 'ARGS="--pipeline-model-parallel-size 4 --virtual-pipeline-model-parallel-size 2 --micro-batch-size 1"\n',
+    target: target({ pp: 8, vpp: 3, microBatch: 1, layers: 96 }),
+    after: 'ARGS="--pipeline-model-parallel-size 8 --virtual-pipeline-model-parallel-size 3 --micro-batch-size 1"\n',
+  },
+  {
     name: 'Megatron-DeepSpeed: --checkpoint-activations is its recomputation switch, ZeRO stage at its variable',
     format: 'megatron-script',
     before: 'ZERO_STAGE=1\ndeepspeed pretrain_gpt.py \\\n    --micro-batch-size 4 \\\n    --zero-stage $ZERO_STAGE \\\n    --deepspeed\n',
