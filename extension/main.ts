@@ -5,11 +5,12 @@
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { listPresets } from '../shared/model/presets';
-import { SETTINGS_SECTION, type AnalysisChangedParams, type DashboardView, type MemoryUnits } from '../shared/protocol';
+import { LspMethods, SETTINGS_SECTION, WEBVIEW_PROTOCOL_VERSION, type AnalysisChangedParams, type AnalysisResult, type DashboardView, type MemoryUnits } from '../shared/protocol';
+import { PROBE_COMMANDS, registerProbeCommands } from './probe/commands';
 import { DOCUMENT_SELECTOR, startClient } from './client';
 import { selectCluster } from './commands/cluster';
 import { selectModel } from './commands/model';
-import { runProbe, runValidation } from './commands/validate';
+import { runValidation } from './commands/validate';
 import { cancelActiveRun } from './commands/run';
 import { coreEstimate } from './dashboard/estimator';
 import { DashboardHub } from './dashboard/hub';
@@ -59,7 +60,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     guarded('shardlens.simulateStep', (arg) => openDashboard('simulation', arg)),
     guarded('shardlens.openDashboard', (arg) => openDashboard('memory', arg)),
     guarded('shardlens.runValidation', (arg) => runValidation(context, log, hub, targetUri(hub, arg))),
-    guarded('shardlens.runProbe', (arg) => runProbe(context, log, hub, targetUri(hub, arg))),
+    // "Run on PyTorch" is the probe's local run: mode and interpreter pick, progress, cancel, comparison with the estimate.
+    guarded('shardlens.runProbe', (arg) => vscode.commands.executeCommand(PROBE_COMMANDS.runLocal, targetUri(hub, arg))),
     guarded('shardlens.cancelValidation', () => { cancelActiveRun(); }),
     guarded('shardlens.selectCluster', () => selectCluster()),
     guarded('shardlens.selectModel', () => selectModel(listPresets().map((p) => ({ id: p.id, name: p.name })))),
@@ -71,6 +73,21 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await vscode.commands.executeCommand('editor.action.refactor');
     }),
   );
+
+  registerProbeCommands(context, {
+    getPlan: async (uri) => {
+      const u = uri ?? targetUri(hub, undefined);
+      if (!u || !client) return undefined;
+      const r = await client.sendRequest<AnalysisResult | null>(LspMethods.analysis, { uri: u });
+      return r?.plan;
+    },
+    showResult: (result) => {
+      DashboardPanel.show(context.extensionUri, hub, 'validation');
+      hub.post({ v: WEBVIEW_PROTOCOL_VERSION, type: 'validationResult', result });
+    },
+    showProgress: (state, message) => hub.post({ v: WEBVIEW_PROTOCOL_VERSION, type: 'validationProgress', state, fraction: state === 'running' ? 0 : 1, message }),
+    log,
+  });
 
   const onEditor = (ed: vscode.TextEditor | undefined) => {
     if (!ed) return; // A webview or panel took focus: keep describing the last config file.

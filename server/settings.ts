@@ -25,6 +25,7 @@ export function normalizeSettings(raw: unknown): ShardLensSettings {
   const hints = obj(r.hints);
   const overhead = obj(r.overhead);
   const formats = obj(r.formats);
+  const planner = obj(r.planner);
   const enabled = Array.isArray(formats.enabled) ? formats.enabled.filter((x): x is FormatId => typeof x === 'string') : [];
   return {
     cluster: {
@@ -41,6 +42,7 @@ export function normalizeSettings(raw: unknown): ShardLensSettings {
       fragmentation: num(overhead.fragmentation, d.overhead.fragmentation, 0, 1),
     },
     formats: { enabled },
+    planner: { safetyMargin: num(planner.safetyMargin, d.planner.safetyMargin, 0.5, 1) },
   };
 }
 

@@ -15,6 +15,7 @@ import type { Plan, Problem, TextRange } from './plan/types';
 import type { Collective } from './comm/types';
 import type { StepTimeEstimate } from './time/types';
 import type { Simulation } from './sim/types';
+import type { Layout, PlanResult } from './planner/types';
 
 /** How much the inlay hints show. */
 export type HintDetail = 'off' | 'minimal' | 'normal' | 'verbose';
@@ -25,7 +26,7 @@ export type MemoryUnits = 'GiB' | 'GB';
  * The `shardlens.*` settings, per resource. The extension's `contributes.configuration` declares exactly these keys:
  * `shardlens.cluster.gpu`, `shardlens.cluster.gpusPerNode`, `shardlens.cluster.nodes`, `shardlens.worldSize`,
  * `shardlens.model`, `shardlens.hints.detail`, `shardlens.units`, `shardlens.overhead.cudaContextGiB`, `shardlens.overhead.fragmentation`,
- * `shardlens.formats.enabled`.
+ * `shardlens.formats.enabled`, `shardlens.planner.safetyMargin`.
  */
 export interface ShardLensSettings {
   readonly cluster: {
@@ -50,6 +51,8 @@ export interface ShardLensSettings {
   };
   /** Formats to annotate; empty = all. */
   readonly formats: { readonly enabled: readonly FormatId[] };
+  /** Layout planner: a layout fits when its peak is at most GPU memory × `safetyMargin` (0.5 ≤ margin ≤ 1). */
+  readonly planner: { readonly safetyMargin: number };
 }
 
 /** Defaults used when the client sends nothing (and the defaults the extension's package.json declares). */
@@ -61,6 +64,7 @@ export const DEFAULT_SETTINGS: ShardLensSettings = {
   units: 'GiB',
   overhead: { cudaContextGiB: 1, fragmentation: 0.1 },
   formats: { enabled: [] },
+  planner: { safetyMargin: 0.9 },
 };
 
 /** The settings section the server asks for with workspace/configuration. */
@@ -123,7 +127,48 @@ export const LspMethods = {
   simulate: 'shardlens/simulate',
   /** Notification server → client when a document's analysis changed. Params: AnalysisChangedParams. */
   analysisChanged: 'shardlens/analysisChanged',
+  /** Request client → server: the best layouts for a document and their edits. Params: PlanLayoutsParams; result: PlanLayoutsResult | null. */
+  planLayouts: 'shardlens/planLayouts',
 } as const;
+
+/** Params of `shardlens/planLayouts`. */
+export interface PlanLayoutsParams {
+  readonly uri: string;
+  /** Layouts to return (default 5, at most 20). */
+  readonly topK?: number;
+}
+
+/** One text edit in LSP shape (zero-based lines and UTF-16 characters). */
+export interface LayoutTextEdit {
+  readonly range: TextRange;
+  readonly newText: string;
+}
+
+/** One planner layout with what applying it to the document does. */
+export interface PlannedLayout {
+  readonly layout: Layout;
+  /** Short label, e.g. "TP 2 · PP 1 · DP 4 · ZeRO-1 · micro 2×8 · recompute selective". */
+  readonly summary: string;
+  /** Edits that write the layout into the document; empty when the format cannot hold it. */
+  readonly edits: readonly LayoutTextEdit[];
+  /** Costs and settings that change, e.g. "peak 71.2 → 54.3 GiB, step 9.8 → 7.1 s; TP 1 → 8". */
+  readonly delta: string;
+  /** What the file cannot hold and where to set it instead. */
+  readonly notes: readonly string[];
+}
+
+/** Result of `shardlens/planLayouts`: the search and the top layouts, best first, with their edits. */
+export interface PlanLayoutsResult {
+  readonly uri: string;
+  readonly version: number | null;
+  readonly format: FormatId | null;
+  /** True when ShardLens can rewrite this format. */
+  readonly canApply: boolean;
+  /** Absent when the file does not resolve to a plan; `problems` says why. */
+  readonly result?: PlanResult;
+  readonly layouts: readonly PlannedLayout[];
+  readonly problems: readonly Problem[];
+}
 
 /** Params of `shardlens/ready`. */
 export interface ReadyParams {

@@ -1,15 +1,10 @@
 /**
- * "Run Validation" (tfjs runner, issue 6) and "Run on PyTorch" (torchrun probe, issue 7). Both run the CLI as a
- * child process, refuse in untrusted workspaces, stream progress to the dashboards and post the results.
+ * "Run Validation" (tfjs runner, issue 6). It runs the CLI as a child process, refuse in untrusted workspaces, stream progress to the dashboards and post the results.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { WEBVIEW_PROTOCOL_VERSION as V, type ValidationResultView } from '../../shared/protocol';
 import type { DashboardHub } from '../dashboard/hub';
 import { requireTrust } from '../trust';
-import { fromProbeReport } from '../validation/results';
 import { persistRunnerReport } from '../validation/persist';
 import { runCli } from './run';
 
@@ -69,15 +64,3 @@ export async function runValidation(context: vscode.ExtensionContext, log: vscod
   await finish(hub, log, 'Validation', run, saved.view);
 }
 
-export async function runProbe(context: vscode.ExtensionContext, log: vscode.LogOutputChannel, hub: DashboardHub, uri: string | undefined): Promise<void> {
-  if (!requireTrust('Run on PyTorch')) return;
-  const file = localPath(uri);
-  const ranks = await vscode.window.showQuickPick(['1', '2', '4', '8'], { title: 'ShardLens: ranks (processes) for torchrun', placeHolder: 'One process per GPU, or CPU processes over gloo' });
-  if (!ranks) return;
-  const out = join(mkdtempSync(join(tmpdir(), 'shardlens-probe-')), 'report.json');
-  hub.post({ v: V, type: 'validationProgress', state: 'running', fraction: 0, message: `Starting torchrun with ${ranks} ranks…` });
-  const run = await runCli(context.extensionPath, ['probe', file, '--ranks', ranks, '--out', out], 'ShardLens: running on PyTorch', cwdOf(file), log, (l) => progressLine(hub, l));
-  let report: unknown;
-  try { report = JSON.parse(readFileSync(out, 'utf8')); } catch { report = lastJson(run.stdout); }
-  await finish(hub, log, 'The PyTorch probe', run, fromProbeReport(report, out));
-}

@@ -9,11 +9,12 @@ import {
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import {
   LspMethods, PROTOCOL_VERSION, type AnalysisChangedParams, type AnalysisParams, type AnalysisResult,
-  type AnalysisSimulation, type ReadyParams,
+  type AnalysisSimulation, type PlanLayoutsParams, type PlanLayoutsResult, type ReadyParams,
 } from '../../shared/protocol';
 import { analyzeDocument, type DocumentAnalysis } from '../analysis/analyze';
 import { core, initCore } from '../analysis/core';
 import { createHost, toPath } from '../analysis/host';
+import { DEFAULT_TOP_K, MAX_TOP_K, PlannerCache } from '../analysis/plannerCache';
 import { AnalysisScheduler } from '../analysis/scheduler';
 import { SettingsStore } from '../settings';
 import { buildAnalysisResult, simulationOf } from './analysisResult';
@@ -24,11 +25,13 @@ import { buildDiagnostics } from './diagnostics';
 import { peakBytes } from './figures';
 import { buildHover } from './hover';
 import { buildInlayHints } from './inlayHints';
+import { LAYOUT_ACTIONS, LAYOUT_ACTION_KIND, buildLayoutActions, wantsLayoutActions } from './layoutActions';
 
 export const ReadyNotification = new NotificationType<ReadyParams>(LspMethods.ready);
 export const AnalysisChangedNotification = new NotificationType<AnalysisChangedParams>(LspMethods.analysisChanged);
 export const AnalysisRequest = new RequestType<AnalysisParams, AnalysisResult | null, void>(LspMethods.analysis);
 export const SimulateRequest = new RequestType<AnalysisParams, AnalysisSimulation | null, void>(LspMethods.simulate);
+export const PlanLayoutsRequest = new RequestType<PlanLayoutsParams, PlanLayoutsResult | null, void>(LspMethods.planLayouts);
 
 export const SERVER_VERSION = '0.1.0';
 
@@ -71,6 +74,14 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   let root: string | undefined;
   const host = createHost((uri) => documents.get(uri)?.getText(), () => root);
   let ready: Promise<void> = Promise.resolve();
+  const planner = new PlannerCache();
+  /** The planner's layouts for an analysis: yields once first, so a request cancelled meanwhile never starts a search. */
+  const planned = async (a: DocumentAnalysis, topK: number, token: { isCancellationRequested: boolean }) => {
+    const hit = planner.peek(a, topK);
+    if (hit) return hit;
+    await new Promise((r) => setImmediate(r));
+    return token.isCancellationRequested ? undefined : planner.get(a, topK);
+  };
 
   const scheduler = new AnalysisScheduler({
     delayMs: options.debounceMs ?? 50,
@@ -130,7 +141,7 @@ export function startServer(connection: Connection, options: ServerOptions = {})
         hoverProvider: true,
         inlayHintProvider: { resolveProvider: false },
         codeLensProvider: { resolveProvider: false },
-        codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
+        codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, LAYOUT_ACTION_KIND] },
         completionProvider: { triggerCharacters: ['"', '-', '.'] },
       },
       serverInfo: { name: 'shardlens', version: SERVER_VERSION },
@@ -153,6 +164,7 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   documents.onDidClose((e) => {
     scheduler.close(e.document.uri);
     settings.clear(e.document.uri);
+    planner.clear(e.document.uri);
     void connection.sendDiagnostics({ uri: e.document.uri, diagnostics: [] });
     touchDependents(e.document.uri);
   });
@@ -165,6 +177,7 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   });
   connection.onDidChangeConfiguration((p) => {
     settings.setGlobal(p.settings);
+    planner.clear();
     scheduler.invalidateAll();
     refresh();
   });
@@ -183,7 +196,11 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   });
   connection.onCodeAction(async (p, token) => {
     const a = await analysis(p.textDocument.uri);
-    return a && !token.isCancellationRequested ? buildCodeActions(a, core(), p.context.diagnostics) : [];
+    if (!a || token.isCancellationRequested) return [];
+    const fixes = buildCodeActions(a, core(), p.context.diagnostics);
+    if (!a.plan || !wantsLayoutActions(p.context)) return fixes;
+    const layouts = await planned(a, LAYOUT_ACTIONS, token);
+    return token.isCancellationRequested ? [] : [...fixes, ...(layouts ? buildLayoutActions(layouts) : [])];
   });
   connection.onCompletion(async (p) => {
     const a = await analysis(p.textDocument.uri);
@@ -192,6 +209,12 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   connection.onRequest(AnalysisRequest, async (p) => {
     const a = await anyAnalysis(p.uri);
     return a ? buildAnalysisResult(a, core()) : null;
+  });
+  connection.onRequest(PlanLayoutsRequest, async (p, token) => {
+    const a = typeof p?.uri === 'string' ? await anyAnalysis(p.uri) : undefined;
+    if (!a || token.isCancellationRequested) return null;
+    const topK = typeof p.topK === 'number' && Number.isFinite(p.topK) ? Math.min(MAX_TOP_K, Math.max(1, Math.floor(p.topK))) : DEFAULT_TOP_K;
+    return (await planned(a, topK, token)) ?? null;
   });
   connection.onRequest(SimulateRequest, async (p) => {
     const a = await anyAnalysis(p.uri);

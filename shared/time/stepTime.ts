@@ -5,7 +5,10 @@
 import type { Plan, PipelineSchedule } from '../plan/types';
 import { layoutRunnable } from './problems';
 import { chunksPerStage, microbatchesPerStep } from './shape';
+import { stageLayerCount } from '../comm/stageParams';
+import { moeLayersIn } from '../model/params';
 import { timeContext } from './context';
+import { recomputedLayers } from './microbatch';
 import { stageTiming, type StageTiming } from './stage';
 
 /** Per-micro-batch seconds of a stage for the schedule: forward + recompute + backward. */
@@ -70,31 +73,41 @@ export function stepSecondsOf(plan: Plan, stages: readonly StageTiming[], counts
 }
 
 /**
- * Fast numeric step time for the planner: the same term functions without listing collectives. Under the default split
- * stages differ only in being first or last and in holding ⌈L/p⌉ or ⌊L/p⌋ layers, so one representative per run of
- * alike stages is evaluated and weighted by its count (at most 4 stages). Explicit splits and MoE layer frequencies > 1
- * evaluate every stage. NaN for layouts with problems.
+ * Fast numeric step time for the planner: the same term functions without listing collectives. A stage's timing
+ * depends only on whether it is first or last and on its layer, MoE-layer and recomputed-layer counts, so each run of
+ * alike consecutive middle stages is evaluated once and weighted by its length (even splits: at most 4 stages; the
+ * planner's uneven splits: 3). NaN for layouts with problems.
  */
 export function stepSecondsFast(plan: Plan): number {
   if (!layoutRunnable(plan)) return Number.NaN;
   const p = plan.parallel.pp;
   const ctx = timeContext(plan);
-  if (p === 1) return stepSecondsOf(plan, [stageTiming(plan, 0, false, ctx)]);
-  const stages: StageTiming[] = [];
-  const counts: number[] = [];
-  if (plan.parallel.stageLayers || (plan.model.moe && plan.model.moe.layerFrequency > 1)) {
-    for (let s = 0; s < p; s++) stages.push(stageTiming(plan, s, false, ctx));
-    return stepSecondsOf(plan, stages);
-  }
-  // Runs of alike stages in order: 0 | 1..r−1 (⌈L/p⌉ layers) | max(1, r)..p−2 (⌊L/p⌋ layers) | p−1.
-  const r = plan.model.layers % p;
-  const mid = Math.max(1, r);
-  for (let k = 0; k < 4; k++) {
-    const first = k === 0 ? 0 : k === 1 ? 1 : k === 2 ? mid : p - 1;
-    const count = k === 0 || k === 3 ? 1 : k === 1 ? r - 1 : p - 1 - mid;
-    if (count <= 0) continue;
-    stages.push(stageTiming(plan, first, false, ctx));
-    counts.push(count);
+  const model = plan.model;
+  const stages = STAGES;
+  const counts = COUNTS;
+  stages.length = 0;
+  counts.length = 0;
+  let start = 0, prevN = -1, prevMoe = -1, prevMoeR = -1;
+  for (let s = 0; s < p; s++) {
+    const n = stageLayerCount(plan, s);
+    const nR = recomputedLayers(plan, n);
+    const nMoe = moeLayersIn(model, start, start + n);
+    const nMoeR = moeLayersIn(model, start, start + nR);
+    start += n;
+    // Stages 0 and p − 1 differ from the middle ones (embedding, LM head), so they never join a run.
+    if (s > 1 && s < p - 1 && n === prevN && nMoe === prevMoe && nMoeR === prevMoeR) {
+      counts[counts.length - 1]++;
+      continue;
+    }
+    stages.push(stageTiming(plan, s, false, ctx));
+    counts.push(1);
+    prevN = n;
+    prevMoe = nMoe;
+    prevMoeR = nMoeR;
   }
   return stepSecondsOf(plan, stages, counts);
 }
+
+/** Scratch lists of stepSecondsFast (reused; it is not re-entrant and never yields). */
+const STAGES: StageTiming[] = [];
+const COUNTS: number[] = [];
