@@ -1,7 +1,8 @@
 /**
  * Layout planner figures (issue 8): layouts evaluated per second on one core with the core's fast paths
- * (goal ≥ 10⁶), the planner's own overhead per layout (no-op estimators), and the wall time of a full search for
- * Llama 3.1 405B on 16,384 H100s (goal ≤ 1 s). Printed, never asserted.
+ * (goal ≥ 10⁶), the planner's own overhead per layout (no-op estimators), and the time of a full search for
+ * Llama 3.1 405B on 16,384 H100s (goal ≤ 1 s). Rates use CPU time of this process (medians of runs), from the
+ * TypeScript sources (tsx) and from an esbuild bundle (as shipped). Printed, never asserted.
  */
 import { pathToFileURL } from 'node:url';
 import { findGpu } from '../shared/hardware/gpus';
@@ -9,7 +10,9 @@ import { findPreset } from '../shared/model/presets';
 import { makePlan } from '../shared/plan/defaults';
 import type { Plan } from '../shared/plan/types';
 import { planLayouts } from '../shared/planner/plan-layouts';
-import type { PlannerEstimators } from '../shared/planner/types';
+import { peakMemoryFast } from '../shared/memory/fast';
+import { stepSecondsFast } from '../shared/time/stepTime';
+import type { PlannerEstimators, PlannerOptions, PlanResult } from '../shared/planner/types';
 
 /** Llama 3.1 405B as in the Llama 3 paper §3.3: 8K sequences, 16M-token batches (2,048 sequences), 16,384 H100s. */
 function llama405b(): Plan {
@@ -28,35 +31,83 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)];
 }
 
-export async function benchPlanner(): Promise<Record<string, number | string>> {
-  const base = llama405b();
-  // Warm up the JIT once, then take the median of three full searches.
-  planLayouts(base);
-  const runs = [0, 1, 2].map(() => planLayouts(base));
-  const seconds = median(runs.map((r) => r.seconds));
-  const r = runs[0];
+/** The planner entry and the fast paths it searches with, from the sources or from a bundle. */
+interface Core {
+  readonly planLayouts: (base: Plan, opts?: PlannerOptions, est?: PlannerEstimators) => PlanResult;
+  readonly peakMemoryFast: (p: Plan) => number;
+  readonly stepSecondsFast: (p: Plan) => number;
+}
+
+/** The same functions bundled by esbuild the way the CLI and server ship them (undefined when esbuild is missing). */
+async function bundledCore(): Promise<Core | undefined> {
+  try {
+    const esbuild = await import('esbuild');
+    const out = await esbuild.build({
+      stdin: {
+        contents: "export { planLayouts } from './shared/planner/plan-layouts'; export { peakMemoryFast } from './shared/memory/fast';"
+          + " export { stepSecondsFast } from './shared/time/stepTime';",
+        resolveDir: process.cwd(), loader: 'ts',
+      },
+      bundle: true, write: false, format: 'esm', platform: 'neutral', minify: false,
+    });
+    return (await import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString('base64')}`)) as Core;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Median CPU seconds of a search and its result (CPU time of this process: other processes do not count). */
+function timed(run: () => PlanResult, runs: number): { seconds: number; result: PlanResult } {
+  let result = run();
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = process.cpuUsage();
+    result = run();
+    const c = process.cpuUsage(t0);
+    times.push((c.user + c.system) / 1e6);
+  }
+  return { seconds: median(times), result };
+}
+
+/** Figures of one build of the core. */
+function figures(core: Core, base: Plan, tag: string): Record<string, number> {
+  const full = timed(() => core.planLayouts(base), 9);
+  // The fast paths alone: no re-estimation of the returned layouts with the traceable estimators.
+  const fast: PlannerEstimators = { peakBytes: core.peakMemoryFast, stepSeconds: core.stepSecondsFast };
+  const searchOnly = timed(() => core.planLayouts(base, {}, fast), 9);
+  const exhaustive = timed(() => core.planLayouts(base, { exhaustive: true }, fast), 5);
   let n = 0;
   const noop: PlannerEstimators = { peakBytes: () => 1e9, stepSeconds: () => 1 + (n++ % 997) * 1e-6 };
-  // The search alone is short (milliseconds): warm it up well and take the median of many runs.
-  for (let i = 0; i < 10; i++) planLayouts(base, { exhaustive: true }, noop);
-  const over = Array.from({ length: 21 }, () => planLayouts(base, { exhaustive: true }, noop));
-  const overhead = median(over.map((x) => x.seconds / Math.max(1, x.evaluated)));
-  const best = r.layouts[0];
+  for (let i = 0; i < 5; i++) core.planLayouts(base, { exhaustive: true }, noop);
+  const over = timed(() => core.planLayouts(base, { exhaustive: true }, noop), 21);
   return {
-    'layouts evaluated per second, core fast paths (goal ≥ 1e6)': r.evaluated / seconds,
-    'layouts per second, search alone (no-op estimators)': 1 / overhead,
-    'Llama 3.1 405B on 16,384 H100: full search, s (goal ≤ 1)': seconds,
-    'Llama 3.1 405B: layouts evaluated': r.evaluated,
-    'Llama 3.1 405B: layouts pruned (memory-monotone)': r.pruned['memory-monotone'] ?? 0,
-    'Llama 3.1 405B: best layout': best
-      ? `TP ${best.tp} PP ${best.pp} VPP ${best.vpp} CP ${best.cp} DP ${best.dp} ZeRO-${best.zero} b ${best.microBatch} ${best.recompute}, ` +
-        `${(best.peakReservedBytes / 2 ** 30).toFixed(1)} GiB, ${best.stepSeconds.toFixed(2)} s`
-      : 'none fits',
+    [`layouts/CPU-s, full search incl. re-estimating the top layouts (${tag}; goal ≥ 1e6)`]: full.result.evaluated / full.seconds,
+    [`layouts/CPU-s, search with the fast paths only (${tag})`]: searchOnly.result.evaluated / searchOnly.seconds,
+    [`layouts/CPU-s, exhaustive search, fast paths only (${tag})`]: exhaustive.result.evaluated / exhaustive.seconds,
+    [`layouts/CPU-s, search alone, no-op estimators (${tag})`]: over.result.evaluated / over.seconds,
+    [`Llama 3.1 405B on 16,384 H100: full search, CPU s (${tag}; goal ≤ 1)`]: full.seconds,
   };
 }
 
+export async function benchPlanner(): Promise<Record<string, number | string>> {
+  const base = llama405b();
+  const dev: Core = { planLayouts, peakMemoryFast, stepSecondsFast };
+  const out: Record<string, number | string> = { ...figures(dev, base, 'tsx') };
+  const shipped = await bundledCore();
+  if (shipped) Object.assign(out, figures(shipped, base, 'esbuild bundle'));
+  const r = planLayouts(base);
+  const best = r.layouts[0];
+  out['Llama 3.1 405B: layouts evaluated'] = r.evaluated;
+  out['Llama 3.1 405B: layouts pruned (memory-monotone)'] = r.pruned['memory-monotone'] ?? 0;
+  out['Llama 3.1 405B: best layout'] = best
+    ? `TP ${best.tp} PP ${best.pp} VPP ${best.vpp} CP ${best.cp} DP ${best.dp} ZeRO-${best.zero} b ${best.microBatch} ${best.recompute}, `
+      + `${(best.peakReservedBytes / 2 ** 30).toFixed(1)} GiB, ${best.stepSeconds.toFixed(2)} s`
+    : 'none fits';
+  return out;
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  void benchPlanner().then((figures) => {
-    for (const [k, v] of Object.entries(figures)) console.log(`${k.padEnd(62)} ${typeof v === 'number' ? Number(v.toPrecision(4)) : v}`);
+  void benchPlanner().then((figs) => {
+    for (const [k, v] of Object.entries(figs)) console.log(`${k.padEnd(62)} ${typeof v === 'number' ? Number(v.toPrecision(4)) : v}`);
   });
 }

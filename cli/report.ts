@@ -1,8 +1,9 @@
 /** Shared pieces of the CLI's text output: problems with their places, assumptions, a plan summary. */
-import type { Fact } from '../shared/plan/facts';
+import type { ConfigDiagnostic, Fact } from '../shared/plan/facts';
+import { mergeProblems } from '../shared/plan/problems';
 import type { Assumption } from '../shared/plan/resolve';
 import type { Plan, Problem } from '../shared/plan/types';
-import { formatBytes, formatCount } from '../server/features/format';
+import { formatBytes, formatCount } from '../shared/units';
 import type { Loaded } from './load';
 
 /** "file:line:col" of the first input of a problem that came from a file, else the file. */
@@ -15,20 +16,13 @@ export function whereOf(p: Problem, facts: Readonly<Record<string, Fact>>, file:
   return file;
 }
 
-/** Problems and parse diagnostics of a loaded file, with their places, for JSON and text output. */
+/** Problems and parse diagnostics of a loaded file, each finding once, with its place, for JSON and text output. */
 export function allProblems(l: Loaded, extra: readonly Problem[] = []): { severity: string; code: string; message: string; where: string; paths: readonly string[] }[] {
-  const out = l.primary.diagnostics.map((d) => ({
-    severity: d.severity, code: d.code, message: d.message, paths: d.paths,
-    where: `${l.path}:${d.range.start.line + 1}:${d.range.start.character + 1}`,
-  }));
-  const seen = new Set(out.map((o) => `${o.code}|${o.message}`));
-  for (const p of [...l.resolved.problems, ...extra]) {
-    const key = `${p.code}|${p.message}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    out.push({ severity: p.severity, code: p.code, message: p.message, paths: p.paths, where: whereOf(p, l.resolved.factsUsed, l.path) });
-  }
-  return out;
+  return mergeProblems(l.primary.diagnostics, l.resolved.problems, extra).map((p) => {
+    const range = (p as Partial<ConfigDiagnostic>).range;
+    const where = range ? `${l.path}:${range.start.line + 1}:${range.start.character + 1}` : whereOf(p, l.resolved.factsUsed, l.path);
+    return { severity: p.severity, code: p.code, message: p.message, paths: p.paths, where };
+  });
 }
 
 /** True when any problem is an error (the input cannot be estimated as written). */

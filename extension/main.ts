@@ -9,6 +9,7 @@ import { LspMethods, SETTINGS_SECTION, WEBVIEW_PROTOCOL_VERSION, type AnalysisCh
 import { PROBE_COMMANDS, registerProbeCommands } from './probe/commands';
 import { DOCUMENT_SELECTOR, startClient } from './client';
 import { selectCluster } from './commands/cluster';
+import { applyLayout, layoutTarget } from './commands/layout';
 import { selectModel } from './commands/model';
 import { runValidation } from './commands/validate';
 import { cancelActiveRun } from './commands/run';
@@ -66,11 +67,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     guarded('shardlens.selectCluster', () => selectCluster()),
     guarded('shardlens.selectModel', () => selectModel(listPresets().map((p) => ({ id: p.id, name: p.name })))),
     guarded('shardlens.showOutput', () => log.show()),
-    // Placeholder until the planner's layouts reach the server: its layout edits are offered as refactorings.
-    guarded('shardlens.applyLayout', async () => {
-      const ed = vscode.window.activeTextEditor;
-      if (!ed || !isConfig(ed.document)) throw new Error('open a training config to apply a layout to it');
-      await vscode.commands.executeCommand('editor.action.refactor');
+    guarded('shardlens.applyLayout', (arg) => {
+      const target = layoutTarget(arg);
+      return applyLayout(client, targetUri(hub, target.uri), units(), target.index);
     }),
   );
 
@@ -101,7 +100,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (e.affectsConfiguration(SETTINGS_SECTION)) { status.setActive(hub.uri); void hub.refresh(); }
     }),
   );
-  onEditor(vscode.window.activeTextEditor);
+  // After a window reload a restored dashboard may hold the focus: then describe the first visible config editor.
+  onEditor(vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors.find((e) => isConfig(e.document)));
 
   let pending: NodeJS.Timeout | undefined;
   const onAnalysisChanged = (p: AnalysisChangedParams) => {

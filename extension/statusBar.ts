@@ -4,7 +4,7 @@
  */
 import * as vscode from 'vscode';
 import type { AnalysisChangedParams, AnalysisResult } from '../shared/protocol';
-import { formatBytes, formatSeconds } from './format';
+import { formatBytes, formatSeconds } from '../shared/units';
 
 /** The status bar summary of a full analysis (the same figures the server's analysisChanged carries). */
 export function summaryOf(r: AnalysisResult): AnalysisChangedParams {

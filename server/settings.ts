@@ -4,6 +4,7 @@
  */
 import type { Connection } from 'vscode-languageserver';
 import type { FormatId } from '../shared/plan/facts';
+import { normalizeCalibration } from '../shared/plan/calibration';
 import { DEFAULT_SETTINGS, SETTINGS_SECTION, type HintDetail, type ShardLensSettings } from '../shared/protocol';
 
 const DETAILS: readonly HintDetail[] = ['off', 'minimal', 'normal', 'verbose'];
@@ -43,6 +44,7 @@ export function normalizeSettings(raw: unknown): ShardLensSettings {
     },
     formats: { enabled },
     planner: { safetyMargin: num(planner.safetyMargin, d.planner.safetyMargin, 0.5, 1) },
+    calibration: normalizeCalibration(r.calibration),
   };
 }
 

@@ -16,6 +16,7 @@ import type { Collective } from './comm/types';
 import type { StepTimeEstimate } from './time/types';
 import type { Simulation } from './sim/types';
 import type { Layout, PlanResult } from './planner/types';
+import type { ClusterCorrection } from './plan/calibration';
 
 /** How much the inlay hints show. */
 export type HintDetail = 'off' | 'minimal' | 'normal' | 'verbose';
@@ -26,7 +27,7 @@ export type MemoryUnits = 'GiB' | 'GB';
  * The `shardlens.*` settings, per resource. The extension's `contributes.configuration` declares exactly these keys:
  * `shardlens.cluster.gpu`, `shardlens.cluster.gpusPerNode`, `shardlens.cluster.nodes`, `shardlens.worldSize`,
  * `shardlens.model`, `shardlens.hints.detail`, `shardlens.units`, `shardlens.overhead.cudaContextGiB`, `shardlens.overhead.fragmentation`,
- * `shardlens.formats.enabled`, `shardlens.planner.safetyMargin`.
+ * `shardlens.formats.enabled`, `shardlens.planner.safetyMargin`, `shardlens.calibration`.
  */
 export interface ShardLensSettings {
   readonly cluster: {
@@ -53,6 +54,8 @@ export interface ShardLensSettings {
   readonly formats: { readonly enabled: readonly FormatId[] };
   /** Layout planner: a layout fits when its peak is at most GPU memory × `safetyMargin` (0.5 ≤ margin ≤ 1). */
   readonly planner: { readonly safetyMargin: number };
+  /** Per-cluster corrections written by "Calibrate Cluster from a Probe Report", keyed by cluster name (default: GPU id). */
+  readonly calibration: Readonly<Record<string, ClusterCorrection>>;
 }
 
 /** Defaults used when the client sends nothing (and the defaults the extension's package.json declares). */
@@ -65,6 +68,7 @@ export const DEFAULT_SETTINGS: ShardLensSettings = {
   overhead: { cudaContextGiB: 1, fragmentation: 0.1 },
   formats: { enabled: [] },
   planner: { safetyMargin: 0.9 },
+  calibration: {},
 };
 
 /** The settings section the server asks for with workspace/configuration. */
@@ -204,8 +208,8 @@ export const ClientCommands = {
 export const WEBVIEW_PROTOCOL_VERSION = 1;
 
 /** The dashboards a webview can show. */
-export type DashboardView = 'memory' | 'communication' | 'simulation' | 'validation';
-export const DASHBOARD_VIEWS: readonly DashboardView[] = ['memory', 'communication', 'simulation', 'validation'];
+export type DashboardView = 'memory' | 'communication' | 'simulation' | 'validation' | 'layouts';
+export const DASHBOARD_VIEWS: readonly DashboardView[] = ['memory', 'communication', 'simulation', 'validation', 'layouts'];
 
 /** Components of a memory bar, in stacking order (bottom first). */
 export type MemoryComponent =
@@ -366,6 +370,48 @@ export interface ValidationResultView {
   readonly previous?: { readonly startedAt: string; readonly reportPath: string; readonly runs: readonly ValidationRunView[] };
 }
 
+/** One planner layout as the Layouts dashboard shows it (figures finite and non-negative). */
+export interface LayoutRowView {
+  /** Rank in the planner's result (0 = fastest); the Apply button sends it back. */
+  readonly index: number;
+  readonly tp: number;
+  readonly pp: number;
+  readonly vpp: number;
+  readonly cp: number;
+  readonly ep: number;
+  readonly dp: number;
+  /** E.g. "ZeRO-2", "FSDP FULL_SHARD", "dist-opt". */
+  readonly sharding: string;
+  readonly microBatch: number;
+  readonly gradAccum: number;
+  readonly recompute: string;
+  readonly offload: string;
+  readonly stepSeconds: number;
+  /** Peak reserved bytes per GPU. */
+  readonly peakBytes: number;
+  /** What applying it changes, e.g. "peak 71.2 → 54.3 GiB, step 9.8 → 7.1 s; TP 1 → 8". */
+  readonly delta: string;
+  readonly notes: readonly string[];
+  /** True when the file can take this layout (a rewriter exists and the layout changes the file). */
+  readonly applicable: boolean;
+}
+
+/** The planner's answer for the dashboards' file: the top layouts and the Pareto front (memory vs step time). */
+export interface LayoutsView {
+  readonly uri: string;
+  readonly gpus: number;
+  /** Peak bytes a layout may reach to fit (GPU memory × the safety margin). */
+  readonly memoryLimitBytes: number;
+  /** Layouts the search evaluated and how long it took. */
+  readonly evaluated: number;
+  readonly seconds: number;
+  readonly rows: readonly LayoutRowView[];
+  /** Fitting layouts no other beats in both peak and step time, by ascending peak. */
+  readonly pareto: readonly { readonly label: string; readonly stepSeconds: number; readonly peakBytes: number }[];
+  /** Why there are no rows, or what the file cannot hold. */
+  readonly message?: string;
+}
+
 /** Extension → webview: the dashboard model of the active config file. */
 export interface ModelMessage { readonly v: 1; readonly type: 'model'; readonly model: DashboardModel }
 /** Extension → webview: no model (no supported file open, or the analysis failed). */
@@ -382,8 +428,11 @@ export interface ValidationProgressMessage {
 /** Extension → webview: validation results. */
 export interface ValidationResultMessage { readonly v: 1; readonly type: 'validationResult'; readonly result: ValidationResultView }
 
+/** Extension → webview: the planner's layouts for the dashboards' file (answer to `planLayouts`). */
+export interface LayoutsMessage { readonly v: 1; readonly type: 'layouts'; readonly layouts: LayoutsView }
+
 export type HostToWebviewMessage =
-  | ModelMessage | EmptyMessage | ShowMessage | ValidationProgressMessage | ValidationResultMessage;
+  | ModelMessage | EmptyMessage | ShowMessage | ValidationProgressMessage | ValidationResultMessage | LayoutsMessage;
 
 /** Webview → extension: the page loaded and wants the current model. */
 export interface ReadyMessage { readonly v: 1; readonly type: 'ready'; readonly view: DashboardView | 'all' }
@@ -393,7 +442,12 @@ export interface CommandMessage {
   readonly command: 'simulateStep' | 'runValidation' | 'cancelValidation' | 'runProbe' | 'selectCluster' | 'selectModel' | 'openDashboard';
 }
 
-export type WebviewToHostMessage = ReadyMessage | CommandMessage;
+/** Webview → extension: the Layouts dashboard is shown and wants the planner's layouts for the current file. */
+export interface PlanLayoutsMessage { readonly v: 1; readonly type: 'planLayouts' }
+/** Webview → extension: apply the layout of rank `index` to the file `uri` (after the user confirms the delta). */
+export interface ApplyLayoutMessage { readonly v: 1; readonly type: 'applyLayout'; readonly uri: string; readonly index: number }
+
+export type WebviewToHostMessage = ReadyMessage | CommandMessage | PlanLayoutsMessage | ApplyLayoutMessage;
 export const WEBVIEW_COMMANDS: readonly CommandMessage['command'][] = [
   'simulateStep', 'runValidation', 'cancelValidation', 'runProbe', 'selectCluster', 'selectModel', 'openDashboard',
 ];

@@ -5,12 +5,13 @@
 import { WEBVIEW_PROTOCOL_VERSION, type DashboardModel, type DashboardView } from '../shared/protocol';
 import { applyThemeDefaults, destroyCharts } from './charts/theme';
 import { el } from './dom';
-import { formatBytes, formatCount, formatSeconds } from './format';
+import { formatBytes, formatCount, formatSeconds } from '../shared/units';
 import { describeRejected, isDashboardView, isHostToWebviewMessage } from './protocol/guards';
 import { loadState, saveState, send, type UiState } from './state';
 import { STYLES } from './styles';
 import { badge, registerToolkit, tabs } from './ui/toolkit';
 import { renderCommunication } from './views/communication';
+import { renderLayouts, requestLayouts } from './views/layouts';
 import { renderMemory } from './views/memory';
 import { renderSimulation } from './views/simulation';
 import { renderValidation } from './views/validation';
@@ -22,7 +23,7 @@ const ui: UiState = loadState(pageView === 'all' ? 'memory' : pageView);
 const initial = document.body.dataset.initial;
 if (isDashboardView(initial)) ui.active = initial;
 const app = document.getElementById('app') ?? document.body;
-const TITLES: Record<DashboardView, string> = { memory: 'Memory', communication: 'Communication', simulation: 'Simulate Step', validation: 'Validation' };
+const TITLES: Record<DashboardView, string> = { memory: 'Memory', communication: 'Communication', simulation: 'Simulate Step', validation: 'Validation', layouts: 'Layouts' };
 
 function save(): void {
   saveState(ui);
@@ -71,6 +72,7 @@ function body(view: DashboardView): HTMLElement {
   else if (!m) host.appendChild(el('p', 'muted', ui.empty ?? 'Waiting for the estimate…'));
   else if (view === 'memory') renderMemory(host, m, ui, () => { save(); render(); });
   else if (view === 'communication') renderCommunication(host, m);
+  else if (view === 'layouts') renderLayouts(host, m, ui, pageView === 'layouts' || ui.active === 'layouts');
   else renderSimulation(host, m, ui, save);
   return host;
 }
@@ -83,9 +85,10 @@ function render(): void {
   if (pageView !== 'all') {
     app.appendChild(body(pageView));
   } else {
-    const views: DashboardView[] = ['memory', 'communication', 'simulation', 'validation'];
+    const views: DashboardView[] = ['memory', 'communication', 'simulation', 'validation', 'layouts'];
     app.appendChild(tabs(views.map((v) => ({ id: v, title: TITLES[v], body: body(v) })), ui.active, (id) => {
       if (isDashboardView(id)) { ui.active = id; save(); }
+      if (id === 'layouts') requestLayouts(ui);
     }));
   }
 }
@@ -101,6 +104,7 @@ window.addEventListener('message', (e: MessageEvent<unknown>) => {
       if (ui.model?.uri !== msg.model.uri) { ui.zoom = undefined; ui.stage = undefined; }
       ui.model = msg.model;
       ui.empty = undefined;
+      if (ui.layouts) ui.layoutsStale = true;
       break;
     case 'empty':
       ui.model = undefined;
@@ -114,6 +118,10 @@ window.addEventListener('message', (e: MessageEvent<unknown>) => {
       break;
     case 'validationResult':
       ui.validation = msg.result;
+      break;
+    case 'layouts':
+      ui.layouts = msg.layouts;
+      ui.layoutsStale = false;
       break;
   }
   save();

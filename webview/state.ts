@@ -3,10 +3,10 @@
  * and the typed channel to the extension.
  */
 import {
-  WEBVIEW_PROTOCOL_VERSION, type DashboardModel, type DashboardView, type ValidationProgressMessage,
+  WEBVIEW_PROTOCOL_VERSION, type DashboardModel, type DashboardView, type LayoutsView, type ValidationProgressMessage,
   type ValidationResultView, type WebviewToHostMessage,
 } from '../shared/protocol';
-import { isDashboardModel, isDashboardView, isValidationResult } from './protocol/guards';
+import { isDashboardModel, isDashboardView, isLayoutsView, isValidationResult } from './protocol/guards';
 
 interface VsCodeApi {
   postMessage(msg: unknown): void;
@@ -26,6 +26,10 @@ export interface UiState {
   empty?: string;
   progress?: Omit<ValidationProgressMessage, 'v' | 'type'>;
   validation?: ValidationResultView;
+  /** The planner's layouts for `layouts.uri`; stale once a newer model arrives. */
+  layouts?: LayoutsView;
+  /** True when the layouts no longer match the model (re-requested when the Layouts view shows). */
+  layoutsStale?: boolean;
 }
 
 const api: VsCodeApi = acquireVsCodeApi();
@@ -39,6 +43,7 @@ export function loadState(fallback: DashboardView): UiState {
   if (raw.zoom && Number.isFinite(raw.zoom.min) && Number.isFinite(raw.zoom.max) && raw.zoom.max > raw.zoom.min) s.zoom = raw.zoom;
   if (isDashboardModel(raw.model)) s.model = raw.model;
   if (isValidationResult(raw.validation)) s.validation = raw.validation;
+  if (isLayoutsView(raw.layouts)) { s.layouts = raw.layouts; s.layoutsStale = true; }
   return s;
 }
 

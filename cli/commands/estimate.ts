@@ -4,7 +4,7 @@ import { join, relative, resolve } from 'node:path';
 import { estimateMemory } from '../../shared/memory/estimate';
 import type { MemoryEstimate, StageMemory } from '../../shared/plan/result';
 import { detectFormat } from '../../server/formats/index';
-import { formatBytes } from '../../server/features/format';
+import { formatBytes } from '../../shared/units';
 import type { ParsedArgs } from '../args';
 import { InputError, loadConfig } from '../load';
 import { allProblems, hasErrors, planSummary, printNotes } from '../report';

@@ -5,7 +5,7 @@ import { parseValidateFlags, progressLine, reportExitCode } from '../../validati
 import { formatReportText } from '../../validation/report/text';
 import { probeCommand } from '../../validation/torch/cliCommand';
 import { planLayouts } from '../../shared/planner/plan-layouts';
-import { formatBytes, formatSeconds } from '../../server/features/format';
+import { formatBytes, formatSeconds } from '../../shared/units';
 import { intFlag, type ParsedArgs } from '../args';
 import { InputError, loadConfig } from '../load';
 import { allProblems, hasErrors, printNotes } from '../report';

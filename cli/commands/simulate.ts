@@ -2,7 +2,7 @@
 import { writeFileSync } from 'node:fs';
 import { simulateStep } from '../../shared/sim/simulate';
 import { toChromeTrace } from '../../shared/sim/trace';
-import { formatPercent, formatSeconds, formatVolume, formatBytes } from '../../server/features/format';
+import { formatPercent, formatSeconds, formatVolume, formatBytes } from '../../shared/units';
 import type { ParsedArgs } from '../args';
 import { InputError, loadConfig } from '../load';
 import { allProblems, hasErrors, planSummary, printNotes } from '../report';

@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import { listGpus } from '../../shared/hardware/gpus';
 import { SETTINGS_SECTION } from '../../shared/protocol';
-import { formatBytes } from '../format';
+import { formatBytes } from '../../shared/units';
 
 /** Workspace settings when a folder is open, else user settings. */
 export function settingsTarget(): vscode.ConfigurationTarget {

@@ -7,9 +7,10 @@ import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import {
   LspMethods, WEBVIEW_PROTOCOL_VERSION, type AnalysisResult, type HostToWebviewMessage, type MemoryUnits,
-  type WebviewToHostMessage,
+  type PlanLayoutsResult, type WebviewToHostMessage,
 } from '../../shared/protocol';
 import { describeRejected, isWebviewToHostMessage } from '../../webview/protocol/guards';
+import { toLayoutsView } from './layouts';
 import { toDashboardModel } from './model';
 import type { EstimateFn } from './variants';
 
@@ -98,10 +99,31 @@ export class DashboardHub implements vscode.Disposable {
       if (this.lastValidation) void webview.postMessage(this.lastValidation);
       return;
     }
+    if (m.type === 'planLayouts') return void this.postLayouts(webview);
+    if (m.type === 'applyLayout') {
+      // Only the file the dashboards describe may be rewritten from a webview.
+      if (m.uri !== this.uri) return this.log.warn(`Ignored applyLayout for ${m.uri}: the dashboards show ${this.uri ?? 'no file'}.`);
+      void vscode.commands.executeCommand('shardlens.applyLayout', { uri: m.uri, index: m.index });
+      return;
+    }
     void vscode.commands.executeCommand(COMMANDS[m.command], this.uri).then(undefined, (e: unknown) => {
       this.log.error(`Command ${COMMANDS[m.command]} failed: ${String(e)}`);
       void vscode.window.showErrorMessage(`ShardLens: ${String(e)}`);
     });
+  }
+
+  /** Asks the server for the planner's layouts of the current file (lazily: only when a Layouts view asks). */
+  private async postLayouts(webview: vscode.Webview): Promise<void> {
+    const uri = this.uri;
+    const client = this.client();
+    if (!uri || !client) return;
+    try {
+      const r = await client.sendRequest<PlanLayoutsResult | null>(LspMethods.planLayouts, { uri, topK: 10 });
+      if (!r || uri !== this.uri) return;
+      void webview.postMessage({ v: WEBVIEW_PROTOCOL_VERSION, type: 'layouts', layouts: toLayoutsView(r) } satisfies HostToWebviewMessage);
+    } catch (e) {
+      this.log.error(`shardlens/planLayouts failed for ${uri}: ${e instanceof Error ? e.message : String(e)}`);
+    }
   }
 
   dispose(): void {

@@ -15,6 +15,7 @@ export const VIEW_IDS: Readonly<Record<DashboardView, string>> = {
   communication: 'shardlens.communicationView',
   simulation: 'shardlens.simulationView',
   validation: 'shardlens.validationView',
+  layouts: 'shardlens.layoutsView',
 };
 
 export class DashboardPanel {
@@ -71,7 +72,7 @@ export class DashboardViewProvider implements vscode.WebviewViewProvider {
   }
 }
 
-/** Registers the panel serializer and the four side-bar views. */
+/** Registers the panel serializer and the side-bar views. */
 export function registerDashboards(extensionUri: vscode.Uri, hub: DashboardHub): vscode.Disposable[] {
   return [
     vscode.window.registerWebviewPanelSerializer(PANEL_VIEW_TYPE, DashboardPanel.serializer(extensionUri, hub)),

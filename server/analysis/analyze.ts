@@ -8,6 +8,7 @@ import type { Plan, Problem } from '../../shared/plan/types';
 import type { AnalysisAssumption, AnalysisCollective, AnalysisStepTime, ShardLensSettings } from '../../shared/protocol';
 import type { CoreApi, LoaderHost } from './core';
 import { toPath, toUri } from './host';
+import { mergeProblems } from '../../shared/plan/problems';
 
 /** Everything features need about one document version. */
 export interface DocumentAnalysis {
@@ -90,26 +91,7 @@ export function analyzeDocument(input: AnalyzeInput, host: LoaderHost, api: Core
   const collectives = stepTime?.collectives ?? [];
   return {
     ...base, format, facts, graph: graph.files, referenced: graph.referenced, plan, memory, collectives, stepTime,
-    assumptions: graph.assumptions, fileDiagnostics: facts.diagnostics, problems: dedupe(problems),
+    assumptions: graph.assumptions, fileDiagnostics: facts.diagnostics, problems: mergeProblems(problems),
   };
 }
 
-/** A problem code → a code that says the same thing better; when both are present only the better one is kept. */
-const SAME_AS: Record<string, string> = {
-  'global-batch-mismatch': 'batch-identity',
-  'world-size-mismatch': 'world-not-divisible',
-};
-
-/** Drops repeated problems (same code and message, or the same finding under two codes), keeping the first. */
-function dedupe(problems: readonly Problem[]): Problem[] {
-  const seen = new Set<string>();
-  const codes = new Set(problems.map((p) => p.code));
-  return problems.filter((p) => {
-    const better = SAME_AS[p.code];
-    if (better && codes.has(better)) return false;
-    const k = `${p.code}\u0000${p.message}`;
-    if (seen.has(k)) return false;
-    seen.add(k);
-    return true;
-  });
-}

@@ -14,5 +14,6 @@ export function resolveSettings(s: ShardLensSettings): ResolveSettings {
     ...(s.model ? { model: s.model } : {}),
     cudaContextBytes: s.overhead.cudaContextGiB * GIB,
     allocatorFragmentation: s.overhead.fragmentation,
+    calibration: s.calibration,
   };
 }

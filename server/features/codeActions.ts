@@ -9,7 +9,7 @@ import type { DocumentAnalysis } from '../analysis/analyze';
 import { DOES_NOT_FIT } from './diagnostics';
 import { localFact } from './facts';
 import { deltaOf, type Delta } from './figures';
-import { formatBytes, formatDeltaBytes, formatDeltaVolume } from './format';
+import { formatBytes, formatDeltaBytes, formatDeltaVolume } from '../../shared/units';
 import { editFor, insertFlagEdit, writtenAsBoolean } from './edits';
 import { setPath, variantsFor, type Variant } from './planEdit';
 

@@ -6,7 +6,7 @@ import type { CodeLens, Range } from 'vscode-languageserver';
 import { ClientCommands } from '../../shared/protocol';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { peakStage } from './figures';
-import { formatBytes, formatSeconds } from './format';
+import { formatBytes, formatSeconds } from '../../shared/units';
 
 const TOP: Range = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
 

@@ -7,7 +7,7 @@ import type { Problem, Severity } from '../../shared/plan/types';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { rangeForPaths, TOP_RANGE } from './facts';
 import { peakStage } from './figures';
-import { formatBytes } from './format';
+import { formatBytes } from '../../shared/units';
 
 export const SOURCE = 'shardlens';
 /** Code of the diagnostic raised when the estimated peak exceeds GPU memory. */

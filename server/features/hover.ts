@@ -9,7 +9,7 @@ import type { DocumentAnalysis } from '../analysis/analyze';
 import { factAt } from './facts';
 import { keyDocAt, keyDocHover } from './keyAt';
 import { deltaOf, peakStage } from './figures';
-import { formatBytes, formatDeltaBytes, formatDeltaVolume, formatVolume } from './format';
+import { formatBytes, formatDeltaBytes, formatDeltaVolume, formatVolume } from '../../shared/units';
 import { keyForPath, keyTable } from './keyTables';
 import { variantsFor } from './planEdit';
 

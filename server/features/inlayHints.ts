@@ -7,7 +7,7 @@ import type { Fact } from '../../shared/plan/facts';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { endOf, localFact } from './facts';
 import { commBytes, maxOver, peakBytes, peakStage } from './figures';
-import { formatBytes, formatCount, formatSeconds, formatVolume } from './format';
+import { formatBytes, formatCount, formatSeconds, formatVolume } from '../../shared/units';
 
 /** Plan paths whose key carries the data-parallel (sharding) figures, in order of preference. */
 const SHARDING_KEYS = ['parallel.sharding.stage', 'parallel.sharding.fsdpStrategy', 'parallel.dp', 'parallel.dpReplicate', 'parallel.sharding.shardGroupSize'];

@@ -3,16 +3,19 @@
  * and the part of it that compute does not hide. The in-layer TP/EP/CP collectives are timed in shared/time/microbatch.ts
  * and listed here; data-parallel and ZeRO/FSDP traffic, pipeline sends and offload copies are timed here.
  */
-import timing from '../../data/timing.json';
 import type { Plan } from '../plan/types';
 import { timeContext, type TimeContext } from '../time/context';
 import { microbatchWork, recomputedLayers, type MicrobatchWork } from '../time/microbatch';
-import { activationBytes, dtypeBytes, paramCommBytes, posInt, tokensPerRank } from '../time/shape';
+import { activationBytes, posInt, tokensPerRank } from '../time/shape';
 import { algorithmFor, axisLink, linkSeconds, type GroupLink } from './links';
 import { moeLayersIn } from '../model/params';
-import { firstLayerOfStage, stageLayerCount, stageParams, type StageParams } from './stageParams';
+import { firstLayerOfStage, stageLayerCount, type StageParams } from './stageParams';
+import { cachedStageTraffic, layoutEntry } from '../time/layoutCache';
+import type { StageTraffic } from './stageTraffic';
 import type { Collective, CollectiveKind, CommGroup } from './types';
 import * as V from './volumes';
+
+export { firstBucketFraction } from './stageTraffic';
 
 /** Step-level communication of one stage, as the schedule needs it. */
 export interface StageComm {
@@ -47,13 +50,6 @@ function collective(e: Entry): Collective {
     algorithm: algorithmFor(e.kind, e.link.tier, e.link.size, e.link.perNode), tier: e.link.tier, busBandwidth: e.link.busbw,
     seconds, overlapped: e.overlapped, exposedSeconds: Math.min(seconds, Math.max(0, e.exposed)), formula: e.formula, citation: e.citation,
   };
-}
-
-/** Share of the last backward that runs before the first gradient bucket is full: bucket / Ψ_stage (DDP, DeepSpeed buckets). */
-export function firstBucketFraction(plan: Plan, stageParamCount: number): number {
-  const b = plan.parallel.sharding.reduceBucketElems;
-  if (!(b > 0) || !(stageParamCount > 0)) return timing.firstBucketFraction;
-  return Math.min(1, b / stageParamCount);
 }
 
 /** In-layer TP, EP and CP collectives of a stage (timed with the micro-batch work). */
@@ -106,8 +102,6 @@ function inLayerEntries(plan: Plan, stage: number, w: MicrobatchWork, m: number)
 
 /** Exposure of a step-level entry, filled once the stage's totals are known. */
 type Exposure = 'grad' | 'post' | 'zero3' | 'rs' | 'offload-params' | 'pp';
-const NONE_E: Entry[] = [];
-const NONE_X: Exposure[] = [];
 const NONE_C: Collective[] = [];
 
 /**
@@ -119,109 +113,54 @@ export function stageComm(
 ): StageComm {
   const par = plan.parallel;
   const sh = par.sharding;
-  const tr = plan.training;
-  const { m, v, p, dpSize, shard, replicas, edp } = ctx;
-  const sp = stageParams(plan, stage);
-  // Gradients exist for trainable parameters only (LoRA: the adapters); ZeRO-3 still gathers every parameter.
-  const gradDense = plan.lora ? sp.trainable : sp.dense;
-  const gradExpert = plan.lora ? 0 : sp.expert;
-  const gB = dtypeBytes(tr.gradDtype);
-  const pB = paramCommBytes(tr.precision);
+  const { m, v, p } = ctx;
+  const k = cachedStageTraffic(plan, stage);
+  const sp = k.params;
   const zero = sh.stage;
   const overlap = sh.overlapComm;
-  const fBucket = firstBucketFraction(plan, sp.dense + sp.expert);
+  const fBucket = k.firstBucket;
   // The sync hides behind the last backward pass: one chunk of the stage (1/v of it) after the first bucket fills.
   const window = overlap ? ((1 - fBucket) * w.backward) / v : 0;
-  // Without a list nothing is pushed, so one shared empty array serves (no allocation on the fast path).
-  const entries: Entry[] = list ? inLayerEntries(plan, stage, w, m) : NONE_E;
-  const kinds: Exposure[] = list ? entries.map(() => 'pp') : NONE_X;
-  const cite = 'Rajbhandari et al. 2020 (ZeRO) §7.2; nccl-tests PERFORMANCE.md';
-  let gradSync = 0, postStep = 0, perF = 0, perB = 0, rsExp = 0, agExp = 0, offExp = 0;
-  const dense = dpSize > 1 ? ctx.shardLink : undefined;
-  if (dense && dense.size > 1 && zero === 0) {
-    const bytes = V.dpGradAllReduceBytes(gradDense, gB);
-    gradSync += linkSeconds('all-reduce', bytes, dense);
-    if (list) addEntry(entries, kinds, { id: 'dp-grad-allreduce', label: 'DP gradient all-reduce', kind: 'all-reduce', group: 'dp', link: dense, stage, bytes, count: 1,
-      overlapped: overlap, exposed: 0, formula: '2(N−1)/N · Ψ_stage · B_grad, bucketed, overlapped with the last backward', citation: cite }, 'grad');
-  }
-  if (dense && dense.size > 1 && zero >= 1) {
-    const perMb = zero >= 2;
-    const bytes = V.zeroGradReduceScatterBytes(gradDense, gB);
-    const rsOne = linkSeconds('reduce-scatter', bytes, dense);
-    if (perMb) {
-      rsExp = overlap ? Math.max(0, rsOne - (1 - fBucket) * w.backward) : rsOne;
+  // Sums in the order of the collectives' listing (stepEntries).
+  let gradSync = k.dpSeconds;
+  let postStep = 0;
+  let perF = 0, perB = 0, rsExp = 0, agExp = 0, offExp = 0;
+  if (k.hasDense && zero >= 1) {
+    if (zero >= 2) {
+      rsExp = overlap ? Math.max(0, k.rsSeconds - (1 - fBucket) * w.backward) : k.rsSeconds;
       perB += rsExp;
-    } else gradSync += rsOne;
-    if (list) addEntry(entries, kinds, { id: 'zero-grad-reduce-scatter', label: 'ZeRO gradient reduce-scatter', kind: 'reduce-scatter', group: 'dp', link: dense, stage,
-      bytes, count: perMb ? m : 1, overlapped: overlap, exposed: 0,
-      formula: '(N−1)/N · Ψ_stage · B_grad' + (perMb ? ' per micro-batch' : ' per step'), citation: cite }, perMb ? 'rs' : 'grad');
-    const agBytes = V.zeroParamAllGatherBytes(zero <= 2 ? gradDense : sp.dense, pB);
-    const agOne = linkSeconds('all-gather', agBytes, dense);
+    } else gradSync += k.rsSeconds;
+    const agOne = k.agSeconds;
     if (zero <= 2) {
-      const hidden = sh.style === 'megatron-distopt' && overlap;
-      if (!hidden) postStep += agOne;
-      if (list) addEntry(entries, kinds, { id: 'zero-param-all-gather', label: 'ZeRO parameter all-gather after the step', kind: 'all-gather', group: 'dp',
-        link: dense, stage, bytes: agBytes, count: 1, overlapped: hidden, exposed: 0,
-        formula: '(N−1)/N · Ψ_stage · B_param once per step (ZeRO-1/2: 2Ψ with the reduce-scatter)', citation: cite }, 'post');
+      if (!(sh.style === 'megatron-distopt' && overlap)) postStep += agOne;
     } else {
-      const gathers = V.zero3AllGathersPerMicrobatch(sh.reshardAfterForward);
-      const n = Math.max(1, stageLayerCount(plan, stage));
       // Prefetch hides every layer's gather but the first behind the previous layer's compute.
+      const n = k.layers;
       const agF = overlap ? Math.max(agOne / n, agOne - w.forward) : agOne;
-      const agB = gathers === 2 ? (overlap ? Math.max(agOne / n, agOne - w.backward) : agOne) : 0;
+      const agB = V.zero3AllGathersPerMicrobatch(sh.reshardAfterForward) === 2 ? (overlap ? Math.max(agOne / n, agOne - w.backward) : agOne) : 0;
       perF += agF;
       perB += agB;
       agExp = agF + agB;
-      if (list) addEntry(entries, kinds, { id: 'zero3-param-all-gather', label: 'ZeRO-3/FSDP parameter all-gather', kind: 'all-gather', group: 'dp', link: dense,
-        stage, bytes: agBytes, count: gathers * m, overlapped: overlap, exposed: 0,
-        formula: `(N−1)/N · Ψ_stage · B_param, ${gathers === 2 ? 'forward and backward (3Ψ with the reduce-scatter)' : 'forward only, kept for backward (2Ψ)'} per micro-batch, prefetched`,
-        citation: 'Rajbhandari et al. 2020 §7.2.2; Zhao et al. 2023 (PyTorch FSDP); Llama 3 §3.3.2' }, 'zero3');
     }
   }
-  if (gradExpert > 0 && edp > 1) {
-    const link = ctx.edpLink;
-    const bytes = V.dpGradAllReduceBytes(gradExpert, gB);
-    gradSync += linkSeconds('all-reduce', bytes, link);
-    if (list) addEntry(entries, kinds, { id: 'edp-grad-allreduce', label: 'Expert-DP gradient all-reduce', kind: 'all-reduce', group: 'dp', link, stage, bytes, count: 1,
-      overlapped: overlap, exposed: 0, formula: '2(N_edp−1)/N_edp · Ψ_experts · B_grad, N_edp = d·cp·t/(ep·etp)', citation: 'Megatron-LM expert data parallelism' }, 'grad');
+  gradSync += k.edpSeconds;
+  gradSync += k.hsdpSeconds;
+  postStep += k.offloadOptSeconds;
+  if (sh.offloadParams !== 'none') {
+    const one = k.offloadParamSeconds;
+    perF += one / 2;
+    perB += one / 2;
+    offExp = one * m;
   }
-  if (replicas > 1 && zero >= 1) {
-    const link = ctx.replicaLink;
-    const bytes = V.dpGradAllReduceBytes(gradDense / shard, gB);
-    gradSync += linkSeconds('all-reduce', bytes, link);
-    if (list) addEntry(entries, kinds, { id: 'hsdp-replicate-allreduce', label: 'HSDP replicate all-reduce', kind: 'all-reduce', group: 'dp', link, stage, bytes, count: 1,
-      overlapped: overlap, exposed: 0, formula: '2(R−1)/R · Ψ_stage/N_shard · B_grad across replicas', citation: 'Zhao et al. 2023 (PyTorch FSDP) §3.2.2 hybrid sharding' }, 'grad');
+  const p2p = p > 1 ? ctx.p2p : 0;
+  if (!list) {
+    return { collectives: NONE_C, gradSync, gradSyncWindow: window, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp };
   }
-  if (sh.offloadOptimizer !== 'none' || sh.offloadParams !== 'none') {
-    const pcie = ctx.pcieLink;
-    const shardParams = (sp.dense + sp.expert) / (zero >= 1 ? shard : 1);
-    if (sh.offloadOptimizer !== 'none') {
-      const bytes = V.optimizerOffloadBytes(shardParams, gB);
-      postStep += linkSeconds('send-recv', bytes, pcie);
-      if (list) addEntry(entries, kinds, { id: 'offload-optimizer', label: 'Optimizer offload copies (PCIe)', kind: 'send-recv', group: 'dp', link: pcie, stage, bytes, count: 1,
-        overlapped: false, exposed: 0, formula: 'Ψ_shard·(B_grad + 2) over PCIe per step', citation: 'Ren et al. 2021 (ZeRO-Offload) §4' }, 'post');
-    }
-    if (sh.offloadParams !== 'none') {
-      const bytes = V.paramOffloadBytesPerMicrobatch(shardParams, pB);
-      const one = linkSeconds('send-recv', bytes, pcie);
-      perF += one / 2;
-      perB += one / 2;
-      offExp = one * m;
-      if (list) addEntry(entries, kinds, { id: 'offload-params', label: 'Parameter offload fetches (PCIe)', kind: 'send-recv', group: 'dp', link: pcie, stage, bytes, count: m,
-        overlapped: false, exposed: 0, formula: '2·Ψ_shard·B_param over PCIe per micro-batch', citation: 'Rajbhandari et al. 2021 (ZeRO-Infinity)' }, 'offload-params');
-    }
-  }
-  let p2p = 0;
-  if (p > 1) {
-    const link = ctx.ppLink;
-    p2p = ctx.p2p;
-    const bytes = list ? V.ppMessageBytes(ctx.tokens, plan.model.hiddenSize, ctx.actBytes, par.sp ? posInt(par.tp) : 1) : 0;
-    if (list) addEntry(entries, kinds, { id: 'pp-send-recv', label: 'Pipeline send/recv', kind: 'send-recv', group: 'pp', link, stage, bytes,
-      count: V.ppSendsPerStep(m, v, v > 1 || stage < p - 1, v > 1 || stage > 0), overlapped: true, exposed: 0,
-      formula: 'b·s·h·B (÷t with SP) per micro-batch per chunk, forward activations and backward gradients', citation: 'Narayanan et al. 2021 §2.2, §4.1' }, 'pp');
-  }
+  const entries = inLayerEntries(plan, stage, w, m);
+  const kinds: Exposure[] = entries.map(() => 'pp');
+  stepEntries(plan, stage, ctx, k, entries, kinds);
   const gradExposed = Math.max(0, gradSync - window);
-  const collectives: Collective[] = list ? [] : NONE_C;
+  const collectives: Collective[] = [];
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i];
     const x = kinds[i];
@@ -232,6 +171,64 @@ export function stageComm(
     collectives.push(collective({ ...e, exposed }));
   }
   return { collectives, gradSync, gradSyncWindow: window, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp };
+}
+
+/** Lists the step-level collectives of a stage (sizes from stageTraffic) with how their exposure is computed. */
+function stepEntries(plan: Plan, stage: number, ctx: TimeContext, k: StageTraffic, entries: Entry[], kinds: Exposure[]): void {
+  const par = plan.parallel;
+  const sh = par.sharding;
+  const { m, v, p } = ctx;
+  const zero = sh.stage;
+  const overlap = sh.overlapComm;
+  const cite = 'Rajbhandari et al. 2020 (ZeRO) §7.2; nccl-tests PERFORMANCE.md';
+  const links = layoutEntry(plan).links;
+  const dense = links.shardLink;
+  if (k.hasDense && zero === 0) {
+    addEntry(entries, kinds, { id: 'dp-grad-allreduce', label: 'DP gradient all-reduce', kind: 'all-reduce', group: 'dp', link: dense, stage, bytes: k.dpBytes, count: 1,
+      overlapped: overlap, exposed: 0, formula: '2(N−1)/N · Ψ_stage · B_grad, bucketed, overlapped with the last backward', citation: cite }, 'grad');
+  }
+  if (k.hasDense && zero >= 1) {
+    const perMb = zero >= 2;
+    addEntry(entries, kinds, { id: 'zero-grad-reduce-scatter', label: 'ZeRO gradient reduce-scatter', kind: 'reduce-scatter', group: 'dp', link: dense, stage,
+      bytes: k.rsBytes, count: perMb ? m : 1, overlapped: overlap, exposed: 0,
+      formula: '(N−1)/N · Ψ_stage · B_grad' + (perMb ? ' per micro-batch' : ' per step'), citation: cite }, perMb ? 'rs' : 'grad');
+    if (zero <= 2) {
+      const hidden = sh.style === 'megatron-distopt' && overlap;
+      addEntry(entries, kinds, { id: 'zero-param-all-gather', label: 'ZeRO parameter all-gather after the step', kind: 'all-gather', group: 'dp',
+        link: dense, stage, bytes: k.agBytes, count: 1, overlapped: hidden, exposed: 0,
+        formula: '(N−1)/N · Ψ_stage · B_param once per step (ZeRO-1/2: 2Ψ with the reduce-scatter)', citation: cite }, 'post');
+    } else {
+      const gathers = V.zero3AllGathersPerMicrobatch(sh.reshardAfterForward);
+      addEntry(entries, kinds, { id: 'zero3-param-all-gather', label: 'ZeRO-3/FSDP parameter all-gather', kind: 'all-gather', group: 'dp', link: dense,
+        stage, bytes: k.agBytes, count: gathers * m, overlapped: overlap, exposed: 0,
+        formula: `(N−1)/N · Ψ_stage · B_param, ${gathers === 2 ? 'forward and backward (3Ψ with the reduce-scatter)' : 'forward only, kept for backward (2Ψ)'} per micro-batch, prefetched`,
+        citation: 'Rajbhandari et al. 2020 §7.2.2; Zhao et al. 2023 (PyTorch FSDP); Llama 3 §3.3.2' }, 'zero3');
+    }
+  }
+  if (k.hasEdp) {
+    addEntry(entries, kinds, { id: 'edp-grad-allreduce', label: 'Expert-DP gradient all-reduce', kind: 'all-reduce', group: 'dp', link: links.edpLink, stage, bytes: k.edpBytes, count: 1,
+      overlapped: overlap, exposed: 0, formula: '2(N_edp−1)/N_edp · Ψ_experts · B_grad, N_edp = d·cp·t/(ep·etp)', citation: 'Megatron-LM expert data parallelism' }, 'grad');
+  }
+  if (links.replicas > 1 && zero >= 1) {
+    addEntry(entries, kinds, { id: 'hsdp-replicate-allreduce', label: 'HSDP replicate all-reduce', kind: 'all-reduce', group: 'dp', link: links.replicaLink, stage,
+      bytes: k.hsdpBytes, count: 1, overlapped: overlap, exposed: 0, formula: '2(R−1)/R · Ψ_stage/N_shard · B_grad across replicas',
+      citation: 'Zhao et al. 2023 (PyTorch FSDP) §3.2.2 hybrid sharding' }, 'grad');
+  }
+  if (sh.offloadOptimizer !== 'none') {
+    addEntry(entries, kinds, { id: 'offload-optimizer', label: 'Optimizer offload copies (PCIe)', kind: 'send-recv', group: 'dp', link: links.pcieLink, stage,
+      bytes: k.offloadOptBytes, count: 1, overlapped: false, exposed: 0, formula: 'Ψ_shard·(B_grad + 2) over PCIe per step', citation: 'Ren et al. 2021 (ZeRO-Offload) §4' }, 'post');
+  }
+  if (sh.offloadParams !== 'none') {
+    addEntry(entries, kinds, { id: 'offload-params', label: 'Parameter offload fetches (PCIe)', kind: 'send-recv', group: 'dp', link: links.pcieLink, stage,
+      bytes: k.offloadParamBytes, count: m, overlapped: false, exposed: 0, formula: '2·Ψ_shard·B_param over PCIe per micro-batch',
+      citation: 'Rajbhandari et al. 2021 (ZeRO-Infinity)' }, 'offload-params');
+  }
+  if (p > 1) {
+    const bytes = V.ppMessageBytes(ctx.tokens, plan.model.hiddenSize, ctx.actBytes, par.sp ? posInt(par.tp) : 1);
+    addEntry(entries, kinds, { id: 'pp-send-recv', label: 'Pipeline send/recv', kind: 'send-recv', group: 'pp', link: ctx.ppLink, stage, bytes,
+      count: V.ppSendsPerStep(m, v, v > 1 || stage < p - 1, v > 1 || stage > 0), overlapped: true, exposed: 0,
+      formula: 'b·s·h·B (÷t with SP) per micro-batch per chunk, forward activations and backward gradients', citation: 'Narayanan et al. 2021 §2.2, §4.1' }, 'pp');
+  }
 }
 
 /** Appends an entry and how its exposure is computed. */

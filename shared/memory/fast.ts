@@ -31,15 +31,32 @@ function computable(plan: Plan): boolean {
   if (bad(p.ep) || bad(p.etp) || bad(p.vpp) || bad(p.sharding.shardGroupSize) || bad(plan.cluster.gpusPerNode)) return false;
   if (p.pp > m.layers || !Number.isInteger(p.pp)) return false;
   if (p.stageLayers) {
-    if (p.stageLayers.length !== p.pp) return false;
-    let sum = 0;
-    for (const x of p.stageLayers) {
-      if (!(x >= 0) || !Number.isInteger(x)) return false;
-      sum += x;
+    // The planner evaluates many plans with one split array: its check is remembered for the last array.
+    if (p.stageLayers !== lastSplit || m.layers !== lastSplitLayers || p.pp !== lastSplitPp) {
+      lastSplitOk = splitComputable(p.stageLayers, p.pp, m.layers);
+      lastSplit = p.stageLayers;
+      lastSplitLayers = m.layers;
+      lastSplitPp = p.pp;
     }
-    if (sum !== m.layers) return false;
+    if (!lastSplitOk) return false;
   }
   return true;
+}
+
+let lastSplit: readonly number[] | undefined;
+let lastSplitLayers = 0;
+let lastSplitPp = 0;
+let lastSplitOk = false;
+
+/** An uneven split: pp non-negative integers summing to the layers. */
+function splitComputable(split: readonly number[], pp: number, layers: number): boolean {
+  if (split.length !== pp) return false;
+  let sum = 0;
+  for (const x of split) {
+    if (!(x >= 0) || !Number.isInteger(x)) return false;
+    sum += x;
+  }
+  return sum === layers;
 }
 
 /** True when every middle stage has the same layers and layer kinds, so stages 0, 1 and p−1 bound the peak. */
@@ -64,7 +81,26 @@ export function peakMemoryFast(plan: Plan): number {
     if (c.pp > 1) peak = Math.max(peak, computeStage(c, c.pp - 1, (c.pp - 1) * n, n, ST).reserved);
     return peak;
   }
-  // Middle stages with the same layer mix as an earlier middle stage cannot peak higher (fewer in-flight micro-batches).
+  const list = stagesToEvaluate(c);
+  for (let i = 0; i < list.length; i += 3) peak = Math.max(peak, computeStage(c, list[i], list[i + 1], list[i + 2], ST).reserved);
+  return peak;
+}
+
+/** The (stage, first layer, layers) triples peakMemoryFast evaluates for the last split and model seen. */
+let lastList: number[] = [];
+let lastListSplit: readonly number[] | undefined;
+let lastListModel: MemoryContext['model'] | undefined;
+let lastListPp = 0;
+let lastListLayers = 0;
+
+/**
+ * Stages whose peak can be the largest, as flat (stage, first layer, layers) triples: the first, the last and each
+ * middle stage with a layer mix no earlier middle stage had (fewer in-flight micro-batches, same states: it cannot peak
+ * higher). Depends only on the split and the model, so it is kept for the last (split, model) pair.
+ */
+function stagesToEvaluate(c: MemoryContext): number[] {
+  if (c.stageLayers && c.stageLayers === lastListSplit && c.model === lastListModel && c.pp === lastListPp && c.layers === lastListLayers) return lastList;
+  const out: number[] = [];
   let start = 0;
   let seenCount = 0;
   for (let i = 0; i < c.pp; i++) {
@@ -76,10 +112,17 @@ export function peakMemoryFast(plan: Plan): number {
       for (let j = 0; j < seenCount && !seen; j++) seen = SEEN[j] === key;
       if (!seen && seenCount < SEEN.length) SEEN[seenCount++] = key;
     }
-    if (!seen) peak = Math.max(peak, computeStage(c, i, start, n, ST).reserved);
+    if (!seen) out.push(i, start, n);
     start += n;
   }
-  return peak;
+  if (c.stageLayers) {
+    lastList = out;
+    lastListSplit = c.stageLayers;
+    lastListModel = c.model;
+    lastListPp = c.pp;
+    lastListLayers = c.layers;
+  }
+  return out;
 }
 
 /** Numbers of one stage (fresh object); undefined when the plan cannot be computed or the stage does not exist. */

@@ -6,6 +6,7 @@
  */
 import { findGpu } from '../hardware/gpus';
 import { findPreset } from '../model/presets';
+import { applyCalibration, calibrationFor, type ClusterCorrection } from './calibration';
 import { makePlan, type PlanInput } from './defaults';
 import type { ConfigFacts, Fact, FactValue } from './facts';
 import { hasInlineModel, modelFromFacts } from './resolveModel';
@@ -22,6 +23,8 @@ export interface ResolveSettings {
   readonly model?: string;
   readonly cudaContextBytes?: number;
   readonly allocatorFragmentation?: number;
+  /** Per-cluster corrections from "Calibrate" (`shardlens.calibration`), applied when the plan's GPU matches. */
+  readonly calibration?: Readonly<Record<string, ClusterCorrection>>;
 }
 
 export interface ModelLookup {
@@ -287,7 +290,9 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
     } } : {}),
     sources,
   };
-  const plan = makePlan(dropUndefined(partial), gpu);
+  const made = makePlan(dropUndefined(partial), gpu);
+  const correction = calibrationFor(made, S.calibration);
+  const plan = correction ? applyCalibration(made, correction) : made;
   return { plan, problems, assumptions, factsUsed: facts };
 }
 

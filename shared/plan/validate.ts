@@ -8,6 +8,8 @@ import type { Plan, Problem, Severity } from './types';
 
 /** Values above this are treated as absurd (no real count or size reaches 10^15). */
 export const ABSURD = 1e15;
+/** More GPUs than any cluster holds (2^20). */
+export const MAX_GPUS = 2 ** 20;
 
 /** Problem codes that make the layout impossible: the memory estimate then has no stages. */
 export const FATAL_CODES: ReadonlySet<string> = new Set([
@@ -94,6 +96,8 @@ function checkModelSplit(plan: Plan, add: Add): void {
     add('ep-divides-dp', 'error', `EP·ETP = ${p.ep * p.etp} must divide DP·CP·TP = ${p.dp * p.cp * p.tp} (experts are parallelised inside the data-parallel ranks).`, 'parallel.ep', 'parallel.dp');
   }
   const world = plan.cluster.gpusPerNode * plan.cluster.nodes;
+  // The largest training clusters built so far hold a few hundred thousand GPUs; more than 2^20 is a typo.
+  if (world > MAX_GPUS) add('value-absurd', 'error', `A world of ${world} GPUs is beyond any real cluster (> ${MAX_GPUS}); check the GPU count.`, 'cluster.worldSize', 'cluster.gpusPerNode', 'cluster.nodes');
   const product = p.dp * p.tp * p.pp * p.cp;
   if (world !== product) {
     add('world-size-mismatch', 'error', `World size ${world} (${plan.cluster.nodes} nodes × ${plan.cluster.gpusPerNode}) ≠ DP·TP·PP·CP = ${p.dp}·${p.tp}·${p.pp}·${p.cp} = ${product}.`, 'parallel.dp', 'cluster.nodes');

@@ -54,12 +54,17 @@ export function parallelFor(
   base: ParallelSpec, c: Pick<LayoutChoice, 'tp' | 'pp' | 'vpp' | 'cp' | 'ep' | 'dp' | 'sp' | 'stageLayers'>, sharding: ShardingSpec,
 ): ParallelSpec {
   const schedule = c.vpp > 1 ? 'interleaved' : base.schedule === 'interleaved' ? '1f1b' : base.schedule;
-  // An explicit literal (no spread): this runs once per layout family in the search loop.
-  const p: ParallelSpec = {
+  // Explicit literals (no spread): this runs once per layout family in the search loop.
+  if (c.stageLayers) {
+    return {
+      dp: c.dp, tp: c.tp, sp: c.sp, pp: c.pp, vpp: c.vpp, schedule, cp: c.cp, ep: c.ep, etp: c.tp, sharding,
+      order: base.order, tpCommOverlap: base.tpCommOverlap, stageLayers: c.stageLayers,
+    };
+  }
+  return {
     dp: c.dp, tp: c.tp, sp: c.sp, pp: c.pp, vpp: c.vpp, schedule, cp: c.cp, ep: c.ep, etp: c.tp, sharding,
     order: base.order, tpCommOverlap: base.tpCommOverlap,
   };
-  return c.stageLayers ? { ...p, stageLayers: c.stageLayers } : p;
 }
 
 /** The training spec of a layout: same global batch, new micro batch, accumulation and recomputation. */

@@ -5,7 +5,7 @@
  * evaluating it is: a larger micro batch of the same layout after a smaller one did not fit (peak memory does not
  * fall as the micro batch grows at a fixed global batch). Counts of everything skipped are returned.
  */
-import type { OffloadTarget, ParallelSpec, Plan, RecomputeKind, ShardingSpec } from '../plan/types';
+import type { OffloadTarget, ParallelSpec, Plan, RecomputeKind, ShardingSpec, TrainingSpec } from '../plan/types';
 import { clusterFor, parallelFor, searchPlan, shardingFor, trainingFor, type LayoutChoice } from './build';
 import { ParetoFront, TopK } from './ranking';
 import {
@@ -49,6 +49,7 @@ function* families(base: Plan, gpus: number, space: SearchSpace, prune: Prune): 
   const zeros = zeroCandidates(base.parallel.sharding.style, space);
   const offloads = offloadCandidates(space);
   const gpusPerNode = clusterFor(base.cluster, gpus)?.gpusPerNode ?? base.cluster.gpusPerNode;
+  const shardingsByDp = new Map<number, { zero: 0 | 1 | 2 | 3; offload: OffloadTarget; sharding: ShardingSpec | undefined }[]>();
   for (const tp of tpCandidates(model, gpusPerNode, gpus, space, prune)) {
     for (const cp of cpCandidates(base.training.seqLen, gpus / tp, space, prune)) {
       if (gpus % (tp * cp) !== 0) { prune('world-size'); continue; }
@@ -59,11 +60,15 @@ function* families(base: Plan, gpus: number, space: SearchSpace, prune: Prune): 
         if (B % dp !== 0) { prune('global-batch'); continue; }
         const stageLayers = stageSplit(model.layers, pp) ?? undefined;
         const microBatches = microBatchCandidates(B / dp, space);
-        // The sharding of each (ZeRO stage, offload) pair depends only on DP: built once per DP.
-        const groups = shardGroupCandidates(base.parallel.sharding.style, dp, gpusPerNode, space);
-        const shardings = zeros.flatMap((zero) => offloads.flatMap((offload) => groups.map((g) => ({
-          zero, offload, sharding: shardingFor(base.parallel.sharding, zero, offload, dp, g),
-        }))));
+        // The sharding of each (ZeRO stage, offload) pair depends only on DP: built once per DP value of the search.
+        let shardings = shardingsByDp.get(dp);
+        if (!shardings) {
+          const groups = shardGroupCandidates(base.parallel.sharding.style, dp, gpusPerNode, space);
+          shardings = zeros.flatMap((zero) => offloads.flatMap((offload) => groups.map((g) => ({
+            zero, offload, sharding: shardingFor(base.parallel.sharding, zero, offload, dp, g),
+          }))));
+          shardingsByDp.set(dp, shardings);
+        }
         for (const ep of epCandidates(model, space, prune)) {
           // Megatron carves expert parallelism out of DP×CP (expert data parallel = DP·CP/EP).
           if ((dp * cp) % ep !== 0) { prune('ep-experts'); continue; }
@@ -93,6 +98,24 @@ function layoutOf(f: Family, microBatch: number, gradAccum: number, recompute: R
   };
 }
 
+/**
+ * The training spec of (micro batch, accumulation) for one recomputation choice, built once per search: layout families
+ * with the same DP share it, and the estimators' per-layout caches recognise it by identity.
+ */
+function trainingCache(base: Plan, recompute: RecomputeKind): (microBatch: number, gradAccum: number) => TrainingSpec {
+  const seen = new Map<number, TrainingSpec>();
+  const stride = base.training.globalBatch + 1;
+  return (microBatch, gradAccum) => {
+    const key = microBatch * stride + gradAccum;
+    let t = seen.get(key);
+    if (!t) {
+      t = trainingFor(base.training, { microBatch, gradAccum, recompute });
+      seen.set(key, t);
+    }
+    return t;
+  };
+}
+
 /** Runs the search; `gpus` and `limitBytes` are already checked. */
 export function searchLayouts(base: Plan, gpus: number, limitBytes: number, opts: PlannerOptions, est: PlannerEstimators): SearchOutcome {
   const pruned: Partial<Record<PruneReason, number>> = {};
@@ -103,6 +126,7 @@ export function searchLayouts(base: Plan, gpus: number, limitBytes: number, opts
   const cluster = clusterFor(base.cluster, gpus) ?? base.cluster;
   const maxEval = opts.maxEvaluations ?? 50_000_000;
   const recomputes = recomputeCandidates(opts.space ?? {});
+  const trainings = recomputes.map((recompute) => trainingCache(base, recompute));
   const top = new TopK<Layout>(Math.max(1, opts.topK ?? 5));
   const front = new ParetoFront<Layout>();
   let lowest: Layout | undefined;
@@ -111,7 +135,8 @@ export function searchLayouts(base: Plan, gpus: number, limitBytes: number, opts
 
   for (const f of families(base, gpus, opts.space ?? {}, prune)) {
     const mbs = f.microBatches;
-    for (const recompute of recomputes) {
+    for (let r = 0; r < recomputes.length; r++) {
+      const recompute = recomputes[r];
       for (let i = 0; i < mbs.length; i++) {
         if (evaluated >= maxEval) {
           truncated = true;
@@ -121,7 +146,7 @@ export function searchLayouts(base: Plan, gpus: number, limitBytes: number, opts
         const microBatch = mbs[i];
         const gradAccum = B / (f.dp * microBatch);
         if (f.vpp > 1 && gradAccum % f.pp !== 0) { prune('interleave-microbatches'); continue; }
-        const plan = searchPlan(base, cluster, f.parallel, trainingFor(base.training, { microBatch, gradAccum, recompute }));
+        const plan = searchPlan(base, cluster, f.parallel, trainings[r](microBatch, gradAccum));
         const bytes = est.peakBytes(plan);
         evaluated++;
         if (!Number.isFinite(bytes) || bytes < 0) { prune('invalid-estimate'); continue; }

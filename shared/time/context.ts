@@ -4,13 +4,15 @@
  * estimate, the simulator and the planner's fast path all build one and then evaluate stages with the same term functions.
  */
 import timing from '../../data/timing.json';
-import type { Plan } from '../plan/types';
-import { axisLink, busBandwidth, linkSeconds, type GroupLink } from '../comm/links';
+import type { Plan, TrainingSpec } from '../plan/types';
+import type { MicrobatchWork } from './microbatch';
+import { linkSeconds, type GroupLink } from '../comm/links';
 import { cpKvBytes, epAllToAllBytes, ppMessageBytes, tpMessageBytes } from '../comm/volumes';
 import { activationBytesOf } from '../memory/dtypes';
 import { layerActivationBytes, type ActivationShape } from '../memory/activations';
 import { layerForwardFlops, lmHeadFlops, loraProjFlops, type FlopShape } from './flops';
 import { chunksPerStage, microbatchesPerStep, peakFlops, posInt, tokensPerRank } from './shape';
+import { layoutEntry, MAX_CONTEXTS, sameShape, type LayoutLinks } from './layoutCache';
 
 /** Forward FLOPs (weights, core attention) and stored activation bytes of one layer of a kind on one rank. */
 export interface LayerUnit {
@@ -20,7 +22,6 @@ export interface LayerUnit {
 }
 
 export interface TimeContext {
-  readonly plan: Plan;
   readonly p: number;
   readonly m: number;
   readonly v: number;
@@ -41,28 +42,11 @@ export interface TimeContext {
   readonly epOne: number;
   readonly p2p: number;
   readonly cpSize: number;
-  /** DP×CP size, ZeRO/FSDP shard group, HSDP replicas, expert-DP size and their links. */
-  readonly dpSize: number;
-  readonly shard: number;
-  readonly replicas: number;
-  readonly edp: number;
-  readonly shardLink: GroupLink;
-  readonly replicaLink: GroupLink;
-  readonly edpLink: GroupLink;
   readonly ppLink: GroupLink;
-  readonly pcieLink: GroupLink;
 }
 
 /** Work of a layer kind the model does not have. */
 const ZERO_UNIT: LayerUnit = { weights: 0, core: 0, act: 0 };
-
-/** Placeholder for a group of one rank (never used for traffic). */
-const NO_LINK: GroupLink = { size: 1, tier: 'nvlink', busbw: 1, alpha: 0, perNode: 1 };
-
-/** A pipeline hop: one GPU to one GPU, so one adapter's bandwidth when it crosses the network. */
-function pointToPoint(l: GroupLink): GroupLink {
-  return { size: l.size, tier: l.tier, busbw: l.busbw, alpha: l.alpha, perNode: 1 };
-}
 
 /** Effective matmul rate: peak(dtype) × achievableFlopsFraction from data/gpus.json (0.5 when missing or out of range). */
 export function effectiveFlopRate(plan: Plan): number {
@@ -118,8 +102,33 @@ function layerUnit(plan: Plan, x: FlopShape, a: ActivationShape, moe: boolean, l
   return { weights: f.weights + loraF, core: f.core, act: layerActivationBytes(a, 'none', ffn) };
 }
 
-/** Builds the stage-independent context of a plan. */
+/** A step context with the micro-batch work of its stages, kept per layout core (shared/time/layoutCache.ts). */
+export interface ContextSlot {
+  readonly training: TrainingSpec;
+  readonly ctx: TimeContext;
+  /** MicrobatchWork by stage · 3 + recomputation kind, when recomputeLayers is unset (shared/time/stepTime.ts). */
+  readonly works: (MicrobatchWork | undefined)[];
+}
+
+/** The cached context slot of a plan: built once per layout core and micro-batch shape (sameShape). */
+export function contextSlot(plan: Plan): ContextSlot {
+  const entry = layoutEntry<ContextSlot>(plan);
+  const list = entry.contexts;
+  const tr = plan.training;
+  for (let i = 0; i < list.length; i++) if (sameShape(list[i].training, tr)) return list[i];
+  const slot: ContextSlot = { training: tr, ctx: buildTimeContext(plan, entry.links), works: [] };
+  if (list.length >= MAX_CONTEXTS) list.length = 0;
+  list.push(slot);
+  return slot;
+}
+
+/** Builds the stage-independent context of a plan (cached, see contextSlot). */
 export function timeContext(plan: Plan): TimeContext {
+  return contextSlot(plan).ctx;
+}
+
+/** The context of a plan from its layout's links: step shape, layer work and one occurrence of each in-layer collective. */
+function buildTimeContext(plan: Plan, l: LayoutLinks): TimeContext {
   const m = plan.model;
   const par = plan.parallel;
   const tr = plan.training;
@@ -128,32 +137,19 @@ export function timeContext(plan: Plan): TimeContext {
   const a = activationShape(plan);
   const actB = a.actBytes;
   const loraF = loraLayerFlops(plan, tokens);
-  const cp = posInt(par.cp) > 1 ? axisLink(plan, 'cp') : NO_LINK;
-  const dpSize = posInt(par.dp) * posInt(par.cp);
-  // Plain DP (stage 0) reduces over all DP×CP ranks; ZeRO/FSDP shard over the shard group (HSDP: replicas of it).
-  const shard = par.sharding.stage === 0 ? dpSize : Math.min(dpSize, posInt(par.sharding.shardGroupSize || dpSize));
-  const replicas = Math.max(1, Math.floor(dpSize / shard));
-  const edp = Math.max(1, Math.floor((dpSize * posInt(par.tp)) / (posInt(par.ep) * posInt(par.etp))));
-  const pp = posInt(par.pp);
-  const ppLink: GroupLink = pp > 1 ? pointToPoint(axisLink(plan, 'pp', 2)) : NO_LINK;
-  const offload = par.sharding.offloadOptimizer !== 'none' || par.sharding.offloadParams !== 'none';
-  const pcie: GroupLink = offload
-    ? { size: 1, tier: 'pcie', busbw: busBandwidth(plan, 'pcie', 1), alpha: plan.cluster.gpu.intraNodeLatency, perNode: 1 } : NO_LINK;
+  const cp = l.cpLink;
+  const pp = l.p;
   return {
-    plan, p: pp, m: microbatchesPerStep(plan), v: chunksPerStage(plan), tokens,
+    p: pp, m: microbatchesPerStep(plan), v: chunksPerStage(plan), tokens,
     flopRate: effectiveFlopRate(plan), hbm: hbmBandwidth(plan), actBytes: actB, shape,
     dense: layerUnit(plan, shape, a, false, loraF), moe: m.moe ? layerUnit(plan, shape, a, true, loraF) : ZERO_UNIT,
     loraFlops: loraF, lmHeadFlops: lmHeadFlops(m, shape),
     // With SP each all-reduce becomes a reduce-scatter plus an all-gather: the same 2(n−1)/n·S on the wire.
-    tpOne: shape.tp > 1 ? linkSeconds('all-reduce', tpMessageBytes(tokens, m.hiddenSize, actB), axisLink(plan, 'tp')) : 0,
+    tpOne: shape.tp > 1 ? linkSeconds('all-reduce', tpMessageBytes(tokens, m.hiddenSize, actB), l.tpLink) : 0,
     cpOne: cp.size > 1 ? linkSeconds('all-gather', cpKvBytes(tokens * cp.size, m.kvHeads, m.headDim, actB, shape.tp), cp) : 0,
-    epOne: m.moe && posInt(par.ep) > 1 ? linkSeconds('all-to-all', epAllToAllBytes(tokens, m.moe.topK, m.hiddenSize, actB), axisLink(plan, 'ep')) : 0,
-    p2p: pp > 1 ? linkSeconds('send-recv', ppMessageBytes(tokens, m.hiddenSize, actB, par.sp ? shape.tp : 1), ppLink) : 0,
-    cpSize: cp.size, dpSize, shard, replicas, edp,
-    shardLink: shard > 1 ? axisLink(plan, 'dp', shard) : NO_LINK,
-    replicaLink: replicas > 1 ? axisLink(plan, 'dp', replicas) : NO_LINK,
-    edpLink: m.moe && edp > 1 ? axisLink(plan, 'dp', edp) : NO_LINK,
-    ppLink, pcieLink: pcie,
+    epOne: m.moe && posInt(par.ep) > 1 ? linkSeconds('all-to-all', epAllToAllBytes(tokens, m.moe.topK, m.hiddenSize, actB), l.epLink) : 0,
+    p2p: pp > 1 ? linkSeconds('send-recv', ppMessageBytes(tokens, m.hiddenSize, actB, par.sp ? shape.tp : 1), l.ppLink) : 0,
+    cpSize: cp.size, ppLink: l.ppLink,
   };
 }
 

@@ -4,6 +4,7 @@ import type { Plan } from '../plan/types';
 import { stageParams, type StageParams } from '../comm/stageParams';
 import { hbmBandwidth, type TimeContext } from './context';
 import { posInt } from './shape';
+import { layoutEntry } from './layoutCache';
 
 /** Trainable parameters one rank of a stage updates: its ZeRO/FSDP shard of the stage's trainable parameters (LoRA: adapters). */
 export function trainableShardParams(plan: Plan, stage: number, sp: StageParams = stageParams(plan, stage)): number {
@@ -27,4 +28,20 @@ export function optimizerSeconds(plan: Plan, stage: number, ctx?: TimeContext, s
   const bytes = trainableShardParams(plan, stage, sp) * optimizerTrafficBytesPerParam(plan);
   if (plan.parallel.sharding.offloadOptimizer !== 'none') return bytes / timing.cpuOptimizerBytesPerSecond;
   return bytes / (ctx ? ctx.hbm : hbmBandwidth(plan));
+}
+
+/** optimizerSeconds, kept per layout (shared/time/layoutCache.ts), stage and optimizer: it reads nothing else that varies. */
+export function cachedOptimizerSeconds(plan: Plan, stage: number, sp: StageParams): number {
+  const e = layoutEntry(plan);
+  if (!Number.isInteger(stage) || stage < 0 || stage > 4096) return optimizerSeconds(plan, stage, undefined, sp);
+  if (e.optimizerFor !== plan.training.optimizer) {
+    e.optimizer.length = 0;
+    e.optimizerFor = plan.training.optimizer;
+  }
+  let t = e.optimizer[stage];
+  if (t === undefined) {
+    t = optimizerSeconds(plan, stage, undefined, sp);
+    e.optimizer[stage] = t;
+  }
+  return t;
 }

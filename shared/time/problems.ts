@@ -1,6 +1,7 @@
 /** Layouts the time model and the simulator cannot run: typed problems instead of a wrong picture. */
 import type { Plan, Problem } from '../plan/types';
 import { microbatchesPerStep } from './shape';
+import { layoutEntry } from './layoutCache';
 
 /** Most forward passes (stages × micro-batches × chunks) one simulation runs. */
 export const MAX_PASSES = 2_000_000;
@@ -76,17 +77,26 @@ export function layoutRunnable(plan: Plan): boolean {
   if (par.pp > plan.model.layers || tr.microBatch * par.dp > tr.globalBatch || !(plan.cluster.gpu.hbmBandwidth > 0)) return false;
   const given = par.stageLayers;
   if (given) {
-    if (given.length !== par.pp) return false;
-    let sum = 0;
-    for (const x of given) {
-      if (!ok(x) || (par.schedule === 'interleaved' && x % par.vpp !== 0)) return false;
-      sum += x;
-    }
-    if (sum !== plan.model.layers) return false;
+    // The split depends only on the layout: checked once per parallel spec (shared/time/layoutCache.ts).
+    const entry = layoutEntry(plan);
+    if (entry.splitOk === undefined) entry.splitOk = splitRunnable(plan, given);
+    if (!entry.splitOk) return false;
   }
   if (par.schedule === 'interleaved') {
     if (microbatchesPerStep(plan) % par.pp !== 0) return false;
     if (!given && (plan.model.layers % (par.pp * par.vpp) !== 0)) return false;
   }
   return true;
+}
+
+/** An explicit stage split: p positive integers summing to the layers, each a multiple of VPP when interleaved. */
+function splitRunnable(plan: Plan, given: readonly number[]): boolean {
+  const par = plan.parallel;
+  if (given.length !== par.pp) return false;
+  let sum = 0;
+  for (const x of given) {
+    if (!isPositiveInteger(x) || (par.schedule === 'interleaved' && x % par.vpp !== 0)) return false;
+    sum += x;
+  }
+  return sum === plan.model.layers;
 }

@@ -7,7 +7,7 @@ import type { Plan } from '../plan/types';
 import { stageComm, type StageComm } from '../comm/collectives';
 import { stageLayerCount } from '../comm/stageParams';
 import { microbatchWork, type MicrobatchWork } from './microbatch';
-import { optimizerSeconds } from './optimizer';
+import { cachedOptimizerSeconds } from './optimizer';
 import { timeContext, type TimeContext } from './context';
 
 export interface StageTiming {
@@ -26,9 +26,10 @@ export interface StageTiming {
   readonly comm: StageComm;
 }
 
-/** Timing of one stage; `list` false skips listing the collectives (the planner's fast path). */
-export function stageTiming(plan: Plan, stage: number, list = true, ctx: TimeContext = timeContext(plan)): StageTiming {
-  const work = microbatchWork(plan, stage, ctx);
+/** Timing of one stage; `list` false skips listing the collectives (the planner's fast path); `work` when already known. */
+export function stageTiming(
+  plan: Plan, stage: number, list = true, ctx: TimeContext = timeContext(plan), work: MicrobatchWork = microbatchWork(plan, stage, ctx),
+): StageTiming {
   const comm = stageComm(plan, stage, ctx, work, list);
   return {
     stage,
@@ -38,7 +39,7 @@ export function stageTiming(plan: Plan, stage: number, list = true, ctx: TimeCon
     backward: work.backward + comm.perMicrobatchBackward,
     gradSync: comm.gradSync,
     gradSyncWindow: comm.gradSyncWindow,
-    optimizer: optimizerSeconds(plan, stage, ctx, comm.params),
+    optimizer: cachedOptimizerSeconds(plan, stage, comm.params),
     postStep: comm.postStep,
     p2p: comm.p2p,
     work,

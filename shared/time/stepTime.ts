@@ -4,11 +4,12 @@
  */
 import type { Plan, PipelineSchedule } from '../plan/types';
 import { layoutRunnable } from './problems';
-import { chunksPerStage, microbatchesPerStep } from './shape';
+import { chunksPerStage, microbatchesPerStep, posInt } from './shape';
 import { stageLayerCount } from '../comm/stageParams';
 import { moeLayersIn } from '../model/params';
-import { timeContext } from './context';
-import { recomputedLayers } from './microbatch';
+import { contextSlot } from './context';
+import { layoutEntry } from './layoutCache';
+import { microbatchWork, recomputedLayers } from './microbatch';
 import { stageTiming, type StageTiming } from './stage';
 
 /** Per-micro-batch seconds of a stage for the schedule: forward + recompute + backward. */
@@ -72,42 +73,79 @@ export function stepSecondsOf(plan: Plan, stages: readonly StageTiming[], counts
     + exposedGradSync(stages, counts) + stepTailSeconds(stages);
 }
 
+/** Runs of alike consecutive stages: the first stage of each run and the run's length. */
+export interface StageRuns {
+  readonly recompute: Plan['training']['recompute'];
+  readonly recomputeLayers: number | undefined;
+  readonly firsts: readonly number[];
+  readonly counts: readonly number[];
+}
+
 /**
- * Fast numeric step time for the planner: the same term functions without listing collectives. A stage's timing
- * depends only on whether it is first or last and on its layer, MoE-layer and recomputed-layer counts, so each run of
- * alike consecutive middle stages is evaluated once and weighted by its length (even splits: at most 4 stages; the
- * planner's uneven splits: 3). NaN for layouts with problems.
+ * A stage's timing depends only on whether it is first or last and on its layer, MoE-layer and recomputed-layer counts,
+ * so consecutive middle stages with equal counts form one run (even splits: at most 4 runs; uneven planner splits: 3).
  */
-export function stepSecondsFast(plan: Plan): number {
-  if (!layoutRunnable(plan)) return Number.NaN;
-  const p = plan.parallel.pp;
-  const ctx = timeContext(plan);
+export function stageRuns(plan: Plan): StageRuns {
+  const p = posInt(plan.parallel.pp);
   const model = plan.model;
-  const stages = STAGES;
-  const counts = COUNTS;
-  stages.length = 0;
-  counts.length = 0;
+  const firsts: number[] = [];
+  const counts: number[] = [];
   let start = 0, prevN = -1, prevMoe = -1, prevMoeR = -1;
   for (let s = 0; s < p; s++) {
     const n = stageLayerCount(plan, s);
-    const nR = recomputedLayers(plan, n);
     const nMoe = moeLayersIn(model, start, start + n);
-    const nMoeR = moeLayersIn(model, start, start + nR);
+    const nMoeR = moeLayersIn(model, start, start + recomputedLayers(plan, n));
     start += n;
     // Stages 0 and p − 1 differ from the middle ones (embedding, LM head), so they never join a run.
     if (s > 1 && s < p - 1 && n === prevN && nMoe === prevMoe && nMoeR === prevMoeR) {
       counts[counts.length - 1]++;
       continue;
     }
-    stages.push(stageTiming(plan, s, false, ctx));
+    firsts.push(s);
     counts.push(1);
     prevN = n;
     prevMoe = nMoe;
     prevMoeR = nMoeR;
   }
-  return stepSecondsOf(plan, stages, counts);
+  return { recompute: plan.training.recompute, recomputeLayers: plan.training.recomputeLayers, firsts, counts };
 }
 
-/** Scratch lists of stepSecondsFast (reused; it is not re-entrant and never yields). */
-const STAGES: StageTiming[] = [];
-const COUNTS: number[] = [];
+/** stageRuns, kept per layout (shared/time/layoutCache.ts) and recomputation setting. */
+function cachedStageRuns(plan: Plan): StageRuns {
+  const list = layoutEntry<unknown, StageRuns>(plan).runs;
+  const t = plan.training;
+  for (let i = 0; i < list.length; i++) {
+    const r = list[i];
+    if (r.recompute === t.recompute && r.recomputeLayers === t.recomputeLayers) return r;
+  }
+  const r = stageRuns(plan);
+  if (list.length >= 8) list.length = 0;
+  list.push(r);
+  return r;
+}
+
+/**
+ * Fast numeric step time for the planner: the same term functions without listing collectives, one stage per run of
+ * alike stages (stageRuns) weighted by the run's length. NaN for layouts with problems.
+ */
+export function stepSecondsFast(plan: Plan): number {
+  if (!layoutRunnable(plan)) return Number.NaN;
+  const slot = contextSlot(plan);
+  const ctx = slot.ctx;
+  const runs = cachedStageRuns(plan);
+  const firsts = runs.firsts;
+  const t = plan.training;
+  // The micro-batch work reads no sharding field: layouts that differ only in sharding share it (one context slot).
+  const kind = t.recomputeLayers !== undefined ? -1 : t.recompute === 'none' ? 0 : t.recompute === 'selective' ? 1 : t.recompute === 'full' ? 2 : -1;
+  const stages: StageTiming[] = [];
+  for (let i = 0; i < firsts.length; i++) {
+    const s = firsts[i];
+    let work = kind >= 0 ? slot.works[s * 3 + kind] : undefined;
+    if (!work) {
+      work = microbatchWork(plan, s, ctx);
+      if (kind >= 0) slot.works[s * 3 + kind] = work;
+    }
+    stages.push(stageTiming(plan, s, false, ctx, work));
+  }
+  return stepSecondsOf(plan, stages, runs.counts);
+}

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { InlayHint } from 'vscode-languageserver';
-import { formatBytes } from '../../server/features/format';
+import { formatBytes } from '../../shared/units';
 import { LspMethods, type AnalysisChangedParams, type AnalysisSimulation } from '../../shared/protocol';
 import { posOf, startClient, type Client } from './harness';
 

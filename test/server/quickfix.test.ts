@@ -112,6 +112,7 @@ describe('quick fixes', () => {
 
   test('no fix is offered when it would not lower the peak', async () => {
     const { actions } = await actionsFor('ds_config.json', DS_BIG, 'does-not-fit');
-    for (const a of actions) assert.match(a.title, /\(−/);
+    // Quick fixes only: "Apply layout" refactorings may trade memory for speed (test/server/layoutActions.test.ts).
+    for (const a of actions.filter((x) => x.kind === 'quickfix')) assert.match(a.title, /\(−/);
   });
 });

@@ -2,22 +2,13 @@
  * "Calibrate": a per-cluster correction derived from a probe report and the estimate it was compared with. Pure: it
  * returns the correction and the settings value it would write; applying it to later plans is `applyCalibration`.
  */
-import type { Plan } from '../../shared/plan/types';
+import type { ClusterCorrection } from '../../shared/plan/calibration';
 import type { ProbeReport } from './types';
+
+export { applyCalibration, type ClusterCorrection } from '../../shared/plan/calibration';
 
 export const CALIBRATION_SETTING = 'shardlens.calibration';
 
-export interface ClusterCorrection {
-  readonly clusterId: string;
-  /** Bytes per GPU the engine held beyond the estimate at the peak (CUDA context, allocator, runtime buffers); ≥ 0. */
-  readonly overheadBytes: number;
-  /** Estimated / measured step time: multiplies the achievable FLOP/s fraction (1 = the model was right). */
-  readonly efficiency: number;
-  /** Where the numbers came from, shown next to calibrated estimates. */
-  readonly source: { readonly device: string; readonly mode: string; readonly worldSize: number; readonly createdAt: string; readonly engine: string };
-  /** Why a value was left neutral, or why the correction is weak (CPU stand-in, failed ranks). */
-  readonly warnings: readonly string[];
-}
 
 export interface CalibrationInput {
   readonly report: ProbeReport;
@@ -58,20 +49,4 @@ export function calibrate(input: CalibrationInput, existing: SettingsValue = {})
     warnings,
   };
   return { correction, setting: { key: CALIBRATION_SETTING, value: { ...existing, [input.clusterId]: correction } } };
-}
-
-/** A plan with the correction applied: the overhead added to the CUDA context term and the FLOP/s fraction scaled. */
-export function applyCalibration(plan: Plan, c: ClusterCorrection): Plan {
-  const detail = `calibrated on ${c.source.device} (${c.source.mode}, ${c.source.worldSize} ranks, ${c.source.createdAt})`;
-  const frac = Math.min(1, Math.max(0.01, plan.cluster.gpu.achievableFlopsFraction * c.efficiency));
-  return {
-    ...plan,
-    overhead: { ...plan.overhead, cudaContextBytes: plan.overhead.cudaContextBytes + c.overheadBytes },
-    cluster: { ...plan.cluster, gpu: { ...plan.cluster.gpu, achievableFlopsFraction: frac } },
-    sources: {
-      ...plan.sources,
-      'overhead.cudaContextBytes': { kind: 'setting', detail: `${detail}: +${c.overheadBytes} B` },
-      'cluster.gpu.achievableFlopsFraction': { kind: 'setting', detail: `${detail}: ×${c.efficiency.toFixed(3)}` },
-    },
-  };
 }

@@ -5,8 +5,8 @@
  */
 import {
   DASHBOARD_VIEWS, MEMORY_COMPONENTS, TIMELINE_KINDS, WEBVIEW_COMMANDS, WEBVIEW_PROTOCOL_VERSION,
-  type DashboardModel, type DashboardView, type HostToWebviewMessage, type SimulationView, type StageBar,
-  type ValidationResultView, type WebviewToHostMessage,
+  type DashboardModel, type DashboardView, type HostToWebviewMessage, type LayoutRowView, type LayoutsView,
+  type SimulationView, type StageBar, type ValidationResultView, type WebviewToHostMessage,
 } from '../../shared/protocol';
 
 type Obj = Record<string, unknown>;
@@ -85,6 +85,23 @@ export function isValidationResult(x: unknown): x is ValidationResultView {
       && isArr(r.ranks, (k): k is unknown => isObj(k) && isInt(k.rank) && isAmountRecord(k.measured) && isAmountRecord(k.estimated)));
 }
 
+/** A parallel degree: a whole number of at least 1. */
+const isDegree = (x: unknown): x is number => isInt(x) && x >= 1;
+
+export function isLayoutRow(x: unknown): x is LayoutRowView {
+  return isObj(x) && isInt(x.index)
+    && isDegree(x.tp) && isDegree(x.pp) && isDegree(x.vpp) && isDegree(x.cp) && isDegree(x.ep) && isDegree(x.dp)
+    && isStr(x.sharding) && isDegree(x.microBatch) && isDegree(x.gradAccum) && isStr(x.recompute) && isStr(x.offload)
+    && isAmount(x.stepSeconds) && isAmount(x.peakBytes) && isStr(x.delta) && isArr(x.notes, isStr) && typeof x.applicable === 'boolean';
+}
+
+export function isLayoutsView(x: unknown): x is LayoutsView {
+  return isObj(x) && isStr(x.uri) && isInt(x.gpus) && isAmount(x.memoryLimitBytes) && isInt(x.evaluated) && isAmount(x.seconds)
+    && isArr(x.rows, isLayoutRow)
+    && isArr(x.pareto, (p): p is unknown => isObj(p) && isStr(p.label) && isAmount(p.stepSeconds) && isAmount(p.peakBytes))
+    && (x.message === undefined || isStr(x.message));
+}
+
 const isProgressState = oneOf(['running', 'done', 'failed', 'cancelled'] as const);
 
 /** True when `x` is a well-formed message from the extension to a webview. */
@@ -97,6 +114,7 @@ export function isHostToWebviewMessage(x: unknown): x is HostToWebviewMessage {
     case 'validationProgress':
       return isProgressState(x.state) && isAmount(x.fraction) && x.fraction <= 1 && isStr(x.message);
     case 'validationResult': return isValidationResult(x.result);
+    case 'layouts': return isLayoutsView(x.layouts);
     default: return false;
   }
 }
@@ -109,6 +127,8 @@ export function isWebviewToHostMessage(x: unknown): x is WebviewToHostMessage {
   switch (x.type) {
     case 'ready': return x.view === 'all' || isDashboardView(x.view);
     case 'command': return isCommand(x.command);
+    case 'planLayouts': return true;
+    case 'applyLayout': return isStr(x.uri) && x.uri.length > 0 && isInt(x.index) && x.index < 100;
     default: return false;
   }
 }

@@ -2,7 +2,7 @@
 import type { DashboardModel } from '../../shared/protocol';
 import { makeChart, palette, shortTicks, themeColor } from '../charts/theme';
 import { el, section, table } from '../dom';
-import { formatBytes, formatSeconds, toUnit } from '../format';
+import { formatBytes, formatSeconds, toUnit } from '../../shared/units';
 
 export function renderCommunication(host: HTMLElement, m: DashboardModel): void {
   const s = section('Communication per step', 'communication');

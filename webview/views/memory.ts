@@ -5,7 +5,7 @@
 import { MEMORY_COMPONENTS, type DashboardModel, type MemoryComponent, type StageBar } from '../../shared/protocol';
 import { makeChart, palette, shortTicks, themeColor } from '../charts/theme';
 import { el, section, table } from '../dom';
-import { formatBytes, toUnit } from '../format';
+import { formatBytes, toUnit } from '../../shared/units';
 import type { UiState } from '../state';
 import { dropdown } from '../ui/toolkit';
 

@@ -6,7 +6,7 @@
 import { TIMELINE_KINDS, type DashboardModel, type TimelineKind } from '../../shared/protocol';
 import { chartById, makeChart, palette, themeColor } from '../charts/theme';
 import { el, section, table } from '../dom';
-import { formatBytes, formatSeconds, toUnit } from '../format';
+import { formatBytes, formatSeconds, toUnit } from '../../shared/units';
 import { command, type UiState } from '../state';
 import { button } from '../ui/toolkit';
 

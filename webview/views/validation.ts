@@ -5,7 +5,7 @@
  */
 import type { ValidationResultView, ValidationRunView } from '../../shared/protocol';
 import { el, section, table } from '../dom';
-import { formatBytes, formatCount } from '../format';
+import { formatBytes, formatCount } from '../../shared/units';
 import { command, type UiState } from '../state';
 import { badge, button } from '../ui/toolkit';
 import { commChart, componentsChart, lossChart, shardedVsReplicatedChart, STATE_COMPONENTS } from './validationCharts';

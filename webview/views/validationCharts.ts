@@ -5,7 +5,7 @@
  */
 import type { ValidationRunView } from '../../shared/protocol';
 import { makeChart, palette } from '../charts/theme';
-import { toUnit } from '../format';
+import { toUnit } from '../../shared/units';
 
 /** Model-state components the runner measures exactly, with chart labels. */
 export const STATE_COMPONENTS = [['parameters', 'Parameters'], ['gradients', 'Gradients'], ['optimizer', 'Optimizer states']] as const;

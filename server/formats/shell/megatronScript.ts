@@ -11,7 +11,8 @@ import { ShellEnv, type EvalCommand } from './evaluate';
 import { applyHfTrainerArgs, hasHfTrainerArgs } from './hfTrainerArgs';
 import { applyMegatronArgs, type FlagArg, MEGATRON_FLAGS } from './megatronArgs';
 import { span, splitWords, unresolved, type SV } from './sval';
-import { parseCached } from './treeCache';
+import { statements } from './statementCache';
+import { lastChange, parseCached } from './treeCache';
 import { shellParser } from './treeSitter';
 
 const LAUNCHERS = new Set(['torchrun', 'deepspeed', 'python', 'python3', 'srun', 'bash', 'sh', 'mpirun', 'accelerate']);
@@ -113,14 +114,14 @@ export function readMegatronScript(s: FactSink, text: string, li: LineIndex): vo
   const tree = parseCached(parser, s.uri, text);
   if (!tree) { s.diag('shell-parse-timeout', 'info', 'The script is too complex to read in time.', undefined); return; }
   const env = new ShellEnv(text);
-  env.run(tree.rootNode);
+  env.runAll(statements(s.uri, tree, text, lastChange(s.uri, text)));
   const found = trainingCommand(env.commands);
   let args: FlagArg[] = [];
   if (found) {
     readLauncher(s, found.words.slice(0, found.script), li);
     args = toArgs(found.words.slice(found.script + 1), li);
   } else {
-    for (const [, v] of env.vars) if (ARGVAR.test(v.t)) args.push(...toArgs(splitWords(v, true), li));
+    for (const [, v] of env.varEntries()) if (ARGVAR.test(v.t)) args.push(...toArgs(splitWords(v, true), li));
     for (const [, arr] of env.arrays) if (arr.some((w) => ARGVAR.test(w.t))) args.push(...toArgs(arr.flatMap((w) => splitWords(w, true)), li));
   }
   if (hasHfTrainerArgs(args) && !args.some((a) => a.flag === '--num-layers')) applyHfTrainerArgs(s, args);
@@ -137,7 +138,7 @@ export function readMegatronScript(s: FactSink, text: string, li: LineIndex): vo
 function readWorldVars(s: FactSink, env: ShellEnv, li: LineIndex): void {
   const pick = (names: string[], path: string) => {
     for (const name of names) {
-      const v = env.vars.get(name);
+      const v = env.getVar(name);
       const n = v && !unresolved(v) ? toNumber(v.t) : undefined;
       const sp = v ? span(v) : undefined;
       if (n !== undefined && n > 0 && Number.isInteger(n) && sp) { s.explicit(path, n, { key: name, valueRange: li.range(sp[0], sp[1]) }); return; }

@@ -22,7 +22,10 @@ export function sv(): SV {
 /** Literal source text starting at `offset`. */
 export function lit(text: string, offset: number): SV {
   const v = sv();
-  for (let i = 0; i < text.length; i++) push(v, text[i]!, offset + i, offset + i + 1, false, false);
+  const n = take(v, text.length);
+  if (n < text.length) text = text.slice(0, n);
+  v.t = text;
+  for (let i = 0; i < n; i++) { v.o.push(offset + i); v.e.push(offset + i + 1); v.s.push(false); v.u.push(false); }
   return v;
 }
 
@@ -41,6 +44,15 @@ export function setBudget(chars: number): void {
   budget = chars;
 }
 
+/** How many of `len` characters may be appended to `v` (as `len` calls of `push` would), charging the budget. */
+function take(v: SV, len: number): number {
+  if (v.t.length > 200_000) return 0;
+  const k = Math.min(len, 200_001 - v.t.length);
+  const n = Math.min(k, Math.max(0, budget));
+  budget -= k;
+  return n;
+}
+
 export function push(v: SV, ch: string, o: number, e: number, split: boolean, unres: boolean): void {
   if (v.t.length > 200_000 || budget-- <= 0) return;
   v.t += ch;
@@ -51,7 +63,10 @@ export function push(v: SV, ch: string, o: number, e: number, split: boolean, un
 }
 
 export function append(a: SV, b: SV, split = false): void {
-  for (let i = 0; i < b.t.length; i++) push(a, b.t[i]!, b.o[i]!, b.e[i]!, split || b.s[i]!, b.u[i]!);
+  const n = take(a, b.t.length);
+  if (!n) return;
+  a.t += n < b.t.length ? b.t.slice(0, n) : b.t;
+  for (let i = 0; i < n; i++) { a.o.push(b.o[i]!); a.e.push(b.e[i]!); a.s.push(split || b.s[i]!); a.u.push(b.u[i]!); }
 }
 
 export function slice(v: SV, start: number, end: number): SV {

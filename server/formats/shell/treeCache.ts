@@ -4,19 +4,51 @@
  */
 import type { Parser, Point, Tree } from 'web-tree-sitter';
 
-interface Entry { text: string; tree: Tree }
+/** How a document's text came from its previous text: one replaced span, and where the syntax changed. */
+export interface TextChange {
+  /** The previous text. */
+  readonly from: string;
+  /** Start of the replaced span (the same in both texts). */
+  readonly start: number;
+  /** End of the replaced span in the previous text. */
+  readonly oldEnd: number;
+  /** End of the replacement in the new text. */
+  readonly newEnd: number;
+  /** Hull of the replacement and of every range whose syntax changed, in the new text. */
+  readonly dirtyStart: number;
+  readonly dirtyEnd: number;
+}
+
+interface Entry { text: string; tree: Tree; change?: TextChange }
 const cache = new Map<string, Entry>();
 const MAX = 16;
 /** A parse that runs longer than this is cancelled (never hang on pathological input). */
 const PARSE_LIMIT_MS = 1000;
 
-function point(text: string, index: number): Point {
-  let row = 0;
-  let col = 0;
-  for (let i = 0; i < index; i++) {
-    if (text.charCodeAt(i) === 10) { row++; col = 0; } else col++;
-  }
-  return { row, column: col };
+/** Row and column of `index`, counting from `from` (a known point at offset `fromIndex`). */
+function point(text: string, index: number, from: Point = { row: 0, column: 0 }, fromIndex = 0): Point {
+  let row = from.row;
+  let lineStart = fromIndex - from.column;
+  for (let i = text.indexOf('\n', fromIndex); i >= 0 && i < index; i = text.indexOf('\n', i + 1)) { row++; lineStart = i + 1; }
+  return { row, column: index - lineStart };
+}
+
+/** Length of the common suffix of `a` and `b` that does not reach into their first `floor` characters. */
+function commonSuffix(a: string, b: string, floor: number): number {
+  const max = Math.min(a.length, b.length) - floor;
+  let n = 0;
+  for (const step of [4096, 256, 16]) while (n + step <= max && a.slice(a.length - n - step, a.length - n) === b.slice(b.length - n - step, b.length - n)) n += step;
+  while (n < max && a.charCodeAt(a.length - n - 1) === b.charCodeAt(b.length - n - 1)) n++;
+  return n;
+}
+
+/** Length of the common prefix of `a` and `b`, compared in blocks first. */
+function commonPrefix(a: string, b: string): number {
+  const min = Math.min(a.length, b.length);
+  let i = 0;
+  for (const step of [4096, 256, 16]) while (i + step <= min && a.slice(i, i + step) === b.slice(i, i + step)) i += step;
+  while (i < min && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
 }
 
 /** Parses `text`, reusing the previous tree of `uri` when there is one. The returned tree stays owned by the cache. */
@@ -24,29 +56,44 @@ export function parseCached(parser: Parser, uri: string, text: string): Tree | n
   const old = cache.get(uri);
   if (old && old.text === text) return old.tree;
   let prev: Tree | null = null;
+  let start = 0;
+  let ea = 0;
+  let eb = 0;
   if (old) {
     const a = old.text;
-    let start = 0;
-    const min = Math.min(a.length, text.length);
-    while (start < min && a.charCodeAt(start) === text.charCodeAt(start)) start++;
-    let ea = a.length;
-    let eb = text.length;
-    while (ea > start && eb > start && a.charCodeAt(ea - 1) === text.charCodeAt(eb - 1)) { ea--; eb--; }
+    start = commonPrefix(a, text);
+    const suffix = commonSuffix(a, text, start);
+    ea = a.length - suffix;
+    eb = text.length - suffix;
+    const sp = point(a, start);
     prev = old.tree.copy();
-    prev.edit({ startIndex: start, oldEndIndex: ea, newEndIndex: eb, startPosition: point(a, start), oldEndPosition: point(a, ea), newEndPosition: point(text, eb) });
+    prev.edit({ startIndex: start, oldEndIndex: ea, newEndIndex: eb, startPosition: sp, oldEndPosition: point(a, ea, sp, start), newEndPosition: point(text, eb, sp, start) });
   }
   const t0 = Date.now();
   const tree = parser.parse(text, prev, { progressCallback: () => Date.now() - t0 > PARSE_LIMIT_MS });
+  let change: TextChange | undefined;
+  if (prev && tree && old) {
+    let dirtyStart = start;
+    let dirtyEnd = eb;
+    for (const r of prev.getChangedRanges(tree)) { dirtyStart = Math.min(dirtyStart, r.startIndex); dirtyEnd = Math.max(dirtyEnd, r.endIndex); }
+    change = { from: old.text, start, oldEnd: ea, newEnd: eb, dirtyStart, dirtyEnd };
+  }
   prev?.delete();
   parser.reset();
   if (!tree) return null;
   old?.tree.delete();
   cache.delete(uri);
-  cache.set(uri, { text, tree });
+  cache.set(uri, { text, tree, change });
   if (cache.size > MAX) {
     const [k, e] = cache.entries().next().value as [string, Entry];
     e.tree.delete();
     cache.delete(k);
   }
   return tree;
+}
+
+/** The change that produced the cached `text` of `uri` from its previous text, when it was parsed incrementally. */
+export function lastChange(uri: string, text: string): TextChange | undefined {
+  const e = cache.get(uri);
+  return e && e.text === text ? e.change : undefined;
 }

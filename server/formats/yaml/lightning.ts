@@ -15,7 +15,8 @@ function precision(s: FactSink, root: KNode, path: string): void {
 export function readLightning(s: FactSink, root: KNode | undefined): void {
   if (!root || root.kind !== 'map') return;
   precision(s, root, 'trainer.precision');
-  const dev = readNum(s, root, 'trainer.devices', 'cluster.gpusPerNode', { int: true, min: 1 });
+  // Lightning's `devices: -1` and `devices: auto` mean every GPU of the node: the GPU count then comes from settings.
+  const dev = allDevices(at(root, 'trainer.devices')?.value.value) ? undefined : readNum(s, root, 'trainer.devices', 'cluster.gpusPerNode', { int: true, min: 1 });
   const nodes = readNum(s, root, 'trainer.num_nodes', 'cluster.nodes', { int: true, min: 1 });
   if (dev) s.derived('cluster.worldSize', dev * (nodes ?? 1), 'Lightning: devices × num_nodes');
   readNum(s, root, 'trainer.accumulate_grad_batches', 'training.gradAccum', { int: true, min: 1 });
@@ -50,8 +51,8 @@ export function readLitgpt(s: FactSink, root: KNode | undefined): void {
   }
   precision(s, root, 'precision');
   const dv = at(root, 'devices');
-  const dev = dv && toNumber(dv.value.value);
-  if (dv && dev) s.explicit('cluster.gpusPerNode', dev, locOf(dv, 'devices'));
+  // LitGPT's `devices: -1` / `auto` mean every GPU of the node: the GPU count then comes from settings.
+  const dev = dv && !allDevices(dv.value.value) ? readNum(s, root, 'devices', 'cluster.gpusPerNode', { int: true, min: 1 }) : undefined;
   readNum(s, root, 'num_nodes', 'cluster.nodes', { int: true, min: 1 });
   if (dev) s.derived('cluster.worldSize', dev * (s.num('cluster.nodes') ?? 1), 'LitGPT: devices × num_nodes');
   const gbs = readNum(s, root, 'train.global_batch_size', 'training.globalBatch', { int: true, min: 1 });
@@ -109,4 +110,9 @@ export function readTorchtune(s: FactSink, root: KNode | undefined): void {
   const oc = readStr(root, 'optimizer._component_');
   const oe = at(root, 'optimizer._component_');
   if (oc && oe && optimizerOf(oc)) s.explicit('training.optimizer', optimizerOf(oc)!, locOf(oe, 'optimizer._component_'));
+}
+
+/** Lightning and LitGPT spell "all GPUs of the node" as -1 or "auto". */
+function allDevices(v: unknown): boolean {
+  return v === -1 || v === '-1' || (typeof v === 'string' && v.trim().toLowerCase() === 'auto');
 }

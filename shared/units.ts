@@ -1,5 +1,8 @@
-/** Number formatting for hints, hovers and lenses. Non-finite or negative inputs never reach the text: they show "—". */
-import type { MemoryUnits } from '../../shared/protocol';
+/**
+ * Number formatting for every surface (hints, hovers, lenses, CLI, status bar, dashboards), so the same figure reads the
+ * same everywhere. Non-finite or negative inputs never reach the text: they show "—".
+ */
+import type { MemoryUnits } from './protocol';
 
 const GIB = 1024 ** 3;
 
@@ -16,6 +19,11 @@ export function formatBytes(bytes: number | undefined, units: MemoryUnits): stri
   const smallName = units === 'GiB' ? 'MiB' : 'MB';
   if (bytes >= big || bytes === 0) return `${sig(bytes / big)} ${units}`;
   return `${sig(bytes / small)} ${smallName}`;
+}
+
+/** Bytes as a plain number of GiB or GB, for chart axes. */
+export function toUnit(bytes: number, units: MemoryUnits): number {
+  return bytes / (units === 'GiB' ? GIB : 1e9);
 }
 
 /** Signed bytes for deltas: "−4.2 GiB", "+1.0 GiB". */

@@ -1,0 +1,86 @@
+/**
+ * The step-level traffic of one pipeline stage that does not depend on the micro batch or on recomputation: message
+ * sizes and seconds of the data-parallel, ZeRO/FSDP, HSDP, expert-DP and offload collectives. stageComm (collectives.ts)
+ * combines them with the micro-batch work; this part is computed once per layout, stage and dtypes
+ * (shared/time/layoutCache.ts), so the planner's inner loop only does the combining arithmetic.
+ */
+import timing from '../../data/timing.json';
+import type { Dtype, Plan, Precision } from '../plan/types';
+import type { LayoutLinks } from '../time/layoutCache';
+import { dtypeBytes, paramCommBytes } from '../time/shape';
+import { linkSeconds } from './links';
+import { stageLayerCount, type StageParams } from './stageParams';
+import * as V from './volumes';
+
+/** Bytes per occurrence and seconds of one occurrence of each step-level collective of a stage (0 when absent). */
+export interface StageTraffic {
+  readonly gradDtype: Dtype;
+  readonly precision: Precision;
+  readonly params: StageParams;
+  /** Layers of the stage (at least 1: ZeRO-3 prefetch hides all but one layer's gather). */
+  readonly layers: number;
+  /** The stage has a DP/shard group of more than one rank, and an expert-DP gradient all-reduce. */
+  readonly hasDense: boolean;
+  readonly hasEdp: boolean;
+  /** Share of the last backward before the first gradient bucket is full. */
+  readonly firstBucket: number;
+  readonly dpBytes: number;
+  readonly dpSeconds: number;
+  readonly rsBytes: number;
+  readonly rsSeconds: number;
+  readonly agBytes: number;
+  readonly agSeconds: number;
+  readonly edpBytes: number;
+  readonly edpSeconds: number;
+  readonly hsdpBytes: number;
+  readonly hsdpSeconds: number;
+  readonly offloadOptBytes: number;
+  readonly offloadOptSeconds: number;
+  readonly offloadParamBytes: number;
+  readonly offloadParamSeconds: number;
+}
+
+/** Share of the last backward that runs before the first gradient bucket is full: bucket / Ψ_stage (DDP, DeepSpeed buckets). */
+export function firstBucketFraction(plan: Plan, stageParamCount: number): number {
+  const b = plan.parallel.sharding.reduceBucketElems;
+  if (!(b > 0) || !(stageParamCount > 0)) return timing.firstBucketFraction;
+  return Math.min(1, b / stageParamCount);
+}
+
+/**
+ * Step-level traffic of one stage (Rajbhandari et al. 2020 §7; Zhao et al. 2023 FSDP; Ren et al. 2021 ZeRO-Offload):
+ * DP gradient all-reduce (stage 0) or reduce-scatter (ZeRO ≥ 1), the ZeRO parameter all-gather, the expert-DP and HSDP
+ * replica all-reduces and the PCIe offload copies, each as bytes per occurrence and seconds of one occurrence.
+ */
+export function stageTraffic(plan: Plan, stage: number, l: LayoutLinks, sp: StageParams): StageTraffic {
+  const sh = plan.parallel.sharding;
+  const tr = plan.training;
+  // Gradients exist for trainable parameters only (LoRA: the adapters); ZeRO-3 still gathers every parameter.
+  const gradDense = plan.lora ? sp.trainable : sp.dense;
+  const gradExpert = plan.lora ? 0 : sp.expert;
+  const gB = dtypeBytes(tr.gradDtype);
+  const pB = paramCommBytes(tr.precision);
+  const zero = sh.stage;
+  const dense = l.dpSize > 1 && l.shardLink.size > 1 ? l.shardLink : undefined;
+  const dpBytes = dense && zero === 0 ? V.dpGradAllReduceBytes(gradDense, gB) : 0;
+  const rsBytes = dense && zero >= 1 ? V.zeroGradReduceScatterBytes(gradDense, gB) : 0;
+  const agBytes = dense && zero >= 1 ? V.zeroParamAllGatherBytes(zero <= 2 ? gradDense : sp.dense, pB) : 0;
+  const hasEdp = gradExpert > 0 && l.edp > 1;
+  const edpBytes = hasEdp ? V.dpGradAllReduceBytes(gradExpert, gB) : 0;
+  const hsdpBytes = l.replicas > 1 && zero >= 1 ? V.dpGradAllReduceBytes(gradDense / l.shard, gB) : 0;
+  const shardParams = (sp.dense + sp.expert) / (zero >= 1 ? l.shard : 1);
+  const offloadOptBytes = sh.offloadOptimizer !== 'none' ? V.optimizerOffloadBytes(shardParams, gB) : 0;
+  const offloadParamBytes = sh.offloadParams !== 'none' ? V.paramOffloadBytesPerMicrobatch(shardParams, pB) : 0;
+  return {
+    gradDtype: tr.gradDtype, precision: tr.precision, params: sp,
+    hasDense: dense !== undefined, hasEdp,
+    layers: Math.max(1, stageLayerCount(plan, stage)), firstBucket: firstBucketFraction(plan, sp.dense + sp.expert),
+    dpBytes, dpSeconds: dense && zero === 0 ? linkSeconds('all-reduce', dpBytes, dense) : 0,
+    rsBytes, rsSeconds: dense && zero >= 1 ? linkSeconds('reduce-scatter', rsBytes, dense) : 0,
+    agBytes, agSeconds: dense && zero >= 1 ? linkSeconds('all-gather', agBytes, dense) : 0,
+    edpBytes, edpSeconds: hasEdp ? linkSeconds('all-reduce', edpBytes, l.edpLink) : 0,
+    hsdpBytes, hsdpSeconds: l.replicas > 1 && zero >= 1 ? linkSeconds('all-reduce', hsdpBytes, l.replicaLink) : 0,
+    offloadOptBytes, offloadOptSeconds: sh.offloadOptimizer !== 'none' ? linkSeconds('send-recv', offloadOptBytes, l.pcieLink) : 0,
+    offloadParamBytes, offloadParamSeconds: sh.offloadParams !== 'none' ? linkSeconds('send-recv', offloadParamBytes, l.pcieLink) : 0,
+  };
+}
