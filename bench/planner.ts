@@ -56,9 +56,10 @@ async function bundledCore(): Promise<Core | undefined> {
   }
 }
 
-/** Median CPU seconds of a search and its result (CPU time of this process: other processes do not count). */
-function timed(run: () => PlanResult, runs: number): { seconds: number; result: PlanResult } {
+/** Median CPU seconds of a search and its result after warm-up runs (CPU time of this process: other processes do not count). */
+function timed(run: () => PlanResult, runs: number, warm = 5): { seconds: number; result: PlanResult } {
   let result = run();
+  for (let i = 1; i < warm; i++) result = run();
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
     const t0 = process.cpuUsage();
@@ -78,8 +79,7 @@ function figures(core: Core, base: Plan, tag: string): Record<string, number> {
   const exhaustive = timed(() => core.planLayouts(base, { exhaustive: true }, fast), 5);
   let n = 0;
   const noop: PlannerEstimators = { peakBytes: () => 1e9, stepSeconds: () => 1 + (n++ % 997) * 1e-6 };
-  for (let i = 0; i < 5; i++) core.planLayouts(base, { exhaustive: true }, noop);
-  const over = timed(() => core.planLayouts(base, { exhaustive: true }, noop), 21);
+  const over = timed(() => core.planLayouts(base, { exhaustive: true }, noop), 21, 10);
   return {
     [`layouts/CPU-s, full search incl. re-estimating the top layouts (${tag}; goal ≥ 1e6)`]: full.result.evaluated / full.seconds,
     [`layouts/CPU-s, search with the fast paths only (${tag})`]: searchOnly.result.evaluated / searchOnly.seconds,

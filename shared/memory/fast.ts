@@ -160,3 +160,27 @@ export function staticBytes(plan: Plan, stage: number): number {
 export function inFlightMicrobatches(plan: Plan, stage: number): number {
   return stageNumbers(plan, stage)?.inFlight ?? 0;
 }
+
+/**
+ * Largest allocated and reserved bytes over every pipeline stage: the maxima of estimateMemory's stage figures (same
+ * computeStage numbers, cleaned the same way) without building labels, for callers that need only the peak. Zeros when
+ * the plan cannot be computed, as estimateMemory's empty result.
+ */
+export function stagePeaks(plan: Plan): { allocated: number; reserved: number } {
+  if (!planComputable(plan)) return { allocated: 0, reserved: 0 };
+  const c = fillContext(plan, CTX, false);
+  let allocated = 0;
+  let reserved = 0;
+  let start = 0;
+  for (let i = 0; i < c.pp; i++) {
+    const n = layersOfStage(c, i);
+    const s = computeStage(c, i, start, n, ST);
+    start += n;
+    allocated = Math.max(allocated, clean(s.allocated));
+    reserved = Math.max(reserved, clean(s.reserved));
+  }
+  return { allocated, reserved };
+}
+
+/** Anything not finite or negative becomes 0, as in estimateMemory. */
+const clean = (x: number) => (Number.isFinite(x) && x > 0 ? x : 0);

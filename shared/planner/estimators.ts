@@ -1,25 +1,36 @@
 /**
  * The core's estimators as the planner calls them: the numeric fast paths for the search
- * (shared/memory/fast.ts `peakMemoryFast`, shared/time/stepTime.ts `stepSecondsFast`) and the traceable
- * estimates for the layouts returned (`estimateMemory`, `estimateStepTime`).
+ * (shared/memory/fast.ts `peakMemoryFast`, shared/time/stepTime.ts `stepSecondsFast`) and, for the layouts returned,
+ * the figures of the traceable estimates: the stage peaks of `estimateMemory` (computed by `stagePeaks` from the same
+ * stage numbers, without labels) and `estimateStepTime`.
  */
-import { estimateMemory } from '../memory/estimate';
-import { peakMemoryFast } from '../memory/fast';
+import { peakMemoryFast, stagePeaks } from '../memory/fast';
+import { layoutImpossible, validatePlan } from '../plan/validate';
+import type { Plan, Problem } from '../plan/types';
 import { estimateStepTime } from '../time/estimate';
 import { stepSecondsFast } from '../time/stepTime';
 import type { PlannerEstimators } from './types';
+
+/** Peak allocated and reserved bytes over the stages, as estimateMemory reports them (zeros when its layout is impossible). */
+function fullMemory(plan: Plan): { allocated: number; reserved: number } {
+  try {
+    let problems: Problem[];
+    try {
+      problems = validatePlan(plan);
+    } catch {
+      problems = [{ code: 'value-not-finite', severity: 'error', message: 'The plan is malformed.', paths: ['plan'] }];
+    }
+    return layoutImpossible(problems) ? { allocated: 0, reserved: 0 } : stagePeaks(plan);
+  } catch {
+    return { allocated: 0, reserved: 0 };
+  }
+}
 
 export const coreEstimators: PlannerEstimators = {
   peakBytes: peakMemoryFast,
   stepSeconds: stepSecondsFast,
   full(plan) {
-    const mem = estimateMemory(plan);
-    let allocated = 0;
-    let reserved = 0;
-    for (const s of mem.stages) {
-      allocated = Math.max(allocated, s.peakAllocatedBytes);
-      reserved = Math.max(reserved, s.peakReservedBytes);
-    }
-    return { peakAllocatedBytes: allocated, peakReservedBytes: reserved, stepSeconds: estimateStepTime(plan).stepSeconds };
+    const mem = fullMemory(plan);
+    return { peakAllocatedBytes: mem.allocated, peakReservedBytes: mem.reserved, stepSeconds: estimateStepTime(plan).stepSeconds };
   },
 };

@@ -1,9 +1,11 @@
 /**
  * Per-layout invariants of the time and communication model, computed once per parallel spec: the links of every
- * process group, the data-parallel group sizes and each stage's per-rank parameters. Plans are immutable, so the cache
- * is keyed on the identity of `plan.parallel` and checked against the model, cluster and LoRA objects it was built
- * from. The planner builds one parallel spec per layout family and evaluates many micro batches and recomputation
- * choices with it; every figure still comes from the same term functions.
+ * process group, the data-parallel group sizes, each stage's per-rank parameters, step-level traffic and optimizer time,
+ * the step contexts per micro-batch shape and the runs of alike stages. Plans are immutable, so an entry is found by the
+ * identity of `plan.parallel` and checked against the model, cluster and LoRA objects it was built from; layouts that
+ * differ only in sharding share the parts that read no sharding field. The planner builds one parallel spec per layout
+ * family and evaluates many micro batches and recomputation choices with it; every figure still comes from the same
+ * term functions (test/unit/planner/fastPathCaches.test.ts checks the cached path against uncached estimates).
  */
 import type { ClusterSpec, LoraSpec, ModelSpec, ParallelSpec, Plan, TrainingSpec } from '../plan/types';
 import { axisLink, busBandwidth, type GroupLink } from '../comm/links';
@@ -86,8 +88,8 @@ export interface LayoutEntry<C, R = unknown> {
 }
 
 /**
- * The last few layouts, newest first found by identity. A small ring instead of a WeakMap: the planner walks one layout
- * family at a time, and short-lived weak-map entries cost more garbage-collection time than they save.
+ * The last four layouts, found by identity. A small ring instead of a WeakMap: the planner walks one layout family at a
+ * time, and short-lived weak-map entries cost more garbage-collection time than they save.
  */
 const RING: (LayoutEntry<unknown, unknown> | undefined)[] = [undefined, undefined, undefined, undefined];
 let next = 0;

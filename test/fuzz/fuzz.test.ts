@@ -19,7 +19,8 @@ import { buildDiagnostics } from '../../server/features/diagnostics';
 import { buildHover } from '../../server/features/hover';
 import { buildInlayHints } from '../../server/features/inlayHints';
 import { normalizeSettings } from '../../server/settings';
-import { mutate, rng } from './mutate';
+import { rng } from '../../shared/random';
+import { mutate } from './mutate';
 
 const INPUTS = Number(process.env.SHARDLENS_FUZZ_INPUTS ?? 10_000);
 const SEED = Number(process.env.SHARDLENS_FUZZ_SEED ?? 20_260_401);

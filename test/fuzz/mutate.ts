@@ -1,17 +1,5 @@
 /** Deterministic mutations of config text for the fuzz test: truncations, deletions, duplications, odd values. */
 
-/** mulberry32: a small seeded PRNG, so failures reproduce from the printed seed. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const ODD_VALUES = ['0', '-1', '-7', '1e30', '1e-30', 'NaN', 'Infinity', '"auto"', 'auto', '""', 'null', 'true', '3.5', '99999999999', '$((1/0))', '${X:-}', '[]', '{}', '0x10'];
 const ODD_CHARS = ['{', '}', '"', ':', '\n', '$', '(', ')', '[', ']', '\\', '=', '#', '`', '\t', ' ', ',', "'", '-', '\u0000', '\u{1F600}'];
 

@@ -2,19 +2,8 @@
  * Deterministic initialisation and training data, from a seed, so every rank and every mode starts from the same
  * parameters and sees the same global batch.
  */
+import { rng } from '../../shared/random';
 import type { Unit } from './layout';
-
-/** mulberry32: a small 32-bit seeded generator returning floats in [0, 1). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Standard deviation of the normal initialisation (GPT-2's 0.02). */
 export const INIT_STD = 0.02;

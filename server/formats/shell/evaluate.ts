@@ -1,7 +1,8 @@
 /**
- * A small evaluator over a tree-sitter-bash tree: assignments (strings, arrays, `+=`), `${VAR:-default}`,
- * `$(( ))` arithmetic, `${ARR[@]}`, quoting and word splitting, and heredocs. Commands are returned with
- * their expanded words; nothing is executed. Both branches of an `if` are read in order (the later wins).
+ * A small evaluator over a tree-sitter-bash tree (plain copies, plainTree.ts): assignments (strings, arrays, `+=`),
+ * `${VAR:-default}`, `$(( ))` arithmetic, `${ARR[@]}`, quoting and word splitting, and heredocs. Commands are
+ * returned with their expanded words; nothing is executed. Both branches of an `if` are read in order (the later
+ * wins). For speed on long scripts, inert statements are skipped and literal values are expanded on first use.
  */
 import type { SNode, Statement } from './plainTree';
 import { append, computed, FIELD_SEP, lit, push, setBudget, splitWords, sv, unresolved, type SV } from './sval';
@@ -33,7 +34,7 @@ export class ShellEnv {
   private end(n: SNode): number { return this.base + n.e; }
   private text(n: SNode): string { return this.src.slice(this.base + n.s, this.base + n.e); }
 
-  /** Walks statements in document order. */
+  /** Walks one statement and what it contains; node offsets are relative to `this.base`. */
   run(node: SNode, depth = 0): void {
     if (depth > 200 || ++this.steps > 200_000) return;
     switch (node.type) {

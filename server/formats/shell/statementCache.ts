@@ -8,33 +8,49 @@ import type { Node, Tree } from 'web-tree-sitter';
 import { copy, isInert, type SNode, type Statement } from './plainTree';
 import type { TextChange } from './treeCache';
 
-interface Cached { readonly node: SNode; readonly inert: boolean }
+/**
+ * `err`: the statement holds a syntax error or a heredoc, whose parse can depend on context and history (error
+ * recovery, an unterminated heredoc), so it is not reused by its text alone.
+ */
+interface Cached { readonly node: SNode; readonly inert: boolean; readonly err: boolean }
 /** A top-level node: its start and its key (its text up to the next top-level node). */
 interface Entry { readonly s: number; readonly key: string; readonly hit: Cached }
-interface DocCache { readonly text: string; readonly list: readonly Entry[]; readonly end: number }
+/** `err`: the tree had a syntax error (its changed ranges are then not trusted for the next edit). */
+interface DocCache { readonly text: string; readonly list: readonly Entry[]; readonly end: number; readonly err: boolean }
 const docs = new Map<string, DocCache>();
 const MAX_DOCS = 16;
 
-function lookup(key: string, node: Node, s: number, known: ReadonlyMap<string, Cached>): Cached {
+/**
+ * The copy of top-level `node` (at `s`, with text `key`). A previous copy of the same text is reused; in a tree with
+ * syntax errors only when the node is of the same kind and error-free itself (error recovery depends on context).
+ */
+function lookup(key: string, node: Node, s: number, known: ReadonlyMap<string, Cached>, check: boolean): Cached {
   const hit = known.get(key);
-  if (hit) return hit;
+  if (hit && (!check || (!node.hasError && node.type === hit.node.type))) return hit;
   const copied = copy(node, s, 1);
-  return { node: copied, inert: isInert(copied, key) };
+  return { node: copied, inert: isInert(copied, key), err: node.hasError || holds(copied, 'heredoc_redirect') };
+}
+
+function holds(n: SNode, type: string): boolean {
+  return n.type === type || n.kids.some((k) => holds(k, type));
 }
 
 /** Entries for the top-level nodes `kids` (with their starts), the last one's key ending at `end`. */
-function entries(kids: readonly Node[], starts: readonly number[], end: number, text: string, known: ReadonlyMap<string, Cached>): Entry[] {
+function entries(kids: readonly Node[], starts: readonly number[], end: number, text: string, known: ReadonlyMap<string, Cached>, check: boolean): Entry[] {
   const out: Entry[] = [];
   for (let i = 0; i < kids.length; i++) {
     const s = starts[i]!;
     const key = text.slice(s, Math.max(s, i + 1 < kids.length ? starts[i + 1]! : end));
-    out.push({ s, key, hit: lookup(key, kids[i]!, s, known) });
+    out.push({ s, key, hit: lookup(key, kids[i]!, s, known, check) });
   }
   return out;
 }
 
+/** Previous copies by text; statements with syntax errors are not reused by text (only when tree-sitter kept them). */
 function knownOf(list: readonly Entry[]): Map<string, Cached> {
-  return new Map(list.map((e) => [e.key, e.hit]));
+  const m = new Map<string, Cached>();
+  for (const e of list) if (!e.hit.err) m.set(e.key, e.hit);
+  return m;
 }
 
 /** Every top-level node of `tree`, looked up by text among the previous copies. */
@@ -42,7 +58,8 @@ function full(tree: Tree, text: string, old: DocCache | undefined): DocCache {
   const root = tree.rootNode;
   const kids = root.children.filter((k): k is Node => !!k);
   const end = root.endIndex;
-  return { text, end, list: entries(kids, kids.map((k) => k.startIndex), end, text, knownOf(old?.list ?? [])) };
+  const err = root.hasError;
+  return { text, end, err, list: entries(kids, kids.map((k) => k.startIndex), end, text, knownOf(old?.list ?? []), err) };
 }
 
 /**
@@ -63,33 +80,27 @@ function patch(tree: Tree, text: string, old: DocCache, ch: TextChange): DocCach
   const end = root.endIndex;
   const kids: Node[] = [];
   const starts: number[] = [];
-  const c = tree.walk();
-  try {
-    // Start at the last kept node (or the first node), so zero-width nodes at `from` are not skipped.
-    let ok = head > 0 ? c.gotoFirstChildForIndex(from - 1) : c.gotoFirstChild();
-    let reached = to === undefined;
-    while (ok) {
-      const s = c.startIndex;
-      if (to !== undefined && s >= to) {
-        if (s !== to) return undefined;
-        reached = true;
-        break;
-      }
-      if (s < from) {
-        if (s !== old.list[head - 1]?.s || c.endIndex > from) return undefined;
-      } else {
-        kids.push(c.currentNode);
-        starts.push(s);
-      }
-      ok = c.gotoNextSibling();
+  // Start at the last kept node (or the first node), so zero-width nodes at `from` are not skipped. Its own start
+  // is asked for: tree-sitter can answer null for an offset in the gap before a node.
+  let n = head > 0 ? root.firstChildForIndex(old.list[head - 1]!.s) : root.firstChild;
+  if (!n) return undefined;
+  let reached = to === undefined;
+  for (; n; n = n.nextSibling) {
+    const s = n.startIndex;
+    if (to !== undefined && s >= to) {
+      if (s !== to) return undefined;
+      reached = true;
+      break;
     }
-    if (!reached) return undefined;
-  } finally {
-    c.delete();
+    if (s >= from) {
+      kids.push(n);
+      starts.push(s);
+    } else if (s !== old.list[head - 1]?.s || n.endIndex > from) return undefined;
   }
-  const mid = entries(kids, starts, to ?? end, text, knownOf(old.list.slice(head, tail)));
+  if (!reached) return undefined;
+  const mid = entries(kids, starts, to ?? end, text, knownOf(old.list.slice(head, tail)), false);
   const moved = old.list.slice(tail).map((e) => ({ s: e.s + delta, key: e.key, hit: e.hit }));
-  return { text, end, list: [...old.list.slice(0, head), ...mid, ...moved] };
+  return { text, end, err: false, list: [...old.list.slice(0, head), ...mid, ...moved] };
 }
 
 /**
@@ -100,7 +111,10 @@ export function statements(uri: string, tree: Tree, text: string, change?: TextC
   const root = tree.rootNode;
   if (root.type !== 'program') return [{ node: copy(root, root.startIndex, 0), base: root.startIndex, inert: false }];
   const old = docs.get(uri);
-  const doc = old && old.text === text ? old : (old && change && change.from === old.text && patch(tree, text, old, change)) || full(tree, text, old);
+  // Only an edit between two trees without syntax errors is patched: error recovery can restructure text that
+  // tree-sitter does not report as changed.
+  const patchable = old && change && !old.err && change.from === old.text && !root.hasError;
+  const doc = old && old.text === text ? old : (patchable && patch(tree, text, old, change)) || full(tree, text, old);
   docs.delete(uri);
   docs.set(uri, doc);
   if (docs.size > MAX_DOCS) docs.delete(docs.keys().next().value as string);

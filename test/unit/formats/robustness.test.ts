@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import type { FormatId } from '../../../shared/plan/facts';
 import { detectFormat, initFormats, parseConfig } from '../../../server/formats/index';
 import { resolvePlan } from '../../../shared/plan/resolve';
+import { rng } from '../../../shared/random';
 
 const ROOT = resolve(__dirname, '../../../examples');
 
@@ -22,17 +23,6 @@ function walk(dir: string, out: string[] = []): string[] {
   return out;
 }
 
-/** Small deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const JUNK = ['"', '{', '}', '[', ']', ':', '\n', '\\', '$', '$((', '${', '=', '-', '#', ' ', '\t', 'auto', '1e999', '-1', '0', 'NaN', '<<EOF\n'];
 
