@@ -5,7 +5,7 @@
 import { moeLayersIn } from '../model/params';
 import type { Plan } from '../plan/types';
 import { fillContext, layersOfStage, newContext, type MemoryContext } from './context';
-import { computeStage, newStageNumbers, type StageNumbers } from './stage';
+import { computeStage, computeStageActivations, computeStageStates, newStageNumbers, stageLayerActs, type StageNumbers } from './stage';
 
 const CTX: MemoryContext = newContext();
 const ST: StageNumbers = newStageNumbers();
@@ -68,22 +68,69 @@ function uniformMiddle(c: MemoryContext): boolean {
 /**
  * Peak reserved bytes per GPU over all pipeline stages. Returns +∞ for a plan that cannot be computed (for planners
  * to reject; never shown). With uniform stages only stages 0, 1 and p − 1 are evaluated: in-flight micro-batches
- * never grow with the stage index, so a middle stage cannot exceed stage 1.
+ * never grow with the stage index, so a middle stage cannot exceed stage 1. The states half of each evaluated stage
+ * (computeStageStates) is kept for the last layout family; only the activations half runs per micro batch and recomputation.
  */
 export function peakMemoryFast(plan: Plan): number {
   if (!planComputable(plan)) return Number.POSITIVE_INFINITY;
-  const c = fillContext(plan, CTX, false);
+  const c = sameFamily(plan) ? FAM_CTX : newFamily(plan);
+  const t = plan.training;
+  // The four context fields the states half does not read, as fillContext sets them.
+  c.b = t.microBatch; c.m = t.gradAccum; c.recompute = t.recompute; c.recomputeLayers = t.recomputeLayers ?? Number.MAX_SAFE_INTEGER;
   let peak = 0;
+  // Stages with the same layer and MoE-layer counts hold the same activations per micro-batch: computed once per count.
+  let lastLayers = -1, lastMoe = -1, act = 0;
+  for (let i = 0; i < famCount; i++) {
+    const st = FAM_STAGES[i];
+    if (st.layers !== lastLayers || st.moeLayers !== lastMoe) {
+      lastLayers = st.layers;
+      lastMoe = st.moeLayers;
+      act = stageLayerActs(c, lastLayers, lastMoe);
+    }
+    peak = Math.max(peak, computeStageActivations(c, st, act).reserved);
+  }
+  return peak;
+}
+
+/** The memory context of the last layout family (everything but micro batch, accumulation and recomputation). */
+const FAM_CTX: MemoryContext = newContext();
+/** The states halves of the stages peakMemoryFast evaluates for that family, and how many there are. */
+const FAM_STAGES: StageNumbers[] = [];
+let famCount = 0;
+let famPlan: Plan | undefined;
+
+/** Whether a plan differs from the last family's only in micro batch, accumulation and recomputation (objects by identity). */
+function sameFamily(plan: Plan): boolean {
+  const f = famPlan;
+  if (!f) return false;
+  if (f === plan) return true;
+  const a = f.training, b = plan.training;
+  return f.parallel === plan.parallel && f.model === plan.model && f.cluster === plan.cluster && f.overhead === plan.overhead
+    && f.lora === plan.lora && a.seqLen === b.seqLen && a.precision === b.precision && a.gradDtype === b.gradDtype
+    && a.fp32GradAccum === b.fp32GradAccum && a.optimizer === b.optimizer && a.flashAttention === b.flashAttention;
+}
+
+/** Fills the family context from a plan and computes the states half of every stage that can hold the peak. */
+function newFamily(plan: Plan): MemoryContext {
+  famPlan = undefined;
+  const c = fillContext(plan, FAM_CTX, false);
+  famCount = 0;
   if (uniformMiddle(c)) {
     const n = c.layers / c.pp;
-    peak = computeStage(c, 0, 0, n, ST).reserved;
-    if (c.pp > 2) peak = Math.max(peak, computeStage(c, 1, n, n, ST).reserved);
-    if (c.pp > 1) peak = Math.max(peak, computeStage(c, c.pp - 1, (c.pp - 1) * n, n, ST).reserved);
-    return peak;
+    addStage(c, 0, 0, n);
+    if (c.pp > 2) addStage(c, 1, n, n);
+    if (c.pp > 1) addStage(c, c.pp - 1, (c.pp - 1) * n, n);
+  } else {
+    const list = stagesToEvaluate(c);
+    for (let i = 0; i < list.length; i += 3) addStage(c, list[i], list[i + 1], list[i + 2]);
   }
-  const list = stagesToEvaluate(c);
-  for (let i = 0; i < list.length; i += 3) peak = Math.max(peak, computeStage(c, list[i], list[i + 1], list[i + 2], ST).reserved);
-  return peak;
+  famPlan = plan;
+  return c;
+}
+
+function addStage(c: MemoryContext, stage: number, start: number, layers: number): void {
+  if (famCount === FAM_STAGES.length) FAM_STAGES.push(newStageNumbers());
+  computeStageStates(c, stage, start, layers, FAM_STAGES[famCount++]);
 }
 
 /** The (stage, first layer, layers) triples peakMemoryFast evaluates for the last split and model seen. */

@@ -48,6 +48,14 @@ export function newStageNumbers(): StageNumbers {
 
 /** Fills `o` with the numbers of pipeline stage `stage` holding `layers` layers starting at layer `start`. */
 export function computeStage(c: MemoryContext, stage: number, start: number, layers: number, o: StageNumbers): StageNumbers {
+  return computeStageActivations(c, computeStageStates(c, stage, start, layers, o));
+}
+
+/**
+ * The first half of computeStage: model states, fp8 cache, gathered parameters, comm buffers and host bytes, which read
+ * no micro batch, accumulation or recomputation field of the context (the planner keeps them per layout family).
+ */
+export function computeStageStates(c: MemoryContext, stage: number, start: number, layers: number, o: StageNumbers): StageNumbers {
   const first = stage === 0, last = stage === c.pp - 1;
   const nMoe = moeLayersIn(c.model, start, start + layers);
   const layerDense = layers * c.attnRank + (layers - nMoe) * c.denseMlpRank + nMoe * c.moeDenseRank;
@@ -93,29 +101,45 @@ export function computeStage(c: MemoryContext, stage: number, start: number, lay
     ? gatheredParameterBytes(c.style, unitParams, stageParams, c.lora ? c.baseBytes : c.paramB, c.lora ? 0 : c.gradB, c.reshard, c.prefetch, c.maxLive)
     : 0;
   const commBuffers = commBufferBytes(c.style, z, c.lora ? lora : stageParams, c.gradB, c.reduceBucket, c.allgatherBucket, c.overlap);
+  const modelStates = parameters + gradients + optimizerStates + masterWeights + gradAccumBuffer;
+  o.stage = stage; o.layers = layers; o.moeLayers = nMoe; o.first = first; o.last = last;
+  o.paramsPerRank = stageParams; o.trainablePerRank = c.lora ? lora : stageParams; o.unitParams = unitParams;
+  o.parameters = parameters; o.gradients = gradients; o.optimizerStates = optimizerStates; o.masterWeights = masterWeights;
+  o.gradAccumBuffer = gradAccumBuffer; o.fp8WeightCache = fp8WeightCache; o.gatheredParameters = gatheredParameters;
+  o.commBuffers = commBuffers; o.hostBytes = hostBytes; o.modelStates = modelStates;
+  return o;
+}
+
+/**
+ * The second half of computeStage: activations of the in-flight micro-batches (micro batch, accumulation and
+ * recomputation of the context), then the totals, CUDA context and fragmentation, on a stage `o` whose states are filled.
+ */
+export function computeStageActivations(c: MemoryContext, o: StageNumbers, layerAct = stageLayerActs(c, o.layers, o.moeLayers)): StageNumbers {
+  const stage = o.stage, layers = o.layers, nMoe = o.moeLayers, first = o.first, last = o.last;
   const inFlight = inFlightMicrobatchCount(c.schedule, c.pp, c.vpp, c.m, stage);
-  // Dense and MoE layers differ in MLP width; recomputed layers are taken from the dense ones first.
-  const rDense = Math.min(layers - nMoe, c.recomputeLayers);
-  const layerAct = stageLayerActivationBytes(c, layers - nMoe, c.recompute, rDense) +
-    stageLayerActivationBytes(c, nMoe, c.recompute, c.recomputeLayers - rDense, c.moeFfn);
   const working = recomputeWorkingBytes(c, c.recompute, layers, nMoe > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn);
   const activations = inFlight * layerAct + working;
   const embAct = first ? embeddingActivationBytes(c) : 0;
   const embeddingActivations = inFlight * embAct;
   const logits = last ? logitsBytes(c, c.vocab) : 0;
-  const modelStates = parameters + gradients + optimizerStates + masterWeights + gradAccumBuffer;
   const activationTotal = activations + embeddingActivations + logits;
-  const tensors = modelStates + fp8WeightCache + activationTotal + gatheredParameters + commBuffers;
+  const tensors = o.modelStates + o.fp8WeightCache + activationTotal + o.gatheredParameters + o.commBuffers;
   const cudaContext = cudaContextBytes(c.ctxBytes);
   const fragmentation = fragmentationBytes(tensors, c.frag);
-  o.stage = stage; o.layers = layers; o.moeLayers = nMoe; o.first = first; o.last = last;
-  o.paramsPerRank = stageParams; o.trainablePerRank = c.lora ? lora : stageParams; o.unitParams = unitParams; o.inFlight = inFlight;
-  o.layerActPerMicrobatch = layerAct; o.embeddingActPerMicrobatch = embAct;
-  o.parameters = parameters; o.gradients = gradients; o.optimizerStates = optimizerStates; o.masterWeights = masterWeights;
-  o.gradAccumBuffer = gradAccumBuffer; o.fp8WeightCache = fp8WeightCache; o.activations = activations;
-  o.embeddingActivations = embeddingActivations; o.logits = logits; o.gatheredParameters = gatheredParameters;
-  o.commBuffers = commBuffers; o.cudaContext = cudaContext; o.fragmentation = fragmentation; o.hostBytes = hostBytes;
-  o.modelStates = modelStates; o.activationTotal = activationTotal;
+  o.inFlight = inFlight; o.layerActPerMicrobatch = layerAct; o.embeddingActPerMicrobatch = embAct;
+  o.activations = activations; o.embeddingActivations = embeddingActivations; o.logits = logits;
+  o.cudaContext = cudaContext; o.fragmentation = fragmentation; o.activationTotal = activationTotal;
   o.allocated = tensors + cudaContext; o.reserved = tensors + cudaContext + fragmentation;
   return o;
+}
+
+/**
+ * Activation bytes one micro-batch leaves in a stage's `layers` layers, `moeLayers` of them MoE: dense and MoE layers
+ * differ in MLP width; recomputed layers are taken from the dense ones first. The same for stages with equal counts.
+ */
+export function stageLayerActs(c: MemoryContext, layers: number, moeLayers: number): number {
+  const rDense = Math.min(layers - moeLayers, c.recomputeLayers);
+  // A kind with no layers adds nothing (skipped: dense models never pay for the MoE width).
+  const dense = layers > moeLayers ? stageLayerActivationBytes(c, layers - moeLayers, c.recompute, rDense) : 0;
+  return moeLayers > 0 ? dense + stageLayerActivationBytes(c, moeLayers, c.recompute, c.recomputeLayers - rDense, c.moeFfn) : dense;
 }

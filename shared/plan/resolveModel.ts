@@ -4,6 +4,7 @@
  */
 import type { Fact } from './facts';
 import type { AttnBias, InputSource, ModelSpec, MoeSpec, NormKind, PositionKind } from './types';
+import { listPresets } from '../model/presets';
 
 type Facts = Readonly<Record<string, Fact>>;
 
@@ -45,7 +46,7 @@ export function modelFromFacts(f: Facts, sources: Record<string, InputSource>, s
   const vocab = take('model.vocabSize', num(f, 'model.vocabSize'), 32000, 'vocabulary 32000 (LlamaConfig default); set --vocab-size or vocab_size');
   const maxPos = take('model.maxPositions', num(f, 'model.maxPositions'), seqLen ?? 2048, 'max positions = sequence length');
   const model: ModelSpec = {
-    name: str(f, 'model.name') ?? str(f, 'model.preset') ?? `${L}L-${h}h`,
+    name: str(f, 'model.name') ?? str(f, 'model.preset') ?? inlineName(L, h, heads, kv > 0 ? kv : heads, ffn, vocab),
     layers: L,
     hiddenSize: h,
     heads,
@@ -78,4 +79,14 @@ export function modelFromFacts(f: Facts, sources: Record<string, InputSource>, s
     return { ...model, moe };
   }
   return model;
+}
+
+/** A readable name for an inline architecture, naming the bundled preset with the same shape when there is one. */
+function inlineName(layers: number, hidden: number, heads: number, kvHeads: number, ffn: number, vocab: number): string {
+  const same = listPresets().find((p) => {
+    const m = p.model;
+    return m.layers === layers && m.hiddenSize === hidden && m.heads === heads && m.kvHeads === kvHeads && m.ffnSize === ffn && m.vocabSize === vocab && !m.moe;
+  });
+  const shape = `${layers} layers × ${hidden} hidden`;
+  return same ? `${shape} (${same.name} shape)` : shape;
 }

@@ -124,6 +124,9 @@ function cachedStageRuns(plan: Plan): StageRuns {
   return r;
 }
 
+/** Scratch list of the stage timings stepSecondsFast evaluates (refilled on every call). */
+const STAGES: StageTiming[] = [];
+
 /**
  * Fast numeric step time for the planner: the same term functions without listing collectives, one stage per run of
  * alike stages (stageRuns) weighted by the run's length. NaN for layouts with problems.
@@ -137,7 +140,8 @@ export function stepSecondsFast(plan: Plan): number {
   const t = plan.training;
   // The micro-batch work reads no sharding field: layouts that differ only in sharding share it (one context slot).
   const kind = t.recomputeLayers !== undefined ? -1 : t.recompute === 'none' ? 0 : t.recompute === 'selective' ? 1 : t.recompute === 'full' ? 2 : -1;
-  const stages: StageTiming[] = [];
+  const stages = STAGES;
+  stages.length = 0;
   for (let i = 0; i < firsts.length; i++) {
     const s = firsts[i];
     let work = kind >= 0 ? slot.works[s * 3 + kind] : undefined;

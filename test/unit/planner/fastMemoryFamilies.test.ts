@@ -1,0 +1,72 @@
+/**
+ * peakMemoryFast keeps the states half of each stage (model states, buffers, gathered parameters) for the last layout
+ * family and recomputes only the activations per micro batch and recomputation. Whatever the order of the plans, every
+ * plan must get exactly the largest stage peak of the traceable estimateMemory computed from scratch.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { estimateMemory } from '../../../shared/memory/estimate';
+import { peakMemoryFast } from '../../../shared/memory/fast';
+import { makePlan } from '../../../shared/plan/defaults';
+import type { ModelSpec, Plan, ShardingStyle } from '../../../shared/plan/types';
+import { planLayouts } from '../../../shared/planner/plan-layouts';
+import { stepSecondsFast } from '../../../shared/time/stepTime';
+
+const dense: ModelSpec = {
+  name: 'dense-12', layers: 12, hiddenSize: 2048, heads: 16, kvHeads: 4, headDim: 128, ffnSize: 8192, gatedMlp: true,
+  attnBias: 'none', mlpBias: false, tiedEmbeddings: false, positions: 'rotary', maxPositions: 4096, norm: 'rmsnorm',
+  qkNorm: false, vocabSize: 32000,
+};
+
+/** Every layer MoE (uniform stages), and a mix of dense and MoE layers (stages differ). */
+const moeAll: ModelSpec = {
+  ...dense, name: 'moe-all', moe: { experts: 8, topK: 2, expertFfnSize: 2048, sharedExperts: 1, sharedExpertFfnSize: 2048, sharedExpertGate: false, denseFirstLayers: 0, layerFrequency: 1 },
+};
+const moeMix: ModelSpec = { ...moeAll, name: 'moe-mix', layers: 14, moe: { ...moeAll.moe!, denseFirstLayers: 2, layerFrequency: 2 } };
+
+function base(model: ModelSpec, style: ShardingStyle): Plan {
+  return makePlan({
+    model, training: { microBatch: 1, globalBatch: 64, seqLen: 2048 },
+    parallel: { dp: 32, sharding: { style } }, cluster: { gpusPerNode: 8, nodes: 4 },
+  });
+}
+
+/** Every plan the search evaluates, in its order. */
+function searchedPlans(b: Plan): Plan[] {
+  const plans: Plan[] = [];
+  planLayouts(b, { exhaustive: true, topK: 1 }, { peakBytes: (p) => { plans.push(p); return 1; }, stepSeconds: stepSecondsFast });
+  return plans;
+}
+
+/** The traceable figure: the largest reserved stage peak of estimateMemory on a deep copy (no shared objects). */
+const traceable = (p: Plan) => Math.max(...estimateMemory(structuredClone(p)).stages.map((s) => s.peakReservedBytes));
+
+describe('peakMemoryFast with its family cache equals estimateMemory in any order', () => {
+  for (const [model, style] of [[dense, 'fsdp2'], [dense, 'deepspeed'], [moeAll, 'megatron-distopt'], [moeMix, 'fsdp2']] as const) {
+    test(`${model.name}, ${style}: search order, reversed, and alternating families`, () => {
+      const plans = searchedPlans(base(model, style));
+      assert.ok(plans.length > 100, `only ${plans.length} layouts searched`);
+      const expected = plans.map(traceable);
+      const orders = [plans.map((_, i) => i), plans.map((_, i) => plans.length - 1 - i), plans.map((_, i) => (i * 7919) % plans.length)];
+      for (const order of orders) {
+        for (const i of order) assert.equal(peakMemoryFast(plans[i]), expected[i], `layout ${i}`);
+      }
+    });
+  }
+
+  test('a plan sharing the parallel spec but not the precision, flash attention or recomputation is not served from the family', () => {
+    const p = searchedPlans(base(dense, 'fsdp2'))[0];
+    const variants: Plan[] = [
+      p,
+      { ...p, training: { ...p.training, precision: 'fp32' } },
+      { ...p, training: { ...p.training, flashAttention: !p.training.flashAttention } },
+      { ...p, training: { ...p.training, recompute: 'full', recomputeLayers: 1 } },
+      { ...p, training: { ...p.training, seqLen: p.training.seqLen * 2 } },
+      { ...p, training: { ...p.training, optimizer: 'sgd' } },
+    ];
+    const values = variants.map((v) => peakMemoryFast(v));
+    variants.forEach((v, i) => assert.equal(values[i], traceable(v), `variant ${i}`));
+    // Each variant changes a term (precision, scores, recomputation, sequence, optimizer states): all differ from the first.
+    for (let i = 1; i < values.length; i++) assert.notEqual(values[i], values[0], `variant ${i} should change the peak`);
+  });
+});
