@@ -124,8 +124,8 @@ function cachedStageRuns(plan: Plan): StageRuns {
   return r;
 }
 
-/** Scratch list of the stage timings stepSecondsFast evaluates (refilled on every call). */
-const STAGES: StageTiming[] = [];
+/** Scratch lists of the stage timings stepSecondsFast evaluates, one per run count (refilled on every call, never resized). */
+const STAGES: StageTiming[][] = [];
 
 /**
  * Fast numeric step time for the planner: the same term functions without listing collectives, one stage per run of
@@ -140,8 +140,11 @@ export function stepSecondsFast(plan: Plan): number {
   const t = plan.training;
   // The micro-batch work reads no sharding field: layouts that differ only in sharding share it (one context slot).
   const kind = t.recomputeLayers !== undefined ? -1 : t.recompute === 'none' ? 0 : t.recompute === 'selective' ? 1 : t.recompute === 'full' ? 2 : -1;
-  const stages = STAGES;
-  stages.length = 0;
+  let stages = STAGES[firsts.length];
+  if (!stages) {
+    stages = [];
+    STAGES[firsts.length] = stages;
+  }
   for (let i = 0; i < firsts.length; i++) {
     const s = firsts[i];
     let work = kind >= 0 ? slot.works[s * 3 + kind] : undefined;
@@ -149,7 +152,9 @@ export function stepSecondsFast(plan: Plan): number {
       work = microbatchWork(plan, s, ctx);
       if (kind >= 0) slot.works[s * 3 + kind] = work;
     }
-    stages.push(stageTiming(plan, s, false, ctx, work));
+    const timing = stageTiming(plan, s, false, ctx, work);
+    if (i < stages.length) stages[i] = timing;
+    else stages.push(timing);
   }
   return stepSecondsOf(plan, stages, runs.counts);
 }

@@ -2,7 +2,7 @@
  * Types of the torchrun probe: the plan exported to Python, the report it writes (schemas/probe-report.schema.json),
  * failures, comparisons with the estimate and the per-cluster calibration. Plain data only.
  */
-import type { AttnBias, NormKind, OptimizerKind, PositionKind, Precision } from '../../shared/plan/types';
+import type { ModelSpec, OptimizerKind, Precision } from '../../shared/plan/types';
 
 /** Wrapping modes of the probe (probe/wrap.py MODES). */
 export type ProbeMode =
@@ -11,26 +11,12 @@ export const PROBE_MODES: readonly ProbeMode[] = [
   'ddp', 'zero1', 'fsdp-full-shard', 'fsdp-shard-grad-op', 'fsdp-no-shard', 'fsdp-hybrid-shard', 'deepspeed',
 ];
 
-/** The model the probe builds (a dense GPT-style decoder; see probe/gpt_model.py). */
-export interface ProbeModel {
-  readonly name: string;
-  readonly layers: number;
-  readonly hiddenSize: number;
-  readonly heads: number;
-  readonly kvHeads: number;
-  readonly headDim: number;
-  readonly ffnSize: number;
-  readonly gatedMlp: boolean;
-  readonly attnBias: AttnBias;
-  readonly mlpBias: boolean;
-  readonly tiedEmbeddings: boolean;
-  readonly positions: PositionKind;
-  readonly maxPositions: number;
-  readonly norm: NormKind;
-  readonly qkNorm: boolean;
-  /** Vocabulary rows allocated (Megatron padding already applied). */
-  readonly vocabSize: number;
-}
+/**
+ * The model the probe builds (a dense GPT-style decoder; see probe/gpt_model.py): the dense part of ModelSpec, with
+ * `vocabSize` the rows allocated (Megatron padding already applied).
+ */
+export type ProbeModel = Pick<ModelSpec, 'name' | 'layers' | 'hiddenSize' | 'heads' | 'kvHeads' | 'headDim' | 'ffnSize' | 'gatedMlp' | 'attnBias'
+  | 'mlpBias' | 'tiedEmbeddings' | 'positions' | 'maxPositions' | 'norm' | 'qkNorm' | 'vocabSize'>;
 
 /** How the plan's model was scaled for the probe (absent dimensions were kept). */
 export interface ProbeScaling {

@@ -5,26 +5,17 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import type { FormatId } from '../../../shared/plan/facts';
 import { detectFormat, initFormats, parseConfig } from '../../../server/formats/index';
 import { loadConfigGraph } from '../../../server/formats/workspace';
+import { configFiles } from './helpers';
 
 const ROOT = resolve(__dirname, '../../../examples');
 const FOLDER: Record<string, FormatId> = {
   deepspeed: 'deepspeed', megatron: 'megatron-script', torchtitan: 'torchtitan', accelerate: 'accelerate', axolotl: 'axolotl',
   llamafactory: 'llamafactory', nanotron: 'nanotron', torchtune: 'torchtune', litgpt: 'litgpt', hf: 'hf-config',
 };
-
-function walk(dir: string, out: string[] = []): string[] {
-  for (const n of readdirSync(dir)) {
-    if (n.startsWith('.')) continue;
-    const p = join(dir, n);
-    if (statSync(p).isDirectory()) walk(p, out);
-    else if (/\.(json|ya?ml|toml|sh)$/.test(n)) out.push(p);
-  }
-  return out;
-}
 
 const host = {
   root: ROOT,
@@ -35,7 +26,7 @@ const host = {
 
 describe('examples workspace', () => {
   before(async () => { await initFormats(); });
-  for (const path of walk(ROOT)) {
+  for (const path of configFiles(ROOT)) {
     const rel = relative(ROOT, path);
     test(rel, () => {
       const text = readFileSync(path, 'utf8');

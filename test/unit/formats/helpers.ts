@@ -1,5 +1,5 @@
 /** Test helpers: fixture loading and the expected range of a substring, computed from the text itself. */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { TextRange } from '../../../shared/plan/types';
 
@@ -35,4 +35,15 @@ export function memoryHost(files: Record<string, string>, root = '/ws') {
       return names.size ? [...names] : undefined;
     },
   };
+}
+
+/** Config-like files (json, yaml, toml, sh) below a folder, skipping dot-folders. */
+export function configFiles(dir: string, out: string[] = []): string[] {
+  for (const n of readdirSync(dir)) {
+    if (n.startsWith('.')) continue;
+    const p = join(dir, n);
+    if (statSync(p).isDirectory()) configFiles(p, out);
+    else if (/\.(json|ya?ml|toml|sh)$/.test(n)) out.push(p);
+  }
+  return out;
 }

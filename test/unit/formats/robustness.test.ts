@@ -4,24 +4,15 @@
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { FormatId } from '../../../shared/plan/facts';
 import { detectFormat, initFormats, parseConfig } from '../../../server/formats/index';
 import { resolvePlan } from '../../../shared/plan/resolve';
 import { rng } from '../../../shared/random';
+import { configFiles } from './helpers';
 
 const ROOT = resolve(__dirname, '../../../examples');
-
-function walk(dir: string, out: string[] = []): string[] {
-  for (const n of readdirSync(dir)) {
-    if (n.startsWith('.')) continue;
-    const p = join(dir, n);
-    if (statSync(p).isDirectory()) walk(p, out);
-    else if (/\.(json|ya?ml|toml|sh)$/.test(n)) out.push(p);
-  }
-  return out;
-}
 
 
 const JUNK = ['"', '{', '}', '[', ']', ':', '\n', '\\', '$', '$((', '${', '=', '-', '#', ' ', '\t', 'auto', '1e999', '-1', '0', 'NaN', '<<EOF\n'];
@@ -53,7 +44,7 @@ function check(path: string, text: string, fmt: FormatId): void {
 
 describe('broken input never throws', () => {
   before(async () => { await initFormats(); });
-  for (const path of walk(ROOT)) {
+  for (const path of configFiles(ROOT)) {
     test(path.slice(ROOT.length + 1), () => {
       const text = readFileSync(path, 'utf8');
       const fmt = detectFormat(path, text)!;
