@@ -133,10 +133,18 @@ export function searchLayouts(base: Plan, gpus: number, limitBytes: number, opts
   let evaluated = 0;
   let truncated = false;
 
+  // The training specs of a family's (recomputation, micro batch) grid depend only on DP: looked up once per family.
+  const specsByDp = new Map<number, TrainingSpec[][]>();
   for (const f of families(base, gpus, opts.space ?? {}, prune)) {
     const mbs = f.microBatches;
+    let specs = specsByDp.get(f.dp);
+    if (!specs) {
+      specs = trainings.map((tr) => mbs.map((mb) => tr(mb, B / (f.dp * mb))));
+      specsByDp.set(f.dp, specs);
+    }
     for (let r = 0; r < recomputes.length; r++) {
       const recompute = recomputes[r];
+      const specsR = specs[r];
       for (let i = 0; i < mbs.length; i++) {
         if (evaluated >= maxEval) {
           truncated = true;
@@ -146,7 +154,7 @@ export function searchLayouts(base: Plan, gpus: number, limitBytes: number, opts
         const microBatch = mbs[i];
         const gradAccum = B / (f.dp * microBatch);
         if (f.vpp > 1 && gradAccum % f.pp !== 0) { prune('interleave-microbatches'); continue; }
-        const plan = searchPlan(base, cluster, f.parallel, trainings[r](microBatch, gradAccum));
+        const plan = searchPlan(base, cluster, f.parallel, specsR[i]);
         const bytes = est.peakBytes(plan);
         evaluated++;
         if (!Number.isFinite(bytes) || bytes < 0) { prune('invalid-estimate'); continue; }
