@@ -104,23 +104,42 @@ function inLayerEntries(plan: Plan, stage: number, w: MicrobatchWork, m: number)
 type Exposure = 'grad' | 'post' | 'zero3' | 'rs' | 'offload-params' | 'pp';
 const NONE_C: Collective[] = [];
 
+/** The numbers of StageComm plus the exposures the listing needs, as one reusable record (the planner's scratch). */
+export interface StageCommNumbers {
+  collectives: readonly Collective[];
+  gradSync: number;
+  gradSyncWindow: number;
+  perMicrobatchForward: number;
+  perMicrobatchBackward: number;
+  postStep: number;
+  p2p: number;
+  params: StageParams;
+  /** Exposed seconds per micro-batch of the ZeRO-2 reduce-scatter and ZeRO-3 gathers; offload fetches per step. */
+  rsExp: number;
+  agExp: number;
+  offExp: number;
+}
+
+/** A fresh record for stageCommInto (reused by the planner's fast path across calls). */
+export function newStageCommNumbers(): StageCommNumbers {
+  return {
+    collectives: NONE_C, gradSync: 0, gradSyncWindow: 0, perMicrobatchForward: 0, perMicrobatchBackward: 0, postStep: 0, p2p: 0,
+    params: { dense: 0, expert: 0, largestLayer: 0, trainable: 0 }, rsExp: 0, agExp: 0, offExp: 0,
+  };
+}
+
 /**
- * Step-level communication of one stage (Rajbhandari et al. 2020 §7; Zhao et al. 2023 FSDP). With `list` false only the
- * numbers are computed (the planner's fast path); with `list` true every collective is listed with its exposure.
+ * The numbers of stageComm written into `out` without allocating (the planner's fast path); the collectives are not
+ * listed (`out.collectives` is left empty). `k` is the stage's cached step-level traffic.
  */
-export function stageComm(
-  plan: Plan, stage: number, ctx: TimeContext = timeContext(plan), w: MicrobatchWork = microbatchWork(plan, stage, ctx), list = true,
-): StageComm {
-  const par = plan.parallel;
-  const sh = par.sharding;
-  const { m, v, p } = ctx;
-  const k = cachedStageTraffic(plan, stage);
-  const sp = k.params;
+export function stageCommInto(plan: Plan, ctx: TimeContext, w: MicrobatchWork, k: StageTraffic, out: StageCommNumbers): StageCommNumbers {
+  const sh = plan.parallel.sharding;
+  const m = ctx.m;
   const zero = sh.stage;
   const overlap = sh.overlapComm;
   const fBucket = k.firstBucket;
   // The sync hides behind the last backward pass: one chunk of the stage (1/v of it) after the first bucket fills.
-  const window = overlap ? ((1 - fBucket) * w.backward) / v : 0;
+  const window = overlap ? ((1 - fBucket) * w.backward) / ctx.v : 0;
   // Sums in the order of the collectives' listing (stepEntries).
   let gradSync = k.dpSeconds;
   let postStep = 0;
@@ -152,7 +171,31 @@ export function stageComm(
     perB += one / 2;
     offExp = one * m;
   }
-  const p2p = p > 1 ? ctx.p2p : 0;
+  out.collectives = NONE_C;
+  out.gradSync = gradSync;
+  out.gradSyncWindow = window;
+  out.perMicrobatchForward = perF;
+  out.perMicrobatchBackward = perB;
+  out.postStep = postStep;
+  out.p2p = ctx.p > 1 ? ctx.p2p : 0;
+  out.params = k.params;
+  out.rsExp = rsExp;
+  out.agExp = agExp;
+  out.offExp = offExp;
+  return out;
+}
+
+/**
+ * Step-level communication of one stage (Rajbhandari et al. 2020 §7; Zhao et al. 2023 FSDP). With `list` false only the
+ * numbers are computed; with `list` true every collective is listed with its exposure.
+ */
+export function stageComm(
+  plan: Plan, stage: number, ctx: TimeContext = timeContext(plan), w: MicrobatchWork = microbatchWork(plan, stage, ctx), list = true,
+): StageComm {
+  const { m, p } = ctx;
+  const k = cachedStageTraffic(plan, stage);
+  const c = stageCommInto(plan, ctx, w, k, newStageCommNumbers());
+  const { gradSync, gradSyncWindow: window, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp, rsExp, agExp, offExp } = c;
   if (!list) {
     return { collectives: NONE_C, gradSync, gradSyncWindow: window, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp };
   }

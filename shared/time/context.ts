@@ -12,7 +12,7 @@ import { activationBytesOf } from '../memory/dtypes';
 import { layerActivationBytes, type ActivationShape } from '../memory/activations';
 import { layerForwardFlops, lmHeadFlops, loraProjFlops, type FlopShape } from './flops';
 import { chunksPerStage, microbatchesPerStep, peakFlops, posInt, tokensPerRank } from './shape';
-import { layoutEntry, MAX_CONTEXTS, sameShape, type LayoutLinks } from './layoutCache';
+import { layoutEntry, MAX_CONTEXTS, sameShape, type LayoutEntry, type LayoutLinks } from './layoutCache';
 
 /** Forward FLOPs (weights, core attention) and stored activation bytes of one layer of a kind on one rank. */
 export interface LayerUnit {
@@ -111,8 +111,8 @@ export interface ContextSlot {
 }
 
 /** The cached context slot of a plan: built once per layout core and micro-batch shape (sameShape). */
-export function contextSlot(plan: Plan): ContextSlot {
-  const entry = layoutEntry<ContextSlot>(plan);
+export function contextSlot(plan: Plan, known?: LayoutEntry<ContextSlot, unknown>): ContextSlot {
+  const entry = known ?? layoutEntry<ContextSlot>(plan);
   const list = entry.contexts;
   const tr = plan.training;
   for (let i = 0; i < list.length; i++) if (sameShape(list[i].training, tr)) return list[i];

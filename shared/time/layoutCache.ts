@@ -83,8 +83,6 @@ export interface LayoutEntry<C, R = unknown> {
   readonly contexts: C[];
   /** Runs of alike pipeline stages per recomputation setting (shared/time/stepTime.ts). */
   readonly runs: R[];
-  /** Whether an explicit stage split is runnable (shared/time/problems.ts), once checked. */
-  splitOk: boolean | undefined;
 }
 
 /**
@@ -119,7 +117,7 @@ export function layoutEntry<C, R = unknown>(plan: Plan): LayoutEntry<C, R> {
   const entry: LayoutEntry<unknown, unknown> = {
     parallel: plan.parallel, model: plan.model, cluster: plan.cluster, lora: plan.lora, links: layoutLinks(plan),
     stageParams: prev ? prev.stageParams : [], traffic: [], optimizer: [], optimizerFor: undefined,
-    contexts: prev ? prev.contexts : [], runs: prev ? prev.runs : [], splitOk: prev ? prev.splitOk : undefined,
+    contexts: prev ? prev.contexts : [], runs: prev ? prev.runs : [],
   };
   RING[next] = entry;
   next = (next + 1) % RING.length;
@@ -140,8 +138,8 @@ export function cachedStageParams(plan: Plan, stage: number): StageParams {
 }
 
 /** stageTraffic of shared/comm/stageTraffic.ts, computed once per layout, stage, gradient dtype and precision. */
-export function cachedStageTraffic(plan: Plan, stage: number): StageTraffic {
-  const e = layoutEntry(plan);
+export function cachedStageTraffic(plan: Plan, stage: number, entry?: LayoutEntry<unknown>): StageTraffic {
+  const e = entry ?? layoutEntry(plan);
   const t = plan.training;
   if (!Number.isInteger(stage) || stage < 0 || stage > 4096) return stageTraffic(plan, stage, e.links, stageParams(plan, stage));
   let k = e.traffic[stage];
@@ -153,8 +151,8 @@ export function cachedStageTraffic(plan: Plan, stage: number): StageTraffic {
 }
 
 /**
- * Whether two parallel specs agree on everything but the sharding: then step contexts, stage runs, stage parameters and
- * the split check are the same (they read no sharding field).
+ * Whether two parallel specs agree on everything but the sharding: then step contexts, stage runs and stage parameters
+ * are the same (they read no sharding field).
  */
 export function sameCore(a: ParallelSpec, b: ParallelSpec): boolean {
   return a === b || (a.tp === b.tp && a.pp === b.pp && a.vpp === b.vpp && a.schedule === b.schedule && a.cp === b.cp && a.ep === b.ep

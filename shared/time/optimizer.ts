@@ -4,7 +4,7 @@ import type { Plan } from '../plan/types';
 import { stageParams, type StageParams } from '../comm/stageParams';
 import { hbmBandwidth, type TimeContext } from './context';
 import { posInt } from './shape';
-import { layoutEntry } from './layoutCache';
+import { layoutEntry, type LayoutEntry } from './layoutCache';
 
 /** Trainable parameters one rank of a stage updates: its ZeRO/FSDP shard of the stage's trainable parameters (LoRA: adapters). */
 export function trainableShardParams(plan: Plan, stage: number, sp: StageParams = stageParams(plan, stage)): number {
@@ -31,8 +31,8 @@ export function optimizerSeconds(plan: Plan, stage: number, ctx?: TimeContext, s
 }
 
 /** optimizerSeconds, kept per layout (shared/time/layoutCache.ts), stage and optimizer: it reads nothing else that varies. */
-export function cachedOptimizerSeconds(plan: Plan, stage: number, sp: StageParams): number {
-  const e = layoutEntry(plan);
+export function cachedOptimizerSeconds(plan: Plan, stage: number, sp: StageParams, entry?: LayoutEntry<unknown>): number {
+  const e = entry ?? layoutEntry(plan);
   if (!Number.isInteger(stage) || stage < 0 || stage > 4096) return optimizerSeconds(plan, stage, undefined, sp);
   if (e.optimizerFor !== plan.training.optimizer) {
     e.optimizer.length = 0;

@@ -1,7 +1,6 @@
 /** Layouts the time model and the simulator cannot run: typed problems instead of a wrong picture. */
 import type { Plan, Problem } from '../plan/types';
 import { microbatchesPerStep } from './shape';
-import { layoutEntry } from './layoutCache';
 
 /** Most forward passes (stages × micro-batches × chunks) one simulation runs. */
 export const MAX_PASSES = 2_000_000;
@@ -66,27 +65,43 @@ export function layoutProblems(plan: Plan): Problem[] {
   return out;
 }
 
+/** The last parallel spec, model and GPU layoutChecksRunnable saw, and its answer (plans are immutable). */
+let seenParallel: Plan['parallel'] | undefined;
+let seenModel: Plan['model'] | undefined;
+let seenGpu: Plan['cluster']['gpu'] | undefined;
+let seenOk = false;
+
+/**
+ * The checks of layoutRunnable that read only the parallel spec, the model and the GPU: done once per layout (the planner
+ * evaluates every micro batch and recomputation choice of a layout in a row).
+ */
+function layoutChecksRunnable(plan: Plan): boolean {
+  const par = plan.parallel;
+  const model = plan.model;
+  const gpu = plan.cluster.gpu;
+  if (par === seenParallel && model === seenModel && gpu === seenGpu) return seenOk;
+  const ok = isPositiveInteger;
+  let runnable = ok(par.tp) && ok(par.pp) && ok(par.dp) && ok(par.cp) && ok(par.ep) && ok(par.vpp)
+    && ok(model.layers) && ok(model.hiddenSize) && ok(model.heads) && ok(model.headDim)
+    && par.pp <= model.layers && gpu.hbmBandwidth > 0;
+  const given = par.stageLayers;
+  if (runnable && given) runnable = splitRunnable(plan, given);
+  if (runnable && par.schedule === 'interleaved' && !given) runnable = model.layers % (par.pp * par.vpp) === 0;
+  seenParallel = par;
+  seenModel = model;
+  seenGpu = gpu;
+  seenOk = runnable;
+  return runnable;
+}
+
 /** Allocation-free version of layoutProblems for the planner's fast path: true when no error would be reported. */
 export function layoutRunnable(plan: Plan): boolean {
+  if (!layoutChecksRunnable(plan)) return false;
   const ok = isPositiveInteger;
   const par = plan.parallel;
   const tr = plan.training;
-  if (!ok(par.tp) || !ok(par.pp) || !ok(par.dp) || !ok(par.cp) || !ok(par.ep) || !ok(par.vpp)) return false;
-  if (!ok(tr.microBatch) || !ok(tr.seqLen) || !ok(tr.globalBatch) || !ok(plan.model.layers)) return false;
-  if (!ok(plan.model.hiddenSize) || !ok(plan.model.heads) || !ok(plan.model.headDim)) return false;
-  if (par.pp > plan.model.layers || tr.microBatch * par.dp > tr.globalBatch || !(plan.cluster.gpu.hbmBandwidth > 0)) return false;
-  const given = par.stageLayers;
-  if (given) {
-    // The split depends only on the layout: checked once per parallel spec (shared/time/layoutCache.ts).
-    const entry = layoutEntry(plan);
-    if (entry.splitOk === undefined) entry.splitOk = splitRunnable(plan, given);
-    if (!entry.splitOk) return false;
-  }
-  if (par.schedule === 'interleaved') {
-    if (microbatchesPerStep(plan) % par.pp !== 0) return false;
-    if (!given && (plan.model.layers % (par.pp * par.vpp) !== 0)) return false;
-  }
-  return true;
+  if (!ok(tr.microBatch) || !ok(tr.seqLen) || !ok(tr.globalBatch) || tr.microBatch * par.dp > tr.globalBatch) return false;
+  return par.schedule !== 'interleaved' || microbatchesPerStep(plan) % par.pp === 0;
 }
 
 /** An explicit stage split: p positive integers summing to the layers, each a multiple of VPP when interleaved. */

@@ -4,11 +4,12 @@
  * post-step traffic and one pipeline send. Shared by the closed form (stepTime.ts) and the simulator (shared/sim).
  */
 import type { Plan } from '../plan/types';
-import { stageComm, type StageComm } from '../comm/collectives';
+import { newStageCommNumbers, stageComm, stageCommInto, type StageComm, type StageCommNumbers } from '../comm/collectives';
 import { stageLayerCount } from '../comm/stageParams';
 import { microbatchWork, type MicrobatchWork } from './microbatch';
 import { cachedOptimizerSeconds } from './optimizer';
 import { timeContext, type TimeContext } from './context';
+import { cachedStageTraffic, type LayoutEntry } from './layoutCache';
 
 export interface StageTiming {
   readonly stage: number;
@@ -45,6 +46,37 @@ export function stageTiming(
     work,
     comm,
   };
+}
+
+/** A StageTiming whose fields the planner's fast path overwrites in place (one per slot, see stageTimingInto). */
+export type StageTimingScratch = { -readonly [K in keyof StageTiming]: StageTiming[K] } & { comm: StageCommNumbers };
+
+/** A fresh scratch record for stageTimingInto. */
+export function newStageTimingScratch(work: MicrobatchWork): StageTimingScratch {
+  return {
+    stage: 0, layers: 0, forward: 0, recompute: 0, backward: 0, gradSync: 0, gradSyncWindow: 0, optimizer: 0, postStep: 0, p2p: 0,
+    work, comm: newStageCommNumbers(),
+  };
+}
+
+/**
+ * stageTiming with `list` false written into a reused record: the same sums, without allocating a StageTiming and a
+ * StageComm per stage (the planner's fast path). `entry` is the plan's layout cache entry.
+ */
+export function stageTimingInto(plan: Plan, stage: number, ctx: TimeContext, work: MicrobatchWork, entry: LayoutEntry<unknown>, out: StageTimingScratch): StageTimingScratch {
+  const comm = stageCommInto(plan, ctx, work, cachedStageTraffic(plan, stage, entry), out.comm);
+  out.stage = stage;
+  out.layers = stageLayerCount(plan, stage);
+  out.forward = work.forward + comm.perMicrobatchForward;
+  out.recompute = work.recompute;
+  out.backward = work.backward + comm.perMicrobatchBackward;
+  out.gradSync = comm.gradSync;
+  out.gradSyncWindow = comm.gradSyncWindow;
+  out.optimizer = cachedOptimizerSeconds(plan, stage, comm.params, entry);
+  out.postStep = comm.postStep;
+  out.p2p = comm.p2p;
+  out.work = work;
+  return out;
 }
 
 /** Whether a stage's collectives are listed in results: the first, second and last (middle stages repeat the second). */

@@ -7,10 +7,10 @@ import { layoutRunnable } from './problems';
 import { chunksPerStage, microbatchesPerStep, posInt } from './shape';
 import { stageLayerCount } from '../comm/stageParams';
 import { moeLayersIn } from '../model/params';
-import { contextSlot } from './context';
-import { layoutEntry } from './layoutCache';
+import { contextSlot, type ContextSlot } from './context';
+import { layoutEntry, type LayoutEntry } from './layoutCache';
 import { microbatchWork, recomputedLayers } from './microbatch';
-import { stageTiming, type StageTiming } from './stage';
+import { newStageTimingScratch, stageTimingInto, type StageTiming, type StageTimingScratch } from './stage';
 
 /** Per-micro-batch seconds of a stage for the schedule: forward + recompute + backward. */
 export function stageMicrobatchSeconds(s: StageTiming): number {
@@ -111,8 +111,8 @@ export function stageRuns(plan: Plan): StageRuns {
 }
 
 /** stageRuns, kept per layout (shared/time/layoutCache.ts) and recomputation setting. */
-function cachedStageRuns(plan: Plan): StageRuns {
-  const list = layoutEntry<unknown, StageRuns>(plan).runs;
+function cachedStageRuns(plan: Plan, entry: LayoutEntry<ContextSlot, StageRuns>): StageRuns {
+  const list = entry.runs;
   const t = plan.training;
   for (let i = 0; i < list.length; i++) {
     const r = list[i];
@@ -124,8 +124,11 @@ function cachedStageRuns(plan: Plan): StageRuns {
   return r;
 }
 
-/** Scratch lists of the stage timings stepSecondsFast evaluates, one per run count (refilled on every call, never resized). */
-const STAGES: StageTiming[][] = [];
+/**
+ * Scratch stage timings of stepSecondsFast, one list per run count, overwritten on every call (never resized): the fast
+ * path allocates no StageTiming or StageComm. They never leave stepSecondsFast.
+ */
+const STAGES: StageTimingScratch[][] = [];
 
 /**
  * Fast numeric step time for the planner: the same term functions without listing collectives, one stage per run of
@@ -133,9 +136,10 @@ const STAGES: StageTiming[][] = [];
  */
 export function stepSecondsFast(plan: Plan): number {
   if (!layoutRunnable(plan)) return Number.NaN;
-  const slot = contextSlot(plan);
+  const entry = layoutEntry<ContextSlot, StageRuns>(plan);
+  const slot = contextSlot(plan, entry);
   const ctx = slot.ctx;
-  const runs = cachedStageRuns(plan);
+  const runs = cachedStageRuns(plan, entry);
   const firsts = runs.firsts;
   const t = plan.training;
   // The micro-batch work reads no sharding field: layouts that differ only in sharding share it (one context slot).
@@ -152,9 +156,10 @@ export function stepSecondsFast(plan: Plan): number {
       work = microbatchWork(plan, s, ctx);
       if (kind >= 0) slot.works[s * 3 + kind] = work;
     }
-    const timing = stageTiming(plan, s, false, ctx, work);
-    if (i < stages.length) stages[i] = timing;
-    else stages.push(timing);
+    if (i >= stages.length) stages.push(newStageTimingScratch(work));
+    stageTimingInto(plan, s, ctx, work, entry, stages[i]);
   }
-  return stepSecondsOf(plan, stages, runs.counts);
+  // ctx.m and ctx.v are microbatchesPerStep and chunksPerStage of this plan (its context slot shares dp, vpp and schedule).
+  const counts = runs.counts;
+  return pipelineSeconds(stages, ctx.m, ctx.v, plan.parallel.schedule, counts) + exposedGradSync(stages, counts) + stepTailSeconds(stages);
 }
