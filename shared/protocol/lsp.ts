@@ -1,0 +1,137 @@
+/**
+ * The LSP section of the protocol (server ↔ extension): custom requests and notifications, method names and their
+ * parameter and result types. Each side wraps the method names in its own RequestType/NotificationType.
+ */
+import type { FormatId } from '../plan/facts';
+import type { MemoryEstimate } from '../plan/result';
+import type { Plan, Problem, TextRange } from '../plan/types';
+import type { Collective } from '../comm/types';
+import type { StepTimeEstimate } from '../time/types';
+import type { Simulation } from '../sim/types';
+import type { Layout, PlanResult } from '../planner/types';
+
+/** An input ShardLens assumed because no file or setting gave it; the user should confirm or change it. */
+export interface AnalysisAssumption {
+  /** Dotted plan path, e.g. "cluster.gpu" or "cluster.worldSize". */
+  readonly path: string;
+  /** Short text, e.g. "8×H100-SXM". */
+  readonly value: string;
+  /** Why it was assumed, e.g. "no world size in the file or settings". */
+  readonly detail: string;
+  /** The command that changes it, e.g. "shardlens.selectCluster". */
+  readonly command?: string;
+}
+
+/** One collective of a step, per rank (the core's type: bytesPerRank is already × countPerStep). */
+export type AnalysisCollective = Collective;
+
+/** The closed-form step time (the core's type: stepSeconds, bubbleFraction, mfu, tokensPerSecond, terms, …). */
+export type AnalysisStepTime = StepTimeEstimate;
+
+/** The step simulation (the core's Simulation), or the problems that stopped it (no timeline then). */
+export type AnalysisSimulation =
+  | { readonly ok: true; readonly result: Simulation }
+  | { readonly ok: false; readonly problems: readonly Problem[] };
+
+/** Params of `shardlens/analysis` and `shardlens/simulate`. */
+export interface AnalysisParams {
+  /** Document URI as the client knows it. */
+  readonly uri: string;
+}
+
+/** The full traceable estimate of one document. */
+export interface AnalysisResult {
+  readonly uri: string;
+  /** Document version the result was computed from (null for files read from disk). */
+  readonly version: number | null;
+  readonly format: FormatId | null;
+  /** Absent when the file does not say enough to build a plan; `problems` says why. */
+  readonly plan?: Plan;
+  readonly memory?: MemoryEstimate;
+  /** Replicated (plain data parallel) baseline; the same as `memory.replicated`, repeated for convenience. */
+  readonly replicated?: MemoryEstimate['replicated'];
+  readonly collectives: readonly AnalysisCollective[];
+  readonly stepTime?: AnalysisStepTime;
+  readonly simulation?: AnalysisSimulation;
+  readonly assumptions: readonly AnalysisAssumption[];
+  readonly problems: readonly (Problem & { readonly range?: TextRange })[];
+}
+
+/** Custom LSP messages, each a method name; each side wraps them in its RequestType/NotificationType. */
+export const LspMethods = {
+  /** Notification server → client after `initialized` once the server can answer requests. Params: ReadyParams. */
+  ready: 'shardlens/ready',
+  /** Request client → server: the full analysis of a document. Params: AnalysisParams; result: AnalysisResult | null. */
+  analysis: 'shardlens/analysis',
+  /** Request client → server: the step simulation of a document. Params: AnalysisParams; result: AnalysisSimulation | null. */
+  simulate: 'shardlens/simulate',
+  /** Notification server → client when a document's analysis changed. Params: AnalysisChangedParams. */
+  analysisChanged: 'shardlens/analysisChanged',
+  /** Request client → server: the best layouts for a document and their edits. Params: PlanLayoutsParams; result: PlanLayoutsResult | null. */
+  planLayouts: 'shardlens/planLayouts',
+} as const;
+
+/** Params of `shardlens/planLayouts`. */
+export interface PlanLayoutsParams {
+  readonly uri: string;
+  /** Layouts to return (default 5, at most 20). */
+  readonly topK?: number;
+}
+
+/** One text edit in LSP shape (zero-based lines and UTF-16 characters). */
+export interface LayoutTextEdit {
+  readonly range: TextRange;
+  readonly newText: string;
+}
+
+/** One planner layout with what applying it to the document does. */
+export interface PlannedLayout {
+  readonly layout: Layout;
+  /** Short label, e.g. "TP 2 · PP 1 · DP 4 · ZeRO-1 · micro 2×8 · recompute selective". */
+  readonly summary: string;
+  /** Edits that write the layout into the document; empty when the format cannot hold it. */
+  readonly edits: readonly LayoutTextEdit[];
+  /** Costs and settings that change, e.g. "peak 71.2 → 54.3 GiB, step 9.8 → 7.1 s; TP 1 → 8". */
+  readonly delta: string;
+  /** What the file cannot hold and where to set it instead. */
+  readonly notes: readonly string[];
+}
+
+/** Result of `shardlens/planLayouts`: the search and the top layouts, best first, with their edits. */
+export interface PlanLayoutsResult {
+  readonly uri: string;
+  readonly version: number | null;
+  readonly format: FormatId | null;
+  /** True when ShardLens can rewrite this format. */
+  readonly canApply: boolean;
+  /** Absent when the file does not resolve to a plan; `problems` says why. */
+  readonly result?: PlanResult;
+  readonly layouts: readonly PlannedLayout[];
+  readonly problems: readonly Problem[];
+}
+
+/** Params of `shardlens/ready`. */
+export interface ReadyParams {
+  readonly version: string;
+  readonly protocolVersion: number;
+}
+
+/** Params of `shardlens/analysisChanged`: a summary for the status bar; fetch the rest with `shardlens/analysis`. */
+export interface AnalysisChangedParams {
+  readonly uri: string;
+  readonly version: number | null;
+  readonly fits: boolean | null;
+  /** Peak reserved bytes per GPU over stages; null when unknown. */
+  readonly peakBytes: number | null;
+  readonly gpuMemoryBytes: number | null;
+  readonly gpuName: string | null;
+  readonly stepSeconds: number | null;
+}
+
+/** Commands the server's code lenses and actions invoke; the extension registers them. Each takes the document URI. */
+export const ClientCommands = {
+  simulateStep: 'shardlens.simulateStep',
+  openDashboard: 'shardlens.openDashboard',
+  selectCluster: 'shardlens.selectCluster',
+  selectModel: 'shardlens.selectModel',
+} as const;

@@ -1,0 +1,59 @@
+/** The `shardlens.*` settings: one declaration for the server, the extension's manifest and the CLI. */
+import type { FormatId } from '../plan/facts';
+import type { ClusterCorrection } from '../plan/calibration';
+
+/** How much the inlay hints show. */
+export type HintDetail = 'off' | 'minimal' | 'normal' | 'verbose';
+/** Binary (GiB = 2³⁰ bytes) or decimal (GB = 10⁹ bytes) units for memory figures. */
+export type MemoryUnits = 'GiB' | 'GB';
+
+/**
+ * The `shardlens.*` settings, per resource. The extension's `contributes.configuration` declares exactly these keys:
+ * `shardlens.cluster.gpu`, `shardlens.cluster.gpusPerNode`, `shardlens.cluster.nodes`, `shardlens.worldSize`,
+ * `shardlens.model`, `shardlens.hints.detail`, `shardlens.units`, `shardlens.overhead.cudaContextGiB`, `shardlens.overhead.fragmentation`,
+ * `shardlens.formats.enabled`, `shardlens.planner.safetyMargin`, `shardlens.calibration`.
+ */
+export interface ShardLensSettings {
+  readonly cluster: {
+    /** GPU catalog id or name (e.g. "H100-SXM"); empty = assume. */
+    readonly gpu: string;
+    /** GPUs per node; 0 = from the file or assumed. */
+    readonly gpusPerNode: number;
+    /** Nodes; 0 = from the file or assumed. */
+    readonly nodes: number;
+  };
+  /** Total GPUs when the file does not say; 0 = from the file or cluster. */
+  readonly worldSize: number;
+  /** Model (preset id, name or Hugging Face id) when the files name none; empty = from the files. */
+  readonly model: string;
+  readonly hints: { readonly detail: HintDetail };
+  readonly units: MemoryUnits;
+  readonly overhead: {
+    /** CUDA context and library workspaces per GPU, GiB. */
+    readonly cudaContextGiB: number;
+    /** Allocator fragmentation as a fraction of allocated bytes (0.1 = 10 %). */
+    readonly fragmentation: number;
+  };
+  /** Formats to annotate; empty = all. */
+  readonly formats: { readonly enabled: readonly FormatId[] };
+  /** Layout planner: a layout fits when its peak is at most GPU memory × `safetyMargin` (0.5 ≤ margin ≤ 1). */
+  readonly planner: { readonly safetyMargin: number };
+  /** Per-cluster corrections written by "Calibrate Cluster from a Probe Report", keyed by cluster name (default: GPU id). */
+  readonly calibration: Readonly<Record<string, ClusterCorrection>>;
+}
+
+/** Defaults used when the client sends nothing (and the defaults the extension's package.json declares). */
+export const DEFAULT_SETTINGS: ShardLensSettings = {
+  cluster: { gpu: '', gpusPerNode: 0, nodes: 0 },
+  worldSize: 0,
+  model: '',
+  hints: { detail: 'normal' },
+  units: 'GiB',
+  overhead: { cudaContextGiB: 1, fragmentation: 0.1 },
+  formats: { enabled: [] },
+  planner: { safetyMargin: 0.9 },
+  calibration: {},
+};
+
+/** The settings section the server asks for with workspace/configuration. */
+export const SETTINGS_SECTION = 'shardlens';
