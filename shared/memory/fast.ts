@@ -72,9 +72,16 @@ function uniformMiddle(c: MemoryContext): boolean {
  * (computeStageStates) is kept for the last layout family; only the activations half runs per micro batch and recomputation.
  */
 export function peakMemoryFast(plan: Plan): number {
-  if (!planComputable(plan)) return Number.POSITIVE_INFINITY;
-  const c = sameFamily(plan) ? FAM_CTX : newFamily(plan);
+  // A plan of the last family passed planComputable on everything but micro batch and accumulation.
+  let same: boolean;
+  try {
+    same = sameFamily(plan);
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
   const t = plan.training;
+  if (same ? bad(t.microBatch) || bad(t.gradAccum) : !planComputable(plan)) return Number.POSITIVE_INFINITY;
+  const c = same ? FAM_CTX : newFamily(plan);
   // The four context fields the states half does not read, as fillContext sets them.
   c.b = t.microBatch; c.m = t.gradAccum; c.recompute = t.recompute; c.recomputeLayers = t.recomputeLayers ?? Number.MAX_SAFE_INTEGER;
   let peak = 0;

@@ -49,6 +49,7 @@ function* families(base: Plan, gpus: number, space: SearchSpace, prune: Prune): 
   const zeros = zeroCandidates(base.parallel.sharding.style, space);
   const offloads = offloadCandidates(space);
   const gpusPerNode = clusterFor(base.cluster, gpus)?.gpusPerNode ?? base.cluster.gpusPerNode;
+  const splitsByPp = new Map<number, readonly number[] | undefined>();
   const shardingsByDp = new Map<number, { zero: 0 | 1 | 2 | 3; offload: OffloadTarget; sharding: ShardingSpec | undefined }[]>();
   for (const tp of tpCandidates(model, gpusPerNode, gpus, space, prune)) {
     for (const cp of cpCandidates(base.training.seqLen, gpus / tp, space, prune)) {
@@ -58,7 +59,12 @@ function* families(base: Plan, gpus: number, space: SearchSpace, prune: Prune): 
         if (rest % pp !== 0) { prune('world-size'); continue; }
         const dp = rest / pp;
         if (B % dp !== 0) { prune('global-batch'); continue; }
-        const stageLayers = stageSplit(model.layers, pp) ?? undefined;
+        // One split array per PP value of the search: the estimators' per-split caches recognise it by identity.
+        let stageLayers = splitsByPp.get(pp);
+        if (stageLayers === undefined && !splitsByPp.has(pp)) {
+          stageLayers = stageSplit(model.layers, pp) ?? undefined;
+          splitsByPp.set(pp, stageLayers);
+        }
         const microBatches = microBatchCandidates(B / dp, space);
         // The sharding of each (ZeRO stage, offload) pair depends only on DP: built once per DP value of the search.
         let shardings = shardingsByDp.get(dp);
@@ -88,14 +94,18 @@ function* families(base: Plan, gpus: number, space: SearchSpace, prune: Prune): 
 
 /** The layout object of one evaluated point (built only when it is kept). Optional fields are left out, not undefined. */
 function layoutOf(f: Family, microBatch: number, gradAccum: number, recompute: RecomputeKind, bytes: number, seconds: number, fits: boolean): Layout {
-  return {
+  // Filled field by field in the same key order as an object with optional spreads, without their object copies.
+  const l: { -readonly [K in keyof Layout]?: Layout[K] } = {
     tp: f.tp, pp: f.pp, vpp: f.vpp, cp: f.cp, ep: f.ep, dp: f.dp, sp: f.tp > 1, zero: f.zero, sharding: f.sharding.style,
-    ...(f.sharding.fsdpStrategy ? { fsdpStrategy: f.sharding.fsdpStrategy } : {}),
-    ...(f.sharding.shardGroupSize < f.dp ? { shardGroup: f.sharding.shardGroupSize } : {}),
-    distributedOptimizer: f.sharding.style === 'megatron-distopt', offload: f.offload,
-    ...(f.stageLayers ? { stageLayers: f.stageLayers } : {}),
-    microBatch, gradAccum, recompute, stepSeconds: seconds, peakAllocatedBytes: bytes, peakReservedBytes: bytes, fits, estimate: 'fast',
   };
+  if (f.sharding.fsdpStrategy) l.fsdpStrategy = f.sharding.fsdpStrategy;
+  if (f.sharding.shardGroupSize < f.dp) l.shardGroup = f.sharding.shardGroupSize;
+  l.distributedOptimizer = f.sharding.style === 'megatron-distopt';
+  l.offload = f.offload;
+  if (f.stageLayers) l.stageLayers = f.stageLayers;
+  l.microBatch = microBatch; l.gradAccum = gradAccum; l.recompute = recompute; l.stepSeconds = seconds;
+  l.peakAllocatedBytes = bytes; l.peakReservedBytes = bytes; l.fits = fits; l.estimate = 'fast';
+  return l as Layout;
 }
 
 /**

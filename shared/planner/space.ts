@@ -37,13 +37,25 @@ export function tpCandidates(model: ModelSpec, gpusPerNode: number, gpus: number
 /** Layers per stage for PP stages: even, or the first and last stage one or more layers short (Megatron `--decoder-first/last-pipeline-num-layers`). */
 export function stageSplit(layers: number, pp: number): number[] | undefined | null {
   if (layers % pp === 0) return undefined;
-  if (pp < 3) return null;
+  if (!unevenSplitExists(layers, pp)) return null;
   const middle = Math.ceil(layers / pp);
-  const deficit = middle * pp - layers;
-  const first = middle - Math.ceil(deficit / 2);
-  const last = middle - Math.floor(deficit / 2);
-  if (first < 1 || last < 1) return null;
+  const first = unevenFirstStage(layers, pp);
+  const last = layers - first - (pp - 2) * middle;
   return Array.from({ length: pp }, (_, i) => (i === 0 ? first : i === pp - 1 ? last : middle));
+}
+
+/** Layers of the first stage of stageSplit's uneven split: ⌈L/p⌉ less half the deficit ⌈L/p⌉·p − L, rounded up. */
+function unevenFirstStage(layers: number, pp: number): number {
+  const middle = Math.ceil(layers / pp);
+  return middle - Math.ceil((middle * pp - layers) / 2);
+}
+
+/** Whether stageSplit's uneven split exists (p ≥ 3, first and last stage at least one layer), without building it. */
+function unevenSplitExists(layers: number, pp: number): boolean {
+  if (pp < 3) return false;
+  const middle = Math.ceil(layers / pp);
+  const first = unevenFirstStage(layers, pp);
+  return first >= 1 && layers - first - (pp - 2) * middle >= 1;
 }
 
 /** PP degrees up to the layer count (uneven splits allowed unless disabled). */
@@ -51,7 +63,7 @@ export function ppCandidates(model: ModelSpec, gpus: number, space: SearchSpace,
   const raw = space.pp ?? divisors(gpus).filter((p) => p <= model.layers);
   return raw.filter((p) => {
     if (p < 1 || p > model.layers) return prune('pp-layers'), false;
-    if (model.layers % p !== 0 && (space.unevenPipeline === false || stageSplit(model.layers, p) === null)) return prune('pp-layers'), false;
+    if (model.layers % p !== 0 && (space.unevenPipeline === false || !unevenSplitExists(model.layers, p))) return prune('pp-layers'), false;
     return true;
   });
 }

@@ -69,4 +69,20 @@ describe('peakMemoryFast with its family cache equals estimateMemory in any orde
     // Each variant changes a term (precision, scores, recomputation, sequence, optimizer states): all differ from the first.
     for (let i = 1; i < values.length; i++) assert.notEqual(values[i], values[0], `variant ${i} should change the peak`);
   });
+
+  test('a plan of the cached family with a bad micro batch or accumulation, or a broken training object, gets +∞ (planComputable rejects it)', () => {
+    const p = searchedPlans(base(dense, 'fsdp2'))[0];
+    const bad: Plan[] = [
+      { ...p, training: { ...p.training, microBatch: 0 } },
+      { ...p, training: { ...p.training, microBatch: Number.NaN } },
+      { ...p, training: { ...p.training, gradAccum: -1 } },
+      { ...p, training: { ...p.training, gradAccum: Number.POSITIVE_INFINITY } },
+      { ...p, training: undefined as unknown as Plan['training'] },
+    ];
+    for (const [i, v] of bad.entries()) {
+      // The family is cached first, so the bad plan is checked against it.
+      assert.ok(Number.isFinite(peakMemoryFast(p)));
+      assert.equal(peakMemoryFast(v), Number.POSITIVE_INFINITY, `bad plan ${i}`);
+    }
+  });
 });
