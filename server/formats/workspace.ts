@@ -4,7 +4,7 @@
  */
 import { dirname, isAbsolute, join, normalize, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ConfigFacts, ConfigReference } from '../../shared/plan/facts';
+import type { ConfigFacts, ConfigReference, FormatId } from '../../shared/plan/facts';
 import { modelFromHfConfig } from '../../shared/model/hfConfig';
 import { findPreset } from '../../shared/model/presets';
 import { presetCandidates, resolvePlan, type ModelLookup, type ResolveContext, type ResolvedPlan } from '../../shared/plan/resolve';
@@ -85,6 +85,25 @@ export function modelLookup(host: WorkspaceHost): (ref: string, fromUri: string)
 
 const SCAN_EXT = /\.(ya?ml|sh|json|slurm|toml)$/i;
 
+/** Parses of the files around the edited one, by path: reused while their text is unchanged. */
+const parsedFiles = new Map<string, { readonly text: string; readonly format: FormatId | undefined; readonly facts: ConfigFacts }>();
+const PARSED_FILES_MAX = 256;
+
+/**
+ * Parses a referenced or referencing file, reusing the last parse of the same text: an edit in a DeepSpeed JSON
+ * re-analyses that file, not the unchanged files that reference it (found, then read, on every keystroke).
+ * ConfigFacts are immutable, so sharing them is safe.
+ */
+function parseFile(path: string, text: string, format?: FormatId): ConfigFacts {
+  const hit = parsedFiles.get(path);
+  if (hit && hit.text === text && hit.format === format) return hit.facts;
+  const facts = parseConfig(path, text, format);
+  parsedFiles.delete(path);
+  parsedFiles.set(path, { text, format, facts });
+  if (parsedFiles.size > PARSED_FILES_MAX) parsedFiles.delete(parsedFiles.keys().next().value as string);
+  return facts;
+}
+
 /** Files under the workspace root (bounded walk) that reference `target`. */
 export function findReferencing(target: string, host: WorkspaceHost, limit = 400): string[] {
   if (!host.root || !host.listDir) return [];
@@ -105,7 +124,7 @@ export function findReferencing(target: string, host: WorkspaceHost, limit = 400
         if (!text || !text.includes(base)) continue;
         const fmt = detectFormat(p, text);
         if (!fmt) continue;
-        const facts = parseConfig(p, text, fmt);
+        const facts = parseFile(p, text, fmt);
         if (facts.references.some((r) => resolveReference(r, p, host) === resolvePath(target))) out.push(p);
       } else if (depth < 4 && !n.includes('.') ) queue.push([p, depth + 1]);
     }
@@ -144,13 +163,13 @@ export function loadConfigGraph(pathOrUri: string, host: WorkspaceHost, ctx: Res
       continue;
     }
     deps.push(p);
-    related.push(parseConfig(p, read(host, p) ?? '', 'deepspeed'));
+    related.push(parseFile(p, read(host, p) ?? '', 'deepspeed'));
   }
   if (primary.format === 'deepspeed') {
     const near = (p: string) => (dirname(p) === dirname(path) ? 0 : 1);
     for (const p of findReferencing(path, host).sort((a, b) => near(a) - near(b)).slice(0, 3)) {
       deps.push(p);
-      related.push(parseConfig(p, read(host, p) ?? ''));
+      related.push(parseFile(p, read(host, p) ?? ''));
     }
   }
   const resolved = resolvePlan(primary, related, { ...ctx, lookupModel: ctx.lookupModel ?? modelLookup(host) });
