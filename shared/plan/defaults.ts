@@ -4,7 +4,7 @@
  */
 import { findGpu } from '../hardware/gpus';
 import type {
-  ClusterSpec, GpuSpec, InputSource, ModelSpec, OverheadSpec, ParallelSpec, Plan, ShardingSpec, TrainingSpec,
+  ClusterSpec, EngineId, GpuSpec, InputSource, ModelSpec, OverheadSpec, ParallelSpec, Plan, ShardingSpec, TrainingSpec,
 } from './types';
 
 /** Recursively optional version of a plan (arrays stay whole). */
@@ -30,7 +30,20 @@ export const TRAINING_DEFAULTS: { readonly [K in keyof TrainingSpec]-?: readonly
   recompute: ['none', 'no activation recomputation'],
   recomputeLayers: [undefined, 'all layers of the stage when recompute is full'],
   flashAttention: [true, 'fused/flash attention (default in current frameworks)'],
+  compile: [false, 'eager mode (no torch.compile)'],
+  fp8: [undefined, "the engine's default FP8 recipe"],
 };
+
+/** The engine a sharding style implies when no file names one. */
+export function engineForStyle(style: ShardingSpec['style']): EngineId {
+  switch (style) {
+    case 'deepspeed': return 'deepspeed';
+    case 'megatron-distopt': return 'megatron';
+    case 'fsdp': return 'fsdp1';
+    case 'fsdp2': return 'fsdp2';
+    default: return 'ddp';
+  }
+}
 
 /** DeepSpeed defaults for buckets (deepspeed/runtime/zero/config.py): reduce/allgather 5e8, prefetch 5e7, max live 1e9. */
 const DS_BUCKET = 5e8;
@@ -99,6 +112,10 @@ export function makePlan(partial: PlanInput, gpu?: GpuSpec): Plan {
     recompute: pick('training.recompute', t.recompute, 'none', TRAINING_DEFAULTS.recompute[1]),
     ...(t.recomputeLayers !== undefined ? { recomputeLayers: pick('training.recomputeLayers', t.recomputeLayers, 0, '') } : {}),
     flashAttention: pick('training.flashAttention', t.flashAttention, true, TRAINING_DEFAULTS.flashAttention[1]),
+    compile: pick('training.compile', t.compile, false, TRAINING_DEFAULTS.compile[1]),
+    ...(t.fp8 !== undefined && t.fp8.recipe !== undefined
+      ? { fp8: pick('training.fp8', { recipe: t.fp8.recipe, paramGather: t.fp8.paramGather ?? false }, { recipe: 'tensorwise', paramGather: false }, '') }
+      : {}),
   };
 
   const style = pick('parallel.sharding.style', s.style, 'ddp', 'plain data parallel (DDP)');
@@ -147,8 +164,9 @@ export function makePlan(partial: PlanInput, gpu?: GpuSpec): Plan {
   const lora = partial.lora && partial.lora.rank !== undefined
     ? { rank: partial.lora.rank, targets: partial.lora.targets ?? ['q', 'k', 'v', 'o'], baseDtype: partial.lora.baseDtype ?? 'bf16' }
     : undefined;
+  const engine = pick('engine', partial.engine, engineForStyle(style), `engine implied by the sharding style (${style})`, 'derived');
   return {
-    model: partial.model, training, parallel, overhead,
+    engine, model: partial.model, training, parallel, overhead,
     cluster: { gpu: gpuSpec, gpusPerNode, nodes },
     ...(lora ? { lora } : {}),
     sources: src,

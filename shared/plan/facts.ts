@@ -51,7 +51,8 @@ export interface ConfigFacts {
    * Readers also emit: "cluster.gpusPerNode", "cluster.nodes", "model.type" (HF model_type), "model.name",
    * "parallel.dpReplicate" (HSDP replicas), "parallel.vppLayers", "parallel.firstStageLayers",
    * "parallel.lastStageLayers", "parallel.sharding.instances" (Megatron optimizer instances), "lora.enabled",
-   * "lora.rank", "lora.targets" (comma list: "q,k,v"), "lora.baseDtype". A value of "auto" is DeepSpeed's sentinel.
+   * "lora.rank", "lora.targets" (comma list: "q,k,v"), "lora.baseDtype", "engine" (EngineId, when the file fixes it).
+   * A value of "auto" is DeepSpeed's sentinel.
    */
   readonly facts: Readonly<Record<string, Fact>>;
   readonly references: readonly ConfigReference[];

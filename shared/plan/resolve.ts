@@ -240,12 +240,16 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
     assume('training.precision', 'fp32', `fp16/bf16 "auto" with no referencing file: ${HF} has bf16 and fp16 off`, undefined, 'shardlens.openReferencingFile');
   } else if (precision) use('training.precision');
   const stage = num(facts, 'parallel.sharding.stage');
-  for (const p of ['training.gradDtype', 'training.fp32GradAccum', 'training.optimizer', 'training.recompute', 'training.recomputeLayers', 'training.flashAttention',
+  for (const p of ['training.gradDtype', 'training.fp32GradAccum', 'training.optimizer', 'training.recompute', 'training.recomputeLayers', 'training.flashAttention', 'training.compile',
     'parallel.sp', 'parallel.vpp', 'parallel.schedule', 'parallel.ep', 'parallel.etp', 'parallel.tpCommOverlap', 'parallel.sharding.style', 'parallel.sharding.stage',
     'parallel.sharding.fsdpStrategy', 'parallel.sharding.shardGroupSize', 'parallel.sharding.reshardAfterForward', 'parallel.sharding.offloadOptimizer',
     'parallel.sharding.offloadParams', 'parallel.sharding.overlapComm']) use(p);
   const loraOn = bool(facts, 'lora.enabled') ?? num(facts, 'lora.rank') !== undefined;
+  const engine = str(facts, 'engine') ?? (primary.format.startsWith('megatron') ? 'megatron' : primary.format === 'nanotron' ? 'nanotron' : undefined);
+  if (facts.engine) use('engine');
+  else if (engine) sources.engine = { kind: 'derived', detail: `${primary.format} files run on the ${engine} engine` };
   const partial: PlanInput = {
+    engine: engine as never,
     model,
     training: {
       microBatch: batch.micro, gradAccum: batch.gas, globalBatch: batch.global, seqLen,
@@ -256,6 +260,7 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
       recompute: str(facts, 'training.recompute') as never,
       recomputeLayers: num(facts, 'training.recomputeLayers'),
       flashAttention: bool(facts, 'training.flashAttention'),
+      compile: bool(facts, 'training.compile'),
     },
     parallel: {
       dp, tp, pp, cp,

@@ -77,6 +77,28 @@ export type Dtype = 'fp32' | 'bf16' | 'fp16' | 'fp8' | 'int8' | 'nf4';
 export type OptimizerKind = 'adamw' | 'adam' | 'sgd' | 'sgd-momentum' | 'adafactor' | 'adam-8bit' | 'lion';
 export type RecomputeKind = 'none' | 'selective' | 'full';
 
+/**
+ * The engine that runs the training step. It decides how a precision is kept in memory (master weights, fp32 main
+ * grads, autocast) and how communication overlaps with compute, so the same `--bf16` costs different bytes per engine.
+ * megatron: Megatron-LM, NeMo, Megatron-Bridge (megatron-core); deepspeed: the DeepSpeed engine (also under the HF
+ * Trainer, Accelerate or Lightning); fsdp1: torch FSDP with FlatParameter; fsdp2: torch `fully_shard` (torchtitan,
+ * torchtune, Accelerate fsdp_version 2); ddp: torch DDP with autocast (HF Trainer, Accelerate, Lightning without
+ * sharding); nanotron: nanotron's own engine.
+ */
+export type EngineId = 'megatron' | 'deepspeed' | 'fsdp1' | 'fsdp2' | 'ddp' | 'nanotron';
+
+/** FP8 training details; present when the precision is 'fp8-mixed'. */
+export interface Fp8Spec {
+  /**
+   * Scaling recipe: 'tensorwise' (one scale per tensor, current scaling: torchao default, TE "current"),
+   * 'delayed' (TE delayed scaling with an amax history; Megatron `--fp8-recipe delayed`), 'rowwise' (torchao rowwise),
+   * 'blockwise' (128×128 / 1×128 blocks, DeepSeek-V3, TE blockwise), 'mxfp8' (32-element MX blocks, Blackwell).
+   */
+  readonly recipe: 'tensorwise' | 'delayed' | 'rowwise' | 'blockwise' | 'mxfp8';
+  /** Weights are kept or gathered in FP8 (Megatron `--fp8-param-gather`, torchao `enable_fsdp_float8_all_gather`). */
+  readonly paramGather: boolean;
+}
+
 export interface TrainingSpec {
   /** Sequences per GPU per forward/backward (b). */
   readonly microBatch: number;
@@ -96,6 +118,10 @@ export interface TrainingSpec {
   /** With full recomputation: how many layers per stage are recomputed (undefined = all). */
   readonly recomputeLayers?: number;
   readonly flashAttention: boolean;
+  /** torch.compile (or TE/Apex fused kernels chosen by the engine) fuses memory-bound kernels and saves fewer activations. */
+  readonly compile: boolean;
+  /** FP8 details when `precision` is 'fp8-mixed'; undefined means the engine's default recipe. */
+  readonly fp8?: Fp8Spec;
 }
 
 export type PipelineSchedule = 'gpipe' | '1f1b' | 'interleaved' | 'zb-h1';
@@ -205,6 +231,8 @@ export interface OverheadSpec {
 
 /** Everything an estimate needs. */
 export interface Plan {
+  /** The engine that runs the step (see EngineId). */
+  readonly engine: EngineId;
   readonly model: ModelSpec;
   readonly training: TrainingSpec;
   readonly parallel: ParallelSpec;

@@ -73,15 +73,16 @@ export function trainingFor(base: TrainingSpec, c: Pick<LayoutChoice, 'microBatc
   return {
     microBatch: c.microBatch, globalBatch: base.globalBatch, gradAccum: c.gradAccum, seqLen: base.seqLen,
     precision: base.precision, gradDtype: base.gradDtype, fp32GradAccum: base.fp32GradAccum, optimizer: base.optimizer,
-    recompute: c.recompute, flashAttention: base.flashAttention,
+    recompute: c.recompute, flashAttention: base.flashAttention, compile: base.compile,
+    ...(base.fp8 ? { fp8: base.fp8 } : {}),
   };
 }
 
 /** The plan the search evaluates: base plan with a new cluster, parallel and training spec (sources unchanged). */
 export function searchPlan(base: Plan, cluster: ClusterSpec, parallel: ParallelSpec, training: TrainingSpec): Plan {
   return base.lora
-    ? { model: base.model, training, parallel, cluster, overhead: base.overhead, lora: base.lora, sources: base.sources }
-    : { model: base.model, training, parallel, cluster, overhead: base.overhead, sources: base.sources };
+    ? { engine: base.engine, model: base.model, training, parallel, cluster, overhead: base.overhead, lora: base.lora, sources: base.sources }
+    : { engine: base.engine, model: base.model, training, parallel, cluster, overhead: base.overhead, sources: base.sources };
 }
 
 const PLANNER_SOURCE = { kind: 'derived', detail: 'layout planner' } as const;
