@@ -16,3 +16,5 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${need[@]}"
 fi
 if [ -f test/e2e/setup.sh ]; then bash test/e2e/setup.sh; fi
+# The PyTorch 2.x environment of the probe and the fake-tensor oracle (.venv, pinned in probe/requirements.txt).
+bash scripts/setup-python.sh
