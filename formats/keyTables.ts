@@ -7,13 +7,14 @@ import megatron from './megatron/keys.json';
 import nanotron from './nanotron/keys.json';
 import torchtitan from './torchtitan/keys.json';
 import type { FormatId } from '../shared/plan/facts';
+import type { PlanPath } from '../shared/plan/paths';
 
 /** One documented key of a format. */
 export interface KeyDoc {
   readonly type?: string;
   readonly default?: unknown;
   readonly auto?: string;
-  readonly plan?: string;
+  readonly plan?: PlanPath;
   readonly enum?: readonly unknown[];
   readonly aliases?: readonly string[];
   readonly deprecated?: unknown;
@@ -45,7 +46,7 @@ export function keyTable(format: FormatId | null): KeyTable | undefined {
 }
 
 /** The dotted key of a format that sets a plan path (first match), e.g. deepspeed + training.microBatch. */
-export function keyForPath(format: FormatId | null, path: string): string | undefined {
+export function keyForPath(format: FormatId | null, path: PlanPath): string | undefined {
   const t = keyTable(format);
   if (!t) return undefined;
   for (const [k, d] of Object.entries(t.keys)) if (d.plan === path && !d.deprecated) return k;

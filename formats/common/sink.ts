@@ -2,6 +2,7 @@
 import type { ConfigDiagnostic, ConfigFacts, ConfigReference, Fact, FactValue, FormatId } from '../../shared/plan/facts';
 import type { Severity, TextRange } from '../../shared/plan/types';
 import { baseName, TOP } from './text';
+import type { PlanPath } from '../../shared/plan/paths';
 
 /** Key and value ranges of one written value. */
 export interface Loc {
@@ -21,7 +22,7 @@ export class FactSink {
   }
 
   /** Records a value written in the file; a later explicit write of the same path wins (as the frameworks do). */
-  explicit(path: string, value: FactValue | undefined, loc: Loc): void {
+  explicit(path: PlanPath, value: FactValue | undefined, loc: Loc): void {
     if (value === undefined || (typeof value === 'number' && !Number.isFinite(value))) return;
     this.facts[path] = {
       value,
@@ -32,13 +33,13 @@ export class FactSink {
   }
 
   /** Records a framework default unless the file already set the path. */
-  default(path: string, value: FactValue, detail: string): void {
+  default(path: PlanPath, value: FactValue, detail: string): void {
     if (this.facts[path]) return;
     this.facts[path] = { value, source: { kind: 'default', detail } };
   }
 
   /** Records a value derived from others in the same file. */
-  derived(path: string, value: FactValue, detail: string, loc?: Loc): void {
+  derived(path: PlanPath, value: FactValue, detail: string, loc?: Loc): void {
     if (typeof value === 'number' && !Number.isFinite(value)) return;
     this.facts[path] = {
       value,
@@ -48,15 +49,15 @@ export class FactSink {
     };
   }
 
-  has(path: string): boolean {
+  has(path: PlanPath): boolean {
     return this.facts[path] !== undefined;
   }
 
-  value(path: string): FactValue | undefined {
+  value(path: PlanPath): FactValue | undefined {
     return this.facts[path]?.value;
   }
 
-  num(path: string): number | undefined {
+  num(path: PlanPath): number | undefined {
     const v = this.facts[path]?.value;
     return typeof v === 'number' ? v : undefined;
   }
@@ -66,7 +67,7 @@ export class FactSink {
     this.references.push({ kind, target: target.trim(), range });
   }
 
-  diag(code: string, severity: Severity, message: string, range: TextRange | undefined, paths: readonly string[] = []): void {
+  diag(code: string, severity: Severity, message: string, range: TextRange | undefined, paths: readonly PlanPath[] = []): void {
     if (this.diagnostics.length >= 500) return;
     this.diagnostics.push({ code, severity, message, paths, range: range ?? TOP });
   }

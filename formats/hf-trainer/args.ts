@@ -5,8 +5,9 @@ import type { FactSink } from '../common/sink';
 import { optimizerOf } from '../common/maps';
 import { toBool, toNumber } from '../common/text';
 import type { FlagArg } from '../megatron/args';
+import type { PlanPath } from '../../shared/plan/paths';
 
-interface Spec { readonly type: string; readonly plan?: string; readonly value?: FactValue }
+interface Spec { readonly type: string; readonly plan?: PlanPath; readonly value?: FactValue }
 const KEYS: Readonly<Record<string, Spec>> = table.keys as Record<string, Spec>;
 
 /** True when any HF Trainer flag (other than shared ones such as --bf16) is present. */

@@ -4,6 +4,7 @@ import type { FactValue } from '../../shared/plan/facts';
 import type { TextRange } from '../../shared/plan/types';
 import type { FactSink, Loc } from '../common/sink';
 import { toBool, toNumber } from '../common/text';
+import type { PlanPath } from '../../shared/plan/paths';
 
 export interface FlagArg {
   readonly flag: string;
@@ -15,7 +16,7 @@ export interface FlagArg {
   readonly unresolved?: boolean;
 }
 
-interface FlagSpec { readonly type: string; readonly plan?: string; readonly value?: FactValue; readonly enum?: readonly string[]; readonly default?: unknown; readonly description: string }
+interface FlagSpec { readonly type: string; readonly plan?: PlanPath; readonly value?: FactValue; readonly enum?: readonly string[]; readonly default?: unknown; readonly description: string }
 export const MEGATRON_FLAGS: Readonly<Record<string, FlagSpec>> = table.keys as Record<string, FlagSpec>;
 const ARGS = 'megatron/training/arguments.py';
 
@@ -116,12 +117,12 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
 
 /** Megatron's defaults for everything the flags left unset (config-formats.md §2.2). */
 function applyDefaults(s: FactSink, model: boolean): void {
-  const d = (p: string, v: FactValue, why: string) => s.default(p, v, `Megatron-LM default: ${why} (${ARGS})`);
+  const d = (p: PlanPath, v: FactValue, why: string) => s.default(p, v, `Megatron-LM default: ${why} (${ARGS})`);
   if (model) modelDefaults(s, d);
   parallelDefaults(s, d);
 }
 
-type D = (p: string, v: FactValue, why: string) => void;
+type D = (p: PlanPath, v: FactValue, why: string) => void;
 
 function modelDefaults(s: FactSink, d: D): void {
   d('model.tiedEmbeddings', true, 'embeddings tied unless --untie-embeddings-and-output-weights');

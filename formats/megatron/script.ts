@@ -14,6 +14,7 @@ import { span, splitWords, unresolved, type SV } from '../common/shell/sval';
 import { statements } from '../common/shell/statementCache';
 import { lastChange, parseCached } from '../common/shell/treeCache';
 import { shellParser } from '../common/shell/treeSitter';
+import type { PlanPath } from '../../shared/plan/paths';
 
 const LAUNCHERS = new Set(['torchrun', 'deepspeed', 'python', 'python3', 'srun', 'bash', 'sh', 'mpirun', 'accelerate']);
 const ARGVAR = /--(num-layers|tensor-model-parallel-size|hidden-size|micro-batch-size|per_device_train_batch_size|deepspeed)\b/;
@@ -136,7 +137,7 @@ export function readMegatronScript(s: FactSink, text: string, li: LineIndex): vo
 
 /** GPUS_PER_NODE / NNODES / WORLD_SIZE variables when the launcher line did not say. */
 function readWorldVars(s: FactSink, env: ShellEnv, li: LineIndex): void {
-  const pick = (names: string[], path: string) => {
+  const pick = (names: string[], path: PlanPath) => {
     for (const name of names) {
       const v = env.getVar(name);
       const n = v && !unresolved(v) ? toNumber(v.t) : undefined;

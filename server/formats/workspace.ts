@@ -159,7 +159,7 @@ export function loadConfigGraph(pathOrUri: string, host: WorkspaceHost, ctx: Res
     if (r.kind !== 'deepspeed') continue;
     const p = resolveReference(r, path, host);
     if (!p) {
-      problems.push({ code: 'reference-missing', severity: 'warning', message: `DeepSpeed config "${r.target}" was not found next to the file or in the workspace.`, paths: ['reference'] });
+      problems.push({ code: 'reference-missing', severity: 'warning', message: `DeepSpeed config "${r.target}" was not found next to the file or in the workspace.`, paths: [] });
       continue;
     }
     deps.push(p);

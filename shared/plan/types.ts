@@ -3,6 +3,7 @@
  * Units: counts are integers, bytes are bytes, seconds are seconds, bandwidths are bytes per second.
  * Every other module in `shared/` reads these types; nothing here depends on an editor, Node or the DOM.
  */
+import type { PlanPath } from './paths';
 
 /** Mixture-of-experts description of the MoE layers of a model. */
 export interface MoeSpec {
@@ -240,7 +241,7 @@ export interface Plan {
   readonly overhead: OverheadSpec;
   readonly lora?: LoraSpec;
   /** Where each input came from, keyed by dotted path (e.g. "training.microBatch", "parallel.sharding.stage"). */
-  readonly sources: Readonly<Record<string, InputSource>>;
+  readonly sources: Readonly<Partial<Record<PlanPath, InputSource>>>;
 }
 
 /** A zero-based position in a text document (same shape as LSP's Position). */
@@ -275,5 +276,5 @@ export interface Problem {
   readonly severity: Severity;
   readonly message: string;
   /** Dotted input paths involved, so editors can place the diagnostic at the right range. */
-  readonly paths: readonly string[];
+  readonly paths: readonly PlanPath[];
 }
