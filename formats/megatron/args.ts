@@ -28,6 +28,7 @@ function mapped(flag: string, raw: string): FactValue | undefined {
     case '--normalization': return v.toLowerCase() === 'rmsnorm' ? 'rmsnorm' : v.toLowerCase() === 'layernorm' ? 'layernorm' : undefined;
     case '--recompute-granularity': return v === 'full' || v === 'selective' ? v : undefined;
     case '--fp8-format': return v === 'e4m3' || v === 'hybrid' ? 'fp8-mixed' : undefined;
+    case '--fp8-recipe': return ['delayed', 'tensorwise', 'mxfp8', 'blockwise'].includes(v) ? v : undefined;
     case '--optimizer': return ({ adam: 'adamw', adamw: 'adamw', sgd: 'sgd-momentum', lion: 'lion' } as Record<string, string>)[v.toLowerCase()];
     case '--attention-backend': return v === 'flash' ? true : v === 'unfused' || v === 'local' ? false : undefined;
     case '--moe-layer-freq': { const n = toNumber(v); return n !== undefined && Number.isInteger(n) && n >= 1 ? n : undefined; }
@@ -104,6 +105,9 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   } else if (zero || seen.has('--deepspeed')) {
     s.derived('parallel.sharding.style', 'deepspeed', 'Megatron-DeepSpeed (--deepspeed / --zero-stage)');
   }
+  // FP8 runs on top of --bf16/--fp16 (Transformer Engine autocast), whichever order the flags come in.
+  const fp8 = seen.get('--fp8-format');
+  if (fp8?.value && mapped('--fp8-format', fp8.value)) s.explicit('training.precision', 'fp8-mixed', locOfArg(fp8));
   const inst = seen.get('--num-distributed-optimizer-instances');
   const n = inst?.value ? toNumber(inst.value) : undefined;
   if (inst && n && n > 1) s.explicit('parallel.sharding.instances', n, locOfArg(inst));
@@ -158,6 +162,10 @@ function parallelDefaults(s: FactSink, d: D): void {
   d('training.recompute', 'none', 'no --recompute-granularity');
   d('training.fp32GradAccum', true, 'fp32 main_grad buffers');
   d('training.gradDtype', 'fp32', 'gradients reduced in fp32 unless --grad-reduce-in-bf16');
+  if (s.value('training.precision') === 'fp8-mixed') {
+    d('training.fp8.recipe', 'delayed', '--fp8-recipe delayed');
+    d('training.fp8.paramGather', false, 'no --fp8-param-gather');
+  }
   const vppLayers = s.num('parallel.vppLayers');
   const L = s.num('model.layers');
   const pp = s.num('parallel.pp') ?? 1;
