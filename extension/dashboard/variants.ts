@@ -1,9 +1,12 @@
 /**
  * Sharding variants of the current plan for the memory dashboard: replicated DP, ZeRO-1/2/3, FSDP FULL_SHARD,
  * SHARD_GRAD_OP and HSDP, and a sweep over the data-parallel size (the picture of the ZeRO paper's Table 1).
+ * Each variant replaces the plan's stated sharding and derives the rest again (`rederive`: overlap, buckets and the
+ * engine follow the new sharding as they would in an edited file).
  * Pure: the memory estimator is passed in, so this runs in the extension host and in unit tests alike.
  */
 import type { MemoryEstimate } from '../../shared/plan/result';
+import { rederive } from '../../shared/plan/derive';
 import type { Plan, ShardingSpec } from '../../shared/plan/types';
 import type { DpSweep, MemoryVariant } from '../../shared/protocol';
 import { clean, stageBar } from './components';
@@ -17,9 +20,9 @@ interface VariantDef {
   readonly sharding: (p: Plan) => Partial<ShardingSpec> | undefined;
 }
 
-/** ZeRO stage k with DeepSpeed semantics over the whole data-parallel group. */
-const zero = (stage: 0 | 1 | 2 | 3) => (p: Plan): Partial<ShardingSpec> => ({
-  style: stage === 0 ? 'ddp' : 'deepspeed', stage, shardGroupSize: p.parallel.dp, fsdpStrategy: undefined,
+/** ZeRO stage k with DeepSpeed semantics over the whole data-parallel group (`dp` replaces the plan's for the sweep). */
+const zero = (stage: 0 | 1 | 2 | 3) => (p: Plan, dp = p.parallel.dp): Partial<ShardingSpec> => ({
+  style: stage === 0 ? 'ddp' : 'deepspeed', stage, shardGroupSize: dp, fsdpStrategy: undefined,
   offloadOptimizer: 'none', offloadParams: 'none',
 });
 
@@ -45,9 +48,9 @@ const DEFS: readonly VariantDef[] = [
   { id: 'hsdp', label: 'HSDP', sharding: fsdp('HYBRID_SHARD') },
 ];
 
-/** The plan with its sharding replaced. */
+/** The plan with its sharding replaced and derived again. */
 function withSharding(plan: Plan, s: Partial<ShardingSpec>): Plan {
-  return { ...plan, parallel: { ...plan.parallel, sharding: { ...plan.parallel.sharding, ...s } } };
+  return rederive(plan, { parallel: { sharding: s } });
 }
 
 /** A label for the file's own sharding, e.g. "This file (ZeRO-3, CPU offload)". */
@@ -75,15 +78,15 @@ export function memoryVariants(plan: Plan | undefined, memory: MemoryEstimate, e
   for (const def of DEFS) {
     const s = def.sharding(plan);
     if (!s) continue;
-    const m = safeEstimate(estimate, withSharding(plan, s));
+    const m = safeEstimateOf(estimate, () => withSharding(plan, s));
     if (m && m.stages.length) out.push({ id: def.id, label: def.label, current: false, stages: m.stages.map(stageBar) });
   }
   return out;
 }
 
-function safeEstimate(estimate: EstimateFn, plan: Plan): MemoryEstimate | undefined {
+function safeEstimateOf(estimate: EstimateFn, plan: () => Plan): MemoryEstimate | undefined {
   try {
-    return estimate(plan);
+    return estimate(plan());
   } catch {
     return undefined;
   }
@@ -106,8 +109,8 @@ export function dpSweep(plan: Plan | undefined, estimate?: EstimateFn): DpSweep 
   const dpSizes = sweepSizes(plan.parallel.dp);
   const series = ([0, 1, 2, 3] as const).map((stage) => {
     const bytes = dpSizes.map((dp) => {
-      const p: Plan = { ...plan, parallel: { ...plan.parallel, dp } };
-      const m = safeEstimate(estimate, withSharding(p, zero(stage)(p)));
+      const { tp, pp, cp } = plan.parallel;
+      const m = safeEstimateOf(estimate, () => rederive(plan, { parallel: { dp, sharding: zero(stage)(plan, dp) }, cluster: { worldSize: dp * tp * pp * cp } }));
       return m ? Math.max(0, ...m.stages.map((s) => clean(s.modelStatesBytes))) : 0;
     });
     return { label: stage === 0 ? 'DP (replicated)' : `ZeRO-${stage}`, bytes };

@@ -87,5 +87,4 @@ function readParallelism(s: FactSink, root: KNode): void {
   const shard = readNum(s, root, `${p}dp_shard_size`, 'parallel.sharding.shardGroupSize', { int: true, min: 1 });
   const rep = readNum(s, root, `${p}dp_replicate_size`, 'parallel.dpReplicate', { int: true, min: 1 });
   if (shard !== undefined || rep !== undefined) s.derived('parallel.dp', (shard ?? 1) * (rep ?? 1), 'parallelism_config: dp_replicate × dp_shard');
-  if (rep && rep > 1 && s.value('parallel.sharding.stage') === 3) s.derived('parallel.sharding.fsdpStrategy', 'HYBRID_SHARD', 'parallelism_config: dp_replicate > 1 with sharding is HSDP');
 }

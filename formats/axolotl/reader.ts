@@ -13,10 +13,10 @@ export function readAxolotl(s: FactSink, root: KNode | undefined): void {
   readModelRef(s, root, 'base_model_config', 'base_model');
   readNum(s, root, 'micro_batch_size', 'training.microBatch', { int: true, min: 1 });
   readNum(s, root, 'gradient_accumulation_steps', 'training.gradAccum', { int: true, min: 1 });
-  const bs = toNumber(entry(root, 'batch_size')?.value.value);
-  if (bs && !s.has('training.gradAccum')) s.derived('training.gradAccum', Math.max(1, Math.round(bs / (s.num('training.microBatch') ?? 1))), 'Axolotl: gradient_accumulation_steps = batch_size / micro_batch_size');
+  // batch_size is micro batch × accumulation per GPU; derivePlan divides it by the micro batch.
+  const bs = s.has('training.gradAccum') ? undefined : readNum(s, root, 'batch_size', 'training.deviceBatch', { int: true, min: 1 });
   s.default('training.microBatch', 1, AX);
-  s.default('training.gradAccum', 1, AX);
+  if (bs === undefined) s.default('training.gradAccum', 1, AX);
   readNum(s, root, 'sequence_len', 'training.seqLen', { int: true, min: 1 });
   s.default('training.seqLen', 512, AX);
   const gc = entry(root, 'gradient_checkpointing');
@@ -61,5 +61,4 @@ export function readAxolotl(s: FactSink, root: KNode | undefined): void {
   const shard = readNum(s, root, 'dp_shard_size', 'parallel.sharding.shardGroupSize', { int: true, min: 1 });
   const rep = readNum(s, root, 'dp_replicate_size', 'parallel.dpReplicate', { int: true, min: 1 });
   if (shard !== undefined && rep !== undefined) s.derived('parallel.dp', shard * rep, 'Axolotl: dp_replicate_size × dp_shard_size');
-  if ((rep ?? 1) > 1 && s.value('parallel.sharding.stage') === 3) s.derived('parallel.sharding.fsdpStrategy', 'HYBRID_SHARD', 'Axolotl: dp_replicate_size > 1 with FSDP is HSDP');
 }

@@ -119,10 +119,8 @@ export function readDeepSpeed(s: FactSink, root: KNode | undefined, label = ''):
       s.diag('ds-offload-param-stage', 'warning', `offload_param only works with ZeRO stage 3 (stage is ${stage}); DeepSpeed ignores it.`, op.value.range, ['parallel.sharding.offloadParams', 'parallel.sharding.stage']);
     }
   }
-  const st = stage ?? 0;
   const zsrc = `${DS} (${dsSourceFile('zero_optimization')})`;
   s.default('parallel.sharding.stage', 0, `${DS}: stage 0 (${dsSourceFile('zero_optimization')})`);
-  s.default('parallel.sharding.overlapComm', st === 3, `${DS}: overlap_comm is ${st === 3 ? 'on for stage 3' : 'off below stage 3'} (${dsSourceFile('zero_optimization')})`);
   s.default('parallel.sharding.reduceBucketElems', 5e8, zsrc);
   s.default('parallel.sharding.allgatherBucketElems', 5e8, zsrc);
   s.default('parallel.sharding.prefetchBucketElems', 5e7, zsrc);

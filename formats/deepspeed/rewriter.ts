@@ -43,7 +43,7 @@ export function rewriteDeepSpeed(text: string, t: LayoutTarget): Rewrite {
   set(['zero_optimization', 'stage'], t.zero);
   set(['train_micro_batch_size_per_gpu'], t.microBatch);
   set(['gradient_accumulation_steps'], t.gradAccum);
-  set(['train_batch_size'], t.microBatch * t.gradAccum * t.dp, true);
+  set(['train_batch_size'], t.globalBatch, true);
   const offloadNow = get(original, ['zero_optimization', 'offload_optimizer', 'device']);
   if (t.offload !== 'none' || (offloadNow !== undefined && offloadNow !== 'none')) {
     set(['zero_optimization', 'offload_optimizer', 'device'], t.offload);

@@ -55,10 +55,9 @@ export function readLitgpt(s: FactSink, root: KNode | undefined): void {
   const dev = dv && !allDevices(dv.value.value) ? readNum(s, root, 'devices', 'cluster.gpusPerNode', { int: true, min: 1 }) : undefined;
   readNum(s, root, 'num_nodes', 'cluster.nodes', { int: true, min: 1 });
   if (dev) s.derived('cluster.worldSize', dev * (s.num('cluster.nodes') ?? 1), 'LitGPT: devices × num_nodes');
-  const gbs = readNum(s, root, 'train.global_batch_size', 'training.globalBatch', { int: true, min: 1 });
-  const mbs = readNum(s, root, 'train.micro_batch_size', 'training.microBatch', { int: true, min: 1 });
+  readNum(s, root, 'train.global_batch_size', 'training.globalBatch', { int: true, min: 1 });
+  readNum(s, root, 'train.micro_batch_size', 'training.microBatch', { int: true, min: 1 });
   readNum(s, root, 'train.max_seq_length', 'training.seqLen', { int: true, min: 1 });
-  if (gbs && mbs && dev) s.derived('training.gradAccum', Math.max(1, Math.round(gbs / dev / (s.num('cluster.nodes') ?? 1) / mbs)), 'LitGPT: global_batch_size / (devices·num_nodes) / micro_batch_size');
   const d = 'LitGPT: FSDPStrategy(FULL_SHARD, activation_checkpointing_policy={Block}) in litgpt/finetune/full.py';
   s.default('parallel.sharding.style', 'fsdp', d);
   s.default('parallel.sharding.stage', 3, d);

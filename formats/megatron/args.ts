@@ -108,14 +108,18 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   // FP8 runs on top of --bf16/--fp16 (Transformer Engine autocast), whichever order the flags come in.
   const fp8 = seen.get('--fp8-format');
   if (fp8?.value && mapped('--fp8-format', fp8.value)) s.explicit('training.precision', 'fp8-mixed', locOfArg(fp8));
+  // With --recompute-method uniform, --recompute-num-layers is the chunk size and every layer is recomputed; only
+  // block recomputes that many layers per stage (megatron/core/transformer/transformer_block.py `_checkpointed_forward`).
+  const method = seen.get('--recompute-method')?.value?.replace(/["']/g, '');
+  if (s.has('training.recomputeLayers') && method !== 'block') delete s.facts['training.recomputeLayers'];
   const inst = seen.get('--num-distributed-optimizer-instances');
   const n = inst?.value ? toNumber(inst.value) : undefined;
   if (inst && n && n > 1) s.explicit('parallel.sharding.instances', n, locOfArg(inst));
   const tp = s.num('parallel.tp') ?? 1;
   const sp = seen.get('--sequence-parallel');
+  // Megatron turns sequence parallelism off at TP = 1 (arguments.py); derivePlan applies it, the file is told here.
   if (sp && tp === 1 && s.value('parallel.sp') === true) {
     s.diag('megatron-sp-tp1', 'info', 'Megatron turns --sequence-parallel off when TP = 1.', sp.flagRange, ['parallel.sp']);
-    s.derived('parallel.sp', false, 'Megatron forces sequence_parallel off at TP = 1 (arguments.py)', locOfArg(sp));
   }
 }
 
@@ -166,9 +170,5 @@ function parallelDefaults(s: FactSink, d: D): void {
     d('training.fp8.recipe', 'delayed', '--fp8-recipe delayed');
     d('training.fp8.paramGather', false, 'no --fp8-param-gather');
   }
-  const vppLayers = s.num('parallel.vppLayers');
-  const L = s.num('model.layers');
-  const pp = s.num('parallel.pp') ?? 1;
-  if (vppLayers && L && !s.has('parallel.vpp')) s.derived('parallel.vpp', Math.max(1, Math.round(L / pp / vppLayers)), 'Megatron: VPP = (L / PP) / layers per virtual stage');
-  d('parallel.schedule', (s.num('parallel.vpp') ?? 1) > 1 ? 'interleaved' : '1f1b', 'pipeline schedule 1F1B (interleaved with virtual stages)');
+  // VPP from --num-layers-per-virtual-pipeline-stage and the schedule from VPP are derived by derivePlan.
 }

@@ -9,10 +9,10 @@ const NT = 'nanotron default (src/nanotron/config/parallelism_config.py)';
 
 export function readNanotron(s: FactSink, root: KNode | undefined): void {
   if (!root || root.kind !== 'map') return;
-  const dp = readNum(s, root, 'parallelism.dp', 'parallel.dp', { int: true, min: 1 });
-  const tp = readNum(s, root, 'parallelism.tp', 'parallel.tp', { int: true, min: 1 });
-  const pp = readNum(s, root, 'parallelism.pp', 'parallel.pp', { int: true, min: 1 });
-  const cp = readNum(s, root, 'parallelism.context_parallel_size', 'parallel.cp', { int: true, min: 1 });
+  readNum(s, root, 'parallelism.dp', 'parallel.dp', { int: true, min: 1 });
+  readNum(s, root, 'parallelism.tp', 'parallel.tp', { int: true, min: 1 });
+  readNum(s, root, 'parallelism.pp', 'parallel.pp', { int: true, min: 1 });
+  readNum(s, root, 'parallelism.context_parallel_size', 'parallel.cp', { int: true, min: 1 });
   readNum(s, root, 'parallelism.expert_parallel_size', 'parallel.ep', { int: true, min: 1 });
   const eng = at(root, 'parallelism.pp_engine');
   if (eng && typeof eng.value.value === 'string') s.explicit('parallel.schedule', eng.value.value.toLowerCase() === '1f1b' ? '1f1b' : 'gpipe', locOf(eng, 'parallelism.pp_engine'));
@@ -23,19 +23,16 @@ export function readNanotron(s: FactSink, root: KNode | undefined): void {
   readBool(s, root, 'parallelism.tp_linear_async_communication', 'parallel.tpCommOverlap');
   readBool(s, root, 'parallelism.recompute_layer', 'training.recompute', (b) => (b ? 'full' : 'none'));
   s.default('training.recompute', 'none', `${NT}: recompute_layer false`);
-  if (dp && tp && pp) s.derived('cluster.worldSize', dp * tp * pp * (cp ?? 1), 'nanotron: world = dp × tp × pp × cp');
-  const mbs = readNum(s, root, 'tokens.micro_batch_size', 'training.microBatch', { int: true, min: 1 });
-  const acc = readNum(s, root, 'tokens.batch_accumulation_per_replica', 'training.gradAccum', { int: true, min: 1 });
+  readNum(s, root, 'tokens.micro_batch_size', 'training.microBatch', { int: true, min: 1 });
+  readNum(s, root, 'tokens.batch_accumulation_per_replica', 'training.gradAccum', { int: true, min: 1 });
   readNum(s, root, 'tokens.sequence_length', 'training.seqLen', { int: true, min: 1 });
-  if (mbs && acc && dp) s.derived('training.globalBatch', mbs * acc * dp, 'nanotron: micro_batch_size × batch_accumulation_per_replica × dp');
   const dt = at(root, 'model.dtype');
   const prec = dt && typeof dt.value.value === 'string' ? precisionOf(dt.value.value) : undefined;
   if (dt && prec) s.explicit('training.precision', prec === 'bf16' ? 'bf16-mixed' : prec, locOf(dt, 'model.dtype'));
   s.default('training.precision', 'bf16-mixed', 'nanotron default: model.dtype bfloat16 with fp32 master weights');
   const cap = at(root, 'model.ddp_bucket_cap_mb');
   if (cap && typeof cap.value.value === 'number') s.explicit('parallel.sharding.reduceBucketElems', Math.round((cap.value.value * 1024 * 1024) / 4), locOf(cap, 'model.ddp_bucket_cap_mb'));
-  const zs = readNum(s, root, 'optimizer.zero_stage', 'parallel.sharding.stage', { int: true, min: 0, map: (n) => (n > 0 ? 1 : 0) });
-  if (zs !== undefined) s.derived('parallel.sharding.style', zs > 0 ? 'deepspeed' : 'ddp', 'nanotron: zero_stage > 0 uses ZeroDistributedOptimizer (ZeRO-1)');
+  readNum(s, root, 'optimizer.zero_stage', 'parallel.sharding.stage', { int: true, min: 0, map: (n) => (n > 0 ? 1 : 0) });
   readBool(s, root, 'optimizer.accumulate_grad_in_fp32', 'training.fp32GradAccum');
   const on = at(root, 'optimizer.optimizer_factory.name');
   const ok = on && typeof on.value.value === 'string' ? optimizerOf(on.value.value) : undefined;

@@ -35,9 +35,9 @@ export function readTorchtitan(s: FactSink, root: KNode | undefined): void {
 
   const par = (k: string, old: string[]) => first(root, [`parallelism.${k}`, ...old]);
   const deg = (k: string, old: string[], path: PlanPath) => { const p = par(k, old); return p ? readNum(s, root, p, path, { int: true, min: 1 }) : undefined; };
-  const tp = deg('tensor_parallel_degree', ['training.tensor_parallel_degree'], 'parallel.tp') ?? 1;
-  const pp = deg('pipeline_parallel_degree', ['experimental.pipeline_parallel_degree'], 'parallel.pp') ?? 1;
-  const cp = deg('context_parallel_degree', ['experimental.context_parallel_degree'], 'parallel.cp') ?? 1;
+  deg('tensor_parallel_degree', ['training.tensor_parallel_degree'], 'parallel.tp');
+  deg('pipeline_parallel_degree', ['experimental.pipeline_parallel_degree'], 'parallel.pp');
+  deg('context_parallel_degree', ['experimental.context_parallel_degree'], 'parallel.cp');
   deg('expert_parallel_degree', [], 'parallel.ep');
   deg('expert_tensor_parallel_degree', [], 'parallel.etp');
   const rep = deg('data_parallel_replicate_degree', ['training.data_parallel_replicate_degree'], 'parallel.dpReplicate') ?? 1;
@@ -45,9 +45,8 @@ export function readTorchtitan(s: FactSink, root: KNode | undefined): void {
   const shardE = shardPath ? at(root, shardPath) : undefined;
   const shard = shardE ? toNumber(shardE.value.value) : -1;
   if (shardE && shard !== undefined && shard > 0) s.explicit('parallel.sharding.shardGroupSize', shard, locOf(shardE, shardPath!));
-  if (shard !== undefined && shard > 0) s.derived('cluster.worldSize', rep * shard * tp * pp * cp, 'torchtitan: replicate × shard × tp × pp × cp');
+  if (shard !== undefined && shard > 0) s.derived('parallel.dp', rep * shard, 'torchtitan: DP = data_parallel_replicate_degree × data_parallel_shard_degree');
   readBool(s, root, par('enable_async_tensor_parallel', ['experimental.enable_async_tensor_parallel']) ?? 'parallelism.enable_async_tensor_parallel', 'parallel.tpCommOverlap');
-  if (tp > 1) s.derived('parallel.sp', true, 'torchtitan: TP implies sequence parallel (torchtitan/models/llama3/infra/parallelize.py)');
   const sched = at(root, 'parallelism.pipeline_parallel_schedule');
   if (sched && typeof sched.value.value === 'string') {
     const v = sched.value.value.toLowerCase();
@@ -58,11 +57,11 @@ export function readTorchtitan(s: FactSink, root: KNode | undefined): void {
   s.default('parallel.sharding.style', 'fsdp2', `${TT}: FSDP2 fully_shard over the shard dimension`);
   s.derived('parallel.sharding.stage', shard === 1 ? 0 : 3, shard === 1 ? 'torchtitan: data_parallel_shard_degree 1 (no sharding)' : 'torchtitan: FSDP2 shards parameters, gradients and optimizer states');
   const rs = at(root, 'parallelism.fsdp_reshard_after_forward');
+  // "default" (reshard unless PP) is derived by derivePlan from the pipeline degree; "always" / "never" are stated.
   const rsv = rs ? String(rs.value.value) : 'default';
-  const reshard = rsv === 'always' ? true : rsv === 'never' ? false : pp === 1;
-  if (rs) s.explicit('parallel.sharding.reshardAfterForward', reshard, locOf(rs, 'parallelism.fsdp_reshard_after_forward'));
-  else s.default('parallel.sharding.reshardAfterForward', reshard, `${TT}: fsdp_reshard_after_forward "default" (reshard unless PP)`);
-  if (rep > 1 && shard !== 1) s.derived('parallel.sharding.fsdpStrategy', 'HYBRID_SHARD', 'torchtitan: replicate > 1 with sharding is HSDP');
+  if (rs && (rsv === 'always' || rsv === 'never')) s.explicit('parallel.sharding.reshardAfterForward', rsv === 'always', locOf(rs, 'parallelism.fsdp_reshard_after_forward'));
+  // FSDP2 reshard_after_forward=False keeps parameters gathered through the step: ZeRO-2 (SHARD_GRAD_OP).
+  if (rs && rsv === 'never' && shard !== 1) s.explicit('parallel.sharding.stage', 2, locOf(rs, 'parallelism.fsdp_reshard_after_forward'));
   const off = readBool(s, root, 'training.enable_cpu_offload', 'parallel.sharding.offloadParams', (b) => (b ? 'cpu' : 'none'));
   if (off !== undefined) readBool(s, root, 'training.enable_cpu_offload', 'parallel.sharding.offloadOptimizer', (b) => (b ? 'cpu' : 'none'));
 

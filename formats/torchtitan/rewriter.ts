@@ -46,8 +46,9 @@ export function rewriteTorchtitan(text: string, t: LayoutTarget): Rewrite {
     if (ed.get('parallelism', 'data_parallel_replicate_degree') !== undefined) ed.set('parallelism', 'data_parallel_replicate_degree', 1);
     if (shard !== undefined && shard !== '-1') ed.set('parallelism', 'data_parallel_shard_degree', t.dp);
     const reshard = ed.get('parallelism', 'fsdp_reshard_after_forward')?.replace(/["']/g, '');
+    // ZeRO-2 is "never"; ZeRO-3 keeps the file's policy ("default" reshards unless PP) unless it was "never".
     if (t.zero === 2) ed.set('parallelism', 'fsdp_reshard_after_forward', 'never');
-    else if (reshard === 'never' || (t.pp > 1 && reshard !== 'always')) ed.set('parallelism', 'fsdp_reshard_after_forward', 'always');
+    else if (reshard === 'never') ed.set('parallelism', 'fsdp_reshard_after_forward', 'always');
   }
   if (t.zero === 1) notes.push('FSDP has no ZeRO-1; the layout was written as full sharding.');
 

@@ -9,6 +9,7 @@ import type { AnalysisAssumption, AnalysisCollective, AnalysisStepTime, ShardLen
 import type { CoreApi, LoaderHost } from './core';
 import { toPath, toUri } from './host';
 import { mergeProblems } from '../../shared/plan/problems';
+import type { FactOverrides } from '../../shared/plan/resolve';
 
 /** Everything features need about one document version. */
 export interface DocumentAnalysis {
@@ -32,6 +33,8 @@ export interface DocumentAnalysis {
   readonly fileDiagnostics: readonly ConfigDiagnostic[];
   /** Problems from resolution and the estimates (mapped to ranges through `facts`). */
   readonly problems: readonly Problem[];
+  /** The plan with some facts replaced, resolved again from the same files and settings (hovers, quick fixes). */
+  readonly whatIf?: (overrides: FactOverrides) => Plan | undefined;
 }
 
 export interface AnalyzeInput {
@@ -92,6 +95,7 @@ export function analyzeDocument(input: AnalyzeInput, host: LoaderHost, api: Core
   return {
     ...base, format, facts, graph: graph.files, referenced: graph.referenced, plan, memory, collectives, stepTime,
     assumptions: graph.assumptions, fileDiagnostics: facts.diagnostics, problems: mergeProblems(problems),
+    ...(graph.whatIf ? { whatIf: graph.whatIf } : {}),
   };
 }
 

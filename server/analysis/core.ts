@@ -10,7 +10,8 @@ import { estimateMemory } from '../../shared/memory/estimate';
 import { estimateStepTime } from '../../shared/time/estimate';
 import { simulateStep } from '../../shared/sim/simulate';
 import { detectFormat, initFormats } from '../../formats/index';
-import { loadConfigGraph, type WorkspaceHost } from '../formats/workspace';
+import { loadConfigGraph, modelLookup, type WorkspaceHost } from '../formats/workspace';
+import { resolvePlan, type FactOverrides } from '../../shared/plan/resolve';
 import { resolveSettings } from './resolveAdapter';
 
 /** Reads files for the reference graph: open buffers first, then disk. */
@@ -25,6 +26,8 @@ export interface LoadedGraph {
   readonly plan?: Plan;
   readonly problems: readonly Problem[];
   readonly assumptions: readonly AnalysisAssumption[];
+  /** The plan with some facts replaced (a what-if), resolved again from the same files and settings. */
+  readonly whatIf?: (overrides: FactOverrides) => Plan | undefined;
 }
 
 /** Everything the server needs from formats and the core. No function may throw for bad input. */
@@ -46,10 +49,12 @@ function uriOf(path: string): string {
 export const realCore: CoreApi = {
   detectFormat: (uri, text) => detectFormat(uri, text) ?? null,
   load(uri, host, settings) {
-    const g = loadConfigGraph(uri, host, { settings: resolveSettings(settings) });
+    const ctx = { settings: resolveSettings(settings), lookupModel: modelLookup(host) };
+    const g = loadConfigGraph(uri, host, ctx);
     return {
       files: [g.primary, ...g.related], referenced: g.dependencies.map(uriOf), plan: g.resolved.plan,
       problems: g.resolved.problems, assumptions: g.resolved.assumptions,
+      whatIf: (overrides) => resolvePlan(g.primary, g.related, ctx, overrides).plan,
     };
   },
   estimateMemory,

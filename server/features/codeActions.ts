@@ -2,21 +2,21 @@
  * Quick fixes with the predicted effect in their titles: raise the ZeRO stage, recompute, offload, raise TP or PP,
  * trade micro batch for accumulation (for "does not fit"), and repair the batch identity.
  */
-import { CodeActionKind, type CodeAction, type Diagnostic, type TextEdit } from 'vscode-languageserver';
+import { CodeActionKind, type CodeAction, type Diagnostic } from 'vscode-languageserver';
 import type { CoreApi } from '../analysis/core';
 import { toUri } from '../analysis/host';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { DOES_NOT_FIT } from './diagnostics';
 import { localFact } from './facts';
-import { deltaOf, type Delta } from './figures';
+import { deltaOf, plannedWhatIfs, type Delta, type PlannedWhatIf } from './figures';
 import { formatBytes, formatDeltaBytes, formatDeltaVolume } from '../../shared/units';
-import { editFor, insertFlagEdit, writtenAsBoolean } from './edits';
-import { setPath, variantsFor, type Variant } from './planEdit';
+import { keyEdits } from '../../formats/common/edit/keyEdit';
+import { changedFacts, whatIfEdits } from '../../formats/whatIfEdit';
 import { isPlanPath, type PlanPath } from '../../shared/plan/paths';
 
 /** Paths whose next setting the "does not fit" fixes try, in the order they are offered. */
 const FIT_FIXES: readonly { readonly path: PlanPath; readonly verb: string }[] = [
-  { path: 'parallel.sharding.stage', verb: 'Raise ZeRO' },
+  { path: 'parallel.sharding.stage', verb: 'Raise' },
   { path: 'training.recompute', verb: 'Enable recomputation:' },
   { path: 'parallel.sharding.offloadOptimizer', verb: 'Offload optimizer states:' },
   { path: 'parallel.sharding.offloadParams', verb: 'Offload parameters:' },
@@ -31,29 +31,23 @@ function describe(d: Delta, a: DocumentAnalysis): string {
   return `${formatDeltaBytes(d.peakAfter - d.peakBefore, u)} per GPU → ${formatBytes(d.peakAfter, u)}${d.fitsAfter ? ', fits' : ''}${comm}`;
 }
 
-/** Edits for a variant: its own key, plus gradient accumulation when the micro batch changes. */
-function variantEdits(a: DocumentAnalysis, v: Variant): TextEdit[] | undefined {
-  const main = editFor(a, v.path, v.value) ?? (typeof v.value === 'string' && !localFact(a, v.path) ? insertFlagEdit(a, v.path, v.value) : undefined);
-  if (!main) return undefined;
-  if (v.path === 'training.microBatch' && localFact(a, 'training.gradAccum')) {
-    const accum = editFor(a, 'training.gradAccum', v.plan.training.gradAccum);
-    if (!accum) return undefined;
-    return [...main, ...accum];
-  }
-  return main;
-}
 
-/** The variants a "does not fit" fix may apply for one path: only raising the stage; full recompute where the file writes a boolean. */
-function fixVariants(a: DocumentAnalysis, path: PlanPath): Variant[] {
+/** The what-ifs a "does not fit" fix may apply for one path: raising the ZeRO stage; full recompute where the file writes a boolean. */
+function fixVariants(a: DocumentAnalysis, path: PlanPath): PlannedWhatIf[] {
   const plan = a.plan;
-  if (!plan) return [];
+  if (!plan || !a.whatIf) return [];
   if (path === 'training.recompute') {
     if (plan.training.recompute === 'full') return [];
-    const full = { label: `recompute ${plan.training.recompute} → full`, path, value: 'full', plan: setPath(plan, path, 'full') };
-    const selective = variantsFor(plan, path).filter((v) => v.value === 'selective');
-    return writtenAsBoolean(a, path) ? [full] : [...selective, full];
+    const asked = { 'training.recompute': 'full' } as const;
+    const first = a.whatIf(asked);
+    const edit = first ? whatIfEdits(a, asked, first) : undefined;
+    const overrides = edit ? changedFacts(a, edit.edits) : asked;
+    const fullPlan = edit ? a.whatIf(overrides) : undefined;
+    const full: PlannedWhatIf[] = fullPlan && edit ? [{ whatIf: { label: `recompute ${plan.training.recompute} → full`, path, value: 'full', overrides }, plan: fullPlan, ...edit }] : [];
+    const selective = plannedWhatIfs(a, path).filter((v) => v.whatIf.value === 'selective');
+    return [...selective, ...full];
   }
-  return variantsFor(plan, path).filter((v) => !(path === 'parallel.sharding.stage' && v.plan.parallel.sharding.stage < plan.parallel.sharding.stage));
+  return plannedWhatIfs(a, path).filter((v) => !(path === 'parallel.sharding.stage' && v.plan.parallel.sharding.stage < plan.parallel.sharding.stage));
 }
 
 function fitFixes(a: DocumentAnalysis, api: CoreApi, diag: Diagnostic): CodeAction[] {
@@ -65,10 +59,10 @@ function fitFixes(a: DocumentAnalysis, api: CoreApi, diag: Diagnostic): CodeActi
     for (const v of raising) {
       const d = deltaOf(api, memory, a.collectives, v);
       if (!d || d.peakAfter >= d.peakBefore) continue;
-      const edits = variantEdits(a, v);
-      if (!edits?.length) continue;
+      const edits = v.edits;
+      if (!edits.length) continue;
       out.push({
-        title: `${verb} ${v.label.replace(/^(offload|recompute) /, '')} (${describe(d, a)})`,
+        title: `${verb} ${v.whatIf.label.replace(/^(offload|recompute) /, '')} (${describe(d, a)})`,
         kind: CodeActionKind.QuickFix,
         diagnostics: [diag],
         isPreferred: out.length === 0 && d.fitsAfter,
@@ -99,11 +93,11 @@ function batchFix(a: DocumentAnalysis, diag: Diagnostic): CodeAction[] {
   const out: CodeAction[] = [];
   if (global !== undefined) {
     const m = global / (micro * dp);
-    const e = Number.isInteger(m) && m >= 1 ? editFor(a, 'training.gradAccum', m) : undefined;
+    const e = Number.isInteger(m) && m >= 1 ? keyEdits(a, 'training.gradAccum', m) : undefined;
     if (e?.length) out.push({ title: `Set gradient accumulation to ${m} (${global} = ${micro} × ${m} × ${dp} GPUs)`, kind: CodeActionKind.QuickFix, diagnostics: [diag], isPreferred: true, edit: { changes: { [a.uri]: e } } });
   }
   const want = micro * (accum ?? a.plan?.training.gradAccum ?? 1) * dp;
-  const e = editFor(a, 'training.globalBatch', want);
+  const e = keyEdits(a, 'training.globalBatch', want);
   if (e?.length && want !== global) out.push({ title: `Set global batch to ${want} (${micro} × ${accum ?? a.plan?.training.gradAccum ?? 1} × ${dp} GPUs)`, kind: CodeActionKind.QuickFix, diagnostics: [diag], edit: { changes: { [a.uri]: e } } });
   return out;
 }

@@ -1,5 +1,6 @@
 /** Finding facts of a document by plan path or by position, and placing plan paths at ranges. */
 import { factEntries, type Fact } from '../../shared/plan/facts';
+import { isLocalFact, localFactOf } from '../../formats/common/edit/keyEdit';
 import type { TextPosition, TextRange } from '../../shared/plan/types';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import type { PlanPath } from '../../shared/plan/paths';
@@ -7,18 +8,10 @@ import type { PlanPath } from '../../shared/plan/paths';
 export const TOP_RANGE: TextRange = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
 
 /** True when the fact was written in this document (so its ranges point into it). */
-export function isLocal(a: DocumentAnalysis, f: Fact): boolean {
-  const k = f.source.kind;
-  if (k !== 'explicit' && k !== 'derived') return false;
-  if (!f.keyRange && !f.source.range) return false;
-  return !f.source.uri || f.source.uri === a.uri || f.source.uri === a.facts?.uri;
-}
+export const isLocal: (a: DocumentAnalysis, f: Fact) => boolean = isLocalFact;
 
 /** The fact for a plan path written in this document, if any. */
-export function localFact(a: DocumentAnalysis, path: PlanPath): Fact | undefined {
-  const f = a.facts?.facts[path];
-  return f && isLocal(a, f) ? f : undefined;
-}
+export const localFact: (a: DocumentAnalysis, path: PlanPath) => Fact | undefined = localFactOf;
 
 /** Range of the key (else the value) of a local fact. */
 export function keyRangeOf(f: Fact): TextRange | undefined {

@@ -2,7 +2,9 @@
 import type { MemoryEstimate, StageMemory } from '../../shared/plan/result';
 import type { AnalysisCollective } from '../../shared/protocol';
 import type { CoreApi } from '../analysis/core';
-import type { Variant } from './planEdit';
+import type { DocumentAnalysis } from '../analysis/analyze';
+import type { PlanPath } from '../../shared/plan/paths';
+import { expressibleWhatIfs, type ExpressibleWhatIf } from '../../formats/whatIfEdit';
 
 /** The stage with the highest peak reserved bytes. */
 export function peakStage(m: MemoryEstimate): StageMemory | undefined {
@@ -30,9 +32,19 @@ export function commBytes(cs: readonly AnalysisCollective[], group?: string): nu
   return perStage.size ? Math.max(...perStage.values()) : 0;
 }
 
-/** The effect of one variant on peak memory and communication. */
+/** A what-if the file can hold, with the plan it resolves to (the file's facts replaced, derived again) and its edits. */
+export type PlannedWhatIf = ExpressibleWhatIf;
+
+/** The what-ifs of a key that the file can hold, with their plans; none when the analysis cannot re-resolve. */
+export function plannedWhatIfs(a: DocumentAnalysis, path: PlanPath): PlannedWhatIf[] {
+  const { plan, whatIf } = a;
+  if (!plan || !whatIf) return [];
+  return expressibleWhatIfs(a, plan, path, whatIf);
+}
+
+/** The effect of one what-if on peak memory and communication. */
 export interface Delta {
-  readonly variant: Variant;
+  readonly variant: PlannedWhatIf;
   readonly peakBefore: number;
   readonly peakAfter: number;
   readonly commBefore: number;
@@ -42,7 +54,7 @@ export interface Delta {
 }
 
 /** Re-estimates a variant; undefined when the core rejects it or a figure is not finite. */
-export function deltaOf(api: CoreApi, memory: MemoryEstimate, cs: readonly AnalysisCollective[], v: Variant): Delta | undefined {
+export function deltaOf(api: CoreApi, memory: MemoryEstimate, cs: readonly AnalysisCollective[], v: PlannedWhatIf): Delta | undefined {
   try {
     const m = api.estimateMemory(v.plan);
     const peakBefore = peakBytes(memory);

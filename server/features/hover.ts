@@ -8,10 +8,9 @@ import type { CoreApi } from '../analysis/core';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { factAt } from './facts';
 import { keyDocAt, keyDocHover } from './keyAt';
-import { deltaOf, peakStage } from './figures';
+import { deltaOf, peakStage, plannedWhatIfs } from './figures';
 import { formatBytes, formatDeltaBytes, formatDeltaVolume, formatVolume } from '../../shared/units';
 import { keyForPath, keyTable } from '../../formats/keyTables';
-import { variantsFor } from './planEdit';
 import type { PlanPath } from '../../shared/plan/paths';
 
 /** Memory terms each plan path feeds (first principles: which symbols appear in the term's formula). */
@@ -71,18 +70,18 @@ export function buildHover(a: DocumentAnalysis, pos: Position, api: CoreApi): Ho
   if (m && st) {
     const terms = (TERMS_OF[path] ?? []).map((n) => st.terms[n]).filter((t): t is Term => !!t);
     if (terms.length) {
-      md.push('', `Per GPU on stage ${st.stage} (the peak stage):`, '');
+      md.push('', `Per GPU on pipeline stage ${st.stage} (the peak stage):`, '');
       for (const t of terms) md.push(...termLines(t, a).map((l) => (l.startsWith('  ') ? l : `- ${l}`)));
     }
     md.push('', `Peak ${formatBytes(st.peakReservedBytes, u)} of ${formatBytes(m.gpuMemoryBytes, u)} per GPU.`);
   }
   if (a.plan && m) {
-    const deltas = variantsFor(a.plan, path).map((v) => deltaOf(api, m, a.collectives, v)).filter((d) => d !== undefined);
+    const deltas = plannedWhatIfs(a, path).map((v) => deltaOf(api, m, a.collectives, v)).filter((d) => d !== undefined);
     if (deltas.length) {
       md.push('', 'If you change it:', '');
       for (const d of deltas) {
         const comm = d.commAfter !== d.commBefore ? `, ${formatDeltaVolume(d.commAfter - d.commBefore)} communication per step (${formatVolume(d.commAfter)})` : '';
-        md.push(`- ${d.variant.label}: ${formatDeltaBytes(d.peakAfter - d.peakBefore, u)} per GPU (peak ${formatBytes(d.peakAfter, u)}, ${d.fitsAfter ? 'fits' : 'does not fit'})${comm}`);
+        md.push(`- ${d.variant.whatIf.label}: ${formatDeltaBytes(d.peakAfter - d.peakBefore, u)} per GPU (peak ${formatBytes(d.peakAfter, u)}, ${d.fitsAfter ? 'fits' : 'does not fit'})${comm}`);
       }
     }
   }

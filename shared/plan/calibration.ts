@@ -17,7 +17,7 @@ export interface ClusterCorrection {
 }
 
 /** The correction stored for this plan's GPU: keyed by the cluster name, which defaults to the GPU catalog id. */
-export function calibrationFor(plan: Plan, table: Readonly<Record<string, ClusterCorrection>> | undefined): ClusterCorrection | undefined {
+export function calibrationFor(plan: { readonly cluster: { readonly gpu: { readonly id: string } } }, table: Readonly<Record<string, ClusterCorrection>> | undefined): ClusterCorrection | undefined {
   if (!table) return undefined;
   return table[plan.cluster.gpu.id] ?? Object.values(table).find((c) => c.clusterId === plan.cluster.gpu.id);
 }

@@ -24,7 +24,7 @@ type PlanFieldPath =
  */
 export const FACT_ONLY_KEYS = [
   'cluster.worldSize', 'cluster.gpuName', 'cluster.gpu.achievableFlopsFraction',
-  'model.preset', 'model.type',
+  'model.preset', 'model.type', 'training.deviceBatch',
   'parallel.dpReplicate', 'parallel.vppLayers', 'parallel.firstStageLayers', 'parallel.lastStageLayers',
   'parallel.sharding.instances', 'lora.enabled',
 ] as const;

@@ -3,6 +3,7 @@
  * Units: counts are integers, bytes are bytes, seconds are seconds, bandwidths are bytes per second.
  * Every other module in `shared/` reads these types; nothing here depends on an editor, Node or the DOM.
  */
+import type { PlanInput } from './derive';
 import type { PlanPath } from './paths';
 
 /** Mixture-of-experts description of the MoE layers of a model. */
@@ -242,6 +243,11 @@ export interface Plan {
   readonly lora?: LoraSpec;
   /** Where each input came from, keyed by dotted path (e.g. "training.microBatch", "parallel.sharding.stage"). */
   readonly sources: Readonly<Partial<Record<PlanPath, InputSource>>>;
+  /**
+   * The stated inputs the plan was derived from (derivePlan): a what-if overrides some of them and derives again
+   * (`rederive`). Absent on plans assembled by hand.
+   */
+  readonly stated?: PlanInput;
 }
 
 /** A zero-based position in a text document (same shape as LSP's Position). */

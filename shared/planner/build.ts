@@ -2,7 +2,9 @@
  * Turns a base plan and a layout into the plan the estimators read. Plans stay immutable: each call spreads the
  * base objects and replaces only the layout's fields.
  */
-import type { ClusterSpec, OffloadTarget, ParallelSpec, Plan, ShardingSpec, ShardingStyle, TrainingSpec } from '../plan/types';
+import { rederive } from '../plan/derive';
+import { overlapCommDefault, reshardFor } from '../plan/derived';
+import type { ClusterSpec, InputSource, OffloadTarget, ParallelSpec, Plan, ShardingSpec, ShardingStyle, TrainingSpec } from '../plan/types';
 import type { Layout } from './types';
 import type { PlanPath } from '../plan/paths';
 
@@ -39,6 +41,20 @@ export function shardingFor(
   }
   if (zero > 1) return undefined;
   return { ...base, ...common, style: zero === 1 ? 'megatron-distopt' : 'ddp', stage: zero, offloadParams: 'none' };
+}
+
+/**
+ * A layout's sharding with the values derivePlan derives from the stage and degrees (gradient-reduction overlap,
+ * torchtitan's reshard policy) derived again unless the base plan's file states them: the search's plans then equal
+ * planForLayout's.
+ */
+export function rederivedSharding(base: Plan, s: ShardingSpec, pp: number): ShardingSpec {
+  const stated = base.stated;
+  if (!stated) return s;
+  const ss = stated.parallel?.sharding;
+  const overlapComm = ss?.overlapComm ?? overlapCommDefault(s.style, s.stage);
+  const reshardAfterForward = reshardFor(s.style, s.stage, ss?.reshardAfterForward, stated.format, pp);
+  return overlapComm === s.overlapComm && reshardAfterForward === s.reshardAfterForward ? s : { ...s, overlapComm, reshardAfterForward };
 }
 
 /** The cluster for a GPU count: whole nodes of the base node size, or one partial node. */
@@ -88,25 +104,38 @@ export function searchPlan(base: Plan, cluster: ClusterSpec, parallel: ParallelS
 
 const PLANNER_SOURCE = { kind: 'derived', detail: 'layout planner' } as const;
 const CHANGED_PATHS: readonly PlanPath[] = [
-  'parallel.dp', 'parallel.tp', 'parallel.sp', 'parallel.pp', 'parallel.vpp', 'parallel.cp', 'parallel.ep',
-  'parallel.schedule', 'parallel.sharding.stage', 'parallel.sharding.style', 'parallel.sharding.offloadOptimizer',
-  'training.microBatch', 'training.gradAccum', 'training.recompute',
+  'parallel.dp', 'parallel.tp', 'parallel.sp', 'parallel.pp', 'parallel.vpp', 'parallel.cp', 'parallel.ep', 'parallel.etp',
+  'parallel.stageLayers', 'parallel.sharding.stage', 'parallel.sharding.style', 'parallel.sharding.fsdpStrategy',
+  'parallel.sharding.shardGroupSize', 'parallel.sharding.offloadOptimizer', 'parallel.sharding.offloadParams',
+  'training.microBatch', 'training.gradAccum', 'training.recompute', 'cluster.gpusPerNode', 'cluster.nodes', 'cluster.worldSize',
 ];
 
-/** The full plan of a layout, with the planner named as the source of every value it chose; undefined if not expressible. */
+/**
+ * The full plan of a layout: the base plan's stated inputs with the layout's choices in their place, derived again by
+ * derivePlan (overlap, reshard policy, buckets and schedule follow the new stage and degrees as they would in the
+ * file); the engine stays the base plan's. Undefined when the framework cannot express the layout.
+ */
 export function planForLayout(base: Plan, c: LayoutChoice, gpus: number): Plan | undefined {
-  const sharding = shardingFor(base.parallel.sharding, c.zero, c.offload, c.dp, c.shardGroup ?? c.dp);
+  const chosen = shardingFor(base.parallel.sharding, c.zero, c.offload, c.dp, c.shardGroup ?? c.dp);
   const cluster = clusterFor(base.cluster, gpus);
-  if (!sharding || !cluster) return undefined;
-  const sources = { ...base.sources };
+  if (!chosen || !cluster) return undefined;
+  const sharding = rederivedSharding(base, chosen, c.pp);
+  const sources: Partial<Record<PlanPath, InputSource>> = {};
   for (const p of CHANGED_PATHS) sources[p] = PLANNER_SOURCE;
-  return {
-    ...base,
-    cluster,
-    parallel: parallelFor(base.parallel, c, sharding),
-    training: trainingFor(base.training, c),
+  return rederive(base, {
+    engine: base.engine,
+    cluster: { worldSize: gpus, gpusPerNode: cluster.gpusPerNode, nodes: cluster.nodes },
+    parallel: {
+      dp: c.dp, tp: c.tp, pp: c.pp, vpp: c.vpp, cp: c.cp, ep: c.ep, etp: c.tp, sp: c.sp,
+      stageLayers: c.stageLayers, firstStageLayers: undefined, lastStageLayers: undefined, vppLayers: undefined, dpReplicate: undefined, shardInstances: undefined,
+      sharding: {
+        style: sharding.style, stage: sharding.stage, fsdpStrategy: sharding.fsdpStrategy, shardGroupSize: sharding.shardGroupSize,
+        offloadOptimizer: sharding.offloadOptimizer, offloadParams: sharding.offloadParams, reshardAfterForward: sharding.reshardAfterForward,
+      },
+    },
+    training: { microBatch: c.microBatch, gradAccum: c.gradAccum, globalBatch: base.training.globalBatch, recompute: c.recompute, deviceBatch: undefined },
     sources,
-  };
+  });
 }
 
 /** The layout a plan already uses (for "current vs proposed" deltas). */

@@ -6,7 +6,7 @@
  * fall as the micro batch grows at a fixed global batch). Counts of everything skipped are returned.
  */
 import type { OffloadTarget, ParallelSpec, Plan, RecomputeKind, ShardingSpec, TrainingSpec } from '../plan/types';
-import { clusterFor, parallelFor, searchPlan, shardingFor, trainingFor, type LayoutChoice } from './build';
+import { clusterFor, parallelFor, rederivedSharding, searchPlan, shardingFor, trainingFor, type LayoutChoice } from './build';
 import { ParetoFront, TopK } from './ranking';
 import {
   cpCandidates, epCandidates, microBatchCandidates, offloadCandidates, ppCandidates, recomputeCandidates,
@@ -50,6 +50,7 @@ function* families(base: Plan, gpus: number, space: SearchSpace, prune: Prune): 
   const offloads = offloadCandidates(space);
   const gpusPerNode = clusterFor(base.cluster, gpus)?.gpusPerNode ?? base.cluster.gpusPerNode;
   const splitsByPp = new Map<number, readonly number[] | undefined>();
+  // Keyed by DP and whether PP is 1 (torchtitan's default reshard policy depends on it).
   const shardingsByDp = new Map<number, { zero: 0 | 1 | 2 | 3; offload: OffloadTarget; sharding: ShardingSpec | undefined }[]>();
   for (const tp of tpCandidates(model, gpusPerNode, gpus, space, prune)) {
     for (const cp of cpCandidates(base.training.seqLen, gpus / tp, space, prune)) {
@@ -66,14 +67,16 @@ function* families(base: Plan, gpus: number, space: SearchSpace, prune: Prune): 
           splitsByPp.set(pp, stageLayers);
         }
         const microBatches = microBatchCandidates(B / dp, space);
-        // The sharding of each (ZeRO stage, offload) pair depends only on DP: built once per DP value of the search.
-        let shardings = shardingsByDp.get(dp);
+        // The sharding of each (ZeRO stage, offload) pair depends only on DP (and PP = 1 or not): built once per search.
+        const key = dp * 2 + (pp === 1 ? 1 : 0);
+        let shardings = shardingsByDp.get(key);
         if (!shardings) {
           const groups = shardGroupCandidates(base.parallel.sharding.style, dp, gpusPerNode, space);
-          shardings = zeros.flatMap((zero) => offloads.flatMap((offload) => groups.map((g) => ({
-            zero, offload, sharding: shardingFor(base.parallel.sharding, zero, offload, dp, g),
-          }))));
-          shardingsByDp.set(dp, shardings);
+          shardings = zeros.flatMap((zero) => offloads.flatMap((offload) => groups.map((g) => {
+            const s = shardingFor(base.parallel.sharding, zero, offload, dp, g);
+            return { zero, offload, sharding: s && rederivedSharding(base, s, pp) };
+          })));
+          shardingsByDp.set(key, shardings);
         }
         for (const ep of epCandidates(model, space, prune)) {
           // Megatron carves expert parallelism out of DP×CP (expert data parallel = DP·CP/EP).

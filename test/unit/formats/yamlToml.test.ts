@@ -5,6 +5,7 @@
  */
 import { describe, test } from 'node:test';
 import type { PlanPath } from '../../../shared/plan/paths';
+import { resolvePlan } from '../../../shared/plan/resolve';
 import assert from 'node:assert/strict';
 import { detectFormat, parseConfig } from '../../../formats/index';
 import { fixture, rangeOf } from './helpers';
@@ -21,7 +22,11 @@ describe('torchtitan TOML', () => {
     assert.equal(v('training.globalBatch'), 64);
     assert.equal(v('parallel.tp'), 2);
     assert.equal(v('parallel.sharding.shardGroupSize'), 4);
-    assert.equal(v('cluster.worldSize'), 8); // 1 × 4 × 2 × 1 × 1
+    assert.equal(v('parallel.dp'), 4); // replicate 1 × shard 4
+    // World = DP × TP × PP × CP = 4 × 2 × 1 × 1, derived when the plan is resolved; TP implies SP in torchtitan.
+    const plan = resolvePlan(f, []).plan;
+    assert.equal(plan && plan.cluster.gpusPerNode * plan.cluster.nodes, 8);
+    assert.equal(plan?.parallel.sp, true);
     assert.equal(v('training.recompute'), 'full');
     assert.deepEqual(f.facts['parallel.tp']?.keyRange, rangeOf(text, 'tensor_parallel_degree'));
     assert.ok(f.references.some((r) => r.kind === 'model' && r.target === './assets/hf/Llama-3.1-8B/config.json'));

@@ -146,6 +146,7 @@ torchrun --nproc_per_node $GPUS_PER_NODE pretrain_gpt.py \\
     after: 'ZERO_STAGE=2\ndeepspeed pretrain_gpt.py \\\n    --micro-batch-size 4 \\\n    --checkpoint-activations \\\n    --zero-stage $ZERO_STAGE \\\n    --deepspeed\n',
   },
   {
+    // ZeRO-3 keeps torchtitan's "default" reshard policy (no reshard with PP): what derivePlan and the planner evaluate.
     name: 'torchtitan: degrees, interleaved schedule, PP microbatch, quote style and comments kept',
     format: 'torchtitan',
     before: `[training]
@@ -172,7 +173,6 @@ data_parallel_shard_degree = -1
 tensor_parallel_degree = 4  # within a node
 pipeline_parallel_degree = 4
 context_parallel_degree = 2
-fsdp_reshard_after_forward = "always"
 pipeline_parallel_schedule = "Interleaved1F1B"
 pipeline_parallel_layers_per_stage = 4
 pipeline_parallel_microbatch_size = 1

@@ -5,7 +5,7 @@
  * Time: 6·P·tokens / (GPUs · 100 TFLOP/s) × recompute factor × (1 + bubble (p−1)/(v·m)) plus small fixed costs.
  */
 import type { Plan } from '../../../shared/plan/types';
-import { shardingFor } from '../../../shared/planner/build';
+import { planForLayout, shardingFor } from '../../../shared/planner/build';
 import { divisors, stageSplit } from '../../../shared/planner/space';
 import type { PlannerEstimators } from '../../../shared/planner/types';
 
@@ -67,14 +67,13 @@ export function bruteForce(base: Plan, est: PlannerEstimators, limit: number): {
       for (const recompute of ['none', 'selective', 'full'] as const) for (const mb of divisors(B / dp)) {
         const gradAccum = B / (dp * mb);
         if (vpp > 1 && gradAccum % pp) continue;
-        const plan: Plan = {
-          ...base,
-          parallel: {
-            ...base.parallel, tp, pp, cp, dp, vpp, sp: tp > 1, sharding, stageLayers: split ?? undefined, etp: tp,
-            schedule: vpp > 1 ? 'interleaved' : '1f1b',
-          },
-          training: { ...base.training, microBatch: mb, gradAccum, recompute },
-        };
+        // The plan of each layout as derivePlan gives it (planForLayout), independent of the search's fast plan building.
+        const plan = planForLayout(base, {
+          tp, pp, cp, dp, vpp, ep: 1, sp: tp > 1, zero: zero as 0 | 1 | 2 | 3, sharding: sharding.style, ...(sharding.fsdpStrategy ? { fsdpStrategy: sharding.fsdpStrategy } : {}),
+          ...(g < dp ? { shardGroup: g } : {}), distributedOptimizer: sharding.style === 'megatron-distopt', microBatch: mb, gradAccum, recompute, offload,
+          ...(split ? { stageLayers: split } : {}),
+        }, gpus);
+        if (!plan) continue;
         const bytes = est.peakBytes(plan);
         if (bytes <= limit) pts.push([bytes, est.stepSeconds(plan)]);
       }

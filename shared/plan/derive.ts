@@ -1,0 +1,302 @@
+/**
+ * derivePlan: the one place where plan values are derived from other inputs or defaulted. Readers only report what a
+ * file states (and the constant defaults of their framework); the resolver gathers those statements into a PlanInput;
+ * everything that depends on another input (DP from the world size, accumulation from the global batch, overlap from
+ * the ZeRO stage, SP from TP, VPP from layers per virtual stage, engine-dependent defaults) is computed here. A what-if
+ * overrides stated inputs and derives again (`rederive`), so it equals editing the file and reading it again.
+ */
+import { findGpu } from '../hardware/gpus';
+import { applyCalibration, type ClusterCorrection } from './calibration';
+import {
+  dpOfWorld, engineForFormat, engineForStyle, gpusPerNodeDefault, gradDtypeOf, hybridStrategy, overlapCommDefault,
+  reduceBucketDefault, reshardAfterForwardDefault, scheduleFor, sequenceParallel, shardGroupOf, stageOfStrategy, stageOfStyle, styleDefault,
+  unevenStageLayers, vppOfLayers, DS_BUCKET_ELEMS,
+} from './derived';
+import type { FormatId } from './facts';
+import type { PlanPath } from './paths';
+import type {
+  ClusterSpec, GpuSpec, InputSource, ModelSpec, OverheadSpec, ParallelSpec, Plan, Problem, ShardingSpec, TrainingSpec,
+} from './types';
+
+/** Recursively optional version of a plan (arrays stay whole). */
+export type DeepPartial<T> = T extends readonly unknown[] ? T : T extends object ? { -readonly [K in keyof T]?: DeepPartial<T[K]> } : T;
+
+/** Stated training inputs that are not plan fields. */
+interface ExtraTraining {
+  /** Sequences per GPU per optimizer step (Axolotl `batch_size`): accumulation = this / micro batch. */
+  readonly deviceBatch?: number;
+}
+
+/** Stated inputs that are not plan fields: what the resolver reads from facts and derivePlan turns into plan fields. */
+interface ExtraParallel {
+  /** HSDP replicas (the shard group is DP / replicas). */
+  readonly dpReplicate?: number;
+  /** Megatron distributed-optimizer instances (the shard group is DP / instances). */
+  readonly shardInstances?: number;
+  /** Megatron layers per virtual pipeline stage (VPP = L / PP / this). */
+  readonly vppLayers?: number;
+  /** Megatron first / last pipeline stage layer counts (uneven split). */
+  readonly firstStageLayers?: number;
+  readonly lastStageLayers?: number;
+}
+
+/** The stated inputs of a plan: any subset of a Plan plus the extras above; the model is required. */
+export type PlanInput = DeepPartial<Omit<Plan, 'model' | 'cluster' | 'sources' | 'parallel' | 'training' | 'stated'>> & {
+  readonly training?: DeepPartial<TrainingSpec> & ExtraTraining;
+  readonly sources?: Readonly<Partial<Record<PlanPath, InputSource>>>;
+  readonly model: ModelSpec;
+  readonly cluster?: DeepPartial<Omit<ClusterSpec, 'gpu'>> & { readonly gpu?: GpuSpec; readonly worldSize?: number };
+  readonly parallel?: DeepPartial<ParallelSpec> & ExtraParallel;
+  /** The format of the file the inputs came from (format-dependent defaults: torchtitan SP and reshard policy, Megatron ETP). */
+  readonly format?: FormatId;
+  /** Per-cluster correction from "Calibrate", applied last. */
+  readonly calibration?: ClusterCorrection;
+};
+
+/** Default training inputs and why (constants; values that depend on other inputs are derived below). */
+export const TRAINING_DEFAULTS: { readonly [K in keyof TrainingSpec]-?: readonly [TrainingSpec[K], string] } = {
+  microBatch: [1, 'ShardLens default micro batch 1'],
+  globalBatch: [1, 'micro batch × gradient accumulation × DP'],
+  gradAccum: [1, 'no gradient accumulation'],
+  seqLen: [2048, 'ShardLens default sequence length 2048'],
+  precision: ['bf16-mixed', 'bf16 mixed precision with fp32 master weights (common default)'],
+  gradDtype: ['bf16', 'gradients in the compute dtype'],
+  fp32GradAccum: [false, 'no separate fp32 gradient accumulation buffer'],
+  optimizer: ['adamw', 'AdamW (default of every framework)'],
+  recompute: ['none', 'no activation recomputation'],
+  recomputeLayers: [undefined, 'all layers of the stage when recompute is full'],
+  flashAttention: [true, 'fused/flash attention (default in current frameworks)'],
+  compile: [false, 'eager mode (no torch.compile)'],
+  fp8: [undefined, "the engine's default FP8 recipe"],
+};
+
+/** A derived plan with the problems derivation found (inconsistent world size or batch identity). */
+export interface Derived {
+  readonly plan: Plan;
+  readonly problems: Problem[];
+}
+
+/** Picks stated values (keeping their sources) or records a default / derived value with its reason. */
+function picker(given: Readonly<Partial<Record<PlanPath, InputSource>>>) {
+  const src: Partial<Record<PlanPath, InputSource>> = {};
+  const pick = <T>(path: PlanPath, value: T | undefined, fallback: T, why: string, kind: InputSource['kind'] = 'default'): T => {
+    if (value !== undefined) {
+      src[path] = given[path] ?? { kind: 'explicit', detail: 'given' };
+      return value;
+    }
+    src[path] = { kind, detail: why };
+    return fallback;
+  };
+  return { src, pick };
+}
+
+/** Derives every plan value from stated inputs; `gpu` is the cluster's GPU when the input names none. */
+export function derivePlan(input: PlanInput, gpu?: GpuSpec): Derived {
+  const problems: Problem[] = [];
+  const given = input.sources ?? {};
+  const { src, pick } = picker(given);
+  const p = input.parallel ?? {};
+  const s = p.sharding ?? {};
+  const c = input.cluster ?? {};
+  const o = input.overhead ?? {};
+  const L = input.model.layers;
+
+  const tp = pick('parallel.tp', p.tp, 1, 'no tensor parallelism');
+  const pp = pick('parallel.pp', p.pp, 1, 'no pipeline parallelism');
+  const cp = pick('parallel.cp', p.cp, 1, 'no context parallelism');
+  const mp = Math.max(1, tp * pp * cp) || 1;
+  const fromNodes = c.nodes !== undefined && c.gpusPerNode !== undefined ? c.nodes * c.gpusPerNode : undefined;
+  const world0 = c.worldSize ?? fromNodes;
+  if (world0 !== undefined && p.dp === undefined && world0 % mp !== 0) {
+    problems.push({ code: 'world-not-divisible', severity: 'error', paths: ['cluster.worldSize', 'parallel.tp', 'parallel.pp', 'parallel.cp'], message: `World size ${world0} is not divisible by TP·PP·CP = ${mp}.` });
+  }
+  const dp = pick('parallel.dp', p.dp, world0 !== undefined ? dpOfWorld(world0, tp, pp, cp) : 1,
+    world0 !== undefined ? `world size ${world0} / (TP ${tp} · PP ${pp} · CP ${cp})` : 'single data-parallel replica', world0 !== undefined ? 'derived' : 'default');
+  if (p.dp !== undefined && c.worldSize !== undefined && dp * mp !== c.worldSize && given['cluster.worldSize']?.kind !== 'assumed') {
+    problems.push({ code: 'world-size-mismatch', severity: 'error', paths: ['parallel.dp', 'parallel.tp', 'parallel.pp', 'parallel.cp', 'cluster.worldSize'],
+      message: `DP ${dp} × TP ${tp} × PP ${pp} × CP ${cp} = ${dp * mp} GPUs, but the world size is ${c.worldSize}.` });
+  }
+  const world = c.worldSize ?? dp * mp;
+  const cluster = deriveCluster(c, world, gpu, pick);
+
+  const training = deriveTraining(input, dp, pick, problems);
+  const style0 = s.style ?? styleDefault(input.format, s.stage);
+  const engine = pick('engine', input.engine, engineForFormat(input.format) ?? engineForStyle(style0),
+    input.format && engineForFormat(input.format) ? `${input.format} files run on the ${engineForFormat(input.format)} engine` : `engine implied by the sharding style (${style0})`, 'derived');
+  const sharding = deriveSharding(input, dp, training, pick, problems);
+  const vpp = pick('parallel.vpp', p.vpp, p.vppLayers ? vppOfLayers(L, pp, p.vppLayers) : 1,
+    p.vppLayers ? `Megatron: VPP = (L ${L} / PP ${pp}) / ${p.vppLayers} layers per virtual stage` : 'no virtual pipeline stages', p.vppLayers ? 'derived' : 'default');
+  const megatron = input.format === 'megatron-script' || input.format === 'megatron-yaml';
+  const uneven = p.stageLayers ?? unevenStageLayers(L, pp, p.firstStageLayers, p.lastStageLayers);
+  const parallel: ParallelSpec = {
+    dp, tp, pp, cp,
+    sp: pick('parallel.sp', p.sp !== undefined && tp > 1 ? p.sp : undefined, sequenceParallel(p.sp, tp, input.format),
+      p.sp ? 'sequence parallelism needs TP > 1' : input.format === 'torchtitan' ? 'torchtitan pairs TP with sequence parallelism' : 'no sequence parallelism', 'derived'),
+    vpp,
+    schedule: pick('parallel.schedule', p.schedule !== undefined && p.schedule === scheduleFor(p.schedule, vpp) ? p.schedule : undefined, scheduleFor(p.schedule, vpp),
+      vpp > 1 ? 'interleaved with virtual stages' : '1F1B (Megatron and torchtitan default)', vpp > 1 || p.schedule === 'interleaved' ? 'derived' : 'default'),
+    ...(uneven !== undefined ? { stageLayers: pick('parallel.stageLayers', p.stageLayers, uneven, `first/last pipeline stage layers: ${uneven.join(', ')}`, 'derived') } : {}),
+    ep: pick('parallel.ep', p.ep, 1, 'no expert parallelism'),
+    etp: pick('parallel.etp', p.etp, megatron ? tp : 1, megatron ? 'Megatron: expert tensor parallel = TP' : 'expert tensor parallel 1', megatron ? 'derived' : 'default'),
+    sharding,
+    order: pick('parallel.order', p.order, ['tp', 'cp', 'ep', 'pp', 'dp'], 'Megatron order tp-cp-ep-pp-dp'),
+    tpCommOverlap: pick('parallel.tpCommOverlap', p.tpCommOverlap, false, 'no TP communication overlap'),
+  };
+  const overhead: OverheadSpec = {
+    cudaContextBytes: pick('overhead.cudaContextBytes', o.cudaContextBytes, 1.5 * 2 ** 30,
+      'CUDA context, cuBLAS workspace and NCCL communicators ≈ 1.5 GiB (docs/formulas.md, runtime overheads: 1–2 GB)'),
+    allocatorFragmentation: pick('overhead.allocatorFragmentation', o.allocatorFragmentation, 0.1,
+      'caching-allocator fragmentation ≈ 10% of allocated (docs/formulas.md, runtime overheads: 5–10%)'),
+  };
+  src.model = given.model ?? { kind: 'explicit', detail: input.model.name };
+  for (const [k, v] of Object.entries(given) as [PlanPath, InputSource][]) if (!(k in src)) src[k] = v;
+  const lora = input.lora && input.lora.rank !== undefined
+    ? { rank: input.lora.rank, targets: input.lora.targets ?? ['q', 'k', 'v', 'o'], baseDtype: input.lora.baseDtype ?? 'bf16' }
+    : undefined;
+  const plan: Plan = {
+    engine, model: input.model, training, parallel, overhead, cluster,
+    ...(lora ? { lora } : {}),
+    sources: src,
+    stated: input,
+  };
+  return { plan: input.calibration ? applyCalibration(plan, input.calibration) : plan, problems };
+}
+
+type Pick = ReturnType<typeof picker>['pick'];
+
+/** GPUs per node and nodes for a world size: stated, else whole 8-GPU nodes (a smaller job fills part of one). */
+function deriveCluster(c: NonNullable<PlanInput['cluster']>, world: number, gpu: GpuSpec | undefined, pick: Pick): ClusterSpec {
+  let gpusPerNode = pick('cluster.gpusPerNode', c.gpusPerNode, gpusPerNodeDefault(world), '8 GPUs per node (HGX/DGX)');
+  // With a known world size, a job smaller than a node uses part of it and the node count follows.
+  if (c.worldSize !== undefined && world < gpusPerNode) gpusPerNode = world;
+  const nodesNeeded = Math.max(1, Math.ceil(world / gpusPerNode));
+  const nodes = pick('cluster.nodes', c.worldSize !== undefined && c.nodes !== nodesNeeded ? undefined : c.nodes, nodesNeeded, 'world size / GPUs per node', 'derived');
+  const gpuSpec = pick('cluster.gpu', c.gpu ?? gpu, findGpu('h100-sxm') as GpuSpec, 'ShardLens default GPU H100 SXM 80GB', 'assumed');
+  return { gpu: gpuSpec, gpusPerNode, nodes };
+}
+
+/** Micro batch × accumulation × DP = global batch, solved as DeepSpeed does (runtime/config.py `_set_batch_related_parameters`). */
+function deriveTraining(input: PlanInput, dp: number, pick: Pick, problems: Problem[]): TrainingSpec {
+  const t = input.training ?? {};
+  const precision = pick('training.precision', t.precision, TRAINING_DEFAULTS.precision[0], TRAINING_DEFAULTS.precision[1]);
+  const perDevice = t.gradAccum === undefined && t.deviceBatch !== undefined && t.microBatch !== undefined ? Math.max(1, Math.round(t.deviceBatch / t.microBatch)) : undefined;
+  const batch = deriveBatch(t.microBatch, t.gradAccum ?? perDevice, t.globalBatch, dp, problems);
+  return {
+    microBatch: pick('training.microBatch', t.microBatch, batch.micro, batch.why.micro, 'derived'),
+    globalBatch: pick('training.globalBatch', t.globalBatch, batch.global, batch.why.global, 'derived'),
+    gradAccum: pick('training.gradAccum', t.gradAccum, batch.gas, perDevice !== undefined ? `per-GPU batch ${t.deviceBatch} / micro ${t.microBatch}` : batch.why.gas, 'derived'),
+    seqLen: pick('training.seqLen', t.seqLen, Math.min(2048, input.model.maxPositions || 2048), TRAINING_DEFAULTS.seqLen[1]),
+    precision,
+    gradDtype: pick('training.gradDtype', t.gradDtype, gradDtypeOf(precision), `gradients in the compute dtype of ${precision}`, 'derived'),
+    fp32GradAccum: pick('training.fp32GradAccum', t.fp32GradAccum, false, TRAINING_DEFAULTS.fp32GradAccum[1]),
+    optimizer: pick('training.optimizer', t.optimizer, 'adamw', TRAINING_DEFAULTS.optimizer[1]),
+    recompute: pick('training.recompute', t.recompute, 'none', TRAINING_DEFAULTS.recompute[1]),
+    ...(t.recomputeLayers !== undefined ? { recomputeLayers: pick('training.recomputeLayers', t.recomputeLayers, 0, '') } : {}),
+    flashAttention: pick('training.flashAttention', t.flashAttention, true, TRAINING_DEFAULTS.flashAttention[1]),
+    compile: pick('training.compile', t.compile, false, TRAINING_DEFAULTS.compile[1]),
+    ...(t.fp8 !== undefined && t.fp8.recipe !== undefined
+      ? { fp8: pick('training.fp8', { recipe: t.fp8.recipe, paramGather: t.fp8.paramGather ?? false }, { recipe: 'tensorwise', paramGather: false }, '') }
+      : {}),
+  };
+}
+
+interface Batch { micro: number; gas: number; global: number; why: { micro: string; gas: string; global: string } }
+
+/** The batch identity with whichever terms are stated; problems when the stated terms disagree or do not divide. */
+export function deriveBatch(m: number | undefined, g: number | undefined, B: number | undefined, dp: number, problems: Problem[]): Batch {
+  const why = { micro: TRAINING_DEFAULTS.microBatch[1], gas: 'no gradient accumulation given: 1', global: '' };
+  if (m !== undefined && g !== undefined && B !== undefined) {
+    if (m * g * dp !== B) problems.push({ code: 'batch-identity', severity: 'error', paths: ['training.globalBatch', 'training.microBatch', 'training.gradAccum', 'parallel.dp'],
+      message: `Batch identity broken: global ${B} ≠ micro ${m} × accumulation ${g} × DP ${dp} = ${m * g * dp}.` });
+    return { micro: m, gas: g, global: B, why };
+  }
+  if (B !== undefined && m !== undefined) {
+    const q = B / (m * dp);
+    if (!Number.isInteger(q) || q < 1) problems.push({ code: 'batch-identity', severity: 'error', paths: ['training.globalBatch', 'training.microBatch', 'parallel.dp'], message: `Global batch ${B} is not a multiple of micro ${m} × DP ${dp} = ${m * dp}.` });
+    return { micro: m, gas: Math.max(1, Math.floor(q)), global: B, why: { ...why, gas: `global ${B} / (micro ${m} × DP ${dp})` } };
+  }
+  if (B !== undefined && g !== undefined) {
+    const q = B / (g * dp);
+    if (!Number.isInteger(q) || q < 1) problems.push({ code: 'batch-identity', severity: 'error', paths: ['training.globalBatch', 'training.gradAccum', 'parallel.dp'], message: `Global batch ${B} is not a multiple of accumulation ${g} × DP ${dp} = ${g * dp}.` });
+    return { micro: Math.max(1, Math.floor(q)), gas: g, global: B, why: { ...why, micro: `global ${B} / (DP ${dp} × accumulation ${g})` } };
+  }
+  if (B !== undefined) {
+    const q = B / dp;
+    if (!Number.isInteger(q) || q < 1) problems.push({ code: 'batch-identity', severity: 'error', paths: ['training.globalBatch', 'parallel.dp'], message: `Global batch ${B} is not divisible by DP ${dp}.` });
+    return { micro: Math.max(1, Math.floor(q)), gas: 1, global: B, why: { ...why, micro: `global ${B} / DP ${dp} (accumulation 1)`, gas: 'only the global batch is set: accumulation 1' } };
+  }
+  const micro = m ?? 1;
+  const gas = g ?? 1;
+  return { micro, gas, global: micro * gas * dp, why: { ...why, global: `micro ${micro} × accumulation ${gas} × DP ${dp}` } };
+}
+
+/** The sharding: stage from the style or FSDP strategy, shard group from replicas, overlap and buckets from the engine. */
+function deriveSharding(input: PlanInput, dp: number, training: TrainingSpec, pick: Pick, problems: Problem[]): ShardingSpec {
+  const p = input.parallel ?? {};
+  const s = p.sharding ?? {};
+  const style = pick('parallel.sharding.style', s.style, styleDefault(input.format, s.stage),
+    input.format === 'nanotron' && (s.stage ?? 0) > 0 ? 'nanotron: zero_stage > 0 uses ZeroDistributedOptimizer (ZeRO-1)' : 'plain data parallel (DDP)', 'derived');
+  const stage = pick('parallel.sharding.stage', s.stage, s.fsdpStrategy !== undefined ? stageOfStrategy(s.fsdpStrategy) : stageOfStyle(style),
+    s.fsdpStrategy !== undefined ? `stage of FSDP ${s.fsdpStrategy}` : `stage implied by the sharding style (${style})`, 'derived');
+  // A shard group larger than DP (a file's shard degree with fewer ranks left) shards over what there is.
+  if (s.shardGroupSize !== undefined && s.shardGroupSize > dp) {
+    problems.push({ code: 'shard-group-exceeds-dp', severity: 'warning', paths: ['parallel.sharding.shardGroupSize', 'parallel.dp'],
+      message: `The shard group (${s.shardGroupSize} ranks) is larger than data parallelism (${dp}); states are sharded over ${dp}.` });
+  }
+  const group = pick('parallel.sharding.shardGroupSize', s.shardGroupSize !== undefined && s.shardGroupSize <= dp ? s.shardGroupSize : undefined, shardGroupOf(dp, p.dpReplicate, p.shardInstances),
+    p.dpReplicate && p.dpReplicate > 1 ? `DP ${dp} / ${p.dpReplicate} replicas (HSDP)` : p.shardInstances && p.shardInstances > 1 ? `DP ${dp} / ${p.shardInstances} distributed-optimizer instances` : 'shard over the whole DP group', 'derived');
+  // Replicas with sharded states are HSDP, whatever strategy name the file's FSDP section defaults to.
+  const hybrid = group < dp && (style === 'fsdp' || style === 'fsdp2') && stage >= 2;
+  const stated = s.fsdpStrategy !== undefined && (!hybrid || s.fsdpStrategy.includes('HYBRID')) ? s.fsdpStrategy : undefined;
+  const strategy = stated ?? (hybrid ? hybridStrategy(stage) : undefined);
+  const offloadParams = pick('parallel.sharding.offloadParams', s.offloadParams !== undefined && !(style === 'deepspeed' && stage < 3) ? s.offloadParams : undefined, 'none',
+    s.offloadParams !== undefined ? 'DeepSpeed ignores offload_param below ZeRO-3' : 'no offload', s.offloadParams !== undefined ? 'derived' : 'default');
+  return {
+    style,
+    stage,
+    ...(strategy !== undefined ? { fsdpStrategy: pick('parallel.sharding.fsdpStrategy', stated, strategy, `sharding over ${group} of ${dp} data-parallel ranks is HSDP`, 'derived') } : {}),
+    shardGroupSize: group,
+    reshardAfterForward: pick('parallel.sharding.reshardAfterForward', s.reshardAfterForward, (style === 'fsdp' || style === 'fsdp2') && stage === 2 ? false : reshardAfterForwardDefault(input.format, p.pp ?? 1),
+      (style === 'fsdp' || style === 'fsdp2') && stage === 2 ? 'FSDP ZeRO-2 (SHARD_GRAD_OP) keeps parameters gathered after forward'
+        : input.format === 'torchtitan' ? 'torchtitan fsdp_reshard_after_forward "default": reshard unless PP' : 'FSDP reshard_after_forward=True', 'derived'),
+    offloadOptimizer: pick('parallel.sharding.offloadOptimizer', s.offloadOptimizer, 'none', 'no offload'),
+    offloadParams,
+    reduceBucketElems: pick('parallel.sharding.reduceBucketElems', s.reduceBucketElems, reduceBucketDefault(style, training.gradDtype),
+      style === 'deepspeed' ? 'DeepSpeed reduce_bucket_size 5e8' : 'DDP bucket_cap_mb 25', 'derived'),
+    allgatherBucketElems: pick('parallel.sharding.allgatherBucketElems', s.allgatherBucketElems, DS_BUCKET_ELEMS, 'DeepSpeed allgather_bucket_size 5e8'),
+    prefetchBucketElems: pick('parallel.sharding.prefetchBucketElems', s.prefetchBucketElems, 5e7, 'DeepSpeed stage3_prefetch_bucket_size 5e7'),
+    maxLiveParams: pick('parallel.sharding.maxLiveParams', s.maxLiveParams, 1e9, 'DeepSpeed stage3_max_live_parameters 1e9'),
+    overlapComm: pick('parallel.sharding.overlapComm', s.overlapComm, overlapCommDefault(style, stage),
+      style === 'deepspeed' ? `DeepSpeed overlap_comm defaults on only for ZeRO-3 (stage ${stage})` : 'DDP buckets and FSDP overlap gradient reduction', 'derived'),
+  };
+}
+
+/** Deep merge of stated inputs: `over` wins leaf by leaf (arrays and the model, GPU and sources are replaced whole). */
+function mergeInput<T>(base: T, over: unknown): T {
+  if (over === undefined) return base;
+  if (base === null || typeof base !== 'object' || Array.isArray(base) || over === null || typeof over !== 'object' || Array.isArray(over)) return over as T;
+  const out: Record<string, unknown> = { ...(base as Record<string, unknown>) };
+  for (const [k, v] of Object.entries(over as Record<string, unknown>)) {
+    // An own key set to undefined clears the stated value (it is derived again).
+    if (v === undefined) delete out[k];
+    else out[k] = k === 'model' || k === 'gpu' || k === 'sources' || k === 'calibration' ? v : mergeInput(out[k], v);
+  }
+  return out as T;
+}
+
+/** Stated inputs of a plan assembled by hand (no `stated`): every value it holds, as given. */
+function statedOf(plan: Plan): PlanInput {
+  return { engine: plan.engine, model: plan.model, training: plan.training, parallel: plan.parallel, cluster: plan.cluster, overhead: plan.overhead, ...(plan.lora ? { lora: plan.lora } : {}), sources: plan.sources };
+}
+
+/**
+ * The plan with some stated inputs replaced and everything derived again (a what-if on a plan: dashboard variants, the
+ * planner's layouts). The cluster stays: unless `over` names a world size, the GPU count is the plan's.
+ */
+export function rederive(plan: Plan, over: Omit<PlanInput, 'model'> & { readonly model?: ModelSpec }): Plan {
+  const base = plan.stated ?? statedOf(plan);
+  const world = plan.parallel.dp * plan.parallel.tp * plan.parallel.pp * plan.parallel.cp;
+  const sources = { ...base.sources, ...over.sources };
+  const input = mergeInput<PlanInput>(base, { ...over, sources, cluster: { worldSize: world, ...over.cluster } });
+  return derivePlan(input).plan;
+}

@@ -1,0 +1,191 @@
+/**
+ * Merged facts → the stated inputs of a plan (PlanInput). This step looks things up (the model, the GPU), applies
+ * settings and records assumptions for what nothing states; it derives nothing that depends on another input:
+ * derivePlan (derive.ts) does that, for files and what-ifs alike.
+ */
+import { findGpu } from '../hardware/gpus';
+import type { ServerCommand, SettingId } from '../protocol/commands';
+import { calibrationFor } from './calibration';
+import type { PlanInput } from './derive';
+import type { ConfigFacts, Fact, FactValue } from './facts';
+import type { PlanPath } from './paths';
+import type { Assumption, ResolveContext } from './resolve';
+import type { GpuSpec, InputSource, ModelSpec, Problem } from './types';
+
+export type Facts = Readonly<Partial<Record<PlanPath, Fact>>>;
+
+export const num = (f: Facts, p: PlanPath): number | undefined => {
+  const v = f[p]?.value;
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+};
+export const str = (f: Facts, p: PlanPath): string | undefined => {
+  const v = f[p]?.value;
+  return typeof v === 'string' && v !== 'auto' ? v : undefined;
+};
+const bool = (f: Facts, p: PlanPath): boolean | undefined => {
+  const v = f[p]?.value;
+  return typeof v === 'boolean' ? v : undefined;
+};
+
+const HF = 'HF Trainer default (transformers/training_args.py)';
+
+/** Records what gathering needs to report: sources of stated values, assumptions and problems. */
+export class Gathered {
+  readonly sources: Partial<Record<PlanPath, InputSource>> = {};
+  constructor(readonly facts: Facts, readonly assumptions: Assumption[], readonly problems: Problem[]) {}
+
+  /** The value of a fact, recording its source when it is used. */
+  use<T>(path: PlanPath, v: T | undefined): T | undefined {
+    const f = this.facts[path];
+    if (v !== undefined && f) this.sources[path] = f.source;
+    return v;
+  }
+
+  num(path: PlanPath): number | undefined { return this.use(path, num(this.facts, path)); }
+  str<T extends string>(path: PlanPath): T | undefined { return this.use(path, str(this.facts, path) as T | undefined); }
+  bool(path: PlanPath): boolean | undefined { return this.use(path, bool(this.facts, path)); }
+
+  assume(path: PlanPath, value: FactValue, detail: string, setting?: SettingId, command?: ServerCommand): void {
+    this.assumptions.push({ path, value: String(value), detail, ...(setting ? { setting } : {}), ...(command ? { command } : {}) });
+    this.sources[path] = { kind: 'assumed', detail };
+  }
+}
+
+/** World size, GPUs per node and nodes: settings.worldSize, the file, DP × TP·PP·CP from the file, settings, assumption. */
+function gatherCluster(g: Gathered, ctx: ResolveContext): { worldSize: number; gpusPerNode: number; nodes: number | undefined } {
+  const S = ctx.settings ?? {};
+  const f = g.facts;
+  let gpn = g.num('cluster.gpusPerNode');
+  let nodes = g.num('cluster.nodes');
+  let world = g.num('cluster.worldSize');
+  if ((S.worldSize ?? 0) > 0) { world = S.worldSize!; g.sources['cluster.worldSize'] = { kind: 'setting', detail: 'shardlens.worldSize' }; }
+  const mp0 = (num(f, 'parallel.tp') ?? 1) * (num(f, 'parallel.pp') ?? 1) * (num(f, 'parallel.cp') ?? 1);
+  const dpFact = num(f, 'parallel.dp');
+  if (!world && gpn && nodes) world = gpn * nodes;
+  if (!world && dpFact) { world = dpFact * mp0; g.sources['cluster.worldSize'] = { kind: 'derived', detail: `DP ${dpFact} × TP·PP·CP ${mp0} from the file` }; }
+  if (!gpn && (S.gpusPerNode ?? 0) > 0) { gpn = S.gpusPerNode!; g.sources['cluster.gpusPerNode'] = { kind: 'setting', detail: 'shardlens.cluster.gpusPerNode' }; }
+  if (!nodes && (S.nodes ?? 0) > 0) { nodes = S.nodes!; g.sources['cluster.nodes'] = { kind: 'setting', detail: 'shardlens.cluster.nodes' }; }
+  if (!world && gpn && nodes) { world = gpn * nodes; g.sources['cluster.worldSize'] = { kind: 'setting', detail: 'shardlens.cluster.nodes × shardlens.cluster.gpusPerNode' }; }
+  if (!world) {
+    const unit = gpn ?? 8;
+    world = Math.max(unit, Math.ceil(mp0 / unit) * unit);
+    g.assume('cluster.worldSize', world, `no world size in the file, the launcher or settings: assumed ${world} GPUs (${world / unit} node${world > unit ? 's' : ''} of ${unit})`, 'shardlens.worldSize', 'shardlens.selectCluster');
+  }
+  if (!gpn) { gpn = Math.min(8, world); if (!g.sources['cluster.gpusPerNode']) g.assume('cluster.gpusPerNode', gpn, `assumed ${gpn} GPUs per node (HGX/DGX)`, 'shardlens.cluster.gpusPerNode', 'shardlens.selectCluster'); }
+  return { worldSize: world, gpusPerNode: gpn, nodes };
+}
+
+/** The GPU: the setting when set (what "Select GPU / Cluster" writes), else the file's, else an assumption. */
+function gatherGpu(g: Gathered, ctx: ResolveContext): GpuSpec | undefined {
+  const S = ctx.settings ?? {};
+  const name = (S.gpu || undefined) ?? str(g.facts, 'cluster.gpuName');
+  const lookup = (n: string) => ctx.lookupGpu?.(n) ?? findGpu(n);
+  let gpu = name ? lookup(name) : undefined;
+  if (name && !gpu) g.problems.push({ code: 'unknown-gpu', severity: 'warning', message: `Unknown GPU "${name}"; using H100 SXM.`, paths: ['cluster.gpu'] });
+  if (gpu) g.sources['cluster.gpu'] = S.gpu ? { kind: 'setting', detail: 'shardlens.cluster.gpu' } : g.facts['cluster.gpuName']?.source ?? { kind: 'setting', detail: 'shardlens.cluster.gpu' };
+  else { gpu = lookup('h100-sxm'); g.assume('cluster.gpu', gpu?.name ?? 'H100 SXM', 'no GPU type in the file or settings: assumed H100 SXM 80GB', 'shardlens.cluster.gpu', 'shardlens.selectCluster'); }
+  return gpu;
+}
+
+/** Stated batch terms; DeepSpeed "auto" with nothing to fill it becomes the HF Trainer default, as an assumption. */
+function gatherBatch(g: Gathered, microSetting: number | undefined): { microBatch?: number; gradAccum?: number; globalBatch?: number } {
+  const get = (p: PlanPath): number | undefined => {
+    const v = num(g.facts, p);
+    return v !== undefined && v >= 1 ? g.use(p, Math.round(v)) : undefined;
+  };
+  let m = get('training.microBatch');
+  let gas = get('training.gradAccum');
+  const B = get('training.globalBatch');
+  const auto = (p: PlanPath) => g.facts[p]?.value === 'auto';
+  if (m === undefined && B === undefined && microSetting && microSetting >= 1) {
+    m = microSetting;
+    g.sources['training.microBatch'] = { kind: 'setting', detail: 'shardlens.microBatch' };
+  }
+  if (m === undefined && auto('training.microBatch')) { m = 8; g.assume('training.microBatch', 8, `train_micro_batch_size_per_gpu "auto" with no referencing file: ${HF} per_device_train_batch_size 8`, 'shardlens.microBatch'); }
+  if (gas === undefined && auto('training.gradAccum')) { gas = 1; g.assume('training.gradAccum', 1, `gradient_accumulation_steps "auto" with no referencing file: ${HF} gradient_accumulation_steps 1`); }
+  if (m === undefined && B === undefined) { m = 1; g.assume('training.microBatch', 1, 'no micro batch in the file: assumed 1 sequence per GPU', 'shardlens.microBatch'); }
+  return { ...(m !== undefined ? { microBatch: m } : {}), ...(gas !== undefined ? { gradAccum: gas } : {}), ...(B !== undefined ? { globalBatch: B } : {}) };
+}
+
+/** A DeepSpeed bucket size: stated, or "auto" filled as the HF integration does (integrations/deepspeed.py). */
+function bucket(g: Gathered, p: PlanPath, hidden: number, auto: number, why: string): number | undefined {
+  const f = g.facts[p];
+  if (f?.value === 'auto') {
+    g.sources[p] = { kind: 'derived', detail: `"auto" (${f.source.detail}) = ${why} with hidden size ${hidden} (HF integrations/deepspeed.py)` };
+    return Math.round(auto);
+  }
+  return g.num(p);
+}
+
+/** The stated inputs of a plan from merged facts, the model (already found) and the context. */
+export function gatherInput(g: Gathered, primary: ConfigFacts, model: ModelSpec, seqLen: number, ctx: ResolveContext): PlanInput {
+  const S = ctx.settings ?? {};
+  const f = g.facts;
+  const cluster = gatherCluster(g, ctx);
+  const gpu = gatherGpu(g, ctx);
+  const hidden = model.hiddenSize;
+  let precision = g.str<NonNullable<NonNullable<PlanInput['training']>['precision']>>('training.precision');
+  if (f['training.precision']?.value === 'auto') {
+    precision = 'fp32';
+    g.assume('training.precision', 'fp32', `fp16/bf16 "auto" with no referencing file: ${HF} has bf16 and fp16 off`);
+  }
+  const stage = g.num('parallel.sharding.stage');
+  const loraOn = bool(f, 'lora.enabled') ?? num(f, 'lora.rank') !== undefined;
+  const recipe = g.str<'tensorwise'>('training.fp8.recipe');
+  const input: PlanInput = {
+    format: primary.format,
+    engine: g.str('engine'),
+    model,
+    training: {
+      ...gatherBatch(g, S.microBatch), deviceBatch: g.num('training.deviceBatch'), seqLen, precision,
+      gradDtype: g.str('training.gradDtype'), fp32GradAccum: g.bool('training.fp32GradAccum'), optimizer: g.str('training.optimizer'),
+      recompute: g.str('training.recompute'), recomputeLayers: g.num('training.recomputeLayers'),
+      flashAttention: g.bool('training.flashAttention'), compile: g.bool('training.compile'),
+      ...(precision === 'fp8-mixed' && recipe ? { fp8: { recipe, paramGather: g.bool('training.fp8.paramGather') ?? false } } : {}),
+    },
+    parallel: {
+      dp: g.num('parallel.dp'), tp: degree(g, 'parallel.tp'), pp: degree(g, 'parallel.pp'), cp: degree(g, 'parallel.cp'),
+      sp: g.bool('parallel.sp'), vpp: g.num('parallel.vpp'), schedule: g.str('parallel.schedule'), ep: g.num('parallel.ep'), etp: g.num('parallel.etp'),
+      tpCommOverlap: g.bool('parallel.tpCommOverlap'),
+      dpReplicate: g.num('parallel.dpReplicate'), shardInstances: g.num('parallel.sharding.instances'), vppLayers: g.num('parallel.vppLayers'),
+      firstStageLayers: g.num('parallel.firstStageLayers'), lastStageLayers: g.num('parallel.lastStageLayers'),
+      sharding: {
+        style: g.str('parallel.sharding.style'),
+        stage: stage !== undefined ? (Math.max(0, Math.min(3, Math.round(stage))) as 0 | 1 | 2 | 3) : undefined,
+        fsdpStrategy: g.str('parallel.sharding.fsdpStrategy'), shardGroupSize: g.num('parallel.sharding.shardGroupSize'),
+        reshardAfterForward: g.bool('parallel.sharding.reshardAfterForward'),
+        offloadOptimizer: g.str('parallel.sharding.offloadOptimizer'), offloadParams: g.str('parallel.sharding.offloadParams'),
+        reduceBucketElems: bucket(g, 'parallel.sharding.reduceBucketElems', hidden, hidden * hidden, 'hidden²'),
+        allgatherBucketElems: bucket(g, 'parallel.sharding.allgatherBucketElems', hidden, hidden * hidden, 'hidden²'),
+        prefetchBucketElems: bucket(g, 'parallel.sharding.prefetchBucketElems', hidden, 0.9 * hidden * hidden, '0.9·hidden²'),
+        maxLiveParams: bucket(g, 'parallel.sharding.maxLiveParams', hidden, 1e9, 'DeepSpeed default 1e9'),
+        overlapComm: g.bool('parallel.sharding.overlapComm'),
+      },
+    },
+    cluster: { ...cluster, ...(gpu ? { gpu } : {}) },
+    overhead: { cudaContextBytes: S.cudaContextBytes, allocatorFragmentation: S.allocatorFragmentation },
+    ...(loraOn ? { lora: {
+      rank: num(f, 'lora.rank') ?? 8,
+      targets: (str(f, 'lora.targets') ?? 'q,k,v,o').split(',') as never,
+      baseDtype: (str(f, 'lora.baseDtype') ?? 'bf16') as never,
+    } } : {}),
+    sources: g.sources,
+  };
+  const clean = dropUndefined(input);
+  const calibration = gpu ? calibrationFor({ cluster: { gpu } }, S.calibration) : undefined;
+  return calibration ? { ...clean, calibration } : clean;
+}
+
+/** A parallel degree as stated: a whole number ≥ 1, else unstated. */
+function degree(g: Gathered, p: PlanPath): number | undefined {
+  const v = g.num(p);
+  return v !== undefined && v >= 1 ? Math.round(v) : undefined;
+}
+
+/** Removes undefined leaves so derivePlan's defaults apply (the model and sources are kept whole). */
+function dropUndefined<T>(v: T): T {
+  if (Array.isArray(v) || v === null || typeof v !== 'object') return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) if (x !== undefined) out[k] = k === 'model' || k === 'sources' || k === 'gpu' ? x : dropUndefined(x);
+  return out as T;
+}

@@ -1,0 +1,126 @@
+/**
+ * "What if this key changed": the next and previous settings of a plan input, each as the facts it replaces. The
+ * resolver puts them in place of the file's facts and derives the plan again (resolvePlan's `overrides`), so a what-if
+ * equals editing the file and reading it again; hovers, quick fixes and the what-if property test share this list.
+ */
+import type { FactValue } from './facts';
+import type { PlanPath } from './paths';
+import type { FsdpStrategy, Plan, RecomputeKind, ShardingSpec } from './types';
+
+/** One alternative value of a key and the facts it replaces. */
+export interface WhatIf {
+  /** E.g. "ZeRO stage 2 → 3" or "micro batch 2 → 1 (accumulation 4 → 8)". */
+  readonly label: string;
+  /** The key's plan path. */
+  readonly path: PlanPath;
+  readonly value: FactValue;
+  /** Facts to put in place of the file's, by plan path (the key itself and any key that must change with it). */
+  readonly overrides: Readonly<Partial<Record<PlanPath, FactValue>>>;
+}
+
+/** Paths with what-ifs. */
+export const WHAT_IF_PATHS: readonly PlanPath[] = [
+  'parallel.sharding.stage', 'parallel.tp', 'parallel.pp', 'training.microBatch', 'training.recompute',
+  'parallel.sharding.offloadOptimizer', 'parallel.sharding.offloadParams', 'training.seqLen',
+];
+
+/** True when a value was stated by a file or a setting (not defaulted or derived by ShardLens). */
+function stated(plan: Plan, path: PlanPath): boolean {
+  const k = plan.sources[path]?.kind;
+  return k === 'explicit' || k === 'referenced' || k === 'setting';
+}
+
+/** The FSDP strategy for a ZeRO-equivalent stage, keeping hybrid sharding hybrid; undefined for FSDP "ZeRO-1". */
+function fsdpStrategyFor(s: ShardingSpec, stage: number): FsdpStrategy | undefined {
+  const hybrid = s.fsdpStrategy === 'HYBRID_SHARD' || s.fsdpStrategy === '_HYBRID_SHARD_ZERO2';
+  if (stage === 3) return hybrid ? 'HYBRID_SHARD' : 'FULL_SHARD';
+  if (stage === 2) return hybrid ? '_HYBRID_SHARD_ZERO2' : 'SHARD_GRAD_OP';
+  return stage === 0 ? 'NO_SHARD' : undefined;
+}
+
+/** The ZeRO-stage change as the sharding framework spells it, or undefined when it cannot express the stage. */
+function stageWhatIf(plan: Plan, to: number): WhatIf | undefined {
+  const s = plan.parallel.sharding;
+  const overrides: Partial<Record<PlanPath, FactValue>> = { 'parallel.sharding.stage': to };
+  if (s.style === 'fsdp' || s.style === 'fsdp2') {
+    const strategy = fsdpStrategyFor(s, to);
+    if (!strategy) return undefined;
+    if (stated(plan, 'parallel.sharding.fsdpStrategy')) overrides['parallel.sharding.fsdpStrategy'] = strategy;
+  } else if (s.style === 'megatron-distopt' || (s.style === 'ddp' && plan.engine === 'megatron')) {
+    // Megatron shards only optimizer states (the distributed optimizer, ZeRO-1).
+    if (to > 1) return undefined;
+    overrides['parallel.sharding.style'] = to === 1 ? 'megatron-distopt' : 'ddp';
+  }
+  return { label: `ZeRO stage ${s.stage} → ${to}`, path: 'parallel.sharding.stage', value: to, overrides };
+}
+
+/** Doubles or halves a model-parallel degree; DP and accumulation follow from the world size and the global batch. */
+function degreeWhatIf(plan: Plan, axis: 'tp' | 'pp', to: number): WhatIf | undefined {
+  const from = plan.parallel[axis];
+  if (!Number.isInteger(to) || to < 1) return undefined;
+  const path: PlanPath = axis === 'tp' ? 'parallel.tp' : 'parallel.pp';
+  return { label: `${axis.toUpperCase()} ${from} → ${to}`, path, value: to, overrides: { [path]: to } };
+}
+
+/**
+ * Halves or doubles the micro batch; where the file states the accumulation (and not the global batch) it changes
+ * the other way, so the global batch stays.
+ */
+function microWhatIf(plan: Plan, to: number): WhatIf | undefined {
+  const { microBatch: b, gradAccum: m } = plan.training;
+  if (!Number.isInteger(to) || to < 1) return undefined;
+  if (stated(plan, 'training.gradAccum') && !stated(plan, 'training.globalBatch')) {
+    const accum = (b * m) / to;
+    if (!Number.isInteger(accum) || accum < 1) return undefined;
+    return { label: `micro batch ${b} → ${to} (accumulation ${m} → ${accum})`, path: 'training.microBatch', value: to,
+      overrides: { 'training.microBatch': to, 'training.gradAccum': accum } };
+  }
+  return { label: `micro batch ${b} → ${to}`, path: 'training.microBatch', value: to, overrides: { 'training.microBatch': to } };
+}
+
+const RECOMPUTE: readonly RecomputeKind[] = ['none', 'selective', 'full'];
+
+function single(path: PlanPath, label: string, value: FactValue): WhatIf {
+  return { label, path, value, overrides: { [path]: value } };
+}
+
+/** Sensible alternatives for the key at `path` (next and previous setting). */
+export function whatIfsFor(plan: Plan, path: PlanPath): WhatIf[] {
+  const out: (WhatIf | undefined)[] = [];
+  const t = plan.training;
+  const s = plan.parallel.sharding;
+  switch (path) {
+    case 'parallel.sharding.stage':
+      if (s.stage < 3) out.push(stageWhatIf(plan, s.stage + 1));
+      if (s.stage > 0) out.push(stageWhatIf(plan, s.stage - 1));
+      break;
+    case 'parallel.tp':
+    case 'parallel.pp': {
+      const axis = path === 'parallel.tp' ? 'tp' : 'pp';
+      out.push(degreeWhatIf(plan, axis, plan.parallel[axis] * 2));
+      if (plan.parallel[axis] % 2 === 0) out.push(degreeWhatIf(plan, axis, plan.parallel[axis] / 2));
+      break;
+    }
+    case 'training.microBatch':
+      if (t.microBatch % 2 === 0) out.push(microWhatIf(plan, t.microBatch / 2));
+      out.push(microWhatIf(plan, t.microBatch * 2));
+      break;
+    case 'training.recompute': {
+      const i = RECOMPUTE.indexOf(t.recompute);
+      for (const to of [RECOMPUTE[i + 1], RECOMPUTE[i - 1]]) if (to) out.push(single(path, `recompute ${t.recompute} → ${to}`, to));
+      break;
+    }
+    case 'parallel.sharding.offloadOptimizer':
+    case 'parallel.sharding.offloadParams': {
+      const cur = path === 'parallel.sharding.offloadOptimizer' ? s.offloadOptimizer : s.offloadParams;
+      const to = cur === 'none' ? 'cpu' : 'none';
+      out.push(single(path, `offload ${cur} → ${to}`, to));
+      break;
+    }
+    case 'training.seqLen':
+      out.push(single(path, `sequence ${t.seqLen} → ${t.seqLen * 2}`, t.seqLen * 2));
+      break;
+  }
+  return out.filter((v): v is WhatIf => v !== undefined);
+}
+
