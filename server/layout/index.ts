@@ -40,6 +40,8 @@ export interface LayoutEdits {
   readonly delta: string;
   /** What the file cannot hold and where to set it instead. */
   readonly notes: string[];
+  /** Plan paths the file cannot hold for this layout (see Rewrite.unwritable). */
+  readonly unwritable?: string[];
 }
 
 /**
@@ -57,7 +59,7 @@ export function layoutEdits(
   if (!rewrite) return { edits: [], delta, notes: [`ShardLens cannot rewrite ${format} files yet.`] };
   try {
     const out = rewrite(text, target, facts);
-    return { edits: diffEdits(text, out.text), delta, notes: out.notes };
+    return { edits: diffEdits(text, out.text), delta, notes: out.notes, ...(out.unwritable ? { unwritable: out.unwritable } : {}) };
   } catch (err) {
     return { edits: [], delta, notes: [`The file could not be rewritten: ${(err as Error).message}`] };
   }

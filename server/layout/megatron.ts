@@ -5,6 +5,7 @@
  */
 import type { ConfigFacts } from '../../shared/plan/facts';
 import { applyOffsetEdits, findFlags, insertNear, removeFlag, valueEdit, type FlagHit, type OffsetEdit } from './shellFlags';
+import { rewriteDialectScript } from './dialectScript';
 import { lineStarts, offsetAt } from './text';
 import type { LayoutTarget, Rewrite } from './types';
 
@@ -100,6 +101,8 @@ function anchorFor(hits: readonly FlagHit[]): FlagHit | undefined {
 
 /** Rewrites a Megatron-LM launch script for a layout. */
 export function rewriteMegatronScript(text: string, t: LayoutTarget, facts?: ConfigFacts): Rewrite {
+  const dialect = rewriteDialectScript(text, t, facts);
+  if (dialect) return dialect;
   const hits = findFlags(text);
   const notes: string[] = [];
   const edits: OffsetEdit[] = [];

@@ -16,6 +16,8 @@ export interface Rewrite {
   readonly text: string;
   /** Short sentences, e.g. "Micro batch 2 is set in the training script (per_device_train_batch_size)." */
   readonly notes: string[];
+  /** Plan paths the file cannot hold for this layout (the trainer has no such setting, or it is set elsewhere). */
+  readonly unwritable?: string[];
 }
 
 export type Rewriter = (text: string, target: LayoutTarget, facts?: ConfigFacts) => Rewrite;

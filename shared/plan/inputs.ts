@@ -60,9 +60,11 @@ const UNRECORDED: InputSource = { kind: 'default', detail: 'ShardLens default' }
  * recorded once as "model" when they come from a preset or a config.json), then the model's source.
  */
 export function readInputs(plan: Plan, facts: Readonly<Record<string, Fact>> = {}): ResolvedInputs {
-  const src = (path: string, fallback?: string): InputSource =>
-    plan.sources[path] ?? facts[path]?.source ?? (fallback ? plan.sources[fallback] : undefined) ?? UNRECORDED;
-  const at = <T>(path: string, value: T, fallback?: string): ReadInput<T> => ({ value, source: src(path, fallback) });
+  // A fact counts only when the plan used its value (a model preset can replace a file's partial model).
+  const src = (path: string, value: unknown, fallback?: string): InputSource =>
+    plan.sources[path] ?? (facts[path] && facts[path]!.value === value ? facts[path]!.source : undefined)
+    ?? (fallback ? plan.sources[fallback] : undefined) ?? UNRECORDED;
+  const at = <T>(path: string, value: T, fallback?: string): ReadInput<T> => ({ value, source: src(path, value, fallback) });
   const { training: t, model: m, cluster: c } = plan;
   return {
     training: {
