@@ -4,7 +4,7 @@
  * Values: TP, PP, CP, ZeRO stage or FSDP strategy, micro batch, global batch, accumulation, sequence length.
  */
 import { CORE_FIELDS, OTHER_FIELDS, accuracy, heldOut, loadAnswers, scoreFixture, type FixtureResult } from '../test/unit/dialects/score';
-import { initFormats } from '../server/formats/index';
+import { initFormats } from '../formats/index';
 
 type Figures = Record<string, number | string>;
 

@@ -3,7 +3,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { estimateMemory } from '../../shared/memory/estimate';
 import type { MemoryEstimate, StageMemory } from '../../shared/plan/result';
-import { detectFormat } from '../../server/formats/index';
+import { detectFormat } from '../../formats/index';
 import { inputLines, readInputs } from '../../shared/plan/inputs';
 import { formatBytes } from '../../shared/units';
 import type { ParsedArgs } from '../args';
@@ -62,7 +62,7 @@ function toJson(path: string, format: string, est: MemoryEstimate | undefined, l
     gpuMemoryBytes: est?.gpuMemoryBytes ?? 0,
     worldSize: plan ? plan.parallel.dp * plan.parallel.tp * plan.parallel.pp * plan.parallel.cp : 0,
     layout: plan ? { dp: plan.parallel.dp, tp: plan.parallel.tp, pp: plan.parallel.pp, vpp: plan.parallel.vpp, cp: plan.parallel.cp, ep: plan.parallel.ep, sp: plan.parallel.sp, zero: plan.parallel.sharding.stage, sharding: plan.parallel.sharding.style, fsdpStrategy: plan.parallel.sharding.fsdpStrategy } : undefined,
-    layoutSources: plan ? Object.fromEntries(['tp', 'pp', 'cp', 'ep', 'sharding.stage', 'sharding.style'].map((k) => [k, plan.sources[`parallel.${k}`]])) : undefined,
+    layoutSources: plan ? Object.fromEntries((['tp', 'pp', 'cp', 'ep', 'sharding.stage', 'sharding.style'] as const).map((k) => [k, plan.sources[`parallel.${k}`]])) : undefined,
     peakStage: est?.peakStage ?? 0,
     stages: est?.stages ?? [],
     replicated: est?.replicated ?? { stages: [] },

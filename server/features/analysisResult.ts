@@ -4,6 +4,7 @@ import type { CoreApi } from '../analysis/core';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { buildDiagnostics } from './diagnostics';
 import { readInputs } from '../../shared/plan/inputs';
+import { isPlanPath } from '../../shared/plan/paths';
 
 /** Runs the step simulator; a throw becomes a problem. */
 export function simulationOf(a: DocumentAnalysis, api: CoreApi): AnalysisSimulation | undefined {
@@ -23,7 +24,7 @@ export function buildAnalysisResult(a: DocumentAnalysis, api: CoreApi, withSimul
     assumptions: a.assumptions,
     problems: diags.map((d) => ({
       code: String(d.code ?? ''), severity: d.severity === 1 ? 'error' : d.severity === 2 ? 'warning' : 'info',
-      message: typeof d.message === 'string' ? d.message : d.message.value, paths: (d.data as { paths?: string[] } | undefined)?.paths ?? [], range: d.range,
+      message: typeof d.message === 'string' ? d.message : d.message.value, paths: ((d.data as { paths?: unknown[] } | undefined)?.paths ?? []).filter(isPlanPath), range: d.range,
     })),
   };
 }

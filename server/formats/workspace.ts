@@ -9,8 +9,8 @@ import { modelFromHfConfig } from '../../shared/model/hfConfig';
 import { findPreset } from '../../shared/model/presets';
 import { presetCandidates, resolvePlan, type ModelLookup, type ResolveContext, type ResolvedPlan } from '../../shared/plan/resolve';
 import type { Problem } from '../../shared/plan/types';
-import { detectFormat, parseConfig } from './index';
-import type { SourceReader } from './shell/megatronScript';
+import { detectFormat, parseConfig } from '../../formats/index';
+import type { SourceReader } from '../../formats/megatron/script';
 
 export interface WorkspaceHost {
   /** Text of a file by path or file:// URI; undefined when it cannot be read. */
@@ -188,7 +188,7 @@ export function loadConfigGraph(pathOrUri: string, host: WorkspaceHost, ctx: Res
     if (!kind) continue;
     const p = resolveReference(r, path, host);
     if (!p) {
-      problems.push({ code: 'reference-missing', severity: 'warning', message: `${kind.what[0]!.toUpperCase()}${kind.what.slice(1)} "${r.target}" was not found next to the file${r.cwd ? `, in ${r.cwd}` : ''} or in the workspace.`, paths: ['reference'] });
+      problems.push({ code: 'reference-missing', severity: 'warning', message: `${kind.what[0]!.toUpperCase()}${kind.what.slice(1)} "${r.target}" was not found next to the file${r.cwd ? `, in ${r.cwd}` : ''} or in the workspace.`, paths: [] });
       continue;
     }
     const refText = read(host, p) ?? '';

@@ -3,6 +3,7 @@
  * `resolvePlan` (shared/plan/resolve.ts) turns facts from one or more files into a Plan, filling framework
  * defaults, derived values and explicit assumptions.
  */
+import type { PlanPath } from './paths';
 import type { InputSource, Problem, TextRange } from './types';
 
 export type FormatId =
@@ -65,10 +66,15 @@ export interface ConfigFacts {
    * "launch.dialect" (the argument dialect of a launch script: megatron, hf-trainer, deepspeed-chat, openrlhf, verl).
    * A value of "auto" is DeepSpeed's sentinel.
    */
-  readonly facts: Readonly<Record<string, Fact>>;
+  readonly facts: Readonly<Partial<Record<PlanPath, Fact>>>;
   readonly references: readonly ConfigReference[];
   /** Format-level problems (parse errors, unknown or deprecated keys, contradictions) with ranges. */
   readonly diagnostics: readonly ConfigDiagnostic[];
+}
+
+/** The facts of a file as [path, fact] pairs (Object.entries loses the key type). */
+export function factEntries(facts: ConfigFacts['facts']): [PlanPath, Fact][] {
+  return Object.entries(facts) as [PlanPath, Fact][];
 }
 
 /** A problem found while reading a file, anchored at a range. */

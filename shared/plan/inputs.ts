@@ -4,6 +4,7 @@
  * exactly which micro batch, sequence length, model and cluster an estimate used and where each came from.
  */
 import type { Fact } from './facts';
+import type { PlanPath } from './paths';
 import type { InputSource, Plan } from './types';
 
 /** One resolved input: its value and where it came from (file and key, default, derivation or assumption). */
@@ -59,12 +60,12 @@ const UNRECORDED: InputSource = { kind: 'default', detail: 'ShardLens default' }
  * The inputs of a plan with their sources: the plan's own record first, then the winning fact (model fields are
  * recorded once as "model" when they come from a preset or a config.json), then the model's source.
  */
-export function readInputs(plan: Plan, facts: Readonly<Record<string, Fact>> = {}): ResolvedInputs {
+export function readInputs(plan: Plan, facts: Readonly<Partial<Record<PlanPath, Fact>>> = {}): ResolvedInputs {
   // A fact counts only when the plan used its value (a model preset can replace a file's partial model).
-  const src = (path: string, value: unknown, fallback?: string): InputSource =>
+  const src = (path: PlanPath, value: unknown, fallback?: PlanPath): InputSource =>
     plan.sources[path] ?? (facts[path] && facts[path]!.value === value ? facts[path]!.source : undefined)
     ?? (fallback ? plan.sources[fallback] : undefined) ?? UNRECORDED;
-  const at = <T>(path: string, value: T, fallback?: string): ReadInput<T> => ({ value, source: src(path, value, fallback) });
+  const at = <T>(path: PlanPath, value: T, fallback?: PlanPath): ReadInput<T> => ({ value, source: src(path, value, fallback) });
   const { training: t, model: m, cluster: c } = plan;
   return {
     training: {

@@ -11,13 +11,14 @@ import { chunksPerStage, microbatchesPerStep, peakFlops, posInt } from './shape'
 import { allStageTimings, type StageTiming } from './stage';
 import { exposedGradSync, pipelineSeconds, stageMicrobatchSeconds, stepTailSeconds } from './stepTime';
 import type { StepTimeEstimate, TimeTerm, TimeTermName } from './types';
+import type { PlanPath } from '../plan/paths';
 
 export const FLOP_CONVENTION =
   '2 FLOPs per multiply-add; full s×s attention (no causal halving); LM head included. MFU counts forward + backward '
   + '(3× forward); HFU adds recomputation (Narayanan et al. 2021 Eq. 3, Korthikanti et al. 2022 App. A).';
 
 /** An input value with its source from the plan, or a derived marker. */
-function inp(plan: Plan, path: string, value: number | string | boolean): TermInput {
+function inp(plan: Plan, path: PlanPath, value: number | string | boolean): TermInput {
   const source: InputSource = plan.sources[path] ?? { kind: 'derived', detail: path };
   return { value, source };
 }

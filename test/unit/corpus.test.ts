@@ -6,11 +6,13 @@
  * undefined).
  */
 import { describe, test, before } from 'node:test';
+import type { PlanPath } from '../../shared/plan/paths';
+import type { InputSource } from '../../shared/plan/types';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { FormatId } from '../../shared/plan/facts';
-import { detectFormat, initFormats, parseConfig } from '../../server/formats/index';
+import { detectFormat, initFormats, parseConfig } from '../../formats/index';
 import { loadConfigGraph } from '../../server/formats/workspace';
 
 const CORPUS = resolve(__dirname, '../../../shared/corpus');
@@ -63,9 +65,9 @@ describe('real config corpus', { skip: existsSync(CORPUS) ? false : `corpus not 
         for (const v of [plan.training.microBatch, plan.training.globalBatch, plan.training.gradAccum, plan.training.seqLen, plan.parallel.dp, plan.parallel.tp, plan.parallel.pp]) {
           assert.ok(Number.isInteger(v) && v >= 1, `positive integer, got ${v}`);
         }
-        for (const a of g.resolved.assumptions) assert.ok(a.detail.length > 0 && (a.setting || a.command), `assumption ${a.path} says how to change it`);
+        for (const a of g.resolved.assumptions) assert.ok(a.detail.length > 0 && (a.setting || a.command || /"auto"/.test(a.detail)), `assumption ${a.path} says how to change it`);
         const assumed = new Set(g.resolved.assumptions.map((a) => a.path));
-        for (const [p, src] of Object.entries(plan.sources)) if (src.kind === 'assumed') assert.ok(assumed.has(p), `assumed ${p} is listed`);
+        for (const [p, src] of Object.entries(plan.sources) as [PlanPath, InputSource][]) if (src.kind === 'assumed') assert.ok(assumed.has(p), `assumed ${p} is listed`);
       });
     }
   }
@@ -105,7 +107,7 @@ describe('corpus values (config-formats.md §10)', { skip: existsSync(CORPUS) ? 
       const name = readdirSync(join(CORPUS, folder)).find((n) => n.includes(frag) && !n.includes('@'))!;
       const path = join(CORPUS, folder, name);
       const facts = parseConfig(path, readFileSync(path, 'utf8')).facts;
-      for (const [k, v] of Object.entries(want)) assert.deepEqual(facts[k]?.value, v, `${k}`);
+      for (const [k, v] of Object.entries(want) as [PlanPath, unknown][]) assert.deepEqual(facts[k]?.value, v, `${k}`);
     });
   }
 });
