@@ -10,6 +10,12 @@ import { profileCollectiveSeconds, type ClusterProfile } from '../hardware/profi
 import type { CollectiveKind, CommAlgorithm, LinkTier } from './types';
 
 const EFF: Readonly<Record<LinkTier, number>> = constants.busEfficiency;
+const KIND_EFF: Readonly<Record<LinkTier, Readonly<Partial<Record<CollectiveKind, number>>>>> = constants.kindEfficiency;
+
+/** Bus bandwidth of a collective kind relative to all-reduce on a tier (data/collectives.json kindEfficiency). */
+export function kindEfficiency(kind: CollectiveKind, tier: LinkTier): number {
+  return KIND_EFF[tier][kind] ?? 1;
+}
 
 interface Protocol { readonly base: number; readonly nvlinkHop: number; readonly networkHopScale: number; readonly bandwidthShare: number; readonly maxBusBandwidth?: number }
 const PROTOCOLS: readonly Protocol[] = Object.values(constants.protocols) as Protocol[];
@@ -153,5 +159,5 @@ export function linkSeconds(kind: CollectiveKind, bytes: number, link: GroupLink
     if (t !== undefined) return t;
   }
   const alg = algorithmFor(kind, link.tier, link.size, link.perNode);
-  return collectiveSeconds(kind, bytes, link.size, link.busbw, link.alpha, alg, link.tier);
+  return collectiveSeconds(kind, bytes, link.size, link.busbw * kindEfficiency(kind, link.tier), link.alpha, alg, link.tier);
 }

@@ -112,15 +112,20 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   const chunk = s.seq / s.cp;
   let selectiveAttention = 0;
   if (t.impl === 'eager') {
+    // Batched GEMMs (one strided-batched kernel over b·a/t heads): timed as one GEMM with the heads stacked along M.
     const bh = s.b * s.qHeads;
     const sq = T / s.b;
-    const qk = bh * t.gemm16(sq, s.seq, d);
-    const av = bh * t.gemm16(sq, d, s.seq);
+    const qk = t.gemm16(bh * sq, s.seq, d);
+    const av = t.gemm16(bh * sq, d, s.seq);
+    // Fused scale-mask-softmax reads and writes the scores (2B per element), dropout reads, writes and keeps a 1-byte
+    // mask (2B + 1); backward reads probabilities and gradient and writes one (3B), dropout's backward 2B + 1.
     const scores = T * s.seq * s.qHeads;
-    const softmax = t.hbm(scores * (4 * s.actBytes + (mod.dropout !== false ? 2 * s.actBytes + 1 : 0)));
-    fwd.attention += qk + av + softmax;
-    bwd.attention += 2 * (qk + av) + 2 * softmax;
-    selectiveAttention = qk + av + softmax;
+    const drop = mod.dropout !== false ? 2 * s.actBytes + 1 : 0;
+    const softmaxF = t.hbm(scores * (2 * s.actBytes + drop));
+    const softmaxB = t.hbm(scores * (3 * s.actBytes + drop));
+    fwd.attention += qk + av + softmaxF;
+    bwd.attention += 2 * (qk + av) + softmaxB;
+    selectiveAttention = qk + av + softmaxF;
   } else {
     fwd.attention += t.attention('fwd', attnF, chunk, s.cp === 1);
     bwd.attention += t.attention('bwd', 2.5 * attnF, chunk, s.cp === 1);
@@ -162,9 +167,17 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   }
   // What selective recomputation reruns (used only when the plan recomputes selectively; computed always so the
   // planner's recomputation variants share one step context).
+  // Megatron's selective recomputation reruns eager core attention (nothing with flash attention, Korthikanti et al.
+  // 2022 §5); torchtitan's op-level SAC saves attention and every other matmul output and reruns the rest
+  // (torchtitan/models/llama3/infra/parallelize.py `_save_list`, every second mm recomputed).
   const selective = emptyParts();
   if (t.impl === 'eager') selective.attention = selectiveAttention;
-  else if (plan.engine === 'fsdp2') { selective.elementwise = ew; selective.launch = (k.fwd * t.params.kernelGap) / 2; }
+  else if (plan.engine === 'fsdp2') {
+    selective.gemm = fwd.gemm / 2;
+    selective.fp8 = fwd.fp8 / 2;
+    selective.elementwise = ew;
+    selective.launch = (k.fwd * t.params.kernelGap) / 2;
+  }
   return { fwd, bwd, selective, tpSeconds, cpSeconds, epSeconds };
 }
 
