@@ -10,7 +10,7 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { initFormats, parseConfig } from '../../../server/formats/index';
+import { initFormats, parseConfig } from '../../../formats/index';
 import { loadConfigGraph } from '../../../server/formats/workspace';
 import { modelFromHfConfig } from '../../../shared/model/hfConfig';
 import { countParams } from '../../../shared/model/params';
