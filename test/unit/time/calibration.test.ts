@@ -11,7 +11,7 @@
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { initFormats } from '../../../server/formats/index';
+import { initFormats } from '../../../formats/index';
 import { loadRuns, predictedTokensPerGpu, type MeasuredRun } from '../../../bench/measured/runs';
 import { TimeCache } from '../../../shared/time/cache';
 import { FITTED_PARAMS } from '../../../shared/time/params';
