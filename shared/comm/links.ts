@@ -113,6 +113,8 @@ export function collectiveSeconds(
   if (!(bytes > 0) || !(busbw > 0) || (n <= 1 && kind !== 'send-recv')) return 0;
   const steps = latencySteps(kind, algorithm, n);
   const wire = bytes * busFactor(kind, n);
+  // A link whose catalog latency is 0 is an ideal one (test fixtures, what-if views): no protocol latencies either.
+  if (hop === 0) return wire / busbw;
   let best = Infinity;
   for (const p of PROTOCOLS) {
     const h = tier === 'nvlink' ? p.nvlinkHop : hop * p.networkHopScale;
