@@ -78,7 +78,7 @@ export function layoutTarget(plan: Plan, layout: Layout): LayoutTarget {
  * delta from the plan's current layout and costs (full estimate) to the layout's.
  */
 export function applyLayoutEdits(
-  format: FormatId, text: string, plan: Plan, layout: Layout, facts?: ConfigFacts, estimators: PlannerEstimators = coreEstimators,
+  format: FormatId, text: string, plan: Plan, layout: Layout, facts?: ConfigFacts, estimators: PlannerEstimators = coreEstimators(),
 ): LayoutEdits {
   let before: LayoutCost | undefined;
   try {

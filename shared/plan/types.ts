@@ -4,6 +4,7 @@
  * Every other module in `shared/` reads these types; nothing here depends on an editor, Node or the DOM.
  */
 import type { PlanPath } from './paths';
+import type { ClusterProfile } from '../hardware/profile';
 
 /** Mixture-of-experts description of the MoE layers of a model. */
 export interface MoeSpec {
@@ -245,14 +246,26 @@ export interface GpuSpec {
   /** Latency of one collective step intra-node and inter-node, seconds. */
   readonly intraNodeLatency: number;
   readonly interNodeLatency: number;
-  /** Fraction of peak matmul FLOP/s a well-tuned training step reaches (calibrated; see data file notes). */
+  /** Fraction of the dense bf16 peak that the best large GEMM reaches (MAMF, data/gpus.json; a GEMM efficiency, not MFU). */
   readonly achievableFlopsFraction: number;
+  /** The same for fp8 GEMMs (undefined: the bf16 fraction). */
+  readonly fp8GemmFraction?: number;
+  /** Architecture family selecting kernel curves (data/time/kernels.json): hopper, ampere, blackwell, cdna3, … */
+  readonly arch?: string;
+  /** Streaming multiprocessors (compute units) for GEMM wave quantization. */
+  readonly sms?: number;
+  /** Sustained clock under the power limit relative to the datasheet boost clock (1 = datasheet). */
+  readonly clockFraction?: number;
+  /** Board power limit, watts. */
+  readonly powerWatts?: number;
 }
 
 export interface ClusterSpec {
   readonly gpu: GpuSpec;
   readonly gpusPerNode: number;
   readonly nodes: number;
+  /** Measured kernel and collective curves of this cluster (`shardlens profile`); the catalog's curves otherwise. */
+  readonly profile?: ClusterProfile;
 }
 
 /** Runtime overheads outside the tensors the model owns. */

@@ -1,21 +1,25 @@
 /**
  * Every collective one rank of one pipeline stage takes part in during an optimizer step, with its volume, link, time
- * and the part of it that compute does not hide. The in-layer TP/EP/CP collectives are timed in shared/time/microbatch.ts
- * and listed here; data-parallel and ZeRO/FSDP traffic, pipeline sends and offload copies are timed here.
+ * and the part of it that compute does not hide. The in-layer TP/EP/CP collectives are timed with the layer's kernels
+ * (shared/time/layerCost.ts) and listed here; data-parallel and ZeRO/FSDP traffic, pipeline sends and offload copies are
+ * composed here from the volumes and links of shared/comm/.
  */
 import type { Plan } from '../plan/types';
-import { timeContext, type TimeContext } from '../time/context';
-import { microbatchWork, recomputedLayers, type MicrobatchWork } from '../time/microbatch';
-import { activationBytes, posInt, tokensPerRank } from '../time/shape';
-import { algorithmFor, axisLink, linkSeconds, type GroupLink } from './links';
+import { algorithmFor, linkSeconds, type GroupLink } from '../comm/links';
+import type { LayoutLinks } from '../comm/layout';
 import { moeLayersIn } from '../model/params';
-import { firstLayerOfStage, stageLayerCount, type StageParams } from './stageParams';
-import { cachedStageTraffic, layoutEntry } from '../time/layoutCache';
-import type { StageTraffic } from './stageTraffic';
-import type { Collective, CollectiveKind, CommGroup } from './types';
-import * as V from './volumes';
+import { firstLayerOfStage, stageLayerCount, type StageParams } from '../comm/stageParams';
+import type { StageTraffic } from '../comm/stageTraffic';
+import type { Collective, CollectiveKind, CommGroup } from '../comm/types';
+import * as V from '../comm/volumes';
+import { TimeCache } from './cache';
+import { timeContext, type TimeContext } from './context';
+import { exposedBehind } from './layerCost';
+import { microbatchWork, recomputedLayers, type MicrobatchWork } from './microbatch';
+import type { TimeParams } from './params';
+import { activationBytes, posInt, tokensPerRank } from './shape';
 
-export { firstBucketFraction } from './stageTraffic';
+export { firstBucketFraction } from '../comm/stageTraffic';
 
 /** Step-level communication of one stage, as the schedule needs it. */
 export interface StageComm {
@@ -52,8 +56,11 @@ function collective(e: Entry): Collective {
   };
 }
 
-/** In-layer TP, EP and CP collectives of a stage (timed with the micro-batch work). */
-function inLayerEntries(plan: Plan, stage: number, w: MicrobatchWork, m: number): Entry[] {
+/**
+ * In-layer TP, EP and CP collectives of a stage (timed with the layer kernels). Their exposed time is the micro-batch
+ * work's exposed in-layer communication, split between them in proportion to their seconds.
+ */
+function inLayerEntries(plan: Plan, stage: number, w: MicrobatchWork, m: number, l: LayoutLinks): Entry[] {
   const out: Entry[] = [];
   const mod = plan.model;
   const tr = plan.training;
@@ -62,38 +69,36 @@ function inLayerEntries(plan: Plan, stage: number, w: MicrobatchWork, m: number)
   const nR = recomputedLayers(plan, n);
   const tokens = tokensPerRank(plan);
   const actB = activationBytes(tr.precision);
-  const tp = axisLink(plan, 'tp');
-  if (tp.size > 1 && n > 0) {
+  const total = w.tpSeconds + w.epSeconds + w.cpSeconds;
+  const share = (x: number) => (total > 0 ? (w.exposedCommSeconds * x) / total : 0) * m;
+  if (l.tpLink.size > 1 && n > 0) {
     const per = n * 4 + nR * 2;
     const sp = plan.parallel.sp;
     out.push({
       id: 'tp-activations', label: sp ? 'TP all-gather + reduce-scatter (SP)' : 'TP all-reduce', kind: sp ? 'all-gather' : 'all-reduce',
-      group: 'tp', link: tp, stage, bytes: V.tpMessageBytes(tokens, mod.hiddenSize, actB), count: per * m * (sp ? 2 : 1),
-      overlapped: plan.parallel.tpCommOverlap, exposed: plan.parallel.tpCommOverlap ? 0 : w.tpSeconds * m, seconds: w.tpSeconds * m,
-      formula: sp ? 'AG + RS of b·(s/cp)·h·B, 2 fwd + 2 bwd (+2 recompute) per layer per micro-batch'
-        : 'all-reduce of b·(s/cp)·h·B, 2 fwd + 2 bwd (+2 recompute) per layer per micro-batch',
-      citation: 'Narayanan et al. 2021 §3.2; Korthikanti et al. 2022 §4.2.2 (SP)',
+      group: 'tp', link: l.tpLink, stage, bytes: V.tpMessageBytes(tokens, mod.hiddenSize, actB), count: per * m * (sp ? 2 : 1),
+      overlapped: plan.parallel.tpCommOverlap, exposed: share(w.tpSeconds), seconds: w.tpSeconds * m,
+      formula: (sp ? 'AG + RS of b·(s/cp)·h·B' : 'all-reduce of b·(s/cp)·h·B') + ', 2 fwd + 2 bwd (+2 recompute) per layer per micro-batch'
+        + (plan.parallel.tpCommOverlap ? ', each hidden behind the GEMM it feeds: max(0, c − g) + overlapCost·min(c, g)' : ', exposed'),
+      citation: 'Narayanan et al. 2021 §3.2; Korthikanti et al. 2022 §4.2.2 (SP); Wang et al. 2022 (overlap with decomposed GEMMs)',
     });
   }
-  const ep = axisLink(plan, 'ep');
   const moeLayers = moeLayersIn(mod, start, start + n);
-  if (ep.size > 1 && moeLayers > 0 && mod.moe) {
+  if (l.epLink.size > 1 && moeLayers > 0 && mod.moe) {
     out.push({
-      id: 'ep-all-to-all', label: 'EP all-to-all (dispatch + combine)', kind: 'all-to-all', group: 'ep', link: ep, stage,
+      id: 'ep-all-to-all', label: 'EP all-to-all (dispatch + combine)', kind: 'all-to-all', group: 'ep', link: l.epLink, stage,
       bytes: V.epAllToAllBytes(tokens, mod.moe.topK, mod.hiddenSize, actB), count: (moeLayers * 4 + Math.min(moeLayers, nR) * 2) * m,
-      overlapped: false, exposed: w.epSeconds * m, seconds: w.epSeconds * m,
+      overlapped: false, exposed: share(w.epSeconds), seconds: w.epSeconds * m,
       formula: 'all-to-all of b·(s/cp)·k·h·B, dispatch + combine in forward and backward per MoE layer per micro-batch',
       citation: 'Lepikhin et al. 2020 (GShard); Megatron-LM MoE token dispatcher',
     });
   }
-  const cp = axisLink(plan, 'cp');
-  if (cp.size > 1 && n > 0) {
-    const cpExposed = Math.max(0, w.exposedCommSeconds - (plan.parallel.tpCommOverlap ? 0 : w.tpSeconds) - w.epSeconds);
+  if (l.cpLink.size > 1 && n > 0) {
     out.push({
-      id: 'cp-kv-exchange', label: 'CP ring K/V exchange', kind: 'all-gather', group: 'cp', link: cp, stage,
-      bytes: V.cpKvBytes(tokens * cp.size, mod.kvHeads, mod.headDim, actB, posInt(plan.parallel.tp)),
-      count: (n * 3 + nR) * m, overlapped: true, exposed: cpExposed * m, seconds: w.cpSeconds * m,
-      formula: 'ring exchange of K and V (2·b·s·g·d_h·B/t), forward + backward (K/V and dK/dV) per layer, hidden behind attention',
+      id: 'cp-kv-exchange', label: 'CP ring K/V exchange', kind: 'send-recv', group: 'cp', link: l.cpLink, stage,
+      bytes: 2 * tokens * posInt(mod.kvHeads) * mod.headDim * actB / Math.max(1, Math.min(posInt(plan.parallel.tp), posInt(mod.kvHeads))),
+      count: (n * 3 + nR) * (l.cpLink.size - 1) * m, overlapped: true, exposed: share(w.cpSeconds), seconds: w.cpSeconds * m,
+      formula: 'cp − 1 ring steps of this rank\'s K and V (2·b·(s/cp)·g·d_h·B/t; dK and dV too in backward) per layer, each behind one attention step: max(0, c − a/cp) + overlapCost·min(c, a/cp)',
       citation: 'Liu et al. 2023 (Ring Attention); Megatron-LM context parallelism',
     });
   }
@@ -129,15 +134,29 @@ export function newStageCommNumbers(): StageCommNumbers {
 }
 
 /**
- * The numbers of stageComm written into `out` without allocating (the planner's fast path); the collectives are not
- * listed (`out.collectives` is left empty). `k` is the stage's cached step-level traffic.
+ * Exposed seconds of the per-layer ZeRO-3/FSDP traffic of one pass: the stage's volume split into one collective per
+ * layer (each paying NCCL's per-collective latency), the first layer's exposed, every later one prefetched behind the
+ * previous layer's compute: t₁ + (n − 1)·[max(0, t₁ − c) + overlapCost·min(t₁, c)], c = pass / n (Zhao et al. 2023
+ * FSDP §3.3 prefetching; DeepSpeed stage3 prefetch).
  */
-export function stageCommInto(plan: Plan, ctx: TimeContext, w: MicrobatchWork, k: StageTraffic, out: StageCommNumbers): StageCommNumbers {
+export function perLayerExposed(kind: CollectiveKind, stageBytes: number, layers: number, link: GroupLink, pass: number, overlap: boolean, cost: number): number {
+  const n = Math.max(1, layers);
+  const one = linkSeconds(kind, stageBytes / n, link);
+  if (!overlap) return n * one;
+  return one + (n - 1) * exposedBehind(one, pass / n, true, cost);
+}
+
+/**
+ * The numbers of stageComm written into `out` without allocating (the planner's fast path); the collectives are not
+ * listed (`out.collectives` is left empty). `k` is the stage's cached step-level traffic, `l` the layout's links.
+ */
+export function stageCommInto(plan: Plan, ctx: TimeContext, w: MicrobatchWork, k: StageTraffic, l: LayoutLinks, params: TimeParams, out: StageCommNumbers): StageCommNumbers {
   const sh = plan.parallel.sharding;
   const m = ctx.m;
   const zero = sh.stage;
   const overlap = sh.overlapComm;
   const fBucket = k.firstBucket;
+  const cost = params.overlapCost;
   // The sync hides behind the last backward pass: one chunk of the stage (1/v of it) after the first bucket fills.
   const window = overlap ? ((1 - fBucket) * w.backward) / ctx.v : 0;
   // Sums in the order of the collectives' listing (stepEntries).
@@ -146,17 +165,16 @@ export function stageCommInto(plan: Plan, ctx: TimeContext, w: MicrobatchWork, k
   let perF = 0, perB = 0, rsExp = 0, agExp = 0, offExp = 0;
   if (k.hasDense && zero >= 1) {
     if (zero >= 2) {
-      rsExp = overlap ? Math.max(0, k.rsSeconds - (1 - fBucket) * w.backward) : k.rsSeconds;
+      rsExp = perLayerExposed('reduce-scatter', k.rsBytes, k.layers, l.shardLink, (1 - fBucket) * w.backward, overlap, cost);
       perB += rsExp;
     } else gradSync += k.rsSeconds;
     const agOne = k.agSeconds;
     if (zero <= 2) {
-      if (!(sh.style === 'megatron-distopt' && overlap)) postStep += agOne;
+      // Megatron's --overlap-param-gather hides the gather behind the next step's forward; it still costs overlapCost.
+      postStep += sh.style === 'megatron-distopt' && overlap ? exposedBehind(agOne, w.forward * m, true, cost) : agOne;
     } else {
-      // Prefetch hides every layer's gather but the first behind the previous layer's compute.
-      const n = k.layers;
-      const agF = overlap ? Math.max(agOne / n, agOne - w.forward) : agOne;
-      const agB = V.zero3AllGathersPerMicrobatch(sh.reshardAfterForward) === 2 ? (overlap ? Math.max(agOne / n, agOne - w.backward) : agOne) : 0;
+      const agF = perLayerExposed('all-gather', k.agBytes, k.layers, l.shardLink, w.forward, overlap, cost);
+      const agB = V.zero3AllGathersPerMicrobatch(sh.reshardAfterForward) === 2 ? perLayerExposed('all-gather', k.agBytes, k.layers, l.shardLink, w.backward, overlap, cost) : 0;
       perF += agF;
       perB += agB;
       agExp = agF + agB;
@@ -185,31 +203,38 @@ export function stageCommInto(plan: Plan, ctx: TimeContext, w: MicrobatchWork, k
   return out;
 }
 
+/** Gradient sync left exposed after the window: max(0, t − window) + overlapCost·min(t, window). */
+export function gradSyncExposed(sync: number, window: number, cost: number): number {
+  return Math.max(0, sync - window) + cost * Math.min(sync, window);
+}
+
 /**
  * Step-level communication of one stage (Rajbhandari et al. 2020 §7; Zhao et al. 2023 FSDP). With `list` false only the
  * numbers are computed; with `list` true every collective is listed with its exposure.
  */
 export function stageComm(
-  plan: Plan, stage: number, ctx: TimeContext = timeContext(plan), w: MicrobatchWork = microbatchWork(plan, stage, ctx), list = true,
+  plan: Plan, stage: number, cache: TimeCache = new TimeCache(), ctx: TimeContext = timeContext(plan, cache),
+  w: MicrobatchWork = microbatchWork(plan, stage, ctx), list = true,
 ): StageComm {
   const { m, p } = ctx;
-  const k = cachedStageTraffic(plan, stage);
-  const c = stageCommInto(plan, ctx, w, k, newStageCommNumbers());
+  const entry = cache.entry(plan);
+  const k = cache.stageTraffic(plan, stage, entry);
+  const c = stageCommInto(plan, ctx, w, k, entry.links, cache.params, newStageCommNumbers());
   const { gradSync, gradSyncWindow: window, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp, rsExp, agExp, offExp } = c;
   if (!list) {
     return { collectives: NONE_C, gradSync, gradSyncWindow: window, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp };
   }
-  const entries = inLayerEntries(plan, stage, w, m);
+  const entries = inLayerEntries(plan, stage, w, m, entry.links);
   const kinds: Exposure[] = entries.map(() => 'pp');
-  stepEntries(plan, stage, ctx, k, entries, kinds);
-  const gradExposed = Math.max(0, gradSync - window);
+  stepEntries(plan, stage, ctx, k, entry.links, entries, kinds);
+  const gradExposed = gradSyncExposed(gradSync, window, cache.params.overlapCost);
   const collectives: Collective[] = [];
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i];
     const x = kinds[i];
-    const s = linkSeconds(e.kind, e.bytes, e.link) * e.count;
+    const s = e.seconds ?? linkSeconds(e.kind, e.bytes, e.link) * e.count;
     const exposed = x === 'grad' ? (gradSync > 0 ? (gradExposed * s) / gradSync : 0)
-      : x === 'post' ? (e.overlapped ? 0 : s) : x === 'zero3' ? agExp * m : x === 'rs' ? rsExp * m
+      : x === 'post' ? (e.overlapped ? cache.params.overlapCost * s : s) : x === 'zero3' ? agExp * m : x === 'rs' ? rsExp * m
         : x === 'offload-params' ? offExp : e.id === 'pp-send-recv' ? (2 * (p - 1) * p2p) / p : e.exposed;
     collectives.push(collective({ ...e, exposed }));
   }
@@ -217,14 +242,13 @@ export function stageComm(
 }
 
 /** Lists the step-level collectives of a stage (sizes from stageTraffic) with how their exposure is computed. */
-function stepEntries(plan: Plan, stage: number, ctx: TimeContext, k: StageTraffic, entries: Entry[], kinds: Exposure[]): void {
+function stepEntries(plan: Plan, stage: number, ctx: TimeContext, k: StageTraffic, links: LayoutLinks, entries: Entry[], kinds: Exposure[]): void {
   const par = plan.parallel;
   const sh = par.sharding;
   const { m, v, p } = ctx;
   const zero = sh.stage;
   const overlap = sh.overlapComm;
   const cite = 'Rajbhandari et al. 2020 (ZeRO) §7.2; nccl-tests PERFORMANCE.md';
-  const links = layoutEntry(plan).links;
   const dense = links.shardLink;
   if (k.hasDense && zero === 0) {
     addEntry(entries, kinds, { id: 'dp-grad-allreduce', label: 'DP gradient all-reduce', kind: 'all-reduce', group: 'dp', link: dense, stage, bytes: k.dpBytes, count: 1,
