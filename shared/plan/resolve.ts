@@ -183,6 +183,11 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
     world = Math.max(unit, Math.ceil(mp0 / unit) * unit);
     assume('cluster.worldSize', world, `no world size in the file, the launcher or settings: assumed ${world} GPUs (${world / unit} node${world > unit ? 's' : ''} of ${unit})`, 'shardlens.worldSize', 'shardlens.selectCluster');
   }
+  // A file that gives all processes and the node count (accelerate num_processes and num_machines) gives GPUs per node.
+  if (!gpn && nodes && world % nodes === 0 && world >= nodes && sources['cluster.nodes']) {
+    gpn = world / nodes;
+    sources['cluster.gpusPerNode'] = { kind: 'derived', detail: `world size ${world} / ${nodes} nodes` };
+  }
   if (!gpn) { gpn = Math.min(8, world); if (!sources['cluster.gpusPerNode']) assume('cluster.gpusPerNode', gpn, `assumed ${gpn} GPUs per node (HGX/DGX)`, 'shardlens.cluster.gpusPerNode', 'shardlens.selectCluster'); }
   // A job smaller than a node uses part of it; otherwise whole nodes.
   if (world < gpn) gpn = world;
