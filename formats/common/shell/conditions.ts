@@ -51,9 +51,11 @@ export function truth(env: CondEnv, n: SNode, depth = 0): boolean | undefined {
       return undefined;
     }
     case 'binary_expression': {
-      const [l, r] = n.nk;
+      // `[[ $a -gt 1 ]]` names its operator as a test_operator child; `[ a == b ]` leaves it between the operands.
+      const opNode = n.nk.find((k) => k.type === 'test_operator');
+      const [l, r] = n.nk.filter((k) => k !== opNode);
       if (!l || !r) return undefined;
-      const op = env.between(l, r);
+      const op = opNode ? env.text(opNode) : env.between(l, r);
       if (op === '&&' || op === '||') {
         const a = truth(env, l, depth + 1);
         const b = truth(env, r, depth + 1);

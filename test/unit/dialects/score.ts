@@ -21,6 +21,8 @@ export type Field = (typeof CORE_FIELDS)[number] | (typeof OTHER_FIELDS)[number]
 export type AnswerKey = Partial<Record<Exclude<Field, 'sharding'> | 'zero' | 'fsdp', number | string>> & {
   readonly dialect: string;
   readonly trap?: readonly string[];
+  /** Known misses (said in `notes`): counted by the bench, not enforced by the development test. */
+  readonly open?: readonly string[];
   readonly notes?: string;
 };
 
