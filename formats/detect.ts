@@ -80,6 +80,8 @@ export function detectFormat(uri: string, text: string): FormatId | undefined {
     const name = baseName(uri);
     const e = ext(name);
     const li = new LineIndex(text);
+    // A DeepSpeed JSON saved as .conf / .cfg (open-instruct's stage3_*_accelerate.conf).
+    if ((e === 'conf' || e === 'cfg') && /^\s*\{/.test(text)) return isDeepSpeed(jsonTree(text, li).root) ? 'deepspeed' : undefined;
     if (e === 'json') {
       const root = jsonTree(text, li).root;
       if (isHfConfig(root) || (/config\.json$/i.test(name) && entry(root, 'model_type') && !isDeepSpeed(root))) return 'hf-config';

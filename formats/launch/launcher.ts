@@ -42,6 +42,16 @@ export function readLauncher(s: FactSink, inv: Invocation, map: SourceMap, slurm
   if (accelerate) {
     const cfg = get('--config_file');
     if (cfg?.value && !cfg.unresolved) s.ref('accelerate', cfg.value, cfg.uri ? undefined : cfg.valueRange, inv.command.cwd);
+    // `--use_deepspeed --deepspeed_config_file ds.json` / `--zero_stage N` configure DeepSpeed on the command line.
+    const ds = get('--deepspeed_config_file');
+    if (ds?.value && !ds.unresolved) s.ref('deepspeed', ds.value, ds.uri ? undefined : ds.valueRange, inv.command.cwd);
+    const zero = get('--zero_stage');
+    const z = zero?.value !== undefined && !zero.unresolved ? Number(zero.value) : NaN;
+    if (zero && Number.isInteger(z) && z >= 0 && z <= 3) {
+      const loc = { key: zero.flag, keyRange: zero.flagRange, valueRange: zero.valueRange, uri: zero.uri };
+      s.explicit('parallel.sharding.stage', z, loc);
+      s.explicit('parallel.sharding.style', 'deepspeed', loc);
+    }
     set(s, 'cluster.worldSize', get('--num_processes'));
     set(s, 'cluster.nodes', get('--num_machines'));
     set(s, 'training.gradAccum', get('--gradient_accumulation_steps'));

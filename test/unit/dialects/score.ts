@@ -42,8 +42,22 @@ export function loadAnswers(): Record<string, AnswerKey> {
   return JSON.parse(readFileSync(join(FIXTURES, 'answers.json'), 'utf8')) as Record<string, AnswerKey>;
 }
 
+interface Split { readonly heldOut: string[]; readonly heldOutProjects?: string[] }
+
+function split(): Split {
+  return JSON.parse(readFileSync(join(FIXTURES, 'split.json'), 'utf8')) as Split;
+}
+
+/** Fixtures held out of reader tuning: the drawn third and every file of the held-out projects. */
 export function heldOut(): Set<string> {
-  return new Set((JSON.parse(readFileSync(join(FIXTURES, 'split.json'), 'utf8')) as { heldOut: string[] }).heldOut);
+  const s = split();
+  const projects = new Set(s.heldOutProjects ?? []);
+  return new Set([...s.heldOut, ...Object.keys(loadAnswers()).filter((f) => projects.has(f.split('/')[0]!))]);
+}
+
+/** The held-out projects (added after the readers were written). */
+export function heldOutProjects(): Set<string> {
+  return new Set(split().heldOutProjects ?? []);
 }
 
 /** One compared value. */
