@@ -100,6 +100,16 @@ describe('launch scripts: shell structure', () => {
     assert.match(d!.message, /my_trainer\.py/);
   });
 
+  test('a script that sources itself (or a cycle of files) stops after a bounded depth', () => {
+    const files = {
+      '/ws/a.sh': 'TP=2\nsource ./b.sh\ntorchrun pretrain_gpt.py --tensor-model-parallel-size $TP --num-layers 2\n',
+      '/ws/b.sh': 'source ./a.sh\nsource ./b.sh\n',
+    };
+    const g = loadConfigGraph('/ws/a.sh', memoryHost(files));
+    assert.equal(g.primary.facts['parallel.tp']?.value, 2);
+    assert.ok(g.dependencies.length <= 32, `${g.dependencies.length} files read`);
+  });
+
   test('a script with no training command says so', () => {
     const f = read('#SBATCH -N 1\necho starting\n');
     assert.ok(f.diagnostics.some((x) => x.code === 'no-training-command' && x.severity === 'info'));
