@@ -16,6 +16,8 @@ Usage:
   shardlens gpus [--json]
   shardlens validate <file> [--ranks N] [--modes ddp,zero1,zero2,zero3] [--steps K] [--json]
   shardlens probe <file> --ranks N [--mode …] [--out report.json] [--json]
+  shardlens probe <file> --fake [--layers N] [--python P] [--out report.json] [--json]
+                                 (torch's exact memory per category on this machine, no GPU; torch ≥ 2.4)
 
 Formats: DeepSpeed JSON, Megatron-LM scripts/YAML, torchtitan TOML, Accelerate, nanotron, Axolotl,
 LLaMA-Factory, Lightning/LitGPT/torchtune YAML, Hugging Face config.json.

@@ -4,10 +4,13 @@ import { VALIDATION_MODES } from '../../validation/types';
 import { parseValidateFlags, progressLine, reportExitCode } from '../../validation/cliSupport';
 import { formatReportText } from '../../validation/report/text';
 import { probeCommand } from '../../validation/torch/cliCommand';
+import { oracleCommand } from '../../validation/torch/oracleCli';
 import { planLayouts } from '../../shared/planner/plan-layouts';
 import { formatBytes, formatSeconds } from '../../shared/units';
 import { intFlag, type ParsedArgs } from '../args';
-import { InputError, loadConfig } from '../load';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { InputError, loadConfig, type Loaded } from '../load';
 import { allProblems, hasErrors, printNotes } from '../report';
 
 /** Reads an integer flag or throws InputError. */
@@ -51,15 +54,39 @@ export async function validateCommand(args: ParsedArgs): Promise<number> {
 }
 
 export async function probeCliCommand(args: ParsedArgs): Promise<number> {
-  const usage = 'usage: shardlens probe <file> --ranks N [--mode ddp|zero-redundancy|fsdp-full|…] [--out report.json] [--json]';
-  const { plan } = await planOf(args.positionals[0], usage, args.flags);
+  const usage = 'usage: shardlens probe <file> --ranks N [--mode ddp|zero-redundancy|fsdp-full|…] [--out report.json] [--json]\n'
+    + '       shardlens probe <file> --fake [--layers N] [--hf-config config.json] [--python P] [--out report.json] [--json]';
+  const { loaded, plan } = await planOf(args.positionals[0], usage, args.flags);
   const str = (k: string) => (typeof args.flags[k] === 'string' ? (args.flags[k] as string) : undefined);
   const ctrl = new AbortController();
   process.once('SIGINT', () => ctrl.abort());
+  if (args.flags.fake === true) {
+    return oracleCommand(plan, {
+      layers: str('layers'), python: str('python'), out: str('out'), json: args.flags.json === true,
+      hfConfig: hfConfigFor(loaded, str('hf-config') ?? (loaded.primary.format === 'hf-config' ? loaded.path : str('model'))),
+    }, { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) }, ctrl.signal);
+  }
   return probeCommand(plan, {
     ranks: str('ranks'), mode: str('mode'), out: str('out'), json: args.flags.json === true, python: str('python'), steps: str('steps'),
     dataParallelOnly: args.flags['data-parallel-only'] === true,
   }, { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) }, ctrl.signal);
+}
+
+/** A transformers config.json for the oracle: `--hf-config`, the file itself, or `--model` when it is one (bounded read). */
+function hfConfigFor(loaded: Loaded, path: string | undefined): Record<string, unknown> | undefined {
+  if (!path || !/\.json$/i.test(path)) return undefined;
+  try {
+    const full = resolve(dirname(loaded.path), path);
+    if (!existsSync(full) || statSync(full).size > 1 << 20) throw new InputError(`${path}: not a readable config.json under 1 MiB`);
+    const json = JSON.parse(readFileSync(full, 'utf8')) as unknown;
+    if (typeof json !== 'object' || json === null || Array.isArray(json) || typeof (json as Record<string, unknown>).model_type !== 'string') {
+      throw new InputError(`${path}: not a transformers config.json (no model_type)`);
+    }
+    return json as Record<string, unknown>;
+  } catch (e) {
+    if (e instanceof InputError) throw e;
+    throw new InputError(`${path}: ${String((e as Error).message ?? e)}`);
+  }
 }
 
 export async function planCommand(args: ParsedArgs): Promise<number> {

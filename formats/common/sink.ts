@@ -9,6 +9,8 @@ export interface Loc {
   readonly key: string;
   readonly keyRange?: TextRange;
   readonly valueRange?: TextRange;
+  /** File the value was written in when it is not this document (a file the script sourced). */
+  readonly uri?: string;
 }
 
 export class FactSink {
@@ -24,11 +26,13 @@ export class FactSink {
   /** Records a value written in the file; a later explicit write of the same path wins (as the frameworks do). */
   explicit(path: PlanPath, value: FactValue | undefined, loc: Loc): void {
     if (value === undefined || (typeof value === 'number' && !Number.isFinite(value))) return;
+    const elsewhere = loc.uri !== undefined && loc.uri !== this.uri;
+    // A value from a sourced file keeps its place in that file; it has no range in this document.
     this.facts[path] = {
       value,
       key: loc.key,
-      keyRange: loc.keyRange,
-      source: { kind: 'explicit', detail: `${this.file}: ${loc.key}`, uri: this.uri, range: loc.valueRange ?? loc.keyRange },
+      keyRange: elsewhere ? undefined : loc.keyRange,
+      source: { kind: 'explicit', detail: `${elsewhere ? baseName(loc.uri!) : this.file}: ${loc.key}`, uri: elsewhere ? loc.uri : this.uri, range: loc.valueRange ?? loc.keyRange },
     };
   }
 
@@ -41,11 +45,12 @@ export class FactSink {
   /** Records a value derived from others in the same file. */
   derived(path: PlanPath, value: FactValue, detail: string, loc?: Loc): void {
     if (typeof value === 'number' && !Number.isFinite(value)) return;
+    const elsewhere = loc?.uri !== undefined && loc.uri !== this.uri;
     this.facts[path] = {
       value,
       key: loc?.key,
-      keyRange: loc?.keyRange,
-      source: { kind: 'derived', detail, uri: this.uri, range: loc?.valueRange ?? loc?.keyRange },
+      keyRange: elsewhere ? undefined : loc?.keyRange,
+      source: { kind: 'derived', detail, uri: elsewhere ? loc!.uri : this.uri, range: loc?.valueRange ?? loc?.keyRange },
     };
   }
 
@@ -62,9 +67,9 @@ export class FactSink {
     return typeof v === 'number' ? v : undefined;
   }
 
-  ref(kind: ConfigReference['kind'], target: string, range?: TextRange): void {
+  ref(kind: ConfigReference['kind'], target: string, range?: TextRange, cwd?: string): void {
     if (!target.trim()) return;
-    this.references.push({ kind, target: target.trim(), range });
+    this.references.push({ kind, target: target.trim(), range, ...(cwd ? { cwd } : {}) });
   }
 
   diag(code: string, severity: Severity, message: string, range: TextRange | undefined, paths: readonly PlanPath[] = []): void {

@@ -4,10 +4,25 @@
  * Flags: Megatron-LM `megatron/training/arguments.py` (config-formats.md §2.2); `--zero-stage` is Megatron-DeepSpeed's.
  */
 import type { ConfigFacts } from '../../shared/plan/facts';
-import { applyFlags } from '../common/edit/flagWriter';
-import { findFlags, type FlagHit } from '../common/edit/shellFlags';
+import { applyOffsetEdits, findFlags, insertNear, removeFlag, valueEdit, type FlagHit, type OffsetEdit } from '../common/edit/shellFlags';
+import { lineStarts, offsetAt } from '../common/edit/text';
 import type { LayoutTarget, Rewrite } from '../common/edit/types';
-import { isHfTrainerScript, rewriteHfTrainerScript } from '../hf-trainer/rewriter';
+import { rewriteDialectScript } from '../launch/rewriter';
+
+/**
+ * The parser's value range for a flag (it follows variables to their definitions), when it covers a plain number
+ * in this file; undefined otherwise, and the script scanner decides.
+ */
+function factEdit(text: string, facts: ConfigFacts | undefined, flag: string, value: string): OffsetEdit | undefined {
+  if (!facts) return undefined;
+  const fact = Object.values(facts.facts).find((f) => f.key === flag && f.source.kind === 'explicit' && f.source.range);
+  const range = fact?.source.range;
+  if (!range || (fact.source.uri && fact.source.uri !== facts.uri)) return undefined;
+  const starts = lineStarts(text);
+  const from = offsetAt(starts, range.start);
+  const to = offsetAt(starts, range.end);
+  return /^\d+$/.test(text.slice(from, to)) ? { from, to, text: value } : undefined;
+}
 
 /** Flags whose absence means this value (Megatron defaults): they are not inserted just to state the default. */
 const DEFAULTS: Record<string, string> = {
@@ -84,12 +99,43 @@ function anchorFor(hits: readonly FlagHit[]): FlagHit | undefined {
   return hits[hits.length - 1];
 }
 
-/** Rewrites a Megatron-LM launch script for a layout (a Hugging Face Trainer script gets its own flags). */
+/** Rewrites a Megatron-LM launch script for a layout. */
 export function rewriteMegatronScript(text: string, t: LayoutTarget, facts?: ConfigFacts): Rewrite {
+  const dialect = rewriteDialectScript(text, t, facts);
+  if (dialect) return dialect;
   const hits = findFlags(text);
-  if (isHfTrainerScript(hits)) return rewriteHfTrainerScript(text, t, facts);
   const notes: string[] = [];
+  const edits: OffsetEdit[] = [];
   const want = new Map([...desiredFlags(t, hits), ...recomputeFlags(t, hits, notes)]);
   if (t.vpp > 1 && isMegatronDeepSpeed(hits)) notes.push('Megatron-DeepSpeed pipelines run 1F1B without virtual stages; VPP was not written.');
-  return { text: applyFlags(text, hits, want, anchorFor(hits), facts, notes, DEFAULTS), notes };
+  const anchor = anchorFor(hits);
+  const edited = new Set<string>();
+  for (const [flag, value] of want) {
+    const found = hits.filter((h) => h.flag === flag);
+    if (value === undefined) {
+      for (const h of found) edits.push(...removeFlag(text, h));
+      continue;
+    }
+    if (found.length === 0) {
+      if (typeof value === 'string' && DEFAULTS[flag] === value) continue;
+      if (!anchor) {
+        notes.push(`Add ${flag}${value === true ? '' : ` ${value}`} to the training arguments.`);
+        continue;
+      }
+      edits.push(insertNear(text, anchor, value === true ? flag : `${flag} ${value}`));
+      continue;
+    }
+    if (value === true) continue;
+    for (const h of found) {
+      const e = factEdit(text, facts, flag, value) ?? valueEdit(text, h, value);
+      if (typeof e === 'string') notes.push(e);
+      else {
+        // One variable can feed several flags: edit its definition once.
+        const key = `${e.from}:${e.to}`;
+        if (!edited.has(key)) edits.push(e);
+        edited.add(key);
+      }
+    }
+  }
+  return { text: applyOffsetEdits(text, edits), notes };
 }

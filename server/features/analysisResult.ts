@@ -3,6 +3,7 @@ import type { AnalysisResult, AnalysisSimulation } from '../../shared/protocol';
 import type { CoreApi } from '../analysis/core';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { buildDiagnostics } from './diagnostics';
+import { readInputs } from '../../shared/plan/inputs';
 import { isPlanPath } from '../../shared/plan/paths';
 
 /** Runs the step simulator; a throw becomes a problem. */
@@ -18,7 +19,7 @@ export function simulationOf(a: DocumentAnalysis, api: CoreApi): AnalysisSimulat
 export function buildAnalysisResult(a: DocumentAnalysis, api: CoreApi, withSimulation = true): AnalysisResult {
   const diags = buildDiagnostics(a);
   return {
-    uri: a.uri, version: a.version, format: a.format, plan: a.plan, memory: a.memory, replicated: a.memory?.replicated,
+    uri: a.uri, version: a.version, format: a.format, plan: a.plan, inputs: a.plan ? readInputs(a.plan, a.facts?.facts) : undefined, memory: a.memory, replicated: a.memory?.replicated,
     collectives: a.collectives, stepTime: a.stepTime, simulation: withSimulation ? simulationOf(a, api) : undefined,
     assumptions: a.assumptions,
     problems: diags.map((d) => ({

@@ -18,7 +18,10 @@ export type FormatId =
   | 'lightning'
   | 'litgpt'
   | 'torchtune'
-  | 'hf-config';
+  | 'hf-config'
+  | 'nemo'
+  | 'gpt-neox'
+  | 'hf-trainer';
 
 export type FactValue = number | string | boolean | readonly number[];
 
@@ -34,11 +37,18 @@ export interface Fact {
 
 /** A reference from one config file to another (DeepSpeed JSON, HF config.json, model preset). */
 export interface ConfigReference {
-  readonly kind: 'deepspeed' | 'model';
+  /**
+   * deepspeed: a DeepSpeed JSON; model: a model id or config.json; accelerate: an Accelerate config
+   * (`accelerate launch --config_file`); config: the trainer's own config file a launcher passes (a LLaMA-Factory or
+   * TRL YAML, a torchtune recipe).
+   */
+  readonly kind: 'deepspeed' | 'model' | 'accelerate' | 'config';
   /** Path or id as written (relative paths resolved by the server). */
   readonly target: string;
   readonly range?: TextRange;
   readonly uri?: string;
+  /** Folder a launch script `cd`ed into before using the path (relative to the script's folder, or absolute). */
+  readonly cwd?: string;
 }
 
 /** Everything one parser read from one file. */
@@ -52,7 +62,8 @@ export interface ConfigFacts {
    * Readers also emit: "cluster.gpusPerNode", "cluster.nodes", "model.type" (HF model_type), "model.name",
    * "parallel.dpReplicate" (HSDP replicas), "parallel.vppLayers", "parallel.firstStageLayers",
    * "parallel.lastStageLayers", "parallel.sharding.instances" (Megatron optimizer instances), "lora.enabled",
-   * "lora.rank", "lora.targets" (comma list: "q,k,v"), "lora.baseDtype", "engine" (EngineId, when the file fixes it).
+   * "lora.rank", "lora.targets" (comma list: "q,k,v"), "lora.baseDtype", "engine" (EngineId, when the file fixes it),
+   * "launch.dialect" (the argument dialect of a launch script: megatron, hf-trainer, deepspeed-chat, openrlhf, verl).
    * A value of "auto" is DeepSpeed's sentinel.
    */
   readonly facts: Readonly<Partial<Record<PlanPath, Fact>>>;

@@ -71,6 +71,11 @@ function gatherCluster(g: Gathered, ctx: ResolveContext): { worldSize: number; g
     world = Math.max(unit, Math.ceil(mp0 / unit) * unit);
     g.assume('cluster.worldSize', world, `no world size in the file, the launcher or settings: assumed ${world} GPUs (${world / unit} node${world > unit ? 's' : ''} of ${unit})`, 'shardlens.worldSize', 'shardlens.selectCluster');
   }
+  // A file that gives all processes and the node count (accelerate num_processes and num_machines) gives GPUs per node.
+  if (!gpn && nodes && world % nodes === 0 && world >= nodes && g.sources['cluster.nodes']) {
+    gpn = world / nodes;
+    g.sources['cluster.gpusPerNode'] = { kind: 'derived', detail: `world size ${world} / ${nodes} nodes` };
+  }
   if (!gpn) { gpn = Math.min(8, world); if (!g.sources['cluster.gpusPerNode']) g.assume('cluster.gpusPerNode', gpn, `assumed ${gpn} GPUs per node (HGX/DGX)`, 'shardlens.cluster.gpusPerNode', 'shardlens.selectCluster'); }
   return { worldSize: world, gpusPerNode: gpn, nodes };
 }

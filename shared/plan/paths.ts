@@ -26,7 +26,7 @@ export const FACT_ONLY_KEYS = [
   'cluster.worldSize', 'cluster.gpuName', 'cluster.gpu.achievableFlopsFraction',
   'model.preset', 'model.type', 'training.deviceBatch',
   'parallel.dpReplicate', 'parallel.vppLayers', 'parallel.firstStageLayers', 'parallel.lastStageLayers',
-  'parallel.sharding.instances', 'lora.enabled',
+  'parallel.sharding.instances', 'lora.enabled', 'launch.dialect',
 ] as const;
 
 /** The dotted name of one plan input: a Plan field or a fact key. */
@@ -43,13 +43,14 @@ export const PLAN_PATHS = [
   'training', 'training.microBatch', 'training.globalBatch', 'training.gradAccum', 'training.seqLen', 'training.precision',
   'training.gradDtype', 'training.fp32GradAccum', 'training.optimizer', 'training.recompute', 'training.recomputeLayers',
   'training.flashAttention', 'training.compile', 'training.fp8', 'training.fp8.recipe', 'training.fp8.paramGather',
+  'training.regime', 'training.recomputePolicy', 'training.recomputeEvery', 'training.modelImpl', 'training.optimizerImpl', 'training.lossFusion',
   'parallel', 'parallel.dp', 'parallel.tp', 'parallel.sp', 'parallel.pp', 'parallel.vpp', 'parallel.schedule',
   'parallel.stageLayers', 'parallel.cp', 'parallel.ep', 'parallel.etp', 'parallel.order', 'parallel.tpCommOverlap',
   'parallel.sharding', 'parallel.sharding.style', 'parallel.sharding.stage', 'parallel.sharding.fsdpStrategy',
   'parallel.sharding.shardGroupSize', 'parallel.sharding.reshardAfterForward', 'parallel.sharding.offloadOptimizer',
   'parallel.sharding.offloadParams', 'parallel.sharding.reduceBucketElems', 'parallel.sharding.allgatherBucketElems',
   'parallel.sharding.prefetchBucketElems', 'parallel.sharding.maxLiveParams', 'parallel.sharding.overlapComm',
-  'cluster', 'cluster.gpu', 'cluster.gpusPerNode', 'cluster.nodes',
+  'cluster', 'cluster.gpu', 'cluster.gpusPerNode', 'cluster.nodes', 'cluster.profile',
   'overhead', 'overhead.cudaContextBytes', 'overhead.allocatorFragmentation',
   'lora', 'lora.rank', 'lora.targets', 'lora.baseDtype',
   ...FACT_ONLY_KEYS,

@@ -60,7 +60,7 @@ function refine(base: Plan, layout: Layout, gpus: number, limit: number, est: Pl
  * Searches every runnable layout of `base`'s model, global batch and cluster (or `opts.gpus` GPUs of its type)
  * and returns the fastest that fit in GPU memory × `opts.safetyMargin`, best first.
  */
-export function planLayouts(base: Plan, options: PlannerOptions = {}, estimators: PlannerEstimators = coreEstimators): PlanResult {
+export function planLayouts(base: Plan, options: PlannerOptions = {}, estimators: PlannerEstimators = coreEstimators()): PlanResult {
   const start = performance.now();
   const opts: PlannerOptions = options.format ? { ...options, space: { ...spaceForFormat(options.format, base.parallel.sharding.style), ...options.space } } : options;
   const { gpus, margin, problems } = checkOptions(base, opts);

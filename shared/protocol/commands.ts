@@ -20,6 +20,7 @@ export const Commands = {
   probeClusterCommands: 'shardlens.probe.clusterCommands',
   probeImportReport: 'shardlens.probe.importReport',
   probeCalibrate: 'shardlens.probe.calibrate',
+  probeFake: 'shardlens.probe.fake',
 } as const;
 
 /** A contributed command id. */

@@ -4,6 +4,7 @@
  */
 import type { FormatId } from '../plan/facts';
 import type { MemoryEstimate } from '../plan/result';
+import type { ResolvedInputs } from '../plan/inputs';
 import type { Plan, Problem, TextRange } from '../plan/types';
 import type { Collective } from '../comm/types';
 import type { StepTimeEstimate } from '../time/types';
@@ -51,6 +52,8 @@ export interface AnalysisResult {
   readonly format: FormatId | null;
   /** Absent when the file does not say enough to build a plan; `problems` says why. */
   readonly plan?: Plan;
+  /** What the estimate read: training, model and cluster inputs, each with its source as the hover shows it. */
+  readonly inputs?: ResolvedInputs;
   readonly memory?: MemoryEstimate;
   /** Replicated (plain data parallel) baseline; the same as `memory.replicated`, repeated for convenience. */
   readonly replicated?: MemoryEstimate['replicated'];

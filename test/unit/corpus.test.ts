@@ -2,7 +2,8 @@
  * Every real config file in ../shared/corpus (SOURCES.md lists origin and commit) is read without throwing,
  * detected as the format its folder and SOURCES.md say, and training configs resolve to a plan.
  * Expected formats come from SOURCES.md ("format" column / folder); 'other' files are either formats
- * ShardLens reads (torchtune, LitGPT) or ones it does not (gpt-neox, llm-foundry, OLMo, OpenRLHF → undefined).
+ * ShardLens reads (torchtune, LitGPT, GPT-NeoX, OpenRLHF launch scripts) or ones it does not (llm-foundry, OLMo →
+ * undefined).
  */
 import { describe, test, before } from 'node:test';
 import type { PlanPath } from '../../shared/plan/paths';
@@ -21,8 +22,8 @@ const BY_FOLDER: Record<string, FormatId | undefined> = {
   deepspeed: 'deepspeed', accelerate: 'accelerate', axolotl: 'axolotl', llamafactory: 'llamafactory', nanotron: 'nanotron', torchtitan: 'torchtitan', 'hf-config': 'hf-config',
 };
 const EXCEPTIONS: [string, FormatId | undefined][] = [
-  ['OpenRLHF', undefined], ['.sh', 'megatron-script'], ['.slurm', 'megatron-script'], ['megatron__', 'megatron-yaml'], ['gpt_config.yaml', 'megatron-yaml'], ['model_config.yaml', 'megatron-yaml'], ['Megatron-Bridge', 'megatron-yaml'],
-  ['torchtune', 'torchtune'], ['litgpt', 'litgpt'], ['gpt-neox', undefined], ['llm-foundry', undefined], ['OLMo__configs', undefined],
+  ['.sh', 'megatron-script'], ['.slurm', 'megatron-script'], ['megatron__', 'megatron-yaml'], ['gpt_config.yaml', 'megatron-yaml'], ['model_config.yaml', 'megatron-yaml'], ['Megatron-Bridge', 'megatron-yaml'],
+  ['torchtune', 'torchtune'], ['litgpt', 'litgpt'], ['gpt-neox', 'gpt-neox'], ['llm-foundry', undefined], ['OLMo__configs', undefined],
 ];
 
 function expected(folder: string, name: string): FormatId | undefined {
