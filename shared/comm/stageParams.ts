@@ -2,7 +2,8 @@
  * Parameters held by one rank of one pipeline stage, split into the parts different process groups reduce:
  * dense (reduced over DP×CP) and expert (reduced over the expert-data-parallel group). Built on shared/model/params.ts.
  */
-import { layerParams, loraLayerParams, moeLayersIn, normParams, paddedVocabSize } from '../model/params';
+import { loraLayerParams, moeLayersIn } from '../model/params';
+import { firstLayerOf, layersOfStage, rankParts } from '../model/rankParams';
 import type { Plan } from '../plan/types';
 
 /** Per-rank parameters of one pipeline stage. */
@@ -17,27 +18,14 @@ export interface StageParams {
   readonly trainable: number;
 }
 
-/** Layers of stage s: the explicit split, else an even split with the remainder on the first stages (no allocation). */
+/** Layers of stage s (shared/model/rankParams.ts, the one split memory, communication and time use). */
 export function stageLayerCount(plan: Plan, s: number): number {
-  const p = Math.max(1, Math.floor(plan.parallel.pp) || 1);
-  const given = plan.parallel.stageLayers;
-  if (given && given.length === p) return Math.max(0, Math.floor(given[s]) || 0);
-  const L = Math.max(0, Math.floor(plan.model.layers) || 0);
-  return Math.floor(L / p) + (s < L % p ? 1 : 0);
+  return layersOfStage(plan.model.layers, plan.parallel.pp, plan.parallel.stageLayers, s);
 }
 
-/** Index of the first layer of stage s (no allocation). */
+/** Index of the first layer of stage s. */
 export function firstLayerOfStage(plan: Plan, stage: number): number {
-  const p = Math.max(1, Math.floor(plan.parallel.pp) || 1);
-  const given = plan.parallel.stageLayers;
-  if (given && given.length === p) {
-    let i = 0;
-    for (let s = 0; s < stage; s++) i += Math.max(0, Math.floor(given[s]) || 0);
-    return i;
-  }
-  const L = Math.max(0, Math.floor(plan.model.layers) || 0);
-  const base = Math.floor(L / p);
-  return stage * base + Math.min(stage, L % p);
+  return firstLayerOf(plan.model.layers, plan.parallel.pp, plan.parallel.stageLayers, stage);
 }
 
 /** Layers of every pipeline stage. */
@@ -49,38 +37,29 @@ export function layersPerStage(plan: Plan): number[] {
 }
 
 /**
- * Per-rank parameters of a stage (Megatron layout, Shoeybi et al. 2019): attention and MLP ÷tp, norms and router
- * replicated, routed experts ÷(EP·ETP), embedding ÷tp on the first stage, final norm and LM head ÷tp on the last
- * (Megatron keeps an LM-head copy on the last stage even when tied, for p > 1).
+ * Per-rank parameters of a stage from the one per-rank model (rankParts: attention and MLP ÷TP with KV heads
+ * replicated when TP > KV heads, norms and router replicated, routed experts ÷(EP·ETP), embedding on the first stage,
+ * final norm and LM head on the last).
  */
 export function stageParams(plan: Plan, stage: number): StageParams {
   const m = plan.model;
   const par = plan.parallel;
-  const tp = Math.max(1, par.tp);
-  const ep = Math.max(1, par.ep);
-  const etp = Math.max(1, par.etp);
   const p = Math.max(1, par.pp);
-  const per = layerParams(m);
+  const r = rankParts(m, Math.max(1, par.tp), Math.max(1, par.ep), Math.max(1, par.etp), p);
   const start = firstLayerOfStage(plan, stage);
   const n = stageLayerCount(plan, stage);
   const nMoe = moeLayersIn(m, start, start + n);
-  const attn = (per.attnWeights + per.attnOther) / tp + per.norms;
-  const denseLayer = attn + per.denseMlp / tp;
-  const moeDense = attn + per.router + per.sharedExperts / tp;
-  const moeExpert = per.experts / (ep * etp);
+  const denseLayer = r.attn + r.denseMlp;
+  const moeDense = r.attn + r.moeDense;
   let dense = (n - nMoe) * denseLayer + nMoe * moeDense;
-  const expert = nMoe * moeExpert;
-  let largest = Math.max(n - nMoe > 0 ? denseLayer : 0, nMoe > 0 ? moeDense + moeExpert : 0);
-  const vocab = paddedVocabSize(m.vocabSize, m.vocabPadMultiple, tp);
-  const emb = (vocab * m.hiddenSize) / tp + (m.positions === 'learned' ? m.maxPositions * m.hiddenSize : 0);
+  const expert = nMoe * r.expert;
+  let largest = Math.max(n - nMoe > 0 ? denseLayer : 0, nMoe > 0 ? moeDense + r.expert : 0);
+  const emb = r.embed + r.positions;
   if (stage === 0) {
     dense += emb;
     largest = Math.max(largest, emb);
   }
-  if (stage === p - 1) {
-    dense += normParams(m);
-    if (!m.tiedEmbeddings || p > 1) dense += (vocab * m.hiddenSize) / tp;
-  }
+  if (stage === p - 1) dense += r.finalNorm + r.head;
   const trainable = plan.lora ? loraLayerParams(m, plan.lora) * n : dense + expert;
   return { dense, expert, largestLayer: largest, trainable };
 }

@@ -2,6 +2,7 @@
  * Message sizes (bytes per rank per occurrence, the S of nccl-tests) and occurrences per step of every collective.
  * One function per term; the wire volume follows from the busFactor of shared/comm/links.ts.
  */
+import { kvHeadsPerRank } from '../model/rankParams';
 
 /** DP gradient all-reduce message: S = Ψ_rank·bytes_grad; wire volume 2(N−1)/N·S (ZeRO paper §7; PyTorch DDP). */
 export function dpGradAllReduceBytes(params: number, gradBytes: number): number {
@@ -54,7 +55,7 @@ export function ppSendsPerStep(m: number, v: number, hasNext: boolean, hasPrev: 
  * Liu et al. 2023 Ring Attention; Megatron context parallel).
  */
 export function cpKvBytes(tokensFullSeq: number, kvHeads: number, headDim: number, actBytes: number, tp: number): number {
-  return (2 * tokensFullSeq * kvHeads * headDim * actBytes) / Math.max(1, Math.min(tp, kvHeads));
+  return 2 * tokensFullSeq * kvHeadsPerRank(Math.max(1, kvHeads), Math.max(1, tp)) * headDim * actBytes;
 }
 
 /** CP exchanges per layer per micro-batch: K/V forward, K/V + dK/dV backward (+1 with full recomputation). */

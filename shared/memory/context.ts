@@ -2,7 +2,8 @@
  * The numeric context of one plan: every per-rank count, byte size and divisor the term functions need, computed once.
  * Both the traceable estimate and the fast path read it; `fillContext` reuses one mutable object (no allocation).
  */
-import { layerParams, loraLayerParams, normParams, paddedVocabSize } from '../model/params';
+import { loraLayerParams, paddedVocabSize } from '../model/params';
+import { kvHeadsPerRank, layersOfStage as layersOfStageCount, rankParts } from '../model/rankParams';
 import type { ModelSpec, OffloadTarget, Plan, PipelineSchedule, RecomputeKind, ShardingStyle } from '../plan/types';
 import type { ActivationShape } from './activations';
 import { adafactorBytesPerParam } from './modelStates';
@@ -30,18 +31,6 @@ export interface MemoryContext extends ActivationShape {
   gpusPerNode: number; gpuMemory: number;
 }
 
-const LAYER_CACHE = new WeakMap<ModelSpec, ReturnType<typeof layerParams>>();
-
-/** layerParams memoised per (immutable) model object: planners evaluate many plans of one model. */
-function cachedLayerParams(model: ModelSpec): ReturnType<typeof layerParams> {
-  let per = LAYER_CACHE.get(model);
-  if (!per) {
-    per = layerParams(model);
-    LAYER_CACHE.set(model, per);
-  }
-  return per;
-}
-
 /** A fresh context object (fields are overwritten by fillContext). */
 export function newContext(): MemoryContext {
   return fillContext(undefined, undefined, false);
@@ -54,8 +43,8 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   const { model, training: t, parallel: p } = plan;
   const s = p.sharding;
   const tp = p.tp;
-  const kvPerRank = model.kvHeads % tp === 0 ? model.kvHeads / tp : tp % model.kvHeads === 0 ? 1 : Math.ceil(model.kvHeads / tp);
-  const per = cachedLayerParams(model);
+  const kvPerRank = kvHeadsPerRank(model.kvHeads, tp);
+  const r = rankParts(model, tp, p.ep, p.etp, p.pp);
   c.model = model;
   c.sLocal = t.seqLen / p.cp; c.b = t.microBatch; c.h = model.hiddenSize; c.heads = model.heads;
   c.kvHeadsEff = kvPerRank * tp; c.headDim = model.headDim; c.ffn = model.ffnSize; c.gated = model.gatedMlp;
@@ -65,15 +54,9 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   c.pp = p.pp; c.vpp = p.schedule === 'interleaved' ? Math.max(1, p.vpp) : 1; c.m = t.gradAccum; c.schedule = p.schedule;
   c.recompute = t.recompute; c.recomputeLayers = t.recomputeLayers ?? Number.MAX_SAFE_INTEGER;
   c.layers = model.layers; c.stageLayers = p.stageLayers; c.vocab = paddedVocabSize(model.vocabSize, model.vocabPadMultiple, tp);
-  c.attnRank = (per.attnWeights - per.kvWeights) / tp + (per.kvWeights * kvPerRank) / model.kvHeads + per.attnOther / tp + per.norms;
-  c.denseMlpRank = per.denseMlp / tp;
-  c.moeDenseRank = per.router + per.sharedExperts / tp;
-  c.expertRank = per.experts / (p.ep * p.etp);
-  c.embedRank = (c.vocab * c.h) / tp;
-  c.positions = model.positions === 'learned' ? model.maxPositions * c.h : 0;
-  c.finalNorm = normParams(model);
-  // Untied heads, and tied heads split over pipeline stages (Megatron keeps a synced copy on the last stage).
-  c.headRank = !model.tiedEmbeddings || p.pp > 1 ? c.embedRank : 0;
+  // Per-rank parameters from the one model memory, communication and time share (shared/model/rankParams.ts).
+  c.attnRank = r.attn; c.denseMlpRank = r.denseMlp; c.moeDenseRank = r.moeDense; c.expertRank = r.expert;
+  c.embedRank = r.embed; c.positions = r.positions; c.finalNorm = r.finalNorm; c.headRank = r.head;
   c.lora = plan.lora !== undefined;
   c.loraPerLayer = plan.lora ? loraLayerParams(model, plan.lora) : 0;
   c.baseBytes = plan.lora ? dtypeBytes(plan.lora.baseDtype) : paramBytesOf(t.precision);
@@ -98,16 +81,7 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   return c;
 }
 
-/** Layers per pipeline stage: the explicit uneven split, else an even split (remainder on the first stages). */
+/** Layers per pipeline stage: the explicit uneven split, else an even split (shared/model/rankParams.ts). */
 export function layersOfStage(c: Pick<MemoryContext, 'layers' | 'pp' | 'stageLayers'>, stage: number): number {
-  if (c.stageLayers && c.stageLayers.length === c.pp) return c.stageLayers[stage] ?? 0;
-  const base = Math.floor(c.layers / c.pp);
-  return base + (stage < c.layers - base * c.pp ? 1 : 0);
-}
-
-/** Index of the first layer of a stage. */
-export function firstLayerOfStage(c: Pick<MemoryContext, 'layers' | 'pp' | 'stageLayers'>, stage: number): number {
-  let start = 0;
-  for (let i = 0; i < stage; i++) start += layersOfStage(c, i);
-  return start;
+  return layersOfStageCount(c.layers, c.pp, c.stageLayers, stage);
 }

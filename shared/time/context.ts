@@ -21,6 +21,7 @@ import { layerForwardFlops, lmHeadFlops, loraProjFlops, type FlopShape } from '.
 import type { MicrobatchWork } from './microbatch';
 import { emptyParts, type Parts } from './parts';
 import { chunksPerStage, microbatchesPerStep, peakFlops, posInt, tokensPerRank } from './shape';
+import { kvHeadsPerRank } from '../model/rankParams';
 
 /** Forward FLOPs (weights, core attention), stored activation bytes and kernel cost of one layer of a kind on one rank. */
 export interface LayerUnit {
@@ -73,7 +74,7 @@ export function activationShape(plan: Plan): ActivationShape {
   const t = plan.training;
   const tp = posInt(plan.parallel.tp);
   const kv = posInt(m.kvHeads);
-  const kvPerRank = kv % tp === 0 ? kv / tp : tp % kv === 0 ? 1 : Math.ceil(kv / tp);
+  const kvPerRank = kvHeadsPerRank(kv, tp);
   return {
     sLocal: posInt(t.seqLen) / posInt(plan.parallel.cp), b: posInt(t.microBatch), h: m.hiddenSize, heads: m.heads,
     kvHeadsEff: kvPerRank * tp, headDim: m.headDim, ffn: m.ffnSize, gated: m.gatedMlp, tp, sp: plan.parallel.sp && tp > 1,
@@ -155,7 +156,7 @@ function layerShape(plan: Plan, tokens: number, moe: boolean): LayerShape {
   const par = plan.parallel;
   const tp = posInt(par.tp);
   const kv = posInt(m.kvHeads);
-  const kvPerRank = kv % tp === 0 ? kv / tp : 1;
+  const kvPerRank = kvHeadsPerRank(kv, tp);
   const base = {
     tokens, normTokens: par.sp && tp > 1 ? tokens / tp : tokens, qHeads: Math.max(1, Math.ceil(m.heads / tp)), kvHeads: kvPerRank,
     ffn: m.ffnSize / tp, b: posInt(plan.training.microBatch), seq: posInt(plan.training.seqLen), cp: posInt(par.cp), tp,

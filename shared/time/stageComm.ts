@@ -18,6 +18,7 @@ import { exposedBehind } from './layerCost';
 import { microbatchWork, recomputedLayers, type MicrobatchWork } from './microbatch';
 import type { TimeParams } from './params';
 import { activationBytes, posInt, tokensPerRank } from './shape';
+import { kvHeadsPerRank } from '../model/rankParams';
 
 export { firstBucketFraction } from '../comm/stageTraffic';
 
@@ -96,7 +97,7 @@ function inLayerEntries(plan: Plan, stage: number, w: MicrobatchWork, m: number,
   if (l.cpLink.size > 1 && n > 0) {
     out.push({
       id: 'cp-kv-exchange', label: 'CP ring K/V exchange', kind: 'send-recv', group: 'cp', link: l.cpLink, stage,
-      bytes: 2 * tokens * posInt(mod.kvHeads) * mod.headDim * actB / Math.max(1, Math.min(posInt(plan.parallel.tp), posInt(mod.kvHeads))),
+      bytes: 2 * tokens * kvHeadsPerRank(posInt(mod.kvHeads), posInt(plan.parallel.tp)) * mod.headDim * actB,
       count: (n * 3 + nR) * (l.cpLink.size - 1) * m, overlapped: true, exposed: share(w.cpSeconds), seconds: w.cpSeconds * m,
       formula: 'cp − 1 ring steps of this rank\'s K and V (2·b·(s/cp)·g·d_h·B/t; dK and dV too in backward) per layer, each behind one attention step: max(0, c − a/cp) + overlapCost·min(c, a/cp)',
       citation: 'Liu et al. 2023 (Ring Attention); Megatron-LM context parallelism',
