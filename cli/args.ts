@@ -35,23 +35,25 @@ export interface GpusArg {
   readonly gpusPerNode?: number;
 }
 
-/** Parses `--gpus`; returns an error message for malformed values. */
+/**
+ * Parses `--gpus`; returns an error message for malformed values. Counts lead and are separated by `x`, `×` or `*`
+ * (`16xH100`, `2x8xA100-80GB`); the rest is the GPU name, whose own letters stay (the `x` in "SXM" is not a separator).
+ */
 export function parseGpusArg(value: string): GpusArg | { error: string } {
-  const parts = value.trim().split(/[x×*]/i).map((p) => p.trim());
-  const ints = (s: string) => /^\d+$/.test(s);
-  if (parts.length === 1 && parts[0]) return { gpuName: parts[0] };
-  if (parts.length === 2 && ints(parts[0]) && parts[1]) {
-    const n = Number(parts[0]);
+  const v = value.trim();
+  const m = /^(\d+)\s*[x×*]\s*(?:(\d+)\s*[x×*]\s*)?(.*)$/i.exec(v);
+  if (!m) return v ? { gpuName: v } : { error: '--gpus needs a value such as 16xH100' };
+  const name = m[3].trim();
+  if (!name) return { error: `--gpus ${value}: expected <N>x<GPU> (e.g. 16xH100) or <nodes>x<perNode>x<GPU> (e.g. 2x8xA100-80GB)` };
+  if (m[2] === undefined) {
+    const n = Number(m[1]);
     if (n < 1 || n > 1_000_000) return { error: `--gpus ${value}: the GPU count must be between 1 and 1,000,000` };
-    return { gpuName: parts[1], worldSize: n };
+    return { gpuName: name, worldSize: n };
   }
-  if (parts.length === 3 && ints(parts[0]) && ints(parts[1]) && parts[2]) {
-    const nodes = Number(parts[0]);
-    const per = Number(parts[1]);
-    if (nodes < 1 || per < 1) return { error: `--gpus ${value}: node and GPU counts must be positive` };
-    return { gpuName: parts[2], worldSize: nodes * per, nodes, gpusPerNode: per };
-  }
-  return { error: `--gpus ${value}: expected <N>x<GPU> (e.g. 16xH100) or <nodes>x<perNode>x<GPU> (e.g. 2x8xA100-80GB)` };
+  const nodes = Number(m[1]);
+  const per = Number(m[2]);
+  if (nodes < 1 || per < 1 || nodes * per > 1_000_000) return { error: `--gpus ${value}: node and GPU counts must be positive (at most 1,000,000 GPUs)` };
+  return { gpuName: name, worldSize: nodes * per, nodes, gpusPerNode: per };
 }
 
 /** Reads a positive integer flag, or returns an error message. */

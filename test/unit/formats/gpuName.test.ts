@@ -1,0 +1,37 @@
+/**
+ * A GPU named in a file is the GPU of the estimate (issue 11 item 5): the Slurm reader writes `cluster.gpuName` from
+ * `--gres=gpu:<type>:<n>`, the resolver looks it up in the catalog, and the `shardlens.cluster.gpu` setting, when set,
+ * wins over the file (its description in package.json says so).
+ */
+import { before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { initFormats, parseConfig } from '../../../formats/index';
+import { resolvePlan } from '../../../shared/plan/resolve';
+
+const SCRIPT = `#!/bin/bash
+#SBATCH --nodes=2
+#SBATCH --gres=gpu:a100:8
+#SBATCH --ntasks-per-node=1
+torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py \\
+  --tensor-model-parallel-size 2 --pipeline-model-parallel-size 1 \\
+  --num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 \\
+  --micro-batch-size 1 --global-batch-size 64 --bf16
+`;
+
+describe('cluster.gpuName', () => {
+  before(async () => { await initFormats(); });
+  test('Slurm --gres=gpu:a100:8 makes the estimate an A100 estimate', () => {
+    const facts = parseConfig('file:///ws/train.slurm', SCRIPT);
+    assert.equal(facts.facts['cluster.gpuName']?.value, 'a100');
+    const r = resolvePlan(facts, []);
+    assert.match(r.plan!.cluster.gpu.id, /^a100/);
+    assert.equal(r.plan!.sources['cluster.gpu']?.kind, 'explicit');
+    assert.ok(!r.assumptions.some((a) => a.path === 'cluster.gpu'), 'the GPU is not assumed');
+  });
+  test('the GPU setting wins over the file', () => {
+    const facts = parseConfig('file:///ws/train.slurm', SCRIPT);
+    const r = resolvePlan(facts, [], { settings: { gpu: 'H100-SXM' } });
+    assert.equal(r.plan!.cluster.gpu.id, 'h100-sxm');
+    assert.equal(r.plan!.sources['cluster.gpu']?.kind, 'setting');
+  });
+});
