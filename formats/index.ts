@@ -10,20 +10,9 @@ import { tomlTree } from './common/tomlTree';
 import type { ParsedTree } from './common/tree';
 import { yamlTree } from './common/yamlTree';
 import { detectFormat } from './detect';
-import { readDeepSpeed } from './deepspeed/reader';
-import { readHfConfig } from './hf-config/reader';
-import { readMegatronScript, type SourceReader } from './megatron/script';
 import { initShellParser } from './common/shell/treeSitter';
-import { readTorchtitan } from './torchtitan/reader';
-import { readAccelerate } from './accelerate/reader';
-import { readAxolotl } from './axolotl/reader';
-import { readLightning, readLitgpt, readTorchtune } from './lightning/reader';
-import { readLlamaFactory } from './llamafactory/reader';
-import { readMegatronYaml } from './megatron/yaml';
-import { readNanotron } from './nanotron/reader';
-import { readGptNeox } from './gpt-neox/reader';
-import { readHfTrainerYaml } from './hf-trainer/yaml';
-import { readNemo } from './nemo/reader';
+import type { SourceReader } from './megatron/script';
+import { FORMATS } from './registry';
 
 export { detectFormat } from './detect';
 export { initShellParser } from './common/shell/treeSitter';
@@ -35,20 +24,6 @@ const MAX_TEXT = 4_000_000;
 export async function initFormats(): Promise<void> {
   await initShellParser();
 }
-
-const YAML_READERS: Partial<Record<FormatId, (s: FactSink, root: ParsedTree['root']) => void>> = {
-  accelerate: readAccelerate,
-  axolotl: readAxolotl,
-  llamafactory: readLlamaFactory,
-  nanotron: readNanotron,
-  'megatron-yaml': readMegatronYaml,
-  lightning: readLightning,
-  litgpt: readLitgpt,
-  torchtune: readTorchtune,
-  nemo: readNemo,
-  'gpt-neox': readGptNeox,
-  'hf-trainer': readHfTrainerYaml,
-};
 
 function syntax(s: FactSink, t: ParsedTree): ParsedTree {
   for (const e of t.errors) s.diag('syntax', 'error', e.message, e.range);
@@ -76,15 +51,10 @@ export function parseConfig(uri: string, text: string, format?: FormatId, opts: 
   }
   try {
     const li = new LineIndex(text);
-    if (fmt === 'deepspeed') readDeepSpeed(s, syntax(s, jsonTree(text, li)).root);
-    else if (fmt === 'hf-config') readHfConfig(s, syntax(s, jsonTree(text, li)).root);
-    else if (fmt === 'torchtitan') readTorchtitan(s, syntax(s, tomlTree(text, li)).root);
-    else if (fmt === 'megatron-script') readMegatronScript(s, text, li, opts.readSource);
-    else {
-      const reader = YAML_READERS[fmt];
-      const t = syntax(s, yamlTree(text, li));
-      reader?.(s, t.root);
-    }
+    const f = FORMATS[fmt];
+    const tree = f.syntax === 'json' ? jsonTree : f.syntax === 'toml' ? tomlTree : f.syntax === 'yaml' ? yamlTree : undefined;
+    const root = tree ? syntax(s, tree(text, li)).root : undefined;
+    f.read(s, { root, text, li, readSource: opts.readSource });
   } catch (e) {
     s.diag('internal', 'info', `ShardLens could not finish reading this file: ${String(e).slice(0, 200)}`, undefined);
   }

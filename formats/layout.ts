@@ -9,32 +9,19 @@ import { layoutOfPlan, type LayoutChoice } from '../shared/planner/build';
 import { coreEstimators } from '../shared/planner/estimators';
 import { choiceOf } from '../shared/planner/search';
 import type { Layout, PlannerEstimators } from '../shared/planner/types';
-import { rewriteDeepSpeed } from './deepspeed/rewriter';
 import { costDelta, settingsDelta, type LayoutCost } from './common/edit/delta';
-import { rewriteMegatronScript } from './megatron/rewriter';
 import { diffEdits, type TextEdit } from './common/edit/text';
-import { rewriteTorchtitan } from './torchtitan/rewriter';
-import type { LayoutTarget, Rewriter } from './common/edit/types';
-import { rewriteAccelerate } from './accelerate/rewriter';
-import { rewriteAxolotl } from './axolotl/rewriter';
-import { rewriteLlamaFactory } from './llamafactory/rewriter';
+import type { LayoutTarget } from './common/edit/types';
+import { FORMATS } from './registry';
 
 export type { TextEdit } from './common/edit/text';
 export type { LayoutTarget } from './common/edit/types';
 export { costDelta, settingsDelta, type LayoutCost } from './common/edit/delta';
 
-const REWRITERS: Partial<Record<FormatId, Rewriter>> = {
-  deepspeed: rewriteDeepSpeed,
-  'megatron-script': rewriteMegatronScript,
-  torchtitan: rewriteTorchtitan,
-  accelerate: rewriteAccelerate,
-  axolotl: rewriteAxolotl,
-  llamafactory: rewriteLlamaFactory,
-};
 
 /** Formats "Apply layout" can rewrite. */
 export function canApplyLayout(format: FormatId): boolean {
-  return REWRITERS[format] !== undefined;
+  return FORMATS[format]?.rewrite !== undefined;
 }
 
 export interface LayoutEdits {
@@ -55,7 +42,7 @@ export function layoutEdits(
   format: FormatId, text: string, target: LayoutTarget,
   current?: LayoutChoice, costs?: { before: LayoutCost; after: LayoutCost }, facts?: ConfigFacts,
 ): LayoutEdits {
-  const rewrite = REWRITERS[format];
+  const rewrite = FORMATS[format]?.rewrite;
   const settings = current ? settingsDelta(current, target) : '';
   const cost = costs ? costDelta(costs.before, costs.after) : '';
   const delta = [cost, settings].filter(Boolean).join('; ');
