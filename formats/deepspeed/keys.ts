@@ -12,6 +12,10 @@ export interface DsKey {
   readonly plan?: PlanPath;
   readonly enum?: readonly (string | number)[];
   readonly mc?: string;
+  /** Smallest value DeepSpeed accepts. */
+  readonly minimum?: number;
+  /** How the reader maps the value: a named mapper, or "code" for keys read by hand. */
+  readonly read?: 'device' | 'optimizer' | 'fp32' | 'code';
 }
 
 export const DS_KEYS: Readonly<Record<string, DsKey>> = table.keys as Record<string, DsKey>;

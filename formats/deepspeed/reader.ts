@@ -6,9 +6,10 @@
 import type { FactSink } from '../common/sink';
 import { isAuto, isEmpty, locOf, readNum } from '../common/read';
 import { shown, toBool } from '../common/text';
-import { at, entry, type KNode } from '../common/tree';
-import { canonicalDsKey, dsChildren, dsSourceFile, DS_KEYS, isStrictDsSection } from './keys';
+import { at, entry, type KEntry, type KNode } from '../common/tree';
+import { canonicalDsKey, dsChildren, dsSourceFile, DS_KEYS, isStrictDsSection, type DsKey } from './keys';
 import type { PlanPath } from '../../shared/plan/paths';
+import type { FactValue } from '../../shared/plan/facts';
 
 const DS = 'DeepSpeed default';
 
@@ -65,82 +66,101 @@ function optimizerKind(t: string): string | undefined {
   return undefined;
 }
 
-/** Reads a DeepSpeed config tree into facts; `label` prefixes key names (e.g. "deepspeed." for inline dicts). */
+/** Value readers named by a key's "read" field in keys.json: offload devices, optimizer names, the accumulation dtype. */
+const MAPS: Readonly<Record<string, (v: unknown) => FactValue | undefined>> = {
+  device: (v) => { const d = typeof v === 'string' ? v.toLowerCase() : ''; return d === 'cpu' || d === 'nvme' || d === 'none' ? d : undefined; },
+  optimizer: (v) => (typeof v === 'string' ? optimizerKind(v) : undefined),
+  fp32: (v) => (typeof v === 'string' ? v === 'fp32' : undefined),
+};
+
+/** The entry of a table key in the tree, under its name or an alias (`stage3_` prefixes may be left out). */
+function find(root: KNode, key: string, spec: DsKey): { e: KEntry; written: string } | undefined {
+  const parent = key.includes('.') ? key.slice(0, key.lastIndexOf('.') + 1) : '';
+  for (const name of [key, ...(spec.aliases ?? []).map((a) => parent + a)]) {
+    const e = at(root, name);
+    if (e) return { e, written: name };
+  }
+  return undefined;
+}
+
+/** Reads one table key into its plan path: numbers (with "auto" where someone fills it), booleans, mapped strings. */
+function readKey(s: FactSink, root: KNode, key: string, spec: DsKey & { plan: PlanPath }, L: (k: string) => string): void {
+  const hit = find(root, key, spec);
+  if (!hit || isEmpty(hit.e)) return;
+  const { e, written } = hit;
+  const loc = locOf(e, L(written));
+  if (spec.type === 'integer' || spec.type === 'number') {
+    // Counts (minimum 1) must be whole numbers; sizes in elements are rounded as DeepSpeed's int() does.
+    const whole = (spec.minimum ?? 0) >= 1;
+    const map = whole ? undefined : (n: number) => Math.round(n);
+    readNum(s, root, written, spec.plan, { auto: !!spec.auto, int: whole, ...(spec.minimum !== undefined ? { min: spec.minimum } : {}), ...(map ? { map } : {}) });
+    if (s.facts[spec.plan]?.key === written && L(written) !== written) s.explicit(spec.plan, s.facts[spec.plan]!.value, loc);
+  } else if (spec.type === 'boolean') {
+    const b = e.value.kind === 'scalar' ? toBool(e.value.value) : undefined;
+    if (b !== undefined) s.explicit(spec.plan, b, loc);
+  } else {
+    const v = e.value.kind === 'scalar' ? (spec.read ? MAPS[spec.read]?.(e.value.value) : e.value.value) : undefined;
+    if (v !== undefined && v !== null) s.explicit(spec.plan, v as FactValue, loc);
+  }
+}
+
+/**
+ * Reads a DeepSpeed config tree into facts, driven by the key table (formats/deepspeed/keys.json: each key's plan path,
+ * type, minimum, "auto" filler and default); `label` prefixes key names (e.g. "deepspeed." for inline dicts). The keys
+ * marked "read": "code" (ZeRO stage with its legacy boolean form, precision, AutoTP) are read below.
+ */
 export function readDeepSpeed(s: FactSink, root: KNode | undefined, label = ''): void {
   if (!root || root.kind !== 'map') return;
   validate(s, root, '', 0);
   const L = (k: string) => label + k;
-  readNum(s, root, 'train_batch_size', 'training.globalBatch', { auto: true, int: true, min: 1 });
-  readNum(s, root, 'train_micro_batch_size_per_gpu', 'training.microBatch', { auto: true, int: true, min: 1 });
-  readNum(s, root, 'gradient_accumulation_steps', 'training.gradAccum', { auto: true, int: true, min: 1 });
-  readNum(s, root, 'sequence_parallel_size', 'parallel.cp', { int: true, min: 1 });
-
   s.derived('parallel.sharding.style', 'deepspeed', 'DeepSpeed ZeRO');
-  const z = entry(root, 'zero_optimization');
-  let stage: number | undefined;
-  if (z && z.value.kind === 'scalar' && typeof z.value.value === 'boolean') {
-    stage = z.value.value ? 1 : 0;
-    s.explicit('parallel.sharding.stage', stage, locOf(z, L('zero_optimization')));
-    s.diag('ds-deprecated-key', 'warning', '"zero_optimization": true is the legacy form of {"stage": 1}.', z.value.range, ['parallel.sharding.stage']);
-  } else if (z && z.value.kind === 'map') {
-    const zn = z.value;
-    stage = readNum(s, zn, 'stage', 'parallel.sharding.stage', { int: true });
-    if (stage !== undefined && (stage < 0 || stage > 3)) {
-      s.diag('ds-enum', 'error', `zero_optimization.stage must be 0, 1, 2 or 3 (got ${shown(stage)}).`, at(zn, 'stage')?.value.range, ['parallel.sharding.stage']);
-      delete s.facts['parallel.sharding.stage'];
-      stage = undefined;
-    }
-    const num = (k: string, p: PlanPath) => {
-      const e = at(zn, k) ?? at(zn, k.replace(/^stage3_/, ''));
-      if (!e) return;
-      const written = e === at(zn, k) ? k : k.replace(/^stage3_/, '');
-      if (isAuto(e)) s.explicit(p, 'auto', locOf(e, L(`zero_optimization.${written}`)));
-      else if (e.value.kind === 'scalar' && typeof e.value.value === 'number' && e.value.value >= 0) s.explicit(p, Math.round(e.value.value), locOf(e, L(`zero_optimization.${written}`)));
-    };
-    num('reduce_bucket_size', 'parallel.sharding.reduceBucketElems');
-    num('allgather_bucket_size', 'parallel.sharding.allgatherBucketElems');
-    num('stage3_prefetch_bucket_size', 'parallel.sharding.prefetchBucketElems');
-    num('stage3_max_live_parameters', 'parallel.sharding.maxLiveParams');
-    const ov = at(zn, 'overlap_comm');
-    const ovb = ov && ov.value.kind === 'scalar' ? toBool(ov.value.value) : undefined;
-    if (ov && ovb !== undefined) s.explicit('parallel.sharding.overlapComm', ovb, locOf(ov, L('zero_optimization.overlap_comm')));
-    for (const [sub, p, legacy] of [['offload_optimizer', 'parallel.sharding.offloadOptimizer', 'cpu_offload'], ['offload_param', 'parallel.sharding.offloadParams', 'cpu_offload_param']] as const) {
-      const dev = at(zn, `${sub}.device`);
-      if (dev && dev.value.kind === 'scalar' && typeof dev.value.value === 'string') {
-        const d = dev.value.value.toLowerCase();
-        if (d === 'cpu' || d === 'nvme' || d === 'none') s.explicit(p, d, locOf(dev, L(`zero_optimization.${sub}.device`)));
-      } else {
-        const lg = at(zn, legacy);
-        if (lg && lg.value.kind === 'scalar' && lg.value.value === true) s.explicit(p, 'cpu', locOf(lg, L(`zero_optimization.${legacy}`)));
-      }
-    }
-    const op = at(zn, 'offload_param.device');
-    if (op && stage !== undefined && stage < 3 && op.value.value !== 'none') {
-      s.diag('ds-offload-param-stage', 'warning', `offload_param only works with ZeRO stage 3 (stage is ${stage}); DeepSpeed ignores it.`, op.value.range, ['parallel.sharding.offloadParams', 'parallel.sharding.stage']);
-    }
+  const zero = entry(root, 'zero_optimization');
+  for (const [key, spec] of Object.entries(DS_KEYS)) {
+    if (!spec.plan || spec.read === 'code' || spec.deprecated) continue;
+    if (key.startsWith('zero_optimization.') && zero?.value.kind !== 'map') continue;
+    readKey(s, root, key, spec as DsKey & { plan: PlanPath }, L);
   }
-  const zsrc = `${DS} (${dsSourceFile('zero_optimization')})`;
-  s.default('parallel.sharding.stage', 0, `${DS}: stage 0 (${dsSourceFile('zero_optimization')})`);
-  s.default('parallel.sharding.reduceBucketElems', 5e8, zsrc);
-  s.default('parallel.sharding.allgatherBucketElems', 5e8, zsrc);
-  s.default('parallel.sharding.prefetchBucketElems', 5e7, zsrc);
-  s.default('parallel.sharding.maxLiveParams', 1e9, zsrc);
-  s.default('parallel.sharding.offloadOptimizer', 'none', `${DS} (${dsSourceFile('zero_optimization.offload')})`);
-  s.default('parallel.sharding.offloadParams', 'none', `${DS} (${dsSourceFile('zero_optimization.offload')})`);
-
+  const stage = readStage(s, zero, L);
+  readLegacyOffload(s, zero);
+  const op = zero?.value.kind === 'map' ? at(zero.value, 'offload_param.device') : undefined;
+  if (op && stage !== undefined && stage < 3 && op.value.value !== 'none') {
+    s.diag('ds-offload-param-stage', 'warning', `offload_param only works with ZeRO stage 3 (stage is ${stage}); DeepSpeed ignores it.`, op.value.range, ['parallel.sharding.offloadParams', 'parallel.sharding.stage']);
+  }
   readPrecision(s, root, L);
-  const ot = at(root, 'optimizer.type');
-  if (ot && ot.value.kind === 'scalar' && typeof ot.value.value === 'string') {
-    const k = optimizerKind(ot.value.value);
-    if (k) s.explicit('training.optimizer', k, locOf(ot, L('optimizer.type')));
-  }
-  const ga = at(root, 'data_types.grad_accum_dtype');
-  if (ga && ga.value.kind === 'scalar' && typeof ga.value.value === 'string') s.explicit('training.fp32GradAccum', ga.value.value === 'fp32', locOf(ga, L('data_types.grad_accum_dtype')));
   const tp = readNum(s, root, 'tensor_parallel.autotp_size', 'parallel.tp', { int: true, min: 0 });
   if (tp === 0) delete s.facts['parallel.tp'];
-  const pps = at(root, 'pipeline.stages');
-  if (pps && pps.value.kind === 'scalar' && typeof pps.value.value === 'number') readNum(s, root, 'pipeline.stages', 'parallel.pp', { int: true, min: 1 });
   if (entry(root, 'pipeline')) s.default('parallel.schedule', '1f1b', `${DS}: the pipeline engine always runs 1F1B (deepspeed/runtime/pipe/schedule.py)`);
+  // DeepSpeed's defaults, from the table, for every key the file leaves out.
+  for (const [key, spec] of Object.entries(DS_KEYS)) {
+    if (!spec.plan || spec.read === 'code' || spec.deprecated || spec.default === null || spec.default === undefined) continue;
+    s.default(spec.plan, spec.default as FactValue, `${DS}: ${key} ${JSON.stringify(spec.default)} (${dsSourceFile(key)})`);
+  }
+  s.default('parallel.sharding.stage', 0, `${DS}: stage 0 (${dsSourceFile('zero_optimization')})`);
+}
+
+/** zero_optimization.stage (0–3), or the legacy `"zero_optimization": true` meaning stage 1. */
+function readStage(s: FactSink, z: KEntry | undefined, L: (k: string) => string): number | undefined {
+  if (z && z.value.kind === 'scalar' && typeof z.value.value === 'boolean') {
+    const stage = z.value.value ? 1 : 0;
+    s.explicit('parallel.sharding.stage', stage, locOf(z, L('zero_optimization')));
+    s.diag('ds-deprecated-key', 'warning', '"zero_optimization": true is the legacy form of {"stage": 1}.', z.value.range, ['parallel.sharding.stage']);
+    return stage;
+  }
+  if (!z || z.value.kind !== 'map') return undefined;
+  const stage = readNum(s, z.value, 'stage', 'parallel.sharding.stage', { int: true });
+  if (stage === undefined || (stage >= 0 && stage <= 3)) return stage;
+  s.diag('ds-enum', 'error', `zero_optimization.stage must be 0, 1, 2 or 3 (got ${shown(stage)}).`, at(z.value, 'stage')?.value.range, ['parallel.sharding.stage']);
+  delete s.facts['parallel.sharding.stage'];
+  return undefined;
+}
+
+/** The pre-offload_optimizer keys: `cpu_offload` / `cpu_offload_param` true mean CPU offload. */
+function readLegacyOffload(s: FactSink, z: KEntry | undefined): void {
+  if (!z || z.value.kind !== 'map') return;
+  for (const [p, legacy] of [['parallel.sharding.offloadOptimizer', 'cpu_offload'], ['parallel.sharding.offloadParams', 'cpu_offload_param']] as const) {
+    const lg = at(z.value, legacy);
+    if (!s.has(p) && lg && lg.value.kind === 'scalar' && lg.value.value === true) s.explicit(p, 'cpu', locOf(lg, `zero_optimization.${legacy}`));
+  }
 }
 
 /** fp16 / bf16 / bfloat16 → training.precision, flagging both on at once. */

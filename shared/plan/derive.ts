@@ -10,7 +10,7 @@ import { applyCalibration, type ClusterCorrection } from './calibration';
 import {
   dpOfWorld, engineForFormat, engineForStyle, gpusPerNodeDefault, gradDtypeOf, hybridStrategy, overlapCommDefault,
   reduceBucketDefault, reshardAfterForwardDefault, scheduleFor, sequenceParallel, shardGroupOf, stageOfStrategy, stageOfStyle, styleDefault,
-  unevenStageLayers, vppOfLayers, DS_BUCKET_ELEMS,
+  unevenStageLayers, vppOfLayers, DS_DEFAULTS,
 } from './derived';
 import type { FormatId } from './facts';
 import type { PlanPath } from './paths';
@@ -279,9 +279,9 @@ function deriveSharding(input: PlanInput, dp: number, training: TrainingSpec, pi
     offloadParams,
     reduceBucketElems: pick('parallel.sharding.reduceBucketElems', s.reduceBucketElems, reduceBucketDefault(style, training.gradDtype),
       style === 'deepspeed' ? 'DeepSpeed reduce_bucket_size 5e8' : 'DDP bucket_cap_mb 25', 'derived'),
-    allgatherBucketElems: pick('parallel.sharding.allgatherBucketElems', s.allgatherBucketElems, DS_BUCKET_ELEMS, 'DeepSpeed allgather_bucket_size 5e8'),
-    prefetchBucketElems: pick('parallel.sharding.prefetchBucketElems', s.prefetchBucketElems, 5e7, 'DeepSpeed stage3_prefetch_bucket_size 5e7'),
-    maxLiveParams: pick('parallel.sharding.maxLiveParams', s.maxLiveParams, 1e9, 'DeepSpeed stage3_max_live_parameters 1e9'),
+    allgatherBucketElems: pick('parallel.sharding.allgatherBucketElems', s.allgatherBucketElems, DS_DEFAULTS.allgatherBucket, 'DeepSpeed allgather_bucket_size 5e8'),
+    prefetchBucketElems: pick('parallel.sharding.prefetchBucketElems', s.prefetchBucketElems, DS_DEFAULTS.prefetchBucket, 'DeepSpeed stage3_prefetch_bucket_size 5e7'),
+    maxLiveParams: pick('parallel.sharding.maxLiveParams', s.maxLiveParams, DS_DEFAULTS.maxLiveParams, 'DeepSpeed stage3_max_live_parameters 1e9'),
     overlapComm: pick('parallel.sharding.overlapComm', s.overlapComm, overlapCommDefault(style, stage),
       style === 'deepspeed' ? `DeepSpeed overlap_comm defaults on only for ZeRO-3 (stage ${stage})` : 'DDP buckets and FSDP overlap gradient reduction', 'derived'),
   };

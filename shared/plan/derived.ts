@@ -122,8 +122,12 @@ export function gradDtypeOf(precision: Precision): Dtype {
   return precision === 'fp32' ? 'fp32' : precision === 'fp16-mixed' ? 'fp16' : 'bf16';
 }
 
-/** DeepSpeed bucket default (deepspeed/runtime/zero/config.py: reduce_bucket_size and allgather_bucket_size 5e8). */
-export const DS_BUCKET_ELEMS = 5e8;
+/**
+ * DeepSpeed's ZeRO defaults in elements (deepspeed/runtime/zero/config.py), the same numbers as the `default` fields of
+ * formats/deepspeed/keys.json (a key-table test keeps them equal): used when a plan states none.
+ */
+export const DS_DEFAULTS = { reduceBucket: 5e8, allgatherBucket: 5e8, prefetchBucket: 5e7, maxLiveParams: 1e9 } as const;
+export const DS_BUCKET_ELEMS = DS_DEFAULTS.reduceBucket;
 /** PyTorch DDP bucket_cap_mb = 25 MiB (torch/nn/parallel/distributed.py). */
 const DDP_BUCKET_BYTES = 25 * 2 ** 20;
 

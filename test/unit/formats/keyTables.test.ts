@@ -2,10 +2,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { keyTable } from '../../../formats/keyTables';
+import { DS_DEFAULTS } from '../../../shared/plan/derived';
+import { isPlanPath } from '../../../shared/plan/paths';
 import type { FormatId } from '../../../shared/plan/facts';
 
-/** Plan paths (types.ts) plus the extra fact keys documented in facts.ts and used by the readers. */
-const PLAN_PATH = /^(model\.(preset|layers|hiddenSize|heads|kvHeads|headDim|ffnSize|gatedMlp|attnBias|tiedEmbeddings|positions|maxPositions|norm|qkNorm|vocabSize|vocabPadMultiple|moe\.(experts|topK|expertFfnSize|sharedExpertFfnSize|layerFrequency))|training\.(microBatch|globalBatch|gradAccum|seqLen|precision|gradDtype|fp32GradAccum|optimizer|recompute|recomputeLayers|flashAttention|compile|fp8\.(recipe|paramGather))|parallel\.(dp|dpReplicate|tp|sp|pp|vpp|vppLayers|firstStageLayers|lastStageLayers|schedule|cp|ep|etp|tpCommOverlap|sharding\.(style|stage|fsdpStrategy|shardGroupSize|reshardAfterForward|offloadOptimizer|offloadParams|reduceBucketElems|allgatherBucketElems|prefetchBucketElems|maxLiveParams|overlapComm))|cluster\.(worldSize|nodes|gpusPerNode)|lora\.(enabled|rank|targets|baseDtype))$/;
 
 const FORMATS: FormatId[] = ['deepspeed', 'megatron-script', 'accelerate', 'axolotl', 'llamafactory', 'torchtitan', 'nanotron'];
 
@@ -16,7 +16,8 @@ describe('format key tables', () => {
       assert.ok(Object.keys(t).length >= 15, 'table has keys');
       for (const [k, v] of Object.entries(t)) {
         assert.ok((v.description?.length ?? 0) > 5, `${k} description`);
-        if (v.plan) assert.match(v.plan, PLAN_PATH, `${k} → ${v.plan}`);
+        // The PlanPath vocabulary (shared/plan/paths.ts): a key table cannot name an input the plan does not have.
+        if (v.plan !== undefined) assert.ok(isPlanPath(v.plan), `${k} → ${v.plan}`);
       }
     });
   }
@@ -27,5 +28,13 @@ describe('format key tables', () => {
     assert.match(t['zero_optimization.reduce_bucket_size']!.auto!, /hidden_size²/);
     assert.equal(t['zero_optimization.cpu_offload']?.deprecated, 'zero_optimization.offload_optimizer');
     assert.ok(t['zero_optimization.offload_param.device'], 'offload_param.device is documented');
+  });
+  test('DeepSpeed defaults live in the key table; the core\'s fallbacks equal them', () => {
+    const t = keyTable('deepspeed')?.keys ?? {};
+    const z = 'zero_optimization.';
+    assert.equal(t[`${z}reduce_bucket_size`]?.default, DS_DEFAULTS.reduceBucket);
+    assert.equal(t[`${z}allgather_bucket_size`]?.default, DS_DEFAULTS.allgatherBucket);
+    assert.equal(t[`${z}stage3_prefetch_bucket_size`]?.default, DS_DEFAULTS.prefetchBucket);
+    assert.equal(t[`${z}stage3_max_live_parameters`]?.default, DS_DEFAULTS.maxLiveParams);
   });
 });
