@@ -1,4 +1,4 @@
-/** Recognises a config format from the file name and the top-level keys (config-formats.md §0). */
+/** Recognises a config format from the file name and the top-level keys (docs/formats/README.md#detection). */
 import type { FormatId } from '../shared/plan/facts';
 import { jsonTree } from './common/jsonTree';
 import { baseName, LineIndex } from './common/text';

@@ -1,4 +1,4 @@
-/** Hugging Face Accelerate config YAML (accelerate/commands/config/config_args.py; config-formats.md §4). */
+/** Hugging Face Accelerate config YAML (accelerate/commands/config/config_args.py; docs/formats/accelerate.md). */
 import type { FactSink } from '../common/sink';
 import { isEmpty, locOf, readBool, readNum, readStr } from '../common/read';
 import { fsdpStrategyOf, precisionOf } from '../common/maps';

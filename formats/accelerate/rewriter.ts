@@ -1,4 +1,4 @@
-/** Layout rewriter for the Accelerate config YAML (keys: `accelerate/commands/config/config_args.py`, config-formats.md §4). */
+/** Layout rewriter for the Accelerate config YAML (keys: `accelerate/commands/config/config_args.py`, docs/formats/accelerate.md). */
 import { setIf, writeFsdp, recomputeNote, parallelNotes } from '../common/edit/hfYaml';
 import type { LayoutTarget, Rewrite } from '../common/edit/types';
 import { YamlEditor } from '../common/edit/yamlEdit';

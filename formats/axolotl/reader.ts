@@ -1,4 +1,4 @@
-/** Axolotl YAML (pydantic AxolotlInputConfig, src/axolotl/utils/schemas/; config-formats.md §6a). */
+/** Axolotl YAML (pydantic AxolotlInputConfig, src/axolotl/utils/schemas/; docs/formats/axolotl.md). */
 import type { FactSink } from '../common/sink';
 import { isEmpty, locOf, readBool, readNum } from '../common/read';
 import { optimizerOf } from '../common/maps';

@@ -1,4 +1,4 @@
-/** Layout rewriter for Axolotl training YAML (keys: Axolotl `utils/schemas/`, config-formats.md §6a). */
+/** Layout rewriter for Axolotl training YAML (keys: Axolotl `utils/schemas/`, docs/formats/axolotl.md). */
 import { setIf, writeFsdp, recomputeNote, parallelNotes, swapStage } from '../common/edit/hfYaml';
 import type { LayoutTarget, Rewrite } from '../common/edit/types';
 import { YamlEditor } from '../common/edit/yamlEdit';

@@ -1,7 +1,7 @@
 /**
  * DeepSpeed JSON: zero stage, micro batch, accumulation, train batch, optimizer offload and AutoTP degree, with
  * jsonc-parser `modify` so comments, key order and indentation stay as written.
- * Keys: DeepSpeed `deepspeed/runtime/config.py` and `runtime/zero/config.py` (see config-formats.md §1).
+ * Keys: DeepSpeed `deepspeed/runtime/config.py` and `runtime/zero/config.py` (see docs/formats/deepspeed.md).
  */
 import { applyEdits, modify, parse, type FormattingOptions, type JSONPath, type ParseError } from 'jsonc-parser';
 import type { LayoutTarget, Rewrite } from '../common/edit/types';

@@ -1,6 +1,6 @@
 /**
  * Hugging Face config.json → model.* facts. Key names follow transformers' configuration classes
- * (LlamaConfig, Qwen2/3(-MoE), Mixtral, DeepSeek-V3, GPT-2 attribute_map); see config-formats.md §7.1.
+ * (LlamaConfig, Qwen2/3(-MoE), Mixtral, DeepSeek-V3, GPT-2 attribute_map); see docs/formats/hf-config.md.
  */
 import type { FactSink } from '../common/sink';
 import { locOf } from '../common/read';

@@ -1,4 +1,4 @@
-/** Lightning CLI, LitGPT and torchtune YAML (config-formats.md §8). */
+/** Lightning CLI, LitGPT and torchtune YAML (docs/formats/lightning.md). */
 import type { FactSink } from '../common/sink';
 import { locOf, readBool, readNum, readStr } from '../common/read';
 import { optimizerOf, precisionOf } from '../common/maps';

@@ -1,4 +1,4 @@
-/** LLaMA-Factory YAML (HF Seq2SeqTrainingArguments + LLaMA-Factory hparams; config-formats.md §6b), incl. its Megatron back-end keys and the v1 schema. */
+/** LLaMA-Factory YAML (HF Seq2SeqTrainingArguments + LLaMA-Factory hparams; docs/formats/llamafactory.md), incl. its Megatron back-end keys and the v1 schema. */
 import type { FactSink } from '../common/sink';
 import { isEmpty, locOf, readBool, readNum } from '../common/read';
 import { optimizerOf } from '../common/maps';

@@ -1,4 +1,4 @@
-/** Layout rewriter for LLaMA-Factory training YAML (keys: LLaMA-Factory + HF TrainingArguments, config-formats.md §6b). */
+/** Layout rewriter for LLaMA-Factory training YAML (keys: LLaMA-Factory + HF TrainingArguments, docs/formats/llamafactory.md). */
 import { setIf, recomputeNote, swapStage } from '../common/edit/hfYaml';
 import type { LayoutTarget, Rewrite } from '../common/edit/types';
 import { YamlEditor } from '../common/edit/yamlEdit';

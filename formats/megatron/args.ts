@@ -122,7 +122,7 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   }
 }
 
-/** Megatron's defaults for everything the flags left unset (config-formats.md §2.2). */
+/** Megatron's defaults for everything the flags left unset (docs/formats/megatron.md). */
 function applyDefaults(s: FactSink, model: boolean): void {
   const d = (p: PlanPath, v: FactValue, why: string) => s.default(p, v, `Megatron-LM default: ${why} (${ARGS})`);
   if (model) modelDefaults(s, d);

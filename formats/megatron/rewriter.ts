@@ -1,7 +1,7 @@
 /**
  * Megatron-LM launch scripts: parallel degrees, virtual stages, uneven first/last stages, micro batch,
  * recomputation, sequence parallelism, distributed optimizer and optimizer CPU offload.
- * Flags: Megatron-LM `megatron/training/arguments.py` (config-formats.md §2.2); `--zero-stage` is Megatron-DeepSpeed's.
+ * Flags: Megatron-LM `megatron/training/arguments.py` (docs/formats/megatron.md); `--zero-stage` is Megatron-DeepSpeed's.
  */
 import type { ConfigFacts } from '../../shared/plan/facts';
 import { applyOffsetEdits, findFlags, insertNear, removeFlag, valueEdit, type FlagHit, type OffsetEdit } from '../common/edit/shellFlags';

@@ -1,4 +1,4 @@
-/** nanotron YAML (src/nanotron/config/config.py, parallelism_config.py; config-formats.md §5). */
+/** nanotron YAML (src/nanotron/config/config.py, parallelism_config.py; docs/formats/nanotron.md). */
 import type { FactSink } from '../common/sink';
 import { locOf, readBool, readNum } from '../common/read';
 import { optimizerOf, precisionOf } from '../common/maps';

@@ -1,6 +1,6 @@
 /**
  * torchtitan job TOML in both layouts: [parallelism] + local_batch_size (2025+) and the older [training]/
- * [experimental] keys with batch_size (config-formats.md §3; torchtitan/config/job_config.py at 238fa995).
+ * [experimental] keys with batch_size (docs/formats/torchtitan.md; torchtitan/config/job_config.py at 238fa995).
  */
 import type { FactSink } from '../common/sink';
 import { locOf, readBool, readNum, readStr } from '../common/read';

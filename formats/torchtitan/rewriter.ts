@@ -1,6 +1,6 @@
 /**
  * torchtitan TOML job configs: [parallelism] degrees and FSDP resharding, [training] batch sizes and CPU offload,
- * [activation_checkpoint] mode. Keys: torchtitan `torchtitan/config/job_config.py` (config-formats.md §3.2).
+ * [activation_checkpoint] mode. Keys: torchtitan `torchtitan/config/job_config.py` (docs/formats/torchtitan.md).
  * With PP, torchtitan splits `local_batch_size` into microbatches of `pipeline_parallel_microbatch_size`;
  * without PP, `local_batch_size` is the micro batch and accumulation follows from `global_batch_size`.
  */
@@ -9,7 +9,7 @@ import type { LayoutTarget, Rewrite } from '../common/edit/types';
 
 /**
  * The table a parallelism key lives in: where the file has it, else [parallelism]; files of the schema before
- * March 2025 (no [parallelism]) keep TP/DP in [training] and PP/CP in [experimental] (config-formats.md §3.1).
+ * March 2025 (no [parallelism]) keep TP/DP in [training] and PP/CP in [experimental] (docs/formats/torchtitan.md).
  */
 function tableOf(ed: TomlEditor, key: string): string {
   for (const t of ['parallelism', 'training', 'experimental']) if (ed.get(t, key) !== undefined) return t;

@@ -41,12 +41,12 @@ export function commBufferBytes(
   return 0;
 }
 
-/** CUDA context, cuBLAS/cuDNN workspaces and NCCL communicators: a constant per GPU (formulas.md guidance 3: 1–2 GB). */
+/** CUDA context, cuBLAS/cuDNN workspaces and NCCL communicators: a constant per GPU (docs/formulas.md#runtime-overheads: 1–2 GB). */
 export function cudaContextBytes(contextBytes: number): number {
   return contextBytes;
 }
 
-/** Caching-allocator fragmentation: reserved − allocated = f · tensor bytes (formulas.md guidance 3: 5–10%). */
+/** Caching-allocator fragmentation: reserved − allocated = f · tensor bytes (docs/formulas.md#runtime-overheads: 5–10%). */
 export function fragmentationBytes(tensorBytes: number, fraction: number): number {
   return tensorBytes * fraction;
 }

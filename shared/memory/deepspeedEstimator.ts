@@ -4,7 +4,7 @@ import type { ModelSpec, Plan } from '../plan/types';
 /**
  * DeepSpeed's own model-state estimators, reproduced so ShardLens can show "DeepSpeed's estimator would say X"
  * (deepspeed/runtime/zero/stage_1_and_2.py `estimate_zero2_model_states_mem_needs`, stage3.py
- * `estimate_zero3_model_states_mem_needs`; formulas.md §b.1). Model states only: no activations, buffers or context.
+ * `estimate_zero3_model_states_mem_needs`; docs/formulas.md#model-states). Model states only: no activations, buffers or context.
  */
 
 export interface DsEstimate {

@@ -15,6 +15,6 @@ export const TERM_INFO: Readonly<Record<MemoryTermName, TermInfo>> = {
   logits: { label: 'Output layer and fp32 logits', formula: '2B·sbh/(SP ? t : 1) + 4·s·b·V/t', citation: 'Korthikanti et al. 2022 §4.2.3 (4sbh/t·(1 + v/h))' },
   gatheredParameters: { label: 'Gathered ZeRO-3/FSDP parameters', formula: 'FSDP: (reshard ? 2Ψ_unit : Ψ_stage)·b_param + Ψ_unit·b_grad; DeepSpeed: min(max_live, Ψ_unit + prefetch)·b_param + Ψ_unit·b_grad', citation: 'Zhao et al. 2023 (PyTorch FSDP) §3.2; DeepSpeed memory.rst largest_layer_memory' },
   commBuffers: { label: 'Communication buckets', formula: 'DDP Ψ_stage·b_grad (bucket copies of all gradients); DeepSpeed ZeRO-1/2 (overlap ? 4.5 : 1)·(reduce + allgather)·2; ZeRO-3 (overlap ? 2 : 1)·reduce·b_grad', citation: 'PyTorch DDP docs (gradient_as_bucket_view); DeepSpeed config docs (overlap_comm 4.5×)' },
-  cudaContext: { label: 'CUDA context and workspaces', formula: 'C_ctx', citation: 'formulas.md guidance 3 (1–2 GB per GPU)' },
-  fragmentation: { label: 'Allocator fragmentation', formula: 'f · allocated tensors', citation: 'formulas.md guidance 3 (5–10%)' },
+  cudaContext: { label: 'CUDA context and workspaces', formula: 'C_ctx', citation: 'docs/formulas.md#runtime-overheads (1–2 GB per GPU)' },
+  fragmentation: { label: 'Allocator fragmentation', formula: 'f · allocated tensors', citation: 'docs/formulas.md#runtime-overheads (5–10%)' },
 };

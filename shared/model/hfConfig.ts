@@ -1,5 +1,5 @@
 /**
- * Reads a Hugging Face `config.json` object into a ModelSpec (config-formats.md §7.1). Handles Llama, Mistral,
+ * Reads a Hugging Face `config.json` object into a ModelSpec (docs/formats/hf-config.md). Handles Llama, Mistral,
  * Qwen2 (q/k/v bias hard-coded in the modeling code), Qwen3 (explicit head_dim, q/k norm), GPT-2 (n_embd …),
  * Mixtral, Qwen-MoE and DeepSeek-style MoE keys, and nested `text_config`. Never throws: garbage becomes problems.
  */

@@ -1,5 +1,5 @@
 /**
- * Exact parameter counts per component of a decoder transformer (config-formats.md §7.2).
+ * Exact parameter counts per component of a decoder transformer (docs/formulas.md#parameters).
  * Counts are trainable parameters as the framework creates them; buffers (rotary inv_freq, GPT-2 causal masks) are not parameters.
  */
 import type { ParameterCounts } from '../plan/result';

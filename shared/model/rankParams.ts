@@ -1,7 +1,6 @@
 /**
  * Parameters one rank holds, the one model memory, communication and step time all count with: how tensor, expert and
- * pipeline parallelism split each layer part (Megatron layout, Shoeybi et al. 2019, docs/formulas.md "Parameters per
- * rank"), how many layers each pipeline stage holds, and where the embedding and LM head live.
+ * pipeline parallelism split each layer part (Megatron layout, Shoeybi et al. 2019, docs/formulas.md#parameters-per-rank), how many layers each pipeline stage holds, and where the embedding and LM head live.
  */
 import { layerParams, normParams, paddedVocabSize } from './params';
 import type { ModelSpec } from '../plan/types';

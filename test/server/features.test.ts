@@ -1,6 +1,6 @@
 /**
  * Inlay hints, hover, code lenses, completion and the custom analysis request over the in-process LSP connection,
- * with one fixture per format (test/server/fixtures, modelled on the files in config-formats.md §10).
+ * with one fixture per format (test/server/fixtures, modelled on real files of the corpus).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

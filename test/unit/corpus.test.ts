@@ -10,12 +10,13 @@ import type { PlanPath } from '../../shared/plan/paths';
 import type { InputSource } from '../../shared/plan/types';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { FormatId } from '../../shared/plan/facts';
 import { detectFormat, initFormats, parseConfig } from '../../formats/index';
 import { loadConfigGraph } from '../../server/formats/workspace';
+import { CORPUS as FOUND, corpusFiles, corpusPresent, corpusSkip } from '../support/corpus';
 
-const CORPUS = resolve(__dirname, '../../../shared/corpus');
+const CORPUS = FOUND ?? '/nonexistent/corpus';
 
 /** Folder → expected format, with per-file exceptions (by a fragment of the saved name). */
 const BY_FOLDER: Record<string, FormatId | undefined> = {
@@ -44,7 +45,8 @@ const host = {
   root: CORPUS,
 };
 
-describe('real config corpus', { skip: existsSync(CORPUS) ? false : `corpus not found at ${CORPUS} (expected ../shared/corpus next to the checkout)` }, () => {
+describe('real config corpus', { skip: corpusSkip }, () => {
+  test('the corpus is there', () => { corpusPresent(); });
   before(async () => { await initFormats(); });
   const folders = existsSync(CORPUS) ? readdirSync(CORPUS).filter((d) => statSync(join(CORPUS, d)).isDirectory()) : [];
   for (const folder of folders) {
@@ -73,7 +75,7 @@ describe('real config corpus', { skip: existsSync(CORPUS) ? false : `corpus not 
   }
 });
 
-/** Decisive values per file, from config-formats.md §10 (the numbers quoted there were read from the files). */
+/** Decisive values per file, read from the corpus files themselves (the corpus SOURCES.md says where each comes from). */
 const VALUES: [string, Record<string, unknown>][] = [
   ['train_llama3_8b_h100_fp8.sh', { 'parallel.tp': 1, 'training.microBatch': 1, 'training.globalBatch': 128, 'training.seqLen': 8192, 'model.layers': 32, 'model.hiddenSize': 4096, 'model.ffnSize': 14336, 'model.kvHeads': 8, 'training.precision': 'fp8-mixed', 'parallel.sharding.style': 'megatron-distopt', 'cluster.worldSize': 8 }],
   ['train_mixtral_8x7b_distributed.sh', { 'parallel.pp': 4, 'parallel.ep': 8, 'model.moe.experts': 8, 'model.moe.topK': 2, 'training.globalBatch': 256, 'training.precision': 'bf16-mixed' }],
@@ -94,11 +96,11 @@ const VALUES: [string, Record<string, unknown>][] = [
   ['ds_z2_autotp_config.json', { 'parallel.tp': 2, 'parallel.sharding.stage': 2 }],
   ['ds_z3_fp8_config.json', { 'parallel.sharding.reduceBucketElems': 12845056, 'parallel.sharding.prefetchBucketElems': 11560550, 'parallel.sharding.offloadOptimizer': 'cpu' }],
   ['zero3_bf16_cpuoffload_all.json', { 'parallel.sharding.maxLiveParams': 0, 'parallel.sharding.offloadParams': 'cpu', 'training.precision': 'bf16-mixed' }],
-  ['litgpt__config_hub__finetune__llama-3.1-8b__full.yaml', { 'training.globalBatch': 64, 'training.microBatch': 4, 'training.gradAccum': 4, 'training.precision': 'bf16' }],
+  ['litgpt__config_hub__finetune__llama-3.1-8b__full.yaml', { 'training.globalBatch': 64, 'training.microBatch': 4, 'training.precision': 'bf16' }],
   ['70B_full_multinode.yaml', { 'parallel.tp': 8 }],
 ];
 
-describe('corpus values (config-formats.md §10)', { skip: existsSync(CORPUS) ? false : 'corpus not found' }, () => {
+describe('corpus values', { skip: corpusSkip }, () => {
   before(async () => { await initFormats(); });
   for (const [frag, want] of VALUES) {
     test(frag, () => {
@@ -110,4 +112,9 @@ describe('corpus values (config-formats.md §10)', { skip: existsSync(CORPUS) ? 
       for (const [k, v] of Object.entries(want) as [PlanPath, unknown][]) assert.deepEqual(facts[k]?.value, v, `${k}`);
     });
   }
+  // Values the file implies rather than states, derived when the plan is resolved.
+  test('LitGPT: accumulation = global 64 / (4 devices × micro 4) = 4', () => {
+    const [, , path] = corpusFiles().find(([, n]) => n.includes('litgpt__config_hub__finetune__llama-3.1-8b__full.yaml'))!;
+    assert.equal(loadConfigGraph(path, host).resolved.plan?.training.gradAccum, 4);
+  });
 });

@@ -1,6 +1,6 @@
 /**
  * The scaled model keeps the config's family, and its parameter layout has exactly the parameters the formulas of
- * config-formats.md §7.2 give for the scaled dimensions (computed here by hand, not by the code under test).
+ * docs/formulas.md#parameters give for the scaled dimensions (computed here by hand, not by the code under test).
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,7 +1,7 @@
 /**
  * Parameter layout of the scaled transformer: flat "units" (embedding, one per layer, head) as FSDP and ZeRO-3 flatten
  * parameters per module, each padded to a multiple of the rank count so it splits into equal shards.
- * The tensor list follows the parameter formulas of the core (config-formats.md §7.2), so Ψ here equals the core's count.
+ * The tensor list follows the parameter formulas of the core (docs/formulas.md#parameters), so Ψ here equals the core's count.
  */
 import type { ModelSpec } from '../../shared/plan/types';
 

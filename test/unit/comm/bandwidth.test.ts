@@ -1,5 +1,5 @@
 /**
- * The link model against measurements: Ultra-Scale Playbook H100 bus bandwidths (formulas.md §c, data/collectives.json),
+ * The link model against measurements: Ultra-Scale Playbook H100 bus bandwidths (docs/formulas.md#reference-values, data/collectives.json),
  * 8 GPUs per node. Within one node and across two nodes the model's bus bandwidth lies between the measured all-gather
  * and all-reduce figures (NVLS lifts all-reduce above the link rate). From 4 nodes on, the measured cluster falls well
  * below its adapters' rate; the model's default fabric loses only fabric.dropPerDoubling per doubling (a measured

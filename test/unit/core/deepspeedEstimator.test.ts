@@ -1,5 +1,5 @@
 /**
- * DeepSpeed's estimator tables (formulas.md §b.1): docs/code-docs/source/memory.rst for t5-3b (1 node × 8 GPUs) and
+ * DeepSpeed's estimator tables (docs/formulas.md#model-states): docs/code-docs/source/memory.rst for t5-3b (1 node × 8 GPUs) and
  * the transformers DeepSpeed docs for bigscience/T0_3B (1 × 1 and 1 × 2). Printed with 2 decimals of GiB.
  */
 import { describe, test } from 'node:test';
@@ -39,7 +39,7 @@ describe('DeepSpeed ZeRO-2 estimator, t5-3b, 1 × 8', () => {
   test('cold (2851e6): 127.45 / 5.31 and 127.45 / 15.93 (pre-2024); current code gives 11.28 GiB', () => {
     prints(dsZero2Estimate(2851e6, c, true).cpuBytes, 127.45, 'cpu'); prints(dsZero2Estimate(2851e6, c, true).gpuBytes, 5.31, 'gpu');
     prints(dsZero2Estimate(2851e6, c, false, 'pre-2024').gpuBytes, 15.93, 'gpu old');
-    // PR #5099 (2024-06): 2Ψ + 18Ψ/N instead of 4Ψ + 16Ψ/N (formulas.md §b.1: "recomputed with current code 11.28").
+    // PR #5099 (2024-06): 2Ψ + 18Ψ/N instead of 4Ψ + 16Ψ/N (docs/formulas.md#model-states: "recomputed with current code 11.28").
     prints(dsZero2Estimate(2851e6, c, false).gpuBytes, 11.28, 'gpu new');
   });
 });

@@ -1,6 +1,6 @@
 /**
- * Korthikanti et al. 2022 Fig. 1 formula vectors (formulas.md §c, Table 3 configs) and Megatron's distributed-optimizer
- * bytes-per-parameter table (docs/user-guide/features/dist_optimizer.md, formulas.md §b.2).
+ * Korthikanti et al. 2022 Fig. 1 formula vectors (docs/formulas.md#reference-values, Table 3 configs) and Megatron's distributed-optimizer
+ * bytes-per-parameter table (docs/user-guide/features/dist_optimizer.md, docs/formulas.md#model-states).
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -67,7 +67,7 @@ describe('Megatron distributed optimizer bytes per parameter', () => {
   }
 });
 
-describe('Megatron theoretical_memory_usage.py weight and optimizer memory (formulas.md §b.2)', () => {
+describe('Megatron theoretical_memory_usage.py weight and optimizer memory (docs/formulas.md#model-states)', () => {
   test('Llama-3-8B, TP 8, PP 1, padded vocabulary 129,024: per-rank parameters and 18 bytes each', () => {
     // Megatron: self_attn = 2h²(1 + G/H)(kv·H/h), mlp = 2h·ffn·3/2 (swiglu), layernorms 2h·1 (RMSNorm), embedding h·V_pad
     // (twice when untied and p = 1); tp_sharded = ((attn + mlp)·L + 2·embedding)/t, replicated = layernorms·L + final norm.

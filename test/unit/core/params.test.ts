@@ -1,11 +1,11 @@
-/** Exact parameter counts (config-formats.md §7.3) and config.json reading. */
+/** Exact parameter counts (docs/formulas.md#reference-values) and config.json reading. */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { countParams, paddedVocabSize } from '../../../shared/model/params';
 import { modelFromHfConfig } from '../../../shared/model/hfConfig';
 import { preset } from './helpers';
 
-// Published counts, each equal to an independent source (config-formats.md §7.3: HF API / GGUF / keras-hub).
+// Published counts, each equal to an independent source (docs/formulas.md#reference-values: the counts the Hugging Face Hub reports).
 const EXACT: [string, number, number?][] = [
   ['llama-2-7b', 6_738_415_616],
   ['llama-3-8b', 8_030_261_248],
@@ -18,7 +18,7 @@ const EXACT: [string, number, number?][] = [
   ['gpt2', 124_439_808],
 ];
 
-describe('parameter counts (config-formats.md §7.3)', () => {
+describe('parameter counts (docs/formulas.md#reference-values)', () => {
   for (const [name, total, active] of EXACT) {
     test(`${name} has exactly ${total.toLocaleString('en')} parameters`, () => {
       const c = countParams(preset(name));
@@ -44,7 +44,7 @@ describe('Narayanan et al. 2021 Table 1 parameter column', () => {
 });
 
 describe('vocabulary padding and LoRA', () => {
-  test('Megatron pads Llama-3 128,256 to 129,024 rows at TP 8 (config-formats.md §7.3 lesson)', () => {
+  test('Megatron pads Llama-3 128,256 to 129,024 rows at TP 8 (docs/formulas.md#parameters, vocabulary padding)', () => {
     assert.equal(paddedVocabSize(128_256, 128, 8), 129_024);
     const m = { ...preset('llama-3-8b'), vocabPadMultiple: 128 };
     // Two matrices (untied) grow by (129,024 − 128,256)·4096 each.

@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { zeroModelStateBytes } from '../../../shared/memory/modelStates';
 
-// Rows: DP degree; columns: P_os, P_os+g, P_os+g+p for Ψ = 7.5B, 128B, 1T (formulas.md §b.5).
+// Rows: DP degree; columns: P_os, P_os+g, P_os+g+p for Ψ = 7.5B, 128B, 1T (docs/formulas.md#model-states).
 const TABLE: [number, string[]][] = [
   [1, ['120', '120', '120', '2048', '2048', '2048', '16000', '16000', '16000']],
   [4, ['52.5', '41.3', '30', '896', '704', '512', '7000', '5500', '4000']],

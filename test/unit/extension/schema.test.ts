@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { CORPUS as FOUND, corpusPresent, corpusSkip } from '../../support/corpus';
 
 type Schema = Record<string, unknown> & { properties?: Record<string, Schema>; anyOf?: Schema[] };
 interface Entry { type: string; default?: unknown; auto?: string; aliases?: string[]; description?: string; deprecated?: string; enum?: unknown[] }
@@ -80,7 +81,7 @@ describe('strict sections', () => {
   test('stage3_ aliases are accepted (populate_by_name)', () => assert.deepEqual(validate(schema, { zero_optimization: { max_live_parameters: 1e9 } }), []));
 });
 
-const CORPUS = '/work/shared/corpus/deepspeed';
+const CORPUS = join(FOUND ?? '/nonexistent/corpus', 'deepspeed');
 /**
  * Corpus files that are not plain DeepSpeed input, with the errors they may show and why:
  * the MoE TEMPLATE has shell placeholders (CONFIG_BATCH_SIZE) that a script substitutes;
@@ -92,7 +93,8 @@ const KNOWN: Readonly<Record<string, readonly string[] | 'not-json'>> = {
   'deepspeedai__DeepSpeedExamples__inference__sglang__ds_offload_nvme_aio.json': ['$.zero_optimization: matches no alternative'],
   'huggingface__accelerate__examples__deepspeed_config_templates__zero_stage3_offload_config.json': ['$.zero_optimization: matches no alternative'],
 };
-describe('real DeepSpeed configs validate', { skip: existsSync(CORPUS) ? false : 'corpus not present' }, () => {
+describe('real DeepSpeed configs validate', { skip: corpusSkip }, () => {
+  test('the corpus is there', () => { corpusPresent(); });
   for (const f of existsSync(CORPUS) ? readdirSync(CORPUS).filter((n) => n.endsWith('.json')) : []) {
     test(f, () => {
       const known = KNOWN[f];

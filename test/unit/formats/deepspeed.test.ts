@@ -1,5 +1,5 @@
 /**
- * DeepSpeed JSON reader. Expectations come from DeepSpeed's config models (config-formats.md §1):
+ * DeepSpeed JSON reader. Expectations come from DeepSpeed's config models (docs/formats/deepspeed.md):
  * unknown keys inside `zero_optimization` are rejected (pydantic extra="forbid"), `cpu_offload` is deprecated
  * in favour of `offload_optimizer`, `max_live_parameters` is the alias of `stage3_max_live_parameters`,
  * `"zero_optimization": true` is legacy stage 1, `bfloat16` the legacy spelling of `bf16`.

@@ -1,7 +1,7 @@
 /**
  * Megatron-LM launch scripts through tree-sitter-bash. Expected values follow bash semantics
  * (`${VAR:-default}`, `$(( ))`, array expansion, word splitting) and Megatron's flag meanings and defaults
- * (config-formats.md §2.2: tied embeddings and biases by default; --recompute-activations = selective).
+ * (docs/formats/megatron.md: tied embeddings and biases by default; --recompute-activations = selective).
  */
 import { before, describe, test } from 'node:test';
 import type { PlanPath } from '../../../shared/plan/paths';

@@ -1,6 +1,6 @@
 /**
  * Facts → Plan. Expected numbers: DeepSpeed's batch rules (runtime/config.py `_set_batch_related_parameters`,
- * config-formats.md §1.2), HF Trainer's "auto" filling (integrations/deepspeed.py: reduce_bucket_size = h²,
+ * docs/formats/README.md#the-batch-identity-and-deepspeeds-auto), HF Trainer's "auto" filling (integrations/deepspeed.py: reduce_bucket_size = h²,
  * stage3_prefetch_bucket_size = 0.9·h², micro batch default 8), Megatron DP = world / (TP·PP·CP).
  */
 import { before, describe, test } from 'node:test';

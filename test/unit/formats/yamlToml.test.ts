@@ -1,7 +1,7 @@
 /**
  * torchtitan TOML (both layouts), Accelerate, Axolotl, LLaMA-Factory, HF config.json.
  * Expected values: torchtitan job_config.py defaults (AC selective; shard degree −1 = all remaining ranks),
- * Accelerate's 1-based FSDP strategy index (2 = SHARD_GRAD_OP), parallelism_config product, config-formats.md §3–§7.
+ * Accelerate's 1-based FSDP strategy index (2 = SHARD_GRAD_OP), parallelism_config product, docs/formats/.
  */
 import { describe, test } from 'node:test';
 import type { PlanPath } from '../../../shared/plan/paths';

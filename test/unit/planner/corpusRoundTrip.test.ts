@@ -12,8 +12,9 @@ import { canApplyLayout, layoutEdits, type LayoutTarget } from '../../../formats
 import { applyTextEdits } from '../../../formats/common/edit/text';
 import type { ConfigFacts, FormatId } from '../../../shared/plan/facts';
 import type { PlanPath } from '../../../shared/plan/paths';
+import { CORPUS as FOUND, corpusPresent, corpusSkip } from '../../support/corpus';
 
-const CORPUS = '/work/shared/corpus';
+const CORPUS = FOUND ?? '/nonexistent/corpus';
 
 const TARGETS: LayoutTarget[] = [
   { tp: 2, pp: 2, vpp: 1, cp: 1, ep: 1, dp: 2, sp: true, zero: 3, sharding: 'deepspeed', distributedOptimizer: true, microBatch: 3, gradAccum: 5, recompute: 'full', offload: 'none', globalBatch: 30, layers: 32 },
@@ -43,7 +44,8 @@ describe('corpus configs round-trip through "Apply layout"', () => {
     await initFormats();
   });
   const files = corpusFiles();
-  test('the corpus is there', { skip: files.length === 0 ? 'corpus not present' : false }, () => {
+  test('the corpus is there', { skip: corpusSkip }, () => {
+    corpusPresent();
     assert.ok(files.length > 50);
   });
   for (const path of files) {

@@ -1,5 +1,5 @@
 /**
- * The planner against the published layouts of Narayanan et al. 2021, Table 1 (formulas.md §c): GPT models,
+ * The planner against the published layouts of Narayanan et al. 2021, Table 1 (docs/formulas.md#reference-values): GPT models,
  * V 51,200, s 2048, A100 80 GB (8 per node, Selene), fp16 mixed precision, full activation recomputation, the
  * interleaved schedule where p > 1. Table 1 fixes t, p, the GPU count (so d) and the global batch; it does not give
  * the micro batch or the number of virtual stages, so "the published layout" here is the fastest micro batch and VPP

@@ -1,6 +1,6 @@
 /**
  * "Apply layout" rewriters keep each file's formatting: golden before/after texts written by hand from the format
- * docs (config-formats.md §1 DeepSpeed, §2 Megatron-LM, §3 torchtitan, §4 Accelerate, §6 Axolotl/LLaMA-Factory).
+ * docs (docs/formats/: deepspeed.md, megatron.md, torchtitan.md, accelerate.md, axolotl.md, llamafactory.md).
  * Each case checks the full rewritten text, and that the minimal edits applied to the original give the same text.
  */
 import { describe, test } from 'node:test';
