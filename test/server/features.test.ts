@@ -229,6 +229,22 @@ describe('shardlens/analysis', () => {
     assert.ok(Array.isArray(r.assumptions) && Array.isArray(r.problems));
   });
 
+  test('says what was read: training, model and cluster inputs with their sources (issue 12)', async () => {
+    const { uri, text } = await openFixture('dschat_step1.sh');
+    const r = await c.analysis(uri);
+    const i = r?.inputs;
+    assert.ok(i);
+    // The file states micro batch 4, sequence 512, ZeRO via $ZERO_STAGE and 8 GPUs (deepspeed --num_gpus 8).
+    assert.equal(i.training.microBatch.value, 4);
+    assert.equal(i.training.microBatch.source.kind, 'explicit');
+    assert.equal(i.training.microBatch.source.range?.start.line, posOf(text, '--per_device_train_batch_size', 0).line);
+    assert.equal(i.training.seqLen.value, 512);
+    assert.equal(i.cluster.gpusPerNode.value, 8);
+    assert.match(i.cluster.gpu.source.kind, /assumed/);
+    // Llama 2 7B has 32 layers (Touvron et al. 2023, Table 1), from the model the file names.
+    assert.equal(i.model.layers.value, 32);
+  });
+
   test('shardlens/simulate: 1F1B over 2 stages with the bubble of the closed form', async () => {
     const { uri } = await openFixture('pretrain_llama.sh');
     const sim = await c.rpc.sendRequest<AnalysisSimulation | null>(LspMethods.simulate, { uri });
