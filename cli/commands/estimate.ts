@@ -47,7 +47,7 @@ function printStages(title: string, stages: readonly StageMemory[], gpuBytes: nu
 }
 
 /** The JSON of one file's estimate: the traceable result plus file, format, plan summary, assumptions and problems. */
-function toJson(path: string, format: string, est: MemoryEstimate | undefined, loaded: Awaited<ReturnType<typeof loadConfig>>, problems: ReturnType<typeof allProblems>) {
+function toJson(path: string, format: string | null, est: MemoryEstimate | undefined, loaded: Awaited<ReturnType<typeof loadConfig>>, problems: ReturnType<typeof allProblems>) {
   const plan = loaded.resolved.plan;
   const inputs = plan ? readInputs(plan, loaded.resolved.factsUsed) : undefined;
   return {
@@ -78,10 +78,12 @@ export async function estimateFile(file: string, flags: ParsedArgs['flags'], qui
   const plan = loaded.resolved.plan;
   const est = plan ? estimateMemory(plan) : undefined;
   const problems = allProblems(loaded, est?.problems ?? []);
-  const json = toJson(loaded.path, loaded.primary.format, est, loaded, problems);
+  // A file no reader recognises has no format (the parser's placeholder id is not shown).
+  const format = loaded.primary.diagnostics.some((d) => d.code === 'unknown-format') ? null : loaded.primary.format;
+  const json = toJson(loaded.path, format, est, loaded, problems);
   const code = !est || hasErrors(problems) || est.stages.length === 0 ? 2 : est.fits ? 0 : 1;
   if (!flags.json) {
-    if (!quietHeader) console.log(`${relative(process.cwd(), loaded.path) || loaded.path}  (${loaded.primary.format})`);
+    if (!quietHeader) console.log(`${relative(process.cwd(), loaded.path) || loaded.path}  (${format ?? 'not a config ShardLens reads'})`);
     if (plan && est) {
       console.log(planSummary(plan, est.model.parameters));
       console.log(`\nRead (value and where it came from):\n${inputLines(readInputs(plan, loaded.resolved.factsUsed)).map((l) => '  ' + l).join('\n')}`);
