@@ -105,12 +105,17 @@ export function sourceText(s: InputSource): string {
   return `${s.kind}: ${s.detail}`;
 }
 
-/** The inputs as aligned text lines (the CLI's "Read" block): label, value, source. */
+/** The inputs as aligned text lines (the CLI's "Read" block): label, value, source ("〃" repeats the line above). */
 export function inputLines(inputs: ResolvedInputs): string[] {
   const lines: string[] = [];
   for (const [group, entries] of Object.entries(inputs) as [string, Record<string, ReadInput<unknown>>][]) {
     lines.push(`${group}:`);
-    for (const [name, r] of Object.entries(entries)) lines.push(`  ${name.padEnd(12)} ${String(r.value).padEnd(22)} ${sourceText(r.source)}`);
+    let previous = '';
+    for (const [name, r] of Object.entries(entries)) {
+      const text = sourceText(r.source);
+      lines.push(`  ${name.padEnd(12)} ${String(r.value).padEnd(22)} ${text === previous ? '〃' : text}`);
+      previous = text;
+    }
   }
   return lines;
 }
