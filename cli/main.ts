@@ -1,5 +1,5 @@
 /** `shardlens`: memory, communication and step-time estimates for distributed training configs, from the shell. */
-import { parseArgs } from './args';
+import { parseArgs, unknownFlags } from './args';
 import { estimateCommand } from './commands/estimate';
 import { gpusCommand, paramsCommand } from './commands/info';
 import { planCommand, probeCliCommand, validateCommand } from './commands/run';
@@ -14,8 +14,12 @@ Usage:
   shardlens plan <file> [--gpus <N>x<GPU>] [--top K] [--json]
   shardlens params <preset|config.json> [--json]      (shardlens params --list for presets)
   shardlens gpus [--json]
-  shardlens validate <file> [--ranks N] [--modes ddp,zero1,zero2,zero3] [--steps K] [--json]
-  shardlens probe <file> --ranks N [--mode …] [--out report.json] [--json]
+  shardlens validate <file> --trust [--ranks N] [--modes ddp,zero1,zero2,zero3] [--steps K] [--json]
+  shardlens probe <file> --trust [--ranks N] [--oversubscribe] [--mode …] [--steps K] [--out report.json] [--json]
+
+Settings come from <workspace>/.vscode/settings.json, where the workspace is --workspace <dir>, else the nearest
+project folder (.vscode, .git or package.json) between the file and the current folder; never from above it.
+validate and probe launch processes: they run only with --trust, for folders you trust.
 
 Formats: DeepSpeed JSON, Megatron-LM scripts/YAML, torchtitan TOML, Accelerate, nanotron, Axolotl,
 LLaMA-Factory, Lightning/LitGPT/torchtune YAML, Hugging Face config.json.
@@ -27,6 +31,8 @@ async function main(argv: readonly string[]): Promise<number> {
     console.log(HELP);
     return args.command || args.flags.help ? 0 : 2;
   }
+  const bad = unknownFlags(args);
+  if (bad) throw new InputError(bad);
   switch (args.command) {
     case 'estimate': return estimateCommand(args);
     case 'simulate': return simulateCommand(args);
@@ -40,7 +46,7 @@ async function main(argv: readonly string[]): Promise<number> {
 }
 
 main(process.argv.slice(2)).then(
-  (code) => { process.exitCode = code; },
+  (code) => { if (process.exitCode === undefined) process.exitCode = code; },
   (err: unknown) => {
     if (err instanceof InputError) console.error(`shardlens: ${err.message}`);
     else console.error(`shardlens: internal error: ${(err as Error)?.stack ?? String(err)}`);

@@ -7,6 +7,7 @@ import megatron from '../../data/formats/megatron.json';
 import nanotron from '../../data/formats/nanotron.json';
 import torchtitan from '../../data/formats/torchtitan.json';
 import type { FormatId } from '../../shared/plan/facts';
+import { lookupTable } from '../../shared/lookup';
 
 /** One documented key of a format. */
 export interface KeyDoc {
@@ -26,7 +27,7 @@ export interface KeyTable {
 
 function table(raw: unknown): KeyTable {
   const keys = (raw as { keys?: Record<string, KeyDoc> }).keys;
-  return { keys: keys && typeof keys === 'object' ? keys : {} };
+  return { keys: lookupTable(keys && typeof keys === 'object' ? keys : {}) };
 }
 
 const TABLES: Partial<Record<FormatId, KeyTable>> = {

@@ -10,6 +10,7 @@ import megatron from '../../data/formats/megatron.json';
 import nanotron from '../../data/formats/nanotron.json';
 import torchtitan from '../../data/formats/torchtitan.json';
 import type { FormatId } from '../../shared/plan/facts';
+import { lookupTable } from '../../shared/lookup';
 
 export interface KeySpec {
   readonly type: string;
@@ -26,14 +27,14 @@ export interface KeySpec {
 }
 
 const TABLES: Partial<Record<FormatId, Readonly<Record<string, KeySpec>>>> = {
-  deepspeed: deepspeed.keys as Record<string, KeySpec>,
-  'megatron-script': megatron.keys as Record<string, KeySpec>,
-  'megatron-yaml': megatron.keys as Record<string, KeySpec>,
-  accelerate: accelerate.keys as Record<string, KeySpec>,
-  axolotl: axolotl.keys as Record<string, KeySpec>,
-  llamafactory: llamafactory.keys as Record<string, KeySpec>,
-  torchtitan: torchtitan.keys as Record<string, KeySpec>,
-  nanotron: nanotron.keys as Record<string, KeySpec>,
+  deepspeed: lookupTable(deepspeed.keys as Record<string, KeySpec>),
+  'megatron-script': lookupTable(megatron.keys as Record<string, KeySpec>),
+  'megatron-yaml': lookupTable(megatron.keys as Record<string, KeySpec>),
+  accelerate: lookupTable(accelerate.keys as Record<string, KeySpec>),
+  axolotl: lookupTable(axolotl.keys as Record<string, KeySpec>),
+  llamafactory: lookupTable(llamafactory.keys as Record<string, KeySpec>),
+  torchtitan: lookupTable(torchtitan.keys as Record<string, KeySpec>),
+  nanotron: lookupTable(nanotron.keys as Record<string, KeySpec>),
 };
 
 /** The key table of a format (empty for formats without one). */

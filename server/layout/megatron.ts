@@ -7,6 +7,7 @@ import type { ConfigFacts } from '../../shared/plan/facts';
 import { applyOffsetEdits, findFlags, insertNear, removeFlag, valueEdit, type FlagHit, type OffsetEdit } from './shellFlags';
 import { lineStarts, offsetAt } from './text';
 import type { LayoutTarget, Rewrite } from './types';
+import { own } from '../../shared/lookup';
 
 /**
  * The parser's value range for a flag (it follows variables to their definitions), when it covers a plain number
@@ -114,7 +115,7 @@ export function rewriteMegatronScript(text: string, t: LayoutTarget, facts?: Con
       continue;
     }
     if (found.length === 0) {
-      if (typeof value === 'string' && DEFAULTS[flag] === value) continue;
+      if (typeof value === 'string' && own(DEFAULTS, flag) === value) continue;
       if (!anchor) {
         notes.push(`Add ${flag}${value === true ? '' : ` ${value}`} to the training arguments.`);
         continue;

@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Plan } from '../../shared/plan/types';
 import { exportProbePlan, isExportProblem, stageOfMode, type ExportOptions } from './exportPlan';
@@ -15,7 +15,10 @@ import type { ProbeFailure, ProbeFailureCode, ProbeMode, ProbePlan, ProbeProgres
 export interface RunProbeOptions {
   /** A resolved plan (exported here) or an already exported probe plan. */
   readonly plan: Plan | ProbePlan;
-  readonly ranks: number;
+  /** Ranks to launch; default: one per GPU, else 2 CPU ranks (see chooseRanks). */
+  readonly ranks?: number;
+  /** Allow more ranks than the machine has GPUs (or CPU cores). */
+  readonly oversubscribe?: boolean;
   readonly mode?: ProbeMode;
   /** Where the report is written (default: a new temporary folder). */
   readonly out?: string;
@@ -56,34 +59,53 @@ export function localArgv(probeDir: string, ranks: number, planPath: string, mod
   ];
 }
 
+/**
+ * How many ranks to launch: the request, else what the machine has (one per GPU, or 2 CPU ranks). More ranks than
+ * GPUs (or CPU cores, on CPU) are refused unless `oversubscribe` says so: a config's data-parallel size of 1,024 must
+ * never become 1,024 processes on a laptop.
+ */
+export function chooseRanks(requested: number | undefined, machine: { readonly gpus: number; readonly cpus: number }, oversubscribe = false): number | { error: string } {
+  const capacity = machine.gpus > 0 ? machine.gpus : Math.max(2, machine.cpus);
+  if (requested === undefined) return machine.gpus > 0 ? machine.gpus : 2;
+  if (!Number.isInteger(requested) || requested < 1) return { error: `ranks must be a positive integer (got ${requested})` };
+  if (requested > capacity && !oversubscribe) {
+    const what = machine.gpus > 0 ? `${machine.gpus} GPU${machine.gpus > 1 ? 's' : ''}` : `${machine.cpus} CPU core${machine.cpus > 1 ? 's' : ''}`;
+    return { error: `${requested} ranks is more than this machine has (${what}); use fewer ranks, or allow it explicitly (--oversubscribe)` };
+  }
+  return requested;
+}
+
 /** Runs the probe and resolves with the report, or a failure that says what went wrong; never rejects. */
 export async function runProbe(opts: RunProbeOptions): Promise<ProbeReport | ProbeFailure> {
   const progress = opts.onProgress ?? (() => undefined);
-  if (!Number.isInteger(opts.ranks) || opts.ranks < 1) return fail('layout-mismatch', `ranks must be a positive integer (got ${opts.ranks})`);
+  if (opts.ranks !== undefined && (!Number.isInteger(opts.ranks) || opts.ranks < 1)) return fail('layout-mismatch', `ranks must be a positive integer (got ${opts.ranks})`);
   const probeDir = opts.probeDir ?? defaultProbeDir();
   if (!probeDir) return fail('launch-failed', 'the probe scripts (shardlens_probe.py) were not found next to ShardLens');
   progress({ phase: 'python', message: 'Looking for a Python with torch…' });
   const py = await findPython(opts.python);
   if (!py.ok) return fail(py.code, py.message);
+  const chosen = chooseRanks(opts.ranks, { gpus: py.info.gpus, cpus: availableParallelism() }, opts.oversubscribe);
+  if (typeof chosen !== 'number') return fail('too-many-ranks', chosen.error);
+  const ranks = chosen;
   if (opts.signal?.aborted) return fail('cancelled', 'cancelled before launch');
   let probePlan: ProbePlan;
   if (isProbePlan(opts.plan)) {
     const mode = opts.mode ?? opts.plan.parallel.mode;
     probePlan = { ...opts.plan, parallel: { ...opts.plan.parallel, mode, zeroStage: stageOfMode(mode, opts.plan.parallel.zeroStage) } };
   } else {
-    const exported = exportProbePlan(opts.plan, { ...opts.export, ranks: opts.ranks, mode: opts.mode, deepspeedAvailable: !!py.info.deepspeed });
+    const exported = exportProbePlan(opts.plan, { ...opts.export, ranks: ranks, mode: opts.mode, deepspeedAvailable: !!py.info.deepspeed });
     if (isExportProblem(exported)) return fail(exported.code, exported.message);
     probePlan = exported.probePlan;
   }
   // One process per GPU when there are enough GPUs; otherwise CPU ranks over gloo.
-  if (probePlan.device === 'auto' && py.info.gpus < opts.ranks) probePlan = { ...probePlan, device: 'cpu' };
+  if (probePlan.device === 'auto' && py.info.gpus < ranks) probePlan = { ...probePlan, device: 'cpu' };
   const dir = mkdtempSync(join(tmpdir(), 'shardlens-probe-'));
   const planPath = join(dir, 'plan.json');
   const out = resolve(opts.out ?? join(dir, 'report.json'));
   writeFileSync(planPath, JSON.stringify(probePlan, null, 1));
   const timeoutMs = opts.timeoutMs ?? 600_000;
-  const argv = localArgv(probeDir, opts.ranks, planPath, probePlan.parallel.mode, out, timeoutMs / 1000 - 5);
-  progress({ phase: 'launch', message: `Launching ${opts.ranks} ranks (${probePlan.parallel.mode}) with ${py.info.executable}, torch ${py.info.torch}`, argv: [py.info.python, ...argv] });
+  const argv = localArgv(probeDir, ranks, planPath, probePlan.parallel.mode, out, timeoutMs / 1000 - 5);
+  progress({ phase: 'launch', message: `Launching ${ranks} ranks (${probePlan.parallel.mode}) with ${py.info.executable}, torch ${py.info.torch}`, argv: [py.info.python, ...argv] });
   const run = await launch(py.info.python, argv, opts.signal, timeoutMs, (line) => progress({ phase: 'output', message: line }));
   if (run.reason === 'cancelled') return fail('cancelled', 'the probe was cancelled; every rank was stopped', { outputTail: run.tail });
   if (run.reason === 'timeout') return fail('timeout', `the probe did not finish within ${Math.round(timeoutMs / 1000)} s`, { outputTail: run.tail });

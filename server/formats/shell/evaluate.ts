@@ -6,6 +6,7 @@
  */
 import type { SNode, Statement } from './plainTree';
 import { append, computed, FIELD_SEP, lit, push, setBudget, splitWords, sv, unresolved, type SV } from './sval';
+import { own } from '../../../shared/lookup';
 
 export interface Heredoc { readonly body: SV; readonly target?: string }
 export interface EvalCommand { readonly words: SV[]; readonly heredoc?: Heredoc }
@@ -224,7 +225,7 @@ export class ShellEnv {
     if (v) return v;
     const arr = this.arrays.get(name);
     if (arr?.[0]) return arr[0];
-    const e = this.env[name];
+    const e = own(this.env, name);
     return e === undefined ? undefined : computed(e, 0, 0);
   }
 

@@ -5,9 +5,10 @@ import type { FactSink } from '../common/sink';
 import { optimizerOf } from '../common/maps';
 import { toBool, toNumber } from '../common/text';
 import type { FlagArg } from './megatronArgs';
+import { lookupTable } from '../../../shared/lookup';
 
 interface Spec { readonly type: string; readonly plan?: string; readonly value?: FactValue }
-const KEYS: Readonly<Record<string, Spec>> = table.keys as Record<string, Spec>;
+const KEYS: Readonly<Record<string, Spec>> = lookupTable(table.keys as Record<string, Spec>);
 
 /** True when any HF Trainer flag (other than shared ones such as --bf16) is present. */
 export function hasHfTrainerArgs(args: readonly FlagArg[]): boolean {

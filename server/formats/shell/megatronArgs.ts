@@ -4,6 +4,7 @@ import type { FactValue } from '../../../shared/plan/facts';
 import type { TextRange } from '../../../shared/plan/types';
 import type { FactSink, Loc } from '../common/sink';
 import { toBool, toNumber } from '../common/text';
+import { lookupTable } from '../../../shared/lookup';
 
 export interface FlagArg {
   readonly flag: string;
@@ -16,7 +17,7 @@ export interface FlagArg {
 }
 
 interface FlagSpec { readonly type: string; readonly plan?: string; readonly value?: FactValue; readonly enum?: readonly string[]; readonly default?: unknown; readonly description: string }
-export const MEGATRON_FLAGS: Readonly<Record<string, FlagSpec>> = table.keys as Record<string, FlagSpec>;
+export const MEGATRON_FLAGS: Readonly<Record<string, FlagSpec>> = lookupTable(table.keys as Record<string, FlagSpec>);
 const ARGS = 'megatron/training/arguments.py';
 
 function mapped(flag: string, raw: string): FactValue | undefined {
