@@ -25,4 +25,13 @@ export default tseslint.config(
       'no-restricted-globals': ['error', 'window', 'document', 'navigator', 'process', 'require', 'Buffer', '__dirname', 'fetch', 'localStorage'],
     },
   },
+  {
+    files: ['formats/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['vscode', 'vscode-languageserver', 'vscode-languageserver/*', 'vscode-languageclient', 'vscode-languageclient/*'], message: 'formats/ is read by the CLI and validation too: no editor or LSP imports.' },
+        { group: ['**/server/*', '**/extension/*', '**/cli/*', '**/validation/*', '**/webview/*'], message: 'formats/ depends only on shared/.' },
+      ] }],
+    },
+  },
 );

@@ -4,7 +4,7 @@ import { resolveSettings } from '../server/analysis/resolveAdapter';
 import { findGpu, suggestGpus } from '../shared/hardware/gpus';
 import type { ResolveSettings, ResolvedPlan } from '../shared/plan/resolve';
 import type { ConfigFacts } from '../shared/plan/facts';
-import { detectFormat, initFormats } from '../server/formats/index';
+import { detectFormat, initFormats } from '../formats/index';
 import { loadConfigGraph } from '../server/formats/workspace';
 import { checkFile, readTextFile } from '../server/io/read';
 import { parseGpusArg, stringFlag, type Flags } from './args';

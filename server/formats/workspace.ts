@@ -9,7 +9,7 @@ import { modelFromHfConfig } from '../../shared/model/hfConfig';
 import { findPreset } from '../../shared/model/presets';
 import { presetCandidates, resolvePlan, type ModelLookup, type ResolveContext, type ResolvedPlan } from '../../shared/plan/resolve';
 import type { Problem } from '../../shared/plan/types';
-import { detectFormat, parseConfig } from './index';
+import { detectFormat, parseConfig } from '../../formats/index';
 import { SCAN_EXT } from '../io/referenceIndex';
 
 export interface WorkspaceHost {
