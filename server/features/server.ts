@@ -3,9 +3,10 @@
  * and hand it to a pure builder. main.ts calls this with a process connection; tests with an in-memory one.
  */
 import {
-  CodeActionKind, CodeLensRefreshRequest, DidChangeConfigurationNotification, DidChangeWatchedFilesNotification,
+  CodeActionKind, CodeLensRefreshRequest, DidChangeConfigurationNotification, DidChangeWatchedFilesNotification, FileChangeType, WatchKind,
   NotificationType, RequestType, TextDocumentSyncKind, TextDocuments, type ClientCapabilities, type Connection,
 } from 'vscode-languageserver';
+import { dirname } from 'node:path';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import {
   LspMethods, PROTOCOL_VERSION, type AnalysisChangedParams, type AnalysisParams, type AnalysisResult,
@@ -72,7 +73,10 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   let caps: Capabilities = { configuration: false, inlayRefresh: false, lensRefresh: false, watchedFilesDynamic: false, configurationDynamic: false };
   const settings = new SettingsStore(connection, false);
   let root: string | undefined;
-  const host = createHost((uri) => documents.get(uri)?.getText(), () => root);
+  let folders: string[] = [];
+  // Reads stay inside the workspace folders; with none open, inside the folders of the open documents.
+  const readFolders = () => (folders.length ? folders : documents.all().map((d) => toPath(d.uri)).filter((p): p is string => !!p).map((p) => dirname(p)));
+  const host = createHost((uri) => documents.get(uri)?.getText(), () => root, Date.now, readFolders);
   let ready: Promise<void> = Promise.resolve();
   const planner = new PlannerCache();
   /** The planner's layouts for an analysis: yields once first, so a request cancelled meanwhile never starts a search. */
@@ -131,8 +135,9 @@ export function startServer(connection: Connection, options: ServerOptions = {})
 
   connection.onInitialize((params) => {
     caps = readCapabilities(params.capabilities);
-    const folder = params.workspaceFolders?.[0]?.uri ?? params.rootUri ?? undefined;
-    root = folder ? toPath(folder) : undefined;
+    const uris = params.workspaceFolders?.length ? params.workspaceFolders.map((f) => f.uri) : params.rootUri ? [params.rootUri] : [];
+    folders = uris.map((u) => toPath(u)).filter((p): p is string => !!p);
+    root = folders[0];
     settings.setSupportsConfiguration(caps.configuration);
     ready = initCore().catch((e: unknown) => connection.console.error(`ShardLens: format readers failed to start: ${String(e)}`));
     return {
@@ -151,17 +156,23 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   connection.onInitialized(async () => {
     if (caps.configurationDynamic) void connection.client.register(DidChangeConfigurationNotification.type, { section: 'shardlens' }).catch(() => undefined);
     if (caps.watchedFilesDynamic) {
-      void connection.client.register(DidChangeWatchedFilesNotification.type, { watchers: [{ globPattern: '**/*.{json,yaml,yml,toml,sh}' }] }).catch(() => undefined);
+      // Config files in every state, and folders created or deleted (a checkout of a branch moves whole folders).
+      void connection.client.register(DidChangeWatchedFilesNotification.type, {
+        watchers: [{ globPattern: '**/*.{json,yaml,yml,toml,sh,bash,slurm,sbatch}' }, { globPattern: '**/*', kind: WatchKind.Create | WatchKind.Delete }],
+      }).catch(() => undefined);
     }
     await ready;
     void connection.sendNotification(ReadyNotification, { version: SERVER_VERSION, protocolVersion: PROTOCOL_VERSION });
   });
 
   documents.onDidChangeContent((e) => {
+    // The buffer's references count for the index at once (a launcher being typed names its DeepSpeed JSON).
+    host.fileChanged(e.document.uri, 'changed');
     scheduler.schedule(e.document.uri);
     touchDependents(e.document.uri);
   });
   documents.onDidClose((e) => {
+    host.fileChanged(e.document.uri, 'changed');
     scheduler.close(e.document.uri);
     settings.clear(e.document.uri);
     planner.clear(e.document.uri);
@@ -171,8 +182,14 @@ export function startServer(connection: Connection, options: ServerOptions = {})
 
   connection.onDidChangeWatchedFiles((p) => {
     for (const c of p.changes) {
-      host.invalidate(c.uri);
+      host.fileChanged(c.uri, c.type === FileChangeType.Created ? 'created' : c.type === FileChangeType.Deleted ? 'deleted' : 'changed');
       touchDependents(c.uri);
+      // A new or changed launcher may now name an open DeepSpeed JSON: that document is re-analysed with it.
+      const text = c.type === FileChangeType.Deleted ? undefined : host.readFile(c.uri);
+      if (text === undefined) continue;
+      const named = documents.all().filter((d) => d.uri !== c.uri && text.includes(d.uri.slice(d.uri.lastIndexOf('/') + 1)));
+      for (const d of named) scheduler.schedule(d.uri);
+      if (named.length) refresh();
     }
   });
   connection.onDidChangeConfiguration((p) => {

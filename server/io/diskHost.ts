@@ -15,6 +15,8 @@ export interface DiskHostOptions {
   readonly roots: ReadRoots;
   /** Files the user named (the CLI's target): read wherever they are, still bounded and regular files only. */
   readonly named?: ReadonlySet<string>;
+  /** Folders the reference index covers (default: the root). */
+  readonly indexFolders?: readonly string[];
   /** Reads that come before the disk (open editor buffers); undefined falls through to the disk. */
   readonly overlay?: (path: string) => string | undefined;
 }
@@ -35,7 +37,8 @@ export function createDiskHost(o: DiskHostOptions): DiskHost {
     return r.ok ? r.text : undefined;
   };
   const read = (p: string) => o.overlay?.(p) ?? readDisk(p);
-  const index = o.root ? new ReferenceIndex({ root: o.root, roots: o.roots, read }) : undefined;
+  const folders = o.indexFolders ?? (o.root ? [o.root] : []);
+  const index = folders.length ? new ReferenceIndex({ folders, roots: o.roots, read }) : undefined;
   return {
     root: o.root,
     index,

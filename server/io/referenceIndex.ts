@@ -27,8 +27,8 @@ export function mentionedJsonNames(text: string): string[] {
 }
 
 export interface ReferenceIndexOptions {
-  /** The folder indexed. */
-  readonly root: string;
+  /** The folders indexed (the workspace folders). */
+  readonly folders: readonly string[];
   /** Real paths the walk may enter. */
   readonly roots: ReadRoots;
   /** Bounded read of a file (open buffers first where there are any). */
@@ -43,7 +43,9 @@ export class ReferenceIndex {
   /** File → basenames it mentions. */
   private readonly namesOf = new Map<string, readonly string[]>();
   private built = false;
-  private walk: WalkResult | undefined;
+  /** Files walked, and the budget that stopped a walk early, if one did. */
+  private files = 0;
+  private stoppedBy: WalkResult['truncated'];
 
   constructor(private readonly o: ReferenceIndexOptions) {}
 
@@ -51,14 +53,18 @@ export class ReferenceIndex {
   build(): void {
     if (this.built) return;
     this.built = true;
-    this.walk = walkFiles(this.o.root, { roots: this.o.roots, include: (n) => SCAN_EXT.test(n), maxFiles: this.o.maxFiles ?? 100_000, maxEntries: 2_000_000 });
-    for (const f of this.walk.files) this.index(f, this.o.read(f));
+    for (const folder of this.o.folders) {
+      const w = walkFiles(folder, { roots: this.o.roots, include: (n) => SCAN_EXT.test(n), maxFiles: this.o.maxFiles ?? 100_000, maxEntries: 2_000_000 });
+      for (const f of w.files) this.index(f, this.o.read(f));
+      this.files += w.files.length;
+      this.stoppedBy ??= w.truncated;
+    }
   }
 
   /** Why the index may be incomplete (a walk budget was reached), or undefined. */
   get truncated(): string | undefined {
-    const t = this.walk?.truncated;
-    return t ? `the workspace is larger than ShardLens indexes (stopped at the ${t} budget after ${this.walk?.files.length} files)` : undefined;
+    const t = this.stoppedBy;
+    return t ? `the workspace is larger than ShardLens indexes (stopped at the ${t} budget after ${this.files} files)` : undefined;
   }
 
   /** Files that mention `name` (a basename), sorted. Builds the index on first use. */

@@ -3,6 +3,7 @@
  * JSON-RPC client, as an editor would (tailwindcss-intellisense's in-band connection pattern).
  */
 import { PassThrough } from 'node:stream';
+import { pathToFileURL } from 'node:url';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
 import { createConnection } from 'vscode-languageserver/node';
 import type {
@@ -35,8 +36,13 @@ export interface Client {
   dispose(): void;
 }
 
+export interface ClientOptions {
+  /** Workspace folder the client opens (default: none, as for single files). */
+  readonly folder?: string;
+}
+
 /** Starts a server and an initialized client; the promise resolves after `shardlens/ready`. */
-export async function startClient(settings: Record<string, unknown> = {}): Promise<Client> {
+export async function startClient(settings: Record<string, unknown> = {}, options: ClientOptions = {}): Promise<Client> {
   const up = new PassThrough();
   const down = new PassThrough();
   startServer(createConnection(new StreamMessageReader(up), new StreamMessageWriter(down)), { debounceMs: 5 });
@@ -109,7 +115,8 @@ export async function startClient(settings: Record<string, unknown> = {}): Promi
   const ready = new Promise<void>((resolve) => rpc.onNotification(LspMethods.ready, () => resolve()));
   rpc.listen();
   await rpc.sendRequest('initialize', {
-    processId: null, rootUri: null, workspaceFolders: null,
+    processId: null, rootUri: options.folder ? pathToFileURL(options.folder).toString() : null,
+    workspaceFolders: options.folder ? [{ uri: pathToFileURL(options.folder).toString(), name: 'workspace' }] : null,
     capabilities: { workspace: { configuration: true, inlayHint: { refreshSupport: true }, codeLens: { refreshSupport: true }, didChangeWatchedFiles: { dynamicRegistration: true } } },
   });
   await rpc.sendNotification('initialized', {});
