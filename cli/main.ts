@@ -5,6 +5,7 @@ import { gpusCommand, paramsCommand } from './commands/info';
 import { planCommand, probeCliCommand, validateCommand } from './commands/run';
 import { simulateCommand } from './commands/simulate';
 import { InputError } from './load';
+import { WriteRefused } from '../server/io/write';
 
 const HELP = `shardlens — per-GPU memory, communication and step time of distributed LLM training configs
 
@@ -48,7 +49,7 @@ async function main(argv: readonly string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => { if (process.exitCode === undefined) process.exitCode = code; },
   (err: unknown) => {
-    if (err instanceof InputError) console.error(`shardlens: ${err.message}`);
+    if (err instanceof InputError || err instanceof WriteRefused) console.error(`shardlens: ${err.message}`);
     else console.error(`shardlens: internal error: ${(err as Error)?.stack ?? String(err)}`);
     process.exitCode = 2;
   },

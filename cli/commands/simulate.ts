@@ -1,5 +1,5 @@
 /** `shardlens simulate <file> [--gpus NxGPU] [--json] [--trace out.json]`: one simulated optimizer step. */
-import { writeFileSync } from 'node:fs';
+import { writeUserFile } from '../../server/io/write';
 import { simulateStep } from '../../shared/sim/simulate';
 import { toChromeTrace } from '../../shared/sim/trace';
 import { formatPercent, formatSeconds, formatVolume, formatBytes } from '../../shared/units';
@@ -18,7 +18,7 @@ export async function simulateCommand(args: ParsedArgs): Promise<number> {
   const sim = plan ? simulateStep(plan) : undefined;
   const problems = allProblems(loaded, sim?.problems ?? []);
   const ok = !!sim?.ok && !hasErrors(problems);
-  if (trace !== undefined && sim?.ok) writeFileSync(trace, JSON.stringify(toChromeTrace(sim)));
+  if (trace !== undefined && sim?.ok) writeUserFile(trace, JSON.stringify(toChromeTrace(sim)));
   if (args.flags.json) {
     const { stages, ...rest } = sim ?? ({ stages: [] } as unknown as NonNullable<typeof sim>);
     console.log(JSON.stringify({ file: loaded.path, format: loaded.primary.format, ...rest, ok, stages, assumptions: loaded.resolved.assumptions, problems }, null, 2));

@@ -3,7 +3,8 @@
  * run), import a report into the dashboards, and calibrate a cluster from a report. Launching refuses in untrusted
  * workspaces. The extension's main.ts calls registerProbeCommands once.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeUserFile } from '../../server/io/write';
+import { MAX_REPORT_BYTES, readTextFile } from '../../server/io/read';
 import * as vscode from 'vscode';
 import { estimateMemory } from '../../shared/memory/estimate';
 import type { Plan } from '../../shared/plan/types';
@@ -118,7 +119,10 @@ async function showClusterCommands(deps: ProbeCommandDeps, arg: unknown): Promis
 async function pickReport(): Promise<{ report: ProbeReport; path: string } | undefined> {
   const files = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'Probe report': ['json'] }, title: 'ShardLens: probe report' });
   if (!files?.length) return undefined;
-  const read = parseProbeReport(readFileSync(files[0].fsPath, 'utf8'));
+  // The user picked this file: it is read wherever it is, but only as a bounded regular file.
+  const text = readTextFile(files[0].fsPath, { maxBytes: MAX_REPORT_BYTES });
+  if (!text.ok) throw new Error(text.detail);
+  const read = parseProbeReport(text.text);
   if (!read.ok) throw new Error(`not a probe report: ${read.problems.slice(0, 3).join('; ')}`);
   return { report: read.report, path: files[0].fsPath };
 }
@@ -181,5 +185,5 @@ export function registerProbeCommands(ctx: vscode.ExtensionContext, deps: ProbeC
 
 /** Saves a report (with its estimates attached) as JSON, e.g. next to the config. */
 export function saveReport(path: string, report: ProbeReport): void {
-  writeFileSync(path, JSON.stringify(report, null, 1));
+  writeUserFile(path, JSON.stringify(report, null, 1));
 }

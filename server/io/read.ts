@@ -17,6 +17,9 @@ export type ReadResult =
 /** Largest referenced config file read (a real training config is a few kB; this is 256 × that). */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
 
+/** Largest probe or validation report read (a report of 1,024 ranks is a few MB). */
+export const MAX_REPORT_BYTES = 64 * 1024 * 1024;
+
 export interface ReadPolicy {
   /** Folders the file's real path must lie in; undefined: anywhere (a file the user named on the command line). */
   readonly roots?: ReadRoots;

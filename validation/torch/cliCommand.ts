@@ -2,7 +2,7 @@
  * `shardlens probe <file> --ranks N [--mode …] [--out report.json] [--json]`: the body of the CLI command. The CLI
  * resolves the file to a Plan and passes its flags; this runs, compares, prints and returns the exit code.
  */
-import { writeFileSync } from 'node:fs';
+import { writeUserFile } from '../../server/io/write';
 import type { Plan } from '../../shared/plan/types';
 import type { TermComparison } from './compare';
 import { probeAndCompare } from './session';
@@ -77,11 +77,11 @@ export async function probeCommand(plan: Plan, o: ProbeCliOptions, io: ProbeCliI
   if (!out.ok) {
     io.stderr(`shardlens probe: ${out.code}: ${out.message}\n`);
     if (out.outputTail && out.code !== 'cancelled') io.stderr(`${out.outputTail}\n`);
-    if (out.report && o.out) writeFileSync(o.out, JSON.stringify(out.report, null, 1));
+    if (out.report && o.out) writeUserFile(o.out, JSON.stringify(out.report, null, 1));
     if (o.json && out.report) io.stdout(`${JSON.stringify(out.report, null, 1)}\n`);
     return ['probe-failed', 'timeout', 'cancelled', 'no-report', 'invalid-report', 'launch-failed'].includes(out.code) ? 1 : 2;
   }
-  if (o.out) writeFileSync(o.out, JSON.stringify(out.report, null, 1));
+  if (o.out) writeUserFile(o.out, JSON.stringify(out.report, null, 1));
   if (o.json) {
     io.stdout(`${JSON.stringify({ ...out.report, comparison: out.comparison }, null, 1)}\n`);
     return out.comparison.ok ? 0 : 1;

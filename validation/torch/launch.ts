@@ -3,7 +3,8 @@
  * as an argument array, streams progress, honours cancel, and reads the report back.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { MAX_REPORT_BYTES, readTextFile } from '../../server/io/read';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Plan } from '../../shared/plan/types';
@@ -111,8 +112,9 @@ export async function runProbe(opts: RunProbeOptions): Promise<ProbeReport | Pro
   if (run.reason === 'timeout') return fail('timeout', `the probe did not finish within ${Math.round(timeoutMs / 1000)} s`, { outputTail: run.tail });
   if (run.reason === 'error') return fail('launch-failed', run.message, { outputTail: run.tail });
   if (run.code === 3) return fail('torch-missing', `torch is not importable by ${py.info.executable}`, { outputTail: run.tail });
-  if (!existsSync(out)) return fail('no-report', `the probe exited with code ${run.code} and wrote no report`, { outputTail: run.tail });
-  const read = parseProbeReport(readFileSync(out, 'utf8'));
+  const text = readTextFile(out, { maxBytes: MAX_REPORT_BYTES });
+  if (!text.ok) return fail('no-report', text.reason === 'missing' ? `the probe exited with code ${run.code} and wrote no report` : text.detail, { outputTail: run.tail });
+  const read = parseProbeReport(text.text);
   if (!read.ok) return fail('invalid-report', `the report does not match its schema: ${read.problems.slice(0, 5).join('; ')}`, { outputTail: run.tail });
   progress({ phase: 'done', message: read.report.ok ? `Report written to ${out}` : 'The probe reported errors' });
   if (!read.report.ok) {
