@@ -48,6 +48,7 @@ export function createHost(
   folders?: () => readonly string[],
 ): CachingHost {
   const files = new Map<string, { t: number; text: string | undefined }>();
+  const checks = new Map<string, { t: number; ok: boolean }>();
   const overlay = (p: string) => open(toUri(p));
   let disk: { key: string; host: DiskHost } | undefined;
   /** The disk host of the current root (rebuilt when the workspace folder, or the open folders, change). */
@@ -73,10 +74,14 @@ export function createHost(
     invalidate(pathOrUri?: string) {
       if (!pathOrUri) {
         files.clear();
+        checks.clear();
         return;
       }
       const path = toPath(toUri(pathOrUri));
-      if (path) files.delete(path);
+      if (path) {
+        files.delete(path);
+        checks.delete(path);
+      }
     },
     fileChanged(pathOrUri, change) {
       this.invalidate(pathOrUri);
@@ -86,7 +91,17 @@ export function createHost(
       if (change === 'deleted') index.remove(path);
       else index.update(path);
     },
-    exists: (p) => diskHost().exists?.(p) ?? false,
+    exists(p) {
+      // Reference candidates are checked on every keystroke: the answers are cached like the reads.
+      if (overlay(p) !== undefined) return true;
+      const hit = checks.get(p);
+      if (hit && now() - hit.t < TTL_MS) return hit.ok;
+      const ok = diskHost().exists?.(p) ?? false;
+      checks.delete(p);
+      checks.set(p, { t: now(), ok });
+      if (checks.size > CACHE_MAX) checks.delete(checks.keys().next().value as string);
+      return ok;
+    },
     refusal: (p) => diskHost().refusal?.(p),
     mentioning: (name) => diskHost().mentioning?.(name) ?? { files: [] },
     readFile(pathOrUri: string): string | undefined {

@@ -45,3 +45,26 @@ export function workspace(prefix = 'shardlens-hostile-'): Workspace {
 
 /** The Node host the CLI and the server use, rooted at the workspace. */
 export const hostOf = (ws: Workspace) => createDiskHost({ root: ws.dir, roots: workspaceRoots([ws.dir]) });
+
+/** File kinds of a large workspace (code, docs, data and config-like files mixed, as in a model zoo checkout). */
+const KINDS: readonly [string, (i: number) => string][] = [
+  ['yaml', (i) => `run_name: run_${i}\nlearning_rate: 3e-4\n${i % 10 === 0 ? `deepspeed: configs/other_${i}.json\n` : ''}`],
+  ['py', (i) => `def step_${i}():\n    return ${i}\n`],
+  ['json', (i) => `{"id": ${i}, "name": "item_${i}"}\n`],
+  ['md', (i) => `# Note ${i}\nSee run_${i}.json for details.\n`],
+  ['sh', (i) => `#!/bin/bash\necho "job ${i}"\n`],
+  ['txt', (i) => `line ${i}\n`],
+  ['toml', (i) => `[job]\nid = ${i}\n`],
+];
+
+/**
+ * Fills a workspace with `n` files in nested folders (50 packages × 7 subfolders) and puts the one launcher that
+ * references `ds_config.json` last in walk order (zz_last/zzz/train.yaml), where a bounded walk never got to it.
+ */
+export function manyFiles(ws: Workspace, n: number): { launcher: string } {
+  for (let i = 0; i < n - 1; i++) {
+    const [ext, body] = KINDS[i % KINDS.length];
+    ws.file(`pkg${String(i % 50).padStart(2, '0')}/sub${i % 7}/file${i}.${ext}`, body(i));
+  }
+  return { launcher: ws.file('zz_last/zzz/train.yaml', axolotl('../../ds_config.json')) };
+}
