@@ -4,7 +4,7 @@ import { resolveSettings } from '../server/analysis/resolveAdapter';
 import { findGpu, suggestGpus } from '../shared/hardware/gpus';
 import type { ResolveSettings, ResolvedPlan } from '../shared/plan/resolve';
 import type { ConfigFacts } from '../shared/plan/facts';
-import { detectFormat, initFormats } from '../formats/index';
+import { detectFormat, initFormats, MAX_CONFIG_CHARS, tooLarge } from '../formats/index';
 import { loadConfigGraph } from '../server/formats/workspace';
 import { checkFile, readTextFile } from '../server/io/read';
 import { parseGpusArg, stringFlag, type Flags } from './args';
@@ -84,6 +84,7 @@ export async function loadConfig(file: string, flags: Flags): Promise<Loaded> {
   const path = resolve(file);
   const text = checkTarget(file, path);
   await initFormats();
+  if (text.length > MAX_CONFIG_CHARS) throw new InputError(`${file}: ${tooLarge(text.length)}`);
   if (!detectFormat(path, text)) throw new InputError(`${file}: not a training config ShardLens reads (DeepSpeed JSON, Megatron-LM script or YAML, torchtitan TOML, Accelerate, nanotron, Axolotl, LLaMA-Factory, Lightning/LitGPT/torchtune YAML, Hugging Face config.json)`);
   const workspace = workspaceOf(file, flags);
   const ws = workspaceSettings(workspace.root, workspace.roots);
