@@ -12,7 +12,8 @@ import {
   LspMethods, PROTOCOL_VERSION, type AnalysisChangedParams, type AnalysisParams, type AnalysisResult,
   type AnalysisSimulation, type PlanLayoutsParams, type PlanLayoutsResult, type ReadyParams,
 } from '../../shared/protocol';
-import { analyzeDocument, type DocumentAnalysis } from '../analysis/analyze';
+import { analyzeDocument, type AnalyzeInput, type DocumentAnalysis } from '../analysis/analyze';
+import { AnalysisPool } from '../analysis/pool';
 import { core, initCore } from '../analysis/core';
 import { createHost, toPath } from '../analysis/host';
 import { DEFAULT_TOP_K, MAX_TOP_K, PlannerCache } from '../analysis/plannerCache';
@@ -39,6 +40,11 @@ export const SERVER_VERSION = '0.1.0';
 export interface ServerOptions {
   /** Debounce delay after an edit, ms (default 50). */
   readonly debounceMs?: number;
+  /**
+   * Analysis worker threads (default 0: analyse on the main thread, as tests with a swapped core need). The server
+   * process uses 2, so an expensive document never delays requests for another.
+   */
+  readonly analysisWorkers?: number;
 }
 
 interface Capabilities {
@@ -87,6 +93,10 @@ export function startServer(connection: Connection, options: ServerOptions = {})
     return token.isCancellationRequested ? undefined : planner.get(a, topK);
   };
 
+  const inThread = (input: AnalyzeInput) => analyzeDocument(input, host, core());
+  const pool = options.analysisWorkers ? new AnalysisPool(options.analysisWorkers, inThread) : undefined;
+  const analyzeAny = (input: AnalyzeInput, stale: () => boolean = () => false) => (pool ? pool.analyze(input, stale) : inThread(input));
+
   const scheduler = new AnalysisScheduler({
     delayMs: options.debounceMs ?? 50,
     document: (uri) => {
@@ -94,7 +104,7 @@ export function startServer(connection: Connection, options: ServerOptions = {})
       return d ? { text: d.getText(), version: d.version } : undefined;
     },
     settings: (uri) => settings.get(uri),
-    analyze: (input) => analyzeDocument(input, host, core()),
+    analyze: analyzeAny,
     onResult: (a) => {
       void connection.sendDiagnostics({ uri: a.uri, version: a.version ?? undefined, diagnostics: buildDiagnostics(a) });
       void connection.sendNotification(AnalysisChangedNotification, summary(a));
@@ -130,7 +140,7 @@ export function startServer(connection: Connection, options: ServerOptions = {})
     if (open) return open;
     const text = host.readFile(uri);
     if (text === undefined) return undefined;
-    return analyzeDocument({ uri, version: null, text, settings: await settings.get(uri) }, host, core());
+    return analyzeAny({ uri, version: null, text, settings: await settings.get(uri) });
   };
 
   connection.onInitialize((params) => {
@@ -138,6 +148,7 @@ export function startServer(connection: Connection, options: ServerOptions = {})
     const uris = params.workspaceFolders?.length ? params.workspaceFolders.map((f) => f.uri) : params.rootUri ? [params.rootUri] : [];
     folders = uris.map((u) => toPath(u)).filter((p): p is string => !!p);
     root = folders[0];
+    pool?.broadcast({ type: 'folders', root, folders });
     settings.setSupportsConfiguration(caps.configuration);
     ready = initCore().catch((e: unknown) => connection.console.error(`ShardLens: format readers failed to start: ${String(e)}`));
     return {
@@ -168,11 +179,13 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   documents.onDidChangeContent((e) => {
     // The buffer's references count for the index at once (a launcher being typed names its DeepSpeed JSON).
     host.fileChanged(e.document.uri, 'changed');
+    pool?.broadcast({ type: 'document', uri: e.document.uri, text: e.document.getText() });
     scheduler.schedule(e.document.uri);
     touchDependents(e.document.uri);
   });
   documents.onDidClose((e) => {
     host.fileChanged(e.document.uri, 'changed');
+    pool?.broadcast({ type: 'document', uri: e.document.uri, text: undefined });
     scheduler.close(e.document.uri);
     settings.clear(e.document.uri);
     planner.clear(e.document.uri);
@@ -182,7 +195,9 @@ export function startServer(connection: Connection, options: ServerOptions = {})
 
   connection.onDidChangeWatchedFiles((p) => {
     for (const c of p.changes) {
-      host.fileChanged(c.uri, c.type === FileChangeType.Created ? 'created' : c.type === FileChangeType.Deleted ? 'deleted' : 'changed');
+      const change = c.type === FileChangeType.Created ? 'created' : c.type === FileChangeType.Deleted ? 'deleted' : 'changed';
+      host.fileChanged(c.uri, change);
+      pool?.broadcast({ type: 'file', uri: c.uri, change });
       touchDependents(c.uri);
       // A new or changed launcher may now name an open DeepSpeed JSON: that document is re-analysed with it.
       const text = c.type === FileChangeType.Deleted ? undefined : host.readFile(c.uri);
@@ -238,6 +253,7 @@ export function startServer(connection: Connection, options: ServerOptions = {})
     return a ? simulationOf(a, core()) ?? null : null;
   });
 
+  connection.onShutdown(() => pool?.dispose());
   documents.listen(connection);
   connection.listen();
 }

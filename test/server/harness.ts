@@ -17,6 +17,8 @@ export interface Client {
   readonly rpc: MessageConnection;
   /** Settings the fake client answers workspace/configuration with (mutable). */
   settings: Record<string, unknown>;
+  /** Called with each scope URI the server asks settings for (before the answer is sent). */
+  onConfiguration?: (scopeUri: string | undefined) => void;
   open(uri: string, text: string, languageId?: string): Promise<void>;
   change(uri: string, text: string): Promise<void>;
   close(uri: string): Promise<void>;
@@ -39,13 +41,15 @@ export interface Client {
 export interface ClientOptions {
   /** Workspace folder the client opens (default: none, as for single files). */
   readonly folder?: string;
+  /** Analysis worker threads of the server (default 0: in the server's thread). */
+  readonly workers?: number;
 }
 
 /** Starts a server and an initialized client; the promise resolves after `shardlens/ready`. */
 export async function startClient(settings: Record<string, unknown> = {}, options: ClientOptions = {}): Promise<Client> {
   const up = new PassThrough();
   const down = new PassThrough();
-  startServer(createConnection(new StreamMessageReader(up), new StreamMessageWriter(down)), { debounceMs: 5 });
+  startServer(createConnection(new StreamMessageReader(up), new StreamMessageWriter(down)), { debounceMs: 5, analysisWorkers: options.workers ?? 0 });
   const rpc = createMessageConnection(new StreamMessageReader(down), new StreamMessageWriter(up));
   const texts = new Map<string, { text: string; version: number }>();
   const waiters = new Map<string, ((d: Diagnostic[]) => void)[]>();
@@ -90,6 +94,7 @@ export async function startClient(settings: Record<string, unknown> = {}, option
       return applyEdits(texts.get(uri)?.text ?? '', edits);
     },
     dispose() {
+      void rpc.sendRequest('shutdown').catch(() => undefined);
       rpc.dispose();
       up.end();
       down.end();
@@ -105,7 +110,10 @@ export async function startClient(settings: Record<string, unknown> = {}, option
   rpc.onNotification((method: string, params: unknown) => {
     notifications.push({ method, params });
   });
-  rpc.onRequest('workspace/configuration', (p: { items: { section?: string }[] }) => p.items.map(() => client.settings));
+  rpc.onRequest('workspace/configuration', (p: { items: { section?: string; scopeUri?: string }[] }) => {
+    for (const i of p.items) client.onConfiguration?.(i.scopeUri);
+    return p.items.map(() => client.settings);
+  });
   rpc.onRequest('workspace/inlayHint/refresh', () => {
     client.refreshes++;
     return null;
