@@ -59,6 +59,15 @@ async function askInt(title: string, value: string): Promise<number | undefined>
   return text === undefined ? undefined : Number(text.trim());
 }
 
+/** Probes in progress (their cancel and their end), so deactivate() can stop them. */
+const running = new Map<AbortController, Promise<unknown>>();
+
+/** Cancels every probe in progress and waits (at most `graceMs`) until their processes are stopped. */
+export async function cancelProbes(graceMs = 3000): Promise<void> {
+  for (const ac of running.keys()) ac.abort();
+  await Promise.race([Promise.allSettled(running.values()), new Promise((r) => setTimeout(r, graceMs).unref())]);
+}
+
 /** Runs the probe in-process (child processes via torchrun) under a cancellable notification. */
 async function runLocal(deps: ProbeCommandDeps, arg: unknown): Promise<void> {
   if (!requireTrust('Run on PyTorch')) return;
@@ -72,7 +81,7 @@ async function runLocal(deps: ProbeCommandDeps, arg: unknown): Promise<void> {
     const ac = new AbortController();
     token.onCancellationRequested(() => ac.abort());
     deps.showProgress?.('running', `Starting torchrun with ${ranks} ranks (${mode})…`);
-    const out = await probeAndCompare({
+    const run = probeAndCompare({
       plan, ranks, mode, python, signal: ac.signal, export: { layout: 'data-parallel-only' },
       onProgress: (p) => {
         if (p.phase === 'launch') deps.log.info(`probe: ${p.argv.join(' ')}`);
@@ -80,6 +89,8 @@ async function runLocal(deps: ProbeCommandDeps, arg: unknown): Promise<void> {
         else progress.report({ message: p.message });
       },
     });
+    running.set(ac, run);
+    const out = await run.finally(() => running.delete(ac));
     if (!out.ok) {
       if (out.outputTail) deps.log.info(out.outputTail);
       const state = out.code === 'cancelled' ? 'cancelled' : 'failed';

@@ -28,10 +28,14 @@ export interface RunOptions {
   readonly timeoutMs?: number;
 }
 
+/** The node arguments that run `shardlens <args>` from source (for spawning it asynchronously). */
+export function cliArgv(args: readonly string[], sealed = true): string[] {
+  return ['--import', TSX, ...(sealed ? ['--import', SEAL] : []), CLI, ...args];
+}
+
 /** Runs `shardlens <args>` from `cwd`; never throws. */
 export function runCli(args: readonly string[], o: RunOptions): CliResult {
-  const preload = ['--import', TSX, ...(o.sealed === false ? [] : ['--import', SEAL])];
-  const r: SpawnSyncReturns<string> = spawnSync(process.execPath, [...preload, CLI, ...args], {
+  const r: SpawnSyncReturns<string> = spawnSync(process.execPath, cliArgv(args, o.sealed !== false), {
     cwd: o.cwd, encoding: 'utf8', timeout: o.timeoutMs ?? 120_000,
     env: { ...process.env, NO_COLOR: '1', ...o.env },
   });

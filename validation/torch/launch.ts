@@ -3,13 +3,15 @@
  * as an argument array, streams progress, honours cancel, and reads the report back.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { MAX_REPORT_BYTES, readTextFile } from '../../server/io/read';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Plan } from '../../shared/plan/types';
 import { exportProbePlan, isExportProblem, stageOfMode, type ExportOptions } from './exportPlan';
 import { findPython } from './python';
+import { releaseGroup, signalGroup, trackGroup } from '../processGroups';
 import { parseProbeReport } from './report';
 import type { ProbeFailure, ProbeFailureCode, ProbeMode, ProbePlan, ProbeProgress, ProbeReport } from './types';
 
@@ -51,13 +53,28 @@ export function isProbeFailure(r: ProbeReport | ProbeFailure): r is ProbeFailure
   return (r as ProbeFailure).kind === 'shardlens-probe-failure';
 }
 
-/** The launcher's argument vector (after the interpreter); exported so tests and the log show exactly what runs. */
-export function localArgv(probeDir: string, ranks: number, planPath: string, mode: ProbeMode, out: string, watchdogS: number): string[] {
+/**
+ * The launcher's argument vector (after the interpreter); exported so tests and the log show exactly what runs. A
+ * local rendezvous: a c10d store on 127.0.0.1 (port chosen by the store), a fresh run id, and this node's address
+ * 127.0.0.1 (torchrun_compat.py drops `--local_addr` for torch < 2 and binds the store's socket to loopback).
+ */
+export function localArgv(probeDir: string, ranks: number, planPath: string, mode: ProbeMode, out: string, watchdogS: number, runId = randomUUID()): string[] {
   return [
-    join(probeDir, 'torchrun_compat.py'), '--standalone', '--nnodes', '1', '--nproc_per_node', String(ranks),
-    '--monitor_interval', '1', join(probeDir, 'shardlens_probe.py'),
+    join(probeDir, 'torchrun_compat.py'), '--rdzv_backend', 'c10d', '--rdzv_endpoint', '127.0.0.1:0', '--rdzv_id', runId,
+    '--local_addr', '127.0.0.1', '--nnodes', '1', '--nproc_per_node', String(ranks), '--monitor_interval', '1',
+    join(probeDir, 'shardlens_probe.py'),
     '--plan', planPath, '--mode', mode, '--out', out, '--watchdog', String(Math.max(10, Math.round(watchdogS))),
   ];
+}
+
+/** Environment of a local run: collectives bind to the loopback interface, so nothing listens on the network. */
+export function localEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return {
+    ...env, PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1',
+    // torchrun_compat.py exits (and kills its group) when this process is gone (probe/watchdog.py).
+    SHARDLENS_PARENT_PID: String(process.pid),
+    MASTER_ADDR: '127.0.0.1', GLOO_SOCKET_IFNAME: 'lo', NCCL_SOCKET_IFNAME: 'lo', TP_SOCKET_IFNAME: 'lo',
+  };
 }
 
 /**
@@ -101,17 +118,30 @@ export async function runProbe(opts: RunProbeOptions): Promise<ProbeReport | Pro
   // One process per GPU when there are enough GPUs; otherwise CPU ranks over gloo.
   if (probePlan.device === 'auto' && py.info.gpus < ranks) probePlan = { ...probePlan, device: 'cpu' };
   const dir = mkdtempSync(join(tmpdir(), 'shardlens-probe-'));
+  try {
+    return await launchIn(dir, probeDir, ranks, probePlan, py.info, opts, progress);
+  } finally {
+    // The plan and the default report live here; the report has been read (or copied to --out) by now.
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Writes the plan into `dir`, runs torchrun and reads the report back. */
+async function launchIn(
+  dir: string, probeDir: string, ranks: number, probePlan: ProbePlan, py: { python: string; executable: string; torch: string | null },
+  opts: RunProbeOptions, progress: (p: ProbeProgress) => void,
+): Promise<ProbeReport | ProbeFailure> {
   const planPath = join(dir, 'plan.json');
   const out = resolve(opts.out ?? join(dir, 'report.json'));
   writeFileSync(planPath, JSON.stringify(probePlan, null, 1));
   const timeoutMs = opts.timeoutMs ?? 600_000;
   const argv = localArgv(probeDir, ranks, planPath, probePlan.parallel.mode, out, timeoutMs / 1000 - 5);
-  progress({ phase: 'launch', message: `Launching ${ranks} ranks (${probePlan.parallel.mode}) with ${py.info.executable}, torch ${py.info.torch}`, argv: [py.info.python, ...argv] });
-  const run = await launch(py.info.python, argv, opts.signal, timeoutMs, (line) => progress({ phase: 'output', message: line }));
+  progress({ phase: 'launch', message: `Launching ${ranks} ranks (${probePlan.parallel.mode}) with ${py.executable}, torch ${py.torch}`, argv: [py.python, ...argv] });
+  const run = await launch(py.python, argv, opts.signal, timeoutMs, (line) => progress({ phase: 'output', message: line }));
   if (run.reason === 'cancelled') return fail('cancelled', 'the probe was cancelled; every rank was stopped', { outputTail: run.tail });
   if (run.reason === 'timeout') return fail('timeout', `the probe did not finish within ${Math.round(timeoutMs / 1000)} s`, { outputTail: run.tail });
   if (run.reason === 'error') return fail('launch-failed', run.message, { outputTail: run.tail });
-  if (run.code === 3) return fail('torch-missing', `torch is not importable by ${py.info.executable}`, { outputTail: run.tail });
+  if (run.code === 3) return fail('torch-missing', `torch is not importable by ${py.executable}`, { outputTail: run.tail });
   const text = readTextFile(out, { maxBytes: MAX_REPORT_BYTES });
   if (!text.ok) return fail('no-report', text.reason === 'missing' ? `the probe exited with code ${run.code} and wrote no report` : text.detail, { outputTail: run.tail });
   const read = parseProbeReport(text.text);
@@ -131,21 +161,17 @@ type LaunchResult =
   | { reason: 'timeout'; tail: string }
   | { reason: 'error'; message: string; tail: string };
 
-/** Spawns the launcher in its own process group, so cancel and timeout stop torchrun and every rank. */
+/**
+ * Spawns the launcher in its own process group: cancel and timeout stop torchrun and every rank (SIGTERM, then
+ * SIGKILL), ranks left over when torchrun exits are killed, and the group dies with this process (processGroups.ts).
+ */
 function launch(python: string, argv: string[], signal: AbortSignal | undefined, timeoutMs: number, onLine: (l: string) => void): Promise<LaunchResult> {
   return new Promise((done) => {
     const lines: string[] = [];
-    const child = spawn(python, argv, {
-      stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32',
-      env: { ...process.env, PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' },
-    });
+    const child = spawn(python, argv, { stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32', env: localEnv() });
+    trackGroup(child.pid);
     let stopped: 'cancelled' | 'timeout' | undefined;
-    const kill = (sig: NodeJS.Signals) => {
-      try {
-        if (child.pid && process.platform !== 'win32') process.kill(-child.pid, sig);
-        else child.kill(sig);
-      } catch { /* Already gone. */ }
-    };
+    const kill = (sig: NodeJS.Signals) => signalGroup(child.pid, sig);
     const stop = (why: 'cancelled' | 'timeout') => {
       if (stopped) return;
       stopped = why;
@@ -173,11 +199,14 @@ function launch(python: string, argv: string[], signal: AbortSignal | undefined,
       signal?.removeEventListener('abort', onAbort);
       done(r);
     };
-    child.on('error', (e) => finish({ reason: 'error', message: `could not start ${python}: ${e.message}`, tail: lines.join('\n') }));
+    child.on('error', (e) => {
+      releaseGroup(child.pid);
+      finish({ reason: 'error', message: `could not start ${python}: ${e.message}`, tail: lines.join('\n') });
+    });
+    // torchrun has exited: any rank still running (holding the output pipes open) is killed with the group.
+    child.on('exit', () => releaseGroup(child.pid));
     child.on('close', (code) => {
       if (partial) lines.push(partial);
-      // Stop any rank that outlived the launcher.
-      if (stopped) kill('SIGKILL');
       const tail = lines.slice(-40).join('\n');
       finish(stopped === 'cancelled' ? { reason: 'cancelled', tail } : stopped === 'timeout' ? { reason: 'timeout', tail } : { reason: 'exit', code, tail });
     });
