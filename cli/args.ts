@@ -13,7 +13,7 @@ export interface ParsedArgs {
 }
 
 /** Flags that never take a value. */
-const BOOLEAN_FLAGS = new Set(['json', 'help', 'verbose', 'no-color', 'trust', 'list', 'data-parallel-only', 'oversubscribe']);
+const BOOLEAN_FLAGS = new Set(['json', 'help', 'verbose', 'no-color', 'trust', 'list', 'data-parallel-only', 'oversubscribe', 'fake']);
 
 /** Flags every command accepts. */
 const COMMON_FLAGS = ['help', 'verbose', 'no-color'];
@@ -27,7 +27,7 @@ export const COMMAND_FLAGS: ReadonlyMap<string, readonly string[]> = new Map([
   ['params', ['json', 'list']],
   ['gpus', ['json']],
   ['validate', [...LOAD_FLAGS, 'ranks', 'modes', 'steps', 'trust']],
-  ['probe', [...LOAD_FLAGS, 'ranks', 'mode', 'out', 'python', 'steps', 'data-parallel-only', 'oversubscribe', 'trust']],
+  ['probe', [...LOAD_FLAGS, 'ranks', 'mode', 'out', 'python', 'steps', 'data-parallel-only', 'oversubscribe', 'trust', 'fake', 'layers', 'hf-config']],
 ]);
 
 /** Splits argv (without node and script) into a command, positionals and flags. */

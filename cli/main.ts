@@ -17,6 +17,8 @@ Usage:
   shardlens gpus [--json]
   shardlens validate <file> --trust [--ranks N] [--modes ddp,zero1,zero2,zero3] [--steps K] [--json]
   shardlens probe <file> --trust [--ranks N] [--oversubscribe] [--mode …] [--steps K] [--out report.json] [--json]
+  shardlens probe <file> --trust --fake [--layers N] [--python P] [--out report.json] [--json]
+                                 (torch's exact memory per category on this machine, no GPU; torch ≥ 2.4)
 
 Settings come from <workspace>/.vscode/settings.json, where the workspace is --workspace <dir>, else the nearest
 project folder (.vscode, .git or package.json) between the file and the current folder; never from above it.

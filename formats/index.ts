@@ -12,7 +12,7 @@ import { yamlTree } from './common/yamlTree';
 import { detectFormat } from './detect';
 import { readDeepSpeed } from './deepspeed/reader';
 import { readHfConfig } from './hf-config/reader';
-import { readMegatronScript } from './megatron/script';
+import { readMegatronScript, type SourceReader } from './megatron/script';
 import { initShellParser } from './common/shell/treeSitter';
 import { readTorchtitan } from './torchtitan/reader';
 import { readAccelerate } from './accelerate/reader';
@@ -21,6 +21,9 @@ import { readLightning, readLitgpt, readTorchtune } from './lightning/reader';
 import { readLlamaFactory } from './llamafactory/reader';
 import { readMegatronYaml } from './megatron/yaml';
 import { readNanotron } from './nanotron/reader';
+import { readGptNeox } from './gpt-neox/reader';
+import { readHfTrainerYaml } from './hf-trainer/yaml';
+import { readNemo } from './nemo/reader';
 
 export { detectFormat } from './detect';
 export { initShellParser } from './common/shell/treeSitter';
@@ -51,6 +54,9 @@ const YAML_READERS: Partial<Record<FormatId, (s: FactSink, root: ParsedTree['roo
   lightning: readLightning,
   litgpt: readLitgpt,
   torchtune: readTorchtune,
+  nemo: readNemo,
+  'gpt-neox': readGptNeox,
+  'hf-trainer': readHfTrainerYaml,
 };
 
 function syntax(s: FactSink, t: ParsedTree): ParsedTree {
@@ -58,8 +64,14 @@ function syntax(s: FactSink, t: ParsedTree): ParsedTree {
   return t;
 }
 
+/** What a reader may read besides the document: files a launch script `source`s (bounded by the caller's host). */
+export interface ParseOptions {
+  /** Text of a file a script sources, by the path as written and the folder the script `cd`ed into. */
+  readonly readSource?: SourceReader;
+}
+
 /** Reads a config file into facts. Unknown formats give empty facts with an info diagnostic. */
-export function parseConfig(uri: string, text: string, format?: FormatId): ConfigFacts {
+export function parseConfig(uri: string, text: string, format?: FormatId, opts: ParseOptions = {}): ConfigFacts {
   if (typeof text !== 'string' || text.length > MAX_CONFIG_CHARS) {
     const s = new FactSink(format ?? 'deepspeed', uri);
     s.diag('too-large', 'error', tooLarge(typeof text === 'string' ? text.length : 0), undefined);
@@ -77,7 +89,7 @@ export function parseConfig(uri: string, text: string, format?: FormatId): Confi
     if (fmt === 'deepspeed') readDeepSpeed(s, syntax(s, jsonTree(text, li)).root);
     else if (fmt === 'hf-config') readHfConfig(s, syntax(s, jsonTree(text, li)).root);
     else if (fmt === 'torchtitan') readTorchtitan(s, syntax(s, tomlTree(text, li)).root);
-    else if (fmt === 'megatron-script') readMegatronScript(s, text, li);
+    else if (fmt === 'megatron-script') readMegatronScript(s, text, li, opts.readSource);
     else {
       const reader = YAML_READERS[fmt];
       const t = syntax(s, yamlTree(text, li));

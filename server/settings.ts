@@ -42,6 +42,8 @@ export function normalizeSettings(raw: unknown): ShardLensSettings {
     },
     worldSize: Math.floor(num(r.worldSize, d.worldSize, 0, 1e8)),
     model: typeof r.model === 'string' ? r.model.trim() : d.model,
+    seqLen: Math.floor(num(r.seqLen, d.seqLen, 0, 1e8)),
+    microBatch: Math.floor(num(r.microBatch, d.microBatch, 0, 1e6)),
     hints: { detail: DETAILS.includes(hints.detail as HintDetail) ? (hints.detail as HintDetail) : d.hints.detail },
     units: r.units === 'GB' ? 'GB' : 'GiB',
     overhead: {

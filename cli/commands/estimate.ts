@@ -4,6 +4,7 @@ import { relative, resolve } from 'node:path';
 import { estimateMemory } from '../../shared/memory/estimate';
 import type { MemoryEstimate, StageMemory } from '../../shared/plan/result';
 import { detectFormat } from '../../formats/index';
+import { inputLines, readInputs } from '../../shared/plan/inputs';
 import { formatBytes } from '../../shared/units';
 import { withFlag, type Flags, type ParsedArgs } from '../args';
 import { InputError, loadConfig, workspaceOf } from '../load';
@@ -55,15 +56,20 @@ function printStages(title: string, stages: readonly StageMemory[], gpuBytes: nu
 /** The JSON of one file's estimate: the traceable result plus file, format, plan summary, assumptions and problems. */
 function toJson(path: string, format: string, est: MemoryEstimate | undefined, loaded: Awaited<ReturnType<typeof loadConfig>>, problems: ReturnType<typeof allProblems>) {
   const plan = loaded.resolved.plan;
+  const inputs = plan ? readInputs(plan, loaded.resolved.factsUsed) : undefined;
   return {
     file: path,
     format,
-    model: { name: plan?.model.name, ...(est?.model ?? { parameters: 0, trainableParameters: 0, activeParameters: 0 }) },
+    training: inputs?.training,
+    model: inputs?.model,
+    cluster: inputs?.cluster,
+    parameters: est?.model ?? { parameters: 0, trainableParameters: 0, activeParameters: 0 },
     fits: est ? est.fits && !hasErrors(problems) : false,
     gpu: plan?.cluster.gpu.name,
     gpuMemoryBytes: est?.gpuMemoryBytes ?? 0,
     worldSize: plan ? plan.parallel.dp * plan.parallel.tp * plan.parallel.pp * plan.parallel.cp : 0,
-    layout: plan ? { dp: plan.parallel.dp, tp: plan.parallel.tp, pp: plan.parallel.pp, vpp: plan.parallel.vpp, cp: plan.parallel.cp, ep: plan.parallel.ep, sp: plan.parallel.sp, zero: plan.parallel.sharding.stage, sharding: plan.parallel.sharding.style } : undefined,
+    layout: plan ? { dp: plan.parallel.dp, tp: plan.parallel.tp, pp: plan.parallel.pp, vpp: plan.parallel.vpp, cp: plan.parallel.cp, ep: plan.parallel.ep, sp: plan.parallel.sp, zero: plan.parallel.sharding.stage, sharding: plan.parallel.sharding.style, fsdpStrategy: plan.parallel.sharding.fsdpStrategy } : undefined,
+    layoutSources: plan ? Object.fromEntries((['tp', 'pp', 'cp', 'ep', 'sharding.stage', 'sharding.style'] as const).map((k) => [k, plan.sources[`parallel.${k}`]])) : undefined,
     peakStage: est?.peakStage ?? 0,
     stages: est?.stages ?? [],
     replicated: est?.replicated ?? { stages: [] },
@@ -74,7 +80,7 @@ function toJson(path: string, format: string, est: MemoryEstimate | undefined, l
 }
 
 /** Estimates one file; returns the exit code (0 fits, 1 does not fit, 2 bad input). */
-async function estimateFile(file: string, flags: Flags, quietHeader = false): Promise<{ code: number; json: unknown }> {
+export async function estimateFile(file: string, flags: Flags, quietHeader = false): Promise<{ code: number; json: unknown }> {
   const loaded = await loadConfig(file, flags);
   const plan = loaded.resolved.plan;
   const est = plan ? estimateMemory(plan) : undefined;
@@ -85,6 +91,7 @@ async function estimateFile(file: string, flags: Flags, quietHeader = false): Pr
     if (!quietHeader) console.log(`${relative(process.cwd(), loaded.path) || loaded.path}  (${loaded.primary.format})`);
     if (plan && est) {
       console.log(planSummary(plan, est.model.parameters));
+      console.log(`\nRead (value and where it came from):\n${inputLines(readInputs(plan, loaded.resolved.factsUsed)).map((l) => '  ' + l).join('\n')}`);
       const gpu = est.gpuMemoryBytes;
       printStages(`Per GPU, sharded as configured (peak on stage ${est.peakStage}; GPU memory ${formatBytes(gpu, 'GiB')}):`, est.stages, gpu);
       printStages('Per GPU, replicated data parallel (no ZeRO/FSDP sharding, no offload):', est.replicated.stages, gpu);

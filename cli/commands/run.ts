@@ -4,11 +4,14 @@ import { VALIDATION_MODES } from '../../validation/types';
 import { parseValidateFlags, progressLine, reportExitCode } from '../../validation/cliSupport';
 import { formatReportText } from '../../validation/report/text';
 import { checkProbeOptions, probeCommand } from '../../validation/torch/cliCommand';
-import { abortOnSignals } from '../signals';
+import { oracleCommand } from '../../validation/torch/oracleCli';
 import { planLayouts } from '../../shared/planner/plan-layouts';
 import { formatBytes, formatSeconds } from '../../shared/units';
+import { readTextFile } from '../../server/io/read';
+import { dirname, resolve } from 'node:path';
+import { abortOnSignals } from '../signals';
 import { intFlag, type Flags, type ParsedArgs } from '../args';
-import { InputError, loadConfig } from '../load';
+import { InputError, loadConfig, type Loaded } from '../load';
 import { allProblems, hasErrors, printNotes } from '../report';
 
 /** Reads an integer flag or throws InputError. */
@@ -67,19 +70,43 @@ export async function validateCommand(args: ParsedArgs): Promise<number> {
 }
 
 export async function probeCliCommand(args: ParsedArgs): Promise<number> {
-  const usage = 'usage: shardlens probe <file> --trust [--ranks N] [--oversubscribe] [--mode ddp|zero-redundancy|fsdp-full|…] [--steps K] [--out report.json] [--json]';
+  const usage = 'usage: shardlens probe <file> --trust [--ranks N] [--oversubscribe] [--mode ddp|zero-redundancy|fsdp-full|…] [--steps K] [--out report.json] [--json]\n'
+    + '       shardlens probe <file> --trust --fake [--layers N] [--hf-config config.json] [--python P] [--out report.json] [--json]';
   const f = args.flags;
   const options = {
     ranks: str(f, 'ranks', '2'), mode: str(f, 'mode', 'ddp'), out: str(f, 'out', 'report.json'), python: str(f, 'python', '/usr/bin/python3'),
     steps: str(f, 'steps', '3'), json: f.json === true, dataParallelOnly: f['data-parallel-only'] === true, oversubscribe: f.oversubscribe === true,
   };
-  const bad = checkProbeOptions(options);
+  const bad = f.fake === true ? undefined : checkProbeOptions(options);
   if (bad) throw new InputError(bad);
   if (!args.positionals[0]) throw new InputError(usage);
   requireTrust(f, 'probe', args.positionals[0]);
-  const { plan } = await planOf(args.positionals[0], usage, f);
+  const { loaded, plan } = await planOf(args.positionals[0], usage, f);
   const ctrl = abortOnSignals();
-  return probeCommand(plan, options, { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) }, ctrl.signal);
+  const io = { stdout: (t: string) => process.stdout.write(t), stderr: (t: string) => process.stderr.write(t) };
+  if (f.fake === true) {
+    const hfConfig = hfConfigFor(loaded, str(f, 'hf-config', 'config.json') ?? (loaded.primary.format === 'hf-config' ? loaded.path : str(f, 'model', 'config.json')));
+    return oracleCommand(plan, { layers: str(f, 'layers', '2'), python: options.python, out: options.out, json: options.json, hfConfig }, io, ctrl.signal);
+  }
+  return probeCommand(plan, options, io, ctrl.signal);
+}
+
+/** A transformers config.json for the oracle: `--hf-config`, the file itself, or `--model` when it is one (bounded read). */
+function hfConfigFor(loaded: Loaded, path: string | undefined): Record<string, unknown> | undefined {
+  if (!path || !/\.json$/i.test(path)) return undefined;
+  try {
+    const full = resolve(dirname(loaded.path), path);
+    const read = readTextFile(full, { maxBytes: 1 << 20 });
+    if (!read.ok) throw new InputError(`${path}: not a readable config.json under 1 MiB (${read.detail})`);
+    const json = JSON.parse(read.text) as unknown;
+    if (typeof json !== 'object' || json === null || Array.isArray(json) || typeof (json as Record<string, unknown>).model_type !== 'string') {
+      throw new InputError(`${path}: not a transformers config.json (no model_type)`);
+    }
+    return json as Record<string, unknown>;
+  } catch (e) {
+    if (e instanceof InputError) throw e;
+    throw new InputError(`${path}: ${String((e as Error).message ?? e)}`);
+  }
 }
 
 export async function planCommand(args: ParsedArgs): Promise<number> {

@@ -15,6 +15,7 @@ import {
 } from '../../validation/torch/index';
 import { requireTrust } from '../trust';
 import { selectedPython } from './interpreter';
+import { runOracleCommand } from './oracle';
 import { toResultView } from './view';
 
 export interface ProbeCommandDeps {
@@ -33,6 +34,7 @@ export const PROBE_COMMANDS = {
   clusterCommands: 'shardlens.probe.clusterCommands',
   importReport: 'shardlens.probe.importReport',
   calibrate: 'shardlens.probe.calibrate',
+  fake: 'shardlens.probe.fake',
 } as const;
 
 async function planOrThrow(deps: ProbeCommandDeps, arg: unknown): Promise<Plan> {
@@ -189,6 +191,7 @@ export function registerProbeCommands(ctx: vscode.ExtensionContext, deps: ProbeC
     wrap(PROBE_COMMANDS.clusterCommands, showClusterCommands),
     wrap(PROBE_COMMANDS.importReport, importReport),
     wrap(PROBE_COMMANDS.calibrate, runCalibrate),
+    wrap(PROBE_COMMANDS.fake, runOracleCommand),
   ];
   ctx.subscriptions.push(...list);
   return list;

@@ -1,6 +1,7 @@
 /** The DeepSpeed key table (formats/deepspeed/keys.json) with alias and section lookups. */
 import table from './keys.json';
 import { lookupTable } from '../../shared/lookup';
+import type { PlanPath } from '../../shared/plan/paths';
 
 export interface DsKey {
   readonly type: string;
@@ -9,7 +10,7 @@ export interface DsKey {
   readonly aliases?: readonly string[];
   readonly auto?: string;
   readonly deprecated?: string;
-  readonly plan?: string;
+  readonly plan?: PlanPath;
   readonly enum?: readonly (string | number)[];
   readonly mc?: string;
 }

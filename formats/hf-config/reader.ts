@@ -6,9 +6,10 @@ import type { FactSink } from '../common/sink';
 import { locOf } from '../common/read';
 import { toBool, toNumber } from '../common/text';
 import { entry, type KEntry, type KNode } from '../common/tree';
+import type { PlanPath } from '../../shared/plan/paths';
 
 /** Plan path ← candidate keys, first present wins. */
-const NUMERIC: readonly [string, readonly string[]][] = [
+const NUMERIC: readonly [PlanPath, readonly string[]][] = [
   ['model.hiddenSize', ['hidden_size', 'n_embd', 'd_model']],
   ['model.layers', ['num_hidden_layers', 'n_layer', 'num_layers', 'n_layers']],
   ['model.heads', ['num_attention_heads', 'n_head', 'num_heads', 'n_heads']],
@@ -16,7 +17,7 @@ const NUMERIC: readonly [string, readonly string[]][] = [
   ['model.headDim', ['head_dim', 'd_kv']],
   ['model.ffnSize', ['intermediate_size', 'n_inner', 'd_ff', 'ffn_hidden_size']],
   ['model.vocabSize', ['vocab_size', 'padded_vocab_size']],
-  ['model.maxPositions', ['max_position_embeddings', 'n_positions', 'max_sequence_length']],
+  ['model.maxPositions', ['max_position_embeddings', 'n_positions', 'max_sequence_length', 'max_seq_len']],
   ['model.moe.experts', ['num_local_experts', 'num_experts', 'n_routed_experts', 'moe_num_experts', 'num_routed_experts']],
   ['model.moe.topK', ['num_experts_per_tok', 'moe_topk', 'top_k']],
   ['model.moe.expertFfnSize', ['moe_intermediate_size']],
@@ -61,6 +62,7 @@ export function readHfModel(s: FactSink, node: KNode | undefined, prefix = ''): 
   const mb = entry(node, 'mlp_bias');
   if (mb && typeof mb.value.value === 'boolean') s.explicit('model.mlpBias', mb.value.value, locOf(mb, prefix + 'mlp_bias'));
   if (modelType.startsWith('qwen3')) s.default('model.qkNorm', true, 'transformers modeling_qwen3.py: q_norm/k_norm per head');
+  if (modelType === 'mpt' || entry(node, 'expansion_ratio')) readMpt(s, node, prefix);
   if (modelType === 'gpt2' || entry(node, 'n_embd')) {
     s.default('model.positions', 'learned', 'transformers GPT-2: learned position embeddings (wpe)');
     s.default('model.gatedMlp', false, 'transformers GPT-2: 2-matrix MLP');
@@ -83,6 +85,31 @@ export function readHfModel(s: FactSink, node: KNode | undefined, prefix = ''): 
 export function readHfConfig(s: FactSink, root: KNode | undefined): void {
   if (!root || root.kind !== 'map') return;
   readHfModel(s, root);
-  const missing = ['model.hiddenSize', 'model.layers', 'model.heads'].filter((p) => !s.has(p));
+  const missing = (['model.hiddenSize', 'model.layers', 'model.heads'] as const).filter((p) => !s.has(p));
   if (missing.length) s.diag('hf-not-decoder', 'info', `Not a decoder config ShardLens can count (missing ${missing.join(', ')}).`, undefined, missing);
+}
+
+/**
+ * llm-foundry MPT keys (MPTConfig, llmfoundry/models/mpt/configuration_mpt.py): FFN = expansion_ratio · d_model,
+ * learned positions unless learned_pos_emb is false, LayerNorm, tied head, plain GELU MLP, biases unless no_bias.
+ */
+function readMpt(s: FactSink, node: KNode, prefix: string): void {
+  const d = 'llm-foundry MPTConfig default';
+  const ratio = entry(node, 'expansion_ratio');
+  const h = s.num('model.hiddenSize');
+  const r = ratio ? toNumber(ratio.value.value) : 4;
+  if (h && r !== undefined && r > 0 && !s.has('model.ffnSize')) {
+    if (ratio) s.explicit('model.ffnSize', Math.round(r * h), locOf(ratio, prefix + 'expansion_ratio'));
+    else s.default('model.ffnSize', 4 * h, `${d}: expansion_ratio 4`);
+  }
+  const lp = entry(node, 'learned_pos_emb');
+  const learned = lp ? toBool(lp.value.value) !== false : true;
+  if (lp) s.explicit('model.positions', learned ? 'learned' : 'alibi', locOf(lp, prefix + 'learned_pos_emb'));
+  else s.default('model.positions', 'learned', `${d}: learned_pos_emb true`);
+  const nb = entry(node, 'no_bias');
+  const bias = nb ? toBool(nb.value.value) !== true : true;
+  if (nb) { s.explicit('model.attnBias', bias ? 'all' : 'none', locOf(nb, prefix + 'no_bias')); s.explicit('model.mlpBias', bias, locOf(nb, prefix + 'no_bias')); }
+  s.default('model.norm', 'layernorm', `${d}: low_precision_layernorm`);
+  s.default('model.gatedMlp', false, `${d}: ffn_type mptmlp (GELU)`);
+  s.default('model.tiedEmbeddings', true, `${d}: tie_word_embeddings true`);
 }

@@ -8,6 +8,7 @@ import { applyOffsetEdits, findFlags, insertNear, removeFlag, valueEdit, type Fl
 import { lineStarts, offsetAt } from '../common/edit/text';
 import type { LayoutTarget, Rewrite } from '../common/edit/types';
 import { own } from '../../shared/lookup';
+import { rewriteDialectScript } from '../launch/rewriter';
 
 /**
  * The parser's value range for a flag (it follows variables to their definitions), when it covers a plain number
@@ -101,6 +102,8 @@ function anchorFor(hits: readonly FlagHit[]): FlagHit | undefined {
 
 /** Rewrites a Megatron-LM launch script for a layout. */
 export function rewriteMegatronScript(text: string, t: LayoutTarget, facts?: ConfigFacts): Rewrite {
+  const dialect = rewriteDialectScript(text, t, facts);
+  if (dialect) return dialect;
   const hits = findFlags(text);
   const notes: string[] = [];
   const edits: OffsetEdit[] = [];

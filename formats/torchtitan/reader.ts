@@ -7,6 +7,7 @@ import { locOf, readBool, readNum, readStr } from '../common/read';
 import { optimizerOf } from '../common/maps';
 import { toNumber } from '../common/text';
 import { at, type KNode } from '../common/tree';
+import type { PlanPath } from '../../shared/plan/paths';
 
 const TT = 'torchtitan default (torchtitan/config/job_config.py)';
 
@@ -33,7 +34,7 @@ export function readTorchtitan(s: FactSink, root: KNode | undefined): void {
   s.default('training.seqLen', 2048, `${TT}: seq_len 2048`);
 
   const par = (k: string, old: string[]) => first(root, [`parallelism.${k}`, ...old]);
-  const deg = (k: string, old: string[], path: string) => { const p = par(k, old); return p ? readNum(s, root, p, path, { int: true, min: 1 }) : undefined; };
+  const deg = (k: string, old: string[], path: PlanPath) => { const p = par(k, old); return p ? readNum(s, root, p, path, { int: true, min: 1 }) : undefined; };
   const tp = deg('tensor_parallel_degree', ['training.tensor_parallel_degree'], 'parallel.tp') ?? 1;
   const pp = deg('pipeline_parallel_degree', ['experimental.pipeline_parallel_degree'], 'parallel.pp') ?? 1;
   const cp = deg('context_parallel_degree', ['experimental.context_parallel_degree'], 'parallel.cp') ?? 1;
@@ -71,16 +72,41 @@ export function readTorchtitan(s: FactSink, root: KNode | undefined): void {
     s.explicit('training.recompute', m === 'full' ? 'full' : m === 'none' ? 'none' : 'selective', locOf(mode, 'activation_checkpoint.mode'));
   }
   s.default('training.recompute', 'selective', `${TT}: activation_checkpoint.mode "selective"`);
-  const conv = at(root, 'model.converters');
-  const convs = conv?.value.kind === 'list' ? (conv.value.items ?? []).map((i) => String(i.value)) : conv ? String(conv.value.value).split(',') : [];
-  const f8 = at(root, 'training.enable_float8_linear');
-  if (conv && convs.some((c) => c.includes('float8'))) s.explicit('training.precision', 'fp8-mixed', locOf(conv, 'model.converters'));
-  else if (f8 && f8.value.value === true) s.explicit('training.precision', 'fp8-mixed', locOf(f8, 'training.enable_float8_linear'));
+  readFloat8(s, root);
   const mpp = at(root, 'training.mixed_precision_param');
   if (mpp && mpp.value.value === 'float32') s.explicit('training.precision', 'fp32', locOf(mpp, 'training.mixed_precision_param'));
   s.default('training.precision', 'bf16-mixed', `${TT}: mixed_precision_param bfloat16 with fp32 parameters`);
+  readBool(s, root, first(root, ['compile.enable', 'training.compile']) ?? 'compile.enable', 'training.compile');
+  s.default('training.compile', false, `${TT}: compile.enable false (eager)`);
   const on = readStr(root, 'optimizer.name');
   const oe = at(root, 'optimizer.name');
   if (on && oe && optimizerOf(on)) s.explicit('training.optimizer', optimizerOf(on)!, locOf(oe, 'optimizer.name'));
   s.default('training.optimizer', 'adamw', `${TT}: optimizer AdamW`);
+}
+
+/** torchao float8 recipe names (torchtitan `recipe_name`) → Fp8Spec recipes. */
+const RECIPES: Readonly<Record<string, string>> = { tensorwise: 'tensorwise', rowwise: 'rowwise', rowwise_with_gw_hp: 'rowwise', mxfp8: 'mxfp8' };
+
+/**
+ * Float8 training: `model.converters = ["float8"]` (or `["quantize.linear.float8"]`, older `training.enable_float8_linear`)
+ * turns on torchao float8 linears; `[quantize.linear.float8]` (older `[float8]`) names the recipe and whether FSDP
+ * all-gathers weights in float8 (torchtitan/components/quantization/float8.py).
+ */
+function readFloat8(s: FactSink, root: KNode): void {
+  const conv = at(root, 'model.converters');
+  const convs = conv?.value.kind === 'list' ? (conv.value.items ?? []).map((i) => String(i.value)) : conv ? String(conv.value.value).split(',') : [];
+  const f8Path = first(root, ['float8.enable_float8_linear', 'training.enable_float8_linear']) ?? 'training.enable_float8_linear';
+  const f8 = at(root, f8Path);
+  const mx = convs.some((c) => c.includes('mx'));
+  if (conv && convs.some((c) => c.includes('float8') || c.includes('mx'))) s.explicit('training.precision', 'fp8-mixed', locOf(conv, 'model.converters'));
+  else if (f8 && f8.value.value === true) s.explicit('training.precision', 'fp8-mixed', locOf(f8, f8Path));
+  if (s.value('training.precision') !== 'fp8-mixed') return;
+  const sect = first(root, ['quantize.linear.float8', 'float8']) ?? 'quantize.linear.float8';
+  const name = at(root, `${sect}.recipe_name`);
+  const recipe = name && typeof name.value.value === 'string' ? RECIPES[name.value.value.toLowerCase()] : undefined;
+  if (name && recipe) s.explicit('training.fp8.recipe', recipe, locOf(name, `${sect}.recipe_name`));
+  else if (name) s.diag('invalid-value', 'warning', `${sect}.recipe_name should be one of ${Object.keys(RECIPES).join(', ')}.`, name.value.range, ['training.fp8.recipe']);
+  s.default('training.fp8.recipe', mx ? 'mxfp8' : 'tensorwise', `${TT}: torchao float8 tensorwise scaling`);
+  readBool(s, root, `${sect}.enable_fsdp_float8_all_gather`, 'training.fp8.paramGather');
+  s.default('training.fp8.paramGather', false, `${TT}: enable_fsdp_float8_all_gather false`);
 }

@@ -10,6 +10,7 @@ import { findPreset } from '../../shared/model/presets';
 import { presetCandidates, resolvePlan, type ModelLookup, type ResolveContext, type ResolvedPlan } from '../../shared/plan/resolve';
 import type { Problem } from '../../shared/plan/types';
 import { detectFormat, parseConfig } from '../../formats/index';
+import type { SourceReader } from '../../formats/megatron/script';
 import { SCAN_EXT } from '../io/referenceIndex';
 
 export interface WorkspaceHost {
@@ -54,12 +55,16 @@ function read(host: WorkspaceHost, p: string): string | undefined {
   }
 }
 
-/** Candidate absolute paths of a reference: the file's folder, its parents (launch CWDs) and the workspace root. */
-export function referenceCandidates(target: string, fromPath: string, root?: string): string[] {
+/**
+ * Candidate absolute paths of a reference: the folder a launch script `cd`ed into (`cwd`, relative to the file's
+ * folder), the file's folder, its parents (the repository root a launcher runs from) and the workspace root.
+ */
+export function referenceCandidates(target: string, fromPath: string, root?: string, cwd?: string): string[] {
   const t = target.trim().replace(/^['"]|['"]$/g, '');
   if (!t || t.includes('$')) return [];
   if (isAbsolute(t)) return [normalize(t)];
   const out: string[] = [];
+  if (cwd && !cwd.includes('$')) out.push(isAbsolute(cwd) ? join(cwd, t) : join(dirname(toPath(fromPath)), cwd, t));
   let d = dirname(toPath(fromPath));
   for (let i = 0; i < 5; i++) { out.push(join(d, t)); const up = dirname(d); if (up === d) break; d = up; }
   if (root) out.push(join(root, t));
@@ -68,14 +73,14 @@ export function referenceCandidates(target: string, fromPath: string, root?: str
 
 /** The first existing file a reference points to. */
 export function resolveReference(ref: ConfigReference, fromPath: string, host: WorkspaceHost): string | undefined {
-  for (const c of referenceCandidates(ref.target, fromPath, host.root)) if (read(host, c) !== undefined) return c;
+  for (const c of referenceCandidates(ref.target, fromPath, host.root, ref.cwd)) if (read(host, c) !== undefined) return c;
   return undefined;
 }
 
 /** Why the candidates of a reference that exist were refused (outside the workspace, a device…), if any was. */
 function refusalOf(ref: ConfigReference, fromPath: string, host: WorkspaceHost): string | undefined {
   if (!host.refusal) return undefined;
-  for (const c of referenceCandidates(ref.target, fromPath, host.root)) {
+  for (const c of referenceCandidates(ref.target, fromPath, host.root, ref.cwd)) {
     const why = host.refusal(c);
     if (why) return why;
   }
@@ -176,29 +181,64 @@ export function reverseReferences(files: readonly { path: string; facts: ConfigF
   return m;
 }
 
+/** Largest file a launch script may source (bytes of text). */
+const MAX_SOURCED = 1_000_000;
+
+/** Reads the files a launch script sources, found like references (cd folder, file folder, parents, root). */
+function sourceReader(path: string, host: WorkspaceHost, deps: string[]): SourceReader {
+  return (target, cwd) => {
+    for (const c of referenceCandidates(target, path, host.root, cwd)) {
+      const text = read(host, c);
+      if (text === undefined || text.length > MAX_SOURCED) continue;
+      deps.push(c);
+      return { uri: c, text };
+    }
+    return undefined;
+  };
+}
+
+const REFERENCED: Partial<Record<ConfigReference['kind'], { format?: FormatId; what: string }>> = {
+  deepspeed: { format: 'deepspeed', what: 'DeepSpeed config' },
+  accelerate: { format: 'accelerate', what: 'Accelerate config' },
+  config: { what: 'trainer config' },
+};
+
 /** Parses a file, follows its references and resolves the plan. Never throws. */
 export function loadConfigGraph(pathOrUri: string, host: WorkspaceHost, ctx: ResolveContext = {}): ConfigGraph {
   const path = toPath(pathOrUri);
   const problems: Problem[] = [];
   const text = read(host, path) ?? read(host, pathOrUri);
-  const primary = parseConfig(pathOrUri, text ?? '');
-  const related: ConfigFacts[] = [];
   const deps: string[] = [];
+  const primary = parseConfig(pathOrUri, text ?? '', undefined, { readSource: sourceReader(path, host, deps) });
+  const related: ConfigFacts[] = [];
   if (text === undefined) {
     const why = host.refusal?.(path);
     problems.push({ code: 'file-unreadable', severity: 'error', message: `Cannot read ${path}${why ? `: ${why}` : ''}.`, paths: [] });
   }
+  if (primary.diagnostics.some((d) => d.code === 'unknown-format')) return { primary, related, resolved: { problems, assumptions: [], factsUsed: {} }, dependencies: deps };
   for (const r of primary.references) {
-    if (r.kind !== 'deepspeed') continue;
+    const kind = REFERENCED[r.kind];
+    if (!kind) continue;
     const p = resolveReference(r, path, host);
     if (!p) {
+      const what = `${kind.what[0]!.toUpperCase()}${kind.what.slice(1)} "${r.target}"`;
       const why = refusalOf(r, path, host);
-      const message = why ? `DeepSpeed config "${r.target}" was not read: ${why}.` : `DeepSpeed config "${r.target}" was not found next to the file or in the workspace.`;
-      problems.push({ code: 'reference-missing', severity: 'warning', message, paths: ['reference'] });
+      const message = why ? `${what} was not read: ${why}.` : `${what} was not found next to the file${r.cwd ? `, in ${r.cwd}` : ''} or in the workspace.`;
+      problems.push({ code: 'reference-missing', severity: 'warning', message, paths: [] });
       continue;
     }
+    const refText = read(host, p) ?? '';
+    const format = kind.format ?? detectFormat(p, refText);
+    if (!format) continue;
     deps.push(p);
-    related.push(parseFile(p, read(host, p) ?? '', 'deepspeed'));
+    const facts = parseFile(p, refText, format);
+    related.push(facts);
+    // An Accelerate config can name a DeepSpeed JSON in turn (deepspeed_config_file).
+    for (const r2 of facts.references) {
+      if (r2.kind !== 'deepspeed') continue;
+      const p2 = resolveReference(r2, p, host);
+      if (p2) { deps.push(p2); related.push(parseFile(p2, read(host, p2) ?? '', 'deepspeed')); }
+    }
   }
   if (primary.format === 'deepspeed') {
     const near = (p: string) => (dirname(p) === dirname(path) ? 0 : 1);

@@ -13,7 +13,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { makePlan } from '../../shared/plan/defaults';
 import { findPreset } from '../../shared/model/presets';
 import { estimateMemory } from '../../shared/memory/estimate';
-import { collectivesPerStep } from '../../shared/comm/index';
+import { collectivesPerStep } from '../../shared/time/collectives';
 import { estimateStepTime } from '../../shared/time/estimate';
 import { simulateStep } from '../../shared/sim/simulate';
 import { toDashboardModel } from '../../extension/dashboard/model';

@@ -59,6 +59,9 @@ const HINTS: readonly HintCase[] = [
   { file: 'llamafactory.yaml', at: [['deepspeed:', /^model states/], ['per_device_train_batch_size', /^activations/]] },
   { file: 'nanotron.yaml', at: [['micro_batch_size', /^activations/], ['tp: 2', /^TP comm/]] },
   { file: 'config.json', at: [['{', /parameters · peak/]] },
+  // Launch dialects (issue 12): the value a DeepSpeed-Chat flag takes through a variable, verl's Megatron actor TP.
+  { file: 'dschat_step1.sh', at: [['ZERO_STAGE=3', /^model states/], ['--per_device_train_batch_size', /^activations/]] },
+  { file: 'verl_grpo.sh', at: [['ppo_micro_batch_size_per_gpu', /^activations/], ['megatron.tensor_model_parallel_size', /^TP comm/]] },
 ];
 
 describe('inlay hints per format', () => {
@@ -72,6 +75,11 @@ describe('inlay hints per format', () => {
       }
     });
   }
+
+  test("verl: the rollout engine's TP gets no training hint", async () => {
+    const { uri, text } = await openFixture('verl_grpo.sh');
+    assert.deepEqual(hintsAt(await c.hints(uri), text, 'rollout.tensor_model_parallel_size'), []);
+  });
 
   test('ZeRO-2 model states are (2 + 14/N)·Ψ per GPU next to 16·Ψ replicated', async () => {
     // ZeRO paper (Rajbhandari et al. 2020) Table 1 / §5.2: mixed-precision Adam holds 2Ψ + 2Ψ + 12Ψ bytes;
