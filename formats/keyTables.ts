@@ -15,6 +15,7 @@ import verl from './verl/keys.json';
 import rayActor from './launch/ray-actor.json';
 import { isPlanPath } from '../shared/plan/paths';
 import type { FormatId } from '../shared/plan/facts';
+import { lookupTable } from '../shared/lookup';
 import type { PlanPath } from '../shared/plan/paths';
 
 /** One documented key of a format. */
@@ -35,7 +36,7 @@ export interface KeyTable {
 
 function table(raw: unknown): KeyTable {
   const keys = (raw as { keys?: Record<string, KeyDoc> }).keys;
-  return { keys: keys && typeof keys === 'object' ? keys : {} };
+  return { keys: lookupTable(keys && typeof keys === 'object' ? keys : {}) };
 }
 
 /**

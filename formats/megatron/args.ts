@@ -5,12 +5,13 @@ import type { TextRange } from '../../shared/plan/types';
 import type { FlagArg } from '../common/shell/commandLine';
 import type { FactSink, Loc } from '../common/sink';
 import { toBool, toNumber } from '../common/text';
+import { lookupTable } from '../../shared/lookup';
 import type { PlanPath } from '../../shared/plan/paths';
 
 export type { FlagArg } from '../common/shell/commandLine';
 
 interface FlagSpec { readonly type: string; readonly plan?: PlanPath; readonly value?: FactValue; readonly enum?: readonly string[]; readonly default?: unknown; readonly description: string }
-export const MEGATRON_FLAGS: Readonly<Record<string, FlagSpec>> = table.keys as Record<string, FlagSpec>;
+export const MEGATRON_FLAGS: Readonly<Record<string, FlagSpec>> = lookupTable(table.keys as Record<string, FlagSpec>);
 const ARGS = 'megatron/training/arguments.py';
 
 function mapped(flag: string, raw: string): FactValue | undefined {
