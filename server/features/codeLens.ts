@@ -5,7 +5,7 @@
 import type { CodeLens, Range } from 'vscode-languageserver';
 import { ClientCommands } from '../../shared/protocol';
 import type { DocumentAnalysis } from '../analysis/analyze';
-import { peakStage } from './figures';
+import { peakStage, verdictOf } from './figures';
 import { formatBytes, formatSeconds } from '../../shared/units';
 import type { PlanPath } from '../../shared/plan/paths';
 
@@ -53,7 +53,8 @@ export function buildCodeLenses(a: DocumentAnalysis): CodeLens[] {
   const u = a.settings.units;
   const st = peakStage(m);
   const where = m.stages.length > 1 && st ? ` on stage ${st.stage}` : '';
-  const verdict = m.fits ? '✓ Fits' : '✗ Does not fit';
+  const v = verdictOf(a);
+  const verdict = v === 'fits' ? '✓ Fits' : v === 'does-not-fit' ? '✗ Does not fit' : '✗ Cannot estimate as written (see Problems)';
   const out: CodeLens[] = [
     lens(`${verdict} on ${clusterLabel(a)}: peak ${formatBytes(st?.peakReservedBytes, u)}/GPU${where} of ${formatBytes(m.gpuMemoryBytes, u)}`, ClientCommands.openDashboard, a.uri),
   ];

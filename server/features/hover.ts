@@ -12,6 +12,7 @@ import { deltaOf, peakStage } from './figures';
 import { formatBytes, formatDeltaBytes, formatDeltaVolume, formatVolume } from '../../shared/units';
 import { keyForPath, keyTable } from '../../formats/keyTables';
 import { variantsFor } from './planEdit';
+import { escapeMarkdown, inlineCode } from './markdown';
 import type { PlanPath } from '../../shared/plan/paths';
 
 /** Memory terms each plan path feeds (first principles: which symbols appear in the term's formula). */
@@ -34,17 +35,18 @@ const TERMS_OF: Partial<Record<PlanPath, readonly MemoryTermName[]>> = {
   'parallel.sharding.maxLiveParams': ['gatheredParameters'],
 };
 
+/** A value from a file, escaped for Markdown. */
 function showValue(v: unknown): string {
   if (typeof v === 'number') return Number.isFinite(v) ? String(v) : '—';
-  if (Array.isArray(v)) return v.join(', ');
-  return String(v);
+  if (Array.isArray(v)) return escapeMarkdown(v.join(', '));
+  return escapeMarkdown(String(v));
 }
 
 function termLines(t: Term, a: DocumentAnalysis): string[] {
   const u = a.settings.units;
   const lines = [`**${t.label}** ${formatBytes(t.bytes, u)} = \`${t.formula}\` — ${t.citation}`];
   for (const [sym, inp] of Object.entries(t.inputs)) {
-    lines.push(`  - \`${sym}\` = ${showValue(inp.value)} (${inp.source.kind}: ${inp.source.detail})`);
+    lines.push(`  - \`${sym}\` = ${showValue(inp.value)} (${inp.source.kind}: ${escapeMarkdown(inp.source.detail)})`);
   }
   return lines;
 }
@@ -62,10 +64,10 @@ export function buildHover(a: DocumentAnalysis, pos: Position, api: CoreApi): Ho
   const written = fact.key ?? path;
   const key = tableKey && tableKey.endsWith(written) ? tableKey : written;
   const doc = keyTable(a.format)?.keys[key]?.description;
-  const md: string[] = [`**ShardLens** · \`${key}\` = ${showValue(fact.value)}`, ''];
+  const md: string[] = [`**ShardLens** · ${inlineCode(key)} = ${showValue(fact.value)}`, ''];
   if (doc) md.push(doc, '');
   const used = a.plan?.sources[path];
-  md.push(`Plan input \`${path}\`${used ? ` — ${used.kind}: ${used.detail}` : ''}`);
+  md.push(`Plan input \`${path}\`${used ? ` — ${used.kind}: ${escapeMarkdown(used.detail)}` : ''}`);
   const m = a.memory;
   const st = m ? peakStage(m) : undefined;
   if (m && st) {
@@ -82,7 +84,7 @@ export function buildHover(a: DocumentAnalysis, pos: Position, api: CoreApi): Ho
       md.push('', 'If you change it:', '');
       for (const d of deltas) {
         const comm = d.commAfter !== d.commBefore ? `, ${formatDeltaVolume(d.commAfter - d.commBefore)} communication per step (${formatVolume(d.commAfter)})` : '';
-        md.push(`- ${d.variant.label}: ${formatDeltaBytes(d.peakAfter - d.peakBefore, u)} per GPU (peak ${formatBytes(d.peakAfter, u)}, ${d.fitsAfter ? 'fits' : 'does not fit'})${comm}`);
+        md.push(`- ${escapeMarkdown(d.variant.label)}: ${formatDeltaBytes(d.peakAfter - d.peakBefore, u)} per GPU (peak ${formatBytes(d.peakAfter, u)}, ${d.fitsAfter ? 'fits' : 'does not fit'})${comm}`);
       }
     }
   }

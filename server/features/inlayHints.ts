@@ -6,7 +6,7 @@ import { InlayHint, InlayHintKind, type Range } from 'vscode-languageserver';
 import type { Fact } from '../../shared/plan/facts';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { endOf, localFact } from './facts';
-import { commBytes, maxOver, peakBytes, peakStage } from './figures';
+import { commBytes, maxOver, peakBytes, peakStage, verdictOf } from './figures';
 import { formatBytes, formatCount, formatSeconds, formatVolume } from '../../shared/units';
 import type { PlanPath } from '../../shared/plan/paths';
 
@@ -55,7 +55,8 @@ function totalHint(a: DocumentAnalysis): InlayHint | undefined {
   const u = a.settings.units;
   const st = peakStage(m);
   const where = m.stages.length > 1 && st ? ` (stage ${st.stage})` : '';
-  const verdict = m.fits ? 'fits' : 'does not fit';
+  const v = verdictOf(a);
+  const verdict = v === 'fits' ? 'fits' : v === 'does-not-fit' ? 'does not fit' : 'cannot estimate as written';
   const line0 = a.text.split(/\r?\n/, 1)[0] ?? '';
   const params = a.format === 'hf-config' ? `${formatCount(m.model.parameters)} parameters · ` : '';
   const h = InlayHint.create({ line: 0, character: line0.length }, `${params}peak ${formatBytes(peakBytes(m), u)}/GPU${where} of ${formatBytes(m.gpuMemoryBytes, u)} · ${verdict}`, InlayHintKind.Type);

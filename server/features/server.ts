@@ -24,7 +24,7 @@ import { buildCodeActions } from './codeActions';
 import { buildCodeLenses } from './codeLens';
 import { buildCompletion } from './completion';
 import { buildDiagnostics } from './diagnostics';
-import { peakBytes } from './figures';
+import { peakBytes, verdictOf } from './figures';
 import { buildHover } from './hover';
 import { buildInlayHints } from './inlayHints';
 import { LAYOUT_ACTIONS, LAYOUT_ACTION_KIND, buildLayoutActions, wantsLayoutActions } from './layoutActions';
@@ -67,7 +67,7 @@ function readCapabilities(c: ClientCapabilities): Capabilities {
 
 function summary(a: DocumentAnalysis): AnalysisChangedParams {
   return {
-    uri: a.uri, version: a.version, fits: a.memory ? a.memory.fits : null, peakBytes: peakBytes(a.memory) ?? null,
+    uri: a.uri, version: a.version, fits: verdictOf(a) === 'cannot-estimate' ? null : verdictOf(a) === 'fits', peakBytes: peakBytes(a.memory) ?? null,
     gpuMemoryBytes: a.memory?.gpuMemoryBytes ?? null, gpuName: a.plan?.cluster.gpu.name ?? null,
     stepSeconds: a.stepTime?.stepSeconds ?? null,
   };
