@@ -1,4 +1,7 @@
-/** The `shardlens/analysis` and `shardlens/simulate` results built from a document analysis. */
+/**
+ * The `shardlens/analysis` and `shardlens/simulate` results built from a document analysis. The analysis carries no
+ * simulation: views that draw the timeline ask `shardlens/simulate` when they show, so edits never run the simulator.
+ */
 import type { AnalysisResult, AnalysisSimulation } from '../../shared/protocol';
 import type { CoreApi } from '../analysis/core';
 import type { DocumentAnalysis } from '../analysis/analyze';
@@ -14,11 +17,11 @@ export function simulationOf(a: DocumentAnalysis, api: CoreApi): AnalysisSimulat
   }
 }
 
-export function buildAnalysisResult(a: DocumentAnalysis, api: CoreApi, withSimulation = true): AnalysisResult {
+export function buildAnalysisResult(a: DocumentAnalysis): AnalysisResult {
   const diags = buildDiagnostics(a);
   return {
     uri: a.uri, version: a.version, format: a.format, plan: a.plan, memory: a.memory, replicated: a.memory?.replicated,
-    collectives: a.collectives, stepTime: a.stepTime, simulation: withSimulation ? simulationOf(a, api) : undefined,
+    collectives: a.collectives, stepTime: a.stepTime,
     assumptions: a.assumptions,
     problems: diags.map((d) => ({
       code: String(d.code ?? ''), severity: d.severity === 1 ? 'error' : d.severity === 2 ? 'warning' : 'info',

@@ -4,12 +4,12 @@
  */
 import {
   CodeActionKind, CodeLensRefreshRequest, DidChangeConfigurationNotification, DidChangeWatchedFilesNotification,
-  NotificationType, RequestType, TextDocumentSyncKind, TextDocuments, type ClientCapabilities, type Connection,
+  TextDocumentSyncKind, TextDocuments, type ClientCapabilities, type Connection,
 } from 'vscode-languageserver';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import {
-  LspMethods, PROTOCOL_VERSION, type AnalysisChangedParams, type AnalysisParams, type AnalysisResult,
-  type AnalysisSimulation, type PlanLayoutsParams, type PlanLayoutsResult, type ReadyParams,
+  AnalysisChangedNotification, AnalysisRequest, PlanLayoutsRequest, PROTOCOL_VERSION, ReadyNotification, SimulateRequest,
+  type AnalysisChangedParams,
 } from '../../shared/protocol';
 import { analyzeDocument, type DocumentAnalysis } from '../analysis/analyze';
 import { core, initCore } from '../analysis/core';
@@ -26,12 +26,6 @@ import { peakBytes } from './figures';
 import { buildHover } from './hover';
 import { buildInlayHints } from './inlayHints';
 import { LAYOUT_ACTIONS, LAYOUT_ACTION_KIND, buildLayoutActions, wantsLayoutActions } from './layoutActions';
-
-export const ReadyNotification = new NotificationType<ReadyParams>(LspMethods.ready);
-export const AnalysisChangedNotification = new NotificationType<AnalysisChangedParams>(LspMethods.analysisChanged);
-export const AnalysisRequest = new RequestType<AnalysisParams, AnalysisResult | null, void>(LspMethods.analysis);
-export const SimulateRequest = new RequestType<AnalysisParams, AnalysisSimulation | null, void>(LspMethods.simulate);
-export const PlanLayoutsRequest = new RequestType<PlanLayoutsParams, PlanLayoutsResult | null, void>(LspMethods.planLayouts);
 
 export const SERVER_VERSION = '0.1.0';
 
@@ -74,7 +68,8 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   let root: string | undefined;
   const host = createHost((uri) => documents.get(uri)?.getText(), () => root);
   let ready: Promise<void> = Promise.resolve();
-  const planner = new PlannerCache();
+  // Apply Layout's check reads each layout's edited text again, with the document's settings and referenced files.
+  const planner = new PlannerCache((a, text) => analyzeDocument({ uri: a.uri, version: null, text, settings: a.settings }, host, core()).plan);
   /** The planner's layouts for an analysis: yields once first, so a request cancelled meanwhile never starts a search. */
   const planned = async (a: DocumentAnalysis, topK: number, token: { isCancellationRequested: boolean }) => {
     const hit = planner.peek(a, topK);
@@ -208,7 +203,7 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   });
   connection.onRequest(AnalysisRequest, async (p) => {
     const a = await anyAnalysis(p.uri);
-    return a ? buildAnalysisResult(a, core()) : null;
+    return a ? buildAnalysisResult(a) : null;
   });
   connection.onRequest(PlanLayoutsRequest, async (p, token) => {
     const a = typeof p?.uri === 'string' ? await anyAnalysis(p.uri) : undefined;

@@ -1,7 +1,10 @@
 /**
- * The LSP section of the protocol (server ↔ extension): custom requests and notifications, method names and their
- * parameter and result types. Each side wraps the method names in its own RequestType/NotificationType.
+ * The LSP section of the protocol (server ↔ extension): every custom request and notification declared once as a
+ * typed `RequestType`/`NotificationType` (vscode-eslint's `customMessages.ts` idiom), which the server registers and
+ * the client sends. vscode-jsonrpc's common entry is pure (no Node or DOM), so shared/ may import it; the webview
+ * imports `./webview` directly and never bundles this file.
  */
+import { NotificationType, RequestType } from 'vscode-jsonrpc';
 import type { FormatId } from '../plan/facts';
 import type { MemoryEstimate } from '../plan/result';
 import type { Plan, Problem, TextRange } from '../plan/types';
@@ -52,24 +55,9 @@ export interface AnalysisResult {
   readonly replicated?: MemoryEstimate['replicated'];
   readonly collectives: readonly AnalysisCollective[];
   readonly stepTime?: AnalysisStepTime;
-  readonly simulation?: AnalysisSimulation;
   readonly assumptions: readonly AnalysisAssumption[];
   readonly problems: readonly (Problem & { readonly range?: TextRange })[];
 }
-
-/** Custom LSP messages, each a method name; each side wraps them in its RequestType/NotificationType. */
-export const LspMethods = {
-  /** Notification server → client after `initialized` once the server can answer requests. Params: ReadyParams. */
-  ready: 'shardlens/ready',
-  /** Request client → server: the full analysis of a document. Params: AnalysisParams; result: AnalysisResult | null. */
-  analysis: 'shardlens/analysis',
-  /** Request client → server: the step simulation of a document. Params: AnalysisParams; result: AnalysisSimulation | null. */
-  simulate: 'shardlens/simulate',
-  /** Notification server → client when a document's analysis changed. Params: AnalysisChangedParams. */
-  analysisChanged: 'shardlens/analysisChanged',
-  /** Request client → server: the best layouts for a document and their edits. Params: PlanLayoutsParams; result: PlanLayoutsResult | null. */
-  planLayouts: 'shardlens/planLayouts',
-} as const;
 
 /** Params of `shardlens/planLayouts`. */
 export interface PlanLayoutsParams {
@@ -95,6 +83,11 @@ export interface PlannedLayout {
   readonly delta: string;
   /** What the file cannot hold and where to set it instead. */
   readonly notes: readonly string[];
+  /**
+   * Why the edits cannot deliver the promised figures (a key the figures rest on cannot be written, e.g. it is "auto"),
+   * when they cannot: then `edits` is empty and Apply refuses with this sentence.
+   */
+  readonly refusal?: string;
 }
 
 /** Result of `shardlens/planLayouts`: the search and the top layouts, best first, with their edits. */
@@ -127,6 +120,46 @@ export interface AnalysisChangedParams {
   readonly gpuName: string | null;
   readonly stepSeconds: number | null;
 }
+
+/**
+ * Notification server → client after `initialized`, once the server can answer requests.
+ * @since 0.1.0
+ */
+export const ReadyNotification = new NotificationType<ReadyParams>('shardlens/ready');
+
+/**
+ * Request client → server: the full analysis of a document, without the step simulation (ask `SimulateRequest`).
+ * Null when the document is not a training config.
+ * @since 0.1.0
+ */
+export const AnalysisRequest = new RequestType<AnalysisParams, AnalysisResult | null, void>('shardlens/analysis');
+
+/**
+ * Request client → server: the step simulation of a document, fetched only when a view shows it.
+ * @since 0.1.0
+ */
+export const SimulateRequest = new RequestType<AnalysisParams, AnalysisSimulation | null, void>('shardlens/simulate');
+
+/**
+ * Notification server → client when a document's analysis changed: the status bar summary.
+ * @since 0.1.0
+ */
+export const AnalysisChangedNotification = new NotificationType<AnalysisChangedParams>('shardlens/analysisChanged');
+
+/**
+ * Request client → server: the planner's best layouts for a document and the edits that write each one.
+ * @since 0.1.0
+ */
+export const PlanLayoutsRequest = new RequestType<PlanLayoutsParams, PlanLayoutsResult | null, void>('shardlens/planLayouts');
+
+/** The method names of the messages above (for raw JSON-RPC clients such as the Neovim test and the server tests). */
+export const LspMethods = {
+  ready: ReadyNotification.method,
+  analysis: AnalysisRequest.method,
+  simulate: SimulateRequest.method,
+  analysisChanged: AnalysisChangedNotification.method,
+  planLayouts: PlanLayoutsRequest.method,
+} as const;
 
 /** Commands the server's code lenses and actions invoke; the extension registers them. Each takes the document URI. */
 export const ClientCommands = {

@@ -18,6 +18,10 @@ export interface MicrobatchWork {
   readonly forward: number;
   readonly backward: number;
   readonly recompute: number;
+  /** Exposed in-layer communication (TP, EP, CP) inside `forward`, `backward` and `recompute`, seconds per pass. */
+  readonly forwardComm: number;
+  readonly backwardComm: number;
+  readonly recomputeComm: number;
   /** In-layer communication seconds per micro-batch (all passes) and the part not hidden. */
   readonly tpSeconds: number;
   readonly epSeconds: number;
@@ -78,12 +82,15 @@ export function microbatchWork(plan: Plan, stage: number, ctx: TimeContext = tim
   const fwdFlops = fW + fC;
   const bwdFlops = bwdWeights + 2 * fC;
   const tpExp = plan.parallel.tpCommOverlap ? 0 : 1;
-  const forward = matmulSeconds(fwdFlops, flopRate) + memoryBoundSeconds(TRAFFIC.forward * fBytes, hbm) + tpExp * 2 * n * tpOne + 2 * nMoe * epOne + cpExpF;
-  const backward = matmulSeconds(bwdFlops, flopRate) + memoryBoundSeconds(TRAFFIC.backward * fBytes, hbm) + tpExp * 2 * n * tpOne + 2 * nMoe * epOne + cpExpB;
-  const recompute = matmulSeconds(rF, flopRate) + memoryBoundSeconds(TRAFFIC.forward * rBytes, hbm) + tpExp * 2 * nR * tpOne + 2 * nMoeR * epOne;
+  const forwardComm = tpExp * 2 * n * tpOne + 2 * nMoe * epOne + cpExpF;
+  const backwardComm = tpExp * 2 * n * tpOne + 2 * nMoe * epOne + cpExpB;
+  const recomputeComm = tpExp * 2 * nR * tpOne + 2 * nMoeR * epOne;
+  const forward = matmulSeconds(fwdFlops, flopRate) + memoryBoundSeconds(TRAFFIC.forward * fBytes, hbm) + forwardComm;
+  const backward = matmulSeconds(bwdFlops, flopRate) + memoryBoundSeconds(TRAFFIC.backward * fBytes, hbm) + backwardComm;
+  const recompute = matmulSeconds(rF, flopRate) + memoryBoundSeconds(TRAFFIC.forward * rBytes, hbm) + recomputeComm;
   const exposed = tpExp * tpS + epS + cpExpF + cpExpB;
   return {
     forwardFlops: fwdFlops, backwardFlops: bwdFlops, recomputeFlops: rF,
-    forward, backward, recompute, tpSeconds: tpS, epSeconds: epS, cpSeconds: cpS, exposedCommSeconds: exposed,
+    forward, backward, recompute, forwardComm, backwardComm, recomputeComm, tpSeconds: tpS, epSeconds: epS, cpSeconds: cpS, exposedCommSeconds: exposed,
   };
 }

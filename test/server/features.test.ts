@@ -216,8 +216,8 @@ describe('shardlens/analysis', () => {
     assert.equal(r.replicated?.stages.length, 2);
     assert.ok(r.collectives.some((x) => x.group === 'tp') && r.collectives.some((x) => x.group === 'pp'));
     assert.ok((r.stepTime?.stepSeconds ?? 0) > 0);
-    assert.ok(r.simulation?.ok, JSON.stringify(r.simulation));
-    assert.equal(r.simulation.result.stages.length, 2);
+    // The simulation is fetched on its own (shardlens/simulate) when a view needs it, never with every analysis.
+    assert.equal((r as unknown as Record<string, unknown>).simulation, undefined);
     assert.ok(Array.isArray(r.assumptions) && Array.isArray(r.problems));
   });
 
@@ -225,6 +225,7 @@ describe('shardlens/analysis', () => {
     const { uri } = await openFixture('pretrain_llama.sh');
     const sim = await c.rpc.sendRequest<AnalysisSimulation | null>(LspMethods.simulate, { uri });
     assert.ok(sim?.ok);
+    assert.equal(sim.result.stages.length, 2);
     // Narayanan et al. 2021 §2.2: the 1F1B bubble is (p − 1)/m; m = 128 / (1 × DP 2) = 64 micro-batches, p = 2.
     // The stages are not equal (embedding on the first, LM head on the last), so allow a factor of two.
     const closed = (2 - 1) / 64;

@@ -2,7 +2,7 @@
  * Memory dashboard: stacked bars per component for the file's sharding and its variants (replicated DP, ZeRO-1/2/3,
  * FSDP, HSDP), per pipeline stage, and the sweep over the data-parallel size with the GPU memory line.
  */
-import { MEMORY_COMPONENTS, type DashboardModel, type MemoryComponent, type StageBar } from '../../shared/protocol';
+import { MEMORY_COMPONENTS, type DashboardModel, type MemoryComponent, type StageBar } from '../../shared/protocol/webview';
 import { makeChart, palette, shortTicks, themeColor } from '../charts/theme';
 import { el, section, table } from '../dom';
 import { formatBytes, toUnit } from '../../shared/units';
