@@ -26,6 +26,15 @@ export default tseslint.config(
     },
   },
   {
+    files: ['formats/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['vscode', 'vscode-languageserver', 'vscode-languageserver/*', 'vscode-languageclient', 'vscode-languageclient/*'], message: 'formats/ is read by the CLI and validation too: no editor or LSP imports.' },
+        { group: ['**/server/*', '**/extension/*', '**/cli/*', '**/validation/*', '**/webview/*'], message: 'formats/ depends only on shared/.' },
+      ] }],
+    },
+  },
+  {
     // The dashboards' browser bundle imports the webview and settings parts of the protocol, never the barrel: its LSP
     // part carries the JSON-RPC library's RequestType values.
     files: ['webview/**/*.ts'],

@@ -7,7 +7,7 @@ import { dirname, resolve } from 'node:path';
 import { findGpu, suggestGpus } from '../shared/hardware/gpus';
 import type { ResolveSettings, ResolvedPlan } from '../shared/plan/resolve';
 import type { ConfigFacts } from '../shared/plan/facts';
-import { initFormats } from '../server/formats/index';
+import { initFormats } from '../formats/index';
 import { loadConfigGraph } from '../server/formats/workspace';
 import { parseGpusArg, type ParsedArgs } from './args';
 import { nodeHost } from './host';

@@ -1,9 +1,9 @@
 // Generates schemas/deepspeed.schema.json (JSON Schema draft-07 for VS Code's JSON support) from the DeepSpeed key
-// table in data/formats/deepspeed.json: every key with its type, default, description, aliases and "auto".
+// table in formats/deepspeed/keys.json: every key with its type, default, description, aliases and "auto".
 // Run: node scripts/gen-schema.mjs [--check]   (--check fails when the committed schema is stale).
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 
-const TABLE = 'data/formats/deepspeed.json';
+const TABLE = 'formats/deepspeed/keys.json';
 const OUT = 'schemas/deepspeed.schema.json';
 const table = JSON.parse(readFileSync(TABLE, 'utf8'));
 const strict = new Set(table.strictSections ?? []);

@@ -3,7 +3,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { estimateMemory } from '../../shared/memory/estimate';
 import type { MemoryEstimate, StageMemory } from '../../shared/plan/result';
-import { detectFormat } from '../../server/formats/index';
+import { detectFormat } from '../../formats/index';
 import { formatBytes } from '../../shared/units';
 import type { ParsedArgs } from '../args';
 import { InputError, loadConfig } from '../load';

@@ -9,7 +9,7 @@ import type { AnalysisAssumption, AnalysisSimulation, AnalysisStepTime, ShardLen
 import { estimateMemory } from '../../shared/memory/estimate';
 import { estimateStepTime } from '../../shared/time/estimate';
 import { simulateStep } from '../../shared/sim/simulate';
-import { detectFormat, initFormats } from '../formats/index';
+import { detectFormat, initFormats } from '../../formats/index';
 import { loadConfigGraph, type WorkspaceHost } from '../formats/workspace';
 import { resolveSettings } from './resolveAdapter';
 

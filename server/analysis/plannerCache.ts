@@ -7,7 +7,7 @@ import type { Problem } from '../../shared/plan/types';
 import { planLayouts } from '../../shared/planner/plan-layouts';
 import type { Layout, PlanResult } from '../../shared/planner/types';
 import type { PlanLayoutsResult, PlannedLayout } from '../../shared/protocol';
-import { applyLayoutEdits, canApplyLayout } from '../layout/index';
+import { applyLayoutEdits, canApplyLayout } from '../../formats/layout';
 import type { DocumentAnalysis } from './analyze';
 import { checkPlannedLayout, type Reparse } from './layoutCheck';
 

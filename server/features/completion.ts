@@ -1,12 +1,12 @@
 /**
- * Completion of keys and values from the bundled format tables (data/formats): JSON by jsonc-parser location, YAML
+ * Completion of keys and values from the bundled format tables (formats/<name>/keys.json): JSON by jsonc-parser location, YAML
  * and TOML by the enclosing keys or section, launch scripts by `--flag` words.
  */
 import { getLocation } from 'jsonc-parser';
 import { CompletionItemKind, MarkupKind, type CompletionItem, type Position } from 'vscode-languageserver';
 import type { FormatId } from '../../shared/plan/facts';
 import { offsetAt } from './edits';
-import { keyTable, type KeyDoc } from './keyTables';
+import { keyTable, type KeyDoc } from '../../formats/keyTables';
 
 type Context = { kind: 'key'; parent: string } | { kind: 'value'; key: string } | { kind: 'flag' };
 

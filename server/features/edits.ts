@@ -6,7 +6,7 @@ import { modify, type FormattingOptions } from 'jsonc-parser';
 import { TextEdit, type Range } from 'vscode-languageserver';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { localFact } from './facts';
-import { keyForPath } from './keyTables';
+import { keyForPath } from '../../formats/keyTables';
 
 /** Offset of a position in `text` (clamped). */
 export function offsetAt(text: string, pos: { line: number; character: number }): number {

@@ -10,7 +10,7 @@ import { factAt } from './facts';
 import { keyDocAt, keyDocHover } from './keyAt';
 import { deltaOf, peakStage } from './figures';
 import { formatBytes, formatDeltaBytes, formatDeltaVolume, formatVolume } from '../../shared/units';
-import { keyForPath, keyTable } from './keyTables';
+import { keyForPath, keyTable } from '../../formats/keyTables';
 import { variantsFor } from './planEdit';
 
 /** Memory terms each plan path feeds (first principles: which symbols appear in the term's formula). */

@@ -1,10 +1,10 @@
-/** The documented key under the cursor (from data/formats), for hovers on keys ShardLens does not turn into facts. */
+/** The documented key under the cursor (from formats/<name>/keys.json), for hovers on keys ShardLens does not turn into facts. */
 import { getLocation } from 'jsonc-parser';
 import type { Hover, Position } from 'vscode-languageserver';
 import { MarkupKind } from 'vscode-languageserver';
 import type { FormatId } from '../../shared/plan/facts';
 import { offsetAt } from './edits';
-import { keyTable, type KeyDoc } from './keyTables';
+import { keyTable, type KeyDoc } from '../../formats/keyTables';
 
 /** Dotted path of the YAML mapping keys enclosing `line` (by indentation). */
 function yamlPath(lines: readonly string[], line: number): string[] {

@@ -9,7 +9,7 @@ import { modelFromHfConfig } from '../../shared/model/hfConfig';
 import { findPreset } from '../../shared/model/presets';
 import { presetCandidates, resolvePlan, type ModelLookup, type ResolveContext, type ResolvedPlan } from '../../shared/plan/resolve';
 import type { Problem } from '../../shared/plan/types';
-import { detectFormat, parseConfig } from './index';
+import { detectFormat, parseConfig } from '../../formats/index';
 
 export interface WorkspaceHost {
   /** Text of a file by path or file:// URI; undefined when it cannot be read. */

@@ -42,9 +42,11 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
     problems.push({ code: 'hf-config-not-object', severity: 'error', message: 'The model config is not a JSON object.', paths: ['model'] });
     return { problems, sources };
   }
-  const cfg: Obj = isObj(obj.text_config) ? { ...obj, ...obj.text_config } : obj;
-  const modelType = typeof cfg.model_type === 'string' ? cfg.model_type.toLowerCase() : '';
-  const gpt2 = GPT2_TYPES.has(modelType) || (modelType === '' && cfg.n_embd !== undefined);
+  const base: Obj = isObj(obj.text_config) ? { ...obj, ...obj.text_config } : obj;
+  const modelType = typeof base.model_type === 'string' ? base.model_type.toLowerCase() : '';
+  const mpt = modelType === 'mpt' || (modelType === '' && base.d_model !== undefined && base.expansion_ratio !== undefined);
+  const cfg: Obj = mpt ? mptKeys(base, sources) : base;
+  const gpt2 = GPT2_TYPES.has(modelType) || mpt || (modelType === '' && cfg.n_embd !== undefined);
   const neox = NEOX_TYPES.has(modelType);
   if (modelType && !gpt2 && !neox && !KNOWN_TYPES.has(modelType) && !QKV_BIAS_TYPES.has(modelType) && !QK_NORM_TYPES.has(modelType)) {
     problems.push({ code: 'hf-config-unknown-type', severity: 'info', message: `model_type "${modelType}" is read as a Llama-style decoder (gated MLP, RMSNorm, rotary).`, paths: ['model'] });
@@ -83,11 +85,12 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
   const h = num('hiddenSize', ['hidden_size', 'n_embd', 'd_model', 'dim'], d.h);
   const layers = num('layers', ['num_hidden_layers', 'n_layer', 'num_layers', 'n_layers'], d.L);
   const heads = num('heads', ['num_attention_heads', 'n_head', 'n_heads'], d.H);
-  const kvHeads = gpt2 ? heads : num('kvHeads', ['num_key_value_heads', 'num_query_groups', 'n_kv_heads'], heads, 'num_key_value_heads = None → heads (MHA)');
+  const kvHeads = gpt2 && !mpt ? heads : num('kvHeads', ['num_key_value_heads', 'num_query_groups', 'n_kv_heads'], heads, 'num_key_value_heads = None → heads (MHA)');
   const headDim = num('headDim', ['head_dim', 'kv_channels'], Math.floor(h / heads) || 1, 'hidden_size / num_attention_heads');
   const ffnSize = gpt2 || neox
     ? num('ffnSize', ['n_inner', 'intermediate_size'], 4 * h, 'GPT-2 n_inner = None → 4·n_embd')
     : num('ffnSize', ['intermediate_size', 'ffn_hidden_size'], 11008, 'LlamaConfig default intermediate_size');
+  if (mpt) sources['model.ffnSize'] = { kind: base.expansion_ratio === undefined ? 'default' : 'explicit', detail: 'config.json: expansion_ratio × d_model (MPTConfig default 4)' };
   const vocabSize = num('vocabSize', ['vocab_size', 'padded_vocab_size'], d.V);
   const maxPositions = num('maxPositions', ['max_position_embeddings', 'n_positions', 'n_ctx', 'seq_length'], d.pos);
   if (gpt2 && h % heads !== 0) {
@@ -95,15 +98,15 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
   }
 
   let attnBias: AttnBias = 'none';
-  if (gpt2 || neox) attnBias = neox && cfg.attention_bias === false ? 'none' : 'all';
+  if (gpt2 || neox) attnBias = (neox || mpt) && cfg.attention_bias === false ? 'none' : 'all';
   else if (QKV_BIAS_TYPES.has(modelType)) attnBias = 'qkv';
   else if (cfg.attention_bias === true || cfg.bias === true) attnBias = 'all';
   sources['model.attnBias'] = QKV_BIAS_TYPES.has(modelType)
     ? { kind: 'derived', detail: `${modelType} modeling code always adds q/k/v biases` }
     : { kind: cfg.attention_bias === undefined ? 'default' : 'explicit', detail: 'config.json: attention_bias (default false)' };
-  const tied = gpt2 ? true : bool('tiedEmbeddings', 'tie_word_embeddings', false, 'LlamaConfig default tie_word_embeddings = false');
-  if (gpt2) sources['model.tiedEmbeddings'] = { kind: 'derived', detail: 'GPT-2 always ties lm_head to wte' };
-  const dropKeys = gpt2 ? ['resid_pdrop', 'attn_pdrop', 'embd_pdrop'] : ['attention_dropout', 'hidden_dropout', 'dropout'];
+  const tied = gpt2 && !mpt ? true : mpt ? bool('tiedEmbeddings', 'tie_word_embeddings', true, 'llm-foundry MPTConfig: tie_word_embeddings true') : bool('tiedEmbeddings', 'tie_word_embeddings', false, 'LlamaConfig default tie_word_embeddings = false');
+  if (gpt2 && !mpt) sources['model.tiedEmbeddings'] = { kind: 'derived', detail: 'GPT-2 always ties lm_head to wte' };
+  const dropKeys = mpt ? ['resid_pdrop', 'attn_pdrop', 'emb_pdrop'] : gpt2 ? ['resid_pdrop', 'attn_pdrop', 'embd_pdrop'] : ['attention_dropout', 'hidden_dropout', 'dropout'];
   const dropVals = dropKeys.map((k) => cfg[k]).filter((v): v is number => typeof v === 'number');
   const dropout = dropVals.length ? dropVals.some((v) => v > 0) : gpt2;
   sources['model.dropout'] = dropVals.length
@@ -128,13 +131,13 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
     kvHeads,
     headDim,
     ffnSize,
-    gatedMlp: !gpt2 && !neox,
+    gatedMlp: mpt ? cfg.mlp_gated === true : !gpt2 && !neox,
     attnBias,
-    mlpBias: gpt2 || neox ? true : cfg.mlp_bias === true,
+    mlpBias: mpt ? cfg.attention_bias !== false : gpt2 || neox ? true : cfg.mlp_bias === true,
     tiedEmbeddings: tied,
-    positions: gpt2 ? 'learned' : 'rotary',
+    positions: mpt ? (cfg.positions as ModelSpec['positions']) : gpt2 ? 'learned' : 'rotary',
     maxPositions,
-    norm: gpt2 || neox ? 'layernorm' : 'rmsnorm',
+    norm: mpt && cfg.rms_norm === true ? 'rmsnorm' : gpt2 || neox ? 'layernorm' : 'rmsnorm',
     qkNorm: QK_NORM_TYPES.has(modelType),
     dropout,
     vocabSize,
@@ -176,5 +179,34 @@ function readMoe(cfg: Obj, modelType: string, ffn: number, problems: Problem[], 
     denseFirstLayers: int(cfg.first_k_dense_replace) ?? 0,
     layerFrequency: step,
     sharedExpertGate,
+  };
+}
+
+/**
+ * llm-foundry MPT keys (llmfoundry/models/mpt/configuration_mpt.py MPTConfig) rewritten to the GPT-2 names read above:
+ * d_model, n_heads, n_layers, expansion_ratio (ffn = ratio · d_model, default 4), max_seq_len (default 2048),
+ * learned_pos_emb (default true; otherwise ALiBi or no positions), no_bias (default false), attn_config.kv_n_heads
+ * (grouped-query attention), ffn_config.ffn_type "mptglu" (gated), norm_type "rmsnorm", tie_word_embeddings.
+ */
+function mptKeys(c: Obj, sources: Record<string, InputSource>): Obj {
+  const attn = isObj(c.attn_config) ? c.attn_config : {};
+  const ffn = isObj(c.ffn_config) ? c.ffn_config : {};
+  const h = c.d_model;
+  const ratio = typeof c.expansion_ratio === 'number' && c.expansion_ratio > 0 ? c.expansion_ratio : 4;
+  const learned = c.learned_pos_emb !== false;
+  sources['model.positions'] = { kind: c.learned_pos_emb === undefined ? 'default' : 'explicit', detail: 'config.json: learned_pos_emb (MPTConfig default true)' };
+  return {
+    ...c,
+    n_embd: h,
+    n_layer: c.n_layers,
+    n_head: c.n_heads,
+    ...(attn.attn_type === 'grouped_query_attention' && typeof attn.kv_n_heads === 'number' ? { num_key_value_heads: attn.kv_n_heads } : {}),
+    n_inner: typeof h === 'number' ? Math.round(ratio * h) : undefined,
+    n_positions: c.max_seq_len ?? 2048,
+    attn_pdrop: attn.attn_pdrop,
+    attention_bias: c.no_bias !== true,
+    mlp_gated: ffn.ffn_type === 'mptglu',
+    rms_norm: typeof c.norm_type === 'string' && c.norm_type.includes('rms'),
+    positions: learned ? 'learned' : attn.alibi === true ? 'alibi' : 'none',
   };
 }

@@ -241,6 +241,7 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
   } else if (precision) use('training.precision');
   const stage = num(facts, 'parallel.sharding.stage');
   for (const p of ['training.gradDtype', 'training.fp32GradAccum', 'training.optimizer', 'training.recompute', 'training.recomputeLayers', 'training.flashAttention', 'training.compile',
+    'training.fp8.recipe', 'training.fp8.paramGather',
     'parallel.sp', 'parallel.vpp', 'parallel.schedule', 'parallel.ep', 'parallel.etp', 'parallel.tpCommOverlap', 'parallel.sharding.style', 'parallel.sharding.stage',
     'parallel.sharding.fsdpStrategy', 'parallel.sharding.shardGroupSize', 'parallel.sharding.reshardAfterForward', 'parallel.sharding.offloadOptimizer',
     'parallel.sharding.offloadParams', 'parallel.sharding.overlapComm']) use(p);
@@ -261,6 +262,8 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
       recomputeLayers: num(facts, 'training.recomputeLayers'),
       flashAttention: bool(facts, 'training.flashAttention'),
       compile: bool(facts, 'training.compile'),
+      ...(precision === 'fp8-mixed' && str(facts, 'training.fp8.recipe')
+        ? { fp8: { recipe: str(facts, 'training.fp8.recipe') as never, paramGather: bool(facts, 'training.fp8.paramGather') ?? false } } : {}),
     },
     parallel: {
       dp, tp, pp, cp,

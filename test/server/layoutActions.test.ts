@@ -10,7 +10,7 @@ import type { CodeAction } from 'vscode-languageserver';
 import { DEFAULT_SETTINGS, LspMethods, type PlanLayoutsResult, type PlannedLayout } from '../../shared/protocol';
 import type { ConfigFacts } from '../../shared/plan/facts';
 import type { Layout } from '../../shared/planner/types';
-import { parseConfig } from '../../server/formats/index';
+import { parseConfig } from '../../formats/index';
 import type { DocumentAnalysis } from '../../server/analysis/analyze';
 import { MAX_TOP_K, PlannerCache, planDocument } from '../../server/analysis/plannerCache';
 import { analyzeDocument } from '../../server/analysis/analyze';
@@ -22,7 +22,7 @@ import { startClient, type Client } from './harness';
 const fixture = (name: string) => readFileSync(`test/server/fixtures/${name}`, 'utf8');
 const GIB = 2 ** 30;
 
-/** Files whose format the rewriters handle (server/layout/index.ts), one per rewriter family. */
+/** Files whose format the rewriters handle (formats/layout.ts), one per rewriter family. */
 const FILES: readonly { readonly name: string; readonly language: string }[] = [
   { name: 'pretrain_llama.sh', language: 'shellscript' },
   { name: 'ds_zero2.json', language: 'json' },
@@ -62,7 +62,7 @@ describe('Apply layout code actions', () => {
       const actions = layoutActions(await c.actions(uri, []));
       assert.ok(actions.length > 0 && actions.length <= 3, `expected 1–3 layout actions, got ${actions.length}`);
       for (const action of actions) {
-        // The title shows the predicted peak and step time before and after (server/layout/delta.ts costDelta).
+        // The title shows the predicted peak and step time before and after (formats/common/edit/delta.ts costDelta).
         const m = /\(peak ([\d.]+) → ([\d.]+) GiB, step [\d.]+ → ([\d.]+) s/.exec(action.title);
         assert.ok(m, action.title);
         const planned: PlannedLayout | undefined = plan.layouts.find((p) => action.title.startsWith(`Apply layout: ${p.summary} (`));

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { FormatId } from '../../shared/plan/facts';
-import { detectFormat, initFormats, parseConfig } from '../../server/formats/index';
+import { detectFormat, initFormats, parseConfig } from '../../formats/index';
 import { loadConfigGraph } from '../../server/formats/workspace';
 
 const CORPUS = resolve(__dirname, '../../../shared/corpus');

@@ -6,7 +6,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { detectFormat, parseConfig } from '../../../server/formats/index';
+import { detectFormat, parseConfig } from '../../../formats/index';
 import { fixture, rangeOf } from './helpers';
 
 describe('DeepSpeed JSON', () => {

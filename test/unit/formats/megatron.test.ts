@@ -5,7 +5,7 @@
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { detectFormat, initFormats, parseConfig } from '../../../server/formats/index';
+import { detectFormat, initFormats, parseConfig } from '../../../formats/index';
 import { fixture, rangeOf } from './helpers';
 
 describe('Megatron launch scripts', () => {

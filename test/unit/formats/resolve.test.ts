@@ -5,7 +5,7 @@
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { initFormats, parseConfig } from '../../../server/formats/index';
+import { initFormats, parseConfig } from '../../../formats/index';
 import { findReferencing, loadConfigGraph } from '../../../server/formats/workspace';
 import { resolvePlan } from '../../../shared/plan/resolve';
 import { fixture, memoryHost } from './helpers';

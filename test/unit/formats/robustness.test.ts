@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { FormatId } from '../../../shared/plan/facts';
-import { detectFormat, initFormats, parseConfig } from '../../../server/formats/index';
+import { detectFormat, initFormats, parseConfig } from '../../../formats/index';
 import { resolvePlan } from '../../../shared/plan/resolve';
 import { rng } from '../../../shared/random';
 import { configFiles } from './helpers';

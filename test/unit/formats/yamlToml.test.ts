@@ -5,7 +5,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { detectFormat, parseConfig } from '../../../server/formats/index';
+import { detectFormat, parseConfig } from '../../../formats/index';
 import { fixture, rangeOf } from './helpers';
 
 const facts = (rel: string) => { const { path, text } = fixture(rel); return { f: parseConfig(path, text), text, path }; };

@@ -4,13 +4,13 @@
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { initFormats, parseConfig } from '../../../server/formats/index';
-import { applyLayoutEdits, layoutEdits } from '../../../server/layout/index';
-import { applyTextEdits } from '../../../server/layout/text';
+import { initFormats, parseConfig } from '../../../formats/index';
+import { applyLayoutEdits, layoutEdits } from '../../../formats/layout';
+import { applyTextEdits } from '../../../formats/common/edit/text';
 import { findPreset } from '../../../shared/model/presets';
 import { makePlan } from '../../../shared/plan/defaults';
 import { planLayouts } from '../../../shared/planner/plan-layouts';
-import { findFlags } from '../../../server/layout/shellFlags';
+import { findFlags } from '../../../formats/common/edit/shellFlags';
 
 const SCRIPT = `#!/bin/bash
 # Values live in variables; the flags only reference them (Megatron-LM examples/ style).

@@ -7,9 +7,9 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { detectFormat, initFormats, parseConfig } from '../../../server/formats/index';
-import { canApplyLayout, layoutEdits, type LayoutTarget } from '../../../server/layout/index';
-import { applyTextEdits } from '../../../server/layout/text';
+import { detectFormat, initFormats, parseConfig } from '../../../formats/index';
+import { canApplyLayout, layoutEdits, type LayoutTarget } from '../../../formats/layout';
+import { applyTextEdits } from '../../../formats/common/edit/text';
 import type { ConfigFacts, FormatId } from '../../../shared/plan/facts';
 
 const CORPUS = '/work/shared/corpus';

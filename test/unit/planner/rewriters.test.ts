@@ -5,8 +5,8 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { layoutEdits, type LayoutTarget } from '../../../server/layout/index';
-import { applyTextEdits } from '../../../server/layout/text';
+import { layoutEdits, type LayoutTarget } from '../../../formats/layout';
+import { applyTextEdits } from '../../../formats/common/edit/text';
 import type { FormatId } from '../../../shared/plan/facts';
 
 /** A layout with every field; cases override what they change. */

@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { applyTextEdits, diffEdits } from '../../../server/layout/text';
+import { applyTextEdits, diffEdits } from '../../../formats/common/edit/text';
 
 /** Park–Miller minimal standard generator, so failures reproduce. */
 function rng(seed: number): () => number {

@@ -1,0 +1,17 @@
+#!/bin/bash
+# Narayanan et al. 2021 Table 1, 76.1B row: 80 heads, h 10240, 60 layers, TP 8, PP 4, 1024 GPUs, global batch 1792.
+# Published 140 TFLOP/s per GPU (A100 80GB, Selene, fp16, full recomputation, interleaved schedule where PP > 1).
+# Written for ShardLens from what the source states; see data/calibration/measured-runs.json for the assumptions.
+
+GPUS_PER_NODE=8
+NUM_NODES=128
+
+torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NUM_NODES pretrain_gpt.py \
+    --num-layers 60 --hidden-size 10240 --num-attention-heads 80 \
+    --seq-length 2048 --max-position-embeddings 2048 --vocab-size 51200 \
+    --micro-batch-size 1 --global-batch-size 1792 \
+    --fp16 --attention-backend unfused \
+    --tensor-model-parallel-size 8 --pipeline-model-parallel-size 4 \
+    --num-layers-per-virtual-pipeline-stage 5 \
+    --recompute-granularity full --recompute-method uniform \
+    --train-iters 100 --lr 1e-4 --data-path /data/tokens_text_document --tokenizer-type NullTokenizer

@@ -1,0 +1,16 @@
+#!/bin/bash
+# Narayanan et al. 2021 Table 1, 7.5B row: 32 heads, h 4096, 36 layers, TP 4, PP 1, 128 GPUs, global batch 512.
+# Published 142 TFLOP/s per GPU (A100 80GB, Selene, fp16, full recomputation, interleaved schedule where PP > 1).
+# Written for ShardLens from what the source states; see data/calibration/measured-runs.json for the assumptions.
+
+GPUS_PER_NODE=8
+NUM_NODES=16
+
+torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NUM_NODES pretrain_gpt.py \
+    --num-layers 36 --hidden-size 4096 --num-attention-heads 32 \
+    --seq-length 2048 --max-position-embeddings 2048 --vocab-size 51200 \
+    --micro-batch-size 1 --global-batch-size 512 \
+    --fp16 --attention-backend unfused \
+    --tensor-model-parallel-size 4 --pipeline-model-parallel-size 1 \
+    --recompute-granularity full --recompute-method uniform \
+    --train-iters 100 --lr 1e-4 --data-path /data/tokens_text_document --tokenizer-type NullTokenizer

@@ -1,0 +1,65 @@
+/** Axolotl YAML (pydantic AxolotlInputConfig, src/axolotl/utils/schemas/; config-formats.md §6a). */
+import type { FactSink } from '../common/sink';
+import { isEmpty, locOf, readBool, readNum } from '../common/read';
+import { optimizerOf } from '../common/maps';
+import { toBool, toNumber } from '../common/text';
+import { at, entry, type KNode } from '../common/tree';
+import { readDeepSpeedKey, readFsdpList, readLora, readModelRef, readPrecisionFlags } from '../common/finetune';
+
+const AX = 'Axolotl default (src/axolotl/utils/schemas/config.py)';
+
+export function readAxolotl(s: FactSink, root: KNode | undefined): void {
+  if (!root || root.kind !== 'map') return;
+  readModelRef(s, root, 'base_model_config', 'base_model');
+  readNum(s, root, 'micro_batch_size', 'training.microBatch', { int: true, min: 1 });
+  readNum(s, root, 'gradient_accumulation_steps', 'training.gradAccum', { int: true, min: 1 });
+  const bs = toNumber(entry(root, 'batch_size')?.value.value);
+  if (bs && !s.has('training.gradAccum')) s.derived('training.gradAccum', Math.max(1, Math.round(bs / (s.num('training.microBatch') ?? 1))), 'Axolotl: gradient_accumulation_steps = batch_size / micro_batch_size');
+  s.default('training.microBatch', 1, AX);
+  s.default('training.gradAccum', 1, AX);
+  readNum(s, root, 'sequence_len', 'training.seqLen', { int: true, min: 1 });
+  s.default('training.seqLen', 512, AX);
+  const gc = entry(root, 'gradient_checkpointing');
+  if (gc && !isEmpty(gc)) {
+    const v = gc.value.value;
+    const on = typeof v === 'string' ? v.startsWith('offload') || toBool(v) === true : toBool(v) === true;
+    s.explicit('training.recompute', on ? 'full' : 'none', locOf(gc, 'gradient_checkpointing'));
+  }
+  s.default('training.recompute', 'none', `${AX}: gradient_checkpointing off`);
+  readPrecisionFlags(s, root, 'Axolotl');
+  const opt = entry(root, 'optimizer');
+  const ok = opt && typeof opt.value.value === 'string' ? optimizerOf(opt.value.value) : undefined;
+  if (opt && ok) s.explicit('training.optimizer', ok, locOf(opt, 'optimizer'));
+  s.default('training.optimizer', 'adamw', `${AX}: adamw_torch_fused`);
+  readBool(s, root, 'flash_attention', 'training.flashAttention');
+  const adapter = entry(root, 'adapter');
+  const ad = adapter && typeof adapter.value.value === 'string' ? adapter.value.value : '';
+  readLora(s, root, { rankKey: 'lora_r', targetKey: 'lora_target_modules', enabled: ad === 'lora' || ad === 'qlora' });
+  if (ad === 'qlora' || toBool(entry(root, 'load_in_4bit')?.value.value)) s.explicit('lora.baseDtype', 'nf4', locOf(adapter ?? entry(root, 'load_in_4bit')!, adapter ? 'adapter' : 'load_in_4bit'));
+  else if (ad) s.default('lora.baseDtype', toBool(entry(root, 'load_in_8bit')?.value.value) ? 'int8' : 'bf16', AX);
+  readDeepSpeedKey(s, root);
+  readFsdpList(s, root);
+  const ver = entry(root, 'fsdp_version') ?? at(root, 'fsdp_config.fsdp_version') ?? at(root, 'fsdp_config.version');
+  const fc = entry(root, 'fsdp_config');
+  if (ver && toNumber(ver.value.value) === 2) s.explicit('parallel.sharding.style', 'fsdp2', locOf(ver, 'fsdp_version'));
+  if (fc && fc.value.kind === 'map') {
+    if (!s.has('parallel.sharding.style')) s.explicit('parallel.sharding.style', 'fsdp', locOf(fc, 'fsdp_config'));
+    for (const k of ['offload_params', 'fsdp_offload_params']) {
+      const b = readBool(s, fc.value, k, 'parallel.sharding.offloadParams', (x) => (x ? 'cpu' : 'none'));
+      if (b !== undefined) readBool(s, fc.value, k, 'parallel.sharding.offloadOptimizer', (x) => (x ? 'cpu' : 'none'));
+    }
+    for (const k of ['reshard_after_forward', 'fsdp_reshard_after_forward']) {
+      const b = readBool(s, fc.value, k, 'parallel.sharding.reshardAfterForward');
+      if (b !== undefined) readBool(s, fc.value, k, 'parallel.sharding.stage', (x) => (x ? 3 : 2));
+    }
+    for (const k of ['activation_checkpointing', 'fsdp_activation_checkpointing']) readBool(s, fc.value, k, 'training.recompute', (x) => (x ? 'full' : 'none'));
+    if (!s.has('parallel.sharding.stage')) s.default('parallel.sharding.stage', 3, `${AX}: FSDP full shard`);
+  }
+  readNum(s, root, 'tensor_parallel_size', 'parallel.tp', { int: true, min: 1 });
+  if (readNum(s, root, 'context_parallel_size', 'parallel.cp', { int: true, min: 1 }) === undefined) readNum(s, root, 'sequence_parallel_degree', 'parallel.cp', { int: true, min: 1 });
+  readNum(s, root, 'expert_parallel_size', 'parallel.ep', { int: true, min: 1 });
+  const shard = readNum(s, root, 'dp_shard_size', 'parallel.sharding.shardGroupSize', { int: true, min: 1 });
+  const rep = readNum(s, root, 'dp_replicate_size', 'parallel.dpReplicate', { int: true, min: 1 });
+  if (shard !== undefined && rep !== undefined) s.derived('parallel.dp', shard * rep, 'Axolotl: dp_replicate_size × dp_shard_size');
+  if ((rep ?? 1) > 1 && s.value('parallel.sharding.stage') === 3) s.derived('parallel.sharding.fsdpStrategy', 'HYBRID_SHARD', 'Axolotl: dp_replicate_size > 1 with FSDP is HSDP');
+}

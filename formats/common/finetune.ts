@@ -1,0 +1,69 @@
+/** Shared readers for fine-tuning front-ends (Axolotl, LLaMA-Factory): precision, LoRA, FSDP lists, DeepSpeed refs. */
+import type { FactSink } from './sink';
+import { isAuto, isEmpty, locOf } from './read';
+import { fsdpStrategyOf, loraTargetsOf } from './maps';
+import { toBool } from './text';
+import { entry, type KNode } from './tree';
+import { readDeepSpeed } from '../deepspeed/reader';
+
+/** `deepspeed:` as a path (reference) or an inline dict (read in place). */
+export function readDeepSpeedKey(s: FactSink, root: KNode): void {
+  const e = entry(root, 'deepspeed');
+  if (!e || isEmpty(e)) return;
+  if (e.value.kind === 'map') readDeepSpeed(s, e.value, 'deepspeed.');
+  else if (e.value.kind === 'scalar') s.ref('deepspeed', String(e.value.value), e.value.range);
+}
+
+/** A model id or path (base_model, model_name_or_path …) → model.preset fact and a model reference. */
+export function readModelRef(s: FactSink, root: KNode, ...keys: string[]): void {
+  for (const k of keys) {
+    const e = entry(root, k);
+    if (!e || isEmpty(e) || e.value.kind !== 'scalar') continue;
+    s.explicit('model.preset', String(e.value.value), locOf(e, k));
+    s.ref('model', String(e.value.value), e.value.range);
+    return;
+  }
+}
+
+/** bf16/fp16/fp8 booleans (Axolotl also accepts bf16: auto). */
+export function readPrecisionFlags(s: FactSink, root: KNode, fw: string): void {
+  for (const [k, v] of [['fp8', 'fp8-mixed'], ['pure_bf16', 'bf16'], ['bf16', 'bf16-mixed'], ['fp16', 'fp16-mixed']] as const) {
+    const e = entry(root, k);
+    if (!e) continue;
+    if (isAuto(e)) {
+      s.explicit('training.precision', v, locOf(e, k));
+      s.diag('precision-auto', 'info', `${k}: auto means ${k} when the GPU supports it; ShardLens assumes it does.`, e.value.range, ['training.precision']);
+      return;
+    }
+    if (toBool(e.value.value) === true) { s.explicit('training.precision', v, locOf(e, k)); return; }
+  }
+  s.default('training.precision', 'fp32', `${fw}: no bf16/fp16 flag (fp32)`);
+}
+
+/** LoRA / QLoRA settings. */
+export function readLora(s: FactSink, root: KNode, o: { rankKey: string; targetKey: string; quantKey?: string; enabled: boolean; loc?: KNode }): void {
+  if (!o.enabled) return;
+  const r = entry(root, o.rankKey);
+  if (r && typeof r.value.value === 'number') s.explicit('lora.rank', r.value.value, locOf(r, o.rankKey));
+  const t = entry(root, o.targetKey);
+  if (t) {
+    const list = t.value.kind === 'list' ? (t.value.items ?? []).map((i) => String(i.value)) : typeof t.value.value === 'string' ? t.value.value.split(',') : [];
+    const targets = loraTargetsOf(list);
+    if (targets) s.explicit('lora.targets', targets, locOf(t, o.targetKey));
+  }
+  const lin = entry(root, 'lora_target_linear');
+  if (lin && toBool(lin.value.value)) s.explicit('lora.targets', 'q,k,v,o,gate,up,down', locOf(lin, 'lora_target_linear'));
+}
+
+/** HF Trainer / Axolotl `fsdp:` list or string ("full_shard auto_wrap offload"). */
+export function readFsdpList(s: FactSink, root: KNode): void {
+  const e = entry(root, 'fsdp');
+  if (!e || isEmpty(e)) return;
+  const words = e.value.kind === 'list' ? (e.value.items ?? []).map((i) => String(i.value)) : String(e.value.value).split(/\s+/);
+  const strat = words.map((w) => fsdpStrategyOf(w)).find(Boolean);
+  if (!strat) return;
+  s.explicit('parallel.sharding.style', 'fsdp', locOf(e, 'fsdp'));
+  s.explicit('parallel.sharding.stage', strat.stage, locOf(e, 'fsdp'));
+  s.explicit('parallel.sharding.fsdpStrategy', strat.strategy, locOf(e, 'fsdp'));
+  if (words.includes('offload')) { s.explicit('parallel.sharding.offloadParams', 'cpu', locOf(e, 'fsdp')); s.explicit('parallel.sharding.offloadOptimizer', 'cpu', locOf(e, 'fsdp')); }
+}

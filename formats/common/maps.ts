@@ -1,0 +1,48 @@
+/** Shared value vocabularies: precision strings, optimizer names, FSDP strategies, LoRA targets. */
+import type { FactValue } from '../../shared/plan/facts';
+
+/** Precision words used by HF, Accelerate, Lightning, torchtitan and nanotron → plan precision. */
+export function precisionOf(v: string): string | undefined {
+  const x = v.trim().toLowerCase().replace(/_/g, '-');
+  if (['bf16', 'bf16-mixed', 'bfloat16-mixed', 'amp-bf16', 'bf16_mixed'].includes(x)) return 'bf16-mixed';
+  if (['fp16', '16', '16-mixed', 'amp-fp16', 'fp16-mixed', 'float16'].includes(x)) return 'fp16-mixed';
+  if (['bf16-true', 'bfloat16', 'pure-bf16'].includes(x)) return 'bf16';
+  if (['fp8', 'fp8-mixed', 'transformer-engine', 'transformer-engine-float16'].includes(x)) return 'fp8-mixed';
+  if (['no', 'fp32', '32', '32-true', 'float32', 'none'].includes(x)) return 'fp32';
+  return undefined;
+}
+
+/** HF/Axolotl/torchtune optimizer names → plan optimizer kind. */
+export function optimizerOf(v: string): string | undefined {
+  const x = v.trim().toLowerCase();
+  if (/8bit|bnb|8_bit/.test(x)) return 'adam-8bit';
+  if (x.includes('adafactor')) return 'adafactor';
+  if (x.includes('lion')) return 'lion';
+  if (x.includes('adamw')) return 'adamw';
+  if (x.includes('adam')) return 'adam';
+  if (x.includes('sgd')) return 'sgd-momentum';
+  return undefined;
+}
+
+/** FSDP sharding strategy (name or Accelerate's 1-based index) → ZeRO stage and strategy name. */
+export function fsdpStrategyOf(v: unknown): { stage: 0 | 2 | 3; strategy: string } | undefined {
+  const names = ['FULL_SHARD', 'SHARD_GRAD_OP', 'NO_SHARD', 'HYBRID_SHARD', '_HYBRID_SHARD_ZERO2'];
+  let name: string | undefined;
+  if (typeof v === 'number' && Number.isInteger(v)) name = names[v - 1];
+  else if (typeof v === 'string') {
+    const up = v.trim().toUpperCase();
+    name = up === 'HYBRID_SHARD_ZERO2' ? '_HYBRID_SHARD_ZERO2' : /^\d$/.test(up) ? names[Number(up) - 1] : names.find((n) => n === up);
+  }
+  if (!name) return undefined;
+  const stage = name === 'NO_SHARD' ? 0 : name === 'SHARD_GRAD_OP' || name === '_HYBRID_SHARD_ZERO2' ? 2 : 3;
+  return { stage, strategy: name };
+}
+
+/** LoRA target module names → plan projection names. */
+export function loraTargetsOf(mods: readonly string[]): FactValue | undefined {
+  const map: Record<string, string> = { q_proj: 'q', k_proj: 'k', v_proj: 'v', o_proj: 'o', gate_proj: 'gate', up_proj: 'up', down_proj: 'down',
+    wq: 'q', wk: 'k', wv: 'v', wo: 'o', w1: 'gate', w3: 'up', w2: 'down', q: 'q', k: 'k', v: 'v', o: 'o' };
+  if (mods.some((m) => m === 'all' || m === 'all-linear')) return 'q,k,v,o,gate,up,down';
+  const out = [...new Set(mods.map((m) => map[m.trim()]).filter((x): x is string => !!x))];
+  return out.length ? out.join(',') : undefined;
+}

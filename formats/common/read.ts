@@ -1,0 +1,62 @@
+/** Typed reads of tree entries into facts, with a diagnostic when a value has the wrong type. */
+import type { FactValue } from '../../shared/plan/facts';
+import type { FactSink, Loc } from './sink';
+import { shown, toBool, toNumber } from './text';
+import { at, type KEntry, type KNode } from './tree';
+
+export function locOf(e: KEntry, key: string): Loc {
+  return { key, keyRange: e.keyRange, valueRange: e.value.range };
+}
+
+/** True when an entry is absent or holds null / an empty value. */
+export function isEmpty(e: KEntry | undefined): boolean {
+  return !e || (e.value.kind === 'scalar' && (e.value.value === null || e.value.value === undefined || e.value.value === ''));
+}
+
+export function isAuto(e: KEntry | undefined): boolean {
+  return !!e && e.value.kind === 'scalar' && typeof e.value.value === 'string' && e.value.value.trim().toLowerCase() === 'auto';
+}
+
+export interface NumOpts { readonly auto?: boolean; readonly int?: boolean; readonly min?: number; readonly map?: (n: number) => FactValue }
+
+/** Reads a number at `path` (dotted, within `root`) into `factPath`; returns the number read. */
+export function readNum(s: FactSink, root: KNode | undefined, path: string, factPath: string, o: NumOpts = {}): number | undefined {
+  const e = at(root, path);
+  if (isEmpty(e) || !e) return undefined;
+  if (o.auto && isAuto(e)) { s.explicit(factPath, 'auto', locOf(e, path)); return undefined; }
+  const n = e.value.kind === 'scalar' ? toNumber(e.value.value) : undefined;
+  if (n === undefined) {
+    s.diag('invalid-value', 'warning', `${path} should be a number${o.auto ? ' or "auto"' : ''}.`, e.value.range, [factPath]);
+    return undefined;
+  }
+  if (o.int && !Number.isInteger(n)) {
+    s.diag('invalid-value', 'error', `${path} must be a whole number (got ${shown(n)}).`, e.value.range, [factPath]);
+    return undefined;
+  }
+  if (o.min !== undefined && n < o.min) {
+    s.diag('invalid-value', 'error', `${path} must be at least ${o.min} (got ${shown(n)}).`, e.value.range, [factPath]);
+    return undefined;
+  }
+  s.explicit(factPath, o.map ? o.map(n) : n, locOf(e, path));
+  return n;
+}
+
+/** Reads a boolean at `path`; returns it. */
+export function readBool(s: FactSink, root: KNode | undefined, path: string, factPath?: string, map?: (b: boolean) => FactValue): boolean | undefined {
+  const e = at(root, path);
+  if (isEmpty(e) || !e) return undefined;
+  const b = e.value.kind === 'scalar' ? toBool(e.value.value) : undefined;
+  if (b === undefined) {
+    if (!isAuto(e)) s.diag('invalid-value', 'warning', `${path} should be true or false.`, e.value.range, factPath ? [factPath] : []);
+    return undefined;
+  }
+  if (factPath) s.explicit(factPath, map ? map(b) : b, locOf(e, path));
+  return b;
+}
+
+/** Reads a scalar as a string (numbers stringified); returns it. */
+export function readStr(root: KNode | undefined, path: string): string | undefined {
+  const e = at(root, path);
+  if (isEmpty(e) || !e || e.value.kind !== 'scalar') return undefined;
+  return String(e.value.value);
+}

@@ -1,0 +1,77 @@
+/** Collects facts, references and diagnostics while a parser walks one file. */
+import type { ConfigDiagnostic, ConfigFacts, ConfigReference, Fact, FactValue, FormatId } from '../../shared/plan/facts';
+import type { Severity, TextRange } from '../../shared/plan/types';
+import { baseName, TOP } from './text';
+
+/** Key and value ranges of one written value. */
+export interface Loc {
+  readonly key: string;
+  readonly keyRange?: TextRange;
+  readonly valueRange?: TextRange;
+}
+
+export class FactSink {
+  readonly facts: Record<string, Fact> = {};
+  readonly references: ConfigReference[] = [];
+  readonly diagnostics: ConfigDiagnostic[] = [];
+  readonly file: string;
+
+  constructor(readonly format: FormatId, readonly uri: string) {
+    this.file = baseName(uri);
+  }
+
+  /** Records a value written in the file; a later explicit write of the same path wins (as the frameworks do). */
+  explicit(path: string, value: FactValue | undefined, loc: Loc): void {
+    if (value === undefined || (typeof value === 'number' && !Number.isFinite(value))) return;
+    this.facts[path] = {
+      value,
+      key: loc.key,
+      keyRange: loc.keyRange,
+      source: { kind: 'explicit', detail: `${this.file}: ${loc.key}`, uri: this.uri, range: loc.valueRange ?? loc.keyRange },
+    };
+  }
+
+  /** Records a framework default unless the file already set the path. */
+  default(path: string, value: FactValue, detail: string): void {
+    if (this.facts[path]) return;
+    this.facts[path] = { value, source: { kind: 'default', detail } };
+  }
+
+  /** Records a value derived from others in the same file. */
+  derived(path: string, value: FactValue, detail: string, loc?: Loc): void {
+    if (typeof value === 'number' && !Number.isFinite(value)) return;
+    this.facts[path] = {
+      value,
+      key: loc?.key,
+      keyRange: loc?.keyRange,
+      source: { kind: 'derived', detail, uri: this.uri, range: loc?.valueRange ?? loc?.keyRange },
+    };
+  }
+
+  has(path: string): boolean {
+    return this.facts[path] !== undefined;
+  }
+
+  value(path: string): FactValue | undefined {
+    return this.facts[path]?.value;
+  }
+
+  num(path: string): number | undefined {
+    const v = this.facts[path]?.value;
+    return typeof v === 'number' ? v : undefined;
+  }
+
+  ref(kind: ConfigReference['kind'], target: string, range?: TextRange): void {
+    if (!target.trim()) return;
+    this.references.push({ kind, target: target.trim(), range });
+  }
+
+  diag(code: string, severity: Severity, message: string, range: TextRange | undefined, paths: readonly string[] = []): void {
+    if (this.diagnostics.length >= 500) return;
+    this.diagnostics.push({ code, severity, message, paths, range: range ?? TOP });
+  }
+
+  build(): ConfigFacts {
+    return { format: this.format, uri: this.uri, facts: this.facts, references: this.references, diagnostics: this.diagnostics };
+  }
+}

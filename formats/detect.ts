@@ -1,0 +1,75 @@
+/** Recognises a config format from the file name and the top-level keys (config-formats.md §0). */
+import type { FormatId } from '../shared/plan/facts';
+import { jsonTree } from './common/jsonTree';
+import { baseName, LineIndex } from './common/text';
+import { at, entry, keys, type KNode } from './common/tree';
+import { tomlTree } from './common/tomlTree';
+import { yamlTree } from './common/yamlTree';
+
+const DS_NAME = /^(ds_config.*|ds_z[0-3].*config.*|zero[0-3].*|zero_stage[0-3].*config.*|.*deepspeed.*)\.json$/i;
+const MEGATRON_TEXT = /pretrain_[a-z0-9_]*\.py|--tensor-model-parallel-size|--num-layers\b|--num-attention-heads|--per_device_train_batch_size|--deepspeed[ =]\S+\.json/;
+
+function ext(name: string): string {
+  const i = name.lastIndexOf('.');
+  return i >= 0 ? name.slice(i + 1).toLowerCase() : '';
+}
+
+/** DeepSpeed by content: top-level ZeRO or batch keys, or fp16/bf16 objects with "enabled". */
+function isDeepSpeed(root: KNode | undefined): boolean {
+  if (!root || root.kind !== 'map') return false;
+  if (entry(root, 'zero_optimization') || entry(root, 'train_micro_batch_size_per_gpu') || entry(root, 'train_batch_size')) return true;
+  return ['fp16', 'bf16'].some((k) => at(root, `${k}.enabled`) !== undefined);
+}
+
+function isHfConfig(root: KNode | undefined): boolean {
+  if (!root || root.kind !== 'map') return false;
+  const has = (...ks: string[]) => ks.some((k) => entry(root, k));
+  return has('model_type', 'architectures') && has('hidden_size', 'n_embd', 'd_model') && has('num_hidden_layers', 'n_layer', 'num_layers', 'n_layers');
+}
+
+/** Format of a parsed YAML root. */
+export function detectYaml(root: KNode | undefined): FormatId | undefined {
+  if (!root || root.kind !== 'map') return undefined;
+  const has = (k: string) => entry(root, k) !== undefined;
+  if (has('distributed_type') && (has('num_processes') || has('compute_environment') || has('mixed_precision'))) return 'accelerate';
+  if (at(root, 'parallelism.dp') && has('tokens')) return 'nanotron';
+  if (has('base_model') && (has('micro_batch_size') || has('sequence_len') || has('datasets') || has('adapter'))) return 'axolotl';
+  if (has('model_name_or_path') && (has('stage') || has('finetuning_type') || has('cutoff_len'))) return 'llamafactory';
+  if (has('model') && (has('dist_config') || has('model_class')) && (has('micro_batch_size') || has('cutoff_len'))) return 'llamafactory';
+  if (has('language_model') && has('model_parallel')) return 'megatron-yaml';
+  if (has('ConfigContainer') || (has('model_config') && has('train_config')) || (has('MODEL_ARGS') && keys(entry(root, 'MODEL_ARGS')?.value).some((k) => k.startsWith('--')))) return 'megatron-yaml';
+  if (has('model') && has('train') && (has('ddp') || has('dist') || has('mixed_precision') || has('scheduler'))
+    && (at(root, 'model.tensor_model_parallel_size') !== undefined || at(root, 'model.seq_length') !== undefined || at(root, 'train.micro_batch_size') !== undefined || at(root, 'train.train_iters') !== undefined)) return 'megatron-yaml';
+  const comp = at(root, 'model._component_')?.value.value;
+  if (typeof comp === 'string' && comp.startsWith('torchtune.')) return 'torchtune';
+  if (at(root, 'train.micro_batch_size') && (has('checkpoint_dir') || has('model_name') || has('precision') || has('devices'))) return 'litgpt';
+  if (at(root, 'trainer.strategy') || (has('trainer') && (at(root, 'trainer.precision') || at(root, 'trainer.devices')) && has('model'))) return 'lightning';
+  return undefined;
+}
+
+/** Detects the format of a document; undefined when it is none ShardLens reads. */
+export function detectFormat(uri: string, text: string): FormatId | undefined {
+  try {
+    const name = baseName(uri);
+    const e = ext(name);
+    const li = new LineIndex(text);
+    if (e === 'json') {
+      const root = jsonTree(text, li).root;
+      if (isHfConfig(root) || (/config\.json$/i.test(name) && entry(root, 'model_type') && !isDeepSpeed(root))) return 'hf-config';
+      if (DS_NAME.test(name) || isDeepSpeed(root)) return root?.kind === 'map' || DS_NAME.test(name) ? 'deepspeed' : undefined;
+      return undefined;
+    }
+    if (e === 'toml') {
+      const root = tomlTree(text, li).root;
+      if (entry(root, 'model') && (entry(root, 'training') || entry(root, 'parallelism') || entry(root, 'job'))) return 'torchtitan';
+      return /\/train_configs\//.test(uri) ? 'torchtitan' : undefined;
+    }
+    if (e === 'yaml' || e === 'yml') return detectYaml(yamlTree(text, li).root);
+    if (['sh', 'bash', 'slurm', 'sbatch', ''].includes(e) || /^#!.*\b(ba)?sh\b/.test(text)) {
+      return MEGATRON_TEXT.test(text) ? 'megatron-script' : undefined;
+    }
+    return undefined;
+  } catch {
+    return undefined;
+  }
+}

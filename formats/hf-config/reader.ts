@@ -1,0 +1,114 @@
+/**
+ * Hugging Face config.json → model.* facts. Key names follow transformers' configuration classes
+ * (LlamaConfig, Qwen2/3(-MoE), Mixtral, DeepSeek-V3, GPT-2 attribute_map); see config-formats.md §7.1.
+ */
+import type { FactSink } from '../common/sink';
+import { locOf } from '../common/read';
+import { toBool, toNumber } from '../common/text';
+import { entry, type KEntry, type KNode } from '../common/tree';
+
+/** Plan path ← candidate keys, first present wins. */
+const NUMERIC: readonly [string, readonly string[]][] = [
+  ['model.hiddenSize', ['hidden_size', 'n_embd', 'd_model']],
+  ['model.layers', ['num_hidden_layers', 'n_layer', 'num_layers', 'n_layers']],
+  ['model.heads', ['num_attention_heads', 'n_head', 'num_heads', 'n_heads']],
+  ['model.kvHeads', ['num_key_value_heads', 'n_kv_heads', 'num_kv_heads']],
+  ['model.headDim', ['head_dim', 'd_kv']],
+  ['model.ffnSize', ['intermediate_size', 'n_inner', 'd_ff', 'ffn_hidden_size']],
+  ['model.vocabSize', ['vocab_size', 'padded_vocab_size']],
+  ['model.maxPositions', ['max_position_embeddings', 'n_positions', 'max_sequence_length', 'max_seq_len']],
+  ['model.moe.experts', ['num_local_experts', 'num_experts', 'n_routed_experts', 'moe_num_experts', 'num_routed_experts']],
+  ['model.moe.topK', ['num_experts_per_tok', 'moe_topk', 'top_k']],
+  ['model.moe.expertFfnSize', ['moe_intermediate_size']],
+  ['model.moe.sharedExperts', ['n_shared_experts', 'num_shared_experts']],
+  ['model.moe.sharedExpertFfnSize', ['shared_expert_intermediate_size']],
+  ['model.moe.denseFirstLayers', ['first_k_dense_replace']],
+  ['model.moe.layerFrequency', ['decoder_sparse_step', 'moe_layer_freq']],
+];
+
+function firstPresent(node: KNode, names: readonly string[]): { e: KEntry; name: string } | undefined {
+  for (const name of names) {
+    const e = entry(node, name);
+    if (e && e.value.kind === 'scalar' && e.value.value !== null && e.value.value !== undefined) return { e, name };
+  }
+  return undefined;
+}
+
+/** Reads HF-style model keys of `node` into model.* facts; `prefix` labels keys (e.g. "model.model_config."). */
+export function readHfModel(s: FactSink, node: KNode | undefined, prefix = ''): void {
+  if (!node || node.kind !== 'map') return;
+  for (const [path, names] of NUMERIC) {
+    const hit = firstPresent(node, names);
+    if (!hit) continue;
+    const n = toNumber(hit.e.value.value);
+    if (n === undefined || n < 0 || !Number.isInteger(n)) {
+      s.diag('invalid-value', 'warning', `${hit.name} should be a non-negative whole number.`, hit.e.value.range, [path]);
+      continue;
+    }
+    s.explicit(path, n, locOf(hit.e, prefix + hit.name));
+  }
+  const tie = firstPresent(node, ['tie_word_embeddings', 'weight_tying', 'tie_embeddings']);
+  if (tie) { const b = toBool(tie.e.value.value); if (b !== undefined) s.explicit('model.tiedEmbeddings', b, locOf(tie.e, prefix + tie.name)); }
+  const mt = entry(node, 'model_type');
+  const modelType = mt && typeof mt.value.value === 'string' ? mt.value.value : '';
+  if (mt && modelType) s.explicit('model.type', modelType, locOf(mt, prefix + 'model_type'));
+  const arch = entry(node, 'architectures');
+  const archName = arch?.value.kind === 'list' ? arch.value.items?.[0]?.value : undefined;
+  if (arch && typeof archName === 'string') s.explicit('model.name', archName, locOf(arch, prefix + 'architectures'));
+  const ab = entry(node, 'attention_bias');
+  if (ab && typeof ab.value.value === 'boolean') s.explicit('model.attnBias', ab.value.value ? 'all' : 'none', locOf(ab, prefix + 'attention_bias'));
+  else if (modelType.startsWith('qwen2')) s.default('model.attnBias', 'qkv', 'transformers modeling_qwen2.py: q/k/v projections always have a bias');
+  const mb = entry(node, 'mlp_bias');
+  if (mb && typeof mb.value.value === 'boolean') s.explicit('model.mlpBias', mb.value.value, locOf(mb, prefix + 'mlp_bias'));
+  if (modelType.startsWith('qwen3')) s.default('model.qkNorm', true, 'transformers modeling_qwen3.py: q_norm/k_norm per head');
+  if (modelType === 'mpt' || entry(node, 'expansion_ratio')) readMpt(s, node, prefix);
+  if (modelType === 'gpt2' || entry(node, 'n_embd')) {
+    s.default('model.positions', 'learned', 'transformers GPT-2: learned position embeddings (wpe)');
+    s.default('model.gatedMlp', false, 'transformers GPT-2: 2-matrix MLP');
+    s.default('model.norm', 'layernorm', 'transformers GPT-2: LayerNorm');
+    s.default('model.attnBias', 'all', 'transformers GPT-2: biases on all linear layers');
+    s.default('model.mlpBias', true, 'transformers GPT-2: biases on all linear layers');
+    s.default('model.tiedEmbeddings', true, 'transformers GPT-2: lm_head tied to wte');
+  }
+  if (modelType.startsWith('llama') || modelType.startsWith('mistral') || modelType.startsWith('mixtral') || modelType.startsWith('qwen')) {
+    s.default('model.tiedEmbeddings', false, `transformers ${modelType} config: tie_word_embeddings defaults to False`);
+  }
+  if (modelType === 'llama' || !modelType) {
+    const d = 'transformers LlamaConfig default (configuration_llama.py)';
+    if (prefix && !s.has('model.vocabSize')) s.default('model.vocabSize', 32000, d);
+  }
+  if (s.has('model.heads') && !s.has('model.kvHeads')) s.derived('model.kvHeads', s.num('model.heads') ?? 1, 'num_key_value_heads unset: equals num_attention_heads (MHA)');
+}
+
+/** Whole-file reader for config.json. */
+export function readHfConfig(s: FactSink, root: KNode | undefined): void {
+  if (!root || root.kind !== 'map') return;
+  readHfModel(s, root);
+  const missing = ['model.hiddenSize', 'model.layers', 'model.heads'].filter((p) => !s.has(p));
+  if (missing.length) s.diag('hf-not-decoder', 'info', `Not a decoder config ShardLens can count (missing ${missing.join(', ')}).`, undefined, missing);
+}
+
+/**
+ * llm-foundry MPT keys (MPTConfig, llmfoundry/models/mpt/configuration_mpt.py): FFN = expansion_ratio · d_model,
+ * learned positions unless learned_pos_emb is false, LayerNorm, tied head, plain GELU MLP, biases unless no_bias.
+ */
+function readMpt(s: FactSink, node: KNode, prefix: string): void {
+  const d = 'llm-foundry MPTConfig default';
+  const ratio = entry(node, 'expansion_ratio');
+  const h = s.num('model.hiddenSize');
+  const r = ratio ? toNumber(ratio.value.value) : 4;
+  if (h && r !== undefined && r > 0 && !s.has('model.ffnSize')) {
+    if (ratio) s.explicit('model.ffnSize', Math.round(r * h), locOf(ratio, prefix + 'expansion_ratio'));
+    else s.default('model.ffnSize', 4 * h, `${d}: expansion_ratio 4`);
+  }
+  const lp = entry(node, 'learned_pos_emb');
+  const learned = lp ? toBool(lp.value.value) !== false : true;
+  if (lp) s.explicit('model.positions', learned ? 'learned' : 'alibi', locOf(lp, prefix + 'learned_pos_emb'));
+  else s.default('model.positions', 'learned', `${d}: learned_pos_emb true`);
+  const nb = entry(node, 'no_bias');
+  const bias = nb ? toBool(nb.value.value) !== true : true;
+  if (nb) { s.explicit('model.attnBias', bias ? 'all' : 'none', locOf(nb, prefix + 'no_bias')); s.explicit('model.mlpBias', bias, locOf(nb, prefix + 'no_bias')); }
+  s.default('model.norm', 'layernorm', `${d}: low_precision_layernorm`);
+  s.default('model.gatedMlp', false, `${d}: ffn_type mptmlp (GELU)`);
+  s.default('model.tiedEmbeddings', true, `${d}: tie_word_embeddings true`);
+}

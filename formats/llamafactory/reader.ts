@@ -1,0 +1,69 @@
+/** LLaMA-Factory YAML (HF Seq2SeqTrainingArguments + LLaMA-Factory hparams; config-formats.md §6b), incl. its Megatron back-end keys and the v1 schema. */
+import type { FactSink } from '../common/sink';
+import { isEmpty, locOf, readBool, readNum } from '../common/read';
+import { optimizerOf } from '../common/maps';
+import { toBool, toNumber } from '../common/text';
+import { at, entry, type KNode } from '../common/tree';
+import { readDeepSpeedKey, readFsdpList, readLora, readModelRef, readPrecisionFlags } from '../common/finetune';
+
+const LF = 'LLaMA-Factory default (src/llamafactory/hparams/finetuning_args.py, model_args.py)';
+const HF = 'HF TrainingArguments default (transformers/training_args.py)';
+
+export function readLlamaFactory(s: FactSink, root: KNode | undefined): void {
+  if (!root || root.kind !== 'map') return;
+  readModelRef(s, root, 'model_name_or_path', 'model');
+  if (readNum(s, root, 'per_device_train_batch_size', 'training.microBatch', { int: true, min: 1 }) === undefined) readNum(s, root, 'micro_batch_size', 'training.microBatch', { int: true, min: 1 });
+  s.default('training.microBatch', 8, `${HF}: per_device_train_batch_size 8`);
+  readNum(s, root, 'gradient_accumulation_steps', 'training.gradAccum', { int: true, min: 1 });
+  s.default('training.gradAccum', 1, HF);
+  readNum(s, root, 'cutoff_len', 'training.seqLen', { int: true, min: 1 });
+  s.default('training.seqLen', 2048, `${LF}: cutoff_len 2048`);
+  const gc = entry(root, 'disable_gradient_checkpointing');
+  if (gc && !isEmpty(gc)) s.explicit('training.recompute', toBool(gc.value.value) ? 'none' : 'full', locOf(gc, 'disable_gradient_checkpointing'));
+  s.default('training.recompute', 'full', `${LF}: gradient checkpointing is on unless disable_gradient_checkpointing`);
+  readPrecisionFlags(s, root, 'HF Trainer');
+  const mp = entry(root, 'mixed_precision');
+  if (mp && typeof mp.value.value === 'string' && mp.value.value.startsWith('bf16')) s.explicit('training.precision', 'bf16-mixed', locOf(mp, 'mixed_precision'));
+  const opt = entry(root, 'optim');
+  const ok = opt && typeof opt.value.value === 'string' ? optimizerOf(opt.value.value) : undefined;
+  if (opt && ok) s.explicit('training.optimizer', ok, locOf(opt, 'optim'));
+  s.default('training.optimizer', 'adamw', `${HF}: optim adamw_torch`);
+  const ft = entry(root, 'finetuning_type');
+  const ftv = ft && typeof ft.value.value === 'string' ? ft.value.value : undefined;
+  const lora = ftv === undefined ? !entry(root, 'model') : ftv === 'lora';
+  if (lora) {
+    if (ft) s.explicit('lora.enabled', true, locOf(ft, 'finetuning_type'));
+    else s.default('lora.enabled', true, `${LF}: finetuning_type lora`);
+    readLora(s, root, { rankKey: 'lora_rank', targetKey: 'lora_target', enabled: true });
+    s.default('lora.rank', 8, `${LF}: lora_rank 8`);
+    s.default('lora.targets', 'q,k,v,o,gate,up,down', `${LF}: lora_target all`);
+    const q = entry(root, 'quantization_bit');
+    const qb = toNumber(q?.value.value);
+    if (q && qb === 4) s.explicit('lora.baseDtype', 'nf4', locOf(q, 'quantization_bit'));
+    else if (q && qb === 8) s.explicit('lora.baseDtype', 'int8', locOf(q, 'quantization_bit'));
+    else s.default('lora.baseDtype', 'bf16', LF);
+  }
+  readDeepSpeedKey(s, root);
+  readFsdpList(s, root);
+  readMegatronBackend(s, root);
+}
+
+/** examples/megatron/*.yaml and the v1 dist_config. */
+function readMegatronBackend(s: FactSink, root: KNode): void {
+  readNum(s, root, 'tensor_model_parallel_size', 'parallel.tp', { int: true, min: 1 });
+  readNum(s, root, 'pipeline_model_parallel_size', 'parallel.pp', { int: true, min: 1 });
+  if (readNum(s, root, 'context_parallel_size', 'parallel.cp', { int: true, min: 1 }) === undefined) readNum(s, root, 'cp_size', 'parallel.cp', { int: true, min: 1 });
+  if (readNum(s, root, 'expert_model_parallel_size', 'parallel.ep', { int: true, min: 1 }) === undefined) readNum(s, root, 'dist_config.ep_size', 'parallel.ep', { int: true, min: 1 });
+  readBool(s, root, 'sequence_parallel', 'parallel.sp');
+  const d = readBool(s, root, 'use_distributed_optimizer');
+  const de = entry(root, 'use_distributed_optimizer');
+  if (d && de) { s.explicit('parallel.sharding.style', 'megatron-distopt', locOf(de, 'use_distributed_optimizer')); s.explicit('parallel.sharding.stage', 1, locOf(de, 'use_distributed_optimizer')); }
+  readBool(s, root, 'overlap_grad_reduce', 'parallel.sharding.overlapComm');
+  const rg = entry(root, 'recompute_granularity');
+  if (rg && (rg.value.value === 'full' || rg.value.value === 'selective')) s.explicit('training.recompute', rg.value.value, locOf(rg, 'recompute_granularity'));
+  const dist = at(root, 'dist_config.name');
+  if (dist && typeof dist.value.value === 'string' && dist.value.value.startsWith('fsdp')) {
+    s.explicit('parallel.sharding.style', 'fsdp2', locOf(dist, 'dist_config.name'));
+    s.default('parallel.sharding.stage', 3, 'LLaMA-Factory v1 FSDP: full shard');
+  }
+}

@@ -1,0 +1,173 @@
+/** Megatron-LM command-line flags (from scripts or flag-keyed YAML) → facts, then Megatron's defaults. */
+import table from './keys.json';
+import type { FactValue } from '../../shared/plan/facts';
+import type { TextRange } from '../../shared/plan/types';
+import type { FactSink, Loc } from '../common/sink';
+import { toBool, toNumber } from '../common/text';
+
+export interface FlagArg {
+  readonly flag: string;
+  /** Value as evaluated (undefined for a bare flag). */
+  readonly value?: string;
+  readonly flagRange?: TextRange;
+  readonly valueRange?: TextRange;
+  /** The value still holds an unexpanded variable. */
+  readonly unresolved?: boolean;
+}
+
+interface FlagSpec { readonly type: string; readonly plan?: string; readonly value?: FactValue; readonly enum?: readonly string[]; readonly default?: unknown; readonly description: string }
+export const MEGATRON_FLAGS: Readonly<Record<string, FlagSpec>> = table.keys as Record<string, FlagSpec>;
+const ARGS = 'megatron/training/arguments.py';
+
+function mapped(flag: string, raw: string): FactValue | undefined {
+  const v = raw.trim();
+  switch (flag) {
+    case '--position-embedding-type':
+      return ({ learned_absolute: 'learned', rope: 'rotary', yarn: 'rotary', mrope: 'rotary', none: 'none', relative: 'none', alibi: 'alibi' } as Record<string, string>)[v];
+    case '--normalization': return v.toLowerCase() === 'rmsnorm' ? 'rmsnorm' : v.toLowerCase() === 'layernorm' ? 'layernorm' : undefined;
+    case '--recompute-granularity': return v === 'full' || v === 'selective' ? v : undefined;
+    case '--fp8-format': return v === 'e4m3' || v === 'hybrid' ? 'fp8-mixed' : undefined;
+    case '--fp8-recipe': return ['delayed', 'tensorwise', 'mxfp8', 'blockwise'].includes(v) ? v : undefined;
+    case '--optimizer': return ({ adam: 'adamw', adamw: 'adamw', sgd: 'sgd-momentum', lion: 'lion' } as Record<string, string>)[v.toLowerCase()];
+    case '--attention-backend': return v === 'flash' ? true : v === 'unfused' || v === 'local' ? false : undefined;
+    case '--moe-layer-freq': { const n = toNumber(v); return n !== undefined && Number.isInteger(n) && n >= 1 ? n : undefined; }
+    default: return undefined;
+  }
+}
+
+/** Applies flags in order (a later flag wins, as argparse does) and then Megatron's defaults. */
+export function applyMegatronArgs(s: FactSink, args: readonly FlagArg[], o: { modelDefaults?: boolean } = {}): void {
+  const seen = new Map<string, FlagArg>();
+  for (const a of args) {
+    const flag = a.flag.replace(/_/g, '-').replace(/^--deepspeed-config$/, '--deepspeed_config');
+    const key = a.flag.startsWith('--deepspeed_config') ? '--deepspeed_config' : flag;
+    seen.set(key, a);
+    const spec = MEGATRON_FLAGS[key];
+    const loc: Loc = { key: a.flag, keyRange: a.flagRange, valueRange: a.valueRange ?? a.flagRange };
+    if (key === '--deepspeed_config' || key === '--deepspeed-config') {
+      if (a.value && !a.unresolved) s.ref('deepspeed', a.value, a.valueRange);
+      continue;
+    }
+    if (!spec || !spec.plan) continue;
+    if (spec.type === 'flag') {
+      const on = a.value === undefined ? true : toBool(a.value);
+      if (on === true && spec.value !== undefined) s.explicit(spec.plan, spec.value, loc);
+      continue;
+    }
+    if (a.value === undefined) { s.diag('megatron-missing-value', 'warning', `${a.flag} needs a value.`, a.flagRange, [spec.plan]); continue; }
+    if (a.unresolved) { s.diag('megatron-unresolved', 'info', `${a.flag} uses a variable ShardLens could not evaluate ("${a.value}").`, a.valueRange ?? a.flagRange, [spec.plan]); continue; }
+    if (spec.type === 'int' || spec.type === 'float') {
+      const n = toNumber(a.value);
+      if (n === undefined || (spec.type === 'int' && !Number.isInteger(n)) || n < 0) {
+        s.diag('invalid-value', 'warning', `${a.flag} expects a ${spec.type === 'int' ? 'whole number' : 'number'} (got "${a.value}").`, a.valueRange ?? a.flagRange, [spec.plan]);
+        continue;
+      }
+      s.explicit(spec.plan, n, loc);
+      continue;
+    }
+    const m = mapped(key, a.value);
+    if (m !== undefined) s.explicit(spec.plan, m, loc);
+    else if (spec.enum && !spec.enum.includes(a.value)) s.diag('invalid-value', 'warning', `${a.flag} should be one of ${spec.enum.join(', ')}.`, a.valueRange ?? a.flagRange, [spec.plan]);
+  }
+  applySpecial(s, seen);
+  applyDefaults(s, o.modelDefaults !== false);
+}
+
+function locOfArg(a: FlagArg): Loc {
+  return { key: a.flag, keyRange: a.flagRange, valueRange: a.valueRange ?? a.flagRange };
+}
+
+/** Flags whose meaning depends on other flags. */
+function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
+  const gqa = seen.get('--group-query-attention');
+  const groups = seen.get('--num-query-groups');
+  if (groups && !gqa) {
+    delete s.facts['model.kvHeads'];
+    s.diag('megatron-groups-without-gqa', 'warning', '--num-query-groups is ignored without --group-query-attention (KV heads = attention heads).', groups.flagRange, ['model.kvHeads']);
+  }
+  const nobias = seen.get('--disable-bias-linear');
+  if (nobias) {
+    if (!seen.has('--add-qkv-bias')) s.explicit('model.attnBias', 'none', locOfArg(nobias));
+    s.explicit('model.mlpBias', false, locOfArg(nobias));
+  }
+  const fsdp = seen.get('--use-megatron-fsdp');
+  const distopt = seen.get('--use-distributed-optimizer');
+  const zero = seen.get('--zero-stage');
+  if (fsdp) {
+    const strat = seen.get('--data-parallel-sharding-strategy');
+    const stage = ({ no_shard: 0, optim: 1, optim_grads: 2, optim_grads_params: 3 } as Record<string, number>)[strat?.value ?? 'optim_grads_params'];
+    s.explicit('parallel.sharding.style', 'fsdp', locOfArg(fsdp));
+    if (stage !== undefined) s.explicit('parallel.sharding.stage', stage, locOfArg(strat ?? fsdp));
+  } else if (distopt) {
+    s.explicit('parallel.sharding.style', 'megatron-distopt', locOfArg(distopt));
+    s.explicit('parallel.sharding.stage', 1, locOfArg(distopt));
+  } else if (zero || seen.has('--deepspeed')) {
+    s.derived('parallel.sharding.style', 'deepspeed', 'Megatron-DeepSpeed (--deepspeed / --zero-stage)');
+  }
+  // FP8 runs on top of --bf16/--fp16 (Transformer Engine autocast), whichever order the flags come in.
+  const fp8 = seen.get('--fp8-format');
+  if (fp8?.value && mapped('--fp8-format', fp8.value)) s.explicit('training.precision', 'fp8-mixed', locOfArg(fp8));
+  const inst = seen.get('--num-distributed-optimizer-instances');
+  const n = inst?.value ? toNumber(inst.value) : undefined;
+  if (inst && n && n > 1) s.explicit('parallel.sharding.instances', n, locOfArg(inst));
+  const tp = s.num('parallel.tp') ?? 1;
+  const sp = seen.get('--sequence-parallel');
+  if (sp && tp === 1 && s.value('parallel.sp') === true) {
+    s.diag('megatron-sp-tp1', 'info', 'Megatron turns --sequence-parallel off when TP = 1.', sp.flagRange, ['parallel.sp']);
+    s.derived('parallel.sp', false, 'Megatron forces sequence_parallel off at TP = 1 (arguments.py)', locOfArg(sp));
+  }
+}
+
+/** Megatron's defaults for everything the flags left unset (config-formats.md §2.2). */
+function applyDefaults(s: FactSink, model: boolean): void {
+  const d = (p: string, v: FactValue, why: string) => s.default(p, v, `Megatron-LM default: ${why} (${ARGS})`);
+  if (model) modelDefaults(s, d);
+  parallelDefaults(s, d);
+}
+
+type D = (p: string, v: FactValue, why: string) => void;
+
+function modelDefaults(s: FactSink, d: D): void {
+  d('model.tiedEmbeddings', true, 'embeddings tied unless --untie-embeddings-and-output-weights');
+  d('model.attnBias', 'all', 'linear biases on unless --disable-bias-linear');
+  d('model.mlpBias', true, 'linear biases on unless --disable-bias-linear');
+  d('model.norm', 'layernorm', '--normalization LayerNorm');
+  d('model.positions', 'learned', '--position-embedding-type learned_absolute');
+  d('model.gatedMlp', false, 'plain MLP unless --swiglu');
+  d('model.vocabPadMultiple', 128, '--make-vocab-size-divisible-by 128');
+  d('model.qkNorm', false, 'no --qk-layernorm');
+  const h = s.num('model.hiddenSize');
+  const heads = s.num('model.heads');
+  if (h && !s.has('model.ffnSize')) {
+    const ffn = s.value('model.gatedMlp') === true ? Math.floor((4 * h * 2) / 3 / 64) * 64 : 4 * h;
+    s.derived('model.ffnSize', ffn, s.value('model.gatedMlp') === true ? 'Megatron: int(4h·2/3/64)·64 with --swiglu' : 'Megatron: 4h');
+  }
+  if (heads && !s.has('model.kvHeads')) s.derived('model.kvHeads', heads, 'Megatron: KV heads = attention heads without --group-query-attention');
+  if (h && heads && !s.has('model.headDim')) s.derived('model.headDim', h / heads, 'Megatron: kv_channels = h / heads');
+  if (s.has('model.moe.experts') && !s.has('model.moe.topK')) d('model.moe.topK', 2, '--moe-router-topk 2');
+}
+
+function parallelDefaults(s: FactSink, d: D): void {
+  d('parallel.tp', 1, '--tensor-model-parallel-size 1');
+  d('parallel.pp', 1, '--pipeline-model-parallel-size 1');
+  d('parallel.cp', 1, '--context-parallel-size 1');
+  d('parallel.ep', 1, '--expert-model-parallel-size 1');
+  d('parallel.sp', false, 'no --sequence-parallel');
+  d('parallel.sharding.style', 'ddp', 'Megatron DDP without --use-distributed-optimizer');
+  d('parallel.sharding.stage', 0, 'optimizer states replicated without --use-distributed-optimizer');
+  d('parallel.sharding.overlapComm', false, 'no --overlap-grad-reduce');
+  d('training.precision', 'fp32', 'neither --fp16 nor --bf16');
+  d('training.optimizer', 'adamw', '--optimizer adam (decoupled weight decay)');
+  d('training.recompute', 'none', 'no --recompute-granularity');
+  d('training.fp32GradAccum', true, 'fp32 main_grad buffers');
+  d('training.gradDtype', 'fp32', 'gradients reduced in fp32 unless --grad-reduce-in-bf16');
+  if (s.value('training.precision') === 'fp8-mixed') {
+    d('training.fp8.recipe', 'delayed', '--fp8-recipe delayed');
+    d('training.fp8.paramGather', false, 'no --fp8-param-gather');
+  }
+  const vppLayers = s.num('parallel.vppLayers');
+  const L = s.num('model.layers');
+  const pp = s.num('parallel.pp') ?? 1;
+  if (vppLayers && L && !s.has('parallel.vpp')) s.derived('parallel.vpp', Math.max(1, Math.round(L / pp / vppLayers)), 'Megatron: VPP = (L / PP) / layers per virtual stage');
+  d('parallel.schedule', (s.num('parallel.vpp') ?? 1) > 1 ? 'interleaved' : '1f1b', 'pipeline schedule 1F1B (interleaved with virtual stages)');
+}

@@ -1,0 +1,138 @@
+/**
+ * Megatron-LM launch scripts: parallel degrees, virtual stages, uneven first/last stages, micro batch,
+ * recomputation, sequence parallelism, distributed optimizer and optimizer CPU offload.
+ * Flags: Megatron-LM `megatron/training/arguments.py` (config-formats.md §2.2); `--zero-stage` is Megatron-DeepSpeed's.
+ */
+import type { ConfigFacts } from '../../shared/plan/facts';
+import { applyOffsetEdits, findFlags, insertNear, removeFlag, valueEdit, type FlagHit, type OffsetEdit } from '../common/edit/shellFlags';
+import { lineStarts, offsetAt } from '../common/edit/text';
+import type { LayoutTarget, Rewrite } from '../common/edit/types';
+
+/**
+ * The parser's value range for a flag (it follows variables to their definitions), when it covers a plain number
+ * in this file; undefined otherwise, and the script scanner decides.
+ */
+function factEdit(text: string, facts: ConfigFacts | undefined, flag: string, value: string): OffsetEdit | undefined {
+  if (!facts) return undefined;
+  const fact = Object.values(facts.facts).find((f) => f.key === flag && f.source.kind === 'explicit' && f.source.range);
+  const range = fact?.source.range;
+  if (!range || (fact.source.uri && fact.source.uri !== facts.uri)) return undefined;
+  const starts = lineStarts(text);
+  const from = offsetAt(starts, range.start);
+  const to = offsetAt(starts, range.end);
+  return /^\d+$/.test(text.slice(from, to)) ? { from, to, text: value } : undefined;
+}
+
+/** Flags whose absence means this value (Megatron defaults): they are not inserted just to state the default. */
+const DEFAULTS: Record<string, string> = {
+  '--tensor-model-parallel-size': '1',
+  '--pipeline-model-parallel-size': '1',
+  '--context-parallel-size': '1',
+  '--expert-model-parallel-size': '1',
+};
+
+/** The desired flags: a value, true (bare flag present), or undefined (absent). */
+function desiredFlags(t: LayoutTarget, hits: readonly FlagHit[]): Map<string, string | true | undefined> {
+  const has = (f: string): boolean => hits.some((h) => h.flag === f);
+  const want = new Map<string, string | true | undefined>();
+  want.set('--tensor-model-parallel-size', String(t.tp));
+  want.set('--pipeline-model-parallel-size', String(t.pp));
+  want.set('--context-parallel-size', String(t.cp));
+  want.set('--expert-model-parallel-size', String(t.ep));
+  want.set('--micro-batch-size', String(t.microBatch));
+  if (has('--global-batch-size')) want.set('--global-batch-size', String(t.globalBatch));
+  // VPP as a count: --num-virtual-stages-per-pipeline-rank (current) or --virtual-pipeline-model-parallel-size (older);
+  // else as layers per virtual stage.
+  const countFlag = ['--num-virtual-stages-per-pipeline-rank', '--virtual-pipeline-model-parallel-size'].find(has);
+  const useVstages = countFlag !== undefined;
+  const vpp = isMegatronDeepSpeed(hits) ? 1 : t.vpp;
+  want.set('--num-virtual-stages-per-pipeline-rank', vpp > 1 && countFlag === '--num-virtual-stages-per-pipeline-rank' ? String(vpp) : undefined);
+  want.set('--virtual-pipeline-model-parallel-size', vpp > 1 && countFlag === '--virtual-pipeline-model-parallel-size' ? String(vpp) : undefined);
+  want.set('--num-layers-per-virtual-pipeline-stage', vpp > 1 && !useVstages ? String(t.layers / (t.pp * vpp)) : undefined);
+  const uneven = t.stageLayers && t.stageLayers.length > 1 ? t.stageLayers : undefined;
+  want.set('--decoder-first-pipeline-num-layers', uneven ? String(uneven[0]) : undefined);
+  want.set('--decoder-last-pipeline-num-layers', uneven ? String(uneven[uneven.length - 1]) : undefined);
+  want.set('--sequence-parallel', t.sp && t.tp > 1 ? true : undefined);
+  want.set('--use-distributed-optimizer', t.distributedOptimizer ? true : undefined);
+  want.set('--optimizer-cpu-offload', t.offload !== 'none' ? true : undefined);
+  if (has('--zero-stage')) want.set('--zero-stage', String(t.zero));
+  return want;
+}
+
+/** The recomputation the script asks for now. */
+function currentRecompute(hits: readonly FlagHit[]): string {
+  const g = hits.find((h) => h.flag === '--recompute-granularity');
+  if (g?.value) return g.value.replace(/["']/g, '');
+  return hits.some((h) => h.flag === '--recompute-activations') ? 'selective' : 'none';
+}
+
+/** Megatron-DeepSpeed scripts (DeepSpeed engine, `--checkpoint-activations`, no interleaving). */
+export function isMegatronDeepSpeed(hits: readonly FlagHit[]): boolean {
+  return hits.some((h) => h.flag === '--deepspeed' || h.flag === '--zero-stage' || h.flag === '--deepspeed_config' || h.flag === '--checkpoint-activations');
+}
+
+/** Recomputation flags for a level (full: every layer, uniform, as Narayanan et al. 2021 ran). */
+function recomputeFlags(t: LayoutTarget, hits: readonly FlagHit[], notes: string[]): Map<string, string | true | undefined> {
+  const want = new Map<string, string | true | undefined>();
+  if (isMegatronDeepSpeed(hits)) {
+    // Megatron-DeepSpeed recomputes whole layers with --checkpoint-activations; it has no selective mode.
+    if (t.recompute === 'selective') notes.push('Megatron-DeepSpeed has no selective recomputation; --checkpoint-activations (full) is its only mode.');
+    want.set('--checkpoint-activations', t.recompute === 'none' ? undefined : true);
+    return want;
+  }
+  if (currentRecompute(hits) === t.recompute) return want;
+  want.set('--recompute-activations', undefined);
+  want.set('--recompute-granularity', t.recompute === 'none' ? undefined : t.recompute);
+  want.set('--recompute-method', t.recompute === 'full' ? 'uniform' : undefined);
+  want.set('--recompute-num-layers', t.recompute === 'full' ? '1' : undefined);
+  return want;
+}
+
+/** The anchor a new flag is written next to: a related flag, else the last flag of the script. */
+function anchorFor(hits: readonly FlagHit[]): FlagHit | undefined {
+  const prefer = ['--pipeline-model-parallel-size', '--tensor-model-parallel-size', '--micro-batch-size', '--global-batch-size', '--num-layers'];
+  for (const f of prefer) {
+    const h = hits.filter((x) => x.flag === f).pop();
+    if (h) return h;
+  }
+  return hits[hits.length - 1];
+}
+
+/** Rewrites a Megatron-LM launch script for a layout. */
+export function rewriteMegatronScript(text: string, t: LayoutTarget, facts?: ConfigFacts): Rewrite {
+  const hits = findFlags(text);
+  const notes: string[] = [];
+  const edits: OffsetEdit[] = [];
+  const want = new Map([...desiredFlags(t, hits), ...recomputeFlags(t, hits, notes)]);
+  if (t.vpp > 1 && isMegatronDeepSpeed(hits)) notes.push('Megatron-DeepSpeed pipelines run 1F1B without virtual stages; VPP was not written.');
+  const anchor = anchorFor(hits);
+  const edited = new Set<string>();
+  for (const [flag, value] of want) {
+    const found = hits.filter((h) => h.flag === flag);
+    if (value === undefined) {
+      for (const h of found) edits.push(...removeFlag(text, h));
+      continue;
+    }
+    if (found.length === 0) {
+      if (typeof value === 'string' && DEFAULTS[flag] === value) continue;
+      if (!anchor) {
+        notes.push(`Add ${flag}${value === true ? '' : ` ${value}`} to the training arguments.`);
+        continue;
+      }
+      edits.push(insertNear(text, anchor, value === true ? flag : `${flag} ${value}`));
+      continue;
+    }
+    if (value === true) continue;
+    for (const h of found) {
+      const e = factEdit(text, facts, flag, value) ?? valueEdit(text, h, value);
+      if (typeof e === 'string') notes.push(e);
+      else {
+        // One variable can feed several flags: edit its definition once.
+        const key = `${e.from}:${e.to}`;
+        if (!edited.has(key)) edits.push(e);
+        edited.add(key);
+      }
+    }
+  }
+  return { text: applyOffsetEdits(text, edits), notes };
+}

@@ -1,0 +1,55 @@
+/**
+ * Megatron YAML: legacy `--yaml-cfg` files (language_model / model_parallel), Megatron-Bridge override YAML
+ * (model[_config] / train[_config] / ddp[_config], optionally under ConfigContainer) and functional-test
+ * YAML with MODEL_ARGS keyed by flags. Every key is turned into the matching flag and read like a script.
+ */
+import type { FactSink } from '../common/sink';
+import { applyMegatronArgs, type FlagArg } from './args';
+import { entry, type KEntry, type KNode } from '../common/tree';
+
+function toFlag(e: KEntry): FlagArg | undefined {
+  const v = e.value;
+  if (v.kind !== 'scalar' || v.value === null || v.value === undefined) return undefined;
+  const flag = e.key.startsWith('--') ? e.key : `--${e.key.replace(/_/g, '-')}`;
+  const value = typeof v.value === 'boolean' ? (v.value ? undefined : 'false') : String(v.value);
+  if (typeof v.value === 'boolean' && !v.value) return { flag, value: 'false', flagRange: e.keyRange, valueRange: v.range };
+  const unres = typeof value === 'string' && /\$\{/.test(value);
+  return { flag, value, flagRange: e.keyRange, valueRange: v.range, unresolved: unres };
+}
+
+/** Renames Bridge/TransformerConfig field names that differ from their flags. */
+const RENAME: Record<string, string> = {
+  '--num-moe-experts': '--num-experts', '--fp8': '--fp8-format', '--add-bias-linear': '--disable-bias-linear',
+  '--seq-length': '--seq-length', '--recompute-num-layers': '--recompute-num-layers',
+};
+
+function collect(node: KNode | undefined, out: FlagArg[], depth: number): void {
+  if (!node || node.kind !== 'map' || depth > 4) return;
+  for (const e of node.entries ?? []) {
+    if (e.value.kind === 'map') {
+      if (['perf_matrix', 'ENV_VARS', 'logger', 'checkpoint', 'tokenizer', 'dataset', 'scheduler', 'rng', 'profiling'].includes(e.key)) continue;
+      collect(e.value, out, depth + 1);
+      continue;
+    }
+    const f = toFlag(e);
+    if (!f) continue;
+    const renamed = RENAME[f.flag];
+    if (f.flag === '--add-bias-linear') { if (f.value === 'false') out.push({ flag: '--disable-bias-linear', flagRange: f.flagRange }); continue; }
+    if (f.flag === '--untie-embeddings-and-output-weights' || f.flag === '--share-embeddings-and-output-weights') {
+      const untie = f.flag === '--untie-embeddings-and-output-weights' ? f.value !== 'false' : f.value === 'false';
+      if (untie) out.push({ flag: '--untie-embeddings-and-output-weights', flagRange: f.flagRange });
+      continue;
+    }
+    out.push(renamed ? { ...f, flag: renamed } : f);
+  }
+}
+
+export function readMegatronYaml(s: FactSink, root: KNode | undefined): void {
+  if (!root || root.kind !== 'map') return;
+  const args: FlagArg[] = [];
+  const legacy = !!entry(root, 'language_model') || !!entry(root, 'MODEL_ARGS');
+  collect(root, args, 0);
+  const gqa = args.find((a) => a.flag === '--num-query-groups');
+  if (gqa && legacy && !args.some((a) => a.flag === '--group-query-attention')) args.unshift({ flag: '--group-query-attention' });
+  applyMegatronArgs(s, args, { modelDefaults: legacy && args.some((a) => a.flag === '--num-layers') });
+}

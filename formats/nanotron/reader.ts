@@ -1,0 +1,58 @@
+/** nanotron YAML (src/nanotron/config/config.py, parallelism_config.py; config-formats.md §5). */
+import type { FactSink } from '../common/sink';
+import { locOf, readBool, readNum } from '../common/read';
+import { optimizerOf, precisionOf } from '../common/maps';
+import { at, entry, type KNode } from '../common/tree';
+import { readHfModel } from '../hf-config/reader';
+
+const NT = 'nanotron default (src/nanotron/config/parallelism_config.py)';
+
+export function readNanotron(s: FactSink, root: KNode | undefined): void {
+  if (!root || root.kind !== 'map') return;
+  const dp = readNum(s, root, 'parallelism.dp', 'parallel.dp', { int: true, min: 1 });
+  const tp = readNum(s, root, 'parallelism.tp', 'parallel.tp', { int: true, min: 1 });
+  const pp = readNum(s, root, 'parallelism.pp', 'parallel.pp', { int: true, min: 1 });
+  const cp = readNum(s, root, 'parallelism.context_parallel_size', 'parallel.cp', { int: true, min: 1 });
+  readNum(s, root, 'parallelism.expert_parallel_size', 'parallel.ep', { int: true, min: 1 });
+  const eng = at(root, 'parallelism.pp_engine');
+  if (eng && typeof eng.value.value === 'string') s.explicit('parallel.schedule', eng.value.value.toLowerCase() === '1f1b' ? '1f1b' : 'gpipe', locOf(eng, 'parallelism.pp_engine'));
+  s.default('parallel.schedule', 'gpipe', `${NT}: pp_engine afab (all-forward-all-backward)`);
+  const mode = at(root, 'parallelism.tp_mode');
+  if (mode && typeof mode.value.value === 'string') s.explicit('parallel.sp', mode.value.value.toUpperCase() === 'REDUCE_SCATTER', locOf(mode, 'parallelism.tp_mode'));
+  s.default('parallel.sp', false, `${NT}: tp_mode ALL_REDUCE`);
+  readBool(s, root, 'parallelism.tp_linear_async_communication', 'parallel.tpCommOverlap');
+  readBool(s, root, 'parallelism.recompute_layer', 'training.recompute', (b) => (b ? 'full' : 'none'));
+  s.default('training.recompute', 'none', `${NT}: recompute_layer false`);
+  if (dp && tp && pp) s.derived('cluster.worldSize', dp * tp * pp * (cp ?? 1), 'nanotron: world = dp × tp × pp × cp');
+  const mbs = readNum(s, root, 'tokens.micro_batch_size', 'training.microBatch', { int: true, min: 1 });
+  const acc = readNum(s, root, 'tokens.batch_accumulation_per_replica', 'training.gradAccum', { int: true, min: 1 });
+  readNum(s, root, 'tokens.sequence_length', 'training.seqLen', { int: true, min: 1 });
+  if (mbs && acc && dp) s.derived('training.globalBatch', mbs * acc * dp, 'nanotron: micro_batch_size × batch_accumulation_per_replica × dp');
+  const dt = at(root, 'model.dtype');
+  const prec = dt && typeof dt.value.value === 'string' ? precisionOf(dt.value.value) : undefined;
+  if (dt && prec) s.explicit('training.precision', prec === 'bf16' ? 'bf16-mixed' : prec, locOf(dt, 'model.dtype'));
+  s.default('training.precision', 'bf16-mixed', 'nanotron default: model.dtype bfloat16 with fp32 master weights');
+  const cap = at(root, 'model.ddp_bucket_cap_mb');
+  if (cap && typeof cap.value.value === 'number') s.explicit('parallel.sharding.reduceBucketElems', Math.round((cap.value.value * 1024 * 1024) / 4), locOf(cap, 'model.ddp_bucket_cap_mb'));
+  const zs = readNum(s, root, 'optimizer.zero_stage', 'parallel.sharding.stage', { int: true, min: 0, map: (n) => (n > 0 ? 1 : 0) });
+  if (zs !== undefined) s.derived('parallel.sharding.style', zs > 0 ? 'deepspeed' : 'ddp', 'nanotron: zero_stage > 0 uses ZeroDistributedOptimizer (ZeRO-1)');
+  readBool(s, root, 'optimizer.accumulate_grad_in_fp32', 'training.fp32GradAccum');
+  const on = at(root, 'optimizer.optimizer_factory.name');
+  const ok = on && typeof on.value.value === 'string' ? optimizerOf(on.value.value) : undefined;
+  if (on && ok) s.explicit('training.optimizer', ok, locOf(on, 'optimizer.optimizer_factory.name'));
+  s.default('training.optimizer', 'adamw', 'nanotron default: adamW');
+  const mc = at(root, 'model.model_config');
+  if (mc) {
+    readHfModel(s, mc.value, 'model.model_config.');
+    const moe = entry(mc.value, 'moe_config');
+    if (moe) {
+      readNum(s, moe.value, 'num_experts', 'model.moe.experts', { int: true, min: 1 });
+      readNum(s, moe.value, 'top_k', 'model.moe.topK', { int: true, min: 1 });
+      readNum(s, moe.value, 'moe_intermediate_size', 'model.moe.expertFfnSize', { int: true, min: 1 });
+      const sh = readBool(s, moe.value, 'enable_shared_expert');
+      if (sh) readNum(s, moe.value, 'shared_expert_intermediate_size', 'model.moe.sharedExpertFfnSize', { int: true, min: 1 });
+    }
+    if (s.has('model.moe.experts') && !s.has('model.moe.expertFfnSize') && s.has('model.ffnSize')) s.derived('model.moe.expertFfnSize', s.num('model.ffnSize')!, 'nanotron LlaMoE: experts use intermediate_size');
+    s.default('model.tiedEmbeddings', false, 'nanotron LlamaConfig default: tie_word_embeddings False');
+  }
+}

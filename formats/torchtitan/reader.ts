@@ -1,0 +1,111 @@
+/**
+ * torchtitan job TOML in both layouts: [parallelism] + local_batch_size (2025+) and the older [training]/
+ * [experimental] keys with batch_size (config-formats.md §3; torchtitan/config/job_config.py at 238fa995).
+ */
+import type { FactSink } from '../common/sink';
+import { locOf, readBool, readNum, readStr } from '../common/read';
+import { optimizerOf } from '../common/maps';
+import { toNumber } from '../common/text';
+import { at, type KNode } from '../common/tree';
+
+const TT = 'torchtitan default (torchtitan/config/job_config.py)';
+
+/** First of several dotted paths that exists. */
+function first(root: KNode, paths: string[]): string | undefined {
+  return paths.find((p) => at(root, p) !== undefined);
+}
+
+export function readTorchtitan(s: FactSink, root: KNode | undefined): void {
+  if (!root || root.kind !== 'map') return;
+  const name = readStr(root, 'model.name');
+  const flavor = readStr(root, 'model.flavor');
+  const fe = at(root, 'model.flavor') ?? at(root, 'model.name');
+  if (name && flavor && fe) { s.explicit('model.preset', `${name}:${flavor}`, locOf(fe, 'model.flavor')); s.ref('model', `${name}:${flavor}`, fe.value.range); }
+  const hf = at(root, 'model.hf_assets_path');
+  if (hf && typeof hf.value.value === 'string') s.ref('model', `${hf.value.value.replace(/\/$/, '')}/config.json`, hf.value.range);
+
+  const lb = first(root, ['training.local_batch_size', 'training.batch_size']) ?? 'training.local_batch_size';
+  readNum(s, root, lb, 'training.microBatch', { int: true, min: 1 });
+  s.default('training.microBatch', 8, `${TT}: local_batch_size 8`);
+  const gb = at(root, 'training.global_batch_size');
+  if (gb && toNumber(gb.value.value) !== -1) readNum(s, root, 'training.global_batch_size', 'training.globalBatch', { int: true, min: 1 });
+  readNum(s, root, 'training.seq_len', 'training.seqLen', { int: true, min: 1 });
+  s.default('training.seqLen', 2048, `${TT}: seq_len 2048`);
+
+  const par = (k: string, old: string[]) => first(root, [`parallelism.${k}`, ...old]);
+  const deg = (k: string, old: string[], path: string) => { const p = par(k, old); return p ? readNum(s, root, p, path, { int: true, min: 1 }) : undefined; };
+  const tp = deg('tensor_parallel_degree', ['training.tensor_parallel_degree'], 'parallel.tp') ?? 1;
+  const pp = deg('pipeline_parallel_degree', ['experimental.pipeline_parallel_degree'], 'parallel.pp') ?? 1;
+  const cp = deg('context_parallel_degree', ['experimental.context_parallel_degree'], 'parallel.cp') ?? 1;
+  deg('expert_parallel_degree', [], 'parallel.ep');
+  deg('expert_tensor_parallel_degree', [], 'parallel.etp');
+  const rep = deg('data_parallel_replicate_degree', ['training.data_parallel_replicate_degree'], 'parallel.dpReplicate') ?? 1;
+  const shardPath = par('data_parallel_shard_degree', ['training.data_parallel_shard_degree', 'training.data_parallel_degree']);
+  const shardE = shardPath ? at(root, shardPath) : undefined;
+  const shard = shardE ? toNumber(shardE.value.value) : -1;
+  if (shardE && shard !== undefined && shard > 0) s.explicit('parallel.sharding.shardGroupSize', shard, locOf(shardE, shardPath!));
+  if (shard !== undefined && shard > 0) s.derived('cluster.worldSize', rep * shard * tp * pp * cp, 'torchtitan: replicate × shard × tp × pp × cp');
+  readBool(s, root, par('enable_async_tensor_parallel', ['experimental.enable_async_tensor_parallel']) ?? 'parallelism.enable_async_tensor_parallel', 'parallel.tpCommOverlap');
+  if (tp > 1) s.derived('parallel.sp', true, 'torchtitan: TP implies sequence parallel (torchtitan/models/llama3/infra/parallelize.py)');
+  const sched = at(root, 'parallelism.pipeline_parallel_schedule');
+  if (sched && typeof sched.value.value === 'string') {
+    const v = sched.value.value.toLowerCase();
+    s.explicit('parallel.schedule', v.includes('interleaved') ? 'interleaved' : v === 'gpipe' ? 'gpipe' : v.includes('zb') ? 'zb-h1' : '1f1b', locOf(sched, 'parallelism.pipeline_parallel_schedule'));
+  }
+  s.default('parallel.schedule', '1f1b', `${TT}: pipeline_parallel_schedule 1F1B`);
+
+  s.default('parallel.sharding.style', 'fsdp2', `${TT}: FSDP2 fully_shard over the shard dimension`);
+  s.derived('parallel.sharding.stage', shard === 1 ? 0 : 3, shard === 1 ? 'torchtitan: data_parallel_shard_degree 1 (no sharding)' : 'torchtitan: FSDP2 shards parameters, gradients and optimizer states');
+  const rs = at(root, 'parallelism.fsdp_reshard_after_forward');
+  const rsv = rs ? String(rs.value.value) : 'default';
+  const reshard = rsv === 'always' ? true : rsv === 'never' ? false : pp === 1;
+  if (rs) s.explicit('parallel.sharding.reshardAfterForward', reshard, locOf(rs, 'parallelism.fsdp_reshard_after_forward'));
+  else s.default('parallel.sharding.reshardAfterForward', reshard, `${TT}: fsdp_reshard_after_forward "default" (reshard unless PP)`);
+  if (rep > 1 && shard !== 1) s.derived('parallel.sharding.fsdpStrategy', 'HYBRID_SHARD', 'torchtitan: replicate > 1 with sharding is HSDP');
+  const off = readBool(s, root, 'training.enable_cpu_offload', 'parallel.sharding.offloadParams', (b) => (b ? 'cpu' : 'none'));
+  if (off !== undefined) readBool(s, root, 'training.enable_cpu_offload', 'parallel.sharding.offloadOptimizer', (b) => (b ? 'cpu' : 'none'));
+
+  const mode = at(root, 'activation_checkpoint.mode');
+  if (mode && typeof mode.value.value === 'string') {
+    const m = mode.value.value;
+    s.explicit('training.recompute', m === 'full' ? 'full' : m === 'none' ? 'none' : 'selective', locOf(mode, 'activation_checkpoint.mode'));
+  }
+  s.default('training.recompute', 'selective', `${TT}: activation_checkpoint.mode "selective"`);
+  readFloat8(s, root);
+  const mpp = at(root, 'training.mixed_precision_param');
+  if (mpp && mpp.value.value === 'float32') s.explicit('training.precision', 'fp32', locOf(mpp, 'training.mixed_precision_param'));
+  s.default('training.precision', 'bf16-mixed', `${TT}: mixed_precision_param bfloat16 with fp32 parameters`);
+  readBool(s, root, first(root, ['compile.enable', 'training.compile']) ?? 'compile.enable', 'training.compile');
+  s.default('training.compile', false, `${TT}: compile.enable false (eager)`);
+  const on = readStr(root, 'optimizer.name');
+  const oe = at(root, 'optimizer.name');
+  if (on && oe && optimizerOf(on)) s.explicit('training.optimizer', optimizerOf(on)!, locOf(oe, 'optimizer.name'));
+  s.default('training.optimizer', 'adamw', `${TT}: optimizer AdamW`);
+}
+
+/** torchao float8 recipe names (torchtitan `recipe_name`) → Fp8Spec recipes. */
+const RECIPES: Readonly<Record<string, string>> = { tensorwise: 'tensorwise', rowwise: 'rowwise', rowwise_with_gw_hp: 'rowwise', mxfp8: 'mxfp8' };
+
+/**
+ * Float8 training: `model.converters = ["float8"]` (or `["quantize.linear.float8"]`, older `training.enable_float8_linear`)
+ * turns on torchao float8 linears; `[quantize.linear.float8]` (older `[float8]`) names the recipe and whether FSDP
+ * all-gathers weights in float8 (torchtitan/components/quantization/float8.py).
+ */
+function readFloat8(s: FactSink, root: KNode): void {
+  const conv = at(root, 'model.converters');
+  const convs = conv?.value.kind === 'list' ? (conv.value.items ?? []).map((i) => String(i.value)) : conv ? String(conv.value.value).split(',') : [];
+  const f8Path = first(root, ['float8.enable_float8_linear', 'training.enable_float8_linear']) ?? 'training.enable_float8_linear';
+  const f8 = at(root, f8Path);
+  const mx = convs.some((c) => c.includes('mx'));
+  if (conv && convs.some((c) => c.includes('float8') || c.includes('mx'))) s.explicit('training.precision', 'fp8-mixed', locOf(conv, 'model.converters'));
+  else if (f8 && f8.value.value === true) s.explicit('training.precision', 'fp8-mixed', locOf(f8, f8Path));
+  if (s.value('training.precision') !== 'fp8-mixed') return;
+  const sect = first(root, ['quantize.linear.float8', 'float8']) ?? 'quantize.linear.float8';
+  const name = at(root, `${sect}.recipe_name`);
+  const recipe = name && typeof name.value.value === 'string' ? RECIPES[name.value.value.toLowerCase()] : undefined;
+  if (name && recipe) s.explicit('training.fp8.recipe', recipe, locOf(name, `${sect}.recipe_name`));
+  else if (name) s.diag('invalid-value', 'warning', `${sect}.recipe_name should be one of ${Object.keys(RECIPES).join(', ')}.`, name.value.range, ['training.fp8.recipe']);
+  s.default('training.fp8.recipe', mx ? 'mxfp8' : 'tensorwise', `${TT}: torchao float8 tensorwise scaling`);
+  readBool(s, root, `${sect}.enable_fsdp_float8_all_gather`, 'training.fp8.paramGather');
+  s.default('training.fp8.paramGather', false, `${TT}: enable_fsdp_float8_all_gather false`);
+}
