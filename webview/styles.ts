@@ -7,6 +7,8 @@ h3 { font-size: 1em; margin: 8px 0 4px; }
 .muted { color: var(--vscode-descriptionForeground); }
 .card { margin: 10px 0; }
 vscode-panel-view > .view { flex: 1 1 auto; min-width: 0; width: 100%; }
+/* Five tabs fit a half-width panel at 1280 px: the toolkit's 32 px gap between tabs is too wide for it. */
+vscode-panels::part(tablist) { column-gap: 14px; }
 .summary { display: flex; flex-wrap: wrap; gap: 4px 12px; align-items: center; }
 .chart-box { position: relative; width: 100%; min-width: 0; margin: 6px 0; }
 .toolbar { display: flex; flex-wrap: wrap; gap: 6px; margin: 6px 0; }
@@ -29,6 +31,10 @@ td.refused { color: var(--vscode-editorWarning-foreground); }
 .badge-ok { color: var(--vscode-editor-background, #1e1e1e); background: var(--vscode-testing-iconPassed, #73c991); }
 .badge-bad { color: var(--vscode-editor-background, #1e1e1e); background: var(--vscode-errorForeground, #f14c4c); }
 .badge-warn { color: var(--vscode-editor-background, #1e1e1e); background: var(--vscode-editorWarning-foreground, #cca700); }
+.verdict { font-weight: 600; }
+.verdict-ok { color: var(--vscode-testing-iconPassed, #73c991); }
+.verdict-bad { color: var(--vscode-errorForeground, #f14c4c); }
+.verdict-warn { color: var(--vscode-editorWarning-foreground, #cca700); }
 .status-line { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; margin: 10px 0; }
 .validation-headline { font-size: 1.05em; }
 .problems li.error { color: var(--vscode-errorForeground); }

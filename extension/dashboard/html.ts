@@ -35,7 +35,7 @@ export function dashboardHtml(webview: vscode.Webview, extensionUri: vscode.Uri,
 <style nonce="${nonce}">.late { visibility: hidden; animation: reveal 0s linear ${BOOT_DEADLINE_S}s forwards; } @keyframes reveal { to { visibility: visible; } }</style>
 </head>
 <body data-view="${view}"${initialAttrs}>
-<main id="app" aria-live="polite"><p>Loading ShardLens…</p><p class="late">The dashboard did not start within ${BOOT_DEADLINE_S} s. Close this view and open it again, or run "Developer: Reload Window"; the ShardLens output may say why.</p></main>
+<main id="app" aria-live="polite"><p>Loading ShardLens…</p><p class="late">The dashboard has not started after ${BOOT_DEADLINE_S} s. If it stays like this, close this view and open it again, or run "Developer: Reload Window"; the ShardLens output may say why.</p></main>
 <script nonce="${nonce}" src="${script.toString()}"></script>
 </body>
 </html>`;

@@ -8,7 +8,7 @@ import { formatBytes, formatCount, formatSeconds } from '../../shared/units';
 import { INPUT_WORDS, decidingAssumptions, verdict } from '../../shared/wording/verdict';
 import { el } from '../dom';
 import { command, waiting, type UiState } from '../state';
-import { badge, button } from '../ui/toolkit';
+import { button } from '../ui/toolkit';
 
 /** The assumption list: open when an assumption decides the verdict, with the command that changes each. */
 function assumptionList(m: DashboardModel): HTMLElement {
@@ -46,9 +46,9 @@ export function header(m: DashboardModel, full: boolean): HTMLElement {
   line.dataset.conditional = String(v.conditional);
   line.dataset.uri = m.uri;
   const kind = v.conditional ? 'warn' : m.fits ? 'ok' : 'bad';
+  const mark = v.conditional ? '⚠' : m.fits ? '✓' : '✗';
   line.append(
-    badge(v.conditional ? 'assumed inputs' : m.fits ? 'fits' : 'does not fit', kind),
-    el('span', 'verdict', v.headline),
+    el('span', `verdict verdict-${kind}`, `${mark} ${v.headline}`),
     el('span', 'muted', `peak reserved ${formatBytes(m.peakReservedBytes, m.units)}, allocated ${formatBytes(m.peakAllocatedBytes, m.units)} (stage ${m.peakStage})`),
     el('span', 'muted', `${m.modelName}, ${formatCount(m.parameters)} parameters`),
     el('span', 'muted', `${m.cluster.nodes || '?'} × ${m.cluster.gpusPerNode || '?'} × ${m.cluster.gpuName}`),
