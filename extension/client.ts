@@ -40,6 +40,8 @@ export async function startClient(
     outputChannel: log,
     synchronize: { configurationSection: SETTINGS_SECTION },
     initializationOptions: { workspaceTrusted: vscode.workspace.isTrusted },
+    // Hovers end with a "More" link to the derivation in the dashboard: that one command, and no other, may run from them.
+    markdown: { isTrusted: { enabledCommands: ['shardlens.showDerivation'] } },
   };
   const client = new LanguageClient('shardlens', 'ShardLens', serverOptions, clientOptions);
   client.onNotification(AnalysisChangedNotification, onAnalysisChanged);

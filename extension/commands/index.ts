@@ -5,6 +5,7 @@
 import { listPresets } from '../../shared/model/presets';
 import type { CommandFactory } from '../ctx';
 import { PROBE_COMMANDS, probeCommands } from '../probe/commands';
+import { showAssumptions } from './assumptions';
 import { selectCluster } from './cluster';
 import { openDashboardCmd, showDerivation, simulateStep } from './dashboard';
 import { applyLayoutCmd } from './layout';
@@ -16,6 +17,7 @@ export function createCommands(): Readonly<Record<string, CommandFactory>> {
     'shardlens.simulateStep': simulateStep,
     'shardlens.openDashboard': openDashboardCmd,
     'shardlens.showDerivation': showDerivation,
+    'shardlens.showAssumptions': showAssumptions,
     'shardlens.runValidation': runValidationCmd,
     // "Run on PyTorch" is the probe's local run: mode and interpreter pick, progress, cancel, comparison with the estimate.
     'shardlens.runProbe': (ctx) => (arg) => probeCommands[PROBE_COMMANDS.runLocal](ctx)(ctx.targetUri(arg)),

@@ -40,6 +40,7 @@ export function toDashboardModel(
     modelName: plan?.model.name ?? 'model',
     parameters: clean(memory.model.parameters),
     fits: memory.fits,
+    verdict: r.verdict ?? { headline: memory.fits ? 'fits' : 'does not fit', short: memory.fits ? 'fits' : 'does not fit', conditional: false },
     peakReservedBytes: clean(peak?.peakReservedBytes),
     peakAllocatedBytes: clean(peak?.peakAllocatedBytes),
     peakStage,

@@ -5,7 +5,9 @@
 import type { AnalysisResult, AnalysisSimulation } from '../../shared/protocol';
 import type { CoreApi } from '../analysis/core';
 import type { DocumentAnalysis } from '../analysis/analyze';
+import { assumptionFix } from './assumptionFixes';
 import { buildDiagnostics } from './diagnostics';
+import { verdictText } from './verdict';
 
 /** Runs the step simulator; a throw becomes a problem. */
 export function simulationOf(a: DocumentAnalysis, api: CoreApi): AnalysisSimulation | undefined {
@@ -21,8 +23,11 @@ export function buildAnalysisResult(a: DocumentAnalysis): AnalysisResult {
   const diags = buildDiagnostics(a);
   return {
     uri: a.uri, version: a.version, format: a.format, plan: a.plan, memory: a.memory, replicated: a.memory?.replicated,
-    collectives: a.collectives, stepTime: a.stepTime,
-    assumptions: a.assumptions,
+    collectives: a.collectives, stepTime: a.stepTime, verdict: verdictText(a),
+    assumptions: a.assumptions.map((x) => {
+      const fix = assumptionFix(a, x);
+      return fix ? { ...x, fix } : x;
+    }),
     problems: diags.map((d) => ({
       code: String(d.code ?? ''), severity: d.severity === 1 ? 'error' : d.severity === 2 ? 'warning' : 'info',
       message: typeof d.message === 'string' ? d.message : d.message.value, paths: (d.data as { paths?: string[] } | undefined)?.paths ?? [], range: d.range,

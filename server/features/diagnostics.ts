@@ -1,13 +1,16 @@
 /**
  * Diagnostics: the parser's own findings (already at ranges), the core's problems placed at the keys of their plan
- * paths, and the headline "does not fit" naming the stage.
+ * paths, a missing referenced file at its reference, and the headline "does not fit". That headline is an error only
+ * when the file itself states what decides it; resting on assumed inputs it is a warning that names them.
  */
 import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver';
 import type { Problem, Severity } from '../../shared/plan/types';
+import { shardingName } from '../../shared/wording/sharding';
+import { missingDeepSpeedMessage } from '../../shared/wording/references';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { rangeForPaths, TOP_RANGE } from './facts';
 import { peakStage } from './figures';
-import { formatBytes } from '../../shared/units';
+import { REFERENCE_MISSING, missingReferences, verdictOf } from './verdict';
 
 export const SOURCE = 'shardlens';
 /** Code of the diagnostic raised when the estimated peak exceeds GPU memory. */
@@ -22,18 +25,28 @@ const SEVERITY: Record<Severity, DiagnosticSeverity> = {
 /** Keys where "does not fit" is placed, in order of preference: the knobs that change the peak most. */
 const FIT_PATHS = ['parallel.sharding.stage', 'parallel.sharding.fsdpStrategy', 'training.microBatch', 'parallel.tp', 'parallel.pp'];
 
-/** The "does not fit" problem, when the estimate exceeds GPU memory. */
+/**
+ * The "does not fit" problem, when the estimate exceeds GPU memory: "Does not fit: needs ~109 GiB/GPU, H100 has 79.6 GiB
+ * (peak on pipeline stage 0)." as an error, or "Needs ~164 GiB/GPU of 79.6 GiB if micro batch 8 (assumed) — set it."
+ * as a warning when an assumed input or a missing file decides it.
+ */
 export function fitProblem(a: DocumentAnalysis): Problem | undefined {
   const m = a.memory;
   const st = m ? peakStage(m) : undefined;
-  if (!m || !st || m.fits) return undefined;
-  const u = a.settings.units;
-  const gpu = a.plan?.cluster.gpu.name ?? 'the GPU';
-  const where = m.stages.length > 1 ? `pipeline stage ${st.stage} (${st.kind})` : 'each GPU';
-  return {
-    code: DOES_NOT_FIT, severity: 'error', paths: FIT_PATHS,
-    message: `Estimated peak ${formatBytes(st.peakReservedBytes, u)} on ${where} exceeds ${gpu} memory (${formatBytes(m.gpuMemoryBytes, u)}).`,
-  };
+  const v = verdictOf(a);
+  if (!m || !st || m.fits || !v) return undefined;
+  const where = m.stages.length > 1 ? ` (peak on pipeline stage ${st.stage}, the ${st.kind} stage)` : '';
+  const text = `${v.headline}${where}.`;
+  return { code: DOES_NOT_FIT, severity: v.conditional ? 'warning' : 'error', paths: FIT_PATHS, message: text[0].toUpperCase() + text.slice(1) };
+}
+
+/** One diagnostic per missing referenced file, at the reference, saying which values are therefore unknown. */
+function missingReferenceDiagnostics(a: DocumentAnalysis): Diagnostic[] {
+  const s = a.plan?.parallel.sharding;
+  const used = { sharding: s ? shardingName(s) : 'no ZeRO sharding', offload: s?.offloadOptimizer ?? 'none' };
+  return missingReferences(a).map((r) => toDiagnostic(
+    { code: REFERENCE_MISSING, severity: 'warning', paths: ['reference'], message: missingDeepSpeedMessage(r.target, used) }, r.range ?? TOP_RANGE,
+  ));
 }
 
 function toDiagnostic(p: Problem, range = TOP_RANGE): Diagnostic {
@@ -42,10 +55,11 @@ function toDiagnostic(p: Problem, range = TOP_RANGE): Diagnostic {
 
 /** Every diagnostic of the document. */
 export function buildDiagnostics(a: DocumentAnalysis): Diagnostic[] {
-  const out: Diagnostic[] = a.fileDiagnostics.map((d) => toDiagnostic(d, d.range));
+  const out: Diagnostic[] = [...a.fileDiagnostics.map((d) => toDiagnostic(d, d.range)), ...missingReferenceDiagnostics(a)];
   const seen = new Set(out.map((d) => `${String(d.code)}\u0000${d.message}`));
   const fit = fitProblem(a);
   for (const p of fit ? [fit, ...a.problems] : a.problems) {
+    if (p.code === REFERENCE_MISSING) continue;
     const k = `${p.code}\u0000${p.message}`;
     if (seen.has(k)) continue;
     seen.add(k);

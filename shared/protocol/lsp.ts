@@ -23,6 +23,17 @@ export interface AnalysisAssumption {
   readonly detail: string;
   /** The command that changes it, e.g. "shardlens.selectCluster". */
   readonly command?: string;
+  /** The setting that gives it instead, e.g. "shardlens.cluster.gpu". */
+  readonly setting?: string;
+  /** How to set it: a picker command or edits that write the key into the file (filled in `shardlens/analysis`). */
+  readonly fix?: AssumptionFix;
+}
+
+/** The fix of one assumed input: run `command` with the document URI, or apply `edits` to the document. */
+export interface AssumptionFix {
+  readonly title: string;
+  readonly command?: string;
+  readonly edits?: readonly LayoutTextEdit[];
 }
 
 /** One collective of a step, per rank (the core's type: bytesPerRank is already × countPerStep). */
@@ -42,6 +53,16 @@ export interface AnalysisParams {
   readonly uri: string;
 }
 
+/** The fit verdict in words (shared/wording/verdict.ts), computed once by the server for every surface. */
+export interface VerdictText {
+  /** The full line, e.g. "needs ~164 GiB/GPU of 79.6 GiB if micro batch 8 (assumed) — set it". */
+  readonly headline: string;
+  /** The one-line form for lenses and the status bar (more than two assumptions counted, not listed). */
+  readonly short: string;
+  /** True when the verdict rests on assumed inputs or a missing referenced file. */
+  readonly conditional: boolean;
+}
+
 /** The full traceable estimate of one document. */
 export interface AnalysisResult {
   readonly uri: string;
@@ -55,6 +76,8 @@ export interface AnalysisResult {
   readonly replicated?: MemoryEstimate['replicated'];
   readonly collectives: readonly AnalysisCollective[];
   readonly stepTime?: AnalysisStepTime;
+  /** The verdict in words; absent without a memory estimate. */
+  readonly verdict?: VerdictText;
   readonly assumptions: readonly AnalysisAssumption[];
   readonly problems: readonly (Problem & { readonly range?: TextRange })[];
 }
@@ -119,6 +142,8 @@ export interface AnalysisChangedParams {
   readonly gpuMemoryBytes: number | null;
   readonly gpuName: string | null;
   readonly stepSeconds: number | null;
+  /** The verdict in words, null when unknown. */
+  readonly verdict: VerdictText | null;
 }
 
 /**

@@ -7,7 +7,7 @@
 import type { Collective } from '../comm/types';
 import type { Problem } from '../plan/types';
 import type { Simulation } from '../sim/types';
-import type { AnalysisAssumption } from './lsp';
+import type { AnalysisAssumption, VerdictText } from './lsp';
 
 /** Version of the webview message schema; a webview ignores messages of another version. @since 0.1.0 */
 export const WEBVIEW_PROTOCOL_VERSION = 1;
@@ -64,6 +64,8 @@ export interface DashboardModel {
   readonly modelName: string;
   readonly parameters: number;
   readonly fits: boolean;
+  /** The verdict as every surface words it (conditional when it rests on assumed inputs or a missing file). */
+  readonly verdict: VerdictText;
   /** Highest peak reserved bytes over the stages (what must fit in GPU memory). */
   readonly peakReservedBytes: number;
   /** Peak allocated bytes of the same stage (tensors only, without allocator fragmentation). */

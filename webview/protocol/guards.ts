@@ -80,6 +80,10 @@ function isSimulationAnswer(x: unknown): x is SimulationAnswer {
   return isObj(x) && ((x.ok === true && isSimulation(x.result)) || (x.ok === false && isStr(x.message)));
 }
 
+function isVerdict(x: unknown): boolean {
+  return isObj(x) && isStr(x.headline) && isStr(x.short) && typeof x.conditional === 'boolean';
+}
+
 function isAssumption(x: unknown): boolean {
   return isObj(x) && isStr(x.path) && isStr(x.value) && isStr(x.detail) && (x.command === undefined || isStr(x.command));
 }
@@ -91,7 +95,7 @@ export function isDashboardModel(x: unknown): x is DashboardModel {
   const c = x.cluster;
   return isStr(x.uri) && isStr(x.fileName) && isStr(x.format) && isStr(x.modelName) && isAmount(x.parameters)
     && isObj(c) && isStr(c.gpuName) && isAmount(c.gpuMemoryBytes) && isInt(c.gpusPerNode) && isInt(c.nodes)
-    && typeof x.fits === 'boolean' && isAmount(x.peakReservedBytes) && isAmount(x.peakAllocatedBytes) && isInt(x.peakStage)
+    && typeof x.fits === 'boolean' && isVerdict(x.verdict) && isAmount(x.peakReservedBytes) && isAmount(x.peakAllocatedBytes) && isInt(x.peakStage)
     && (x.units === 'GiB' || x.units === 'GB')
     && isArr(x.variants, (v): v is unknown => isVariant(v))
     && (x.sweep === undefined || isSweep(x.sweep))

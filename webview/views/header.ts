@@ -5,7 +5,7 @@
  */
 import type { DashboardModel } from '../../shared/protocol/webview';
 import { formatBytes, formatCount, formatSeconds } from '../../shared/units';
-import { INPUT_WORDS, decidingAssumptions, verdict } from '../../shared/wording/verdict';
+import { INPUT_WORDS, decidingAssumptions } from '../../shared/wording/verdict';
 import { el } from '../dom';
 import { command, waiting, type UiState } from '../state';
 import { button } from '../ui/toolkit';
@@ -35,10 +35,7 @@ function assumptionList(m: DashboardModel): HTMLElement {
 export function header(m: DashboardModel, full: boolean): HTMLElement {
   const h = el('header');
   h.appendChild(el('h1', undefined, m.fileName));
-  const v = verdict({
-    fits: m.fits, peakReservedBytes: m.peakReservedBytes, gpuMemoryBytes: m.cluster.gpuMemoryBytes, gpuName: m.cluster.gpuName,
-    units: m.units, assumptions: m.assumptions,
-  });
+  const v = m.verdict;
   const line = el('div', 'summary');
   line.id = 'summary';
   line.dataset.peakBytes = String(m.peakReservedBytes);

@@ -14,7 +14,8 @@ const stage = { stage: 0, bytes: { parameters: 1e9, optimizer: 6e9 }, peakAlloca
 const model: DashboardModel = {
   uri: 'file:///w/ds_config.json', fileName: 'ds_config.json', format: 'deepspeed',
   cluster: { gpuName: 'H100', gpuMemoryBytes: 80e9, gpusPerNode: 8, nodes: 1 }, modelName: 'Llama', parameters: 7e9,
-  fits: true, peakReservedBytes: 7.7e9, peakAllocatedBytes: 7e9, peakStage: 0, units: 'GiB',
+  fits: true, verdict: { headline: 'fits: ~7.2 GiB/GPU of 74.5 GiB', short: 'fits', conditional: false },
+  peakReservedBytes: 7.7e9, peakAllocatedBytes: 7e9, peakStage: 0, units: 'GiB',
   variants: [{ id: 'current', label: 'This file', current: true, stages: [stage] }],
   sweep: { dpSizes: [1, 2], series: [{ label: 'ZeRO-1', bytes: [16, 10] }] },
   communication: [collective()],
