@@ -87,7 +87,7 @@ export class StatusBar implements vscode.Disposable {
     item.command = conditional ? { title: 'Show the assumptions', command: 'shardlens.showAssumptions', arguments: [s.uri] } : 'shardlens.openDashboard';
     const md = new vscode.MarkdownString(undefined, true);
     md.appendMarkdown(`**ShardLens** — ${s.verdict?.headline ?? (s.fits ? 'fits' : 'does not fit')} (${s.gpuName ?? 'GPU'})\n\n`);
-    if (s.stepSeconds !== null) md.appendMarkdown(`Step ${formatSeconds(s.stepSeconds)}\n\n`);
+    md.appendMarkdown(`Peak reserved per GPU ${peak} of ${gpu}${s.stepSeconds !== null ? ` · step ${formatSeconds(s.stepSeconds)}` : ''}\n\n`);
     md.appendMarkdown(conditional ? 'Click to see and set the assumed inputs.' : 'Click to open the dashboard.');
     item.tooltip = md;
     item.show();

@@ -2,12 +2,24 @@
  * Builds the dashboards' model from the server's `shardlens/analysis` result (pure, no vscode): the memory variants and
  * the data-parallel sweep it derives, and the collectives, assumptions and problems as the server sent them.
  */
-import type { AnalysisResult, DashboardModel, MemoryUnits } from '../../shared/protocol';
+import type { MemoryTermName, StageMemory, Term } from '../../shared/plan/result';
+import type { AnalysisResult, DashboardModel, DerivationView, MemoryUnits } from '../../shared/protocol';
+import { symbolLines } from '../../shared/wording/symbols';
 import { fileNameOf } from '../../shared/wording/files';
 import { clean } from './components';
 import { dpSweep, memoryVariants, type EstimateFn } from './variants';
 
 export { fileNameOf };
+
+/** The derivation of one stage: its non-zero terms with formulas, and every symbol they use once. */
+export function derivationOf(st: StageMemory): DerivationView {
+  const terms = (Object.entries(st.terms) as [MemoryTermName, Term | undefined][]).filter((e): e is [MemoryTermName, Term] => !!e[1] && e[1].bytes > 0);
+  return {
+    stage: st.stage,
+    terms: terms.map(([, t]) => ({ label: t.label, bytes: clean(t.bytes), formula: t.formula, citation: t.citation })),
+    symbols: symbolLines(terms),
+  };
+}
 
 /**
  * The dashboard model of an analysis, or a reason why there is none (no plan: the file does not say enough).
@@ -49,6 +61,7 @@ export function toDashboardModel(
     communication: r.collectives,
     assumptions: r.assumptions,
     problems: r.problems.map((p) => ({ severity: p.severity, message: p.message })),
+    ...(peak ? { derivation: derivationOf(peak) } : {}),
     ...(sweep ? { sweep } : {}),
     ...(stepSeconds !== undefined && stepSeconds > 0 ? { stepSeconds } : {}),
   };

@@ -59,7 +59,7 @@ export function planDocument(a: DocumentAnalysis, topK: number = DEFAULT_TOP_K, 
   const format = a.format;
   const layouts: PlannedLayout[] = result.layouts.map((layout) => {
     const e = base.canApply
-      ? applyLayoutEdits(format, a.text, plan, layout, a.facts)
+      ? applyLayoutEdits(format, a.text, plan, layout, a.facts, undefined, a.settings.units)
       : { edits: [], delta: '', notes: [`ShardLens cannot rewrite ${format} files yet.`] };
     const planned: PlannedLayout = { layout, summary: layoutSummary(layout), edits: e.edits, delta: e.delta, notes: e.notes };
     return reparse && base.canApply ? checkPlannedLayout(a.text, plan, planned, reparse) : planned;

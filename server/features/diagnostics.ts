@@ -49,6 +49,19 @@ function missingReferenceDiagnostics(a: DocumentAnalysis): Diagnostic[] {
   ));
 }
 
+/**
+ * Keys a problem about the GPU count belongs on: the parallel degrees and the launcher's GPU counts, in this order,
+ * never a batch key (a world-size problem is not about local_batch_size); the file's top when none is written.
+ */
+const WORLD_PATHS = ['parallel.tp', 'parallel.pp', 'parallel.cp', 'parallel.ep', 'parallel.dp', 'parallel.dpReplicate', 'cluster.worldSize', 'cluster.gpusPerNode', 'cluster.nodes'];
+const PLACEMENT: Readonly<Record<string, readonly string[]>> = { 'world-size-mismatch': WORLD_PATHS, 'world-not-divisible': WORLD_PATHS };
+
+/** Where a problem goes: its own paths, or for some codes a fixed preference. */
+function placeOf(a: DocumentAnalysis, p: Problem): ReturnType<typeof rangeForPaths> {
+  const prefer = PLACEMENT[p.code];
+  return prefer ? rangeForPaths(a, prefer) : rangeForPaths(a, p.paths);
+}
+
 function toDiagnostic(p: Problem, range = TOP_RANGE): Diagnostic {
   return { range, severity: SEVERITY[p.severity] ?? DiagnosticSeverity.Information, code: p.code, source: SOURCE, message: p.message, data: { paths: p.paths } };
 }
@@ -63,7 +76,7 @@ export function buildDiagnostics(a: DocumentAnalysis): Diagnostic[] {
     const k = `${p.code}\u0000${p.message}`;
     if (seen.has(k)) continue;
     seen.add(k);
-    out.push(toDiagnostic(p, rangeForPaths(a, p.paths)));
+    out.push(toDiagnostic(p, placeOf(a, p)));
   }
   return out;
 }

@@ -49,7 +49,9 @@ function deltaLine(d: Delta, a: DocumentAnalysis): string {
   const u = a.settings.units;
   const comm = d.commAfter !== d.commBefore
     ? ` · ${d.commAfter > d.commBefore ? '+' : '−'}${formatTraffic(Math.abs(d.commAfter - d.commBefore), u)} traffic/step` : '';
-  return `- ${d.variant.label}: ${formatDeltaBytes(d.peakAfter - d.peakBefore, u)}/GPU → ${formatBytes(d.peakAfter, u)}, ${d.fitsAfter ? 'fits' : 'does not fit'}${comm}`;
+  // A ZeRO stage is never called a bare "stage" next to the pipeline stages.
+  const label = d.variant.path === 'parallel.sharding.stage' ? d.variant.label.replace(/^stage /, 'ZeRO stage ') : d.variant.label;
+  return `- ${label}: ${formatDeltaBytes(d.peakAfter - d.peakBefore, u)}/GPU → ${formatBytes(d.peakAfter, u)}, ${d.fitsAfter ? 'fits' : 'does not fit'}${comm}`;
 }
 
 /** The answer: the figures this key drives on the peak stage, and the verdict. */

@@ -9,7 +9,7 @@ import type { CommGroup } from '../../shared/comm/types';
 import type { Fact } from '../../shared/plan/facts';
 import { exposedSeconds } from '../../shared/wording/comm';
 import { formatBytes, formatCount } from '../../shared/units';
-import { activationsHint, commHint, fitHint, fitLabel, stagesHint, statesHint, type HintText } from '../../shared/wording/hints';
+import { activationsHint, commHint, fitHint, fitLabel, packLine, stagesHint, statesHint, type HintText } from '../../shared/wording/hints';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { endOf, localFact } from './facts';
 import { commBytes, maxOver, peakStage } from './figures';
@@ -22,15 +22,22 @@ const GROUP_KEYS: Record<string, readonly string[]> = {
   dp: SHARDING_KEYS, tp: ['parallel.tp'], pp: ['parallel.pp'], cp: ['parallel.cp'], ep: ['parallel.ep'],
 };
 
-/** A hint at a position with its label and the long form as a Markdown tooltip. */
-function make(at: { line: number; character: number }, t: HintText): InlayHint {
-  const h = InlayHint.create(at, fitLabel(t.label), InlayHintKind.Type);
+/** A hint to place: where, and its texts (packed per line before it becomes an InlayHint). */
+type Placed = HintText & { readonly at: { line: number; character: number } };
+
+function make(at: { line: number; character: number }, t: HintText): Placed {
+  return { ...t, at };
+}
+
+/** The InlayHint of a placed text, with the long form as a Markdown tooltip. */
+function toInlayHint(p: Placed): InlayHint {
+  const h = InlayHint.create(p.at, fitLabel(p.label), InlayHintKind.Type);
   h.paddingLeft = true;
-  h.tooltip = { kind: MarkupKind.Markdown, value: t.tooltip };
+  h.tooltip = { kind: MarkupKind.Markdown, value: p.tooltip };
   return h;
 }
 
-function hint(f: Fact, t: HintText): InlayHint | undefined {
+function hint(f: Fact, t: HintText): Placed | undefined {
   const at = endOf(f);
   return at ? make(at, t) : undefined;
 }
@@ -43,25 +50,32 @@ function first(a: DocumentAnalysis, paths: readonly string[]): Fact | undefined 
   return undefined;
 }
 
-function inRange(h: InlayHint, range: Range | undefined): boolean {
+function inRange(h: Placed, range: Range | undefined): boolean {
   if (!range) return true;
-  return h.position.line >= range.start.line && h.position.line <= range.end.line;
+  return h.at.line >= range.start.line && h.at.line <= range.end.line;
+}
+
+/** The hints of each line packed into VS Code's per-line length, in the order they were made (most important first). */
+function packed(hints: readonly Placed[]): InlayHint[] {
+  const lines = new Map<number, Placed[]>();
+  for (const h of hints) lines.set(h.at.line, [...(lines.get(h.at.line) ?? []), h]);
+  return [...lines.values()].flatMap((line) => packLine(line)).map(toInlayHint);
 }
 
 /** A hint at the end of the first reference of a kind (the DeepSpeed file or model a YAML names). */
-function referenceHint(a: DocumentAnalysis, kind: 'deepspeed' | 'model', t: HintText): InlayHint | undefined {
+function referenceHint(a: DocumentAnalysis, kind: 'deepspeed' | 'model', t: HintText): Placed | undefined {
   const r = a.facts?.references.find((x) => x.kind === kind && x.range);
   return r?.range ? make(r.range.end, t) : undefined;
 }
 
 /** The verdict at the end of the first line: peak per GPU and whether it fits, "if assumed" when it rests on assumptions. */
-function totalHint(a: DocumentAnalysis, withStep: boolean): InlayHint | undefined {
+function totalHint(a: DocumentAnalysis, withStep: boolean): Placed | undefined {
   const v = verdictInput(a);
   if (!v) return undefined;
   const line0 = a.text.split(/\r?\n/, 1)[0] ?? '';
   const t = fitHint(v, withStep ? a.stepTime?.stepSeconds : undefined);
   const params = a.format === 'hf-config' && a.memory ? `${formatCount(a.memory.model.parameters)} parameters. ` : '';
-  return make({ line: 0, character: line0.length }, { label: t.label, tooltip: params + t.tooltip });
+  return make({ line: 0, character: line0.length }, { ...t, tooltip: params + t.tooltip });
 }
 
 /** Parameters + gradients + optimizer states + master weights of the peak stage, e.g. "parameters 12 GiB, gradients 1.6 GiB". */
@@ -96,7 +110,7 @@ export function buildInlayHints(a: DocumentAnalysis, range?: Range): InlayHint[]
   const u = a.settings.units;
   const verbose = detail === 'verbose';
   const shard = first(a, SHARDING_KEYS);
-  const out: (InlayHint | undefined)[] = [totalHint(a, detail !== 'minimal' && (verbose || !shard))];
+  const out: (Placed | undefined)[] = [totalHint(a, detail !== 'minimal' && (verbose || !shard))];
   if (detail !== 'minimal') {
     const states = statesHint(maxOver(m.stages, (s) => s.modelStatesBytes) ?? 0, maxOver(m.replicated.stages, (s) => s.modelStatesBytes) ?? 0, u, breakdown(a));
     out.push(shard ? hint(shard, states) : referenceHint(a, 'deepspeed', states));
@@ -116,5 +130,5 @@ export function buildInlayHints(a: DocumentAnalysis, range?: Range): InlayHint[]
       out.push(hint(f, commHint(group, bytes, u, exposedSeconds(a.collectives, group as CommGroup))));
     }
   }
-  return out.filter((h): h is InlayHint => h !== undefined && inRange(h, range));
+  return packed(out.filter((h): h is Placed => h !== undefined && inRange(h, range)));
 }

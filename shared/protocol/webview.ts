@@ -53,6 +53,13 @@ export interface DpSweep {
   readonly series: readonly { readonly label: string; readonly bytes: readonly number[] }[];
 }
 
+/** How the peak stage's memory is computed: each term with its formula and source, then every symbol once. */
+export interface DerivationView {
+  readonly stage: number;
+  readonly terms: readonly { readonly label: string; readonly bytes: number; readonly formula: string; readonly citation: string }[];
+  readonly symbols: readonly { readonly symbol: string; readonly meaning: string; readonly value?: string; readonly source?: string }[];
+}
+
 /** Everything the dashboards draw for one config file. All figures are finite and non-negative. */
 export interface DashboardModel {
   readonly uri: string;
@@ -81,6 +88,8 @@ export interface DashboardModel {
   readonly stepSeconds?: number;
   /** Inputs the estimate assumed because no file or setting gave them. */
   readonly assumptions: readonly AnalysisAssumption[];
+  /** The derivation of the peak stage (the hovers' "More" link opens it). */
+  readonly derivation?: DerivationView;
   readonly problems: readonly Pick<Problem, 'severity' | 'message'>[];
 }
 

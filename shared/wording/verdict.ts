@@ -113,6 +113,10 @@ export function verdict(v: VerdictInput): Verdict {
     const todo = listed ? ` — set ${assumed.length > 1 ? 'them' : 'it'}` : ' — add it';
     return `needs ${peak} of ${gpu} ${parts}${todo}`;
   };
-  const short = assumed.length > 2 ? line(`${assumed.length} assumed inputs`, 'on') : line(assumedPhrase(assumed));
+  // One line: a single assumption is named; more (or a missing file beside one) are counted.
+  const items = assumed.length + (v.missingFile ? 1 : 0);
+  const head = v.fits ? `fits (${peak} of ${gpu})` : `needs ${peak} of ${gpu}`;
+  const counted = [assumed.length ? `${assumed.length} assumed input${assumed.length > 1 ? 's' : ''}` : '', v.missingFile ? `${v.missingFile} not found` : ''].filter(Boolean).join(', ');
+  const short = items > 1 ? `${head} · ${counted}` : line(assumedPhrase(assumed));
   return { headline: line(assumedPhrase(assumed)), short, conditional, assumed, peak };
 }

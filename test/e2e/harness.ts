@@ -4,7 +4,7 @@
  * The server is started in its own session (detached = setsid) and killed by process group. Waits are conditions.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -131,6 +131,12 @@ export async function startSession(workspace: string, extraFiles: Readonly<Recor
     await stop();
     throw e;
   }
+}
+
+/** Removes the screenshots whose names start with one of `prefixes` (each suite clears its own, not the others'). */
+export function clearShots(prefixes: readonly string[]): void {
+  if (!existsSync(SHOTS)) return;
+  for (const n of readdirSync(SHOTS)) if (prefixes.some((p) => n.startsWith(p))) rmSync(join(SHOTS, n), { force: true });
 }
 
 /** Saves a screenshot under test/e2e/shots (ignored by git) and lists it in the test output. */

@@ -8,10 +8,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import {
-  ROOT, SHOTS, dashboardFrame, editorText, hoverAt, missingTools, norm, openFile, packageVsix, positionOf, runCommand, shot,
+  ROOT, clearShots, dashboardFrame, editorText, hoverAt, missingTools, norm, openFile, packageVsix, positionOf, runCommand, shot,
   startSession, until, type Session,
 } from './harness';
 
@@ -37,8 +37,8 @@ const dsFile = files.find((f) => /(^|\/)ds_config[^/]*\.json$/.test(f));
 /** The Megatron example: a launch script that runs pretrain_*.py. */
 const megatronFile = files.find((f) => f.endsWith('.sh') && /pretrain_\w+\.py/.test(readFileSync(join(EXAMPLES, f), 'utf8')));
 
-/** The inlay hint at the top of every estimated file (server/features/inlayHints.ts totalHint). */
-const PEAK_HINT = /peak [\d.]+ (GiB|GB|MiB|MB)\/GPU/;
+/** The verdict hint at the top of every estimated file (shared/wording/hints.ts fitHint). */
+const PEAK_HINT = /≈[\d.]+ (GiB|GB|MiB|MB)\/GPU/;
 
 let s: Session | undefined;
 let step = 0;
@@ -60,7 +60,7 @@ async function stepWithShot(name: string, fn: (s: Session) => Promise<void>): Pr
 
 describe('ShardLens in VS Code (code-server)', { skip: missing ? `e2e skipped: ${missing}` : false, timeout: 900_000 }, () => {
   before(async () => {
-    rmSync(SHOTS, { recursive: true, force: true });
+    clearShots(['ok-', ...Array.from({ length: 30 }, (_, i) => String(i + 1).padStart(2, '0'))]);
     packageVsix();
     s = await startSession(existsSync(EXAMPLES) ? EXAMPLES : join(ROOT, 'test/e2e/fixtures'), { 'ds_config_e2e_batch.json': FIXTURE });
   });

@@ -122,6 +122,22 @@ describe('diagnostics', () => {
     }
   });
 
+  test('a world-size problem lands on the parallelism keys, not on a batch key', async () => {
+    // nanotron runs DP × TP × PP processes (dp 4 × tp 2 × pp 1 = 8); a 16-GPU world cannot hold that layout.
+    const sized = await startClient({ model: 'llama-2-7b', worldSize: 16, cluster: { gpu: 'H100-SXM' } });
+    try {
+      const text = readFileSync('test/server/fixtures/nanotron.yaml', 'utf8');
+      const uri = 'file:///ws/world/nanotron.yaml';
+      const d = sized.diagnostics(uri);
+      await sized.open(uri, text);
+      const w = (await d).find((x) => x.code === 'world-size-mismatch');
+      assert.ok(w, 'no world-size-mismatch');
+      assert.match(lineOf(text, w), /^\s*(tp|pp|dp):/, `on "${lineOf(text, w)}"`);
+    } finally {
+      sized.dispose();
+    }
+  });
+
   test('a DeepSpeed file named by a YAML but missing is one warning at the reference, saying what is unknown', async () => {
     const text = 'model_name_or_path: meta-llama/Llama-2-7b-hf\nstage: sft\nfinetuning_type: full\ndeepspeed: ds_z3_missing.json\nper_device_train_batch_size: 1\nbf16: true\n';
     const ds = await diagnose('llamafactory.yaml', text);

@@ -80,6 +80,12 @@ function isSimulationAnswer(x: unknown): x is SimulationAnswer {
   return isObj(x) && ((x.ok === true && isSimulation(x.result)) || (x.ok === false && isStr(x.message)));
 }
 
+function isDerivation(x: unknown): boolean {
+  return isObj(x) && isInt(x.stage)
+    && isArr(x.terms, (t): t is unknown => isObj(t) && isStr(t.label) && isAmount(t.bytes) && isStr(t.formula) && isStr(t.citation))
+    && isArr(x.symbols, (y): y is unknown => isObj(y) && isStr(y.symbol) && isStr(y.meaning) && (y.value === undefined || isStr(y.value)) && (y.source === undefined || isStr(y.source)));
+}
+
 function isVerdict(x: unknown): boolean {
   return isObj(x) && isStr(x.headline) && isStr(x.short) && typeof x.conditional === 'boolean';
 }
@@ -102,6 +108,7 @@ export function isDashboardModel(x: unknown): x is DashboardModel {
     && isArr(x.communication, isCollective)
     && (x.stepSeconds === undefined || isAmount(x.stepSeconds))
     && isArr(x.assumptions, (a): a is unknown => isAssumption(a))
+    && (x.derivation === undefined || isDerivation(x.derivation))
     && isArr(x.problems, (p): p is unknown => isObj(p) && isSeverity(p.severity) && isStr(p.message));
 }
 
