@@ -12,6 +12,7 @@ import type { Plan } from '../shared/plan/types';
 import { planLayouts } from '../shared/planner/plan-layouts';
 import { peakMemoryFast } from '../shared/memory/fast';
 import { stepSecondsFast } from '../shared/time/stepTime';
+import { TimeCache } from '../shared/time/cache';
 import type { PlannerEstimators, PlannerOptions, PlanResult } from '../shared/planner/types';
 
 /** Llama 3.1 405B as in the Llama 3 paper §3.3: 8K sequences, 16M-token batches (2,048 sequences), 16,384 H100s. */
@@ -35,7 +36,8 @@ function median(xs: number[]): number {
 interface Core {
   readonly planLayouts: (base: Plan, opts?: PlannerOptions, est?: PlannerEstimators) => PlanResult;
   readonly peakMemoryFast: (p: Plan) => number;
-  readonly stepSecondsFast: (p: Plan) => number;
+  readonly stepSecondsFast: (p: Plan, cache: TimeCache) => number;
+  readonly TimeCache: typeof TimeCache;
 }
 
 /** The same functions bundled by esbuild the way the CLI and server ship them (undefined when esbuild is missing). */
@@ -45,7 +47,7 @@ async function bundledCore(): Promise<Core | undefined> {
     const out = await esbuild.build({
       stdin: {
         contents: "export { planLayouts } from './shared/planner/plan-layouts'; export { peakMemoryFast } from './shared/memory/fast';"
-          + " export { stepSecondsFast } from './shared/time/stepTime';",
+          + " export { stepSecondsFast } from './shared/time/stepTime'; export { TimeCache } from './shared/time/cache';",
         resolveDir: process.cwd(), loader: 'ts',
       },
       bundle: true, write: false, format: 'esm', platform: 'neutral', minify: false,
@@ -74,9 +76,12 @@ function timed(run: () => PlanResult, runs: number, warm = 5): { seconds: number
 function figures(core: Core, base: Plan, tag: string): Record<string, number> {
   const full = timed(() => core.planLayouts(base), 9);
   // The fast paths alone: no re-estimation of the returned layouts with the traceable estimators.
-  const fast: PlannerEstimators = { peakBytes: core.peakMemoryFast, stepSeconds: core.stepSecondsFast };
-  const searchOnly = timed(() => core.planLayouts(base, {}, fast), 9);
-  const exhaustive = timed(() => core.planLayouts(base, { exhaustive: true }, fast), 5);
+  const fast = (): PlannerEstimators => {
+    const cache = new core.TimeCache();
+    return { peakBytes: core.peakMemoryFast, stepSeconds: (p) => core.stepSecondsFast(p, cache) };
+  };
+  const searchOnly = timed(() => core.planLayouts(base, {}, fast()), 9);
+  const exhaustive = timed(() => core.planLayouts(base, { exhaustive: true }, fast()), 5);
   let n = 0;
   const noop: PlannerEstimators = { peakBytes: () => 1e9, stepSeconds: () => 1 + (n++ % 997) * 1e-6 };
   const over = timed(() => core.planLayouts(base, { exhaustive: true }, noop), 21, 10);
@@ -97,7 +102,7 @@ function figures(core: Core, base: Plan, tag: string): Record<string, number> {
 
 export async function benchPlanner(): Promise<Record<string, number | string>> {
   const base = llama405b();
-  const dev: Core = { planLayouts, peakMemoryFast, stepSecondsFast };
+  const dev: Core = { planLayouts, peakMemoryFast, stepSecondsFast, TimeCache };
   const out: Record<string, number | string> = { ...figures(dev, base, 'tsx') };
   const shipped = await bundledCore();
   if (shipped) Object.assign(out, figures(shipped, base, 'esbuild bundle'));

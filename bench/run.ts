@@ -8,9 +8,11 @@ type Suite = { title: string; file: string; fn: string };
 const suites: Suite[] = [
   { title: 'Memory model (issue 2)', file: './memory.ts', fn: 'benchMemory' },
   { title: 'Communication, time and simulation (issue 3)', file: './sim.ts', fn: 'benchSim' },
+  { title: 'Step time against published runs, leave-one-source-out (issue 14)', file: './measured.ts', fn: 'benchMeasured' },
   { title: 'Language server (issue 4)', file: './server.ts', fn: 'benchServer' },
   { title: 'Validation runs (issue 6)', file: './validation.ts', fn: 'benchValidation' },
   { title: 'Layout planner (issue 8)', file: './planner.ts', fn: 'benchPlanner' },
+  { title: 'Launcher dialects: stated values read right (issue 12)', file: './dialects.ts', fn: 'benchDialects' },
 ];
 
 /** Formats a figure for the console: large numbers with thousands separators, small ones with 3 significant digits. */

@@ -6,6 +6,7 @@
 import * as vscode from 'vscode';
 import { SETTINGS_SECTION, WEBVIEW_PROTOCOL_VERSION } from '../shared/protocol';
 import { createCommands } from './commands/index';
+import { cancelProbes } from './probe/commands';
 import { cancelActiveRun } from './commands/run';
 import { Ctx } from './ctx';
 
@@ -39,8 +40,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   await c.start();
 }
 
+/** Stops what ShardLens launched (validation runs, probes) before the window closes or the extension is disabled. */
 export async function deactivate(): Promise<void> {
   cancelActiveRun();
+  await cancelProbes();
   await ctx?.stopClient();
   ctx = undefined;
 }

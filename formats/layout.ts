@@ -4,6 +4,7 @@
  */
 import type { ConfigFacts, FormatId } from '../shared/plan/facts';
 import type { MemoryUnits } from '../shared/protocol/settings';
+import type { PlanPath } from '../shared/plan/paths';
 import type { Plan } from '../shared/plan/types';
 import { layoutOfPlan, type LayoutChoice } from '../shared/planner/build';
 import { coreEstimators } from '../shared/planner/estimators';
@@ -43,6 +44,8 @@ export interface LayoutEdits {
   readonly delta: string;
   /** What the file cannot hold and where to set it instead. */
   readonly notes: string[];
+  /** Plan paths the file cannot hold for this layout (see Rewrite.unwritable). */
+  readonly unwritable?: PlanPath[];
 }
 
 /**
@@ -60,7 +63,7 @@ export function layoutEdits(
   if (!rewrite) return { edits: [], delta, notes: [`ShardLens cannot rewrite ${format} files yet.`] };
   try {
     const out = rewrite(text, target, facts);
-    return { edits: diffEdits(text, out.text), delta, notes: out.notes };
+    return { edits: diffEdits(text, out.text), delta, notes: out.notes, ...(out.unwritable ? { unwritable: out.unwritable } : {}) };
   } catch (err) {
     return { edits: [], delta, notes: [`The file could not be rewritten: ${(err as Error).message}`] };
   }
@@ -76,7 +79,7 @@ export function layoutTarget(plan: Plan, layout: Layout): LayoutTarget {
  * delta from the plan's current layout and costs (full estimate) to the layout's.
  */
 export function applyLayoutEdits(
-  format: FormatId, text: string, plan: Plan, layout: Layout, facts?: ConfigFacts, estimators: PlannerEstimators = coreEstimators,
+  format: FormatId, text: string, plan: Plan, layout: Layout, facts?: ConfigFacts, estimators: PlannerEstimators = coreEstimators(),
   units: MemoryUnits = 'GiB',
 ): LayoutEdits {
   let before: LayoutCost | undefined;

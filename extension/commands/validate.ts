@@ -66,7 +66,7 @@ export async function runValidation(ctx: Ctx, uri: string | undefined): Promise<
   const file = localPath(uri);
   await vscode.commands.executeCommand('shardlens.validationView.focus').then(undefined, () => undefined);
   hub.post({ v: V, type: 'validationProgress', state: 'running', fraction: 0, message: 'Starting the validation runner…' });
-  const run = await runCli(context.extensionPath, ['validate', file, '--json'], 'ShardLens: validating', cwdOf(file), log, (l) => progressLine(hub, l));
+  const run = await runCli(context.extensionPath, ['validate', file, '--json', '--trust'], 'ShardLens: validating', cwdOf(file), log, (l) => progressLine(hub, l));
   // Saved under the extension's storage with the previous run of the same config attached for comparison.
   const saved = run.cancelled ? {} : await persistRunnerReport(lastJson(run.stdout), { configPath: file, storageDir: reportStorage(context), prefer: 'storage' });
   if (saved.saveError) log.warn(`Validation report not saved: ${saved.saveError}`);

@@ -8,6 +8,8 @@ import type { DocumentAnalysis } from '../analysis/analyze';
 import { assumptionFix } from './assumptionFixes';
 import { buildDiagnostics } from './diagnostics';
 import { verdictText } from './verdict';
+import { readInputs } from '../../shared/plan/inputs';
+import { isPlanPath } from '../../shared/plan/paths';
 
 /** Runs the step simulator; a throw becomes a problem. */
 export function simulationOf(a: DocumentAnalysis, api: CoreApi): AnalysisSimulation | undefined {
@@ -22,7 +24,7 @@ export function simulationOf(a: DocumentAnalysis, api: CoreApi): AnalysisSimulat
 export function buildAnalysisResult(a: DocumentAnalysis): AnalysisResult {
   const diags = buildDiagnostics(a);
   return {
-    uri: a.uri, version: a.version, format: a.format, plan: a.plan, memory: a.memory, replicated: a.memory?.replicated,
+    uri: a.uri, version: a.version, format: a.format, plan: a.plan, inputs: a.plan ? readInputs(a.plan, a.facts?.facts) : undefined, memory: a.memory, replicated: a.memory?.replicated,
     collectives: a.collectives, stepTime: a.stepTime, verdict: verdictText(a),
     assumptions: a.assumptions.map((x) => {
       const fix = assumptionFix(a, x);
@@ -30,7 +32,7 @@ export function buildAnalysisResult(a: DocumentAnalysis): AnalysisResult {
     }),
     problems: diags.map((d) => ({
       code: String(d.code ?? ''), severity: d.severity === 1 ? 'error' : d.severity === 2 ? 'warning' : 'info',
-      message: typeof d.message === 'string' ? d.message : d.message.value, paths: (d.data as { paths?: string[] } | undefined)?.paths ?? [], range: d.range,
+      message: typeof d.message === 'string' ? d.message : d.message.value, paths: ((d.data as { paths?: unknown[] } | undefined)?.paths ?? []).filter(isPlanPath), range: d.range,
     })),
   };
 }

@@ -4,7 +4,7 @@
  * assumptions list where the value belongs to another file or a setting. Quick fixes and the assumptions list use it.
  */
 import { CodeActionKind, TextEdit, type CodeAction, type Diagnostic } from 'vscode-languageserver';
-import type { AnalysisAssumption, AssumptionFix } from '../../shared/protocol';
+import { ClientCommands, type AnalysisAssumption, type AssumptionFix } from '../../shared/protocol';
 import { INPUT_WORDS } from '../../shared/wording/verdict';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { editFor } from './edits';
@@ -12,7 +12,7 @@ import { localFact } from './facts';
 import { verdictOf } from './verdict';
 
 /** The command that lists the assumptions with their fixes (a quick pick in the extension). */
-export const SHOW_ASSUMPTIONS = 'shardlens.showAssumptions';
+export const SHOW_ASSUMPTIONS = ClientCommands.showAssumptions;
 
 /** Edits that write an assumed numeric value where the file says "auto" or has no key (JSON), if any. */
 function writeEdit(a: DocumentAnalysis, x: AnalysisAssumption): TextEdit[] | undefined {
@@ -28,8 +28,8 @@ function writeEdit(a: DocumentAnalysis, x: AnalysisAssumption): TextEdit[] | und
 /** The fix of one assumed input, or undefined when only the dashboard can explain it. */
 export function assumptionFix(a: DocumentAnalysis, x: AnalysisAssumption): AssumptionFix | undefined {
   const word = INPUT_WORDS[x.path] ?? x.path;
-  if (x.path.startsWith('cluster.')) return { title: `Set the GPU and cluster (assumed ${x.value} for ${word})…`, command: 'shardlens.selectCluster' };
-  if (x.path === 'model' || x.path.startsWith('model.')) return { title: `Select the model (assumed ${x.value})…`, command: 'shardlens.selectModel' };
+  if (x.path.startsWith('cluster.')) return { title: `Set the GPU and cluster (assumed ${x.value} for ${word})…`, command: ClientCommands.selectCluster };
+  if (x.path === 'model' || x.path.startsWith('model.')) return { title: `Select the model (assumed ${x.value})…`, command: ClientCommands.selectModel };
   const edits = writeEdit(a, x);
   if (edits?.length) {
     const key = localFact(a, x.path)?.key ?? word;

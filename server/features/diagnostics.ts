@@ -10,7 +10,8 @@ import { missingDeepSpeedMessage } from '../../shared/wording/references';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { rangeForPaths, TOP_RANGE } from './facts';
 import { peakStage } from './figures';
-import { REFERENCE_MISSING, missingReferences, verdictOf } from './verdict';
+import { REFERENCE_MISSING, unreadReferences, verdictOf } from './verdict';
+import type { PlanPath } from '../../shared/plan/paths';
 
 export const SOURCE = 'shardlens';
 /** Code of the diagnostic raised when the estimated peak exceeds GPU memory. */
@@ -23,7 +24,7 @@ const SEVERITY: Record<Severity, DiagnosticSeverity> = {
 };
 
 /** Keys where "does not fit" is placed, in order of preference: the knobs that change the peak most. */
-const FIT_PATHS = ['parallel.sharding.stage', 'parallel.sharding.fsdpStrategy', 'training.microBatch', 'parallel.tp', 'parallel.pp'];
+const FIT_PATHS: readonly PlanPath[] = ['parallel.sharding.stage', 'parallel.sharding.fsdpStrategy', 'training.microBatch', 'parallel.tp', 'parallel.pp'];
 
 /**
  * The "does not fit" problem, when the estimate exceeds GPU memory: "Does not fit: needs ~109 GiB/GPU, H100 has 79.6 GiB
@@ -40,12 +41,16 @@ export function fitProblem(a: DocumentAnalysis): Problem | undefined {
   return { code: DOES_NOT_FIT, severity: v.conditional ? 'warning' : 'error', paths: FIT_PATHS, message: text[0].toUpperCase() + text.slice(1) };
 }
 
-/** One diagnostic per missing referenced file, at the reference, saying which values are therefore unknown. */
+/**
+ * One diagnostic per referenced file that could not be read, at the reference; for a DeepSpeed file it also says which
+ * values are therefore unknown and what the estimate uses instead.
+ */
 function missingReferenceDiagnostics(a: DocumentAnalysis): Diagnostic[] {
   const s = a.plan?.parallel.sharding;
   const used = { sharding: s ? shardingName(s) : 'no ZeRO sharding', offload: s?.offloadOptimizer ?? 'none' };
-  return missingReferences(a).map((r) => toDiagnostic(
-    { code: REFERENCE_MISSING, severity: 'warning', paths: ['reference'], message: missingDeepSpeedMessage(r.target, used) }, r.range ?? TOP_RANGE,
+  return unreadReferences(a).map(({ ref, problem }) => toDiagnostic(
+    { ...problem, severity: 'warning', message: ref.kind === 'deepspeed' ? missingDeepSpeedMessage(problem.message, used) : problem.message },
+    ref.range ?? TOP_RANGE,
   ));
 }
 
@@ -53,8 +58,8 @@ function missingReferenceDiagnostics(a: DocumentAnalysis): Diagnostic[] {
  * Keys a problem about the GPU count belongs on: the parallel degrees and the launcher's GPU counts, in this order,
  * never a batch key (a world-size problem is not about local_batch_size); the file's top when none is written.
  */
-const WORLD_PATHS = ['parallel.tp', 'parallel.pp', 'parallel.cp', 'parallel.ep', 'parallel.dp', 'parallel.dpReplicate', 'cluster.worldSize', 'cluster.gpusPerNode', 'cluster.nodes'];
-const PLACEMENT: Readonly<Record<string, readonly string[]>> = { 'world-size-mismatch': WORLD_PATHS, 'world-not-divisible': WORLD_PATHS };
+const WORLD_PATHS: readonly PlanPath[] = ['parallel.tp', 'parallel.pp', 'parallel.cp', 'parallel.ep', 'parallel.dp', 'parallel.dpReplicate', 'cluster.worldSize', 'cluster.gpusPerNode', 'cluster.nodes'];
+const PLACEMENT: Readonly<Record<string, readonly PlanPath[]>> = { 'world-size-mismatch': WORLD_PATHS, 'world-not-divisible': WORLD_PATHS };
 
 /** Where a problem goes: its own paths, or for some codes a fixed preference. */
 function placeOf(a: DocumentAnalysis, p: Problem): ReturnType<typeof rangeForPaths> {
@@ -72,7 +77,8 @@ export function buildDiagnostics(a: DocumentAnalysis): Diagnostic[] {
   const seen = new Set(out.map((d) => `${String(d.code)}\u0000${d.message}`));
   const fit = fitProblem(a);
   for (const p of fit ? [fit, ...a.problems] : a.problems) {
-    if (p.code === REFERENCE_MISSING) continue;
+    // A reference the loader could not read is reported at the reference (above); others stay where they are.
+    if (p.code === REFERENCE_MISSING && unreadReferences(a).some((x) => x.problem === p)) continue;
     const k = `${p.code}\u0000${p.message}`;
     if (seen.has(k)) continue;
     seen.add(k);

@@ -4,6 +4,7 @@
  * the dashboard. No internal names; the key's description only where no JSON schema already shows it.
  */
 import { MarkupKind, type Hover, type Position } from 'vscode-languageserver';
+import { ClientCommands } from '../../shared/protocol';
 import type { MemoryTermName, Term } from '../../shared/plan/result';
 import { formatBytes, formatDeltaBytes } from '../../shared/units';
 import { formatTraffic } from '../../shared/wording/hints';
@@ -16,9 +17,10 @@ import { deltaOf, peakStage, type Delta } from './figures';
 import { keyForPath, keyTable } from '../../formats/keyTables';
 import { variantsFor } from './planEdit';
 import { verdictOf } from './verdict';
+import type { PlanPath } from '../../shared/plan/paths';
 
 /** Memory terms each plan path feeds (first principles: which symbols appear in the term's formula). */
-const TERMS_OF: Record<string, readonly MemoryTermName[]> = {
+const TERMS_OF: Partial<Record<PlanPath, readonly MemoryTermName[]>> = {
   'parallel.sharding.stage': ['parameters', 'gradients', 'optimizerStates', 'masterWeights'],
   'parallel.sharding.fsdpStrategy': ['parameters', 'gradients', 'optimizerStates', 'masterWeights'],
   'parallel.dp': ['parameters', 'gradients', 'optimizerStates', 'masterWeights'],
@@ -105,7 +107,7 @@ export function buildHover(a: DocumentAnalysis, pos: Position, api: CoreApi): Ho
   const doc = a.format === 'deepspeed' ? undefined : keyTable(a.format)?.keys[key]?.description;
   if (doc) md.push(doc, '');
   if (st) md.push(...derivation(a, st.stage, terms));
-  md.push('', `[More: the full derivation in the dashboard](command:shardlens.showDerivation?${encodeURIComponent(JSON.stringify([a.uri]))})`);
+  md.push('', `[More: the full derivation in the dashboard](command:${ClientCommands.showDerivation}?${encodeURIComponent(JSON.stringify([a.uri]))})`);
   const range = fact.keyRange ?? fact.source.range;
   return { contents: { kind: MarkupKind.Markdown, value: md.join('\n') }, ...(range ? { range } : {}) };
 }

@@ -3,6 +3,7 @@
  * (the deciding assumptions and a missing referenced file). Every surface asks this one function.
  */
 import type { ConfigReference } from '../../shared/plan/facts';
+import type { Problem } from '../../shared/plan/types';
 import type { VerdictText } from '../../shared/protocol';
 import { verdict, type Verdict, type VerdictInput } from '../../shared/wording/verdict';
 import { missingFileLabel } from '../../shared/wording/references';
@@ -12,11 +13,19 @@ import { peakStage } from './figures';
 /** Code of the problem the format loader raises for a referenced DeepSpeed file it cannot find. */
 export const REFERENCE_MISSING = 'reference-missing';
 
-/** The DeepSpeed files this document names that were not found (the loader's problems say which). */
-export function missingReferences(a: DocumentAnalysis): ConfigReference[] {
+/** Each referenced file the loader could not read, with the loader's problem about it (matched by the quoted target). */
+export function unreadReferences(a: DocumentAnalysis): { readonly ref: ConfigReference; readonly problem: Problem }[] {
   const missing = a.problems.filter((p) => p.code === REFERENCE_MISSING);
   if (!missing.length) return [];
-  return (a.facts?.references ?? []).filter((r) => r.kind === 'deepspeed' && missing.some((p) => p.message.includes(`"${r.target}"`)));
+  return (a.facts?.references ?? []).flatMap((ref) => {
+    const problem = missing.find((p) => p.message.includes(`"${ref.target}"`));
+    return problem ? [{ ref, problem }] : [];
+  });
+}
+
+/** The DeepSpeed files this document names that were not read (their values decide the verdict). */
+export function missingReferences(a: DocumentAnalysis): ConfigReference[] {
+  return unreadReferences(a).filter((x) => x.ref.kind === 'deepspeed').map((x) => x.ref);
 }
 
 /** The inputs of the verdict, or undefined without a memory estimate. */

@@ -1,12 +1,24 @@
 /**
  * Where a process group lives (inside a node or across the network) and how long one collective takes on it:
- * the alpha-beta model t = latency + bytes·factor / bus bandwidth with the nccl-tests bus-bandwidth conventions.
+ * NCCL's latency/bandwidth model t = base + hops·hop latency + S·busFactor / bus bandwidth (NVIDIA/nccl
+ * src/graph/tuning.cc), cheapest protocol for the message size, with the nccl-tests bus-bandwidth conventions.
+ * A measured cluster profile (shared/hardware/profile.ts) replaces the catalog's curve where it has points.
  */
 import constants from '../../data/collectives.json';
 import type { ParallelAxis, Plan } from '../plan/types';
+import { profileCollectiveSeconds, type ClusterProfile } from '../hardware/profile';
 import type { CollectiveKind, CommAlgorithm, LinkTier } from './types';
 
 const EFF: Readonly<Record<LinkTier, number>> = constants.busEfficiency;
+const KIND_EFF: Readonly<Record<LinkTier, Readonly<Partial<Record<CollectiveKind, number>>>>> = constants.kindEfficiency;
+
+/** Bus bandwidth of a collective kind relative to all-reduce on a tier (data/collectives.json kindEfficiency). */
+export function kindEfficiency(kind: CollectiveKind, tier: LinkTier): number {
+  return KIND_EFF[tier][kind] ?? 1;
+}
+
+interface Protocol { readonly base: number; readonly nvlinkHop: number; readonly networkHopScale: number; readonly bandwidthShare: number; readonly maxBusBandwidth?: number }
+const PROTOCOLS: readonly Protocol[] = Object.values(constants.protocols) as Protocol[];
 
 /** Degree of one parallel axis (at least 1). */
 export function axisSize(plan: Plan, axis: ParallelAxis): number {
@@ -45,14 +57,24 @@ export function groupTier(plan: Plan, size: number, stride: number): LinkTier {
 }
 
 /**
- * Bus bandwidth of a group, bytes/s: NVLink (or PCIe) × efficiency inside a node; across nodes the group's members in one node
- * each drive their own adapter, so min(NVLink, members per node × adapter) × efficiency (hierarchical/multi-ring NCCL).
+ * Inter-node bandwidth kept when a group spans `nodes` nodes: (1 − drop)^max(0, log2(nodes/2)) with the fabric's
+ * measured loss per doubling (data/collectives.json fabric.dropPerDoubling; 0 on a non-blocking fat tree).
  */
-export function busBandwidth(plan: Plan, tier: LinkTier, perNode: number): number {
+export function fabricScaling(nodes: number): number {
+  const drop = constants.fabric.dropPerDoubling;
+  return nodes > 2 ? Math.pow(1 - drop, Math.log2(nodes / 2)) : 1;
+}
+
+/**
+ * Bus bandwidth of a group, bytes/s: NVLink (or PCIe) × efficiency inside a node; across nodes the group's members in
+ * one node each drive their own adapter, so min(NVLink, members per node × adapter) × efficiency × fabric scaling
+ * (hierarchical/multi-ring NCCL).
+ */
+export function busBandwidth(plan: Plan, tier: LinkTier, perNode: number, nodes: number): number {
   const g = plan.cluster.gpu;
   if (tier === 'pcie') return Math.min(g.hostBandwidth, g.intraNodeBandwidth > 0 ? g.intraNodeBandwidth : g.hostBandwidth) * EFF.pcie;
   if (tier === 'nvlink') return g.intraNodeBandwidth * EFF.nvlink;
-  return Math.min(g.intraNodeBandwidth * EFF.nvlink, perNode * g.interNodeBandwidth * EFF.network);
+  return Math.min(g.intraNodeBandwidth * EFF.nvlink, perNode * g.interNodeBandwidth * EFF.network) * fabricScaling(nodes);
 }
 
 /** nccl-tests factor from algorithm bandwidth to bus bandwidth: all-reduce 2(n−1)/n, AG/RS/all-to-all (n−1)/n, send-recv 1. */
@@ -80,30 +102,45 @@ export function latencySteps(kind: CollectiveKind, algorithm: CommAlgorithm, n: 
   return kind === 'all-reduce' ? 2 * (n - 1) : n - 1;
 }
 
-/** Per-step latency (alpha) of a tier from the GPU catalog, seconds. */
-export function stepLatency(plan: Plan, tier: LinkTier): number {
-  const g = plan.cluster.gpu;
-  return tier === 'network' ? g.interNodeLatency : g.intraNodeLatency;
-}
-
 /**
- * Seconds of one collective: steps·α + bytes·busFactor(n) / busbw (nccl-tests PERFORMANCE.md: busbw = algbw·factor).
- * `bytes` is the per-rank message size S of nccl-tests.
+ * Seconds of one collective: the cheapest NCCL protocol of base + steps·hop + S·busFactor(n)/(busbw·share)
+ * (tuning.cc's model; nccl-tests PERFORMANCE.md: busbw = algbw·factor). `bytes` is the per-rank message size S of
+ * nccl-tests; `hop` the catalog's per-step latency of the tier (its Simple-protocol hop on the network).
  */
 export function collectiveSeconds(
-  kind: CollectiveKind, bytes: number, n: number, busbw: number, alpha: number, algorithm: CommAlgorithm,
+  kind: CollectiveKind, bytes: number, n: number, busbw: number, hop: number, algorithm: CommAlgorithm, tier: LinkTier = 'network',
 ): number {
   if (!(bytes > 0) || !(busbw > 0) || (n <= 1 && kind !== 'send-recv')) return 0;
-  return latencySteps(kind, algorithm, n) * alpha + (bytes * busFactor(kind, n)) / busbw;
+  const steps = latencySteps(kind, algorithm, n);
+  const wire = bytes * busFactor(kind, n);
+  // A link whose catalog latency is 0 is an ideal one (test fixtures, what-if views): no protocol latencies either.
+  if (hop === 0) return wire / busbw;
+  let best = Infinity;
+  for (const p of PROTOCOLS) {
+    const h = tier === 'nvlink' ? p.nvlinkHop : hop * p.networkHopScale;
+    const bw = Math.min(busbw * p.bandwidthShare, p.maxBusBandwidth ?? Infinity);
+    const t = p.base + steps * h + wire / bw;
+    if (t < best) best = t;
+  }
+  return best;
 }
 
-/** A resolved link for a group: tier, bus bandwidth, latency and algorithm. */
+/** A resolved link for a group: tier, bus bandwidth, per-step latency, members per node and nodes spanned. */
 export interface GroupLink {
   readonly size: number;
   readonly tier: LinkTier;
   readonly busbw: number;
   readonly alpha: number;
   readonly perNode: number;
+  readonly nodes: number;
+  /** The cluster's measured profile, when the plan has one (its collective curves replace the model's). */
+  readonly profile?: ClusterProfile;
+}
+
+/** Per-step latency (alpha) of a tier from the GPU catalog, seconds. */
+export function stepLatency(plan: Plan, tier: LinkTier): number {
+  const g = plan.cluster.gpu;
+  return tier === 'network' ? g.interNodeLatency : g.intraNodeLatency;
 }
 
 /** Resolves the link of a parallel axis's group from the placement. */
@@ -112,11 +149,17 @@ export function axisLink(plan: Plan, axis: ParallelAxis, sizeOverride?: number):
   const stride = axisStride(plan, axis);
   const tier = groupTier(plan, size, stride);
   const perNode = membersPerNode(plan, size, stride);
-  return { size, tier, busbw: busBandwidth(plan, tier, perNode), alpha: stepLatency(plan, tier), perNode };
+  const nodes = Math.max(1, Math.ceil(size / perNode));
+  const profile = plan.cluster.profile;
+  return { size, tier, busbw: busBandwidth(plan, tier, perNode, nodes), alpha: stepLatency(plan, tier), perNode, nodes, ...(profile ? { profile } : {}) };
 }
 
-/** Seconds of one collective on a resolved group link. */
+/** Seconds of one collective on a resolved group link (measured when the cluster profile has this group layout). */
 export function linkSeconds(kind: CollectiveKind, bytes: number, link: GroupLink): number {
+  if (link.profile) {
+    const t = profileCollectiveSeconds(link.profile, kind, bytes, link.size, link.perNode);
+    if (t !== undefined) return t;
+  }
   const alg = algorithmFor(kind, link.tier, link.size, link.perNode);
-  return collectiveSeconds(kind, bytes, link.size, link.busbw, link.alpha, alg);
+  return collectiveSeconds(kind, bytes, link.size, link.busbw * kindEfficiency(kind, link.tier), link.alpha, alg, link.tier);
 }

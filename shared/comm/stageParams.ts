@@ -2,7 +2,7 @@
  * Parameters held by one rank of one pipeline stage, split into the parts different process groups reduce:
  * dense (reduced over DP×CP) and expert (reduced over the expert-data-parallel group). Built on shared/model/params.ts.
  */
-import { layerParams, loraLayerParams, moeLayersIn, normParams, paddedVocabSize, type LayerParams } from '../model/params';
+import { layerParams, loraLayerParams, moeLayersIn, normParams, paddedVocabSize } from '../model/params';
 import type { Plan } from '../plan/types';
 
 /** Per-rank parameters of one pipeline stage. */
@@ -48,18 +48,6 @@ export function layersPerStage(plan: Plan): number[] {
   return out;
 }
 
-const LAYER_CACHE = new WeakMap<Plan['model'], LayerParams>();
-
-/** layerParams of a model, computed once per model object (the planner reuses one model across layouts). */
-export function cachedLayerParams(m: Plan['model']): LayerParams {
-  let v = LAYER_CACHE.get(m);
-  if (!v) {
-    v = layerParams(m);
-    LAYER_CACHE.set(m, v);
-  }
-  return v;
-}
-
 /**
  * Per-rank parameters of a stage (Megatron layout, Shoeybi et al. 2019): attention and MLP ÷tp, norms and router
  * replicated, routed experts ÷(EP·ETP), embedding ÷tp on the first stage, final norm and LM head ÷tp on the last
@@ -72,7 +60,7 @@ export function stageParams(plan: Plan, stage: number): StageParams {
   const ep = Math.max(1, par.ep);
   const etp = Math.max(1, par.etp);
   const p = Math.max(1, par.pp);
-  const per = cachedLayerParams(m);
+  const per = layerParams(m);
   const start = firstLayerOfStage(plan, stage);
   const n = stageLayerCount(plan, stage);
   const nMoe = moeLayersIn(m, start, start + n);

@@ -2,12 +2,12 @@
  * The step-level traffic of one pipeline stage that does not depend on the micro batch or on recomputation: message
  * sizes and seconds of the data-parallel, ZeRO/FSDP, HSDP, expert-DP and offload collectives. stageComm (collectives.ts)
  * combines them with the micro-batch work; this part is computed once per layout, stage and dtypes
- * (shared/time/layoutCache.ts), so the planner's inner loop only does the combining arithmetic.
+ * (the TimeCache of shared/time/cache.ts), so the planner's inner loop only does the combining arithmetic.
  */
 import timing from '../../data/timing.json';
 import type { Dtype, Plan, Precision } from '../plan/types';
-import type { LayoutLinks } from '../time/layoutCache';
-import { dtypeBytes, paramCommBytes } from '../time/shape';
+import { dtypeBytes } from '../memory/dtypes';
+import type { LayoutLinks } from './layout';
 import { linkSeconds } from './links';
 import { stageLayerCount, type StageParams } from './stageParams';
 import * as V from './volumes';
@@ -59,7 +59,7 @@ export function stageTraffic(plan: Plan, stage: number, l: LayoutLinks, sp: Stag
   const gradDense = plan.lora ? sp.trainable : sp.dense;
   const gradExpert = plan.lora ? 0 : sp.expert;
   const gB = dtypeBytes(tr.gradDtype);
-  const pB = paramCommBytes(tr.precision);
+  const pB = V.paramCommBytes(tr.precision, tr.fp8?.paramGather);
   const zero = sh.stage;
   const dense = l.dpSize > 1 && l.shardLink.size > 1 ? l.shardLink : undefined;
   const dpBytes = dense && zero === 0 ? V.dpGradAllReduceBytes(gradDense, gB) : 0;

@@ -81,3 +81,13 @@ export function optimizerOffloadBytes(shardParams: number, gradBytes: number): n
 export function paramOffloadBytesPerMicrobatch(shardParams: number, paramBytes: number): number {
   return 2 * shardParams * paramBytes;
 }
+
+/**
+ * Bytes of one gathered parameter element (ZeRO-3/FSDP all-gather, ZeRO-1/2 and distributed-optimizer parameter
+ * gather): 4 in fp32 training, 1 when FP8 weights are gathered (Megatron --fp8-param-gather, torchao
+ * enable_fsdp_float8_all_gather), else 2.
+ */
+export function paramCommBytes(precision: string, fp8ParamGather = false): number {
+  if (precision === 'fp32') return 4;
+  return precision === 'fp8-mixed' && fp8ParamGather ? 1 : 2;
+}

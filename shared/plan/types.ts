@@ -3,6 +3,8 @@
  * Units: counts are integers, bytes are bytes, seconds are seconds, bandwidths are bytes per second.
  * Every other module in `shared/` reads these types; nothing here depends on an editor, Node or the DOM.
  */
+import type { PlanPath } from './paths';
+import type { ClusterProfile } from '../hardware/profile';
 
 /** Mixture-of-experts description of the MoE layers of a model. */
 export interface MoeSpec {
@@ -99,6 +101,27 @@ export interface Fp8Spec {
   readonly paramGather: boolean;
 }
 
+/**
+ * How the engine keeps weights, gradients and optimizer states (docs/engine-memory.md): 'amp' torch.autocast (fp32
+ * weights and gradients, no master copy: HF Trainer/Accelerate DDP, Lightning *-mixed); 'fsdp2' fp32 shards gathered in
+ * the MixedPrecisionPolicy's param dtype; 'megatron' 16-bit weights, main_grad buffer, fp32 master; 'deepspeed' 16-bit
+ * weights, fp32 master and gradient partitions; 'bf16-true' everything bf16 (torchtune, LitGPT); 'fp32' everything fp32.
+ */
+export type PrecisionRegime = 'amp' | 'fsdp2' | 'megatron' | 'deepspeed' | 'bf16-true' | 'fp32';
+/**
+ * How the engine recomputes when `recompute` is not 'none': 'megatron' (full: layer inputs; selective: core attention),
+ * 'block' (torch checkpoint of every block: torchtitan full, FSDP/Accelerate activation_checkpointing),
+ * 'torchtitan-op' (selective op: mm outputs saved except every second, SDPA saved), 'torchtitan-layer' (every
+ * `recomputeEvery`-th block checkpointed), 'hf' (Hugging Face gradient_checkpointing: each decoder layer's input).
+ */
+export type RecomputePolicy = 'megatron' | 'block' | 'torchtitan-op' | 'torchtitan-layer' | 'hf';
+/** The code that builds the model, which decides what is saved for backward: megatron-core + TE, torchtitan, transformers. */
+export type ModelImpl = 'megatron' | 'torchtitan' | 'hf';
+/** torch.optim implementation: fused (no temporaries), foreach (multi-tensor temporaries), for-loop. */
+export type OptimizerImpl = 'fused' | 'foreach' | 'for-loop';
+/** Cross-entropy as the engine computes it: fp32 logits copy (default), Megatron's native fusion, TE's in-place kernel. */
+export type LossFusion = 'none' | 'native' | 'te';
+
 export interface TrainingSpec {
   /** Sequences per GPU per forward/backward (b). */
   readonly microBatch: number;
@@ -122,6 +145,18 @@ export interface TrainingSpec {
   readonly compile: boolean;
   /** FP8 details when `precision` is 'fp8-mixed'; undefined means the engine's default recipe. */
   readonly fp8?: Fp8Spec;
+  /** Precision regime; undefined = derived from the engine and precision (shared/memory/engine.ts). */
+  readonly regime?: PrecisionRegime;
+  /** Recomputation policy; undefined = the engine's (shared/memory/engine.ts). */
+  readonly recomputePolicy?: RecomputePolicy;
+  /** torchtitan selective per-layer: every N-th block is checkpointed (selective_ac_option = "N"). */
+  readonly recomputeEvery?: number;
+  /** Model implementation; undefined = the engine's. */
+  readonly modelImpl?: ModelImpl;
+  /** Optimizer implementation; undefined = the engine's default. */
+  readonly optimizerImpl?: OptimizerImpl;
+  /** Megatron --cross-entropy-loss-fusion (with --cross-entropy-fusion-impl); undefined = none. */
+  readonly lossFusion?: LossFusion;
 }
 
 export type PipelineSchedule = 'gpipe' | '1f1b' | 'interleaved' | 'zb-h1';
@@ -211,14 +246,26 @@ export interface GpuSpec {
   /** Latency of one collective step intra-node and inter-node, seconds. */
   readonly intraNodeLatency: number;
   readonly interNodeLatency: number;
-  /** Fraction of peak matmul FLOP/s a well-tuned training step reaches (calibrated; see data file notes). */
+  /** Fraction of the dense bf16 peak that the best large GEMM reaches (MAMF, data/gpus.json; a GEMM efficiency, not MFU). */
   readonly achievableFlopsFraction: number;
+  /** The same for fp8 GEMMs (undefined: the bf16 fraction). */
+  readonly fp8GemmFraction?: number;
+  /** Architecture family selecting kernel curves (data/time/kernels.json): hopper, ampere, blackwell, cdna3, … */
+  readonly arch?: string;
+  /** Streaming multiprocessors (compute units) for GEMM wave quantization. */
+  readonly sms?: number;
+  /** Sustained clock under the power limit relative to the datasheet boost clock (1 = datasheet). */
+  readonly clockFraction?: number;
+  /** Board power limit, watts. */
+  readonly powerWatts?: number;
 }
 
 export interface ClusterSpec {
   readonly gpu: GpuSpec;
   readonly gpusPerNode: number;
   readonly nodes: number;
+  /** Measured kernel and collective curves of this cluster (`shardlens profile`); the catalog's curves otherwise. */
+  readonly profile?: ClusterProfile;
 }
 
 /** Runtime overheads outside the tensors the model owns. */
@@ -240,7 +287,7 @@ export interface Plan {
   readonly overhead: OverheadSpec;
   readonly lora?: LoraSpec;
   /** Where each input came from, keyed by dotted path (e.g. "training.microBatch", "parallel.sharding.stage"). */
-  readonly sources: Readonly<Record<string, InputSource>>;
+  readonly sources: Readonly<Partial<Record<PlanPath, InputSource>>>;
 }
 
 /** A zero-based position in a text document (same shape as LSP's Position). */
@@ -275,5 +322,5 @@ export interface Problem {
   readonly severity: Severity;
   readonly message: string;
   /** Dotted input paths involved, so editors can place the diagnostic at the right range. */
-  readonly paths: readonly string[];
+  readonly paths: readonly PlanPath[];
 }

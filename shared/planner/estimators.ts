@@ -7,6 +7,7 @@
 import { peakMemoryFast, stagePeaks } from '../memory/fast';
 import { layoutImpossible, validatePlan } from '../plan/validate';
 import type { Plan, Problem } from '../plan/types';
+import { TimeCache } from '../time/cache';
 import { estimateStepTime } from '../time/estimate';
 import { stepSecondsFast } from '../time/stepTime';
 import type { PlannerEstimators } from './types';
@@ -18,7 +19,7 @@ function fullMemory(plan: Plan): { allocated: number; reserved: number } {
     try {
       problems = validatePlan(plan);
     } catch {
-      problems = [{ code: 'value-not-finite', severity: 'error', message: 'The plan is malformed.', paths: ['plan'] }];
+      problems = [{ code: 'value-not-finite', severity: 'error', message: 'The plan is malformed.', paths: [] }];
     }
     return layoutImpossible(problems) ? { allocated: 0, reserved: 0 } : stagePeaks(plan);
   } catch {
@@ -26,11 +27,17 @@ function fullMemory(plan: Plan): { allocated: number; reserved: number } {
   }
 }
 
-export const coreEstimators: PlannerEstimators = {
-  peakBytes: peakMemoryFast,
-  stepSeconds: stepSecondsFast,
-  full(plan) {
-    const mem = fullMemory(plan);
-    return { peakAllocatedBytes: mem.allocated, peakReservedBytes: mem.reserved, stepSeconds: estimateStepTime(plan).stepSeconds };
-  },
-};
+/**
+ * The core estimators over one step-time cache: the planner makes one cache per search and every fast and full
+ * estimate of that search shares it (shared/time/cache.ts); nothing is cached between searches.
+ */
+export function coreEstimators(cache: TimeCache = new TimeCache()): PlannerEstimators {
+  return {
+    peakBytes: peakMemoryFast,
+    stepSeconds: (plan) => stepSecondsFast(plan, cache),
+    full(plan) {
+      const mem = fullMemory(plan);
+      return { peakAllocatedBytes: mem.allocated, peakReservedBytes: mem.reserved, stepSeconds: estimateStepTime(plan, cache).stepSeconds };
+    },
+  };
+}

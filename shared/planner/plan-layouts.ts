@@ -10,8 +10,9 @@ import { spaceForFormat } from './formatSpace';
 import { choiceOf, searchLayouts } from './search';
 import { spaceBounds } from './space';
 import type { Layout, PlannerEstimators, PlannerOptions, PlanResult } from './types';
+import type { PlanPath } from '../plan/paths';
 
-function problem(code: string, message: string, paths: string[] = [], severity: Problem['severity'] = 'error'): Problem {
+function problem(code: string, message: string, paths: PlanPath[] = [], severity: Problem['severity'] = 'error'): Problem {
   return { code, severity, message, paths };
 }
 
@@ -59,7 +60,7 @@ function refine(base: Plan, layout: Layout, gpus: number, limit: number, est: Pl
  * Searches every runnable layout of `base`'s model, global batch and cluster (or `opts.gpus` GPUs of its type)
  * and returns the fastest that fit in GPU memory × `opts.safetyMargin`, best first.
  */
-export function planLayouts(base: Plan, options: PlannerOptions = {}, estimators: PlannerEstimators = coreEstimators): PlanResult {
+export function planLayouts(base: Plan, options: PlannerOptions = {}, estimators: PlannerEstimators = coreEstimators()): PlanResult {
   const start = performance.now();
   const opts: PlannerOptions = options.format ? { ...options, space: { ...spaceForFormat(options.format, base.parallel.sharding.style), ...options.space } } : options;
   const { gpus, margin, problems } = checkOptions(base, opts);

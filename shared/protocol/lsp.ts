@@ -7,24 +7,27 @@
 import { NotificationType, RequestType } from 'vscode-jsonrpc';
 import type { FormatId } from '../plan/facts';
 import type { MemoryEstimate } from '../plan/result';
+import type { ResolvedInputs } from '../plan/inputs';
 import type { Plan, Problem, TextRange } from '../plan/types';
 import type { Collective } from '../comm/types';
 import type { StepTimeEstimate } from '../time/types';
 import type { Simulation } from '../sim/types';
 import type { Layout, PlanResult } from '../planner/types';
+import type { PlanPath } from '../plan/paths';
+import type { ServerCommand, SettingId } from './commands';
 
 /** An input ShardLens assumed because no file or setting gave it; the user should confirm or change it. */
 export interface AnalysisAssumption {
   /** Dotted plan path, e.g. "cluster.gpu" or "cluster.worldSize". */
-  readonly path: string;
+  readonly path: PlanPath;
   /** Short text, e.g. "8×H100-SXM". */
   readonly value: string;
   /** Why it was assumed, e.g. "no world size in the file or settings". */
   readonly detail: string;
+  /** The setting that replaces it, e.g. "shardlens.worldSize". */
+  readonly setting?: SettingId;
   /** The command that changes it, e.g. "shardlens.selectCluster". */
-  readonly command?: string;
-  /** The setting that gives it instead, e.g. "shardlens.cluster.gpu". */
-  readonly setting?: string;
+  readonly command?: ServerCommand;
   /** How to set it: a picker command or edits that write the key into the file (filled in `shardlens/analysis`). */
   readonly fix?: AssumptionFix;
 }
@@ -71,6 +74,8 @@ export interface AnalysisResult {
   readonly format: FormatId | null;
   /** Absent when the file does not say enough to build a plan; `problems` says why. */
   readonly plan?: Plan;
+  /** What the estimate read: training, model and cluster inputs, each with its source as the hover shows it. */
+  readonly inputs?: ResolvedInputs;
   readonly memory?: MemoryEstimate;
   /** Replicated (plain data parallel) baseline; the same as `memory.replicated`, repeated for convenience. */
   readonly replicated?: MemoryEstimate['replicated'];
@@ -186,10 +191,3 @@ export const LspMethods = {
   planLayouts: PlanLayoutsRequest.method,
 } as const;
 
-/** Commands the server's code lenses and actions invoke; the extension registers them. Each takes the document URI. */
-export const ClientCommands = {
-  simulateStep: 'shardlens.simulateStep',
-  openDashboard: 'shardlens.openDashboard',
-  selectCluster: 'shardlens.selectCluster',
-  selectModel: 'shardlens.selectModel',
-} as const;

@@ -6,10 +6,13 @@
  */
 import type { Plan } from '../plan/types';
 import { activationBytesPerMicrobatch, staticBytes } from '../memory/fast';
-import { stepFlops } from '../time/estimate';
+import { TimeCache } from '../time/cache';
+import { timeContext } from '../time/context';
+import { operatorTerms, stepFlops } from '../time/estimate';
 import { layoutProblems } from '../time/problems';
 import { chunksPerStage, microbatchesPerStep, peakFlops, posInt } from '../time/shape';
 import { allStageTimings, type StageTiming } from '../time/stage';
+import { stageMicrobatchSeconds } from '../time/stepTime';
 import { stageOps, type Op } from './schedule';
 import type { Block, MemoryPoint, Simulation, StageTimeline } from './types';
 
@@ -17,8 +20,8 @@ import type { Block, MemoryPoint, Simulation, StageTimeline } from './types';
 const GRAD_SYNC: ReadonlySet<string> = new Set(['dp-grad-allreduce', 'edp-grad-allreduce', 'hsdp-replicate-allreduce', 'zero-grad-reduce-scatter']);
 
 /** Exposed communication inside one forward / backward pass of a stage (all chunks): in-layer plus ZeRO-3/offload. */
-const forwardComm = (T: StageTiming): number => T.work.forwardComm + T.comm.perMicrobatchForward;
-const backwardComm = (T: StageTiming): number => T.work.backwardComm + T.comm.perMicrobatchBackward;
+const forwardComm = (T: StageTiming): number => T.work.parts.forward.comm + T.comm.perMicrobatchForward;
+const backwardComm = (T: StageTiming): number => T.work.parts.backward.comm + T.comm.perMicrobatchBackward;
 
 /** Mutable state of one stage during the run. */
 interface Lane {
@@ -40,7 +43,8 @@ interface Lane {
 function failed(plan: Plan, problems: Simulation['problems']): Simulation {
   return {
     ok: false, schedule: plan.parallel.schedule, pp: posInt(plan.parallel.pp), vpp: chunksPerStage(plan), microbatches: microbatchesPerStep(plan),
-    stepSeconds: 0, bubbleFraction: 0, exposedCommSeconds: 0, mfu: 0, hfu: 0, tokensPerSecond: 0, stages: [], collectives: [], problems,
+    stepSeconds: 0, bubbleFraction: 0, exposedCommSeconds: 0, mfu: 0, hfu: 0, tokensPerSecond: 0, stages: [], collectives: [],
+    operatorTerms: [], provenance: [], problems,
   };
 }
 
@@ -132,7 +136,7 @@ function runPipeline(st: readonly StageTiming[], ops: Op[][], m: number, v: numb
       }
     } else {
       const r = T.recompute / v;
-      if (r > 0) pass(L, 'recompute', start, r, T.work.recomputeComm / v, op.mb, op.chunk, `R${op.mb}.${op.chunk}`);
+      if (r > 0) pass(L, 'recompute', start, r, T.work.parts.recompute.comm / v, op.mb, op.chunk, `R${op.mb}.${op.chunk}`);
       const half = zb ? 0.5 : 1;
       end = pass(L, 'backward', start + r, (T.backward / v) * half, (backwardComm(T) / v) * half, op.mb, op.chunk, `B${op.mb}.${op.chunk}`);
       bEnd[idx(s, op.mb, op.chunk)] = end;
@@ -177,14 +181,15 @@ function memoryCurve(events: [number, number][], base: number, act: number, v: n
 }
 
 /** Simulates one optimizer step of a plan. Bad layouts give problems and no timeline. */
-export function simulateStep(plan: Plan): Simulation {
+export function simulateStep(plan: Plan, cache: TimeCache = new TimeCache()): Simulation {
   const problems = layoutProblems(plan);
   if (problems.some((x) => x.severity === 'error')) return failed(plan, problems);
   const p = posInt(plan.parallel.pp);
   const v = chunksPerStage(plan);
   const m = microbatchesPerStep(plan);
   const sched = plan.parallel.schedule;
-  const st = allStageTimings(plan);
+  const st = allStageTimings(plan, cache);
+  const cost = cache.params.overlapCost;
   const ops = st.map((_, s) => stageOps(sched, p, v, m, s));
   const acts = st.map((_, s) => activationBytesPerMicrobatch(plan, s) / v);
   const lanes = runPipeline(st, ops, m, v, sched === 'zb-h1' && p > 1, acts);
@@ -203,7 +208,9 @@ export function simulateStep(plan: Plan): Simulation {
     if (!(T.gradSync > 0)) return L.t;
     const syncStart = L.t - Math.min(T.gradSyncWindow, L.lastB);
     L.blocks.push({ kind: 'comm', microbatch: -1, chunk: -1, start: syncStart, end: syncStart + T.gradSync, label: 'gradient sync (DP)', lane: 'comm' });
-    return Math.max(L.t, syncStart + T.gradSync);
+    // The hidden part of the sync still slows the backward it overlaps by overlapCost (shared/time/stepTime.ts).
+    const hidden = T.gradSync - Math.max(0, syncStart + T.gradSync - L.t);
+    return Math.max(L.t, syncStart + T.gradSync) + cost * hidden;
   });
   const R = Math.max(...ready);
   const timelines: StageTimeline[] = lanes.map((L, s) => {
@@ -212,8 +219,10 @@ export function simulateStep(plan: Plan): Simulation {
     if (R > E) L.blocks.push({ kind: 'idle', microbatch: -1, chunk: -1, start: E, end: R, label: E < pipeEnd ? 'pipeline drain / gradient sync' : 'gradient sync', lane: 'compute' });
     const optEnd = R + T.optimizer;
     L.blocks.push({ kind: 'optimizer', microbatch: -1, chunk: -1, start: R, end: optEnd, label: 'optimizer step', lane: 'compute' });
-    const end = optEnd + T.postStep;
-    if (T.postStep > 0) L.blocks.push({ kind: 'comm', microbatch: -1, chunk: -1, start: optEnd, end, label: 'parameter all-gather / offload copies', lane: 'comm' });
+    const postEnd = optEnd + T.postStep;
+    if (T.postStep > 0) L.blocks.push({ kind: 'comm', microbatch: -1, chunk: -1, start: optEnd, end: postEnd, label: 'parameter all-gather / offload copies', lane: 'comm' });
+    const end = postEnd + cache.params.stepOverhead;
+    if (cache.params.stepOverhead > 0) L.blocks.push({ kind: 'optimizer', microbatch: -1, chunk: -1, start: postEnd, end, label: 'per-step overhead (fitted: grad-norm, clipping, data loading)', lane: 'compute' });
     step = Math.max(step, end);
     syncExposed[s] = ready[s] - E;
     const exposed = T.work.exposedCommSeconds * m + (T.forward + T.backward - T.work.forward - T.work.backward) * m + syncExposed[s] + T.postStep;
@@ -222,10 +231,11 @@ export function simulateStep(plan: Plan): Simulation {
     const mem = memoryCurve(L.mem, base, acts[s], v);
     return {
       stage: s, blocks: L.blocks, memory: mem.points, staticBytes: base, peakBytes: mem.peak, maxInFlight: mem.live,
-      busySeconds: L.busy, idleSeconds: Math.max(0, pipeEnd - L.busy), exposedCommSeconds: exposed,
+      busySeconds: L.busy, idleSeconds: Math.max(0, pipeEnd - L.busy), exposedCommSeconds: exposed, parts: T.work.parts,
     };
   });
   const flops = stepFlops(plan, st);
+  const provenance = timeContext(plan, cache).provenance;
   const world = posInt(plan.parallel.dp) * posInt(plan.parallel.tp) * p * posInt(plan.parallel.cp);
   const peak = peakFlops(plan);
   // Gradient-sync collectives carry the exposure this simulation found (their share of the sync that outlasted compute).
@@ -236,6 +246,11 @@ export function simulateStep(plan: Plan): Simulation {
     bubbleFraction: maxBusy > 0 ? Math.max(0, pipeEnd - maxBusy) / maxBusy : 0, exposedCommSeconds: exposedMax,
     mfu: step > 0 ? flops.model / (step * world * peak) : 0, hfu: step > 0 ? flops.hardware / (step * world * peak) : 0,
     tokensPerSecond: step > 0 ? (plan.training.globalBatch * plan.training.seqLen) / step : 0,
-    stages: timelines, collectives, problems,
+    stages: timelines, collectives, problems, operatorTerms: operatorTerms(busiestStage(st), m, cache.params.stepOverhead, provenance), provenance,
   };
+}
+
+/** The stage with the longest micro-batch (forward + recompute + backward). */
+function busiestStage(st: readonly StageTiming[]): StageTiming {
+  return st.reduce((a, b) => (stageMicrobatchSeconds(b) > stageMicrobatchSeconds(a) ? b : a));
 }

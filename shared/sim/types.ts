@@ -1,6 +1,8 @@
 /** Outputs of the step simulator: a timeline per pipeline stage (symmetric ranks are simulated once). */
 import type { Collective } from '../comm/types';
 import type { PipelineSchedule, Problem } from '../plan/types';
+import type { Parts } from '../time/parts';
+import type { OperatorTerm } from '../time/types';
 
 export type BlockKind = 'forward' | 'backward' | 'recompute' | 'comm' | 'idle' | 'optimizer';
 
@@ -35,6 +37,8 @@ export interface StageTimeline {
   readonly busySeconds: number;
   readonly idleSeconds: number;
   readonly exposedCommSeconds: number;
+  /** The operator-level terms of one micro-batch of this stage, per pass (GEMM, attention, memory-bound, FP8, launch, comm). */
+  readonly parts: { readonly forward: Parts; readonly backward: Parts; readonly recompute: Parts };
 }
 
 export interface Simulation {
@@ -53,5 +57,9 @@ export interface Simulation {
   readonly tokensPerSecond: number;
   readonly stages: readonly StageTimeline[];
   readonly collectives: readonly Collective[];
+  /** The busiest stage's operator-level terms with formula, source and provenance (for hovers and the timeline). */
+  readonly operatorTerms: readonly OperatorTerm[];
+  /** Where the kernel and collective curves came from (catalog and fitted parameters, or a measured profile). */
+  readonly provenance: readonly string[];
   readonly problems: readonly Problem[];
 }

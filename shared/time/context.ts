@@ -1,24 +1,39 @@
 /**
- * Everything about a plan that does not depend on the pipeline stage, computed once per evaluation: step shape, the
- * work of one dense and one MoE layer, the effective FLOP rate and the links of every process group. The traceable
- * estimate, the simulator and the planner's fast path all build one and then evaluate stages with the same term functions.
+ * Everything about a plan that does not depend on the pipeline stage, computed once per layout and micro-batch shape:
+ * the kernel timers of the GPU (catalog curves or the cluster's measured profile), the cost of one dense and one MoE
+ * layer, the LM head and loss, the embedding, and one pipeline send. The traceable estimate, the simulator and the
+ * planner's fast path all build one (through a TimeCache) and evaluate stages with the same term functions.
  */
-import timing from '../../data/timing.json';
 import type { Plan, TrainingSpec } from '../plan/types';
-import type { MicrobatchWork } from './microbatch';
-import { linkSeconds, type GroupLink } from '../comm/links';
-import { cpKvBytes, epAllToAllBytes, ppMessageBytes, tpMessageBytes } from '../comm/volumes';
+import type { GroupLink } from '../comm/links';
+import { linkSeconds } from '../comm/links';
+import type { LayoutLinks } from '../comm/layout';
+import { ppMessageBytes } from '../comm/volumes';
+import { profileAttentionRate, profileGemmRate } from '../hardware/profile';
 import { activationBytesOf } from '../memory/dtypes';
 import { layerActivationBytes, type ActivationShape } from '../memory/activations';
+import { MAX_CONTEXTS, TimeCache, sameKey, type LayoutEntry } from './cache';
+import { attentionImpl, flashFraction } from './kernels/attention';
+import { gemmSeconds, type GemmUnit } from './kernels/gemm';
+import { fusionOf, lossBytes } from './kernels/elementwise';
+import { layerCost, type KernelTimers, type LayerCost, type LayerShape } from './layerCost';
 import { layerForwardFlops, lmHeadFlops, loraProjFlops, type FlopShape } from './flops';
+import type { MicrobatchWork } from './microbatch';
+import { emptyParts, type Parts } from './parts';
 import { chunksPerStage, microbatchesPerStep, peakFlops, posInt, tokensPerRank } from './shape';
-import { layoutEntry, MAX_CONTEXTS, sameShape, type LayoutEntry, type LayoutLinks } from './layoutCache';
 
-/** Forward FLOPs (weights, core attention) and stored activation bytes of one layer of a kind on one rank. */
+/** Forward FLOPs (weights, core attention), stored activation bytes and kernel cost of one layer of a kind on one rank. */
 export interface LayerUnit {
   readonly weights: number;
   readonly core: number;
   readonly act: number;
+  readonly cost: LayerCost;
+}
+
+/** The LM head GEMM and the loss on the last stage, or the embedding on the first, per micro-batch. */
+export interface EdgeUnit {
+  readonly fwd: Parts;
+  readonly bwd: Parts;
 }
 
 export interface TimeContext {
@@ -26,9 +41,6 @@ export interface TimeContext {
   readonly m: number;
   readonly v: number;
   readonly tokens: number;
-  /** peak(dtype) × achievableFlopsFraction, FLOP/s. */
-  readonly flopRate: number;
-  readonly hbm: number;
   readonly actBytes: number;
   readonly shape: FlopShape;
   readonly dense: LayerUnit;
@@ -36,33 +48,25 @@ export interface TimeContext {
   /** LoRA adapter forward FLOPs per layer (0 without LoRA). */
   readonly loraFlops: number;
   readonly lmHeadFlops: number;
-  /** One TP all-reduce (or RS + AG), one CP K/V exchange, one EP all-to-all, one pipeline send: seconds. */
-  readonly tpOne: number;
-  readonly cpOne: number;
-  readonly epOne: number;
+  readonly head: EdgeUnit;
+  readonly embedding: EdgeUnit;
+  /** One pipeline send of one micro-batch chunk, seconds. */
   readonly p2p: number;
   readonly cpSize: number;
   readonly ppLink: GroupLink;
+  /** Seconds to move bytes through HBM at the memory-bound rate (optimizer, elementwise). */
+  readonly hbmSeconds: (bytes: number) => number;
+  /** Where the kernel curves came from: the catalog or the cluster's measured profile. */
+  readonly provenance: readonly string[];
 }
 
 /** Work of a layer kind the model does not have. */
-const ZERO_UNIT: LayerUnit = { weights: 0, core: 0, act: 0 };
-
-/** Effective matmul rate: peak(dtype) × achievableFlopsFraction from data/gpus.json (0.5 when missing or out of range). */
-export function effectiveFlopRate(plan: Plan): number {
-  const eff = plan.cluster.gpu.achievableFlopsFraction;
-  return peakFlops(plan) * (eff > 0 && eff <= 1 ? eff : 0.5);
-}
-
-/** HBM bandwidth, bytes/s (1 TB/s when missing). */
-export function hbmBandwidth(plan: Plan): number {
-  const bw = plan.cluster.gpu.hbmBandwidth;
-  return bw > 0 ? bw : 1e12;
-}
+const NONE: LayerCost = { fwd: emptyParts(), bwd: emptyParts(), selective: emptyParts(), tpSeconds: 0, cpSeconds: 0, epSeconds: 0 };
+const ZERO_UNIT: LayerUnit = { weights: 0, core: 0, act: 0, cost: NONE };
 
 /**
- * The activation shape of shared/memory/activations.ts for this plan, so the memory-bound traffic of a layer is computed
- * from the same Korthikanti et al. 2022 Table 2 terms as its activation memory.
+ * The activation shape of shared/memory/activations.ts for this plan (Korthikanti et al. 2022 Table 2 terms), for the
+ * activation bytes the simulator's memory timeline needs.
  */
 export function activationShape(plan: Plan): ActivationShape {
   const m = plan.model;
@@ -94,64 +98,165 @@ export function loraLayerFlops(plan: Plan, tokens: number): number {
   return sum;
 }
 
-/** Work of one dense (moe = false) or MoE layer; stored activations from Korthikanti et al. 2022 Table 2 (no recomputation). */
-function layerUnit(plan: Plan, x: FlopShape, a: ActivationShape, moe: boolean, loraF: number): LayerUnit {
-  const m = plan.model;
-  const f = layerForwardFlops(m, moe, x);
-  const ffn = moe && m.moe ? m.moe.topK * m.moe.expertFfnSize + m.moe.sharedExperts * m.moe.sharedExpertFfnSize : m.ffnSize;
-  return { weights: f.weights + loraF, core: f.core, act: layerActivationBytes(a, 'none', ffn) };
+/**
+ * The GPU's kernel timers: GEMMs on the shape curve at peak × MAMF fraction × sustained clock × gemmScale (or the
+ * profile's measured rate), fused attention on its published curve × attentionScale (or measured), memory-bound
+ * bytes at HBM × memoryFraction (or the measured copy bandwidth).
+ */
+export function kernelTimers(plan: Plan, params: TimeCache['params']): { timers: KernelTimers; provenance: string[] } {
+  const g = plan.cluster.gpu;
+  const prof = plan.cluster.profile;
+  const clock = g.clockFraction && g.clockFraction > 0 ? g.clockFraction : 1;
+  const peak16 = peakFlops({ ...plan, training: { ...plan.training, precision: plan.training.precision === 'fp8-mixed' ? 'bf16-mixed' : plan.training.precision } }) * clock;
+  const peak8 = (g.peakFlops.fp8 ?? 0) * clock;
+  const frac = g.achievableFlopsFraction > 0 && g.achievableFlopsFraction <= 1 ? g.achievableFlopsFraction : 0.7;
+  const hbmRaw = g.hbmBandwidth > 0 ? g.hbmBandwidth : 1e12;
+  const sms = g.sms && g.sms > 0 ? g.sms : 108;
+  const inBytes = plan.training.precision === 'fp32' ? 4 : 2;
+  const u16: GemmUnit = { rate: peak16 * frac * params.gemmScale, sms, hbm: hbmRaw, inBytes };
+  const fp8 = plan.training.precision === 'fp8-mixed' && peak8 > 0;
+  const u8: GemmUnit = { rate: peak8 * (g.fp8GemmFraction ?? frac) * params.gemmScale, sms, hbm: hbmRaw, inBytes: 1 };
+  const hbmRate = prof && prof.hbmBytesPerSecond > 0 ? prof.hbmBytesPerSecond : hbmRaw * params.memoryFraction;
+  const arch = g.arch ?? 'hopper';
+  const impl = attentionImpl(plan);
+  const hd = plan.model.headDim;
+  const measured16 = prof?.gemm.some((x) => x.dtype === 'bf16');
+  const measured8 = prof?.gemm.some((x) => x.dtype === 'fp8');
+  const measuredAttn = prof && prof.attention.length > 0;
+  const timers: KernelTimers = {
+    gemm16: measured16 && prof
+      ? (m, n, k) => (2 * m * n * k) / ((profileGemmRate(prof, 'bf16', m, n, k) ?? u16.rate) * params.gemmScale)
+      : (m, n, k) => gemmSeconds(m, n, k, u16),
+    gemm8: measured8 && prof
+      ? (m, n, k) => (2 * m * n * k) / ((profileGemmRate(prof, 'fp8', m, n, k) ?? u8.rate) * params.gemmScale)
+      : (m, n, k) => gemmSeconds(m, n, k, u8),
+    attention: (pass, flops, seq, causal) => {
+      const measuredRate = measuredAttn && prof ? profileAttentionRate(prof, pass, seq, hd, causal) : undefined;
+      if (measuredRate) return flops / (measuredRate * params.attentionScale);
+      if (impl === 'eager') return 0;
+      return flops / (peak16 * flashFraction(arch, impl, pass, seq, hd, causal) * params.attentionScale);
+    },
+    hbm: (bytes) => bytes / hbmRate,
+    impl, fusion: fusionOf(plan), fp8, params,
+  };
+  const src = prof ? `measured profile ${prof.source} (${prof.device}, ${prof.createdAt})` : '';
+  const provenance = [
+    measured16 ? `GEMM: ${src}` : `GEMM: OpenXLA cuBLAS shape curve × ${g.name} MAMF ${frac} × clock ${clock} × fitted ${params.gemmScale.toFixed(3)}`,
+    measuredAttn ? `attention: ${src}` : impl === 'eager' ? 'attention: eager (two batched GEMMs and a memory-bound softmax)' : `attention: ${impl} curve (${arch}, Shah et al. 2024 / Dao 2023) × fitted ${params.attentionScale.toFixed(3)}`,
+    prof && prof.hbmBytesPerSecond > 0 ? `memory-bound: ${src}` : `memory-bound: HBM ${(hbmRaw / 1e12).toFixed(2)} TB/s × fitted ${params.memoryFraction.toFixed(3)}`,
+  ];
+  if (prof?.collectives.length) provenance.push(`collectives: ${src} where its group layouts match`);
+  return { timers, provenance };
 }
 
-/** A step context with the micro-batch work of its stages, kept per layout core (shared/time/layoutCache.ts). */
+/** The rank's widths of a layer (TP-split heads and FFN, KV heads replicated when tp exceeds them). */
+function layerShape(plan: Plan, tokens: number, moe: boolean): LayerShape {
+  const m = plan.model;
+  const par = plan.parallel;
+  const tp = posInt(par.tp);
+  const kv = posInt(m.kvHeads);
+  const kvPerRank = kv % tp === 0 ? kv / tp : 1;
+  const base = {
+    tokens, normTokens: par.sp && tp > 1 ? tokens / tp : tokens, qHeads: Math.max(1, Math.ceil(m.heads / tp)), kvHeads: kvPerRank,
+    ffn: m.ffnSize / tp, b: posInt(plan.training.microBatch), seq: posInt(plan.training.seqLen), cp: posInt(par.cp), tp,
+    actBytes: activationBytesOf(plan.training.precision),
+  };
+  if (!moe || !m.moe) return base;
+  const e = m.moe;
+  const ep = posInt(par.ep);
+  const experts = Math.max(1, e.experts / ep);
+  return {
+    ...base,
+    moe: {
+      experts, tokensPerExpert: (tokens * e.topK * ep) / Math.max(1, e.experts), expertFfn: e.expertFfnSize / posInt(par.etp),
+      sharedFfn: (e.sharedExperts * e.sharedExpertFfnSize) / tp, routerOut: e.experts,
+    },
+  };
+}
+
+/** Work of one dense (moe = false) or MoE layer. */
+function layerUnit(plan: Plan, x: FlopShape, a: ActivationShape, moe: boolean, loraF: number, t: KernelTimers, l: LayoutLinks, m: number): LayerUnit {
+  const mod = plan.model;
+  const f = layerForwardFlops(mod, moe, x);
+  const ffn = moe && mod.moe ? mod.moe.topK * mod.moe.expertFfnSize + mod.moe.sharedExperts * mod.moe.sharedExpertFfnSize : mod.ffnSize;
+  const cost = layerCost(plan, layerShape(plan, x.tokens, moe), t, { tp: l.tpLink, cp: l.cpLink, ep: l.epLink }, m);
+  return { weights: f.weights + loraF, core: f.core, act: layerActivationBytes(a, 'none', ffn), cost };
+}
+
+/** The LM head (bf16 even under FP8: torchao and TE leave the output layer in 16 bits) and the loss, per micro-batch. */
+function headUnit(plan: Plan, tokens: number, t: KernelTimers): EdgeUnit {
+  const m = plan.model;
+  const tp = posInt(plan.parallel.tp);
+  const V = m.vocabSize / tp;
+  const h = m.hiddenSize;
+  const fwd = emptyParts();
+  const bwd = emptyParts();
+  fwd.gemm = t.gemm16(tokens, V, h);
+  bwd.gemm = t.gemm16(tokens, h, V) + t.gemm16(V, h, tokens);
+  const loss = lossBytes(tokens, V, t.fusion);
+  fwd.elementwise = t.hbm(loss.fwd);
+  bwd.elementwise = t.hbm(loss.bwd);
+  fwd.launch = 6 * t.params.kernelGap;
+  bwd.launch = 8 * t.params.kernelGap;
+  return { fwd, bwd };
+}
+
+/** The embedding lookup and its gradient scatter (fp32 accumulation), per micro-batch on the first stage. */
+function embeddingUnit(plan: Plan, tokens: number, t: KernelTimers): EdgeUnit {
+  const h = plan.model.hiddenSize;
+  const B = activationBytesOf(plan.training.precision);
+  const fwd = emptyParts();
+  const bwd = emptyParts();
+  fwd.elementwise = t.hbm(2 * tokens * h * B);
+  bwd.elementwise = t.hbm(tokens * h * (B + 8));
+  fwd.launch = 2 * t.params.kernelGap;
+  bwd.launch = 3 * t.params.kernelGap;
+  return { fwd, bwd };
+}
+
+/** A step context with the micro-batch work of its stages, kept per layout core and micro-batch shape. */
 export interface ContextSlot {
-  readonly training: TrainingSpec;
+  readonly plan: Plan;
   readonly ctx: TimeContext;
   /** MicrobatchWork by stage · 3 + recomputation kind, when recomputeLayers is unset (shared/time/stepTime.ts). */
   readonly works: (MicrobatchWork | undefined)[];
 }
 
-/** The cached context slot of a plan: built once per layout core and micro-batch shape (sameShape). */
-export function contextSlot(plan: Plan, known?: LayoutEntry<ContextSlot, unknown>): ContextSlot {
-  const entry = known ?? layoutEntry<ContextSlot>(plan);
+/** The cached context slot of a plan: built once per layout core and micro-batch shape ('shape' key). */
+export function contextSlot(plan: Plan, cache: TimeCache, known?: LayoutEntry<ContextSlot, unknown>): ContextSlot {
+  const entry = known ?? cache.entry<ContextSlot>(plan);
   const list = entry.contexts;
-  const tr = plan.training;
-  for (let i = 0; i < list.length; i++) if (sameShape(list[i].training, tr)) return list[i];
-  const slot: ContextSlot = { training: tr, ctx: buildTimeContext(plan, entry.links), works: [] };
+  for (let i = 0; i < list.length; i++) if (sameKey('shape', list[i].plan, plan) && sameKey('core', list[i].plan, plan)) return list[i];
+  const slot: ContextSlot = { plan, ctx: buildTimeContext(plan, entry.links, cache.params), works: [] };
   if (list.length >= MAX_CONTEXTS) list.length = 0;
   list.push(slot);
   return slot;
 }
 
-/** Builds the stage-independent context of a plan (cached, see contextSlot). */
-export function timeContext(plan: Plan): TimeContext {
-  return contextSlot(plan).ctx;
+/** The stage-independent context of a plan (through the cache when one is given). */
+export function timeContext(plan: Plan, cache: TimeCache = new TimeCache()): TimeContext {
+  return contextSlot(plan, cache).ctx;
 }
 
-/** The context of a plan from its layout's links: step shape, layer work and one occurrence of each in-layer collective. */
-function buildTimeContext(plan: Plan, l: LayoutLinks): TimeContext {
+/** Builds the stage-independent context of a plan from its layout's links. */
+function buildTimeContext(plan: Plan, l: LayoutLinks, params: TimeCache['params']): TimeContext {
   const m = plan.model;
   const par = plan.parallel;
-  const tr = plan.training;
+  const tr: TrainingSpec = plan.training;
   const tokens = tokensPerRank(plan);
   const shape: FlopShape = { tokens, seqLen: posInt(tr.seqLen), tp: posInt(par.tp), etp: posInt(par.etp) };
   const a = activationShape(plan);
-  const actB = a.actBytes;
   const loraF = loraLayerFlops(plan, tokens);
-  const cp = l.cpLink;
+  const mb = microbatchesPerStep(plan);
+  const { timers, provenance } = kernelTimers(plan, params);
   const pp = l.p;
   return {
-    p: pp, m: microbatchesPerStep(plan), v: chunksPerStage(plan), tokens,
-    flopRate: effectiveFlopRate(plan), hbm: hbmBandwidth(plan), actBytes: actB, shape,
-    dense: layerUnit(plan, shape, a, false, loraF), moe: m.moe ? layerUnit(plan, shape, a, true, loraF) : ZERO_UNIT,
+    p: pp, m: mb, v: chunksPerStage(plan), tokens, actBytes: a.actBytes, shape,
+    dense: layerUnit(plan, shape, a, false, loraF, timers, l, mb),
+    moe: m.moe ? layerUnit(plan, shape, a, true, loraF, timers, l, mb) : ZERO_UNIT,
     loraFlops: loraF, lmHeadFlops: lmHeadFlops(m, shape),
-    // With SP each all-reduce becomes a reduce-scatter plus an all-gather: the same 2(n−1)/n·S on the wire.
-    tpOne: shape.tp > 1 ? linkSeconds('all-reduce', tpMessageBytes(tokens, m.hiddenSize, actB), l.tpLink) : 0,
-    cpOne: cp.size > 1 ? linkSeconds('all-gather', cpKvBytes(tokens * cp.size, m.kvHeads, m.headDim, actB, shape.tp), cp) : 0,
-    epOne: m.moe && posInt(par.ep) > 1 ? linkSeconds('all-to-all', epAllToAllBytes(tokens, m.moe.topK, m.hiddenSize, actB), l.epLink) : 0,
-    p2p: pp > 1 ? linkSeconds('send-recv', ppMessageBytes(tokens, m.hiddenSize, actB, par.sp ? shape.tp : 1), l.ppLink) : 0,
-    cpSize: cp.size, ppLink: l.ppLink,
+    head: headUnit(plan, tokens, timers), embedding: embeddingUnit(plan, tokens, timers),
+    p2p: pp > 1 ? linkSeconds('send-recv', ppMessageBytes(tokens, m.hiddenSize, a.actBytes, par.sp ? shape.tp : 1), l.ppLink) : 0,
+    cpSize: l.cpLink.size, ppLink: l.ppLink, hbmSeconds: timers.hbm, provenance,
   };
 }
-
-/** The elementwise-traffic constants of data/timing.json (bytes moved per stored activation byte). */
-export const TRAFFIC = { forward: timing.elementwiseTrafficForward, backward: timing.elementwiseTrafficBackward } as const;

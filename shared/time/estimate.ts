@@ -6,18 +6,60 @@
 import type { InputSource, Plan } from '../plan/types';
 import type { TermInput } from '../plan/result';
 import type { Collective } from '../comm/types';
+import { TimeCache } from './cache';
+import { timeContext } from './context';
+import { FIT_PROVENANCE } from './params';
+import { PART_NAMES, type PartName } from './parts';
 import { layoutProblems } from './problems';
 import { chunksPerStage, microbatchesPerStep, peakFlops, posInt } from './shape';
 import { allStageTimings, type StageTiming } from './stage';
 import { exposedGradSync, pipelineSeconds, stageMicrobatchSeconds, stepTailSeconds } from './stepTime';
-import type { StepTimeEstimate, TimeTerm, TimeTermName } from './types';
+import type { PlanPath } from '../plan/paths';
+import type { OperatorTerm, StepTimeEstimate, TimeTerm, TimeTermName } from './types';
 
 export const FLOP_CONVENTION =
   '2 FLOPs per multiply-add; full s×s attention (no causal halving); LM head included. MFU counts forward + backward '
-  + '(3× forward); HFU adds recomputation (Narayanan et al. 2021 Eq. 3, Korthikanti et al. 2022 App. A).';
+  + '(3× forward); HFU adds recomputation (Narayanan et al. 2021 Eq. 3, Korthikanti et al. 2022 App. A). Peak = the '
+  + 'datasheet dense peak of the compute dtype (FP8 runs: the FP8 peak). tokens/s = global batch × sequence / step; '
+  + 'tokens/s/GPU divides by the world size (docs/time-model.md).';
+
+/** Labels, formulas and sources of the operator terms. */
+const OPERATOR_INFO: Readonly<Record<PartName | 'stepOverhead', readonly [string, string, string]>> = {
+  gemm: ['GEMMs (QKV, output, MLP, LM head, experts)', 'Σ fixed + max(2MNK(1 + kHalf/K)/(peak·MAMF·clock·gemmScale·wave·tile), bytes/HBM); backward = dgrad + wgrad',
+    'NVIDIA Matrix Multiplication Background guide (wave/tile quantization); OpenXLA cuBLAS table (curve fit); ml-engineering MAMF table'],
+  attention: ['Core attention', 'fused: 4·T·s·a·d_h·(½ causal)/(peak·curve(s, d_h, mask)·attentionScale), backward 2.5×; eager: QKᵀ and AV GEMMs + softmax bytes',
+    'Shah et al. 2024 (FlashAttention-3) Figs. 5–6; Dao 2023 (FlashAttention-2) §4.1'],
+  elementwise: ['Memory-bound kernels', 'bytes of norms, residuals, dropout, rotary, activation, loss × engine passes / (HBM · memoryFraction); backward 2×',
+    'Korthikanti et al. 2022 Table 2 (tensors); data/time/kernels.json (passes per engine)'],
+  fp8: ['FP8 casts and transposes', 'per FP8 linear: input (B+1)·MK, weight (B+1)·NK, grad (B+1)·MN + transposes / HBM',
+    'Micikevicius et al. 2022 (FP8 formats); Transformer Engine and torchao float8 docs'],
+  launch: ['Kernel launch gaps', 'kernels per layer (engine, FP8) × kernelGap', 'data/time/kernels.json kernelsPerLayer; fitted kernelGap'],
+  comm: ['Exposed in-layer communication', 'TP: max(0, c − g) + overlapCost·min(c, g) per collective with overlap, else c; CP ring: (cp−1)·exposed step; EP all-to-all',
+    'Narayanan et al. 2021 §3.2; Liu et al. 2023 (Ring Attention); Wang et al. 2022 (TP overlap)'],
+  stepOverhead: ['Fixed per-step overhead', 'fitted seconds per step (gradient-norm reduction, clipping, scheduler, data loading)', FIT_PROVENANCE],
+};
+
+/** The operator terms of the busiest stage, per pass and per step. */
+export function operatorTerms(busiest: StageTiming, m: number, stepOverhead: number, provenance: readonly string[]): OperatorTerm[] {
+  const p = busiest.work.parts;
+  const src = (name: PartName): string => {
+    const key = name === 'gemm' || name === 'fp8' ? 'GEMM' : name === 'attention' ? 'attention' : name === 'comm' ? 'collectives' : 'memory-bound';
+    return provenance.find((x) => x.startsWith(`${key}:`)) ?? `${key}: catalog curves, ${FIT_PROVENANCE}`;
+  };
+  const out: OperatorTerm[] = PART_NAMES.map((name) => {
+    const [label, formula, citation] = OPERATOR_INFO[name];
+    const f = p.forward[name];
+    const b = p.backward[name];
+    const r = p.recompute[name];
+    return { name, label, forward: f, backward: b, recompute: r, stepSeconds: (f + b + r) * m, formula, citation, provenance: src(name) };
+  });
+  const [label, formula, citation] = OPERATOR_INFO.stepOverhead;
+  out.push({ name: 'stepOverhead', label, forward: 0, backward: 0, recompute: 0, stepSeconds: stepOverhead, formula, citation, provenance: FIT_PROVENANCE });
+  return out;
+}
 
 /** An input value with its source from the plan, or a derived marker. */
-function inp(plan: Plan, path: string, value: number | string | boolean): TermInput {
+function inp(plan: Plan, path: PlanPath, value: number | string | boolean): TermInput {
   const source: InputSource = plan.sources[path] ?? { kind: 'derived', detail: path };
   return { value, source };
 }
@@ -48,25 +90,28 @@ function empty(plan: Plan, problems: StepTimeEstimate['problems']): StepTimeEsti
     stepSeconds: 0, pipelineSeconds: 0, bubbleFraction: 0, exposedCommSeconds: 0, optimizerSeconds: 0,
     microbatches: microbatchesPerStep(plan), modelFlopsPerStep: 0, hardwareFlopsPerStep: 0, mfu: 0, hfu: 0,
     achievedFlopsPerGpu: 0, tokensPerSecond: 0, flopConvention: FLOP_CONVENTION,
-    terms: Object.fromEntries(names.map((n) => [n, z(n)])) as Record<TimeTermName, TimeTerm>, stages: [], collectives: [], problems,
+    terms: Object.fromEntries(names.map((n) => [n, z(n)])) as Record<TimeTermName, TimeTerm>, operatorTerms: [], provenance: [],
+    stages: [], collectives: [], problems,
   };
 }
 
 /** The closed-form step-time estimate of a plan (see shared/sim for the event-by-event picture). */
-export function estimateStepTime(plan: Plan): StepTimeEstimate {
+export function estimateStepTime(plan: Plan, cache: TimeCache = new TimeCache()): StepTimeEstimate {
   const problems = layoutProblems(plan);
   if (problems.some((p) => p.severity === 'error')) return empty(plan, problems);
-  const stages = allStageTimings(plan);
+  const stages = allStageTimings(plan, cache);
+  const provenance = timeContext(plan, cache).provenance;
+  const overhead = cache.params.stepOverhead;
   const m = microbatchesPerStep(plan);
   const v = chunksPerStage(plan);
   const p = stages.length;
   const sched = plan.parallel.schedule;
   const pipe = pipelineSeconds(stages, m, v, sched);
-  const grad = exposedGradSync(stages);
+  const grad = exposedGradSync(stages, undefined, cache.params.overlapCost);
   const opt = Math.max(...stages.map((s) => s.optimizer));
   const tail = stepTailSeconds(stages);
   const post = Math.max(0, tail - opt);
-  const step = pipe + grad + tail;
+  const step = pipe + grad + tail + overhead;
   const busiest = stages.reduce((a, b) => (stageMicrobatchSeconds(b) > stageMicrobatchSeconds(a) ? b : a));
   const ideal = m * stageMicrobatchSeconds(busiest);
   const bubble = ideal > 0 ? Math.max(0, pipe - ideal) / ideal : 0;
@@ -86,11 +131,12 @@ export function estimateStepTime(plan: Plan): StepTimeEstimate {
   const nar = 'Narayanan et al. 2021 §2.2, §3.5';
   const terms: Record<TimeTermName, TimeTerm> = {
     forward: term('forward', 'Forward per micro-batch (busiest stage)', busiest.forward,
-      'FLOPs_fwd/(peak·η) + 2·A_layer·L_s/HBM + exposed TP/EP/CP', 'Narayanan et al. 2021 Eq. 3; Korthikanti et al. 2022 Table 2', I),
+      'Σ layers (GEMMs + attention + memory-bound + FP8 casts + launches + exposed TP/CP/EP) + embedding/LM head + exposed ZeRO-3 gathers',
+      'docs/time-model.md; operator terms below', I),
     backward: term('backward', 'Backward per micro-batch (busiest stage)', busiest.backward,
-      '2·FLOPs_fwd/(peak·η) (+LoRA: frozen weights 1×) + 4·A_layer·L_s/HBM + exposed comm', 'Narayanan et al. 2021 Eq. 3', I),
+      'Σ layers (dgrad + wgrad GEMMs, attention backward, 2× memory-bound, casts, launches, exposed comm) + exposed reduce-scatters', 'docs/time-model.md', I),
     recompute: term('recompute', 'Recomputation per micro-batch (busiest stage)', busiest.recompute,
-      'full: forward of the recomputed layers; selective: core attention', 'Korthikanti et al. 2022 §5', I),
+      'full: forward of the recomputed layers; selective: eager core attention (Megatron) or elementwise ops (torch SAC)', 'Korthikanti et al. 2022 §5', I),
     pipeline: term('pipeline', 'Pipeline schedule', pipe, 'm·max_s T_s + (Σ_s T_s − max_s T_s)/v + 2(p−1)·t_p2p', nar, I),
     bubble: term('bubble', 'Pipeline bubble', pipe - ideal, '(p−1)/m (GPipe, 1F1B), (p−1)/(v·m) interleaved, of the ideal m·T', nar, I),
     exposedGradSync: term('exposedGradSync', 'Exposed gradient sync', grad, 'max_s(0, t_sync − (1 − bucket/Ψ)·t_bwd − slack_s)',
@@ -98,17 +144,17 @@ export function estimateStepTime(plan: Plan): StepTimeEstimate {
     optimizer: term('optimizer', 'Optimizer step', opt, 'Ψ_shard · bytes_touched / HBM bandwidth', 'roofline, memory-bound update', I),
     postStep: term('postStep', 'After-step traffic', post, 'ZeRO-1/2 parameter all-gather + offload copies (beyond the optimizer of the slowest stage)',
       'Rajbhandari et al. 2020 §7.2.1', I),
-    step: term('step', 'Step time', step, 'pipeline + exposed grad sync + max_s(optimizer + post-step)', nar, I),
+    step: term('step', 'Step time', step, 'pipeline + exposed grad sync + max_s(optimizer + post-step) + fixed per-step overhead', nar, I),
   };
   return {
     stepSeconds: step, pipelineSeconds: pipe, bubbleFraction: bubble, exposedCommSeconds: exposedComm, optimizerSeconds: opt,
     microbatches: m, modelFlopsPerStep: flops.model, hardwareFlopsPerStep: flops.hardware,
     mfu: step > 0 ? flops.model / (step * world * peak) : 0, hfu: step > 0 ? flops.hardware / (step * world * peak) : 0,
     achievedFlopsPerGpu: step > 0 ? flops.hardware / (step * world) : 0, tokensPerSecond: step > 0 ? tokens / step : 0,
-    flopConvention: FLOP_CONVENTION, terms,
+    flopConvention: FLOP_CONVENTION, terms, operatorTerms: operatorTerms(busiest, m, overhead, provenance), provenance,
     stages: stages.map((s) => ({
       stage: s.stage, layers: s.layers, forwardSeconds: s.forward, recomputeSeconds: s.recompute, backwardSeconds: s.backward,
-      optimizerSeconds: s.optimizer, exposedCommSeconds: s.work.exposedCommSeconds * m,
+      optimizerSeconds: s.optimizer, exposedCommSeconds: s.work.exposedCommSeconds * m, parts: s.work.parts,
     })),
     collectives, problems,
   };

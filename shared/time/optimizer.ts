@@ -1,10 +1,13 @@
-/** Optimizer step time: a memory-bound pass over the rank's parameter shard (or a CPU pass when offloaded). */
+/**
+ * Optimizer step time: a memory-bound pass over the rank's parameter shard (or a CPU pass when offloaded), plus the
+ * launches of its multi-tensor kernels per parameter group.
+ */
 import timing from '../../data/timing.json';
 import type { Plan } from '../plan/types';
 import { stageParams, type StageParams } from '../comm/stageParams';
-import { hbmBandwidth, type TimeContext } from './context';
+import { TimeCache, sameKey, type LayoutEntry } from './cache';
+import { timeContext, type TimeContext } from './context';
 import { posInt } from './shape';
-import { layoutEntry, type LayoutEntry } from './layoutCache';
 
 /** Trainable parameters one rank of a stage updates: its ZeRO/FSDP shard of the stage's trainable parameters (LoRA: adapters). */
 export function trainableShardParams(plan: Plan, stage: number, sp: StageParams = stageParams(plan, stage)): number {
@@ -21,26 +24,35 @@ export function optimizerTrafficBytesPerParam(plan: Plan): number {
 }
 
 /**
- * Optimizer step seconds: Ψ_shard · bytes_touched / HBM bandwidth (memory-bound elementwise update, roofline),
- * or Ψ_shard · bytes_touched / CPU optimizer throughput when offloaded (Ren et al. 2021, ZeRO-Offload CPU-Adam).
+ * Parameter tensors per layer group the optimizer walks (weights and biases of a layer, ~12; PyTorch multi-tensor
+ * apply launches one kernel per chunk of them, so the step costs ⌈layers·12/chunk⌉ launches per fused op).
  */
-export function optimizerSeconds(plan: Plan, stage: number, ctx?: TimeContext, sp?: StageParams): number {
+const TENSORS_PER_LAYER = 12;
+const TENSORS_PER_LAUNCH = 64;
+const KERNELS_PER_CHUNK = 4;
+
+/**
+ * Optimizer step seconds: Ψ_shard · bytes_touched / (HBM · memoryFraction) plus ⌈tensors/64⌉·4 launch gaps
+ * (multi-tensor Adam), or Ψ_shard · bytes_touched / CPU optimizer throughput when offloaded (Ren et al. 2021).
+ */
+export function optimizerSeconds(plan: Plan, stage: number, ctx: TimeContext, sp?: StageParams, kernelGap = 0): number {
   const bytes = trainableShardParams(plan, stage, sp) * optimizerTrafficBytesPerParam(plan);
   if (plan.parallel.sharding.offloadOptimizer !== 'none') return bytes / timing.cpuOptimizerBytesPerSecond;
-  return bytes / (ctx ? ctx.hbm : hbmBandwidth(plan));
+  const layers = Math.max(1, Math.ceil(posInt(plan.model.layers) / posInt(plan.parallel.pp)));
+  return ctx.hbmSeconds(bytes) + Math.ceil((layers * TENSORS_PER_LAYER) / TENSORS_PER_LAUNCH) * KERNELS_PER_CHUNK * kernelGap;
 }
 
-/** optimizerSeconds, kept per layout (shared/time/layoutCache.ts), stage and optimizer: it reads nothing else that varies. */
-export function cachedOptimizerSeconds(plan: Plan, stage: number, sp: StageParams, entry?: LayoutEntry<unknown>): number {
-  const e = entry ?? layoutEntry(plan);
-  if (!Number.isInteger(stage) || stage < 0 || stage > 4096) return optimizerSeconds(plan, stage, undefined, sp);
-  if (e.optimizerFor !== plan.training.optimizer) {
+/** optimizerSeconds, kept per layout, stage and 'optimizer' key: it reads nothing else that varies. */
+export function cachedOptimizerSeconds(plan: Plan, stage: number, sp: StageParams, cache: TimeCache, ctx: TimeContext = timeContext(plan, cache), entry?: LayoutEntry): number {
+  const e = entry ?? cache.entry(plan);
+  if (!Number.isInteger(stage) || stage < 0 || stage > 4096) return optimizerSeconds(plan, stage, ctx, sp, cache.params.kernelGap);
+  if (!e.optimizerFor || !sameKey('optimizer', e.optimizerFor, plan)) {
     e.optimizer.length = 0;
-    e.optimizerFor = plan.training.optimizer;
+    e.optimizerFor = plan;
   }
   let t = e.optimizer[stage];
   if (t === undefined) {
-    t = optimizerSeconds(plan, stage, undefined, sp);
+    t = optimizerSeconds(plan, stage, ctx, sp, cache.params.kernelGap);
     e.optimizer[stage] = t;
   }
   return t;

@@ -1,12 +1,13 @@
 /** Layouts the time model and the simulator cannot run: typed problems instead of a wrong picture. */
 import type { Plan, Problem } from '../plan/types';
 import { microbatchesPerStep } from './shape';
+import type { PlanPath } from '../plan/paths';
 
 /** Most forward passes (stages × micro-batches × chunks) one simulation runs. */
 export const MAX_PASSES = 2_000_000;
 
 /** Problem constructor. */
-function err(code: string, message: string, paths: string[]): Problem {
+function err(code: string, message: string, paths: PlanPath[]): Problem {
   return { code, severity: 'error', message, paths };
 }
 
@@ -65,38 +66,29 @@ export function layoutProblems(plan: Plan): Problem[] {
   return out;
 }
 
-/** The last parallel spec, model and GPU layoutChecksRunnable saw, and its answer (plans are immutable). */
-let seenParallel: Plan['parallel'] | undefined;
-let seenModel: Plan['model'] | undefined;
-let seenGpu: Plan['cluster']['gpu'] | undefined;
-let seenOk = false;
-
 /**
- * The checks of layoutRunnable that read only the parallel spec, the model and the GPU: done once per layout (the planner
- * evaluates every micro batch and recomputation choice of a layout in a row).
+ * The checks of layoutRunnable that read only the parallel spec, the model and the GPU (a layout's cache entry keeps
+ * the answer: the planner evaluates every micro batch and recomputation choice of a layout in a row).
  */
-function layoutChecksRunnable(plan: Plan): boolean {
+export function layoutChecksRunnable(plan: Plan): boolean {
   const par = plan.parallel;
   const model = plan.model;
-  const gpu = plan.cluster.gpu;
-  if (par === seenParallel && model === seenModel && gpu === seenGpu) return seenOk;
   const ok = isPositiveInteger;
   let runnable = ok(par.tp) && ok(par.pp) && ok(par.dp) && ok(par.cp) && ok(par.ep) && ok(par.vpp)
     && ok(model.layers) && ok(model.hiddenSize) && ok(model.heads) && ok(model.headDim)
-    && par.pp <= model.layers && gpu.hbmBandwidth > 0;
+    && par.pp <= model.layers && plan.cluster.gpu.hbmBandwidth > 0;
   const given = par.stageLayers;
   if (runnable && given) runnable = splitRunnable(plan, given);
   if (runnable && par.schedule === 'interleaved' && !given) runnable = model.layers % (par.pp * par.vpp) === 0;
-  seenParallel = par;
-  seenModel = model;
-  seenGpu = gpu;
-  seenOk = runnable;
   return runnable;
 }
 
-/** Allocation-free version of layoutProblems for the planner's fast path: true when no error would be reported. */
-export function layoutRunnable(plan: Plan): boolean {
-  if (!layoutChecksRunnable(plan)) return false;
+/**
+ * Allocation-free version of layoutProblems for the planner's fast path: true when no error would be reported.
+ * `layoutOk` is layoutChecksRunnable's answer when the caller has it cached.
+ */
+export function layoutRunnable(plan: Plan, layoutOk: boolean = layoutChecksRunnable(plan)): boolean {
+  if (!layoutOk) return false;
   const ok = isPositiveInteger;
   const par = plan.parallel;
   const tr = plan.training;

@@ -2,7 +2,7 @@
  * Shape of one training step as the communication and time models see it: micro-batches per step, tokens per rank,
  * element sizes. Pure reads of the Plan with safe fallbacks (bad inputs are reported by the simulator's problems).
  */
-import type { Plan, Precision } from '../plan/types';
+import type { Plan } from '../plan/types';
 import { activationBytesOf } from '../memory/dtypes';
 
 export { dtypeBytes } from '../memory/dtypes';
@@ -26,11 +26,6 @@ export function tokensPerRank(plan: Plan): number {
 
 /** Bytes of one activation element under a precision (shared/memory/dtypes.ts). */
 export const activationBytes = activationBytesOf;
-
-/** Bytes of one gathered parameter element (ZeRO-3/FSDP all-gather): 4 for fp32, else 2. */
-export function paramCommBytes(precision: Precision): number {
-  return precision === 'fp32' ? 4 : 2;
-}
 
 /** Peak FLOP/s of the compute dtype: fp8, bf16/fp16, or fp32 (tf32 tensor cores when listed). */
 export function peakFlops(plan: Plan): number {

@@ -4,12 +4,12 @@
  * post-step traffic and one pipeline send. Shared by the closed form (stepTime.ts) and the simulator (shared/sim).
  */
 import type { Plan } from '../plan/types';
-import { newStageCommNumbers, stageComm, stageCommInto, type StageComm, type StageCommNumbers } from '../comm/collectives';
 import { stageLayerCount } from '../comm/stageParams';
+import { TimeCache, type LayoutEntry } from './cache';
+import { timeContext, type TimeContext } from './context';
 import { microbatchWork, type MicrobatchWork } from './microbatch';
 import { cachedOptimizerSeconds } from './optimizer';
-import { timeContext, type TimeContext } from './context';
-import { cachedStageTraffic, type LayoutEntry } from './layoutCache';
+import { newStageCommNumbers, stageComm, stageCommInto, type StageComm, type StageCommNumbers } from './stageComm';
 
 export interface StageTiming {
   readonly stage: number;
@@ -27,11 +27,12 @@ export interface StageTiming {
   readonly comm: StageComm;
 }
 
-/** Timing of one stage; `list` false skips listing the collectives (the planner's fast path); `work` when already known. */
+/** Timing of one stage; `list` false skips listing the collectives; `work` when already known. */
 export function stageTiming(
-  plan: Plan, stage: number, list = true, ctx: TimeContext = timeContext(plan), work: MicrobatchWork = microbatchWork(plan, stage, ctx),
+  plan: Plan, stage: number, list = true, cache: TimeCache = new TimeCache(), ctx: TimeContext = timeContext(plan, cache),
+  work: MicrobatchWork = microbatchWork(plan, stage, ctx),
 ): StageTiming {
-  const comm = stageComm(plan, stage, ctx, work, list);
+  const comm = stageComm(plan, stage, cache, ctx, work, list);
   return {
     stage,
     layers: stageLayerCount(plan, stage),
@@ -40,7 +41,7 @@ export function stageTiming(
     backward: work.backward + comm.perMicrobatchBackward,
     gradSync: comm.gradSync,
     gradSyncWindow: comm.gradSyncWindow,
-    optimizer: cachedOptimizerSeconds(plan, stage, comm.params),
+    optimizer: cachedOptimizerSeconds(plan, stage, comm.params, cache, ctx),
     postStep: comm.postStep,
     p2p: comm.p2p,
     work,
@@ -63,16 +64,16 @@ export function newStageTimingScratch(work: MicrobatchWork): StageTimingScratch 
  * stageTiming with `list` false written into a reused record: the same sums, without allocating a StageTiming and a
  * StageComm per stage (the planner's fast path). `entry` is the plan's layout cache entry.
  */
-export function stageTimingInto(plan: Plan, stage: number, ctx: TimeContext, work: MicrobatchWork, entry: LayoutEntry<unknown>, out: StageTimingScratch): StageTimingScratch {
-  const comm = stageCommInto(plan, ctx, work, cachedStageTraffic(plan, stage, entry), out.comm);
+export function stageTimingInto(plan: Plan, stage: number, ctx: TimeContext, work: MicrobatchWork, cache: TimeCache, entry: LayoutEntry, out: StageTimingScratch): StageTimingScratch {
+  const comm = stageCommInto(plan, ctx, work, cache.stageTraffic(plan, stage, entry), entry.links, cache.params, out.comm);
   out.stage = stage;
-  out.layers = stageLayerCount(plan, stage);
+  out.layers = work.layers;
   out.forward = work.forward + comm.perMicrobatchForward;
   out.recompute = work.recompute;
   out.backward = work.backward + comm.perMicrobatchBackward;
   out.gradSync = comm.gradSync;
   out.gradSyncWindow = comm.gradSyncWindow;
-  out.optimizer = cachedOptimizerSeconds(plan, stage, comm.params, entry);
+  out.optimizer = cachedOptimizerSeconds(plan, stage, comm.params, cache, ctx, entry);
   out.postStep = comm.postStep;
   out.p2p = comm.p2p;
   out.work = work;
@@ -85,9 +86,9 @@ export function listedStage(stage: number, p: number): boolean {
 }
 
 /** Timings of every pipeline stage (collectives listed for the stages `listedStage` names). */
-export function allStageTimings(plan: Plan): StageTiming[] {
-  const ctx = timeContext(plan);
+export function allStageTimings(plan: Plan, cache: TimeCache = new TimeCache()): StageTiming[] {
+  const ctx = timeContext(plan, cache);
   const out: StageTiming[] = [];
-  for (let s = 0; s < ctx.p; s++) out.push(stageTiming(plan, s, listedStage(s, ctx.p), ctx));
+  for (let s = 0; s < ctx.p; s++) out.push(stageTiming(plan, s, listedStage(s, ctx.p), cache, ctx));
   return out;
 }

@@ -7,8 +7,8 @@ import { layoutRunnable } from './problems';
 import { chunksPerStage, microbatchesPerStep, posInt } from './shape';
 import { stageLayerCount } from '../comm/stageParams';
 import { moeLayersIn } from '../model/params';
+import { TimeCache, sameKey, type LayoutEntry } from './cache';
 import { contextSlot, type ContextSlot } from './context';
-import { layoutEntry, type LayoutEntry } from './layoutCache';
 import { microbatchWork, recomputedLayers } from './microbatch';
 import { newStageTimingScratch, stageTimingInto, type StageTiming, type StageTimingScratch } from './stage';
 
@@ -43,17 +43,19 @@ export function pipelineSeconds(stages: readonly StageTiming[], m: number, v: nu
 }
 
 /**
- * Gradient sync left after a stage's last backward: max(0, t_sync − window − slack), slack = the later backwards of
- * earlier stages (the last micro-batch's backward reaches stage 0 last). Stages in order; `counts` as above.
+ * Gradient sync left after a stage's last backward: max(0, t_sync − window − slack) + overlapCost·min(t_sync, window +
+ * slack), slack = the later backwards of earlier stages (the last micro-batch's backward reaches stage 0 last). Stages
+ * in order; `counts` as above.
  */
-export function exposedGradSync(stages: readonly StageTiming[], counts?: readonly number[]): number {
+export function exposedGradSync(stages: readonly StageTiming[], counts?: readonly number[], overlapCost = 0): number {
   let slack = 0;
   let worst = 0;
   for (let i = 0; i < stages.length; i++) {
     const s = stages[i];
     const c = counts ? counts[i] : 1;
     if (c <= 0) continue;
-    worst = Math.max(worst, s.gradSync - s.gradSyncWindow - slack);
+    const hide = s.gradSyncWindow + slack;
+    worst = Math.max(worst, Math.max(0, s.gradSync - hide) + overlapCost * Math.min(s.gradSync, hide));
     slack += c * (s.backward + s.recompute + s.p2p);
   }
   return Math.max(0, worst);
@@ -66,17 +68,17 @@ export function stepTailSeconds(stages: readonly StageTiming[]): number {
   return tail;
 }
 
-/** Step seconds = pipeline + exposed grad sync + max_s(optimizer + post-step traffic). */
-export function stepSecondsOf(plan: Plan, stages: readonly StageTiming[], counts?: readonly number[]): number {
+/** Step seconds = pipeline + exposed grad sync + max_s(optimizer + post-step traffic) + the fixed per-step overhead. */
+export function stepSecondsOf(plan: Plan, stages: readonly StageTiming[], cache: TimeCache, counts?: readonly number[]): number {
   const m = microbatchesPerStep(plan);
   return pipelineSeconds(stages, m, chunksPerStage(plan), plan.parallel.schedule, counts)
-    + exposedGradSync(stages, counts) + stepTailSeconds(stages);
+    + exposedGradSync(stages, counts, cache.params.overlapCost) + stepTailSeconds(stages) + cache.params.stepOverhead;
 }
 
 /** Runs of alike consecutive stages: the first stage of each run and the run's length. */
 export interface StageRuns {
-  readonly recompute: Plan['training']['recompute'];
-  readonly recomputeLayers: number | undefined;
+  /** The plan the runs were computed for (the key for sameKey('runs', …)). */
+  readonly plan: Plan;
   readonly firsts: readonly number[];
   readonly counts: readonly number[];
 }
@@ -107,16 +109,15 @@ export function stageRuns(plan: Plan): StageRuns {
     prevMoe = nMoe;
     prevMoeR = nMoeR;
   }
-  return { recompute: plan.training.recompute, recomputeLayers: plan.training.recomputeLayers, firsts, counts };
+  return { plan, firsts, counts };
 }
 
-/** stageRuns, kept per layout (shared/time/layoutCache.ts) and recomputation setting. */
+/** stageRuns, kept per layout (the TimeCache entry) and 'runs' key. */
 function cachedStageRuns(plan: Plan, entry: LayoutEntry<ContextSlot, StageRuns>): StageRuns {
   const list = entry.runs;
-  const t = plan.training;
   for (let i = 0; i < list.length; i++) {
     const r = list[i];
-    if (r.recompute === t.recompute && r.recomputeLayers === t.recomputeLayers) return r;
+    if (sameKey('runs', r.plan, plan)) return r;
   }
   const r = stageRuns(plan);
   if (list.length >= 8) list.length = 0;
@@ -125,29 +126,24 @@ function cachedStageRuns(plan: Plan, entry: LayoutEntry<ContextSlot, StageRuns>)
 }
 
 /**
- * Scratch stage timings of stepSecondsFast, one list per run count, overwritten on every call (never resized): the fast
- * path allocates no StageTiming or StageComm. They never leave stepSecondsFast.
- */
-const STAGES: StageTimingScratch[][] = [];
-
-/**
  * Fast numeric step time for the planner: the same term functions without listing collectives, one stage per run of
- * alike stages (stageRuns) weighted by the run's length. NaN for layouts with problems.
+ * alike stages (stageRuns) weighted by the run's length, with the cache's scratch records (no StageTiming or StageComm
+ * is allocated). NaN for layouts with problems.
  */
-export function stepSecondsFast(plan: Plan): number {
-  if (!layoutRunnable(plan)) return Number.NaN;
-  const entry = layoutEntry<ContextSlot, StageRuns>(plan);
-  const slot = contextSlot(plan, entry);
+export function stepSecondsFast(plan: Plan, cache: TimeCache): number {
+  const entry = cache.entry<ContextSlot, StageRuns>(plan);
+  if (!layoutRunnable(plan, entry.runnable)) return Number.NaN;
+  const slot = contextSlot(plan, cache, entry);
   const ctx = slot.ctx;
   const runs = cachedStageRuns(plan, entry);
   const firsts = runs.firsts;
   const t = plan.training;
   // The micro-batch work reads no sharding field: layouts that differ only in sharding share it (one context slot).
   const kind = t.recomputeLayers !== undefined ? -1 : t.recompute === 'none' ? 0 : t.recompute === 'selective' ? 1 : t.recompute === 'full' ? 2 : -1;
-  let stages = STAGES[firsts.length];
+  let stages = cache.scratch[firsts.length] as StageTimingScratch[] | undefined;
   if (!stages) {
     stages = [];
-    STAGES[firsts.length] = stages;
+    cache.scratch[firsts.length] = stages;
   }
   for (let i = 0; i < firsts.length; i++) {
     const s = firsts[i];
@@ -157,9 +153,10 @@ export function stepSecondsFast(plan: Plan): number {
       if (kind >= 0) slot.works[s * 3 + kind] = work;
     }
     if (i >= stages.length) stages.push(newStageTimingScratch(work));
-    stageTimingInto(plan, s, ctx, work, entry, stages[i]);
+    stageTimingInto(plan, s, ctx, work, cache, entry, stages[i]);
   }
   // ctx.m and ctx.v are microbatchesPerStep and chunksPerStage of this plan (its context slot shares dp, vpp and schedule).
   const counts = runs.counts;
-  return pipelineSeconds(stages, ctx.m, ctx.v, plan.parallel.schedule, counts) + exposedGradSync(stages, counts) + stepTailSeconds(stages);
+  return pipelineSeconds(stages, ctx.m, ctx.v, plan.parallel.schedule, counts) + exposedGradSync(stages, counts, cache.params.overlapCost)
+    + stepTailSeconds(stages) + cache.params.stepOverhead;
 }

@@ -2,6 +2,7 @@
 import type { TermInput } from '../plan/result';
 import type { Problem } from '../plan/types';
 import type { Collective } from '../comm/types';
+import type { PartName, Parts } from './parts';
 
 export type TimeTermName =
   | 'forward' | 'backward' | 'recompute' | 'pipeline' | 'bubble' | 'exposedGradSync' | 'optimizer' | 'postStep' | 'step';
@@ -16,6 +17,25 @@ export interface TimeTerm {
   readonly inputs: Readonly<Record<string, TermInput>>;
 }
 
+/**
+ * One operator-level term of the step (issue 14 §1): GEMMs, core attention, memory-bound kernels, FP8 casts, launch
+ * gaps, exposed in-layer communication, per micro-batch of the busiest stage and per step, with its formula, source
+ * and where its curve came from (catalog, published kernel curve, fitted parameter or the cluster's measured profile).
+ */
+export interface OperatorTerm {
+  readonly name: PartName | 'stepOverhead';
+  readonly label: string;
+  /** Seconds of this term in one micro-batch of the busiest stage, per pass. */
+  readonly forward: number;
+  readonly backward: number;
+  readonly recompute: number;
+  /** forward + backward + recompute per micro-batch × micro-batches (stepOverhead: once per step). */
+  readonly stepSeconds: number;
+  readonly formula: string;
+  readonly citation: string;
+  readonly provenance: string;
+}
+
 /** Per-stage timing summary. */
 export interface StageTimeSummary {
   readonly stage: number;
@@ -25,6 +45,8 @@ export interface StageTimeSummary {
   readonly backwardSeconds: number;
   readonly optimizerSeconds: number;
   readonly exposedCommSeconds: number;
+  /** The stage's per-micro-batch kernel terms, per pass. */
+  readonly parts: { readonly forward: Parts; readonly backward: Parts; readonly recompute: Parts };
 }
 
 export interface StepTimeEstimate {
@@ -46,6 +68,10 @@ export interface StepTimeEstimate {
   readonly tokensPerSecond: number;
   readonly flopConvention: string;
   readonly terms: Readonly<Record<TimeTermName, TimeTerm>>;
+  /** The operator-level terms of the busiest stage's micro-batch (the Simulate Step timeline and hovers show them). */
+  readonly operatorTerms: readonly OperatorTerm[];
+  /** Where the kernel and collective curves came from (catalog and fitted parameters, or a measured profile). */
+  readonly provenance: readonly string[];
   readonly stages: readonly StageTimeSummary[];
   readonly collectives: readonly Collective[];
   readonly problems: readonly Problem[];

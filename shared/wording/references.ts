@@ -6,9 +6,12 @@
 /** The values a DeepSpeed config decides, as users know them. */
 export const DEEPSPEED_DECIDES = 'ZeRO stage, optimizer and parameter offload, and the communication buckets';
 
-/** "DeepSpeed config "ds_z3.json" was not found …: ZeRO stage, … are unknown; the estimate uses ZeRO-0 (no sharding) and no offload." */
-export function missingDeepSpeedMessage(target: string, used: { readonly sharding: string; readonly offload: string }): string {
-  return `DeepSpeed config "${target}" was not found next to this file or in the workspace, so its ${DEEPSPEED_DECIDES} are unknown: `
+/**
+ * The loader's sentence about a DeepSpeed file it could not read ("… was not found …" or "… was not read: …"), then
+ * what is therefore unknown: "Its ZeRO stage, … are unknown: the estimate uses no ZeRO sharding and no offload."
+ */
+export function missingDeepSpeedMessage(loaderMessage: string, used: { readonly sharding: string; readonly offload: string }): string {
+  return `${loaderMessage.trim()} Its ${DEEPSPEED_DECIDES} are therefore unknown: `
     + `the estimate uses ${used.sharding} and ${used.offload === 'none' ? 'no offload' : `${used.offload} offload`} until the file is there.`;
 }
 

@@ -155,7 +155,7 @@ describe('the first file of each format, opened cold (code-server)', { skip: mis
       assert.equal(rows.length, 1, rows.join(' | '));
       const line = positionOf(readFileSync(join(ws, 'llamafactory/llama3_full_sft.yaml'), 'utf8'), 'deepspeed:').line;
       assert.match(rows[0], new RegExp(`\\[Ln ${line}, Col \\d+\\]`));
-      assert.match(rows[0], /are unknown: the estimate uses no ZeRO sharding/);
+      assert.match(rows[0], /are therefore unknown: the estimate uses no ZeRO sharding/);
       await shot(page, 'first-file-missing-reference');
       await page.keyboard.press('Control+Shift+M');
     });

@@ -145,7 +145,7 @@ describe('diagnostics', () => {
     assert.equal(missing.length, 1);
     assert.equal(missing[0].severity, 2);
     assert.ok(lineOf(text, missing[0]).startsWith('deepspeed:'), `on "${lineOf(text, missing[0])}"`);
-    assert.match(String(missing[0].message), /ZeRO stage, optimizer and parameter offload.* are unknown: the estimate uses no ZeRO sharding/);
+    assert.match(String(missing[0].message), /ZeRO stage, optimizer and parameter offload.* are therefore unknown: the estimate uses no ZeRO sharding/);
     const fit = ds.find((x) => x.code === 'does-not-fit');
     if (fit) assert.equal(fit.severity, 2, 'the verdict rests on the missing file');
   });

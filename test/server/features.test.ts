@@ -60,6 +60,9 @@ const HINTS: readonly HintCase[] = [
   { file: 'llamafactory.yaml', at: [['deepspeed:', /^states ≈/], ['per_device_train_batch_size', /^act\. ≈/]] },
   { file: 'nanotron.yaml', at: [['micro_batch_size', /^act\. ≈/], ['tp: 2', /^TP ≈/]] },
   { file: 'config.json', at: [['{', VERDICT]] },
+  // Launch dialects (issue 12): the value a DeepSpeed-Chat flag takes through a variable, verl's Megatron actor TP.
+  { file: 'dschat_step1.sh', at: [['ZERO_STAGE=3', /^states ≈/], ['--per_device_train_batch_size', /^act\. ≈/]] },
+  { file: 'verl_grpo.sh', at: [['ppo_micro_batch_size_per_gpu', /^act\. ≈/], ['megatron.tensor_model_parallel_size', /^TP ≈/]] },
 ];
 
 /**
@@ -88,6 +91,11 @@ describe('inlay hints per format', () => {
       }
     });
   }
+
+  test("verl: the rollout engine's TP gets no training hint", async () => {
+    const { uri, text } = await openFixture('verl_grpo.sh');
+    assert.deepEqual(hintsAt(await c.hints(uri), text, 'rollout.tensor_model_parallel_size'), []);
+  });
 
   test('ZeRO-2 model states are (2 + 14/N)·Ψ per GPU, and replicated data parallel holds 16·Ψ', async () => {
     // ZeRO paper (Rajbhandari et al. 2020) Table 1 / §5.2: mixed-precision Adam holds 2Ψ + 2Ψ + 12Ψ bytes;
@@ -266,6 +274,22 @@ describe('shardlens/analysis', () => {
     // The simulation is fetched on its own (shardlens/simulate) when a view needs it, never with every analysis.
     assert.equal((r as unknown as Record<string, unknown>).simulation, undefined);
     assert.ok(Array.isArray(r.assumptions) && Array.isArray(r.problems));
+  });
+
+  test('says what was read: training, model and cluster inputs with their sources (issue 12)', async () => {
+    const { uri, text } = await openFixture('dschat_step1.sh');
+    const r = await c.analysis(uri);
+    const i = r?.inputs;
+    assert.ok(i);
+    // The file states micro batch 4, sequence 512, ZeRO via $ZERO_STAGE and 8 GPUs (deepspeed --num_gpus 8).
+    assert.equal(i.training.microBatch.value, 4);
+    assert.equal(i.training.microBatch.source.kind, 'explicit');
+    assert.equal(i.training.microBatch.source.range?.start.line, posOf(text, '--per_device_train_batch_size', 0).line);
+    assert.equal(i.training.seqLen.value, 512);
+    assert.equal(i.cluster.gpusPerNode.value, 8);
+    assert.match(i.cluster.gpu.source.kind, /assumed/);
+    // Llama 2 7B has 32 layers (Touvron et al. 2023, Table 1), from the model the file names.
+    assert.equal(i.model.layers.value, 32);
   });
 
   test('shardlens/simulate: 1F1B over 2 stages with the bubble of the closed form', async () => {

@@ -6,7 +6,7 @@
 import { makePlan } from '../../shared/plan/defaults';
 import type { ModelSpec, Plan } from '../../shared/plan/types';
 import { countParams } from '../../shared/model/params';
-import { stageComm } from '../../shared/comm/collectives';
+import { stageComm } from '../../shared/time/stageComm';
 import { busFactor } from '../../shared/comm/links';
 import { MODE_STAGE, type ValidationMode } from '../types';
 import { coreModelStates } from './memory';
@@ -69,6 +69,6 @@ export function estimateMode(base: Plan, model: ModelSpec, seqLen: number, micro
     ...states,
     collectives,
     sentBytes: Object.values(collectives).reduce((a, b) => a + b, 0),
-    sources: [...states.sources, 'shared/comm/collectives.ts stageComm × shared/comm/links.ts busFactor'],
+    sources: [...states.sources, 'shared/time/stageComm.ts stageComm × shared/comm/links.ts busFactor'],
   };
 }

@@ -11,6 +11,7 @@ import { fileNameOf } from '../../shared/wording/files';
 import { command, type UiState } from '../state';
 import { badge, button } from '../ui/toolkit';
 import { commChart, componentsChart, lossChart, shardedVsReplicatedChart, STATE_COMPONENTS } from './validationCharts';
+import { renderOracle } from './oracle';
 
 const COMPONENTS = ['parameters', 'gradients', 'optimizer', 'sent', 'peak', 'tapePeak'] as const;
 
@@ -23,6 +24,10 @@ function toolbar(running: boolean, untrusted: boolean): HTMLElement {
       id: 'run-validation', disabled: off, title: why ?? 'Train a 2-layer scaled model for a few steps in each sharding mode (TensorFlow.js) and check the arithmetic',
     }),
     button('Run on PyTorch', () => command('runProbe'), { id: 'run-probe', disabled: off, secondary: true, title: why ?? 'Measure the real model per rank with the torchrun probe' }),
+    button('Exact memory (no GPU)', () => command('runOracle'), {
+      id: 'run-oracle', disabled: off, secondary: true,
+      title: why ?? 'Validate the real model without a GPU: torch builds it on fake tensors (shardlens probe --fake) and reports its peak per category',
+    }),
     button('Cancel', () => command('cancelValidation'), { id: 'cancel-validation', disabled: !running, secondary: true }),
   );
   return bar;
@@ -53,11 +58,11 @@ function summary(res: ValidationResultView): HTMLElement {
   head.appendChild(el('strong', undefined, ` ${validationHeadline(res)}`));
   box.appendChild(head);
   if (res.source === 'tfjs') {
-    const scope = el('p', 'muted', scaledRunScope(false));
+    const scope = el('p', 'muted', scaledRunScope(true));
     scope.id = 'validation-scope';
     box.appendChild(scope);
   }
-  box.appendChild(el('p', 'muted', `${res.source === 'torch' ? 'PyTorch probe' : 'Local run'}: ${res.backend}. ${formatCount(res.parameters)} parameters in the run${res.startedAt ? `, started ${res.startedAt}` : ''}.`));
+  box.appendChild(el('p', 'muted', `${res.source === 'torch' ? 'PyTorch probe' : res.source === 'oracle' ? 'PyTorch on fake tensors' : 'Local run'}: ${res.backend}. ${formatCount(res.parameters)} parameters in the run${res.startedAt ? `, started ${res.startedAt}` : ''}.`));
   if (res.scaling) box.appendChild(el('p', 'muted', `Scaling: ${res.scaling}.`));
   if (res.backends?.length) {
     const list = el('ul', 'backends');
@@ -139,6 +144,7 @@ export function renderValidation(host: HTMLElement, ui: UiState, m: DashboardMod
     return;
   }
   s.appendChild(summary(res));
+  if (res.oracle) s.appendChild(renderOracle(res.oracle, units));
   const checks = checksList(res);
   if (checks) s.appendChild(checks);
   if (res.runs.length > 1) {

@@ -7,7 +7,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { collectivesPerStep } from '../../../shared/comm/index';
+import { collectivesPerStep } from '../../../shared/time/collectives';
 import { busFactor, collectiveSeconds } from '../../../shared/comm/links';
 import type { Collective } from '../../../shared/comm/types';
 import { countParams } from '../../../shared/model/params';
@@ -19,9 +19,15 @@ describe('nccl-tests bus bandwidth conventions', () => {
     ['all-to-all', 8, 7 / 8], ['send-recv', 2, 1], ['all-reduce', 1, 0],
   ];
   for (const [kind, n, f] of rows) test(`${kind} n=${n}: factor ${f}`, () => assert.equal(busFactor(kind, n), f));
-  test('time = steps·α + S·factor/busbw', () => {
-    // 1 GB all-reduce over 8 ranks at 100 GB/s bus bandwidth: 1.75 GB / 100 GB/s = 17.5 ms, plus 14 ring steps of 5 µs.
-    assert.ok(Math.abs(collectiveSeconds('all-reduce', 1e9, 8, 1e11, 5e-6, 'ring') - (0.0175 + 14 * 5e-6)) < 1e-12);
+  test('large message: Simple protocol, base + steps·hop + S·factor/busbw (NCCL tuning.cc model)', () => {
+    // 1 GB all-reduce over 8 ranks at 100 GB/s bus bandwidth across the network: 1.75 GB / 100 GB/s = 17.5 ms, plus
+    // Simple's 8.4 µs base and 14 ring steps of a 5 µs hop.
+    assert.ok(Math.abs(collectiveSeconds('all-reduce', 1e9, 8, 1e11, 5e-6, 'ring') - (0.0175 + 8.4e-6 + 14 * 5e-6)) < 1e-12);
+  });
+  test('small message: the LL protocol wins (3.6 µs base, 0.47 µs NVLink hops, half the bandwidth capped at 87.7 GB/s)', () => {
+    // 64 KB all-reduce over 8 ranks on NVLink at 360 GB/s: LL = 3.6 + 14·0.47 µs + 114,688 B / min(180, 87.7) GB/s.
+    const ll = 3.6e-6 + 14 * 0.47e-6 + (65536 * 1.75) / 87.7e9;
+    assert.ok(Math.abs(collectiveSeconds('all-reduce', 65536, 8, 360e9, 4e-6, 'ring', 'nvlink') - ll) < 1e-12);
   });
 });
 

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { makePlan } from '../../../shared/plan/defaults';
 import { findPreset } from '../../../shared/model/presets';
 import { estimateMemory } from '../../../shared/memory/estimate';
-import { collectivesPerStep } from '../../../shared/comm/index';
+import { collectivesPerStep } from '../../../shared/time/collectives';
 import { estimateStepTime } from '../../../shared/time/estimate';
 import { simulateStep } from '../../../shared/sim/simulate';
 import type { AnalysisResult } from '../../../shared/protocol';

@@ -11,6 +11,7 @@ import { makePlan } from '../../../shared/plan/defaults';
 import type { ModelSpec, Plan, ShardingStyle } from '../../../shared/plan/types';
 import { planLayouts } from '../../../shared/planner/plan-layouts';
 import { stepSecondsFast } from '../../../shared/time/stepTime';
+import { TimeCache } from '../../../shared/time/cache';
 
 const dense: ModelSpec = {
   name: 'dense-12', layers: 12, hiddenSize: 2048, heads: 16, kvHeads: 4, headDim: 128, ffnSize: 8192, gatedMlp: true,
@@ -34,7 +35,7 @@ function base(model: ModelSpec, style: ShardingStyle): Plan {
 /** Every plan the search evaluates, in its order. */
 function searchedPlans(b: Plan): Plan[] {
   const plans: Plan[] = [];
-  planLayouts(b, { exhaustive: true, topK: 1 }, { peakBytes: (p) => { plans.push(p); return 1; }, stepSeconds: stepSecondsFast });
+  planLayouts(b, { exhaustive: true, topK: 1 }, { peakBytes: (p) => { plans.push(p); return 1; }, stepSeconds: (p) => stepSecondsFast(p, new TimeCache()) });
   return plans;
 }
 

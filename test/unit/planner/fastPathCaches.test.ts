@@ -1,5 +1,5 @@
 /**
- * The fast paths keep per-layout numbers between calls (shared/time/layoutCache.ts, shared/memory/fast.ts) and share
+ * The fast paths keep per-layout numbers between calls (shared/time/cache.ts, shared/memory/fast.ts) and share
  * them between consecutive layouts that differ only in sharding. Evaluated in the planner's own order, every layout
  * must still get exactly what the traceable estimates give it alone: step seconds of estimateStepTime and the
  * largest stage peaks of estimateMemory.
@@ -14,6 +14,7 @@ import { coreEstimators } from '../../../shared/planner/estimators';
 import { planLayouts } from '../../../shared/planner/plan-layouts';
 import { estimateStepTime } from '../../../shared/time/estimate';
 import { stepSecondsFast } from '../../../shared/time/stepTime';
+import { TimeCache } from '../../../shared/time/cache';
 
 const dense: ModelSpec = {
   name: 'dense-13', layers: 13, hiddenSize: 2048, heads: 16, kvHeads: 4, headDim: 128, ffnSize: 8192, gatedMlp: true,
@@ -37,9 +38,10 @@ function base(model: ModelSpec, style: ShardingStyle): Plan {
 /** Every plan the search evaluates, in its order (the estimator records and answers with the real fast paths). */
 function searchedPlans(b: Plan): Plan[] {
   const plans: Plan[] = [];
+  const cache = new TimeCache();
   planLayouts(b, { exhaustive: true, topK: 1 }, {
     peakBytes: (p) => { plans.push(p); return peakMemoryFast(p); },
-    stepSeconds: stepSecondsFast,
+    stepSeconds: (p) => stepSecondsFast(p, cache),
   });
   return plans;
 }
@@ -52,8 +54,10 @@ describe('fast paths with their caches equal the traceable estimates, in search 
       const plans = searchedPlans(base(model, style));
       assert.ok(plans.length > 100, `only ${plans.length} layouts searched`);
       // The fast paths first, in search order, so that consecutive layouts share cached numbers.
-      const fast = plans.map((p) => stepSecondsFast(p));
-      const full = plans.map((p, i) => (i % 5 === 0 ? coreEstimators.full?.(p) : undefined));
+      const cache = new TimeCache();
+      const core = coreEstimators(cache);
+      const fast = plans.map((p) => stepSecondsFast(p, cache));
+      const full = plans.map((p, i) => (i % 5 === 0 ? core.full?.(p) : undefined));
       let compared = 0;
       for (let i = 0; i < plans.length; i++) {
         // A deep copy has no cached numbers: the traceable estimates compute it from scratch.

@@ -8,6 +8,7 @@ import { makePlan } from '../../../shared/plan/defaults';
 import type { ModelSpec, Plan } from '../../../shared/plan/types';
 import { layoutProblems } from '../../../shared/time/problems';
 import { stepSecondsFast } from '../../../shared/time/stepTime';
+import { TimeCache } from '../../../shared/time/cache';
 
 /** A 12-layer dense model: 2 stages of 2 virtual chunks divide it evenly. */
 const toyModel: ModelSpec = {
@@ -42,9 +43,10 @@ test('stepSecondsFast refuses exactly the plans with layout problems, in any ord
   // Forward, backward and interleaved with the good plan, so every check runs after a cached one.
   const order = [...variants, ...[...variants].reverse(), ...variants.flatMap((v) => [variants[0], v])];
   const refused = new Set<string>();
+  const cache = new TimeCache();
   for (const [name, plan] of order) {
     const problems = layoutProblems(plan).filter((p) => p.code !== 'simulation-too-large');
-    const t = stepSecondsFast(plan);
+    const t = stepSecondsFast(plan, cache);
     if (Number.isNaN(t)) refused.add(name);
     assert.equal(Number.isNaN(t), problems.length > 0, `${name}: ${problems.map((p) => p.code).join(', ') || 'no problem'}, fast path ${t}`);
   }

@@ -108,7 +108,8 @@ describe("pruning never drops a faster fitting layout under the core's own estim
   for (const [name, plan, memory] of cases) {
     test(name, () => {
       const p: Plan = { ...plan, cluster: { ...plan.cluster, gpu: { ...plan.cluster.gpu, memoryBytes: memory } } };
-      const fast = { peakBytes: coreEstimators.peakBytes, stepSeconds: coreEstimators.stepSeconds };
+      const core = coreEstimators();
+      const fast = { peakBytes: core.peakBytes, stepSeconds: core.stepSeconds };
       const r = planLayouts(p, { topK: 3, safetyMargin: 1 }, fast);
       const brute = bruteForce(p, fast, memory);
       assert.ok(brute.best, 'brute force finds a fitting layout');

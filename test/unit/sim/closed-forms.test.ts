@@ -29,9 +29,16 @@ describe('bubble fraction equals the closed form with equal stages and free link
       const sim = simulateStep(pl);
       assert.equal(sim.ok, true);
       const expected = (p - 1) / ((schedule === 'interleaved' ? v : 1) * m);
-      // 1e-4: the one-token vocabulary still leaves a 2·T·h-FLOP LM head on the last stage.
-      assert.ok(close(sim.bubbleFraction, expected, 1e-4), `simulated ${sim.bubbleFraction} vs ${expected}`);
-      assert.ok(close(estimateStepTime(pl).bubbleFraction, expected, 1e-4), 'analytic bubble');
+      // The closed form assumes equal stages. The one-token vocabulary still leaves kernels on the outer stages (the
+      // embedding copy on the first, the LM head GEMM's fixed cost and the loss on the last), so the bubble may differ
+      // by the relative spread δ of the stage times (about 2.5 %), measured here from the estimate itself; the simulator
+      // splits a stage's work evenly over its v chunks, so with interleaving the spread enters up to v times.
+      const est = estimateStepTime(pl);
+      const t = est.stages.map((x) => x.forwardSeconds + x.backwardSeconds);
+      const spread = (Math.max(...t) - Math.min(...t)) / Math.min(...t);
+      assert.ok(spread < 0.05, `stages nearly equal (${spread})`);
+      assert.ok(close(sim.bubbleFraction, expected, v * spread + 1e-3), `simulated ${sim.bubbleFraction} vs ${expected}`);
+      assert.ok(close(est.bubbleFraction, expected, spread + 1e-3), 'analytic bubble');
     });
   }
 });

@@ -8,7 +8,8 @@ import { simulateStep } from '../../../shared/sim/simulate';
 import { toChromeTrace } from '../../../shared/sim/trace';
 import { estimateStepTime } from '../../../shared/time/estimate';
 import { stepSecondsFast } from '../../../shared/time/stepTime';
-import { collectivesPerStep } from '../../../shared/comm/index';
+import { TimeCache } from '../../../shared/time/cache';
+import { collectivesPerStep } from '../../../shared/time/collectives';
 import type { PlanInput } from '../../../shared/plan/defaults';
 import { A100, gpt, plan } from './fixtures';
 
@@ -35,7 +36,7 @@ describe('bad layouts: problems, no timeline, no NaN', () => {
       const est = estimateStepTime(pl);
       assert.ok(est.problems.some((p) => p.code === code));
       for (const x of [sim.stepSeconds, sim.mfu, est.stepSeconds, est.mfu, est.tokensPerSecond]) assert.ok(Number.isFinite(x) && x >= 0);
-      assert.ok(Number.isNaN(stepSecondsFast(pl)), 'the fast path rejects it');
+      assert.ok(Number.isNaN(stepSecondsFast(pl, new TimeCache())), 'the fast path rejects it');
       assert.deepEqual(collectivesPerStep(pl), []);
     });
   }

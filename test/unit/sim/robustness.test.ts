@@ -4,11 +4,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { collectivesPerStep } from '../../../shared/comm/index';
+import { collectivesPerStep } from '../../../shared/time/collectives';
 import { simulateStep } from '../../../shared/sim/simulate';
 import { toChromeTrace } from '../../../shared/sim/trace';
 import { estimateStepTime } from '../../../shared/time/estimate';
 import { stepSecondsFast } from '../../../shared/time/stepTime';
+import { TimeCache } from '../../../shared/time/cache';
 import type { PipelineSchedule } from '../../../shared/plan/types';
 import { A100, gpt, plan } from './fixtures';
 
@@ -42,7 +43,7 @@ test('300 random plans: no throw, finite non-negative figures', () => {
     const est = estimateStepTime(pl);
     const sim = simulateStep(pl);
     const cs = collectivesPerStep(pl);
-    const fast = stepSecondsFast(pl);
+    const fast = stepSecondsFast(pl, new TimeCache());
     const nums = [est.stepSeconds, est.mfu, est.hfu, est.tokensPerSecond, est.bubbleFraction, est.exposedCommSeconds, sim.stepSeconds, sim.mfu,
       sim.bubbleFraction, sim.tokensPerSecond, ...cs.flatMap((c) => [c.seconds, c.exposedSeconds, c.bytesPerRank])];
     for (const x of nums) assert.ok(Number.isFinite(x) && x >= 0, where);

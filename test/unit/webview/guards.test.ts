@@ -9,6 +9,7 @@ import { isHostToWebviewMessage, isWebviewToHostMessage, describeRejected } from
 import type { DashboardModel } from '../../../shared/protocol';
 import type { Collective } from '../../../shared/comm/types';
 import type { Simulation } from '../../../shared/sim/types';
+import { emptyParts } from '../../../shared/time/parts';
 
 const stage = { stage: 0, bytes: { parameters: 1e9, optimizer: 6e9 }, peakAllocatedBytes: 7e9, peakReservedBytes: 7.7e9 };
 const model: DashboardModel = {
@@ -36,9 +37,10 @@ function collective(): Collective {
 /** A one-stage simulation as the core returns it (shared/sim/types.ts). */
 const simulation: Simulation = {
   ok: true, schedule: '1f1b', pp: 1, vpp: 1, microbatches: 1, stepSeconds: 1, bubbleFraction: 0, exposedCommSeconds: 0, mfu: 0.4, hfu: 0.5,
-  tokensPerSecond: 1, collectives: [collective()], problems: [],
+  tokensPerSecond: 1, collectives: [collective()], operatorTerms: [], provenance: [], problems: [],
   stages: [{
     stage: 0, staticBytes: 1, peakBytes: 2, maxInFlight: 1, busySeconds: 1, idleSeconds: 0, exposedCommSeconds: 0,
+    parts: { forward: emptyParts(), backward: emptyParts(), recompute: emptyParts() },
     blocks: [{ kind: 'forward', microbatch: 0, chunk: 0, start: 0, end: 0.3, label: 'F0.0', lane: 'compute' },
       { kind: 'comm', microbatch: -1, chunk: -1, start: 0.5, end: 0.6, label: 'gradient sync (DP)', lane: 'comm' }],
     memory: [{ t: 0, bytes: 1 }],

@@ -1,0 +1,64 @@
+/**
+ * The process groups of a layout and their links: group sizes and where each group lives (inside a node or across
+ * the network), for the TP, CP, EP, PP, data-parallel (shard, HSDP replica, expert-DP) groups and the PCIe host link.
+ * Independent of the micro batch and of recomputation, so the time model computes it once per layout.
+ */
+import type { Plan } from '../plan/types';
+import { axisLink, busBandwidth, type GroupLink } from './links';
+
+/** Group sizes and links of a layout. */
+export interface LayoutLinks {
+  readonly p: number;
+  readonly tpLink: GroupLink;
+  readonly cpLink: GroupLink;
+  readonly epLink: GroupLink;
+  readonly ppLink: GroupLink;
+  readonly pcieLink: GroupLink;
+  /** DP×CP size, ZeRO/FSDP shard group, HSDP replicas, expert-DP size and their links. */
+  readonly dpSize: number;
+  readonly shard: number;
+  readonly replicas: number;
+  readonly edp: number;
+  readonly shardLink: GroupLink;
+  readonly replicaLink: GroupLink;
+  readonly edpLink: GroupLink;
+}
+
+/** Placeholder for a group of one rank (never used for traffic). */
+export const NO_LINK: GroupLink = { size: 1, tier: 'nvlink', busbw: 1, alpha: 0, perNode: 1, nodes: 1 };
+
+/** Positive integer or 1. */
+function deg(x: number): number {
+  return Number.isFinite(x) && x >= 1 ? Math.floor(x) : 1;
+}
+
+/** A pipeline hop: one GPU to one GPU, so one adapter's bandwidth when it crosses the network. */
+function pointToPoint(l: GroupLink): GroupLink {
+  return { ...l, perNode: 1, nodes: l.tier === 'network' ? 2 : 1 };
+}
+
+/** Resolves the group sizes and links of a plan's layout (Megatron placement, shared/comm/links.ts). */
+export function layoutLinks(plan: Plan): LayoutLinks {
+  const m = plan.model;
+  const par = plan.parallel;
+  const dpSize = deg(par.dp) * deg(par.cp);
+  // Plain DP (stage 0) reduces over all DP×CP ranks; ZeRO/FSDP shard over the shard group (HSDP: replicas of it).
+  const shard = par.sharding.stage === 0 ? dpSize : Math.min(dpSize, deg(par.sharding.shardGroupSize || dpSize));
+  const replicas = Math.max(1, Math.floor(dpSize / shard));
+  const edp = Math.max(1, Math.floor((dpSize * deg(par.tp)) / (deg(par.ep) * deg(par.etp))));
+  const pp = deg(par.pp);
+  const offload = par.sharding.offloadOptimizer !== 'none' || par.sharding.offloadParams !== 'none';
+  return {
+    p: pp,
+    tpLink: deg(par.tp) > 1 ? axisLink(plan, 'tp') : NO_LINK,
+    cpLink: deg(par.cp) > 1 ? axisLink(plan, 'cp') : NO_LINK,
+    epLink: m.moe && deg(par.ep) > 1 ? axisLink(plan, 'ep') : NO_LINK,
+    ppLink: pp > 1 ? pointToPoint(axisLink(plan, 'pp', 2)) : NO_LINK,
+    pcieLink: offload
+      ? { size: 1, tier: 'pcie', busbw: busBandwidth(plan, 'pcie', 1, 1), alpha: plan.cluster.gpu.intraNodeLatency, perNode: 1, nodes: 1 } : NO_LINK,
+    dpSize, shard, replicas, edp,
+    shardLink: shard > 1 ? axisLink(plan, 'dp', shard) : NO_LINK,
+    replicaLink: replicas > 1 ? axisLink(plan, 'dp', replicas) : NO_LINK,
+    edpLink: m.moe && edp > 1 ? axisLink(plan, 'dp', edp) : NO_LINK,
+  };
+}

@@ -1,0 +1,130 @@
+/**
+ * The step-time model's caches, owned by an explicit object: the planner creates one TimeCache per search and passes it
+ * to every estimate; a one-off estimate makes its own. Nothing is kept in module state.
+ *
+ * What is cached, per layout (identity of `plan.parallel` plus the model, cluster and LoRA objects it was built
+ * with): the links of every process group, each stage's per-rank parameters, step-level traffic and optimizer time,
+ * the step contexts per micro-batch shape and the runs of alike stages. Which entry (and which part of it) a plan may
+ * reuse is decided by one key function, `sameKey`, at the level each part depends on.
+ */
+import type { Plan } from '../plan/types';
+import { layoutLinks, type LayoutLinks } from '../comm/layout';
+import { stageParams, type StageParams } from '../comm/stageParams';
+import { stageTraffic, type StageTraffic } from '../comm/stageTraffic';
+import { FITTED_PARAMS, type TimeParams } from './params';
+import { layoutChecksRunnable } from './problems';
+
+/**
+ * What a cached part depends on: 'layout' (the same parallel spec, model, cluster and LoRA objects), 'core' (the same
+ * model, cluster and LoRA, and a parallel spec equal but for the sharding: step contexts, stage runs and stage
+ * parameters read no sharding field), 'shape' (the training fields a step context reads), 'traffic' (gradient dtype,
+ * precision and FP8 parameter gather), 'runs' (recomputation), 'optimizer'.
+ */
+export type KeyLevel = 'layout' | 'core' | 'shape' | 'traffic' | 'runs' | 'optimizer';
+
+/** The one key function: whether a part cached for plan `a` is valid for plan `b` at a level. */
+export function sameKey(level: KeyLevel, a: Plan, b: Plan): boolean {
+  if (a === b) return true;
+  const ta = a.training;
+  const tb = b.training;
+  switch (level) {
+    case 'layout':
+      return a.parallel === b.parallel && a.model === b.model && a.cluster === b.cluster && a.lora === b.lora;
+    case 'core': {
+      const x = a.parallel;
+      const y = b.parallel;
+      return a.model === b.model && a.cluster === b.cluster && a.lora === b.lora && a.engine === b.engine
+        && (x === y || (x.tp === y.tp && x.pp === y.pp && x.vpp === y.vpp && x.schedule === y.schedule && x.cp === y.cp && x.ep === y.ep
+          && x.etp === y.etp && x.sp === y.sp && x.dp === y.dp && x.order === y.order && x.stageLayers === y.stageLayers
+          && x.tpCommOverlap === y.tpCommOverlap));
+    }
+    case 'shape':
+      return ta === tb || (ta.microBatch === tb.microBatch && ta.seqLen === tb.seqLen && ta.precision === tb.precision
+        && ta.flashAttention === tb.flashAttention && ta.gradAccum === tb.gradAccum && ta.globalBatch === tb.globalBatch
+        && ta.compile === tb.compile && ta.fp8 === tb.fp8 && a.engine === b.engine);
+    case 'traffic':
+      return ta.gradDtype === tb.gradDtype && ta.precision === tb.precision && ta.fp8?.paramGather === tb.fp8?.paramGather;
+    case 'runs':
+      return ta.recompute === tb.recompute && ta.recomputeLayers === tb.recomputeLayers;
+    case 'optimizer':
+      return ta.optimizer === tb.optimizer;
+  }
+}
+
+/** What one layout's cache entry holds; `contexts` is filled by shared/time/context.ts, `runs` by stepTime.ts. */
+export interface LayoutEntry<C = unknown, R = unknown> {
+  /** The plan the entry was built from (the key for `sameKey`). */
+  readonly plan: Plan;
+  readonly links: LayoutLinks;
+  /** Per-rank parameters by stage index, filled on first use; shared with 'core'-equal layouts. */
+  readonly stageParams: (StageParams | undefined)[];
+  /** Step-level traffic by stage index and the plan it was built for. */
+  readonly traffic: (StageTraffic | undefined)[];
+  trafficFor: Plan | undefined;
+  /** Optimizer-step seconds by stage for `optimizerFor`. */
+  readonly optimizer: number[];
+  optimizerFor: Plan | undefined;
+  /** Step contexts built for this layout, one per distinct micro-batch shape; shared with 'core'-equal layouts. */
+  readonly contexts: C[];
+  /** Runs of alike pipeline stages per recomputation setting. */
+  readonly runs: R[];
+  /** layoutChecksRunnable of the entry's plan (shared/time/problems.ts). */
+  readonly runnable: boolean;
+}
+
+/** Most step contexts kept per layout (the planner tries every divisor of the per-replica batch as micro batch). */
+export const MAX_CONTEXTS = 64;
+
+/**
+ * Caches of the step-time model for a sequence of estimates with one parameter set. A small ring of recent layouts
+ * instead of a weak map: the planner walks one layout family at a time, and short-lived weak-map entries cost more
+ * garbage-collection time than they save.
+ */
+export class TimeCache {
+  private readonly ring: (LayoutEntry | undefined)[] = [undefined, undefined, undefined, undefined];
+  private next = 0;
+  private last: LayoutEntry | undefined;
+  /** Scratch records of the fast path, one list per count of alike-stage runs (shared/time/stepTime.ts). */
+  readonly scratch: unknown[][] = [];
+
+  constructor(readonly params: TimeParams = FITTED_PARAMS) {}
+
+  /** The cache entry of a plan's layout, built on first use. */
+  entry<C, R = unknown>(plan: Plan): LayoutEntry<C, R> {
+    const last = this.last;
+    if (last && sameKey('layout', last.plan, plan)) return last as LayoutEntry<C, R>;
+    for (const e of this.ring) {
+      if (e && sameKey('layout', e.plan, plan)) {
+        this.last = e;
+        return e as LayoutEntry<C, R>;
+      }
+    }
+    // The planner's consecutive layouts often differ only in sharding: they share everything that does not read it.
+    const prev = last && sameKey('core', last.plan, plan) ? last : undefined;
+    const entry: LayoutEntry = {
+      plan, links: layoutLinks(plan), stageParams: prev ? prev.stageParams : [], traffic: [], trafficFor: undefined,
+      optimizer: [], optimizerFor: undefined, contexts: prev ? prev.contexts : [], runs: prev ? prev.runs : [],
+      runnable: layoutChecksRunnable(plan),
+    };
+    this.ring[this.next] = entry;
+    this.next = (this.next + 1) % this.ring.length;
+    this.last = entry;
+    return entry as LayoutEntry<C, R>;
+  }
+
+  /** stageParams of shared/comm/stageParams.ts, computed once per layout and stage. */
+  stageParams(plan: Plan, stage: number, entry: LayoutEntry = this.entry(plan)): StageParams {
+    if (!Number.isInteger(stage) || stage < 0 || stage > 4096) return stageParams(plan, stage);
+    return (entry.stageParams[stage] ??= stageParams(plan, stage));
+  }
+
+  /** stageTraffic of shared/comm/stageTraffic.ts, computed once per layout, stage and 'traffic' key. */
+  stageTraffic(plan: Plan, stage: number, entry: LayoutEntry = this.entry(plan)): StageTraffic {
+    if (!Number.isInteger(stage) || stage < 0 || stage > 4096) return stageTraffic(plan, stage, entry.links, stageParams(plan, stage));
+    if (!entry.trafficFor || !sameKey('traffic', entry.trafficFor, plan)) {
+      entry.traffic.length = 0;
+      entry.trafficFor = plan;
+    }
+    return (entry.traffic[stage] ??= stageTraffic(plan, stage, entry.links, this.stageParams(plan, stage, entry)));
+  }
+}

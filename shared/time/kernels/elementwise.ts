@@ -1,0 +1,74 @@
+/**
+ * HBM bytes of the memory-bound kernels of one transformer layer, per micro-batch on one rank: norms, residual adds,
+ * dropout, rotary embedding, the MLP activation and layout copies, counted as fused read+write passes over their
+ * tensors times the passes the engine needs (data/time/kernels.json `elementwise`); seconds = bytes / (HBM · fraction).
+ */
+import kernels from '../../../data/time/kernels.json';
+import type { ModelSpec, Plan } from '../../plan/types';
+
+export type Fusion = 'eager' | 'compiled' | 'fused';
+const E = kernels.elementwise;
+type Passes = (typeof E.passes)['eager'];
+
+/** How the engine runs elementwise ops: fused kernels under Megatron (TE/Apex), Inductor under torch.compile, else eager. */
+export function fusionOf(plan: Plan): Fusion {
+  if (plan.engine === 'megatron') return 'fused';
+  return plan.training.compile ? 'compiled' : 'eager';
+}
+
+/** The per-op pass multipliers of a fusion mode. */
+export function passesOf(f: Fusion): Passes {
+  return E.passes[f];
+}
+
+/** Per-rank widths of one layer: TP-sharded heads and FFN, and the tokens the replicated (norm-region) ops see. */
+export interface LayerWidths {
+  /** Tokens of the micro-batch on this rank (b·s/cp). */
+  readonly tokens: number;
+  /** Tokens of the norm/residual/dropout region: tokens/tp under sequence parallelism, else tokens. */
+  readonly normTokens: number;
+  readonly qHeads: number;
+  readonly kvHeads: number;
+  /** FFN width of the MLP on this rank. */
+  readonly ffn: number;
+}
+
+/**
+ * Forward bytes of a layer's memory-bound kernels: 2 norms (2·Tn·h·B each), 2 residual adds (3·Tn·h·B), dropout on
+ * both branches when active (Tn·h·(2B+1)), rotary on q and k (2·T·(a+g)·d·B), q/k norms, the MLP activation (gated:
+ * 3·T·f·B, plain 2·T·f·B) and q/k/v copies, each × its passes (Korthikanti et al. 2022 Table 2 tensors).
+ */
+export function layerElementwiseBytes(m: ModelSpec, w: LayerWidths, actBytes: number, f: Fusion): number {
+  const P = passesOf(f);
+  const B = actBytes;
+  const h = m.hiddenSize;
+  const d = m.headDim;
+  const norm = m.norm === 'rmsnorm' ? P.rmsnorm : P.layernorm;
+  let bytes = 2 * norm * 2 * w.normTokens * h * B + 2 * P.residual * 3 * w.normTokens * h * B;
+  if (m.dropout !== false) bytes += 2 * P.dropout * w.normTokens * h * (2 * B + 1);
+  if (m.positions === 'rotary') bytes += P.rotary * 2 * w.tokens * (w.qHeads + w.kvHeads) * d * B;
+  if (m.qkNorm) bytes += norm * 2 * w.tokens * (w.qHeads + w.kvHeads) * d * B;
+  bytes += (m.gatedMlp ? P.gated * 3 : P.plain * 2) * w.tokens * w.ffn * B;
+  bytes += P.transposes * 2 * w.tokens * (w.qHeads + 2 * w.kvHeads) * d * B;
+  return bytes;
+}
+
+/** Backward bytes: backwardFactor × forward (saved input and gradient read, gradient written). */
+export function backwardBytes(forward: number): number {
+  return E.backwardFactor * forward;
+}
+
+/** Cross-entropy bytes over the logits of one micro-batch on the last stage: T·V/tp elements × bytes per element. */
+export function lossBytes(tokens: number, vocabPerRank: number, f: Fusion): { fwd: number; bwd: number } {
+  const P = passesOf(f);
+  const n = tokens * vocabPerRank;
+  return { fwd: n * P.crossEntropyForward, bwd: n * P.crossEntropyBackward };
+}
+
+/** Kernels launched per layer [forward, backward], plus FP8 scale/cast kernels for `fp8Gemms` linears. */
+export function kernelsPerLayer(f: Fusion, fp8Gemms: number, eagerAttention: boolean): { fwd: number; bwd: number } {
+  const [kf, kb] = E.kernelsPerLayer[f];
+  const [ff, fb] = E.fp8KernelsPerGemm[f];
+  const [af, ab] = eagerAttention ? E.eagerAttentionKernels : [0, 0];
+  return { fwd: kf + fp8Gemms * ff + af, bwd: kb + fp8Gemms * fb + ab };
+}

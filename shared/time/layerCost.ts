@@ -1,0 +1,188 @@
+/**
+ * Seconds of one transformer layer on one rank for one micro-batch, as the sum of its kernels (issue 14 §1): the
+ * linear GEMMs from their shapes, core attention, the memory-bound kernels, FP8 casts, launch gaps and the exposed
+ * part of the in-layer TP/CP/EP communication, for forward, backward and selective recomputation.
+ */
+import type { Plan } from '../plan/types';
+import type { GroupLink } from '../comm/links';
+import { linkSeconds } from '../comm/links';
+import { tpMessageBytes, epAllToAllBytes } from '../comm/volumes';
+import { attentionKernelFlops, type AttentionImpl } from './kernels/attention';
+import { backwardBytes, kernelsPerLayer, layerElementwiseBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
+import { fp8CastBytes } from './kernels/fp8';
+import type { TimeParams } from './params';
+import { addParts, emptyParts, type Parts } from './parts';
+
+/** The timers a context provides: GEMM seconds per dtype, attention seconds, HBM seconds, one collective. */
+export interface KernelTimers {
+  readonly gemm16: (m: number, n: number, k: number) => number;
+  readonly gemm8: (m: number, n: number, k: number) => number;
+  /** Seconds of a fused attention pass of `flops` kernel FLOPs at a sequence (chunk) length. */
+  readonly attention: (pass: 'fwd' | 'bwd', flops: number, seq: number, causal: boolean) => number;
+  readonly hbm: (bytes: number) => number;
+  readonly impl: AttentionImpl;
+  readonly fusion: Fusion;
+  readonly fp8: boolean;
+  readonly params: TimeParams;
+}
+
+/** A layer's kernels per pass and its in-layer communication (total seconds, before overlap). */
+export interface LayerCost {
+  readonly fwd: Parts;
+  readonly bwd: Parts;
+  /** Recomputed under selective recomputation: eager core attention (Megatron) or elementwise ops (torch SAC). */
+  readonly selective: Parts;
+  readonly tpSeconds: number;
+  readonly cpSeconds: number;
+  readonly epSeconds: number;
+}
+
+/** The linears of a layer as [tokens, out, in, fp8?, count] on this rank. */
+type Linear = readonly [number, number, number, boolean, number];
+
+/** Exposed seconds of a collective paired with a compute block: max(0, c − g) + overlapCost · min(c, g) when overlapped. */
+export function exposedBehind(comm: number, compute: number, overlapped: boolean, cost: number): number {
+  if (!overlapped) return comm;
+  return Math.max(0, comm - compute) + cost * Math.min(comm, compute);
+}
+
+/** GEMM seconds of a list of linears, forward and backward (weight gradients skipped for frozen weights). */
+function linearParts(list: readonly Linear[], t: KernelTimers, frozen: boolean, actBytes: number, weightCasts: number, fp8Spec: Plan['training']['fp8']): { fwd: Parts; bwd: Parts; gemmF: number[]; gemmB: number[] } {
+  const fwd = emptyParts();
+  const bwd = emptyParts();
+  const gemmF: number[] = [];
+  const gemmB: number[] = [];
+  for (const [m, n, k, fp8, count] of list) {
+    const g = fp8 ? t.gemm8 : t.gemm16;
+    const f = count * g(m, n, k);
+    const b = count * (g(m, k, n) + (frozen ? 0 : g(n, k, m)));
+    fwd.gemm += f;
+    bwd.gemm += b;
+    gemmF.push(f);
+    gemmB.push(b);
+    if (fp8) {
+      const c = fp8CastBytes(m, n, k, actBytes, t.fusion, fp8Spec, weightCasts);
+      fwd.fp8 += count * t.hbm(c.fwd);
+      bwd.fp8 += count * t.hbm(c.bwd);
+    }
+  }
+  return { fwd, bwd, gemmF, gemmB };
+}
+
+/** Everything layerCost needs about the layer's shape on this rank. */
+export interface LayerShape extends LayerWidths {
+  readonly b: number;
+  readonly seq: number;
+  readonly cp: number;
+  readonly tp: number;
+  readonly actBytes: number;
+  /** FFN width of one routed expert on this rank and routed tokens per local expert (MoE layers only). */
+  readonly moe?: { readonly experts: number; readonly tokensPerExpert: number; readonly expertFfn: number; readonly sharedFfn: number; readonly routerOut: number };
+}
+
+/**
+ * One layer's cost: linears (QKV, output projection, MLP up/gate and down, or router + grouped experts + shared
+ * experts), core attention (fused curve, or eager GEMMs + softmax bytes), elementwise bytes, FP8 casts and launch gaps;
+ * TP collectives paired with the GEMMs they feed (Megatron --tp-comm-overlap / AsyncTP hide them behind those GEMMs),
+ * the CP ring hidden only behind its attention step, EP all-to-alls exposed.
+ */
+export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { tp: GroupLink; cp: GroupLink; ep: GroupLink }, m: number): LayerCost {
+  const mod = plan.model;
+  const d = mod.headDim;
+  const h = mod.hiddenSize;
+  const T = s.tokens;
+  const f8 = t.fp8;
+  const frozen = !!plan.lora;
+  const weightCasts = plan.engine === 'megatron' ? 1 / Math.max(1, m) : 1;
+  const list: Linear[] = [[T, (s.qHeads + 2 * s.kvHeads) * d, h, f8, 1], [T, h, s.qHeads * d, f8, 1]];
+  const mats = mod.gatedMlp ? 2 : 1;
+  if (s.moe) {
+    list.push([T, s.moe.routerOut, h, false, 1]);
+    if (s.moe.sharedFfn > 0) list.push([T, mats * s.moe.sharedFfn, h, f8, 1], [T, h, s.moe.sharedFfn, f8, 1]);
+    list.push([s.moe.tokensPerExpert, mats * s.moe.expertFfn, h, f8, s.moe.experts], [s.moe.tokensPerExpert, h, s.moe.expertFfn, f8, s.moe.experts]);
+  } else {
+    list.push([T, mats * s.ffn, h, f8, 1], [T, h, s.ffn, f8, 1]);
+  }
+  const lin = linearParts(list, t, frozen, s.actBytes, weightCasts, plan.training.fp8);
+  const fwd = lin.fwd;
+  const bwd = lin.bwd;
+  // Core attention: T local queries against the whole sequence's keys (CP balances the causal work over the ring).
+  const causal = true;
+  const attnF = attentionKernelFlops(T, s.seq, s.qHeads, d, causal);
+  const chunk = s.seq / s.cp;
+  let selectiveAttention = 0;
+  if (t.impl === 'eager') {
+    // Batched GEMMs (one strided-batched kernel over b·a/t heads): timed as one GEMM with the heads stacked along M.
+    const bh = s.b * s.qHeads;
+    const sq = T / s.b;
+    const qk = t.gemm16(bh * sq, s.seq, d);
+    const av = t.gemm16(bh * sq, d, s.seq);
+    // Fused scale-mask-softmax reads and writes the scores (2B per element), dropout reads, writes and keeps a 1-byte
+    // mask (2B + 1); backward reads probabilities and gradient and writes one (3B), dropout's backward 2B + 1.
+    const scores = T * s.seq * s.qHeads;
+    const drop = mod.dropout !== false ? 2 * s.actBytes + 1 : 0;
+    const softmaxF = t.hbm(scores * (2 * s.actBytes + drop));
+    const softmaxB = t.hbm(scores * (3 * s.actBytes + drop));
+    fwd.attention += qk + av + softmaxF;
+    bwd.attention += 2 * (qk + av) + softmaxB;
+    selectiveAttention = qk + av + softmaxF;
+  } else {
+    fwd.attention += t.attention('fwd', attnF, chunk, s.cp === 1);
+    bwd.attention += t.attention('bwd', 2.5 * attnF, chunk, s.cp === 1);
+  }
+  const ew = t.hbm(layerElementwiseBytes(mod, s, s.actBytes, t.fusion));
+  fwd.elementwise += ew;
+  bwd.elementwise += t.hbm(backwardBytes(layerElementwiseBytes(mod, s, s.actBytes, t.fusion)));
+  const k = kernelsPerLayer(t.fusion, f8 ? (s.moe ? 4 + 2 * s.moe.experts : 4) : 0, t.impl === 'eager');
+  fwd.launch += k.fwd * t.params.kernelGap;
+  bwd.launch += k.bwd * t.params.kernelGap;
+  // TP: 2 collectives forward (before QKV and after the output projection, before fc1 and after fc2) and 2 backward.
+  const cost = t.params.overlapCost;
+  let tpSeconds = 0;
+  if (s.tp > 1) {
+    const one = linkSeconds('all-reduce', tpMessageBytes(T, h, s.actBytes), links.tp) / 2;
+    const ov = plan.parallel.tpCommOverlap;
+    const [gq, gp, gu, gd] = [lin.gemmF[0], lin.gemmF[1], lin.gemmF[lin.gemmF.length - 2], lin.gemmF[lin.gemmF.length - 1]];
+    const [bq, bp, bu, bd] = [lin.gemmB[0], lin.gemmB[1], lin.gemmB[lin.gemmB.length - 2], lin.gemmB[lin.gemmB.length - 1]];
+    for (const g of [gq, gp, gu, gd]) fwd.comm += exposedBehind(one, g, ov, cost);
+    for (const g of [bq, bp, bu, bd]) bwd.comm += exposedBehind(one, g, ov, cost);
+    tpSeconds = 8 * one;
+  }
+  // CP ring: cp − 1 exchanges of this rank's K and V (dK, dV as well in backward), each behind one attention step.
+  let cpSeconds = 0;
+  if (s.cp > 1) {
+    const kv = 2 * T * s.kvHeads * d * s.actBytes;
+    const stepF = linkSeconds('send-recv', kv, links.cp);
+    const stepB = linkSeconds('send-recv', 2 * kv, links.cp);
+    fwd.comm += (s.cp - 1) * exposedBehind(stepF, fwd.attention / s.cp, true, cost);
+    bwd.comm += (s.cp - 1) * exposedBehind(stepB, bwd.attention / s.cp, true, cost);
+    cpSeconds = (s.cp - 1) * (stepF + stepB);
+  }
+  let epSeconds = 0;
+  if (s.moe && links.ep.size > 1 && mod.moe) {
+    const a2a = linkSeconds('all-to-all', epAllToAllBytes(T, mod.moe.topK, h, s.actBytes), links.ep);
+    fwd.comm += 2 * a2a;
+    bwd.comm += 2 * a2a;
+    epSeconds = 4 * a2a;
+  }
+  // What selective recomputation reruns (used only when the plan recomputes selectively; computed always so the
+  // planner's recomputation variants share one step context).
+  // Megatron's selective recomputation reruns eager core attention (nothing with flash attention, Korthikanti et al.
+  // 2022 §5); torchtitan's op-level SAC saves attention and every other matmul output and reruns the rest
+  // (torchtitan/models/llama3/infra/parallelize.py `_save_list`, every second mm recomputed).
+  const selective = emptyParts();
+  if (t.impl === 'eager') selective.attention = selectiveAttention;
+  else if (plan.engine === 'fsdp2') {
+    selective.gemm = fwd.gemm / 2;
+    selective.fp8 = fwd.fp8 / 2;
+    selective.elementwise = ew;
+    selective.launch = (k.fwd * t.params.kernelGap) / 2;
+  }
+  return { fwd, bwd, selective, tpSeconds, cpSeconds, epSeconds };
+}
+
+/** A layer cost scaled by a layer count (n identical layers of a stage), for sums over a stage. */
+export function scaledLayer(c: LayerCost, n: number, out: { fwd: Parts; bwd: Parts }): void {
+  addParts(out.fwd, c.fwd, n);
+  addParts(out.bwd, c.bwd, n);
+}

@@ -1,0 +1,305 @@
+/**
+ * Every collective one rank of one pipeline stage takes part in during an optimizer step, with its volume, link, time
+ * and the part of it that compute does not hide. The in-layer TP/EP/CP collectives are timed with the layer's kernels
+ * (shared/time/layerCost.ts) and listed here; data-parallel and ZeRO/FSDP traffic, pipeline sends and offload copies are
+ * composed here from the volumes and links of shared/comm/.
+ */
+import type { Plan } from '../plan/types';
+import { algorithmFor, linkSeconds, type GroupLink } from '../comm/links';
+import type { LayoutLinks } from '../comm/layout';
+import { moeLayersIn } from '../model/params';
+import { firstLayerOfStage, stageLayerCount, type StageParams } from '../comm/stageParams';
+import type { StageTraffic } from '../comm/stageTraffic';
+import type { Collective, CollectiveKind, CommGroup } from '../comm/types';
+import * as V from '../comm/volumes';
+import { TimeCache } from './cache';
+import { timeContext, type TimeContext } from './context';
+import { exposedBehind } from './layerCost';
+import { microbatchWork, recomputedLayers, type MicrobatchWork } from './microbatch';
+import type { TimeParams } from './params';
+import { activationBytes, posInt, tokensPerRank } from './shape';
+
+export { firstBucketFraction } from '../comm/stageTraffic';
+
+/** Step-level communication of one stage, as the schedule needs it. */
+export interface StageComm {
+  readonly collectives: readonly Collective[];
+  /** Gradient synchronisation that starts in the last backward (DDP/ZeRO-1 all-reduce or reduce-scatter), seconds. */
+  readonly gradSync: number;
+  /** Part of the last backward the gradient sync can hide behind, seconds (0 without overlap). */
+  readonly gradSyncWindow: number;
+  /** Exposed seconds added to every micro-batch's forward and backward (ZeRO-2/3 per-micro-batch traffic). */
+  readonly perMicrobatchForward: number;
+  readonly perMicrobatchBackward: number;
+  /** Seconds after the optimizer step (ZeRO-1/2 parameter all-gather, offload copies), exposed. */
+  readonly postStep: number;
+  /** One pipeline send of one micro-batch chunk to the next stage, seconds. */
+  readonly p2p: number;
+  /** The stage's per-rank parameters the volumes were computed from. */
+  readonly params: StageParams;
+}
+
+interface Entry {
+  id: string; label: string; kind: CollectiveKind; group: CommGroup; link: GroupLink; stage: number;
+  bytes: number; count: number; overlapped: boolean; exposed: number; formula: string; citation: string; seconds?: number;
+}
+
+/** Builds a Collective from an entry; seconds = count × one occurrence unless given. */
+function collective(e: Entry): Collective {
+  const one = linkSeconds(e.kind, e.bytes, e.link);
+  const seconds = e.seconds ?? e.count * one;
+  return {
+    id: e.id, label: e.label, kind: e.kind, group: e.group, groupSize: e.link.size, stage: e.stage,
+    bytesPerOccurrence: e.bytes, countPerStep: e.count, bytesPerRank: e.bytes * e.count,
+    algorithm: algorithmFor(e.kind, e.link.tier, e.link.size, e.link.perNode), tier: e.link.tier, busBandwidth: e.link.busbw,
+    seconds, overlapped: e.overlapped, exposedSeconds: Math.min(seconds, Math.max(0, e.exposed)), formula: e.formula, citation: e.citation,
+  };
+}
+
+/**
+ * In-layer TP, EP and CP collectives of a stage (timed with the layer kernels). Their exposed time is the micro-batch
+ * work's exposed in-layer communication, split between them in proportion to their seconds.
+ */
+function inLayerEntries(plan: Plan, stage: number, w: MicrobatchWork, m: number, l: LayoutLinks): Entry[] {
+  const out: Entry[] = [];
+  const mod = plan.model;
+  const tr = plan.training;
+  const n = stageLayerCount(plan, stage);
+  const start = firstLayerOfStage(plan, stage);
+  const nR = recomputedLayers(plan, n);
+  const tokens = tokensPerRank(plan);
+  const actB = activationBytes(tr.precision);
+  const total = w.tpSeconds + w.epSeconds + w.cpSeconds;
+  const share = (x: number) => (total > 0 ? (w.exposedCommSeconds * x) / total : 0) * m;
+  if (l.tpLink.size > 1 && n > 0) {
+    const per = n * 4 + nR * 2;
+    const sp = plan.parallel.sp;
+    out.push({
+      id: 'tp-activations', label: sp ? 'TP all-gather + reduce-scatter (SP)' : 'TP all-reduce', kind: sp ? 'all-gather' : 'all-reduce',
+      group: 'tp', link: l.tpLink, stage, bytes: V.tpMessageBytes(tokens, mod.hiddenSize, actB), count: per * m * (sp ? 2 : 1),
+      overlapped: plan.parallel.tpCommOverlap, exposed: share(w.tpSeconds), seconds: w.tpSeconds * m,
+      formula: (sp ? 'AG + RS of b·(s/cp)·h·B' : 'all-reduce of b·(s/cp)·h·B') + ', 2 fwd + 2 bwd (+2 recompute) per layer per micro-batch'
+        + (plan.parallel.tpCommOverlap ? ', each hidden behind the GEMM it feeds: max(0, c − g) + overlapCost·min(c, g)' : ', exposed'),
+      citation: 'Narayanan et al. 2021 §3.2; Korthikanti et al. 2022 §4.2.2 (SP); Wang et al. 2022 (overlap with decomposed GEMMs)',
+    });
+  }
+  const moeLayers = moeLayersIn(mod, start, start + n);
+  if (l.epLink.size > 1 && moeLayers > 0 && mod.moe) {
+    out.push({
+      id: 'ep-all-to-all', label: 'EP all-to-all (dispatch + combine)', kind: 'all-to-all', group: 'ep', link: l.epLink, stage,
+      bytes: V.epAllToAllBytes(tokens, mod.moe.topK, mod.hiddenSize, actB), count: (moeLayers * 4 + Math.min(moeLayers, nR) * 2) * m,
+      overlapped: false, exposed: share(w.epSeconds), seconds: w.epSeconds * m,
+      formula: 'all-to-all of b·(s/cp)·k·h·B, dispatch + combine in forward and backward per MoE layer per micro-batch',
+      citation: 'Lepikhin et al. 2020 (GShard); Megatron-LM MoE token dispatcher',
+    });
+  }
+  if (l.cpLink.size > 1 && n > 0) {
+    out.push({
+      id: 'cp-kv-exchange', label: 'CP ring K/V exchange', kind: 'send-recv', group: 'cp', link: l.cpLink, stage,
+      bytes: 2 * tokens * posInt(mod.kvHeads) * mod.headDim * actB / Math.max(1, Math.min(posInt(plan.parallel.tp), posInt(mod.kvHeads))),
+      count: (n * 3 + nR) * (l.cpLink.size - 1) * m, overlapped: true, exposed: share(w.cpSeconds), seconds: w.cpSeconds * m,
+      formula: 'cp − 1 ring steps of this rank\'s K and V (2·b·(s/cp)·g·d_h·B/t; dK and dV too in backward) per layer, each behind one attention step: max(0, c − a/cp) + overlapCost·min(c, a/cp)',
+      citation: 'Liu et al. 2023 (Ring Attention); Megatron-LM context parallelism',
+    });
+  }
+  return out;
+}
+
+/** Exposure of a step-level entry, filled once the stage's totals are known. */
+type Exposure = 'grad' | 'post' | 'zero3' | 'rs' | 'offload-params' | 'pp';
+const NONE_C: Collective[] = [];
+
+/** The numbers of StageComm plus the exposures the listing needs, as one reusable record (the planner's scratch). */
+export interface StageCommNumbers {
+  collectives: readonly Collective[];
+  gradSync: number;
+  gradSyncWindow: number;
+  perMicrobatchForward: number;
+  perMicrobatchBackward: number;
+  postStep: number;
+  p2p: number;
+  params: StageParams;
+  /** Exposed seconds per micro-batch of the ZeRO-2 reduce-scatter and ZeRO-3 gathers; offload fetches per step. */
+  rsExp: number;
+  agExp: number;
+  offExp: number;
+}
+
+/** A fresh record for stageCommInto (reused by the planner's fast path across calls). */
+export function newStageCommNumbers(): StageCommNumbers {
+  return {
+    collectives: NONE_C, gradSync: 0, gradSyncWindow: 0, perMicrobatchForward: 0, perMicrobatchBackward: 0, postStep: 0, p2p: 0,
+    params: { dense: 0, expert: 0, largestLayer: 0, trainable: 0 }, rsExp: 0, agExp: 0, offExp: 0,
+  };
+}
+
+/**
+ * Exposed seconds of the per-layer ZeRO-3/FSDP traffic of one pass: the stage's volume split into one collective per
+ * layer (each paying NCCL's per-collective latency), the first layer's exposed, every later one prefetched behind the
+ * previous layer's compute: t₁ + (n − 1)·[max(0, t₁ − c) + overlapCost·min(t₁, c)], c = pass / n (Zhao et al. 2023
+ * FSDP §3.3 prefetching; DeepSpeed stage3 prefetch).
+ */
+export function perLayerExposed(kind: CollectiveKind, stageBytes: number, layers: number, link: GroupLink, pass: number, overlap: boolean, cost: number): number {
+  const n = Math.max(1, layers);
+  const one = linkSeconds(kind, stageBytes / n, link);
+  if (!overlap) return n * one;
+  return one + (n - 1) * exposedBehind(one, pass / n, true, cost);
+}
+
+/**
+ * The numbers of stageComm written into `out` without allocating (the planner's fast path); the collectives are not
+ * listed (`out.collectives` is left empty). `k` is the stage's cached step-level traffic, `l` the layout's links.
+ */
+export function stageCommInto(plan: Plan, ctx: TimeContext, w: MicrobatchWork, k: StageTraffic, l: LayoutLinks, params: TimeParams, out: StageCommNumbers): StageCommNumbers {
+  const sh = plan.parallel.sharding;
+  const m = ctx.m;
+  const zero = sh.stage;
+  const overlap = sh.overlapComm;
+  const fBucket = k.firstBucket;
+  const cost = params.overlapCost;
+  // The sync hides behind the last backward pass: one chunk of the stage (1/v of it) after the first bucket fills.
+  const window = overlap ? ((1 - fBucket) * w.backward) / ctx.v : 0;
+  // Sums in the order of the collectives' listing (stepEntries).
+  let gradSync = k.dpSeconds;
+  let postStep = 0;
+  let perF = 0, perB = 0, rsExp = 0, agExp = 0, offExp = 0;
+  if (k.hasDense && zero >= 1) {
+    if (zero >= 2) {
+      rsExp = perLayerExposed('reduce-scatter', k.rsBytes, k.layers, l.shardLink, (1 - fBucket) * w.backward, overlap, cost);
+      perB += rsExp;
+    } else gradSync += k.rsSeconds;
+    const agOne = k.agSeconds;
+    if (zero <= 2) {
+      // Megatron's --overlap-param-gather hides the gather behind the next step's forward; it still costs overlapCost.
+      postStep += sh.style === 'megatron-distopt' && overlap ? exposedBehind(agOne, w.forward * m, true, cost) : agOne;
+    } else {
+      const agF = perLayerExposed('all-gather', k.agBytes, k.layers, l.shardLink, w.forward, overlap, cost);
+      const agB = V.zero3AllGathersPerMicrobatch(sh.reshardAfterForward) === 2 ? perLayerExposed('all-gather', k.agBytes, k.layers, l.shardLink, w.backward, overlap, cost) : 0;
+      perF += agF;
+      perB += agB;
+      agExp = agF + agB;
+    }
+  }
+  gradSync += k.edpSeconds;
+  gradSync += k.hsdpSeconds;
+  postStep += k.offloadOptSeconds;
+  if (sh.offloadParams !== 'none') {
+    const one = k.offloadParamSeconds;
+    perF += one / 2;
+    perB += one / 2;
+    offExp = one * m;
+  }
+  out.collectives = NONE_C;
+  out.gradSync = gradSync;
+  out.gradSyncWindow = window;
+  out.perMicrobatchForward = perF;
+  out.perMicrobatchBackward = perB;
+  out.postStep = postStep;
+  out.p2p = ctx.p > 1 ? ctx.p2p : 0;
+  out.params = k.params;
+  out.rsExp = rsExp;
+  out.agExp = agExp;
+  out.offExp = offExp;
+  return out;
+}
+
+/** Gradient sync left exposed after the window: max(0, t − window) + overlapCost·min(t, window). */
+export function gradSyncExposed(sync: number, window: number, cost: number): number {
+  return Math.max(0, sync - window) + cost * Math.min(sync, window);
+}
+
+/**
+ * Step-level communication of one stage (Rajbhandari et al. 2020 §7; Zhao et al. 2023 FSDP). With `list` false only the
+ * numbers are computed; with `list` true every collective is listed with its exposure.
+ */
+export function stageComm(
+  plan: Plan, stage: number, cache: TimeCache = new TimeCache(), ctx: TimeContext = timeContext(plan, cache),
+  w: MicrobatchWork = microbatchWork(plan, stage, ctx), list = true,
+): StageComm {
+  const { m, p } = ctx;
+  const entry = cache.entry(plan);
+  const k = cache.stageTraffic(plan, stage, entry);
+  const c = stageCommInto(plan, ctx, w, k, entry.links, cache.params, newStageCommNumbers());
+  const { gradSync, gradSyncWindow: window, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp, rsExp, agExp, offExp } = c;
+  if (!list) {
+    return { collectives: NONE_C, gradSync, gradSyncWindow: window, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp };
+  }
+  const entries = inLayerEntries(plan, stage, w, m, entry.links);
+  const kinds: Exposure[] = entries.map(() => 'pp');
+  stepEntries(plan, stage, ctx, k, entry.links, entries, kinds);
+  const gradExposed = gradSyncExposed(gradSync, window, cache.params.overlapCost);
+  const collectives: Collective[] = [];
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i];
+    const x = kinds[i];
+    const s = e.seconds ?? linkSeconds(e.kind, e.bytes, e.link) * e.count;
+    const exposed = x === 'grad' ? (gradSync > 0 ? (gradExposed * s) / gradSync : 0)
+      : x === 'post' ? (e.overlapped ? cache.params.overlapCost * s : s) : x === 'zero3' ? agExp * m : x === 'rs' ? rsExp * m
+        : x === 'offload-params' ? offExp : e.id === 'pp-send-recv' ? (2 * (p - 1) * p2p) / p : e.exposed;
+    collectives.push(collective({ ...e, exposed }));
+  }
+  return { collectives, gradSync, gradSyncWindow: window, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp };
+}
+
+/** Lists the step-level collectives of a stage (sizes from stageTraffic) with how their exposure is computed. */
+function stepEntries(plan: Plan, stage: number, ctx: TimeContext, k: StageTraffic, links: LayoutLinks, entries: Entry[], kinds: Exposure[]): void {
+  const par = plan.parallel;
+  const sh = par.sharding;
+  const { m, v, p } = ctx;
+  const zero = sh.stage;
+  const overlap = sh.overlapComm;
+  const cite = 'Rajbhandari et al. 2020 (ZeRO) §7.2; nccl-tests PERFORMANCE.md';
+  const dense = links.shardLink;
+  if (k.hasDense && zero === 0) {
+    addEntry(entries, kinds, { id: 'dp-grad-allreduce', label: 'DP gradient all-reduce', kind: 'all-reduce', group: 'dp', link: dense, stage, bytes: k.dpBytes, count: 1,
+      overlapped: overlap, exposed: 0, formula: '2(N−1)/N · Ψ_stage · B_grad, bucketed, overlapped with the last backward', citation: cite }, 'grad');
+  }
+  if (k.hasDense && zero >= 1) {
+    const perMb = zero >= 2;
+    addEntry(entries, kinds, { id: 'zero-grad-reduce-scatter', label: 'ZeRO gradient reduce-scatter', kind: 'reduce-scatter', group: 'dp', link: dense, stage,
+      bytes: k.rsBytes, count: perMb ? m : 1, overlapped: overlap, exposed: 0,
+      formula: '(N−1)/N · Ψ_stage · B_grad' + (perMb ? ' per micro-batch' : ' per step'), citation: cite }, perMb ? 'rs' : 'grad');
+    if (zero <= 2) {
+      const hidden = sh.style === 'megatron-distopt' && overlap;
+      addEntry(entries, kinds, { id: 'zero-param-all-gather', label: 'ZeRO parameter all-gather after the step', kind: 'all-gather', group: 'dp',
+        link: dense, stage, bytes: k.agBytes, count: 1, overlapped: hidden, exposed: 0,
+        formula: '(N−1)/N · Ψ_stage · B_param once per step (ZeRO-1/2: 2Ψ with the reduce-scatter)', citation: cite }, 'post');
+    } else {
+      const gathers = V.zero3AllGathersPerMicrobatch(sh.reshardAfterForward);
+      addEntry(entries, kinds, { id: 'zero3-param-all-gather', label: 'ZeRO-3/FSDP parameter all-gather', kind: 'all-gather', group: 'dp', link: dense,
+        stage, bytes: k.agBytes, count: gathers * m, overlapped: overlap, exposed: 0,
+        formula: `(N−1)/N · Ψ_stage · B_param, ${gathers === 2 ? 'forward and backward (3Ψ with the reduce-scatter)' : 'forward only, kept for backward (2Ψ)'} per micro-batch, prefetched`,
+        citation: 'Rajbhandari et al. 2020 §7.2.2; Zhao et al. 2023 (PyTorch FSDP); Llama 3 §3.3.2' }, 'zero3');
+    }
+  }
+  if (k.hasEdp) {
+    addEntry(entries, kinds, { id: 'edp-grad-allreduce', label: 'Expert-DP gradient all-reduce', kind: 'all-reduce', group: 'dp', link: links.edpLink, stage, bytes: k.edpBytes, count: 1,
+      overlapped: overlap, exposed: 0, formula: '2(N_edp−1)/N_edp · Ψ_experts · B_grad, N_edp = d·cp·t/(ep·etp)', citation: 'Megatron-LM expert data parallelism' }, 'grad');
+  }
+  if (links.replicas > 1 && zero >= 1) {
+    addEntry(entries, kinds, { id: 'hsdp-replicate-allreduce', label: 'HSDP replicate all-reduce', kind: 'all-reduce', group: 'dp', link: links.replicaLink, stage,
+      bytes: k.hsdpBytes, count: 1, overlapped: overlap, exposed: 0, formula: '2(R−1)/R · Ψ_stage/N_shard · B_grad across replicas',
+      citation: 'Zhao et al. 2023 (PyTorch FSDP) §3.2.2 hybrid sharding' }, 'grad');
+  }
+  if (sh.offloadOptimizer !== 'none') {
+    addEntry(entries, kinds, { id: 'offload-optimizer', label: 'Optimizer offload copies (PCIe)', kind: 'send-recv', group: 'dp', link: links.pcieLink, stage,
+      bytes: k.offloadOptBytes, count: 1, overlapped: false, exposed: 0, formula: 'Ψ_shard·(B_grad + 2) over PCIe per step', citation: 'Ren et al. 2021 (ZeRO-Offload) §4' }, 'post');
+  }
+  if (sh.offloadParams !== 'none') {
+    addEntry(entries, kinds, { id: 'offload-params', label: 'Parameter offload fetches (PCIe)', kind: 'send-recv', group: 'dp', link: links.pcieLink, stage,
+      bytes: k.offloadParamBytes, count: m, overlapped: false, exposed: 0, formula: '2·Ψ_shard·B_param over PCIe per micro-batch',
+      citation: 'Rajbhandari et al. 2021 (ZeRO-Infinity)' }, 'offload-params');
+  }
+  if (p > 1) {
+    const bytes = V.ppMessageBytes(ctx.tokens, plan.model.hiddenSize, ctx.actBytes, par.sp ? posInt(par.tp) : 1);
+    addEntry(entries, kinds, { id: 'pp-send-recv', label: 'Pipeline send/recv', kind: 'send-recv', group: 'pp', link: ctx.ppLink, stage, bytes,
+      count: V.ppSendsPerStep(m, v, v > 1 || stage < p - 1, v > 1 || stage > 0), overlapped: true, exposed: 0,
+      formula: 'b·s·h·B (÷t with SP) per micro-batch per chunk, forward activations and backward gradients', citation: 'Narayanan et al. 2021 §2.2, §4.1' }, 'pp');
+  }
+}
+
+/** Appends an entry and how its exposure is computed. */
+function addEntry(entries: Entry[], kinds: Exposure[], e: Entry, x: Exposure): void {
+  entries.push(e);
+  kinds.push(x);
+}
