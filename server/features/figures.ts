@@ -2,25 +2,11 @@
 import type { MemoryEstimate, StageMemory } from '../../shared/plan/result';
 import type { AnalysisCollective } from '../../shared/protocol';
 import type { CoreApi } from '../analysis/core';
-import type { DocumentAnalysis } from '../analysis/analyze';
 import type { Variant } from './planEdit';
 
 /** The stage with the highest peak reserved bytes. */
 export function peakStage(m: MemoryEstimate): StageMemory | undefined {
   return m.stages[m.peakStage] ?? m.stages.reduce<StageMemory | undefined>((b, s) => (!b || s.peakReservedBytes > b.peakReservedBytes ? s : b), undefined);
-}
-
-/**
- * The verdict of a document, as the CLI gives it: "fits" or "does not fit" only when nothing in the input is an
- * error (a TP of 10⁹, a micro batch of "NaN"); otherwise "cannot estimate", however the figures came out.
- */
-export type Verdict = 'fits' | 'does-not-fit' | 'cannot-estimate';
-
-export function verdictOf(a: Pick<DocumentAnalysis, 'memory' | 'problems' | 'fileDiagnostics'>): Verdict {
-  const m = a.memory;
-  if (!m || m.stages.length === 0) return 'cannot-estimate';
-  if (a.problems.some((p) => p.severity === 'error' && p.code !== 'does-not-fit') || a.fileDiagnostics.some((d) => d.severity === 'error')) return 'cannot-estimate';
-  return m.fits ? 'fits' : 'does-not-fit';
 }
 
 /** Highest peak reserved bytes per GPU over stages. */

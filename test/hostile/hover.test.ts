@@ -31,15 +31,17 @@ describe('escapeMarkdown and inlineCode', () => {
   });
 });
 
-test('a hover on a file whose name carries a link and HTML shows them as text', () => {
-  const name = 'ds_config_[x](command:evil)<b>.json';
+test('a hover on a file whose name carries a link, parentheses and HTML keeps them inert', () => {
+  const name = 'ds_config_(x)[y](command:evil)<b>.json';
   const uri = pathToFileURL(`/ws/${name}`).toString();
   const text = '{\n  "zero_optimization": {"stage": 2},\n  "train_micro_batch_size_per_gpu": 4\n}\n';
   const a = analyzeDocument({ uri, version: 1, text, settings: normalizeSettings({}) }, createHost(() => undefined, () => '/ws'), core());
   const h = buildHover(a, { line: 1, character: 25 }, core());
   const md = (h?.contents as { value: string } | undefined)?.value ?? '';
   assert.match(md, /zero_optimization\.stage/, 'the hover is on the stage key');
-  assert.match(md, /ds_config_\\\[x\\\]\(command:evil\)&lt;b&gt;\.json/);
-  assert.doesNotMatch(md, /[^\\]\]\(command:/, "no unescaped link");
+  // The only link is ShardLens's own, and its destination holds no bracket or parenthesis that could end it early.
+  const links = [...md.matchAll(/\]\(([^)\s]*)\)/g)].map((m) => m[1]);
+  assert.equal(links.length, 1, md);
+  assert.match(links[0] ?? '', /^command:shardlens\.showDerivation\?[^()[\]<>\s]*$/);
   assert.doesNotMatch(md, /<b>/);
 });

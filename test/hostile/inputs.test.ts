@@ -12,7 +12,7 @@ import { analyzeDocument } from '../../server/analysis/analyze';
 import { core, initCore } from '../../server/analysis/core';
 import { createHost } from '../../server/analysis/host';
 import { buildCodeLenses } from '../../server/features/codeLens';
-import { verdictOf } from '../../server/features/figures';
+import { verdictOf } from '../../server/features/verdict';
 import { normalizeSettings } from '../../server/settings';
 import { parseConfig } from '../../formats/index';
 import { DS_CONFIG, runCli, tempTree } from '../cli/helpers';
@@ -26,7 +26,8 @@ const megatron = (extra: string) => `#!/bin/bash\ntorchrun pretrain_gpt.py --num
 function editorVerdict(dir: string, name: string, text: string) {
   const uri = pathToFileURL(join(dir, name)).toString();
   const a = analyzeDocument({ uri, version: 1, text, settings: normalizeSettings({}) }, createHost(() => undefined, () => dir), core());
-  return { verdict: verdictOf(a), lens: String(buildCodeLenses(a)[0]?.command?.title ?? '') };
+  const v = verdictOf(a);
+  return { verdict: v ? (a.memory?.fits ? 'fits' : 'does-not-fit') : 'cannot-estimate', lens: String(buildCodeLenses(a)[0]?.command?.title ?? '') };
 }
 
 describe('bad input: exit 2 in the CLI and no verdict in the editor', () => {
@@ -38,7 +39,7 @@ describe('bad input: exit 2 in the CLI and no verdict in the editor', () => {
       assert.match(r.stdout, /CANNOT ESTIMATE AS WRITTEN/);
       const e = editorVerdict(t.dir, 'pretrain_gpt.sh', megatron('--tensor-model-parallel-size 1000000000'));
       assert.equal(e.verdict, 'cannot-estimate');
-      assert.match(e.lens, /Cannot estimate/);
+      assert.match(e.lens, /not enough to estimate — see Problems/);
     } finally {
       t.cleanup();
     }
