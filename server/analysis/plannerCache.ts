@@ -4,7 +4,9 @@
  * into the document and the delta to show before applying.
  */
 import type { Problem } from '../../shared/plan/types';
+import { coreEstimators } from '../../shared/planner/estimators';
 import { planLayouts } from '../../shared/planner/plan-layouts';
+import { TimeCache } from '../../shared/time/cache';
 import type { Layout, PlanResult } from '../../shared/planner/types';
 import type { PlanLayoutsResult, PlannedLayout } from '../../shared/protocol';
 import { applyLayoutEdits, canApplyLayout } from '../../formats/layout';
@@ -37,8 +39,11 @@ function internal(e: unknown): Problem {
   return { code: 'internal-error', severity: 'info', message: `ShardLens could not search layouts: ${msg}`, paths: [] };
 }
 
-/** Runs the planner for one analysed document and builds each layout's edits; never throws. */
-export function planDocument(a: DocumentAnalysis, topK: number = DEFAULT_TOP_K): PlanLayoutsResult {
+/**
+ * Runs the planner for one analysed document and builds each layout's edits; never throws. `time` is the step-time
+ * cache the search uses (the PlannerCache keeps one across searches, so layer costs of a model on a cluster are reused).
+ */
+export function planDocument(a: DocumentAnalysis, topK: number = DEFAULT_TOP_K, time: TimeCache = new TimeCache()): PlanLayoutsResult {
   const base = { uri: a.uri, version: a.version, format: a.format, canApply: !!a.format && canApplyLayout(a.format) };
   const plan = a.plan;
   if (!plan || !a.format) {
@@ -47,7 +52,7 @@ export function planDocument(a: DocumentAnalysis, topK: number = DEFAULT_TOP_K):
   }
   let result: PlanResult;
   try {
-    result = planLayouts(plan, { topK: Math.min(Math.max(1, Math.floor(topK)), MAX_TOP_K), format: a.format, safetyMargin: a.settings.planner.safetyMargin });
+    result = planLayouts(plan, { topK: Math.min(Math.max(1, Math.floor(topK)), MAX_TOP_K), format: a.format, safetyMargin: a.settings.planner.safetyMargin }, coreEstimators(time));
   } catch (e) {
     return { ...base, layouts: [], problems: [internal(e)] };
   }
@@ -70,6 +75,8 @@ interface Entry {
 /** One planner result per document, valid while the analysis (document version and settings) is the same. */
 export class PlannerCache {
   private readonly entries = new Map<string, Entry>();
+  /** The step-time cache every search of this server shares (shared/time/cache.ts). */
+  private readonly time = new TimeCache();
   /** Planner runs so far (tests check that a second request is served from the cache). */
   runs = 0;
 
@@ -86,7 +93,7 @@ export class PlannerCache {
     if (hit) return hit;
     const k = Math.max(topK, DEFAULT_TOP_K);
     this.runs++;
-    const value = planDocument(a, k);
+    const value = planDocument(a, k, this.time);
     this.entries.set(a.uri, { analysis: a, topK: k, value });
     return trim(value, topK);
   }

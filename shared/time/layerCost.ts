@@ -11,7 +11,7 @@ import { attentionKernelFlops, type AttentionImpl } from './kernels/attention';
 import { backwardBytes, kernelsPerLayer, layerElementwiseBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
 import { fp8CastBytes } from './kernels/fp8';
 import type { TimeParams } from './params';
-import { addParts, emptyParts, type Parts } from './parts';
+import { addParts, emptyParts, partsTotal, type Parts } from './parts';
 
 /** The timers a context provides: GEMM seconds per dtype, attention seconds, HBM seconds, one collective. */
 export interface KernelTimers {
@@ -30,6 +30,10 @@ export interface KernelTimers {
 export interface LayerCost {
   readonly fwd: Parts;
   readonly bwd: Parts;
+  /** partsTotal of fwd, bwd and selective, and their exposed communication (the fast path sums these scalars). */
+  readonly fwdTotal: number;
+  readonly bwdTotal: number;
+  readonly selectiveTotal: number;
   /** Recomputed under selective recomputation: eager core attention (Megatron) or elementwise ops (torch SAC). */
   readonly selective: Parts;
   readonly tpSeconds: number;
@@ -178,7 +182,9 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
     selective.elementwise = ew;
     selective.launch = (k.fwd * t.params.kernelGap) / 2;
   }
-  return { fwd, bwd, selective, tpSeconds, cpSeconds, epSeconds };
+  return {
+    fwd, bwd, selective, fwdTotal: partsTotal(fwd), bwdTotal: partsTotal(bwd), selectiveTotal: partsTotal(selective), tpSeconds, cpSeconds, epSeconds,
+  };
 }
 
 /** A layer cost scaled by a layer count (n identical layers of a stage), for sums over a stage. */
