@@ -31,6 +31,7 @@ export function layoutSummary(l: Layout): string {
   if (l.ep > 1) parts.push(`EP ${l.ep}`);
   parts.push(`DP ${l.dp}`, sharding(l), `micro ${l.microBatch}×${l.gradAccum}`, `recompute ${l.recompute}`);
   if (l.offload !== 'none') parts.push(`offload ${l.offload}`);
+  if (l.equivalent?.length) parts.push(`(same time: ${l.equivalent.join(', ')})`);
   return parts.join(' · ');
 }
 

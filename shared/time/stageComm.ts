@@ -18,6 +18,7 @@ import { exposedBehind } from './layerCost';
 import { microbatchWork, recomputedLayers, type MicrobatchWork } from './microbatch';
 import type { TimeParams } from './params';
 import { activationBytes, posInt, tokensPerRank } from './shape';
+import { pipelineHops } from './stepTime';
 
 export { firstBucketFraction } from '../comm/stageTraffic';
 
@@ -234,7 +235,7 @@ export function stageComm(
     const s = e.seconds ?? linkSeconds(e.kind, e.bytes, e.link) * e.count;
     const exposed = x === 'grad' ? (gradSync > 0 ? (gradExposed * s) / gradSync : 0)
       : x === 'post' ? (e.overlapped ? cache.params.overlapCost * s : s) : x === 'zero3' ? agExp * m : x === 'rs' ? rsExp * m
-        : x === 'offload-params' ? offExp : e.id === 'pp-send-recv' ? (2 * (p - 1) * p2p) / p : e.exposed;
+        : x === 'offload-params' ? offExp : e.id === 'pp-send-recv' ? (pipelineHops(p, ctx.v) * p2p) / p : e.exposed;
     collectives.push(collective({ ...e, exposed }));
   }
   return { collectives, gradSync, gradSyncWindow: window, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp };
