@@ -7,7 +7,7 @@ export interface ParsedArgs {
 }
 
 /** Flags that never take a value. */
-const BOOLEAN_FLAGS = new Set(['json', 'help', 'verbose', 'no-color']);
+const BOOLEAN_FLAGS = new Set(['json', 'help', 'verbose', 'no-color', 'quick']);
 
 /** Splits argv (without node and script) into a command, positionals and flags. */
 export function parseArgs(argv: readonly string[]): ParsedArgs {

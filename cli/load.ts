@@ -10,6 +10,7 @@ import type { ConfigFacts } from '../shared/plan/facts';
 import { initFormats } from '../formats/index';
 import { loadConfigGraph } from '../server/formats/workspace';
 import { parseGpusArg, type ParsedArgs } from './args';
+import { readProfileFile } from '../validation/torch/profile';
 import { nodeHost } from './host';
 
 export interface Loaded {
@@ -70,6 +71,13 @@ export function settingsFromFlags(flags: ParsedArgs['flags'], base: ResolveSetti
     if (parsed.worldSize) settings.worldSize = parsed.worldSize;
     if (parsed.nodes) settings.nodes = parsed.nodes;
     if (parsed.gpusPerNode) settings.gpusPerNode = parsed.gpusPerNode;
+  }
+  const prof = flags.profile;
+  if (prof !== undefined) {
+    if (prof === true) throw new InputError('--profile needs the path of a profile written by `shardlens profile`');
+    const read = readProfileFile(resolve(prof));
+    if (!read.profile) throw new InputError(`--profile: ${read.message}`);
+    settings.profile = read.profile;
   }
   const m = flags.model;
   if (m !== undefined) {

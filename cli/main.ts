@@ -4,6 +4,7 @@ import { estimateCommand } from './commands/estimate';
 import { gpusCommand, paramsCommand } from './commands/info';
 import { planCommand, probeCliCommand, validateCommand } from './commands/run';
 import { simulateCommand } from './commands/simulate';
+import { profileCommand } from './commands/profile';
 import { InputError } from './load';
 
 const HELP = `shardlens — per-GPU memory, communication and step time of distributed LLM training configs
@@ -16,6 +17,9 @@ Usage:
   shardlens gpus [--json]
   shardlens validate <file> [--ranks N] [--modes ddp,zero1,zero2,zero3] [--steps K] [--json]
   shardlens probe <file> --ranks N [--mode …] [--out report.json] [--json]
+  shardlens profile <file…> [--ranks N] [--out profile.json] [--cluster <nodes>x<gpus>] [--quick] [--json]
+
+estimate, simulate and plan take --profile <profile.json> to time kernels and collectives from a measured profile.
 
 Formats: DeepSpeed JSON, Megatron-LM scripts/YAML, torchtitan TOML, Accelerate, nanotron, Axolotl,
 LLaMA-Factory, Lightning/LitGPT/torchtune YAML, Hugging Face config.json.
@@ -35,6 +39,7 @@ async function main(argv: readonly string[]): Promise<number> {
     case 'gpus': return gpusCommand(args);
     case 'validate': return validateCommand(args);
     case 'probe': return probeCliCommand(args);
+    case 'profile': return profileCommand(args);
     default: throw new InputError(`unknown command "${args.command}"; run shardlens --help`);
   }
 }

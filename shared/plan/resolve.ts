@@ -7,6 +7,8 @@
 import { findGpu } from '../hardware/gpus';
 import { findPreset } from '../model/presets';
 import { applyCalibration, calibrationFor, type ClusterCorrection } from './calibration';
+import { withProfile } from './profilePlan';
+import type { ClusterProfile } from '../hardware/profile';
 import { makePlan, type PlanInput } from './defaults';
 import type { ConfigFacts, Fact, FactValue } from './facts';
 import { hasInlineModel, modelFromFacts } from './resolveModel';
@@ -25,6 +27,8 @@ export interface ResolveSettings {
   readonly allocatorFragmentation?: number;
   /** Per-cluster corrections from "Calibrate" (`shardlens.calibration`), applied when the plan's GPU matches. */
   readonly calibration?: Readonly<Record<string, ClusterCorrection>>;
+  /** A measured cluster profile (`shardlens profile`, `--profile`, `shardlens.profile`): its curves replace the catalog's. */
+  readonly profile?: ClusterProfile;
 }
 
 export interface ModelLookup {
@@ -300,7 +304,8 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
   };
   const made = makePlan(dropUndefined(partial), gpu);
   const correction = calibrationFor(made, S.calibration);
-  const plan = correction ? applyCalibration(made, correction) : made;
+  const calibrated = correction ? applyCalibration(made, correction) : made;
+  const plan = S.profile ? withProfile(calibrated, S.profile, problems) : calibrated;
   return { plan, problems, assumptions, factsUsed: facts };
 }
 

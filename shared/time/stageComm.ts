@@ -50,7 +50,7 @@ function collective(e: Entry): Collective {
   const one = linkSeconds(e.kind, e.bytes, e.link);
   const seconds = e.seconds ?? e.count * one;
   return {
-    id: e.id, label: e.label, kind: e.kind, group: e.group, groupSize: e.link.size, stage: e.stage,
+    id: e.id, label: e.label, kind: e.kind, group: e.group, groupSize: e.link.size, perNode: e.link.perNode, stage: e.stage,
     bytesPerOccurrence: e.bytes, countPerStep: e.count, bytesPerRank: e.bytes * e.count,
     algorithm: algorithmFor(e.kind, e.link.tier, e.link.size, e.link.perNode), tier: e.link.tier, busBandwidth: e.link.busbw,
     seconds, overlapped: e.overlapped, exposedSeconds: Math.min(seconds, Math.max(0, e.exposed)), formula: e.formula, citation: e.citation,

@@ -101,14 +101,14 @@ export async function runProbe(opts: RunProbeOptions): Promise<ProbeReport | Pro
   return read.report;
 }
 
-type LaunchResult =
+export type LaunchResult =
   | { reason: 'exit'; code: number | null; tail: string }
   | { reason: 'cancelled'; tail: string }
   | { reason: 'timeout'; tail: string }
   | { reason: 'error'; message: string; tail: string };
 
-/** Spawns the launcher in its own process group, so cancel and timeout stop torchrun and every rank. */
-function launch(python: string, argv: string[], signal: AbortSignal | undefined, timeoutMs: number, onLine: (l: string) => void): Promise<LaunchResult> {
+/** Spawns the launcher in its own process group, so cancel and timeout stop torchrun and every rank (argument array, no shell). */
+export function launch(python: string, argv: string[], signal: AbortSignal | undefined, timeoutMs: number, onLine: (l: string) => void): Promise<LaunchResult> {
   return new Promise((done) => {
     const lines: string[] = [];
     const child = spawn(python, argv, {
