@@ -12,6 +12,7 @@ const suites: Suite[] = [
   { title: 'Language server (issue 4)', file: './server.ts', fn: 'benchServer' },
   { title: 'Validation runs (issue 6)', file: './validation.ts', fn: 'benchValidation' },
   { title: 'Layout planner (issue 8)', file: './planner.ts', fn: 'benchPlanner' },
+  { title: 'Launcher dialects: stated values read right (issue 12)', file: './dialects.ts', fn: 'benchDialects' },
 ];
 
 /** Formats a figure for the console: large numbers with thousands separators, small ones with 3 significant digits. */

@@ -11,9 +11,11 @@ export const DOCUMENT_SELECTOR: NonNullable<LanguageClientOptions['documentSelec
   // DeepSpeed JSON by name, and Hugging Face config.json files (model sources).
   { scheme: 'file', language: 'json', pattern: '**/{ds_config*,ds_z*,zero*,*deepspeed*,config}.json' },
   { scheme: 'file', language: 'jsonc', pattern: '**/{ds_config*,ds_z*,zero*,*deepspeed*}.json' },
-  // Megatron-LM launch scripts.
+  // Launch scripts (Megatron-LM, DeepSpeed-Chat, OpenRLHF, verl, HF Trainer, …) and Slurm batch files, which VS Code
+  // does not associate with shellscript by default.
   { scheme: 'file', language: 'shellscript' },
-  // Megatron YAML, Accelerate, nanotron, Axolotl, LLaMA-Factory, Lightning, LitGPT, torchtune.
+  { scheme: 'file', pattern: '**/*.{slurm,sbatch}' },
+  // Megatron YAML, NeMo, GPT-NeoX, HF Trainer recipes, Accelerate, nanotron, Axolotl, LLaMA-Factory, Lightning, LitGPT, torchtune.
   { scheme: 'file', language: 'yaml' },
   // torchtitan TOML (VS Code has no built-in TOML language, so also match by name).
   { scheme: 'file', language: 'toml' },

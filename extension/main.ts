@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { listPresets } from '../shared/model/presets';
 import { LspMethods, SETTINGS_SECTION, WEBVIEW_PROTOCOL_VERSION, type AnalysisChangedParams, type AnalysisResult, type DashboardView, type MemoryUnits } from '../shared/protocol';
-import { PROBE_COMMANDS, registerProbeCommands } from './probe/commands';
+import { cancelProbes, PROBE_COMMANDS, registerProbeCommands } from './probe/commands';
 import { DOCUMENT_SELECTOR, startClient } from './client';
 import { selectCluster } from './commands/cluster';
 import { applyLayout, layoutTarget } from './commands/layout';
@@ -127,8 +127,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   void hub.refresh();
 }
 
+/** Stops what ShardLens launched (validation runs, probes) before the window closes or the extension is disabled. */
 export async function deactivate(): Promise<void> {
   cancelActiveRun();
+  await cancelProbes();
   const c = client;
   client = undefined;
   if (c) await c.stop();

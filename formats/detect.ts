@@ -6,8 +6,13 @@ import { at, entry, keys, type KNode } from './common/tree';
 import { tomlTree } from './common/tomlTree';
 import { yamlTree } from './common/yamlTree';
 
+/** Texts longer than this are not parsed to detect their format (the cap of formats/index.ts). */
+const MAX_DETECT_CHARS = 256 * 1024;
+
 const DS_NAME = /^(ds_config.*|ds_z[0-3].*config.*|zero[0-3].*|zero_stage[0-3].*config.*|.*deepspeed.*)\.json$/i;
 const MEGATRON_TEXT = /pretrain_[a-z0-9_]*\.py|--tensor-model-parallel-size|--num-layers\b|--num-attention-heads|--per_device_train_batch_size|--deepspeed[ =]\S+\.json/;
+/** A launch script: a launcher, a trainer CLI, a Slurm directive or a sourced script (launch dialects, issue 12). */
+const LAUNCH_TEXT = /(^|[\s;(`"'])(torchrun|deepspeed|srun|sbatch|mpirun|accelerate\s+launch|python3?\s+(-u\s+)?(-m\s+\S+|\S+\.py)|swift\s+(sft|pt|rlhf)|megatron\s+(sft|pt|rlhf)|llamafactory-cli\s+train|tune\s+run|ray\s+job\s+submit)\b|^#SBATCH\s|^\s*(source|\.)\s+\S+\.sh\b/m;
 
 function ext(name: string): string {
   const i = name.lastIndexOf('.');
@@ -27,6 +32,28 @@ function isHfConfig(root: KNode | undefined): boolean {
   return has('model_type', 'architectures') && has('hidden_size', 'n_embd', 'd_model') && has('num_hidden_layers', 'n_layer', 'num_layers', 'n_layers');
 }
 
+/** NeMo 1 / launcher YAML (trainer + model with Megatron keys) or a test YAML with NeMo 2 overrides. */
+function isNemo(root: KNode): boolean {
+  const flat = entry(root, 'MODEL_ARGS')?.value;
+  if (flat && keys(flat).some((k) => k.startsWith('trainer.') || k.startsWith('data.micro_batch_size'))) return true;
+  if (!entry(root, 'trainer') || !entry(root, 'model')) return false;
+  return ['model.tensor_model_parallel_size', 'model.micro_batch_size', 'model.encoder_seq_length', 'model.peft', 'model.global_batch_size'].some((p) => at(root, p) !== undefined);
+}
+
+/** GPT-NeoX: its parallel keys (with `_` or `-`) or its model keys at the top level. */
+function isGptNeox(root: KNode): boolean {
+  const ks = new Set(keys(root).map((k) => k.replace(/-/g, '_')));
+  if (ks.has('pipe_parallel_size') || (ks.has('model_parallel_size') && ks.has('num_layers'))) return true;
+  return ks.has('num_layers') && ks.has('seq_length') && (ks.has('attention_config') || ks.has('pos_emb') || ks.has('norm'));
+}
+
+/** Hugging Face TrainingArguments YAML: a model and trainer arguments, without LLaMA-Factory's or Axolotl's keys. */
+function isHfTrainerYaml(root: KNode): boolean {
+  const has = (k: string) => entry(root, k) !== undefined;
+  if (!has('model_name_or_path') && !has('dataset_name') && !has('dataset_mixture')) return false;
+  return ['per_device_train_batch_size', 'gradient_accumulation_steps', 'learning_rate', 'max_seq_length', 'max_length', 'num_train_epochs'].some(has);
+}
+
 /** Format of a parsed YAML root. */
 export function detectYaml(root: KNode | undefined): FormatId | undefined {
   if (!root || root.kind !== 'map') return undefined;
@@ -37,12 +64,15 @@ export function detectYaml(root: KNode | undefined): FormatId | undefined {
   if (has('model_name_or_path') && (has('stage') || has('finetuning_type') || has('cutoff_len'))) return 'llamafactory';
   if (has('model') && (has('dist_config') || has('model_class')) && (has('micro_batch_size') || has('cutoff_len'))) return 'llamafactory';
   if (has('language_model') && has('model_parallel')) return 'megatron-yaml';
+  if (isNemo(root)) return 'nemo';
   if (has('ConfigContainer') || (has('model_config') && has('train_config')) || (has('MODEL_ARGS') && keys(entry(root, 'MODEL_ARGS')?.value).some((k) => k.startsWith('--')))) return 'megatron-yaml';
   if (has('model') && has('train') && (has('ddp') || has('dist') || has('mixed_precision') || has('scheduler'))
     && (at(root, 'model.tensor_model_parallel_size') !== undefined || at(root, 'model.seq_length') !== undefined || at(root, 'train.micro_batch_size') !== undefined || at(root, 'train.train_iters') !== undefined)) return 'megatron-yaml';
   const comp = at(root, 'model._component_')?.value.value;
   if (typeof comp === 'string' && comp.startsWith('torchtune.')) return 'torchtune';
   if (at(root, 'train.micro_batch_size') && (has('checkpoint_dir') || has('model_name') || has('precision') || has('devices'))) return 'litgpt';
+  if (isGptNeox(root)) return 'gpt-neox';
+  if (isHfTrainerYaml(root)) return 'hf-trainer';
   if (at(root, 'trainer.strategy') || (has('trainer') && (at(root, 'trainer.precision') || at(root, 'trainer.devices')) && has('model'))) return 'lightning';
   return undefined;
 }
@@ -50,12 +80,17 @@ export function detectYaml(root: KNode | undefined): FormatId | undefined {
 /** Detects the format of a document; undefined when it is none ShardLens reads. */
 export function detectFormat(uri: string, text: string): FormatId | undefined {
   try {
+    // Above the size cap nothing is parsed (parseConfig says why); detection by content would parse it all.
+    if (text.length > MAX_DETECT_CHARS) return undefined;
     const name = baseName(uri);
     const e = ext(name);
     const li = new LineIndex(text);
+    // A DeepSpeed JSON saved as .conf / .cfg (open-instruct's stage3_*_accelerate.conf).
+    if ((e === 'conf' || e === 'cfg') && /^\s*\{/.test(text)) return isDeepSpeed(jsonTree(text, li).root) ? 'deepspeed' : undefined;
     if (e === 'json') {
       const root = jsonTree(text, li).root;
       if (isHfConfig(root) || (/config\.json$/i.test(name) && entry(root, 'model_type') && !isDeepSpeed(root))) return 'hf-config';
+      if (detectYaml(root) === 'accelerate') return 'accelerate';
       if (DS_NAME.test(name) || isDeepSpeed(root)) return root?.kind === 'map' || DS_NAME.test(name) ? 'deepspeed' : undefined;
       return undefined;
     }
@@ -66,7 +101,7 @@ export function detectFormat(uri: string, text: string): FormatId | undefined {
     }
     if (e === 'yaml' || e === 'yml') return detectYaml(yamlTree(text, li).root);
     if (['sh', 'bash', 'slurm', 'sbatch', ''].includes(e) || /^#!.*\b(ba)?sh\b/.test(text)) {
-      return MEGATRON_TEXT.test(text) ? 'megatron-script' : undefined;
+      return MEGATRON_TEXT.test(text) || LAUNCH_TEXT.test(text) ? 'megatron-script' : undefined;
     }
     return undefined;
   } catch {

@@ -6,14 +6,24 @@ import llamafactory from './llamafactory/keys.json';
 import megatron from './megatron/keys.json';
 import nanotron from './nanotron/keys.json';
 import torchtitan from './torchtitan/keys.json';
+import dsChat from './deepspeed-chat/keys.json';
+import gptNeox from './gpt-neox/keys.json';
+import hfTrainer from './hf-trainer/keys.json';
+import nemo from './nemo/keys.json';
+import openrlhf from './openrlhf/keys.json';
+import verl from './verl/keys.json';
+import rayActor from './launch/ray-actor.json';
+import { isPlanPath } from '../shared/plan/paths';
 import type { FormatId } from '../shared/plan/facts';
+import { lookupTable } from '../shared/lookup';
+import type { PlanPath } from '../shared/plan/paths';
 
 /** One documented key of a format. */
 export interface KeyDoc {
   readonly type?: string;
   readonly default?: unknown;
   readonly auto?: string;
-  readonly plan?: string;
+  readonly plan?: PlanPath;
   readonly enum?: readonly unknown[];
   readonly aliases?: readonly string[];
   readonly deprecated?: unknown;
@@ -26,15 +36,39 @@ export interface KeyTable {
 
 function table(raw: unknown): KeyTable {
   const keys = (raw as { keys?: Record<string, KeyDoc> }).keys;
-  return { keys: keys && typeof keys === 'object' ? keys : {} };
+  return { keys: lookupTable(keys && typeof keys === 'object' ? keys : {}) };
 }
+
+/**
+ * A launch dialect's table (formats/<dialect>/keys.json) as key docs: a look-alike key that is not read (a rollout
+ * engine's TP) documents why; `strip` drops the leading dashes for YAML spellings of flags.
+ */
+function dialect(raw: unknown, strip = false): KeyTable {
+  const keys = (raw as { keys?: Record<string, { type?: string; plan?: string; description?: string; ignore?: string }> }).keys ?? {};
+  const out: Record<string, KeyDoc> = {};
+  for (const [k, d] of Object.entries(keys)) {
+    if (strip && !k.startsWith('--')) continue;
+    const plan = d.plan && isPlanPath(d.plan) ? d.plan : undefined;
+    out[strip ? k.slice(2) : k] = { type: d.type, ...(plan ? { plan } : {}), description: d.ignore ? `Not read as a training setting: ${d.ignore}` : d.description };
+  }
+  return { keys: out };
+}
+
+/** Megatron flags and the launch dialects a shell script may speak, for hovers and completion in scripts. */
+const LAUNCH: KeyTable = {
+  keys: [dialect(hfTrainer), dialect(dsChat), dialect(openrlhf), dialect(rayActor), dialect(verl)].reduce<Record<string, KeyDoc>>(
+    (all, t) => { for (const [k, d] of Object.entries(t.keys)) all[k] ??= d; return all; }, { ...table(megatron).keys }),
+};
 
 const TABLES: Partial<Record<FormatId, KeyTable>> = {
   deepspeed: table(deepspeed),
   accelerate: table(accelerate),
   axolotl: table(axolotl),
   llamafactory: table(llamafactory),
-  'megatron-script': table(megatron),
+  'megatron-script': LAUNCH,
+  nemo: dialect(nemo),
+  'gpt-neox': dialect(gptNeox),
+  'hf-trainer': dialect(hfTrainer, true),
   nanotron: table(nanotron),
   torchtitan: table(torchtitan),
 };
@@ -45,7 +79,7 @@ export function keyTable(format: FormatId | null): KeyTable | undefined {
 }
 
 /** The dotted key of a format that sets a plan path (first match), e.g. deepspeed + training.microBatch. */
-export function keyForPath(format: FormatId | null, path: string): string | undefined {
+export function keyForPath(format: FormatId | null, path: PlanPath): string | undefined {
   const t = keyTable(format);
   if (!t) return undefined;
   for (const [k, d] of Object.entries(t.keys)) if (d.plan === path && !d.deprecated) return k;

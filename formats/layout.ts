@@ -3,6 +3,7 @@
  * text edits plus the delta to show first. Pure functions of the text; the server registers the command.
  */
 import type { ConfigFacts, FormatId } from '../shared/plan/facts';
+import type { PlanPath } from '../shared/plan/paths';
 import type { Plan } from '../shared/plan/types';
 import { layoutOfPlan, type LayoutChoice } from '../shared/planner/build';
 import { coreEstimators } from '../shared/planner/estimators';
@@ -42,6 +43,8 @@ export interface LayoutEdits {
   readonly delta: string;
   /** What the file cannot hold and where to set it instead. */
   readonly notes: string[];
+  /** Plan paths the file cannot hold for this layout (see Rewrite.unwritable). */
+  readonly unwritable?: PlanPath[];
 }
 
 /**
@@ -59,7 +62,7 @@ export function layoutEdits(
   if (!rewrite) return { edits: [], delta, notes: [`ShardLens cannot rewrite ${format} files yet.`] };
   try {
     const out = rewrite(text, target, facts);
-    return { edits: diffEdits(text, out.text), delta, notes: out.notes };
+    return { edits: diffEdits(text, out.text), delta, notes: out.notes, ...(out.unwritable ? { unwritable: out.unwritable } : {}) };
   } catch (err) {
     return { edits: [], delta, notes: [`The file could not be rewritten: ${(err as Error).message}`] };
   }

@@ -14,8 +14,18 @@ import platform
 import sys
 import time
 
-import torch
-import torch.distributed as dist
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from watchdog import watch_parent  # noqa: E402
+
+# Before torch is imported: a rank whose launcher is gone (killed with ShardLens) exits instead of measuring.
+if os.environ.get("SHARDLENS_LAUNCHER_PID"):
+    watch_parent("SHARDLENS_LAUNCHER_PID")
+try:
+    import torch
+    import torch.distributed as dist
+except ImportError as exc:
+    sys.stderr.write(f"shardlens-profile: torch is not importable by {sys.executable}: {exc}\n")
+    sys.exit(3)
 
 SCHEMA_VERSION = 1
 

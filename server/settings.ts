@@ -9,8 +9,14 @@ import { DEFAULT_SETTINGS, SETTINGS_SECTION, type HintDetail, type ShardLensSett
 
 const DETAILS: readonly HintDetail[] = ['off', 'minimal', 'normal', 'verbose'];
 
+/**
+ * The own fields of an object, in an object without a prototype: a setting the client did not send reads as
+ * undefined, never as something inherited from a polluted `Object.prototype`.
+ */
 function obj(v: unknown): Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  const out = Object.create(null) as Record<string, unknown>;
+  if (v !== null && typeof v === 'object' && !Array.isArray(v)) for (const [k, x] of Object.entries(v)) out[k] = x;
+  return out;
 }
 
 /** A finite number within [min, max], else the fallback. */
@@ -36,6 +42,8 @@ export function normalizeSettings(raw: unknown): ShardLensSettings {
     },
     worldSize: Math.floor(num(r.worldSize, d.worldSize, 0, 1e8)),
     model: typeof r.model === 'string' ? r.model.trim() : d.model,
+    seqLen: Math.floor(num(r.seqLen, d.seqLen, 0, 1e8)),
+    microBatch: Math.floor(num(r.microBatch, d.microBatch, 0, 1e6)),
     hints: { detail: DETAILS.includes(hints.detail as HintDetail) ? (hints.detail as HintDetail) : d.hints.detail },
     units: r.units === 'GB' ? 'GB' : 'GiB',
     overhead: {

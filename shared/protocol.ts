@@ -6,5 +6,6 @@
 export const PROTOCOL_VERSION = 1;
 
 export * from './protocol/settings';
+export * from './protocol/commands';
 export * from './protocol/lsp';
 export * from './protocol/webview';

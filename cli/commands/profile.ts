@@ -1,18 +1,23 @@
 /**
- * `shardlens profile <file…> [--gpus NxGPU] [--ranks N] [--out profile.json] [--cluster NODESxGPUS] [--quick] [--json]`:
- * measures this machine (or prints the commands for a cluster) for the shapes and collectives of the given configs, and
- * writes a profile file that `--profile` (estimate, simulate, plan) then uses instead of the catalog's curves.
+ * `shardlens profile <file…> --trust [--gpus NxGPU] [--ranks N] [--out profile.json] [--quick] [--json]`: measures this
+ * machine for the shapes and collectives of the given configs and writes a profile file that `--profile` (estimate,
+ * simulate, plan) then uses instead of the catalog's curves. With `--cluster NODESxGPUS` it launches nothing: it writes
+ * the measurement request and prints the Slurm/torchrun lines to run on the cluster.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { writeUserFile } from '../../server/io/write';
 import type { Plan } from '../../shared/plan/types';
 import { profileRequest } from '../../shared/time/profileRequest';
 import { torchrunLines } from '../../validation/torch/cluster';
 import { runProfile } from '../../validation/torch/profile';
-import { intFlag, type ParsedArgs } from '../args';
+import { intFlag, stringFlag, type ParsedArgs } from '../args';
+import { abortOnSignals } from '../signals';
+import { requireTrust } from './run';
 import { InputError, loadConfig } from '../load';
 
-const USAGE = 'usage: shardlens profile <file…> [--gpus <N>x<GPU>] [--ranks N] [--out profile.json] [--cluster <nodes>x<gpus>] [--quick] [--json]';
+const USAGE = 'usage: shardlens profile <file…> --trust [--gpus <N>x<GPU>] [--ranks N] [--out profile.json] [--quick] [--json]\n'
+  + '       shardlens profile <file…> --cluster <nodes>x<gpus> [--out profile.json] [--quick] [--json]';
 
 /** The plans of every file named (a file that does not resolve is an input error naming it). */
 async function plansOf(files: readonly string[], flags: ParsedArgs['flags']): Promise<Plan[]> {
@@ -25,6 +30,14 @@ async function plansOf(files: readonly string[], flags: ParsedArgs['flags']): Pr
   return plans;
 }
 
+function isFolder(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 /** `--cluster 2x8` → nodes and GPUs per node. */
 function clusterOf(v: string | true | undefined): { nodes: number; gpusPerNode: number } | undefined {
   if (v === undefined) return undefined;
@@ -35,16 +48,19 @@ function clusterOf(v: string | true | undefined): { nodes: number; gpusPerNode: 
 
 export async function profileCommand(args: ParsedArgs): Promise<number> {
   if (!args.positionals.length) throw new InputError(USAGE);
-  const plans = await plansOf(args.positionals, args.flags);
-  const out = resolve(typeof args.flags.out === 'string' ? args.flags.out : 'shardlens-profile.json');
+  const outFlag = stringFlag(args.flags, 'out', 'profile.json');
+  if (typeof outFlag === 'object') throw new InputError(outFlag.error);
+  const out = resolve(outFlag ?? 'shardlens-profile.json');
+  // Checked before a sweep of minutes: the profile (and a cluster's request) go into an existing folder.
+  if (!isFolder(dirname(out))) throw new InputError(`--out ${outFlag ?? out}: the folder ${dirname(out)} does not exist`);
   const cluster = clusterOf(args.flags.cluster);
+  if (!cluster) requireTrust(args.flags, 'profile', args.positionals.join(', '));
+  const plans = await plansOf(args.positionals, args.flags);
   const quick = args.flags.quick === true;
   if (cluster) {
     // Text to copy: ShardLens never runs commands on other machines.
     const request = profileRequest(plans, { quick, ranks: cluster.nodes * cluster.gpusPerNode, gpusPerNode: cluster.gpusPerNode });
-    const requestPath = resolve(dirname(out), 'shardlens-profile-request.json');
-    mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(requestPath, JSON.stringify(request));
+    const requestPath = writeUserFile(resolve(dirname(out), 'shardlens-profile-request.json'), JSON.stringify(request));
     const dir = '$HOME/shardlens-profile';
     const lines = torchrunLines(`${dir}/probe/profile_sweep.py`, ['--request', `${dir}/shardlens-profile-request.json`, '--out', `${dir}/shardlens-profile.json`],
       cluster.nodes, cluster.gpusPerNode, { sharedDir: dir, runId: `shardlens-profile-${cluster.nodes}x${cluster.gpusPerNode}` },
@@ -58,14 +74,14 @@ export async function profileCommand(args: ParsedArgs): Promise<number> {
     }
     return 0;
   }
-  const ranks = intFlag(args.flags, 'ranks', Math.max(1, Math.min(8, plans[0].cluster.gpusPerNode)), 4096);
-  if (typeof ranks !== 'number') throw new InputError(ranks.error);
-  const request = profileRequest(plans, { quick, ranks, gpusPerNode: ranks });
-  const ctrl = new AbortController();
-  process.once('SIGINT', () => ctrl.abort());
-  process.once('SIGTERM', () => ctrl.abort());
+  const ranks = args.flags.ranks === undefined ? undefined : intFlag(args.flags, 'ranks', 1, 4096);
+  if (typeof ranks === 'object') throw new InputError(ranks.error);
+  const python = stringFlag(args.flags, 'python', '/usr/bin/python3');
+  if (typeof python === 'object') throw new InputError(python.error);
+  const ctrl = abortOnSignals();
+  // The request's collectives span the ranks launched here (one per GPU, or 2 CPU ranks, unless --ranks says).
   const r = await runProfile({
-    request, ranks, out, signal: ctrl.signal, python: typeof args.flags.python === 'string' ? args.flags.python : undefined,
+    requestFor: (n) => profileRequest(plans, { quick, ranks: n, gpusPerNode: n }), ranks, oversubscribe: args.flags.oversubscribe === true, out, signal: ctrl.signal, python,
     onLine: (l) => process.stderr.write(`${l}\n`),
   });
   if (!r.ok) {

@@ -57,7 +57,7 @@ export async function runValidation(context: vscode.ExtensionContext, log: vscod
   const file = localPath(uri);
   await vscode.commands.executeCommand('shardlens.validationView.focus').then(undefined, () => undefined);
   hub.post({ v: V, type: 'validationProgress', state: 'running', fraction: 0, message: 'Starting the validation runner…' });
-  const run = await runCli(context.extensionPath, ['validate', file, '--json'], 'ShardLens: validating', cwdOf(file), log, (l) => progressLine(hub, l));
+  const run = await runCli(context.extensionPath, ['validate', file, '--json', '--trust'], 'ShardLens: validating', cwdOf(file), log, (l) => progressLine(hub, l));
   // Saved next to the config (or in workspace storage) with the previous run attached for comparison (issue 6 §3).
   const saved = run.cancelled ? {} : await persistRunnerReport(lastJson(run.stdout), { configPath: file, storageDir: context.storageUri?.fsPath });
   if (saved.saveError) log.warn(`Validation report not saved: ${saved.saveError}`);

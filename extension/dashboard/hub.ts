@@ -20,6 +20,7 @@ const COMMANDS: Readonly<Record<Extract<WebviewToHostMessage, { type: 'command' 
   runValidation: 'shardlens.runValidation',
   cancelValidation: 'shardlens.cancelValidation',
   runProbe: 'shardlens.runProbe',
+  runOracle: 'shardlens.probe.fake',
   selectCluster: 'shardlens.selectCluster',
   selectModel: 'shardlens.selectModel',
   openDashboard: 'shardlens.openDashboard',

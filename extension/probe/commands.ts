@@ -3,7 +3,8 @@
  * run), import a report into the dashboards, and calibrate a cluster from a report. Launching refuses in untrusted
  * workspaces. The extension's main.ts calls registerProbeCommands once.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeUserFile } from '../../server/io/write';
+import { MAX_REPORT_BYTES, readTextFile } from '../../server/io/read';
 import * as vscode from 'vscode';
 import { estimateMemory } from '../../shared/memory/estimate';
 import type { Plan } from '../../shared/plan/types';
@@ -14,6 +15,7 @@ import {
 } from '../../validation/torch/index';
 import { requireTrust } from '../trust';
 import { selectedPython } from './interpreter';
+import { runOracleCommand } from './oracle';
 import { toResultView } from './view';
 
 export interface ProbeCommandDeps {
@@ -32,6 +34,7 @@ export const PROBE_COMMANDS = {
   clusterCommands: 'shardlens.probe.clusterCommands',
   importReport: 'shardlens.probe.importReport',
   calibrate: 'shardlens.probe.calibrate',
+  fake: 'shardlens.probe.fake',
 } as const;
 
 async function planOrThrow(deps: ProbeCommandDeps, arg: unknown): Promise<Plan> {
@@ -58,6 +61,15 @@ async function askInt(title: string, value: string): Promise<number | undefined>
   return text === undefined ? undefined : Number(text.trim());
 }
 
+/** Probes in progress (their cancel and their end), so deactivate() can stop them. */
+const running = new Map<AbortController, Promise<unknown>>();
+
+/** Cancels every probe in progress and waits (at most `graceMs`) until their processes are stopped. */
+export async function cancelProbes(graceMs = 3000): Promise<void> {
+  for (const ac of running.keys()) ac.abort();
+  await Promise.race([Promise.allSettled(running.values()), new Promise((r) => setTimeout(r, graceMs).unref())]);
+}
+
 /** Runs the probe in-process (child processes via torchrun) under a cancellable notification. */
 async function runLocal(deps: ProbeCommandDeps, arg: unknown): Promise<void> {
   if (!requireTrust('Run on PyTorch')) return;
@@ -71,7 +83,7 @@ async function runLocal(deps: ProbeCommandDeps, arg: unknown): Promise<void> {
     const ac = new AbortController();
     token.onCancellationRequested(() => ac.abort());
     deps.showProgress?.('running', `Starting torchrun with ${ranks} ranks (${mode})…`);
-    const out = await probeAndCompare({
+    const run = probeAndCompare({
       plan, ranks, mode, python, signal: ac.signal, export: { layout: 'data-parallel-only' },
       onProgress: (p) => {
         if (p.phase === 'launch') deps.log.info(`probe: ${p.argv.join(' ')}`);
@@ -79,6 +91,8 @@ async function runLocal(deps: ProbeCommandDeps, arg: unknown): Promise<void> {
         else progress.report({ message: p.message });
       },
     });
+    running.set(ac, run);
+    const out = await run.finally(() => running.delete(ac));
     if (!out.ok) {
       if (out.outputTail) deps.log.info(out.outputTail);
       const state = out.code === 'cancelled' ? 'cancelled' : 'failed';
@@ -118,7 +132,10 @@ async function showClusterCommands(deps: ProbeCommandDeps, arg: unknown): Promis
 async function pickReport(): Promise<{ report: ProbeReport; path: string } | undefined> {
   const files = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'Probe report': ['json'] }, title: 'ShardLens: probe report' });
   if (!files?.length) return undefined;
-  const read = parseProbeReport(readFileSync(files[0].fsPath, 'utf8'));
+  // The user picked this file: it is read wherever it is, but only as a bounded regular file.
+  const text = readTextFile(files[0].fsPath, { maxBytes: MAX_REPORT_BYTES });
+  if (!text.ok) throw new Error(text.detail);
+  const read = parseProbeReport(text.text);
   if (!read.ok) throw new Error(`not a probe report: ${read.problems.slice(0, 3).join('; ')}`);
   return { report: read.report, path: files[0].fsPath };
 }
@@ -174,6 +191,7 @@ export function registerProbeCommands(ctx: vscode.ExtensionContext, deps: ProbeC
     wrap(PROBE_COMMANDS.clusterCommands, showClusterCommands),
     wrap(PROBE_COMMANDS.importReport, importReport),
     wrap(PROBE_COMMANDS.calibrate, runCalibrate),
+    wrap(PROBE_COMMANDS.fake, runOracleCommand),
   ];
   ctx.subscriptions.push(...list);
   return list;
@@ -181,5 +199,5 @@ export function registerProbeCommands(ctx: vscode.ExtensionContext, deps: ProbeC
 
 /** Saves a report (with its estimates attached) as JSON, e.g. next to the config. */
 export function saveReport(path: string, report: ProbeReport): void {
-  writeFileSync(path, JSON.stringify(report, null, 1));
+  writeUserFile(path, JSON.stringify(report, null, 1));
 }

@@ -3,6 +3,7 @@ import type { FactValue } from '../../shared/plan/facts';
 import type { FactSink, Loc } from './sink';
 import { shown, toBool, toNumber } from './text';
 import { at, type KEntry, type KNode } from './tree';
+import type { PlanPath } from '../../shared/plan/paths';
 
 export function locOf(e: KEntry, key: string): Loc {
   return { key, keyRange: e.keyRange, valueRange: e.value.range };
@@ -20,7 +21,7 @@ export function isAuto(e: KEntry | undefined): boolean {
 export interface NumOpts { readonly auto?: boolean; readonly int?: boolean; readonly min?: number; readonly map?: (n: number) => FactValue }
 
 /** Reads a number at `path` (dotted, within `root`) into `factPath`; returns the number read. */
-export function readNum(s: FactSink, root: KNode | undefined, path: string, factPath: string, o: NumOpts = {}): number | undefined {
+export function readNum(s: FactSink, root: KNode | undefined, path: string, factPath: PlanPath, o: NumOpts = {}): number | undefined {
   const e = at(root, path);
   if (isEmpty(e) || !e) return undefined;
   if (o.auto && isAuto(e)) { s.explicit(factPath, 'auto', locOf(e, path)); return undefined; }
@@ -42,7 +43,7 @@ export function readNum(s: FactSink, root: KNode | undefined, path: string, fact
 }
 
 /** Reads a boolean at `path`; returns it. */
-export function readBool(s: FactSink, root: KNode | undefined, path: string, factPath?: string, map?: (b: boolean) => FactValue): boolean | undefined {
+export function readBool(s: FactSink, root: KNode | undefined, path: string, factPath?: PlanPath, map?: (b: boolean) => FactValue): boolean | undefined {
   const e = at(root, path);
   if (isEmpty(e) || !e) return undefined;
   const b = e.value.kind === 'scalar' ? toBool(e.value.value) : undefined;

@@ -2,12 +2,15 @@
 import type { ConfigDiagnostic, ConfigFacts, ConfigReference, Fact, FactValue, FormatId } from '../../shared/plan/facts';
 import type { Severity, TextRange } from '../../shared/plan/types';
 import { baseName, TOP } from './text';
+import type { PlanPath } from '../../shared/plan/paths';
 
 /** Key and value ranges of one written value. */
 export interface Loc {
   readonly key: string;
   readonly keyRange?: TextRange;
   readonly valueRange?: TextRange;
+  /** File the value was written in when it is not this document (a file the script sourced). */
+  readonly uri?: string;
 }
 
 export class FactSink {
@@ -21,52 +24,55 @@ export class FactSink {
   }
 
   /** Records a value written in the file; a later explicit write of the same path wins (as the frameworks do). */
-  explicit(path: string, value: FactValue | undefined, loc: Loc): void {
+  explicit(path: PlanPath, value: FactValue | undefined, loc: Loc): void {
     if (value === undefined || (typeof value === 'number' && !Number.isFinite(value))) return;
+    const elsewhere = loc.uri !== undefined && loc.uri !== this.uri;
+    // A value from a sourced file keeps its place in that file; it has no range in this document.
     this.facts[path] = {
       value,
       key: loc.key,
-      keyRange: loc.keyRange,
-      source: { kind: 'explicit', detail: `${this.file}: ${loc.key}`, uri: this.uri, range: loc.valueRange ?? loc.keyRange },
+      keyRange: elsewhere ? undefined : loc.keyRange,
+      source: { kind: 'explicit', detail: `${elsewhere ? baseName(loc.uri!) : this.file}: ${loc.key}`, uri: elsewhere ? loc.uri : this.uri, range: loc.valueRange ?? loc.keyRange },
     };
   }
 
   /** Records a framework default unless the file already set the path. */
-  default(path: string, value: FactValue, detail: string): void {
+  default(path: PlanPath, value: FactValue, detail: string): void {
     if (this.facts[path]) return;
     this.facts[path] = { value, source: { kind: 'default', detail } };
   }
 
   /** Records a value derived from others in the same file. */
-  derived(path: string, value: FactValue, detail: string, loc?: Loc): void {
+  derived(path: PlanPath, value: FactValue, detail: string, loc?: Loc): void {
     if (typeof value === 'number' && !Number.isFinite(value)) return;
+    const elsewhere = loc?.uri !== undefined && loc.uri !== this.uri;
     this.facts[path] = {
       value,
       key: loc?.key,
-      keyRange: loc?.keyRange,
-      source: { kind: 'derived', detail, uri: this.uri, range: loc?.valueRange ?? loc?.keyRange },
+      keyRange: elsewhere ? undefined : loc?.keyRange,
+      source: { kind: 'derived', detail, uri: elsewhere ? loc!.uri : this.uri, range: loc?.valueRange ?? loc?.keyRange },
     };
   }
 
-  has(path: string): boolean {
+  has(path: PlanPath): boolean {
     return this.facts[path] !== undefined;
   }
 
-  value(path: string): FactValue | undefined {
+  value(path: PlanPath): FactValue | undefined {
     return this.facts[path]?.value;
   }
 
-  num(path: string): number | undefined {
+  num(path: PlanPath): number | undefined {
     const v = this.facts[path]?.value;
     return typeof v === 'number' ? v : undefined;
   }
 
-  ref(kind: ConfigReference['kind'], target: string, range?: TextRange): void {
+  ref(kind: ConfigReference['kind'], target: string, range?: TextRange, cwd?: string): void {
     if (!target.trim()) return;
-    this.references.push({ kind, target: target.trim(), range });
+    this.references.push({ kind, target: target.trim(), range, ...(cwd ? { cwd } : {}) });
   }
 
-  diag(code: string, severity: Severity, message: string, range: TextRange | undefined, paths: readonly string[] = []): void {
+  diag(code: string, severity: Severity, message: string, range: TextRange | undefined, paths: readonly PlanPath[] = []): void {
     if (this.diagnostics.length >= 500) return;
     this.diagnostics.push({ code, severity, message, paths, range: range ?? TOP });
   }

@@ -8,6 +8,7 @@ import { isAuto, isEmpty, locOf, readNum } from '../common/read';
 import { shown, toBool } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
 import { canonicalDsKey, dsChildren, dsSourceFile, DS_KEYS, isStrictDsSection } from './keys';
+import type { PlanPath } from '../../shared/plan/paths';
 
 const DS = 'DeepSpeed default';
 
@@ -89,7 +90,7 @@ export function readDeepSpeed(s: FactSink, root: KNode | undefined, label = ''):
       delete s.facts['parallel.sharding.stage'];
       stage = undefined;
     }
-    const num = (k: string, p: string) => {
+    const num = (k: string, p: PlanPath) => {
       const e = at(zn, k) ?? at(zn, k.replace(/^stage3_/, ''));
       if (!e) return;
       const written = e === at(zn, k) ? k : k.replace(/^stage3_/, '');

@@ -6,9 +6,10 @@ import type { FactSink } from '../common/sink';
 import { locOf } from '../common/read';
 import { toBool, toNumber } from '../common/text';
 import { entry, type KEntry, type KNode } from '../common/tree';
+import type { PlanPath } from '../../shared/plan/paths';
 
 /** Plan path ← candidate keys, first present wins. */
-const NUMERIC: readonly [string, readonly string[]][] = [
+const NUMERIC: readonly [PlanPath, readonly string[]][] = [
   ['model.hiddenSize', ['hidden_size', 'n_embd', 'd_model']],
   ['model.layers', ['num_hidden_layers', 'n_layer', 'num_layers', 'n_layers']],
   ['model.heads', ['num_attention_heads', 'n_head', 'num_heads', 'n_heads']],
@@ -84,7 +85,7 @@ export function readHfModel(s: FactSink, node: KNode | undefined, prefix = ''): 
 export function readHfConfig(s: FactSink, root: KNode | undefined): void {
   if (!root || root.kind !== 'map') return;
   readHfModel(s, root);
-  const missing = ['model.hiddenSize', 'model.layers', 'model.heads'].filter((p) => !s.has(p));
+  const missing = (['model.hiddenSize', 'model.layers', 'model.heads'] as const).filter((p) => !s.has(p));
   if (missing.length) s.diag('hf-not-decoder', 'info', `Not a decoder config ShardLens can count (missing ${missing.join(', ')}).`, undefined, missing);
 }
 

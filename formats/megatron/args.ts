@@ -2,21 +2,16 @@
 import table from './keys.json';
 import type { FactValue } from '../../shared/plan/facts';
 import type { TextRange } from '../../shared/plan/types';
+import type { FlagArg } from '../common/shell/commandLine';
 import type { FactSink, Loc } from '../common/sink';
 import { toBool, toNumber } from '../common/text';
+import { lookupTable } from '../../shared/lookup';
+import type { PlanPath } from '../../shared/plan/paths';
 
-export interface FlagArg {
-  readonly flag: string;
-  /** Value as evaluated (undefined for a bare flag). */
-  readonly value?: string;
-  readonly flagRange?: TextRange;
-  readonly valueRange?: TextRange;
-  /** The value still holds an unexpanded variable. */
-  readonly unresolved?: boolean;
-}
+export type { FlagArg } from '../common/shell/commandLine';
 
-interface FlagSpec { readonly type: string; readonly plan?: string; readonly value?: FactValue; readonly enum?: readonly string[]; readonly default?: unknown; readonly description: string }
-export const MEGATRON_FLAGS: Readonly<Record<string, FlagSpec>> = table.keys as Record<string, FlagSpec>;
+interface FlagSpec { readonly type: string; readonly plan?: PlanPath; readonly value?: FactValue; readonly enum?: readonly string[]; readonly default?: unknown; readonly description: string }
+export const MEGATRON_FLAGS: Readonly<Record<string, FlagSpec>> = lookupTable(table.keys as Record<string, FlagSpec>);
 const ARGS = 'megatron/training/arguments.py';
 
 function mapped(flag: string, raw: string): FactValue | undefined {
@@ -26,6 +21,7 @@ function mapped(flag: string, raw: string): FactValue | undefined {
       return ({ learned_absolute: 'learned', rope: 'rotary', yarn: 'rotary', mrope: 'rotary', none: 'none', relative: 'none', alibi: 'alibi' } as Record<string, string>)[v];
     case '--normalization': return v.toLowerCase() === 'rmsnorm' ? 'rmsnorm' : v.toLowerCase() === 'layernorm' ? 'layernorm' : undefined;
     case '--recompute-granularity': return v === 'full' || v === 'selective' ? v : undefined;
+    case '--activations-checkpoint-method': return v === 'uniform' || v === 'block' ? 'full' : undefined;
     case '--fp8-format': return v === 'e4m3' || v === 'hybrid' ? 'fp8-mixed' : undefined;
     case '--fp8-recipe': return ['delayed', 'tensorwise', 'mxfp8', 'blockwise'].includes(v) ? v : undefined;
     case '--optimizer': return ({ adam: 'adamw', adamw: 'adamw', sgd: 'sgd-momentum', lion: 'lion' } as Record<string, string>)[v.toLowerCase()];
@@ -43,7 +39,7 @@ export function applyMegatronArgs(s: FactSink, args: readonly FlagArg[], o: { mo
     const key = a.flag.startsWith('--deepspeed_config') ? '--deepspeed_config' : flag;
     seen.set(key, a);
     const spec = MEGATRON_FLAGS[key];
-    const loc: Loc = { key: a.flag, keyRange: a.flagRange, valueRange: a.valueRange ?? a.flagRange };
+    const loc: Loc = { key: a.flag, keyRange: a.flagRange, valueRange: a.valueRange ?? a.flagRange, uri: a.uri };
     if (key === '--deepspeed_config' || key === '--deepspeed-config') {
       if (a.value && !a.unresolved) s.ref('deepspeed', a.value, a.valueRange);
       continue;
@@ -54,12 +50,12 @@ export function applyMegatronArgs(s: FactSink, args: readonly FlagArg[], o: { mo
       if (on === true && spec.value !== undefined) s.explicit(spec.plan, spec.value, loc);
       continue;
     }
-    if (a.value === undefined) { s.diag('megatron-missing-value', 'warning', `${a.flag} needs a value.`, a.flagRange, [spec.plan]); continue; }
-    if (a.unresolved) { s.diag('megatron-unresolved', 'info', `${a.flag} uses a variable ShardLens could not evaluate ("${a.value}").`, a.valueRange ?? a.flagRange, [spec.plan]); continue; }
+    if (a.value === undefined) { s.diag('megatron-missing-value', 'warning', `${a.flag} needs a value.`, here(a, a.flagRange), [spec.plan]); continue; }
+    if (a.unresolved) { s.diag('megatron-unresolved', 'info', `${a.flag} uses a variable ShardLens could not evaluate ("${a.value}").`, here(a, a.valueRange ?? a.flagRange), [spec.plan]); continue; }
     if (spec.type === 'int' || spec.type === 'float') {
       const n = toNumber(a.value);
       if (n === undefined || (spec.type === 'int' && !Number.isInteger(n)) || n < 0) {
-        s.diag('invalid-value', 'warning', `${a.flag} expects a ${spec.type === 'int' ? 'whole number' : 'number'} (got "${a.value}").`, a.valueRange ?? a.flagRange, [spec.plan]);
+        s.diag('invalid-value', 'warning', `${a.flag} expects a ${spec.type === 'int' ? 'whole number' : 'number'} (got "${a.value}").`, here(a, a.valueRange ?? a.flagRange), [spec.plan]);
         continue;
       }
       s.explicit(spec.plan, n, loc);
@@ -67,14 +63,19 @@ export function applyMegatronArgs(s: FactSink, args: readonly FlagArg[], o: { mo
     }
     const m = mapped(key, a.value);
     if (m !== undefined) s.explicit(spec.plan, m, loc);
-    else if (spec.enum && !spec.enum.includes(a.value)) s.diag('invalid-value', 'warning', `${a.flag} should be one of ${spec.enum.join(', ')}.`, a.valueRange ?? a.flagRange, [spec.plan]);
+    else if (spec.enum && !spec.enum.includes(a.value)) s.diag('invalid-value', 'warning', `${a.flag} should be one of ${spec.enum.join(', ')}.`, here(a, a.valueRange ?? a.flagRange), [spec.plan]);
   }
   applySpecial(s, seen);
   applyDefaults(s, o.modelDefaults !== false);
 }
 
+/** A range in this document, or none when the flag was written in a sourced file (the diagnostic goes to the top). */
+function here(a: FlagArg, r: TextRange | undefined): TextRange | undefined {
+  return a.uri ? undefined : r;
+}
+
 function locOfArg(a: FlagArg): Loc {
-  return { key: a.flag, keyRange: a.flagRange, valueRange: a.valueRange ?? a.flagRange };
+  return { key: a.flag, keyRange: a.flagRange, valueRange: a.valueRange ?? a.flagRange, uri: a.uri };
 }
 
 /** Flags whose meaning depends on other flags. */
@@ -83,7 +84,7 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   const groups = seen.get('--num-query-groups');
   if (groups && !gqa) {
     delete s.facts['model.kvHeads'];
-    s.diag('megatron-groups-without-gqa', 'warning', '--num-query-groups is ignored without --group-query-attention (KV heads = attention heads).', groups.flagRange, ['model.kvHeads']);
+    s.diag('megatron-groups-without-gqa', 'warning', '--num-query-groups is ignored without --group-query-attention (KV heads = attention heads).', here(groups, groups.flagRange), ['model.kvHeads']);
   }
   const nobias = seen.get('--disable-bias-linear');
   if (nobias) {
@@ -114,19 +115,19 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   const tp = s.num('parallel.tp') ?? 1;
   const sp = seen.get('--sequence-parallel');
   if (sp && tp === 1 && s.value('parallel.sp') === true) {
-    s.diag('megatron-sp-tp1', 'info', 'Megatron turns --sequence-parallel off when TP = 1.', sp.flagRange, ['parallel.sp']);
+    s.diag('megatron-sp-tp1', 'info', 'Megatron turns --sequence-parallel off when TP = 1.', here(sp, sp.flagRange), ['parallel.sp']);
     s.derived('parallel.sp', false, 'Megatron forces sequence_parallel off at TP = 1 (arguments.py)', locOfArg(sp));
   }
 }
 
 /** Megatron's defaults for everything the flags left unset (config-formats.md §2.2). */
 function applyDefaults(s: FactSink, model: boolean): void {
-  const d = (p: string, v: FactValue, why: string) => s.default(p, v, `Megatron-LM default: ${why} (${ARGS})`);
+  const d = (p: PlanPath, v: FactValue, why: string) => s.default(p, v, `Megatron-LM default: ${why} (${ARGS})`);
   if (model) modelDefaults(s, d);
   parallelDefaults(s, d);
 }
 
-type D = (p: string, v: FactValue, why: string) => void;
+type D = (p: PlanPath, v: FactValue, why: string) => void;
 
 function modelDefaults(s: FactSink, d: D): void {
   d('model.tiedEmbeddings', true, 'embeddings tied unless --untie-embeddings-and-output-weights');

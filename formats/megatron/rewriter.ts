@@ -7,6 +7,8 @@ import type { ConfigFacts } from '../../shared/plan/facts';
 import { applyOffsetEdits, findFlags, insertNear, removeFlag, valueEdit, type FlagHit, type OffsetEdit } from '../common/edit/shellFlags';
 import { lineStarts, offsetAt } from '../common/edit/text';
 import type { LayoutTarget, Rewrite } from '../common/edit/types';
+import { own } from '../../shared/lookup';
+import { rewriteDialectScript } from '../launch/rewriter';
 
 /**
  * The parser's value range for a flag (it follows variables to their definitions), when it covers a plain number
@@ -100,6 +102,8 @@ function anchorFor(hits: readonly FlagHit[]): FlagHit | undefined {
 
 /** Rewrites a Megatron-LM launch script for a layout. */
 export function rewriteMegatronScript(text: string, t: LayoutTarget, facts?: ConfigFacts): Rewrite {
+  const dialect = rewriteDialectScript(text, t, facts);
+  if (dialect) return dialect;
   const hits = findFlags(text);
   const notes: string[] = [];
   const edits: OffsetEdit[] = [];
@@ -114,7 +118,7 @@ export function rewriteMegatronScript(text: string, t: LayoutTarget, facts?: Con
       continue;
     }
     if (found.length === 0) {
-      if (typeof value === 'string' && DEFAULTS[flag] === value) continue;
+      if (typeof value === 'string' && own(DEFAULTS, flag) === value) continue;
       if (!anchor) {
         notes.push(`Add ${flag}${value === true ? '' : ` ${value}`} to the training arguments.`);
         continue;

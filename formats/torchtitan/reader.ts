@@ -7,6 +7,7 @@ import { locOf, readBool, readNum, readStr } from '../common/read';
 import { optimizerOf } from '../common/maps';
 import { toNumber } from '../common/text';
 import { at, type KNode } from '../common/tree';
+import type { PlanPath } from '../../shared/plan/paths';
 
 const TT = 'torchtitan default (torchtitan/config/job_config.py)';
 
@@ -33,7 +34,7 @@ export function readTorchtitan(s: FactSink, root: KNode | undefined): void {
   s.default('training.seqLen', 2048, `${TT}: seq_len 2048`);
 
   const par = (k: string, old: string[]) => first(root, [`parallelism.${k}`, ...old]);
-  const deg = (k: string, old: string[], path: string) => { const p = par(k, old); return p ? readNum(s, root, p, path, { int: true, min: 1 }) : undefined; };
+  const deg = (k: string, old: string[], path: PlanPath) => { const p = par(k, old); return p ? readNum(s, root, p, path, { int: true, min: 1 }) : undefined; };
   const tp = deg('tensor_parallel_degree', ['training.tensor_parallel_degree'], 'parallel.tp') ?? 1;
   const pp = deg('pipeline_parallel_degree', ['experimental.pipeline_parallel_degree'], 'parallel.pp') ?? 1;
   const cp = deg('context_parallel_degree', ['experimental.context_parallel_degree'], 'parallel.cp') ?? 1;

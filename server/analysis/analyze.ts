@@ -9,6 +9,7 @@ import type { AnalysisAssumption, AnalysisCollective, AnalysisStepTime, ShardLen
 import type { CoreApi, LoaderHost } from './core';
 import { toPath, toUri } from './host';
 import { mergeProblems } from '../../shared/plan/problems';
+import { MAX_CONFIG_CHARS, tooLarge } from '../../formats/index';
 
 /** Everything features need about one document version. */
 export interface DocumentAnalysis {
@@ -77,6 +78,11 @@ export function analyzeDocument(input: AnalyzeInput, host: LoaderHost, api: Core
     uri: input.uri, version: input.version, text: input.text, settings: input.settings,
     graph: [], referenced: [], collectives: [], assumptions: [], fileDiagnostics: [], problems,
   };
+  if (input.text.length > MAX_CONFIG_CHARS) {
+    // Parse cost grows with size: above the cap nothing is parsed, and the document says why it has no estimate.
+    problems.push({ code: 'too-large', severity: 'warning', message: tooLarge(input.text.length), paths: [] });
+    return { ...base, format: null };
+  }
   const format = guard(problems, 'detect the format', () => api.detectFormat(input.uri, input.text)) ?? null;
   if (!format || !enabled(format, input.settings)) return { ...base, format: null };
   const graph = guard(problems, 'read the file', () => api.load(input.uri, overlay(host, input), input.settings));

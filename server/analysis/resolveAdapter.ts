@@ -12,6 +12,8 @@ export function resolveSettings(s: ShardLensSettings): ResolveSettings {
     ...(s.cluster.nodes > 0 ? { nodes: s.cluster.nodes } : {}),
     ...(s.worldSize > 0 ? { worldSize: s.worldSize } : {}),
     ...(s.model ? { model: s.model } : {}),
+    ...(s.seqLen > 0 ? { seqLen: s.seqLen } : {}),
+    ...(s.microBatch > 0 ? { microBatch: s.microBatch } : {}),
     cudaContextBytes: s.overhead.cudaContextGiB * GIB,
     allocatorFragmentation: s.overhead.fragmentation,
     calibration: s.calibration,

@@ -3,6 +3,8 @@ import type { AnalysisResult, AnalysisSimulation } from '../../shared/protocol';
 import type { CoreApi } from '../analysis/core';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { buildDiagnostics } from './diagnostics';
+import { readInputs } from '../../shared/plan/inputs';
+import { isPlanPath } from '../../shared/plan/paths';
 
 /** Runs the step simulator; a throw becomes a problem. */
 export function simulationOf(a: DocumentAnalysis, api: CoreApi): AnalysisSimulation | undefined {
@@ -17,12 +19,12 @@ export function simulationOf(a: DocumentAnalysis, api: CoreApi): AnalysisSimulat
 export function buildAnalysisResult(a: DocumentAnalysis, api: CoreApi, withSimulation = true): AnalysisResult {
   const diags = buildDiagnostics(a);
   return {
-    uri: a.uri, version: a.version, format: a.format, plan: a.plan, memory: a.memory, replicated: a.memory?.replicated,
+    uri: a.uri, version: a.version, format: a.format, plan: a.plan, inputs: a.plan ? readInputs(a.plan, a.facts?.facts) : undefined, memory: a.memory, replicated: a.memory?.replicated,
     collectives: a.collectives, stepTime: a.stepTime, simulation: withSimulation ? simulationOf(a, api) : undefined,
     assumptions: a.assumptions,
     problems: diags.map((d) => ({
       code: String(d.code ?? ''), severity: d.severity === 1 ? 'error' : d.severity === 2 ? 'warning' : 'info',
-      message: typeof d.message === 'string' ? d.message : d.message.value, paths: (d.data as { paths?: string[] } | undefined)?.paths ?? [], range: d.range,
+      message: typeof d.message === 'string' ? d.message : d.message.value, paths: ((d.data as { paths?: unknown[] } | undefined)?.paths ?? []).filter(isPlanPath), range: d.range,
     })),
   };
 }

@@ -12,9 +12,10 @@ import { deltaOf, type Delta } from './figures';
 import { formatBytes, formatDeltaBytes, formatDeltaVolume } from '../../shared/units';
 import { editFor, insertFlagEdit, writtenAsBoolean } from './edits';
 import { setPath, variantsFor, type Variant } from './planEdit';
+import { isPlanPath, type PlanPath } from '../../shared/plan/paths';
 
 /** Paths whose next setting the "does not fit" fixes try, in the order they are offered. */
-const FIT_FIXES: readonly { readonly path: string; readonly verb: string }[] = [
+const FIT_FIXES: readonly { readonly path: PlanPath; readonly verb: string }[] = [
   { path: 'parallel.sharding.stage', verb: 'Raise ZeRO' },
   { path: 'training.recompute', verb: 'Enable recomputation:' },
   { path: 'parallel.sharding.offloadOptimizer', verb: 'Offload optimizer states:' },
@@ -43,7 +44,7 @@ function variantEdits(a: DocumentAnalysis, v: Variant): TextEdit[] | undefined {
 }
 
 /** The variants a "does not fit" fix may apply for one path: only raising the stage; full recompute where the file writes a boolean. */
-function fixVariants(a: DocumentAnalysis, path: string): Variant[] {
+function fixVariants(a: DocumentAnalysis, path: PlanPath): Variant[] {
   const plan = a.plan;
   if (!plan) return [];
   if (path === 'training.recompute') {
@@ -83,7 +84,7 @@ export function isBatchIdentity(code: string | number | undefined): boolean {
   return typeof code === 'string' && /batch/.test(code) && /(identity|mismatch|product|global)/.test(code);
 }
 
-function num(a: DocumentAnalysis, path: string): number | undefined {
+function num(a: DocumentAnalysis, path: PlanPath): number | undefined {
   const v = localFact(a, path)?.value;
   return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined;
 }
@@ -109,7 +110,7 @@ function batchFix(a: DocumentAnalysis, diag: Diagnostic): CodeAction[] {
 
 /** For a micro batch or accumulation that disagrees with the referenced DeepSpeed JSON: write "auto" there. */
 function autoFix(a: DocumentAnalysis, diag: Diagnostic): CodeAction[] {
-  const paths = (diag.data as { paths?: string[] } | undefined)?.paths ?? [];
+  const paths = ((diag.data as { paths?: unknown[] } | undefined)?.paths ?? []).filter(isPlanPath);
   const out: CodeAction[] = [];
   for (const file of a.graph.slice(1)) {
     if (file.format !== 'deepspeed') continue;

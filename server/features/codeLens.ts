@@ -7,6 +7,7 @@ import { ClientCommands } from '../../shared/protocol';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { peakStage } from './figures';
 import { formatBytes, formatSeconds } from '../../shared/units';
+import type { PlanPath } from '../../shared/plan/paths';
 
 const TOP: Range = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
 
@@ -23,7 +24,7 @@ export function clusterLabel(a: DocumentAnalysis): string {
 }
 
 /** Words for assumed plan paths. */
-const ASSUMED: Record<string, string> = {
+const ASSUMED: Partial<Record<PlanPath, string>> = {
   'training.seqLen': 'sequence length', 'training.microBatch': 'micro batch', 'training.gradAccum': 'gradient accumulation',
   'training.globalBatch': 'global batch', 'training.precision': 'precision', 'model': 'model', 'model.preset': 'model',
 };

@@ -8,6 +8,7 @@ import type { DocumentAnalysis } from '../analysis/analyze';
 import { rangeForPaths, TOP_RANGE } from './facts';
 import { peakStage } from './figures';
 import { formatBytes } from '../../shared/units';
+import type { PlanPath } from '../../shared/plan/paths';
 
 export const SOURCE = 'shardlens';
 /** Code of the diagnostic raised when the estimated peak exceeds GPU memory. */
@@ -20,7 +21,7 @@ const SEVERITY: Record<Severity, DiagnosticSeverity> = {
 };
 
 /** Keys where "does not fit" is placed, in order of preference: the knobs that change the peak most. */
-const FIT_PATHS = ['parallel.sharding.stage', 'parallel.sharding.fsdpStrategy', 'training.microBatch', 'parallel.tp', 'parallel.pp'];
+const FIT_PATHS: readonly PlanPath[] = ['parallel.sharding.stage', 'parallel.sharding.fsdpStrategy', 'training.microBatch', 'parallel.tp', 'parallel.pp'];
 
 /** The "does not fit" problem, when the estimate exceeds GPU memory. */
 export function fitProblem(a: DocumentAnalysis): Problem | undefined {

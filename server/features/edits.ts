@@ -7,6 +7,8 @@ import { TextEdit, type Range } from 'vscode-languageserver';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { localFact } from './facts';
 import { keyForPath } from '../../formats/keyTables';
+import type { PlanPath } from '../../shared/plan/paths';
+import { factEntries } from '../../shared/plan/facts';
 
 /** Offset of a position in `text` (clamped). */
 export function offsetAt(text: string, pos: { line: number; character: number }): number {
@@ -57,19 +59,19 @@ function jsonFormatting(text: string): FormattingOptions {
 }
 
 /** Plan paths a missing key may be inserted for (JSON); others are only edited where the file already sets them. */
-const INSERTABLE = new Set([
+const INSERTABLE = new Set<PlanPath>([
   'parallel.sharding.stage', 'parallel.sharding.offloadOptimizer', 'parallel.sharding.offloadParams',
   'training.microBatch', 'training.gradAccum', 'training.globalBatch',
 ]);
 
 /** True when the written value of a local fact is a boolean literal (e.g. `gradient_checkpointing: true`). */
-export function writtenAsBoolean(a: DocumentAnalysis, path: string): boolean {
+export function writtenAsBoolean(a: DocumentAnalysis, path: PlanPath): boolean {
   const r = localFact(a, path)?.source.range;
   return !!r && /^["']?(true|false)["']?$/i.test(textOf(a.text, r).trim());
 }
 
 /** Edits that set `path` to `value`, or undefined when the file cannot be edited safely for it. */
-export function editFor(a: DocumentAnalysis, path: string, value: number | string): TextEdit[] | undefined {
+export function editFor(a: DocumentAnalysis, path: PlanPath, value: number | string): TextEdit[] | undefined {
   const f = localFact(a, path);
   if (f?.source.range) {
     const lit = literalFor(textOf(a.text, f.source.range), f.value, value);
@@ -95,10 +97,10 @@ const RECOMPUTE_FLAGS: Record<string, string> = {
  * Inserts Megatron flags on a new line after the line of another flag the script writes (the micro batch, else any),
  * with the same indentation and line continuation.
  */
-export function insertFlagEdit(a: DocumentAnalysis, path: string, value: string): TextEdit[] | undefined {
+export function insertFlagEdit(a: DocumentAnalysis, path: PlanPath, value: string): TextEdit[] | undefined {
   const flags = path === 'training.recompute' ? RECOMPUTE_FLAGS[value] : undefined;
   if (a.format !== 'megatron-script' || !flags) return undefined;
-  const anchors = [localFact(a, 'training.microBatch'), ...Object.keys(a.facts?.facts ?? {}).map((p) => localFact(a, p))];
+  const anchors = [localFact(a, 'training.microBatch'), ...factEntries(a.facts?.facts ?? {}).map(([p]) => localFact(a, p))];
   const anchor = anchors.find((f) => f?.keyRange && f.key?.startsWith('--'));
   if (!anchor?.keyRange) return undefined;
   const line = anchor.keyRange.start.line;

@@ -1,7 +1,8 @@
 /** Finding facts of a document by plan path or by position, and placing plan paths at ranges. */
-import type { Fact } from '../../shared/plan/facts';
+import { factEntries, type Fact } from '../../shared/plan/facts';
 import type { TextPosition, TextRange } from '../../shared/plan/types';
 import type { DocumentAnalysis } from '../analysis/analyze';
+import type { PlanPath } from '../../shared/plan/paths';
 
 export const TOP_RANGE: TextRange = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
 
@@ -14,7 +15,7 @@ export function isLocal(a: DocumentAnalysis, f: Fact): boolean {
 }
 
 /** The fact for a plan path written in this document, if any. */
-export function localFact(a: DocumentAnalysis, path: string): Fact | undefined {
+export function localFact(a: DocumentAnalysis, path: PlanPath): Fact | undefined {
   const f = a.facts?.facts[path];
   return f && isLocal(a, f) ? f : undefined;
 }
@@ -25,7 +26,7 @@ export function keyRangeOf(f: Fact): TextRange | undefined {
 }
 
 /** The first plan path of `paths` written in this document, with its range; else undefined. */
-export function rangeForPaths(a: DocumentAnalysis, paths: readonly string[]): TextRange | undefined {
+export function rangeForPaths(a: DocumentAnalysis, paths: readonly PlanPath[]): TextRange | undefined {
   for (const p of paths) {
     const f = localFact(a, p);
     if (f) return keyRangeOf(f);
@@ -49,9 +50,9 @@ function onValueLine(f: Fact, pos: TextPosition): boolean {
 }
 
 /** Every local fact whose key or value is at `pos`, as [path, fact]; `prefer` paths come first. */
-export function factsAt(a: DocumentAnalysis, pos: TextPosition, prefer: (path: string) => boolean = () => false): [string, Fact][] {
-  const out: [string, Fact][] = [];
-  for (const [path, f] of Object.entries(a.facts?.facts ?? {})) {
+export function factsAt(a: DocumentAnalysis, pos: TextPosition, prefer: (path: PlanPath) => boolean = () => false): [PlanPath, Fact][] {
+  const out: [PlanPath, Fact][] = [];
+  for (const [path, f] of factEntries(a.facts?.facts ?? {})) {
     if (!isLocal(a, f)) continue;
     if (contains(f.keyRange, pos) || contains(f.source.range, pos) || onValueLine(f, pos)) out.push([path, f]);
   }
@@ -59,7 +60,7 @@ export function factsAt(a: DocumentAnalysis, pos: TextPosition, prefer: (path: s
 }
 
 /** The local fact whose key or value is at `pos`, as [path, fact]. */
-export function factAt(a: DocumentAnalysis, pos: TextPosition, prefer?: (path: string) => boolean): [string, Fact] | undefined {
+export function factAt(a: DocumentAnalysis, pos: TextPosition, prefer?: (path: PlanPath) => boolean): [PlanPath, Fact] | undefined {
   return factsAt(a, pos, prefer)[0];
 }
 

@@ -12,9 +12,10 @@ import { deltaOf, peakStage } from './figures';
 import { formatBytes, formatDeltaBytes, formatDeltaVolume, formatVolume } from '../../shared/units';
 import { keyForPath, keyTable } from '../../formats/keyTables';
 import { variantsFor } from './planEdit';
+import type { PlanPath } from '../../shared/plan/paths';
 
 /** Memory terms each plan path feeds (first principles: which symbols appear in the term's formula). */
-const TERMS_OF: Record<string, readonly MemoryTermName[]> = {
+const TERMS_OF: Partial<Record<PlanPath, readonly MemoryTermName[]>> = {
   'parallel.sharding.stage': ['parameters', 'gradients', 'optimizerStates', 'masterWeights'],
   'parallel.sharding.fsdpStrategy': ['parameters', 'gradients', 'optimizerStates', 'masterWeights'],
   'parallel.dp': ['parameters', 'gradients', 'optimizerStates', 'masterWeights'],

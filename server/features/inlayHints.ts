@@ -8,11 +8,12 @@ import type { DocumentAnalysis } from '../analysis/analyze';
 import { endOf, localFact } from './facts';
 import { commBytes, maxOver, peakBytes, peakStage } from './figures';
 import { formatBytes, formatCount, formatSeconds, formatVolume } from '../../shared/units';
+import type { PlanPath } from '../../shared/plan/paths';
 
 /** Plan paths whose key carries the data-parallel (sharding) figures, in order of preference. */
-const SHARDING_KEYS = ['parallel.sharding.stage', 'parallel.sharding.fsdpStrategy', 'parallel.dp', 'parallel.dpReplicate', 'parallel.sharding.shardGroupSize'];
+const SHARDING_KEYS: readonly PlanPath[] = ['parallel.sharding.stage', 'parallel.sharding.fsdpStrategy', 'parallel.dp', 'parallel.dpReplicate', 'parallel.sharding.shardGroupSize'];
 /** Process group of a collective → the plan path of the key that causes it. */
-const GROUP_KEYS: Record<string, readonly string[]> = {
+const GROUP_KEYS: Record<string, readonly PlanPath[]> = {
   dp: SHARDING_KEYS, tp: ['parallel.tp'], pp: ['parallel.pp'], cp: ['parallel.cp'], ep: ['parallel.ep'],
 };
 
@@ -25,7 +26,7 @@ function hint(f: Fact, label: string, tooltip?: string): InlayHint | undefined {
   return h;
 }
 
-function first(a: DocumentAnalysis, paths: readonly string[]): Fact | undefined {
+function first(a: DocumentAnalysis, paths: readonly PlanPath[]): Fact | undefined {
   for (const p of paths) {
     const f = localFact(a, p);
     if (f) return f;

@@ -3,6 +3,7 @@
  * keep the run the same size (doubling TP halves DP; halving the micro batch doubles accumulation).
  */
 import type { Plan } from '../../shared/plan/types';
+import type { PlanPath } from '../../shared/plan/paths';
 
 type Json = Record<string, unknown>;
 
@@ -26,7 +27,7 @@ export function getPath(obj: object, path: string): unknown {
 export interface Variant {
   /** E.g. "stage 2 → 3". */
   readonly label: string;
-  readonly path: string;
+  readonly path: PlanPath;
   readonly value: number | string;
   readonly plan: Plan;
 }
@@ -63,7 +64,7 @@ function microVariant(plan: Plan, to: number): Variant | undefined {
 const RECOMPUTE = ['none', 'selective', 'full'] as const;
 
 /** Sensible alternatives for the key at `path` (next and previous setting), each a whole plan. */
-export function variantsFor(plan: Plan, path: string): Variant[] {
+export function variantsFor(plan: Plan, path: PlanPath): Variant[] {
   const out: (Variant | undefined)[] = [];
   const cur = getPath(plan, path);
   if (typeof cur === 'number' && !(Number.isInteger(cur) && cur >= 0 && cur < 1e9)) return [];

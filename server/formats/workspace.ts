@@ -10,13 +10,22 @@ import { findPreset } from '../../shared/model/presets';
 import { presetCandidates, resolvePlan, type ModelLookup, type ResolveContext, type ResolvedPlan } from '../../shared/plan/resolve';
 import type { Problem } from '../../shared/plan/types';
 import { detectFormat, parseConfig } from '../../formats/index';
+import type { SourceReader } from '../../formats/megatron/script';
+import { SCAN_EXT } from '../io/referenceIndex';
 
 export interface WorkspaceHost {
   /** Text of a file by path or file:// URI; undefined when it cannot be read. */
   readFile(pathOrUri: string): string | undefined;
   exists?(path: string): boolean;
-  /** Entries (names) of a folder; undefined when it is not one. */
+  /** Entries (names) of a folder; undefined when it is not one (in-memory hosts; Node hosts give `mentioning`). */
   listDir?(path: string): readonly string[] | undefined;
+  /**
+   * Files of the workspace that mention a file name (the reverse-reference index, built once and kept current from
+   * file events); `truncated` says why some files may not be indexed.
+   */
+  mentioning?(name: string): { readonly files: readonly string[]; readonly truncated?: string };
+  /** Why a path could not be read (outside the workspace, a device, too large…), when it exists but was refused. */
+  refusal?(path: string): string | undefined;
   /** Workspace folder that relative references are also tried against (the usual CWD of a launch). */
   readonly root?: string;
 }
@@ -46,12 +55,16 @@ function read(host: WorkspaceHost, p: string): string | undefined {
   }
 }
 
-/** Candidate absolute paths of a reference: the file's folder, its parents (launch CWDs) and the workspace root. */
-export function referenceCandidates(target: string, fromPath: string, root?: string): string[] {
+/**
+ * Candidate absolute paths of a reference: the folder a launch script `cd`ed into (`cwd`, relative to the file's
+ * folder), the file's folder, its parents (the repository root a launcher runs from) and the workspace root.
+ */
+export function referenceCandidates(target: string, fromPath: string, root?: string, cwd?: string): string[] {
   const t = target.trim().replace(/^['"]|['"]$/g, '');
   if (!t || t.includes('$')) return [];
   if (isAbsolute(t)) return [normalize(t)];
   const out: string[] = [];
+  if (cwd && !cwd.includes('$')) out.push(isAbsolute(cwd) ? join(cwd, t) : join(dirname(toPath(fromPath)), cwd, t));
   let d = dirname(toPath(fromPath));
   for (let i = 0; i < 5; i++) { out.push(join(d, t)); const up = dirname(d); if (up === d) break; d = up; }
   if (root) out.push(join(root, t));
@@ -60,7 +73,17 @@ export function referenceCandidates(target: string, fromPath: string, root?: str
 
 /** The first existing file a reference points to. */
 export function resolveReference(ref: ConfigReference, fromPath: string, host: WorkspaceHost): string | undefined {
-  for (const c of referenceCandidates(ref.target, fromPath, host.root)) if (read(host, c) !== undefined) return c;
+  for (const c of referenceCandidates(ref.target, fromPath, host.root, ref.cwd)) if (read(host, c) !== undefined) return c;
+  return undefined;
+}
+
+/** Why the candidates of a reference that exist were refused (outside the workspace, a device…), if any was. */
+function refusalOf(ref: ConfigReference, fromPath: string, host: WorkspaceHost): string | undefined {
+  if (!host.refusal) return undefined;
+  for (const c of referenceCandidates(ref.target, fromPath, host.root, ref.cwd)) {
+    const why = host.refusal(c);
+    if (why) return why;
+  }
   return undefined;
 }
 
@@ -83,7 +106,6 @@ export function modelLookup(host: WorkspaceHost): (ref: string, fromUri: string)
   };
 }
 
-const SCAN_EXT = /\.(ya?ml|sh|json|slurm|toml)$/i;
 
 /** Parses of the files around the edited one, by path: reused while their text is unchanged. */
 const parsedFiles = new Map<string, { readonly text: string; readonly format: FormatId | undefined; readonly facts: ConfigFacts }>();
@@ -104,32 +126,45 @@ function parseFile(path: string, text: string, format?: FormatId): ConfigFacts {
   return facts;
 }
 
-/** Files under the workspace root (bounded walk) that reference `target`. */
-export function findReferencing(target: string, host: WorkspaceHost, limit = 400): string[] {
-  if (!host.root || !host.listDir) return [];
-  const base = target.replace(/^.*[\\/]/, '');
-  const out: string[] = [];
+/** Candidate files that mention `base`: the host's index, else a bounded walk of an in-memory host's folders. */
+function mentioning(base: string, host: WorkspaceHost): { files: readonly string[]; truncated?: string } {
+  if (host.mentioning) return host.mentioning(base);
+  if (!host.root || !host.listDir) return { files: [] };
+  const files: string[] = [];
   const queue: [string, number][] = [[host.root, 0]];
-  let seen = 0;
-  while (queue.length && seen < limit) {
-    const [dir, depth] = queue.shift()!;
-    const names = host.listDir(dir) ?? [];
-    for (const n of names) {
+  for (let head = 0; head < queue.length && files.length < 100_000; head++) {
+    const [dir, depth] = queue[head];
+    for (const n of host.listDir(dir) ?? []) {
       if (n.startsWith('.') || n === 'node_modules') continue;
       const p = join(dir, n);
       if (SCAN_EXT.test(n)) {
-        if (++seen > limit) break;
-        if (resolvePath(p) === resolvePath(target)) continue;
-        const text = read(host, p);
-        if (!text || !text.includes(base)) continue;
-        const fmt = detectFormat(p, text);
-        if (!fmt) continue;
-        const facts = parseFile(p, text, fmt);
-        if (facts.references.some((r) => resolveReference(r, p, host) === resolvePath(target))) out.push(p);
-      } else if (depth < 4 && !n.includes('.') ) queue.push([p, depth + 1]);
+        if (read(host, p)?.includes(base)) files.push(p);
+      } else if (depth < 16) queue.push([p, depth + 1]);
     }
   }
-  return out;
+  return { files };
+}
+
+/** Files of the workspace whose references resolve to `target` (every one the index holds, wherever it lies). */
+export function findReferencing(target: string, host: WorkspaceHost): string[] {
+  return referencing(target, host).files;
+}
+
+function referencing(target: string, host: WorkspaceHost): { files: string[]; truncated?: string } {
+  const base = target.replace(/^.*[\\/]/, '');
+  const abs = resolvePath(target);
+  const out: string[] = [];
+  const found = mentioning(base, host);
+  for (const p of found.files) {
+    if (resolvePath(p) === abs) continue;
+    const text = read(host, p);
+    if (!text || !text.includes(base)) continue;
+    const fmt = detectFormat(p, text);
+    if (!fmt) continue;
+    const facts = parseFile(p, text, fmt);
+    if (facts.references.some((r) => resolveReference(r, p, host) === abs)) out.push(p);
+  }
+  return found.truncated ? { files: out, truncated: found.truncated } : { files: out };
 }
 
 /** Reverse map: referenced absolute path → files that reference it. */
@@ -146,28 +181,70 @@ export function reverseReferences(files: readonly { path: string; facts: ConfigF
   return m;
 }
 
+/** Largest file a launch script may source (bytes of text). */
+const MAX_SOURCED = 1_000_000;
+
+/** Reads the files a launch script sources, found like references (cd folder, file folder, parents, root). */
+function sourceReader(path: string, host: WorkspaceHost, deps: string[]): SourceReader {
+  return (target, cwd) => {
+    for (const c of referenceCandidates(target, path, host.root, cwd)) {
+      const text = read(host, c);
+      if (text === undefined || text.length > MAX_SOURCED) continue;
+      deps.push(c);
+      return { uri: c, text };
+    }
+    return undefined;
+  };
+}
+
+const REFERENCED: Partial<Record<ConfigReference['kind'], { format?: FormatId; what: string }>> = {
+  deepspeed: { format: 'deepspeed', what: 'DeepSpeed config' },
+  accelerate: { format: 'accelerate', what: 'Accelerate config' },
+  config: { what: 'trainer config' },
+};
+
 /** Parses a file, follows its references and resolves the plan. Never throws. */
 export function loadConfigGraph(pathOrUri: string, host: WorkspaceHost, ctx: ResolveContext = {}): ConfigGraph {
   const path = toPath(pathOrUri);
   const problems: Problem[] = [];
   const text = read(host, path) ?? read(host, pathOrUri);
-  const primary = parseConfig(pathOrUri, text ?? '');
-  const related: ConfigFacts[] = [];
   const deps: string[] = [];
-  if (text === undefined) problems.push({ code: 'file-unreadable', severity: 'error', message: `Cannot read ${path}.`, paths: [] });
+  const primary = parseConfig(pathOrUri, text ?? '', undefined, { readSource: sourceReader(path, host, deps) });
+  const related: ConfigFacts[] = [];
+  if (text === undefined) {
+    const why = host.refusal?.(path);
+    problems.push({ code: 'file-unreadable', severity: 'error', message: `Cannot read ${path}${why ? `: ${why}` : ''}.`, paths: [] });
+  }
+  if (primary.diagnostics.some((d) => d.code === 'unknown-format')) return { primary, related, resolved: { problems, assumptions: [], factsUsed: {} }, dependencies: deps };
   for (const r of primary.references) {
-    if (r.kind !== 'deepspeed') continue;
+    const kind = REFERENCED[r.kind];
+    if (!kind) continue;
     const p = resolveReference(r, path, host);
     if (!p) {
-      problems.push({ code: 'reference-missing', severity: 'warning', message: `DeepSpeed config "${r.target}" was not found next to the file or in the workspace.`, paths: ['reference'] });
+      const what = `${kind.what[0]!.toUpperCase()}${kind.what.slice(1)} "${r.target}"`;
+      const why = refusalOf(r, path, host);
+      const message = why ? `${what} was not read: ${why}.` : `${what} was not found next to the file${r.cwd ? `, in ${r.cwd}` : ''} or in the workspace.`;
+      problems.push({ code: 'reference-missing', severity: 'warning', message, paths: [] });
       continue;
     }
+    const refText = read(host, p) ?? '';
+    const format = kind.format ?? detectFormat(p, refText);
+    if (!format) continue;
     deps.push(p);
-    related.push(parseFile(p, read(host, p) ?? '', 'deepspeed'));
+    const facts = parseFile(p, refText, format);
+    related.push(facts);
+    // An Accelerate config can name a DeepSpeed JSON in turn (deepspeed_config_file).
+    for (const r2 of facts.references) {
+      if (r2.kind !== 'deepspeed') continue;
+      const p2 = resolveReference(r2, p, host);
+      if (p2) { deps.push(p2); related.push(parseFile(p2, read(host, p2) ?? '', 'deepspeed')); }
+    }
   }
   if (primary.format === 'deepspeed') {
     const near = (p: string) => (dirname(p) === dirname(path) ? 0 : 1);
-    for (const p of findReferencing(path, host).sort((a, b) => near(a) - near(b)).slice(0, 3)) {
+    const found = referencing(path, host);
+    if (found.truncated) problems.push({ code: 'reference-index-truncated', severity: 'info', message: `Launchers that use this file may be missed: ${found.truncated}.`, paths: [] });
+    for (const p of found.files.sort((a, b) => near(a) - near(b)).slice(0, 3)) {
       deps.push(p);
       related.push(parseFile(p, read(host, p) ?? ''));
     }

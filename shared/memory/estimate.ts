@@ -11,6 +11,7 @@ import { fillContext, layersOfStage, type MemoryContext } from './context';
 import { planComputable } from './fast';
 import { computeStage, newStageNumbers, type StageNumbers } from './stage';
 import { TERM_INFO } from './termInfo';
+import type { PlanPath } from '../plan/paths';
 
 /** Replaces anything not finite or negative by 0 (the estimate never shows NaN, ∞ or negative bytes). */
 const clean = (x: number) => (Number.isFinite(x) && x > 0 ? x : 0);
@@ -21,7 +22,7 @@ export function estimateMemory(plan: Plan): MemoryEstimate {
   try {
     problems = validatePlan(plan);
   } catch {
-    problems = [{ code: 'value-not-finite', severity: 'error', message: 'The plan is malformed.', paths: ['plan'] }];
+    problems = [{ code: 'value-not-finite', severity: 'error', message: 'The plan is malformed.', paths: [] }];
   }
   const gpuMemoryBytes = clean(plan?.cluster?.gpu?.memoryBytes ?? 0);
   const empty: MemoryEstimate = {
@@ -90,10 +91,10 @@ type Labeller = (name: MemoryTermName, bytes: number, s: StageNumbers) => Term;
 
 /** Returns a function that labels one term of one stage: formula, citation and the inputs with their sources. */
 function labeller(plan: Plan, c: MemoryContext, replicated: boolean): Labeller {
-  const src = (path: string): InputSource =>
+  const src = (path: PlanPath): InputSource =>
     (replicated && path.startsWith('parallel.sharding') ? { kind: 'derived', detail: 'replicated baseline: plain data parallel' } : undefined) ??
     plan.sources?.[path] ?? { kind: 'derived', detail: `from the plan (${path})` };
-  const at = (value: TermInput['value'], path: string): TermInput => ({ value, source: src(path) });
+  const at = (value: TermInput['value'], path: PlanPath): TermInput => ({ value, source: src(path) });
   const der = (value: TermInput['value'], how: string): TermInput => ({ value, source: { kind: 'derived', detail: how } });
   const z = c.zstage;
   const nShard = (from: number) => der(z >= from ? c.nd : 1, z >= from ? `ZeRO/FSDP stage ${z} ≥ ${from}: shard group × CP${c.expertRank > 0 ? ` (experts: ${c.ne})` : ''}` : `not sharded at ZeRO stage ${z}`);

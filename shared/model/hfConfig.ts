@@ -3,13 +3,18 @@
  * Qwen2 (q/k/v bias hard-coded in the modeling code), Qwen3 (explicit head_dim, q/k norm), GPT-2 (n_embd …),
  * Mixtral, Qwen-MoE and DeepSeek-style MoE keys, and nested `text_config`. Never throws: garbage becomes problems.
  */
+import type { PlanPath } from '../plan/paths';
 import type { AttnBias, InputSource, ModelSpec, MoeSpec, Problem } from '../plan/types';
+
+type FieldOf<P> = P extends `model.${infer F}` ? F : never;
+/** A ModelSpec field as it follows "model." in a PlanPath (e.g. "layers", "moe.experts"). */
+type ModelField = FieldOf<PlanPath>;
 
 export interface HfConfigResult {
   readonly model?: ModelSpec;
   readonly problems: Problem[];
   /** Source of every ModelSpec field, keyed "model.<field>". */
-  readonly sources: Record<string, InputSource>;
+  readonly sources: Partial<Record<PlanPath, InputSource>>;
 }
 
 type Obj = Record<string, unknown>;
@@ -37,7 +42,7 @@ const QK_NORM_TYPES = new Set(['qwen3', 'qwen3_moe', 'qwen3_next']);
 /** Reads a config.json-like object. `name` overrides `_name_or_path` for the display name. */
 export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
   const problems: Problem[] = [];
-  const sources: Record<string, InputSource> = {};
+  const sources: Partial<Record<PlanPath, InputSource>> = {};
   if (!isObj(obj)) {
     problems.push({ code: 'hf-config-not-object', severity: 'error', message: 'The model config is not a JSON object.', paths: ['model'] });
     return { problems, sources };
@@ -53,7 +58,7 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
   }
 
   /** Reads the first present key as a number; records its source or the default. */
-  const num = (field: string, keys: string[], fallback: number | undefined, why = 'Hugging Face default'): number => {
+  const num = (field: ModelField, keys: string[], fallback: number | undefined, why = 'Hugging Face default'): number => {
     for (const k of keys) {
       const v = cfg[k];
       if (v === undefined || v === null) continue;
@@ -71,7 +76,7 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
     sources[`model.${field}`] = { kind: 'default', detail: why };
     return fallback;
   };
-  const bool = (field: string, key: string, fallback: boolean, why: string): boolean => {
+  const bool = (field: ModelField, key: string, fallback: boolean, why: string): boolean => {
     const v = cfg[key];
     if (typeof v === 'boolean') {
       sources[`model.${field}`] = { kind: 'explicit', detail: `config.json: ${key}` };

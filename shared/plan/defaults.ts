@@ -32,6 +32,12 @@ export const TRAINING_DEFAULTS: { readonly [K in keyof TrainingSpec]-?: readonly
   flashAttention: [true, 'fused/flash attention (default in current frameworks)'],
   compile: [false, 'eager mode (no torch.compile)'],
   fp8: [undefined, "the engine's default FP8 recipe"],
+  regime: [undefined, 'derived from the engine and precision (docs/engine-memory.md)'],
+  recomputePolicy: [undefined, "the engine's recomputation policy"],
+  recomputeEvery: [undefined, 'every block'],
+  modelImpl: [undefined, "the engine's model implementation"],
+  optimizerImpl: [undefined, "the engine's default optimizer implementation"],
+  lossFusion: [undefined, 'no cross-entropy fusion'],
 };
 
 /** The engine a sharding style implies when no file names one. */
@@ -55,6 +61,17 @@ function gcd(a: number, b: number): number {
   if (!Number.isInteger(a) || !Number.isInteger(b) || a <= 0 || b <= 0) return 1;
   while (b) [a, b] = [b, a % b];
   return a;
+}
+
+type Pick = <T>(path: string, value: T | undefined, fallback: T, why: string, kind?: InputSource['kind']) => T;
+
+/** The optional memory-model fields that were given (absent ones stay absent: the engine decides). */
+function optionalTraining(t: DeepPartial<TrainingSpec>, pick: Pick): Partial<TrainingSpec> {
+  const out: Record<string, unknown> = {};
+  for (const k of ['regime', 'recomputePolicy', 'recomputeEvery', 'modelImpl', 'optimizerImpl', 'lossFusion'] as const) {
+    if (t[k] !== undefined) out[k] = pick(`training.${k}`, t[k], t[k], '');
+  }
+  return out as Partial<TrainingSpec>;
 }
 
 /** Fills a Plan from a partial one; `gpu` is the cluster's GPU when the partial has none (default H100 SXM). */
@@ -113,6 +130,7 @@ export function makePlan(partial: PlanInput, gpu?: GpuSpec): Plan {
     ...(t.recomputeLayers !== undefined ? { recomputeLayers: pick('training.recomputeLayers', t.recomputeLayers, 0, '') } : {}),
     flashAttention: pick('training.flashAttention', t.flashAttention, true, TRAINING_DEFAULTS.flashAttention[1]),
     compile: pick('training.compile', t.compile, false, TRAINING_DEFAULTS.compile[1]),
+    ...optionalTraining(t, pick),
     ...(t.fp8 !== undefined && t.fp8.recipe !== undefined
       ? { fp8: pick('training.fp8', { recipe: t.fp8.recipe, paramGather: t.fp8.paramGather ?? false }, { recipe: 'tensorwise', paramGather: false }, '') }
       : {}),

@@ -3,6 +3,7 @@
  * `resolvePlan` (shared/plan/resolve.ts) turns facts from one or more files into a Plan, filling framework
  * defaults, derived values and explicit assumptions.
  */
+import type { PlanPath } from './paths';
 import type { InputSource, Problem, TextRange } from './types';
 
 export type FormatId =
@@ -17,7 +18,10 @@ export type FormatId =
   | 'lightning'
   | 'litgpt'
   | 'torchtune'
-  | 'hf-config';
+  | 'hf-config'
+  | 'nemo'
+  | 'gpt-neox'
+  | 'hf-trainer';
 
 export type FactValue = number | string | boolean | readonly number[];
 
@@ -33,11 +37,18 @@ export interface Fact {
 
 /** A reference from one config file to another (DeepSpeed JSON, HF config.json, model preset). */
 export interface ConfigReference {
-  readonly kind: 'deepspeed' | 'model';
+  /**
+   * deepspeed: a DeepSpeed JSON; model: a model id or config.json; accelerate: an Accelerate config
+   * (`accelerate launch --config_file`); config: the trainer's own config file a launcher passes (a LLaMA-Factory or
+   * TRL YAML, a torchtune recipe).
+   */
+  readonly kind: 'deepspeed' | 'model' | 'accelerate' | 'config';
   /** Path or id as written (relative paths resolved by the server). */
   readonly target: string;
   readonly range?: TextRange;
   readonly uri?: string;
+  /** Folder a launch script `cd`ed into before using the path (relative to the script's folder, or absolute). */
+  readonly cwd?: string;
 }
 
 /** Everything one parser read from one file. */
@@ -51,13 +62,19 @@ export interface ConfigFacts {
    * Readers also emit: "cluster.gpusPerNode", "cluster.nodes", "model.type" (HF model_type), "model.name",
    * "parallel.dpReplicate" (HSDP replicas), "parallel.vppLayers", "parallel.firstStageLayers",
    * "parallel.lastStageLayers", "parallel.sharding.instances" (Megatron optimizer instances), "lora.enabled",
-   * "lora.rank", "lora.targets" (comma list: "q,k,v"), "lora.baseDtype", "engine" (EngineId, when the file fixes it).
+   * "lora.rank", "lora.targets" (comma list: "q,k,v"), "lora.baseDtype", "engine" (EngineId, when the file fixes it),
+   * "launch.dialect" (the argument dialect of a launch script: megatron, hf-trainer, deepspeed-chat, openrlhf, verl).
    * A value of "auto" is DeepSpeed's sentinel.
    */
-  readonly facts: Readonly<Record<string, Fact>>;
+  readonly facts: Readonly<Partial<Record<PlanPath, Fact>>>;
   readonly references: readonly ConfigReference[];
   /** Format-level problems (parse errors, unknown or deprecated keys, contradictions) with ranges. */
   readonly diagnostics: readonly ConfigDiagnostic[];
+}
+
+/** The facts of a file as [path, fact] pairs (Object.entries loses the key type). */
+export function factEntries(facts: ConfigFacts['facts']): [PlanPath, Fact][] {
+  return Object.entries(facts) as [PlanPath, Fact][];
 }
 
 /** A problem found while reading a file, anchored at a range. */

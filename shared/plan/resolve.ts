@@ -10,9 +10,11 @@ import { applyCalibration, calibrationFor, type ClusterCorrection } from './cali
 import { withProfile } from './profilePlan';
 import type { ClusterProfile } from '../hardware/profile';
 import { makePlan, type PlanInput } from './defaults';
-import type { ConfigFacts, Fact, FactValue } from './facts';
+import { factEntries, type ConfigFacts, type Fact, type FactValue } from './facts';
 import { hasInlineModel, modelFromFacts } from './resolveModel';
 import type { GpuSpec, InputSource, ModelSpec, Plan, Problem } from './types';
+import type { PlanPath } from './paths';
+import type { ServerCommand, SettingId } from '../protocol/commands';
 
 export interface ResolveSettings {
   /** GPU name from settings (forgiving match). */
@@ -23,6 +25,10 @@ export interface ResolveSettings {
   readonly worldSize?: number;
   /** Model to use when the files name none (preset id, HF id). */
   readonly model?: string;
+  /** Sequence length when the files do not say. */
+  readonly seqLen?: number;
+  /** Micro batch when the files do not say. */
+  readonly microBatch?: number;
   readonly cudaContextBytes?: number;
   readonly allocatorFragmentation?: number;
   /** Per-cluster corrections from "Calibrate" (`shardlens.calibration`), applied when the plan's GPU matches. */
@@ -45,11 +51,13 @@ export interface ResolveContext {
 
 /** A value nothing said; the user should confirm it (setting or code-lens command). */
 export interface Assumption {
-  readonly path: string;
+  readonly path: PlanPath;
   readonly value: string;
   readonly detail: string;
-  readonly setting?: string;
-  readonly command?: string;
+  /** The setting that replaces the assumption. */
+  readonly setting?: SettingId;
+  /** The command that changes it. */
+  readonly command?: ServerCommand;
 }
 
 export interface ResolvedPlan {
@@ -71,7 +79,7 @@ function merge(primary: ConfigFacts, related: readonly ConfigFacts[], problems: 
   const rank = (f: Fact) => (f.source.kind === 'default' ? 1 : 0);
   for (const pass of [0, 1]) {
     for (const file of files) {
-      for (const [path, fact] of Object.entries(file.facts)) {
+      for (const [path, fact] of factEntries(file.facts)) {
         if (rank(fact) !== pass) continue;
         const cur = out[path];
         const isAuto = fact.value === 'auto';
@@ -152,7 +160,7 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
   const facts = merge(primary, related, problems);
   const sources: Record<string, InputSource> = {};
   const S = ctx.settings ?? {};
-  const assume = (path: string, value: FactValue, detail: string, setting?: string, command?: string): void => {
+  const assume = (path: PlanPath, value: FactValue, detail: string, setting?: SettingId, command?: ServerCommand): void => {
     assumptions.push({ path, value: String(value), detail, ...(setting ? { setting } : {}), ...(command ? { command } : {}) });
     sources[path] = { kind: 'assumed', detail };
   };
@@ -179,15 +187,21 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
     world = Math.max(unit, Math.ceil(mp0 / unit) * unit);
     assume('cluster.worldSize', world, `no world size in the file, the launcher or settings: assumed ${world} GPUs (${world / unit} node${world > unit ? 's' : ''} of ${unit})`, 'shardlens.worldSize', 'shardlens.selectCluster');
   }
+  // A file that gives all processes and the node count (accelerate num_processes and num_machines) gives GPUs per node.
+  if (!gpn && nodes && world % nodes === 0 && world >= nodes && sources['cluster.nodes']) {
+    gpn = world / nodes;
+    sources['cluster.gpusPerNode'] = { kind: 'derived', detail: `world size ${world} / ${nodes} nodes` };
+  }
   if (!gpn) { gpn = Math.min(8, world); if (!sources['cluster.gpusPerNode']) assume('cluster.gpusPerNode', gpn, `assumed ${gpn} GPUs per node (HGX/DGX)`, 'shardlens.cluster.gpusPerNode', 'shardlens.selectCluster'); }
   // A job smaller than a node uses part of it; otherwise whole nodes.
   if (world < gpn) gpn = world;
   nodes = Math.max(1, Math.ceil(world / gpn));
-  const gpuName = str(facts, 'cluster.gpuName') ?? (S.gpu || undefined);
+  // The GPU setting, when set, wins over the file (it is what "Select GPU / Cluster" writes).
+  const gpuName = (S.gpu || undefined) ?? str(facts, 'cluster.gpuName');
   const lookupGpu = (n: string) => ctx.lookupGpu?.(n) ?? findGpu(n);
   let gpu = gpuName ? lookupGpu(gpuName) : undefined;
   if (gpuName && !gpu) problems.push({ code: 'unknown-gpu', severity: 'warning', message: `Unknown GPU "${gpuName}"; using H100 SXM.`, paths: ['cluster.gpu'] });
-  if (gpu) sources['cluster.gpu'] = facts['cluster.gpuName']?.source ?? { kind: 'setting', detail: 'shardlens.cluster.gpu' };
+  if (gpu) sources['cluster.gpu'] = S.gpu ? { kind: 'setting', detail: 'shardlens.cluster.gpu' } : facts['cluster.gpuName']?.source ?? { kind: 'setting', detail: 'shardlens.cluster.gpu' };
   else { gpu = lookupGpu('h100-sxm'); assume('cluster.gpu', gpu?.name ?? 'H100 SXM', 'no GPU type in the file or settings: assumed H100 SXM 80GB', 'shardlens.cluster.gpu', 'shardlens.selectCluster'); }
 
   // Degrees and DP.
@@ -225,11 +239,12 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
     model = fallback.model;
     assume('model', fallback.name, named ? `"${named}" is not bundled and has no config.json in the workspace: assumed ${fallback.name}` : `no model named by the file: assumed ${fallback.name}`, 'shardlens.model', 'shardlens.selectModel');
   }
+  if (!seqLen && (S.seqLen ?? 0) > 0) { seqLen = S.seqLen!; sources['training.seqLen'] = { kind: 'setting', detail: 'shardlens.seqLen' }; }
   if (!seqLen) {
     seqLen = Math.min(model.maxPositions || 2048, 2048);
     assume('training.seqLen', seqLen, `no sequence length in the file: assumed ${seqLen} tokens`, 'shardlens.seqLen');
   }
-  const batch = resolveBatch(facts, dp, sources, assume, problems);
+  const batch = resolveBatch(facts, dp, sources, assume, problems, S.microBatch);
   const hidden = model.hiddenSize;
   const bucket = (p: string, auto: number, why: string): number | undefined => {
     const f = facts[p];
@@ -241,7 +256,7 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
   let precision = str(facts, 'training.precision');
   if (facts['training.precision']?.value === 'auto') {
     precision = 'fp32';
-    assume('training.precision', 'fp32', `fp16/bf16 "auto" with no referencing file: ${HF} has bf16 and fp16 off`, undefined, 'shardlens.openReferencingFile');
+    assume('training.precision', 'fp32', `fp16/bf16 "auto" with no referencing file: ${HF} has bf16 and fp16 off`);
   } else if (precision) use('training.precision');
   const stage = num(facts, 'parallel.sharding.stage');
   for (const p of ['training.gradDtype', 'training.fp32GradAccum', 'training.optimizer', 'training.recompute', 'training.recomputeLayers', 'training.flashAttention', 'training.compile',
@@ -310,7 +325,7 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
 }
 
 /** Batch identity micro × GAS × DP = global, solved as DeepSpeed does (config-formats.md §1.2). */
-function resolveBatch(facts: Record<string, Fact>, dp: number, sources: Record<string, InputSource>, assume: (p: string, v: FactValue, d: string, s?: string, c?: string) => void, problems: Problem[]): { micro: number; gas: number; global: number } {
+function resolveBatch(facts: Record<string, Fact>, dp: number, sources: Record<string, InputSource>, assume: (p: PlanPath, v: FactValue, d: string, s?: SettingId, c?: ServerCommand) => void, problems: Problem[], microSetting?: number): { micro: number; gas: number; global: number } {
   const get = (p: string): number | undefined => {
     const f = facts[p];
     if (!f) return undefined;
@@ -323,8 +338,14 @@ function resolveBatch(facts: Record<string, Fact>, dp: number, sources: Record<s
   let g = get('training.gradAccum');
   const B = get('training.globalBatch');
   const auto = (p: string) => facts[p]?.value === 'auto';
-  if (m === undefined && auto('training.microBatch')) { m = 8; assume('training.microBatch', 8, `train_micro_batch_size_per_gpu "auto" with no referencing file: ${HF} per_device_train_batch_size 8`, undefined, 'shardlens.openReferencingFile'); }
-  if (g === undefined && auto('training.gradAccum')) { g = 1; assume('training.gradAccum', 1, `gradient_accumulation_steps "auto" with no referencing file: ${HF} gradient_accumulation_steps 1`, undefined, 'shardlens.openReferencingFile'); }
+  const fromSetting = (): number | undefined => {
+    if (!microSetting || microSetting < 1 || B !== undefined) return undefined;
+    sources['training.microBatch'] = { kind: 'setting', detail: 'shardlens.microBatch' };
+    return microSetting;
+  };
+  if (m === undefined) m = fromSetting();
+  if (m === undefined && auto('training.microBatch')) { m = 8; assume('training.microBatch', 8, `train_micro_batch_size_per_gpu "auto" with no referencing file: ${HF} per_device_train_batch_size 8`, 'shardlens.microBatch'); }
+  if (g === undefined && auto('training.gradAccum')) { g = 1; assume('training.gradAccum', 1, `gradient_accumulation_steps "auto" with no referencing file: ${HF} gradient_accumulation_steps 1`); }
   const derived = (p: string, v: number, why: string) => { sources[p] = { kind: 'derived', detail: why }; return v; };
   if (m !== undefined && g !== undefined && B !== undefined) {
     if (m * g * dp !== B) problems.push({ code: 'batch-identity', severity: 'error', paths: ['training.globalBatch', 'training.microBatch', 'training.gradAccum', 'parallel.dp'],

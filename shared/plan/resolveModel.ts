@@ -5,31 +5,32 @@
 import type { Fact } from './facts';
 import type { AttnBias, InputSource, ModelSpec, MoeSpec, NormKind, PositionKind } from './types';
 import { listPresets } from '../model/presets';
+import type { PlanPath } from './paths';
 
-type Facts = Readonly<Record<string, Fact>>;
+type Facts = Readonly<Partial<Record<PlanPath, Fact>>>;
 
-const num = (f: Facts, p: string): number | undefined => {
+const num = (f: Facts, p: PlanPath): number | undefined => {
   const v = f[p]?.value;
   return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined;
 };
-const str = (f: Facts, p: string): string | undefined => {
+const str = (f: Facts, p: PlanPath): string | undefined => {
   const v = f[p]?.value;
   return typeof v === 'string' ? v : undefined;
 };
-const bool = (f: Facts, p: string): boolean | undefined => {
+const bool = (f: Facts, p: PlanPath): boolean | undefined => {
   const v = f[p]?.value;
   return typeof v === 'boolean' ? v : undefined;
 };
 
 /** True when the facts describe a model inline (layers, hidden size and heads all present). */
 export function hasInlineModel(f: Facts): boolean {
-  return ['model.layers', 'model.hiddenSize', 'model.heads'].every((p) => (num(f, p) ?? 0) > 0);
+  return (['model.layers', 'model.hiddenSize', 'model.heads'] as const).every((p) => (num(f, p) ?? 0) > 0);
 }
 
 /** ModelSpec from facts; `sources` receives "model.<field>" entries. Undefined when the core sizes are missing. */
-export function modelFromFacts(f: Facts, sources: Record<string, InputSource>, seqLen?: number): ModelSpec | undefined {
+export function modelFromFacts(f: Facts, sources: Partial<Record<PlanPath, InputSource>>, seqLen?: number): ModelSpec | undefined {
   if (!hasInlineModel(f)) return undefined;
-  const take = <T>(path: string, v: T | undefined, fallback: T, why: string): T => {
+  const take = <T>(path: PlanPath, v: T | undefined, fallback: T, why: string): T => {
     const fact = f[path];
     if (v !== undefined && fact) { sources[path] = fact.source; return v; }
     sources[path] = { kind: 'default', detail: why };

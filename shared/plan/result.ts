@@ -62,6 +62,14 @@ export interface StageMemory {
   readonly peakAllocatedBytes: number;
   /** Peak bytes reserved from the device (allocated + fragmentation). */
   readonly peakReservedBytes: number;
+  /**
+   * torch's memory categories with the peak of each on its own and of the total (tensor bytes, no CUDA context), as
+   * the fake-tensor oracle reports them (shared/memory/categories.ts).
+   */
+  readonly peaks?: {
+    readonly parameters: number; readonly gradients: number; readonly optimizer: number;
+    readonly activations: number; readonly temporaries: number; readonly other: number; readonly total: number;
+  };
 }
 
 export interface ParameterCounts {

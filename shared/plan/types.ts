@@ -3,6 +3,7 @@
  * Units: counts are integers, bytes are bytes, seconds are seconds, bandwidths are bytes per second.
  * Every other module in `shared/` reads these types; nothing here depends on an editor, Node or the DOM.
  */
+import type { PlanPath } from './paths';
 import type { ClusterProfile } from '../hardware/profile';
 
 /** Mixture-of-experts description of the MoE layers of a model. */
@@ -100,6 +101,27 @@ export interface Fp8Spec {
   readonly paramGather: boolean;
 }
 
+/**
+ * How the engine keeps weights, gradients and optimizer states (docs/engine-memory.md): 'amp' torch.autocast (fp32
+ * weights and gradients, no master copy: HF Trainer/Accelerate DDP, Lightning *-mixed); 'fsdp2' fp32 shards gathered in
+ * the MixedPrecisionPolicy's param dtype; 'megatron' 16-bit weights, main_grad buffer, fp32 master; 'deepspeed' 16-bit
+ * weights, fp32 master and gradient partitions; 'bf16-true' everything bf16 (torchtune, LitGPT); 'fp32' everything fp32.
+ */
+export type PrecisionRegime = 'amp' | 'fsdp2' | 'megatron' | 'deepspeed' | 'bf16-true' | 'fp32';
+/**
+ * How the engine recomputes when `recompute` is not 'none': 'megatron' (full: layer inputs; selective: core attention),
+ * 'block' (torch checkpoint of every block: torchtitan full, FSDP/Accelerate activation_checkpointing),
+ * 'torchtitan-op' (selective op: mm outputs saved except every second, SDPA saved), 'torchtitan-layer' (every
+ * `recomputeEvery`-th block checkpointed), 'hf' (Hugging Face gradient_checkpointing: each decoder layer's input).
+ */
+export type RecomputePolicy = 'megatron' | 'block' | 'torchtitan-op' | 'torchtitan-layer' | 'hf';
+/** The code that builds the model, which decides what is saved for backward: megatron-core + TE, torchtitan, transformers. */
+export type ModelImpl = 'megatron' | 'torchtitan' | 'hf';
+/** torch.optim implementation: fused (no temporaries), foreach (multi-tensor temporaries), for-loop. */
+export type OptimizerImpl = 'fused' | 'foreach' | 'for-loop';
+/** Cross-entropy as the engine computes it: fp32 logits copy (default), Megatron's native fusion, TE's in-place kernel. */
+export type LossFusion = 'none' | 'native' | 'te';
+
 export interface TrainingSpec {
   /** Sequences per GPU per forward/backward (b). */
   readonly microBatch: number;
@@ -123,6 +145,18 @@ export interface TrainingSpec {
   readonly compile: boolean;
   /** FP8 details when `precision` is 'fp8-mixed'; undefined means the engine's default recipe. */
   readonly fp8?: Fp8Spec;
+  /** Precision regime; undefined = derived from the engine and precision (shared/memory/engine.ts). */
+  readonly regime?: PrecisionRegime;
+  /** Recomputation policy; undefined = the engine's (shared/memory/engine.ts). */
+  readonly recomputePolicy?: RecomputePolicy;
+  /** torchtitan selective per-layer: every N-th block is checkpointed (selective_ac_option = "N"). */
+  readonly recomputeEvery?: number;
+  /** Model implementation; undefined = the engine's. */
+  readonly modelImpl?: ModelImpl;
+  /** Optimizer implementation; undefined = the engine's default. */
+  readonly optimizerImpl?: OptimizerImpl;
+  /** Megatron --cross-entropy-loss-fusion (with --cross-entropy-fusion-impl); undefined = none. */
+  readonly lossFusion?: LossFusion;
 }
 
 export type PipelineSchedule = 'gpipe' | '1f1b' | 'interleaved' | 'zb-h1';
@@ -253,7 +287,7 @@ export interface Plan {
   readonly overhead: OverheadSpec;
   readonly lora?: LoraSpec;
   /** Where each input came from, keyed by dotted path (e.g. "training.microBatch", "parallel.sharding.stage"). */
-  readonly sources: Readonly<Record<string, InputSource>>;
+  readonly sources: Readonly<Partial<Record<PlanPath, InputSource>>>;
 }
 
 /** A zero-based position in a text document (same shape as LSP's Position). */
@@ -288,5 +322,5 @@ export interface Problem {
   readonly severity: Severity;
   readonly message: string;
   /** Dotted input paths involved, so editors can place the diagnostic at the right range. */
-  readonly paths: readonly string[];
+  readonly paths: readonly PlanPath[];
 }

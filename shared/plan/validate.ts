@@ -5,6 +5,7 @@
  * Megatron-core requires num_query_groups divisible by TP. Otherwise it is an error (`tp-divides-kv-heads`).
  */
 import type { Plan, Problem, Severity } from './types';
+import type { PlanPath } from './paths';
 
 /** Values above this are treated as absurd (no real count or size reaches 10^15). */
 export const ABSURD = 1e15;
@@ -22,7 +23,7 @@ const LORA_TARGETS = new Set(['q', 'k', 'v', 'o', 'gate', 'up', 'down']);
 /** Checks a plan; returns every problem found (empty when consistent). */
 export function validatePlan(plan: Plan): Problem[] {
   const out: Problem[] = [];
-  const add = (code: string, severity: Severity, message: string, ...paths: string[]) => out.push({ code, severity, message, paths });
+  const add = (code: string, severity: Severity, message: string, ...paths: PlanPath[]) => out.push({ code, severity, message, paths });
   try {
     checkNumbers(plan, add);
     if (out.some((p) => p.severity === 'error')) return out;
@@ -33,17 +34,17 @@ export function validatePlan(plan: Plan): Problem[] {
     checkSharding(plan, add);
     checkLora(plan, add);
   } catch {
-    add('value-not-finite', 'error', 'The plan is malformed (a required field is missing).', 'plan');
+    add('value-not-finite', 'error', 'The plan is malformed (a required field is missing).');
   }
   return out;
 }
 
-type Add = (code: string, severity: Severity, message: string, ...paths: string[]) => void;
+type Add = (code: string, severity: Severity, message: string, ...paths: PlanPath[]) => void;
 
 /** Every count must be a positive integer below 10^15; sizes must be finite and non-negative. */
 function checkNumbers(plan: Plan, add: Add): void {
   const m = plan.model, t = plan.training, p = plan.parallel, s = p.sharding;
-  const counts: [string, number][] = [
+  const counts: [PlanPath, number][] = [
     ['model.layers', m.layers], ['model.hiddenSize', m.hiddenSize], ['model.heads', m.heads], ['model.kvHeads', m.kvHeads],
     ['model.headDim', m.headDim], ['model.ffnSize', m.ffnSize], ['model.vocabSize', m.vocabSize],
     ['training.microBatch', t.microBatch], ['training.globalBatch', t.globalBatch], ['training.gradAccum', t.gradAccum],
@@ -58,11 +59,11 @@ function checkNumbers(plan: Plan, add: Add): void {
     else if (v > ABSURD) add('value-absurd', 'error', `${path} = ${v} is absurdly large (> 1e15).`, path);
     else if (!Number.isInteger(v) || v <= 0) add('value-not-positive-integer', 'error', `${path} must be a positive integer, got ${v}.`, path);
   }
-  const sizes: [string, number][] = [
+  const sizes: [PlanPath, number][] = [
     ['parallel.sharding.reduceBucketElems', s.reduceBucketElems], ['parallel.sharding.allgatherBucketElems', s.allgatherBucketElems],
     ['parallel.sharding.prefetchBucketElems', s.prefetchBucketElems], ['parallel.sharding.maxLiveParams', s.maxLiveParams],
     ['overhead.cudaContextBytes', plan.overhead.cudaContextBytes], ['overhead.allocatorFragmentation', plan.overhead.allocatorFragmentation],
-    ['cluster.gpu.memoryBytes', plan.cluster.gpu.memoryBytes],
+    ['cluster.gpu', plan.cluster.gpu.memoryBytes],
   ];
   if (m.moe) sizes.push(['model.moe.sharedExperts', m.moe.sharedExperts], ['model.moe.denseFirstLayers', m.moe.denseFirstLayers]);
   if (t.recomputeLayers !== undefined) sizes.push(['training.recomputeLayers', t.recomputeLayers]);

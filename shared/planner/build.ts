@@ -4,6 +4,7 @@
  */
 import type { ClusterSpec, OffloadTarget, ParallelSpec, Plan, ShardingSpec, ShardingStyle, TrainingSpec } from '../plan/types';
 import type { Layout } from './types';
+import type { PlanPath } from '../plan/paths';
 
 /** The parallel choices of a layout, without its costs. */
 export type LayoutChoice = Omit<Layout, 'stepSeconds' | 'peakAllocatedBytes' | 'peakReservedBytes' | 'fits' | 'estimate'>;
@@ -86,7 +87,7 @@ export function searchPlan(base: Plan, cluster: ClusterSpec, parallel: ParallelS
 }
 
 const PLANNER_SOURCE = { kind: 'derived', detail: 'layout planner' } as const;
-const CHANGED_PATHS = [
+const CHANGED_PATHS: readonly PlanPath[] = [
   'parallel.dp', 'parallel.tp', 'parallel.sp', 'parallel.pp', 'parallel.vpp', 'parallel.cp', 'parallel.ep',
   'parallel.schedule', 'parallel.sharding.stage', 'parallel.sharding.style', 'parallel.sharding.offloadOptimizer',
   'training.microBatch', 'training.gradAccum', 'training.recompute',

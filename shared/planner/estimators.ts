@@ -19,7 +19,7 @@ function fullMemory(plan: Plan): { allocated: number; reserved: number } {
     try {
       problems = validatePlan(plan);
     } catch {
-      problems = [{ code: 'value-not-finite', severity: 'error', message: 'The plan is malformed.', paths: ['plan'] }];
+      problems = [{ code: 'value-not-finite', severity: 'error', message: 'The plan is malformed.', paths: [] }];
     }
     return layoutImpossible(problems) ? { allocated: 0, reserved: 0 } : stagePeaks(plan);
   } catch {

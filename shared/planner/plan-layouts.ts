@@ -10,8 +10,9 @@ import { spaceForFormat } from './formatSpace';
 import { choiceOf, searchLayouts } from './search';
 import { spaceBounds } from './space';
 import type { Layout, PlannerEstimators, PlannerOptions, PlanResult } from './types';
+import type { PlanPath } from '../plan/paths';
 
-function problem(code: string, message: string, paths: string[] = [], severity: Problem['severity'] = 'error'): Problem {
+function problem(code: string, message: string, paths: PlanPath[] = [], severity: Problem['severity'] = 'error'): Problem {
   return { code, severity, message, paths };
 }
 

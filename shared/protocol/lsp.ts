@@ -4,22 +4,27 @@
  */
 import type { FormatId } from '../plan/facts';
 import type { MemoryEstimate } from '../plan/result';
+import type { ResolvedInputs } from '../plan/inputs';
 import type { Plan, Problem, TextRange } from '../plan/types';
 import type { Collective } from '../comm/types';
 import type { StepTimeEstimate } from '../time/types';
 import type { Simulation } from '../sim/types';
 import type { Layout, PlanResult } from '../planner/types';
+import type { PlanPath } from '../plan/paths';
+import type { ServerCommand, SettingId } from './commands';
 
 /** An input ShardLens assumed because no file or setting gave it; the user should confirm or change it. */
 export interface AnalysisAssumption {
   /** Dotted plan path, e.g. "cluster.gpu" or "cluster.worldSize". */
-  readonly path: string;
+  readonly path: PlanPath;
   /** Short text, e.g. "8×H100-SXM". */
   readonly value: string;
   /** Why it was assumed, e.g. "no world size in the file or settings". */
   readonly detail: string;
+  /** The setting that replaces it, e.g. "shardlens.worldSize". */
+  readonly setting?: SettingId;
   /** The command that changes it, e.g. "shardlens.selectCluster". */
-  readonly command?: string;
+  readonly command?: ServerCommand;
 }
 
 /** One collective of a step, per rank (the core's type: bytesPerRank is already × countPerStep). */
@@ -47,6 +52,8 @@ export interface AnalysisResult {
   readonly format: FormatId | null;
   /** Absent when the file does not say enough to build a plan; `problems` says why. */
   readonly plan?: Plan;
+  /** What the estimate read: training, model and cluster inputs, each with its source as the hover shows it. */
+  readonly inputs?: ResolvedInputs;
   readonly memory?: MemoryEstimate;
   /** Replicated (plain data parallel) baseline; the same as `memory.replicated`, repeated for convenience. */
   readonly replicated?: MemoryEstimate['replicated'];
@@ -127,11 +134,3 @@ export interface AnalysisChangedParams {
   readonly gpuName: string | null;
   readonly stepSeconds: number | null;
 }
-
-/** Commands the server's code lenses and actions invoke; the extension registers them. Each takes the document URI. */
-export const ClientCommands = {
-  simulateStep: 'shardlens.simulateStep',
-  openDashboard: 'shardlens.openDashboard',
-  selectCluster: 'shardlens.selectCluster',
-  selectModel: 'shardlens.selectModel',
-} as const;

@@ -10,7 +10,7 @@ export type MemoryUnits = 'GiB' | 'GB';
 /**
  * The `shardlens.*` settings, per resource. The extension's `contributes.configuration` declares exactly these keys:
  * `shardlens.cluster.gpu`, `shardlens.cluster.gpusPerNode`, `shardlens.cluster.nodes`, `shardlens.worldSize`,
- * `shardlens.model`, `shardlens.hints.detail`, `shardlens.units`, `shardlens.overhead.cudaContextGiB`, `shardlens.overhead.fragmentation`,
+ * `shardlens.model`, `shardlens.seqLen`, `shardlens.microBatch`, `shardlens.hints.detail`, `shardlens.units`, `shardlens.overhead.cudaContextGiB`, `shardlens.overhead.fragmentation`,
  * `shardlens.formats.enabled`, `shardlens.planner.safetyMargin`, `shardlens.calibration`.
  */
 export interface ShardLensSettings {
@@ -26,6 +26,10 @@ export interface ShardLensSettings {
   readonly worldSize: number;
   /** Model (preset id, name or Hugging Face id) when the files name none; empty = from the files. */
   readonly model: string;
+  /** Tokens per sequence when the files do not say; 0 = assumed (2048, or the model's positions if fewer). */
+  readonly seqLen: number;
+  /** Sequences per GPU per micro-batch when the files do not say; 0 = assumed (1). */
+  readonly microBatch: number;
   readonly hints: { readonly detail: HintDetail };
   readonly units: MemoryUnits;
   readonly overhead: {
@@ -47,6 +51,8 @@ export const DEFAULT_SETTINGS: ShardLensSettings = {
   cluster: { gpu: '', gpusPerNode: 0, nodes: 0 },
   worldSize: 0,
   model: '',
+  seqLen: 0,
+  microBatch: 0,
   hints: { detail: 'normal' },
   units: 'GiB',
   overhead: { cudaContextGiB: 1, fragmentation: 0.1 },

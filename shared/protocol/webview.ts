@@ -147,9 +147,37 @@ export interface ValidationCheckView {
 }
 
 /** Results of one validation launch. */
+/** One category of the fake-tensor oracle beside the estimate (validation/torch/oracleCompare.ts). */
+export interface OracleRowView {
+  readonly category: string;
+  /** torch's peak of the category (bytes). */
+  readonly oracle: number;
+  /** ShardLens's estimate of the same (bytes). */
+  readonly estimate: number;
+  /** estimate / oracle − 1 (may be negative). */
+  readonly relError: number;
+  readonly ok: boolean;
+}
+
+/** "Exact memory on this machine": torch's peaks per category and pipeline stage beside the estimate. */
+export interface OracleResultView {
+  /** e.g. "torch 2.13.0+cpu". */
+  readonly torch: string;
+  readonly model: string;
+  /** The model implementation and precision regime the oracle reproduced, e.g. "torchtitan model, fsdp2 precision". */
+  readonly reproduced: string;
+  /** Layers built (the estimate is of the same depth). */
+  readonly layers: number;
+  readonly notes: readonly string[];
+  readonly stages: readonly { readonly label: string; readonly ok: boolean; readonly rows: readonly OracleRowView[] }[];
+  readonly ok: boolean;
+}
+
 export interface ValidationResultView {
-  /** "tfjs" runner or "torch" probe. */
-  readonly source: 'tfjs' | 'torch';
+  /** "tfjs" runner, "torch" probe, or the fake-tensor "oracle". */
+  readonly source: 'tfjs' | 'torch' | 'oracle';
+  /** The oracle's figures (source "oracle"). */
+  readonly oracle?: OracleResultView;
   /** Backend label as the runner states it, e.g. "wasm (measured tensor bytes; GPU memory is estimated)". */
   readonly backend: string;
   readonly parameters: number;
@@ -239,7 +267,7 @@ export interface ReadyMessage { readonly v: 1; readonly type: 'ready'; readonly 
 /** Webview → extension: the user pressed a button that runs a ShardLens command. */
 export interface CommandMessage {
   readonly v: 1; readonly type: 'command';
-  readonly command: 'simulateStep' | 'runValidation' | 'cancelValidation' | 'runProbe' | 'selectCluster' | 'selectModel' | 'openDashboard';
+  readonly command: 'simulateStep' | 'runValidation' | 'cancelValidation' | 'runProbe' | 'runOracle' | 'selectCluster' | 'selectModel' | 'openDashboard';
 }
 
 /** Webview → extension: the Layouts dashboard is shown and wants the planner's layouts for the current file. */
@@ -249,5 +277,5 @@ export interface ApplyLayoutMessage { readonly v: 1; readonly type: 'applyLayout
 
 export type WebviewToHostMessage = ReadyMessage | CommandMessage | PlanLayoutsMessage | ApplyLayoutMessage;
 export const WEBVIEW_COMMANDS: readonly CommandMessage['command'][] = [
-  'simulateStep', 'runValidation', 'cancelValidation', 'runProbe', 'selectCluster', 'selectModel', 'openDashboard',
+  'simulateStep', 'runValidation', 'cancelValidation', 'runProbe', 'runOracle', 'selectCluster', 'selectModel', 'openDashboard',
 ];

@@ -14,6 +14,7 @@ import { layoutProblems } from './problems';
 import { chunksPerStage, microbatchesPerStep, peakFlops, posInt } from './shape';
 import { allStageTimings, type StageTiming } from './stage';
 import { exposedGradSync, pipelineHops, pipelineSeconds, stageMicrobatchSeconds, stepTailSeconds } from './stepTime';
+import type { PlanPath } from '../plan/paths';
 import type { OperatorTerm, StepTimeEstimate, TimeTerm, TimeTermName } from './types';
 
 export const FLOP_CONVENTION =
@@ -42,7 +43,7 @@ const OPERATOR_INFO: Readonly<Record<PartName | 'stepOverhead', readonly [string
 export function operatorTerms(busiest: StageTiming, m: number, stepOverhead: number, provenance: readonly string[]): OperatorTerm[] {
   const p = busiest.work.parts;
   const src = (name: PartName): string => {
-    const key = name === 'gemm' || name === 'fp8' ? 'GEMM' : name === 'attention' ? 'attention' : name === 'comm' ? 'collectives' : 'memory-bound';
+    const key = name === 'gemm' || name === 'fp8' ? 'GEMM' : name === 'attention' ? 'attention' : name === 'comm' ? 'collectives' : name === 'launch' ? 'launch' : 'memory-bound';
     return provenance.find((x) => x.startsWith(`${key}:`)) ?? `${key}: catalog curves, ${FIT_PROVENANCE}`;
   };
   const out: OperatorTerm[] = PART_NAMES.map((name) => {
@@ -58,7 +59,7 @@ export function operatorTerms(busiest: StageTiming, m: number, stepOverhead: num
 }
 
 /** An input value with its source from the plan, or a derived marker. */
-function inp(plan: Plan, path: string, value: number | string | boolean): TermInput {
+function inp(plan: Plan, path: PlanPath, value: number | string | boolean): TermInput {
   const source: InputSource = plan.sources[path] ?? { kind: 'derived', detail: path };
   return { value, source };
 }

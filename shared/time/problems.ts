@@ -1,12 +1,13 @@
 /** Layouts the time model and the simulator cannot run: typed problems instead of a wrong picture. */
 import type { Plan, Problem } from '../plan/types';
 import { microbatchesPerStep } from './shape';
+import type { PlanPath } from '../plan/paths';
 
 /** Most forward passes (stages × micro-batches × chunks) one simulation runs. */
 export const MAX_PASSES = 2_000_000;
 
 /** Problem constructor. */
-function err(code: string, message: string, paths: string[]): Problem {
+function err(code: string, message: string, paths: PlanPath[]): Problem {
   return { code, severity: 'error', message, paths };
 }
 

@@ -101,7 +101,7 @@ describe('calibrate', () => {
     const plan = applyCalibration(tinyPlan(2), correction);
     assert.equal(plan.overhead.cudaContextBytes, tinyPlan(2).overhead.cudaContextBytes + 1_000_000);
     assert.equal(plan.cluster.gpu.achievableFlopsFraction, tinyPlan(2).cluster.gpu.achievableFlopsFraction * 0.5);
-    assert.equal(plan.sources['overhead.cudaContextBytes'].kind, 'setting');
+    assert.equal(plan.sources['overhead.cudaContextBytes']?.kind, 'setting');
   });
 
   test('a CPU report or a failed report is flagged and neutral where nothing can be compared', () => {

@@ -59,6 +59,9 @@ const HINTS: readonly HintCase[] = [
   { file: 'llamafactory.yaml', at: [['deepspeed:', /^model states/], ['per_device_train_batch_size', /^activations/]] },
   { file: 'nanotron.yaml', at: [['micro_batch_size', /^activations/], ['tp: 2', /^TP comm/]] },
   { file: 'config.json', at: [['{', /parameters · peak/]] },
+  // Launch dialects (issue 12): the value a DeepSpeed-Chat flag takes through a variable, verl's Megatron actor TP.
+  { file: 'dschat_step1.sh', at: [['ZERO_STAGE=3', /^model states/], ['--per_device_train_batch_size', /^activations/]] },
+  { file: 'verl_grpo.sh', at: [['ppo_micro_batch_size_per_gpu', /^activations/], ['megatron.tensor_model_parallel_size', /^TP comm/]] },
 ];
 
 describe('inlay hints per format', () => {
@@ -72,6 +75,11 @@ describe('inlay hints per format', () => {
       }
     });
   }
+
+  test("verl: the rollout engine's TP gets no training hint", async () => {
+    const { uri, text } = await openFixture('verl_grpo.sh');
+    assert.deepEqual(hintsAt(await c.hints(uri), text, 'rollout.tensor_model_parallel_size'), []);
+  });
 
   test('ZeRO-2 model states are (2 + 14/N)·Ψ per GPU next to 16·Ψ replicated', async () => {
     // ZeRO paper (Rajbhandari et al. 2020) Table 1 / §5.2: mixed-precision Adam holds 2Ψ + 2Ψ + 12Ψ bytes;
@@ -219,6 +227,22 @@ describe('shardlens/analysis', () => {
     assert.ok(r.simulation?.ok, JSON.stringify(r.simulation));
     assert.equal(r.simulation.result.stages.length, 2);
     assert.ok(Array.isArray(r.assumptions) && Array.isArray(r.problems));
+  });
+
+  test('says what was read: training, model and cluster inputs with their sources (issue 12)', async () => {
+    const { uri, text } = await openFixture('dschat_step1.sh');
+    const r = await c.analysis(uri);
+    const i = r?.inputs;
+    assert.ok(i);
+    // The file states micro batch 4, sequence 512, ZeRO via $ZERO_STAGE and 8 GPUs (deepspeed --num_gpus 8).
+    assert.equal(i.training.microBatch.value, 4);
+    assert.equal(i.training.microBatch.source.kind, 'explicit');
+    assert.equal(i.training.microBatch.source.range?.start.line, posOf(text, '--per_device_train_batch_size', 0).line);
+    assert.equal(i.training.seqLen.value, 512);
+    assert.equal(i.cluster.gpusPerNode.value, 8);
+    assert.match(i.cluster.gpu.source.kind, /assumed/);
+    // Llama 2 7B has 32 layers (Touvron et al. 2023, Table 1), from the model the file names.
+    assert.equal(i.model.layers.value, 32);
   });
 
   test('shardlens/simulate: 1F1B over 2 stages with the bubble of the closed form', async () => {

@@ -4,6 +4,7 @@
  * returns the layouts best first within GPU memory × the safety margin setting.
  */
 import { after, before, describe, test } from 'node:test';
+import type { PlanPath } from '../../shared/plan/paths';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import type { CodeAction } from 'vscode-languageserver';
@@ -49,7 +50,7 @@ const planOf = (uri: string, topK?: number) => c.rpc.sendRequest<PlanLayoutsResu
 const layoutActions = (actions: CodeAction[]) => actions.filter((a) => a.title.startsWith('Apply layout: '));
 
 /** A fact's value, or the value a file means when it omits the key (no parallelism, no recomputation). */
-function factValue(facts: ReturnType<typeof parseConfig>['facts'], path: string, omitted: unknown): unknown {
+function factValue(facts: ReturnType<typeof parseConfig>['facts'], path: PlanPath, omitted: unknown): unknown {
   return facts[path]?.value ?? omitted;
 }
 

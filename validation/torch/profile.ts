@@ -4,18 +4,25 @@
  * and reads the profile back. On a machine without GPUs the ranks run on CPU over gloo: the plumbing is the same and
  * the profile says its numbers describe no GPU.
  */
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MAX_REPORT_BYTES, readTextFile } from '../../server/io/read';
+import { writeUserFile } from '../../server/io/write';
 import { normalizeProfile, type ClusterProfile } from '../../shared/hardware/profile';
 import type { ProfileRequest } from '../../shared/time/profileRequest';
-import { defaultProbeDir, launch } from './launch';
+import { chooseRanks, defaultProbeDir, launch } from './launch';
 import { findPython } from './python';
 
 export interface RunProfileOptions {
-  readonly request: ProfileRequest;
-  readonly ranks: number;
-  /** Where the profile is written (default: a new temporary folder). */
+  /** The measurement request for the number of ranks launched (chosen here when `ranks` is not given). */
+  readonly requestFor: (ranks: number) => ProfileRequest;
+  /** Ranks to launch; default: one per GPU, else 2 CPU ranks (chooseRanks, as the probe). */
+  readonly ranks?: number;
+  /** Allow more ranks than the machine has GPUs (or CPU cores). */
+  readonly oversubscribe?: boolean;
+  /** Where the profile is copied (atomically, refusing symlinked folders); default: only returned. */
   readonly out?: string;
   readonly python?: string;
   readonly signal?: AbortSignal;
@@ -25,53 +32,73 @@ export interface RunProfileOptions {
 }
 
 export type RunProfileResult =
-  | { readonly ok: true; readonly profile: ClusterProfile; readonly path: string; readonly argv: readonly string[] }
+  | { readonly ok: true; readonly profile: ClusterProfile; readonly path?: string; readonly argv: readonly string[] }
   | { readonly ok: false; readonly message: string; readonly outputTail?: string };
 
-/** The launcher's argument vector after the interpreter (exported so tests and logs show exactly what runs). */
-export function profileArgv(probeDir: string, ranks: number, requestPath: string, out: string, watchdogS: number): string[] {
+/**
+ * The launcher's argument vector after the interpreter (exported so tests and logs show exactly what runs): a local
+ * rendezvous on 127.0.0.1 with a fresh run id, as the probe's (launch.ts localArgv).
+ */
+export function profileArgv(probeDir: string, ranks: number, requestPath: string, out: string, watchdogS: number, runId = randomUUID()): string[] {
   return [
-    join(probeDir, 'torchrun_compat.py'), '--standalone', '--nnodes', '1', '--nproc_per_node', String(ranks), '--monitor_interval', '1',
+    join(probeDir, 'torchrun_compat.py'), '--rdzv_backend', 'c10d', '--rdzv_endpoint', '127.0.0.1:0', '--rdzv_id', runId,
+    '--local_addr', '127.0.0.1', '--nnodes', '1', '--nproc_per_node', String(ranks), '--monitor_interval', '1',
     join(probeDir, 'profile_sweep.py'), '--request', requestPath, '--out', out, '--watchdog', String(Math.max(10, Math.round(watchdogS))),
   ];
 }
 
 /** Runs the sweep; resolves with the normalized profile or a message saying what went wrong (never rejects). */
 export async function runProfile(o: RunProfileOptions): Promise<RunProfileResult> {
-  if (!Number.isInteger(o.ranks) || o.ranks < 1 || o.ranks > 4096) return { ok: false, message: `ranks must be a whole number from 1 to 4096 (got ${o.ranks})` };
   const probeDir = o.probeDir ?? defaultProbeDir();
   if (!probeDir || !existsSync(join(probeDir, 'profile_sweep.py'))) return { ok: false, message: 'probe/profile_sweep.py was not found next to ShardLens' };
   const py = await findPython(o.python);
   if (!py.ok) return { ok: false, message: py.message };
-  const request = py.info.gpus < o.ranks ? { ...o.request, device: 'cpu' as const } : o.request;
+  const ranks = chooseRanks(o.ranks, { gpus: py.info.gpus, cpus: availableParallelism() }, o.oversubscribe);
+  if (typeof ranks !== 'number') return { ok: false, message: ranks.error };
+  if (o.signal?.aborted) return { ok: false, message: 'cancelled before launch' };
+  const asked = o.requestFor(ranks);
+  const request = py.info.gpus < ranks ? { ...asked, device: 'cpu' as const } : asked;
   const dir = mkdtempSync(join(tmpdir(), 'shardlens-profile-'));
-  const requestPath = join(dir, 'request.json');
-  const out = resolve(o.out ?? join(dir, 'profile.json'));
-  writeFileSync(requestPath, JSON.stringify(request));
-  const timeoutMs = o.timeoutMs ?? 900_000;
-  const argv = profileArgv(probeDir, o.ranks, requestPath, out, timeoutMs / 1000 - 5);
-  const run = await launch(py.info.python, argv, o.signal, timeoutMs, o.onLine ?? (() => undefined));
-  if (run.reason !== 'exit') return { ok: false, message: run.reason === 'error' ? run.message : `the sweep was ${run.reason === 'timeout' ? 'stopped after the time limit' : 'cancelled'}`, outputTail: run.tail };
-  if (!existsSync(out)) return { ok: false, message: `the sweep exited with code ${run.code} and wrote no profile`, outputTail: run.tail };
-  let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(out, 'utf8'));
-  } catch (e) {
-    return { ok: false, message: `the profile is not JSON: ${(e as Error).message}`, outputTail: run.tail };
+    const requestPath = join(dir, 'request.json');
+    const written = join(dir, 'profile.json');
+    writeFileSync(requestPath, JSON.stringify(request));
+    const timeoutMs = o.timeoutMs ?? 900_000;
+    const argv = profileArgv(probeDir, ranks, requestPath, written, timeoutMs / 1000 - 5);
+    const run = await launch(py.info.python, argv, o.signal, timeoutMs, o.onLine ?? (() => undefined));
+    if (run.reason !== 'exit') return { ok: false, message: run.reason === 'error' ? run.message : `the sweep was ${run.reason === 'timeout' ? 'stopped after the time limit' : 'cancelled; every rank was stopped'}`, outputTail: run.tail };
+    if (run.code === 3) return { ok: false, message: `torch is not importable by ${py.info.executable}`, outputTail: run.tail };
+    const text = readTextFile(written, { maxBytes: MAX_REPORT_BYTES });
+    if (!text.ok) return { ok: false, message: text.reason === 'missing' ? `the sweep exited with code ${run.code} and wrote no profile` : text.detail, outputTail: run.tail };
+    const read = parseProfile(text.text, o.out ?? written);
+    if (!read.profile) return { ok: false, message: read.message ?? 'the profile holds no usable measurement', outputTail: run.tail };
+    let path: string | undefined;
+    try {
+      path = o.out ? writeUserFile(o.out, text.text) : undefined;
+    } catch (e) {
+      return { ok: false, message: `the profile could not be written to ${o.out}: ${(e as Error).message}` };
+    }
+    return { ok: true, profile: read.profile, path, argv: [py.info.python, ...argv] };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
-  const profile = normalizeProfile(raw, out);
-  if (!profile) return { ok: false, message: 'the profile holds no usable measurement', outputTail: run.tail };
-  return { ok: true, profile, path: out, argv: [py.info.python, ...argv] };
 }
 
-/** Reads a profile file (bounded: at most 64 MiB); undefined with a message when it is missing or malformed. */
-export function readProfileFile(path: string): { profile?: ClusterProfile; message?: string } {
+/** A profile from its JSON text; undefined with a message when it is malformed or holds no measurement. */
+function parseProfile(text: string, source: string): { profile?: ClusterProfile; message?: string } {
+  let raw: unknown;
   try {
-    if (statSync(path).size > 64 * 2 ** 20) return { message: `${path} is larger than 64 MiB` };
-    const text = readFileSync(path, 'utf8');
-    const profile = normalizeProfile(JSON.parse(text), path);
-    return profile ? { profile } : { message: `${path} is not a ShardLens cluster profile (kind "shardlens-profile") with measurements` };
+    raw = JSON.parse(text);
   } catch (e) {
-    return { message: `${path}: ${(e as Error).message}` };
+    return { message: `${source} is not JSON: ${(e as Error).message}` };
   }
+  const profile = normalizeProfile(raw, source);
+  return profile ? { profile } : { message: `${source} is not a ShardLens cluster profile (kind "shardlens-profile") with measurements` };
+}
+
+/** Reads a profile file (bounded: at most 64 MiB, regular files only); a message when it is missing or malformed. */
+export function readProfileFile(path: string): { profile?: ClusterProfile; message?: string } {
+  const text = readTextFile(path, { maxBytes: MAX_REPORT_BYTES });
+  if (!text.ok) return { message: text.detail };
+  return parseProfile(text.text, path);
 }

@@ -6,7 +6,7 @@
 import {
   DASHBOARD_VIEWS, MEMORY_COMPONENTS, TIMELINE_KINDS, WEBVIEW_COMMANDS, WEBVIEW_PROTOCOL_VERSION,
   type DashboardModel, type DashboardView, type HostToWebviewMessage, type LayoutRowView, type LayoutsView,
-  type SimulationView, type StageBar, type ValidationResultView, type WebviewToHostMessage,
+  type OracleResultView, type SimulationView, type StageBar, type ValidationResultView, type WebviewToHostMessage,
 } from '../../shared/protocol';
 
 type Obj = Record<string, unknown>;
@@ -78,9 +78,22 @@ export function isDashboardModel(x: unknown): x is DashboardModel {
     && isArr(x.problems, (p): p is unknown => isObj(p) && isSeverity(p.severity) && isStr(p.message));
 }
 
+const isFiniteNum = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
+
+function isOracleRow(x: unknown): boolean {
+  return isObj(x) && isStr(x.category) && isAmount(x.oracle) && isAmount(x.estimate) && isFiniteNum(x.relError) && typeof x.ok === 'boolean';
+}
+
+export function isOracleResult(x: unknown): x is OracleResultView {
+  return isObj(x) && isStr(x.torch) && isStr(x.model) && isStr(x.reproduced) && isInt(x.layers) && isArr(x.notes, isStr)
+    && typeof x.ok === 'boolean'
+    && isArr(x.stages, (st): st is unknown => isObj(st) && isStr(st.label) && typeof st.ok === 'boolean' && isArr(st.rows, (r): r is unknown => isOracleRow(r)));
+}
+
 export function isValidationResult(x: unknown): x is ValidationResultView {
-  return isObj(x) && (x.source === 'tfjs' || x.source === 'torch') && isStr(x.backend) && isAmount(x.parameters)
+  return isObj(x) && (x.source === 'tfjs' || x.source === 'torch' || x.source === 'oracle') && isStr(x.backend) && isAmount(x.parameters)
     && (x.reportPath === undefined || isStr(x.reportPath))
+    && (x.oracle === undefined || isOracleResult(x.oracle))
     && isArr(x.runs, (r): r is unknown => isObj(r) && isStr(r.mode)
       && isArr(r.ranks, (k): k is unknown => isObj(k) && isInt(k.rank) && isAmountRecord(k.measured) && isAmountRecord(k.estimated)));
 }

@@ -9,6 +9,7 @@ import { formatBytes, formatCount } from '../../shared/units';
 import { command, type UiState } from '../state';
 import { badge, button } from '../ui/toolkit';
 import { commChart, componentsChart, lossChart, shardedVsReplicatedChart, STATE_COMPONENTS } from './validationCharts';
+import { renderOracle } from './oracle';
 
 const COMPONENTS = ['parameters', 'gradients', 'optimizer', 'sent', 'peak', 'tapePeak'] as const;
 
@@ -17,6 +18,7 @@ function toolbar(running: boolean): HTMLElement {
   bar.append(
     button('Run Validation', () => command('runValidation'), { id: 'run-validation', disabled: running, title: 'Train a scaled model for a few steps in each sharding mode and measure it' }),
     button('Run on PyTorch', () => command('runProbe'), { id: 'run-probe', disabled: running, secondary: true }),
+    button('Exact memory (no GPU)', () => command('runOracle'), { id: 'run-oracle', disabled: running, secondary: true, title: 'Exact memory on this machine (no GPU): torch builds the model on fake tensors and reports its peak per category' }),
     button('Cancel', () => command('cancelValidation'), { id: 'cancel-validation', disabled: !running, secondary: true }),
   );
   return bar;
@@ -39,7 +41,7 @@ function summary(res: ValidationResultView): HTMLElement {
   const checks = (res.checks ?? []).filter((c) => c.passed !== null);
   const failed = checks.filter((c) => c.passed === false).length;
   if (checks.length) box.appendChild(badge(failed ? `${failed} of ${checks.length} checks failed` : `${checks.length} checks passed`, failed ? 'bad' : 'ok'));
-  box.appendChild(el('p', undefined, `${res.source === 'torch' ? 'PyTorch probe' : 'Local run'}: ${res.backend}. ${formatCount(res.parameters)} parameters in the run${res.startedAt ? `, started ${res.startedAt}` : ''}.`));
+  box.appendChild(el('p', undefined, `${res.source === 'torch' ? 'PyTorch probe' : res.source === 'oracle' ? 'PyTorch on fake tensors' : 'Local run'}: ${res.backend}. ${formatCount(res.parameters)} parameters in the run${res.startedAt ? `, started ${res.startedAt}` : ''}.`));
   if (res.scaling) box.appendChild(el('p', 'muted', `Scaling: ${res.scaling}.`));
   if (res.backends?.length) {
     const list = el('ul', 'backends');
@@ -109,6 +111,7 @@ export function renderValidation(host: HTMLElement, ui: UiState, units: 'GiB' | 
     return;
   }
   s.appendChild(summary(res));
+  if (res.oracle) s.appendChild(renderOracle(res.oracle, units));
   const checks = checksList(res);
   if (checks) s.appendChild(checks);
   if (res.runs.length > 1) {

@@ -4,6 +4,7 @@
  */
 import type { LayoutChoice } from '../../../shared/planner/build';
 import type { ConfigFacts } from '../../../shared/plan/facts';
+import type { PlanPath } from '../../../shared/plan/paths';
 
 /** The layout to write, with the run facts some formats spell out (global batch, layer count). */
 export interface LayoutTarget extends LayoutChoice {
@@ -16,6 +17,8 @@ export interface Rewrite {
   readonly text: string;
   /** Short sentences, e.g. "Micro batch 2 is set in the training script (per_device_train_batch_size)." */
   readonly notes: string[];
+  /** Plan paths the file cannot hold for this layout (the trainer has no such setting, or it is set elsewhere). */
+  readonly unwritable?: PlanPath[];
 }
 
 export type Rewriter = (text: string, target: LayoutTarget, facts?: ConfigFacts) => Rewrite;

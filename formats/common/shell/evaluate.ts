@@ -1,27 +1,49 @@
 /**
  * A small evaluator over a tree-sitter-bash tree (plain copies, plainTree.ts): assignments (strings, arrays, `+=`),
- * `${VAR:-default}`, `$(( ))` arithmetic, `${ARR[@]}`, quoting and word splitting, and heredocs. Commands are
- * returned with their expanded words; nothing is executed. Both branches of an `if` are read in order (the later
- * wins). For speed on long scripts, inert statements are skipped and literal values are expanded on first use.
+ * `${VAR:-default}`, `$(( ))` arithmetic, `${ARR[@]}`, quoting and word splitting, heredocs, `source`d files and
+ * `cd`. Commands are returned with their expanded words; nothing is executed. The script is read as it runs without
+ * arguments ($1… are empty): decidable `if`/`case` tests pick their branch (conditions.ts); undecidable ones read
+ * every branch in order (the later wins). For speed on long scripts, inert statements are skipped and literal values
+ * are expanded on first use.
  */
+import { caseArm, truth } from './conditions';
 import type { SNode, Statement } from './plainTree';
-import { append, computed, FIELD_SEP, lit, push, setBudget, splitWords, sv, unresolved, type SV } from './sval';
+import { Expander } from './expand';
+import { append, lit, setBudget, sv, unresolved, type SV } from './sval';
 
 export interface Heredoc { readonly body: SV; readonly target?: string }
-export interface EvalCommand { readonly words: SV[]; readonly heredoc?: Heredoc }
+export interface EvalCommand {
+  readonly words: SV[];
+  readonly heredoc?: Heredoc;
+  /** `NAME=value` prefixes of the command (`NPROC_PER_NODE=4 swift sft …`). */
+  readonly env?: ReadonlyMap<string, SV>;
+  /** Folder the script had `cd`ed into when the command ran (relative to the script's folder, "" for itself). */
+  readonly cwd: string;
+}
 
-/** A literal assignment not expanded yet: most variables of a long script are never read. */
-interface Deferred { readonly node: SNode; readonly base: number }
+/** A file read by `source`/`.`/`sbatch`: its URI, text and top-level statements. */
+export interface Included { readonly uri: string; readonly text: string; readonly statements: readonly Statement[] }
 
-export class ShellEnv {
-  private readonly vars = new Map<string, SV | Deferred>();
-  readonly arrays = new Map<string, SV[]>();
+export interface ShellHooks {
+  /** Reads a sourced file named `target` (as expanded) from the script's `cwd`; undefined when it cannot be read. */
+  include?(target: string, cwd: string): Included | undefined;
+}
+
+/** A stretch of the evaluated text that came from one file (the script, or a file it sourced). */
+export interface Segment { readonly start: number; readonly end: number; readonly uri?: string }
+
+const MAX_INCLUDES = 16;
+
+
+export class ShellEnv extends Expander {
   readonly commands: EvalCommand[] = [];
   private steps = 0;
-  /** Absolute offset of the statement being evaluated (node offsets are relative to it). */
-  private base = 0;
+  /** Where each sourced file's text starts in `src` (the script itself is not listed). */
+  readonly segments: Segment[] = [];
+  private includeDepth = 0;
 
-  constructor(private readonly src: string, private readonly env: Readonly<Record<string, string>> = {}) {
+  constructor(src: string, env: Readonly<Record<string, string>> = {}, private readonly hooks: ShellHooks = {}) {
+    super(src, env);
     setBudget(Math.max(200_000, src.length * 4));
   }
 
@@ -29,11 +51,6 @@ export class ShellEnv {
   runAll(stmts: readonly Statement[]): void {
     for (const st of stmts) if (!st.inert) { this.base = st.base; this.run(st.node, 1); }
   }
-
-  private at(n: SNode): number { return this.base + n.s; }
-  private end(n: SNode): number { return this.base + n.e; }
-  private text(n: SNode): string { return this.src.slice(this.base + n.s, this.base + n.e); }
-
   /** Walks one statement and what it contains; node offsets are relative to `this.base`. */
   run(node: SNode, depth = 0): void {
     if (depth > 200 || ++this.steps > 200_000) return;
@@ -49,9 +66,70 @@ export class ShellEnv {
         return;
       }
       case 'function_definition': return;
+      case 'if_statement': this.ifStatement(node, depth); return;
+      case 'case_statement': {
+        const items = node.nk.filter((c) => c.type === 'case_item');
+        const subject = node.nk.find((c) => c.type !== 'case_item' && c.type !== 'comment');
+        const arm = subject ? caseArm(this, subject, items) : undefined;
+        if (arm === undefined) for (const c of items) this.run(c, depth + 1);
+        else if (arm >= 0) this.run(items[arm]!, depth + 1);
+        return;
+      }
+      case 'while_statement': {
+        const cond = node.nk[0];
+        if (cond && this.condition(cond) === false) return;
+        for (const c of node.nk.slice(1)) this.run(c, depth + 1);
+        return;
+      }
       default:
         for (const c of node.nk) this.run(c, depth + 1);
     }
+  }
+
+  /** The truth of an `if`/`while` condition (a test, or a list of them), undefined when unknown. */
+  private condition(n: SNode): boolean | undefined {
+    return n.type === 'test_command' || n.type === 'negated_command' ? truth(this, n) : undefined;
+  }
+
+  /** Runs the branch a decidable test picks; with an undecidable test, every branch in order. */
+  private ifStatement(node: SNode, depth: number): void {
+    const arms: { cond?: SNode; body: SNode[] }[] = [];
+    let cur: { cond?: SNode; body: SNode[] } = { cond: node.nk[0], body: [] };
+    arms.push(cur);
+    for (const c of node.nk.slice(1)) {
+      if (c.type === 'elif_clause') { cur = { cond: c.nk[0], body: c.nk.slice(1) }; arms.push(cur); }
+      else if (c.type === 'else_clause') { cur = { body: [...c.nk] }; arms.push(cur); }
+      else cur.body.push(c);
+    }
+    for (const arm of arms) {
+      const t = arm.cond ? this.condition(arm.cond) : true;
+      if (t === false) continue;
+      for (const c of arm.body) this.run(c, depth + 1);
+      if (t === true) return;
+    }
+  }
+
+  /** `source FILE` / `. FILE`: the file's statements run here, its text appended to `src` for offsets. */
+  private include(words: SV[]): void {
+    const target = words[1];
+    if (!target || unresolved(target) || !this.hooks.include || this.includeDepth >= 4 || this.segments.length >= MAX_INCLUDES) return;
+    const inc = this.hooks.include(target.t, this.cwd);
+    if (!inc) return;
+    const start = this.src.length + 1;
+    this.src += '\n' + inc.text;
+    this.segments.push({ start, end: this.src.length, uri: inc.uri });
+    const saved = this.base;
+    this.includeDepth++;
+    for (const st of inc.statements) if (!st.inert) { this.base = start + st.base; this.run(st.node, 1); }
+    this.includeDepth--;
+    this.base = saved;
+  }
+
+  /** `cd DIR`: later relative paths are read from DIR (relative to the script's folder). */
+  private cd(words: SV[]): void {
+    const dir = words[1];
+    if (!dir || unresolved(dir) || dir.t.startsWith('-')) return;
+    this.cwd = dir.t.startsWith('/') ? dir.t : this.cwd ? `${this.cwd}/${dir.t}` : dir.t;
   }
 
   private assign(node: SNode): void {
@@ -76,11 +154,20 @@ export class ShellEnv {
 
   private command(node: SNode, hd: SNode | undefined): void {
     const words: SV[] = [];
+    let env: Map<string, SV> | undefined;
     for (const c of node.nk) {
-      if (c.type === 'comment' || c.type === 'file_redirect' || c.type === 'variable_assignment') continue;
+      if (c.type === 'comment' || c.type === 'file_redirect') continue;
+      if (c.type === 'variable_assignment') {
+        const name = c.nk[0] ? this.text(c.nk[0]) : '';
+        if (name) (env ??= new Map()).set(name, c.nk.length > 1 ? this.expand(c.nk[c.nk.length - 1]!, true) : sv());
+        continue;
+      }
       if (c.type === 'command_name') { words.push(...this.fields(c.nk[0] ?? c)); continue; }
       words.push(...this.fields(c));
     }
+    const name = words[0]?.t;
+    if (name === 'source' || name === '.') { this.include(words); return; }
+    if (name === 'cd') { this.cd(words); return; }
     let heredoc: Heredoc | undefined;
     if (hd) {
       const body = hd.nk.find((c) => c.type === 'heredoc_body');
@@ -93,184 +180,11 @@ export class ShellEnv {
         if (v && /^\w+$/.test(v)) this.vars.set(v, heredoc.body);
       }
     }
-    this.commands.push({ words, heredoc });
+    this.commands.push({ words, heredoc, env, cwd: this.cwd });
+    // `sbatch [options] job.sh`: the job script runs with the variables this script exported.
+    const job = words[words.length - 1];
+    if (name === 'sbatch' && !heredoc && job && words.length > 1 && /\.(sh|slurm|sbatch)$/.test(job.t)) this.include([words[0]!, job]);
   }
 
   /** Expands a node into words (unquoted expansions split; arrays give one word per element). */
-  fields(node: SNode): SV[] {
-    return splitWords(this.expand(node, false));
-  }
-
-  /** Expands a node to a value; `quoted` means inside double quotes (no splitting). */
-  expand(node: SNode, quoted: boolean): SV {
-    switch (node.type) {
-      case 'word': case 'number': case 'command_name': return this.word(node);
-      case 'raw_string': return lit(this.text(node).slice(1, -1), this.at(node) + 1);
-      case 'ansi_c_string': return lit(this.text(node).slice(2, -1), this.at(node) + 2);
-      case 'string': return this.expandParts(node, true, 1);
-      case 'string_content': return this.stringContent(this.text(node), this.at(node));
-      case 'concatenation': { const v = sv(); for (const c of node.kids) append(v, this.expand(c, quoted)); return v; }
-      case 'simple_expansion': case 'expansion': return this.variable(node, quoted);
-      case 'arithmetic_expansion': {
-        const n = this.arith(node.nk[0] ?? null);
-        return computed(n === undefined ? this.text(node) : String(n), this.at(node), this.end(node), n === undefined);
-      }
-      case 'command_substitution': return computed(this.text(node), this.at(node), this.end(node), true);
-      default: return lit(this.text(node), this.at(node));
-    }
-  }
-
-  /** Words: backslash escapes removed, a backslash-newline dropped. */
-  private word(node: SNode): SV {
-    const v = sv();
-    const t = this.text(node);
-    const at = this.at(node);
-    if (!t.includes('\\')) return lit(t, at);
-    for (let i = 0; i < t.length; i++) {
-      if (t[i] === '\\' && i + 1 < t.length) { i++; if (t[i] === '\n') continue; }
-      push(v, t[i]!, at + i, at + i + 1, false, false);
-    }
-    return v;
-  }
-
-  /** Double-quoted literal text: backslash-newline removed, \" \$ \\ unescaped. */
-  private stringContent(t: string, start: number): SV {
-    if (!t.includes('\\')) return lit(t, start);
-    const v = sv();
-    for (let i = 0; i < t.length; i++) {
-      if (t[i] === '\\' && i + 1 < t.length && '\n"$`\\'.includes(t[i + 1]!)) { i++; if (t[i] === '\n') continue; }
-      push(v, t[i]!, start + i, start + i + 1, false, false);
-    }
-    return v;
-  }
-
-  /** Expands a string or heredoc body: named children expanded, the gaps between them taken literally. */
-  expandParts(node: SNode, quoted: boolean, trim = 0): SV {
-    const v = sv();
-    let pos = this.at(node) + trim;
-    const end = this.end(node) - trim;
-    for (const c of node.nk) {
-      const cs = this.at(c);
-      if (cs < pos) continue;
-      if (cs > pos) append(v, this.stringContent(this.src.slice(pos, cs), pos));
-      append(v, c.type === 'string_content' || c.type === 'heredoc_content' ? this.stringContent(this.text(c), cs) : this.expand(c, quoted));
-      pos = this.end(c);
-    }
-    if (end > pos) append(v, this.stringContent(this.src.slice(pos, end), pos));
-    return v;
-  }
-
-  private variable(node: SNode, quoted: boolean): SV {
-    const sub = node.nk.find((c) => c.type === 'subscript');
-    const split = !quoted;
-    if (sub) {
-      const nameNode = sub.name ?? sub.nk[0];
-      const idxNode = sub.index ?? sub.nk[1];
-      const name = nameNode ? this.text(nameNode) : '';
-      const idx = idxNode ? this.text(idxNode) : '';
-      const arr = this.arrays.get(name);
-      if (!arr) return computed(this.text(node), this.at(node), this.end(node), true);
-      if (idx === '@' || idx === '*') {
-        const v = sv();
-        arr.forEach((w, i) => { if (i) push(v, FIELD_SEP, this.at(node), this.end(node), true, false); append(v, w, split); });
-        return v;
-      }
-      const n = Number(idx);
-      const item = Number.isInteger(n) ? arr[n] : undefined;
-      return item ? this.copy(item, split) : computed(this.text(node), this.at(node), this.end(node), true);
-    }
-    const nameNode = node.nk.find((c) => c.type === 'variable_name' || c.type === 'special_variable_name');
-    const name = nameNode ? this.text(nameNode) : '';
-    const op = node.kids.find((c) => !c.named && /^:?[-=+?]$/.test(c.type))?.type;
-    const set = this.lookup(name);
-    if (op && nameNode) {
-      const rest = node.nk.filter((c) => c.s > nameNode.e);
-      const dflt = sv();
-      for (const c of rest) append(dflt, this.expand(c, true));
-      const empty = !set || (op.startsWith(':') && set.t === '');
-      if (op.endsWith('-') || op.endsWith('=')) {
-        if (!empty && set) return this.copy(set, split);
-        if (op.endsWith('=')) this.vars.set(name, dflt);
-        return this.copy(dflt, split);
-      }
-      if (op.endsWith('+')) return empty ? sv() : this.copy(dflt, split);
-    }
-    if (node.type === 'expansion' && node.kids.some((c) => !c.named && ['#', '/', '//', '%', '%%', ':'].includes(c.type))) {
-      return computed(this.text(node), this.at(node), this.end(node), true);
-    }
-    if (set) return this.copy(set, split);
-    return computed(this.text(node), this.at(node), this.end(node), true);
-  }
-
-  /** The value of a scalar variable, expanding a deferred literal on first use. */
-  getVar(name: string): SV | undefined {
-    const v = this.vars.get(name);
-    if (!v || !('node' in v)) return v;
-    const saved = this.base;
-    this.base = v.base;
-    const out = this.expand(v.node, true);
-    this.base = saved;
-    this.vars.set(name, out);
-    return out;
-  }
-
-  /** Every scalar variable with its value, in assignment order. */
-  varEntries(): [string, SV][] {
-    return [...this.vars.keys()].map((k) => [k, this.getVar(k) ?? sv()]);
-  }
-
-  private lookup(name: string): SV | undefined {
-    const v = this.getVar(name);
-    if (v) return v;
-    const arr = this.arrays.get(name);
-    if (arr?.[0]) return arr[0];
-    const e = this.env[name];
-    return e === undefined ? undefined : computed(e, 0, 0);
-  }
-
-  private copy(v: SV, split: boolean): SV {
-    const out = sv();
-    append(out, v, split);
-    return out;
-  }
-
-  /** Integer arithmetic of `$(( ))`; undefined when a variable is unknown. */
-  arith(n: SNode | null, depth = 0): number | undefined {
-    if (!n || depth > 50) return undefined;
-    switch (n.type) {
-      case 'number': { const x = Number(this.text(n)); return Number.isFinite(x) ? x : undefined; }
-      case 'variable_name': case 'word': {
-        const t = this.text(n);
-        if (/^\d+$/.test(t)) return Number(t);
-        const v = this.lookup(t);
-        if (!v || unresolved(v)) return undefined;
-        const x = Number(v.t.trim());
-        return Number.isFinite(x) ? x : undefined;
-      }
-      case 'simple_expansion': case 'expansion': {
-        const v = this.variable(n, true);
-        if (unresolved(v)) return undefined;
-        const x = Number(v.t.trim());
-        return Number.isFinite(x) ? x : undefined;
-      }
-      case 'parenthesized_expression': return this.arith(n.nk[0] ?? null, depth + 1);
-      case 'unary_expression': {
-        const x = this.arith(n.nk[0] ?? null, depth + 1);
-        const op = n.kids[0]?.type;
-        return x === undefined ? undefined : op === '-' ? -x : op === '!' ? Number(!x) : x;
-      }
-      case 'binary_expression': {
-        const [left, right] = n.nk;
-        if (!left || !right) return undefined;
-        const a = this.arith(left, depth + 1);
-        const b = this.arith(right, depth + 1);
-        const op = this.src.slice(this.end(left), this.at(right)).trim();
-        if (a === undefined || b === undefined) return undefined;
-        const r = ({ '+': a + b, '-': a - b, '*': a * b, '/': b ? Math.trunc(a / b) : NaN, '%': b ? a % b : NaN, '**': a ** b,
-          '<': Number(a < b), '>': Number(a > b), '<=': Number(a <= b), '>=': Number(a >= b), '==': Number(a === b), '!=': Number(a !== b) } as Record<string, number>)[op ?? ''];
-        return r === undefined || !Number.isFinite(r) ? undefined : r;
-      }
-      default: return undefined;
-    }
-  }
 }

@@ -32,8 +32,11 @@ export interface SNode {
  */
 export interface Statement { readonly node: SNode; readonly base: number; readonly inert: boolean }
 
-/** The program names the script reader looks for (launchers, `read` for heredocs); any other literal command is inert. */
-const WATCHED = /^(?:.*\/)?(?:torchrun|deepspeed|python3?|srun|bash|sh|mpirun|accelerate|read)$/;
+/**
+ * The program names the script reader looks for (launchers and trainer CLIs, `read` for heredocs, `source`/`.` and
+ * `cd`, which change what later lines mean); any other literal command is inert.
+ */
+const WATCHED = /^(?:.*\/)?(?:torchrun|deepspeed|python3?|srun|sbatch|bash|sh|mpirun|accelerate|read|source|\.|cd|swift|megatron|llamafactory-cli|tune|litgpt|ray)$/;
 
 /**
  * True when evaluating `n` can neither assign a variable nor record a command that matters: it holds no

@@ -9,16 +9,16 @@ describe('makePlan', () => {
   test('missing fields get defaults with kind "default"; given ones are explicit', () => {
     const p = makePlan({ model: preset('gpt2'), training: { microBatch: 4 } }, H100);
     assert.equal(p.training.microBatch, 4);
-    assert.equal(p.sources['training.microBatch'].kind, 'explicit');
+    assert.equal(p.sources['training.microBatch']?.kind, 'explicit');
     assert.equal(p.training.optimizer, 'adamw');
-    assert.equal(p.sources['training.optimizer'].kind, 'default');
+    assert.equal(p.sources['training.optimizer']?.kind, 'default');
     assert.equal(p.parallel.sharding.stage, 0);
     assert.equal(p.cluster.gpu.id, 'h100-sxm');
   });
   test('DP comes from the cluster, accumulation from the global batch', () => {
     const p = makePlan({ model: preset('llama-3-8b'), training: { microBatch: 2, globalBatch: 256 }, parallel: { tp: 2, pp: 2 }, cluster: { gpusPerNode: 8, nodes: 4 } });
     assert.equal(p.parallel.dp, 8);
-    assert.equal(p.sources['parallel.dp'].kind, 'derived');
+    assert.equal(p.sources['parallel.dp']?.kind, 'derived');
     assert.equal(p.training.gradAccum, 16);
     assert.equal(p.parallel.sharding.shardGroupSize, 8);
   });

@@ -66,14 +66,14 @@ describe('modelFromHfConfig', () => {
   test('Qwen2 gets q/k/v biases although the config says nothing', () => {
     const r = modelFromHfConfig({ model_type: 'qwen2', hidden_size: 896, num_hidden_layers: 24, num_attention_heads: 14, num_key_value_heads: 2, intermediate_size: 4864, vocab_size: 151936, tie_word_embeddings: true });
     assert.equal(r.model?.attnBias, 'qkv');
-    assert.equal(r.sources['model.attnBias'].kind, 'derived');
+    assert.equal(r.sources['model.attnBias']?.kind, 'derived');
     assert.equal(countParams(r.model!).parameters, 494_032_768);
   });
   test('missing keys fall back to LlamaConfig defaults with default sources', () => {
     const r = modelFromHfConfig({ model_type: 'llama' });
     assert.equal(r.model?.hiddenSize, 4096);
     assert.equal(r.model?.ffnSize, 11008);
-    assert.equal(r.sources['model.hiddenSize'].kind, 'default');
+    assert.equal(r.sources['model.hiddenSize']?.kind, 'default');
   });
   test('DeepSeek MLA is reported as approximated; MoE keys are read', () => {
     const r = modelFromHfConfig({ model_type: 'deepseek_v3', hidden_size: 7168, num_hidden_layers: 61, num_attention_heads: 128, intermediate_size: 18432, vocab_size: 129280, n_routed_experts: 256, n_shared_experts: 1, num_experts_per_tok: 8, moe_intermediate_size: 2048, first_k_dense_replace: 3, kv_lora_rank: 512 });

@@ -4,6 +4,7 @@
  * (config-formats.md §2.2: tied embeddings and biases by default; --recompute-activations = selective).
  */
 import { before, describe, test } from 'node:test';
+import type { PlanPath } from '../../../shared/plan/paths';
 import assert from 'node:assert/strict';
 import { detectFormat, initFormats, parseConfig } from '../../../formats/index';
 import { fixture, rangeOf } from './helpers';
@@ -15,7 +16,7 @@ describe('Megatron launch scripts', () => {
     const { path, text } = fixture('megatron/pretrain_llama.sh');
     assert.equal(detectFormat(path, text), 'megatron-script');
     const f = parseConfig(path, text).facts;
-    const v = (p: string) => f[p]?.value;
+    const v = (p: PlanPath) => f[p]?.value;
     // GPUS_PER_NODE=8, NNODES=2 → world 16; TP=4 (default), PP=2 → DP = 16/8 = 2; GBS = 1·2·16 = 32.
     assert.equal(v('cluster.gpusPerNode'), 8);
     assert.equal(v('cluster.nodes'), 2);

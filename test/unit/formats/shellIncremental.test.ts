@@ -4,6 +4,7 @@
  * values follow bash semantics on the edited text (DP = GPUS_PER_NODE·NNODES / (TP·PP), GBS = MBS·DP·16).
  */
 import { before, describe, test } from 'node:test';
+import type { PlanPath } from '../../../shared/plan/paths';
 import assert from 'node:assert/strict';
 import { initFormats, parseConfig } from '../../../formats/index';
 import { fixture } from './helpers';
@@ -11,9 +12,9 @@ import { fixture } from './helpers';
 interface Step {
   readonly name: string;
   readonly edit: (text: string) => string;
-  readonly expect: Readonly<Record<string, unknown>>;
+  readonly expect: Readonly<Partial<Record<PlanPath, unknown>>>;
   /** A value whose range must point at this text in the edited script. */
-  readonly at?: readonly [path: string, needle: string];
+  readonly at?: readonly [path: PlanPath, needle: string];
 }
 
 const STEPS: readonly Step[] = [
@@ -47,7 +48,7 @@ describe('shell scripts edited in place', () => {
       const fresh = read(`file:///ws/fresh/${i}/pretrain_llama.sh`, text);
       assert.deepEqual(edited.facts, fresh.facts, step.name);
       assert.deepEqual(edited.diagnostics, fresh.diagnostics, step.name);
-      for (const [path, value] of Object.entries(step.expect)) assert.equal(edited.facts[path]?.value, value, `${step.name}: ${path}`);
+      for (const [path, value] of Object.entries(step.expect) as [PlanPath, unknown][]) assert.equal(edited.facts[path]?.value, value, `${step.name}: ${path}`);
       if (step.at) {
         const [path, needle] = step.at;
         // The value range is the digits after "PP=" / "MBS=" on their line of the edited text.

@@ -4,6 +4,7 @@
  * Accelerate's 1-based FSDP strategy index (2 = SHARD_GRAD_OP), parallelism_config product, config-formats.md §3–§7.
  */
 import { describe, test } from 'node:test';
+import type { PlanPath } from '../../../shared/plan/paths';
 import assert from 'node:assert/strict';
 import { detectFormat, parseConfig } from '../../../formats/index';
 import { fixture, rangeOf } from './helpers';
@@ -14,7 +15,7 @@ describe('torchtitan TOML', () => {
   test('2025 layout: [parallelism], local_batch_size, hf_assets_path reference', () => {
     const { f, text, path } = facts('torchtitan/new_layout.toml');
     assert.equal(detectFormat(path, text), 'torchtitan');
-    const v = (p: string) => f.facts[p]?.value;
+    const v = (p: PlanPath) => f.facts[p]?.value;
     assert.equal(v('model.preset'), 'llama3:8B');
     assert.equal(v('training.microBatch'), 2);
     assert.equal(v('training.globalBatch'), 64);
@@ -28,7 +29,7 @@ describe('torchtitan TOML', () => {
 
   test('2024 layout: [training] batch_size and degrees, [experimental] pipeline degree; AC default selective', () => {
     const { f } = facts('torchtitan/old_layout.toml');
-    const v = (p: string) => f.facts[p]?.value;
+    const v = (p: PlanPath) => f.facts[p]?.value;
     assert.equal(v('training.microBatch'), 8);
     assert.equal(v('parallel.tp'), 8);
     assert.equal(v('parallel.pp'), 2);
@@ -56,7 +57,7 @@ describe('Accelerate YAML', () => {
 
   test('FSDP2 with parallelism_config (HSDP × TP)', () => {
     const { f } = facts('accelerate/fsdp2_parallelism.yaml');
-    const v = (p: string) => f.facts[p]?.value;
+    const v = (p: PlanPath) => f.facts[p]?.value;
     assert.equal(v('parallel.sharding.style'), 'fsdp2');
     assert.equal(v('parallel.sharding.stage'), 2); // reshard_after_forward false ≈ SHARD_GRAD_OP
     assert.equal(v('parallel.dp'), 8);

@@ -11,6 +11,7 @@ import { detectFormat, initFormats, parseConfig } from '../../../formats/index';
 import { canApplyLayout, layoutEdits, type LayoutTarget } from '../../../formats/layout';
 import { applyTextEdits } from '../../../formats/common/edit/text';
 import type { ConfigFacts, FormatId } from '../../../shared/plan/facts';
+import type { PlanPath } from '../../../shared/plan/paths';
 
 const CORPUS = '/work/shared/corpus';
 
@@ -20,7 +21,7 @@ const TARGETS: LayoutTarget[] = [
 ];
 
 /** Plan paths each format's rewriter owns, with the value the target gives (undefined: not checked for this target). */
-function owned(format: FormatId, t: LayoutTarget): Record<string, number | undefined> {
+function owned(format: FormatId, t: LayoutTarget): Partial<Record<PlanPath, number | undefined>> {
   switch (format) {
     case 'megatron-script': return { 'parallel.tp': t.tp, 'parallel.pp': t.pp, 'training.microBatch': t.microBatch };
     // torchtitan splits local_batch_size into PP microbatches; only without PP is it the micro batch.
@@ -62,8 +63,8 @@ describe('corpus configs round-trip through "Apply layout"', () => {
         // Files that do not parse (templates) are left alone; values computed in the script are reported, not edited.
         if (errorsBefore > 0) continue;
         const facts: ConfigFacts['facts'] = parseConfig(uri, out, format).facts;
-        for (const [key, want] of Object.entries(owned(format, t))) {
-          if (want === undefined || original.facts[key]?.value === 'auto' || r.notes.some((n) => n.includes('computed'))) continue;
+        for (const [key, want] of Object.entries(owned(format, t)) as [PlanPath, number | undefined][]) {
+          if (want === undefined || original.facts[key]?.value === 'auto' || r.notes.some((n) => n.includes('computed')) || r.unwritable?.includes(key)) continue;
           // Absent degrees are the frameworks' default of 1.
           const got: unknown = facts[key]?.value ?? (key.startsWith('parallel.') && key !== 'parallel.sharding.stage' ? 1 : undefined);
           assert.equal(got, want, `${key} after rewrite`);

@@ -1,0 +1,125 @@
+/**
+ * Command lines of launch scripts: where each evaluated word was written (the script or a file it sourced), the
+ * `--flag value` arguments, and the invocation: which launcher (torchrun, deepspeed, accelerate, srun, ray, …) runs
+ * which program (a script, a `-m` module, or a CLI such as `swift sft`) with which arguments.
+ */
+import type { TextRange } from '../../../shared/plan/types';
+import type { LineIndex } from '../text';
+import type { EvalCommand, Segment } from './evaluate';
+import { span, splitWords, unresolved, type SV } from './sval';
+
+/** One `--flag [value]` argument; ranges point into `uri` when it is set (a sourced file), else the script. */
+export interface FlagArg {
+  readonly flag: string;
+  /** Value as evaluated (undefined for a bare flag). */
+  readonly value?: string;
+  readonly flagRange?: TextRange;
+  readonly valueRange?: TextRange;
+  /** The value still holds an unexpanded variable. */
+  readonly unresolved?: boolean;
+  /** File the flag was written in, when it is not the script itself. */
+  readonly uri?: string;
+}
+
+/** Offsets of the evaluated text → ranges in the script or in the file it came from. */
+export class SourceMap {
+  constructor(private readonly main: LineIndex, private readonly segments: readonly Segment[], private readonly indexOf: (uri: string) => LineIndex | undefined) {}
+
+  /** Range and file of [a, b). */
+  place(a: number, b: number): { range?: TextRange; uri?: string } {
+    const seg = this.segments.find((s) => a >= s.start && a <= s.end);
+    if (!seg) return { range: this.main.range(a, b) };
+    const li = seg.uri ? this.indexOf(seg.uri) : undefined;
+    return { range: li?.range(a - seg.start, Math.min(b, seg.end) - seg.start), uri: seg.uri };
+  }
+
+  /** Range and file of an evaluated word. */
+  of(w: SV): { range?: TextRange; uri?: string } {
+    const sp = span(w);
+    return sp ? this.place(sp[0], sp[1]) : {};
+  }
+}
+
+/** Flags that take no value in any dialect ShardLens reads (so the next word is not taken as their value). */
+const SWITCHES = /^--(bf16|fp16|deepspeed|gradient[_-]checkpointing|offload|adam[_-]offload|packing[_-]samples|flash[_-]attn|use[_-]|no[_-]|enable[_-]|disable[_-]|only[_-]optimize[_-]lora|colocate|load[_-]checkpoint|apply[_-]chat[_-]template|do[_-]train|do[_-]eval|overwrite|plot[_-]loss|trust[_-]remote[_-]code|lazy|normalize|sequence[_-]parallel|swiglu|untie|group[_-]query|finetune|mock[_-]data|recompute[_-]activations|checkpoint[_-]activations|multi[_-]latent|qk[_-]layernorm|vllm[_-]enable|deepspeed[_-]enable|enforce|ds\.(packing|enable)|actor\.gradient|model\.gradient|train\.colocate|ckpt\.(save_hf|load_enable)|data\.apply|algo\.kl\.use|algo\.dynamic_filtering_enable|vllm\.(enforce|enable))/;
+
+/** `--flag value` pairs of a word list; `takesValue` decides for a flag followed by a non-flag word. */
+export function toArgs(words: readonly SV[], map: SourceMap, takesValue: (flag: string, next: string) => boolean = defaultTakes): FlagArg[] {
+  const args: FlagArg[] = [];
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i]!;
+    if (!w.t.startsWith('--') || w.t === '--') continue;
+    const eq = w.t.indexOf('=');
+    const where = map.of(w);
+    if (eq > 0) {
+      const v: SV = { t: w.t.slice(eq + 1), o: w.o.slice(eq + 1), e: w.e.slice(eq + 1), s: w.s.slice(eq + 1), u: w.u.slice(eq + 1) };
+      const f: SV = { t: w.t.slice(0, eq), o: w.o.slice(0, eq), e: w.e.slice(0, eq), s: [], u: [] };
+      args.push({ flag: f.t, value: v.t, flagRange: map.of(f).range, valueRange: map.of(v).range, unresolved: unresolved(v), uri: where.uri });
+      continue;
+    }
+    const next = words[i + 1];
+    if (next && (!next.t.startsWith('--') || /^--?\d/.test(next.t)) && takesValue(w.t, next.t)) {
+      args.push({ flag: w.t, value: next.t, flagRange: where.range, valueRange: map.of(next).range, unresolved: unresolved(next), uri: where.uri });
+      i++;
+    } else args.push({ flag: w.t, flagRange: where.range, uri: where.uri });
+  }
+  return args;
+}
+
+function defaultTakes(flag: string, next: string): boolean {
+  return !SWITCHES.test(flag) || /^(true|false)$/i.test(next) || (flag === '--deepspeed' && /\.json$|^zero/.test(next));
+}
+
+export function base(w: string): string {
+  return w.slice(w.lastIndexOf('/') + 1);
+}
+
+/** Flattens `bash -c "…"` / `sh -c "…"` wrappers into words. */
+export function flatten(words: readonly SV[]): SV[] {
+  const out: SV[] = [];
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i]!;
+    if (w.t === '-c' && i > 0 && ['bash', 'sh'].includes(base(words[i - 1]!.t)) && words[i + 1]) {
+      out.push(...splitWords(words[i + 1]!, true));
+      i++;
+    } else out.push(w);
+  }
+  return out;
+}
+
+/** A CLI that is itself the trainer: its name, subcommand and the words after them. */
+const CLIS: Record<string, readonly string[]> = { swift: ['sft', 'pt', 'rlhf'], megatron: ['sft', 'pt', 'rlhf'], 'llamafactory-cli': ['train'], tune: ['run'], litgpt: ['finetune', 'pretrain', 'finetune_lora', 'finetune_full'] };
+
+/** How one command runs training. */
+export interface Invocation {
+  readonly command: EvalCommand;
+  /** Words before the program (launchers and their options). */
+  readonly launcher: SV[];
+  /** The script path, `-m` module, or CLI with its subcommand ("swift sft"). */
+  readonly program: string;
+  readonly programWord?: SV;
+  /** Words after the program. */
+  readonly args: SV[];
+}
+
+/** The program of a command (after `ray job submit … --`, srun/torchrun/deepspeed/accelerate options), if any. */
+export function invocation(cmd: EvalCommand): Invocation | undefined {
+  let words = flatten(cmd.words);
+  const dashdash = words.findIndex((w, i) => w.t === '--' && words.slice(0, i).some((x) => x.t === 'submit' || base(x.t) === 'ray'));
+  if (dashdash >= 0) words = words.slice(dashdash + 1);
+  for (let i = 0; i < words.length; i++) {
+    const t = words[i]!.t;
+    const name = base(t);
+    const sub = CLIS[name];
+    if (sub && words[i + 1] && sub.includes(words[i + 1]!.t)) {
+      return { command: cmd, launcher: words.slice(0, i), program: `${name} ${words[i + 1]!.t}`, programWord: words[i], args: words.slice(i + 2) };
+    }
+    if ((t === '-m' || t === '--module') && i > 0 && words[i + 1] && !words[i + 1]!.t.startsWith('-') && !/^torch\.distributed\.(run|launch)$/.test(words[i + 1]!.t)) {
+      return { command: cmd, launcher: words.slice(0, i), program: words[i + 1]!.t, programWord: words[i + 1], args: words.slice(i + 2) };
+    }
+    if (i > 0 && /\.py$/.test(t) && !t.startsWith('-') && !/=/.test(t)) {
+      return { command: cmd, launcher: words.slice(0, i), program: t, programWord: words[i], args: words.slice(i + 1) };
+    }
+  }
+  return undefined;
+}

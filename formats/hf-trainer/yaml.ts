@@ -1,0 +1,17 @@
+/** Hugging Face TrainingArguments YAML (TRL `--config`, alignment-handbook and open-r1 recipes), read through keys.json. */
+import hfTrainer from './keys.json';
+import { applyTable, found, getter, type DialectTable } from '../common/keyTable';
+import type { FactSink } from '../common/sink';
+import { entry, type KNode } from '../common/tree';
+
+const HF = hfTrainer as DialectTable;
+
+/** Hugging Face TrainingArguments YAML (TRL `--config`, alignment-handbook and open-r1 recipes). */
+export function readHfTrainerYaml(s: FactSink, root: KNode | undefined): void {
+  if (!root || root.kind !== 'map') return;
+  const get = getter(root);
+  applyTable(s, HF, (key) => (key.startsWith('--') ? get(key.slice(2)) : undefined));
+  if (s.value('lora.enabled') === false) { delete s.facts['lora.enabled']; delete s.facts['lora.rank']; }
+  const ds = found(entry(root, 'deepspeed'));
+  if (ds && typeof ds.value === 'string' && /\.json$/i.test(ds.value)) s.ref('deepspeed', ds.value, ds.valueRange);
+}

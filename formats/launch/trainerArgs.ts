@@ -1,0 +1,94 @@
+/**
+ * The trainer a launch script runs and the dialect its arguments speak: Megatron-LM flags, Hugging Face Trainer
+ * arguments (TRL, LLaVA, ms-swift `swift sft`, `llamafactory-cli train`), DeepSpeed-Chat, OpenRLHF, or Hydra
+ * overrides (verl). Each flag dialect is a key table in data/formats/dialects/; the one that recognises most of the
+ * arguments reads them.
+ */
+import dsChat from '../deepspeed-chat/keys.json';
+import hfTrainer from '../hf-trainer/keys.json';
+import openrlhf from '../openrlhf/keys.json';
+import { applyTable, canonical, type DialectTable, type Found } from '../common/keyTable';
+import type { FactSink } from '../common/sink';
+import type { FlagArg, Invocation } from '../common/shell/commandLine';
+import { MEGATRON_FLAGS } from '../megatron/args';
+
+export type FlagDialect = 'megatron' | 'hf-trainer' | 'deepspeed-chat' | 'openrlhf';
+
+export const FLAG_TABLES: Readonly<Record<Exclude<FlagDialect, 'megatron'>, DialectTable>> = {
+  'hf-trainer': hfTrainer as DialectTable,
+  'deepspeed-chat': dsChat as DialectTable,
+  openrlhf: openrlhf as DialectTable,
+};
+
+/** Flags that name a dialect on their own (shared names such as --bf16 do not count). */
+const TELLS: Record<FlagDialect, RegExp> = {
+  megatron: /^--(tensor[-_]model[-_]parallel[-_]size|num[-_]layers|micro[-_]batch[-_]size|global[-_]batch[-_]size|seq[-_]length|pipeline[-_]model[-_]parallel[-_]size|num[-_]attention[-_]heads|hidden[-_]size)$/,
+  'hf-trainer': /^--(per_device_train_batch_size|model_max_length|max_seq_length|cutoff_len|tuner_type|train_type|finetuning_type|lora_enable|deepspeed)$/,
+  'deepspeed-chat': /^--(zero_stage|actor_zero_stage|per_device_training_batch_size|max_seq_len|max_prompt_seq_len|lora_dim|actor_lora_dim)$/,
+  openrlhf: /^--(micro_train_batch_size|train_batch_size|pretrain|prompt_max_len|ds\.|train\.|actor\.|data\.max_len|ring_attn_size|actor_num_gpus_per_node)/,
+};
+
+/** Which flag dialect the arguments of `inv` speak (the program name decides first). */
+export function flagDialect(inv: Invocation, args: readonly FlagArg[]): FlagDialect | undefined {
+  if (/^openrlhf\./.test(inv.program)) return 'openrlhf';
+  if (inv.program.startsWith('megatron ')) return 'megatron';
+  if (inv.program.startsWith('swift ') || inv.program.startsWith('llamafactory-cli')) return 'hf-trainer';
+  const score = (d: FlagDialect) => args.filter((a) => TELLS[d].test(a.flag)).length;
+  const order: FlagDialect[] = ['megatron', 'openrlhf', 'deepspeed-chat', 'hf-trainer'];
+  let best: FlagDialect | undefined;
+  let top = 0;
+  for (const d of order) {
+    const n = score(d);
+    if (n > top) { best = d; top = n; }
+  }
+  if (best === 'hf-trainer' && args.some((a) => a.flag === '--zero_stage')) return 'deepspeed-chat';
+  return best;
+}
+
+/** How many of `args` a dialect reads (used to pick the training command among several). */
+export function recognised(args: readonly FlagArg[]): number {
+  let n = 0;
+  for (const a of args) {
+    const megatron = MEGATRON_FLAGS[a.flag.replace(/_/g, '-')]?.plan !== undefined;
+    if (megatron || Object.values(FLAG_TABLES).some((t) => canonical(t, a.flag) !== undefined)) n++;
+  }
+  return n;
+}
+
+/** Found values of flags by canonical key (a later flag wins, as argparse does). */
+export function lookupFlags(table: DialectTable, args: readonly FlagArg[]): (key: string) => Found | undefined {
+  const byKey = new Map<string, FlagArg>();
+  for (const a of args) byKey.set(canonical(table, a.flag) ?? a.flag, a);
+  return (key) => {
+    const a = byKey.get(key);
+    return a ? { value: a.value, keyRange: a.flagRange, valueRange: a.valueRange, unresolved: a.unresolved, uri: a.uri } : undefined;
+  };
+}
+
+/** FSDP options of the HF Trainer's `--fsdp "full_shard auto_wrap offload"`. */
+function fsdpOptions(s: FactSink, a: FlagArg | undefined): void {
+  if (!a?.value || a.unresolved) return;
+  const opts = a.value.toLowerCase().split(/[\s,]+/);
+  const stage = opts.includes('shard_grad_op') ? 2 : opts.includes('no_shard') ? 0 : opts.some((o) => o === 'full_shard' || o === 'hybrid_shard') ? 3 : undefined;
+  if (stage === undefined) return;
+  const loc = { key: a.flag, keyRange: a.flagRange, valueRange: a.valueRange, uri: a.uri };
+  s.explicit('parallel.sharding.style', 'fsdp', loc);
+  s.explicit('parallel.sharding.stage', stage, loc);
+  if (opts.includes('hybrid_shard')) s.explicit('parallel.sharding.fsdpStrategy', 'HYBRID_SHARD', loc);
+  if (opts.includes('offload')) s.explicit('parallel.sharding.offloadParams', 'cpu', loc);
+  s.explicit('engine', 'fsdp1', loc);
+}
+
+/** Reads the arguments of a flag dialect (not Megatron) and records the engine they imply. */
+export function applyFlagDialect(s: FactSink, dialect: Exclude<FlagDialect, 'megatron'>, args: readonly FlagArg[], cwd: string): void {
+  const table = FLAG_TABLES[dialect];
+  const ds = args.filter((a) => a.flag === '--deepspeed' && a.value && !a.unresolved && /\.json$/i.test(a.value)).pop();
+  if (ds?.value) s.ref('deepspeed', ds.value, ds.uri ? undefined : ds.valueRange, cwd);
+  applyTable(s, table, lookupFlags(table, args));
+  if (s.value('lora.enabled') === false) { delete s.facts['lora.rank']; delete s.facts['lora.enabled']; }
+  fsdpOptions(s, args.filter((a) => a.flag === '--fsdp').pop());
+  const deepspeed = dialect !== 'hf-trainer' || !!ds || s.value('parallel.sharding.style') === 'deepspeed';
+  if (!s.has('engine')) s.derived('engine', deepspeed ? 'deepspeed' : 'ddp', deepspeed ? `${dialect} runs the DeepSpeed engine` : 'HF Trainer without --deepspeed or --fsdp: DDP');
+  if (dialect === 'deepspeed-chat') s.default('training.precision', 'fp16-mixed', 'DeepSpeed-Chat default --dtype fp16 (dschat/utils/ds_utils.py)');
+  if (deepspeed && !s.has('parallel.sharding.style') && dialect !== 'hf-trainer') s.derived('parallel.sharding.style', 'deepspeed', `${dialect} runs the DeepSpeed engine`);
+}

@@ -1,0 +1,32 @@
+/**
+ * NeMo YAML: NeMo 1 configs (examples/nlp/language_modeling/conf, tuning/conf), NeMo-Framework-Launcher stage configs
+ * (launcher_scripts/conf/training|fine_tuning|peft) and NeMo 2 recipe overrides (`trainer.strategy.*`, `data.*`, as
+ * literal dotted keys inside Megatron-LM test YAMLs' MODEL_ARGS), read through keys.json.
+ */
+import nemo from './keys.json';
+import { applyTable, getter, type DialectTable } from '../common/keyTable';
+import type { FactSink } from '../common/sink';
+import { entry, type KNode } from '../common/tree';
+
+const NEMO = nemo as DialectTable;
+
+/** NeMo (1, launcher, 2 overrides): layout, batch, sequence, precision, distributed optimizer, PEFT. */
+export function readNemo(s: FactSink, root: KNode | undefined): void {
+  if (!root || root.kind !== 'map') return;
+  const flat = entry(root, 'MODEL_ARGS')?.value;
+  applyTable(s, NEMO, getter(root, flat?.kind === 'map' ? flat : undefined));
+  const optim = s.value('parallel.sharding.stage');
+  if (optim !== undefined) {
+    const f = s.facts['parallel.sharding.stage']!;
+    s.facts['parallel.sharding.style'] = { ...f, value: optim === 1 ? 'megatron-distopt' : 'ddp' };
+  }
+  if (s.value('lora.enabled') === false) { delete s.facts['lora.enabled']; delete s.facts['lora.rank']; }
+  const d = (p: 'parallel.tp' | 'parallel.pp', v: number, why: string) => s.default(p, v, `NeMo default: ${why} (megatron_gpt_config.yaml)`);
+  d('parallel.tp', 1, 'tensor_model_parallel_size 1');
+  d('parallel.pp', 1, 'pipeline_model_parallel_size 1');
+  s.derived('engine', 'megatron', 'NeMo trains with Megatron-core');
+  const g = s.num('cluster.gpusPerNode');
+  const n = s.num('cluster.nodes');
+  if (g && n) s.derived('cluster.worldSize', g * n, 'NeMo: trainer.devices × trainer.num_nodes');
+}
+

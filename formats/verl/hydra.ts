@@ -1,0 +1,56 @@
+/**
+ * Hydra `key.path=value` overrides on a launch line (verl's `python -m verl.trainer.main_ppo a.b=c …`), read with
+ * the key table data/formats/dialects/verl.json. `+key=` / `++key=` add or force a key; quotes around values are
+ * dropped. The actor's FSDP or Megatron settings are the training layout; the rollout engine's TP is not.
+ */
+import verl from './keys.json';
+import { applyTable, type DialectTable, type Found } from '../common/keyTable';
+import type { FactSink } from '../common/sink';
+import type { SourceMap } from '../common/shell/commandLine';
+import { unresolved, type SV } from '../common/shell/sval';
+
+const TABLE = verl as DialectTable;
+const OVERRIDE = /^\+{0,2}([A-Za-z_][\w.]*)=(.*)$/s;
+
+/** The overrides among `words`, by key (a later override wins). */
+export function overrides(words: readonly SV[], map: SourceMap): Map<string, Found> {
+  const out = new Map<string, Found>();
+  for (const w of words) {
+    const m = OVERRIDE.exec(w.t);
+    if (!m) continue;
+    const eq = w.t.indexOf('=');
+    const key = m[1]!;
+    const kw: SV = { t: w.t.slice(0, eq), o: w.o.slice(0, eq), e: w.e.slice(0, eq), s: [], u: [] };
+    const vw: SV = { t: w.t.slice(eq + 1), o: w.o.slice(eq + 1), e: w.e.slice(eq + 1), s: [], u: w.u.slice(eq + 1) };
+    const k = map.of(kw);
+    out.set(key, { value: m[2]!.replace(/^['"]|['"]$/g, ''), keyRange: k.range, valueRange: map.of(vw).range, unresolved: unresolved(vw), uri: k.uri });
+  }
+  return out;
+}
+
+/** True when the words hold Hydra overrides (at least two `a.b=c` words). */
+export function hasOverrides(words: readonly SV[]): boolean {
+  return words.filter((w) => OVERRIDE.test(w.t) && w.t.split('=')[0]!.includes('.')).length >= 2;
+}
+
+/** Reads verl overrides into facts; `program` and `configName` tell the FSDP and Megatron workers apart. */
+export function applyHydra(s: FactSink, found: Map<string, Found>, program: string, configName: string | undefined): void {
+  applyTable(s, TABLE, (k) => found.get(k));
+  const megatron = [...found.keys()].some((k) => k.startsWith('actor_rollout_ref.actor.megatron.')) || /megatron/.test(configName ?? '');
+  const fsdp = [...found.keys()].some((k) => k.startsWith('actor_rollout_ref.actor.fsdp_config.')) || /fsdp/.test(program);
+  const strategy = found.get('actor_rollout_ref.actor.strategy');
+  const at = (k: string) => { const f = found.get(k); return f ? { key: k, keyRange: f.keyRange, valueRange: f.valueRange, uri: f.uri } : undefined; };
+  if (megatron) {
+    s.derived('engine', 'megatron', 'verl Megatron actor (actor_rollout_ref.actor.megatron.*)');
+  } else if (strategy || fsdp) {
+    const key = strategy ? 'actor_rollout_ref.actor.strategy' : [...found.keys()].find((k) => k.startsWith('actor_rollout_ref.actor.fsdp_config.'));
+    const loc = key ? at(key) : undefined;
+    const style = s.value('parallel.sharding.style') === 'fsdp2' ? 'fsdp2' : 'fsdp';
+    const why = `verl FSDP actor: FULL_SHARD over the data-parallel ranks (verl/workers/fsdp_workers.py)`;
+    if (loc) { s.explicit('parallel.sharding.style', style, loc); s.explicit('parallel.sharding.stage', 3, loc); }
+    else { s.derived('parallel.sharding.style', style, why); s.derived('parallel.sharding.stage', 3, why); }
+    s.derived('engine', style === 'fsdp2' ? 'fsdp2' : 'fsdp1', why);
+    // An FSDP actor has no tensor parallelism; the rollout TP next to it is generation only.
+    if (!s.has('parallel.tp')) s.default('parallel.tp', 1, 'verl FSDP actor: no tensor parallelism (rollout.tensor_model_parallel_size is the generation engine)');
+  }
+}

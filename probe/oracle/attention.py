@@ -1,0 +1,51 @@
+"""Attention kernels as GPUs run them, on fake CPU tensors.
+
+``flash`` calls ``aten._scaled_dot_product_flash_attention`` (the CUDA FlashAttention-2 op: saves q, k, v, the
+output and an fp32 log-sum-exp of b·heads·s); its meta kernel runs on fake tensors on any device. ``eager``
+materialises the scores as Hugging Face's eager_attention_forward does (q·kᵀ, fp32 softmax cast back, ·v).
+``use_gpu_sdpa`` routes ``F.scaled_dot_product_attention`` calls of library models (transformers) to the same op when
+a GPU would pick FlashAttention (no mask, no dropout); a CPU build would otherwise pick its own kernels.
+"""
+import contextlib
+import math
+
+import torch
+import torch.nn.functional as F
+
+_ORIGINAL_SDPA = F.scaled_dot_product_attention
+
+
+def attend(q, k, v, kind="flash", causal=True, scale=None):
+    """(b, heads, s, d) attention; k and v already repeated to the query heads."""
+    if kind == "eager":
+        scale = scale if scale is not None else 1.0 / math.sqrt(q.shape[-1])
+        scores = torch.matmul(q, k.transpose(2, 3)) * scale
+        if causal:
+            s, t = q.shape[-2], k.shape[-2]
+            mask = torch.ones(s, t, dtype=torch.bool, device=q.device).triu(1)
+            scores = scores.masked_fill(mask, float("-inf"))
+        probs = torch.softmax(scores, dim=-1, dtype=torch.float32).to(q.dtype)
+        return torch.matmul(probs, v)
+    if q.dtype == torch.float32:
+        # FlashAttention has no fp32 kernel; GPUs fall back to memory-efficient attention (same saved tensors).
+        return torch.ops.aten._scaled_dot_product_efficient_attention(q, k, v, None, True, 0.0, causal, scale=scale)[0]
+    return torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, 0.0, causal, False, scale=scale)[0]
+
+
+def _gpu_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    if attn_mask is not None or dropout_p > 0:
+        return _ORIGINAL_SDPA(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
+                              scale=scale, enable_gqa=enable_gqa)
+    if enable_gqa and key.shape[-3] != query.shape[-3]:
+        rep = query.shape[-3] // key.shape[-3]
+        key, value = key.repeat_interleave(rep, dim=-3), value.repeat_interleave(rep, dim=-3)
+    return attend(query, key, value, "flash", causal=is_causal, scale=scale)
+
+
+@contextlib.contextmanager
+def use_gpu_sdpa():
+    F.scaled_dot_product_attention = _gpu_sdpa
+    try:
+        yield
+    finally:
+        F.scaled_dot_product_attention = _ORIGINAL_SDPA

@@ -1,0 +1,162 @@
+"""Precision regimes: how each engine keeps weights, gradients and optimizer states (docs/engine-memory.md).
+
+- ``amp`` (torch.autocast, as HF Trainer/Accelerate DDP and Lightning ``*-mixed`` use it): fp32 weights and
+  gradients, no master copy; matmuls run in bf16 under autocast.
+- ``fsdp2``: fp32 sharded parameters, gathered in ``param_dtype`` and reduced in ``reduce_dtype``
+  (``MixedPrecisionPolicy``; applied in parallel.py).
+- ``megatron``: bf16 weights, a contiguous ``main_grad`` buffer (fp32, bf16 with ``--grad-reduce-in-bf16``) of every
+  parameter, fp32 master weights and Adam states (sharded over DP with ``--use-distributed-optimizer``). Buckets are
+  views into the buffer (megatron/core/distributed/param_and_grad_buffer.py); the optimizer gives each master shard
+  ``main_grad.float()`` as its gradient (a copy only when main_grad is bf16; megatron/core/optimizer/optimizer.py).
+- ``deepspeed`` (ZeRO-1/2, runtime/zero/stage_1_and_2.py): bf16 weights, fp32 master partition and Adam states over
+  DP; ZeRO-1 keeps full bf16 gradients, ZeRO-2 keeps each rank's bf16 partition plus the ``ipg`` bucket(s); the
+  optimizer step builds an fp32 gradient partition.
+- ``bf16-true`` (torchtune, LitGPT ``bf16-true``): everything bf16, optimizer states included.
+- ``fp32``: everything fp32.
+"""
+import contextlib
+import math
+
+import torch
+
+BF16, F32 = torch.bfloat16, torch.float32
+REGIMES = ("amp", "fsdp2", "megatron", "deepspeed", "bf16-true", "fp32")
+
+
+def param_dtype(regime):
+    """dtype the module's parameters are stored in."""
+    return BF16 if regime in ("megatron", "deepspeed", "bf16-true") else F32
+
+
+def forward_context(regime):
+    """torch.autocast for the amp regime; nothing otherwise."""
+    if regime == "amp":
+        return torch.autocast("cpu", dtype=BF16)
+    return contextlib.nullcontext()
+
+
+def make_adamw(params, kind, impl):
+    """torch.optim for the plan's optimizer with the engine's implementation (fused, foreach or for-loop)."""
+    kw = {"lr": 1e-4}
+    if kind in ("adamw", "adam"):
+        kw.update(fused=impl == "fused", foreach=impl == "foreach")
+        return (torch.optim.AdamW if kind == "adamw" else torch.optim.Adam)(params, **kw)
+    if kind in ("sgd", "sgd-momentum"):
+        return torch.optim.SGD(params, momentum=0.9 if kind == "sgd-momentum" else 0.0,
+                               foreach=impl == "foreach", **kw)
+    raise ValueError(f"optimizer '{kind}' is not reproduced by the oracle (adamw, adam, sgd, sgd-momentum are)")
+
+
+class FlatMasterOptimizer(torch.optim.Optimizer):
+    """fp32 master shard + Adam of Megatron's (distributed) optimizer and DeepSpeed ZeRO-1/2, on one flat tensor.
+
+    ``grad_source()`` returns this rank's gradient shard as the engine holds it (Megatron: a view of main_grad;
+    DeepSpeed: the bf16 partition); the step turns it into fp32 as the engine does, then runs fused Adam.
+    """
+
+    def __init__(self, numel, grad_source, kind, impl="fused"):
+        self.master = torch.nn.Parameter(torch.zeros(numel, dtype=F32))
+        self.grad_source = grad_source
+        self.inner = make_adamw([self.master], kind, impl)
+        super().__init__([self.master], {"lr": 1e-4})
+
+    def step(self, closure=None):
+        g = self.grad_source()
+        self.master.grad = g if g.dtype == F32 else g.float()
+        self.inner.step()
+        self.master.grad = None
+
+    def zero_grad(self, set_to_none=True):
+        return None
+
+
+class Regime:
+    """Prepares a module for a regime and builds its optimizer; lists the engine's own buffers for the tracker."""
+
+    def __init__(self, regime, training, dp_shard):
+        if regime not in REGIMES:
+            raise ValueError(f"unknown precision regime '{regime}'")
+        self.name, self.training, self.dp = regime, training, max(1, dp_shard)
+        self.files = []  # (tensor, category) the tracker must know before the step
+        self.hooks = []
+
+    def prepare(self, module):
+        """Megatron/DeepSpeed gradient buffers and hooks (parameters are cast on the meta device before)."""
+        params = [p for p in module.parameters() if p.requires_grad]
+        if self.name == "megatron":
+            self._megatron_buffers(params)
+        elif self.name == "deepspeed":
+            self._deepspeed_partitions(params)
+        return module
+
+    def _megatron_buffers(self, params):
+        grad_dtype = BF16 if self.training.get("gradReduceInBf16") else F32
+        total = sum(p.numel() for p in params)
+        self.grad_buffer = torch.zeros(total, dtype=grad_dtype)
+        self.files.append((self.grad_buffer, "gradients"))
+        offset = 0
+        for p in params:
+            p.main_grad = self.grad_buffer[offset: offset + p.numel()].view_as(p)
+            offset += p.numel()
+            # Megatron's param hook: add .grad (norms, embedding) to main_grad and drop it.
+            self.hooks.append(p.register_post_accumulate_grad_hook(_add_to_main_grad))
+        self.numel = total
+
+    def _deepspeed_partitions(self, params):
+        stage = self.training.get("zeroStage", 1)
+        total = sum(p.numel() for p in params)
+        self.numel = total
+        self.partition = torch.zeros(math.ceil(total / self.dp), dtype=BF16)
+        if stage >= 2:
+            self.files.append((self.partition, "gradients"))
+            bucket = int(self.training.get("reduceBucketElems", 5e8))
+            n = 2 if self.training.get("overlapComm", False) else 1
+            self.ipg = [torch.zeros(min(bucket, total), dtype=BF16) for _ in range(n)]
+            for buf in self.ipg:
+                self.files.append((buf, "other"))
+            for p in params:
+                self.hooks.append(p.register_post_accumulate_grad_hook(_drop_grad))
+
+    def optimizer(self, module):
+        kind = self.training.get("optimizer", "adamw")
+        impl = self.training.get("optimizerImpl", "fused")
+        params = [p for p in module.parameters() if p.requires_grad]
+        if self.name == "megatron":
+            distributed = self.training.get("distributedOptimizer", False)
+            shard = math.ceil(self.numel / self.dp) if distributed else self.numel
+            opt = FlatMasterOptimizer(shard, lambda: self.grad_buffer[:shard], kind, impl)
+        elif self.name == "deepspeed":
+            shard = math.ceil(self.numel / self.dp)
+            stage = self.training.get("zeroStage", 1)
+            source = (lambda: self.partition) if stage >= 2 else (lambda: _flat_grad_shard(params, shard))
+            opt = FlatMasterOptimizer(shard, source, kind, impl)
+        else:
+            return make_adamw(params, kind, impl)
+        self.files.append((opt.master, "optimizer"))
+        return opt
+
+    def zero_grad(self, module, opt):
+        """Megatron zeroes main_grad in place; the others drop .grad (set_to_none, the torch default)."""
+        if self.name == "megatron":
+            self.grad_buffer.zero_()
+        for p in module.parameters():
+            p.grad = None
+
+
+def _add_to_main_grad(p):
+    if p.grad is None:  # weights whose gradient the fused wgrad GEMM wrote into main_grad
+        return
+    p.main_grad.add_(p.grad)
+    p.grad = None
+
+
+def _drop_grad(p):
+    # ZeRO-2: the reduced gradient is copied into this rank's partition (static) and the full one freed.
+    p.grad = None
+
+
+def _flat_grad_shard(params, shard):
+    """ZeRO-1: the bf16 gradients flattened to this rank's shard (the reduce writes into it)."""
+    grads = [p.grad for p in params if p.grad is not None]
+    out = grads[0].new_empty(shard) if grads else torch.zeros(shard, dtype=BF16)
+    return out

@@ -1,0 +1,58 @@
+/**
+ * What the engine a file is written for does with memory, when the file does not say: the precision regime, the model
+ * implementation (what it saves for backward), the recomputation policy and the optimizer implementation.
+ * Facts and sources: docs/engine-memory.md.
+ */
+import type { ModelImpl, OptimizerImpl, Plan, PrecisionRegime, RecomputePolicy } from '../plan/types';
+
+/**
+ * The precision regime: explicit, else fp32 and pure bf16 as written, else the engine's mixed precision
+ * (Megatron/nanotron main grads and fp32 master; DeepSpeed fp32 partitions; FSDP2 MixedPrecisionPolicy; DDP autocast).
+ */
+export function precisionRegimeOf(plan: Pick<Plan, 'engine' | 'training'>): PrecisionRegime {
+  const t = plan.training;
+  if (t.regime) return t.regime;
+  if (t.precision === 'fp32') return 'fp32';
+  if (t.precision === 'bf16') return 'bf16-true';
+  switch (plan.engine) {
+    case 'megatron': case 'nanotron': return 'megatron';
+    case 'deepspeed': return 'deepspeed';
+    case 'fsdp1': case 'fsdp2': return 'fsdp2';
+    default: return 'amp';
+  }
+}
+
+/** The model implementation: explicit (readers set it per format), else Megatron for Megatron/nanotron, torchtitan for FSDP2, transformers otherwise. */
+export function modelImplOf(plan: Pick<Plan, 'engine' | 'training'>): ModelImpl {
+  if (plan.training.modelImpl) return plan.training.modelImpl;
+  if (plan.engine === 'megatron' || plan.engine === 'nanotron') return 'megatron';
+  return plan.engine === 'fsdp2' ? 'torchtitan' : 'hf';
+}
+
+/**
+ * The recomputation policy: explicit, else Megatron's for Megatron models, HF gradient checkpointing for transformers
+ * models, and for torchtitan full → every block, selective → per layer every 2nd block (torchtitan's default
+ * selective_ac_option "2", torchtitan/config/job_config.py).
+ */
+export function recomputePolicyOf(plan: Pick<Plan, 'engine' | 'training'>): RecomputePolicy {
+  const t = plan.training;
+  if (t.recomputePolicy) return t.recomputePolicy;
+  const impl = modelImplOf(plan);
+  if (impl === 'megatron') return 'megatron';
+  if (impl === 'hf') return 'hf';
+  return t.recompute === 'selective' ? 'torchtitan-layer' : 'block';
+}
+
+/** Blocks between checkpointed blocks of the torchtitan per-layer policy (default 2). */
+export function recomputeEveryOf(plan: Pick<Plan, 'training'>): number {
+  const n = plan.training.recomputeEvery;
+  return n !== undefined && Number.isInteger(n) && n >= 1 ? n : 2;
+}
+
+/**
+ * The optimizer implementation: explicit, else fused (Megatron/DeepSpeed FusedAdam, torchtitan's default
+ * "fused", transformers' default adamw_torch_fused on torch ≥ 2.8).
+ */
+export function optimizerImplOf(plan: Pick<Plan, 'training'>): OptimizerImpl {
+  return plan.training.optimizerImpl ?? 'fused';
+}

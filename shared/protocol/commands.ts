@@ -1,0 +1,60 @@
+/**
+ * The names the extension contributes in package.json (`contributes.commands`, `contributes.configuration`), typed
+ * once. The server may only point users at these (code lenses, assumptions, source details); a manifest test checks
+ * both directions: every name here is contributed and registered, and everything contributed is listed here.
+ */
+import type { ShardLensSettings } from './settings';
+
+/** Every command the extension contributes and registers. */
+export const Commands = {
+  simulateStep: 'shardlens.simulateStep',
+  openDashboard: 'shardlens.openDashboard',
+  runValidation: 'shardlens.runValidation',
+  runProbe: 'shardlens.runProbe',
+  cancelValidation: 'shardlens.cancelValidation',
+  selectCluster: 'shardlens.selectCluster',
+  selectModel: 'shardlens.selectModel',
+  showOutput: 'shardlens.showOutput',
+  applyLayout: 'shardlens.applyLayout',
+  probeRunLocal: 'shardlens.probe.runLocal',
+  probeClusterCommands: 'shardlens.probe.clusterCommands',
+  probeImportReport: 'shardlens.probe.importReport',
+  probeCalibrate: 'shardlens.probe.calibrate',
+  probeFake: 'shardlens.probe.fake',
+} as const;
+
+/** A contributed command id. */
+export type CommandId = (typeof Commands)[keyof typeof Commands];
+
+/** Commands the server's code lenses and assumptions invoke; the extension registers them. Each takes the document URI. */
+export const ClientCommands = {
+  simulateStep: Commands.simulateStep,
+  openDashboard: Commands.openDashboard,
+  selectCluster: Commands.selectCluster,
+  selectModel: Commands.selectModel,
+} as const satisfies Readonly<Record<string, CommandId>>;
+
+/** A command the server may name in a code lens or an assumption. */
+export type ServerCommand = (typeof ClientCommands)[keyof typeof ClientCommands];
+
+type Leaf = string | number | boolean | readonly unknown[];
+/** Dotted keys of the settings object; `calibration` is one setting (a table keyed by cluster), not a group. */
+type SettingKeys<T, P extends string> = {
+  [K in keyof T & string]-?: K extends 'calibration' ? `${P}.${K}` : T[K] extends Leaf ? `${P}.${K}` : SettingKeys<T[K], `${P}.${K}`>;
+}[keyof T & string];
+
+/** A contributed setting: one per ShardLensSettings leaf, plus the language client's trace setting. */
+export type SettingId = SettingKeys<ShardLensSettings, 'shardlens'> | 'shardlens.trace.server';
+
+/** Every contributed setting at run time (the manifest test compares it with package.json). */
+export const SETTING_IDS = [
+  'shardlens.cluster.gpu', 'shardlens.cluster.gpusPerNode', 'shardlens.cluster.nodes', 'shardlens.worldSize',
+  'shardlens.model', 'shardlens.seqLen', 'shardlens.microBatch', 'shardlens.hints.detail', 'shardlens.units',
+  'shardlens.overhead.cudaContextGiB', 'shardlens.overhead.fragmentation', 'shardlens.formats.enabled',
+  'shardlens.planner.safetyMargin', 'shardlens.trace.server', 'shardlens.calibration',
+] as const satisfies readonly SettingId[];
+
+// Compile-time check in the other direction: every SettingId is listed above.
+type Unlisted = Exclude<SettingId, (typeof SETTING_IDS)[number]>;
+const everySettingListed: [Unlisted] extends [never] ? true : Unlisted = true;
+void everySettingListed;

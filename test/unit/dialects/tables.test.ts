@@ -1,0 +1,49 @@
+/**
+ * The dialect key tables (formats/<dialect>/keys.json) are data the readers trust: every plan path they name is a
+ * PlanPath, every key says what it is (or why a look-alike is not read), and derived keys (sums, products) name keys.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import dsChat from '../../../formats/deepspeed-chat/keys.json';
+import gptNeox from '../../../formats/gpt-neox/keys.json';
+import hfTrainer from '../../../formats/hf-trainer/keys.json';
+import rayActor from '../../../formats/launch/ray-actor.json';
+import nemo from '../../../formats/nemo/keys.json';
+import openrlhf from '../../../formats/openrlhf/keys.json';
+import verl from '../../../formats/verl/keys.json';
+import slurm from '../../../formats/slurm/keys.json';
+import type { DialectTable } from '../../../formats/common/keyTable';
+import { isPlanPath } from '../../../shared/plan/paths';
+
+const TABLES: Record<string, DialectTable> = {
+  'deepspeed-chat': dsChat as DialectTable, 'gpt-neox': gptNeox as DialectTable, 'hf-trainer': hfTrainer as DialectTable,
+  'ray-actor': rayActor as DialectTable, nemo: nemo as DialectTable, openrlhf: openrlhf as DialectTable, verl: verl as DialectTable,
+};
+
+describe('dialect key tables', () => {
+  for (const [name, t] of Object.entries(TABLES)) {
+    test(name, () => {
+      for (const [key, spec] of Object.entries(t.keys)) {
+        assert.ok(spec.description || spec.ignore, `${key} documents itself`);
+        if (spec.ignore) continue;
+        if (spec.type === 'str' && !spec.plan) continue;
+        assert.ok(spec.plan && isPlanPath(spec.plan), `${key}: plan path "${spec.plan}"`);
+        for (const p of Object.keys(spec.also ?? {})) assert.ok(isPlanPath(p), `${key}: also ${p}`);
+        if (spec.type === 'sum' || spec.type === 'product') assert.ok((spec.of ?? []).length >= 2, `${key} names its parts`);
+        if (spec.type === 'map') assert.ok(spec.map && Object.keys(spec.map).length > 0, `${key} maps values`);
+      }
+      for (const [alias, target] of Object.entries(t.aliases ?? {})) assert.ok(t.keys[target], `alias ${alias} → ${target}`);
+    });
+  }
+});
+
+describe('Slurm option table', () => {
+  test('every option has its SlurmOptions field, a description, and a PlanPath when it sets one', () => {
+    const fields = new Set(['nodes', 'gpusPerNode', 'gpuType', 'tasksPerNode', 'gpusPerTask', 'tasks']);
+    for (const [opt, spec] of Object.entries((slurm as { keys: Record<string, { field: string; plan?: string; description: string }> }).keys)) {
+      assert.ok(fields.has(spec.field), `${opt}: field ${spec.field}`);
+      assert.ok(spec.description.length > 10, `${opt} documents itself`);
+      if (spec.plan) assert.ok(isPlanPath(spec.plan), `${opt}: plan ${spec.plan}`);
+    }
+  });
+});
