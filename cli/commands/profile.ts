@@ -81,7 +81,7 @@ export async function profileCommand(args: ParsedArgs): Promise<number> {
   const ctrl = abortOnSignals();
   // The request's collectives span the ranks launched here (one per GPU, or 2 CPU ranks, unless --ranks says).
   const r = await runProfile({
-    requestFor: (n) => profileRequest(plans, { quick, ranks: n, gpusPerNode: n }), ranks, oversubscribe: args.flags.oversubscribe === true, out, signal: ctrl.signal, python,
+    requestFor: (n, cpu) => profileRequest(plans, { quick: quick || cpu, ranks: n, gpusPerNode: n }), ranks, oversubscribe: args.flags.oversubscribe === true, out, signal: ctrl.signal, python,
     onLine: (l) => process.stderr.write(`${l}\n`),
   });
   if (!r.ok) {

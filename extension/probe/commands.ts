@@ -16,6 +16,7 @@ import {
 import { requireTrust } from '../trust';
 import { selectedPython } from './interpreter';
 import { runOracleCommand } from './oracle';
+import { cancelProfiles, runProfileCommand } from './profile';
 import { toResultView } from './view';
 
 export interface ProbeCommandDeps {
@@ -35,6 +36,7 @@ export const PROBE_COMMANDS = {
   importReport: 'shardlens.probe.importReport',
   calibrate: 'shardlens.probe.calibrate',
   fake: 'shardlens.probe.fake',
+  profile: 'shardlens.profileCluster',
 } as const;
 
 async function planOrThrow(deps: ProbeCommandDeps, arg: unknown): Promise<Plan> {
@@ -67,7 +69,8 @@ const running = new Map<AbortController, Promise<unknown>>();
 /** Cancels every probe in progress and waits (at most `graceMs`) until their processes are stopped. */
 export async function cancelProbes(graceMs = 3000): Promise<void> {
   for (const ac of running.keys()) ac.abort();
-  await Promise.race([Promise.allSettled(running.values()), new Promise((r) => setTimeout(r, graceMs).unref())]);
+  const sweeps = cancelProfiles();
+  await Promise.race([Promise.allSettled([...running.values(), ...sweeps]), new Promise((r) => setTimeout(r, graceMs).unref())]);
 }
 
 /** Runs the probe in-process (child processes via torchrun) under a cancellable notification. */
@@ -192,6 +195,7 @@ export function registerProbeCommands(ctx: vscode.ExtensionContext, deps: ProbeC
     wrap(PROBE_COMMANDS.importReport, importReport),
     wrap(PROBE_COMMANDS.calibrate, runCalibrate),
     wrap(PROBE_COMMANDS.fake, runOracleCommand),
+    wrap(PROBE_COMMANDS.profile, runProfileCommand),
   ];
   ctx.subscriptions.push(...list);
   return list;

@@ -35,6 +35,8 @@ export interface ResolveSettings {
   readonly calibration?: Readonly<Record<string, ClusterCorrection>>;
   /** A measured cluster profile (`shardlens profile`, `--profile`, `shardlens.profile`): its curves replace the catalog's. */
   readonly profile?: ClusterProfile;
+  /** The `shardlens.profile` setting: a profile file, relative to the workspace root; the loader reads it into `profile`. */
+  readonly profileFile?: string;
 }
 
 export interface ModelLookup {

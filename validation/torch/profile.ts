@@ -16,8 +16,11 @@ import { chooseRanks, defaultProbeDir, launch } from './launch';
 import { findPython } from './python';
 
 export interface RunProfileOptions {
-  /** The measurement request for the number of ranks launched (chosen here when `ranks` is not given). */
-  readonly requestFor: (ranks: number) => ProfileRequest;
+  /**
+   * The measurement request for the number of ranks launched (chosen here when `ranks` is not given); `cpu` is true
+   * when the ranks run on CPU (no GPU per rank), where a full-size sweep would take hours and mean nothing.
+   */
+  readonly requestFor: (ranks: number, cpu: boolean) => ProfileRequest;
   /** Ranks to launch; default: one per GPU, else 2 CPU ranks (chooseRanks, as the probe). */
   readonly ranks?: number;
   /** Allow more ranks than the machine has GPUs (or CPU cores). */
@@ -56,8 +59,9 @@ export async function runProfile(o: RunProfileOptions): Promise<RunProfileResult
   const ranks = chooseRanks(o.ranks, { gpus: py.info.gpus, cpus: availableParallelism() }, o.oversubscribe);
   if (typeof ranks !== 'number') return { ok: false, message: ranks.error };
   if (o.signal?.aborted) return { ok: false, message: 'cancelled before launch' };
-  const asked = o.requestFor(ranks);
-  const request = py.info.gpus < ranks ? { ...asked, device: 'cpu' as const } : asked;
+  const cpu = py.info.gpus < ranks;
+  const asked = o.requestFor(ranks, cpu);
+  const request = cpu ? { ...asked, device: 'cpu' as const } : asked;
   const dir = mkdtempSync(join(tmpdir(), 'shardlens-profile-'));
   try {
     const requestPath = join(dir, 'request.json');

@@ -1,6 +1,6 @@
 // A measured cluster profile (shardlens profile): its lookups, its parsing of a file the user may have edited, the
 // request built from plans, and an estimate that times its kernels from the profile and says so in every term.
-import { describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   normalizeProfile, profileAttentionRate, profileCollectiveSeconds, profileGemmRate, type ClusterProfile,
@@ -11,6 +11,11 @@ import type { ModelSpec, Problem } from '../../../shared/plan/types';
 import { estimateStepTime } from '../../../shared/time/estimate';
 import { FITTED_PARAMS } from '../../../shared/time/params';
 import { profileRequest } from '../../../shared/time/profileRequest';
+import { initFormats } from '../../../formats/index';
+import { loadConfigGraph } from '../../../server/formats/workspace';
+import { resolveSettings } from '../../../server/analysis/resolveAdapter';
+import { normalizeSettings } from '../../../server/settings';
+import { fixture, memoryHost } from '../formats/helpers';
 
 const RATE = 400e12; // FLOP/s of the one measured GEMM below
 const HBM = 3e12; // measured copy bandwidth, bytes/s
@@ -148,4 +153,34 @@ describe('an estimate on a profiled cluster', () => {
     assert.equal(problems[0]?.code, 'profile-device');
     assert.match(problems[0]?.message ?? '', /cpu.*H100/);
   });
+});
+
+describe('the shardlens.profile setting', () => {
+  before(async () => { await initFormats(); });
+  const ds = fixture('deepspeed/zero2_auto.json').text;
+  const settings = (profile: unknown) => resolveSettings(normalizeSettings({ cluster: { gpu: 'H100-SXM' }, worldSize: 8, profile }));
+  const file = JSON.stringify({
+    kind: 'shardlens-profile', device: 'NVIDIA H100 80GB HBM3', createdAt: 'x', gemm: [{ dtype: 'bf16', m: 64, n: 64, k: 64, seconds: 1e-6 }],
+  });
+
+  test('a profile file relative to the workspace is read through the host and named in the plan and its step time', () => {
+    const host = memoryHost({ '/ws/ds.json': ds, '/ws/.shardlens/profile.json': file });
+    const g = loadConfigGraph('/ws/ds.json', host, { settings: settings('.shardlens/profile.json') });
+    assert.equal(g.resolved.plan?.cluster.profile?.gemm.length, 1);
+    assert.ok(g.dependencies.includes('/ws/.shardlens/profile.json'), 'a new sweep re-analyses the document');
+    const est = estimateStepTime(g.resolved.plan!);
+    assert.match(est.operatorTerms.find((t) => t.name === 'gemm')?.provenance ?? '', /measured profile \.shardlens\/profile\.json/);
+  });
+
+  test('a missing or malformed profile leaves the catalog curves and says why', () => {
+    for (const [files, why] of [[{}, /was not found/], [{ '/ws/p.json': '{' }, /is not JSON/], [{ '/ws/p.json': '{"kind":"x"}' }, /not a ShardLens cluster profile/]] as const) {
+      const host = memoryHost({ '/ws/ds.json': ds, ...files });
+      const g = loadConfigGraph('/ws/ds.json', host, { settings: settings('p.json') });
+      assert.equal(g.resolved.plan?.cluster.profile, undefined);
+      const w = g.resolved.problems.find((p) => p.code === 'profile-unreadable');
+      assert.match(w?.message ?? '', why);
+    }
+  });
+
+  test('a non-string setting is ignored', () => assert.equal(normalizeSettings({ profile: 7 }).profile, ''));
 });
