@@ -31,7 +31,7 @@ function curveOf(x: readonly number[]): GemmCurve {
 function main(): void {
   const g = findGpu(points.gpu);
   if (!g) throw new Error(`unknown GPU ${points.gpu}`);
-  const unit: GemmUnit = { rate: g.peakFlops.bf16 * g.achievableFlopsFraction, sms: g.sms ?? 132, hbm: g.hbmBandwidth, inBytes: 2 };
+  const unit: GemmUnit = { rate: (g.peakFlops.bf16 ?? 0) * g.achievableFlopsFraction, sms: g.sms ?? 132, hbm: g.hbmBandwidth, inBytes: 2 };
   const loss = (x: number[]) => {
     if (x.some((v) => !(v > 0)) || x[2] > 1 || x[3] > 1 || x[4] > 1) return 1e9;
     const c = curveOf(x);

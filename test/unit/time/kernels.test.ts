@@ -12,7 +12,7 @@ import { flashFraction } from '../../../shared/time/kernels/attention';
 import { GEMM_CURVE, gemmSeconds, waveEfficiency, type GemmUnit } from '../../../shared/time/kernels/gemm';
 
 const h100 = findGpu('h100-sxm')!;
-const H100: GemmUnit = { rate: h100.peakFlops.bf16 * h100.achievableFlopsFraction, sms: 132, hbm: h100.hbmBandwidth, inBytes: 2 };
+const H100: GemmUnit = { rate: (h100.peakFlops.bf16 ?? 0) * h100.achievableFlopsFraction, sms: 132, hbm: h100.hbmBandwidth, inBytes: 2 };
 
 describe('GEMM curve (shared/time/kernels/gemm.ts)', () => {
   test('within the fit\'s error of OpenXLA\'s published cuBLAS table for H100 (53 bf16 shapes)', () => {
