@@ -33,8 +33,7 @@ async function askRanks(): Promise<number | undefined | 'cancelled'> {
 
 export async function runProfileCommand(deps: ProbeCommandDeps, arg: unknown): Promise<void> {
   if (!requireTrust('Profile This Cluster')) return;
-  const uri = arg instanceof vscode.Uri ? arg.toString() : typeof arg === 'string' ? arg : undefined;
-  const plan = await deps.getPlan(uri);
+  const plan = await deps.getPlan(deps.targetUri(arg));
   if (!plan) throw new Error('open a training config that ShardLens can estimate first');
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   if (!folder) throw new Error('open a folder: the profile is written to its .shardlens folder');
