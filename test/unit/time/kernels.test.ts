@@ -79,14 +79,20 @@ describe('operator terms add up to the step', () => {
   const model = findPreset('llama-3.1-8b')!.model;
   const plan = makePlan({ model, training: { microBatch: 1, seqLen: 4096, precision: 'bf16-mixed', gradAccum: 8, flashAttention: true }, parallel: { tp: 2, pp: 2, dp: 2 } });
 
-  test('each forward and backward block of the timeline is the sum of its stage\'s operator parts', () => {
+  test('each forward and backward block of the timeline, with its exposed communication, is the sum of its operator parts', () => {
     const sim = simulateStep(plan);
     const sum = (p: object) => Object.values(p as Record<string, number>).reduce((a, b) => a + b, 0);
     for (const s of sim.stages) {
       for (const kind of ['forward', 'backward'] as const) {
         const blocks = s.blocks.filter((b) => b.kind === kind);
         assert.equal(blocks.length, 8);
-        for (const b of blocks) assert.ok(Math.abs(b.end - b.start - sum(s.parts[kind])) < 1e-12, `stage ${s.stage} ${kind}`);
+        const parts = s.parts[kind];
+        for (const b of blocks) {
+          // The kernels fill the pass's block; its exposed TP communication follows as its own block on the compute lane.
+          assert.ok(Math.abs(b.end - b.start - (sum(parts) - parts.comm)) < 1e-12, `stage ${s.stage} ${kind}`);
+          const exposed = s.blocks.find((c) => c.kind === 'comm' && c.lane === 'compute' && c.start === b.end);
+          assert.ok(exposed && Math.abs(exposed.end - exposed.start - parts.comm) < 1e-12, `stage ${s.stage} ${kind} exposed`);
+        }
       }
     }
   });
