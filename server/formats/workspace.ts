@@ -12,6 +12,7 @@ import type { Problem } from '../../shared/plan/types';
 import { detectFormat, parseConfig } from '../../formats/index';
 import type { SourceReader } from '../../formats/megatron/script';
 import { SCAN_EXT } from '../io/referenceIndex';
+import { withProfileFile } from './profileSetting';
 
 export interface WorkspaceHost {
   /** Text of a file by path or file:// URI; undefined when it cannot be read. */
@@ -258,6 +259,7 @@ export function loadConfigGraph(pathOrUri: string, host: WorkspaceHost, ctx: Res
       related.push(parseFile(p, read(host, p) ?? ''));
     }
   }
-  const resolved = resolvePlan(primary, related, { ...ctx, lookupModel: ctx.lookupModel ?? modelLookup(host) });
+  const settings = withProfileFile(ctx.settings, host, deps, problems);
+  const resolved = resolvePlan(primary, related, { ...ctx, settings, lookupModel: ctx.lookupModel ?? modelLookup(host) });
   return { primary, related, resolved: { ...resolved, problems: [...problems, ...resolved.problems] }, dependencies: deps };
 }

@@ -7,6 +7,8 @@
 import { findGpu } from '../hardware/gpus';
 import { findPreset } from '../model/presets';
 import { applyCalibration, calibrationFor, type ClusterCorrection } from './calibration';
+import { withProfile } from './profilePlan';
+import type { ClusterProfile } from '../hardware/profile';
 import { makePlan, type PlanInput } from './defaults';
 import { factEntries, type ConfigFacts, type Fact, type FactValue } from './facts';
 import { hasInlineModel, modelFromFacts } from './resolveModel';
@@ -31,6 +33,10 @@ export interface ResolveSettings {
   readonly allocatorFragmentation?: number;
   /** Per-cluster corrections from "Calibrate" (`shardlens.calibration`), applied when the plan's GPU matches. */
   readonly calibration?: Readonly<Record<string, ClusterCorrection>>;
+  /** A measured cluster profile (`shardlens profile`, `--profile`, `shardlens.profile`): its curves replace the catalog's. */
+  readonly profile?: ClusterProfile;
+  /** The `shardlens.profile` setting: a profile file, relative to the workspace root; the loader reads it into `profile`. */
+  readonly profileFile?: string;
 }
 
 export interface ModelLookup {
@@ -324,7 +330,8 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
   };
   const made = makePlan(dropUndefined(partial), gpu);
   const correction = calibrationFor(made, S.calibration);
-  const plan = correction ? applyCalibration(made, correction) : made;
+  const calibrated = correction ? applyCalibration(made, correction) : made;
+  const plan = S.profile ? withProfile(calibrated, S.profile, problems) : calibrated;
   return { plan, problems, assumptions, factsUsed: facts };
 }
 
