@@ -364,6 +364,8 @@ describe('ShardLens in VS Code (code-server)', { skip: missing ? `e2e skipped: $
       if (!megatronFile) return;
       // Another file: the results of the validated one are not shown as its results.
       await openFile(page, megatronFile);
+      // The file may open over the panel in its group: bring the panel back.
+      await page.locator('.tab', { hasText: 'ShardLens' }).first().click();
       frame = await dashboardFrame(page, '#tab-validation', 60_000);
       const name = megatronFile.split('/').pop() ?? megatronFile;
       await until(`the dashboard to describe ${name}`, async () => ((await frame.locator('#summary').getAttribute('data-uri')) ?? '').endsWith(name), 30_000);
