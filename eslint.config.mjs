@@ -7,6 +7,12 @@ const impure = [
   'url', 'http', 'https', 'net', 'crypto', 'stream', 'util', 'events',
 ];
 
+/** File-content reads: outside server/io every read of a file goes through its bounded reader (issue 16). */
+const rawReads = ['readFileSync', 'readFile', 'createReadStream', 'openSync', 'open', 'readSync', 'read'];
+const boundedReadsOnly = ['node:fs', 'fs', 'node:fs/promises', 'fs/promises'].map((name) => ({
+  name, importNames: rawReads, message: 'Read files through server/io/read.ts (bounded, regular files only, inside the workspace).',
+}));
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'test/e2e/.cache/**', '**/*.js', '**/*.mjs', '.gl/**', '.whl/**'] },
   ...tseslint.configs.recommended,
@@ -32,6 +38,24 @@ export default tseslint.config(
         { group: ['vscode', 'vscode-languageserver', 'vscode-languageserver/*', 'vscode-languageclient', 'vscode-languageclient/*'], message: 'formats/ is read by the CLI and validation too: no editor or LSP imports.' },
         { group: ['**/server/*', '**/extension/*', '**/cli/*', '**/validation/*', '**/webview/*'], message: 'formats/ depends only on shared/.' },
       ] }],
+    },
+  },
+  {
+    files: ['cli/**/*.ts', 'server/**/*.ts', 'formats/**/*.ts', 'extension/**/*.ts', 'validation/**/*.ts'],
+    ignores: ['server/io/**'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: boundedReadsOnly }],
+      // Prototype pollution has no legitimate use here.
+      'no-proto': 'error',
+      'no-prototype-builtins': 'error',
+    },
+  },
+  {
+    // The dashboards' browser bundle imports the webview and settings parts of the protocol, never the barrel: its LSP
+    // part carries the JSON-RPC library's RequestType values.
+    files: ['webview/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '(^|/)shared/protocol$', message: 'Import shared/protocol/webview (or /settings) in the webview bundle.' }, { group: ['vscode-jsonrpc', 'vscode-jsonrpc/*'], message: 'The webview bundle has no JSON-RPC.' }] }],
     },
   },
 );

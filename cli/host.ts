@@ -1,29 +1,20 @@
-/** The Node file-system host the CLI gives the config loader (the server gives one that overlays open editors). */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import type { WorkspaceHost } from '../server/formats/workspace';
+/** The Node file-system host the CLI gives the config loader: bounded reads inside the workspace, one index per run. */
+import { resolve } from 'node:path';
+import { createDiskHost, type DiskHost } from '../server/io/diskHost';
+import type { CliWorkspace } from './workspace';
 
-/** Largest config file the CLI reads (bigger files are not training configs). */
-const MAX_BYTES = 8 * 1024 * 1024;
+/** One host per workspace, so `estimate <folder>` builds the reference index once for all its files. */
+const hosts = new Map<string, { host: DiskHost; named: Set<string> }>();
 
-/** Reads files from disk, relative references also tried against `root`. */
-export function nodeHost(root: string): WorkspaceHost {
-  return {
-    root,
-    readFile(p: string) {
-      try {
-        if (!statSync(p).isFile() || statSync(p).size > MAX_BYTES) return undefined;
-        return readFileSync(p, 'utf8');
-      } catch {
-        return undefined;
-      }
-    },
-    exists: (p: string) => existsSync(p),
-    listDir(p: string) {
-      try {
-        return statSync(p).isDirectory() ? readdirSync(p) : undefined;
-      } catch {
-        return undefined;
-      }
-    },
-  };
+/** The host of a workspace; `named` is a file the user gave on the command line (read even if it is a link out). */
+export function nodeHost(ws: CliWorkspace, named?: string): DiskHost {
+  const key = `${ws.root}\0${ws.boundary}`;
+  let h = hosts.get(key);
+  if (!h) {
+    const set = new Set<string>();
+    h = { host: createDiskHost({ root: ws.root, roots: ws.roots, named: set }), named: set };
+    hosts.set(key, h);
+  }
+  if (named) h.named.add(resolve(named));
+  return h.host;
 }

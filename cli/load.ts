@@ -1,65 +1,34 @@
 /** Loads a config file for the CLI: parse, follow references, apply --gpus/--model, resolve the Plan. */
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { parse as parseJsonc } from 'jsonc-parser';
-import { normalizeSettings } from '../server/settings';
+import { isAbsolute, resolve } from 'node:path';
 import { resolveSettings } from '../server/analysis/resolveAdapter';
-import { dirname, resolve } from 'node:path';
 import { findGpu, suggestGpus } from '../shared/hardware/gpus';
 import type { ResolveSettings, ResolvedPlan } from '../shared/plan/resolve';
 import type { ConfigFacts } from '../shared/plan/facts';
-import { initFormats } from '../formats/index';
+import { detectFormat, initFormats, MAX_CONFIG_CHARS, tooLarge } from '../formats/index';
 import { loadConfigGraph } from '../server/formats/workspace';
-import { parseGpusArg, type ParsedArgs } from './args';
+import { checkFile, readTextFile } from '../server/io/read';
+import { parseGpusArg, stringFlag, type Flags } from './args';
+import { readProfileFile } from '../validation/torch/profile';
 import { nodeHost } from './host';
+import { workspaceSettings } from './settings';
+import { locateWorkspace, within, type CliWorkspace } from './workspace';
 
 export interface Loaded {
   readonly path: string;
   readonly primary: ConfigFacts;
   readonly resolved: ResolvedPlan;
+  readonly workspace: CliWorkspace;
 }
 
 /** A usage or input error: printed with its message, exit code 2. */
 export class InputError extends Error {}
 
-/** Finds the workspace root of a file: the nearest folder above it holding .git, .vscode or package.json, else its folder. */
-function workspaceRoot(file: string): string {
-  let dir = dirname(file);
-  for (let i = 0; i < 8; i++) {
-    if (['.git', '.vscode', 'package.json'].some((m) => existsSync(resolve(dir, m)))) return dir;
-    const up = dirname(dir);
-    if (up === dir) break;
-    dir = up;
-  }
-  return dirname(file);
-}
-
-/**
- * The `shardlens.*` settings of the workspace (`.vscode/settings.json`, JSON with comments), as the editor would
- * send them to the language server, so the CLI and the editor show the same numbers for the same file.
- */
-export function workspaceSettings(root: string): ResolveSettings {
-  const nested: Record<string, unknown> = {};
-  try {
-    const flat = parseJsonc(readFileSync(resolve(root, '.vscode', 'settings.json'), 'utf8')) as Record<string, unknown>;
-    for (const [key, value] of Object.entries(flat ?? {})) {
-      if (!key.startsWith('shardlens.')) continue;
-      const parts = key.slice('shardlens.'.length).split('.');
-      let o = nested;
-      for (const part of parts.slice(0, -1)) o = (o[part] ??= {}) as Record<string, unknown>;
-      o[parts[parts.length - 1]] = value;
-    }
-  } catch {
-    // No settings file (or an unreadable one): the editor's defaults apply.
-  }
-  return resolveSettings(normalizeSettings(nested));
-}
-
 /** Turns `--gpus` and `--model` into resolver settings over the workspace's, or throws InputError with what is wrong. */
-export function settingsFromFlags(flags: ParsedArgs['flags'], base: ResolveSettings = {}): ResolveSettings {
+export function settingsFromFlags(flags: Flags, base: ResolveSettings = {}): ResolveSettings {
   const settings: { -readonly [K in keyof ResolveSettings]: ResolveSettings[K] } = { ...base };
-  const g = flags.gpus;
+  const g = stringFlag(flags, 'gpus', '16xH100');
+  if (typeof g === 'object') throw new InputError(g.error);
   if (g !== undefined) {
-    if (g === true) throw new InputError('--gpus needs a value such as 16xH100');
     const parsed = parseGpusArg(g);
     if ('error' in parsed) throw new InputError(parsed.error);
     if (!findGpu(parsed.gpuName)) {
@@ -71,22 +40,67 @@ export function settingsFromFlags(flags: ParsedArgs['flags'], base: ResolveSetti
     if (parsed.nodes) settings.nodes = parsed.nodes;
     if (parsed.gpusPerNode) settings.gpusPerNode = parsed.gpusPerNode;
   }
-  const m = flags.model;
-  if (m !== undefined) {
-    if (m === true) throw new InputError('--model needs a preset name or a path to a config.json');
-    settings.model = existsSync(m) ? resolve(m) : m;
+  const prof = stringFlag(flags, 'profile', 'shardlens-profile.json');
+  if (typeof prof === 'object') throw new InputError(prof.error);
+  if (prof !== undefined) {
+    const read = readProfileFile(resolve(prof));
+    if (!read.profile) throw new InputError(`--profile: ${read.message}`);
+    settings.profile = read.profile;
   }
+  const m = stringFlag(flags, 'model', 'llama-3.1-8b');
+  if (typeof m === 'object') throw new InputError(m.error);
+  if (m !== undefined) settings.model = checkFile(m).ok || checkFile(resolve(m, 'config.json')).ok ? resolve(m) : m;
   return settings;
 }
 
-/** Loads one config file and resolves its plan. */
-export async function loadConfig(file: string, flags: ParsedArgs['flags']): Promise<Loaded> {
+/** The workspace of a target, honouring --workspace; throws InputError when the target lies outside it. */
+export function workspaceOf(target: string, flags: Flags): CliWorkspace {
+  const explicit = stringFlag(flags, 'workspace', '.');
+  if (typeof explicit === 'object') throw new InputError(explicit.error);
+  if (explicit !== undefined && !checkFolder(explicit)) throw new InputError(`--workspace ${explicit}: not a folder`);
+  const ws = locateWorkspace(target, explicit);
+  if (!within(resolve(target), ws.boundary)) throw new InputError(`${target} is outside the workspace ${ws.boundary}`);
+  return ws;
+}
+
+function checkFolder(p: string): boolean {
+  const c = checkFile(p);
+  return !c.ok && c.reason === 'not-a-file' && /a folder/.test(c.detail);
+}
+
+/** Prints what the workspace settings file held that was not taken (once per file per run). */
+const warned = new Set<string>();
+function warnIgnored(file: string | undefined, ignored: readonly string[]): void {
+  const key = file ?? '';
+  if (!ignored.length || warned.has(key)) return;
+  warned.add(key);
+  for (const i of ignored) process.stderr.write(`shardlens: ${file ?? '.vscode/settings.json'}: ignored ${i}\n`);
+}
+
+/** Checks the file the user named: it exists, is a regular file within the size cap, and is a training config. */
+function checkTarget(file: string, path: string): string {
+  const read = readTextFile(path);
+  if (!read.ok) {
+    if (read.reason === 'missing') throw new InputError(`${file}: no such file`);
+    throw new InputError(read.detail);
+  }
+  return read.text;
+}
+
+/** Loads one config file and resolves its plan; throws InputError for files that are not training configs. */
+export async function loadConfig(file: string, flags: Flags): Promise<Loaded> {
   const path = resolve(file);
-  if (!existsSync(path)) throw new InputError(`${file}: no such file`);
-  if (!statSync(path).isFile()) throw new InputError(`${file}: not a file`);
-  const root = workspaceRoot(path);
-  const settings = settingsFromFlags(flags, workspaceSettings(root));
+  const text = checkTarget(file, path);
   await initFormats();
-  const graph = loadConfigGraph(path, nodeHost(root), { settings });
-  return { path, primary: graph.primary, resolved: graph.resolved };
+  if (text.length > MAX_CONFIG_CHARS) throw new InputError(`${file}: ${tooLarge(text.length)}`);
+  if (!detectFormat(path, text)) throw new InputError(`${file}: not a training config ShardLens reads (DeepSpeed JSON, Megatron-LM script or YAML, torchtitan TOML, Accelerate, nanotron, Axolotl, LLaMA-Factory, Lightning/LitGPT/torchtune YAML, Hugging Face config.json)`);
+  const workspace = workspaceOf(file, flags);
+  const ws = workspaceSettings(workspace.root, workspace.roots);
+  warnIgnored(ws.file, ws.ignored);
+  const settings = settingsFromFlags(flags, resolveSettings(ws.settings));
+  const host = nodeHost(workspace, path);
+  // A model the user named on the command line is read wherever it is (bounded); one from settings stays inside.
+  if (typeof flags.model === 'string' && settings.model && isAbsolute(settings.model)) nodeHost(workspace, settings.model.endsWith('.json') ? settings.model : resolve(settings.model, 'config.json'));
+  const graph = loadConfigGraph(path, host, { settings });
+  return { path, primary: graph.primary, resolved: graph.resolved, workspace };
 }

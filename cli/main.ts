@@ -1,10 +1,12 @@
 /** `shardlens`: memory, communication and step-time estimates for distributed training configs, from the shell. */
-import { parseArgs } from './args';
+import { parseArgs, unknownFlags } from './args';
 import { estimateCommand } from './commands/estimate';
 import { gpusCommand, paramsCommand } from './commands/info';
 import { planCommand, probeCliCommand, validateCommand } from './commands/run';
 import { simulateCommand } from './commands/simulate';
+import { profileCommand } from './commands/profile';
 import { InputError } from './load';
+import { WriteRefused } from '../server/io/write';
 
 const HELP = `shardlens — per-GPU memory, communication and step time of distributed LLM training configs
 
@@ -14,10 +16,18 @@ Usage:
   shardlens plan <file> [--gpus <N>x<GPU>] [--top K] [--json]
   shardlens params <preset|config.json> [--json]      (shardlens params --list for presets)
   shardlens gpus [--json]
-  shardlens validate <file> [--ranks N] [--modes ddp,zero1,zero2,zero3] [--steps K] [--json]
-  shardlens probe <file> --ranks N [--mode …] [--out report.json] [--json]
-  shardlens probe <file> --fake [--layers N] [--python P] [--out report.json] [--json]
+  shardlens validate <file> --trust [--ranks N] [--modes ddp,zero1,zero2,zero3] [--steps K] [--json]
+  shardlens probe <file> --trust [--ranks N] [--oversubscribe] [--mode …] [--steps K] [--out report.json] [--json]
+  shardlens probe <file> --trust --fake [--layers N] [--python P] [--out report.json] [--json]
                                  (torch's exact memory per category on this machine, no GPU; torch ≥ 2.4)
+  shardlens profile <file…> --trust [--ranks N] [--oversubscribe] [--out profile.json] [--quick] [--json]
+  shardlens profile <file…> --cluster <nodes>x<gpus> [--out profile.json] [--quick]   (prints Slurm/torchrun lines)
+
+estimate, simulate and plan take --profile <profile.json>: kernels and collectives timed from that measured profile.
+
+Settings come from <workspace>/.vscode/settings.json, where the workspace is --workspace <dir>, else the nearest
+project folder (.vscode, .git or package.json) between the file and the current folder; never from above it.
+validate, probe and profile launch processes: they run only with --trust, for folders you trust.
 
 Formats: DeepSpeed JSON, Megatron-LM scripts/YAML, torchtitan TOML, Accelerate, nanotron, Axolotl,
 LLaMA-Factory, Lightning/LitGPT/torchtune YAML, Hugging Face config.json.
@@ -29,6 +39,8 @@ async function main(argv: readonly string[]): Promise<number> {
     console.log(HELP);
     return args.command || args.flags.help ? 0 : 2;
   }
+  const bad = unknownFlags(args);
+  if (bad) throw new InputError(bad);
   switch (args.command) {
     case 'estimate': return estimateCommand(args);
     case 'simulate': return simulateCommand(args);
@@ -37,14 +49,15 @@ async function main(argv: readonly string[]): Promise<number> {
     case 'gpus': return gpusCommand(args);
     case 'validate': return validateCommand(args);
     case 'probe': return probeCliCommand(args);
+    case 'profile': return profileCommand(args);
     default: throw new InputError(`unknown command "${args.command}"; run shardlens --help`);
   }
 }
 
 main(process.argv.slice(2)).then(
-  (code) => { process.exitCode = code; },
+  (code) => { if (process.exitCode === undefined) process.exitCode = code; },
   (err: unknown) => {
-    if (err instanceof InputError) console.error(`shardlens: ${err.message}`);
+    if (err instanceof InputError || err instanceof WriteRefused) console.error(`shardlens: ${err.message}`);
     else console.error(`shardlens: internal error: ${(err as Error)?.stack ?? String(err)}`);
     process.exitCode = 2;
   },

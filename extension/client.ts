@@ -4,16 +4,18 @@
  */
 import * as vscode from 'vscode';
 import { LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
-import { LspMethods, SETTINGS_SECTION, type AnalysisChangedParams, type ReadyParams } from '../shared/protocol';
+import { AnalysisChangedNotification, ReadyNotification, SETTINGS_SECTION, type AnalysisChangedParams, type ReadyParams } from '../shared/protocol';
 
 /** The documents the server annotates, one entry per format (the server decides by content among these). */
 export const DOCUMENT_SELECTOR: NonNullable<LanguageClientOptions['documentSelector']> = [
   // DeepSpeed JSON by name, and Hugging Face config.json files (model sources).
   { scheme: 'file', language: 'json', pattern: '**/{ds_config*,ds_z*,zero*,*deepspeed*,config}.json' },
   { scheme: 'file', language: 'jsonc', pattern: '**/{ds_config*,ds_z*,zero*,*deepspeed*}.json' },
-  // Megatron-LM launch scripts.
+  // Launch scripts (Megatron-LM, DeepSpeed-Chat, OpenRLHF, verl, HF Trainer, …) and Slurm batch files, which VS Code
+  // does not associate with shellscript by default.
   { scheme: 'file', language: 'shellscript' },
-  // Megatron YAML, Accelerate, nanotron, Axolotl, LLaMA-Factory, Lightning, LitGPT, torchtune.
+  { scheme: 'file', pattern: '**/*.{slurm,sbatch}' },
+  // Megatron YAML, NeMo, GPT-NeoX, HF Trainer recipes, Accelerate, nanotron, Axolotl, LLaMA-Factory, Lightning, LitGPT, torchtune.
   { scheme: 'file', language: 'yaml' },
   // torchtitan TOML (VS Code has no built-in TOML language, so also match by name).
   { scheme: 'file', language: 'toml' },
@@ -40,12 +42,14 @@ export async function startClient(
     outputChannel: log,
     synchronize: { configurationSection: SETTINGS_SECTION },
     initializationOptions: { workspaceTrusted: vscode.workspace.isTrusted },
+    // Hovers end with a "More" link to the derivation in the dashboard: that one command, and no other, may run from them.
+    markdown: { isTrusted: { enabledCommands: ['shardlens.showDerivation'] } },
   };
   const client = new LanguageClient('shardlens', 'ShardLens', serverOptions, clientOptions);
-  client.onNotification(LspMethods.analysisChanged, onAnalysisChanged);
+  client.onNotification(AnalysisChangedNotification, onAnalysisChanged);
   let timer: NodeJS.Timeout | undefined;
   const ready = new Promise<ReadyParams>((resolve, reject) => {
-    client.onNotification(LspMethods.ready, (p: ReadyParams) => resolve(p));
+    client.onNotification(ReadyNotification, (p) => resolve(p));
     timer = setTimeout(() => reject(new Error(`the language server did not report ready within ${READY_DEADLINE_MS / 1000} s`)), READY_DEADLINE_MS);
   });
   try {

@@ -6,6 +6,9 @@ import { at, entry, keys, type KNode } from './common/tree';
 import { tomlTree } from './common/tomlTree';
 import { yamlTree } from './common/yamlTree';
 
+/** Texts longer than this are not parsed to detect their format (the cap of formats/index.ts). */
+const MAX_DETECT_CHARS = 256 * 1024;
+
 const DS_NAME = /^(ds_config.*|ds_z[0-3].*config.*|zero[0-3].*|zero_stage[0-3].*config.*|.*deepspeed.*)\.json$/i;
 const MEGATRON_TEXT = /pretrain_[a-z0-9_]*\.py|--tensor-model-parallel-size|--num-layers\b|--num-attention-heads|--per_device_train_batch_size|--deepspeed[ =]\S+\.json/;
 /** A launch script: a launcher, a trainer CLI, a Slurm directive or a sourced script (launch dialects, issue 12). */
@@ -77,6 +80,8 @@ export function detectYaml(root: KNode | undefined): FormatId | undefined {
 /** Detects the format of a document; undefined when it is none ShardLens reads. */
 export function detectFormat(uri: string, text: string): FormatId | undefined {
   try {
+    // Above the size cap nothing is parsed (parseConfig says why); detection by content would parse it all.
+    if (text.length > MAX_DETECT_CHARS) return undefined;
     const name = baseName(uri);
     const e = ext(name);
     const li = new LineIndex(text);

@@ -17,8 +17,17 @@ import { FORMATS } from './registry';
 export { detectFormat } from './detect';
 export { initShellParser } from './common/shell/treeSitter';
 
-/** Largest document read (bytes of text); bigger ones get a diagnostic only. */
-const MAX_TEXT = 4_000_000;
+/**
+ * Largest document read, in characters: 256 KiB, above the largest real training config we know (a 164 KB OLMo
+ * YAML; DeepSpeed, torchtitan and Megatron configs are a few kB). Parse cost grows with size (a 3.4 MB TOML took
+ * 10 s), so bigger files get a diagnostic and no estimate.
+ */
+export const MAX_CONFIG_CHARS = 256 * 1024;
+
+/** The message for a document above MAX_CONFIG_CHARS. */
+export function tooLarge(chars: number): string {
+  return `This file has ${Math.round(chars / 1024).toLocaleString('en-US')} K characters; ShardLens reads configs up to ${MAX_CONFIG_CHARS / 1024} K (real training configs are a few kB), so it gives no estimate.`;
+}
 
 /** One-time async initialisation (loads the tree-sitter bash grammar). */
 export async function initFormats(): Promise<void> {
@@ -38,15 +47,16 @@ export interface ParseOptions {
 
 /** Reads a config file into facts. Unknown formats give empty facts with an info diagnostic. */
 export function parseConfig(uri: string, text: string, format?: FormatId, opts: ParseOptions = {}): ConfigFacts {
+  if (typeof text !== 'string' || text.length > MAX_CONFIG_CHARS) {
+    const s = new FactSink(format ?? 'deepspeed', uri);
+    s.diag('too-large', 'error', tooLarge(typeof text === 'string' ? text.length : 0), undefined);
+    return s.build();
+  }
   const detected = format ?? detectFormat(uri, text);
   const fmt = detected ?? 'deepspeed';
   const s = new FactSink(fmt, uri);
   if (!detected && !/\.json$/i.test(uri)) {
     s.diag('unknown-format', 'info', 'ShardLens does not recognise this file as a training config.', undefined);
-    return s.build();
-  }
-  if (typeof text !== 'string' || text.length > MAX_TEXT) {
-    s.diag('too-large', 'info', 'The file is too large for ShardLens to read.', undefined);
     return s.build();
   }
   try {

@@ -4,6 +4,7 @@
  * error; parseConfig (index.ts), keyTables.ts and layout.ts read this table.
  */
 import type { FormatId } from '../shared/plan/facts';
+import { lookupTable } from '../shared/lookup';
 import type { LineIndex } from './common/text';
 import type { FactSink } from './common/sink';
 import type { KNode } from './common/tree';
@@ -61,8 +62,8 @@ export interface FormatModule {
 
 /** Megatron flags and the launch dialects a shell script may speak, for hovers and completion in scripts. */
 const LAUNCH: KeyTable = {
-  keys: [dialect(hfTrainerKeys), dialect(dsChatKeys), dialect(openrlhfKeys), dialect(rayActorKeys), dialect(verlKeys)].reduce<Record<string, KeyDoc>>(
-    (all, t) => { for (const [k, d] of Object.entries(t.keys)) all[k] ??= d; return all; }, { ...table(megatronKeys).keys }),
+  keys: lookupTable([dialect(hfTrainerKeys), dialect(dsChatKeys), dialect(openrlhfKeys), dialect(rayActorKeys), dialect(verlKeys)].reduce<Record<string, KeyDoc>>(
+    (all, t) => { for (const [k, d] of Object.entries(t.keys)) all[k] ??= d; return all; }, { ...table(megatronKeys).keys })),
 };
 
 /** A tree reader as a format reader. */

@@ -16,6 +16,11 @@ import time
 
 MIN_TORCH = (2, 4)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from watchdog import watch_parent  # noqa: E402
+
+# Started by ShardLens: stop when ShardLens is gone (killed), instead of computing on for nobody.
+if os.environ.get("SHARDLENS_PARENT_PID"):
+    watch_parent("SHARDLENS_PARENT_PID")
 
 
 def _write(path, obj):

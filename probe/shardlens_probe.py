@@ -15,6 +15,11 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from watchdog import watch_parent  # noqa: E402
+
+# Before torch is imported (seconds): a rank whose launcher is gone (killed with ShardLens) exits instead of training.
+if os.environ.get("SHARDLENS_LAUNCHER_PID"):
+    watch_parent("SHARDLENS_LAUNCHER_PID")
 try:
     import torch
     import torch.distributed as dist

@@ -31,6 +31,7 @@ const common = {
 const nodeEntries = {
   extension: 'extension/main.ts',
   server: 'server/main.ts',
+  'analysis-worker': 'server/analysis/worker.ts',
   cli: 'cli/main.ts',
   'validation-runner': 'validation/runner/main.ts',
   'validation-worker': 'validation/runner/worker.ts',

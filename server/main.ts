@@ -5,4 +5,5 @@
 import { createConnection, ProposedFeatures } from 'vscode-languageserver/node';
 import { startServer } from './features/server';
 
-startServer(createConnection(ProposedFeatures.all));
+// Two analysis workers: an expensive document never delays hovers, hints or edits of another.
+startServer(createConnection(ProposedFeatures.all), { analysisWorkers: 2 });

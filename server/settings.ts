@@ -9,8 +9,14 @@ import { DEFAULT_SETTINGS, SETTINGS_SECTION, type HintDetail, type ShardLensSett
 
 const DETAILS: readonly HintDetail[] = ['off', 'minimal', 'normal', 'verbose'];
 
+/**
+ * The own fields of an object, in an object without a prototype: a setting the client did not send reads as
+ * undefined, never as something inherited from a polluted `Object.prototype`.
+ */
 function obj(v: unknown): Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  const out = Object.create(null) as Record<string, unknown>;
+  if (v !== null && typeof v === 'object' && !Array.isArray(v)) for (const [k, x] of Object.entries(v)) out[k] = x;
+  return out;
 }
 
 /** A finite number within [min, max], else the fallback. */
@@ -47,6 +53,7 @@ export function normalizeSettings(raw: unknown): ShardLensSettings {
     formats: { enabled },
     planner: { safetyMargin: num(planner.safetyMargin, d.planner.safetyMargin, 0.5, 1) },
     calibration: normalizeCalibration(r.calibration),
+    profile: typeof r.profile === 'string' ? r.profile.trim().slice(0, 4096) : d.profile,
   };
 }
 

@@ -7,6 +7,7 @@ import { fork } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { probeAll } from './probe/launch';
+import { releaseGroup, trackGroup } from './processGroups';
 import { errorReport } from './report/assemble';
 import type { FromRunner, RunnerJob, ToRunner } from './runner/main';
 import {
@@ -48,12 +49,7 @@ function jobOf(o: RunValidationOptions): RunnerJob {
 
 /** Kills the runner's process group (runner, probes); the workers are threads of the runner and die with it. */
 function killGroup(pid: number | undefined): void {
-  if (!pid) return;
-  try {
-    process.kill(process.platform === 'win32' ? pid : -pid, 'SIGKILL');
-  } catch {
-    // Already gone.
-  }
+  releaseGroup(pid);
 }
 
 /** Trains the scaled model of `opts.plan` in every mode as real ranks and compares with the core's estimates. */
@@ -85,6 +81,7 @@ export function runValidation(opts: RunValidationOptions): Promise<ValidationRep
       settle(errorReport(job, started, [], 'cancelled by the user', 'cancelled'));
     };
     opts.signal?.addEventListener('abort', onAbort, { once: true });
+    trackGroup(child.pid);
     if (child.pid) opts.onSpawn?.(child.pid);
     if (opts.signal?.aborted && !settled) onAbort();
     child.stderr?.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-4000); });

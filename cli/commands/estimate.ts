@@ -1,15 +1,22 @@
 /** `shardlens estimate <file|folder> [--model …] [--gpus NxGPU] [--json]`: per-stage memory, sharded vs replicated. */
-import { readdirSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { statSync } from 'node:fs';
+import { relative, resolve } from 'node:path';
 import { estimateMemory } from '../../shared/memory/estimate';
 import type { MemoryEstimate, StageMemory } from '../../shared/plan/result';
 import { detectFormat } from '../../formats/index';
 import { inputLines, readInputs } from '../../shared/plan/inputs';
 import { formatBytes } from '../../shared/units';
-import type { ParsedArgs } from '../args';
-import { InputError, loadConfig } from '../load';
+import { withFlag, type Flags, type ParsedArgs } from '../args';
+import { InputError, loadConfig, workspaceOf } from '../load';
 import { allProblems, hasErrors, planSummary, printNotes } from '../report';
 import { nodeHost } from '../host';
+import { checkFile } from '../../server/io/read';
+import { SCAN_EXT } from '../../server/io/referenceIndex';
+import { walkFiles } from '../../server/io/walk';
+
+function isFolder(p: string): boolean {
+  try { return statSync(p).isDirectory(); } catch { return false; }
+}
 
 /** Columns of the per-stage table: label and the terms summed into it. */
 const COLUMNS: readonly [string, readonly string[]][] = [
@@ -47,7 +54,7 @@ function printStages(title: string, stages: readonly StageMemory[], gpuBytes: nu
 }
 
 /** The JSON of one file's estimate: the traceable result plus file, format, plan summary, assumptions and problems. */
-function toJson(path: string, format: string, est: MemoryEstimate | undefined, loaded: Awaited<ReturnType<typeof loadConfig>>, problems: ReturnType<typeof allProblems>) {
+function toJson(path: string, format: string | null, est: MemoryEstimate | undefined, loaded: Awaited<ReturnType<typeof loadConfig>>, problems: ReturnType<typeof allProblems>) {
   const plan = loaded.resolved.plan;
   const inputs = plan ? readInputs(plan, loaded.resolved.factsUsed) : undefined;
   return {
@@ -73,15 +80,17 @@ function toJson(path: string, format: string, est: MemoryEstimate | undefined, l
 }
 
 /** Estimates one file; returns the exit code (0 fits, 1 does not fit, 2 bad input). */
-export async function estimateFile(file: string, flags: ParsedArgs['flags'], quietHeader = false): Promise<{ code: number; json: unknown }> {
+export async function estimateFile(file: string, flags: Flags, quietHeader = false): Promise<{ code: number; json: unknown }> {
   const loaded = await loadConfig(file, flags);
   const plan = loaded.resolved.plan;
   const est = plan ? estimateMemory(plan) : undefined;
   const problems = allProblems(loaded, est?.problems ?? []);
-  const json = toJson(loaded.path, loaded.primary.format, est, loaded, problems);
+  // A file no reader recognises has no format (the parser's placeholder id is not shown).
+  const format = loaded.primary.diagnostics.some((d) => d.code === 'unknown-format') ? null : loaded.primary.format;
+  const json = toJson(loaded.path, format, est, loaded, problems);
   const code = !est || hasErrors(problems) || est.stages.length === 0 ? 2 : est.fits ? 0 : 1;
   if (!flags.json) {
-    if (!quietHeader) console.log(`${relative(process.cwd(), loaded.path) || loaded.path}  (${loaded.primary.format})`);
+    if (!quietHeader) console.log(`${relative(process.cwd(), loaded.path) || loaded.path}  (${format ?? 'not a config ShardLens reads'})`);
     if (plan && est) {
       console.log(planSummary(plan, est.model.parameters));
       console.log(`\nRead (value and where it came from):\n${inputLines(readInputs(plan, loaded.resolved.factsUsed)).map((l) => '  ' + l).join('\n')}`);
@@ -98,44 +107,41 @@ export async function estimateFile(file: string, flags: ParsedArgs['flags'], qui
   return { code, json };
 }
 
-/** Config files in a folder (recursively, bounded) that ShardLens recognises. */
-function configsIn(dir: string): string[] {
-  const out: string[] = [];
-  const host = nodeHost(dir);
-  const walk = (d: string, depth: number) => {
-    if (depth > 6 || out.length > 500) return;
-    for (const name of readdirSync(d).sort()) {
-      if (name.startsWith('.') || name === 'node_modules') continue;
-      const p = join(d, name);
-      if (statSync(p).isDirectory()) walk(p, depth + 1);
-      else {
-        const text = host.readFile(p);
-        const fmt = text !== undefined ? detectFormat(p, text) : undefined;
-        if (fmt && fmt !== 'hf-config') out.push(p);
-      }
-    }
-  };
-  walk(dir, 0);
-  return out;
+/** Config files in a folder (a bounded walk that skips links out of it, loops and dangling links) that ShardLens recognises. */
+function configsIn(dir: string, flags: Flags): { files: string[]; truncated?: string } {
+  const ws = workspaceOf(dir, flags);
+  const host = nodeHost(ws);
+  const walk = walkFiles(dir, { roots: ws.roots, include: (n) => SCAN_EXT.test(n), maxFiles: 2000, maxDepth: 8 });
+  const files = walk.files.filter((p) => {
+    const text = host.readFile(p);
+    const fmt = text !== undefined ? detectFormat(p, text) : undefined;
+    return !!fmt && fmt !== 'hf-config';
+  });
+  return walk.truncated ? { files, truncated: walk.truncated } : { files };
 }
 
 export async function estimateCommand(args: ParsedArgs): Promise<number> {
+  let flags = args.flags;
   const target = args.positionals[0];
   if (!target) throw new InputError('usage: shardlens estimate <file|folder> [--model <preset|config.json>] [--gpus <N>x<GPU>] [--json]');
   const abs = resolve(target);
   let files = [target];
-  try {
-    if (statSync(abs).isDirectory()) files = configsIn(abs);
-  } catch {
-    throw new InputError(`${target}: no such file or folder`);
+  const kind = checkFile(abs);
+  if (!kind.ok && kind.reason === 'missing') throw new InputError(`${target}: no such file or folder`);
+  if (!kind.ok && kind.reason === 'not-a-file' && isFolder(abs)) {
+    const found = configsIn(abs, flags);
+    if (found.truncated) process.stderr.write(`shardlens: ${target}: stopped at the ${found.truncated} budget; some files were not looked at\n`);
+    files = found.files;
+    if (files.length === 0) throw new InputError(`${target}: no training config files found`);
+    // Every file of the folder belongs to the folder's workspace (its settings, its references).
+    if (flags.workspace === undefined) flags = withFlag(flags, 'workspace', workspaceOf(abs, flags).boundary);
   }
-  if (files.length === 0) throw new InputError(`${target}: no training config files found`);
   let worst = 0;
   const results: unknown[] = [];
   for (const f of files) {
     if (files.length > 1 && !args.flags.json) console.log(`\n${'═'.repeat(100)}`);
     try {
-      const { code, json } = await estimateFile(f, args.flags);
+      const { code, json } = await estimateFile(f, flags);
       results.push(json);
       worst = Math.max(worst, code);
     } catch (err) {

@@ -1,5 +1,6 @@
 /** `shardlens params <preset|config.json>` and `shardlens gpus`: catalog look-ups. */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { readTextFile } from '../../server/io/read';
 import { listGpus } from '../../shared/hardware/gpus';
 import { countParams } from '../../shared/model/params';
 import { modelFromHfConfig } from '../../shared/model/hfConfig';
@@ -12,9 +13,12 @@ import { InputError } from '../load';
 function modelOf(ref: string): ModelSpec {
   const file = existsSync(ref) && !ref.endsWith('.json') ? `${ref.replace(/\/$/, '')}/config.json` : ref;
   if (existsSync(file)) {
+    // The user named this file: it is read wherever it is, but only as a bounded regular file.
+    const read = readTextFile(file);
+    if (!read.ok) throw new InputError(read.detail);
     let obj: unknown;
     try {
-      obj = JSON.parse(readFileSync(file, 'utf8'));
+      obj = JSON.parse(read.text);
     } catch (err) {
       throw new InputError(`${file}: not valid JSON (${(err as Error).message})`);
     }
@@ -42,6 +46,9 @@ export function paramsCommand(args: ParsedArgs): number {
   if (!ref) throw new InputError('usage: shardlens params <preset | config.json> [--json] (presets: shardlens params --list)');
   const model = modelOf(ref);
   const c = countParams(model);
+  // A count that is not a finite whole number comes from absurd sizes in the file: bad input, not an answer.
+  const bad = Object.entries(c).find(([, v]) => typeof v === 'number' && !(Number.isSafeInteger(v) && v >= 0));
+  if (bad) throw new InputError(`${ref}: the model's sizes give ${bad[0]} = ${String(bad[1])}; check hidden_size, num_hidden_layers, vocab_size and the other dimensions`);
   if (args.flags.json) {
     console.log(JSON.stringify({ model: model.name, ...c }, null, 2));
     return 0;

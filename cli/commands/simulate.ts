@@ -1,9 +1,9 @@
 /** `shardlens simulate <file> [--gpus NxGPU] [--json] [--trace out.json]`: one simulated optimizer step. */
-import { writeFileSync } from 'node:fs';
+import { writeUserFile } from '../../server/io/write';
 import { simulateStep } from '../../shared/sim/simulate';
 import { toChromeTrace } from '../../shared/sim/trace';
 import { formatPercent, formatSeconds, formatVolume, formatBytes } from '../../shared/units';
-import type { ParsedArgs } from '../args';
+import { stringFlag, type ParsedArgs } from '../args';
 import { InputError, loadConfig } from '../load';
 import { allProblems, hasErrors, planSummary, printNotes } from '../report';
 import { countParams } from '../../shared/model/params';
@@ -11,15 +11,14 @@ import { countParams } from '../../shared/model/params';
 export async function simulateCommand(args: ParsedArgs): Promise<number> {
   const file = args.positionals[0];
   if (!file) throw new InputError('usage: shardlens simulate <file> [--gpus <N>x<GPU>] [--json] [--trace out.json]');
+  const trace = stringFlag(args.flags, 'trace', 'step.json');
+  if (typeof trace === 'object') throw new InputError(trace.error);
   const loaded = await loadConfig(file, args.flags);
   const plan = loaded.resolved.plan;
   const sim = plan ? simulateStep(plan) : undefined;
   const problems = allProblems(loaded, sim?.problems ?? []);
   const ok = !!sim?.ok && !hasErrors(problems);
-  if (args.flags.trace !== undefined) {
-    if (args.flags.trace === true) throw new InputError('--trace needs an output path, e.g. --trace step.json');
-    if (sim?.ok) writeFileSync(args.flags.trace, JSON.stringify(toChromeTrace(sim)));
-  }
+  if (trace !== undefined && sim?.ok) writeUserFile(trace, JSON.stringify(toChromeTrace(sim)));
   if (args.flags.json) {
     const { stages, ...rest } = sim ?? ({ stages: [] } as unknown as NonNullable<typeof sim>);
     console.log(JSON.stringify({ file: loaded.path, format: loaded.primary.format, ...rest, ok, stages, assumptions: loaded.resolved.assumptions, problems }, null, 2));
@@ -33,7 +32,7 @@ export async function simulateCommand(args: ParsedArgs): Promise<number> {
     for (const s of sim.stages) console.log(`${String(s.stage).padStart(5)}  ${formatSeconds(s.busySeconds).padEnd(10)}  ${formatSeconds(s.idleSeconds).padEnd(10)}  ${formatSeconds(s.exposedCommSeconds).padEnd(12)}  ${formatBytes(s.peakBytes, 'GiB').padEnd(11)}  ${s.maxInFlight}`);
     console.log('\nCollectives per rank per step:');
     for (const c of sim.collectives) console.log(`  ${c.label.padEnd(40)} ${c.kind.padEnd(14)} ${c.group}×${String(c.groupSize).padEnd(5)} ${c.tier.padEnd(8)} ${formatVolume(c.bytesPerRank).padStart(9)} ${formatSeconds(c.seconds).padStart(9)}  exposed ${formatSeconds(c.exposedSeconds)}`);
-    if (typeof args.flags.trace === 'string') console.log(`\nChrome trace written to ${args.flags.trace} (open in https://ui.perfetto.dev or chrome://tracing).`);
+    if (trace !== undefined) console.log(`\nChrome trace written to ${trace} (open in https://ui.perfetto.dev or chrome://tracing).`);
   } else {
     console.log('\nNo timeline: the layout cannot run as written.');
   }

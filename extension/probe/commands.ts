@@ -1,9 +1,10 @@
 /**
  * VS Code glue of the torchrun probe: run locally with progress and cancel, generate cluster commands (text, never
  * run), import a report into the dashboards, and calibrate a cluster from a report. Launching refuses in untrusted
- * workspaces. The extension's main.ts calls registerProbeCommands once.
+ * workspaces. Each command is a factory over the client context (extension/commands/index.ts registers them).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeUserFile } from '../../server/io/write';
+import { MAX_REPORT_BYTES, readTextFile } from '../../server/io/read';
 import * as vscode from 'vscode';
 import { estimateMemory } from '../../shared/memory/estimate';
 import type { Plan } from '../../shared/plan/types';
@@ -12,16 +13,22 @@ import {
   calibrate, CALIBRATION_SETTING, clusterCommands, comparablePlanFor, compareReport, coreRankEstimate, exportProbePlan, isExportProblem,
   parseProbeReport, PROBE_MODES, probeAndCompare, withEstimates, type ProbeMode, type ProbeReport,
 } from '../../validation/torch/index';
+import { WEBVIEW_PROTOCOL_VERSION } from '../../shared/protocol/webview';
+import type { CommandFactory, Ctx } from '../ctx';
+import { DashboardPanel } from '../dashboard/panel';
 import { requireTrust } from '../trust';
 import { selectedPython } from './interpreter';
 import { runOracleCommand } from './oracle';
+import { cancelProfiles, runProfileCommand } from './profile';
 import { toResultView } from './view';
 
 export interface ProbeCommandDeps {
   /** The resolved plan of a config (its URI), or of the active config when none is given. */
   readonly getPlan: (uri?: string) => Promise<Plan | undefined>;
-  /** Shows a result in the validation dashboard. */
-  readonly showResult: (result: ValidationResultView) => void;
+  /** The config a command acts on (its argument, else the active one). */
+  readonly targetUri: (arg: unknown) => string | undefined;
+  /** Shows a result in the validation dashboard, as the result of the config `uri`. */
+  readonly showResult: (result: ValidationResultView, uri: string | undefined) => void;
   /** Progress for the dashboards (state and one line). */
   readonly showProgress?: (state: 'running' | 'done' | 'failed' | 'cancelled', message: string) => void;
   readonly log: vscode.LogOutputChannel;
@@ -34,11 +41,11 @@ export const PROBE_COMMANDS = {
   importReport: 'shardlens.probe.importReport',
   calibrate: 'shardlens.probe.calibrate',
   fake: 'shardlens.probe.fake',
+  profile: 'shardlens.profileCluster',
 } as const;
 
 async function planOrThrow(deps: ProbeCommandDeps, arg: unknown): Promise<Plan> {
-  const uri = arg instanceof vscode.Uri ? arg.toString() : typeof arg === 'string' ? arg : undefined;
-  const plan = await deps.getPlan(uri);
+  const plan = await deps.getPlan(deps.targetUri(arg));
   if (!plan) throw new Error('open a training config that ShardLens can estimate first');
   return plan;
 }
@@ -60,6 +67,16 @@ async function askInt(title: string, value: string): Promise<number | undefined>
   return text === undefined ? undefined : Number(text.trim());
 }
 
+/** Probes in progress (their cancel and their end), so deactivate() can stop them. */
+const running = new Map<AbortController, Promise<unknown>>();
+
+/** Cancels every probe in progress and waits (at most `graceMs`) until their processes are stopped. */
+export async function cancelProbes(graceMs = 3000): Promise<void> {
+  for (const ac of running.keys()) ac.abort();
+  const sweeps = cancelProfiles();
+  await Promise.race([Promise.allSettled([...running.values(), ...sweeps]), new Promise((r) => setTimeout(r, graceMs).unref())]);
+}
+
 /** Runs the probe in-process (child processes via torchrun) under a cancellable notification. */
 async function runLocal(deps: ProbeCommandDeps, arg: unknown): Promise<void> {
   if (!requireTrust('Run on PyTorch')) return;
@@ -73,7 +90,7 @@ async function runLocal(deps: ProbeCommandDeps, arg: unknown): Promise<void> {
     const ac = new AbortController();
     token.onCancellationRequested(() => ac.abort());
     deps.showProgress?.('running', `Starting torchrun with ${ranks} ranks (${mode})…`);
-    const out = await probeAndCompare({
+    const run = probeAndCompare({
       plan, ranks, mode, python, signal: ac.signal, export: { layout: 'data-parallel-only' },
       onProgress: (p) => {
         if (p.phase === 'launch') deps.log.info(`probe: ${p.argv.join(' ')}`);
@@ -81,6 +98,8 @@ async function runLocal(deps: ProbeCommandDeps, arg: unknown): Promise<void> {
         else progress.report({ message: p.message });
       },
     });
+    running.set(ac, run);
+    const out = await run.finally(() => running.delete(ac));
     if (!out.ok) {
       if (out.outputTail) deps.log.info(out.outputTail);
       const state = out.code === 'cancelled' ? 'cancelled' : 'failed';
@@ -90,7 +109,7 @@ async function runLocal(deps: ProbeCommandDeps, arg: unknown): Promise<void> {
     }
     for (const n of out.notes) deps.log.info(`probe: ${n}`);
     deps.showProgress?.('done', out.comparison.ok ? 'Measured matches the estimate.' : 'Measured differs from the estimate; see the dashboard.');
-    deps.showResult(toResultView(out.report));
+    deps.showResult(toResultView(out.report), deps.targetUri(arg));
   });
 }
 
@@ -120,7 +139,10 @@ async function showClusterCommands(deps: ProbeCommandDeps, arg: unknown): Promis
 async function pickReport(): Promise<{ report: ProbeReport; path: string } | undefined> {
   const files = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'Probe report': ['json'] }, title: 'ShardLens: probe report' });
   if (!files?.length) return undefined;
-  const read = parseProbeReport(readFileSync(files[0].fsPath, 'utf8'));
+  // The user picked this file: it is read wherever it is, but only as a bounded regular file.
+  const text = readTextFile(files[0].fsPath, { maxBytes: MAX_REPORT_BYTES });
+  if (!text.ok) throw new Error(text.detail);
+  const read = parseProbeReport(text.text);
   if (!read.ok) throw new Error(`not a probe report: ${read.problems.slice(0, 3).join('; ')}`);
   return { report: read.report, path: files[0].fsPath };
 }
@@ -134,9 +156,10 @@ function compareWithPlan(plan: Plan, report: ProbeReport) {
 async function importReport(deps: ProbeCommandDeps, arg: unknown): Promise<void> {
   const picked = await pickReport();
   if (!picked) return;
-  const plan = await deps.getPlan(typeof arg === 'string' ? arg : undefined);
+  const uri = deps.targetUri(arg);
+  const plan = await deps.getPlan(uri);
   const report = plan ? withEstimates(picked.report, compareWithPlan(plan, picked.report).comparison) : picked.report;
-  deps.showResult({ ...toResultView(report), reportPath: picked.path });
+  deps.showResult({ ...toResultView(report), reportPath: picked.path }, uri);
 }
 
 async function runCalibrate(deps: ProbeCommandDeps, arg: unknown): Promise<void> {
@@ -160,29 +183,36 @@ async function runCalibrate(deps: ProbeCommandDeps, arg: unknown): Promise<void>
   deps.log.info(`calibration ${clusterId}: ${JSON.stringify(correction)}`);
 }
 
-/** Registers the probe commands; returns their disposables (also pushed onto ctx.subscriptions). */
-export function registerProbeCommands(ctx: vscode.ExtensionContext, deps: ProbeCommandDeps): vscode.Disposable[] {
-  const wrap = (name: string, fn: (d: ProbeCommandDeps, arg: unknown) => Promise<void>) => vscode.commands.registerCommand(name, async (arg: unknown) => {
-    try {
-      await fn(deps, arg);
-    } catch (e) {
-      const msg = e instanceof Error ? e.message : String(e);
-      deps.log.error(`${name}: ${msg}`);
-      void vscode.window.showErrorMessage(`ShardLens: ${msg}`);
-    }
-  });
-  const list = [
-    wrap(PROBE_COMMANDS.runLocal, runLocal),
-    wrap(PROBE_COMMANDS.clusterCommands, showClusterCommands),
-    wrap(PROBE_COMMANDS.importReport, importReport),
-    wrap(PROBE_COMMANDS.calibrate, runCalibrate),
-    wrap(PROBE_COMMANDS.fake, runOracleCommand),
-  ];
-  ctx.subscriptions.push(...list);
-  return list;
+/** The probe's view of the client context: the plan of a config, and where results and progress go. */
+function depsOf(ctx: Ctx): ProbeCommandDeps {
+  return {
+    getPlan: async (uri) => (await ctx.analysis(uri))?.plan,
+    targetUri: (arg) => ctx.targetUri(arg),
+    showResult: (result, uri) => {
+      DashboardPanel.show(ctx.extensionUri, ctx.hub, 'validation');
+      ctx.hub.post({ v: WEBVIEW_PROTOCOL_VERSION, type: 'validationResult', result: uri ? { ...result, configUri: uri } : result });
+    },
+    showProgress: (state, message) => ctx.hub.post({ v: WEBVIEW_PROTOCOL_VERSION, type: 'validationProgress', state, fraction: state === 'running' ? 0 : 1, message }),
+    log: ctx.log,
+  };
 }
+
+/** The body of each probe command over its dependencies (tests call these with stand-ins). */
+export const PROBE_BODIES: Readonly<Record<(typeof PROBE_COMMANDS)[keyof typeof PROBE_COMMANDS], (d: ProbeCommandDeps, arg: unknown) => Promise<void>>> = {
+  [PROBE_COMMANDS.runLocal]: runLocal,
+  [PROBE_COMMANDS.clusterCommands]: showClusterCommands,
+  [PROBE_COMMANDS.importReport]: importReport,
+  [PROBE_COMMANDS.calibrate]: runCalibrate,
+  [PROBE_COMMANDS.fake]: runOracleCommand,
+  [PROBE_COMMANDS.profile]: runProfileCommand,
+};
+
+/** The probe commands as factories, by command id. */
+export const probeCommands: Readonly<Record<string, CommandFactory>> = Object.fromEntries(
+  Object.entries(PROBE_BODIES).map(([id, body]) => [id, (ctx: Ctx) => (arg: unknown) => body(depsOf(ctx), arg)]),
+);
 
 /** Saves a report (with its estimates attached) as JSON, e.g. next to the config. */
 export function saveReport(path: string, report: ProbeReport): void {
-  writeFileSync(path, JSON.stringify(report, null, 1));
+  writeUserFile(path, JSON.stringify(report, null, 1));
 }

@@ -21,13 +21,37 @@ function convert(n: Node, li: LineIndex, depth: number): KNode {
   return { kind: 'scalar', value: n.value ?? null, range };
 }
 
+/** Deepest nesting read: far above any real config (DeepSpeed nests 3 levels), far below the parser's stack. */
+export const MAX_JSON_NESTING = 64;
+
+/** Offset of the first bracket that opens level MAX_JSON_NESTING + 1 (outside strings), or -1. */
+function tooDeepAt(text: string): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // A backslash escapes the next character.
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) { if (++depth > MAX_JSON_NESTING) return i; }
+    else if (c === 125 || c === 93) depth--;
+  }
+  return -1;
+}
+
 export function jsonTree(text: string, li: LineIndex): ParsedTree {
+  // Refused before parsing: the recursive parser would overflow its stack and every key would silently vanish.
+  const deep = tooDeepAt(text);
+  if (deep >= 0) {
+    return { root: undefined, errors: [{ message: `JSON nested more than ${MAX_JSON_NESTING} levels deep; ShardLens does not read it (no training config nests this deep).`, range: li.range(deep, deep + 1) }] };
+  }
   const errs: ParseError[] = [];
   let root: Node | undefined;
   try {
     root = parseTree(text, errs, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: true });
-  } catch {
-    root = undefined;
+  } catch (e) {
+    return { root: undefined, errors: [{ message: `JSON could not be read: ${String(e).slice(0, 120)}`, range: li.range(0, 0) }] };
   }
   const errors: SyntaxProblem[] = errs.slice(0, 50).map((e) => ({
     message: `JSON syntax: ${printParseErrorCode(e.error)}`,

@@ -1,4 +1,5 @@
 /** Key documentation of a format (its keys.json): types, defaults, descriptions and the plan paths keys set. */
+import { lookupTable } from '../../shared/lookup';
 import { isPlanPath, type PlanPath } from '../../shared/plan/paths';
 
 /** One documented key of a format. */
@@ -19,7 +20,7 @@ export interface KeyTable {
 
 export function table(raw: unknown): KeyTable {
   const keys = (raw as { keys?: Record<string, KeyDoc> }).keys;
-  return { keys: keys && typeof keys === 'object' ? keys : {} };
+  return { keys: lookupTable(keys && typeof keys === 'object' ? keys : {}) };
 }
 
 /**
@@ -34,5 +35,5 @@ export function dialect(raw: unknown, strip = false): KeyTable {
     const plan = d.plan && isPlanPath(d.plan) ? d.plan : undefined;
     out[strip ? k.slice(2) : k] = { type: d.type, ...(plan ? { plan } : {}), description: d.ignore ? `Not read as a training setting: ${d.ignore}` : d.description };
   }
-  return { keys: out };
+  return { keys: lookupTable(out) };
 }

@@ -11,6 +11,7 @@ import { optimizerOf, precisionOf } from './maps';
 import type { FactSink, Loc } from './sink';
 import { toBool, toNumber } from './text';
 import { at, entry, type KEntry, type KNode } from './tree';
+import { own } from '../../shared/lookup';
 
 /** How one key is read. */
 export interface DialectKey {
@@ -55,13 +56,14 @@ export interface Found {
 
 /** The table's canonical key for a spelling (aliases; `-` and `_` are the same in flags). */
 export function canonical(table: DialectTable, key: string): string | undefined {
-  if (table.keys[key]) return key;
-  const alias = table.aliases?.[key];
+  // Own properties only: a key such as "constructor" in a script is unknown, not Object.prototype's member.
+  if (own(table.keys, key)) return key;
+  const alias = own(table.aliases, key);
   if (alias) return alias;
   if (key.startsWith('--')) {
     const u = '--' + key.slice(2).replace(/-/g, '_');
-    if (table.keys[u]) return u;
-    const a = table.aliases?.[u];
+    if (own(table.keys, u)) return u;
+    const a = own(table.aliases, u);
     if (a) return a;
   }
   return undefined;

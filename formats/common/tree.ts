@@ -56,7 +56,8 @@ export function plain(node: KNode | undefined, depth = 0): unknown {
   if (!node || depth > 64) return undefined;
   if (node.kind === 'scalar') return node.value;
   if (node.kind === 'list') return (node.items ?? []).map((n) => plain(n, depth + 1));
-  const o: Record<string, unknown> = {};
+  // No prototype: a "__proto__" key is an ordinary key here, not a prototype swap.
+  const o = Object.create(null) as Record<string, unknown>;
   for (const e of node.entries ?? []) o[e.key] = plain(e.value, depth + 1);
   return o;
 }

@@ -1,5 +1,6 @@
 /** The DeepSpeed key table (formats/deepspeed/keys.json) with alias and section lookups. */
 import table from './keys.json';
+import { lookupTable } from '../../shared/lookup';
 import type { PlanPath } from '../../shared/plan/paths';
 
 export interface DsKey {
@@ -18,7 +19,7 @@ export interface DsKey {
   readonly read?: 'device' | 'optimizer' | 'fp32' | 'code';
 }
 
-export const DS_KEYS: Readonly<Record<string, DsKey>> = table.keys as Record<string, DsKey>;
+export const DS_KEYS: Readonly<Record<string, DsKey>> = lookupTable(table.keys as Record<string, DsKey>);
 const STRICT = new Set<string>(table.strictSections);
 
 /** Canonical dotted key for a written one: "zero_optimization.max_live_parameters" → "zero_optimization.stage3_max_live_parameters". */

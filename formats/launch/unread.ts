@@ -14,7 +14,7 @@ export function describeUnread(s: FactSink, inv: Invocation | undefined, env: Sh
   const read = TRAINING.filter((p) => s.facts[p] && s.facts[p]!.source.kind !== 'default');
   if (!inv) {
     if (read.length) return;
-    const programs = [...new Set(env.commands.map((c) => c.words[0]?.t).filter((t): t is string => !!t && /^[\w./-]+$/.test(t)))].slice(0, 6);
+    const programs = [...new Set(env.commands.map((c) => c.words[0]?.t).filter((t): t is string => !!t && /^[\w.-]+$/.test(t)))].slice(0, 6);
     s.diag('no-training-command', 'info',
       `ShardLens found no training command it can read in this script${programs.length ? ` (commands: ${programs.join(', ')})` : ''}: batch sizes, sequence length and layout are not read from it, and the estimate uses the defaults listed as assumptions.`,
       undefined);

@@ -5,12 +5,13 @@ import type { TextRange } from '../../shared/plan/types';
 import type { FlagArg } from '../common/shell/commandLine';
 import type { FactSink, Loc } from '../common/sink';
 import { toBool, toNumber } from '../common/text';
+import { lookupTable } from '../../shared/lookup';
 import type { PlanPath } from '../../shared/plan/paths';
 
 export type { FlagArg } from '../common/shell/commandLine';
 
 interface FlagSpec { readonly type: string; readonly plan?: PlanPath; readonly value?: FactValue; readonly enum?: readonly string[]; readonly default?: unknown; readonly description: string }
-export const MEGATRON_FLAGS: Readonly<Record<string, FlagSpec>> = table.keys as Record<string, FlagSpec>;
+export const MEGATRON_FLAGS: Readonly<Record<string, FlagSpec>> = lookupTable(table.keys as Record<string, FlagSpec>);
 const ARGS = 'megatron/training/arguments.py';
 
 function mapped(flag: string, raw: string): FactValue | undefined {
@@ -104,6 +105,7 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   } else if (zero || seen.has('--deepspeed')) {
     s.derived('parallel.sharding.style', 'deepspeed', 'Megatron-DeepSpeed (--deepspeed / --zero-stage)');
   }
+  accountForSplit(s, seen);
   // FP8 runs on top of --bf16/--fp16 (Transformer Engine autocast), whichever order the flags come in.
   const fp8 = seen.get('--fp8-format');
   if (fp8?.value && mapped('--fp8-format', fp8.value)) s.explicit('training.precision', 'fp8-mixed', locOfArg(fp8));
@@ -170,4 +172,28 @@ function parallelDefaults(s: FactSink, d: D): void {
     d('training.fp8.paramGather', false, 'no --fp8-param-gather');
   }
   // VPP from --num-layers-per-virtual-pipeline-stage and the schedule from VPP are derived by derivePlan.
+}
+
+/**
+ * --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split count the embedding and the loss as
+ * one layer each: every stage gets (L + e + l)/pp "layers", the first e and the last l of them not transformer layers
+ * (megatron/core/transformer/transformer_block.py get_num_layers_to_build; Llama 3 405B: 126 layers on PP 16 as
+ * 7 + 14·8 + 7). Explicit --decoder-first/last-pipeline-num-layers win.
+ */
+function accountForSplit(s: FactSink, seen: Map<string, FlagArg>): void {
+  const emb = seen.get('--account-for-embedding-in-pipeline-split');
+  const loss = seen.get('--account-for-loss-in-pipeline-split');
+  if (!emb && !loss) return;
+  const L = s.num('model.layers');
+  const pp = s.num('parallel.pp') ?? 1;
+  if (!L || pp < 2) return;
+  const per = (L + (emb ? 1 : 0) + (loss ? 1 : 0)) / pp;
+  const flag = (emb ?? loss) as FlagArg;
+  if (!Number.isInteger(per)) {
+    s.diag('megatron-account-split', 'warning', `With the embedding/loss counted as layers, ${L} layers do not split evenly over ${pp} stages.`, flag.flagRange, ['parallel.pp', 'model.layers']);
+    return;
+  }
+  const why = 'Megatron: (layers + embedding + loss) / PP per stage, less the embedding on the first and the loss on the last';
+  if (emb && !s.has('parallel.firstStageLayers')) s.derived('parallel.firstStageLayers', per - 1, why, locOfArg(emb));
+  if (loss && !s.has('parallel.lastStageLayers')) s.derived('parallel.lastStageLayers', per - 1, why, locOfArg(loss));
 }

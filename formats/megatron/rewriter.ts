@@ -7,6 +7,7 @@ import type { ConfigFacts } from '../../shared/plan/facts';
 import { applyOffsetEdits, findFlags, insertNear, removeFlag, valueEdit, type FlagHit, type OffsetEdit } from '../common/edit/shellFlags';
 import { lineStarts, offsetAt } from '../common/edit/text';
 import type { LayoutTarget, Rewrite } from '../common/edit/types';
+import { own } from '../../shared/lookup';
 import { rewriteDialectScript } from '../launch/rewriter';
 
 /**
@@ -117,7 +118,7 @@ export function rewriteMegatronScript(text: string, t: LayoutTarget, facts?: Con
       continue;
     }
     if (found.length === 0) {
-      if (typeof value === 'string' && DEFAULTS[flag] === value) continue;
+      if (typeof value === 'string' && own(DEFAULTS, flag) === value) continue;
       if (!anchor) {
         notes.push(`Add ${flag}${value === true ? '' : ` ${value}`} to the training arguments.`);
         continue;

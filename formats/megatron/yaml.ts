@@ -6,6 +6,7 @@
 import type { FactSink } from '../common/sink';
 import { applyMegatronArgs, type FlagArg } from './args';
 import { entry, type KEntry, type KNode } from '../common/tree';
+import { own } from '../../shared/lookup';
 
 function toFlag(e: KEntry): FlagArg | undefined {
   const v = e.value;
@@ -33,7 +34,7 @@ function collect(node: KNode | undefined, out: FlagArg[], depth: number): void {
     }
     const f = toFlag(e);
     if (!f) continue;
-    const renamed = RENAME[f.flag];
+    const renamed = own(RENAME, f.flag);
     if (f.flag === '--add-bias-linear') { if (f.value === 'false') out.push({ flag: '--disable-bias-linear', flagRange: f.flagRange }); continue; }
     if (f.flag === '--untie-embeddings-and-output-weights' || f.flag === '--share-embeddings-and-output-weights') {
       const untie = f.flag === '--untie-embeddings-and-output-weights' ? f.value !== 'false' : f.value === 'false';

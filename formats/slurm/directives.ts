@@ -4,6 +4,7 @@
  * feed the `$SLURM_*` variables the script reads (SLURM_NNODES, SLURM_JOB_NUM_NODES, SLURM_GPUS_PER_NODE, …).
  * Option names: Slurm's sbatch(1) manual.
  */
+import table from './keys.json';
 import type { PlanPath } from '../../shared/plan/paths';
 import type { TextRange } from '../../shared/plan/types';
 import type { FactSink } from '../common/sink';
@@ -22,10 +23,12 @@ export interface SlurmOptions {
   tasks?: SlurmValue;
 }
 
-const LONG: Record<string, keyof SlurmOptions> = {
-  '--nodes': 'nodes', '-N': 'nodes', '--gpus-per-node': 'gpusPerNode', '--ntasks-per-node': 'tasksPerNode',
-  '--gpus-per-task': 'gpusPerTask', '--ntasks': 'tasks', '-n': 'tasks',
-};
+/** Option spelling → its place in SlurmOptions, from keys.json (aliases included). */
+const LONG: Record<string, keyof SlurmOptions> = Object.fromEntries(
+  Object.entries((table as { keys: Record<string, { field: keyof SlurmOptions; aliases?: string[] }> }).keys)
+    .filter(([k]) => k !== '--gres')
+    .flatMap(([k, v]) => [[k, v.field], ...(v.aliases ?? []).map((a) => [a, v.field])]),
+);
 
 /** Reads one option (`--name=value`, `--name value`, `-N 2`, `-N2`) into `o`. */
 function option(o: SlurmOptions, name: string, value: string | undefined, range: TextRange): void {

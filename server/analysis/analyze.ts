@@ -10,6 +10,7 @@ import type { CoreApi, LoaderHost } from './core';
 import { toPath, toUri } from './host';
 import { mergeProblems } from '../../shared/plan/problems';
 import type { FactOverrides } from '../../shared/plan/resolve';
+import { MAX_CONFIG_CHARS, tooLarge } from '../../formats/index';
 
 /** Everything features need about one document version. */
 export interface DocumentAnalysis {
@@ -67,9 +68,12 @@ function enabled(format: FormatId, settings: ShardLensSettings): boolean {
 /** The host with this document's text in place of whatever the host has for its URI. */
 function overlay(host: LoaderHost, input: AnalyzeInput): LoaderHost {
   const path = toPath(input.uri);
+  const self = (p: string) => p === input.uri || p === path || toUri(p) === input.uri;
   return {
     ...host,
-    readFile: (p: string) => (p === input.uri || p === path || toUri(p) === input.uri ? input.text : host.readFile(p)),
+    readFile: (p: string) => (self(p) ? input.text : host.readFile(p)),
+    // The document exists even when it is not saved (or not on disk at all).
+    exists: (p: string) => self(p) || (host.exists ? host.exists(p) : true),
   };
 }
 
@@ -80,6 +84,11 @@ export function analyzeDocument(input: AnalyzeInput, host: LoaderHost, api: Core
     uri: input.uri, version: input.version, text: input.text, settings: input.settings,
     graph: [], referenced: [], collectives: [], assumptions: [], fileDiagnostics: [], problems,
   };
+  if (input.text.length > MAX_CONFIG_CHARS) {
+    // Parse cost grows with size: above the cap nothing is parsed, and the document says why it has no estimate.
+    problems.push({ code: 'too-large', severity: 'warning', message: tooLarge(input.text.length), paths: [] });
+    return { ...base, format: null };
+  }
   const format = guard(problems, 'detect the format', () => api.detectFormat(input.uri, input.text)) ?? null;
   if (!format || !enabled(format, input.settings)) return { ...base, format: null };
   const graph = guard(problems, 'read the file', () => api.load(input.uri, overlay(host, input), input.settings));

@@ -1,10 +1,12 @@
-/** The loader host: open editor buffers overlay the files on disk, so unsaved edits of a referenced file count. */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+/**
+ * The loader host of the language server: open editor buffers overlay the files on disk (so unsaved edits of a
+ * referenced file count), disk reads go through the bounded reader inside the workspace folders, are cached briefly,
+ * and the reverse-reference index is kept current from file events and buffer edits.
+ */
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { createDiskHost, type DiskHost } from '../io/diskHost';
+import { workspaceRoots, type ReadRoots } from '../io/roots';
 import type { LoaderHost } from './core';
-
-/** Files larger than this are not read (a config file is a few kB; this guards against pointing at a checkpoint). */
-const MAX_BYTES = 4 * 1024 * 1024;
 
 /** Normalises a path or file URI to a file URI string (other schemes are kept). */
 export function toUri(pathOrUri: string): string {
@@ -24,20 +26,47 @@ export function toPath(uri: string): string | undefined {
 
 /** Disk reads are reused this long (ms) unless a file-change event invalidates them first. */
 const TTL_MS = 2000;
+/** Disk reads kept at most (the oldest is dropped first). */
+const CACHE_MAX = 512;
+
+export type FileChange = 'created' | 'changed' | 'deleted';
 
 export interface CachingHost extends LoaderHost {
-  /** Forgets cached disk reads of one file (and its folder listing), or of everything. */
+  /** Forgets cached disk reads of one file, or of everything. */
   invalidate(pathOrUri?: string): void;
+  /** A file event from the client (or an edit of an open buffer): the cache and the reference index follow it. */
+  fileChanged(pathOrUri: string, change: FileChange): void;
 }
 
 /**
- * Reads from `open` (URI → text of open documents) first, then from disk through a short-lived cache, so that a
- * keystroke does not re-read every file of the reference graph; `root` is the workspace folder path.
+ * Reads from `open` (URI → text of open documents) first, then from disk through a short-lived cache. `root` is the
+ * first workspace folder (relative references are tried against it); reads stay inside `folders` (default: the
+ * root) and the model caches, and the reference index covers those folders.
  */
-export function createHost(open: (uri: string) => string | undefined, root?: () => string | undefined, now: () => number = Date.now): CachingHost {
+export function createHost(
+  open: (uri: string) => string | undefined, root?: () => string | undefined, now: () => number = Date.now,
+  folders?: () => readonly string[],
+): CachingHost {
   const files = new Map<string, { t: number; text: string | undefined }>();
-  const dirs = new Map<string, { t: number; names: readonly string[] | undefined }>();
-  const fresh = (t: number) => now() - t < TTL_MS;
+  const checks = new Map<string, { t: number; ok: boolean }>();
+  const overlay = (p: string) => open(toUri(p));
+  let disk: { key: string; host: DiskHost } | undefined;
+  /** The disk host of the current root (rebuilt when the workspace folder, or the open folders, change). */
+  const diskHost = (): DiskHost => {
+    const r = root?.();
+    const list = folders ? folders() : r ? [r] : [];
+    const key = `${r ?? ''}\0${list.join('\0')}`;
+    if (!disk || disk.key !== key) {
+      const roots: ReadRoots = workspaceRoots(list);
+      disk = { key, host: createDiskHost({ root: r, roots, overlay, indexFolders: list }) };
+    }
+    return disk.host;
+  };
+  const remember = (path: string, text: string | undefined) => {
+    files.delete(path);
+    files.set(path, { t: now(), text });
+    if (files.size > CACHE_MAX) files.delete(files.keys().next().value as string);
+  };
   return {
     get root() {
       return root?.();
@@ -45,26 +74,36 @@ export function createHost(open: (uri: string) => string | undefined, root?: () 
     invalidate(pathOrUri?: string) {
       if (!pathOrUri) {
         files.clear();
-        dirs.clear();
+        checks.clear();
         return;
       }
       const path = toPath(toUri(pathOrUri));
-      if (!path) return;
-      files.delete(path);
-      dirs.delete(path.replace(/[\\/][^\\/]*$/, ''));
-    },
-    listDir(path: string): readonly string[] | undefined {
-      const hit = dirs.get(path);
-      if (hit && fresh(hit.t)) return hit.names;
-      let names: readonly string[] | undefined;
-      try {
-        names = readdirSync(path);
-      } catch {
-        names = undefined;
+      if (path) {
+        files.delete(path);
+        checks.delete(path);
       }
-      dirs.set(path, { t: now(), names });
-      return names;
     },
+    fileChanged(pathOrUri, change) {
+      this.invalidate(pathOrUri);
+      const path = toPath(toUri(pathOrUri));
+      const index = disk?.host.index;
+      if (!path || !index) return;
+      if (change === 'deleted') index.remove(path);
+      else index.update(path);
+    },
+    exists(p) {
+      // Reference candidates are checked on every keystroke: the answers are cached like the reads.
+      if (overlay(p) !== undefined) return true;
+      const hit = checks.get(p);
+      if (hit && now() - hit.t < TTL_MS) return hit.ok;
+      const ok = diskHost().exists?.(p) ?? false;
+      checks.delete(p);
+      checks.set(p, { t: now(), ok });
+      if (checks.size > CACHE_MAX) checks.delete(checks.keys().next().value as string);
+      return ok;
+    },
+    refusal: (p) => diskHost().refusal?.(p),
+    mentioning: (name) => diskHost().mentioning?.(name) ?? { files: [] },
     readFile(pathOrUri: string): string | undefined {
       const uri = toUri(pathOrUri);
       const buffer = open(uri);
@@ -72,14 +111,9 @@ export function createHost(open: (uri: string) => string | undefined, root?: () 
       const path = toPath(uri);
       if (!path) return undefined;
       const hit = files.get(path);
-      if (hit && fresh(hit.t)) return hit.text;
-      let text: string | undefined;
-      try {
-        text = statSync(path).size > MAX_BYTES ? undefined : readFileSync(path, 'utf8');
-      } catch {
-        text = undefined;
-      }
-      files.set(path, { t: now(), text });
+      if (hit && now() - hit.t < TTL_MS) return hit.text;
+      const text = diskHost().readFile(path);
+      remember(path, text);
       return text;
     },
   };

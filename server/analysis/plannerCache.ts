@@ -4,11 +4,14 @@
  * into the document and the delta to show before applying.
  */
 import type { Problem } from '../../shared/plan/types';
+import { coreEstimators } from '../../shared/planner/estimators';
 import { planLayouts } from '../../shared/planner/plan-layouts';
+import { TimeCache } from '../../shared/time/cache';
 import type { Layout, PlanResult } from '../../shared/planner/types';
 import type { PlanLayoutsResult, PlannedLayout } from '../../shared/protocol';
 import { applyLayoutEdits, canApplyLayout } from '../../formats/layout';
 import type { DocumentAnalysis } from './analyze';
+import { checkPlannedLayout, type Reparse } from './layoutCheck';
 
 /** Layouts the cache keeps per document: the most any caller may ask for. */
 export const MAX_TOP_K = 20;
@@ -29,6 +32,7 @@ export function layoutSummary(l: Layout): string {
   if (l.ep > 1) parts.push(`EP ${l.ep}`);
   parts.push(`DP ${l.dp}`, sharding(l), `micro ${l.microBatch}×${l.gradAccum}`, `recompute ${l.recompute}`);
   if (l.offload !== 'none') parts.push(`offload ${l.offload}`);
+  if (l.equivalent?.length) parts.push(`(same time: ${l.equivalent.join(', ')})`);
   return parts.join(' · ');
 }
 
@@ -37,8 +41,13 @@ function internal(e: unknown): Problem {
   return { code: 'internal-error', severity: 'info', message: `ShardLens could not search layouts: ${msg}`, paths: [] };
 }
 
-/** Runs the planner for one analysed document and builds each layout's edits; never throws. */
-export function planDocument(a: DocumentAnalysis, topK: number = DEFAULT_TOP_K): PlanLayoutsResult {
+/**
+ * Runs the planner for one analysed document and builds each layout's edits; never throws. With `reparse`, each
+ * layout's edits are checked by reading the edited text again (layoutCheck.ts): a layout the edits cannot deliver is
+ * refused with the reason. `time` is the step-time cache the search uses (the PlannerCache keeps one across searches,
+ * so layer costs of a model on a cluster are reused).
+ */
+export function planDocument(a: DocumentAnalysis, topK: number = DEFAULT_TOP_K, reparse?: Reparse, time: TimeCache = new TimeCache()): PlanLayoutsResult {
   const base = { uri: a.uri, version: a.version, format: a.format, canApply: !!a.format && canApplyLayout(a.format) };
   const plan = a.plan;
   if (!plan || !a.format) {
@@ -47,16 +56,17 @@ export function planDocument(a: DocumentAnalysis, topK: number = DEFAULT_TOP_K):
   }
   let result: PlanResult;
   try {
-    result = planLayouts(plan, { topK: Math.min(Math.max(1, Math.floor(topK)), MAX_TOP_K), format: a.format, safetyMargin: a.settings.planner.safetyMargin });
+    result = planLayouts(plan, { topK: Math.min(Math.max(1, Math.floor(topK)), MAX_TOP_K), format: a.format, safetyMargin: a.settings.planner.safetyMargin }, coreEstimators(time));
   } catch (e) {
     return { ...base, layouts: [], problems: [internal(e)] };
   }
   const format = a.format;
   const layouts: PlannedLayout[] = result.layouts.map((layout) => {
     const e = base.canApply
-      ? applyLayoutEdits(format, a.text, plan, layout, a.facts)
+      ? applyLayoutEdits(format, a.text, plan, layout, a.facts, undefined, a.settings.units)
       : { edits: [], delta: '', notes: [`ShardLens cannot rewrite ${format} files yet.`] };
-    return { layout, summary: layoutSummary(layout), edits: e.edits, delta: e.delta, notes: e.notes };
+    const planned: PlannedLayout = { layout, summary: layoutSummary(layout), edits: e.edits, delta: e.delta, notes: e.notes };
+    return reparse && base.canApply ? checkPlannedLayout(a.text, plan, planned, reparse) : planned;
   });
   return { ...base, result, layouts, problems: result.problems };
 }
@@ -70,8 +80,13 @@ interface Entry {
 /** One planner result per document, valid while the analysis (document version and settings) is the same. */
 export class PlannerCache {
   private readonly entries = new Map<string, Entry>();
+  /** The step-time cache every search of this server shares (shared/time/cache.ts). */
+  private readonly time = new TimeCache();
   /** Planner runs so far (tests check that a second request is served from the cache). */
   runs = 0;
+
+  /** `reparse` reads an edited text of a document again (for the Apply Layout check); without it layouts are not checked. */
+  constructor(private readonly reparse?: (a: DocumentAnalysis, text: string) => DocumentAnalysis['plan']) {}
 
   /** The cached result for this analysis, if any holds at least `topK` layouts' worth of search. */
   peek(a: DocumentAnalysis, topK: number = DEFAULT_TOP_K): PlanLayoutsResult | undefined {
@@ -86,7 +101,8 @@ export class PlannerCache {
     if (hit) return hit;
     const k = Math.max(topK, DEFAULT_TOP_K);
     this.runs++;
-    const value = planDocument(a, k);
+    const reparse = this.reparse;
+    const value = planDocument(a, k, reparse ? (text) => reparse(a, text) : undefined, this.time);
     this.entries.set(a.uri, { analysis: a, topK: k, value });
     return trim(value, topK);
   }

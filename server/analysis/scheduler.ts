@@ -11,7 +11,11 @@ export interface SchedulerOptions {
   /** Current text and version of an open document, or undefined when it is closed. */
   readonly document: (uri: string) => { readonly text: string; readonly version: number } | undefined;
   readonly settings: (uri: string) => Promise<ShardLensSettings>;
-  readonly analyze: (input: AnalyzeInput) => DocumentAnalysis;
+  /**
+   * Analyses one version, here or in a worker; `stale` says when the version has been superseded (a worker then
+   * drops the job before it starts and resolves undefined).
+   */
+  readonly analyze: (input: AnalyzeInput, stale: () => boolean) => DocumentAnalysis | Promise<DocumentAnalysis | undefined>;
   /** Called with every fresh result of a scheduled (debounced) run. */
   readonly onResult: (analysis: DocumentAnalysis) => void;
 }
@@ -61,11 +65,12 @@ export class AnalysisScheduler {
     if (e.cached && e.cached.version === doc.version) return Promise.resolve(e.cached);
     if (e.running) return e.running;
     const generation = e.generation;
-    const run = this.opts.settings(uri).then((settings) => {
+    const run = this.opts.settings(uri).then(async (settings): Promise<DocumentAnalysis | undefined> => {
       const now = this.opts.document(uri);
       // A newer edit or a close arrived while the settings were fetched: this run is stale.
       if (!now || e.generation !== generation) return e.generation === generation ? undefined : this.get(uri);
-      const a = this.opts.analyze({ uri, version: now.version, text: now.text, settings });
+      const a = await this.opts.analyze({ uri, version: now.version, text: now.text, settings }, () => e.generation !== generation || this.entries.get(uri) !== e);
+      if (!a) return this.opts.document(uri) ? this.get(uri) : undefined;
       if (e.generation === generation) {
         e.cached = a;
         e.running = undefined;

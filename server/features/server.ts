@@ -3,15 +3,17 @@
  * and hand it to a pure builder. main.ts calls this with a process connection; tests with an in-memory one.
  */
 import {
-  CodeActionKind, CodeLensRefreshRequest, DidChangeConfigurationNotification, DidChangeWatchedFilesNotification,
-  NotificationType, RequestType, TextDocumentSyncKind, TextDocuments, type ClientCapabilities, type Connection,
+  CodeActionKind, CodeLensRefreshRequest, DidChangeConfigurationNotification, DidChangeWatchedFilesNotification, FileChangeType, WatchKind,
+  TextDocumentSyncKind, TextDocuments, type ClientCapabilities, type Connection,
 } from 'vscode-languageserver';
+import { dirname } from 'node:path';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import {
-  LspMethods, PROTOCOL_VERSION, type AnalysisChangedParams, type AnalysisParams, type AnalysisResult,
-  type AnalysisSimulation, type PlanLayoutsParams, type PlanLayoutsResult, type ReadyParams,
+  AnalysisChangedNotification, AnalysisRequest, PlanLayoutsRequest, PROTOCOL_VERSION, ReadyNotification, SimulateRequest,
+  type AnalysisChangedParams,
 } from '../../shared/protocol';
-import { analyzeDocument, type DocumentAnalysis } from '../analysis/analyze';
+import { analyzeDocument, type AnalyzeInput, type DocumentAnalysis } from '../analysis/analyze';
+import { AnalysisPool } from '../analysis/pool';
 import { core, initCore } from '../analysis/core';
 import { createHost, toPath } from '../analysis/host';
 import { DEFAULT_TOP_K, MAX_TOP_K, PlannerCache } from '../analysis/plannerCache';
@@ -25,19 +27,19 @@ import { buildDiagnostics } from './diagnostics';
 import { peakBytes } from './figures';
 import { buildHover } from './hover';
 import { buildInlayHints } from './inlayHints';
+import { verdictOf, verdictText } from './verdict';
 import { LAYOUT_ACTIONS, LAYOUT_ACTION_KIND, buildLayoutActions, wantsLayoutActions } from './layoutActions';
-
-export const ReadyNotification = new NotificationType<ReadyParams>(LspMethods.ready);
-export const AnalysisChangedNotification = new NotificationType<AnalysisChangedParams>(LspMethods.analysisChanged);
-export const AnalysisRequest = new RequestType<AnalysisParams, AnalysisResult | null, void>(LspMethods.analysis);
-export const SimulateRequest = new RequestType<AnalysisParams, AnalysisSimulation | null, void>(LspMethods.simulate);
-export const PlanLayoutsRequest = new RequestType<PlanLayoutsParams, PlanLayoutsResult | null, void>(LspMethods.planLayouts);
 
 export const SERVER_VERSION = '0.1.0';
 
 export interface ServerOptions {
   /** Debounce delay after an edit, ms (default 50). */
   readonly debounceMs?: number;
+  /**
+   * Analysis worker threads (default 0: analyse on the main thread, as tests with a swapped core need). The server
+   * process uses 2, so an expensive document never delays requests for another.
+   */
+  readonly analysisWorkers?: number;
 }
 
 interface Capabilities {
@@ -60,9 +62,9 @@ function readCapabilities(c: ClientCapabilities): Capabilities {
 
 function summary(a: DocumentAnalysis): AnalysisChangedParams {
   return {
-    uri: a.uri, version: a.version, fits: a.memory ? a.memory.fits : null, peakBytes: peakBytes(a.memory) ?? null,
+    uri: a.uri, version: a.version, fits: verdictOf(a) && a.memory ? a.memory.fits : null, peakBytes: peakBytes(a.memory) ?? null,
     gpuMemoryBytes: a.memory?.gpuMemoryBytes ?? null, gpuName: a.plan?.cluster.gpu.name ?? null,
-    stepSeconds: a.stepTime?.stepSeconds ?? null,
+    stepSeconds: a.stepTime?.stepSeconds ?? null, verdict: verdictText(a) ?? null,
   };
 }
 
@@ -72,9 +74,13 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   let caps: Capabilities = { configuration: false, inlayRefresh: false, lensRefresh: false, watchedFilesDynamic: false, configurationDynamic: false };
   const settings = new SettingsStore(connection, false);
   let root: string | undefined;
-  const host = createHost((uri) => documents.get(uri)?.getText(), () => root);
+  let folders: string[] = [];
+  // Reads stay inside the workspace folders; with none open, inside the folders of the open documents.
+  const readFolders = () => (folders.length ? folders : documents.all().map((d) => toPath(d.uri)).filter((p): p is string => !!p).map((p) => dirname(p)));
+  const host = createHost((uri) => documents.get(uri)?.getText(), () => root, Date.now, readFolders);
   let ready: Promise<void> = Promise.resolve();
-  const planner = new PlannerCache();
+  // Apply Layout's check reads each layout's edited text again, with the document's settings and referenced files.
+  const planner = new PlannerCache((a, text) => analyzeDocument({ uri: a.uri, version: null, text, settings: a.settings }, host, core()).plan);
   /** The planner's layouts for an analysis: yields once first, so a request cancelled meanwhile never starts a search. */
   const planned = async (a: DocumentAnalysis, topK: number, token: { isCancellationRequested: boolean }) => {
     const hit = planner.peek(a, topK);
@@ -83,6 +89,10 @@ export function startServer(connection: Connection, options: ServerOptions = {})
     return token.isCancellationRequested ? undefined : planner.get(a, topK);
   };
 
+  const inThread = (input: AnalyzeInput) => analyzeDocument(input, host, core());
+  const pool = options.analysisWorkers ? new AnalysisPool(options.analysisWorkers, inThread) : undefined;
+  const analyzeAny = (input: AnalyzeInput, stale: () => boolean = () => false) => (pool ? pool.analyze(input, stale) : inThread(input));
+
   const scheduler = new AnalysisScheduler({
     delayMs: options.debounceMs ?? 50,
     document: (uri) => {
@@ -90,7 +100,7 @@ export function startServer(connection: Connection, options: ServerOptions = {})
       return d ? { text: d.getText(), version: d.version } : undefined;
     },
     settings: (uri) => settings.get(uri),
-    analyze: (input) => analyzeDocument(input, host, core()),
+    analyze: analyzeAny,
     onResult: (a) => {
       void connection.sendDiagnostics({ uri: a.uri, version: a.version ?? undefined, diagnostics: buildDiagnostics(a) });
       void connection.sendNotification(AnalysisChangedNotification, summary(a));
@@ -126,13 +136,15 @@ export function startServer(connection: Connection, options: ServerOptions = {})
     if (open) return open;
     const text = host.readFile(uri);
     if (text === undefined) return undefined;
-    return analyzeDocument({ uri, version: null, text, settings: await settings.get(uri) }, host, core());
+    return analyzeAny({ uri, version: null, text, settings: await settings.get(uri) });
   };
 
   connection.onInitialize((params) => {
     caps = readCapabilities(params.capabilities);
-    const folder = params.workspaceFolders?.[0]?.uri ?? params.rootUri ?? undefined;
-    root = folder ? toPath(folder) : undefined;
+    const uris = params.workspaceFolders?.length ? params.workspaceFolders.map((f) => f.uri) : params.rootUri ? [params.rootUri] : [];
+    folders = uris.map((u) => toPath(u)).filter((p): p is string => !!p);
+    root = folders[0];
+    pool?.broadcast({ type: 'folders', root, folders });
     settings.setSupportsConfiguration(caps.configuration);
     ready = initCore().catch((e: unknown) => connection.console.error(`ShardLens: format readers failed to start: ${String(e)}`));
     return {
@@ -151,17 +163,25 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   connection.onInitialized(async () => {
     if (caps.configurationDynamic) void connection.client.register(DidChangeConfigurationNotification.type, { section: 'shardlens' }).catch(() => undefined);
     if (caps.watchedFilesDynamic) {
-      void connection.client.register(DidChangeWatchedFilesNotification.type, { watchers: [{ globPattern: '**/*.{json,yaml,yml,toml,sh}' }] }).catch(() => undefined);
+      // Config files in every state, and folders created or deleted (a checkout of a branch moves whole folders).
+      void connection.client.register(DidChangeWatchedFilesNotification.type, {
+        watchers: [{ globPattern: '**/*.{json,yaml,yml,toml,sh,bash,slurm,sbatch}' }, { globPattern: '**/*', kind: WatchKind.Create | WatchKind.Delete }],
+      }).catch(() => undefined);
     }
     await ready;
     void connection.sendNotification(ReadyNotification, { version: SERVER_VERSION, protocolVersion: PROTOCOL_VERSION });
   });
 
   documents.onDidChangeContent((e) => {
+    // The buffer's references count for the index at once (a launcher being typed names its DeepSpeed JSON).
+    host.fileChanged(e.document.uri, 'changed');
+    pool?.broadcast({ type: 'document', uri: e.document.uri, text: e.document.getText() });
     scheduler.schedule(e.document.uri);
     touchDependents(e.document.uri);
   });
   documents.onDidClose((e) => {
+    host.fileChanged(e.document.uri, 'changed');
+    pool?.broadcast({ type: 'document', uri: e.document.uri, text: undefined });
     scheduler.close(e.document.uri);
     settings.clear(e.document.uri);
     planner.clear(e.document.uri);
@@ -171,8 +191,16 @@ export function startServer(connection: Connection, options: ServerOptions = {})
 
   connection.onDidChangeWatchedFiles((p) => {
     for (const c of p.changes) {
-      host.invalidate(c.uri);
+      const change = c.type === FileChangeType.Created ? 'created' : c.type === FileChangeType.Deleted ? 'deleted' : 'changed';
+      host.fileChanged(c.uri, change);
+      pool?.broadcast({ type: 'file', uri: c.uri, change });
       touchDependents(c.uri);
+      // A new or changed launcher may now name an open DeepSpeed JSON: that document is re-analysed with it.
+      const text = c.type === FileChangeType.Deleted ? undefined : host.readFile(c.uri);
+      if (text === undefined) continue;
+      const named = documents.all().filter((d) => d.uri !== c.uri && text.includes(d.uri.slice(d.uri.lastIndexOf('/') + 1)));
+      for (const d of named) scheduler.schedule(d.uri);
+      if (named.length) refresh();
     }
   });
   connection.onDidChangeConfiguration((p) => {
@@ -208,7 +236,7 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   });
   connection.onRequest(AnalysisRequest, async (p) => {
     const a = await anyAnalysis(p.uri);
-    return a ? buildAnalysisResult(a, core()) : null;
+    return a ? buildAnalysisResult(a) : null;
   });
   connection.onRequest(PlanLayoutsRequest, async (p, token) => {
     const a = typeof p?.uri === 'string' ? await anyAnalysis(p.uri) : undefined;
@@ -221,6 +249,7 @@ export function startServer(connection: Connection, options: ServerOptions = {})
     return a ? simulationOf(a, core()) ?? null : null;
   });
 
+  connection.onShutdown(() => pool?.dispose());
   documents.listen(connection);
   connection.listen();
 }

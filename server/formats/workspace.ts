@@ -7,17 +7,26 @@ import { fileURLToPath } from 'node:url';
 import type { ConfigFacts, ConfigReference, FormatId } from '../../shared/plan/facts';
 import { modelFromHfConfig } from '../../shared/model/hfConfig';
 import { findPreset } from '../../shared/model/presets';
-import { presetCandidates, resolvePlan, type ModelLookup, type ResolveContext, type ResolvedPlan } from '../../shared/plan/resolve';
+import { presetCandidates, resolvePlan, type ModelLookup, type ModelLookupInvalid, type ResolveContext, type ResolvedPlan } from '../../shared/plan/resolve';
 import type { Problem } from '../../shared/plan/types';
 import { detectFormat, parseConfig } from '../../formats/index';
 import type { SourceReader } from '../../formats/megatron/script';
+import { SCAN_EXT } from '../io/referenceIndex';
+import { withProfileFile } from './profileSetting';
 
 export interface WorkspaceHost {
   /** Text of a file by path or file:// URI; undefined when it cannot be read. */
   readFile(pathOrUri: string): string | undefined;
   exists?(path: string): boolean;
-  /** Entries (names) of a folder; undefined when it is not one. */
+  /** Entries (names) of a folder; undefined when it is not one (in-memory hosts; Node hosts give `mentioning`). */
   listDir?(path: string): readonly string[] | undefined;
+  /**
+   * Files of the workspace that mention a file name (the reverse-reference index, built once and kept current from
+   * file events); `truncated` says why some files may not be indexed.
+   */
+  mentioning?(name: string): { readonly files: readonly string[]; readonly truncated?: string };
+  /** Why a path could not be read (outside the workspace, a device, too large…), when it exists but was refused. */
+  refusal?(path: string): string | undefined;
   /** Workspace folder that relative references are also tried against (the usual CWD of a launch). */
   readonly root?: string;
 }
@@ -69,26 +78,44 @@ export function resolveReference(ref: ConfigReference, fromPath: string, host: W
   return undefined;
 }
 
+/** Why the candidates of a reference that exist were refused (outside the workspace, a device…), if any was. */
+function refusalOf(ref: ConfigReference, fromPath: string, host: WorkspaceHost): string | undefined {
+  if (!host.refusal) return undefined;
+  for (const c of referenceCandidates(ref.target, fromPath, host.root, ref.cwd)) {
+    const why = host.refusal(c);
+    if (why) return why;
+  }
+  return undefined;
+}
+
 /** Model lookup: a config.json next to the reference (or in the folder it names), else a bundled preset. */
-export function modelLookup(host: WorkspaceHost): (ref: string, fromUri: string) => ModelLookup | undefined {
+export function modelLookup(host: WorkspaceHost): (ref: string, fromUri: string) => ModelLookup | ModelLookupInvalid | undefined {
   return (ref, fromUri) => {
     const names = ref.endsWith('.json') ? [ref] : [join(ref, 'config.json')];
+    let invalid: string | undefined;
     for (const n of names) {
       for (const c of referenceCandidates(n, fromUri || join(host.root ?? '.', 'x'), host.root)) {
         const text = read(host, c);
         if (text === undefined) continue;
         let obj: unknown;
-        try { obj = JSON.parse(text); } catch { continue; }
-        const { model } = modelFromHfConfig(obj, ref.replace(/\/config\.json$/, '').replace(/^.*\//, ''));
+        try {
+          obj = JSON.parse(text);
+        } catch (e) {
+          invalid ??= `The model config ${c} is not valid JSON (${(e as Error).message}); fix it to get an estimate.`;
+          continue;
+        }
+        const { model, problems } = modelFromHfConfig(obj, ref.replace(/\/config\.json$/, '').replace(/^.*\//, ''));
         if (model) return { model, source: { kind: 'referenced', detail: `${c}`, uri: c } };
+        invalid ??= `The model config ${c} is not a usable Hugging Face config.json (${problems.map((p) => p.message).join('; ') || 'no model sizes'}); fix it to get an estimate.`;
       }
     }
+    // The file the reference names exists but is broken: that is the answer, not a bundled model of a similar name.
+    if (invalid) return { invalid };
     const p = presetCandidates(ref).map((c) => findPreset(c)).find(Boolean);
     return p ? { model: p.model, source: { kind: 'preset', detail: `bundled preset ${p.name} (for "${ref}"; ${p.source})` } } : undefined;
   };
 }
 
-const SCAN_EXT = /\.(ya?ml|sh|json|slurm|toml)$/i;
 
 /** Parses of the files around the edited one, by path: reused while their text is unchanged. */
 const parsedFiles = new Map<string, { readonly text: string; readonly format: FormatId | undefined; readonly facts: ConfigFacts }>();
@@ -109,32 +136,45 @@ function parseFile(path: string, text: string, format?: FormatId): ConfigFacts {
   return facts;
 }
 
-/** Files under the workspace root (bounded walk) that reference `target`. */
-export function findReferencing(target: string, host: WorkspaceHost, limit = 400): string[] {
-  if (!host.root || !host.listDir) return [];
-  const base = target.replace(/^.*[\\/]/, '');
-  const out: string[] = [];
+/** Candidate files that mention `base`: the host's index, else a bounded walk of an in-memory host's folders. */
+function mentioning(base: string, host: WorkspaceHost): { files: readonly string[]; truncated?: string } {
+  if (host.mentioning) return host.mentioning(base);
+  if (!host.root || !host.listDir) return { files: [] };
+  const files: string[] = [];
   const queue: [string, number][] = [[host.root, 0]];
-  let seen = 0;
-  while (queue.length && seen < limit) {
-    const [dir, depth] = queue.shift()!;
-    const names = host.listDir(dir) ?? [];
-    for (const n of names) {
+  for (let head = 0; head < queue.length && files.length < 100_000; head++) {
+    const [dir, depth] = queue[head];
+    for (const n of host.listDir(dir) ?? []) {
       if (n.startsWith('.') || n === 'node_modules') continue;
       const p = join(dir, n);
       if (SCAN_EXT.test(n)) {
-        if (++seen > limit) break;
-        if (resolvePath(p) === resolvePath(target)) continue;
-        const text = read(host, p);
-        if (!text || !text.includes(base)) continue;
-        const fmt = detectFormat(p, text);
-        if (!fmt) continue;
-        const facts = parseFile(p, text, fmt);
-        if (facts.references.some((r) => resolveReference(r, p, host) === resolvePath(target))) out.push(p);
-      } else if (depth < 4 && !n.includes('.') ) queue.push([p, depth + 1]);
+        if (read(host, p)?.includes(base)) files.push(p);
+      } else if (depth < 16) queue.push([p, depth + 1]);
     }
   }
-  return out;
+  return { files };
+}
+
+/** Files of the workspace whose references resolve to `target` (every one the index holds, wherever it lies). */
+export function findReferencing(target: string, host: WorkspaceHost): string[] {
+  return referencing(target, host).files;
+}
+
+function referencing(target: string, host: WorkspaceHost): { files: string[]; truncated?: string } {
+  const base = target.replace(/^.*[\\/]/, '');
+  const abs = resolvePath(target);
+  const out: string[] = [];
+  const found = mentioning(base, host);
+  for (const p of found.files) {
+    if (resolvePath(p) === abs) continue;
+    const text = read(host, p);
+    if (!text || !text.includes(base)) continue;
+    const fmt = detectFormat(p, text);
+    if (!fmt) continue;
+    const facts = parseFile(p, text, fmt);
+    if (facts.references.some((r) => resolveReference(r, p, host) === abs)) out.push(p);
+  }
+  return found.truncated ? { files: out, truncated: found.truncated } : { files: out };
 }
 
 /** Reverse map: referenced absolute path → files that reference it. */
@@ -181,14 +221,20 @@ export function loadConfigGraph(pathOrUri: string, host: WorkspaceHost, ctx: Res
   const deps: string[] = [];
   const primary = parseConfig(pathOrUri, text ?? '', undefined, { readSource: sourceReader(path, host, deps) });
   const related: ConfigFacts[] = [];
-  if (text === undefined) problems.push({ code: 'file-unreadable', severity: 'error', message: `Cannot read ${path}.`, paths: [] });
+  if (text === undefined) {
+    const why = host.refusal?.(path);
+    problems.push({ code: 'file-unreadable', severity: 'error', message: `Cannot read ${path}${why ? `: ${why}` : ''}.`, paths: [] });
+  }
   if (primary.diagnostics.some((d) => d.code === 'unknown-format')) return { primary, related, resolved: { problems, assumptions: [], factsUsed: {} }, dependencies: deps };
   for (const r of primary.references) {
     const kind = REFERENCED[r.kind];
     if (!kind) continue;
     const p = resolveReference(r, path, host);
     if (!p) {
-      problems.push({ code: 'reference-missing', severity: 'warning', message: `${kind.what[0]!.toUpperCase()}${kind.what.slice(1)} "${r.target}" was not found next to the file${r.cwd ? `, in ${r.cwd}` : ''} or in the workspace.`, paths: [] });
+      const what = `${kind.what[0]!.toUpperCase()}${kind.what.slice(1)} "${r.target}"`;
+      const why = refusalOf(r, path, host);
+      const message = why ? `${what} was not read: ${why}.` : `${what} was not found next to the file${r.cwd ? `, in ${r.cwd}` : ''} or in the workspace.`;
+      problems.push({ code: 'reference-missing', severity: 'warning', message, paths: [] });
       continue;
     }
     const refText = read(host, p) ?? '';
@@ -206,11 +252,14 @@ export function loadConfigGraph(pathOrUri: string, host: WorkspaceHost, ctx: Res
   }
   if (primary.format === 'deepspeed') {
     const near = (p: string) => (dirname(p) === dirname(path) ? 0 : 1);
-    for (const p of findReferencing(path, host).sort((a, b) => near(a) - near(b)).slice(0, 3)) {
+    const found = referencing(path, host);
+    if (found.truncated) problems.push({ code: 'reference-index-truncated', severity: 'info', message: `Launchers that use this file may be missed: ${found.truncated}.`, paths: [] });
+    for (const p of found.files.sort((a, b) => near(a) - near(b)).slice(0, 3)) {
       deps.push(p);
       related.push(parseFile(p, read(host, p) ?? ''));
     }
   }
-  const resolved = resolvePlan(primary, related, { ...ctx, lookupModel: ctx.lookupModel ?? modelLookup(host) });
+  const settings = withProfileFile(ctx.settings, host, deps, problems);
+  const resolved = resolvePlan(primary, related, { ...ctx, settings, lookupModel: ctx.lookupModel ?? modelLookup(host) });
   return { primary, related, resolved: { ...resolved, problems: [...problems, ...resolved.problems] }, dependencies: deps };
 }

@@ -19,7 +19,8 @@ export interface ClusterCorrection {
 /** The correction stored for this plan's GPU: keyed by the cluster name, which defaults to the GPU catalog id. */
 export function calibrationFor(plan: { readonly cluster: { readonly gpu: { readonly id: string } } }, table: Readonly<Record<string, ClusterCorrection>> | undefined): ClusterCorrection | undefined {
   if (!table) return undefined;
-  return table[plan.cluster.gpu.id] ?? Object.values(table).find((c) => c.clusterId === plan.cluster.gpu.id);
+  const id = plan.cluster.gpu.id;
+  return (Object.hasOwn(table, id) ? table[id] : undefined) ?? Object.values(table).find((c) => c.clusterId === id);
 }
 
 /** A plan with the correction applied: the overhead added to the CUDA context term and the FLOP/s fraction scaled. */
@@ -43,7 +44,8 @@ export function normalizeCalibration(raw: unknown): Record<string, ClusterCorrec
   const out: Record<string, ClusterCorrection> = {};
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return out;
   for (const [key, v] of Object.entries(raw as Record<string, unknown>)) {
-    if (!v || typeof v !== 'object') continue;
+    // A "__proto__" key would replace the table's prototype instead of adding an entry.
+    if (!v || typeof v !== 'object' || key === '__proto__') continue;
     const e = v as Partial<ClusterCorrection>;
     const overhead = typeof e.overheadBytes === 'number' && Number.isFinite(e.overheadBytes) && e.overheadBytes >= 0 && e.overheadBytes < 2 ** 40 ? e.overheadBytes : undefined;
     const eff = typeof e.efficiency === 'number' && Number.isFinite(e.efficiency) && e.efficiency > 0 && e.efficiency <= 10 ? e.efficiency : undefined;

@@ -7,6 +7,8 @@
  */
 import { findGpu } from '../hardware/gpus';
 import { applyCalibration, type ClusterCorrection } from './calibration';
+import { withProfile } from './profilePlan';
+import type { ClusterProfile } from '../hardware/profile';
 import {
   dpOfWorld, engineForFormat, engineForStyle, gpusPerNodeDefault, gradDtypeOf, hybridStrategy, overlapCommDefault,
   reduceBucketDefault, reshardAfterForwardDefault, scheduleFor, sequenceParallel, shardGroupOf, stageOfStrategy, stageOfStyle, styleDefault,
@@ -49,8 +51,10 @@ export type PlanInput = DeepPartial<Omit<Plan, 'model' | 'cluster' | 'sources' |
   readonly parallel?: DeepPartial<ParallelSpec> & ExtraParallel;
   /** The format of the file the inputs came from (format-dependent defaults: torchtitan SP and reshard policy, Megatron ETP). */
   readonly format?: FormatId;
-  /** Per-cluster correction from "Calibrate", applied last. */
+  /** Per-cluster correction from "Calibrate", applied after derivation. */
   readonly calibration?: ClusterCorrection;
+  /** A measured cluster profile, attached last (shared/plan/profilePlan.ts). */
+  readonly profile?: ClusterProfile;
 };
 
 /** Default training inputs and why (constants; values that depend on other inputs are derived below). */
@@ -174,7 +178,8 @@ export function derivePlan(input: PlanInput, gpu?: GpuSpec): Derived {
     sources: src,
     stated: input,
   };
-  return { plan: input.calibration ? applyCalibration(plan, input.calibration) : plan, problems };
+  const calibrated = input.calibration ? applyCalibration(plan, input.calibration) : plan;
+  return { plan: input.profile ? withProfile(calibrated, input.profile, problems) : calibrated, problems };
 }
 
 type Pick = ReturnType<typeof picker>['pick'];
@@ -295,7 +300,7 @@ function mergeInput<T>(base: T, over: unknown): T {
   for (const [k, v] of Object.entries(over as Record<string, unknown>)) {
     // An own key set to undefined clears the stated value (it is derived again).
     if (v === undefined) delete out[k];
-    else out[k] = k === 'model' || k === 'gpu' || k === 'sources' || k === 'calibration' ? v : mergeInput(out[k], v);
+    else out[k] = k === 'model' || k === 'gpu' || k === 'sources' || k === 'calibration' || k === 'profile' ? v : mergeInput(out[k], v);
   }
   return out as T;
 }

@@ -178,7 +178,7 @@ export function gatherInput(g: Gathered, primary: ConfigFacts, model: ModelSpec,
   };
   const clean = dropUndefined(input);
   const calibration = gpu ? calibrationFor({ cluster: { gpu } }, S.calibration) : undefined;
-  return calibration ? { ...clean, calibration } : clean;
+  return { ...clean, ...(calibration ? { calibration } : {}), ...(S.profile ? { profile: S.profile } : {}) };
 }
 
 /** A parallel degree as stated: a whole number ≥ 1, else unstated. */
@@ -191,6 +191,6 @@ function degree(g: Gathered, p: PlanPath): number | undefined {
 function dropUndefined<T>(v: T): T {
   if (Array.isArray(v) || v === null || typeof v !== 'object') return v;
   const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v as Record<string, unknown>)) if (x !== undefined) out[k] = k === 'model' || k === 'sources' || k === 'gpu' ? x : dropUndefined(x);
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) if (x !== undefined) out[k] = k === 'model' || k === 'sources' || k === 'gpu' || k === 'profile' ? x : dropUndefined(x);
   return out as T;
 }

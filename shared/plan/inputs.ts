@@ -5,6 +5,7 @@
  */
 import type { Fact } from './facts';
 import type { PlanPath } from './paths';
+import { precisionRegimeOf } from '../memory/engine';
 import type { InputSource, Plan } from './types';
 
 /** One resolved input: its value and where it came from (file and key, default, derivation or assumption). */
@@ -20,7 +21,7 @@ export interface TrainingInputs {
   readonly globalBatch: ReadInput<number>;
   readonly seqLen: ReadInput<number>;
   readonly precision: ReadInput<string>;
-  /** The engine that keeps the precision in memory (master weights, fp32 grads): see `Plan.engine`. */
+  /** How the precision is kept in memory (master weights, fp32 grads): shared/memory/engine.ts `precisionRegimeOf`. */
   readonly regime: ReadInput<string>;
   readonly recompute: ReadInput<string>;
   readonly optimizer: ReadInput<string>;
@@ -74,7 +75,8 @@ export function readInputs(plan: Plan, facts: Readonly<Partial<Record<PlanPath, 
       globalBatch: at('training.globalBatch', t.globalBatch),
       seqLen: at('training.seqLen', t.seqLen),
       precision: at('training.precision', t.precision),
-      regime: at('engine', plan.engine),
+      regime: plan.training.regime ? at('training.regime', plan.training.regime)
+        : { value: precisionRegimeOf(plan), source: { kind: 'derived', detail: `${t.precision} on the ${plan.engine} engine (${src('engine', plan.engine).detail})` } },
       recompute: at('training.recompute', t.recompute),
       optimizer: at('training.optimizer', t.optimizer),
     },
@@ -103,12 +105,17 @@ export function sourceText(s: InputSource): string {
   return `${s.kind}: ${s.detail}`;
 }
 
-/** The inputs as aligned text lines (the CLI's "Read" block): label, value, source. */
+/** The inputs as aligned text lines (the CLI's "Read" block): label, value, source ("〃" repeats the line above). */
 export function inputLines(inputs: ResolvedInputs): string[] {
   const lines: string[] = [];
   for (const [group, entries] of Object.entries(inputs) as [string, Record<string, ReadInput<unknown>>][]) {
     lines.push(`${group}:`);
-    for (const [name, r] of Object.entries(entries)) lines.push(`  ${name.padEnd(12)} ${String(r.value).padEnd(22)} ${sourceText(r.source)}`);
+    let previous = '';
+    for (const [name, r] of Object.entries(entries)) {
+      const text = sourceText(r.source);
+      lines.push(`  ${name.padEnd(12)} ${String(r.value).padEnd(22)} ${text === previous ? '〃' : text}`);
+      previous = text;
+    }
   }
   return lines;
 }

@@ -7,6 +7,7 @@
 import { findPreset } from '../model/presets';
 import type { ServerCommand, SettingId } from '../protocol/commands';
 import type { ClusterCorrection } from './calibration';
+import type { ClusterProfile } from '../hardware/profile';
 import { derivePlan } from './derive';
 import { factEntries, type ConfigFacts, type Fact, type FactValue } from './facts';
 import { Gathered, gatherInput, str, type Facts } from './gather';
@@ -31,6 +32,10 @@ export interface ResolveSettings {
   readonly allocatorFragmentation?: number;
   /** Per-cluster corrections from "Calibrate" (`shardlens.calibration`), applied when the plan's GPU matches. */
   readonly calibration?: Readonly<Record<string, ClusterCorrection>>;
+  /** A measured cluster profile (`shardlens profile`, `--profile`, `shardlens.profile`): its curves replace the catalog's. */
+  readonly profile?: ClusterProfile;
+  /** The `shardlens.profile` setting: a profile file, relative to the workspace root; the loader reads it into `profile`. */
+  readonly profileFile?: string;
 }
 
 export interface ModelLookup {
@@ -38,10 +43,15 @@ export interface ModelLookup {
   readonly source: InputSource;
 }
 
+/** A reference whose config.json exists but is not a usable model config: said as an error, never replaced by a guess. */
+export interface ModelLookupInvalid {
+  readonly invalid: string;
+}
+
 export interface ResolveContext {
   readonly settings?: ResolveSettings;
   /** Model for a reference as written (HF id, path to a config.json, "llama3:8B"); the server reads files. Pure. */
-  readonly lookupModel?: (ref: string, fromUri: string) => ModelLookup | undefined;
+  readonly lookupModel?: (ref: string, fromUri: string) => ModelLookup | ModelLookupInvalid | undefined;
   readonly lookupGpu?: (name: string) => GpuSpec | undefined;
 }
 
@@ -105,7 +115,7 @@ export function presetCandidates(ref: string): string[] {
 }
 
 /** Finds the model: inline facts, then references and model.preset through the lookup, then bundled presets, then settings. */
-function findModel(facts: Facts, files: readonly ConfigFacts[], ctx: ResolveContext, sources: Partial<Record<PlanPath, InputSource>>, seqLen?: number): ModelSpec | undefined {
+function findModel(facts: Facts, files: readonly ConfigFacts[], ctx: ResolveContext, sources: Partial<Record<PlanPath, InputSource>>, seqLen?: number, invalid: string[] = []): ModelSpec | undefined {
   if (hasInlineModel(facts)) {
     const m = modelFromFacts(facts, sources, seqLen);
     if (m) { sources.model = facts['model.hiddenSize']?.source ?? { kind: 'explicit', detail: 'inline model' }; return m; }
@@ -117,6 +127,7 @@ function findModel(facts: Facts, files: readonly ConfigFacts[], ctx: ResolveCont
   if (ctx.settings?.model) refs.push({ ref: ctx.settings.model, uri: '' });
   for (const { ref, uri } of refs) {
     const hit = ctx.lookupModel?.(ref, uri);
+    if (hit && 'invalid' in hit) { invalid.push(hit.invalid); continue; }
     if (hit) { sources.model = hit.source; return hit.model; }
     for (const cand of presetCandidates(ref)) {
       const p = findPreset(cand);
@@ -163,7 +174,10 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
   // Sequence length before the model (an inline model may default its positions to it).
   let seqLen = g.num('training.seqLen');
   const files = [primary, ...related];
-  let model = findModel(facts, files, ctx, g.sources, seqLen);
+  const invalid: string[] = [];
+  let model = findModel(facts, files, ctx, g.sources, seqLen, invalid);
+  for (const message of invalid) problems.push({ code: 'model-config-invalid', severity: 'error', paths: ['model'], message });
+  if (!model && invalid.length) return { problems, assumptions, factsUsed: facts };
   if (!model) {
     const named = str(facts, 'model.preset') ?? files.flatMap((f) => f.references).find((r) => r.kind === 'model')?.target;
     const fallback = findPreset(ASSUMED_MODEL);

@@ -21,6 +21,9 @@ export const Commands = {
   probeImportReport: 'shardlens.probe.importReport',
   probeCalibrate: 'shardlens.probe.calibrate',
   probeFake: 'shardlens.probe.fake',
+  profileCluster: 'shardlens.profileCluster',
+  showAssumptions: 'shardlens.showAssumptions',
+  showDerivation: 'shardlens.showDerivation',
 } as const;
 
 /** A contributed command id. */
@@ -32,6 +35,10 @@ export const ClientCommands = {
   openDashboard: Commands.openDashboard,
   selectCluster: Commands.selectCluster,
   selectModel: Commands.selectModel,
+  /** The verdict's assumed inputs (code lens, status bar, quick fixes). */
+  showAssumptions: Commands.showAssumptions,
+  /** A hover's "More" link: the derivation in the dashboard. */
+  showDerivation: Commands.showDerivation,
 } as const satisfies Readonly<Record<string, CommandId>>;
 
 /** A command the server may name in a code lens or an assumption. */
@@ -51,7 +58,7 @@ export const SETTING_IDS = [
   'shardlens.cluster.gpu', 'shardlens.cluster.gpusPerNode', 'shardlens.cluster.nodes', 'shardlens.worldSize',
   'shardlens.model', 'shardlens.seqLen', 'shardlens.microBatch', 'shardlens.hints.detail', 'shardlens.units',
   'shardlens.overhead.cudaContextGiB', 'shardlens.overhead.fragmentation', 'shardlens.formats.enabled',
-  'shardlens.planner.safetyMargin', 'shardlens.trace.server', 'shardlens.calibration',
+  'shardlens.planner.safetyMargin', 'shardlens.trace.server', 'shardlens.calibration', 'shardlens.profile',
 ] as const satisfies readonly SettingId[];
 
 // Compile-time check in the other direction: every SettingId is listed above.

@@ -119,6 +119,10 @@ describe('launch and cluster commands', () => {
     assert.equal(argv[argv.indexOf('--plan') + 1], "/tmp/it's here/plan.json");
     assert.equal(argv[argv.indexOf('--nproc_per_node') + 1], '4');
     assert.equal(argv[argv.indexOf('--mode') + 1], 'zero1');
+    // Issue 16: a local rendezvous listens on the loopback interface only (not torchrun's --standalone "localhost:0").
+    assert.equal(argv[argv.indexOf('--rdzv_endpoint') + 1], '127.0.0.1:0');
+    assert.equal(argv[argv.indexOf('--local_addr') + 1], '127.0.0.1');
+    assert.equal(argv.includes('--standalone'), false);
   });
 
   test('shellQuote makes hostile text inert', () => {
@@ -161,9 +165,13 @@ describe('probeCommand input checks', () => {
     const { probeCommand } = await import('../../validation/torch/index');
     const a = io();
     assert.equal(await probeCommand(tinyPlan(2), { ranks: 'two' }, a.io), 2);
-    assert.match(a.err.join(''), /--ranks must be a positive integer/);
+    assert.match(a.err.join(''), /--ranks must be a whole number from 1/);
     const b = io();
     assert.equal(await probeCommand(tinyPlan(2), { ranks: 2, mode: 'zero9' }, b.io), 2);
     assert.match(b.err.join(''), /--mode must be one of ddp, zero1/);
+    // Issue 16: a step count that is not a number is bad input (exit 2), not a Python traceback from the ranks.
+    const c = io();
+    assert.equal(await probeCommand(tinyPlan(2), { ranks: 2, steps: 'abc' }, c.io), 2);
+    assert.match(c.err.join(''), /--steps must be a whole number from 2 to 1000 \(got abc\)/);
   });
 });

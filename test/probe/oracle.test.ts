@@ -97,7 +97,7 @@ describe('fake-tensor oracle (torch ≥ 2.4)', { skip: ci ? false : !python }, (
     const bare = join(dir, 'bare-python');
     writeFileSync(bare, `#!/bin/sh\nexec ${python} -I -S "$@"\n`);
     chmodSync(bare, 0o755);
-    const cli = (args: string[]) => spawnSync(process.execPath, ['dist/cli.js', 'probe', cfg, '--fake', '--out', out, ...args], { encoding: 'utf8', timeout: 300_000 });
+    const cli = (args: string[]) => spawnSync(process.execPath, ['dist/cli.js', 'probe', cfg, '--fake', '--trust', '--out', out, ...args], { encoding: 'utf8', timeout: 300_000 });
     const noTorch = cli(['--python', bare]);
     assert.equal(noTorch.status, 2, noTorch.stderr);
     assert.match(noTorch.stderr, /torch-missing: torch is not importable/);
@@ -111,7 +111,7 @@ describe('fake-tensor oracle (torch ≥ 2.4)', { skip: ci ? false : !python }, (
     writeFileSync(moe, ['torchrun pretrain_gpt.py --num-layers 2 --hidden-size 512 --num-attention-heads 8 --seq-length 512',
       '--max-position-embeddings 512 --micro-batch-size 1 --global-batch-size 8 --bf16 --num-experts 8 --moe-router-topk 2',
       '--expert-model-parallel-size 2 --tokenizer-type NullTokenizer --vocab-size 32000'].join(' \\\n  ') + '\n');
-    const ep = spawnSync(process.execPath, ['dist/cli.js', 'probe', moe, '--fake', '--gpus', '8xH100', '--out', out, '--python', python!], { encoding: 'utf8', timeout: 120_000 });
+    const ep = spawnSync(process.execPath, ['dist/cli.js', 'probe', moe, '--fake', '--trust', '--gpus', '8xH100', '--out', out, '--python', python!], { encoding: 'utf8', timeout: 120_000 });
     assert.equal(ep.status, 2, ep.stdout + ep.stderr);
     assert.match(ep.stderr, /expert parallelism is not reproduced/);
     assert.ok(!existsSync(out), 'a refused run left a report behind');

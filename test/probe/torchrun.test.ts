@@ -37,7 +37,7 @@ describe('torchrun probe on CPU (gloo)', { skip: ci ? false : skip }, () => {
       test(`${mode} with ${ranks} ranks: model states within 1 % of the core, communication equal to the formulas`, async () => {
         const plan = tinyPlan(ranks, mode === 'zero1' ? 1 : 0);
         // Two steps: step 0 warms up (DDP rebuilds its buckets), step 1 is measured.
-        const out = await probeAndCompare({ plan, ranks, mode, export: { device: 'cpu', steps: 2 }, timeoutMs: 120_000 });
+        const out = await probeAndCompare({ plan, ranks, mode, oversubscribe: true, export: { device: 'cpu', steps: 2 }, timeoutMs: 120_000 });
         assert.ok(out.ok, !out.ok ? `${out.code}: ${out.message}\n${out.outputTail ?? ''}` : '');
         const { report, comparison: cmp } = out;
         assert.ok(validateProbeReport(JSON.parse(JSON.stringify(report))).ok);

@@ -3,6 +3,7 @@
  * JSON-RPC client, as an editor would (tailwindcss-intellisense's in-band connection pattern).
  */
 import { PassThrough } from 'node:stream';
+import { pathToFileURL } from 'node:url';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
 import { createConnection } from 'vscode-languageserver/node';
 import type {
@@ -16,6 +17,8 @@ export interface Client {
   readonly rpc: MessageConnection;
   /** Settings the fake client answers workspace/configuration with (mutable). */
   settings: Record<string, unknown>;
+  /** Called with each scope URI the server asks settings for (before the answer is sent). */
+  onConfiguration?: (scopeUri: string | undefined) => void;
   open(uri: string, text: string, languageId?: string): Promise<void>;
   change(uri: string, text: string): Promise<void>;
   close(uri: string): Promise<void>;
@@ -35,11 +38,18 @@ export interface Client {
   dispose(): void;
 }
 
+export interface ClientOptions {
+  /** Workspace folder the client opens (default: none, as for single files). */
+  readonly folder?: string;
+  /** Analysis worker threads of the server (default 0: in the server's thread). */
+  readonly workers?: number;
+}
+
 /** Starts a server and an initialized client; the promise resolves after `shardlens/ready`. */
-export async function startClient(settings: Record<string, unknown> = {}): Promise<Client> {
+export async function startClient(settings: Record<string, unknown> = {}, options: ClientOptions = {}): Promise<Client> {
   const up = new PassThrough();
   const down = new PassThrough();
-  startServer(createConnection(new StreamMessageReader(up), new StreamMessageWriter(down)), { debounceMs: 5 });
+  startServer(createConnection(new StreamMessageReader(up), new StreamMessageWriter(down)), { debounceMs: 5, analysisWorkers: options.workers ?? 0 });
   const rpc = createMessageConnection(new StreamMessageReader(down), new StreamMessageWriter(up));
   const texts = new Map<string, { text: string; version: number }>();
   const waiters = new Map<string, ((d: Diagnostic[]) => void)[]>();
@@ -84,6 +94,7 @@ export async function startClient(settings: Record<string, unknown> = {}): Promi
       return applyEdits(texts.get(uri)?.text ?? '', edits);
     },
     dispose() {
+      void rpc.sendRequest('shutdown').catch(() => undefined);
       rpc.dispose();
       up.end();
       down.end();
@@ -99,7 +110,10 @@ export async function startClient(settings: Record<string, unknown> = {}): Promi
   rpc.onNotification((method: string, params: unknown) => {
     notifications.push({ method, params });
   });
-  rpc.onRequest('workspace/configuration', (p: { items: { section?: string }[] }) => p.items.map(() => client.settings));
+  rpc.onRequest('workspace/configuration', (p: { items: { section?: string; scopeUri?: string }[] }) => {
+    for (const i of p.items) client.onConfiguration?.(i.scopeUri);
+    return p.items.map(() => client.settings);
+  });
   rpc.onRequest('workspace/inlayHint/refresh', () => {
     client.refreshes++;
     return null;
@@ -109,7 +123,8 @@ export async function startClient(settings: Record<string, unknown> = {}): Promi
   const ready = new Promise<void>((resolve) => rpc.onNotification(LspMethods.ready, () => resolve()));
   rpc.listen();
   await rpc.sendRequest('initialize', {
-    processId: null, rootUri: null, workspaceFolders: null,
+    processId: null, rootUri: options.folder ? pathToFileURL(options.folder).toString() : null,
+    workspaceFolders: options.folder ? [{ uri: pathToFileURL(options.folder).toString(), name: 'workspace' }] : null,
     capabilities: { workspace: { configuration: true, inlayHint: { refreshSupport: true }, codeLens: { refreshSupport: true }, didChangeWatchedFiles: { dynamicRegistration: true } } },
   });
   await rpc.sendNotification('initialized', {});

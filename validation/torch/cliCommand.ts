@@ -2,7 +2,7 @@
  * `shardlens probe <file> --ranks N [--mode …] [--out report.json] [--json]`: the body of the CLI command. The CLI
  * resolves the file to a Plan and passes its flags; this runs, compares, prints and returns the exit code.
  */
-import { writeFileSync } from 'node:fs';
+import { writeUserFile } from '../../server/io/write';
 import type { Plan } from '../../shared/plan/types';
 import type { TermComparison } from './compare';
 import { probeAndCompare } from './session';
@@ -17,6 +17,20 @@ export interface ProbeCliOptions {
   readonly steps?: string | number;
   /** Allow plans with tp/pp/cp/ep > 1 by probing only their data-parallel dimension. */
   readonly dataParallelOnly?: boolean;
+  /** Allow more ranks than the machine has GPUs (or CPU cores). */
+  readonly oversubscribe?: boolean;
+}
+
+/** Largest step count the probe runs (each step trains the scaled model once). */
+const MAX_STEPS = 1000;
+
+/** Checks the flag values before anything is loaded or launched; returns a message for bad input. */
+export function checkProbeOptions(o: ProbeCliOptions): string | undefined {
+  const intIn = (v: string | number | undefined, lo: number, hi: number) => v === undefined || (/^\d+$/.test(String(v).trim()) && Number(v) >= lo && Number(v) <= hi);
+  if (!intIn(o.ranks, 1, 4096)) return `--ranks must be a whole number from 1 to 4096 (got ${String(o.ranks)})`;
+  if (!intIn(o.steps, 2, MAX_STEPS)) return `--steps must be a whole number from 2 to ${MAX_STEPS} (got ${String(o.steps)}); step 0 is a warm-up`;
+  if (o.mode !== undefined && !parseProbeMode(o.mode)) return `--mode must be one of ${PROBE_MODES.join(', ')} (got ${o.mode})`;
+  return undefined;
 }
 
 export interface ProbeCliIo {
@@ -42,35 +56,32 @@ const ALIASES: Readonly<Record<string, ProbeMode>> = {
 /** A mode name, forgiving case, underscores and common aliases (FULL_SHARD, zero-redundancy, hsdp…). */
 export function parseProbeMode(text: string): ProbeMode | undefined {
   const key = text.trim().toLowerCase().replace(/_/g, '-');
-  return PROBE_MODES.includes(key as ProbeMode) ? (key as ProbeMode) : ALIASES[key];
+  return PROBE_MODES.includes(key as ProbeMode) ? (key as ProbeMode) : Object.hasOwn(ALIASES, key) ? ALIASES[key] : undefined;
 }
 
 /** Exit codes: 0 measured matches the estimate, 1 it ran but differs or ranks failed, 2 bad input or no torch. */
 export async function probeCommand(plan: Plan, o: ProbeCliOptions, io: ProbeCliIo, signal?: AbortSignal): Promise<number> {
-  const ranks = Number(o.ranks ?? plan.parallel.dp);
-  if (!Number.isInteger(ranks) || ranks < 1) {
-    io.stderr(`shardlens probe: --ranks must be a positive integer (got ${String(o.ranks)})\n`);
+  const bad = checkProbeOptions(o);
+  if (bad) {
+    io.stderr(`shardlens probe: ${bad}\n`);
     return 2;
   }
   const mode = o.mode === undefined ? undefined : parseProbeMode(o.mode);
-  if (o.mode !== undefined && !mode) {
-    io.stderr(`shardlens probe: --mode must be one of ${PROBE_MODES.join(', ')} (got ${o.mode})\n`);
-    return 2;
-  }
   const steps = o.steps === undefined ? undefined : Number(o.steps);
+  const ranks = o.ranks === undefined ? undefined : Number(o.ranks);
   const out = await probeAndCompare({
-    plan, ranks, mode, python: o.python, signal, out: o.out,
+    plan, ranks, mode, python: o.python, signal, out: o.out, oversubscribe: o.oversubscribe === true,
     export: { steps, layout: o.dataParallelOnly ? 'data-parallel-only' : 'strict' },
     onProgress: (p) => { if (p.phase !== 'output') io.stderr(`${p.message}\n`); },
   });
   if (!out.ok) {
     io.stderr(`shardlens probe: ${out.code}: ${out.message}\n`);
     if (out.outputTail && out.code !== 'cancelled') io.stderr(`${out.outputTail}\n`);
-    if (out.report && o.out) writeFileSync(o.out, JSON.stringify(out.report, null, 1));
+    if (out.report && o.out) writeUserFile(o.out, JSON.stringify(out.report, null, 1));
     if (o.json && out.report) io.stdout(`${JSON.stringify(out.report, null, 1)}\n`);
     return ['probe-failed', 'timeout', 'cancelled', 'no-report', 'invalid-report', 'launch-failed'].includes(out.code) ? 1 : 2;
   }
-  if (o.out) writeFileSync(o.out, JSON.stringify(out.report, null, 1));
+  if (o.out) writeUserFile(o.out, JSON.stringify(out.report, null, 1));
   if (o.json) {
     io.stdout(`${JSON.stringify({ ...out.report, comparison: out.comparison }, null, 1)}\n`);
     return out.comparison.ok ? 0 : 1;

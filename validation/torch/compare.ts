@@ -6,6 +6,7 @@ import type { StageMemory } from '../../shared/plan/result';
 import { stageOfMode } from './exportPlan';
 import { expectedCollectives, expectedModelStates, zeroRedundancyPartition } from './expected';
 import type { ProbeReport } from './types';
+import { own } from '../../shared/lookup';
 
 export type ComparedTerm = 'parameters' | 'gradients' | 'optimizerStates' | 'modelStates' | 'peakAllocated' | 'commBuffers' | 'commBytesPerStep';
 
@@ -67,7 +68,7 @@ const FAMILY: Readonly<Record<string, string>> = {
 /** Sums collectives of one family (torch 1.13 `_all_gather_base`, 2.x `all_gather_into_tensor` → all_gather). */
 export function collectiveFamilies(c: Readonly<Record<string, { payloadBytes: number }>>): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const [op, v] of Object.entries(c)) out[FAMILY[op] ?? op] = (out[FAMILY[op] ?? op] ?? 0) + v.payloadBytes;
+  for (const [op, v] of Object.entries(c)) { const f = own(FAMILY, op) ?? op; out[f] = (out[f] ?? 0) + v.payloadBytes; }
   return out;
 }
 

@@ -3,19 +3,25 @@
  * as an argument array, streams progress, honours cancel, and reads the report back.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { MAX_REPORT_BYTES, readTextFile } from '../../server/io/read';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Plan } from '../../shared/plan/types';
 import { exportProbePlan, isExportProblem, stageOfMode, type ExportOptions } from './exportPlan';
 import { findPython } from './python';
+import { releaseGroup, signalGroup, trackGroup } from '../processGroups';
 import { parseProbeReport } from './report';
 import type { ProbeFailure, ProbeFailureCode, ProbeMode, ProbePlan, ProbeProgress, ProbeReport } from './types';
 
 export interface RunProbeOptions {
   /** A resolved plan (exported here) or an already exported probe plan. */
   readonly plan: Plan | ProbePlan;
-  readonly ranks: number;
+  /** Ranks to launch; default: one per GPU, else 2 CPU ranks (see chooseRanks). */
+  readonly ranks?: number;
+  /** Allow more ranks than the machine has GPUs (or CPU cores). */
+  readonly oversubscribe?: boolean;
   readonly mode?: ProbeMode;
   /** Where the report is written (default: a new temporary folder). */
   readonly out?: string;
@@ -47,50 +53,98 @@ export function isProbeFailure(r: ProbeReport | ProbeFailure): r is ProbeFailure
   return (r as ProbeFailure).kind === 'shardlens-probe-failure';
 }
 
-/** The launcher's argument vector (after the interpreter); exported so tests and the log show exactly what runs. */
-export function localArgv(probeDir: string, ranks: number, planPath: string, mode: ProbeMode, out: string, watchdogS: number): string[] {
+/**
+ * The launcher's argument vector (after the interpreter); exported so tests and the log show exactly what runs. A
+ * local rendezvous: a c10d store on 127.0.0.1 (port chosen by the store), a fresh run id, and this node's address
+ * 127.0.0.1 (torchrun_compat.py drops `--local_addr` for torch < 2 and binds the store's socket to loopback).
+ */
+export function localArgv(probeDir: string, ranks: number, planPath: string, mode: ProbeMode, out: string, watchdogS: number, runId = randomUUID()): string[] {
   return [
-    join(probeDir, 'torchrun_compat.py'), '--standalone', '--nnodes', '1', '--nproc_per_node', String(ranks),
-    '--monitor_interval', '1', join(probeDir, 'shardlens_probe.py'),
+    join(probeDir, 'torchrun_compat.py'), '--rdzv_backend', 'c10d', '--rdzv_endpoint', '127.0.0.1:0', '--rdzv_id', runId,
+    '--local_addr', '127.0.0.1', '--nnodes', '1', '--nproc_per_node', String(ranks), '--monitor_interval', '1',
+    join(probeDir, 'shardlens_probe.py'),
     '--plan', planPath, '--mode', mode, '--out', out, '--watchdog', String(Math.max(10, Math.round(watchdogS))),
   ];
+}
+
+/** Environment of a local run: collectives bind to the loopback interface, so nothing listens on the network. */
+export function localEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return {
+    ...env, PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1',
+    // torchrun_compat.py exits (and kills its group) when this process is gone (probe/watchdog.py).
+    SHARDLENS_PARENT_PID: String(process.pid),
+    MASTER_ADDR: '127.0.0.1', GLOO_SOCKET_IFNAME: 'lo', NCCL_SOCKET_IFNAME: 'lo', TP_SOCKET_IFNAME: 'lo',
+  };
+}
+
+/**
+ * How many ranks to launch: the request, else what the machine has (one per GPU, or 2 CPU ranks). More ranks than
+ * GPUs (or CPU cores, on CPU) are refused unless `oversubscribe` says so: a config's data-parallel size of 1,024 must
+ * never become 1,024 processes on a laptop.
+ */
+export function chooseRanks(requested: number | undefined, machine: { readonly gpus: number; readonly cpus: number }, oversubscribe = false): number | { error: string } {
+  const capacity = machine.gpus > 0 ? machine.gpus : Math.max(2, machine.cpus);
+  if (requested === undefined) return machine.gpus > 0 ? machine.gpus : 2;
+  if (!Number.isInteger(requested) || requested < 1) return { error: `ranks must be a positive integer (got ${requested})` };
+  if (requested > capacity && !oversubscribe) {
+    const what = machine.gpus > 0 ? `${machine.gpus} GPU${machine.gpus > 1 ? 's' : ''}` : `${machine.cpus} CPU core${machine.cpus > 1 ? 's' : ''}`;
+    return { error: `${requested} ranks is more than this machine has (${what}); use fewer ranks, or allow it explicitly (--oversubscribe)` };
+  }
+  return requested;
 }
 
 /** Runs the probe and resolves with the report, or a failure that says what went wrong; never rejects. */
 export async function runProbe(opts: RunProbeOptions): Promise<ProbeReport | ProbeFailure> {
   const progress = opts.onProgress ?? (() => undefined);
-  if (!Number.isInteger(opts.ranks) || opts.ranks < 1) return fail('layout-mismatch', `ranks must be a positive integer (got ${opts.ranks})`);
+  if (opts.ranks !== undefined && (!Number.isInteger(opts.ranks) || opts.ranks < 1)) return fail('layout-mismatch', `ranks must be a positive integer (got ${opts.ranks})`);
   const probeDir = opts.probeDir ?? defaultProbeDir();
   if (!probeDir) return fail('launch-failed', 'the probe scripts (shardlens_probe.py) were not found next to ShardLens');
   progress({ phase: 'python', message: 'Looking for a Python with torch…' });
   const py = await findPython(opts.python);
   if (!py.ok) return fail(py.code, py.message);
+  const chosen = chooseRanks(opts.ranks, { gpus: py.info.gpus, cpus: availableParallelism() }, opts.oversubscribe);
+  if (typeof chosen !== 'number') return fail('too-many-ranks', chosen.error);
+  const ranks = chosen;
   if (opts.signal?.aborted) return fail('cancelled', 'cancelled before launch');
   let probePlan: ProbePlan;
   if (isProbePlan(opts.plan)) {
     const mode = opts.mode ?? opts.plan.parallel.mode;
     probePlan = { ...opts.plan, parallel: { ...opts.plan.parallel, mode, zeroStage: stageOfMode(mode, opts.plan.parallel.zeroStage) } };
   } else {
-    const exported = exportProbePlan(opts.plan, { ...opts.export, ranks: opts.ranks, mode: opts.mode, deepspeedAvailable: !!py.info.deepspeed });
+    const exported = exportProbePlan(opts.plan, { ...opts.export, ranks: ranks, mode: opts.mode, deepspeedAvailable: !!py.info.deepspeed });
     if (isExportProblem(exported)) return fail(exported.code, exported.message);
     probePlan = exported.probePlan;
   }
   // One process per GPU when there are enough GPUs; otherwise CPU ranks over gloo.
-  if (probePlan.device === 'auto' && py.info.gpus < opts.ranks) probePlan = { ...probePlan, device: 'cpu' };
+  if (probePlan.device === 'auto' && py.info.gpus < ranks) probePlan = { ...probePlan, device: 'cpu' };
   const dir = mkdtempSync(join(tmpdir(), 'shardlens-probe-'));
+  try {
+    return await launchIn(dir, probeDir, ranks, probePlan, py.info, opts, progress);
+  } finally {
+    // The plan and the default report live here; the report has been read (or copied to --out) by now.
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Writes the plan into `dir`, runs torchrun and reads the report back. */
+async function launchIn(
+  dir: string, probeDir: string, ranks: number, probePlan: ProbePlan, py: { python: string; executable: string; torch: string | null },
+  opts: RunProbeOptions, progress: (p: ProbeProgress) => void,
+): Promise<ProbeReport | ProbeFailure> {
   const planPath = join(dir, 'plan.json');
   const out = resolve(opts.out ?? join(dir, 'report.json'));
   writeFileSync(planPath, JSON.stringify(probePlan, null, 1));
   const timeoutMs = opts.timeoutMs ?? 600_000;
-  const argv = localArgv(probeDir, opts.ranks, planPath, probePlan.parallel.mode, out, timeoutMs / 1000 - 5);
-  progress({ phase: 'launch', message: `Launching ${opts.ranks} ranks (${probePlan.parallel.mode}) with ${py.info.executable}, torch ${py.info.torch}`, argv: [py.info.python, ...argv] });
-  const run = await launch(py.info.python, argv, opts.signal, timeoutMs, (line) => progress({ phase: 'output', message: line }));
+  const argv = localArgv(probeDir, ranks, planPath, probePlan.parallel.mode, out, timeoutMs / 1000 - 5);
+  progress({ phase: 'launch', message: `Launching ${ranks} ranks (${probePlan.parallel.mode}) with ${py.executable}, torch ${py.torch}`, argv: [py.python, ...argv] });
+  const run = await launch(py.python, argv, opts.signal, timeoutMs, (line) => progress({ phase: 'output', message: line }));
   if (run.reason === 'cancelled') return fail('cancelled', 'the probe was cancelled; every rank was stopped', { outputTail: run.tail });
   if (run.reason === 'timeout') return fail('timeout', `the probe did not finish within ${Math.round(timeoutMs / 1000)} s`, { outputTail: run.tail });
   if (run.reason === 'error') return fail('launch-failed', run.message, { outputTail: run.tail });
-  if (run.code === 3) return fail('torch-missing', `torch is not importable by ${py.info.executable}`, { outputTail: run.tail });
-  if (!existsSync(out)) return fail('no-report', `the probe exited with code ${run.code} and wrote no report`, { outputTail: run.tail });
-  const read = parseProbeReport(readFileSync(out, 'utf8'));
+  if (run.code === 3) return fail('torch-missing', `torch is not importable by ${py.executable}`, { outputTail: run.tail });
+  const text = readTextFile(out, { maxBytes: MAX_REPORT_BYTES });
+  if (!text.ok) return fail('no-report', text.reason === 'missing' ? `the probe exited with code ${run.code} and wrote no report` : text.detail, { outputTail: run.tail });
+  const read = parseProbeReport(text.text);
   if (!read.ok) return fail('invalid-report', `the report does not match its schema: ${read.problems.slice(0, 5).join('; ')}`, { outputTail: run.tail });
   progress({ phase: 'done', message: read.report.ok ? `Report written to ${out}` : 'The probe reported errors' });
   if (!read.report.ok) {
@@ -101,27 +155,23 @@ export async function runProbe(opts: RunProbeOptions): Promise<ProbeReport | Pro
   return read.report;
 }
 
-type LaunchResult =
+export type LaunchResult =
   | { reason: 'exit'; code: number | null; tail: string }
   | { reason: 'cancelled'; tail: string }
   | { reason: 'timeout'; tail: string }
   | { reason: 'error'; message: string; tail: string };
 
-/** Spawns the launcher in its own process group, so cancel and timeout stop torchrun and every rank. */
-function launch(python: string, argv: string[], signal: AbortSignal | undefined, timeoutMs: number, onLine: (l: string) => void): Promise<LaunchResult> {
+/**
+ * Spawns the launcher in its own process group: cancel and timeout stop torchrun and every rank (SIGTERM, then
+ * SIGKILL), ranks left over when torchrun exits are killed, and the group dies with this process (processGroups.ts).
+ */
+export function launch(python: string, argv: string[], signal: AbortSignal | undefined, timeoutMs: number, onLine: (l: string) => void): Promise<LaunchResult> {
   return new Promise((done) => {
     const lines: string[] = [];
-    const child = spawn(python, argv, {
-      stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32',
-      env: { ...process.env, PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' },
-    });
+    const child = spawn(python, argv, { stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32', env: localEnv() });
+    trackGroup(child.pid);
     let stopped: 'cancelled' | 'timeout' | undefined;
-    const kill = (sig: NodeJS.Signals) => {
-      try {
-        if (child.pid && process.platform !== 'win32') process.kill(-child.pid, sig);
-        else child.kill(sig);
-      } catch { /* Already gone. */ }
-    };
+    const kill = (sig: NodeJS.Signals) => signalGroup(child.pid, sig);
     const stop = (why: 'cancelled' | 'timeout') => {
       if (stopped) return;
       stopped = why;
@@ -149,11 +199,14 @@ function launch(python: string, argv: string[], signal: AbortSignal | undefined,
       signal?.removeEventListener('abort', onAbort);
       done(r);
     };
-    child.on('error', (e) => finish({ reason: 'error', message: `could not start ${python}: ${e.message}`, tail: lines.join('\n') }));
+    child.on('error', (e) => {
+      releaseGroup(child.pid);
+      finish({ reason: 'error', message: `could not start ${python}: ${e.message}`, tail: lines.join('\n') });
+    });
+    // torchrun has exited: any rank still running (holding the output pipes open) is killed with the group.
+    child.on('exit', () => releaseGroup(child.pid));
     child.on('close', (code) => {
       if (partial) lines.push(partial);
-      // Stop any rank that outlived the launcher.
-      if (stopped) kill('SIGKILL');
       const tail = lines.slice(-40).join('\n');
       finish(stopped === 'cancelled' ? { reason: 'cancelled', tail } : stopped === 'timeout' ? { reason: 'timeout', tail } : { reason: 'exit', code, tail });
     });

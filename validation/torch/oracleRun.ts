@@ -4,7 +4,9 @@
  * folder. Never rejects: every failure is an OracleFailure that says what and why.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { MAX_REPORT_BYTES, readTextFile } from '../../server/io/read';
+import { releaseGroup, signalGroup, trackGroup } from '../processGroups';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { inspectPython, type PythonInfo } from './python';
@@ -89,8 +91,9 @@ export async function runOracle(plan: OraclePlan | readonly OraclePlan[], o: Run
     const run = await spawnAndWait(o.python, argv, o.timeoutMs ?? 600_000, o.signal);
     if (run.code === 'timeout' || run.code === 'cancelled') return fail(run.code, run.code === 'timeout' ? 'the oracle did not finish in time' : 'cancelled', run.tail);
     if (run.code === 'spawn') return fail('launch-failed', `could not start ${o.python}`, run.tail);
-    if (!existsSync(out)) return fail('no-report', `the oracle wrote no report (exit code ${run.exit})`, run.tail);
-    return JSON.parse(readFileSync(out, 'utf8')) as OracleReport | OracleReport[];
+    const text = readTextFile(out, { maxBytes: MAX_REPORT_BYTES });
+    if (!text.ok) return fail('no-report', text.reason === 'missing' ? `the oracle wrote no report (exit code ${run.exit})` : text.detail, run.tail);
+    return JSON.parse(text.text) as OracleReport | OracleReport[];
   } catch (e) {
     return fail('no-report', `the oracle's report could not be read: ${String(e)}`);
   } finally {
@@ -106,12 +109,17 @@ function spawnAndWait(python: string, argv: readonly string[], timeoutMs: number
     const keep = (d: Buffer) => { tail = (tail + d.toString()).slice(-4000); };
     let child;
     try {
-      child = spawn(python, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } });
+      // Its own process group, killed on cancel, timeout and exit (processGroups.ts); it stops if this process dies.
+      child = spawn(python, argv, {
+        stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32',
+        env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', SHARDLENS_PARENT_PID: String(process.pid) },
+      });
     } catch {
       done({ code: 'spawn', exit: null, tail: '' });
       return;
     }
     const proc = child;
+    trackGroup(proc.pid);
     let settled = false;
     const finish = (r: SpawnResult) => {
       if (settled) return;
@@ -120,12 +128,13 @@ function spawnAndWait(python: string, argv: readonly string[], timeoutMs: number
       signal?.removeEventListener('abort', onAbort);
       done(r);
     };
-    const onAbort = () => { proc.kill('SIGKILL'); finish({ code: 'cancelled', exit: null, tail }); };
-    const timer = setTimeout(() => { proc.kill('SIGKILL'); finish({ code: 'timeout', exit: null, tail }); }, timeoutMs);
+    const onAbort = () => { signalGroup(proc.pid, 'SIGKILL'); finish({ code: 'cancelled', exit: null, tail }); };
+    const timer = setTimeout(() => { signalGroup(proc.pid, 'SIGKILL'); finish({ code: 'timeout', exit: null, tail }); }, timeoutMs);
     signal?.addEventListener('abort', onAbort);
     proc.stdout.on('data', keep);
     proc.stderr.on('data', keep);
-    proc.on('error', () => finish({ code: 'spawn', exit: null, tail }));
+    proc.on('error', () => { releaseGroup(proc.pid); finish({ code: 'spawn', exit: null, tail }); });
+    proc.on('exit', () => releaseGroup(proc.pid));
     proc.on('close', (exit) => finish({ code: 'exit', exit, tail }));
   });
 }

@@ -6,7 +6,8 @@ import { estimateMemory } from '../../shared/memory/estimate';
 import type { Plan } from '../../shared/plan/types';
 import { compareReport, coreRankEstimate, withEstimates, type ProbeComparison } from './compare';
 import { exportProbePlan, isExportProblem } from './exportPlan';
-import { isProbeFailure, runProbe, type RunProbeOptions } from './launch';
+import { availableParallelism } from 'node:os';
+import { chooseRanks, isProbeFailure, runProbe, type RunProbeOptions } from './launch';
 import { findPython } from './python';
 import type { ProbeFailure, ProbeReport } from './types';
 
@@ -22,9 +23,11 @@ export interface ProbeOutcome {
 export async function probeAndCompare(opts: RunProbeOptions & { readonly plan: Plan }): Promise<ProbeOutcome | ProbeFailure> {
   const py = await findPython(opts.python);
   if (!py.ok) return { ok: false, kind: 'shardlens-probe-failure', code: py.code, message: py.message };
-  const exported = exportProbePlan(opts.plan, { ...opts.export, ranks: opts.ranks, mode: opts.mode, deepspeedAvailable: !!py.info.deepspeed });
+  const ranks = chooseRanks(opts.ranks, { gpus: py.info.gpus, cpus: availableParallelism() }, opts.oversubscribe);
+  if (typeof ranks !== 'number') return { ok: false, kind: 'shardlens-probe-failure', code: 'too-many-ranks', message: ranks.error };
+  const exported = exportProbePlan(opts.plan, { ...opts.export, ranks, mode: opts.mode, deepspeedAvailable: !!py.info.deepspeed });
   if (isExportProblem(exported)) return { ok: false, kind: 'shardlens-probe-failure', code: exported.code, message: exported.message };
-  const out = await runProbe({ ...opts, plan: exported.probePlan, python: py.info.python, mode: undefined });
+  const out = await runProbe({ ...opts, ranks, plan: exported.probePlan, python: py.info.python, mode: undefined });
   if (isProbeFailure(out)) return out;
   let core;
   try {

@@ -127,7 +127,7 @@ export interface ProbeReport {
 
 export type ProbeFailureCode =
   | 'python-not-found' | 'torch-missing' | 'torch-too-old' | 'layout-mismatch' | 'unsupported-plan'
-  | 'launch-failed' | 'cancelled' | 'timeout' | 'no-report' | 'invalid-report' | 'probe-failed';
+  | 'launch-failed' | 'cancelled' | 'timeout' | 'no-report' | 'invalid-report' | 'probe-failed' | 'too-many-ranks';
 
 /** A run that produced no usable report, or a report whose ranks failed (then `report` is set). */
 export interface ProbeFailure {

@@ -27,10 +27,14 @@ function numeric(a: string, b: string, op: string): boolean | undefined {
   return ({ '-eq': x === y, '-ne': x !== y, '-gt': x > y, '-lt': x < y, '-ge': x >= y, '-le': x <= y } as Record<string, boolean>)[op];
 }
 
-/** A shell glob (`case` pattern, `[[ == ]]` right side) as a regular expression. */
-function glob(p: string): RegExp {
-  const re = p.replace(/[.+^${}()|\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
-  return new RegExp(`^${re}$`);
+/**
+ * Whether `s` matches a shell glob (`case` pattern, `[[ == ]]` right side); undefined for patterns or subjects too
+ * long to match safely (a hostile file must not make the reader backtrack for long).
+ */
+function globMatch(p: string, s: string): boolean | undefined {
+  if (p.length > 200 || s.length > 2000 || (p.match(/\*/g)?.length ?? 0) > 4) return undefined;
+  const re = p.replace(/[.+^${}()|\\[\]]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  return new RegExp(`^${re}$`, 's').test(s);
 }
 
 /** The truth of a test expression node, or undefined when a value is unknown. */
@@ -65,7 +69,7 @@ export function truth(env: CondEnv, n: SNode, depth = 0): boolean | undefined {
       const a = value(env, l);
       const b = value(env, r);
       if (a === undefined || b === undefined) return undefined;
-      if (op === '==' || op === '=') return r.type === 'string' || r.type === 'raw_string' ? a === b : glob(b).test(a);
+      if (op === '==' || op === '=') return r.type === 'string' || r.type === 'raw_string' ? a === b : globMatch(b, a);
       if (op === '!=') return a !== b;
       return numeric(a, b, op);
     }
@@ -82,7 +86,9 @@ export function caseArm(env: CondEnv, subject: SNode, items: readonly SNode[]): 
     for (const p of pats) {
       const v = value(env, p);
       if (v === undefined) return undefined;
-      if (glob(v).test(s)) return i;
+      const m = globMatch(v, s);
+      if (m === undefined) return undefined;
+      if (m) return i;
     }
   }
   return -1;

@@ -6,6 +6,7 @@
 import type { SNode } from './plainTree';
 import { substitute } from './substitution';
 import { append, computed, FIELD_SEP, lit, push, splitWords, sv, unresolved, type SV } from './sval';
+import { own } from '../../../shared/lookup';
 
 /** A literal assignment not expanded yet: most variables of a long script are never read. */
 export interface Deferred { readonly node: SNode; readonly base: number }
@@ -161,7 +162,7 @@ export class Expander {
     if (v) return v;
     const arr = this.arrays.get(name);
     if (arr?.[0]) return arr[0];
-    const e = this.env[name];
+    const e = own(this.env, name);
     return e === undefined ? undefined : computed(e, 0, 0);
   }
 

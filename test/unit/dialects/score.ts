@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { estimateFile } from '../../../cli/commands/estimate';
+import { InputError } from '../../../cli/load';
 
 export const FIXTURES = resolve(__dirname, '../../fixtures/dialects');
 
@@ -146,6 +147,8 @@ export async function scoreFixture(fixture: string, key: AnswerKey): Promise<Fix
     const j = json as EstimateJson;
     return { fixture, comparisons: compare(j, key), estimated: !!j.layout, refused: !j.layout && j.problems.some((p) => p.message.length > 0) };
   } catch (e) {
+    // The CLI refuses a file that is not a training config with an InputError (exit 2 and its message): a refusal.
+    if (e instanceof InputError && e.message.length > 0) return { fixture, comparisons: compare({ problems: [] } as unknown as EstimateJson, key), estimated: false, refused: true };
     return { fixture, comparisons: [], crashed: e instanceof Error ? e.message : String(e), estimated: false, refused: false };
   }
 }

@@ -40,6 +40,11 @@ describe('launch scripts: shell structure', () => {
     assert.equal(value(text, 'training.microBatch'), 1);
   });
 
+  test('a glob that would backtrack for long is left undecided (both arms read)', () => {
+    const text = `X=${'a'.repeat(3000)}b\ncase $X in\n  *a*a*a*a*a*a*a*a*a*a*c) TP=2 ;;\n  *) TP=4 ;;\nesac\ntorchrun pretrain_gpt.py --tensor-model-parallel-size $TP --num-layers 2\n`;
+    assert.equal(value(text, 'parallel.tp'), 4);
+  });
+
   test('export, ${VAR:-default}, arrays and $(expr …) arithmetic', () => {
     const text = 'export TP=${TP:-2}\nN=4\nARGS=(\n  --tensor-model-parallel-size $TP\n  # a comment inside the array\n  --micro-batch-size $(expr 16 / $N / 2)\n)\ntorchrun pretrain_gpt.py ${ARGS[@]}\n';
     assert.equal(value(text, 'parallel.tp'), 2);

@@ -11,6 +11,7 @@ import rayActor from '../../../formats/launch/ray-actor.json';
 import nemo from '../../../formats/nemo/keys.json';
 import openrlhf from '../../../formats/openrlhf/keys.json';
 import verl from '../../../formats/verl/keys.json';
+import slurm from '../../../formats/slurm/keys.json';
 import type { DialectTable } from '../../../formats/common/keyTable';
 import { isPlanPath } from '../../../shared/plan/paths';
 
@@ -34,4 +35,15 @@ describe('dialect key tables', () => {
       for (const [alias, target] of Object.entries(t.aliases ?? {})) assert.ok(t.keys[target], `alias ${alias} → ${target}`);
     });
   }
+});
+
+describe('Slurm option table', () => {
+  test('every option has its SlurmOptions field, a description, and a PlanPath when it sets one', () => {
+    const fields = new Set(['nodes', 'gpusPerNode', 'gpuType', 'tasksPerNode', 'gpusPerTask', 'tasks']);
+    for (const [opt, spec] of Object.entries((slurm as { keys: Record<string, { field: string; plan?: string; description: string }> }).keys)) {
+      assert.ok(fields.has(spec.field), `${opt}: field ${spec.field}`);
+      assert.ok(spec.description.length > 10, `${opt} documents itself`);
+      if (spec.plan) assert.ok(isPlanPath(spec.plan), `${opt}: plan ${spec.plan}`);
+    }
+  });
 });
