@@ -7,7 +7,7 @@ import { CodeActionKind, TextEdit, type CodeAction, type Diagnostic } from 'vsco
 import { ClientCommands, type AnalysisAssumption, type AssumptionFix } from '../../shared/protocol';
 import { INPUT_WORDS } from '../../shared/wording/verdict';
 import type { DocumentAnalysis } from '../analysis/analyze';
-import { editFor } from './edits';
+import { keyEdits } from '../../formats/common/edit/keyEdit';
 import { localFact } from './facts';
 import { verdictOf } from './verdict';
 
@@ -22,7 +22,7 @@ function writeEdit(a: DocumentAnalysis, x: AnalysisAssumption): TextEdit[] | und
   // "auto" is text; the value replaces the quoted word with a number.
   if (f?.value === 'auto' && f.source.range) return [TextEdit.replace(f.source.range, String(n))];
   if (f) return undefined;
-  return editFor(a, x.path, n);
+  return keyEdits(a, x.path, n);
 }
 
 /** The fix of one assumed input, or undefined when only the dashboard can explain it. */
