@@ -41,12 +41,6 @@ export function formatVolume(bytes: number | undefined): string {
   return `${sig(bytes / 1e6)} MB`;
 }
 
-/** Signed volume for deltas. */
-export function formatDeltaVolume(delta: number): string {
-  if (!Number.isFinite(delta)) return '—';
-  return `${delta < 0 ? '−' : '+'}${formatVolume(Math.abs(delta))}`;
-}
-
 /** Seconds as "1.23 s" or "456 ms". */
 export function formatSeconds(s: number | undefined): string {
   if (!showable(s)) return '—';

@@ -65,16 +65,9 @@ export const realCore: CoreApi = {
   },
 };
 
-let current: CoreApi = realCore;
-
 /** The core the server uses. */
 export function core(): CoreApi {
-  return current;
-}
-
-/** Replaces the core (tests). */
-export function setCore(c: CoreApi): void {
-  current = c;
+  return realCore;
 }
 
 /** One-time asynchronous set-up of the format readers (the tree-sitter bash grammar). */

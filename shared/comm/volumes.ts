@@ -2,7 +2,6 @@
  * Message sizes (bytes per rank per occurrence, the S of nccl-tests) and occurrences per step of every collective.
  * One function per term; the wire volume follows from the busFactor of shared/comm/links.ts.
  */
-import { kvHeadsPerRank } from '../model/rankParams';
 
 /** DP gradient all-reduce message: S = Ψ_rank·bytes_grad; wire volume 2(N−1)/N·S (ZeRO paper §7; PyTorch DDP). */
 export function dpGradAllReduceBytes(params: number, gradBytes: number): number {
@@ -48,14 +47,6 @@ export function ppMessageBytes(tokens: number, hidden: number, actBytes: number,
 /** PP sends per stage per step: m·v activations forward to the next stage and m·v gradients back, per existing neighbour. */
 export function ppSendsPerStep(m: number, v: number, hasNext: boolean, hasPrev: boolean): number {
   return m * v * ((hasNext ? 1 : 0) + (hasPrev ? 1 : 0));
-}
-
-/**
- * CP K/V exchange per layer: S = 2·b·s·g·d_h·bytes/tp (all K and V of the sequence, gathered around the ring,
- * Liu et al. 2023 Ring Attention; Megatron context parallel).
- */
-export function cpKvBytes(tokensFullSeq: number, kvHeads: number, headDim: number, actBytes: number, tp: number): number {
-  return 2 * tokensFullSeq * kvHeadsPerRank(Math.max(1, kvHeads), Math.max(1, tp)) * headDim * actBytes;
 }
 
 /** CP exchanges per layer per micro-batch: K/V forward, K/V + dK/dV backward (+1 with full recomputation). */

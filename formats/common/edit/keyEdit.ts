@@ -66,12 +66,6 @@ const INSERTABLE = new Set<PlanPath>([
   'training.microBatch', 'training.gradAccum', 'training.globalBatch',
 ]);
 
-/** True when the written value of a local fact is a boolean literal (e.g. `gradient_checkpointing: true`). */
-export function writtenAsBoolean(file: EditableFile, path: PlanPath): boolean {
-  const r = localFactOf(file, path)?.source.range;
-  return !!r && /^["']?(true|false)["']?$/i.test(textOf(file.text, r).trim());
-}
-
 /** Edits that set `path` to `value`, or undefined when the file cannot be edited safely for it. */
 export function keyEdits(file: EditableFile, path: PlanPath, value: FactValue): TextEdit[] | undefined {
   const f = localFactOf(file, path);
