@@ -138,11 +138,14 @@ describe('torchrun probe on CPU (gloo)', { skip: ci ? false : skip }, () => {
       onProgress: (p) => { if (p.phase === 'launch') setTimeout(() => ac.abort(), 1500); },
     });
     assert.ok(isProbeFailure(out) && out.code === 'cancelled', JSON.stringify(out));
-    await new Promise((r) => setTimeout(r, 2500));
-    let left = '';
-    try {
-      left = execFileSync('pgrep', ['-f', outPath], { encoding: 'utf8' });
-    } catch { /* pgrep exits 1 when nothing matches. */ }
-    assert.equal(left.trim(), '', `processes left behind: ${left}`);
+    // Wait for the processes to go (polling, at most 10 s) instead of sleeping a fixed time and hoping.
+    const leftover = (): string => {
+      try {
+        return execFileSync('pgrep', ['-f', outPath], { encoding: 'utf8' }).trim();
+      } catch { return ''; /* pgrep exits 1 when nothing matches. */ }
+    };
+    let left = leftover();
+    for (const end = Date.now() + 10_000; left && Date.now() < end; left = leftover()) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(left, '', `processes left behind: ${left}`);
   });
 });

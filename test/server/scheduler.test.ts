@@ -22,28 +22,31 @@ function setup(delayMs = 20) {
   return { s, docs, analysed, results };
 }
 
-const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Lets promise callbacks run (setImmediate is not mocked, so it runs after the pending microtasks). */
+const flush = async () => { for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r)); };
 
-/** Polls until `cond` holds (condition-based, so a loaded machine only makes it slower). */
-async function until(cond: () => boolean, limitMs = 10_000): Promise<void> {
-  const t0 = Date.now();
-  while (!cond() && Date.now() - t0 < limitMs) await wait(5);
-}
-
-test('five quick edits give one debounced analysis of the last version', async () => {
+// The debounce runs on mocked timers: each test moves the clock itself, so nothing depends on how fast the machine is.
+test('five quick edits give one debounced analysis of the last version', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
   const { s, docs, analysed, results } = setup();
   for (let v = 1; v <= 5; v++) {
     docs.set('file:///a', { text: `v${v}`, version: v });
     s.schedule('file:///a');
   }
-  await until(() => results.length > 0);
-  await wait(60);
+  t.mock.timers.tick(19);
+  await flush();
+  assert.equal(analysed.length, 0, 'nothing runs before the debounce delay');
+  t.mock.timers.tick(1);
+  await flush();
   assert.equal(analysed.length, 1);
-  assert.equal(results.length, 1);
-  assert.equal(results[0]?.version, 5);
+  assert.deepEqual(results.map((r) => r.version), [5]);
+  t.mock.timers.tick(10_000);
+  await flush();
+  assert.equal(analysed.length, 1, 'no timer is left to run again');
 });
 
-test('a request is answered from the cache for the same version and recomputed for a new one', async () => {
+test('a request is answered from the cache for the same version and recomputed for a new one', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
   const { s, docs, analysed } = setup();
   docs.set('file:///a', { text: 'x', version: 1 });
   const a1 = await s.get('file:///a');
@@ -55,18 +58,21 @@ test('a request is answered from the cache for the same version and recomputed f
   const a3 = await s.get('file:///a');
   assert.equal(a3?.version, 2);
   assert.equal(analysed.length, 2);
-  await wait(40);
+  t.mock.timers.tick(20);
+  await flush();
   // The debounced run finds the version already analysed and does not compute it again.
   assert.equal(analysed.length, 2);
 });
 
-test('closed documents are forgotten and their pending work is dropped', async () => {
+test('closed documents are forgotten and their pending work is dropped', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
   const { s, docs, analysed, results } = setup();
   docs.set('file:///a', { text: 'x', version: 1 });
   s.schedule('file:///a');
   docs.delete('file:///a');
   s.close('file:///a');
-  await wait(40);
+  t.mock.timers.tick(20);
+  await flush();
   assert.equal(analysed.length, 0);
   assert.equal(results.length, 0);
   assert.equal(await s.get('file:///a'), undefined);
