@@ -1,18 +1,11 @@
-// Writes the key tables of docs/formats/<page>.md from formats/<name>/keys.json, between the
-// `<!-- keys:start -->` and `<!-- keys:end -->` markers (the text around them is written by hand).
+// Writes the key table of each docs/formats/<name>.md that has `<!-- keys:start -->` and `<!-- keys:end -->` markers
+// from formats/<name>/keys.json (the text around the markers is written by hand).
 // `--check` exits 1 when a page is out of date instead of writing it (the format-docs test runs it).
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 
-/** Page → key tables shown on it. */
-const PAGES = {
-  deepspeed: ['deepspeed'],
-  megatron: ['megatron'],
-  torchtitan: ['torchtitan'],
-  accelerate: ['accelerate'],
-  nanotron: ['nanotron'],
-  axolotl: ['axolotl'],
-  llamafactory: ['llamafactory'],
-};
+/** Pages with a key table: docs/formats/<name>.md shows formats/<name>/keys.json. */
+const PAGES = readdirSync('docs/formats').filter((f) => f.endsWith('.md') && readFileSync(`docs/formats/${f}`, 'utf8').includes('<!-- keys:start -->'))
+  .map((f) => f.slice(0, -3));
 
 const cell = (v) => String(v ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ');
 const shown = (v) => (v === undefined || v === null ? '' : `\`${JSON.stringify(v)}\``);
@@ -30,7 +23,8 @@ function tableOf(name) {
 
 const check = process.argv.includes('--check');
 let stale = 0;
-for (const [page, names] of Object.entries(PAGES)) {
+for (const page of PAGES) {
+  const names = [page];
   const path = `docs/formats/${page}.md`;
   const text = readFileSync(path, 'utf8');
   const start = text.indexOf('<!-- keys:start -->');

@@ -3,11 +3,8 @@
  * (never one global), and dropped when the client says the configuration changed.
  */
 import type { Connection } from 'vscode-languageserver';
-import type { FormatId } from '../shared/plan/facts';
 import { normalizeCalibration } from '../shared/plan/calibration';
-import { DEFAULT_SETTINGS, SETTINGS_SECTION, type HintDetail, type ShardLensSettings } from '../shared/protocol';
-
-const DETAILS: readonly HintDetail[] = ['off', 'minimal', 'normal', 'verbose'];
+import { DEFAULT_SETTINGS, SETTING_RULES, SETTINGS_SECTION, type ShardLensSettings } from '../shared/protocol';
 
 /**
  * The own fields of an object, in an object without a prototype: a setting the client did not send reads as
@@ -19,42 +16,37 @@ function obj(v: unknown): Record<string, unknown> {
   return out;
 }
 
-/** A finite number within [min, max], else the fallback. */
-function num(v: unknown, fallback: number, min: number, max: number): number {
-  return typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max ? v : fallback;
+/** One setting as the client sent it, checked against its default's type and its rule (SETTING_RULES). */
+function leaf(key: string, v: unknown, d: unknown): unknown {
+  const rule = SETTING_RULES[key];
+  if (typeof d === 'number') {
+    const r = rule && 'min' in rule ? rule : { min: -Infinity, max: Infinity };
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < r.min || v > r.max) return d;
+    return 'int' in r && r.int ? Math.floor(v) : v;
+  }
+  if (typeof d === 'string') {
+    if (rule && 'oneOf' in rule) return typeof v === 'string' && rule.oneOf.includes(v) ? v : d;
+    return typeof v === 'string' ? v.trim().slice(0, 4096) : d;
+  }
+  if (Array.isArray(d)) return Array.isArray(v) ? v.filter((x) => typeof x === 'string') : d;
+  return d;
+}
+
+/** The settings object `d` with each field read from `raw` (nested groups recursively). */
+function read(raw: unknown, d: Readonly<Record<string, unknown>>, prefix: string): Record<string, unknown> {
+  const r = obj(raw);
+  const out: Record<string, unknown> = {};
+  for (const [k, dv] of Object.entries(d)) {
+    const key = prefix + k;
+    if (key === 'calibration') out[k] = normalizeCalibration(r[k]);
+    else out[k] = dv !== null && typeof dv === 'object' && !Array.isArray(dv) ? read(r[k], dv as Record<string, unknown>, `${key}.`) : leaf(key, r[k], dv);
+  }
+  return out;
 }
 
 /** Turns whatever the client sent into valid settings; unknown or invalid values fall back to the defaults. */
 export function normalizeSettings(raw: unknown): ShardLensSettings {
-  const r = obj(raw);
-  const d = DEFAULT_SETTINGS;
-  const cluster = obj(r.cluster);
-  const hints = obj(r.hints);
-  const overhead = obj(r.overhead);
-  const formats = obj(r.formats);
-  const planner = obj(r.planner);
-  const enabled = Array.isArray(formats.enabled) ? formats.enabled.filter((x): x is FormatId => typeof x === 'string') : [];
-  return {
-    cluster: {
-      gpu: typeof cluster.gpu === 'string' ? cluster.gpu.trim() : d.cluster.gpu,
-      gpusPerNode: Math.floor(num(cluster.gpusPerNode, d.cluster.gpusPerNode, 0, 1024)),
-      nodes: Math.floor(num(cluster.nodes, d.cluster.nodes, 0, 1e6)),
-    },
-    worldSize: Math.floor(num(r.worldSize, d.worldSize, 0, 1e8)),
-    model: typeof r.model === 'string' ? r.model.trim() : d.model,
-    seqLen: Math.floor(num(r.seqLen, d.seqLen, 0, 1e8)),
-    microBatch: Math.floor(num(r.microBatch, d.microBatch, 0, 1e6)),
-    hints: { detail: DETAILS.includes(hints.detail as HintDetail) ? (hints.detail as HintDetail) : d.hints.detail },
-    units: r.units === 'GB' ? 'GB' : 'GiB',
-    overhead: {
-      cudaContextGiB: num(overhead.cudaContextGiB, d.overhead.cudaContextGiB, 0, 64),
-      fragmentation: num(overhead.fragmentation, d.overhead.fragmentation, 0, 1),
-    },
-    formats: { enabled },
-    planner: { safetyMargin: num(planner.safetyMargin, d.planner.safetyMargin, 0.5, 1) },
-    calibration: normalizeCalibration(r.calibration),
-    profile: typeof r.profile === 'string' ? r.profile.trim().slice(0, 4096) : d.profile,
-  };
+  return read(raw, DEFAULT_SETTINGS as unknown as Record<string, unknown>, '') as unknown as ShardLensSettings;
 }
 
 /** Settings per document URI, fetched lazily from the client when it supports workspace/configuration. */

@@ -1,9 +1,8 @@
 /** Label, formula text and citation of every memory term, as hovers and `--json` show them. */
-import type { MemoryTermName } from '../plan/result';
 
 export interface TermInfo { readonly label: string; readonly formula: string; readonly citation: string }
 
-export const TERM_INFO: Readonly<Record<MemoryTermName, TermInfo>> = {
+export const TERM_INFO = {
   parameters: { label: 'Parameters', formula: 'Ψ_rank · b_param / N_shard (0 on GPU with parameter offload)', citation: 'Rajbhandari et al. 2020 (ZeRO) §5.3; Megatron theoretical_memory_usage.py sharding map' },
   gradients: { label: 'Gradients', formula: 'Ψ_train · b_grad / N_shard', citation: 'Rajbhandari et al. 2020 (ZeRO) §5.2' },
   optimizerStates: { label: 'Optimizer states', formula: 'Ψ_train · b_opt / N_shard (Adam 8, SGD-momentum 4, Lion 4, 8-bit Adam 2, Adafactor ≈ 8/h)', citation: 'Rajbhandari et al. 2020 (ZeRO) §5.1; Kingma & Ba 2015; Dettmers et al. 2022; Chen et al. 2023; Shazeer & Stern 2018' },
@@ -17,4 +16,4 @@ export const TERM_INFO: Readonly<Record<MemoryTermName, TermInfo>> = {
   commBuffers: { label: 'Communication buckets', formula: 'DDP Ψ_stage·b_grad (bucket copies of all gradients); DeepSpeed ZeRO-1/2 (overlap ? 4.5 : 1)·(reduce + allgather)·2; ZeRO-3 (overlap ? 2 : 1)·reduce·b_grad', citation: 'PyTorch DDP docs (gradient_as_bucket_view); DeepSpeed config docs (overlap_comm 4.5×)' },
   cudaContext: { label: 'CUDA context and workspaces', formula: 'C_ctx', citation: 'docs/formulas.md#runtime-overheads (1–2 GB per GPU)' },
   fragmentation: { label: 'Allocator fragmentation', formula: 'f · allocated tensors', citation: 'docs/formulas.md#runtime-overheads (5–10%)' },
-};
+} as const satisfies Readonly<Record<string, TermInfo>>;

@@ -2,6 +2,7 @@
  * The outputs of the memory estimate. Every figure carries its formula, its inputs and where each input came from,
  * so that hovers, dashboards and the CLI's `--json` can explain it.
  */
+import type { TERM_INFO } from '../memory/termInfo';
 import type { InputSource, Problem } from './types';
 
 /** One input as used by a term: its value and where it came from. */
@@ -10,21 +11,11 @@ export interface TermInput {
   readonly source: InputSource;
 }
 
-/** Names of the per-GPU memory terms, each computed by one function in shared/memory/. */
-export type MemoryTermName =
-  | 'parameters'
-  | 'gradients'
-  | 'optimizerStates'
-  | 'masterWeights'
-  | 'gradAccumBuffer'
-  | 'activations'
-  | 'embeddingActivations'
-  | 'logits'
-  | 'commBuffers'
-  | 'gatheredParameters'
-  | 'fp8WeightCache'
-  | 'cudaContext'
-  | 'fragmentation';
+/**
+ * Names of the per-GPU memory terms, each computed by one function in shared/memory/: the keys of TERM_INFO
+ * (shared/memory/termInfo.ts), so a new term is named where its label, formula and source are written.
+ */
+export type MemoryTermName = keyof typeof TERM_INFO;
 
 /** One labelled memory term of one pipeline stage. */
 export interface Term {

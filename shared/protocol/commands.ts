@@ -1,7 +1,8 @@
 /**
  * The names the extension contributes in package.json (`contributes.commands`, `contributes.configuration`), typed
  * once. The server may only point users at these (code lenses, assumptions, source details); a manifest test checks
- * both directions: every name here is contributed and registered, and everything contributed is listed here.
+ * both directions: every name here is contributed and registered, and everything contributed is listed here (settings:
+ * every DEFAULT_SETTINGS field).
  */
 import type { ShardLensSettings } from './settings';
 
@@ -52,16 +53,3 @@ type SettingKeys<T, P extends string> = {
 
 /** A contributed setting: one per ShardLensSettings leaf, plus the language client's trace setting. */
 export type SettingId = SettingKeys<ShardLensSettings, 'shardlens'> | 'shardlens.trace.server';
-
-/** Every contributed setting at run time (the manifest test compares it with package.json). */
-export const SETTING_IDS = [
-  'shardlens.cluster.gpu', 'shardlens.cluster.gpusPerNode', 'shardlens.cluster.nodes', 'shardlens.worldSize',
-  'shardlens.model', 'shardlens.seqLen', 'shardlens.microBatch', 'shardlens.hints.detail', 'shardlens.units',
-  'shardlens.overhead.cudaContextGiB', 'shardlens.overhead.fragmentation', 'shardlens.formats.enabled',
-  'shardlens.planner.safetyMargin', 'shardlens.trace.server', 'shardlens.calibration', 'shardlens.profile',
-] as const satisfies readonly SettingId[];
-
-// Compile-time check in the other direction: every SettingId is listed above.
-type Unlisted = Exclude<SettingId, (typeof SETTING_IDS)[number]>;
-const everySettingListed: [Unlisted] extends [never] ? true : Unlisted = true;
-void everySettingListed;

@@ -64,5 +64,25 @@ export const DEFAULT_SETTINGS: ShardLensSettings = {
   profile: '',
 };
 
+/** How the server checks a setting the client sends: numbers within bounds (whole where `int`), text from a list. */
+export type SettingRule = { readonly min: number; readonly max: number; readonly int?: boolean } | { readonly oneOf: readonly string[] };
+
+/**
+ * The rule of every number and every choice among DEFAULT_SETTINGS (normalizeSettings applies them; a value that breaks
+ * its rule falls back to the default). Free text is trimmed; lists keep their strings.
+ */
+export const SETTING_RULES: Readonly<Record<string, SettingRule>> = {
+  'cluster.gpusPerNode': { min: 0, max: 1024, int: true },
+  'cluster.nodes': { min: 0, max: 1e6, int: true },
+  worldSize: { min: 0, max: 1e8, int: true },
+  seqLen: { min: 0, max: 1e8, int: true },
+  microBatch: { min: 0, max: 1e6, int: true },
+  'hints.detail': { oneOf: ['off', 'minimal', 'normal', 'verbose'] },
+  units: { oneOf: ['GiB', 'GB'] },
+  'overhead.cudaContextGiB': { min: 0, max: 64 },
+  'overhead.fragmentation': { min: 0, max: 1 },
+  'planner.safetyMargin': { min: 0.5, max: 1 },
+};
+
 /** The settings section the server asks for with workspace/configuration. */
 export const SETTINGS_SECTION = 'shardlens';

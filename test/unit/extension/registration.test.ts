@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ClientCommands, Commands, SETTING_IDS } from '../../../shared/protocol';
+import { ClientCommands, Commands, DEFAULT_SETTINGS, SETTING_RULES, type SettingId } from '../../../shared/protocol';
 import { analyzeDocument } from '../../../server/analysis/analyze';
 import { core, initCore } from '../../../server/analysis/core';
 import { createHost } from '../../../server/analysis/host';
@@ -26,7 +26,12 @@ const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as {
 const contributedCommands = new Set(pkg.contributes.commands.map((c) => c.command));
 const contributedSettings = new Set(Object.keys(pkg.contributes.configuration.properties));
 const commandIds = new Set<string>(Object.values(Commands));
-const settingIds = new Set<string>(SETTING_IDS);
+/** Every setting: one per DEFAULT_SETTINGS field (`calibration` is one table), plus the language client's trace. */
+function settingIdsOf(o: object, prefix: string): string[] {
+  return Object.entries(o).flatMap(([k, v]) => (v && typeof v === 'object' && !Array.isArray(v) && k !== 'calibration' ? settingIdsOf(v, `${prefix}.${k}`) : [`${prefix}.${k}`]));
+}
+const traceSetting: SettingId = 'shardlens.trace.server';
+const settingIds = new Set<string>([...settingIdsOf(DEFAULT_SETTINGS, 'shardlens'), traceSetting]);
 
 /** Every TypeScript source below a folder, concatenated. */
 function sources(dir: string): string {
@@ -66,12 +71,18 @@ describe('commands: package.json ↔ shared/protocol/commands.ts', () => {
   });
 });
 
-describe('settings: package.json ↔ shared/protocol/commands.ts', () => {
+describe('settings: package.json ↔ DEFAULT_SETTINGS (shared/protocol/settings.ts)', () => {
   test('every listed setting is contributed', () => {
     for (const id of settingIds) assert.ok(contributedSettings.has(id), `${id} is not in contributes.configuration`);
   });
   test('every contributed setting is listed', () => {
-    for (const id of contributedSettings) assert.ok(settingIds.has(id), `${id} is contributed but not in SETTING_IDS`);
+    for (const id of contributedSettings) assert.ok(settingIds.has(id), `${id} is contributed but not a field of ShardLensSettings`);
+  });
+  test('every number and choice among the settings has a rule, and every rule names a setting', () => {
+    const leaves = [...settingIds].filter((id) => id !== traceSetting).map((id) => id.slice('shardlens.'.length));
+    const value = (key: string): unknown => key.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], DEFAULT_SETTINGS);
+    for (const key of leaves) if (typeof value(key) === 'number') assert.ok(SETTING_RULES[key], `${key} has no bounds in SETTING_RULES`);
+    for (const key of Object.keys(SETTING_RULES)) assert.ok(leaves.includes(key), `SETTING_RULES.${key} is not a setting`);
   });
   test('every setting but the language client trace is a field of the server settings', () => {
     // normalizeSettings returns a complete ShardLensSettings, so each field is read from what the client sends.
