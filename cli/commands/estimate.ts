@@ -95,10 +95,10 @@ export async function estimateFile(file: string, flags: Flags, quietHeader = fal
       console.log(planSummary(plan, est.model.parameters));
       console.log(`\nRead (value and where it came from):\n${inputLines(readInputs(plan, loaded.resolved.factsUsed)).map((l) => '  ' + l).join('\n')}`);
       const gpu = est.gpuMemoryBytes;
-      printStages(`Per GPU, sharded as configured (peak on stage ${est.peakStage}; GPU memory ${formatBytes(gpu, 'GiB')}):`, est.stages, gpu);
+      printStages(`Per GPU, sharded as configured (peak on pipeline stage ${est.peakStage}; GPU memory ${formatBytes(gpu, 'GiB')}):`, est.stages, gpu);
       printStages('Per GPU, replicated data parallel (no ZeRO/FSDP sharding, no offload):', est.replicated.stages, gpu);
       if (est.hostBytesPerNode > 0) console.log(`\nHost memory per node for offload: ${formatBytes(est.hostBytesPerNode, 'GiB')}`);
-      console.log(`\n${code === 0 ? 'FITS' : code === 1 ? 'DOES NOT FIT' : 'CANNOT ESTIMATE AS WRITTEN'}: peak ${formatBytes(est.stages[est.peakStage]?.peakReservedBytes, 'GiB')} reserved per GPU on stage ${est.peakStage} of ${formatBytes(gpu, 'GiB')}.`);
+      console.log(`\n${code === 0 ? 'FITS' : code === 1 ? 'DOES NOT FIT' : 'CANNOT ESTIMATE AS WRITTEN'}: peak ${formatBytes(est.stages[est.peakStage]?.peakReservedBytes, 'GiB')} reserved per GPU on pipeline stage ${est.peakStage} of ${formatBytes(gpu, 'GiB')}.`);
     } else {
       console.log('No estimate: the file does not describe a trainable plan yet.');
     }

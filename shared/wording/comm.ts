@@ -12,7 +12,7 @@ export const GROUP_LABELS: Readonly<Record<CommGroup, string>> = { dp: 'DP', tp:
 
 /** "TP all-reduce (TP×8)", with ", stage 2" on later pipeline stages. */
 export function collectiveLabel(c: Pick<Collective, 'label' | 'kind' | 'group' | 'groupSize' | 'stage'>): string {
-  const stage = Number.isInteger(c.stage) && c.stage > 0 ? `, stage ${c.stage}` : '';
+  const stage = Number.isInteger(c.stage) && c.stage > 0 ? `, pipeline stage ${c.stage}` : '';
   return `${c.label || c.kind} (${GROUP_LABELS[c.group] ?? c.group}×${c.groupSize}${stage})`;
 }
 

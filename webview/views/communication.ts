@@ -64,7 +64,7 @@ function exposedLine(m: DashboardModel): HTMLElement {
   const byGroup = groups.map((g): [CommGroup, number] => [g, m.communication.filter((c) => c.group === g && c.stage === busiest).reduce((a, c) => a + c.exposedSeconds, 0)]);
   const total = Math.max(0, ...perStage);
   const parts = byGroup.filter(([, x]) => x > 0).map(([g, x]) => `${GROUP_LABELS[g]} ${formatSeconds(x)}`);
-  const p = el('p', 'muted', `Exposed communication on stage ${busiest}: ${formatSeconds(total)} per step${m.stepSeconds ? ` of ${formatSeconds(m.stepSeconds)}` : ''}${parts.length ? ` (${parts.join(', ')})` : ''}.`);
+  const p = el('p', 'muted', `Exposed communication on pipeline stage ${busiest}: ${formatSeconds(total)} per step${m.stepSeconds ? ` of ${formatSeconds(m.stepSeconds)}` : ''}${parts.length ? ` (${parts.join(', ')})` : ''}.`);
   p.id = 'comm-exposed';
   p.dataset.stage = String(busiest);
   for (const [g, x] of byGroup) p.setAttribute(`data-exposed-${g}`, String(x));

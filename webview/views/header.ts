@@ -46,7 +46,7 @@ export function header(m: DashboardModel, full: boolean): HTMLElement {
   const mark = v.conditional ? '⚠' : m.fits ? '✓' : '✗';
   line.append(
     el('span', `verdict verdict-${kind}`, `${mark} ${v.headline}`),
-    el('span', 'muted', `peak reserved ${formatBytes(m.peakReservedBytes, m.units)}, allocated ${formatBytes(m.peakAllocatedBytes, m.units)} (stage ${m.peakStage})`),
+    el('span', 'muted', `peak reserved ${formatBytes(m.peakReservedBytes, m.units)}, allocated ${formatBytes(m.peakAllocatedBytes, m.units)} (pipeline stage ${m.peakStage})`),
     el('span', 'muted', `${m.modelName}, ${formatCount(m.parameters)} parameters`),
     el('span', 'muted', `${m.cluster.nodes || '?'} × ${m.cluster.gpusPerNode || '?'} × ${m.cluster.gpuName}`),
   );

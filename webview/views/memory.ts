@@ -30,7 +30,7 @@ function variantsChart(host: HTMLElement, m: DashboardModel, stage: number): voi
     borderColor: themeColor('--vscode-charts-red', '#f14c4c'), borderDash: [6, 4], pointRadius: 0, borderWidth: 2,
   };
   // Horizontal bars keep the variant names readable at side-bar widths; the GPU memory is a vertical dashed line.
-  makeChart(host, 'chart-memory-variants', `Memory per GPU by sharding variant, stage ${stage}`, {
+  makeChart(host, 'chart-memory-variants', `Memory per GPU by sharding variant, pipeline stage ${stage}`, {
     type: 'bar',
     data: { labels, datasets: [...bars, gpuLine] as never[] },
     options: {
