@@ -149,6 +149,9 @@ describe('hover', () => {
     assert.doesNotMatch(md, /Plan input|`(training|parallel|cluster)\.[a-zA-Z.]+`/);
     assert.doesNotMatch(md, /DeepSpeed ZeRO optimization stage/i);
     assert.match(md, /\[More: the full derivation in the dashboard\]\(command:shardlens\.showDerivation\?/);
+    // A ZeRO stage and a pipeline stage never share a bare word (issue 11): the peak is on "pipeline stage 0".
+    assert.match(md, /Per GPU on pipeline stage 0 \(the peak stage\)/);
+    assert.doesNotMatch(md.replace(/pipeline stage|ZeRO stage|peak stage/g, ''), /\bstage \d/);
   });
 
   test('on a documented key that drives no figure: its documentation', async () => {
