@@ -82,3 +82,15 @@ test('sweep sizes are powers of two up to 1024 and include the file\'s DP size',
   assert.ok(sweepSizes(96).includes(96));
   assert.equal(sweepSizes(4096).at(-1), 4096);
 });
+
+describe('a variant is the plan stated that way, derived again (issue 11)', () => {
+  test('the ZeRO-3 variant of a ZeRO-2 DeepSpeed plan turns overlap_comm on, as a file stating stage 3 does', () => {
+    // deepspeed/runtime/zero/config.py: overlap_comm left unset is on exactly for stage 3.
+    const z2 = makePlan({ model: preset.model, parallel: { dp: 8, sharding: { style: 'deepspeed', stage: 2 } }, cluster: { gpusPerNode: 8, nodes: 1 } }, gpu);
+    const z3 = makePlan({ model: preset.model, parallel: { dp: 8, sharding: { style: 'deepspeed', stage: 3 } }, cluster: { gpusPerNode: 8, nodes: 1 } }, gpu);
+    assert.equal(z2.parallel.sharding.overlapComm, false);
+    const variant = memoryVariants(z2, estimateMemory(z2), estimateMemory).find((v) => v.id === 'zero3');
+    assert.ok(variant);
+    assert.deepEqual(variant.stages, memoryVariants(z3, estimateMemory(z3)).find((v) => v.id === 'current')?.stages);
+  });
+});
