@@ -50,4 +50,12 @@ export default tseslint.config(
       'no-prototype-builtins': 'error',
     },
   },
+  {
+    // The dashboards' browser bundle imports the webview and settings parts of the protocol, never the barrel: its LSP
+    // part carries the JSON-RPC library's RequestType values.
+    files: ['webview/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '(^|/)shared/protocol$', message: 'Import shared/protocol/webview (or /settings) in the webview bundle.' }, { group: ['vscode-jsonrpc', 'vscode-jsonrpc/*'], message: 'The webview bundle has no JSON-RPC.' }] }],
+    },
+  },
 );

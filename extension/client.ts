@@ -4,7 +4,7 @@
  */
 import * as vscode from 'vscode';
 import { LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
-import { LspMethods, SETTINGS_SECTION, type AnalysisChangedParams, type ReadyParams } from '../shared/protocol';
+import { AnalysisChangedNotification, ReadyNotification, SETTINGS_SECTION, type AnalysisChangedParams, type ReadyParams } from '../shared/protocol';
 
 /** The documents the server annotates, one entry per format (the server decides by content among these). */
 export const DOCUMENT_SELECTOR: NonNullable<LanguageClientOptions['documentSelector']> = [
@@ -42,12 +42,14 @@ export async function startClient(
     outputChannel: log,
     synchronize: { configurationSection: SETTINGS_SECTION },
     initializationOptions: { workspaceTrusted: vscode.workspace.isTrusted },
+    // Hovers end with a "More" link to the derivation in the dashboard: that one command, and no other, may run from them.
+    markdown: { isTrusted: { enabledCommands: ['shardlens.showDerivation'] } },
   };
   const client = new LanguageClient('shardlens', 'ShardLens', serverOptions, clientOptions);
-  client.onNotification(LspMethods.analysisChanged, onAnalysisChanged);
+  client.onNotification(AnalysisChangedNotification, onAnalysisChanged);
   let timer: NodeJS.Timeout | undefined;
   const ready = new Promise<ReadyParams>((resolve, reject) => {
-    client.onNotification(LspMethods.ready, (p: ReadyParams) => resolve(p));
+    client.onNotification(ReadyNotification, (p) => resolve(p));
     timer = setTimeout(() => reject(new Error(`the language server did not report ready within ${READY_DEADLINE_MS / 1000} s`)), READY_DEADLINE_MS);
   });
   try {

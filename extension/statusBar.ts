@@ -13,7 +13,7 @@ export function summaryOf(r: AnalysisResult): AnalysisChangedParams {
   return {
     uri: r.uri, version: r.version, fits: m ? m.fits : null, peakBytes: peak ?? null,
     gpuMemoryBytes: m ? m.gpuMemoryBytes : null, gpuName: r.plan?.cluster.gpu.name ?? null,
-    stepSeconds: r.stepTime?.stepSeconds ?? null,
+    stepSeconds: r.stepTime?.stepSeconds ?? null, verdict: r.verdict ?? null,
   };
 }
 
@@ -80,13 +80,15 @@ export class StatusBar implements vscode.Disposable {
     const units = this.units();
     const peak = formatBytes(s.peakBytes, units);
     const gpu = s.gpuMemoryBytes !== null ? formatBytes(s.gpuMemoryBytes, units) : '?';
-    item.text = s.fits ? `$(check) ${peak} / GPU` : `$(warning) ${peak} > ${gpu}`;
-    if (!s.fits) item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
+    const conditional = s.verdict?.conditional ?? false;
+    // A verdict that rests on assumed inputs says so, and its click lists them; otherwise the click opens the dashboard.
+    item.text = conditional ? `$(warning) ${peak} / GPU (assumed)` : s.fits ? `$(check) ${peak} / GPU` : `$(error) ${peak} > ${gpu}`;
+    if (!s.fits || conditional) item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
+    item.command = conditional ? { title: 'Show the assumptions', command: 'shardlens.showAssumptions', arguments: [s.uri] } : 'shardlens.openDashboard';
     const md = new vscode.MarkdownString(undefined, true);
-    md.appendMarkdown(`**ShardLens** — ${s.fits ? 'fits' : '**does not fit**'} on ${s.gpuName ?? 'the GPU'} (${gpu})\n\n`);
-    md.appendMarkdown(`Peak per GPU: ${peak}`);
-    if (s.stepSeconds !== null) md.appendMarkdown(` · step ${formatSeconds(s.stepSeconds)}`);
-    md.appendMarkdown('\n\nClick to open the dashboard.');
+    md.appendMarkdown(`**ShardLens** — ${s.verdict?.headline ?? (s.fits ? 'fits' : 'does not fit')} (${s.gpuName ?? 'GPU'})\n\n`);
+    md.appendMarkdown(`Peak reserved per GPU ${peak} of ${gpu}${s.stepSeconds !== null ? ` · step ${formatSeconds(s.stepSeconds)}` : ''}\n\n`);
+    md.appendMarkdown(conditional ? 'Click to see and set the assumed inputs.' : 'Click to open the dashboard.');
     item.tooltip = md;
     item.show();
   }

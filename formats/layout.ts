@@ -3,6 +3,7 @@
  * text edits plus the delta to show first. Pure functions of the text; the server registers the command.
  */
 import type { ConfigFacts, FormatId } from '../shared/plan/facts';
+import type { MemoryUnits } from '../shared/protocol/settings';
 import type { PlanPath } from '../shared/plan/paths';
 import type { Plan } from '../shared/plan/types';
 import { layoutOfPlan, type LayoutChoice } from '../shared/planner/build';
@@ -53,11 +54,11 @@ export interface LayoutEdits {
  */
 export function layoutEdits(
   format: FormatId, text: string, target: LayoutTarget,
-  current?: LayoutChoice, costs?: { before: LayoutCost; after: LayoutCost }, facts?: ConfigFacts,
+  current?: LayoutChoice, costs?: { before: LayoutCost; after: LayoutCost }, facts?: ConfigFacts, units: MemoryUnits = 'GiB',
 ): LayoutEdits {
   const rewrite = REWRITERS[format];
   const settings = current ? settingsDelta(current, target) : '';
-  const cost = costs ? costDelta(costs.before, costs.after) : '';
+  const cost = costs ? costDelta(costs.before, costs.after, units) : '';
   const delta = [cost, settings].filter(Boolean).join('; ');
   if (!rewrite) return { edits: [], delta, notes: [`ShardLens cannot rewrite ${format} files yet.`] };
   try {
@@ -79,6 +80,7 @@ export function layoutTarget(plan: Plan, layout: Layout): LayoutTarget {
  */
 export function applyLayoutEdits(
   format: FormatId, text: string, plan: Plan, layout: Layout, facts?: ConfigFacts, estimators: PlannerEstimators = coreEstimators(),
+  units: MemoryUnits = 'GiB',
 ): LayoutEdits {
   let before: LayoutCost | undefined;
   try {
@@ -90,5 +92,5 @@ export function applyLayoutEdits(
     before = undefined;
   }
   const after = { peakBytes: layout.peakReservedBytes, stepSeconds: layout.stepSeconds };
-  return layoutEdits(format, text, layoutTarget(plan, layout), layoutOfPlan(plan), before ? { before, after } : undefined, facts);
+  return layoutEdits(format, text, layoutTarget(plan, layout), layoutOfPlan(plan), before ? { before, after } : undefined, facts, units);
 }

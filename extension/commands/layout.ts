@@ -4,7 +4,8 @@
  */
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
-import { LspMethods, type MemoryUnits, type PlanLayoutsParams, type PlanLayoutsResult, type PlannedLayout } from '../../shared/protocol';
+import { PlanLayoutsRequest, type MemoryUnits, type PlanLayoutsResult, type PlannedLayout } from '../../shared/protocol';
+import type { CommandFactory } from '../ctx';
 import { formatBytes } from '../../shared/units';
 import { layoutItems, layoutLabel } from './layoutItems';
 
@@ -13,10 +14,9 @@ const TOP_K = 5;
 
 /** The planner's answer for `uri`, with a progress notification while the server searches. */
 export async function requestLayouts(client: LanguageClient, uri: string, topK = TOP_K): Promise<PlanLayoutsResult | null> {
-  const params: PlanLayoutsParams = { uri, topK };
   return vscode.window.withProgress(
     { location: vscode.ProgressLocation.Window, title: 'ShardLens: searching layouts…' },
-    () => client.sendRequest<PlanLayoutsResult | null>(LspMethods.planLayouts, params),
+    () => client.sendRequest(PlanLayoutsRequest, { uri, topK }),
   );
 }
 
@@ -33,6 +33,10 @@ function refusal(r: PlanLayoutsResult, units: MemoryUnits): string | undefined {
 
 /** Applies one planned layout to the document after a modal confirmation that shows the delta; true when applied. */
 export async function confirmAndApply(uri: string, r: PlanLayoutsResult, p: PlannedLayout): Promise<boolean> {
+  if (p.refusal) {
+    void vscode.window.showWarningMessage(`ShardLens: cannot apply layout ${layoutLabel(p.layout)}. ${p.refusal}`);
+    return false;
+  }
   if (!p.edits.length) {
     void vscode.window.showInformationMessage(`ShardLens: the file already has this layout.${p.notes.length ? ` ${p.notes.join(' ')}` : ''}`);
     return false;
@@ -96,3 +100,9 @@ export function layoutTarget(arg: unknown): { uri: unknown; index?: number } {
   }
   return { uri: arg };
 }
+
+/** "Apply Layout" from the palette, a code action or the dashboard's Apply button. */
+export const applyLayoutCmd: CommandFactory = (ctx) => (arg) => {
+  const target = layoutTarget(arg);
+  return applyLayout(ctx.client, ctx.targetUri(target.uri), ctx.units(), target.index);
+};

@@ -28,6 +28,7 @@ export function layoutDescription(l: Layout, units: MemoryUnits): string {
 
 /** The delta and notes, e.g. "peak 71.2 → 54.3 GiB, step 9.8 → 7.1 s; TP 1 → 8 — Micro batch is set in …". */
 export function layoutDetail(p: PlannedLayout): string {
+  if (p.refusal) return `cannot apply: ${p.refusal}`;
   const delta = p.edits.length ? p.delta || 'changes the file' : 'the file already has this layout';
   return [delta, ...p.notes].join(' — ');
 }

@@ -1,12 +1,15 @@
 /**
- * "Run Validation" (tfjs runner, issue 6). It runs the CLI as a child process, refuse in untrusted workspaces, stream progress to the dashboards and post the results.
+ * "Run Validation" (the tfjs runner): runs the CLI as a child process, refuses in untrusted workspaces, streams progress
+ * to the dashboards and posts the results as the results of the file they were run on. Reports are saved under the
+ * extension's workspace storage (never into the workspace unasked).
  */
 import * as vscode from 'vscode';
 import { WEBVIEW_PROTOCOL_VERSION as V, type ValidationResultView } from '../../shared/protocol';
+import type { CommandFactory, Ctx } from '../ctx';
 import type { DashboardHub } from '../dashboard/hub';
 import { requireTrust } from '../trust';
 import { persistRunnerReport } from '../validation/persist';
-import { runCli } from './run';
+import { cancelActiveRun, runCli } from './run';
 
 /** The file a run is for, as a local path, or an error the user sees. */
 function localPath(uri: string | undefined): string {
@@ -52,15 +55,24 @@ function progressLine(hub: DashboardHub, line: string): void {
   hub.post({ v: V, type: 'validationProgress', state: 'running', fraction, message: line.slice(0, 200) });
 }
 
-export async function runValidation(context: vscode.ExtensionContext, log: vscode.LogOutputChannel, hub: DashboardHub, uri: string | undefined): Promise<void> {
+/** The folder reports are saved in: the workspace's storage, else the extension's global storage. */
+export function reportStorage(context: vscode.ExtensionContext): string {
+  return (context.storageUri ?? context.globalStorageUri).fsPath;
+}
+
+export async function runValidation(ctx: Ctx, uri: string | undefined): Promise<void> {
   if (!requireTrust('Run Validation')) return;
+  const { hub, log, extCtx: context } = ctx;
   const file = localPath(uri);
   await vscode.commands.executeCommand('shardlens.validationView.focus').then(undefined, () => undefined);
   hub.post({ v: V, type: 'validationProgress', state: 'running', fraction: 0, message: 'Starting the validation runner…' });
   const run = await runCli(context.extensionPath, ['validate', file, '--json', '--trust'], 'ShardLens: validating', cwdOf(file), log, (l) => progressLine(hub, l));
-  // Saved next to the config (or in workspace storage) with the previous run attached for comparison (issue 6 §3).
-  const saved = run.cancelled ? {} : await persistRunnerReport(lastJson(run.stdout), { configPath: file, storageDir: context.storageUri?.fsPath });
+  // Saved under the extension's storage with the previous run of the same config attached for comparison.
+  const saved = run.cancelled ? {} : await persistRunnerReport(lastJson(run.stdout), { configPath: file, storageDir: reportStorage(context), prefer: 'storage' });
   if (saved.saveError) log.warn(`Validation report not saved: ${saved.saveError}`);
-  await finish(hub, log, 'Validation', run, saved.view);
+  await finish(hub, log, 'Validation', run, saved.view && uri ? { ...saved.view, configUri: uri } : saved.view);
 }
+
+export const runValidationCmd: CommandFactory = (ctx) => (arg) => runValidation(ctx, ctx.targetUri(arg));
+export const cancelValidationCmd: CommandFactory = () => () => { cancelActiveRun(); };
 

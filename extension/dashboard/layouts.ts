@@ -31,7 +31,8 @@ export function toLayoutsView(r: PlanLayoutsResult): LayoutsView {
       ep: degree(p.layout.ep), dp: degree(p.layout.dp), sharding: shardingLabel(p.layout),
       microBatch: degree(p.layout.microBatch), gradAccum: degree(p.layout.gradAccum), recompute: p.layout.recompute,
       offload: p.layout.offload, stepSeconds: p.layout.stepSeconds, peakBytes: p.layout.peakReservedBytes,
-      delta: p.delta, notes: [...p.notes], applicable: r.canApply && p.edits.length > 0,
+      delta: p.delta, notes: [...p.notes], applicable: r.canApply && p.edits.length > 0 && !p.refusal,
+      ...(p.refusal ? { refusal: p.refusal } : {}),
     }));
   const pareto = (res?.pareto ?? [])
     .filter((l) => ok(l.stepSeconds) && ok(l.peakReservedBytes))

@@ -1,33 +1,23 @@
 /**
- * Builds the dashboards' model from the server's `shardlens/analysis` result (pure, no vscode): memory variants,
- * the data-parallel sweep, collectives, the simulated timeline, assumptions and problems.
+ * Builds the dashboards' model from the server's `shardlens/analysis` result (pure, no vscode): the memory variants and
+ * the data-parallel sweep it derives, and the collectives, assumptions and problems as the server sent them.
  */
-import type { AnalysisCollective, AnalysisResult, DashboardModel, MemoryUnits, CommRow } from '../../shared/protocol';
+import type { MemoryTermName, StageMemory, Term } from '../../shared/plan/result';
+import type { AnalysisResult, DashboardModel, DerivationView, MemoryUnits } from '../../shared/protocol';
+import { symbolLines } from '../../shared/wording/symbols';
+import { fileNameOf } from '../../shared/wording/files';
 import { clean } from './components';
-import { simulationView } from './simulation';
 import { dpSweep, memoryVariants, type EstimateFn } from './variants';
 
-/** The file name of a URI or path, for titles. */
-export function fileNameOf(uri: string): string {
-  const clean = uri.split(/[?#]/)[0] ?? uri;
-  return decodeURIComponent(clean.slice(clean.lastIndexOf('/') + 1)) || uri;
-}
+export { fileNameOf };
 
-/** Network tier names for the dashboard (shared/comm LinkTier). */
-const TIERS: Readonly<Record<string, string>> = { nvlink: 'intra-node (NVLink)', pcie: 'intra-node (PCIe)', network: 'inter-node' };
-
-/** One collective as a table row; `bytesPerRank` is already per step (bytes per occurrence × occurrences). */
-export function commRow(c: AnalysisCollective): CommRow {
-  const seconds = clean(c.seconds);
-  const stage = Number.isInteger(c.stage) && c.stage > 0 ? `, stage ${c.stage}` : '';
+/** The derivation of one stage: its non-zero terms with formulas, and every symbol they use once. */
+export function derivationOf(st: StageMemory): DerivationView {
+  const terms = (Object.entries(st.terms) as [MemoryTermName, Term | undefined][]).filter((e): e is [MemoryTermName, Term] => !!e[1] && e[1].bytes > 0);
   return {
-    label: `${c.label || c.kind} (${c.group}×${c.groupSize}${stage})`,
-    collective: c.kind,
-    axis: c.group,
-    tier: TIERS[c.tier] ?? String(c.tier),
-    bytesPerStep: clean(c.bytesPerRank),
-    seconds,
-    exposedSeconds: Math.min(seconds, clean(c.exposedSeconds)),
+    stage: st.stage,
+    terms: terms.map(([, t]) => ({ label: t.label, bytes: clean(t.bytes), formula: t.formula, citation: t.citation })),
+    symbols: symbolLines(terms),
   };
 }
 
@@ -47,7 +37,6 @@ export function toDashboardModel(
   const gpusPerNode = plan?.cluster.gpusPerNode ?? 0;
   const peakStage = Math.min(Math.max(0, memory.peakStage | 0), memory.stages.length - 1);
   const peak = memory.stages[peakStage];
-  const sim = r.simulation?.ok ? simulationView(r.simulation.result) : undefined;
   const stepSeconds = r.stepTime ? clean(r.stepTime.stepSeconds) : undefined;
   const sweep = dpSweep(plan, estimate);
   const model: DashboardModel = {
@@ -63,16 +52,18 @@ export function toDashboardModel(
     modelName: plan?.model.name ?? 'model',
     parameters: clean(memory.model.parameters),
     fits: memory.fits,
-    peakBytes: clean(peak?.peakReservedBytes),
+    verdict: r.verdict ?? { headline: memory.fits ? 'fits' : 'does not fit', short: memory.fits ? 'fits' : 'does not fit', conditional: false },
+    peakReservedBytes: clean(peak?.peakReservedBytes),
+    peakAllocatedBytes: clean(peak?.peakAllocatedBytes),
     peakStage,
     units,
     variants: memoryVariants(plan, memory, estimate),
-    communication: r.collectives.map(commRow),
-    assumptions: r.assumptions.map((a) => `${a.path} = ${a.value}: ${a.detail}`),
+    communication: r.collectives,
+    assumptions: r.assumptions,
     problems: r.problems.map((p) => ({ severity: p.severity, message: p.message })),
+    ...(peak ? { derivation: derivationOf(peak) } : {}),
     ...(sweep ? { sweep } : {}),
     ...(stepSeconds !== undefined && stepSeconds > 0 ? { stepSeconds } : {}),
-    ...(sim ? { simulation: sim } : {}),
   };
   return { model };
 }

@@ -30,17 +30,27 @@ export class DashboardPanel {
     this.disposables.push(hub.attach(panel.webview), panel.onDidDispose(() => this.dispose()));
   }
 
-  /** Opens (or reveals) the panel on one dashboard. */
+  /**
+   * Opens the panel on one dashboard, or switches an open one to it. A visible page gets a `show` message; a hidden
+   * page does not exist (no retainContextWhenHidden) and would miss it, so it is loaded again asking for `view`.
+   */
   static show(extensionUri: vscode.Uri, hub: DashboardHub, view: DashboardView): void {
-    if (!DashboardPanel.current) {
+    const current = DashboardPanel.current;
+    if (!current) {
       const panel = vscode.window.createWebviewPanel(PANEL_VIEW_TYPE, 'ShardLens', { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true }, {
         enableScripts: true, retainContextWhenHidden: false, localResourceRoots: localRoots(extensionUri),
       });
       DashboardPanel.current = new DashboardPanel(panel, extensionUri, hub, view);
       return;
     }
-    DashboardPanel.current.panel.reveal(undefined, true);
-    void DashboardPanel.current.panel.webview.postMessage({ v: WEBVIEW_PROTOCOL_VERSION, type: 'show', view });
+    const webview = current.panel.webview;
+    if (current.panel.visible) {
+      void webview.postMessage({ v: WEBVIEW_PROTOCOL_VERSION, type: 'show', view });
+      current.panel.reveal(undefined, true);
+      return;
+    }
+    webview.html = dashboardHtml(webview, extensionUri, 'all', view);
+    current.panel.reveal(undefined, true);
   }
 
   /** Restores a panel after a reload (VS Code passes the page's last setState value, which the page reads itself). */

@@ -6,7 +6,10 @@
 import type { MemoryEstimate } from '../../shared/plan/result';
 import type { Plan, ShardingSpec } from '../../shared/plan/types';
 import type { DpSweep, MemoryVariant } from '../../shared/protocol';
+import { currentLabel } from '../../shared/wording/sharding';
 import { clean, stageBar } from './components';
+
+export { currentLabel };
 
 /** The core's memory estimate of a plan (shared/memory), or undefined while the core is not available. */
 export type EstimateFn = (plan: Plan) => MemoryEstimate | undefined;
@@ -48,15 +51,6 @@ const DEFS: readonly VariantDef[] = [
 /** The plan with its sharding replaced. */
 function withSharding(plan: Plan, s: Partial<ShardingSpec>): Plan {
   return { ...plan, parallel: { ...plan.parallel, sharding: { ...plan.parallel.sharding, ...s } } };
-}
-
-/** A label for the file's own sharding, e.g. "This file (ZeRO-3, CPU offload)". */
-export function currentLabel(s: ShardingSpec): string {
-  const base = s.style === 'fsdp' || s.style === 'fsdp2'
-    ? `FSDP${s.style === 'fsdp2' ? '2' : ''} ${s.fsdpStrategy ?? ''}`.trim()
-    : s.stage === 0 ? 'DP' : s.style === 'megatron-distopt' ? 'Megatron dist-opt' : `ZeRO-${s.stage}`;
-  const off = s.offloadOptimizer !== 'none' || s.offloadParams !== 'none' ? ', offload' : '';
-  return `This file (${base}${off})`;
 }
 
 /**

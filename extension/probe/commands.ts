@@ -1,7 +1,7 @@
 /**
  * VS Code glue of the torchrun probe: run locally with progress and cancel, generate cluster commands (text, never
  * run), import a report into the dashboards, and calibrate a cluster from a report. Launching refuses in untrusted
- * workspaces. The extension's main.ts calls registerProbeCommands once.
+ * workspaces. Each command is a factory over the client context (extension/commands/index.ts registers them).
  */
 import { writeUserFile } from '../../server/io/write';
 import { MAX_REPORT_BYTES, readTextFile } from '../../server/io/read';
@@ -13,6 +13,9 @@ import {
   calibrate, CALIBRATION_SETTING, clusterCommands, comparablePlanFor, compareReport, coreRankEstimate, exportProbePlan, isExportProblem,
   parseProbeReport, PROBE_MODES, probeAndCompare, withEstimates, type ProbeMode, type ProbeReport,
 } from '../../validation/torch/index';
+import { WEBVIEW_PROTOCOL_VERSION } from '../../shared/protocol/webview';
+import type { CommandFactory, Ctx } from '../ctx';
+import { DashboardPanel } from '../dashboard/panel';
 import { requireTrust } from '../trust';
 import { selectedPython } from './interpreter';
 import { runOracleCommand } from './oracle';
@@ -21,8 +24,10 @@ import { toResultView } from './view';
 export interface ProbeCommandDeps {
   /** The resolved plan of a config (its URI), or of the active config when none is given. */
   readonly getPlan: (uri?: string) => Promise<Plan | undefined>;
-  /** Shows a result in the validation dashboard. */
-  readonly showResult: (result: ValidationResultView) => void;
+  /** The config a command acts on (its argument, else the active one). */
+  readonly targetUri: (arg: unknown) => string | undefined;
+  /** Shows a result in the validation dashboard, as the result of the config `uri`. */
+  readonly showResult: (result: ValidationResultView, uri: string | undefined) => void;
   /** Progress for the dashboards (state and one line). */
   readonly showProgress?: (state: 'running' | 'done' | 'failed' | 'cancelled', message: string) => void;
   readonly log: vscode.LogOutputChannel;
@@ -38,8 +43,7 @@ export const PROBE_COMMANDS = {
 } as const;
 
 async function planOrThrow(deps: ProbeCommandDeps, arg: unknown): Promise<Plan> {
-  const uri = arg instanceof vscode.Uri ? arg.toString() : typeof arg === 'string' ? arg : undefined;
-  const plan = await deps.getPlan(uri);
+  const plan = await deps.getPlan(deps.targetUri(arg));
   if (!plan) throw new Error('open a training config that ShardLens can estimate first');
   return plan;
 }
@@ -102,7 +106,7 @@ async function runLocal(deps: ProbeCommandDeps, arg: unknown): Promise<void> {
     }
     for (const n of out.notes) deps.log.info(`probe: ${n}`);
     deps.showProgress?.('done', out.comparison.ok ? 'Measured matches the estimate.' : 'Measured differs from the estimate; see the dashboard.');
-    deps.showResult(toResultView(out.report));
+    deps.showResult(toResultView(out.report), deps.targetUri(arg));
   });
 }
 
@@ -149,9 +153,10 @@ function compareWithPlan(plan: Plan, report: ProbeReport) {
 async function importReport(deps: ProbeCommandDeps, arg: unknown): Promise<void> {
   const picked = await pickReport();
   if (!picked) return;
-  const plan = await deps.getPlan(typeof arg === 'string' ? arg : undefined);
+  const uri = deps.targetUri(arg);
+  const plan = await deps.getPlan(uri);
   const report = plan ? withEstimates(picked.report, compareWithPlan(plan, picked.report).comparison) : picked.report;
-  deps.showResult({ ...toResultView(report), reportPath: picked.path });
+  deps.showResult({ ...toResultView(report), reportPath: picked.path }, uri);
 }
 
 async function runCalibrate(deps: ProbeCommandDeps, arg: unknown): Promise<void> {
@@ -175,27 +180,33 @@ async function runCalibrate(deps: ProbeCommandDeps, arg: unknown): Promise<void>
   deps.log.info(`calibration ${clusterId}: ${JSON.stringify(correction)}`);
 }
 
-/** Registers the probe commands; returns their disposables (also pushed onto ctx.subscriptions). */
-export function registerProbeCommands(ctx: vscode.ExtensionContext, deps: ProbeCommandDeps): vscode.Disposable[] {
-  const wrap = (name: string, fn: (d: ProbeCommandDeps, arg: unknown) => Promise<void>) => vscode.commands.registerCommand(name, async (arg: unknown) => {
-    try {
-      await fn(deps, arg);
-    } catch (e) {
-      const msg = e instanceof Error ? e.message : String(e);
-      deps.log.error(`${name}: ${msg}`);
-      void vscode.window.showErrorMessage(`ShardLens: ${msg}`);
-    }
-  });
-  const list = [
-    wrap(PROBE_COMMANDS.runLocal, runLocal),
-    wrap(PROBE_COMMANDS.clusterCommands, showClusterCommands),
-    wrap(PROBE_COMMANDS.importReport, importReport),
-    wrap(PROBE_COMMANDS.calibrate, runCalibrate),
-    wrap(PROBE_COMMANDS.fake, runOracleCommand),
-  ];
-  ctx.subscriptions.push(...list);
-  return list;
+/** The probe's view of the client context: the plan of a config, and where results and progress go. */
+function depsOf(ctx: Ctx): ProbeCommandDeps {
+  return {
+    getPlan: async (uri) => (await ctx.analysis(uri))?.plan,
+    targetUri: (arg) => ctx.targetUri(arg),
+    showResult: (result, uri) => {
+      DashboardPanel.show(ctx.extensionUri, ctx.hub, 'validation');
+      ctx.hub.post({ v: WEBVIEW_PROTOCOL_VERSION, type: 'validationResult', result: uri ? { ...result, configUri: uri } : result });
+    },
+    showProgress: (state, message) => ctx.hub.post({ v: WEBVIEW_PROTOCOL_VERSION, type: 'validationProgress', state, fraction: state === 'running' ? 0 : 1, message }),
+    log: ctx.log,
+  };
 }
+
+/** The body of each probe command over its dependencies (tests call these with stand-ins). */
+export const PROBE_BODIES: Readonly<Record<(typeof PROBE_COMMANDS)[keyof typeof PROBE_COMMANDS], (d: ProbeCommandDeps, arg: unknown) => Promise<void>>> = {
+  [PROBE_COMMANDS.runLocal]: runLocal,
+  [PROBE_COMMANDS.clusterCommands]: showClusterCommands,
+  [PROBE_COMMANDS.importReport]: importReport,
+  [PROBE_COMMANDS.calibrate]: runCalibrate,
+  [PROBE_COMMANDS.fake]: runOracleCommand,
+};
+
+/** The probe commands as factories, by command id. */
+export const probeCommands: Readonly<Record<string, CommandFactory>> = Object.fromEntries(
+  Object.entries(PROBE_BODIES).map(([id, body]) => [id, (ctx: Ctx) => (arg: unknown) => body(depsOf(ctx), arg)]),
+);
 
 /** Saves a report (with its estimates attached) as JSON, e.g. next to the config. */
 export function saveReport(path: string, report: ProbeReport): void {

@@ -37,7 +37,7 @@ async function askLayers(plan: Plan): Promise<number | undefined> {
 
 export async function runOracleCommand(deps: ProbeCommandDeps, arg: unknown): Promise<void> {
   if (!requireTrust('Exact memory on this machine')) return;
-  const uri = arg instanceof vscode.Uri ? arg.toString() : typeof arg === 'string' ? arg : undefined;
+  const uri = deps.targetUri(arg);
   const plan = await deps.getPlan(uri);
   if (!plan) throw new Error('open a training config that ShardLens can estimate first');
   const layers = await askLayers(plan);
@@ -69,6 +69,6 @@ export async function runOracleCommand(deps: ProbeCommandDeps, arg: unknown): Pr
     for (const n of exported.notes) deps.log.info(`oracle: ${n}`);
     deps.showProgress?.('done', cmp.ok ? 'ShardLens agrees with torch.' : 'ShardLens differs from torch; see the dashboard.');
     const p = exported.oraclePlan;
-    deps.showResult(toOracleView(report, cmp, plan, layers, `${p.impl} model, ${p.regime} precision`, exported.notes));
+    deps.showResult(toOracleView(report, cmp, plan, layers, `${p.impl} model, ${p.regime} precision`, exported.notes), uri);
   });
 }

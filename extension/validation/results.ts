@@ -88,7 +88,9 @@ function reportExtras(json: Obj): Partial<ValidationResultView> {
   const dropped = isObj(json.scaling) && Array.isArray(json.scaling.dropped) ? json.scaling.dropped.filter((d): d is string => typeof d === 'string') : [];
   const summary = isObj(json.scaling) ? str(json.scaling.summary) : undefined;
   const scaling = summary && dropped.length ? `${summary}; not reproduced: ${dropped.join('; ')}` : summary;
+  const run = isObj(json.scaling) && isObj(json.scaling.layers) ? amount(json.scaling.layers.run) : undefined;
   return {
+    ...(run !== undefined && Number.isInteger(run) ? { scaledLayers: run } : {}),
     ...(backends ? { backends } : {}),
     ...(checks ? { checks } : {}),
     ...(scaling ? { scaling } : {}),

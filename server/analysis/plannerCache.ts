@@ -9,6 +9,7 @@ import type { Layout, PlanResult } from '../../shared/planner/types';
 import type { PlanLayoutsResult, PlannedLayout } from '../../shared/protocol';
 import { applyLayoutEdits, canApplyLayout } from '../../formats/layout';
 import type { DocumentAnalysis } from './analyze';
+import { checkPlannedLayout, type Reparse } from './layoutCheck';
 
 /** Layouts the cache keeps per document: the most any caller may ask for. */
 export const MAX_TOP_K = 20;
@@ -37,8 +38,12 @@ function internal(e: unknown): Problem {
   return { code: 'internal-error', severity: 'info', message: `ShardLens could not search layouts: ${msg}`, paths: [] };
 }
 
-/** Runs the planner for one analysed document and builds each layout's edits; never throws. */
-export function planDocument(a: DocumentAnalysis, topK: number = DEFAULT_TOP_K): PlanLayoutsResult {
+/**
+ * Runs the planner for one analysed document and builds each layout's edits; never throws. With `reparse`, each
+ * layout's edits are checked by reading the edited text again (layoutCheck.ts): a layout the edits cannot deliver is
+ * refused with the reason.
+ */
+export function planDocument(a: DocumentAnalysis, topK: number = DEFAULT_TOP_K, reparse?: Reparse): PlanLayoutsResult {
   const base = { uri: a.uri, version: a.version, format: a.format, canApply: !!a.format && canApplyLayout(a.format) };
   const plan = a.plan;
   if (!plan || !a.format) {
@@ -54,9 +59,10 @@ export function planDocument(a: DocumentAnalysis, topK: number = DEFAULT_TOP_K):
   const format = a.format;
   const layouts: PlannedLayout[] = result.layouts.map((layout) => {
     const e = base.canApply
-      ? applyLayoutEdits(format, a.text, plan, layout, a.facts)
+      ? applyLayoutEdits(format, a.text, plan, layout, a.facts, undefined, a.settings.units)
       : { edits: [], delta: '', notes: [`ShardLens cannot rewrite ${format} files yet.`] };
-    return { layout, summary: layoutSummary(layout), edits: e.edits, delta: e.delta, notes: e.notes };
+    const planned: PlannedLayout = { layout, summary: layoutSummary(layout), edits: e.edits, delta: e.delta, notes: e.notes };
+    return reparse && base.canApply ? checkPlannedLayout(a.text, plan, planned, reparse) : planned;
   });
   return { ...base, result, layouts, problems: result.problems };
 }
@@ -73,6 +79,9 @@ export class PlannerCache {
   /** Planner runs so far (tests check that a second request is served from the cache). */
   runs = 0;
 
+  /** `reparse` reads an edited text of a document again (for the Apply Layout check); without it layouts are not checked. */
+  constructor(private readonly reparse?: (a: DocumentAnalysis, text: string) => DocumentAnalysis['plan']) {}
+
   /** The cached result for this analysis, if any holds at least `topK` layouts' worth of search. */
   peek(a: DocumentAnalysis, topK: number = DEFAULT_TOP_K): PlanLayoutsResult | undefined {
     const e = this.entries.get(a.uri);
@@ -86,7 +95,8 @@ export class PlannerCache {
     if (hit) return hit;
     const k = Math.max(topK, DEFAULT_TOP_K);
     this.runs++;
-    const value = planDocument(a, k);
+    const reparse = this.reparse;
+    const value = planDocument(a, k, reparse ? (text) => reparse(a, text) : undefined);
     this.entries.set(a.uri, { analysis: a, topK: k, value });
     return trim(value, topK);
   }

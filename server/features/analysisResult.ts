@@ -1,8 +1,13 @@
-/** The `shardlens/analysis` and `shardlens/simulate` results built from a document analysis. */
+/**
+ * The `shardlens/analysis` and `shardlens/simulate` results built from a document analysis. The analysis carries no
+ * simulation: views that draw the timeline ask `shardlens/simulate` when they show, so edits never run the simulator.
+ */
 import type { AnalysisResult, AnalysisSimulation } from '../../shared/protocol';
 import type { CoreApi } from '../analysis/core';
 import type { DocumentAnalysis } from '../analysis/analyze';
+import { assumptionFix } from './assumptionFixes';
 import { buildDiagnostics } from './diagnostics';
+import { verdictText } from './verdict';
 import { readInputs } from '../../shared/plan/inputs';
 import { isPlanPath } from '../../shared/plan/paths';
 
@@ -16,12 +21,15 @@ export function simulationOf(a: DocumentAnalysis, api: CoreApi): AnalysisSimulat
   }
 }
 
-export function buildAnalysisResult(a: DocumentAnalysis, api: CoreApi, withSimulation = true): AnalysisResult {
+export function buildAnalysisResult(a: DocumentAnalysis): AnalysisResult {
   const diags = buildDiagnostics(a);
   return {
     uri: a.uri, version: a.version, format: a.format, plan: a.plan, inputs: a.plan ? readInputs(a.plan, a.facts?.facts) : undefined, memory: a.memory, replicated: a.memory?.replicated,
-    collectives: a.collectives, stepTime: a.stepTime, simulation: withSimulation ? simulationOf(a, api) : undefined,
-    assumptions: a.assumptions,
+    collectives: a.collectives, stepTime: a.stepTime, verdict: verdictText(a),
+    assumptions: a.assumptions.map((x) => {
+      const fix = assumptionFix(a, x);
+      return fix ? { ...x, fix } : x;
+    }),
     problems: diags.map((d) => ({
       code: String(d.code ?? ''), severity: d.severity === 1 ? 'error' : d.severity === 2 ? 'warning' : 'info',
       message: typeof d.message === 'string' ? d.message : d.message.value, paths: ((d.data as { paths?: unknown[] } | undefined)?.paths ?? []).filter(isPlanPath), range: d.range,

@@ -6,10 +6,12 @@ import { CodeActionKind, type CodeAction, type Diagnostic, type TextEdit } from 
 import type { CoreApi } from '../analysis/core';
 import { toUri } from '../analysis/host';
 import type { DocumentAnalysis } from '../analysis/analyze';
+import { assumptionActions } from './assumptionFixes';
 import { DOES_NOT_FIT } from './diagnostics';
 import { localFact } from './facts';
 import { deltaOf, type Delta } from './figures';
-import { formatBytes, formatDeltaBytes, formatDeltaVolume } from '../../shared/units';
+import { formatBytes, formatDeltaBytes } from '../../shared/units';
+import { formatTraffic } from '../../shared/wording/hints';
 import { editFor, insertFlagEdit, writtenAsBoolean } from './edits';
 import { setPath, variantsFor, type Variant } from './planEdit';
 import { isPlanPath, type PlanPath } from '../../shared/plan/paths';
@@ -27,7 +29,7 @@ const FIT_FIXES: readonly { readonly path: PlanPath; readonly verb: string }[] =
 
 function describe(d: Delta, a: DocumentAnalysis): string {
   const u = a.settings.units;
-  const comm = d.commAfter !== d.commBefore ? `, ${formatDeltaVolume(d.commAfter - d.commBefore)} comm/step` : '';
+  const comm = d.commAfter !== d.commBefore ? `, ${d.commAfter > d.commBefore ? '+' : '−'}${formatTraffic(Math.abs(d.commAfter - d.commBefore), u)} traffic/step` : '';
   return `${formatDeltaBytes(d.peakAfter - d.peakBefore, u)} per GPU → ${formatBytes(d.peakAfter, u)}${d.fitsAfter ? ', fits' : ''}${comm}`;
 }
 
@@ -134,7 +136,9 @@ export function buildCodeActions(a: DocumentAnalysis, api: CoreApi, diagnostics:
   const out: CodeAction[] = [];
   for (const d of diagnostics) {
     if (d.source !== 'shardlens') continue;
-    if (d.code === DOES_NOT_FIT) out.push(...fitFixes(a, api, d));
+    // A verdict that rests on assumed inputs is fixed first by setting them (DiagnosticSeverity.Warning = 2).
+    if (d.code === DOES_NOT_FIT && d.severity === 2) out.push(...assumptionActions(a, d));
+    if (d.code === DOES_NOT_FIT) out.push(...fitFixes(a, api, d).map((x) => (d.severity === 2 ? { ...x, isPreferred: false } : x)));
     else if (isBatchIdentity(d.code)) out.push(...batchFix(a, d));
     else if (d.code === 'hf-ds-mismatch') out.push(...autoFix(a, d));
   }

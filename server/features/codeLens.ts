@@ -1,13 +1,12 @@
 /**
- * Code lenses at the top of a config file: fits or not on what, peak and where, step time, the Simulate Step and
- * Open Dashboard commands, and one lens per explicit assumption that opens the command changing it.
+ * Code lenses at the top of a config file: the verdict and what it rests on, the step time, and at most two actions.
  */
 import type { CodeLens, Range } from 'vscode-languageserver';
 import { ClientCommands } from '../../shared/protocol';
+import { formatSeconds } from '../../shared/units';
 import type { DocumentAnalysis } from '../analysis/analyze';
-import { peakStage } from './figures';
-import { formatBytes, formatSeconds } from '../../shared/units';
-import type { PlanPath } from '../../shared/plan/paths';
+import { SHOW_ASSUMPTIONS } from './assumptionFixes';
+import { verdictOf } from './verdict';
 
 const TOP: Range = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
 
@@ -23,42 +22,24 @@ export function clusterLabel(a: DocumentAnalysis): string {
   return `${n}×${c.gpu.name}`;
 }
 
-/** Words for assumed plan paths. */
-const ASSUMED: Partial<Record<PlanPath, string>> = {
-  'training.seqLen': 'sequence length', 'training.microBatch': 'micro batch', 'training.gradAccum': 'gradient accumulation',
-  'training.globalBatch': 'global batch', 'training.precision': 'precision', 'model': 'model', 'model.preset': 'model',
-};
-
-/** One lens for the cluster ("Assumed 8×H100 — change"), one for the model, one per other assumed input. */
-export function assumptionLenses(a: DocumentAnalysis): CodeLens[] {
-  const cluster = a.assumptions.filter((x) => x.path.startsWith('cluster.'));
-  const out: CodeLens[] = [];
-  if (cluster.length) out.push(lens(`Assumed ${clusterLabel(a)} — change`, ClientCommands.selectCluster, a.uri));
-  for (const x of a.assumptions) {
-    if (x.path.startsWith('cluster.')) continue;
-    const isModel = x.path === 'model' || x.path.startsWith('model.');
-    const cmd = isModel ? ClientCommands.selectModel : x.command ?? ClientCommands.openDashboard;
-    out.push(lens(`Assumed ${ASSUMED[x.path] ?? x.path} ${x.value} — change`, cmd, a.uri));
-  }
-  return out;
-}
-
+/**
+ * The lenses: the verdict (in the shared wording; a click lists the assumptions when it rests on them, else opens the
+ * dashboard), the step time (a click simulates the step), and at most two actions: the dashboard, and the assumed
+ * inputs when there are any.
+ */
 export function buildCodeLenses(a: DocumentAnalysis): CodeLens[] {
   const m = a.memory;
-  if (!m) {
+  const v = verdictOf(a);
+  if (!m || !v) {
     if (!a.format) return [];
     if (a.problems.some((p) => p.code === 'model-unknown')) return [lens('ShardLens: which model? Select a model', ClientCommands.selectModel, a.uri)];
     return [lens('ShardLens: not enough to estimate — see Problems', ClientCommands.openDashboard, a.uri)];
   }
-  const u = a.settings.units;
-  const st = peakStage(m);
-  const where = m.stages.length > 1 && st ? ` on stage ${st.stage}` : '';
-  const verdict = m.fits ? '✓ Fits' : '✗ Does not fit';
-  const out: CodeLens[] = [
-    lens(`${verdict} on ${clusterLabel(a)}: peak ${formatBytes(st?.peakReservedBytes, u)}/GPU${where} of ${formatBytes(m.gpuMemoryBytes, u)}`, ClientCommands.openDashboard, a.uri),
-  ];
-  if (a.stepTime) out.push(lens(`Step ≈ ${formatSeconds(a.stepTime.stepSeconds)}`, ClientCommands.simulateStep, a.uri));
-  out.push(lens('Simulate Step', ClientCommands.simulateStep, a.uri), lens('Open Dashboard', ClientCommands.openDashboard, a.uri));
-  out.push(...assumptionLenses(a));
+  const mark = v.conditional ? '$(warning)' : m.fits ? '$(check)' : '$(error)';
+  const where = v.assumed.some((x) => x.path.startsWith('cluster')) ? '' : ` on ${clusterLabel(a)}`;
+  const out: CodeLens[] = [lens(`${mark} ${v.short}${where}`, v.conditional ? SHOW_ASSUMPTIONS : ClientCommands.openDashboard, a.uri)];
+  if (a.stepTime) out.push(lens(`step ≈ ${formatSeconds(a.stepTime.stepSeconds)}`, ClientCommands.simulateStep, a.uri));
+  out.push(lens('Dashboard', ClientCommands.openDashboard, a.uri));
+  if (a.assumptions.length) out.push(lens(`Assumptions (${a.assumptions.length})`, SHOW_ASSUMPTIONS, a.uri));
   return out;
 }

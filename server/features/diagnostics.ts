@@ -1,13 +1,16 @@
 /**
  * Diagnostics: the parser's own findings (already at ranges), the core's problems placed at the keys of their plan
- * paths, and the headline "does not fit" naming the stage.
+ * paths, a missing referenced file at its reference, and the headline "does not fit". That headline is an error only
+ * when the file itself states what decides it; resting on assumed inputs it is a warning that names them.
  */
 import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver';
 import type { Problem, Severity } from '../../shared/plan/types';
+import { shardingName } from '../../shared/wording/sharding';
+import { missingDeepSpeedMessage } from '../../shared/wording/references';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { rangeForPaths, TOP_RANGE } from './facts';
 import { peakStage } from './figures';
-import { formatBytes } from '../../shared/units';
+import { REFERENCE_MISSING, unreadReferences, verdictOf } from './verdict';
 import type { PlanPath } from '../../shared/plan/paths';
 
 export const SOURCE = 'shardlens';
@@ -23,18 +26,45 @@ const SEVERITY: Record<Severity, DiagnosticSeverity> = {
 /** Keys where "does not fit" is placed, in order of preference: the knobs that change the peak most. */
 const FIT_PATHS: readonly PlanPath[] = ['parallel.sharding.stage', 'parallel.sharding.fsdpStrategy', 'training.microBatch', 'parallel.tp', 'parallel.pp'];
 
-/** The "does not fit" problem, when the estimate exceeds GPU memory. */
+/**
+ * The "does not fit" problem, when the estimate exceeds GPU memory: "Does not fit: needs ~109 GiB/GPU, H100 has 79.6 GiB
+ * (peak on pipeline stage 0)." as an error, or "Needs ~164 GiB/GPU of 79.6 GiB if micro batch 8 (assumed) — set it."
+ * as a warning when an assumed input or a missing file decides it.
+ */
 export function fitProblem(a: DocumentAnalysis): Problem | undefined {
   const m = a.memory;
   const st = m ? peakStage(m) : undefined;
-  if (!m || !st || m.fits) return undefined;
-  const u = a.settings.units;
-  const gpu = a.plan?.cluster.gpu.name ?? 'the GPU';
-  const where = m.stages.length > 1 ? `pipeline stage ${st.stage} (${st.kind})` : 'each GPU';
-  return {
-    code: DOES_NOT_FIT, severity: 'error', paths: FIT_PATHS,
-    message: `Estimated peak ${formatBytes(st.peakReservedBytes, u)} on ${where} exceeds ${gpu} memory (${formatBytes(m.gpuMemoryBytes, u)}).`,
-  };
+  const v = verdictOf(a);
+  if (!m || !st || m.fits || !v) return undefined;
+  const where = m.stages.length > 1 ? ` (peak on pipeline stage ${st.stage}, the ${st.kind} stage)` : '';
+  const text = `${v.headline}${where}.`;
+  return { code: DOES_NOT_FIT, severity: v.conditional ? 'warning' : 'error', paths: FIT_PATHS, message: text[0].toUpperCase() + text.slice(1) };
+}
+
+/**
+ * One diagnostic per referenced file that could not be read, at the reference; for a DeepSpeed file it also says which
+ * values are therefore unknown and what the estimate uses instead.
+ */
+function missingReferenceDiagnostics(a: DocumentAnalysis): Diagnostic[] {
+  const s = a.plan?.parallel.sharding;
+  const used = { sharding: s ? shardingName(s) : 'no ZeRO sharding', offload: s?.offloadOptimizer ?? 'none' };
+  return unreadReferences(a).map(({ ref, problem }) => toDiagnostic(
+    { ...problem, severity: 'warning', message: ref.kind === 'deepspeed' ? missingDeepSpeedMessage(problem.message, used) : problem.message },
+    ref.range ?? TOP_RANGE,
+  ));
+}
+
+/**
+ * Keys a problem about the GPU count belongs on: the parallel degrees and the launcher's GPU counts, in this order,
+ * never a batch key (a world-size problem is not about local_batch_size); the file's top when none is written.
+ */
+const WORLD_PATHS: readonly PlanPath[] = ['parallel.tp', 'parallel.pp', 'parallel.cp', 'parallel.ep', 'parallel.dp', 'parallel.dpReplicate', 'cluster.worldSize', 'cluster.gpusPerNode', 'cluster.nodes'];
+const PLACEMENT: Readonly<Record<string, readonly PlanPath[]>> = { 'world-size-mismatch': WORLD_PATHS, 'world-not-divisible': WORLD_PATHS };
+
+/** Where a problem goes: its own paths, or for some codes a fixed preference. */
+function placeOf(a: DocumentAnalysis, p: Problem): ReturnType<typeof rangeForPaths> {
+  const prefer = PLACEMENT[p.code];
+  return prefer ? rangeForPaths(a, prefer) : rangeForPaths(a, p.paths);
 }
 
 function toDiagnostic(p: Problem, range = TOP_RANGE): Diagnostic {
@@ -43,14 +73,16 @@ function toDiagnostic(p: Problem, range = TOP_RANGE): Diagnostic {
 
 /** Every diagnostic of the document. */
 export function buildDiagnostics(a: DocumentAnalysis): Diagnostic[] {
-  const out: Diagnostic[] = a.fileDiagnostics.map((d) => toDiagnostic(d, d.range));
+  const out: Diagnostic[] = [...a.fileDiagnostics.map((d) => toDiagnostic(d, d.range)), ...missingReferenceDiagnostics(a)];
   const seen = new Set(out.map((d) => `${String(d.code)}\u0000${d.message}`));
   const fit = fitProblem(a);
   for (const p of fit ? [fit, ...a.problems] : a.problems) {
+    // A reference the loader could not read is reported at the reference (above); others stay where they are.
+    if (p.code === REFERENCE_MISSING && unreadReferences(a).some((x) => x.problem === p)) continue;
     const k = `${p.code}\u0000${p.message}`;
     if (seen.has(k)) continue;
     seen.add(k);
-    out.push(toDiagnostic(p, rangeForPaths(a, p.paths)));
+    out.push(toDiagnostic(p, placeOf(a, p)));
   }
   return out;
 }

@@ -1,17 +1,22 @@
 /**
- * Hover on a known key: its value and origin, the figures it drives with their formulas and inputs, and what changing
- * it would do (re-estimated with the changed value).
+ * Hover on a known key, answer first: the key's value, the figures it drives and the verdict, then what changing it
+ * would do; after that the formulas, with every symbol they use defined once, and a link to the full derivation in
+ * the dashboard. No internal names; the key's description only where no JSON schema already shows it.
  */
 import { MarkupKind, type Hover, type Position } from 'vscode-languageserver';
-import type { Term, MemoryTermName } from '../../shared/plan/result';
+import { ClientCommands } from '../../shared/protocol';
+import type { MemoryTermName, Term } from '../../shared/plan/result';
+import { formatBytes, formatDeltaBytes } from '../../shared/units';
+import { formatTraffic } from '../../shared/wording/hints';
+import { symbolLines } from '../../shared/wording/symbols';
 import type { CoreApi } from '../analysis/core';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { factAt } from './facts';
 import { keyDocAt, keyDocHover } from './keyAt';
-import { deltaOf, peakStage } from './figures';
-import { formatBytes, formatDeltaBytes, formatDeltaVolume, formatVolume } from '../../shared/units';
+import { deltaOf, peakStage, type Delta } from './figures';
 import { keyForPath, keyTable } from '../../formats/keyTables';
 import { variantsFor } from './planEdit';
+import { verdictOf } from './verdict';
 import type { PlanPath } from '../../shared/plan/paths';
 
 /** Memory terms each plan path feeds (first principles: which symbols appear in the term's formula). */
@@ -34,19 +39,43 @@ const TERMS_OF: Partial<Record<PlanPath, readonly MemoryTermName[]>> = {
   'parallel.sharding.maxLiveParams': ['gatheredParameters'],
 };
 
-function showValue(v: unknown): string {
-  if (typeof v === 'number') return Number.isFinite(v) ? String(v) : '—';
-  if (Array.isArray(v)) return v.join(', ');
-  return String(v);
+/** Text from a file or a setting, shown inside a code span: nothing in it can become a link or markup. */
+function code(v: unknown): string {
+  const s = Array.isArray(v) ? v.join(', ') : typeof v === 'number' && !Number.isFinite(v) ? '—' : String(v);
+  const clean = s.replace(/`/g, "'").replace(/[\r\n]+/g, ' ').slice(0, 200);
+  return `\`${clean}\``;
 }
 
-function termLines(t: Term, a: DocumentAnalysis): string[] {
+/** "−79.4 GiB/GPU → 101 GiB, does not fit · +96.4 GiB traffic/step". */
+function deltaLine(d: Delta, a: DocumentAnalysis): string {
   const u = a.settings.units;
-  const lines = [`**${t.label}** ${formatBytes(t.bytes, u)} = \`${t.formula}\` — ${t.citation}`];
-  for (const [sym, inp] of Object.entries(t.inputs)) {
-    lines.push(`  - \`${sym}\` = ${showValue(inp.value)} (${inp.source.kind}: ${inp.source.detail})`);
+  const comm = d.commAfter !== d.commBefore
+    ? ` · ${d.commAfter > d.commBefore ? '+' : '−'}${formatTraffic(Math.abs(d.commAfter - d.commBefore), u)} traffic/step` : '';
+  // A ZeRO stage is never called a bare "stage" next to the pipeline stages.
+  const label = d.variant.path === 'parallel.sharding.stage' ? d.variant.label.replace(/^stage /, 'ZeRO stage ') : d.variant.label;
+  return `- ${label}: ${formatDeltaBytes(d.peakAfter - d.peakBefore, u)}/GPU → ${formatBytes(d.peakAfter, u)}, ${d.fitsAfter ? 'fits' : 'does not fit'}${comm}`;
+}
+
+/** The answer: the figures this key drives on the peak stage, and the verdict. */
+function answer(a: DocumentAnalysis, terms: readonly (readonly [MemoryTermName, Term])[]): string {
+  const u = a.settings.units;
+  const figures = terms.filter(([, t]) => t.bytes > 0).map(([, t]) => `${t.label.toLowerCase()} ${formatBytes(t.bytes, u)}`).join(' + ');
+  const v = verdictOf(a);
+  return [figures ? `${figures} per GPU` : '', v ? v.headline : ''].filter(Boolean).join(' · ');
+}
+
+/** The derivation: each term's formula and source, then every symbol once. */
+function derivation(a: DocumentAnalysis, stage: number, terms: readonly (readonly [MemoryTermName, Term])[]): string[] {
+  if (!terms.length) return [];
+  const u = a.settings.units;
+  const md = ['', '---', '', `Per GPU on pipeline stage ${stage} (the peak stage):`, ''];
+  for (const [, t] of terms) md.push(`- ${t.label} ${formatBytes(t.bytes, u)} = \`${t.formula}\` (${t.citation})`);
+  const lines = symbolLines(terms);
+  if (lines.length) {
+    md.push('', 'where', '');
+    for (const l of lines) md.push(`- \`${l.symbol}\`${l.value !== undefined ? ` = ${code(l.value)}` : ''}: ${l.meaning}${l.source ? ` (${l.source})` : ''}`);
   }
-  return lines;
+  return md;
 }
 
 /** Markdown for the fact at the position, or null when there is no known key there. */
@@ -57,35 +86,28 @@ export function buildHover(a: DocumentAnalysis, pos: Position, api: CoreApi): Ho
     return doc ? keyDocHover(...doc) : null;
   }
   const [path, fact] = hit;
-  const u = a.settings.units;
   const tableKey = keyForPath(a.format, path);
   const written = fact.key ?? path;
   const key = tableKey && tableKey.endsWith(written) ? tableKey : written;
-  const doc = keyTable(a.format)?.keys[key]?.description;
-  const md: string[] = [`**ShardLens** · \`${key}\` = ${showValue(fact.value)}`, ''];
-  if (doc) md.push(doc, '');
-  const used = a.plan?.sources[path];
-  md.push(`Plan input \`${path}\`${used ? ` — ${used.kind}: ${used.detail}` : ''}`);
+  const assumption = a.assumptions.find((x) => x.path === path);
+  const assumed = assumption ? ` → ${code(assumption.value)} (assumed: ${assumption.detail.replace(/\s*\([^)]*\.(py|ts|md)\)/g, '')})` : '';
   const m = a.memory;
   const st = m ? peakStage(m) : undefined;
-  if (m && st) {
-    const terms = (TERMS_OF[path] ?? []).map((n) => st.terms[n]).filter((t): t is Term => !!t);
-    if (terms.length) {
-      md.push('', `Per GPU on stage ${st.stage} (the peak stage):`, '');
-      for (const t of terms) md.push(...termLines(t, a).map((l) => (l.startsWith('  ') ? l : `- ${l}`)));
-    }
-    md.push('', `Peak ${formatBytes(st.peakReservedBytes, u)} of ${formatBytes(m.gpuMemoryBytes, u)} per GPU.`);
-  }
+  const terms = st ? (TERMS_OF[path] ?? []).flatMap((n): [MemoryTermName, Term][] => (st.terms[n] ? [[n, st.terms[n] as Term]] : [])) : [];
+  // A flag without a value (--use-distributed-optimizer) is on; anything else shows its value.
+  const bare = key.startsWith('--') && (!fact.source.range || JSON.stringify(fact.source.range) === JSON.stringify(fact.keyRange));
+  const md: string[] = [`**ShardLens** · \`${key}\`${bare ? ' (on)' : ` = ${code(fact.value)}`}${assumed}`, ''];
+  const head = m ? answer(a, terms) : '';
+  if (head) md.push(head, '');
   if (a.plan && m) {
-    const deltas = variantsFor(a.plan, path).map((v) => deltaOf(api, m, a.collectives, v)).filter((d) => d !== undefined);
-    if (deltas.length) {
-      md.push('', 'If you change it:', '');
-      for (const d of deltas) {
-        const comm = d.commAfter !== d.commBefore ? `, ${formatDeltaVolume(d.commAfter - d.commBefore)} communication per step (${formatVolume(d.commAfter)})` : '';
-        md.push(`- ${d.variant.label}: ${formatDeltaBytes(d.peakAfter - d.peakBefore, u)} per GPU (peak ${formatBytes(d.peakAfter, u)}, ${d.fitsAfter ? 'fits' : 'does not fit'})${comm}`);
-      }
-    }
+    const deltas = variantsFor(a.plan, path).map((v) => deltaOf(api, m, a.collectives, v)).filter((d): d is Delta => d !== undefined);
+    if (deltas.length) md.push('If you change it:', '', ...deltas.map((d) => deltaLine(d, a)), '');
   }
+  // DeepSpeed JSON has a bundled schema whose description VS Code shows in the same hover: never say it twice.
+  const doc = a.format === 'deepspeed' ? undefined : keyTable(a.format)?.keys[key]?.description;
+  if (doc) md.push(doc, '');
+  if (st) md.push(...derivation(a, st.stage, terms));
+  md.push('', `[More: the full derivation in the dashboard](command:${ClientCommands.showDerivation}?${encodeURIComponent(JSON.stringify([a.uri]))})`);
   const range = fact.keyRange ?? fact.source.range;
   return { contents: { kind: MarkupKind.Markdown, value: md.join('\n') }, ...(range ? { range } : {}) };
 }

@@ -1,13 +1,19 @@
 /**
- * Inlay hints at the keys that drive each figure: model states at the sharding key (with the replicated figure),
- * activations at the micro batch, per-stage peaks at TP/PP, communication at the keys that cause it, a total at the top.
+ * Inlay hints at the keys that drive each figure: model states at the sharding key (and how many times more replicated
+ * data parallel holds), activations and logits at the micro batch, per-stage peaks at TP/PP, communication at the keys
+ * that cause it, the verdict at the top. Labels are short tokens within VS Code's default hint length; the long form
+ * is the tooltip (shared/wording/hints.ts).
  */
-import { InlayHint, InlayHintKind, type Range } from 'vscode-languageserver';
+import { InlayHint, InlayHintKind, MarkupKind, type Range } from 'vscode-languageserver';
+import type { CommGroup } from '../../shared/comm/types';
 import type { Fact } from '../../shared/plan/facts';
+import { exposedSeconds } from '../../shared/wording/comm';
+import { formatBytes, formatCount } from '../../shared/units';
+import { activationsHint, commHint, fitHint, fitLabel, packLine, stagesHint, statesHint, type HintText } from '../../shared/wording/hints';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { endOf, localFact } from './facts';
-import { commBytes, maxOver, peakBytes, peakStage } from './figures';
-import { formatBytes, formatCount, formatSeconds, formatVolume } from '../../shared/units';
+import { commBytes, maxOver, peakStage } from './figures';
+import { verdictInput } from './verdict';
 import type { PlanPath } from '../../shared/plan/paths';
 
 /** Plan paths whose key carries the data-parallel (sharding) figures, in order of preference. */
@@ -17,13 +23,24 @@ const GROUP_KEYS: Record<string, readonly PlanPath[]> = {
   dp: SHARDING_KEYS, tp: ['parallel.tp'], pp: ['parallel.pp'], cp: ['parallel.cp'], ep: ['parallel.ep'],
 };
 
-function hint(f: Fact, label: string, tooltip?: string): InlayHint | undefined {
-  const at = endOf(f);
-  if (!at) return undefined;
-  const h = InlayHint.create(at, label, InlayHintKind.Type);
+/** A hint to place: where, and its texts (packed per line before it becomes an InlayHint). */
+type Placed = HintText & { readonly at: { line: number; character: number } };
+
+function make(at: { line: number; character: number }, t: HintText): Placed {
+  return { ...t, at };
+}
+
+/** The InlayHint of a placed text, with the long form as a Markdown tooltip. */
+function toInlayHint(p: Placed): InlayHint {
+  const h = InlayHint.create(p.at, fitLabel(p.label), InlayHintKind.Type);
   h.paddingLeft = true;
-  if (tooltip) h.tooltip = tooltip;
+  h.tooltip = { kind: MarkupKind.Markdown, value: p.tooltip };
   return h;
+}
+
+function hint(f: Fact, t: HintText): Placed | undefined {
+  const at = endOf(f);
+  return at ? make(at, t) : undefined;
 }
 
 function first(a: DocumentAnalysis, paths: readonly PlanPath[]): Fact | undefined {
@@ -34,44 +51,56 @@ function first(a: DocumentAnalysis, paths: readonly PlanPath[]): Fact | undefine
   return undefined;
 }
 
-function inRange(h: InlayHint, range: Range | undefined): boolean {
+function inRange(h: Placed, range: Range | undefined): boolean {
   if (!range) return true;
-  return h.position.line >= range.start.line && h.position.line <= range.end.line;
+  return h.at.line >= range.start.line && h.at.line <= range.end.line;
+}
+
+/** The hints of each line packed into VS Code's per-line length, in the order they were made (most important first). */
+function packed(hints: readonly Placed[]): InlayHint[] {
+  const lines = new Map<number, Placed[]>();
+  for (const h of hints) lines.set(h.at.line, [...(lines.get(h.at.line) ?? []), h]);
+  return [...lines.values()].flatMap((line) => packLine(line)).map(toInlayHint);
 }
 
 /** A hint at the end of the first reference of a kind (the DeepSpeed file or model a YAML names). */
-function referenceHint(a: DocumentAnalysis, kind: 'deepspeed' | 'model', label: string): InlayHint | undefined {
+function referenceHint(a: DocumentAnalysis, kind: 'deepspeed' | 'model', t: HintText): Placed | undefined {
   const r = a.facts?.references.find((x) => x.kind === kind && x.range);
-  if (!r?.range) return undefined;
-  const h = InlayHint.create(r.range.end, label, InlayHintKind.Type);
-  h.paddingLeft = true;
-  return h;
+  return r?.range ? make(r.range.end, t) : undefined;
 }
 
-/** The total at the top: peak per GPU, where, and whether it fits. */
-function totalHint(a: DocumentAnalysis): InlayHint | undefined {
-  const m = a.memory;
-  if (!m) return undefined;
-  const u = a.settings.units;
-  const st = peakStage(m);
-  const where = m.stages.length > 1 && st ? ` (stage ${st.stage})` : '';
-  const verdict = m.fits ? 'fits' : 'does not fit';
+/** The verdict at the end of the first line: peak per GPU and whether it fits, "if assumed" when it rests on assumptions. */
+function totalHint(a: DocumentAnalysis, withStep: boolean): Placed | undefined {
+  const v = verdictInput(a);
+  if (!v) return undefined;
   const line0 = a.text.split(/\r?\n/, 1)[0] ?? '';
-  const params = a.format === 'hf-config' ? `${formatCount(m.model.parameters)} parameters · ` : '';
-  const h = InlayHint.create({ line: 0, character: line0.length }, `${params}peak ${formatBytes(peakBytes(m), u)}/GPU${where} of ${formatBytes(m.gpuMemoryBytes, u)} · ${verdict}`, InlayHintKind.Type);
-  h.paddingLeft = true;
-  return h;
+  const t = fitHint(v, withStep ? a.stepTime?.stepSeconds : undefined);
+  const params = a.format === 'hf-config' && a.memory ? `${formatCount(a.memory.model.parameters)} parameters. ` : '';
+  return make({ line: 0, character: line0.length }, { ...t, tooltip: params + t.tooltip });
 }
 
-/** Parameters + gradients + optimizer states + master weights of the peak stage, e.g. "P 12 + G 1.6 + OS 6.3 GiB". */
+/** Parameters + gradients + optimizer states + master weights of the peak stage, e.g. "parameters 12 GiB, gradients 1.6 GiB". */
 function breakdown(a: DocumentAnalysis): string {
   const st = a.memory ? peakStage(a.memory) : undefined;
   if (!st) return '';
   const u = a.settings.units;
   const parts: [string, number | undefined][] = [
-    ['P', st.terms.parameters?.bytes], ['G', st.terms.gradients?.bytes], ['OS', st.terms.optimizerStates?.bytes], ['M', st.terms.masterWeights?.bytes],
+    ['parameters', st.terms.parameters?.bytes], ['gradients', st.terms.gradients?.bytes], ['optimizer states', st.terms.optimizerStates?.bytes],
+    ['master weights', st.terms.masterWeights?.bytes],
   ];
-  return parts.filter(([, b]) => b !== undefined && b > 0).map(([k, b]) => `${k} ${formatBytes(b, u)}`).join(' + ');
+  return parts.filter(([, b]) => b !== undefined && b > 0).map(([k, b]) => `${k} ${formatBytes(b, u)}`).join(', ');
+}
+
+/** Activations (with the embedding's) and logits of the stage with the most activations. */
+function activationTerms(a: DocumentAnalysis): { activations: number; logits: number } {
+  const stages = a.memory?.stages ?? [];
+  let best = { activations: 0, logits: 0 };
+  for (const s of stages) {
+    const act = (s.terms.activations?.bytes ?? 0) + (s.terms.embeddingActivations?.bytes ?? 0);
+    const logits = s.terms.logits?.bytes ?? 0;
+    if (act + logits > best.activations + best.logits) best = { activations: act, logits };
+  }
+  return best;
 }
 
 /** Every hint for the document, filtered to `range` and to the detail setting. */
@@ -80,33 +109,27 @@ export function buildInlayHints(a: DocumentAnalysis, range?: Range): InlayHint[]
   const m = a.memory;
   if (detail === 'off' || !m) return [];
   const u = a.settings.units;
-  const out: (InlayHint | undefined)[] = [totalHint(a)];
+  const verbose = detail === 'verbose';
+  const shard = first(a, SHARDING_KEYS);
+  const out: (Placed | undefined)[] = [totalHint(a, detail !== 'minimal' && (verbose || !shard))];
   if (detail !== 'minimal') {
-    const verbose = detail === 'verbose';
-    const shard = first(a, SHARDING_KEYS);
-    const states = `model states ${formatBytes(maxOver(m.stages, (s) => s.modelStatesBytes), u)}/GPU (replicated ${formatBytes(maxOver(m.replicated.stages, (s) => s.modelStatesBytes), u)})`;
-    if (shard) out.push(hint(shard, verbose ? `${states} = ${breakdown(a)}` : states));
-    else out.push(referenceHint(a, 'deepspeed', states));
-    out.push(referenceHint(a, 'model', `${formatCount(m.model.parameters)} parameters`));
+    const states = statesHint(maxOver(m.stages, (s) => s.modelStatesBytes) ?? 0, maxOver(m.replicated.stages, (s) => s.modelStatesBytes) ?? 0, u, breakdown(a));
+    out.push(shard ? hint(shard, states) : referenceHint(a, 'deepspeed', states));
+    out.push(referenceHint(a, 'model', { label: `${formatCount(m.model.parameters)} params`, tooltip: `The model has ${formatCount(m.model.parameters)} parameters.` }));
     const micro = localFact(a, 'training.microBatch');
-    if (micro) out.push(hint(micro, `activations ${formatBytes(maxOver(m.stages, (s) => s.activationBytes), u)}/GPU`));
+    const act = activationTerms(a);
+    if (micro) out.push(hint(micro, activationsHint(act.activations, act.logits, u)));
     for (const axis of ['parallel.tp', 'parallel.pp'] as const) {
       const f = localFact(a, axis);
       if (!f || (!verbose && (a.plan?.parallel[axis === 'parallel.tp' ? 'tp' : 'pp'] ?? 1) <= 1)) continue;
-      const peaks = m.stages.map((s) => formatBytes(s.peakReservedBytes, u));
-      const shown = peaks.length > 4 && !verbose ? [...peaks.slice(0, 2), '…', ...peaks.slice(-1)] : peaks;
-      out.push(hint(f, peaks.length > 1 ? `peak per stage ${shown.join(', ')}` : `peak ${peaks[0] ?? '—'}/GPU`));
+      out.push(hint(f, stagesHint(m.stages.map((s) => s.peakReservedBytes), u)));
     }
     for (const [group, keys] of Object.entries(GROUP_KEYS)) {
       const bytes = commBytes(a.collectives, group);
       const f = first(a, keys);
       if (!f || bytes <= 0) continue;
-      out.push(hint(f, `${group.toUpperCase()} comm ${formatVolume(bytes)}/step`));
-    }
-    if (a.stepTime && (verbose || !shard)) {
-      const top = out[0];
-      if (top && typeof top.label === 'string') top.label += ` · step ${formatSeconds(a.stepTime.stepSeconds)}`;
+      out.push(hint(f, commHint(group, bytes, u, exposedSeconds(a.collectives, group as CommGroup))));
     }
   }
-  return out.filter((h): h is InlayHint => h !== undefined && inRange(h, range));
+  return packed(out.filter((h): h is Placed => h !== undefined && inRange(h, range)));
 }

@@ -4,13 +4,13 @@
  */
 import {
   CodeActionKind, CodeLensRefreshRequest, DidChangeConfigurationNotification, DidChangeWatchedFilesNotification, FileChangeType, WatchKind,
-  NotificationType, RequestType, TextDocumentSyncKind, TextDocuments, type ClientCapabilities, type Connection,
+  TextDocumentSyncKind, TextDocuments, type ClientCapabilities, type Connection,
 } from 'vscode-languageserver';
 import { dirname } from 'node:path';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import {
-  LspMethods, PROTOCOL_VERSION, type AnalysisChangedParams, type AnalysisParams, type AnalysisResult,
-  type AnalysisSimulation, type PlanLayoutsParams, type PlanLayoutsResult, type ReadyParams,
+  AnalysisChangedNotification, AnalysisRequest, PlanLayoutsRequest, PROTOCOL_VERSION, ReadyNotification, SimulateRequest,
+  type AnalysisChangedParams,
 } from '../../shared/protocol';
 import { analyzeDocument, type AnalyzeInput, type DocumentAnalysis } from '../analysis/analyze';
 import { AnalysisPool } from '../analysis/pool';
@@ -27,13 +27,8 @@ import { buildDiagnostics } from './diagnostics';
 import { peakBytes } from './figures';
 import { buildHover } from './hover';
 import { buildInlayHints } from './inlayHints';
+import { verdictText } from './verdict';
 import { LAYOUT_ACTIONS, LAYOUT_ACTION_KIND, buildLayoutActions, wantsLayoutActions } from './layoutActions';
-
-export const ReadyNotification = new NotificationType<ReadyParams>(LspMethods.ready);
-export const AnalysisChangedNotification = new NotificationType<AnalysisChangedParams>(LspMethods.analysisChanged);
-export const AnalysisRequest = new RequestType<AnalysisParams, AnalysisResult | null, void>(LspMethods.analysis);
-export const SimulateRequest = new RequestType<AnalysisParams, AnalysisSimulation | null, void>(LspMethods.simulate);
-export const PlanLayoutsRequest = new RequestType<PlanLayoutsParams, PlanLayoutsResult | null, void>(LspMethods.planLayouts);
 
 export const SERVER_VERSION = '0.1.0';
 
@@ -69,7 +64,7 @@ function summary(a: DocumentAnalysis): AnalysisChangedParams {
   return {
     uri: a.uri, version: a.version, fits: a.memory ? a.memory.fits : null, peakBytes: peakBytes(a.memory) ?? null,
     gpuMemoryBytes: a.memory?.gpuMemoryBytes ?? null, gpuName: a.plan?.cluster.gpu.name ?? null,
-    stepSeconds: a.stepTime?.stepSeconds ?? null,
+    stepSeconds: a.stepTime?.stepSeconds ?? null, verdict: verdictText(a) ?? null,
   };
 }
 
@@ -84,7 +79,8 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   const readFolders = () => (folders.length ? folders : documents.all().map((d) => toPath(d.uri)).filter((p): p is string => !!p).map((p) => dirname(p)));
   const host = createHost((uri) => documents.get(uri)?.getText(), () => root, Date.now, readFolders);
   let ready: Promise<void> = Promise.resolve();
-  const planner = new PlannerCache();
+  // Apply Layout's check reads each layout's edited text again, with the document's settings and referenced files.
+  const planner = new PlannerCache((a, text) => analyzeDocument({ uri: a.uri, version: null, text, settings: a.settings }, host, core()).plan);
   /** The planner's layouts for an analysis: yields once first, so a request cancelled meanwhile never starts a search. */
   const planned = async (a: DocumentAnalysis, topK: number, token: { isCancellationRequested: boolean }) => {
     const hit = planner.peek(a, topK);
@@ -240,7 +236,7 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   });
   connection.onRequest(AnalysisRequest, async (p) => {
     const a = await anyAnalysis(p.uri);
-    return a ? buildAnalysisResult(a, core()) : null;
+    return a ? buildAnalysisResult(a) : null;
   });
   connection.onRequest(PlanLayoutsRequest, async (p, token) => {
     const a = typeof p?.uri === 'string' ? await anyAnalysis(p.uri) : undefined;

@@ -21,6 +21,8 @@ export const Commands = {
   probeImportReport: 'shardlens.probe.importReport',
   probeCalibrate: 'shardlens.probe.calibrate',
   probeFake: 'shardlens.probe.fake',
+  showAssumptions: 'shardlens.showAssumptions',
+  showDerivation: 'shardlens.showDerivation',
 } as const;
 
 /** A contributed command id. */
@@ -32,6 +34,10 @@ export const ClientCommands = {
   openDashboard: Commands.openDashboard,
   selectCluster: Commands.selectCluster,
   selectModel: Commands.selectModel,
+  /** The verdict's assumed inputs (code lens, status bar, quick fixes). */
+  showAssumptions: Commands.showAssumptions,
+  /** A hover's "More" link: the derivation in the dashboard. */
+  showDerivation: Commands.showDerivation,
 } as const satisfies Readonly<Record<string, CommandId>>;
 
 /** A command the server may name in a code lens or an assumption. */

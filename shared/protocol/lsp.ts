@@ -1,7 +1,10 @@
 /**
- * The LSP section of the protocol (server ↔ extension): custom requests and notifications, method names and their
- * parameter and result types. Each side wraps the method names in its own RequestType/NotificationType.
+ * The LSP section of the protocol (server ↔ extension): every custom request and notification declared once as a
+ * typed `RequestType`/`NotificationType` (vscode-eslint's `customMessages.ts` idiom), which the server registers and
+ * the client sends. vscode-jsonrpc's common entry is pure (no Node or DOM), so shared/ may import it; the webview
+ * imports `./webview` directly and never bundles this file.
  */
+import { NotificationType, RequestType } from 'vscode-jsonrpc';
 import type { FormatId } from '../plan/facts';
 import type { MemoryEstimate } from '../plan/result';
 import type { ResolvedInputs } from '../plan/inputs';
@@ -25,6 +28,15 @@ export interface AnalysisAssumption {
   readonly setting?: SettingId;
   /** The command that changes it, e.g. "shardlens.selectCluster". */
   readonly command?: ServerCommand;
+  /** How to set it: a picker command or edits that write the key into the file (filled in `shardlens/analysis`). */
+  readonly fix?: AssumptionFix;
+}
+
+/** The fix of one assumed input: run `command` with the document URI, or apply `edits` to the document. */
+export interface AssumptionFix {
+  readonly title: string;
+  readonly command?: string;
+  readonly edits?: readonly LayoutTextEdit[];
 }
 
 /** One collective of a step, per rank (the core's type: bytesPerRank is already × countPerStep). */
@@ -44,6 +56,16 @@ export interface AnalysisParams {
   readonly uri: string;
 }
 
+/** The fit verdict in words (shared/wording/verdict.ts), computed once by the server for every surface. */
+export interface VerdictText {
+  /** The full line, e.g. "needs ~164 GiB/GPU of 79.6 GiB if micro batch 8 (assumed) — set it". */
+  readonly headline: string;
+  /** The one-line form for lenses and the status bar (more than two assumptions counted, not listed). */
+  readonly short: string;
+  /** True when the verdict rests on assumed inputs or a missing referenced file. */
+  readonly conditional: boolean;
+}
+
 /** The full traceable estimate of one document. */
 export interface AnalysisResult {
   readonly uri: string;
@@ -59,24 +81,11 @@ export interface AnalysisResult {
   readonly replicated?: MemoryEstimate['replicated'];
   readonly collectives: readonly AnalysisCollective[];
   readonly stepTime?: AnalysisStepTime;
-  readonly simulation?: AnalysisSimulation;
+  /** The verdict in words; absent without a memory estimate. */
+  readonly verdict?: VerdictText;
   readonly assumptions: readonly AnalysisAssumption[];
   readonly problems: readonly (Problem & { readonly range?: TextRange })[];
 }
-
-/** Custom LSP messages, each a method name; each side wraps them in its RequestType/NotificationType. */
-export const LspMethods = {
-  /** Notification server → client after `initialized` once the server can answer requests. Params: ReadyParams. */
-  ready: 'shardlens/ready',
-  /** Request client → server: the full analysis of a document. Params: AnalysisParams; result: AnalysisResult | null. */
-  analysis: 'shardlens/analysis',
-  /** Request client → server: the step simulation of a document. Params: AnalysisParams; result: AnalysisSimulation | null. */
-  simulate: 'shardlens/simulate',
-  /** Notification server → client when a document's analysis changed. Params: AnalysisChangedParams. */
-  analysisChanged: 'shardlens/analysisChanged',
-  /** Request client → server: the best layouts for a document and their edits. Params: PlanLayoutsParams; result: PlanLayoutsResult | null. */
-  planLayouts: 'shardlens/planLayouts',
-} as const;
 
 /** Params of `shardlens/planLayouts`. */
 export interface PlanLayoutsParams {
@@ -102,6 +111,11 @@ export interface PlannedLayout {
   readonly delta: string;
   /** What the file cannot hold and where to set it instead. */
   readonly notes: readonly string[];
+  /**
+   * Why the edits cannot deliver the promised figures (a key the figures rest on cannot be written, e.g. it is "auto"),
+   * when they cannot: then `edits` is empty and Apply refuses with this sentence.
+   */
+  readonly refusal?: string;
 }
 
 /** Result of `shardlens/planLayouts`: the search and the top layouts, best first, with their edits. */
@@ -133,4 +147,47 @@ export interface AnalysisChangedParams {
   readonly gpuMemoryBytes: number | null;
   readonly gpuName: string | null;
   readonly stepSeconds: number | null;
+  /** The verdict in words, null when unknown. */
+  readonly verdict: VerdictText | null;
 }
+
+/**
+ * Notification server → client after `initialized`, once the server can answer requests.
+ * @since 0.1.0
+ */
+export const ReadyNotification = new NotificationType<ReadyParams>('shardlens/ready');
+
+/**
+ * Request client → server: the full analysis of a document, without the step simulation (ask `SimulateRequest`).
+ * Null when the document is not a training config.
+ * @since 0.1.0
+ */
+export const AnalysisRequest = new RequestType<AnalysisParams, AnalysisResult | null, void>('shardlens/analysis');
+
+/**
+ * Request client → server: the step simulation of a document, fetched only when a view shows it.
+ * @since 0.1.0
+ */
+export const SimulateRequest = new RequestType<AnalysisParams, AnalysisSimulation | null, void>('shardlens/simulate');
+
+/**
+ * Notification server → client when a document's analysis changed: the status bar summary.
+ * @since 0.1.0
+ */
+export const AnalysisChangedNotification = new NotificationType<AnalysisChangedParams>('shardlens/analysisChanged');
+
+/**
+ * Request client → server: the planner's best layouts for a document and the edits that write each one.
+ * @since 0.1.0
+ */
+export const PlanLayoutsRequest = new RequestType<PlanLayoutsParams, PlanLayoutsResult | null, void>('shardlens/planLayouts');
+
+/** The method names of the messages above (for raw JSON-RPC clients such as the Neovim test and the server tests). */
+export const LspMethods = {
+  ready: ReadyNotification.method,
+  analysis: AnalysisRequest.method,
+  simulate: SimulateRequest.method,
+  analysisChanged: AnalysisChangedNotification.method,
+  planLayouts: PlanLayoutsRequest.method,
+} as const;
+

@@ -1,8 +1,13 @@
 /**
- * The webview section of the protocol (extension ↔ dashboards). The dashboards never see LSP types: the extension
- * turns the server's analysis into a `DashboardModel` (plain numbers and labels, ready for charts) and posts it.
- * Type guards for every message live in webview/protocol/guards.ts.
+ * The webview section of the protocol (extension ↔ dashboards). The extension turns the server's analysis into a
+ * `DashboardModel`: what it derives (the sharding variants, the data-parallel sweep) in plain numbers, and what the
+ * server computed (collectives, the simulation, assumptions) in the core's own types, neither renamed nor re-parsed.
+ * Type guards for every message live in webview/protocol/guards.ts. Type-only imports: this file bundles no code.
  */
+import type { Collective } from '../comm/types';
+import type { Problem } from '../plan/types';
+import type { Simulation } from '../sim/types';
+import type { AnalysisAssumption, VerdictText } from './lsp';
 
 /** Version of the webview message schema; a webview ignores messages of another version. @since 0.1.0 */
 export const WEBVIEW_PROTOCOL_VERSION = 1;
@@ -48,46 +53,11 @@ export interface DpSweep {
   readonly series: readonly { readonly label: string; readonly bytes: readonly number[] }[];
 }
 
-/** One collective of the training step. */
-export interface CommRow {
-  /** Human label, e.g. "ZeRO-3 parameter all-gather (forward)". */
-  readonly label: string;
-  /** all-reduce, reduce-scatter, all-gather, all-to-all, send-recv, … */
-  readonly collective: string;
-  /** Parallel axis that communicates (dp, tp, pp, cp, ep). */
-  readonly axis: string;
-  /** Network tier: "intra-node" or "inter-node". */
-  readonly tier: string;
-  /** Bytes sent per GPU per optimizer step. */
-  readonly bytesPerStep: number;
-  /** Seconds of this collective per step. */
-  readonly seconds: number;
-  /** Seconds not hidden behind compute. */
-  readonly exposedSeconds: number;
-}
-
-export type TimelineKind = 'forward' | 'backward' | 'recompute' | 'communication' | 'optimizer' | 'idle';
-export const TIMELINE_KINDS: readonly TimelineKind[] = ['forward', 'backward', 'recompute', 'communication', 'optimizer', 'idle'];
-
-/** One interval of the simulated step on one pipeline stage. */
-export interface TimelineSegment {
-  readonly kind: TimelineKind;
-  /** Seconds from the start of the step. */
-  readonly start: number;
-  readonly end: number;
-  /** Micro-batch index, when the segment belongs to one. */
-  readonly microbatch?: number;
-  /** Free text shown on hover. */
-  readonly label?: string;
-}
-
-/** The simulated step: one lane per pipeline stage plus allocated memory over time. */
-export interface SimulationView {
-  readonly stepSeconds: number;
-  /** One lane per stage and stream: the compute stream, and communication on a link when it runs beside compute. */
-  readonly lanes: readonly { readonly stage: number; readonly stream?: 'compute' | 'comm'; readonly segments: readonly TimelineSegment[] }[];
-  /** Allocated bytes of one rank per stage at event times (seconds from the step start). */
-  readonly memory: readonly { readonly stage: number; readonly points: readonly { readonly t: number; readonly bytes: number }[] }[];
+/** How the peak stage's memory is computed: each term with its formula and source, then every symbol once. */
+export interface DerivationView {
+  readonly stage: number;
+  readonly terms: readonly { readonly label: string; readonly bytes: number; readonly formula: string; readonly citation: string }[];
+  readonly symbols: readonly { readonly symbol: string; readonly meaning: string; readonly value?: string; readonly source?: string }[];
 }
 
 /** Everything the dashboards draw for one config file. All figures are finite and non-negative. */
@@ -101,20 +71,26 @@ export interface DashboardModel {
   readonly modelName: string;
   readonly parameters: number;
   readonly fits: boolean;
-  /** Highest peak reserved bytes over the stages. */
-  readonly peakBytes: number;
+  /** The verdict as every surface words it (conditional when it rests on assumed inputs or a missing file). */
+  readonly verdict: VerdictText;
+  /** Highest peak reserved bytes over the stages (what must fit in GPU memory). */
+  readonly peakReservedBytes: number;
+  /** Peak allocated bytes of the same stage (tensors only, without allocator fragmentation). */
+  readonly peakAllocatedBytes: number;
   readonly peakStage: number;
   /** Units for labels: binary (GiB) or decimal (GB). */
   readonly units: 'GiB' | 'GB';
   readonly variants: readonly MemoryVariant[];
   readonly sweep?: DpSweep;
-  readonly communication: readonly CommRow[];
+  /** The step's collectives per rank, as the core lists them (the Communication tab draws them as they are). */
+  readonly communication: readonly Collective[];
   /** Step time in seconds, when known. */
   readonly stepSeconds?: number;
-  readonly simulation?: SimulationView;
-  /** Assumptions the estimate made, as sentences. */
-  readonly assumptions: readonly string[];
-  readonly problems: readonly { readonly severity: 'error' | 'warning' | 'info'; readonly message: string }[];
+  /** Inputs the estimate assumed because no file or setting gave them. */
+  readonly assumptions: readonly AnalysisAssumption[];
+  /** The derivation of the peak stage (the hovers' "More" link opens it). */
+  readonly derivation?: DerivationView;
+  readonly problems: readonly Pick<Problem, 'severity' | 'message'>[];
 }
 
 /** Measured vs estimated bytes of one rank in one validation run (the runner's and probe's JSON, normalised). */
@@ -188,6 +164,8 @@ export interface ValidationResultView {
   readonly backends?: readonly { readonly name: string; readonly ok: boolean; readonly reason: string }[];
   /** tfjs runner: how the config's model was scaled down, in one sentence. */
   readonly scaling?: string;
+  /** tfjs runner: layers of the scaled model the run trained. */
+  readonly scaledLayers?: number;
   /** tfjs runner: the checks (model states exact, traffic = formulas, ranks identical, sharded vs replicated). */
   readonly checks?: readonly ValidationCheckView[];
   /** tfjs runner: "ok", "failed-checks", "error", "cancelled" or "refused". */
@@ -196,6 +174,8 @@ export interface ValidationResultView {
   readonly startedAt?: string;
   /** An earlier saved report of the same config, for comparison. */
   readonly previous?: { readonly startedAt: string; readonly reportPath: string; readonly runs: readonly ValidationRunView[] };
+  /** The config file (URI) the run was for: after a reload the results stay with that file. */
+  readonly configUri?: string;
 }
 
 /** One planner layout as the Layouts dashboard shows it (figures finite and non-negative). */
@@ -220,8 +200,10 @@ export interface LayoutRowView {
   /** What applying it changes, e.g. "peak 71.2 → 54.3 GiB, step 9.8 → 7.1 s; TP 1 → 8". */
   readonly delta: string;
   readonly notes: readonly string[];
-  /** True when the file can take this layout (a rewriter exists and the layout changes the file). */
+  /** True when the file can take this layout (a rewriter exists, it writes every key the figures rest on, and it changes the file). */
   readonly applicable: boolean;
+  /** Why the layout cannot be written into the file (e.g. a key is "auto" there), when it cannot. */
+  readonly refusal?: string;
 }
 
 /** The planner's answer for the dashboards' file: the top layouts and the Pareto front (memory vs step time). */
@@ -259,8 +241,23 @@ export interface ValidationResultMessage { readonly v: 1; readonly type: 'valida
 /** Extension → webview: the planner's layouts for the dashboards' file (answer to `planLayouts`). */
 export interface LayoutsMessage { readonly v: 1; readonly type: 'layouts'; readonly layouts: LayoutsView }
 
+/** The step simulation as the server returns it (`shardlens/simulate`), or why there is none. */
+export type SimulationAnswer =
+  | { readonly ok: true; readonly result: Simulation }
+  | { readonly ok: false; readonly message: string };
+
+/** Extension → webview: the step simulation of `uri` (answer to `simulate`). */
+export interface SimulationMessage { readonly v: 1; readonly type: 'simulation'; readonly uri: string; readonly simulation: SimulationAnswer }
+
+/** Extension → webview: what the page may offer (runs launch processes only in a trusted workspace). */
+export interface EnvironmentMessage { readonly v: 1; readonly type: 'environment'; readonly trusted: boolean }
+
+/** Extension → webview: a request the page made got no usable answer (it shows the reason and a retry). */
+export interface FailedMessage { readonly v: 1; readonly type: 'failed'; readonly what: 'model' | 'layouts' | 'simulation'; readonly reason: string }
+
 export type HostToWebviewMessage =
-  | ModelMessage | EmptyMessage | ShowMessage | ValidationProgressMessage | ValidationResultMessage | LayoutsMessage;
+  | ModelMessage | EmptyMessage | ShowMessage | ValidationProgressMessage | ValidationResultMessage | LayoutsMessage
+  | SimulationMessage | EnvironmentMessage | FailedMessage;
 
 /** Webview → extension: the page loaded and wants the current model. */
 export interface ReadyMessage { readonly v: 1; readonly type: 'ready'; readonly view: DashboardView | 'all' }
@@ -274,8 +271,10 @@ export interface CommandMessage {
 export interface PlanLayoutsMessage { readonly v: 1; readonly type: 'planLayouts' }
 /** Webview → extension: apply the layout of rank `index` to the file `uri` (after the user confirms the delta). */
 export interface ApplyLayoutMessage { readonly v: 1; readonly type: 'applyLayout'; readonly uri: string; readonly index: number }
+/** Webview → extension: the Simulate Step view is shown and wants the simulation of the current file. */
+export interface SimulateMessage { readonly v: 1; readonly type: 'simulate' }
 
-export type WebviewToHostMessage = ReadyMessage | CommandMessage | PlanLayoutsMessage | ApplyLayoutMessage;
+export type WebviewToHostMessage = ReadyMessage | CommandMessage | PlanLayoutsMessage | ApplyLayoutMessage | SimulateMessage;
 export const WEBVIEW_COMMANDS: readonly CommandMessage['command'][] = [
   'simulateStep', 'runValidation', 'cancelValidation', 'runProbe', 'runOracle', 'selectCluster', 'selectModel', 'openDashboard',
 ];

@@ -19,6 +19,10 @@ import type { Block, MemoryPoint, Simulation, StageTimeline } from './types';
 /** Collectives that make up the gradient sync after the last backward. */
 const GRAD_SYNC: ReadonlySet<string> = new Set(['dp-grad-allreduce', 'edp-grad-allreduce', 'hsdp-replicate-allreduce', 'zero-grad-reduce-scatter']);
 
+/** Exposed communication inside one forward / backward pass of a stage (all chunks): in-layer plus ZeRO-3/offload. */
+const forwardComm = (T: StageTiming): number => T.work.parts.forward.comm + T.comm.perMicrobatchForward;
+const backwardComm = (T: StageTiming): number => T.work.parts.backward.comm + T.comm.perMicrobatchBackward;
+
 /** Mutable state of one stage during the run. */
 interface Lane {
   ops: Op[];
@@ -58,10 +62,21 @@ function runPipeline(st: readonly StageTiming[], ops: Op[][], m: number, v: numb
     L.blocks.push(b);
     if (b.lane === 'compute' && b.kind !== 'idle') L.busy += b.end - b.start;
   };
+  /**
+   * One pass on the compute stream: the compute part, then the communication it waits for (the exposed TP/EP/CP and
+   * ZeRO-3/offload traffic counted in the pass's seconds), so the timeline shows what the Communication tab lists.
+   */
+  const pass = (L: Lane, kind: 'forward' | 'backward' | 'recompute', start: number, total: number, comm: number, mb: number, chunk: number, label: string): number => {
+    const c = Math.min(total, Math.max(0, comm));
+    push(L, { kind, microbatch: mb, chunk, start, end: start + total - c, label, lane: 'compute' });
+    if (c > 0) push(L, { kind: 'comm', microbatch: mb, chunk, start: start + total - c, end: start + total, label: `${label}: exposed communication`, lane: 'compute' });
+    return start + total;
+  };
   const runW = (L: Lane, s: number) => {
     const w = L.pendingW.shift() as Op;
-    const d = st[s].backward / v / 2;
-    push(L, { kind: 'backward', microbatch: w.mb, chunk: w.chunk, start: L.t, end: L.t + d, label: `W${w.mb}.${w.chunk} weight grad`, lane: 'compute' });
+    const T = st[s];
+    const d = T.backward / v / 2;
+    pass(L, 'backward', L.t, d, backwardComm(T) / v / 2, w.mb, w.chunk, `W${w.mb}.${w.chunk} weight grad`);
     L.t += d;
     L.mem.push([L.t, -acts[s]]);
     L.live--;
@@ -112,8 +127,7 @@ function runPipeline(st: readonly StageTiming[], ops: Op[][], m: number, v: numb
     if (start > L.t) push(L, { kind: 'idle', microbatch: -1, chunk: -1, start: L.t, end: start, label: 'bubble', lane: 'compute' });
     let end = start;
     if (op.kind === 'F') {
-      end = start + T.forward / v;
-      push(L, { kind: 'forward', microbatch: op.mb, chunk: op.chunk, start, end, label: `F${op.mb}.${op.chunk}`, lane: 'compute' });
+      end = pass(L, 'forward', start, T.forward / v, forwardComm(T) / v, op.mb, op.chunk, `F${op.mb}.${op.chunk}`);
       fEnd[idx(s, op.mb, op.chunk)] = end;
       L.mem.push([start, acts[s]]);
       L.live++;
@@ -122,9 +136,9 @@ function runPipeline(st: readonly StageTiming[], ops: Op[][], m: number, v: numb
       }
     } else {
       const r = T.recompute / v;
-      if (r > 0) push(L, { kind: 'recompute', microbatch: op.mb, chunk: op.chunk, start, end: start + r, label: `R${op.mb}.${op.chunk}`, lane: 'compute' });
-      end = start + r + (zb ? T.backward / v / 2 : T.backward / v);
-      push(L, { kind: 'backward', microbatch: op.mb, chunk: op.chunk, start: start + r, end, label: `B${op.mb}.${op.chunk}`, lane: 'compute' });
+      if (r > 0) pass(L, 'recompute', start, r, T.work.parts.recompute.comm / v, op.mb, op.chunk, `R${op.mb}.${op.chunk}`);
+      const half = zb ? 0.5 : 1;
+      end = pass(L, 'backward', start + r, (T.backward / v) * half, (backwardComm(T) / v) * half, op.mb, op.chunk, `B${op.mb}.${op.chunk}`);
       bEnd[idx(s, op.mb, op.chunk)] = end;
       L.lastB = end - start - r;
       if (zb) L.pendingW.push(op);

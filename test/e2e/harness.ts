@@ -4,7 +4,7 @@
  * The server is started in its own session (detached = setsid) and killed by process group. Waits are conditions.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -72,6 +72,9 @@ const USER_SETTINGS = {
   'editor.codeLens': true, 'workbench.editor.enablePreview': false,
 };
 
+/** The window the suites use: the 1280 × 800 laptop screen issue 15 names (dashboards must fit it). */
+export const VIEWPORT = { width: 1280, height: 800 } as const;
+
 /** Copies `workspace` to a fresh run folder, installs the .vsix, starts code-server and opens the folder in Chromium. */
 export async function startSession(workspace: string, extraFiles: Readonly<Record<string, string>> = {}): Promise<Session> {
   const run = mkdtempSync(join(tmpdir(), 'shardlens-e2e-'));
@@ -113,7 +116,7 @@ export async function startSession(workspace: string, extraFiles: Readonly<Recor
       return r?.ok;
     }, 30_000);
     context = await chromium.launchPersistentContext(join(run, 'chrome'), {
-      executablePath: CHROMIUM, headless: true, viewport: { width: 1400, height: 900 },
+      executablePath: CHROMIUM, headless: true, viewport: { ...VIEWPORT },
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
     });
     const page = context.pages()[0] ?? await context.newPage();
@@ -130,11 +133,18 @@ export async function startSession(workspace: string, extraFiles: Readonly<Recor
   }
 }
 
-/** Saves a screenshot under test/e2e/shots (ignored by git). */
+/** Removes the screenshots whose names start with one of `prefixes` (each suite clears its own, not the others'). */
+export function clearShots(prefixes: readonly string[]): void {
+  if (!existsSync(SHOTS)) return;
+  for (const n of readdirSync(SHOTS)) if (prefixes.some((p) => n.startsWith(p))) rmSync(join(SHOTS, n), { force: true });
+}
+
+/** Saves a screenshot under test/e2e/shots (ignored by git) and lists it in the test output. */
 export async function shot(page: Page, name: string): Promise<string> {
   mkdirSync(SHOTS, { recursive: true });
   const p = join(SHOTS, `${name.replace(/[^\w.-]+/g, '_')}.png`);
   await page.screenshot({ path: p }).catch(() => undefined);
+  console.log(`screenshot: ${p}`);
   return p;
 }
 
@@ -172,6 +182,33 @@ export async function runCommand(page: Page, title: string): Promise<void> {
   const row = page.locator('.quick-input-list .monaco-list-row').filter({ has: page.locator('.label-name', { hasText: exact }) }).first();
   await row.waitFor();
   await row.click();
+}
+
+/**
+ * Shows the hover at a 1-based line and column: the cursor goes there through "Go to Line/Column" and the hover opens
+ * with the "Show or Focus Hover" command, so the hover is about that position whatever the mouse or the hints do.
+ */
+export async function hoverAt(page: Page, line: number, column: number): Promise<void> {
+  await page.keyboard.press('Escape');
+  await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+  await page.keyboard.press('Control+G');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor();
+  await input.fill(`:${line}:${column}`);
+  await page.keyboard.press('Enter');
+  await until('the cursor at the line', async () => {
+    const status = norm(await page.locator('.statusbar-item', { hasText: /Ln \d+, Col \d+/ }).first().innerText().catch(() => ''));
+    return status.includes(`Ln ${line}, Col ${column}`);
+  }, 10_000);
+  await runCommand(page, 'Show or Focus Hover');
+}
+
+/** The 1-based line and column of the first occurrence of `needle` in a workspace file. */
+export function positionOf(text: string, needle: string): { line: number; column: number } {
+  const i = text.indexOf(needle);
+  if (i < 0) throw new Error(`"${needle}" is not in the file`);
+  const before = text.slice(0, i).split('\n');
+  return { line: before.length, column: (before[before.length - 1]?.length ?? 0) + 1 };
 }
 
 /** The frame of the dashboard whose document has `selector` (webviews nest: iframe.webview → #active-frame). */

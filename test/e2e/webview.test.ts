@@ -13,29 +13,33 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { makePlan } from '../../shared/plan/defaults';
 import { findPreset } from '../../shared/model/presets';
 import { estimateMemory } from '../../shared/memory/estimate';
-import { collectivesPerStep } from '../../shared/time/collectives';
 import { estimateStepTime } from '../../shared/time/estimate';
 import { simulateStep } from '../../shared/sim/simulate';
 import { toDashboardModel } from '../../extension/dashboard/model';
+import { toLayoutsView } from '../../extension/dashboard/layouts';
+import { planLayouts } from '../../shared/planner/plan-layouts';
 import { coreEstimate } from '../../extension/dashboard/estimator';
 import { contentSecurityPolicy } from '../../extension/dashboard/csp';
-import { CHROMIUM, ROOT } from './harness';
+import { CHROMIUM, ROOT, shot, until } from './harness';
 
 const BUNDLE = join(ROOT, 'dist/webview/webview.js');
 const missing = !existsSync(CHROMIUM) ? `chromium missing: ${CHROMIUM}` : !existsSync(BUNDLE) ? `bundle missing (npm run build): ${BUNDLE}` : undefined;
 if (missing && process.env.CI === 'true') throw new Error(`webview e2e: ${missing} (required in CI)`);
 
 /** A 16-GPU TP 2 × PP 4 × DP 2 Llama-3.1-8B plan: every dashboard has something to draw. */
-function model() {
-  const plan = makePlan({
+const plan = missing ? undefined : makePlan({
     model: findPreset('llama-3.1-8b')!.model, training: { microBatch: 1, gradAccum: 8, globalBatch: 16, seqLen: 4096 },
     parallel: { dp: 2, tp: 2, pp: 4, sharding: { stage: 1, style: 'deepspeed', shardGroupSize: 2 } }, cluster: { gpusPerNode: 8, nodes: 2 },
-  });
+});
+
+function model() {
+  assert.ok(plan);
   const memory = estimateMemory(plan);
   const r = toDashboardModel({
     uri: 'file:///w/ds_config.json', version: 1, format: 'deepspeed', plan, memory, replicated: memory.replicated,
-    collectives: collectivesPerStep(plan), stepTime: estimateStepTime(plan), simulation: { ok: true, result: simulateStep(plan) },
-    assumptions: [], problems: [],
+    // As the server sends them: the step-time model's collectives, with their exposure (server/analysis/analyze.ts).
+    collectives: estimateStepTime(plan).collectives, stepTime: estimateStepTime(plan),
+    assumptions: [{ path: 'training.microBatch', value: '8', detail: 'train_micro_batch_size_per_gpu "auto" with no referencing file' }], problems: [],
   }, 'GiB', coreEstimate);
   assert.ok('model' in r);
   return r.model;
@@ -46,6 +50,7 @@ describe('dashboard bundle in Chromium', { skip: missing ? `webview e2e skipped:
   let server: Server;
   let base = '';
   const m = missing ? undefined : model();
+  const sim = plan ? simulateStep(plan) : undefined;
 
   before(async () => {
     const js = readFileSync(BUNDLE, 'utf8');
@@ -59,7 +64,7 @@ describe('dashboard bundle in Chromium', { skip: missing ? `webview e2e skipped:
 <meta property="csp-nonce" content="${nonce}">
 <script nonce="${nonce}">window.sent=[];window.saved=undefined;window.acquireVsCodeApi=()=>({postMessage:(m)=>sent.push(m),getState:()=>saved,setState:(s)=>{saved=s}});
 window.violations=[];document.addEventListener('securitypolicyviolation',(e)=>violations.push(e.violatedDirective+' '+e.lineNumber));</script>
-</head><body data-view="${u.searchParams.get('view')}" data-initial="${u.searchParams.get('initial') ?? ''}"><main id="app"></main><script nonce="${nonce}" src="/webview.js"></script></body></html>`);
+</head><body data-view="${u.searchParams.get('view')}" data-initial="${u.searchParams.get('initial') ?? ''}" data-initial-id="${nonce}"><main id="app"></main><script nonce="${nonce}" src="/webview.js"></script></body></html>`);
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     const a = server.address();
@@ -75,7 +80,11 @@ window.violations=[];document.addEventListener('securitypolicyviolation',(e)=>vi
     const page = await browser.newPage({ viewport: { width, height: 1000 } });
     await page.goto(`${base}/?view=${view}&initial=${initial}`);
     await page.waitForFunction(() => (window as unknown as { sent: unknown[] }).sent.length > 0);
-    await page.evaluate((model) => window.postMessage({ v: 1, type: 'model', model }, '*'), m);
+    await page.evaluate(([model, simulation]) => {
+      window.postMessage({ v: 1, type: 'environment', trusted: true }, '*');
+      window.postMessage({ v: 1, type: 'model', model }, '*');
+      window.postMessage({ v: 1, type: 'simulation', uri: 'file:///w/ds_config.json', simulation: { ok: true, result: simulation } }, '*');
+    }, [m, sim] as const);
     await page.locator('#summary').waitFor();
     return page;
   }
@@ -118,10 +127,10 @@ window.violations=[];document.addEventListener('securitypolicyviolation',(e)=>vi
     const zoom = await page.evaluate(() => (window as unknown as { saved: { zoom?: { min: number; max: number } } }).saved.zoom);
     assert.ok(zoom);
     // One "+" halves the visible window around its centre (webview/views/simulation.ts zoomBy(0.5)).
-    assert.ok(Math.abs((zoom.max - zoom.min) - m!.simulation!.stepSeconds / 2) < 1e-9 * m!.simulation!.stepSeconds, JSON.stringify(zoom));
+    assert.ok(Math.abs((zoom.max - zoom.min) - sim!.stepSeconds / 2) < 1e-9 * sim!.stepSeconds, JSON.stringify(zoom));
     await page.keyboard.press('0');
     const reset = await page.evaluate(() => (window as unknown as { saved: { zoom: { min: number; max: number } } }).saved.zoom);
-    assert.deepEqual(reset, { min: 0, max: m!.simulation!.stepSeconds });
+    assert.deepEqual(reset, { min: 0, max: sim!.stepSeconds });
     await page.close();
   });
 
@@ -134,9 +143,95 @@ window.violations=[];document.addEventListener('securitypolicyviolation',(e)=>vi
       window.postMessage({ v: 1, type: 'empty' }, '*');
       window.postMessage('<img src=x onerror=alert(1)>', '*');
     });
-    await page.evaluate(() => new Promise((r) => setTimeout(r, 50)));
+    await until('three rejections in the console', () => logs.filter((l) => l.includes('ignored a malformed message')).length === 3, 5000);
     assert.equal(await page.locator('#summary').getAttribute('data-uri'), 'file:///w/ds_config.json');
-    assert.equal(logs.filter((l) => l.includes('ignored a malformed message')).length, 3);
+    await page.close();
+  });
+
+  it('the Layouts table fits a 600 px panel: every Apply button is visible without scrolling sideways', async () => {
+    const page = await open('all', 600, 'layouts');
+    await page.evaluate((layouts) => window.postMessage({ v: 1, type: 'layouts', layouts }, '*'), layoutsView());
+    await page.locator('#layouts-table tbody tr').first().waitFor();
+    const width = await page.evaluate(() => document.documentElement.clientWidth);
+    const buttons = page.locator('#layouts-table vscode-button');
+    assert.ok(await buttons.count() >= 3);
+    for (const b of await buttons.all()) {
+      const box = await b.boundingBox();
+      assert.ok(box && box.x >= 0 && box.x + box.width <= width, `Apply at ${JSON.stringify(box)} in a ${width} px page`);
+    }
+    // Nothing is wider than the page (the long change texts wrap).
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth + 1));
+    await shot(page, 'webview-layouts-600');
+    await page.close();
+  });
+
+  it('the timeline shows, stage by stage, the exposed TP communication the Communication tab lists', async () => {
+    const page = await open('all', 900, 'simulation');
+    await page.locator('#sim-table tbody tr').first().waitFor({ state: 'attached' });
+    const timeline = await page.locator('#sim-table tbody tr').evaluateAll((trs) => trs.map((t) => Number((t as HTMLElement).dataset.exposedComm)));
+    // This plan has TP 2 and ZeRO-1 (no ZeRO-3 gathers, no offload): the communication inside the passes is TP's.
+    // The step-time model lists a stage once when later stages repeat it, so compare the stages it lists.
+    const listed = [...new Set(m!.communication.filter((c) => c.group === 'tp').map((c) => c.stage))];
+    assert.ok(listed.length >= 2, `TP 2 exposes communication on the listed stages ${listed.join(', ')}`);
+    assert.equal(timeline.length, sim!.stages.length);
+    for (const st of listed) {
+      const tab = m!.communication.filter((c) => c.stage === st && c.group === 'tp').reduce((a, c) => a + c.exposedSeconds, 0);
+      assert.ok(tab > 0 && Math.abs(timeline[st] - tab) <= 1e-9 * tab, `stage ${st}: timeline ${timeline[st]} s vs Communication tab ${tab} s`);
+    }
+    await page.locator('#tab-communication').click();
+    const shown = Number(await page.locator('#comm-exposed').getAttribute('data-exposed-tp'));
+    const stage = Number(await page.locator('#comm-exposed').getAttribute('data-stage'));
+    assert.ok(Math.abs(shown - timeline[stage]) <= 1e-9 * shown, `${shown} vs ${timeline[stage]}`);
+    await page.close();
+  });
+
+  it('prints why there is no model once, and turns a request without an answer into a message with Retry', async () => {
+    const page = await browser.newPage({ viewport: { width: 600, height: 600 } });
+    await page.clock.install();
+    await page.goto(`${base}/?view=all&initial=memory`);
+    await page.waitForFunction(() => (window as unknown as { sent: unknown[] }).sent.length > 0);
+    await page.evaluate(() => window.postMessage({ v: 1, type: 'empty', reason: 'Open a training config to see its estimate.' }, '*'));
+    await page.locator('#status-line').waitFor();
+    assert.equal((await page.locator('body').innerText()).split('Open a training config to see its estimate.').length - 1, 1);
+    await page.reload();
+    await page.waitForFunction(() => (window as unknown as { sent: unknown[] }).sent.length > 0);
+    // No answer at all: after the page's deadline (webview/state.ts WAIT_MS.model) it says so and offers Retry.
+    await page.clock.fastForward(26_000);
+    await page.locator('#retry-model').waitFor();
+    assert.match(await page.locator('#status-line').innerText(), /No answer from the ShardLens extension/);
+    await page.locator('#retry-model').click();
+    assert.deepEqual(await page.evaluate(() => (window as unknown as { sent: { type: string }[] }).sent.map((x) => x.type)), ['ready', 'ready']);
+    await page.close();
+  });
+
+  it('validation says what the scaled run checked, keeps results with their file, and mentions trust only when untrusted', async () => {
+    const page = await open('all', 900, 'validation');
+    const empty = await page.locator('#validation-empty').innerText();
+    assert.doesNotMatch(empty, /untrusted/);
+    await page.evaluate(() => window.postMessage({ v: 1, type: 'environment', trusted: false }, '*'));
+    await until('the untrusted note', async () => /Runs are disabled in untrusted workspaces/.test(await page.locator('#validation-empty').innerText()));
+    const checks = Array.from({ length: 91 }, (_, i) => ({ label: `check ${i}`, passed: true, detail: 'exact' }));
+    const result = { source: 'tfjs', backend: 'wasm', parameters: 5e5, scaledLayers: 2, checks, runs: [{ mode: 'ddp', ranks: [{ rank: 0, measured: { parameters: 4 }, estimated: { parameters: 4 } }] }] };
+    await page.evaluate((r) => window.postMessage({ v: 1, type: 'validationResult', result: { ...r, configUri: 'file:///w/other.json' } }, '*'), result);
+    await until('the note that the results belong to another file', async () => /last results are for other\.json/.test(await page.locator('#validation-empty').innerText()));
+    await page.evaluate((r) => window.postMessage({ v: 1, type: 'validationResult', result: { ...r, configUri: 'file:///w/ds_config.json' } }, '*'), result);
+    const head = await page.locator('#validation-headline').innerText();
+    assert.match(head, /Sharding arithmetic verified on a 2-layer scaled model: 91\/91/);
+    assert.match(await page.locator('#validation-scope').innerText(), /does not measure the full model/);
     await page.close();
   });
 });
+
+/** The Layouts view of a real planner search on the test plan, with long change texts (as a DeepSpeed file gives). */
+function layoutsView() {
+  assert.ok(plan);
+  const result = planLayouts(plan, { topK: 5, format: 'deepspeed' });
+  return toLayoutsView({
+    uri: 'file:///w/ds_config.json', version: 1, format: 'deepspeed', canApply: true, result, problems: [],
+    layouts: result.layouts.map((layout) => ({
+      layout, summary: '', edits: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, newText: '' }],
+      delta: 'peak 71.2 → 54.3 GiB, step 9.8 → 7.1 s; TP 2 → 1, PP 4 → 2, micro batch 1 → 2, accumulation 8 → 4',
+      notes: ['Pipeline parallelism (PP 2) is set in code (PipelineModule(num_stages=2)), not in the DeepSpeed JSON.'],
+    })),
+  });
+}

@@ -25,10 +25,11 @@ test('deactivate (cancelProbes) stops a probe the extension started', { timeout:
   const commands = installVscodeStub({ inputBox: '1', quickPick: 'ddp' });
   try {
     process.env.SHARDLENS_PYTHON = join(t.dir, 'bin/python');
-    const { cancelProbes, registerProbeCommands, PROBE_COMMANDS } = await import('../../extension/probe/commands');
+    const { cancelProbes, PROBE_BODIES, PROBE_COMMANDS } = await import('../../extension/probe/commands');
     const log = { info() {}, warn() {}, error() {}, show() {} };
-    registerProbeCommands({ subscriptions: [] } as never, { getPlan: async () => tinyPlan(1), showResult() {}, log: log as never });
-    const run = Promise.resolve(commands.get(PROBE_COMMANDS.runLocal)?.(undefined));
+    void commands;
+    const deps = { getPlan: async () => tinyPlan(1), targetUri: () => undefined, showResult() {}, log: log as never };
+    const run = PROBE_BODIES[PROBE_COMMANDS.runLocal](deps, undefined);
     const pidFile = join(t.dir, 'bin/launched.pid');
     for (let i = 0; i < 200 && !existsSync(pidFile); i++) await sleep(100);
     const pid = Number(readFileSync(pidFile, 'utf8'));

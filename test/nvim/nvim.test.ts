@@ -52,7 +52,7 @@ test('neovim drives the server over stdio', { skip: !hasNvim && process.env.CI !
     assert.equal(res.got_diagnostics, true, 'no diagnostics arrived');
     assert.match(res.hover?.contents.value ?? '', /zero_optimization\.stage/);
     assert.ok(Array.isArray(res.hints) && res.hints.length > 0, 'no inlay hints');
-    assert.ok(res.hints.some((h) => h.position.line === hoverLine && /model states/.test(h.label)), 'no model-state hint at the stage key');
+    assert.ok(res.hints.some((h) => h.position.line === hoverLine && /^states ≈/.test(h.label)), 'no model-state hint at the stage key');
     assert.ok(res.lenses?.some((l) => l.command?.command === 'shardlens.simulateStep'), 'no Simulate Step lens');
   } finally {
     rmSync(ws, { recursive: true, force: true });

@@ -10,8 +10,9 @@ import { startClient, type Client } from './harness';
 
 let c: Client;
 before(async () => {
-  // A DeepSpeed JSON does not name its model; the editor setting supplies it (Llama 2 7B, Touvron et al. 2023).
-  c = await startClient({ model: 'llama-2-7b' });
+  // A DeepSpeed JSON does not name its model or cluster; the editor settings supply them (Llama 2 7B, Touvron et al.
+  // 2023; 8 × H100 SXM), so nothing that decides fit is assumed.
+  c = await startClient({ model: 'llama-2-7b', cluster: { gpu: 'H100-SXM', gpusPerNode: 8, nodes: 1 } });
 });
 after(() => c.dispose());
 
@@ -96,11 +97,57 @@ describe('diagnostics', () => {
     });
   }
 
-  test('peak above GPU memory names where and the GPU', async () => {
+  test('peak above GPU memory names the peak and the GPU', async () => {
     const ds = await diagnose('ds_config.json', CASES[0].text);
     const d = ds.find((x) => x.code === 'does-not-fit');
-    assert.match(String(d?.message), /exceeds .*memory/);
-    assert.match(String(d?.message), /(each GPU|pipeline stage \d)/);
+    assert.match(String(d?.message), /^Does not fit: needs ~[\d.]+ GiB\/GPU, .*H100.* has [\d.]+ GiB/);
+  });
+
+  test('resting on assumed inputs, "does not fit" is a warning that names them, with fixes that set them', async () => {
+    // The same file with no cluster in the settings: the GPU type and count are assumed (shared/plan/resolve.ts).
+    const bare = await startClient({ model: 'llama-2-7b' });
+    try {
+      const uri = 'file:///ws/assumed/ds_config.json';
+      const d = bare.diagnostics(uri);
+      await bare.open(uri, CASES[0].text);
+      const fit = (await d).find((x) => x.code === 'does-not-fit');
+      assert.ok(fit);
+      assert.equal(fit.severity, 2, 'a warning, not an error');
+      assert.match(String(fit.message), /^Needs ~[\d.]+ GiB\/GPU of [\d.]+ GiB if 8×.*H100.* \(assumed\) — set it\.$/);
+      const fixes = await bare.actions(uri, [fit]);
+      assert.equal(fixes[0]?.command?.command, 'shardlens.selectCluster', fixes.map((x) => x.title).join(' | '));
+      assert.equal(fixes[0]?.isPreferred, true);
+    } finally {
+      bare.dispose();
+    }
+  });
+
+  test('a world-size problem lands on the parallelism keys, not on a batch key', async () => {
+    // nanotron runs DP × TP × PP processes (dp 4 × tp 2 × pp 1 = 8); a 16-GPU world cannot hold that layout.
+    const sized = await startClient({ model: 'llama-2-7b', worldSize: 16, cluster: { gpu: 'H100-SXM' } });
+    try {
+      const text = readFileSync('test/server/fixtures/nanotron.yaml', 'utf8');
+      const uri = 'file:///ws/world/nanotron.yaml';
+      const d = sized.diagnostics(uri);
+      await sized.open(uri, text);
+      const w = (await d).find((x) => x.code === 'world-size-mismatch');
+      assert.ok(w, 'no world-size-mismatch');
+      assert.match(lineOf(text, w), /^\s*(tp|pp|dp):/, `on "${lineOf(text, w)}"`);
+    } finally {
+      sized.dispose();
+    }
+  });
+
+  test('a DeepSpeed file named by a YAML but missing is one warning at the reference, saying what is unknown', async () => {
+    const text = 'model_name_or_path: meta-llama/Llama-2-7b-hf\nstage: sft\nfinetuning_type: full\ndeepspeed: ds_z3_missing.json\nper_device_train_batch_size: 1\nbf16: true\n';
+    const ds = await diagnose('llamafactory.yaml', text);
+    const missing = ds.filter((x) => x.code === 'reference-missing');
+    assert.equal(missing.length, 1);
+    assert.equal(missing[0].severity, 2);
+    assert.ok(lineOf(text, missing[0]).startsWith('deepspeed:'), `on "${lineOf(text, missing[0])}"`);
+    assert.match(String(missing[0].message), /ZeRO stage, optimizer and parameter offload.* are therefore unknown: the estimate uses no ZeRO sharding/);
+    const fit = ds.find((x) => x.code === 'does-not-fit');
+    if (fit) assert.equal(fit.severity, 2, 'the verdict rests on the missing file');
   });
 
   test('a fitting config has no does-not-fit', async () => {

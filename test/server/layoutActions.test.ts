@@ -87,6 +87,25 @@ describe('Apply layout code actions', () => {
     });
   }
 
+  test('a DeepSpeed JSON full of "auto": a layout whose micro batch the file cannot hold is refused with the reason, never half-written', async () => {
+    const { uri, text } = await openFixture('ds_z2_auto.json', 'json');
+    const plan = await planOf(uri, 5);
+    assert.ok(plan && plan.layouts.length > 0);
+    for (const p of plan.layouts) {
+      if (p.refusal) {
+        assert.equal(p.edits.length, 0, p.summary);
+        assert.match(p.refusal, /"auto"|cannot/, p.refusal);
+        continue;
+      }
+      // A layout that is offered writes every key its figures rest on: the edited file reads back as the layout.
+      const facts = parseConfig(uri, c.applied(uri, { title: '', edit: { changes: { [uri]: p.edits.map((e) => ({ range: e.range, newText: e.newText })) } } }), 'deepspeed').facts;
+      assert.equal(facts['training.microBatch']?.value, p.layout.microBatch, p.summary);
+    }
+    // Micro batch and accumulation are "auto" here (the trainer fills them), so no layout that changes them is offered.
+    assert.ok(plan.layouts.filter((p) => p.layout.microBatch !== 8 || p.layout.gradAccum !== 1).every((p) => p.refusal), text.slice(0, 80));
+    assert.equal(layoutActions(await c.actions(uri, [])).filter((a) => /micro batch/.test(a.title)).length, 0);
+  });
+
   test('only the rewrite kind is computed: a quick-fix-only request gets no layout actions', async () => {
     const { uri } = await openFixture('ds_zero2.json', 'json');
     const actions: CodeAction[] = await c.rpc.sendRequest('textDocument/codeAction', {

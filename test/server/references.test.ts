@@ -27,17 +27,20 @@ test('editing the referenced DeepSpeed JSON re-analyses the YAML that names it',
   let d = c.diagnostics(yamlUri);
   await c.open(yamlUri, yaml);
   await d;
-  const before = (await c.hints(yamlUri)).map(label).find((l) => l.startsWith('model states'));
+  const before = (await c.hints(yamlUri)).map(label).find((l) => l.startsWith('states ≈'));
   // ZeRO-3 with both offloads keeps almost no model state on the GPU; ZeRO-0 keeps all 16Ψ (ZeRO paper §3).
   await c.open(dsUri, ds);
   const refreshesBefore = c.refreshes;
   d = c.diagnostics(yamlUri);
   await c.change(dsUri, ds.replace('"stage": 3', '"stage": 0').replace(/"offload_(optimizer|param)": \{[^}]*\},/g, ''));
   await d;
-  const afterHints = (await c.hints(yamlUri)).map(label).find((l) => l.startsWith('model states'));
+  const afterHints = (await c.hints(yamlUri)).map(label).find((l) => l.startsWith('states ≈'));
   assert.ok(before && afterHints, 'no model-state hint at the deepspeed key');
   assert.notEqual(afterHints, before);
-  const parse = (s: string) => Number(/model states ([\d.]+) GiB/.exec(s)?.[1]);
+  const parse = (s: string) => {
+    const m = /states ≈([\d.]+) (GiB|MiB)/.exec(s);
+    return Number(m?.[1]) / (m?.[2] === 'MiB' ? 1024 : 1);
+  };
   assert.ok(parse(afterHints) > 10 * parse(before), `${before} → ${afterHints}`);
   const t0 = Date.now();
   while (c.refreshes === refreshesBefore && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 5));

@@ -4,10 +4,12 @@
  * Pure TypeScript: no DOM, no vscode, so the extension and the unit tests import it too.
  */
 import {
-  DASHBOARD_VIEWS, MEMORY_COMPONENTS, TIMELINE_KINDS, WEBVIEW_COMMANDS, WEBVIEW_PROTOCOL_VERSION,
+  DASHBOARD_VIEWS, MEMORY_COMPONENTS, WEBVIEW_COMMANDS, WEBVIEW_PROTOCOL_VERSION,
   type DashboardModel, type DashboardView, type HostToWebviewMessage, type LayoutRowView, type LayoutsView,
-  type OracleResultView, type SimulationView, type StageBar, type ValidationResultView, type WebviewToHostMessage,
-} from '../../shared/protocol';
+  type OracleResultView, type SimulationAnswer, type StageBar, type ValidationResultView, type WebviewToHostMessage,
+} from '../../shared/protocol/webview';
+import type { Collective } from '../../shared/comm/types';
+import type { Simulation } from '../../shared/sim/types';
 
 type Obj = Record<string, unknown>;
 
@@ -41,23 +43,55 @@ function isSweep(x: unknown): boolean {
   return x.series.every((s) => isObj(s) && isStr(s.label) && isArr(s.bytes, isAmount) && s.bytes.length === n);
 }
 
-function isCommRow(x: unknown): boolean {
-  return isObj(x) && isStr(x.label) && isStr(x.collective) && isStr(x.axis) && isStr(x.tier)
-    && isAmount(x.bytesPerStep) && isAmount(x.seconds) && isAmount(x.exposedSeconds) && x.exposedSeconds <= x.seconds * (1 + 1e-9);
+const isCollectiveKind = oneOf(['all-reduce', 'reduce-scatter', 'all-gather', 'all-to-all', 'send-recv'] as const);
+const isGroup = oneOf(['dp', 'tp', 'pp', 'cp', 'ep'] as const);
+const isTier = oneOf(['nvlink', 'network', 'pcie'] as const);
+
+/** A collective as the core lists it (shared/comm/types.ts), with finite non-negative figures. */
+export function isCollective(x: unknown): x is Collective {
+  return isObj(x) && isStr(x.id) && isStr(x.label) && isCollectiveKind(x.kind) && isGroup(x.group) && isInt(x.groupSize) && isInt(x.stage)
+    && isAmount(x.bytesPerOccurrence) && isAmount(x.countPerStep) && isAmount(x.bytesPerRank) && isStr(x.algorithm) && isTier(x.tier)
+    && isAmount(x.busBandwidth) && isAmount(x.seconds) && typeof x.overlapped === 'boolean' && isAmount(x.exposedSeconds)
+    && x.exposedSeconds <= x.seconds * (1 + 1e-9) && isStr(x.formula) && isStr(x.citation);
 }
 
-const isKind = oneOf(TIMELINE_KINDS);
+const isBlockKind = oneOf(['forward', 'backward', 'recompute', 'comm', 'idle', 'optimizer'] as const);
+/** Micro-batch and chunk indices: whole numbers, −1 for step-level blocks. */
+const isIndex = (x: unknown): x is number => typeof x === 'number' && Number.isInteger(x) && x >= -1;
 
-function isSegment(x: unknown): boolean {
-  return isObj(x) && isKind(x.kind) && isAmount(x.start) && isAmount(x.end) && x.end >= x.start
-    && (x.microbatch === undefined || isInt(x.microbatch)) && (x.label === undefined || isStr(x.label));
+function isBlock(x: unknown): boolean {
+  return isObj(x) && isBlockKind(x.kind) && isIndex(x.microbatch) && isIndex(x.chunk) && isAmount(x.start) && isAmount(x.end)
+    && x.end >= x.start && isStr(x.label) && (x.lane === 'compute' || x.lane === 'comm');
 }
 
-export function isSimulationView(x: unknown): x is SimulationView {
-  return isObj(x) && isAmount(x.stepSeconds)
-    && isArr(x.lanes, (l): l is unknown => isObj(l) && isInt(l.stage) && (l.stream === undefined || l.stream === 'compute' || l.stream === 'comm') && isArr(l.segments, (s): s is unknown => isSegment(s)))
-    && isArr(x.memory, (m): m is unknown => isObj(m) && isInt(m.stage)
-      && isArr(m.points, (p): p is unknown => isObj(p) && isAmount(p.t) && isAmount(p.bytes)));
+function isStageTimeline(x: unknown): boolean {
+  return isObj(x) && isInt(x.stage) && isArr(x.blocks, (b): b is unknown => isBlock(b))
+    && isArr(x.memory, (p): p is unknown => isObj(p) && isAmount(p.t) && isAmount(p.bytes))
+    && isAmount(x.peakBytes) && isAmount(x.exposedCommSeconds);
+}
+
+/** The core's step simulation (shared/sim/types.ts) as the dashboards read it. */
+export function isSimulation(x: unknown): x is Simulation {
+  return isObj(x) && x.ok === true && isAmount(x.stepSeconds) && isInt(x.pp) && isInt(x.microbatches)
+    && isArr(x.stages, (st): st is unknown => isStageTimeline(st)) && isArr(x.collectives, isCollective);
+}
+
+function isSimulationAnswer(x: unknown): x is SimulationAnswer {
+  return isObj(x) && ((x.ok === true && isSimulation(x.result)) || (x.ok === false && isStr(x.message)));
+}
+
+function isDerivation(x: unknown): boolean {
+  return isObj(x) && isInt(x.stage)
+    && isArr(x.terms, (t): t is unknown => isObj(t) && isStr(t.label) && isAmount(t.bytes) && isStr(t.formula) && isStr(t.citation))
+    && isArr(x.symbols, (y): y is unknown => isObj(y) && isStr(y.symbol) && isStr(y.meaning) && (y.value === undefined || isStr(y.value)) && (y.source === undefined || isStr(y.source)));
+}
+
+function isVerdict(x: unknown): boolean {
+  return isObj(x) && isStr(x.headline) && isStr(x.short) && typeof x.conditional === 'boolean';
+}
+
+function isAssumption(x: unknown): boolean {
+  return isObj(x) && isStr(x.path) && isStr(x.value) && isStr(x.detail) && (x.command === undefined || isStr(x.command));
 }
 
 const isSeverity = oneOf(['error', 'warning', 'info'] as const);
@@ -67,14 +101,14 @@ export function isDashboardModel(x: unknown): x is DashboardModel {
   const c = x.cluster;
   return isStr(x.uri) && isStr(x.fileName) && isStr(x.format) && isStr(x.modelName) && isAmount(x.parameters)
     && isObj(c) && isStr(c.gpuName) && isAmount(c.gpuMemoryBytes) && isInt(c.gpusPerNode) && isInt(c.nodes)
-    && typeof x.fits === 'boolean' && isAmount(x.peakBytes) && isInt(x.peakStage)
+    && typeof x.fits === 'boolean' && isVerdict(x.verdict) && isAmount(x.peakReservedBytes) && isAmount(x.peakAllocatedBytes) && isInt(x.peakStage)
     && (x.units === 'GiB' || x.units === 'GB')
     && isArr(x.variants, (v): v is unknown => isVariant(v))
     && (x.sweep === undefined || isSweep(x.sweep))
-    && isArr(x.communication, (r): r is unknown => isCommRow(r))
+    && isArr(x.communication, isCollective)
     && (x.stepSeconds === undefined || isAmount(x.stepSeconds))
-    && (x.simulation === undefined || isSimulationView(x.simulation))
-    && isArr(x.assumptions, isStr)
+    && isArr(x.assumptions, (a): a is unknown => isAssumption(a))
+    && (x.derivation === undefined || isDerivation(x.derivation))
     && isArr(x.problems, (p): p is unknown => isObj(p) && isSeverity(p.severity) && isStr(p.message));
 }
 
@@ -92,7 +126,7 @@ export function isOracleResult(x: unknown): x is OracleResultView {
 
 export function isValidationResult(x: unknown): x is ValidationResultView {
   return isObj(x) && (x.source === 'tfjs' || x.source === 'torch' || x.source === 'oracle') && isStr(x.backend) && isAmount(x.parameters)
-    && (x.reportPath === undefined || isStr(x.reportPath))
+    && (x.reportPath === undefined || isStr(x.reportPath)) && (x.configUri === undefined || isStr(x.configUri))
     && (x.oracle === undefined || isOracleResult(x.oracle))
     && isArr(x.runs, (r): r is unknown => isObj(r) && isStr(r.mode)
       && isArr(r.ranks, (k): k is unknown => isObj(k) && isInt(k.rank) && isAmountRecord(k.measured) && isAmountRecord(k.estimated)));
@@ -105,7 +139,8 @@ export function isLayoutRow(x: unknown): x is LayoutRowView {
   return isObj(x) && isInt(x.index)
     && isDegree(x.tp) && isDegree(x.pp) && isDegree(x.vpp) && isDegree(x.cp) && isDegree(x.ep) && isDegree(x.dp)
     && isStr(x.sharding) && isDegree(x.microBatch) && isDegree(x.gradAccum) && isStr(x.recompute) && isStr(x.offload)
-    && isAmount(x.stepSeconds) && isAmount(x.peakBytes) && isStr(x.delta) && isArr(x.notes, isStr) && typeof x.applicable === 'boolean';
+    && isAmount(x.stepSeconds) && isAmount(x.peakBytes) && isStr(x.delta) && isArr(x.notes, isStr) && typeof x.applicable === 'boolean'
+    && (x.refusal === undefined || isStr(x.refusal));
 }
 
 export function isLayoutsView(x: unknown): x is LayoutsView {
@@ -128,6 +163,9 @@ export function isHostToWebviewMessage(x: unknown): x is HostToWebviewMessage {
       return isProgressState(x.state) && isAmount(x.fraction) && x.fraction <= 1 && isStr(x.message);
     case 'validationResult': return isValidationResult(x.result);
     case 'layouts': return isLayoutsView(x.layouts);
+    case 'simulation': return isStr(x.uri) && isSimulationAnswer(x.simulation);
+    case 'environment': return typeof x.trusted === 'boolean';
+    case 'failed': return (x.what === 'model' || x.what === 'layouts' || x.what === 'simulation') && isStr(x.reason);
     default: return false;
   }
 }
@@ -142,6 +180,7 @@ export function isWebviewToHostMessage(x: unknown): x is WebviewToHostMessage {
     case 'command': return isCommand(x.command);
     case 'planLayouts': return true;
     case 'applyLayout': return isStr(x.uri) && x.uri.length > 0 && isInt(x.index) && x.index < 100;
+    case 'simulate': return true;
     default: return false;
   }
 }

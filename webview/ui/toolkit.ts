@@ -59,7 +59,7 @@ export function dropdown(label: string, options: readonly { value: string; text:
  * A small badge, e.g. "fits" or "does not fit". Plain HTML: the toolkit's badge template carries an inline style
  * attribute, which the dashboards' Content-Security-Policy (no 'unsafe-inline') rightly blocks.
  */
-export function badge(text: string, kind: 'ok' | 'bad' | 'info' = 'info'): HTMLElement {
+export function badge(text: string, kind: 'ok' | 'bad' | 'warn' | 'info' = 'info'): HTMLElement {
   const b = document.createElement('span');
   b.textContent = text;
   b.className = `badge badge-${kind}`;

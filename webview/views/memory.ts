@@ -2,7 +2,7 @@
  * Memory dashboard: stacked bars per component for the file's sharding and its variants (replicated DP, ZeRO-1/2/3,
  * FSDP, HSDP), per pipeline stage, and the sweep over the data-parallel size with the GPU memory line.
  */
-import { MEMORY_COMPONENTS, type DashboardModel, type MemoryComponent, type StageBar } from '../../shared/protocol';
+import { MEMORY_COMPONENTS, type DashboardModel, type MemoryComponent, type StageBar } from '../../shared/protocol/webview';
 import { makeChart, palette, shortTicks, themeColor } from '../charts/theme';
 import { el, section, table } from '../dom';
 import { formatBytes, toUnit } from '../../shared/units';
@@ -74,6 +74,28 @@ function sweepChart(host: HTMLElement, m: DashboardModel): void {
   }, 240);
 }
 
+/** How the peak stage's memory is computed: every term with its formula and source, then every symbol once. */
+function derivation(m: DashboardModel): HTMLElement {
+  const d = m.derivation as NonNullable<DashboardModel['derivation']>;
+  const s = section(`How the peak is computed (pipeline stage ${d.stage})`, 'derivation');
+  const terms = el('ul', 'derivation-terms');
+  for (const t of d.terms) {
+    const li = el('li');
+    li.append(el('strong', undefined, `${t.label} ${formatBytes(t.bytes, m.units)}`), el('span', undefined, ' = '), el('code', undefined, t.formula), el('span', 'muted', ` (${t.citation})`));
+    terms.appendChild(li);
+  }
+  s.appendChild(terms);
+  s.appendChild(el('p', undefined, 'where'));
+  const syms = el('ul', 'derivation-symbols');
+  for (const y of d.symbols) {
+    const li = el('li');
+    li.append(el('code', undefined, y.symbol), el('span', undefined, `${y.value !== undefined ? ` = ${y.value}` : ''}: ${y.meaning}${y.source ? ` (${y.source})` : ''}`));
+    syms.appendChild(li);
+  }
+  s.appendChild(syms);
+  return s;
+}
+
 /** Renders the memory dashboard into `host`. */
 export function renderMemory(host: HTMLElement, m: DashboardModel, ui: UiState, rerender: () => void): void {
   const stages = Math.max(...m.variants.map((v) => v.stages.length));
@@ -104,6 +126,7 @@ export function renderMemory(host: HTMLElement, m: DashboardModel, ui: UiState, 
     stagesChart(st, m);
     host.appendChild(st);
   }
+  if (m.derivation) host.appendChild(derivation(m));
   if (m.sweep) {
     const sw = section('Sweep over data-parallel size (ZeRO Table 1)', 'memory-sweep');
     sweepChart(sw, m);

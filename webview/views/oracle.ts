@@ -2,7 +2,7 @@
  * "Exact memory on this machine": torch's own peak per category (fake tensors, no GPU) beside ShardLens's estimate,
  * term by term, one table per pipeline stage. Rendered inside the Validation dashboard when a result carries `oracle`.
  */
-import type { OracleResultView } from '../../shared/protocol';
+import type { OracleResultView } from '../../shared/protocol/webview';
 import { formatBytes } from '../../shared/units';
 import { el, table } from '../dom';
 import { badge } from '../ui/toolkit';

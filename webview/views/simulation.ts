@@ -1,25 +1,61 @@
 /**
- * Simulate Step dashboard: the simulator's timeline per pipeline stage (forward, backward, recompute, communication,
- * optimizer, idle) and allocated memory over time. Zoom with the buttons, the mouse wheel or the keyboard (+, −, 0,
- * arrows) on the focused chart; hover shows each interval.
+ * Simulate Step dashboard: the simulator's timeline per pipeline stage as the core returns it (forward, backward,
+ * recompute, communication, optimizer, idle; communication beside compute on its own lane, exposed communication inside
+ * the compute lane) and allocated memory over time. The simulation is asked for only when this view shows. Zoom with the
+ * buttons, the mouse wheel or the keyboard (+, −, 0, arrows) on the focused chart; hover shows each block.
  */
-import { TIMELINE_KINDS, type DashboardModel, type TimelineKind } from '../../shared/protocol';
-import { chartById, makeChart, palette, themeColor } from '../charts/theme';
-import { el, section, table } from '../dom';
+import type { DashboardModel } from '../../shared/protocol/webview';
+import type { BlockKind, Simulation, StageTimeline } from '../../shared/sim/types';
 import { formatBytes, formatSeconds, toUnit } from '../../shared/units';
-import { command, type UiState } from '../state';
-import { button } from '../ui/toolkit';
+import { BLOCK_LABELS } from '../../shared/wording/comm';
+import { HATCHED, KIND_COLORS } from '../charts/kindColors';
+import { chartById, makeChart, palette } from '../charts/theme';
+import { el, section, table } from '../dom';
+import { WEBVIEW_PROTOCOL_VERSION } from '../../shared/protocol/webview';
+import { ask, waiting, type UiState } from '../state';
+import { button, spinner } from '../ui/toolkit';
 
-/** The y-axis label of a lane: its stage, and "comm" for a communication stream beside compute. */
-const laneLabel = (l: { stage: number; stream?: 'compute' | 'comm' }) => `Stage ${l.stage}${l.stream === 'comm' ? ' comm' : ''}`;
+const KINDS: readonly BlockKind[] = ['forward', 'backward', 'recompute', 'comm', 'optimizer', 'idle'];
 
-function kindColor(k: TimelineKind): string {
-  const p = palette();
-  const map: Record<TimelineKind, string> = {
-    forward: p[0], backward: p[1], recompute: p[3], communication: p[4], optimizer: p[2],
-    idle: themeColor('--vscode-disabledForeground', 'rgba(128,128,128,0.5)'),
-  };
-  return map[k];
+/** Asks the extension for the simulation of the current model's file, unless it is here or on its way. */
+export function requestSimulation(ui: UiState, rerender: () => void): void {
+  if (!ui.model || waiting('simulation') || ui.failed?.simulation) return;
+  if (ui.simulation && ui.simulation.uri === ui.model.uri) return;
+  ask('simulation', { v: WEBVIEW_PROTOCOL_VERSION, type: 'simulate' }, ui, rerender);
+}
+
+type Lane = { readonly stage: number; readonly stream: 'compute' | 'comm'; readonly label: string };
+
+/** One lane per stage for compute, and one for communication that runs beside it. */
+function lanesOf(sim: Simulation): Lane[] {
+  return sim.stages.flatMap((st) => {
+    const out: Lane[] = [{ stage: st.stage, stream: 'compute', label: `Stage ${st.stage}` }];
+    if (st.blocks.some((b) => b.lane === 'comm')) out.push({ stage: st.stage, stream: 'comm', label: `Stage ${st.stage} comm` });
+    return out;
+  });
+}
+
+/** Seconds of exposed communication the compute stream waits for on one stage (the timeline's side of the comparison). */
+export function exposedOnTimeline(st: StageTimeline): number {
+  return st.blocks.filter((b) => b.lane === 'compute' && b.kind === 'comm').reduce((a, b) => a + b.end - b.start, 0);
+}
+
+/** A diagonal hatch over `color`, so communication never differs from the other blocks by hue alone. */
+function hatch(color: string): CanvasPattern | string {
+  const c = document.createElement('canvas');
+  c.width = c.height = 8;
+  const g = c.getContext('2d');
+  if (!g) return color;
+  g.fillStyle = color;
+  g.fillRect(0, 0, 8, 8);
+  g.strokeStyle = 'rgba(255,255,255,0.75)';
+  g.lineWidth = 2;
+  g.beginPath();
+  g.moveTo(0, 8); g.lineTo(8, 0);
+  g.moveTo(-2, 2); g.lineTo(2, -2);
+  g.moveTo(6, 10); g.lineTo(10, 6);
+  g.stroke();
+  return g.createPattern(c, 'repeat') ?? color;
 }
 
 /** Sets the visible window of both time charts and remembers it. */
@@ -43,34 +79,21 @@ function zoomBy(ui: UiState, factor: number, step: number, shift = 0): void {
   setWindow(ui, mid - half, mid + half, step);
 }
 
-export function renderSimulation(host: HTMLElement, m: DashboardModel, ui: UiState, save: () => void): void {
-  const s = section('Simulated step', 'simulation');
-  const sim = m.simulation;
-  if (!sim) {
-    s.appendChild(el('p', 'muted', 'No simulation for this file yet (the simulator needs a complete plan).'));
-    s.appendChild(button('Simulate Step', () => command('simulateStep')));
-    host.appendChild(s);
-    return;
-  }
+function timeline(s: HTMLElement, sim: Simulation, ui: UiState, save: () => void): void {
   const step = sim.stepSeconds > 0 ? sim.stepSeconds : 1;
-  s.appendChild(el('p', undefined, `Step time ${formatSeconds(sim.stepSeconds)} over ${new Set(sim.lanes.map((l) => l.stage)).size} pipeline stage(s).`));
-  const bar = el('div', 'toolbar');
-  bar.append(
-    button('Zoom in', () => { zoomBy(ui, 0.5, step); save(); }, { secondary: true, id: 'zoom-in' }),
-    button('Zoom out', () => { zoomBy(ui, 2, step); save(); }, { secondary: true, id: 'zoom-out' }),
-    button('Reset', () => { setWindow(ui, 0, step, step); save(); }, { secondary: true, id: 'zoom-reset' }),
-  );
-  s.appendChild(bar);
-  const lanes = sim.lanes.map(laneLabel);
-  const present = TIMELINE_KINDS.filter((k) => sim.lanes.some((l) => l.segments.some((g) => g.kind === k)));
+  const lanes = lanesOf(sim);
+  const present = KINDS.filter((k) => sim.stages.some((st) => st.blocks.some((b) => b.kind === k)));
   const win = ui.zoom ?? { min: 0, max: step };
   const chart = makeChart(s, 'chart-timeline', 'Timeline of the step per pipeline stage', {
     type: 'bar',
     data: {
-      labels: lanes,
+      labels: lanes.map((l) => l.label),
       datasets: present.map((k) => ({
-        label: k, backgroundColor: kindColor(k), borderWidth: 0, grouped: false, barPercentage: 0.9, categoryPercentage: 0.9,
-        data: sim.lanes.flatMap((l) => l.segments.filter((g) => g.kind === k).map((g) => ({ x: [g.start * 1000, g.end * 1000] as [number, number], y: laneLabel(l), mb: g.microbatch, text: g.label }))),
+        label: BLOCK_LABELS[k], backgroundColor: HATCHED.has(k) ? hatch(KIND_COLORS[k]) : KIND_COLORS[k], borderWidth: 0, grouped: false,
+        barPercentage: 0.9, categoryPercentage: 0.9,
+        data: lanes.flatMap((l) => (sim.stages.find((st) => st.stage === l.stage)?.blocks ?? [])
+          .filter((b) => b.kind === k && b.lane === l.stream)
+          .map((b) => ({ x: [b.start * 1000, b.end * 1000] as [number, number], y: l.label, text: b.label }))),
       })),
     },
     options: {
@@ -81,9 +104,8 @@ export function renderSimulation(host: HTMLElement, m: DashboardModel, ui: UiSta
         tooltip: {
           callbacks: {
             label: (c: { raw: unknown; dataset: { label?: string } }) => {
-              const raw = c.raw as { x: [number, number]; mb?: number; text?: string };
-              const mb = raw.mb !== undefined ? ` µb ${raw.mb}` : '';
-              return `${c.dataset.label}${mb}${raw.text ? ` (${raw.text})` : ''}: ${raw.x[0].toFixed(2)}–${raw.x[1].toFixed(2)} ms`;
+              const raw = c.raw as { x: [number, number]; text?: string };
+              return `${c.dataset.label}${raw.text ? ` (${raw.text})` : ''}: ${raw.x[0].toFixed(2)}–${raw.x[1].toFixed(2)} ms`;
             },
           },
         },
@@ -101,26 +123,71 @@ export function renderSimulation(host: HTMLElement, m: DashboardModel, ui: UiSta
     if (f) { e.preventDefault(); f(); save(); }
   });
   canvas.addEventListener('wheel', (e) => { e.preventDefault(); zoomBy(ui, e.deltaY < 0 ? 0.8 : 1.25, step); save(); }, { passive: false });
-  if (sim.memory.length) {
-    const colors = palette();
-    makeChart(s, 'chart-sim-memory', 'Allocated memory over the step per stage', {
-      type: 'line',
-      data: {
-        datasets: sim.memory.map((mm, i) => ({
-          label: `Stage ${mm.stage}`, stepped: true, pointRadius: 0, borderColor: colors[i % colors.length],
-          data: mm.points.map((p) => ({ x: p.t * 1000, y: toUnit(p.bytes, m.units) })),
-        })),
-      },
-      options: {
-        scales: { x: { type: 'linear', min: win.min * 1000, max: win.max * 1000, title: { display: true, text: 'ms' } }, y: { title: { display: true, text: m.units } } },
-        plugins: { tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${(c.parsed.y ?? 0).toFixed(2)} ${m.units}` } } },
-      },
-    }, 200);
+}
+
+function memoryChart(s: HTMLElement, sim: Simulation, m: DashboardModel, ui: UiState): void {
+  if (!sim.stages.some((st) => st.memory.length)) return;
+  const colors = palette();
+  const step = sim.stepSeconds > 0 ? sim.stepSeconds : 1;
+  const win = ui.zoom ?? { min: 0, max: step };
+  makeChart(s, 'chart-sim-memory', 'Allocated memory over the step per stage', {
+    type: 'line',
+    data: {
+      datasets: sim.stages.map((st, i) => ({
+        label: `Stage ${st.stage}`, stepped: true, pointRadius: 0, borderColor: colors[i % colors.length],
+        data: st.memory.map((p) => ({ x: p.t * 1000, y: toUnit(p.bytes, m.units) })),
+      })),
+    },
+    options: {
+      scales: { x: { type: 'linear', min: win.min * 1000, max: win.max * 1000, title: { display: true, text: 'ms' } }, y: { title: { display: true, text: `allocated (${m.units})` } } },
+      plugins: { tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${(c.parsed.y ?? 0).toFixed(2)} ${m.units}` } } },
+    },
+  }, 200);
+}
+
+function waitingOrFailed(s: HTMLElement, ui: UiState, rerender: () => void): void {
+  const why = ui.failed?.simulation;
+  if (why) {
+    const p = el('p', 'state-failed', why);
+    p.id = 'simulation-failed';
+    s.append(p, button('Retry', () => { if (ui.failed) delete ui.failed.simulation; requestSimulation(ui, rerender); rerender(); }, { id: 'retry-simulation', secondary: true }));
+    return;
   }
-  s.appendChild(table('sim-table', 'Figures', ['Stage', ...present, 'Peak memory'], sim.lanes.map((l) => {
-    const mem = sim.memory.find((x) => x.stage === l.stage);
-    const peak = mem ? Math.max(...mem.points.map((p) => p.bytes)) : 0;
-    return [laneLabel(l), ...present.map((k) => formatSeconds(l.segments.filter((g) => g.kind === k).reduce((a, g) => a + g.end - g.start, 0))), formatBytes(peak, m.units)];
-  }), sim.lanes.map((l) => ({ stage: String(l.stage), segments: String(l.segments.length) }))));
+  const wait = el('p', 'muted', 'Simulating the step…');
+  wait.prepend(spinner());
+  s.appendChild(wait);
+}
+
+export function renderSimulation(host: HTMLElement, m: DashboardModel, ui: UiState, save: () => void, visible: boolean, rerender: () => void): void {
+  const s = section('Simulated step', 'simulation');
+  if (visible) requestSimulation(ui, rerender);
+  const answer = ui.simulation && ui.simulation.uri === m.uri ? ui.simulation.simulation : undefined;
+  if (!answer) {
+    waitingOrFailed(s, ui, rerender);
+    host.appendChild(s);
+    return;
+  }
+  if (!answer.ok) {
+    s.appendChild(el('p', 'muted', answer.message));
+    host.appendChild(s);
+    return;
+  }
+  const sim = answer.result;
+  const step = sim.stepSeconds > 0 ? sim.stepSeconds : 1;
+  s.appendChild(el('p', undefined, `Step time ${formatSeconds(sim.stepSeconds)} over ${sim.stages.length} pipeline stage(s), ${sim.microbatches} micro-batches (${sim.schedule}).`));
+  const bar = el('div', 'toolbar');
+  bar.append(
+    button('Zoom in', () => { zoomBy(ui, 0.5, step); save(); }, { secondary: true, id: 'zoom-in' }),
+    button('Zoom out', () => { zoomBy(ui, 2, step); save(); }, { secondary: true, id: 'zoom-out' }),
+    button('Reset', () => { setWindow(ui, 0, step, step); save(); }, { secondary: true, id: 'zoom-reset' }),
+  );
+  s.appendChild(bar);
+  timeline(s, sim, ui, save);
+  memoryChart(s, sim, m, ui);
+  const present = KINDS.filter((k) => sim.stages.some((st) => st.blocks.some((b) => b.kind === k && b.lane === 'compute')));
+  s.appendChild(table('sim-table', 'Figures', ['Stage', ...present.map((k) => (k === 'comm' ? 'Exposed comm' : BLOCK_LABELS[k])), 'Peak allocated'], sim.stages.map((st) => {
+    const sum = (k: BlockKind) => st.blocks.filter((b) => b.kind === k && b.lane === 'compute').reduce((a, b) => a + b.end - b.start, 0);
+    return [`Stage ${st.stage}`, ...present.map((k) => formatSeconds(sum(k))), formatBytes(st.peakBytes, m.units)];
+  }), sim.stages.map((st) => ({ stage: String(st.stage), segments: String(st.blocks.length), exposedComm: String(exposedOnTimeline(st)) }))));
   host.appendChild(s);
 }

@@ -3,9 +3,11 @@
  * compare measured with estimated bytes per component for every mode and rank, sharded next to replicated,
  * communication measured vs formula, the checks, the backends and the scaling, and the previous saved run.
  */
-import type { ValidationResultView, ValidationRunView } from '../../shared/protocol';
+import type { DashboardModel, ValidationResultView, ValidationRunView } from '../../shared/protocol/webview';
 import { el, section, table } from '../dom';
 import { formatBytes, formatCount } from '../../shared/units';
+import { scaledRunScope, validationHeadline } from '../../shared/wording/validation';
+import { fileNameOf } from '../../shared/wording/files';
 import { command, type UiState } from '../state';
 import { badge, button } from '../ui/toolkit';
 import { commChart, componentsChart, lossChart, shardedVsReplicatedChart, STATE_COMPONENTS } from './validationCharts';
@@ -13,12 +15,19 @@ import { renderOracle } from './oracle';
 
 const COMPONENTS = ['parameters', 'gradients', 'optimizer', 'sent', 'peak', 'tapePeak'] as const;
 
-function toolbar(running: boolean): HTMLElement {
+function toolbar(running: boolean, untrusted: boolean): HTMLElement {
   const bar = el('div', 'toolbar');
+  const off = running || untrusted;
+  const why = untrusted ? 'Runs launch processes, which is disabled in an untrusted workspace' : undefined;
   bar.append(
-    button('Run Validation', () => command('runValidation'), { id: 'run-validation', disabled: running, title: 'Train a scaled model for a few steps in each sharding mode and measure it' }),
-    button('Run on PyTorch', () => command('runProbe'), { id: 'run-probe', disabled: running, secondary: true }),
-    button('Exact memory (no GPU)', () => command('runOracle'), { id: 'run-oracle', disabled: running, secondary: true, title: 'Exact memory on this machine (no GPU): torch builds the model on fake tensors and reports its peak per category' }),
+    button('Check sharding arithmetic', () => command('runValidation'), {
+      id: 'run-validation', disabled: off, title: why ?? 'Train a 2-layer scaled model for a few steps in each sharding mode (TensorFlow.js) and check the arithmetic',
+    }),
+    button('Run on PyTorch', () => command('runProbe'), { id: 'run-probe', disabled: off, secondary: true, title: why ?? 'Measure the real model per rank with the torchrun probe' }),
+    button('Exact memory (no GPU)', () => command('runOracle'), {
+      id: 'run-oracle', disabled: off, secondary: true,
+      title: why ?? 'Validate the real model without a GPU: torch builds it on fake tensors (shardlens probe --fake) and reports its peak per category',
+    }),
     button('Cancel', () => command('cancelValidation'), { id: 'cancel-validation', disabled: !running, secondary: true }),
   );
   return bar;
@@ -35,13 +44,25 @@ function progress(ui: UiState): HTMLElement | undefined {
   return p;
 }
 
-/** Status line: what ran where, how many checks passed, and the scaling. */
+/**
+ * The headline says exactly what the run checked; for the scaled local run it also says what it does not check and
+ * how to validate the real model.
+ */
 function summary(res: ValidationResultView): HTMLElement {
   const box = el('div', 'validation-summary');
   const checks = (res.checks ?? []).filter((c) => c.passed !== null);
   const failed = checks.filter((c) => c.passed === false).length;
-  if (checks.length) box.appendChild(badge(failed ? `${failed} of ${checks.length} checks failed` : `${checks.length} checks passed`, failed ? 'bad' : 'ok'));
-  box.appendChild(el('p', undefined, `${res.source === 'torch' ? 'PyTorch probe' : res.source === 'oracle' ? 'PyTorch on fake tensors' : 'Local run'}: ${res.backend}. ${formatCount(res.parameters)} parameters in the run${res.startedAt ? `, started ${res.startedAt}` : ''}.`));
+  const head = el('p', 'validation-headline');
+  head.id = 'validation-headline';
+  if (checks.length) head.appendChild(badge(failed ? 'failed' : 'arithmetic ok', failed ? 'bad' : 'info'));
+  head.appendChild(el('strong', undefined, ` ${validationHeadline(res)}`));
+  box.appendChild(head);
+  if (res.source === 'tfjs') {
+    const scope = el('p', 'muted', scaledRunScope(true));
+    scope.id = 'validation-scope';
+    box.appendChild(scope);
+  }
+  box.appendChild(el('p', 'muted', `${res.source === 'torch' ? 'PyTorch probe' : res.source === 'oracle' ? 'PyTorch on fake tensors' : 'Local run'}: ${res.backend}. ${formatCount(res.parameters)} parameters in the run${res.startedAt ? `, started ${res.startedAt}` : ''}.`));
   if (res.scaling) box.appendChild(el('p', 'muted', `Scaling: ${res.scaling}.`));
   if (res.backends?.length) {
     const list = el('ul', 'backends');
@@ -99,14 +120,26 @@ function figuresTable(res: ValidationResultView, units: 'GiB' | 'GB'): HTMLEleme
       r.measured[k] !== undefined ? formatBytes(r.measured[k], units) : '—', r.estimated[k] !== undefined ? formatBytes(r.estimated[k], units) : '—'])])));
 }
 
-export function renderValidation(host: HTMLElement, ui: UiState, units: 'GiB' | 'GB'): void {
+/** The results to show for the dashboards' file: a run made for another file stays with that file. */
+function resultsFor(ui: UiState, m: DashboardModel | undefined): ValidationResultView | undefined {
+  const res = ui.validation;
+  if (!res || !m || !res.configUri) return res;
+  return res.configUri === m.uri ? res : undefined;
+}
+
+export function renderValidation(host: HTMLElement, ui: UiState, m: DashboardModel | undefined): void {
+  const units = m?.units ?? 'GiB';
   const s = section('Validation', 'validation');
-  s.appendChild(toolbar(ui.progress?.state === 'running'));
+  const untrusted = ui.trusted === false;
+  s.appendChild(toolbar(ui.progress?.state === 'running', untrusted));
   const p = progress(ui);
   if (p) s.appendChild(p);
-  const res = ui.validation;
+  const res = resultsFor(ui, m);
   if (!res) {
-    s.appendChild(el('p', 'muted', 'No results yet. Runs are disabled in untrusted workspaces.'));
+    const other = ui.validation?.configUri ? ` (the last results are for ${fileNameOf(ui.validation.configUri)})` : '';
+    const empty = el('p', 'muted', `No results for ${m ? m.fileName : 'this file'} yet${other}.${untrusted ? ' Runs are disabled in untrusted workspaces.' : ''}`);
+    empty.id = 'validation-empty';
+    s.appendChild(empty);
     host.appendChild(s);
     return;
   }

@@ -3,7 +3,7 @@
  * sharded vs replicated side by side, communication measured vs formula, and the loss of each mode.
  * Small byte figures are drawn in MiB, large ones in the user's units.
  */
-import type { ValidationRunView } from '../../shared/protocol';
+import type { ValidationRunView } from '../../shared/protocol/webview';
 import { makeChart, palette } from '../charts/theme';
 import { toUnit } from '../../shared/units';
 

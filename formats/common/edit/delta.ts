@@ -3,8 +3,8 @@
  * and the settings that change ("TP 1 → 8, micro batch 4 → 1").
  */
 import type { LayoutChoice } from '../../../shared/planner/build';
-
-const GIB = 2 ** 30;
+import type { MemoryUnits } from '../../../shared/protocol/settings';
+import { toUnit } from '../../../shared/units';
 
 /** Peak bytes (reserved, what must fit) and step seconds of one layout, as estimated. */
 export interface LayoutCost {
@@ -16,10 +16,10 @@ function num(v: number, digits = 1): string {
   return Number.isFinite(v) ? v.toFixed(digits) : '?';
 }
 
-/** "peak 71.2 → 54.3 GiB, step 9.8 → 7.1 s". */
-export function costDelta(before: LayoutCost, after: LayoutCost): string {
+/** "peak 71.2 → 54.3 GiB, step 9.8 → 7.1 s", in the user's memory units. */
+export function costDelta(before: LayoutCost, after: LayoutCost, units: MemoryUnits = 'GiB'): string {
   const stepDigits = Math.max(before.stepSeconds, after.stepSeconds) < 1 ? 3 : 1;
-  return `peak ${num(before.peakBytes / GIB)} → ${num(after.peakBytes / GIB)} GiB, ` +
+  return `peak ${num(toUnit(before.peakBytes, units))} → ${num(toUnit(after.peakBytes, units))} ${units}, ` +
     `step ${num(before.stepSeconds, stepDigits)} → ${num(after.stepSeconds, stepDigits)} s`;
 }
 

@@ -40,10 +40,13 @@ describe('commands and activation', () => {
     assert.ok(!pkg.activationEvents.includes('*'));
     assert.ok(pkg.activationEvents.includes('onLanguage:json'));
   });
-  test('every contributed command is registered in extension/', () => {
-    // main.ts registers the client's commands; the probe's are registered by extension/probe/commands.ts.
-    const src = ['extension/main.ts', 'extension/probe/commands.ts'].map((f) => readFileSync(f, 'utf8')).join('\n');
+  test('every contributed command is registered in extension/, and every registered one is contributed', () => {
+    // extension/commands/index.ts lists the client's command factories; the probe's ids are in extension/probe/commands.ts.
+    const src = ['extension/commands/index.ts', 'extension/probe/commands.ts'].map((f) => readFileSync(f, 'utf8')).join('\n');
     for (const id of ids) assert.ok(src.includes(`'${id}'`), `${id} not registered`);
+    const registered = [...readFileSync('extension/commands/index.ts', 'utf8').matchAll(/^\s+'(shardlens\.[\w.]+)':/gm)].map((m) => m[1]);
+    assert.ok(registered.length >= 8, registered.join(', '));
+    for (const id of registered) assert.ok(ids.includes(id), `${id} registered but not in package.json`);
   });
   test('Workspace Trust is limited, not unsupported', () => assert.equal(pkg.capabilities.untrustedWorkspaces.supported, 'limited'));
 });

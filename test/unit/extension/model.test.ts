@@ -1,8 +1,8 @@
 /**
- * From the server's `shardlens/analysis` result to the dashboard model (extension/dashboard/model.ts,
- * components.ts, simulation.ts), fed with the real core's outputs. Expected values are first principles: bar
- * components are sums of the core's terms, bytes per step are the core's per-step bytes, exposed time never
- * exceeds the collective's time, and timeline lanes hold exactly the simulator's blocks.
+ * From the server's `shardlens/analysis` result to the dashboard model (extension/dashboard/model.ts, components.ts)
+ * and from `shardlens/simulate` to the Simulate Step answer (simulation.ts), fed with the real core's outputs.
+ * Expected values are first principles: bar components are sums of the core's terms, the collectives and the
+ * simulation reach the dashboards as the core produced them (not renamed, not re-parsed).
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,10 +12,10 @@ import { estimateMemory } from '../../../shared/memory/estimate';
 import { collectivesPerStep } from '../../../shared/time/collectives';
 import { estimateStepTime } from '../../../shared/time/estimate';
 import { simulateStep } from '../../../shared/sim/simulate';
-import type { AnalysisCollective, AnalysisResult } from '../../../shared/protocol';
-import { commRow, fileNameOf, toDashboardModel } from '../../../extension/dashboard/model';
-import { simulationView } from '../../../extension/dashboard/simulation';
-import { isDashboardModel } from '../../../webview/protocol/guards';
+import type { AnalysisResult } from '../../../shared/protocol';
+import { fileNameOf, toDashboardModel } from '../../../extension/dashboard/model';
+import { simulationAnswer } from '../../../extension/dashboard/simulation';
+import { isDashboardModel, isSimulation } from '../../../webview/protocol/guards';
 
 const plan = makePlan({
   model: findPreset('llama-3.1-8b')!.model,
@@ -29,7 +29,6 @@ const sim = simulateStep(plan);
 const analysis: AnalysisResult = {
   uri: 'file:///work/examples/deepspeed/ds_config_zero1.json', version: 3, format: 'deepspeed', plan, memory,
   replicated: memory.replicated, collectives, stepTime: estimateStepTime(plan),
-  simulation: { ok: true, result: sim },
   assumptions: [{ path: 'cluster.gpu', value: '8×H100', detail: 'no GPU in the file' }],
   problems: [],
 };
@@ -53,17 +52,13 @@ describe('toDashboardModel', () => {
   test('the summary repeats the estimate', () => {
     assert.equal(m.fileName, 'ds_config_zero1.json');
     assert.equal(m.fits, memory.fits);
-    assert.equal(m.peakBytes, memory.stages[memory.peakStage].peakReservedBytes);
+    assert.equal(m.peakReservedBytes, memory.stages[memory.peakStage].peakReservedBytes);
+    assert.equal(m.peakAllocatedBytes, memory.stages[memory.peakStage].peakAllocatedBytes);
     assert.equal(m.stepSeconds, analysis.stepTime!.stepSeconds);
-    assert.deepEqual(m.assumptions, ['cluster.gpu = 8×H100: no GPU in the file']);
+    assert.deepEqual(m.assumptions, analysis.assumptions);
   });
-  test('one communication row per collective with the core\'s per-step bytes', () => {
-    assert.equal(m.communication.length, collectives.length);
-    assert.deepEqual(m.communication.map((r) => r.bytesPerStep), collectives.map((c) => c.bytesPerRank));
-  });
-  test('the timeline has a compute lane per pipeline stage', () => {
-    assert.ok(m.simulation);
-    assert.deepEqual(m.simulation.lanes.filter((l) => l.stream === 'compute').map((l) => l.stage), [0, 1]);
+  test('the collectives are the core\'s, field for field', () => {
+    assert.deepEqual(m.communication, collectives);
   });
   test('no plan gives a reason, not a model', () => {
     const r = toDashboardModel({ ...analysis, plan: undefined, memory: undefined, problems: [{ code: 'x', severity: 'error', message: 'no model', paths: [] }] }, 'GiB');
@@ -72,46 +67,18 @@ describe('toDashboardModel', () => {
   });
 });
 
-describe('commRow', () => {
-  const base = collectives[0];
-  assert.ok(base, 'DP × PP layout communicates');
-  const cases: [string, Partial<AnalysisCollective>, { bytes: number; tier: string; exposed: number }][] = [
-    ['bytesPerRank is already per step (bytes per occurrence × count)', { bytesPerOccurrence: 5, countPerStep: 3, bytesPerRank: 15, seconds: 1, exposedSeconds: 0.5, tier: 'nvlink' }, { bytes: 15, tier: 'intra-node (NVLink)', exposed: 0.5 }],
-    ['the network tier is inter-node', { bytesPerRank: 1, seconds: 1, exposedSeconds: 1, tier: 'network' }, { bytes: 1, tier: 'inter-node', exposed: 1 }],
-    ['exposed is clamped to the collective time', { bytesPerRank: 1, seconds: 1, exposedSeconds: 3, tier: 'pcie' }, { bytes: 1, tier: 'intra-node (PCIe)', exposed: 1 }],
-    ['NaN and negative inputs become 0', { bytesPerRank: NaN, seconds: -1, exposedSeconds: NaN, tier: 'nvlink' }, { bytes: 0, tier: 'intra-node (NVLink)', exposed: 0 }],
-  ];
-  for (const [name, c, want] of cases) {
-    test(name, () => {
-      const r = commRow({ ...base, ...c });
-      assert.equal(r.bytesPerStep, want.bytes);
-      assert.equal(r.tier, want.tier);
-      assert.equal(r.exposedSeconds, want.exposed);
-    });
-  }
-});
-
-describe('simulationView', () => {
-  test('keeps every simulator block, split into compute and comm lanes', () => {
-    const v = simulationView(sim);
-    assert.ok(v);
-    const blocks = sim.stages.reduce((a, s) => a + s.blocks.filter((b) => b.end >= b.start).length, 0);
-    assert.equal(v.lanes.reduce((a, l) => a + l.segments.length, 0), blocks);
-    assert.equal(v.stepSeconds, sim.stepSeconds);
-    assert.equal(v.memory.length, sim.stages.filter((s) => s.memory.length).length);
+describe('simulationAnswer', () => {
+  test('passes the core\'s simulation through unchanged, and the guard accepts it', () => {
+    const a = simulationAnswer({ ok: true, result: sim });
+    assert.ok(a.ok);
+    assert.equal(a.result, sim);
+    assert.equal(isSimulation(sim), true);
   });
-  test('maps kinds and drops step-level micro-batch −1', () => {
-    const v = simulationView({ stepSeconds: 1, stages: [{ stage: 0, blocks: [{ kind: 'comm', microbatch: -1, start: 0, end: 0.5, label: 'grad all-reduce', lane: 'comm' }], memory: [] }] });
-    assert.deepEqual(v?.lanes, [{ stage: 0, stream: 'comm', segments: [{ kind: 'communication', start: 0, end: 0.5, label: 'grad all-reduce' }] }]);
-  });
-  test('drops malformed blocks and returns undefined without lanes', () => {
-    assert.equal(simulationView({ stages: [{ blocks: [{ kind: 'forward', start: 2, end: 1 }, { kind: 'nap', start: 0, end: 1 }] }] }), undefined);
-    assert.equal(simulationView({ ok: false, stages: [] }), undefined);
-    assert.equal(simulationView(null), undefined);
-  });
-  test('memory over time keeps only finite non-negative points', () => {
-    const v = simulationView({ stages: [{ blocks: [{ kind: 'forward', start: 0, end: 1 }], memory: [{ t: 0, bytes: 1 }, { t: 1, bytes: -5 }, { t: NaN, bytes: 1 }] }] });
-    assert.deepEqual(v?.memory[0].points, [{ t: 0, bytes: 1 }]);
+  test('a file without a plan or a failed simulation gives a sentence', () => {
+    const none = simulationAnswer(null);
+    assert.ok(!none.ok && /does not say enough/.test(none.message));
+    const bad = simulationAnswer({ ok: false, problems: [{ code: 'schedule-deadlock', severity: 'error', message: 'The 1f1b schedule deadlocked.', paths: [] }] });
+    assert.ok(!bad.ok && /deadlocked/.test(bad.message));
   });
 });
 
