@@ -44,6 +44,8 @@ function isNemo(root: KNode): boolean {
 function isGptNeox(root: KNode): boolean {
   const ks = new Set(keys(root).map((k) => k.replace(/-/g, '_')));
   if (ks.has('pipe_parallel_size') || (ks.has('model_parallel_size') && ks.has('num_layers'))) return true;
+  // A training-settings part of a split config (configs/llama/train_config.yml): DeepSpeed keys at the top of a YAML file.
+  if ((ks.has('zero_optimization') || ks.has('train_micro_batch_size_per_gpu')) && (ks.has('checkpoint_activations') || ks.has('partition_activations') || ks.has('optimizer'))) return true;
   return ks.has('num_layers') && ks.has('seq_length') && (ks.has('attention_config') || ks.has('pos_emb') || ks.has('norm'));
 }
 

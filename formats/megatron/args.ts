@@ -105,6 +105,12 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   } else if (zero || seen.has('--deepspeed')) {
     s.derived('parallel.sharding.style', 'deepspeed', 'Megatron-DeepSpeed (--deepspeed / --zero-stage)');
   }
+  // Multimodal (examples/multimodal): --seq-length is the vision encoder's, the language model trains on
+  // --decoder-seq-length. An encoder-decoder model (T5: --encoder-num-layers / --encoder-seq-length) keeps its encoder's.
+  const dec = seen.get('--decoder-seq-length');
+  const decLen = dec?.value !== undefined && !dec.unresolved ? toNumber(dec.value) : undefined;
+  const encoder = ['--encoder-num-layers', '--encoder-seq-length'].some((f) => seen.has(f));
+  if (dec && decLen !== undefined && Number.isInteger(decLen) && decLen > 0 && (!encoder || !s.has('training.seqLen'))) s.explicit('training.seqLen', decLen, locOfArg(dec));
   // FP8 runs on top of --bf16/--fp16 (Transformer Engine autocast), whichever order the flags come in.
   const fp8 = seen.get('--fp8-format');
   if (fp8?.value && mapped('--fp8-format', fp8.value)) s.explicit('training.precision', 'fp8-mixed', locOfArg(fp8));
