@@ -32,7 +32,7 @@ function mapped(flag: string, raw: string): FactValue | undefined {
 }
 
 /** Applies flags in order (a later flag wins, as argparse does) and then Megatron's defaults. */
-export function applyMegatronArgs(s: FactSink, args: readonly FlagArg[], o: { modelDefaults?: boolean } = {}): void {
+export function applyMegatronArgs(s: FactSink, args: readonly FlagArg[], o: { modelDefaults?: boolean; defaults?: boolean } = {}): void {
   const seen = new Map<string, FlagArg>();
   for (const a of args) {
     const flag = a.flag.replace(/_/g, '-').replace(/^--deepspeed-config$/, '--deepspeed_config');
@@ -66,7 +66,8 @@ export function applyMegatronArgs(s: FactSink, args: readonly FlagArg[], o: { mo
     else if (spec.enum && !spec.enum.includes(a.value)) s.diag('invalid-value', 'warning', `${a.flag} should be one of ${spec.enum.join(', ')}.`, here(a, a.valueRange ?? a.flagRange), [spec.plan]);
   }
   applySpecial(s, seen);
-  applyDefaults(s, o.modelDefaults !== false);
+  // A recipe launch (Megatron-Bridge overrides) takes what it does not override from the recipe, not from Megatron's CLI defaults.
+  if (o.defaults !== false) applyDefaults(s, o.modelDefaults !== false);
 }
 
 /** A range in this document, or none when the flag was written in a sourced file (the diagnostic goes to the top). */

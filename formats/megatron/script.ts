@@ -26,6 +26,7 @@ import { applySlurm, sbatchCommand, sbatchDirectives, slurmEnv } from '../slurm/
 import { applyHydra, hasOverrides, overrides } from '../verl/hydra';
 import type { PlanPath } from '../../shared/plan/paths';
 import { applyMegatronArgs } from './args';
+import { bridgeArgs, isBridgeOverrides } from './bridge';
 
 const RAY_ACTOR = rayActor as DialectTable;
 const ARGVAR = /--(num-layers|tensor-model-parallel-size|hidden-size|micro-batch-size|per_device_train_batch_size|deepspeed)\b/;
@@ -64,8 +65,17 @@ function readHeredocJson(s: FactSink, cmds: readonly EvalCommand[], li: LineInde
 /** Arguments of the training command in the dialect they speak. */
 function readTrainer(s: FactSink, inv: Invocation, args: FlagArg[], map: SourceMap): void {
   if (hasOverrides(inv.args) && !args.some((a) => /^--(tensor-model-parallel-size|num-layers)$/.test(a.flag))) {
+    const found = overrides(inv.args, map);
+    if (isBridgeOverrides(found, inv.program)) {
+      applyMegatronArgs(s, bridgeArgs(found), { modelDefaults: false, defaults: false });
+      s.derived('launch.dialect', 'megatron-bridge', `recipe overrides of ${inv.program}`);
+      s.derived('engine', 'megatron', 'Megatron-Bridge trains with Megatron-core');
+      const recipe = args.find((a) => a.flag === '--recipe')?.value;
+      s.diag('recipe-values', 'info', `Values these overrides do not set come from the Megatron-Bridge recipe${recipe ? ` "${recipe}"` : ''}, which ShardLens does not read; they are listed as assumptions.`, undefined);
+      return;
+    }
     const configName = args.find((a) => a.flag === '--config-name')?.value;
-    applyHydra(s, overrides(inv.args, map), inv.program, configName);
+    applyHydra(s, found, inv.program, configName);
     s.derived('launch.dialect', 'verl', `Hydra overrides of ${inv.program}`);
     return;
   }

@@ -1,0 +1,42 @@
+/**
+ * Megatron-Bridge recipe overrides on a launch line (`python scripts/training/run_recipe.py --recipe … train.micro_batch_size=2
+ * model.tensor_model_parallel_size=4 …`): each `section.field=value` of the ConfigContainer sections that hold the
+ * layout and batch (model, train, dataset, ddp, dist, optimizer, mixed_precision) becomes the Megatron flag of the same
+ * name, as the Bridge override YAML does (megatron/yaml.ts), and is read by the Megatron flag table.
+ */
+import type { Found } from '../common/keyTable';
+import type { FlagArg } from './args';
+
+/** ConfigContainer sections whose fields are Megatron arguments under their flag names. */
+const SECTIONS = /^(model|train|dataset|ddp|dist|optimizer|mixed_precision)\./;
+/** Sections only Megatron-Bridge has (verl and NeMo 2 spell theirs data./trainer./actor_rollout_ref.). */
+const BRIDGE_ONLY = /^(train|dataset|ddp|dist|validation|checkpoint|logger|scheduler|rng)\./;
+const OTHER = /^(actor_rollout_ref|critic|trainer|data|algorithm|reward_model)\./;
+
+/** True when the overrides are Megatron-Bridge's (some Bridge-only section, none of verl's). */
+export function isBridgeOverrides(found: ReadonlyMap<string, Found>, program: string): boolean {
+  const keys = [...found.keys()];
+  if (keys.some((k) => OTHER.test(k))) return false;
+  return /run_recipe\.py|megatron[-_]bridge/i.test(program) || keys.some((k) => BRIDGE_ONLY.test(k));
+}
+
+/** The overrides as Megatron flags (`train.micro_batch_size=2` → `--micro-batch-size 2`). */
+export function bridgeArgs(found: ReadonlyMap<string, Found>): FlagArg[] {
+  const args: FlagArg[] = [];
+  for (const [key, f] of found) {
+    if (!SECTIONS.test(key)) continue;
+    const field = key.slice(key.lastIndexOf('.') + 1);
+    // dataset.* holds only the sequence length the model also states; its other fields are not Megatron flags.
+    if (key.startsWith('dataset.') && field !== 'seq_length') continue;
+    if (key.split('.').length > 2 && !key.startsWith('model.')) continue;
+    const value = f.value === undefined || f.value === null ? undefined : String(f.value);
+    const flag = `--${field.replace(/_/g, '-')}`;
+    const base = { flagRange: f.keyRange, valueRange: f.valueRange, unresolved: f.unresolved, uri: f.uri };
+    if (value !== undefined && /^(true|false)$/i.test(value)) {
+      if (value.toLowerCase() === 'true') args.push({ flag, ...base });
+      continue;
+    }
+    args.push({ flag, value, ...base });
+  }
+  return args;
+}
