@@ -24,6 +24,10 @@ import { readNanotron } from './nanotron/reader';
 import { readGptNeox } from './gpt-neox/reader';
 import { readHfTrainerYaml } from './hf-trainer/yaml';
 import { readNemo } from './nemo/reader';
+import { readNemoRl } from './nemo-rl/reader';
+import { readRoll } from './roll/reader';
+import { readEasyR1 } from './easyr1/reader';
+import { readLlmFoundry } from './llm-foundry/reader';
 
 export { detectFormat } from './detect';
 export { initShellParser } from './common/shell/treeSitter';
@@ -57,6 +61,10 @@ const YAML_READERS: Partial<Record<FormatId, (s: FactSink, root: ParsedTree['roo
   nemo: readNemo,
   'gpt-neox': readGptNeox,
   'hf-trainer': readHfTrainerYaml,
+  'nemo-rl': readNemoRl,
+  roll: readRoll,
+  easyr1: readEasyR1,
+  'llm-foundry': readLlmFoundry,
 };
 
 function syntax(s: FactSink, t: ParsedTree): ParsedTree {

@@ -13,6 +13,10 @@ import nemo from './nemo/keys.json';
 import openrlhf from './openrlhf/keys.json';
 import verl from './verl/keys.json';
 import rayActor from './launch/ray-actor.json';
+import nemoRl from './nemo-rl/keys.json';
+import roll from './roll/keys.json';
+import easyr1 from './easyr1/keys.json';
+import llmFoundry from './llm-foundry/keys.json';
 import { isPlanPath } from '../shared/plan/paths';
 import type { FormatId } from '../shared/plan/facts';
 import { lookupTable } from '../shared/lookup';
@@ -71,6 +75,10 @@ const TABLES: Partial<Record<FormatId, KeyTable>> = {
   'hf-trainer': dialect(hfTrainer, true),
   nanotron: table(nanotron),
   torchtitan: table(torchtitan),
+  'nemo-rl': dialect(nemoRl),
+  roll: dialect(roll),
+  easyr1: dialect(easyr1),
+  'llm-foundry': dialect(llmFoundry),
 };
 
 /** The key table of a format, if one is bundled. */

@@ -14,7 +14,7 @@ import { invocation, SourceMap, toArgs, type FlagArg, type Invocation } from '..
 import { ShellEnv, type EvalCommand, type Included } from '../common/shell/evaluate';
 import { maskPlaceholders, reportPlaceholders } from '../common/shell/placeholders';
 import { statements } from '../common/shell/statementCache';
-import { splitWords, span, unresolved } from '../common/shell/sval';
+import { slice, splitWords, span, unresolved } from '../common/shell/sval';
 import { lastChange, parseCached } from '../common/shell/treeCache';
 import { shellParser } from '../common/shell/treeSitter';
 import { readDeepSpeed } from '../deepspeed/reader';
@@ -62,8 +62,31 @@ function readHeredocJson(s: FactSink, cmds: readonly EvalCommand[], li: LineInde
   }
 }
 
+const CONFIG_FILE = /\.(ya?ml|toml)$/i;
+
+/**
+ * The trainer's own config file a launch line names: `config=x.yaml` (EasyR1 / OmegaConf CLIs), `--config x.yaml`,
+ * `--config-file x.yaml` (nanotron), `--job.config_file x.toml` (torchtitan), or a YAML as the first argument
+ * (`llamafactory-cli train x.yaml`, `python train.py x.yaml`). Read as a reference, so its values join the estimate.
+ */
+function trainerConfigRef(s: FactSink, inv: Invocation, args: FlagArg[], map: SourceMap): void {
+  const eq = inv.args.find((w) => /^config=/.test(w.t) && CONFIG_FILE.test(w.t) && !unresolved(w));
+  if (eq) {
+    const value = slice(eq, eq.t.indexOf('=') + 1, eq.t.length);
+    s.ref('config', value.t, map.of(value).uri ? undefined : map.of(value).range, inv.command.cwd);
+    return;
+  }
+  const flag = args.find((a) => /^--(config|config-file|job\.config_file)$/.test(a.flag) && a.value && CONFIG_FILE.test(a.value) && !a.unresolved);
+  if (flag?.value) { s.ref('config', flag.value, flag.uri ? undefined : flag.valueRange, inv.command.cwd); return; }
+  const first = inv.args[0];
+  if (first && CONFIG_FILE.test(first.t) && !first.t.startsWith('-') && !first.t.includes('=') && !unresolved(first)) {
+    s.ref('config', first.t, map.of(first).uri ? undefined : map.of(first).range, inv.command.cwd);
+  }
+}
+
 /** Arguments of the training command in the dialect they speak. */
 function readTrainer(s: FactSink, inv: Invocation, args: FlagArg[], map: SourceMap): void {
+  trainerConfigRef(s, inv, args, map);
   if (hasOverrides(inv.args) && !args.some((a) => /^--(tensor-model-parallel-size|num-layers)$/.test(a.flag))) {
     const found = overrides(inv.args, map);
     if (isBridgeOverrides(found, inv.program)) {
