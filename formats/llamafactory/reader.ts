@@ -30,7 +30,13 @@ export function readLlamaFactory(s: FactSink, root: KNode | undefined): void {
   s.default('training.optimizer', 'adamw', `${HF}: optim adamw_torch`);
   const ft = entry(root, 'finetuning_type');
   const ftv = ft && typeof ft.value.value === 'string' ? ft.value.value : undefined;
-  const lora = ftv === undefined ? !entry(root, 'model') : ftv === 'lora';
+  // v1 schema: peft_config {name: lora, r: 16}; no peft_config with `model:` is full fine-tuning.
+  const peft = at(root, 'peft_config.name');
+  const lora = ftv === undefined ? (peft ? String(peft.value.value).toLowerCase() === 'lora' : !entry(root, 'model')) : ftv === 'lora';
+  if (peft && lora && ftv === undefined) {
+    s.explicit('lora.enabled', true, locOf(peft, 'peft_config.name'));
+    readNum(s, root, 'peft_config.r', 'lora.rank', { int: true, min: 1 });
+  }
   if (lora) {
     if (ft) s.explicit('lora.enabled', true, locOf(ft, 'finetuning_type'));
     else s.default('lora.enabled', true, `${LF}: finetuning_type lora`);

@@ -26,7 +26,8 @@ import { applySlurm, sbatchCommand, sbatchDirectives, slurmEnv } from '../slurm/
 import { applyHydra, hasOverrides, overrides } from '../verl/hydra';
 import type { PlanPath } from '../../shared/plan/paths';
 import { applyMegatronArgs } from './args';
-import { bridgeArgs, isBridgeOverrides } from './bridge';
+import { applyBridge, isBridgeOverrides } from './bridge';
+import { readConfigWithOverrides } from '../easyr1/launch';
 
 const RAY_ACTOR = rayActor as DialectTable;
 const ARGVAR = /--(num-layers|tensor-model-parallel-size|hidden-size|micro-batch-size|per_device_train_batch_size|deepspeed)\b/;
@@ -85,18 +86,13 @@ function trainerConfigRef(s: FactSink, inv: Invocation, args: FlagArg[], map: So
 }
 
 /** Arguments of the training command in the dialect they speak. */
-function readTrainer(s: FactSink, inv: Invocation, args: FlagArg[], map: SourceMap): void {
+function readTrainer(s: FactSink, inv: Invocation, args: FlagArg[], map: SourceMap, readSource?: SourceReader): void {
   trainerConfigRef(s, inv, args, map);
-  if (hasOverrides(inv.args) && !args.some((a) => /^--(tensor-model-parallel-size|num-layers)$/.test(a.flag))) {
-    const found = overrides(inv.args, map);
-    if (isBridgeOverrides(found, inv.program)) {
-      applyMegatronArgs(s, bridgeArgs(found), { modelDefaults: false, defaults: false });
-      s.derived('launch.dialect', 'megatron-bridge', `recipe overrides of ${inv.program}`);
-      s.derived('engine', 'megatron', 'Megatron-Bridge trains with Megatron-core');
-      const recipe = args.find((a) => a.flag === '--recipe')?.value;
-      s.diag('recipe-values', 'info', `Values these overrides do not set come from the Megatron-Bridge recipe${recipe ? ` "${recipe}"` : ''}, which ShardLens does not read; they are listed as assumptions.`, undefined);
-      return;
-    }
+  if (readConfigWithOverrides(s, inv, map, readSource)) return;
+  const hydra = hasOverrides(inv.args) && !args.some((a) => /^--(tensor-model-parallel-size|num-layers)$/.test(a.flag));
+  const found = hydra || /run_recipe\.py$/.test(inv.program) ? overrides(inv.args, map) : undefined;
+  if (found && isBridgeOverrides(found, inv.program)) { applyBridge(s, inv, found, args, map); return; }
+  if (hydra && found) {
     const configName = args.find((a) => a.flag === '--config-name')?.value;
     applyHydra(s, found, inv.program, configName);
     s.derived('launch.dialect', 'verl', `Hydra overrides of ${inv.program}`);
@@ -146,7 +142,7 @@ export function readMegatronScript(s: FactSink, original: string, li: LineIndex,
   let perTask = false;
   if (found) {
     perTask = readLauncher(s, found.inv, map, slurm);
-    readTrainer(s, found.inv, found.args, map);
+    readTrainer(s, found.inv, found.args, map, readSource);
   } else {
     const args: FlagArg[] = [];
     for (const [, v] of env.varEntries()) if (ARGVAR.test(v.t)) args.push(...toArgs(splitWords(v, true), map));

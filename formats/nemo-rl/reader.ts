@@ -29,6 +29,9 @@ export function readNemoRl(s: FactSink, root: KNode | undefined): void {
       const g = gran && (gran.value.value === 'selective' || gran.value.value === 'full') ? gran.value.value : 'full';
       s.explicit('training.recompute', toBool(ac.value.value) ? g : 'none', locOf(ac, 'policy.megatron_cfg.activation_checkpointing'));
     }
+    const peft = at(root, 'policy.megatron_cfg.peft.enabled');
+    if (peft && toBool(peft.value.value) === true) s.explicit('lora.enabled', true, locOf(peft, 'policy.megatron_cfg.peft.enabled'));
+    else delete s.facts['lora.rank'];
     const stage = s.facts['parallel.sharding.stage'];
     if (stage) s.facts['parallel.sharding.style'] = { ...stage, value: stage.value === 1 ? 'megatron-distopt' : 'ddp' };
     s.default('parallel.sharding.style', 'ddp', 'Megatron-core DDP without use_distributed_optimizer');

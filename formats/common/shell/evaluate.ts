@@ -81,11 +81,10 @@ export class ShellEnv extends Expander {
         const body = node.nk.find((c) => c.type === 'do_group');
         const name = node.nk[0]?.type === 'variable_name' ? this.text(node.nk[0]) : undefined;
         const items = node.nk.slice(1).filter((c) => c !== body && c.type !== 'comment');
-        if (name && items.length) {
-          const first = items.flatMap((c) => this.fields(c))[0];
-          if (!first) return;
-          this.vars.set(name, first);
-        }
+        // `for x; do` iterates over "$@", which is empty for a script run without arguments.
+        const first = items.flatMap((c) => this.fields(c))[0];
+        if (!first) return;
+        if (name) this.vars.set(name, first);
         if (body) this.run(body, depth + 1);
         return;
       }
