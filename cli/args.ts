@@ -13,7 +13,7 @@ export interface ParsedArgs {
 }
 
 /** Flags that never take a value. */
-const BOOLEAN_FLAGS = new Set(['json', 'help', 'verbose', 'no-color', 'trust', 'list', 'data-parallel-only', 'oversubscribe', 'fake']);
+const BOOLEAN_FLAGS = new Set(['json', 'help', 'verbose', 'no-color', 'trust', 'list', 'data-parallel-only', 'oversubscribe', 'fake', 'quick']);
 
 /** Flags every command accepts. */
 const COMMON_FLAGS = ['help', 'verbose', 'no-color'];
@@ -21,13 +21,14 @@ const LOAD_FLAGS = ['model', 'gpus', 'json', 'workspace'];
 
 /** The flags each command understands; anything else is a usage error (exit 2), not silently ignored. */
 export const COMMAND_FLAGS: ReadonlyMap<string, readonly string[]> = new Map([
-  ['estimate', LOAD_FLAGS],
-  ['simulate', [...LOAD_FLAGS, 'trace']],
-  ['plan', [...LOAD_FLAGS, 'top']],
+  ['estimate', [...LOAD_FLAGS, 'profile']],
+  ['simulate', [...LOAD_FLAGS, 'profile', 'trace']],
+  ['plan', [...LOAD_FLAGS, 'profile', 'top']],
   ['params', ['json', 'list']],
   ['gpus', ['json']],
   ['validate', [...LOAD_FLAGS, 'ranks', 'modes', 'steps', 'trust']],
   ['probe', [...LOAD_FLAGS, 'ranks', 'mode', 'out', 'python', 'steps', 'data-parallel-only', 'oversubscribe', 'trust', 'fake', 'layers', 'hf-config']],
+  ['profile', [...LOAD_FLAGS, 'ranks', 'oversubscribe', 'out', 'cluster', 'quick', 'python', 'trust']],
 ]);
 
 /** Splits argv (without node and script) into a command, positionals and flags. */

@@ -8,6 +8,7 @@ import { detectFormat, initFormats, MAX_CONFIG_CHARS, tooLarge } from '../format
 import { loadConfigGraph } from '../server/formats/workspace';
 import { checkFile, readTextFile } from '../server/io/read';
 import { parseGpusArg, stringFlag, type Flags } from './args';
+import { readProfileFile } from '../validation/torch/profile';
 import { nodeHost } from './host';
 import { workspaceSettings } from './settings';
 import { locateWorkspace, within, type CliWorkspace } from './workspace';
@@ -38,6 +39,13 @@ export function settingsFromFlags(flags: Flags, base: ResolveSettings = {}): Res
     if (parsed.worldSize) settings.worldSize = parsed.worldSize;
     if (parsed.nodes) settings.nodes = parsed.nodes;
     if (parsed.gpusPerNode) settings.gpusPerNode = parsed.gpusPerNode;
+  }
+  const prof = stringFlag(flags, 'profile', 'shardlens-profile.json');
+  if (typeof prof === 'object') throw new InputError(prof.error);
+  if (prof !== undefined) {
+    const read = readProfileFile(resolve(prof));
+    if (!read.profile) throw new InputError(`--profile: ${read.message}`);
+    settings.profile = read.profile;
   }
   const m = stringFlag(flags, 'model', 'llama-3.1-8b');
   if (typeof m === 'object') throw new InputError(m.error);

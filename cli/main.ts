@@ -4,6 +4,7 @@ import { estimateCommand } from './commands/estimate';
 import { gpusCommand, paramsCommand } from './commands/info';
 import { planCommand, probeCliCommand, validateCommand } from './commands/run';
 import { simulateCommand } from './commands/simulate';
+import { profileCommand } from './commands/profile';
 import { InputError } from './load';
 import { WriteRefused } from '../server/io/write';
 
@@ -19,10 +20,14 @@ Usage:
   shardlens probe <file> --trust [--ranks N] [--oversubscribe] [--mode …] [--steps K] [--out report.json] [--json]
   shardlens probe <file> --trust --fake [--layers N] [--python P] [--out report.json] [--json]
                                  (torch's exact memory per category on this machine, no GPU; torch ≥ 2.4)
+  shardlens profile <file…> --trust [--ranks N] [--oversubscribe] [--out profile.json] [--quick] [--json]
+  shardlens profile <file…> --cluster <nodes>x<gpus> [--out profile.json] [--quick]   (prints Slurm/torchrun lines)
+
+estimate, simulate and plan take --profile <profile.json>: kernels and collectives timed from that measured profile.
 
 Settings come from <workspace>/.vscode/settings.json, where the workspace is --workspace <dir>, else the nearest
 project folder (.vscode, .git or package.json) between the file and the current folder; never from above it.
-validate and probe launch processes: they run only with --trust, for folders you trust.
+validate, probe and profile launch processes: they run only with --trust, for folders you trust.
 
 Formats: DeepSpeed JSON, Megatron-LM scripts/YAML, torchtitan TOML, Accelerate, nanotron, Axolotl,
 LLaMA-Factory, Lightning/LitGPT/torchtune YAML, Hugging Face config.json.
@@ -44,6 +49,7 @@ async function main(argv: readonly string[]): Promise<number> {
     case 'gpus': return gpusCommand(args);
     case 'validate': return validateCommand(args);
     case 'probe': return probeCliCommand(args);
+    case 'profile': return profileCommand(args);
     default: throw new InputError(`unknown command "${args.command}"; run shardlens --help`);
   }
 }

@@ -53,6 +53,7 @@ export function normalizeSettings(raw: unknown): ShardLensSettings {
     formats: { enabled },
     planner: { safetyMargin: num(planner.safetyMargin, d.planner.safetyMargin, 0.5, 1) },
     calibration: normalizeCalibration(r.calibration),
+    profile: typeof r.profile === 'string' ? r.profile.trim().slice(0, 4096) : d.profile,
   };
 }
 

@@ -25,7 +25,7 @@ function int(flags: Flags, name: string, fallback: number, max?: number): number
  * Commands that launch processes run only with --trust: a cloned repository decides what its configs say, and a
  * launch must be the user's explicit choice for that folder (the extension passes --trust only in a trusted workspace).
  */
-function requireTrust(flags: Flags, what: string, file: string): void {
+export function requireTrust(flags: Flags, what: string, file: string): void {
   if (flags.trust === true) return;
   throw new InputError(`${what} launches processes for ${file}; run it only on a folder you trust, with --trust`);
 }
@@ -137,6 +137,8 @@ export async function planCommand(args: ParsedArgs): Promise<number> {
   result.layouts.forEach((l, i) => {
     const sh = l.fsdpStrategy ? `FSDP ${l.fsdpStrategy}` : l.distributedOptimizer ? 'dist-opt' : `ZeRO-${l.zero}`;
     console.log(`  ${String(i + 1).padEnd(3)} ${String(l.tp).padStart(2)} ${String(l.pp).padStart(3)} ${String(l.vpp).padStart(4)} ${String(l.cp).padStart(3)} ${String(l.ep).padStart(3)} ${String(l.dp).padStart(5)}  ${sh.padEnd(15)} ${`${l.microBatch}×${l.gradAccum}`.padEnd(10)} ${l.recompute.padEnd(10)} ${l.offload.padEnd(9)} ${formatSeconds(l.stepSeconds).padEnd(11)} ${formatBytes(l.peakReservedBytes, 'GiB')}`);
+    if (l.stageLayers) console.log(`      stages ${l.stageLayers.join('/')} layers`);
+    if (l.equivalent?.length) console.log(`      same step time with ${l.equivalent.join(', ')}`);
   });
   printNotes([...allProblems(loaded), ...result.problems.map((p) => ({ ...p, where: file }))], loaded.resolved.assumptions);
   return 0;

@@ -19,6 +19,7 @@ import { DashboardPanel } from '../dashboard/panel';
 import { requireTrust } from '../trust';
 import { selectedPython } from './interpreter';
 import { runOracleCommand } from './oracle';
+import { cancelProfiles, runProfileCommand } from './profile';
 import { toResultView } from './view';
 
 export interface ProbeCommandDeps {
@@ -40,6 +41,7 @@ export const PROBE_COMMANDS = {
   importReport: 'shardlens.probe.importReport',
   calibrate: 'shardlens.probe.calibrate',
   fake: 'shardlens.probe.fake',
+  profile: 'shardlens.profileCluster',
 } as const;
 
 async function planOrThrow(deps: ProbeCommandDeps, arg: unknown): Promise<Plan> {
@@ -71,7 +73,8 @@ const running = new Map<AbortController, Promise<unknown>>();
 /** Cancels every probe in progress and waits (at most `graceMs`) until their processes are stopped. */
 export async function cancelProbes(graceMs = 3000): Promise<void> {
   for (const ac of running.keys()) ac.abort();
-  await Promise.race([Promise.allSettled(running.values()), new Promise((r) => setTimeout(r, graceMs).unref())]);
+  const sweeps = cancelProfiles();
+  await Promise.race([Promise.allSettled([...running.values(), ...sweeps]), new Promise((r) => setTimeout(r, graceMs).unref())]);
 }
 
 /** Runs the probe in-process (child processes via torchrun) under a cancellable notification. */
@@ -201,6 +204,7 @@ export const PROBE_BODIES: Readonly<Record<(typeof PROBE_COMMANDS)[keyof typeof 
   [PROBE_COMMANDS.importReport]: importReport,
   [PROBE_COMMANDS.calibrate]: runCalibrate,
   [PROBE_COMMANDS.fake]: runOracleCommand,
+  [PROBE_COMMANDS.profile]: runProfileCommand,
 };
 
 /** The probe commands as factories, by command id. */

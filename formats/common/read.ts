@@ -27,7 +27,8 @@ export function readNum(s: FactSink, root: KNode | undefined, path: string, fact
   if (o.auto && isAuto(e)) { s.explicit(factPath, 'auto', locOf(e, path)); return undefined; }
   const n = e.value.kind === 'scalar' ? toNumber(e.value.value) : undefined;
   if (n === undefined) {
-    s.diag('invalid-value', 'warning', `${path} should be a number${o.auto ? ' or "auto"' : ''}.`, e.value.range, [factPath]);
+    // The estimate needs this number: reading past it would give a verdict from a default, so it is an error.
+    s.diag('invalid-value', 'error', `${path} should be a number${o.auto ? ' or "auto"' : ''}.`, e.value.range, [factPath]);
     return undefined;
   }
   if (o.int && !Number.isInteger(n)) {

@@ -112,6 +112,7 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   const decLen = dec?.value !== undefined && !dec.unresolved ? toNumber(dec.value) : undefined;
   const encoder = ['--encoder-num-layers', '--encoder-seq-length'].some((f) => seen.has(f));
   if (dec && decLen !== undefined && Number.isInteger(decLen) && decLen > 0 && (!encoder || !s.has('training.seqLen'))) s.explicit('training.seqLen', decLen, locOfArg(dec));
+  accountForSplit(s, seen);
   // FP8 runs on top of --bf16/--fp16 (Transformer Engine autocast), whichever order the flags come in.
   const fp8 = seen.get('--fp8-format');
   if (fp8?.value && mapped('--fp8-format', fp8.value)) s.explicit('training.precision', 'fp8-mixed', locOfArg(fp8));
@@ -178,4 +179,28 @@ function parallelDefaults(s: FactSink, d: D): void {
   const pp = s.num('parallel.pp') ?? 1;
   if (vppLayers && L && !s.has('parallel.vpp')) s.derived('parallel.vpp', Math.max(1, Math.round(L / pp / vppLayers)), 'Megatron: VPP = (L / PP) / layers per virtual stage');
   d('parallel.schedule', (s.num('parallel.vpp') ?? 1) > 1 ? 'interleaved' : '1f1b', 'pipeline schedule 1F1B (interleaved with virtual stages)');
+}
+
+/**
+ * --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split count the embedding and the loss as
+ * one layer each: every stage gets (L + e + l)/pp "layers", the first e and the last l of them not transformer layers
+ * (megatron/core/transformer/transformer_block.py get_num_layers_to_build; Llama 3 405B: 126 layers on PP 16 as
+ * 7 + 14·8 + 7). Explicit --decoder-first/last-pipeline-num-layers win.
+ */
+function accountForSplit(s: FactSink, seen: Map<string, FlagArg>): void {
+  const emb = seen.get('--account-for-embedding-in-pipeline-split');
+  const loss = seen.get('--account-for-loss-in-pipeline-split');
+  if (!emb && !loss) return;
+  const L = s.num('model.layers');
+  const pp = s.num('parallel.pp') ?? 1;
+  if (!L || pp < 2) return;
+  const per = (L + (emb ? 1 : 0) + (loss ? 1 : 0)) / pp;
+  const flag = (emb ?? loss) as FlagArg;
+  if (!Number.isInteger(per)) {
+    s.diag('megatron-account-split', 'warning', `With the embedding/loss counted as layers, ${L} layers do not split evenly over ${pp} stages.`, flag.flagRange, ['parallel.pp', 'model.layers']);
+    return;
+  }
+  const why = 'Megatron: (layers + embedding + loss) / PP per stage, less the embedding on the first and the loss on the last';
+  if (emb && !s.has('parallel.firstStageLayers')) s.derived('parallel.firstStageLayers', per - 1, why, locOfArg(emb));
+  if (loss && !s.has('parallel.lastStageLayers')) s.derived('parallel.lastStageLayers', per - 1, why, locOfArg(loss));
 }

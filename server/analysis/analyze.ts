@@ -65,9 +65,12 @@ function enabled(format: FormatId, settings: ShardLensSettings): boolean {
 /** The host with this document's text in place of whatever the host has for its URI. */
 function overlay(host: LoaderHost, input: AnalyzeInput): LoaderHost {
   const path = toPath(input.uri);
+  const self = (p: string) => p === input.uri || p === path || toUri(p) === input.uri;
   return {
     ...host,
-    readFile: (p: string) => (p === input.uri || p === path || toUri(p) === input.uri ? input.text : host.readFile(p)),
+    readFile: (p: string) => (self(p) ? input.text : host.readFile(p)),
+    // The document exists even when it is not saved (or not on disk at all).
+    exists: (p: string) => self(p) || (host.exists ? host.exists(p) : true),
   };
 }
 

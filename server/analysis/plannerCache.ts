@@ -4,7 +4,9 @@
  * into the document and the delta to show before applying.
  */
 import type { Problem } from '../../shared/plan/types';
+import { coreEstimators } from '../../shared/planner/estimators';
 import { planLayouts } from '../../shared/planner/plan-layouts';
+import { TimeCache } from '../../shared/time/cache';
 import type { Layout, PlanResult } from '../../shared/planner/types';
 import type { PlanLayoutsResult, PlannedLayout } from '../../shared/protocol';
 import { applyLayoutEdits, canApplyLayout } from '../../formats/layout';
@@ -30,6 +32,7 @@ export function layoutSummary(l: Layout): string {
   if (l.ep > 1) parts.push(`EP ${l.ep}`);
   parts.push(`DP ${l.dp}`, sharding(l), `micro ${l.microBatch}×${l.gradAccum}`, `recompute ${l.recompute}`);
   if (l.offload !== 'none') parts.push(`offload ${l.offload}`);
+  if (l.equivalent?.length) parts.push(`(same time: ${l.equivalent.join(', ')})`);
   return parts.join(' · ');
 }
 
@@ -41,9 +44,10 @@ function internal(e: unknown): Problem {
 /**
  * Runs the planner for one analysed document and builds each layout's edits; never throws. With `reparse`, each
  * layout's edits are checked by reading the edited text again (layoutCheck.ts): a layout the edits cannot deliver is
- * refused with the reason.
+ * refused with the reason. `time` is the step-time cache the search uses (the PlannerCache keeps one across searches,
+ * so layer costs of a model on a cluster are reused).
  */
-export function planDocument(a: DocumentAnalysis, topK: number = DEFAULT_TOP_K, reparse?: Reparse): PlanLayoutsResult {
+export function planDocument(a: DocumentAnalysis, topK: number = DEFAULT_TOP_K, reparse?: Reparse, time: TimeCache = new TimeCache()): PlanLayoutsResult {
   const base = { uri: a.uri, version: a.version, format: a.format, canApply: !!a.format && canApplyLayout(a.format) };
   const plan = a.plan;
   if (!plan || !a.format) {
@@ -52,7 +56,7 @@ export function planDocument(a: DocumentAnalysis, topK: number = DEFAULT_TOP_K, 
   }
   let result: PlanResult;
   try {
-    result = planLayouts(plan, { topK: Math.min(Math.max(1, Math.floor(topK)), MAX_TOP_K), format: a.format, safetyMargin: a.settings.planner.safetyMargin });
+    result = planLayouts(plan, { topK: Math.min(Math.max(1, Math.floor(topK)), MAX_TOP_K), format: a.format, safetyMargin: a.settings.planner.safetyMargin }, coreEstimators(time));
   } catch (e) {
     return { ...base, layouts: [], problems: [internal(e)] };
   }
@@ -76,6 +80,8 @@ interface Entry {
 /** One planner result per document, valid while the analysis (document version and settings) is the same. */
 export class PlannerCache {
   private readonly entries = new Map<string, Entry>();
+  /** The step-time cache every search of this server shares (shared/time/cache.ts). */
+  private readonly time = new TimeCache();
   /** Planner runs so far (tests check that a second request is served from the cache). */
   runs = 0;
 
@@ -96,7 +102,7 @@ export class PlannerCache {
     const k = Math.max(topK, DEFAULT_TOP_K);
     this.runs++;
     const reparse = this.reparse;
-    const value = planDocument(a, k, reparse ? (text) => reparse(a, text) : undefined);
+    const value = planDocument(a, k, reparse ? (text) => reparse(a, text) : undefined, this.time);
     this.entries.set(a.uri, { analysis: a, topK: k, value });
     return trim(value, topK);
   }

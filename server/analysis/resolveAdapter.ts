@@ -17,5 +17,6 @@ export function resolveSettings(s: ShardLensSettings): ResolveSettings {
     cudaContextBytes: s.overhead.cudaContextGiB * GIB,
     allocatorFragmentation: s.overhead.fragmentation,
     calibration: s.calibration,
+    ...(s.profile ? { profileFile: s.profile } : {}),
   };
 }

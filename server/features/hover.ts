@@ -17,6 +17,7 @@ import { deltaOf, peakStage, type Delta } from './figures';
 import { keyForPath, keyTable } from '../../formats/keyTables';
 import { variantsFor } from './planEdit';
 import { verdictOf } from './verdict';
+import { escapeMarkdown, inlineCode } from './markdown';
 import type { PlanPath } from '../../shared/plan/paths';
 
 /** Memory terms each plan path feeds (first principles: which symbols appear in the term's formula). */
@@ -42,8 +43,12 @@ const TERMS_OF: Partial<Record<PlanPath, readonly MemoryTermName[]>> = {
 /** Text from a file or a setting, shown inside a code span: nothing in it can become a link or markup. */
 function code(v: unknown): string {
   const s = Array.isArray(v) ? v.join(', ') : typeof v === 'number' && !Number.isFinite(v) ? '—' : String(v);
-  const clean = s.replace(/`/g, "'").replace(/[\r\n]+/g, ' ').slice(0, 200);
-  return `\`${clean}\``;
+  return inlineCode(s.slice(0, 200));
+}
+
+/** Command-link arguments: encodeURIComponent leaves parentheses, which would end the Markdown link early. */
+function linkArg(args: unknown): string {
+  return encodeURIComponent(JSON.stringify(args)).replace(/[()]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
 /** "−79.4 GiB/GPU → 101 GiB, does not fit · +96.4 GiB traffic/step". */
@@ -61,7 +66,7 @@ function answer(a: DocumentAnalysis, terms: readonly (readonly [MemoryTermName, 
   const u = a.settings.units;
   const figures = terms.filter(([, t]) => t.bytes > 0).map(([, t]) => `${t.label.toLowerCase()} ${formatBytes(t.bytes, u)}`).join(' + ');
   const v = verdictOf(a);
-  return [figures ? `${figures} per GPU` : '', v ? v.headline : ''].filter(Boolean).join(' · ');
+  return [figures ? `${figures} per GPU` : '', v ? escapeMarkdown(v.headline) : ''].filter(Boolean).join(' · ');
 }
 
 /** The derivation: each term's formula and source, then every symbol once. */
@@ -73,7 +78,7 @@ function derivation(a: DocumentAnalysis, stage: number, terms: readonly (readonl
   const lines = symbolLines(terms);
   if (lines.length) {
     md.push('', 'where', '');
-    for (const l of lines) md.push(`- \`${l.symbol}\`${l.value !== undefined ? ` = ${code(l.value)}` : ''}: ${l.meaning}${l.source ? ` (${l.source})` : ''}`);
+    for (const l of lines) md.push(`- \`${l.symbol}\`${l.value !== undefined ? ` = ${code(l.value)}` : ''}: ${l.meaning}${l.source ? ` (${escapeMarkdown(l.source)})` : ''}`);
   }
   return md;
 }
@@ -90,13 +95,13 @@ export function buildHover(a: DocumentAnalysis, pos: Position, api: CoreApi): Ho
   const written = fact.key ?? path;
   const key = tableKey && tableKey.endsWith(written) ? tableKey : written;
   const assumption = a.assumptions.find((x) => x.path === path);
-  const assumed = assumption ? ` → ${code(assumption.value)} (assumed: ${assumption.detail.replace(/\s*\([^)]*\.(py|ts|md)\)/g, '')})` : '';
+  const assumed = assumption ? ` → ${code(assumption.value)} (assumed: ${escapeMarkdown(assumption.detail.replace(/\s*\([^)]*\.(py|ts|md)\)/g, ''))})` : '';
   const m = a.memory;
   const st = m ? peakStage(m) : undefined;
   const terms = st ? (TERMS_OF[path] ?? []).flatMap((n): [MemoryTermName, Term][] => (st.terms[n] ? [[n, st.terms[n] as Term]] : [])) : [];
   // A flag without a value (--use-distributed-optimizer) is on; anything else shows its value.
   const bare = key.startsWith('--') && (!fact.source.range || JSON.stringify(fact.source.range) === JSON.stringify(fact.keyRange));
-  const md: string[] = [`**ShardLens** · \`${key}\`${bare ? ' (on)' : ` = ${code(fact.value)}`}${assumed}`, ''];
+  const md: string[] = [`**ShardLens** · ${inlineCode(key)}${bare ? ' (on)' : ` = ${code(fact.value)}`}${assumed}`, ''];
   const head = m ? answer(a, terms) : '';
   if (head) md.push(head, '');
   if (a.plan && m) {
@@ -107,7 +112,7 @@ export function buildHover(a: DocumentAnalysis, pos: Position, api: CoreApi): Ho
   const doc = a.format === 'deepspeed' ? undefined : keyTable(a.format)?.keys[key]?.description;
   if (doc) md.push(doc, '');
   if (st) md.push(...derivation(a, st.stage, terms));
-  md.push('', `[More: the full derivation in the dashboard](command:${ClientCommands.showDerivation}?${encodeURIComponent(JSON.stringify([a.uri]))})`);
+  md.push('', `[More: the full derivation in the dashboard](command:${ClientCommands.showDerivation}?${linkArg([a.uri])})`);
   const range = fact.keyRange ?? fact.source.range;
   return { contents: { kind: MarkupKind.Markdown, value: md.join('\n') }, ...(range ? { range } : {}) };
 }

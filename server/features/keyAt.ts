@@ -5,6 +5,7 @@ import { MarkupKind } from 'vscode-languageserver';
 import type { FormatId } from '../../shared/plan/facts';
 import { offsetAt } from './edits';
 import { keyTable, type KeyDoc } from '../../formats/keyTables';
+import { inlineCode } from './markdown';
 
 /** Dotted path of the YAML mapping keys enclosing `line` (by indentation). */
 function yamlPath(lines: readonly string[], line: number): string[] {
@@ -60,7 +61,7 @@ export function keyDocAt(format: FormatId | null, text: string, pos: Position): 
 
 /** A documentation hover for a table key. */
 export function keyDocHover(key: string, d: KeyDoc): Hover {
-  const md = [`**ShardLens** · \`${key}\`${d.type ? ` (${d.type})` : ''}`, '', d.description ?? ''];
+  const md = [`**ShardLens** · ${inlineCode(key)}${d.type ? ` (${d.type})` : ''}`, '', d.description ?? ''];
   if (d.default !== undefined && d.default !== null) md.push('', `Default: \`${JSON.stringify(d.default)}\``);
   if (d.auto) md.push('', `"auto": ${d.auto}`);
   if (d.deprecated) md.push('', `Deprecated${typeof d.deprecated === 'string' ? `: use \`${d.deprecated}\`` : ''}.`);

@@ -27,7 +27,7 @@ import { buildDiagnostics } from './diagnostics';
 import { peakBytes } from './figures';
 import { buildHover } from './hover';
 import { buildInlayHints } from './inlayHints';
-import { verdictText } from './verdict';
+import { verdictOf, verdictText } from './verdict';
 import { LAYOUT_ACTIONS, LAYOUT_ACTION_KIND, buildLayoutActions, wantsLayoutActions } from './layoutActions';
 
 export const SERVER_VERSION = '0.1.0';
@@ -62,7 +62,7 @@ function readCapabilities(c: ClientCapabilities): Capabilities {
 
 function summary(a: DocumentAnalysis): AnalysisChangedParams {
   return {
-    uri: a.uri, version: a.version, fits: a.memory ? a.memory.fits : null, peakBytes: peakBytes(a.memory) ?? null,
+    uri: a.uri, version: a.version, fits: verdictOf(a) && a.memory ? a.memory.fits : null, peakBytes: peakBytes(a.memory) ?? null,
     gpuMemoryBytes: a.memory?.gpuMemoryBytes ?? null, gpuName: a.plan?.cluster.gpu.name ?? null,
     stepSeconds: a.stepTime?.stepSeconds ?? null, verdict: verdictText(a) ?? null,
   };

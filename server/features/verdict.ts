@@ -28,11 +28,19 @@ export function missingReferences(a: DocumentAnalysis): ConfigReference[] {
   return unreadReferences(a).filter((x) => x.ref.kind === 'deepspeed').map((x) => x.ref);
 }
 
-/** The inputs of the verdict, or undefined without a memory estimate. */
+/**
+ * True when something in the input is an error (a TP of 10⁹, a micro batch of "NaN", an invalid model config): then
+ * there is no verdict, in the editor as in the CLI (exit 2, "cannot estimate as written"), however the figures came out.
+ */
+export function hasInputErrors(a: Pick<DocumentAnalysis, 'problems' | 'fileDiagnostics'>): boolean {
+  return a.problems.some((p) => p.severity === 'error') || a.fileDiagnostics.some((d) => d.severity === 'error');
+}
+
+/** The inputs of the verdict, or undefined without a memory estimate or with an error in the input. */
 export function verdictInput(a: DocumentAnalysis): VerdictInput | undefined {
   const m = a.memory;
   const st = m ? peakStage(m) : undefined;
-  if (!m || !st) return undefined;
+  if (!m || !st || hasInputErrors(a)) return undefined;
   const missing = missingReferences(a)[0];
   return {
     fits: m.fits, peakReservedBytes: st.peakReservedBytes, gpuMemoryBytes: m.gpuMemoryBytes,

@@ -7,11 +7,12 @@ import { fileURLToPath } from 'node:url';
 import type { ConfigFacts, ConfigReference, FormatId } from '../../shared/plan/facts';
 import { modelFromHfConfig } from '../../shared/model/hfConfig';
 import { findPreset } from '../../shared/model/presets';
-import { presetCandidates, resolvePlan, type ModelLookup, type ResolveContext, type ResolvedPlan } from '../../shared/plan/resolve';
+import { presetCandidates, resolvePlan, type ModelLookup, type ModelLookupInvalid, type ResolveContext, type ResolvedPlan } from '../../shared/plan/resolve';
 import type { Problem } from '../../shared/plan/types';
 import { detectFormat, parseConfig } from '../../formats/index';
 import type { SourceReader } from '../../formats/megatron/script';
 import { SCAN_EXT } from '../io/referenceIndex';
+import { withProfileFile } from './profileSetting';
 
 export interface WorkspaceHost {
   /** Text of a file by path or file:// URI; undefined when it cannot be read. */
@@ -88,19 +89,28 @@ function refusalOf(ref: ConfigReference, fromPath: string, host: WorkspaceHost):
 }
 
 /** Model lookup: a config.json next to the reference (or in the folder it names), else a bundled preset. */
-export function modelLookup(host: WorkspaceHost): (ref: string, fromUri: string) => ModelLookup | undefined {
+export function modelLookup(host: WorkspaceHost): (ref: string, fromUri: string) => ModelLookup | ModelLookupInvalid | undefined {
   return (ref, fromUri) => {
     const names = ref.endsWith('.json') ? [ref] : [join(ref, 'config.json')];
+    let invalid: string | undefined;
     for (const n of names) {
       for (const c of referenceCandidates(n, fromUri || join(host.root ?? '.', 'x'), host.root)) {
         const text = read(host, c);
         if (text === undefined) continue;
         let obj: unknown;
-        try { obj = JSON.parse(text); } catch { continue; }
-        const { model } = modelFromHfConfig(obj, ref.replace(/\/config\.json$/, '').replace(/^.*\//, ''));
+        try {
+          obj = JSON.parse(text);
+        } catch (e) {
+          invalid ??= `The model config ${c} is not valid JSON (${(e as Error).message}); fix it to get an estimate.`;
+          continue;
+        }
+        const { model, problems } = modelFromHfConfig(obj, ref.replace(/\/config\.json$/, '').replace(/^.*\//, ''));
         if (model) return { model, source: { kind: 'referenced', detail: `${c}`, uri: c } };
+        invalid ??= `The model config ${c} is not a usable Hugging Face config.json (${problems.map((p) => p.message).join('; ') || 'no model sizes'}); fix it to get an estimate.`;
       }
     }
+    // The file the reference names exists but is broken: that is the answer, not a bundled model of a similar name.
+    if (invalid) return { invalid };
     const p = presetCandidates(ref).map((c) => findPreset(c)).find(Boolean);
     return p ? { model: p.model, source: { kind: 'preset', detail: `bundled preset ${p.name} (for "${ref}"; ${p.source})` } } : undefined;
   };
@@ -249,6 +259,7 @@ export function loadConfigGraph(pathOrUri: string, host: WorkspaceHost, ctx: Res
       related.push(parseFile(p, read(host, p) ?? ''));
     }
   }
-  const resolved = resolvePlan(primary, related, { ...ctx, lookupModel: ctx.lookupModel ?? modelLookup(host) });
+  const settings = withProfileFile(ctx.settings, host, deps, problems);
+  const resolved = resolvePlan(primary, related, { ...ctx, settings, lookupModel: ctx.lookupModel ?? modelLookup(host) });
   return { primary, related, resolved: { ...resolved, problems: [...problems, ...resolved.problems] }, dependencies: deps };
 }

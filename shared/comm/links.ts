@@ -11,10 +11,14 @@ import type { CollectiveKind, CommAlgorithm, LinkTier } from './types';
 
 const EFF: Readonly<Record<LinkTier, number>> = constants.busEfficiency;
 const KIND_EFF: Readonly<Record<LinkTier, Readonly<Partial<Record<CollectiveKind, number>>>>> = constants.kindEfficiency;
+const AG_NV = KIND_EFF.nvlink['all-gather'] ?? 1, RS_NV = KIND_EFF.nvlink['reduce-scatter'] ?? 1, A2A_NV = KIND_EFF.nvlink['all-to-all'] ?? 1;
+const AG_NET = KIND_EFF.network['all-gather'] ?? 1, RS_NET = KIND_EFF.network['reduce-scatter'] ?? 1, A2A_NET = KIND_EFF.network['all-to-all'] ?? 1;
 
 /** Bus bandwidth of a collective kind relative to all-reduce on a tier (data/collectives.json kindEfficiency). */
 export function kindEfficiency(kind: CollectiveKind, tier: LinkTier): number {
-  return KIND_EFF[tier][kind] ?? 1;
+  if (tier === 'pcie' || kind === 'all-reduce' || kind === 'send-recv') return 1;
+  const nv = tier === 'nvlink';
+  return kind === 'all-gather' ? (nv ? AG_NV : AG_NET) : kind === 'reduce-scatter' ? (nv ? RS_NV : RS_NET) : (nv ? A2A_NV : A2A_NET);
 }
 
 interface Protocol { readonly base: number; readonly nvlinkHop: number; readonly networkHopScale: number; readonly bandwidthShare: number; readonly maxBusBandwidth?: number }
@@ -115,6 +119,9 @@ export function collectiveSeconds(
   const wire = bytes * busFactor(kind, n);
   // A link whose catalog latency is 0 is an ideal one (test fixtures, what-if views): no protocol latencies either.
   if (hop === 0) return wire / busbw;
+  // Beyond 100 µs on the wire the bandwidth term dominates and Simple (full bandwidth) wins: skip the comparison.
+  const simple = PROTOCOLS[PROTOCOLS.length - 1];
+  if (wire / busbw > 1e-4) return simple.base + steps * (tier === 'nvlink' ? simple.nvlinkHop : hop * simple.networkHopScale) + wire / (busbw * simple.bandwidthShare);
   let best = Infinity;
   for (const p of PROTOCOLS) {
     const h = tier === 'nvlink' ? p.nvlinkHop : hop * p.networkHopScale;

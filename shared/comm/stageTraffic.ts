@@ -30,6 +30,9 @@ export interface StageTraffic {
   readonly rsSeconds: number;
   readonly agBytes: number;
   readonly agSeconds: number;
+  /** One layer's share of the ZeRO-3/FSDP gather and of the ZeRO-2/3 reduce-scatter as its own collective, seconds. */
+  readonly agLayerSeconds: number;
+  readonly rsLayerSeconds: number;
   readonly edpBytes: number;
   readonly edpSeconds: number;
   readonly hsdpBytes: number;
@@ -71,13 +74,16 @@ export function stageTraffic(plan: Plan, stage: number, l: LayoutLinks, sp: Stag
   const shardParams = (sp.dense + sp.expert) / (zero >= 1 ? l.shard : 1);
   const offloadOptBytes = sh.offloadOptimizer !== 'none' ? V.optimizerOffloadBytes(shardParams, gB) : 0;
   const offloadParamBytes = sh.offloadParams !== 'none' ? V.paramOffloadBytesPerMicrobatch(shardParams, pB) : 0;
+  const layers = Math.max(1, stageLayerCount(plan, stage));
   return {
     gradDtype: tr.gradDtype, precision: tr.precision, params: sp,
     hasDense: dense !== undefined, hasEdp,
-    layers: Math.max(1, stageLayerCount(plan, stage)), firstBucket: firstBucketFraction(plan, sp.dense + sp.expert),
+    layers, firstBucket: firstBucketFraction(plan, sp.dense + sp.expert),
     dpBytes, dpSeconds: dense && zero === 0 ? linkSeconds('all-reduce', dpBytes, dense) : 0,
     rsBytes, rsSeconds: dense && zero >= 1 ? linkSeconds('reduce-scatter', rsBytes, dense) : 0,
     agBytes, agSeconds: dense && zero >= 1 ? linkSeconds('all-gather', agBytes, dense) : 0,
+    agLayerSeconds: dense && zero >= 1 ? linkSeconds('all-gather', agBytes / layers, dense) : 0,
+    rsLayerSeconds: dense && zero >= 2 ? linkSeconds('reduce-scatter', rsBytes / layers, dense) : 0,
     edpBytes, edpSeconds: hasEdp ? linkSeconds('all-reduce', edpBytes, l.edpLink) : 0,
     hsdpBytes, hsdpSeconds: l.replicas > 1 && zero >= 1 ? linkSeconds('all-reduce', hsdpBytes, l.replicaLink) : 0,
     offloadOptBytes, offloadOptSeconds: sh.offloadOptimizer !== 'none' ? linkSeconds('send-recv', offloadOptBytes, l.pcieLink) : 0,

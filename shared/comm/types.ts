@@ -14,6 +14,8 @@ export interface Collective {
   readonly kind: CollectiveKind;
   readonly group: CommGroup;
   readonly groupSize: number;
+  /** Members of the group that share one node (the group layout a cluster profile measures). */
+  readonly perNode: number;
   /** Pipeline stage this entry belongs to (stages hold different parameters). */
   readonly stage: number;
   /** Bytes one rank contributes to one occurrence (the message size of nccl-tests). */

@@ -7,6 +7,8 @@
 import { findGpu } from '../hardware/gpus';
 import { findPreset } from '../model/presets';
 import { applyCalibration, calibrationFor, type ClusterCorrection } from './calibration';
+import { withProfile } from './profilePlan';
+import type { ClusterProfile } from '../hardware/profile';
 import { makePlan, type PlanInput } from './defaults';
 import { factEntries, type ConfigFacts, type Fact, type FactValue } from './facts';
 import { hasInlineModel, modelFromFacts } from './resolveModel';
@@ -31,6 +33,10 @@ export interface ResolveSettings {
   readonly allocatorFragmentation?: number;
   /** Per-cluster corrections from "Calibrate" (`shardlens.calibration`), applied when the plan's GPU matches. */
   readonly calibration?: Readonly<Record<string, ClusterCorrection>>;
+  /** A measured cluster profile (`shardlens profile`, `--profile`, `shardlens.profile`): its curves replace the catalog's. */
+  readonly profile?: ClusterProfile;
+  /** The `shardlens.profile` setting: a profile file, relative to the workspace root; the loader reads it into `profile`. */
+  readonly profileFile?: string;
 }
 
 export interface ModelLookup {
@@ -38,10 +44,15 @@ export interface ModelLookup {
   readonly source: InputSource;
 }
 
+/** A reference whose config.json exists but is not a usable model config: said as an error, never replaced by a guess. */
+export interface ModelLookupInvalid {
+  readonly invalid: string;
+}
+
 export interface ResolveContext {
   readonly settings?: ResolveSettings;
   /** Model for a reference as written (HF id, path to a config.json, "llama3:8B"); the server reads files. Pure. */
-  readonly lookupModel?: (ref: string, fromUri: string) => ModelLookup | undefined;
+  readonly lookupModel?: (ref: string, fromUri: string) => ModelLookup | ModelLookupInvalid | undefined;
   readonly lookupGpu?: (name: string) => GpuSpec | undefined;
 }
 
@@ -119,7 +130,7 @@ export function presetCandidates(ref: string): string[] {
 }
 
 /** Finds the model: inline facts, then references and model.preset through the lookup, then bundled presets, then settings. */
-function findModel(facts: Record<string, Fact>, files: readonly ConfigFacts[], ctx: ResolveContext, sources: Record<string, InputSource>, seqLen?: number): ModelSpec | undefined {
+function findModel(facts: Record<string, Fact>, files: readonly ConfigFacts[], ctx: ResolveContext, sources: Record<string, InputSource>, seqLen?: number, invalid: string[] = []): ModelSpec | undefined {
   if (hasInlineModel(facts)) {
     const m = modelFromFacts(facts, sources, seqLen);
     if (m) { sources.model = facts['model.hiddenSize']?.source ?? { kind: 'explicit', detail: 'inline model' }; return m; }
@@ -131,6 +142,7 @@ function findModel(facts: Record<string, Fact>, files: readonly ConfigFacts[], c
   if (ctx.settings?.model) refs.push({ ref: ctx.settings.model, uri: '' });
   for (const { ref, uri } of refs) {
     const hit = ctx.lookupModel?.(ref, uri);
+    if (hit && 'invalid' in hit) { invalid.push(hit.invalid); continue; }
     if (hit) { sources.model = hit.source; return hit.model; }
     for (const cand of presetCandidates(ref)) {
       const p = findPreset(cand);
@@ -224,7 +236,10 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
   if (seqLen) use('training.seqLen');
 
   const files = [primary, ...related];
-  let model = findModel(facts, files, ctx, sources, seqLen);
+  const invalid: string[] = [];
+  let model = findModel(facts, files, ctx, sources, seqLen, invalid);
+  for (const message of invalid) problems.push({ code: 'model-config-invalid', severity: 'error', paths: ['model'], message });
+  if (!model && invalid.length) return { problems, assumptions, factsUsed: facts };
   if (!model) {
     const named = str(facts, 'model.preset') ?? files.flatMap((f) => f.references).find((r) => r.kind === 'model')?.target;
     const fallback = findPreset(ASSUMED_MODEL);
@@ -315,7 +330,8 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
   };
   const made = makePlan(dropUndefined(partial), gpu);
   const correction = calibrationFor(made, S.calibration);
-  const plan = correction ? applyCalibration(made, correction) : made;
+  const calibrated = correction ? applyCalibration(made, correction) : made;
+  const plan = S.profile ? withProfile(calibrated, S.profile, problems) : calibrated;
   return { plan, problems, assumptions, factsUsed: facts };
 }
 

@@ -78,7 +78,7 @@ function* families(base: Plan, gpus: number, space: SearchSpace, prune: Prune): 
         for (const ep of epCandidates(model, space, prune)) {
           // Megatron carves expert parallelism out of DP×CP (expert data parallel = DP·CP/EP).
           if ((dp * cp) % ep !== 0) { prune('ep-experts'); continue; }
-          for (const vpp of vppCandidates(model.layers, pp, stageLayers !== undefined, space, prune)) {
+          for (const vpp of vppCandidates(model.layers, pp, stageLayers, space, prune)) {
             for (const { zero, offload, sharding } of shardings) {
               if (!sharding) { prune('zero-offload'); continue; }
               const choice = { tp, pp, vpp, cp, ep, dp, sp: tp > 1, stageLayers };
@@ -90,6 +90,19 @@ function* families(base: Plan, gpus: number, space: SearchSpace, prune: Prune): 
       }
     }
   }
+}
+
+/** Whether a kept layout is the family's layout at the same micro batch (then only recomputation can differ). */
+function sameChoiceBut(l: Layout, f: Family, microBatch: number): boolean {
+  return l.tp === f.tp && l.pp === f.pp && l.vpp === f.vpp && l.cp === f.cp && l.ep === f.ep && l.dp === f.dp && l.zero === f.zero
+    && l.offload === f.offload && l.sharding === f.sharding.style && l.microBatch === microBatch
+    && (l.shardGroup ?? f.dp) === f.sharding.shardGroupSize && l.stageLayers === f.stageLayers;
+}
+
+/** A layout without the empty tie list the search gave it. */
+function withoutEquivalent(l: Layout): Layout {
+  const { equivalent: _e, ...rest } = l;
+  return rest;
 }
 
 /** The layout object of one evaluated point (built only when it is kept). Optional fields are left out, not undefined. */
@@ -105,6 +118,7 @@ function layoutOf(f: Family, microBatch: number, gradAccum: number, recompute: R
   if (f.stageLayers) l.stageLayers = f.stageLayers;
   l.microBatch = microBatch; l.gradAccum = gradAccum; l.recompute = recompute; l.stepSeconds = seconds;
   l.peakAllocatedBytes = bytes; l.peakReservedBytes = bytes; l.fits = fits; l.estimate = 'fast';
+  if (fits) l.equivalent = [];
   return l as Layout;
 }
 
@@ -141,6 +155,8 @@ export function searchLayouts(base: Plan, gpus: number, limitBytes: number, opts
   const front = new ParetoFront<Layout>();
   let lowest: Layout | undefined;
   let evaluated = 0;
+  // Kept layouts by step time, to merge exact ties (sameChoiceBut) into one row.
+  const kept = new Map<number, Layout>();
   let truncated = false;
 
   // The training specs of a family's (recomputation, micro batch) grid depend only on DP: looked up once per family.
@@ -180,21 +196,33 @@ export function searchLayouts(base: Plan, gpus: number, limitBytes: number, opts
         }
         const seconds = est.stepSeconds(plan);
         if (!Number.isFinite(seconds) || seconds <= 0) { prune('invalid-estimate'); continue; }
-        const keepTop = top.accepts(seconds, bytes);
+        // An exact tie with a kept layout of the same family and micro batch (only recomputation differs) joins that row
+        // of the top layouts instead of taking a row of its own (it may still be on the memory/time front).
+        const twin = kept.get(seconds);
+        const tied = twin !== undefined && sameChoiceBut(twin, f, microBatch) && twin.recompute !== recompute;
+        if (tied) {
+          (twin.equivalent as string[]).push(`recompute ${recompute} (${(bytes / 2 ** 30).toFixed(1)} GiB)`);
+          prune('tie');
+        }
+        const keepTop = !tied && top.accepts(seconds, bytes);
         const keepFront = front.accepts(bytes, seconds);
         if (!keepTop && !keepFront) continue;
         const layout = layoutOf(f, microBatch, gradAccum, recompute, bytes, seconds, true);
-        if (keepTop) top.add(seconds, layout, bytes);
+        if (keepTop) {
+          top.add(seconds, layout, bytes);
+          kept.set(seconds, layout);
+        }
         if (keepFront) front.add(bytes, seconds, layout);
       }
     }
   }
-  const found = top.values();
-  return { evaluated, pruned, truncated, top: found, pareto: front.values(), lowestMemory: found.length ? undefined : lowest };
+  const clean = (l: Layout): Layout => (l.equivalent?.length ? l : withoutEquivalent(l));
+  const found = top.values().map(clean);
+  return { evaluated, pruned, truncated, top: found, pareto: front.values().map(clean), lowestMemory: found.length ? undefined : lowest };
 }
 
 /** Strips the cost fields, for rebuilding a layout's plan. */
 export function choiceOf(l: Layout): LayoutChoice {
-  const { stepSeconds: _s, peakAllocatedBytes: _p, peakReservedBytes: _r, fits: _f, estimate: _e, ...choice } = l;
+  const { stepSeconds: _s, peakAllocatedBytes: _p, peakReservedBytes: _r, fits: _f, estimate: _e, equivalent: _q, ...choice } = l;
   return choice;
 }

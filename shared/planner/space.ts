@@ -68,15 +68,22 @@ export function ppCandidates(model: ModelSpec, gpus: number, space: SearchSpace,
   });
 }
 
-/** Virtual pipeline chunks: 1 without PP or with an uneven split; otherwise divisors of layers/PP. */
-export function vppCandidates(layers: number, pp: number, uneven: boolean, space: SearchSpace, prune: PruneCounter): number[] {
-  if (pp === 1 || uneven) return [1];
-  const perStage = layers / pp;
-  const raw = space.vpp ?? divisors(perStage).filter((v) => v <= 8);
-  return raw.filter((v) => {
-    if (v < 1 || perStage % v !== 0) return prune('vpp-layers'), false;
-    return true;
-  });
+/**
+ * Virtual pipeline chunks: 1 without PP; divisors of layers/PP (at most 8) for an even split; for an uneven split (first
+ * and last stage shorter, Llama 3 §3.3.2 runs 126 layers on PP 16 interleaved this way) any count up to the shortest
+ * stage and 8.
+ */
+export function vppCandidates(layers: number, pp: number, split: readonly number[] | undefined, space: SearchSpace, prune: PruneCounter): number[] {
+  if (pp === 1) return [1];
+  if (!split) {
+    const perStage = layers / pp;
+    const raw = space.vpp ?? divisors(perStage).filter((v) => v <= 8);
+    return raw.filter((v) => (v >= 1 && perStage % v === 0) || (prune('vpp-layers'), false));
+  }
+  // Uneven stages are chunked as evenly as their counts allow: any v up to the shortest stage (and 8).
+  const shortest = Math.min(...split);
+  const raw = space.vpp ?? Array.from({ length: Math.min(8, shortest) }, (_, i) => i + 1);
+  return raw.filter((v) => (v >= 1 && v <= shortest) || (prune('vpp-layers'), false));
 }
 
 /** CP degrees: powers of two with the sequence divisible by 2·CP (load-balanced causal split). */
@@ -133,7 +140,7 @@ export function spaceBounds(space: SearchSpace, moe: boolean): string[] {
   const out: string[] = [];
   if (!space.tp) out.push(space.tpAcrossNodes ? 'TP divides heads and KV heads' : 'TP divides heads and KV heads and stays within a node');
   if (!space.pp) out.push(space.unevenPipeline === false ? 'PP divides the layers' : 'PP divides the layers, or first/last stages hold fewer layers');
-  if (!space.vpp) out.push('VPP ≤ 8, dividing layers per stage (even splits only)');
+  if (!space.vpp) out.push('VPP ≤ 8: dividing layers/PP on even splits, at most the shortest stage on uneven ones');
   if (!space.cp) out.push('CP ∈ {1, 2, 4, 8, 16, 32}, sequence divisible by 2·CP');
   if (!space.ep && moe) out.push('EP ≤ 64, dividing the experts and DP·CP');
   if (!space.microBatch) out.push('micro batch: every divisor of the per-replica batch');

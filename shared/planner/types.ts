@@ -78,6 +78,11 @@ export interface Layout {
    * 'fast' (the numeric fast paths; peakAllocatedBytes then holds the fast path's reserved peak too).
    */
   readonly estimate: 'fast' | 'full';
+  /**
+   * Variants that tie this layout's step time exactly and differ from it in one choice, named with their peak, e.g.
+   * "recompute selective (53.9 GiB)": what does not matter for time (selective vs no recomputation under flash attention).
+   */
+  readonly equivalent?: readonly string[];
 }
 
 /** Why layouts were not evaluated or not kept. */
@@ -95,6 +100,7 @@ export type PruneReason =
   | 'memory'
   | 'memory-monotone'
   | 'invalid-estimate'
+  | 'tie'
   | 'cap';
 
 export interface PlanResult {

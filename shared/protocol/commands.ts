@@ -21,6 +21,7 @@ export const Commands = {
   probeImportReport: 'shardlens.probe.importReport',
   probeCalibrate: 'shardlens.probe.calibrate',
   probeFake: 'shardlens.probe.fake',
+  profileCluster: 'shardlens.profileCluster',
   showAssumptions: 'shardlens.showAssumptions',
   showDerivation: 'shardlens.showDerivation',
 } as const;
@@ -57,7 +58,7 @@ export const SETTING_IDS = [
   'shardlens.cluster.gpu', 'shardlens.cluster.gpusPerNode', 'shardlens.cluster.nodes', 'shardlens.worldSize',
   'shardlens.model', 'shardlens.seqLen', 'shardlens.microBatch', 'shardlens.hints.detail', 'shardlens.units',
   'shardlens.overhead.cudaContextGiB', 'shardlens.overhead.fragmentation', 'shardlens.formats.enabled',
-  'shardlens.planner.safetyMargin', 'shardlens.trace.server', 'shardlens.calibration',
+  'shardlens.planner.safetyMargin', 'shardlens.trace.server', 'shardlens.calibration', 'shardlens.profile',
 ] as const satisfies readonly SettingId[];
 
 // Compile-time check in the other direction: every SettingId is listed above.

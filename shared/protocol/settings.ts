@@ -11,7 +11,7 @@ export type MemoryUnits = 'GiB' | 'GB';
  * The `shardlens.*` settings, per resource. The extension's `contributes.configuration` declares exactly these keys:
  * `shardlens.cluster.gpu`, `shardlens.cluster.gpusPerNode`, `shardlens.cluster.nodes`, `shardlens.worldSize`,
  * `shardlens.model`, `shardlens.seqLen`, `shardlens.microBatch`, `shardlens.hints.detail`, `shardlens.units`, `shardlens.overhead.cudaContextGiB`, `shardlens.overhead.fragmentation`,
- * `shardlens.formats.enabled`, `shardlens.planner.safetyMargin`, `shardlens.calibration`.
+ * `shardlens.formats.enabled`, `shardlens.planner.safetyMargin`, `shardlens.calibration`, `shardlens.profile`.
  */
 export interface ShardLensSettings {
   readonly cluster: {
@@ -44,6 +44,8 @@ export interface ShardLensSettings {
   readonly planner: { readonly safetyMargin: number };
   /** Per-cluster corrections written by "Calibrate Cluster from a Probe Report", keyed by cluster name (default: GPU id). */
   readonly calibration: Readonly<Record<string, ClusterCorrection>>;
+  /** A cluster profile written by `shardlens profile` or "Profile This Cluster" (path, relative to the workspace); empty = catalog curves. */
+  readonly profile: string;
 }
 
 /** Defaults used when the client sends nothing (and the defaults the extension's package.json declares). */
@@ -59,6 +61,7 @@ export const DEFAULT_SETTINGS: ShardLensSettings = {
   formats: { enabled: [] },
   planner: { safetyMargin: 0.9 },
   calibration: {},
+  profile: '',
 };
 
 /** The settings section the server asks for with workspace/configuration. */

@@ -17,19 +17,21 @@ import { layoutChecksRunnable } from './problems';
 /**
  * What a cached part depends on: 'layout' (the same parallel spec, model, cluster and LoRA objects), 'core' (the same
  * model, cluster and LoRA, and a parallel spec equal but for the sharding: step contexts, stage runs and stage
- * parameters read no sharding field), 'shape' (the training fields a step context reads), 'traffic' (gradient dtype,
+ * parameters read no sharding field), 'layer' (what one layer's kernels and in-layer communication read: the in-layer
+ * degrees and axis order, the micro-batch shape, precision and engine, not the pipeline or data-parallel layout),
+ * 'shape' (the training fields a step context reads), 'traffic' (gradient dtype,
  * precision and FP8 parameter gather), 'runs' (recomputation), 'optimizer'.
  */
-export type KeyLevel = 'layout' | 'core' | 'shape' | 'traffic' | 'runs' | 'optimizer';
+export type KeyLevel = 'layout' | 'core' | 'layer' | 'shape' | 'traffic' | 'runs' | 'optimizer';
 
 /** The one key function: whether a part cached for plan `a` is valid for plan `b` at a level. */
 export function sameKey(level: KeyLevel, a: Plan, b: Plan): boolean {
   if (a === b) return true;
+  // The fast path asks 'layout' on every call: identities only, before anything else is read.
+  if (level === 'layout') return a.parallel === b.parallel && a.model === b.model && a.cluster === b.cluster && a.lora === b.lora;
   const ta = a.training;
   const tb = b.training;
   switch (level) {
-    case 'layout':
-      return a.parallel === b.parallel && a.model === b.model && a.cluster === b.cluster && a.lora === b.lora;
     case 'core': {
       const x = a.parallel;
       const y = b.parallel;
@@ -37,6 +39,15 @@ export function sameKey(level: KeyLevel, a: Plan, b: Plan): boolean {
         && (x === y || (x.tp === y.tp && x.pp === y.pp && x.vpp === y.vpp && x.schedule === y.schedule && x.cp === y.cp && x.ep === y.ep
           && x.etp === y.etp && x.sp === y.sp && x.dp === y.dp && x.order === y.order && x.stageLayers === y.stageLayers
           && x.tpCommOverlap === y.tpCommOverlap));
+    }
+    case 'layer': {
+      const x = a.parallel;
+      const y = b.parallel;
+      return a.model === b.model && a.cluster === b.cluster && a.lora === b.lora && a.engine === b.engine
+        && x.tp === y.tp && x.cp === y.cp && x.ep === y.ep && x.etp === y.etp && x.sp === y.sp && x.tpCommOverlap === y.tpCommOverlap
+        && x.order === y.order && ta.microBatch === tb.microBatch && ta.seqLen === tb.seqLen && ta.precision === tb.precision
+        && ta.flashAttention === tb.flashAttention && ta.compile === tb.compile && ta.fp8 === tb.fp8
+        && (a.engine !== 'megatron' || (ta.gradAccum === tb.gradAccum && ta.globalBatch === tb.globalBatch && x.dp === y.dp));
     }
     case 'shape':
       return ta === tb || (ta.microBatch === tb.microBatch && ta.seqLen === tb.seqLen && ta.precision === tb.precision
@@ -48,6 +59,8 @@ export function sameKey(level: KeyLevel, a: Plan, b: Plan): boolean {
       return ta.recompute === tb.recompute && ta.recomputeLayers === tb.recomputeLayers;
     case 'optimizer':
       return ta.optimizer === tb.optimizer;
+    default:
+      return false;
   }
 }
 
@@ -86,6 +99,8 @@ export class TimeCache {
   private last: LayoutEntry | undefined;
   /** Scratch records of the fast path, one list per count of alike-stage runs (shared/time/stepTime.ts). */
   readonly scratch: unknown[][] = [];
+  /** Layer costs in buckets by layerHash, each entry checked with sameKey('layer') (shared/time/context.ts). */
+  private readonly layerMemo = new Map<number, { plan: Plan; value: unknown }[]>();
 
   constructor(readonly params: TimeParams = FITTED_PARAMS) {}
 
@@ -112,6 +127,22 @@ export class TimeCache {
     return entry as LayoutEntry<C, R>;
   }
 
+  /** The layer costs of a plan (equal for every plan sameKey('layer') matches), computed by `make` on first use. */
+  layerCosts<T>(plan: Plan, make: () => T): T {
+    const h = layerHash(plan);
+    let bucket = this.layerMemo.get(h);
+    if (bucket) {
+      for (let i = 0; i < bucket.length; i++) if (sameKey('layer', bucket[i].plan, plan)) return bucket[i].value as T;
+    } else {
+      if (this.layerMemo.size >= 4096) this.layerMemo.clear();
+      bucket = [];
+      this.layerMemo.set(h, bucket);
+    }
+    const value = make();
+    bucket.push({ plan, value });
+    return value;
+  }
+
   /** stageParams of shared/comm/stageParams.ts, computed once per layout and stage. */
   stageParams(plan: Plan, stage: number, entry: LayoutEntry = this.entry(plan)): StageParams {
     if (!Number.isInteger(stage) || stage < 0 || stage > 4096) return stageParams(plan, stage);
@@ -127,4 +158,18 @@ export class TimeCache {
     }
     return (entry.traffic[stage] ??= stageTraffic(plan, stage, entry.links, this.stageParams(plan, stage, entry)));
   }
+}
+
+/** A hash of the numbers sameKey('layer') compares, so the memo looks up a short bucket without building a string. */
+function layerHash(p: Plan): number {
+  const x = p.parallel;
+  const t = p.training;
+  let h = x.tp | 0;
+  h = (h * 31 + (x.cp | 0)) | 0;
+  h = (h * 31 + (x.ep | 0)) | 0;
+  h = (h * 31 + (x.sp ? 1 : 0) + (x.tpCommOverlap ? 2 : 0) + (t.flashAttention ? 4 : 0) + (t.compile ? 8 : 0)) | 0;
+  h = (h * 31 + (t.microBatch | 0)) | 0;
+  h = (h * 31 + (t.seqLen | 0)) | 0;
+  h = (h * 31 + t.precision.length) | 0;
+  return h;
 }

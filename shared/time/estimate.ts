@@ -13,7 +13,7 @@ import { PART_NAMES, type PartName } from './parts';
 import { layoutProblems } from './problems';
 import { chunksPerStage, microbatchesPerStep, peakFlops, posInt } from './shape';
 import { allStageTimings, type StageTiming } from './stage';
-import { exposedGradSync, pipelineSeconds, stageMicrobatchSeconds, stepTailSeconds } from './stepTime';
+import { exposedGradSync, pipelineHops, pipelineSeconds, stageMicrobatchSeconds, stepTailSeconds } from './stepTime';
 import type { PlanPath } from '../plan/paths';
 import type { OperatorTerm, StepTimeEstimate, TimeTerm, TimeTermName } from './types';
 
@@ -43,7 +43,7 @@ const OPERATOR_INFO: Readonly<Record<PartName | 'stepOverhead', readonly [string
 export function operatorTerms(busiest: StageTiming, m: number, stepOverhead: number, provenance: readonly string[]): OperatorTerm[] {
   const p = busiest.work.parts;
   const src = (name: PartName): string => {
-    const key = name === 'gemm' || name === 'fp8' ? 'GEMM' : name === 'attention' ? 'attention' : name === 'comm' ? 'collectives' : 'memory-bound';
+    const key = name === 'gemm' || name === 'fp8' ? 'GEMM' : name === 'attention' ? 'attention' : name === 'comm' ? 'collectives' : name === 'launch' ? 'launch' : 'memory-bound';
     return provenance.find((x) => x.startsWith(`${key}:`)) ?? `${key}: catalog curves, ${FIT_PROVENANCE}`;
   };
   const out: OperatorTerm[] = PART_NAMES.map((name) => {
@@ -121,7 +121,7 @@ export function estimateStepTime(plan: Plan, cache: TimeCache = new TimeCache())
   const tokens = plan.training.globalBatch * plan.training.seqLen;
   const collectives: Collective[] = stages.flatMap((s) => s.comm.collectives);
   const inComm = stages.reduce((a, s) => Math.max(a, s.work.exposedCommSeconds * m), 0);
-  const exposedComm = grad + post + inComm + 2 * (p - 1) * Math.max(...stages.map((s) => s.p2p));
+  const exposedComm = grad + post + inComm + pipelineHops(p, v) * Math.max(...stages.map((s) => s.p2p));
   const I = {
     m: inp(plan, 'training.gradAccum', m), p: inp(plan, 'parallel.pp', p), v: inp(plan, 'parallel.vpp', v),
     schedule: inp(plan, 'parallel.schedule', sched), gpu: inp(plan, 'cluster.gpu', plan.cluster.gpu.name),
@@ -137,7 +137,7 @@ export function estimateStepTime(plan: Plan, cache: TimeCache = new TimeCache())
       'Σ layers (dgrad + wgrad GEMMs, attention backward, 2× memory-bound, casts, launches, exposed comm) + exposed reduce-scatters', 'docs/time-model.md', I),
     recompute: term('recompute', 'Recomputation per micro-batch (busiest stage)', busiest.recompute,
       'full: forward of the recomputed layers; selective: eager core attention (Megatron) or elementwise ops (torch SAC)', 'Korthikanti et al. 2022 §5', I),
-    pipeline: term('pipeline', 'Pipeline schedule', pipe, 'm·max_s T_s + (Σ_s T_s − max_s T_s)/v + 2(p−1)·t_p2p', nar, I),
+    pipeline: term('pipeline', 'Pipeline schedule', pipe, 'm·max_s T_s + (Σ_s T_s − max_s T_s)/v + 2(p−1)·max(2, v)·t_p2p', nar, I),
     bubble: term('bubble', 'Pipeline bubble', pipe - ideal, '(p−1)/m (GPipe, 1F1B), (p−1)/(v·m) interleaved, of the ideal m·T', nar, I),
     exposedGradSync: term('exposedGradSync', 'Exposed gradient sync', grad, 'max_s(0, t_sync − (1 − bucket/Ψ)·t_bwd − slack_s)',
       'PyTorch DDP bucketing (Li et al. 2020); Rajbhandari et al. 2020', I),

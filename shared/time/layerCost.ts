@@ -11,7 +11,7 @@ import { attentionKernelFlops, type AttentionImpl } from './kernels/attention';
 import { backwardBytes, kernelsPerLayer, layerElementwiseBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
 import { fp8CastBytes } from './kernels/fp8';
 import type { TimeParams } from './params';
-import { addParts, emptyParts, type Parts } from './parts';
+import { addParts, emptyParts, partsTotal, type Parts } from './parts';
 
 /** The timers a context provides: GEMM seconds per dtype, attention seconds, HBM seconds, one collective. */
 export interface KernelTimers {
@@ -30,6 +30,10 @@ export interface KernelTimers {
 export interface LayerCost {
   readonly fwd: Parts;
   readonly bwd: Parts;
+  /** partsTotal of fwd, bwd and selective, and their exposed communication (the fast path sums these scalars). */
+  readonly fwdTotal: number;
+  readonly bwdTotal: number;
+  readonly selectiveTotal: number;
   /** Recomputed under selective recomputation: eager core attention (Megatron) or elementwise ops (torch SAC). */
   readonly selective: Parts;
   readonly tpSeconds: number;
@@ -109,7 +113,9 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   // Core attention: T local queries against the whole sequence's keys (CP balances the causal work over the ring).
   const causal = true;
   const attnF = attentionKernelFlops(T, s.seq, s.qHeads, d, causal);
-  const chunk = s.seq / s.cp;
+  // With CP each rank holds two load-balanced chunks of s/(2·cp) tokens (Megatron/TE and torch ring attention), and
+  // each ring step runs the kernel on blocks of that length.
+  const chunk = s.cp > 1 ? s.seq / (2 * s.cp) : s.seq;
   let selectiveAttention = 0;
   if (t.impl === 'eager') {
     // Batched GEMMs (one strided-batched kernel over b·a/t heads): timed as one GEMM with the heads stacked along M.
@@ -133,6 +139,14 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   const ew = t.hbm(layerElementwiseBytes(mod, s, s.actBytes, t.fusion));
   fwd.elementwise += ew;
   bwd.elementwise += t.hbm(backwardBytes(layerElementwiseBytes(mod, s, s.actBytes, t.fusion)));
+  if (s.cp > 1) {
+    // Ring attention merges each step's partial output into an fp32 accumulator with the log-sum-exp correction
+    // (read the B-byte partial, read and write fp32: B + 8 bytes per element); backward accumulates dQ, dK and dV in
+    // fp32 (read and write, 8 bytes per element) every step (Liu et al. 2023; TE context parallel).
+    const steps = s.cp - 1;
+    fwd.elementwise += t.hbm(steps * T * s.qHeads * d * (s.actBytes + 8));
+    bwd.elementwise += t.hbm(steps * T * (s.qHeads + 2 * s.kvHeads) * d * 8);
+  }
   const k = kernelsPerLayer(t.fusion, f8 ? (s.moe ? 4 + 2 * s.moe.experts : 4) : 0, t.impl === 'eager');
   fwd.launch += k.fwd * t.params.kernelGap;
   bwd.launch += k.bwd * t.params.kernelGap;
@@ -178,7 +192,9 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
     selective.elementwise = ew;
     selective.launch = (k.fwd * t.params.kernelGap) / 2;
   }
-  return { fwd, bwd, selective, tpSeconds, cpSeconds, epSeconds };
+  return {
+    fwd, bwd, selective, fwdTotal: partsTotal(fwd), bwdTotal: partsTotal(bwd), selectiveTotal: partsTotal(selective), tpSeconds, cpSeconds, epSeconds,
+  };
 }
 
 /** A layer cost scaled by a layer count (n identical layers of a stage), for sums over a stage. */

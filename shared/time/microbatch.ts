@@ -8,7 +8,7 @@ import { firstLayerOfStage, stageLayerCount } from '../comm/stageParams';
 import { moeLayersIn } from '../model/params';
 import { TimeCache } from './cache';
 import { timeContext, type TimeContext } from './context';
-import { addParts, emptyParts, partsTotal, type Parts } from './parts';
+import { addParts, emptyParts, type Parts } from './parts';
 
 /** FLOPs, seconds and kernel terms of one micro-batch on one stage (all its chunks together). */
 export interface MicrobatchWork {
@@ -60,22 +60,53 @@ export function microbatchWork(plan: Plan, stage: number, ctx: TimeContext = tim
   const selective = tr.recompute === 'selective';
   if (selective && !tr.flashAttention) rF += fC;
   if (stage === ctx.p - 1) fW += ctx.lmHeadFlops;
-  const forward = addParts(addParts(emptyParts(), d.cost.fwd, nDense), e.cost.fwd, nMoe);
-  const backward = addParts(addParts(emptyParts(), d.cost.bwd, nDense), e.cost.bwd, nMoe);
-  const recompute = addParts(addParts(emptyParts(), d.cost.fwd, nDenseR), e.cost.fwd, nMoeR);
-  if (selective) addParts(addParts(recompute, d.cost.selective, nDense), e.cost.selective, nMoe);
-  if (stage === 0) { addParts(forward, ctx.embedding.fwd); addParts(backward, ctx.embedding.bwd); }
-  if (stage === ctx.p - 1) { addParts(forward, ctx.head.fwd); addParts(backward, ctx.head.bwd); }
+  const first = stage === 0;
+  const last = stage === ctx.p - 1;
+  // Totals from the layer costs' precomputed sums; the term-by-term records are built only when a result asks.
+  let forward = nDense * d.cost.fwdTotal + nMoe * e.cost.fwdTotal;
+  let backward = nDense * d.cost.bwdTotal + nMoe * e.cost.bwdTotal;
+  let recompute = nDenseR * d.cost.fwdTotal + nMoeR * e.cost.fwdTotal;
+  if (selective) recompute += nDense * d.cost.selectiveTotal + nMoe * e.cost.selectiveTotal;
+  if (first) { forward += ctx.embedding.fwdTotal; backward += ctx.embedding.bwdTotal; }
+  if (last) { forward += ctx.head.fwdTotal; backward += ctx.head.bwdTotal; }
+  const commF = nDense * d.cost.fwd.comm + nMoe * e.cost.fwd.comm;
+  const commB = nDense * d.cost.bwd.comm + nMoe * e.cost.bwd.comm;
+  const commR = nDenseR * d.cost.fwd.comm + nMoeR * e.cost.fwd.comm + (selective ? nDense * d.cost.selective.comm + nMoe * e.cost.selective.comm : 0);
   // Frozen base weights need input gradients only (LoRA): 1× instead of 2× their forward FLOPs.
   const bwdWeights = plan.lora ? fW + ctx.loraFlops * n : 2 * fW;
   const tpS = (nDense + nDenseR) * d.cost.tpSeconds + (nMoe + nMoeR) * e.cost.tpSeconds;
   const cpS = (nDense + nDenseR) * d.cost.cpSeconds + (nMoe + nMoeR) * e.cost.cpSeconds;
   const epS = (nMoe + nMoeR) * e.cost.epSeconds;
-  return {
-    forwardFlops: fW + fC, backwardFlops: bwdWeights + 2 * fC, recomputeFlops: rF,
-    forward: partsTotal(forward), backward: partsTotal(backward), recompute: partsTotal(recompute),
-    parts: { forward, backward, recompute },
-    tpSeconds: tpS, epSeconds: epS, cpSeconds: cpS, exposedCommSeconds: forward.comm + backward.comm + recompute.comm,
-    layers: n,
-  };
+  return new Work(fW + fC, bwdWeights + 2 * fC, rF, forward, backward, recompute, tpS, epS, cpS, commF + commB + commR, n,
+    ctx, nDense, nMoe, nDenseR, nMoeR, selective, first, last);
+}
+
+/** A MicrobatchWork whose term-by-term records are built only when a result asks for them (the fast path never does). */
+class Work implements MicrobatchWork {
+  private cached: MicrobatchWork['parts'] | undefined;
+
+  constructor(
+    readonly forwardFlops: number, readonly backwardFlops: number, readonly recomputeFlops: number,
+    readonly forward: number, readonly backward: number, readonly recompute: number,
+    readonly tpSeconds: number, readonly epSeconds: number, readonly cpSeconds: number, readonly exposedCommSeconds: number,
+    readonly layers: number,
+    private readonly ctx: TimeContext, private readonly nDense: number, private readonly nMoe: number,
+    private readonly nDenseR: number, private readonly nMoeR: number,
+    private readonly selective: boolean, private readonly first: boolean, private readonly last: boolean,
+  ) {}
+
+  get parts(): MicrobatchWork['parts'] {
+    if (this.cached) return this.cached;
+    const { ctx, nDense, nMoe, nDenseR, nMoeR } = this;
+    const d = ctx.dense.cost;
+    const e = ctx.moe.cost;
+    const f = addParts(addParts(emptyParts(), d.fwd, nDense), e.fwd, nMoe);
+    const b = addParts(addParts(emptyParts(), d.bwd, nDense), e.bwd, nMoe);
+    const r = addParts(addParts(emptyParts(), d.fwd, nDenseR), e.fwd, nMoeR);
+    if (this.selective) addParts(addParts(r, d.selective, nDense), e.selective, nMoe);
+    if (this.first) { addParts(f, ctx.embedding.fwd); addParts(b, ctx.embedding.bwd); }
+    if (this.last) { addParts(f, ctx.head.fwd); addParts(b, ctx.head.bwd); }
+    this.cached = { forward: f, backward: b, recompute: r };
+    return this.cached;
+  }
 }

@@ -19,7 +19,8 @@ const posInteger = isPositiveInteger;
 
 /**
  * Checks what a schedule needs: positive degrees and sizes, pp ≤ layers, b·d ≤ B, an explicit stage split that sums to
- * the layers, and for the interleaved schedule m a multiple of p (Narayanan et al. 2021 §2.2.2) and v dividing each stage.
+ * the layers, and for the interleaved schedule m a multiple of p (Narayanan et al. 2021 §2.2.2) and v dividing each stage
+ * (even splits) or at most the layers of each stage (explicit splits).
  */
 export function layoutProblems(plan: Plan): Problem[] {
   const out: Problem[] = [];
@@ -54,9 +55,11 @@ export function layoutProblems(plan: Plan): Problem[] {
       out.push(err('interleaved-microbatches', `The interleaved schedule needs the micro-batch count (${m}) to be a multiple of the pipeline size (${p}).`,
         ['training.gradAccum', 'parallel.pp']));
     }
-    const per = given ?? [plan.model.layers / p];
-    if (per.some((x) => !Number.isInteger(x / par.vpp) || x / par.vpp < 1)) {
-      out.push(err('vpp-divides-layers', `${par.vpp} virtual chunks do not divide the layers of each stage.`, ['parallel.vpp', 'model.layers']));
+    // An even split needs v to divide each stage; an explicit (uneven) split needs at least v layers per stage, its
+    // chunks as even as the counts allow (Llama 3 §3.3.2: one layer less on the first and last stage, interleaved).
+    if (given ? given.some((x) => x < par.vpp) : !Number.isInteger(plan.model.layers / p / par.vpp) || plan.model.layers / p / par.vpp < 1) {
+      out.push(err('vpp-divides-layers', given ? `${par.vpp} virtual chunks need at least ${par.vpp} layers on every stage.` : `${par.vpp} virtual chunks do not divide the layers of each stage.`,
+        ['parallel.vpp', 'model.layers']));
     }
   }
   if (par.pp * microbatchesPerStep(plan) * (par.schedule === 'interleaved' ? par.vpp : 1) > MAX_PASSES) {
@@ -96,13 +99,13 @@ export function layoutRunnable(plan: Plan, layoutOk: boolean = layoutChecksRunna
   return par.schedule !== 'interleaved' || microbatchesPerStep(plan) % par.pp === 0;
 }
 
-/** An explicit stage split: p positive integers summing to the layers, each a multiple of VPP when interleaved. */
+/** An explicit stage split: p positive integers summing to the layers, each at least VPP when interleaved. */
 function splitRunnable(plan: Plan, given: readonly number[]): boolean {
   const par = plan.parallel;
   if (given.length !== par.pp) return false;
   let sum = 0;
   for (const x of given) {
-    if (!isPositiveInteger(x) || (par.schedule === 'interleaved' && x % par.vpp !== 0)) return false;
+    if (!isPositiveInteger(x) || (par.schedule === 'interleaved' && x < par.vpp)) return false;
     sum += x;
   }
   return sum === plan.model.layers;

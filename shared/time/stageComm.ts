@@ -18,6 +18,7 @@ import { exposedBehind } from './layerCost';
 import { microbatchWork, recomputedLayers, type MicrobatchWork } from './microbatch';
 import type { TimeParams } from './params';
 import { activationBytes, posInt, tokensPerRank } from './shape';
+import { pipelineHops } from './stepTime';
 
 export { firstBucketFraction } from '../comm/stageTraffic';
 
@@ -49,7 +50,7 @@ function collective(e: Entry): Collective {
   const one = linkSeconds(e.kind, e.bytes, e.link);
   const seconds = e.seconds ?? e.count * one;
   return {
-    id: e.id, label: e.label, kind: e.kind, group: e.group, groupSize: e.link.size, stage: e.stage,
+    id: e.id, label: e.label, kind: e.kind, group: e.group, groupSize: e.link.size, perNode: e.link.perNode, stage: e.stage,
     bytesPerOccurrence: e.bytes, countPerStep: e.count, bytesPerRank: e.bytes * e.count,
     algorithm: algorithmFor(e.kind, e.link.tier, e.link.size, e.link.perNode), tier: e.link.tier, busBandwidth: e.link.busbw,
     seconds, overlapped: e.overlapped, exposedSeconds: Math.min(seconds, Math.max(0, e.exposed)), formula: e.formula, citation: e.citation,
@@ -134,23 +135,22 @@ export function newStageCommNumbers(): StageCommNumbers {
 }
 
 /**
- * Exposed seconds of the per-layer ZeRO-3/FSDP traffic of one pass: the stage's volume split into one collective per
- * layer (each paying NCCL's per-collective latency), the first layer's exposed, every later one prefetched behind the
- * previous layer's compute: t₁ + (n − 1)·[max(0, t₁ − c) + overlapCost·min(t₁, c)], c = pass / n (Zhao et al. 2023
- * FSDP §3.3 prefetching; DeepSpeed stage3 prefetch).
+ * Exposed seconds of the per-layer ZeRO-3/FSDP traffic of one pass: one collective per layer of `one` seconds (the
+ * stage's volume split per layer, each paying NCCL's per-collective latency), the first layer's exposed, every later
+ * one prefetched behind the previous layer's compute: t₁ + (n − 1)·[max(0, t₁ − c) + overlapCost·min(t₁, c)], c = pass/n
+ * (Zhao et al. 2023 FSDP §3.3 prefetching; DeepSpeed stage3 prefetch).
  */
-export function perLayerExposed(kind: CollectiveKind, stageBytes: number, layers: number, link: GroupLink, pass: number, overlap: boolean, cost: number): number {
+export function perLayerExposed(one: number, layers: number, pass: number, overlap: boolean, cost: number): number {
   const n = Math.max(1, layers);
-  const one = linkSeconds(kind, stageBytes / n, link);
   if (!overlap) return n * one;
   return one + (n - 1) * exposedBehind(one, pass / n, true, cost);
 }
 
 /**
  * The numbers of stageComm written into `out` without allocating (the planner's fast path); the collectives are not
- * listed (`out.collectives` is left empty). `k` is the stage's cached step-level traffic, `l` the layout's links.
+ * listed (`out.collectives` is left empty). `k` is the stage's cached step-level traffic.
  */
-export function stageCommInto(plan: Plan, ctx: TimeContext, w: MicrobatchWork, k: StageTraffic, l: LayoutLinks, params: TimeParams, out: StageCommNumbers): StageCommNumbers {
+export function stageCommInto(plan: Plan, ctx: TimeContext, w: MicrobatchWork, k: StageTraffic, params: TimeParams, out: StageCommNumbers): StageCommNumbers {
   const sh = plan.parallel.sharding;
   const m = ctx.m;
   const zero = sh.stage;
@@ -165,7 +165,7 @@ export function stageCommInto(plan: Plan, ctx: TimeContext, w: MicrobatchWork, k
   let perF = 0, perB = 0, rsExp = 0, agExp = 0, offExp = 0;
   if (k.hasDense && zero >= 1) {
     if (zero >= 2) {
-      rsExp = perLayerExposed('reduce-scatter', k.rsBytes, k.layers, l.shardLink, (1 - fBucket) * w.backward, overlap, cost);
+      rsExp = perLayerExposed(k.rsLayerSeconds, k.layers, (1 - fBucket) * w.backward, overlap, cost);
       perB += rsExp;
     } else gradSync += k.rsSeconds;
     const agOne = k.agSeconds;
@@ -173,8 +173,8 @@ export function stageCommInto(plan: Plan, ctx: TimeContext, w: MicrobatchWork, k
       // Megatron's --overlap-param-gather hides the gather behind the next step's forward; it still costs overlapCost.
       postStep += sh.style === 'megatron-distopt' && overlap ? exposedBehind(agOne, w.forward * m, true, cost) : agOne;
     } else {
-      const agF = perLayerExposed('all-gather', k.agBytes, k.layers, l.shardLink, w.forward, overlap, cost);
-      const agB = V.zero3AllGathersPerMicrobatch(sh.reshardAfterForward) === 2 ? perLayerExposed('all-gather', k.agBytes, k.layers, l.shardLink, w.backward, overlap, cost) : 0;
+      const agF = perLayerExposed(k.agLayerSeconds, k.layers, w.forward, overlap, cost);
+      const agB = V.zero3AllGathersPerMicrobatch(sh.reshardAfterForward) === 2 ? perLayerExposed(k.agLayerSeconds, k.layers, w.backward, overlap, cost) : 0;
       perF += agF;
       perB += agB;
       agExp = agF + agB;
@@ -219,7 +219,7 @@ export function stageComm(
   const { m, p } = ctx;
   const entry = cache.entry(plan);
   const k = cache.stageTraffic(plan, stage, entry);
-  const c = stageCommInto(plan, ctx, w, k, entry.links, cache.params, newStageCommNumbers());
+  const c = stageCommInto(plan, ctx, w, k, cache.params, newStageCommNumbers());
   const { gradSync, gradSyncWindow: window, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp, rsExp, agExp, offExp } = c;
   if (!list) {
     return { collectives: NONE_C, gradSync, gradSyncWindow: window, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp };
@@ -235,7 +235,7 @@ export function stageComm(
     const s = e.seconds ?? linkSeconds(e.kind, e.bytes, e.link) * e.count;
     const exposed = x === 'grad' ? (gradSync > 0 ? (gradExposed * s) / gradSync : 0)
       : x === 'post' ? (e.overlapped ? cache.params.overlapCost * s : s) : x === 'zero3' ? agExp * m : x === 'rs' ? rsExp * m
-        : x === 'offload-params' ? offExp : e.id === 'pp-send-recv' ? (2 * (p - 1) * p2p) / p : e.exposed;
+        : x === 'offload-params' ? offExp : e.id === 'pp-send-recv' ? (pipelineHops(p, ctx.v) * p2p) / p : e.exposed;
     collectives.push(collective({ ...e, exposed }));
   }
   return { collectives, gradSync, gradSyncWindow: window, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp };

@@ -18,7 +18,7 @@ export function stageMicrobatchSeconds(s: StageTiming): number {
 }
 
 /**
- * Pipeline seconds: m·max_s T_s + (Σ_s T_s − max_s T_s)/v + 2(p−1)·t_p2p. For equal stages (m + (p−1)/v)·T:
+ * Pipeline seconds: m·max_s T_s + (Σ_s T_s − max_s T_s)/v + hops·t_p2p (pipelineHops). For equal stages (m + (p−1)/v)·T:
  * bubble (p−1)/m for GPipe and 1F1B, (p−1)/(v·m) interleaved (Narayanan et al. 2021 §2.2); ZB-H1 leaves only
  * (p−1)·(t_F + t_R) idle when the weight-gradient half of backward fills the bubble (Qi et al. 2024).
  * `counts[i]` repeats stage i (alike middle stages), so p stages cost O(distinct stages).
@@ -39,7 +39,16 @@ export function pipelineSeconds(stages: readonly StageTiming[], m: number, v: nu
     p += c;
   }
   const fill = schedule === 'zb-h1' ? sumFr - maxFr : (sum - max) / Math.max(1, v);
-  return m * max + fill + 2 * (p - 1) * p2p;
+  return m * max + fill + pipelineHops(p, v) * p2p;
+}
+
+/**
+ * Pipeline sends on the critical path of one step: the first micro-batch's forward and the last one's backward cross
+ * every stage boundary of every chunk, 2(p−1)·max(2, v) in the schedules of shared/sim/schedule.ts (1F1B waits a
+ * round trip before its steady state, so even without interleaving it pays two crossings each way).
+ */
+export function pipelineHops(p: number, v: number): number {
+  return p > 1 ? 2 * (p - 1) * Math.max(2, v) : 0;
 }
 
 /**

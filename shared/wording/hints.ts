@@ -22,23 +22,31 @@ export interface HintText {
 }
 
 /**
- * Fits the hints of one line, most important first, into VS Code's per-line length: a hint takes its compact label
- * when the full one does not fit, and a hint with no room leaves its long form in the tooltip of the last one kept.
+ * Fits the hints of one line, most important first, into VS Code's per-line length. A hint takes its full label when
+ * it fits, else its compact one; when that still drops hints, all take their compact labels, whichever keeps more. A
+ * hint with no room leaves its long form in the tooltip of the last one kept.
  */
 export function packLine<T extends HintText>(hints: readonly T[]): T[] {
-  const kept: T[] = [];
-  let used = 0;
-  for (const h of hints) {
-    const label = [h.label, h.compact].find((l): l is string => !!l && used + l.length <= HINT_MAX_LENGTH);
-    if (label) {
-      kept.push({ ...h, label });
-      used += label.length;
-      continue;
+  const pack = (preferCompact: boolean): T[] => {
+    const kept: T[] = [];
+    let used = 0;
+    for (const h of hints) {
+      const order = preferCompact ? [h.compact, h.label] : [h.label, h.compact];
+      const label = order.find((l): l is string => !!l && used + l.length <= HINT_MAX_LENGTH);
+      if (label) {
+        kept.push({ ...h, label });
+        used += label.length;
+        continue;
+      }
+      const last = kept[kept.length - 1];
+      if (last) kept[kept.length - 1] = { ...last, tooltip: `${last.tooltip}\n\n${h.tooltip}` };
     }
-    const last = kept[kept.length - 1];
-    if (last) kept[kept.length - 1] = { ...last, tooltip: `${last.tooltip}\n\n${h.tooltip}` };
-  }
-  return kept;
+    return kept;
+  };
+  const full = pack(false);
+  if (full.length === hints.length) return full;
+  const compact = pack(true);
+  return compact.length > full.length ? compact : full;
 }
 
 /** Cuts a label to the hint length (a safety net: the builders below stay within it). */

@@ -40,6 +40,13 @@ async function step(name: string, fn: (s: Session) => Promise<void>): Promise<vo
   }
 }
 
+/** Moves the mouse off the tabs and closes the workbench's tooltips, so a screenshot shows the editor. */
+async function clearTooltips(page: Session['page']): Promise<void> {
+  await page.mouse.move(200, 650);
+  await page.keyboard.press('Escape');
+  await until('no tooltip', async () => (await page.locator('.workbench-hover:visible').count()) === 0, 5000).catch(() => undefined);
+}
+
 /** ShardLens hint labels (shared/wording/hints.ts): the verdict, states, activations, stages, traffic, parameters. */
 const HINT_SHAPES = /^(≈|states ≈|act\. ≈|stages ≈|peak ≈|(DP|TP|PP|CP|EP) ≈|[\d.]+ [kMBT]? ?params$)/;
 
@@ -69,13 +76,14 @@ describe('the first file of each format, opened cold (code-server)', { skip: mis
         const hints = await hintTexts(ss);
         assert.ok(hints.some((h) => VERDICT_HINT.test(h)), `the verdict hint is one span: ${JSON.stringify(hints)}`);
         for (const h of hints) assert.ok(h.length <= HINT_LENGTH, `"${h}" is ${h.length} characters`);
+        // The picture first, as the file opens (hovering a hint scrolls the editor to it), with no tab tooltip over it.
+        await clearTooltips(page);
+        await shot(page, `first-file-${format}`);
         // The tooltip works: hovering the verdict hint shows its long form.
         // Monaco renders the spaces of hints as NBSP (\s matches both).
         await page.locator('.editor-group-container.active .view-lines span:not(:has(span))', { hasText: /^≈[\d.]+\s(GiB|MiB)\/GPU/ }).first().hover();
         await until('the hint tooltip', async () => (await page.locator('.monaco-hover', { hasText: 'ShardLens: ' }).count()) > 0, 20_000);
-        // Away from the tabs and the editor, so no tooltip covers the picture.
         await page.mouse.move(200, 650);
-        await shot(page, `first-file-${format}`);
       });
     });
   }

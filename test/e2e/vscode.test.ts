@@ -290,7 +290,10 @@ describe('ShardLens in VS Code (code-server)', { skip: missing ? `e2e skipped: $
       await openFile(page, megatronFile ?? '');
       await runCommand(page, 'ShardLens: Simulate Step');
       const frame = await dashboardFrame(page, '#tab-simulation[aria-selected="true"]', 30_000);
-      await frame.locator('#sim-table tbody tr').first().waitFor({ state: 'attached', timeout: 30_000 });
+      const name = (megatronFile ?? '').split('/').pop() ?? '';
+      await until(`the dashboard to describe ${name}`, async () => ((await frame.locator('#summary').getAttribute('data-uri')) ?? '').endsWith(name), 30_000);
+      // A new model clears the previous file's timeline (webview/main.ts), so the table now is this file's.
+      await until('the timeline of this file', async () => (await frame.locator('#sim-table tbody tr').count()) >= 1, 30_000);
       const timeline = await frame.locator('#sim-table tbody tr').evaluateAll((trs) => trs.map((t) => Number((t as HTMLElement).dataset.exposedComm)));
       await frame.locator('#tab-communication').click();
       const line = frame.locator('#comm-exposed');
@@ -314,6 +317,12 @@ describe('ShardLens in VS Code (code-server)', { skip: missing ? `e2e skipped: $
       assert.ok(m && m[2] === m[3], head);
       assert.match(await frame.locator('#validation-scope').innerText(), /does not measure the full model/);
       assert.ok(!existsSync(join(ws, '.shardlens')) && !existsSync(join(ws, 'deepspeed', '.shardlens')), 'a report was written into the workspace');
+      // The picture: the panel's Validation tab, where the headline sits above the figures.
+      await page.locator('.tab', { hasText: 'ShardLens' }).first().click();
+      const panel = await dashboardFrame(page, '#tab-validation', 30_000);
+      await panel.locator('#tab-validation').click();
+      await panel.locator('#validation-headline').waitFor({ timeout: 30_000 });
+      await page.mouse.move(200, 700);
       await shot(page, 'ok-validation');
     });
   });
@@ -324,7 +333,12 @@ describe('ShardLens in VS Code (code-server)', { skip: missing ? `e2e skipped: $
       if (!(await page.locator('.activitybar .action-item.checked [aria-label^="ShardLens"]').count())) {
         await page.locator('.activitybar .action-item [aria-label^="ShardLens"]').first().click();
       }
-      const frame = await dashboardFrame(page, '.view[data-dashboard="memory"] #memory-figures', 60_000);
+      // code-server's webviews sometimes wait for a service-worker controller that never comes ("Found unexpected
+      // service worker controller"), leaving a view on its shell; reloading the webviews is what the shell tells users.
+      const frame = await dashboardFrame(page, '.view[data-dashboard="memory"] #memory-figures', 30_000).catch(async () => {
+        await runCommand(page, 'Developer: Reload Webviews');
+        return dashboardFrame(page, '.view[data-dashboard="memory"] #memory-figures', 60_000);
+      });
       assert.ok(await frame.locator('#chart-memory-variants').count());
       const comm = await dashboardFrame(page, '.view[data-dashboard="communication"]', 60_000);
       assert.ok(await comm.locator('#communication').count());
@@ -350,7 +364,9 @@ describe('ShardLens in VS Code (code-server)', { skip: missing ? `e2e skipped: $
       if (!megatronFile) return;
       // Another file: the results of the validated one are not shown as its results.
       await openFile(page, megatronFile);
-      frame = await dashboardFrame(page, '#summary', 60_000);
+      // The file may open over the panel in its group: bring the panel back.
+      await page.locator('.tab', { hasText: 'ShardLens' }).first().click();
+      frame = await dashboardFrame(page, '#tab-validation', 60_000);
       const name = megatronFile.split('/').pop() ?? megatronFile;
       await until(`the dashboard to describe ${name}`, async () => ((await frame.locator('#summary').getAttribute('data-uri')) ?? '').endsWith(name), 30_000);
       await frame.locator('#tab-validation').click();

@@ -54,14 +54,34 @@ export function clusterCommands(plan: Plan, nodes: number, gpusPerNode: number, 
     notes.push(`The plan's data-parallel size is ${plan.parallel.dp}; these commands run ${ranks} ranks (${nodes} × ${gpusPerNode}).`);
   }
   const dir = o.sharedDir ?? '$HOME/shardlens-probe';
-  const head = o.headNode ?? '$MASTER_ADDR';
   const runId = o.runId ?? `shardlens-${exported.probePlan.parallel.mode}-${ranks}`;
-  const py = o.python ?? 'python3';
   const mode = exported.probePlan.parallel.mode;
+  const { nodes: perNode, slurmScript } = torchrunLines(`${dir}/probe/shardlens_probe.py`,
+    ['--plan', `${dir}/plan.json`, '--mode', mode, '--out', `${dir}/report.json`], nodes, gpusPerNode,
+    { ...o, sharedDir: dir, runId }, 'Copy ShardLens dist/probe and plan.json into the shared folder first; rank 0 writes report.json there.');
+  return { probePlan: exported.probePlan, planJson: JSON.stringify(exported.probePlan, null, 1), nodes: perNode, slurmScript, notes };
+}
+
+/** Where and how torchrun starts on the nodes (shared by the probe's and the profile sweep's commands). */
+export interface TorchrunNodes {
+  readonly sharedDir: string;
+  readonly runId: string;
+  readonly headNode?: string;
+  readonly port?: number;
+  readonly python?: string;
+}
+
+/**
+ * One torchrun line per node and a Slurm script for `script` with `scriptArgs` (argument vectors; the lines quote
+ * every argument, leaving $VAR references for the node's shell), from the shared folder's probe/ copy.
+ */
+export function torchrunLines(script: string, scriptArgs: readonly string[], nodes: number, gpusPerNode: number, o: TorchrunNodes, note: string): Pick<ClusterCommands, 'nodes' | 'slurmScript'> {
+  const head = o.headNode ?? '$MASTER_ADDR';
+  const py = o.python ?? 'python3';
   const common = (nodeRank: string) => [
-    `${dir}/probe/torchrun_compat.py`, '--nnodes', String(nodes), '--nproc_per_node', String(gpusPerNode), '--node_rank', nodeRank,
-    '--rdzv_backend', 'c10d', '--rdzv_endpoint', `${head}:${o.port ?? 29500}`, '--rdzv_id', runId, '--monitor_interval', '1',
-    `${dir}/probe/shardlens_probe.py`, '--plan', `${dir}/plan.json`, '--mode', mode, '--out', `${dir}/report.json`,
+    `${o.sharedDir}/probe/torchrun_compat.py`, '--nnodes', String(nodes), '--nproc_per_node', String(gpusPerNode), '--node_rank', nodeRank,
+    '--rdzv_backend', 'c10d', '--rdzv_endpoint', `${head}:${o.port ?? 29500}`, '--rdzv_id', o.runId, '--monitor_interval', '1',
+    script, ...scriptArgs,
   ];
   // Arguments that contain $VAR are left for the node's shell (double-quoted so spaces survive).
   const expand = (a: string) => a.includes('$');
@@ -73,15 +93,15 @@ export function clusterCommands(plan: Plan, nodes: number, gpusPerNode: number, 
   const srunArgv = common('$SLURM_NODEID');
   const slurmScript = [
     '#!/bin/bash',
-    `#SBATCH --job-name=${runId}`,
+    `#SBATCH --job-name=${o.runId}`,
     `#SBATCH --nodes=${nodes}`,
     '#SBATCH --ntasks-per-node=1',
     `#SBATCH --gpus-per-node=${gpusPerNode}`,
     '#SBATCH --time=00:20:00',
-    '# Copy ShardLens dist/probe and plan.json into the shared folder first; rank 0 writes report.json there.',
+    `# ${note}`,
     'export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)',
     `srun bash -c ${shellQuote(joinArgs([py], expand) + ' ' + srunArgv.map(quoteVar).join(' '))}`,
     '',
   ].join('\n');
-  return { probePlan: exported.probePlan, planJson: JSON.stringify(exported.probePlan, null, 1), nodes: perNode, slurmScript, notes };
+  return { nodes: perNode, slurmScript };
 }

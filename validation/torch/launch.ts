@@ -155,7 +155,7 @@ async function launchIn(
   return read.report;
 }
 
-type LaunchResult =
+export type LaunchResult =
   | { reason: 'exit'; code: number | null; tail: string }
   | { reason: 'cancelled'; tail: string }
   | { reason: 'timeout'; tail: string }
@@ -165,7 +165,7 @@ type LaunchResult =
  * Spawns the launcher in its own process group: cancel and timeout stop torchrun and every rank (SIGTERM, then
  * SIGKILL), ranks left over when torchrun exits are killed, and the group dies with this process (processGroups.ts).
  */
-function launch(python: string, argv: string[], signal: AbortSignal | undefined, timeoutMs: number, onLine: (l: string) => void): Promise<LaunchResult> {
+export function launch(python: string, argv: string[], signal: AbortSignal | undefined, timeoutMs: number, onLine: (l: string) => void): Promise<LaunchResult> {
   return new Promise((done) => {
     const lines: string[] = [];
     const child = spawn(python, argv, { stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32', env: localEnv() });

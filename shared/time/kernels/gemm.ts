@@ -5,8 +5,16 @@
  */
 import kernels from '../../../data/time/kernels.json';
 
-const G = kernels.gemm;
-const TILES: readonly (readonly [number, number, number])[] = G.tiles as [number, number, number][];
+/** The curve's constants: tile shapes with their efficiencies, the K overhead, the fixed cost and the memory fraction. */
+export interface GemmCurve {
+  readonly tiles: readonly (readonly [number, number, number])[];
+  readonly kHalf: number;
+  readonly fixedSeconds: number;
+  readonly memoryFraction: number;
+}
+
+/** The shipped curve (data/time/kernels.json, fitted by scripts/fit-gemm-curve.ts). */
+export const GEMM_CURVE: GemmCurve = { ...kernels.gemm, tiles: kernels.gemm.tiles as [number, number, number][] };
 
 /** What the curve needs of a GPU and dtype: asymptotic FLOP/s, SM count, memory bandwidth and element bytes. */
 export interface GemmUnit {
@@ -29,11 +37,11 @@ export function waveEfficiency(m: number, n: number, tm: number, tn: number, sms
  * Seconds of an M×N×K GEMM: fixed + max(2MNK·(1 + kHalf/K) / (rate · wave · tileEff), bytes / (HBM · memoryFraction)),
  * the best tile shape taken (cuBLAS heuristics pick one); bytes = inBytes·(MK + KN) + 2·MN (16-bit output).
  */
-export function gemmSeconds(m: number, n: number, k: number, u: GemmUnit): number {
+export function gemmSeconds(m: number, n: number, k: number, u: GemmUnit, G: GemmCurve = GEMM_CURVE): number {
   if (!(m > 0 && n > 0 && k > 0)) return 0;
   const flops = 2 * m * n * k * (1 + G.kHalf / k);
   let compute = Infinity;
-  for (const [tm, tn, eff] of TILES) {
+  for (const [tm, tn, eff] of G.tiles) {
     const t = flops / (u.rate * eff * waveEfficiency(m, n, tm, tn, u.sms));
     if (t < compute) compute = t;
   }

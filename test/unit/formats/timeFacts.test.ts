@@ -87,6 +87,16 @@ describe('Megatron / NeMo: FP8 flags', () => {
     assert.equal(f['training.fp8.paramGather']?.value, true);
   });
 
+  test('--account-for-embedding/loss-in-pipeline-split: 126 layers on PP 16 as 7 + 14·8 + 7 (Llama 3 405B)', () => {
+    // megatron/core/transformer/transformer_block.py: (126 + 1 + 1) / 16 = 8 per stage, the embedding and the loss
+    // taking one each on the first and last stage.
+    const script = 'torchrun pretrain_gpt.py --num-layers 126 --hidden-size 16384 --num-attention-heads 128 --pipeline-model-parallel-size 16 '
+      + '--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split --bf16\n';
+    const path = '/w/run405.sh';
+    const g = loadConfigGraph(path, memoryHost({ [path]: script }, '/w'), { settings: { gpu: 'h100-sxm', worldSize: 16384, gpusPerNode: 8, nodes: 2048 } });
+    assert.deepEqual(g.resolved.plan?.parallel.stageLayers, [7, ...Array<number>(14).fill(8), 7]);
+  });
+
   test('bf16 without FP8 gets no FP8 recipe', () => {
     const f = parseConfig('/w/run.sh', 'torchrun pretrain_gpt.py --bf16 --num-layers 2\n', 'megatron-script').facts;
     assert.equal(f['training.precision']?.value, 'bf16-mixed');

@@ -28,7 +28,7 @@ const ok = { v: 1, type: 'model', model };
 /** A collective as the core lists it (shared/comm/types.ts). */
 function collective(): Collective {
   return {
-    id: 'dp-grad-allreduce', label: 'DP gradient all-reduce', kind: 'all-reduce', group: 'dp', groupSize: 8, stage: 0,
+    id: 'dp-grad-allreduce', label: 'DP gradient all-reduce', kind: 'all-reduce', group: 'dp', groupSize: 8, perNode: 8, stage: 0,
     bytesPerOccurrence: 1e9, countPerStep: 1, bytesPerRank: 1e9, algorithm: 'ring', tier: 'nvlink', busBandwidth: 4e11,
     seconds: 0.1, overlapped: true, exposedSeconds: 0.02, formula: '2(n−1)/n·S', citation: 'NCCL',
   };
