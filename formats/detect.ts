@@ -56,13 +56,14 @@ function isHfTrainerYaml(root: KNode): boolean {
   return ['per_device_train_batch_size', 'gradient_accumulation_steps', 'learning_rate', 'max_seq_length', 'max_length', 'num_train_epochs'].some(has);
 }
 
-/** Trainer YAML families read through a key table: NeMo-RL, ROLL, EasyR1, llm-foundry / OLMo (formats/<name>/). */
+/** Trainer YAML families read through a key table: NeMo-RL, ROLL, EasyR1, llm-foundry / OLMo, Lingua (formats/<name>/). */
 function tableYaml(root: KNode): FormatId | undefined {
   const has = (k: string) => entry(root, k) !== undefined;
   if (has('policy') && ['policy.dtensor_cfg', 'policy.megatron_cfg', 'policy.train_global_batch_size', 'policy.max_total_sequence_length'].some((p) => at(root, p))) return 'nemo-rl';
   if (['sft_train', 'actor_train'].some((w) => at(root, `${w}.strategy_args`) || at(root, `${w}.training_args`))) return 'roll';
   if (at(root, 'worker.actor') && at(root, 'worker.rollout')) return 'easyr1';
   if (has('global_train_batch_size') || has('device_train_microbatch_size')) return 'llm-foundry';
+  if ((at(root, 'distributed.fsdp_type') || at(root, 'distributed.dp_shard')) && (at(root, 'data.seq_len') || at(root, 'model.n_layers') || has('grad_acc_steps'))) return 'lingua';
   return undefined;
 }
 
@@ -105,6 +106,7 @@ export function detectFormat(uri: string, text: string): FormatId | undefined {
       const root = jsonTree(text, li).root;
       if (isHfConfig(root) || (/config\.json$/i.test(name) && entry(root, 'model_type') && !isDeepSpeed(root))) return 'hf-config';
       if (detectYaml(root) === 'accelerate') return 'accelerate';
+      if (at(root, 'distributed.tp_size') && at(root, 'training.micro_batch_size')) return 'picotron';
       if (DS_NAME.test(name) || isDeepSpeed(root)) return root?.kind === 'map' || DS_NAME.test(name) ? 'deepspeed' : undefined;
       return undefined;
     }

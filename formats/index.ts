@@ -9,6 +9,9 @@ import { LineIndex } from './common/text';
 import { tomlTree } from './common/tomlTree';
 import type { ParsedTree } from './common/tree';
 import { yamlTree } from './common/yamlTree';
+import { mergeDefaults } from './common/defaults';
+import { resolveInterpolations } from './common/interpolate';
+import type { KNode } from './common/tree';
 import { detectFormat } from './detect';
 import { initShellParser } from './common/shell/treeSitter';
 import type { SourceReader } from './megatron/script';
@@ -45,6 +48,18 @@ export interface ParseOptions {
   readonly readSource?: SourceReader;
 }
 
+/**
+ * A YAML config as its OmegaConf / Hydra loader builds it: the bases its `defaults:` names merged in (when the
+ * caller can read other files), then whole-value interpolations resolved. A base that is not found is said.
+ */
+function omegaConf(s: FactSink, root: KNode | undefined, readSource: SourceReader | undefined): KNode | undefined {
+  const merged = mergeDefaults(root, readSource);
+  for (const m of merged.missing.slice(0, 5)) {
+    s.diag('defaults-missing', 'info', `defaults: names ${m}, which was not found next to this file; only the values written here and in the bases found are read.`, undefined);
+  }
+  return resolveInterpolations(merged.root);
+}
+
 /** Reads a config file into facts. Unknown formats give empty facts with an info diagnostic. */
 export function parseConfig(uri: string, text: string, format?: FormatId, opts: ParseOptions = {}): ConfigFacts {
   if (typeof text !== 'string' || text.length > MAX_CONFIG_CHARS) {
@@ -63,7 +78,8 @@ export function parseConfig(uri: string, text: string, format?: FormatId, opts: 
     const li = new LineIndex(text);
     const f = FORMATS[fmt];
     const tree = f.syntax === 'json' ? jsonTree : f.syntax === 'toml' ? tomlTree : f.syntax === 'yaml' ? yamlTree : undefined;
-    const root = tree ? syntax(s, tree(text, li)).root : undefined;
+    const parsed = tree ? syntax(s, tree(text, li)).root : undefined;
+    const root = f.syntax === 'yaml' ? omegaConf(s, parsed, opts.readSource) : parsed;
     f.read(s, { root, text, li, readSource: opts.readSource });
   } catch (e) {
     s.diag('internal', 'info', `ShardLens could not finish reading this file: ${String(e).slice(0, 200)}`, undefined);

@@ -45,12 +45,15 @@ import torchtitanKeys from './torchtitan/keys.json';
 import verlKeys from './verl/keys.json';
 import { readNemoRl } from './nemo-rl/reader';
 import nemoRlKeys from './nemo-rl/keys.json';
-import { readRoll } from './roll/reader';
-import rollKeys from './roll/keys.json';
+import { readRoll, rollKeyDocs } from './roll/reader';
 import { readEasyR1 } from './easyr1/reader';
 import easyr1Keys from './easyr1/keys.json';
 import { readLlmFoundry } from './llm-foundry/reader';
 import llmFoundryKeys from './llm-foundry/keys.json';
+import { readLingua } from './lingua/reader';
+import linguaKeys from './lingua/keys.json';
+import { readPicotron } from './picotron/reader';
+import picotronKeys from './picotron/keys.json';
 
 /** What a reader gets: the parsed tree (JSON, YAML, TOML) or the text (shell scripts). */
 export interface ReaderInput {
@@ -94,7 +97,9 @@ export const FORMATS: Readonly<Record<FormatId, FormatModule>> = {
   'gpt-neox': { syntax: 'yaml', read: tree(readGptNeox), keys: dialect(gptNeoxKeys) },
   'hf-trainer': { syntax: 'yaml', read: tree(readHfTrainerYaml), keys: dialect(hfTrainerKeys, true) },
   'nemo-rl': { syntax: 'yaml', read: tree(readNemoRl), keys: dialect(nemoRlKeys) },
-  roll: { syntax: 'yaml', read: tree(readRoll), keys: dialect(rollKeys) },
+  roll: { syntax: 'yaml', read: tree(readRoll), keys: dialect(rollKeyDocs()) },
   easyr1: { syntax: 'yaml', read: tree(readEasyR1), keys: dialect(easyr1Keys) },
   'llm-foundry': { syntax: 'yaml', read: tree(readLlmFoundry), keys: dialect(llmFoundryKeys) },
+  lingua: { syntax: 'yaml', read: tree(readLingua), keys: dialect(linguaKeys) },
+  picotron: { syntax: 'json', read: tree(readPicotron), keys: dialect(picotronKeys) },
 };

@@ -105,7 +105,7 @@ export function applyTable(s: FactSink, table: DialectTable, get: (key: string) 
       if (!parts.length || parts.some((n) => n === undefined) || (spec.fallback && s.has(plan))) continue;
       const n = spec.type === 'sum' ? parts.reduce((a, b) => a! + b!, 0)! : parts.reduce((a, b) => a! * b!, 1)!;
       const where = get(spec.of![0]!);
-      s.derived(plan, n, `${spec.of!.join(spec.type === 'sum' ? ' + ' : ' × ')} = ${n}`, where ? { key: spec.of![0]!, keyRange: where.keyRange, valueRange: where.valueRange } : undefined);
+      s.derived(plan, n, `${spec.of!.join(spec.type === 'sum' ? ' + ' : ' × ')} = ${n}`, where ? { key: spec.of![0]!, keyRange: where.keyRange, valueRange: where.valueRange, uri: where.uri } : undefined);
       read.push(key);
       continue;
     }
@@ -128,26 +128,10 @@ export function applyTable(s: FactSink, table: DialectTable, get: (key: string) 
 export function found(e: KEntry | undefined): Found | undefined {
   if (!e || e.value.kind !== 'scalar' || e.value.value === null || e.value.value === undefined || e.value.value === '') return undefined;
   const v = e.value.value;
-  return { value: typeof v === 'boolean' || typeof v === 'number' ? v : String(v), keyRange: e.keyRange, valueRange: e.value.range, unresolved: typeof v === 'string' && /\$\{|\?\?\?/.test(v) };
+  return { value: typeof v === 'boolean' || typeof v === 'number' ? v : String(v), keyRange: e.keyRange, valueRange: e.value.range, unresolved: typeof v === 'string' && /\$\{|\?\?\?/.test(v), uri: e.value.uri };
 }
 
 /** Looks `path` up as nested keys, then as a literal dotted key in `flat` (a map of dotted overrides). */
 export function getter(root: KNode, flat?: KNode): (path: string) => Found | undefined {
   return (path) => found(at(root, path)) ?? (flat ? found(entry(flat, path)) : undefined);
-}
-
-/**
- * Like `getter`, but a value that is exactly one OmegaConf interpolation of a key in the same file (`${a.b}`, as
- * llm-foundry, OLMo, NeMo-RL and EasyR1 write `max_seq_len: ${variables.max_seq_len}`) is looked up; the value keeps
- * the range where it is used. Resolvers (`${mul:…}`, `${oc.env:…}`) stay unresolved.
- */
-export function interpolatingGetter(root: KNode): (path: string) => Found | undefined {
-  const get = (path: string, depth: number): Found | undefined => {
-    const f = found(at(root, path));
-    if (!f || depth > 4 || typeof f.value !== 'string') return f;
-    const m = /^\$\{([A-Za-z_][\w.]*)\}$/.exec(f.value.trim());
-    const g = m ? get(m[1]!, depth + 1) : undefined;
-    return g && !g.unresolved ? { ...g, keyRange: f.keyRange, valueRange: f.valueRange } : f;
-  };
-  return (path) => get(path, 0);
 }

@@ -6,7 +6,7 @@ import { at, type KEntry, type KNode } from './tree';
 import type { PlanPath } from '../../shared/plan/paths';
 
 export function locOf(e: KEntry, key: string): Loc {
-  return { key, keyRange: e.keyRange, valueRange: e.value.range };
+  return { key, keyRange: e.keyRange, valueRange: e.value.range, uri: e.value.uri };
 }
 
 /** True when an entry is absent or holds null / an empty value. */

@@ -59,14 +59,14 @@ export function toNumber(v: unknown): number | undefined {
   return Number.isFinite(n) ? n : undefined;
 }
 
-/** Reads booleans written as true/false, True/False, yes/no, 1/0. */
+/** Reads booleans written as true/false, True/False, yes/no, t/f, y/n, 1/0 (HfArgumentParser's string_to_bool words). */
 export function toBool(v: unknown): boolean | undefined {
   if (typeof v === 'boolean') return v;
   if (typeof v === 'number') return v !== 0;
   if (typeof v !== 'string') return undefined;
   const s = v.trim().toLowerCase();
-  if (['true', 'yes', 'on', '1'].includes(s)) return true;
-  if (['false', 'no', 'off', '0', 'none', 'null', ''].includes(s)) return false;
+  if (['true', 'yes', 'on', '1', 't', 'y'].includes(s)) return true;
+  if (['false', 'no', 'off', '0', 'f', 'n', 'none', 'null', ''].includes(s)) return false;
   return undefined;
 }
 

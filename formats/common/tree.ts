@@ -17,6 +17,8 @@ export interface KNode {
   readonly range: TextRange;
   readonly entries?: readonly KEntry[];
   readonly items?: readonly KNode[];
+  /** File the node was written in when it is not the document (a base config merged through `defaults:`). */
+  readonly uri?: string;
 }
 
 /** A syntax error with its range, from any of the converters. */

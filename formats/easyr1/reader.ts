@@ -4,7 +4,7 @@
  * `python3 -m verl.trainer.main config=x.yaml a.b=c …` is read as the config with the overrides on top (OmegaConf).
  */
 import easyr1 from './keys.json';
-import { applyTable, interpolatingGetter, type DialectTable, type Found } from '../common/keyTable';
+import { applyTable, getter, type DialectTable, type Found } from '../common/keyTable';
 import type { FactSink, Loc } from '../common/sink';
 import { toBool, toNumber } from '../common/text';
 import type { KNode } from '../common/tree';
@@ -15,7 +15,7 @@ const WHY = 'EasyR1 FSDP actor (verl/workers/fsdp_workers.py)';
 /** EasyR1 YAML on its own. */
 export function readEasyR1(s: FactSink, root: KNode | undefined): void {
   if (!root || root.kind !== 'map') return;
-  applyEasyR1(s, interpolatingGetter(root));
+  applyEasyR1(s, getter(root));
 }
 
 /** EasyR1 settings from `get` (a config file, possibly under command-line overrides). */

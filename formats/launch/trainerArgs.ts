@@ -65,6 +65,30 @@ export function lookupFlags(table: DialectTable, args: readonly FlagArg[]): (key
   };
 }
 
+/**
+ * Arguments of a script integrated through `deepspeed.add_config_arguments(parser)` (DeepSpeed's documented way:
+ * `--deepspeed --deepspeed_config ds.json`, deepspeed/__init__.py), when no trainer dialect knows the script:
+ * the JSON named by `--deepspeed_config` is a reference, and only the spellings that mean one thing in every trainer
+ * are read (sequence length, checkpointing, accumulation, precision switches); a bare `--batch_size` is not, as
+ * scripts use it for the micro or the global batch.
+ */
+const GENERIC = new Set(['--max_seq_length', '--max_length', '--model_max_length', '--block_size', '--gradient_checkpointing', '--gradient_accumulation_steps', '--bf16', '--fp16', '--model_name_or_path']);
+
+/** True when the command is a DeepSpeed-integrated script: launched by `deepspeed` or given `--deepspeed_config`. */
+export function isDeepSpeedScript(inv: Invocation, args: readonly FlagArg[]): boolean {
+  return inv.launcher.some((w) => /(^|\/)deepspeed$/.test(w.t)) || args.some((a) => /^--deepspeed[_-]config$/.test(a.flag));
+}
+
+export function applyDeepSpeedScript(s: FactSink, args: readonly FlagArg[], cwd: string): void {
+  const ds = args.filter((a) => /^--deepspeed[_-]config$/.test(a.flag) && a.value && !a.unresolved && /\.json$/i.test(a.value)).pop();
+  if (ds?.value) s.ref('deepspeed', ds.value, ds.uri ? undefined : ds.valueRange, cwd);
+  const table = FLAG_TABLES['hf-trainer'];
+  const get = lookupFlags(table, args);
+  applyTable(s, { keys: Object.fromEntries(Object.entries(table.keys).filter(([k]) => GENERIC.has(k))) }, get);
+  s.derived('engine', 'deepspeed', 'a DeepSpeed-integrated script (deepspeed launcher or --deepspeed_config)');
+  s.derived('parallel.sharding.style', 'deepspeed', 'a DeepSpeed-integrated script: ZeRO from its DeepSpeed config');
+}
+
 /** FSDP options of the HF Trainer's `--fsdp "full_shard auto_wrap offload"`. */
 function fsdpOptions(s: FactSink, a: FlagArg | undefined): void {
   if (!a?.value || a.unresolved) return;

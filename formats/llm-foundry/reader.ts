@@ -3,7 +3,7 @@
  * precision amp_bf16, an FSDP block), read through keys.json with `${variables.x}` looked up in the file.
  */
 import foundry from './keys.json';
-import { applyTable, interpolatingGetter, type DialectTable } from '../common/keyTable';
+import { applyTable, getter, type DialectTable } from '../common/keyTable';
 import type { FactSink } from '../common/sink';
 import { locOf } from '../common/read';
 import { fsdpStrategyOf } from '../common/maps';
@@ -14,7 +14,7 @@ const TABLE = foundry as DialectTable;
 /** llm-foundry / OLMo: batch, sequence, precision, FSDP and the model block. */
 export function readLlmFoundry(s: FactSink, root: KNode | undefined): void {
   if (!root || root.kind !== 'map') return;
-  applyTable(s, TABLE, interpolatingGetter(root));
+  applyTable(s, TABLE, getter(root));
   // Composer and OLMo shard with FSDP FULL_SHARD unless the block names another strategy.
   const block = entry(root, 'fsdp_config') ? 'fsdp_config' : entry(root, 'fsdp') ? 'fsdp' : undefined;
   if (block) {

@@ -112,6 +112,7 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   const decLen = dec?.value !== undefined && !dec.unresolved ? toNumber(dec.value) : undefined;
   const encoder = ['--encoder-num-layers', '--encoder-seq-length'].some((f) => seen.has(f));
   if (dec && decLen !== undefined && Number.isInteger(decLen) && decLen > 0 && (!encoder || !s.has('training.seqLen'))) s.explicit('training.seqLen', decLen, locOfArg(dec));
+  encoderDecoderLayers(s, seen);
   accountForSplit(s, seen);
   // FP8 runs on top of --bf16/--fp16 (Transformer Engine autocast), whichever order the flags come in.
   const fp8 = seen.get('--fp8-format');
@@ -179,6 +180,20 @@ function parallelDefaults(s: FactSink, d: D): void {
     d('training.fp8.paramGather', false, 'no --fp8-param-gather');
   }
   // VPP from --num-layers-per-virtual-pipeline-stage and the schedule from VPP are derived by derivePlan.
+}
+
+/**
+ * An encoder-decoder model (T5) given as --encoder-num-layers and --decoder-num-layers without --num-layers has that
+ * many transformer blocks in all (megatron/core/models/T5/t5_model.py builds an encoder and a decoder block; the
+ * memory model counts both as layers, the decoder's cross-attention not separately).
+ */
+function encoderDecoderLayers(s: FactSink, seen: Map<string, FlagArg>): void {
+  const enc = seen.get('--encoder-num-layers');
+  const dec = seen.get('--decoder-num-layers');
+  if (!enc || !dec || seen.has('--num-layers') || enc.unresolved || dec.unresolved) return;
+  const [e, d] = [toNumber(enc.value), toNumber(dec.value)];
+  if (!e || !d || !Number.isInteger(e) || !Number.isInteger(d)) return;
+  s.derived('model.layers', e + d, `Megatron encoder-decoder: --encoder-num-layers ${e} + --decoder-num-layers ${d}`, locOfArg(enc));
 }
 
 /**

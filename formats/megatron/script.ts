@@ -20,7 +20,7 @@ import { shellParser } from '../common/shell/treeSitter';
 import { readDeepSpeed } from '../deepspeed/reader';
 import { readLauncher } from '../launch/launcher';
 import rayActor from '../launch/ray-actor.json';
-import { applyFlagDialect, flagDialect, lookupFlags, recognised } from '../launch/trainerArgs';
+import { applyDeepSpeedScript, applyFlagDialect, flagDialect, isDeepSpeedScript, lookupFlags, recognised } from '../launch/trainerArgs';
 import { describeUnread } from '../launch/unread';
 import { applySlurm, sbatchCommand, sbatchDirectives, slurmEnv } from '../slurm/directives';
 import { applyHydra, hasOverrides, overrides } from '../verl/hydra';
@@ -59,6 +59,10 @@ function readHeredocJson(s: FactSink, cmds: readonly EvalCommand[], li: LineInde
     const saved = { ...s.facts };
     readDeepSpeed(s, tree.root);
     for (const [k, f] of Object.entries(saved)) if (f.source.kind === 'explicit' && !k.startsWith('parallel.sharding.')) s.facts[k] = f;
+    // The launch line names the file this heredoc writes (`cat > "$DS_CONFIG" << EOF` … `--deepspeed_config $DS_CONFIG`):
+    // it was just read, it is not a file to look for.
+    const written = c.heredoc?.target?.replace(/^\.\//, '');
+    if (written) for (let i = s.references.length - 1; i >= 0; i--) if (s.references[i]!.kind === 'deepspeed' && s.references[i]!.target.replace(/^\.\//, '') === written) s.references.splice(i, 1);
     return;
   }
 }
@@ -100,6 +104,11 @@ function readTrainer(s: FactSink, inv: Invocation, args: FlagArg[], map: SourceM
   }
   applyTable(s, RAY_ACTOR, lookupFlags(RAY_ACTOR, args));
   const dialect = flagDialect(inv, args);
+  if (!dialect && isDeepSpeedScript(inv, args)) {
+    s.derived('launch.dialect', 'deepspeed-script', `arguments of ${inv.program} (a DeepSpeed-integrated script)`);
+    applyDeepSpeedScript(s, args, inv.command.cwd);
+    return;
+  }
   if (!dialect) return;
   s.derived('launch.dialect', dialect, `arguments of ${inv.program}`);
   if (dialect === 'megatron') {

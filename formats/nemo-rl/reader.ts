@@ -1,10 +1,10 @@
 /**
  * NeMo-RL YAML (examples/configs, recipes/llm): the policy's batch, sequence and precision, and the layout of the worker
  * that trains it, DTensor (FSDP2) by default or Megatron-core with megatron_cfg.enabled, read through keys.json.
- * A recipe names its base with `defaults:`; only what the file itself states is read.
+ * A recipe names its base with `defaults:` (merged by formats/common/defaults.ts before this reader runs).
  */
 import nemoRl from './keys.json';
-import { applyTable, interpolatingGetter, type DialectTable } from '../common/keyTable';
+import { applyTable, getter, type DialectTable } from '../common/keyTable';
 import type { FactSink } from '../common/sink';
 import { locOf } from '../common/read';
 import { toBool } from '../common/text';
@@ -18,7 +18,7 @@ export function readNemoRl(s: FactSink, root: KNode | undefined): void {
   if (!root || root.kind !== 'map') return;
   const flag = (p: string) => { const e = at(root, p); return e ? toBool(e.value.value) : undefined; };
   const megatron = flag('policy.megatron_cfg.enabled') === true;
-  const base = interpolatingGetter(root);
+  const base = getter(root);
   applyTable(s, TABLE, (k) => ((k.startsWith('policy.megatron_cfg.') && !megatron) || (k.startsWith('policy.dtensor_cfg.') && megatron) ? undefined : base(k)));
   if (megatron) {
     const on = at(root, 'policy.megatron_cfg.enabled')!;

@@ -3,13 +3,23 @@
  * keys.json (`W.` stands for the worker); its strategy picks the engine; device_mapping gives its GPUs.
  */
 import roll from './keys.json';
-import { applyTable, interpolatingGetter, type DialectTable } from '../common/keyTable';
+import { applyTable, getter, type DialectTable } from '../common/keyTable';
 import type { FactSink } from '../common/sink';
 import { locOf } from '../common/read';
 import { toBool } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
 
 const TABLE = roll as DialectTable;
+
+/** Workers whose keys the `W.` rows of keys.json document (the trained worker is one of them). */
+const WORKERS = ['sft_train', 'actor_train', 'critic'];
+
+/** keys.json with each `W.` row spelled for every trained worker, as the keys are written in a file (hovers). */
+export function rollKeyDocs(): DialectTable {
+  const keys: Record<string, DialectTable['keys'][string]> = {};
+  for (const [k, d] of Object.entries(TABLE.keys)) for (const w of k.startsWith('W.') ? WORKERS : ['']) keys[w ? `${w}.${k.slice(2)}` : k] = d;
+  return { keys };
+}
 
 /** GPUs named by a ROLL device_mapping: a list, or the text `list(range(a, b[, step]))`. */
 function deviceCount(v: KNode): number | undefined {
@@ -25,7 +35,7 @@ function deviceCount(v: KNode): number | undefined {
 export function readRoll(s: FactSink, root: KNode | undefined): void {
   if (!root || root.kind !== 'map') return;
   const worker = entry(root, 'sft_train') ? 'sft_train' : 'actor_train';
-  const base = interpolatingGetter(root);
+  const base = getter(root);
   applyTable(s, TABLE, (k) => base(k.startsWith('W.') ? `${worker}.${k.slice(2)}` : k));
   const name = at(root, `${worker}.strategy_args.strategy_name`);
   const strategy = typeof name?.value.value === 'string' ? name.value.value : '';

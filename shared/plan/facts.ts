@@ -25,7 +25,9 @@ export type FormatId =
   | 'nemo-rl'
   | 'roll'
   | 'easyr1'
-  | 'llm-foundry';
+  | 'llm-foundry'
+  | 'lingua'
+  | 'picotron';
 
 export type FactValue = number | string | boolean | readonly number[];
 

@@ -66,9 +66,15 @@ export function toArgs(words: readonly SV[], map: SourceMap, takesValue: (flag: 
   return args;
 }
 
+/**
+ * Words a boolean argument takes as its value: HfArgumentParser's string_to_bool accepts yes/no, true/false, t/f,
+ * y/n and 1/0 (transformers/hf_argparser.py), so `--gradient_checkpointing 0` is off.
+ */
+const BOOL_WORD = /^(true|false|yes|no|[tfyn01])$/i;
+
 function defaultTakes(flag: string, next: string): boolean {
   // `--use_*` flags are switches, except InternVL's integer ones (`--use_llm_lora 16`, `--use_backbone_lora 0`).
-  return !SWITCHES.test(flag) || /^(true|false)$/i.test(next) || (flag === '--deepspeed' && /\.json$|^zero/.test(next)) || (/^--use[_-]\w+$/.test(flag) && /^\d+$/.test(next));
+  return !SWITCHES.test(flag) || BOOL_WORD.test(next) || (flag === '--deepspeed' && /\.json$|^zero/.test(next)) || (/^--use[_-]\w+$/.test(flag) && /^\d+$/.test(next));
 }
 
 export function base(w: string): string {

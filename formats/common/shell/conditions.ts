@@ -20,6 +20,33 @@ function value(env: CondEnv, n: SNode): string | undefined {
   return unresolved(v) ? undefined : v.t;
 }
 
+/** An empty value that holds a script argument not given (`MODE=$1`, run without arguments). */
+function emptyArgument(v: SV): boolean {
+  return v.arg === true && v.t === '';
+}
+
+/**
+ * True when a test compares a script argument that was not given with a word: `[ "$MODE" = "superoffload" ]` with
+ * MODE=$1. Run without arguments it is false; whoever runs the script picks it (a test for emptiness, `[ -z "$1" ]`
+ * or `== ""`, is not such a choice).
+ */
+export function argumentChoice(env: CondEnv, n: SNode, depth = 0): boolean {
+  if (depth > 20) return false;
+  if (n.type === 'test_command' || n.type === 'parenthesized_expression') return n.nk.length === 1 && argumentChoice(env, n.nk[0]!, depth + 1);
+  if (n.type !== 'binary_expression') return false;
+  const opNode = n.nk.find((k) => k.type === 'test_operator');
+  const [l, r] = n.nk.filter((k) => k !== opNode);
+  if (!l || !r || !['==', '=', '!='].includes(opNode ? env.text(opNode) : env.between(l, r))) return false;
+  const a = env.expand(l, true);
+  const b = env.expand(r, true);
+  return (emptyArgument(a) && b.t !== '') || (emptyArgument(b) && a.t !== '');
+}
+
+/** True when a `case` subject is a script argument that was not given. */
+export function argumentSubject(env: CondEnv, subject: SNode): boolean {
+  return emptyArgument(env.expand(subject, true));
+}
+
 function numeric(a: string, b: string, op: string): boolean | undefined {
   const x = Number(a.trim());
   const y = Number(b.trim());

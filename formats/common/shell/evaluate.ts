@@ -6,7 +6,7 @@
  * every branch in order (the later wins). For speed on long scripts, inert statements are skipped and literal values
  * are expanded on first use.
  */
-import { caseArm, truth } from './conditions';
+import { argumentChoice, argumentSubject, caseArm, truth } from './conditions';
 import type { SNode, Statement } from './plainTree';
 import { Expander } from './expand';
 import { append, lit, setBudget, slice, sv, unresolved, type SV } from './sval';
@@ -61,7 +61,7 @@ export class ShellEnv extends Expander {
       case 'redirected_statement': {
         const body = node.body;
         const hd = node.nk.find((c) => c.type === 'heredoc_redirect');
-        if (body?.type === 'command') this.command(body, hd ?? undefined);
+        if (body?.type === 'command') this.command(body, hd ?? undefined, node.nk.find((c) => c.type === 'file_redirect'));
         else if (body) this.run(body, depth + 1);
         return;
       }
@@ -70,7 +70,10 @@ export class ShellEnv extends Expander {
       case 'case_statement': {
         const items = node.nk.filter((c) => c.type === 'case_item');
         const subject = node.nk.find((c) => c.type !== 'case_item' && c.type !== 'comment');
-        const arm = subject ? caseArm(this, subject, items) : undefined;
+        // A selector over an argument not given, with two or more choices and no default arm: the script needs the
+        // argument, so every choice is read (the later winning) rather than none.
+        const selector = !!subject && items.length >= 2 && argumentSubject(this, subject) && !items.some((i) => /^\s*\*\s*\)/.test(this.text(i)));
+        const arm = subject && !selector ? caseArm(this, subject, items) : undefined;
         if (arm === undefined) for (const c of items) this.run(c, depth + 1);
         else if (arm >= 0) this.run(items[arm]!, depth + 1);
         return;
@@ -114,8 +117,11 @@ export class ShellEnv extends Expander {
       else if (c.type === 'else_clause') { cur = { body: [...c.nk] }; arms.push(cur); }
       else cur.body.push(c);
     }
+    // `if [ "$MODE" = a ]; … elif [ "$MODE" = b ]; … fi` with MODE=$1 and no else: the script needs the argument;
+    // every choice is read in order (the later winning) rather than none.
+    const selector = arms.length >= 2 && arms.every((a) => a.cond && argumentChoice(this, a.cond));
     for (const arm of arms) {
-      const t = arm.cond ? this.condition(arm.cond) : true;
+      const t = selector ? undefined : arm.cond ? this.condition(arm.cond) : true;
       if (t === false) continue;
       for (const c of arm.body) this.run(c, depth + 1);
       if (t === true) return;
@@ -165,7 +171,7 @@ export class ShellEnv extends Expander {
     else this.vars.set(name, v);
   }
 
-  private command(node: SNode, hd: SNode | undefined): void {
+  private command(node: SNode, hd: SNode | undefined, out?: SNode): void {
     const words: SV[] = [];
     let env: Map<string, SV> | undefined;
     let here: SV | undefined;
@@ -189,7 +195,10 @@ export class ShellEnv extends Expander {
       const body = hd.nk.find((c) => c.type === 'heredoc_body');
       const start = hd.nk.find((c) => c.type === 'heredoc_start');
       const quoted = !!start && /^['"]/.test(this.text(start));
-      if (body) heredoc = { body: quoted ? lit(this.text(body), this.at(body)) : this.expandParts(body, true) };
+      // `cat > ds.json << EOF`: the file the heredoc is written to (its last word, as expanded).
+      const dest = out && /^>/.test(this.text(out)) ? out.nk[out.nk.length - 1] : undefined;
+      const target = dest ? this.expand(dest, true) : undefined;
+      if (body) heredoc = { body: quoted ? lit(this.text(body), this.at(body)) : this.expandParts(body, true), ...(target && !unresolved(target) ? { target: target.t } : {}) };
       const first = words[0]?.t;
       if (first === 'read' && heredoc) {
         const v = words[words.length - 1]?.t;

@@ -90,6 +90,10 @@ export class Expander {
       const cs = this.at(c);
       if (cs < pos) continue;
       if (cs > pos) append(v, this.stringContent(this.src.slice(pos, cs), pos));
+      // tree-sitter-bash puts a line continuation before `$X` inside a string into the expansion node (`" \\\n  $X"`):
+      // that text is string content, not part of the variable.
+      const lead = c.type === 'simple_expansion' ? this.text(c).indexOf('$') : 0;
+      if (lead > 0) append(v, this.stringContent(this.text(c).slice(0, lead), cs));
       append(v, c.type === 'string_content' || c.type === 'heredoc_content' ? this.stringContent(this.text(c), cs) : this.expand(c, quoted));
       pos = this.end(c);
     }
@@ -157,7 +161,7 @@ export class Expander {
   }
 
   protected lookup(name: string): SV | undefined {
-    if (POSITIONAL.test(name)) return sv();
+    if (POSITIONAL.test(name)) return { ...sv(), arg: true };
     if (name === '#') return computed('0', 0, 0);
     if (name === 'PWD') return computed(this.cwd || '.', 0, 0);
     const v = this.getVar(name);

@@ -13,6 +13,11 @@ export interface SV {
   s: boolean[];
   /** Character belongs to a variable that could not be resolved. */
   u: boolean[];
+  /**
+   * The value holds a script argument (`$1`…) the reading did not get: empty as the script runs without
+   * arguments, but chosen by whoever runs it (a test of it against a word is not decided by the reading).
+   */
+  arg?: boolean;
 }
 
 export function sv(): SV {
@@ -63,6 +68,7 @@ export function push(v: SV, ch: string, o: number, e: number, split: boolean, un
 }
 
 export function append(a: SV, b: SV, split = false): void {
+  if (b.arg) a.arg = true;
   const n = take(a, b.t.length);
   if (!n) return;
   a.t += n < b.t.length ? b.t.slice(0, n) : b.t;

@@ -1,0 +1,38 @@
+/**
+ * Meta Lingua train YAML (apps/main/configs and the other apps): batch, sequence, FSDP2 sharding, TP, precision, selective checkpointing
+ * and the model block, read through keys.json.
+ */
+import lingua from './keys.json';
+import { applyTable, getter, type DialectTable } from '../common/keyTable';
+import type { FactSink } from '../common/sink';
+import { locOf } from '../common/read';
+import { toNumber } from '../common/text';
+import { at, type KNode } from '../common/tree';
+
+const TABLE = lingua as DialectTable;
+const SRC = 'lingua/distributed.py';
+
+/** Lingua: FSDP2 full_shard or replicated (no_shard, the default), over dp_shard × dp_replicate ranks. */
+export function readLingua(s: FactSink, root: KNode | undefined): void {
+  if (!root || root.kind !== 'map') return;
+  applyTable(s, TABLE, getter(root));
+  const type = at(root, 'distributed.fsdp_type');
+  const full = type?.value.value === 'full_shard';
+  if (type && (full || type.value.value === 'no_shard')) {
+    s.explicit('parallel.sharding.style', full ? 'fsdp2' : 'ddp', locOf(type, 'distributed.fsdp_type'));
+    s.explicit('parallel.sharding.stage', full ? 3 : 0, locOf(type, 'distributed.fsdp_type'));
+  } else {
+    s.default('parallel.sharding.style', 'ddp', `Lingua default fsdp_type no_shard (${SRC})`);
+    s.default('parallel.sharding.stage', 0, `Lingua default fsdp_type no_shard (${SRC})`);
+  }
+  // dp_shard > 1 with dp_replicate > 1 is a 2-D (replicate, shard) mesh: HSDP (parallelize_model's fsdp mesh).
+  const rep = at(root, 'distributed.dp_replicate');
+  const shard = s.num('parallel.sharding.shardGroupSize');
+  if (full && rep && (toNumber(rep.value.value) ?? 1) > 1 && shard && shard > 1) s.explicit('parallel.sharding.fsdpStrategy', 'HYBRID_SHARD', locOf(rep, 'distributed.dp_replicate'));
+  if (!full) delete s.facts['parallel.sharding.shardGroupSize'];
+  s.derived('engine', full ? 'fsdp2' : 'ddp', `Lingua wraps the model with FSDP2 fully_shard (${SRC} parallelize_model)`);
+  s.default('training.precision', 'bf16-mixed', `Lingua default model_dtype bf16 (${SRC})`);
+  s.default('training.recompute', 'none', `Lingua default selective_activation_checkpointing false (${SRC})`);
+  s.default('training.gradAccum', 1, 'Lingua default grad_acc_steps 1 (apps/main/train.py)');
+  s.default('parallel.tp', 1, `Lingua default tp_size 1 (${SRC})`);
+}
