@@ -44,6 +44,8 @@ function isNemo(root: KNode): boolean {
 function isGptNeox(root: KNode): boolean {
   const ks = new Set(keys(root).map((k) => k.replace(/-/g, '_')));
   if (ks.has('pipe_parallel_size') || (ks.has('model_parallel_size') && ks.has('num_layers'))) return true;
+  // A training-settings part of a split config (configs/llama/train_config.yml): DeepSpeed keys at the top of a YAML file.
+  if ((ks.has('zero_optimization') || ks.has('train_micro_batch_size_per_gpu')) && (ks.has('checkpoint_activations') || ks.has('partition_activations') || ks.has('optimizer'))) return true;
   return ks.has('num_layers') && ks.has('seq_length') && (ks.has('attention_config') || ks.has('pos_emb') || ks.has('norm'));
 }
 
@@ -54,10 +56,22 @@ function isHfTrainerYaml(root: KNode): boolean {
   return ['per_device_train_batch_size', 'gradient_accumulation_steps', 'learning_rate', 'max_seq_length', 'max_length', 'num_train_epochs'].some(has);
 }
 
+/** Trainer YAML families read through a key table: NeMo-RL, ROLL, EasyR1, llm-foundry / OLMo (formats/<name>/). */
+function tableYaml(root: KNode): FormatId | undefined {
+  const has = (k: string) => entry(root, k) !== undefined;
+  if (has('policy') && ['policy.dtensor_cfg', 'policy.megatron_cfg', 'policy.train_global_batch_size', 'policy.max_total_sequence_length'].some((p) => at(root, p))) return 'nemo-rl';
+  if (['sft_train', 'actor_train'].some((w) => at(root, `${w}.strategy_args`) || at(root, `${w}.training_args`))) return 'roll';
+  if (at(root, 'worker.actor') && at(root, 'worker.rollout')) return 'easyr1';
+  if (has('global_train_batch_size') || has('device_train_microbatch_size')) return 'llm-foundry';
+  return undefined;
+}
+
 /** Format of a parsed YAML root. */
 export function detectYaml(root: KNode | undefined): FormatId | undefined {
   if (!root || root.kind !== 'map') return undefined;
   const has = (k: string) => entry(root, k) !== undefined;
+  const table = tableYaml(root);
+  if (table) return table;
   if (has('distributed_type') && (has('num_processes') || has('compute_environment') || has('mixed_precision'))) return 'accelerate';
   if (at(root, 'parallelism.dp') && has('tokens')) return 'nanotron';
   if (has('base_model') && (has('micro_batch_size') || has('sequence_len') || has('datasets') || has('adapter'))) return 'axolotl';

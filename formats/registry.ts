@@ -43,6 +43,14 @@ import { readTorchtitan } from './torchtitan/reader';
 import { rewriteTorchtitan } from './torchtitan/rewriter';
 import torchtitanKeys from './torchtitan/keys.json';
 import verlKeys from './verl/keys.json';
+import { readNemoRl } from './nemo-rl/reader';
+import nemoRlKeys from './nemo-rl/keys.json';
+import { readRoll } from './roll/reader';
+import rollKeys from './roll/keys.json';
+import { readEasyR1 } from './easyr1/reader';
+import easyr1Keys from './easyr1/keys.json';
+import { readLlmFoundry } from './llm-foundry/reader';
+import llmFoundryKeys from './llm-foundry/keys.json';
 
 /** What a reader gets: the parsed tree (JSON, YAML, TOML) or the text (shell scripts). */
 export interface ReaderInput {
@@ -85,4 +93,8 @@ export const FORMATS: Readonly<Record<FormatId, FormatModule>> = {
   nemo: { syntax: 'yaml', read: tree(readNemo), keys: dialect(nemoKeys) },
   'gpt-neox': { syntax: 'yaml', read: tree(readGptNeox), keys: dialect(gptNeoxKeys) },
   'hf-trainer': { syntax: 'yaml', read: tree(readHfTrainerYaml), keys: dialect(hfTrainerKeys, true) },
+  'nemo-rl': { syntax: 'yaml', read: tree(readNemoRl), keys: dialect(nemoRlKeys) },
+  roll: { syntax: 'yaml', read: tree(readRoll), keys: dialect(rollKeys) },
+  easyr1: { syntax: 'yaml', read: tree(readEasyR1), keys: dialect(easyr1Keys) },
+  'llm-foundry': { syntax: 'yaml', read: tree(readLlmFoundry), keys: dialect(llmFoundryKeys) },
 };

@@ -45,6 +45,8 @@ export function readAccelerate(s: FactSink, root: KNode | undefined): void {
     if (d) { s.derived('parallel.sharding.style', 'megatron-distopt', 'megatron_lm_use_distributed_optimizer'); s.derived('parallel.sharding.stage', 1, 'megatron_lm_use_distributed_optimizer'); }
   } else if ((dt === 'NO' || dt === '') && dte) {
     s.default('cluster.worldSize', 1, 'Accelerate: distributed_type NO runs one process');
+    // One process: nothing to shard (no ZeRO, no FSDP).
+    if (dt === 'NO') { s.explicit('parallel.sharding.style', 'ddp', locOf(dte, 'distributed_type')); s.explicit('parallel.sharding.stage', 0, locOf(dte, 'distributed_type')); }
   }
   readParallelism(s, root);
 }

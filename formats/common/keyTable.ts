@@ -135,3 +135,19 @@ export function found(e: KEntry | undefined): Found | undefined {
 export function getter(root: KNode, flat?: KNode): (path: string) => Found | undefined {
   return (path) => found(at(root, path)) ?? (flat ? found(entry(flat, path)) : undefined);
 }
+
+/**
+ * Like `getter`, but a value that is exactly one OmegaConf interpolation of a key in the same file (`${a.b}`, as
+ * llm-foundry, OLMo, NeMo-RL and EasyR1 write `max_seq_len: ${variables.max_seq_len}`) is looked up; the value keeps
+ * the range where it is used. Resolvers (`${mul:…}`, `${oc.env:…}`) stay unresolved.
+ */
+export function interpolatingGetter(root: KNode): (path: string) => Found | undefined {
+  const get = (path: string, depth: number): Found | undefined => {
+    const f = found(at(root, path));
+    if (!f || depth > 4 || typeof f.value !== 'string') return f;
+    const m = /^\$\{([A-Za-z_][\w.]*)\}$/.exec(f.value.trim());
+    const g = m ? get(m[1]!, depth + 1) : undefined;
+    return g && !g.unresolved ? { ...g, keyRange: f.keyRange, valueRange: f.valueRange } : f;
+  };
+  return (path) => get(path, 0);
+}

@@ -95,15 +95,18 @@ export function readTorchtune(s: FactSink, root: KNode | undefined): void {
   const dt = at(root, 'dtype');
   const p = dt ? precisionOf(String(dt.value.value)) : undefined;
   if (dt && p) s.explicit('training.precision', p === 'bf16-mixed' ? 'bf16' : p, locOf(dt, 'dtype'));
+  // data_parallel_shard_dim -1 (all remaining ranks) or > 1 states FSDP sharding over those ranks.
+  const shard = at(root, 'data_parallel_shard_dim');
+  const sv = shard ? toNumber(shard.value.value) : undefined;
+  if (shard && sv !== undefined && (sv === -1 || sv > 1)) s.explicit('parallel.sharding.style', 'fsdp2', locOf(shard, 'data_parallel_shard_dim'));
   s.default('parallel.sharding.style', 'fsdp2', `${T}: FSDP2 fully_shard`);
   readBool(s, root, 'fsdp_reshard_after_forward', 'parallel.sharding.stage', (b) => (b ? 3 : 2));
+  if (shard && sv !== undefined && (sv === -1 || sv > 1) && !s.has('parallel.sharding.stage')) s.derived('parallel.sharding.stage', 3, `${T}: data_parallel_shard_dim ${sv} shards parameters, gradients and optimizer states (fsdp_reshard_after_forward True)`, locOf(shard, 'data_parallel_shard_dim'));
   s.default('parallel.sharding.stage', 3, `${T}: fsdp_reshard_after_forward True`);
   const off = readBool(s, root, 'fsdp_cpu_offload', 'parallel.sharding.offloadParams', (b) => (b ? 'cpu' : 'none'));
   if (off !== undefined) readBool(s, root, 'fsdp_cpu_offload', 'parallel.sharding.offloadOptimizer', (b) => (b ? 'cpu' : 'none'));
   readNum(s, root, 'tensor_parallel_dim', 'parallel.tp', { int: true, min: 1 });
   readNum(s, root, 'context_parallel_dim', 'parallel.cp', { int: true, min: 1 });
-  const shard = at(root, 'data_parallel_shard_dim');
-  const sv = shard ? toNumber(shard.value.value) : undefined;
   if (shard && sv !== undefined && sv > 0) s.explicit('parallel.sharding.shardGroupSize', sv, locOf(shard, 'data_parallel_shard_dim'));
   readNum(s, root, 'data_parallel_replicate_dim', 'parallel.dpReplicate', { int: true, min: 1 });
   const oc = readStr(root, 'optimizer._component_');

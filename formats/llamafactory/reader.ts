@@ -30,7 +30,13 @@ export function readLlamaFactory(s: FactSink, root: KNode | undefined): void {
   s.default('training.optimizer', 'adamw', `${HF}: optim adamw_torch`);
   const ft = entry(root, 'finetuning_type');
   const ftv = ft && typeof ft.value.value === 'string' ? ft.value.value : undefined;
-  const lora = ftv === undefined ? !entry(root, 'model') : ftv === 'lora';
+  // v1 schema: peft_config {name: lora, r: 16}; no peft_config with `model:` is full fine-tuning.
+  const peft = at(root, 'peft_config.name');
+  const lora = ftv === undefined ? (peft ? String(peft.value.value).toLowerCase() === 'lora' : !entry(root, 'model')) : ftv === 'lora';
+  if (peft && lora && ftv === undefined) {
+    s.explicit('lora.enabled', true, locOf(peft, 'peft_config.name'));
+    readNum(s, root, 'peft_config.r', 'lora.rank', { int: true, min: 1 });
+  }
   if (lora) {
     if (ft) s.explicit('lora.enabled', true, locOf(ft, 'finetuning_type'));
     else s.default('lora.enabled', true, `${LF}: finetuning_type lora`);
@@ -62,8 +68,18 @@ function readMegatronBackend(s: FactSink, root: KNode): void {
   const rg = entry(root, 'recompute_granularity');
   if (rg && (rg.value.value === 'full' || rg.value.value === 'selective')) s.explicit('training.recompute', rg.value.value, locOf(rg, 'recompute_granularity'));
   const dist = at(root, 'dist_config.name');
-  if (dist && typeof dist.value.value === 'string' && dist.value.value.startsWith('fsdp')) {
+  const name = dist && typeof dist.value.value === 'string' ? dist.value.value.toLowerCase() : undefined;
+  if (dist && name?.startsWith('fsdp')) {
     s.explicit('parallel.sharding.style', 'fsdp2', locOf(dist, 'dist_config.name'));
-    s.default('parallel.sharding.stage', 3, 'LLaMA-Factory v1 FSDP: full shard');
+    readBool(s, root, 'dist_config.reshard_after_forward', 'parallel.sharding.stage', (b) => (b ? 3 : 2));
+    // v1 FSDP2 reshards after forward unless told otherwise (src/llamafactory/v1/plugins/trainer_plugins/distributed/fsdp2.py).
+    if (!s.has('parallel.sharding.stage')) s.derived('parallel.sharding.stage', 3, 'LLaMA-Factory v1 FSDP2: fully_shard with reshard_after_forward (full shard)', locOf(dist, 'dist_config.name'));
   }
+  // v1 DeepSpeed: dist_config {name: deepspeed, config_file: …} names the DeepSpeed JSON.
+  const file = at(root, 'dist_config.config_file');
+  if (name === 'deepspeed' && file && typeof file.value.value === 'string' && file.value.value.trim()) s.ref('deepspeed', file.value.value, file.value.range);
+  // Ray launch: ray_num_workers is the number of GPU workers (src/llamafactory/hparams/training_args.py, RayArguments).
+  const ray = entry(root, 'ray_num_workers');
+  const rn = ray ? toNumber(ray.value.value) : undefined;
+  if (ray && rn !== undefined && Number.isInteger(rn) && rn >= 1) s.explicit('cluster.worldSize', rn, locOf(ray, 'ray_num_workers'));
 }

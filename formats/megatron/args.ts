@@ -32,7 +32,7 @@ function mapped(flag: string, raw: string): FactValue | undefined {
 }
 
 /** Applies flags in order (a later flag wins, as argparse does) and then Megatron's defaults. */
-export function applyMegatronArgs(s: FactSink, args: readonly FlagArg[], o: { modelDefaults?: boolean } = {}): void {
+export function applyMegatronArgs(s: FactSink, args: readonly FlagArg[], o: { modelDefaults?: boolean; defaults?: boolean } = {}): void {
   const seen = new Map<string, FlagArg>();
   for (const a of args) {
     const flag = a.flag.replace(/_/g, '-').replace(/^--deepspeed-config$/, '--deepspeed_config');
@@ -66,7 +66,8 @@ export function applyMegatronArgs(s: FactSink, args: readonly FlagArg[], o: { mo
     else if (spec.enum && !spec.enum.includes(a.value)) s.diag('invalid-value', 'warning', `${a.flag} should be one of ${spec.enum.join(', ')}.`, here(a, a.valueRange ?? a.flagRange), [spec.plan]);
   }
   applySpecial(s, seen);
-  applyDefaults(s, o.modelDefaults !== false);
+  // A recipe launch (Megatron-Bridge overrides) takes what it does not override from the recipe, not from Megatron's CLI defaults.
+  if (o.defaults !== false) applyDefaults(s, o.modelDefaults !== false);
 }
 
 /** A range in this document, or none when the flag was written in a sourced file (the diagnostic goes to the top). */
@@ -105,6 +106,12 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   } else if (zero || seen.has('--deepspeed')) {
     s.derived('parallel.sharding.style', 'deepspeed', 'Megatron-DeepSpeed (--deepspeed / --zero-stage)');
   }
+  // Multimodal (examples/multimodal): --seq-length is the vision encoder's, the language model trains on
+  // --decoder-seq-length. An encoder-decoder model (T5: --encoder-num-layers / --encoder-seq-length) keeps its encoder's.
+  const dec = seen.get('--decoder-seq-length');
+  const decLen = dec?.value !== undefined && !dec.unresolved ? toNumber(dec.value) : undefined;
+  const encoder = ['--encoder-num-layers', '--encoder-seq-length'].some((f) => seen.has(f));
+  if (dec && decLen !== undefined && Number.isInteger(decLen) && decLen > 0 && (!encoder || !s.has('training.seqLen'))) s.explicit('training.seqLen', decLen, locOfArg(dec));
   accountForSplit(s, seen);
   // FP8 runs on top of --bf16/--fp16 (Transformer Engine autocast), whichever order the flags come in.
   const fp8 = seen.get('--fp8-format');

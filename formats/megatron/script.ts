@@ -14,7 +14,7 @@ import { invocation, SourceMap, toArgs, type FlagArg, type Invocation } from '..
 import { ShellEnv, type EvalCommand, type Included } from '../common/shell/evaluate';
 import { maskPlaceholders, reportPlaceholders } from '../common/shell/placeholders';
 import { statements } from '../common/shell/statementCache';
-import { splitWords, span, unresolved } from '../common/shell/sval';
+import { slice, splitWords, span, unresolved } from '../common/shell/sval';
 import { lastChange, parseCached } from '../common/shell/treeCache';
 import { shellParser } from '../common/shell/treeSitter';
 import { readDeepSpeed } from '../deepspeed/reader';
@@ -26,6 +26,8 @@ import { applySlurm, sbatchCommand, sbatchDirectives, slurmEnv } from '../slurm/
 import { applyHydra, hasOverrides, overrides } from '../verl/hydra';
 import type { PlanPath } from '../../shared/plan/paths';
 import { applyMegatronArgs } from './args';
+import { applyBridge, isBridgeOverrides } from './bridge';
+import { readConfigWithOverrides } from '../easyr1/launch';
 
 const RAY_ACTOR = rayActor as DialectTable;
 const ARGVAR = /--(num-layers|tensor-model-parallel-size|hidden-size|micro-batch-size|per_device_train_batch_size|deepspeed)\b/;
@@ -61,11 +63,38 @@ function readHeredocJson(s: FactSink, cmds: readonly EvalCommand[], li: LineInde
   }
 }
 
+const CONFIG_FILE = /\.(ya?ml|toml)$/i;
+
+/**
+ * The trainer's own config file a launch line names: `config=x.yaml` (EasyR1 / OmegaConf CLIs), `--config x.yaml`,
+ * `--config-file x.yaml` (nanotron), `--job.config_file x.toml` (torchtitan), or a YAML as the first argument
+ * (`llamafactory-cli train x.yaml`, `python train.py x.yaml`). Read as a reference, so its values join the estimate.
+ */
+function trainerConfigRef(s: FactSink, inv: Invocation, args: FlagArg[], map: SourceMap): void {
+  const eq = inv.args.find((w) => /^config=/.test(w.t) && CONFIG_FILE.test(w.t) && !unresolved(w));
+  if (eq) {
+    const value = slice(eq, eq.t.indexOf('=') + 1, eq.t.length);
+    s.ref('config', value.t, map.of(value).uri ? undefined : map.of(value).range, inv.command.cwd);
+    return;
+  }
+  const flag = args.find((a) => /^--(config|config-file|job\.config_file)$/.test(a.flag) && a.value && CONFIG_FILE.test(a.value) && !a.unresolved);
+  if (flag?.value) { s.ref('config', flag.value, flag.uri ? undefined : flag.valueRange, inv.command.cwd); return; }
+  const first = inv.args[0];
+  if (first && CONFIG_FILE.test(first.t) && !first.t.startsWith('-') && !first.t.includes('=') && !unresolved(first)) {
+    s.ref('config', first.t, map.of(first).uri ? undefined : map.of(first).range, inv.command.cwd);
+  }
+}
+
 /** Arguments of the training command in the dialect they speak. */
-function readTrainer(s: FactSink, inv: Invocation, args: FlagArg[], map: SourceMap): void {
-  if (hasOverrides(inv.args) && !args.some((a) => /^--(tensor-model-parallel-size|num-layers)$/.test(a.flag))) {
+function readTrainer(s: FactSink, inv: Invocation, args: FlagArg[], map: SourceMap, readSource?: SourceReader): void {
+  trainerConfigRef(s, inv, args, map);
+  if (readConfigWithOverrides(s, inv, map, readSource)) return;
+  const hydra = hasOverrides(inv.args) && !args.some((a) => /^--(tensor-model-parallel-size|num-layers)$/.test(a.flag));
+  const found = hydra || /run_recipe\.py$/.test(inv.program) ? overrides(inv.args, map) : undefined;
+  if (found && isBridgeOverrides(found, inv.program)) { applyBridge(s, inv, found, args, map); return; }
+  if (hydra && found) {
     const configName = args.find((a) => a.flag === '--config-name')?.value;
-    applyHydra(s, overrides(inv.args, map), inv.program, configName);
+    applyHydra(s, found, inv.program, configName);
     s.derived('launch.dialect', 'verl', `Hydra overrides of ${inv.program}`);
     return;
   }
@@ -113,7 +142,7 @@ export function readMegatronScript(s: FactSink, original: string, li: LineIndex,
   let perTask = false;
   if (found) {
     perTask = readLauncher(s, found.inv, map, slurm);
-    readTrainer(s, found.inv, found.args, map);
+    readTrainer(s, found.inv, found.args, map, readSource);
   } else {
     const args: FlagArg[] = [];
     for (const [, v] of env.varEntries()) if (ARGVAR.test(v.t)) args.push(...toArgs(splitWords(v, true), map));

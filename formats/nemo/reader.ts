@@ -6,7 +6,8 @@
 import nemo from './keys.json';
 import { applyTable, getter, type DialectTable } from '../common/keyTable';
 import type { FactSink } from '../common/sink';
-import { entry, type KNode } from '../common/tree';
+import { at, entry, type KNode } from '../common/tree';
+import { locOf } from '../common/read';
 
 const NEMO = nemo as DialectTable;
 
@@ -15,6 +16,10 @@ export function readNemo(s: FactSink, root: KNode | undefined): void {
   if (!root || root.kind !== 'map') return;
   const flat = entry(root, 'MODEL_ARGS')?.value;
   applyTable(s, NEMO, getter(root, flat?.kind === 'map' ? flat : undefined));
+  // The GPT dataset cuts samples to model.data.seq_length (megatron_gpt_model.py builds it with
+  // seq_length=self.cfg.data.seq_length); it usually interpolates encoder_seq_length, but a number written there wins.
+  const data = at(root, 'model.data.seq_length');
+  if (data && typeof data.value.value === 'number' && Number.isInteger(data.value.value) && data.value.value > 0) s.explicit('training.seqLen', data.value.value, locOf(data, 'model.data.seq_length'));
   const optim = s.value('parallel.sharding.stage');
   if (optim !== undefined) {
     const f = s.facts['parallel.sharding.stage']!;

@@ -50,6 +50,15 @@ export function applyHydra(s: FactSink, found: Map<string, Found>, program: stri
     if (loc) { s.explicit('parallel.sharding.style', style, loc); s.explicit('parallel.sharding.stage', 3, loc); }
     else { s.derived('parallel.sharding.style', style, why); s.derived('parallel.sharding.stage', 3, why); }
     s.derived('engine', style === 'fsdp2' ? 'fsdp2' : 'fsdp1', why);
+    // fsdp_size below the world size builds a (ddp, fsdp) mesh: HYBRID_SHARD (verl/workers/fsdp_workers.py, create_device_mesh).
+    const size = found.get('actor_rollout_ref.actor.fsdp_config.fsdp_size');
+    const n = size && !size.unresolved ? Number(size.value) : NaN;
+    const world = (s.num('cluster.nodes') ?? 1) * (s.num('cluster.gpusPerNode') ?? NaN);
+    if (Number.isInteger(n) && n > 0 && n < world) {
+      const l = at('actor_rollout_ref.actor.fsdp_config.fsdp_size')!;
+      s.explicit('parallel.sharding.fsdpStrategy', 'HYBRID_SHARD', l);
+      s.explicit('parallel.sharding.shardGroupSize', n, l);
+    }
     // An FSDP actor has no tensor parallelism; the rollout TP next to it is generation only.
     if (!s.has('parallel.tp')) s.default('parallel.tp', 1, 'verl FSDP actor: no tensor parallelism (rollout.tensor_model_parallel_size is the generation engine)');
   }

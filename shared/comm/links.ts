@@ -65,9 +65,10 @@ export function groupTier(plan: Plan, size: number, stride: number): LinkTier {
  * measured loss per doubling (data/collectives.json fabric.dropPerDoubling; 0 on a non-blocking fat tree).
  */
 export function fabricScaling(nodes: number): number {
-  const drop = constants.fabric.dropPerDoubling;
-  return nodes > 2 ? Math.pow(1 - drop, Math.log2(nodes / 2)) : 1;
+  // (1 − drop)^log2(x) = x^log2(1 − drop): one power instead of a power and a logarithm (the planner calls this per layout).
+  return nodes > 2 ? Math.pow(nodes / 2, LOG2_KEEP) : 1;
 }
+const LOG2_KEEP = Math.log2(1 - constants.fabric.dropPerDoubling);
 
 /**
  * Bus bandwidth of a group, bytes/s: NVLink (or PCIe) × efficiency inside a node; across nodes the group's members in
@@ -158,7 +159,8 @@ export function axisLink(plan: Plan, axis: ParallelAxis, sizeOverride?: number):
   const perNode = membersPerNode(plan, size, stride);
   const nodes = Math.max(1, Math.ceil(size / perNode));
   const profile = plan.cluster.profile;
-  return { size, tier, busbw: busBandwidth(plan, tier, perNode, nodes), alpha: stepLatency(plan, tier), perNode, nodes, ...(profile ? { profile } : {}) };
+  // One object shape for every link (profile present or undefined): the hot paths that read links stay monomorphic.
+  return { size, tier, busbw: busBandwidth(plan, tier, perNode, nodes), alpha: stepLatency(plan, tier), perNode, nodes, profile };
 }
 
 /** Seconds of one collective on a resolved group link (measured when the cluster profile has this group layout). */

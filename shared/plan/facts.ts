@@ -21,7 +21,11 @@ export type FormatId =
   | 'hf-config'
   | 'nemo'
   | 'gpt-neox'
-  | 'hf-trainer';
+  | 'hf-trainer'
+  | 'nemo-rl'
+  | 'roll'
+  | 'easyr1'
+  | 'llm-foundry';
 
 export type FactValue = number | string | boolean | readonly number[];
 

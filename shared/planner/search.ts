@@ -201,13 +201,14 @@ export function searchLayouts(base: Plan, gpus: number, limitBytes: number, opts
         if (!Number.isFinite(seconds) || seconds <= 0) { prune('invalid-estimate'); continue; }
         // An exact tie with a kept layout of the same family and micro batch (only recomputation differs) joins that row
         // of the top layouts instead of taking a row of its own (it may still be on the memory/time front).
-        const twin = kept.get(seconds);
-        const tied = twin !== undefined && sameChoiceBut(twin, f, microBatch) && twin.recompute !== recompute;
-        if (tied) {
+        // Only a layout the top list would take can tie with one of its rows (a tie has a kept row's step time).
+        let keepTop = top.accepts(seconds, bytes);
+        const twin = keepTop ? kept.get(seconds) : undefined;
+        if (twin !== undefined && sameChoiceBut(twin, f, microBatch) && twin.recompute !== recompute) {
           (twin.equivalent as string[]).push(`recompute ${recompute} (${(bytes / 2 ** 30).toFixed(1)} GiB)`);
           prune('tie');
+          keepTop = false;
         }
-        const keepTop = !tied && top.accepts(seconds, bytes);
         const keepFront = front.accepts(bytes, seconds);
         if (!keepTop && !keepFront) continue;
         const layout = layoutOf(f, microBatch, gradAccum, recompute, bytes, seconds, true);

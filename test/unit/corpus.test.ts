@@ -2,8 +2,7 @@
  * Every real config file in ../shared/corpus (SOURCES.md lists origin and commit) is read without throwing,
  * detected as the format its folder and SOURCES.md say, and training configs resolve to a plan.
  * Expected formats come from SOURCES.md ("format" column / folder); 'other' files are either formats
- * ShardLens reads (torchtune, LitGPT, GPT-NeoX, OpenRLHF launch scripts) or ones it does not (llm-foundry, OLMo →
- * undefined).
+ * ShardLens reads (torchtune, LitGPT, GPT-NeoX, OpenRLHF launch scripts, llm-foundry and OLMo YAML).
  */
 import { describe, test, before } from 'node:test';
 import type { PlanPath } from '../../shared/plan/paths';
@@ -24,7 +23,7 @@ const BY_FOLDER: Record<string, FormatId | undefined> = {
 };
 const EXCEPTIONS: [string, FormatId | undefined][] = [
   ['.sh', 'megatron-script'], ['.slurm', 'megatron-script'], ['megatron__', 'megatron-yaml'], ['gpt_config.yaml', 'megatron-yaml'], ['model_config.yaml', 'megatron-yaml'], ['Megatron-Bridge', 'megatron-yaml'],
-  ['torchtune', 'torchtune'], ['litgpt', 'litgpt'], ['gpt-neox', 'gpt-neox'], ['llm-foundry', undefined], ['OLMo__configs', undefined],
+  ['torchtune', 'torchtune'], ['litgpt', 'litgpt'], ['gpt-neox', 'gpt-neox'], ['llm-foundry', 'llm-foundry'], ['OLMo__configs', 'llm-foundry'],
 ];
 
 function expected(folder: string, name: string): FormatId | undefined {

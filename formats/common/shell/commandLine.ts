@@ -67,7 +67,8 @@ export function toArgs(words: readonly SV[], map: SourceMap, takesValue: (flag: 
 }
 
 function defaultTakes(flag: string, next: string): boolean {
-  return !SWITCHES.test(flag) || /^(true|false)$/i.test(next) || (flag === '--deepspeed' && /\.json$|^zero/.test(next));
+  // `--use_*` flags are switches, except InternVL's integer ones (`--use_llm_lora 16`, `--use_backbone_lora 0`).
+  return !SWITCHES.test(flag) || /^(true|false)$/i.test(next) || (flag === '--deepspeed' && /\.json$|^zero/.test(next)) || (/^--use[_-]\w+$/.test(flag) && /^\d+$/.test(next));
 }
 
 export function base(w: string): string {

@@ -9,7 +9,7 @@
 import { caseArm, truth } from './conditions';
 import type { SNode, Statement } from './plainTree';
 import { Expander } from './expand';
-import { append, lit, setBudget, sv, unresolved, type SV } from './sval';
+import { append, lit, setBudget, slice, sv, unresolved, type SV } from './sval';
 
 export interface Heredoc { readonly body: SV; readonly target?: string }
 export interface EvalCommand {
@@ -73,6 +73,19 @@ export class ShellEnv extends Expander {
         const arm = subject ? caseArm(this, subject, items) : undefined;
         if (arm === undefined) for (const c of items) this.run(c, depth + 1);
         else if (arm >= 0) this.run(items[arm]!, depth + 1);
+        return;
+      }
+      case 'for_statement': {
+        // `for X in a b c; do …; done`: the body is read once, with X the first item (a loop over layouts reads the
+        // first; a loop with no items runs nothing).
+        const body = node.nk.find((c) => c.type === 'do_group');
+        const name = node.nk[0]?.type === 'variable_name' ? this.text(node.nk[0]) : undefined;
+        const items = node.nk.slice(1).filter((c) => c !== body && c.type !== 'comment');
+        // `for x; do` iterates over "$@", which is empty for a script run without arguments.
+        const first = items.flatMap((c) => this.fields(c))[0];
+        if (!first) return;
+        if (name) this.vars.set(name, first);
+        if (body) this.run(body, depth + 1);
         return;
       }
       case 'while_statement': {
@@ -155,8 +168,10 @@ export class ShellEnv extends Expander {
   private command(node: SNode, hd: SNode | undefined): void {
     const words: SV[] = [];
     let env: Map<string, SV> | undefined;
+    let here: SV | undefined;
     for (const c of node.nk) {
       if (c.type === 'comment' || c.type === 'file_redirect') continue;
+      if (c.type === 'herestring_redirect') { here = c.nk[0] ? this.expand(c.nk[0], true) : sv(); continue; }
       if (c.type === 'variable_assignment') {
         const name = c.nk[0] ? this.text(c.nk[0]) : '';
         if (name) (env ??= new Map()).set(name, c.nk.length > 1 ? this.expand(c.nk[c.nk.length - 1]!, true) : sv());
@@ -166,6 +181,7 @@ export class ShellEnv extends Expander {
       words.push(...this.fields(c));
     }
     const name = words[0]?.t;
+    if (name === 'read' && here) { this.readHere(words, here, env?.get('IFS') ?? this.getVar('IFS')); return; }
     if (name === 'source' || name === '.') { this.include(words); return; }
     if (name === 'cd') { this.cd(words); return; }
     let heredoc: Heredoc | undefined;
@@ -186,5 +202,41 @@ export class ShellEnv extends Expander {
     if (name === 'sbatch' && !heredoc && job && words.length > 1 && /\.(sh|slurm|sbatch)$/.test(job.t)) this.include([words[0]!, job]);
   }
 
-  /** Expands a node into words (unquoted expansions split; arrays give one word per element). */
+  /**
+   * `read [-r] A B C <<< "$X"`: X split on IFS (whitespace by default), one field per name, the last name taking the
+   * rest of the line (bash's read builtin). `-a ARR` fills an array.
+   */
+  private readHere(words: SV[], value: SV, ifs: SV | undefined): void {
+    const names: string[] = [];
+    let array: string | undefined;
+    for (let i = 1; i < words.length; i++) {
+      const w = words[i]!.t;
+      if (w === '-a') { array = words[++i]?.t; continue; }
+      if (w === '-d' || w === '-p' || w === '-n' || w === '-N' || w === '-t' || w === '-u') { i++; continue; }
+      if (w.startsWith('-')) continue;
+      if (/^[A-Za-z_]\w*$/.test(w)) names.push(w);
+    }
+    const seps = ifs === undefined ? ' \t\n' : ifs.t;
+    const isSep = (ch: string) => seps.includes(ch);
+    const white = (ch: string) => isSep(ch) && /\s/.test(ch);
+    const line = value.t.indexOf('\n') >= 0 ? slice(value, 0, value.t.indexOf('\n')) : value;
+    const fields: [number, number][] = [];
+    let i = 0;
+    while (i < line.t.length && white(line.t[i]!)) i++;
+    let start = i;
+    for (; i <= line.t.length; i++) {
+      const ch = line.t[i];
+      if (ch !== undefined && !isSep(ch)) continue;
+      fields.push([start, i]);
+      while (i + 1 < line.t.length && white(line.t[i + 1]!)) i++;
+      start = i + 1;
+    }
+    if (array) { this.arrays.set(array, fields.map(([a, b]) => slice(line, a, b))); return; }
+    names.forEach((n, k) => {
+      const f = fields[k];
+      const last = k === names.length - 1;
+      const v = !f ? sv() : last ? slice(line, f[0], line.t.length) : slice(line, f[0], f[1]);
+      this.vars.set(n, v);
+    });
+  }
 }

@@ -4,7 +4,7 @@
  * of the characters they came from (sval.ts).
  */
 import type { SNode } from './plainTree';
-import { substitute } from './substitution';
+import { echoed, substitute } from './substitution';
 import { append, computed, FIELD_SEP, lit, push, splitWords, sv, unresolved, type SV } from './sval';
 import { own } from '../../../shared/lookup';
 
@@ -48,6 +48,8 @@ export class Expander {
         return computed(n === undefined ? this.text(node) : String(n), this.at(node), this.end(node), n === undefined);
       }
       case 'command_substitution': {
+        const e = echoed(this, node);
+        if (e) return e;
         const v = substitute(this, node);
         return computed(v ?? this.text(node), this.at(node), this.end(node), v === undefined);
       }

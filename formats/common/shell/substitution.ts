@@ -1,11 +1,12 @@
 /**
  * The few command substitutions a launch script uses to find its own files, read without running anything:
  * `$(pwd)`, `$(dirname "${BASH_SOURCE[0]}")`, `$(cd "$DIR/.." && pwd)`, `$(realpath X)` give a path relative to the
- * script's folder ("." for the folder itself), and `$(expr 16 / $N)` is integer arithmetic. Anything else stays
- * unresolved.
+ * script's folder ("." for the folder itself), `$(expr 16 / $N)` is integer arithmetic, and
+ * `$(echo "$ARGS" | tr '\n' ' ' | sed 's/  \+/ /g')` is the echoed text (filters that only change whitespace leave
+ * the words as they are). Anything else stays unresolved.
  */
 import type { SNode } from './plainTree';
-import { unresolved, type SV } from './sval';
+import { append, lit, unresolved, type SV } from './sval';
 
 export interface SubstEnv {
   expand(node: SNode, quoted: boolean): SV;
@@ -77,4 +78,43 @@ export function substitute(env: SubstEnv, node: SNode): string | undefined {
   if ((name === 'realpath' || name === 'readlink') && w.length >= 2) return known(env, w[w.length - 1]);
   if (name === 'expr') return expr(env, w.slice(1));
   return undefined;
+}
+
+/** A `tr` / `sed` / `xargs` filter that only changes whitespace (so the words it passes on are unchanged). */
+function whitespaceFilter(env: SubstEnv, cmd: SNode): boolean {
+  if (cmd.type !== 'command') return false;
+  const w = words(cmd);
+  const name = w[0] ? env.text(w[0]) : '';
+  const args = w.slice(1).map((a) => known(env, a));
+  if (args.some((a) => a === undefined)) return false;
+  const blank = (a: string) => /^(?:\s|\\[ntr]|\[:space:\]|\[:blank:\])*$/.test(a);
+  if (name === 'tr') return args.length >= 1 && args.every((a) => a === '-s' || a === '-d' || blank(a!));
+  if (name === 'xargs') return args.length === 0;
+  if (name === 'sed') {
+    // s/<whitespace regex>/<spaces>/[g]
+    return args.length === 1 && /^s(.)(?:\s|\\[ntrs]|\\?\+|\*|\[[ \t]*\]|\[:space:\])+\1 *\1g?$/.test(args[0]!);
+  }
+  return false;
+}
+
+/**
+ * `$(echo WORDS | filters…)` where every filter only changes whitespace: the echoed words, newlines as spaces, each
+ * character still pointing at where it was written. Undefined for anything else.
+ */
+export function echoed(env: SubstEnv, node: SNode): SV | undefined {
+  const inner = node.nk.filter((k) => k.type !== 'comment');
+  if (inner.length !== 1 || inner[0]!.type !== 'pipeline') return undefined;
+  const cmds = inner[0]!.nk.filter((k) => k.type !== 'comment');
+  const echo = cmds[0];
+  if (!echo || echo.type !== 'command') return undefined;
+  const w = words(echo);
+  if (!w[0] || env.text(w[0]) !== 'echo' || cmds.length < 2 || !cmds.slice(1).every((c) => whitespaceFilter(env, c))) return undefined;
+  const args = w.slice(1).filter((a) => !/^-[neE]+$/.test(env.text(a)));
+  const out = lit('', 0);
+  args.forEach((a, i) => {
+    if (i) append(out, lit(' ', 0));
+    append(out, env.expand(a, true));
+  });
+  out.t = out.t.replace(/[\n\t]/g, ' ');
+  return out;
 }

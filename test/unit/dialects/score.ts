@@ -43,10 +43,23 @@ export function loadAnswers(): Record<string, AnswerKey> {
   return JSON.parse(readFileSync(join(FIXTURES, 'answers.json'), 'utf8')) as Record<string, AnswerKey>;
 }
 
-interface Split { readonly heldOut: string[]; readonly heldOutProjects?: string[] }
+interface Split { readonly heldOut: string[]; readonly heldOutProjects?: string[]; readonly tiers?: Record<string, string[]> }
 
 function split(): Split {
   return JSON.parse(readFileSync(join(FIXTURES, 'split.json'), 'utf8')) as Split;
+}
+
+/**
+ * Fresh tiers, in the order they were added: files whose keys were written and committed before ShardLens was
+ * first run on them. The last one is the out-of-sample figure; earlier ones were used to fix the readers.
+ */
+export function freshTiers(): [string, Set<string>][] {
+  return Object.entries(split().tiers ?? {}).map(([name, files]) => [name, new Set(files)]);
+}
+
+/** Fixtures the development test does not score: the held-out third, the held-out projects and every fresh tier. */
+export function notDevelopment(): Set<string> {
+  return new Set([...heldOut(), ...freshTiers().flatMap(([, files]) => [...files])]);
 }
 
 /** Fixtures held out of reader tuning: the drawn third and every file of the held-out projects. */

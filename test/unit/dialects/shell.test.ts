@@ -45,6 +45,26 @@ describe('launch scripts: shell structure', () => {
     assert.equal(value(text, 'parallel.tp'), 4);
   });
 
+  test('a for loop over layouts is read once with its first item; read -r A B <<< "$X" splits on IFS', () => {
+    // bash(1): `for name in word …` binds name to each word in turn; `read` splits a here-string on IFS.
+    const text = 'CONFIGS=("2,4" "8,1")\nfor C in "${CONFIGS[@]}"; do\n  IFS=\',\' read -r TP PP <<< "$C"\n  torchrun pretrain_gpt.py --tensor-model-parallel-size $TP --pipeline-model-parallel-size $PP --num-layers 2\ndone\n';
+    assert.equal(value(text, 'parallel.tp'), 2);
+    assert.equal(value(text, 'parallel.pp'), 4);
+    // Without IFS, read splits on whitespace and the last name takes the rest of the line.
+    const ws = 'read -r MBS REST <<< "4 5 6"\ntorchrun pretrain_gpt.py --micro-batch-size $MBS --num-layers 2\n';
+    assert.equal(value(ws, 'training.microBatch'), 4);
+    // A loop over nothing runs nothing.
+    assert.equal(value('NONE=()\nfor x in "${NONE[@]}"; do torchrun pretrain_gpt.py --micro-batch-size 3; done\n', 'training.microBatch'), undefined);
+  });
+
+  test('$(echo "$ARGS" | tr \'\\n\' \' \' | sed \'s/  \\+/ /g\') is the echoed text; other pipelines stay unresolved', () => {
+    const text = 'ARGS="--micro-batch-size 2\n --num-layers 4"\nCMD="torchrun pretrain_gpt.py $(echo "$ARGS" | tr \'\\n\' \' \' | sed \'s/  \\+/ /g\')"\n$CMD\n';
+    assert.equal(value(text, 'training.microBatch'), 2);
+    assert.equal(value(text, 'model.layers'), 4);
+    const other = 'CMD="torchrun pretrain_gpt.py $(echo --micro-batch-size 2 | sed \'s/2/8/\')"\n$CMD\n';
+    assert.equal(value(other, 'training.microBatch'), undefined);
+  });
+
   test('export, ${VAR:-default}, arrays and $(expr …) arithmetic', () => {
     const text = 'export TP=${TP:-2}\nN=4\nARGS=(\n  --tensor-model-parallel-size $TP\n  # a comment inside the array\n  --micro-batch-size $(expr 16 / $N / 2)\n)\ntorchrun pretrain_gpt.py ${ARGS[@]}\n';
     assert.equal(value(text, 'parallel.tp'), 2);

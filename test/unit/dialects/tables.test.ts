@@ -12,12 +12,17 @@ import nemo from '../../../formats/nemo/keys.json';
 import openrlhf from '../../../formats/openrlhf/keys.json';
 import verl from '../../../formats/verl/keys.json';
 import slurm from '../../../formats/slurm/keys.json';
+import nemoRl from '../../../formats/nemo-rl/keys.json';
+import roll from '../../../formats/roll/keys.json';
+import easyr1 from '../../../formats/easyr1/keys.json';
+import llmFoundry from '../../../formats/llm-foundry/keys.json';
 import type { DialectTable } from '../../../formats/common/keyTable';
 import { isPlanPath } from '../../../shared/plan/paths';
 
 const TABLES: Record<string, DialectTable> = {
   'deepspeed-chat': dsChat as DialectTable, 'gpt-neox': gptNeox as DialectTable, 'hf-trainer': hfTrainer as DialectTable,
   'ray-actor': rayActor as DialectTable, nemo: nemo as DialectTable, openrlhf: openrlhf as DialectTable, verl: verl as DialectTable,
+  'nemo-rl': nemoRl as DialectTable, roll: roll as DialectTable, easyr1: easyr1 as DialectTable, 'llm-foundry': llmFoundry as DialectTable,
 };
 
 describe('dialect key tables', () => {

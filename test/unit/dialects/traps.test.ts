@@ -63,13 +63,15 @@ describe('look-alike keys are not read as training settings', () => {
     assert.equal(lora['lora.rank']?.value, 32);
   });
 
-  test('an explicit bf16: false / --bf16 False turns bf16 off; fp16 then decides', () => {
+  test('an explicit bf16: false / --bf16 False turns bf16 off; fp16 then decides, else fp32', () => {
     const y = parseConfig('file:///ws/f.yaml', 'model_name_or_path: org/m\nper_device_train_batch_size: 2\nbf16: false\nfp16: true\n').facts;
     assert.equal(y['training.precision']?.value, 'fp16-mixed');
+    // TrainingArguments with bf16=False and fp16=False (its default) trains in fp32 (transformers/training_args.py).
     const off = parseConfig('file:///ws/g.yaml', 'model_name_or_path: org/m\nper_device_train_batch_size: 2\nbf16: false\n').facts;
-    assert.equal(off['training.precision'], undefined);
+    assert.equal(off['training.precision']?.value, 'fp32');
     const flag = parseConfig('file:///ws/h.sh', 'deepspeed train.py --per_device_train_batch_size 2 --bf16 False --model_max_length 512\n', 'megatron-script').facts;
-    assert.equal(flag['training.precision'], undefined);
+    assert.equal(flag['training.precision']?.value, 'fp32');
+    assert.equal(flag['training.precision']?.source.kind, 'explicit');
     assert.equal(flag['training.seqLen']?.value, 512);
   });
 

@@ -1,0 +1,75 @@
+/**
+ * Megatron-Bridge recipe overrides on a launch line (`python scripts/training/run_recipe.py --recipe … train.micro_batch_size=2
+ * model.tensor_model_parallel_size=4 …`): each `section.field=value` of the ConfigContainer sections that hold the
+ * layout and batch (model, train, dataset, ddp, dist, optimizer, mixed_precision) becomes the Megatron flag of the same
+ * name, as the Bridge override YAML does (megatron/yaml.ts), and is read by the Megatron flag table.
+ */
+import type { Found } from '../common/keyTable';
+import type { Invocation, SourceMap } from '../common/shell/commandLine';
+import { unresolved } from '../common/shell/sval';
+import type { FactSink } from '../common/sink';
+import { applyMegatronArgs, type FlagArg } from './args';
+
+/** ConfigContainer sections whose fields are Megatron arguments under their flag names. */
+const SECTIONS = /^(model|train|dataset|ddp|dist|optimizer|mixed_precision)\./;
+/** Sections only Megatron-Bridge has (verl and NeMo 2 spell theirs data./trainer./actor_rollout_ref.). */
+const BRIDGE_ONLY = /^(train|dataset|ddp|dist|validation|checkpoint|logger|scheduler|rng)\./;
+const OTHER = /^(actor_rollout_ref|critic|trainer|data|algorithm|reward_model)\./;
+
+/** True when the overrides are Megatron-Bridge's (some Bridge-only section, none of verl's). */
+export function isBridgeOverrides(found: ReadonlyMap<string, Found>, program: string): boolean {
+  const keys = [...found.keys()];
+  if (keys.some((k) => OTHER.test(k))) return false;
+  return /run_recipe\.py|megatron[-_]bridge/i.test(program) || keys.some((k) => BRIDGE_ONLY.test(k));
+}
+
+/** run_recipe.py's short flags (scripts/training/run_recipe.py) and their Megatron names. */
+const SHORT: Readonly<Record<string, string>> = {
+  '-tp': '--tensor-model-parallel-size', '-pp': '--pipeline-model-parallel-size', '-cp': '--context-parallel-size',
+  '-vp': '--virtual-pipeline-model-parallel-size', '-ep': '--expert-model-parallel-size', '-etp': '--expert-tensor-parallel-size',
+  '-gb': '--global-batch-size', '-mb': '--micro-batch-size', '-sl': '--seq-length',
+};
+
+/**
+ * A Megatron-Bridge launch: the overrides and run_recipe.py's flags (-tp/--tensor_model_parallel_size, -gb, -sl …)
+ * as Megatron flags, `--mode lora|dora` as LoRA; what neither sets is the recipe's, left to the resolver's assumptions.
+ */
+export function applyBridge(s: FactSink, inv: Invocation, found: ReadonlyMap<string, Found>, flags: readonly FlagArg[], map: SourceMap): void {
+  const named = flags.filter((a) => a.flag !== '--model');
+  // Single-dash short flags (-tp 2) are not `--flag value` pairs; read them with the word after them.
+  inv.args.forEach((w, i) => {
+    const long = SHORT[w.t];
+    const v = inv.args[i + 1];
+    if (!long || !v) return;
+    const k = map.of(w);
+    named.push({ flag: long, value: v.t, flagRange: k.range, valueRange: map.of(v).range, unresolved: unresolved(v), uri: k.uri });
+  });
+  applyMegatronArgs(s, [...named, ...bridgeArgs(found)], { modelDefaults: false, defaults: false });
+  const mode = flags.find((a) => a.flag === '--mode');
+  if (mode?.value && /^(lora|dora)$/.test(mode.value) && !mode.unresolved) s.explicit('lora.enabled', true, { key: '--mode', keyRange: mode.flagRange, valueRange: mode.valueRange, uri: mode.uri });
+  s.derived('launch.dialect', 'megatron-bridge', `recipe overrides of ${inv.program}`);
+  s.derived('engine', 'megatron', 'Megatron-Bridge trains with Megatron-core');
+  const recipe = flags.find((a) => a.flag === '--recipe' || a.flag === '--model')?.value;
+  s.diag('recipe-values', 'info', `Values these overrides do not set come from the Megatron-Bridge recipe${recipe ? ` "${recipe}"` : ''}, which ShardLens does not read; they are listed as assumptions.`, undefined);
+}
+
+/** The overrides as Megatron flags (`train.micro_batch_size=2` → `--micro-batch-size 2`). */
+export function bridgeArgs(found: ReadonlyMap<string, Found>): FlagArg[] {
+  const args: FlagArg[] = [];
+  for (const [key, f] of found) {
+    if (!SECTIONS.test(key)) continue;
+    const field = key.slice(key.lastIndexOf('.') + 1);
+    // dataset.* holds only the sequence length the model also states; its other fields are not Megatron flags.
+    if (key.startsWith('dataset.') && field !== 'seq_length') continue;
+    if (key.split('.').length > 2 && !key.startsWith('model.')) continue;
+    const value = f.value === undefined || f.value === null ? undefined : String(f.value);
+    const flag = `--${field.replace(/_/g, '-')}`;
+    const base = { flagRange: f.keyRange, valueRange: f.valueRange, unresolved: f.unresolved, uri: f.uri };
+    if (value !== undefined && /^(true|false)$/i.test(value)) {
+      if (value.toLowerCase() === 'true') args.push({ flag, ...base });
+      continue;
+    }
+    args.push({ flag, value, ...base });
+  }
+  return args;
+}

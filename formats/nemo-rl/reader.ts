@@ -1,0 +1,56 @@
+/**
+ * NeMo-RL YAML (examples/configs, recipes/llm): the policy's batch, sequence and precision, and the layout of the worker
+ * that trains it, DTensor (FSDP2) by default or Megatron-core with megatron_cfg.enabled, read through keys.json.
+ * A recipe names its base with `defaults:`; only what the file itself states is read.
+ */
+import nemoRl from './keys.json';
+import { applyTable, interpolatingGetter, type DialectTable } from '../common/keyTable';
+import type { FactSink } from '../common/sink';
+import { locOf } from '../common/read';
+import { toBool } from '../common/text';
+import { at, type KNode } from '../common/tree';
+
+const TABLE = nemoRl as DialectTable;
+const WHY = 'NeMo-RL DTensor policy worker: FSDP2 fully_shard (nemo_rl/models/policy/dtensor_policy_worker.py)';
+
+/** NeMo-RL: the enabled policy worker's layout, batch, sequence, precision and cluster. */
+export function readNemoRl(s: FactSink, root: KNode | undefined): void {
+  if (!root || root.kind !== 'map') return;
+  const flag = (p: string) => { const e = at(root, p); return e ? toBool(e.value.value) : undefined; };
+  const megatron = flag('policy.megatron_cfg.enabled') === true;
+  const base = interpolatingGetter(root);
+  applyTable(s, TABLE, (k) => ((k.startsWith('policy.megatron_cfg.') && !megatron) || (k.startsWith('policy.dtensor_cfg.') && megatron) ? undefined : base(k)));
+  if (megatron) {
+    const on = at(root, 'policy.megatron_cfg.enabled')!;
+    s.explicit('engine', 'megatron', locOf(on, 'policy.megatron_cfg.enabled'));
+    const ac = at(root, 'policy.megatron_cfg.activation_checkpointing');
+    const gran = at(root, 'policy.megatron_cfg.recompute_granularity');
+    if (ac && toBool(ac.value.value) !== undefined) {
+      const g = gran && (gran.value.value === 'selective' || gran.value.value === 'full') ? gran.value.value : 'full';
+      s.explicit('training.recompute', toBool(ac.value.value) ? g : 'none', locOf(ac, 'policy.megatron_cfg.activation_checkpointing'));
+    }
+    const peft = at(root, 'policy.megatron_cfg.peft.enabled');
+    if (peft && toBool(peft.value.value) === true) s.explicit('lora.enabled', true, locOf(peft, 'policy.megatron_cfg.peft.enabled'));
+    else delete s.facts['lora.rank'];
+    const stage = s.facts['parallel.sharding.stage'];
+    if (stage) s.facts['parallel.sharding.style'] = { ...stage, value: stage.value === 1 ? 'megatron-distopt' : 'ddp' };
+    s.default('parallel.sharding.style', 'ddp', 'Megatron-core DDP without use_distributed_optimizer');
+  } else {
+    const en = at(root, 'policy.dtensor_cfg.enabled');
+    if (en && toBool(en.value.value) === true) {
+      s.explicit('parallel.sharding.style', 'fsdp2', locOf(en, 'policy.dtensor_cfg.enabled'));
+      s.explicit('parallel.sharding.stage', 3, locOf(en, 'policy.dtensor_cfg.enabled'));
+    } else {
+      s.default('parallel.sharding.style', 'fsdp2', WHY);
+      s.default('parallel.sharding.stage', 3, WHY);
+    }
+    s.derived('engine', 'fsdp2', WHY);
+    const lora = at(root, 'policy.dtensor_cfg.lora_cfg.enabled');
+    if (lora && toBool(lora.value.value) === true) s.explicit('lora.enabled', true, locOf(lora, 'policy.dtensor_cfg.lora_cfg.enabled'));
+    else delete s.facts['lora.rank'];
+    if (s.has('parallel.sharding.offloadParams')) s.facts['parallel.sharding.offloadOptimizer'] = { ...s.facts['parallel.sharding.offloadParams']! };
+  }
+  const g = s.num('cluster.gpusPerNode');
+  const n = s.num('cluster.nodes');
+  if (g && n) s.derived('cluster.worldSize', g * n, 'NeMo-RL: cluster.gpus_per_node × cluster.num_nodes');
+}
