@@ -106,6 +106,15 @@ function readKey(s: FactSink, root: KNode, key: string, spec: DsKey & { plan: Pl
   }
 }
 
+/** The table keys the loop reads (a plan input, not deprecated, not read by hand), found once. */
+const TABLE_KEYS: readonly (readonly [string, DsKey & { plan: PlanPath }])[] = Object.entries(DS_KEYS)
+  .filter((e): e is [string, DsKey & { plan: PlanPath }] => !!e[1].plan && e[1].read !== 'code' && !e[1].deprecated);
+
+/** DeepSpeed's defaults from the table, with their source, for every key the file leaves out. */
+const TABLE_DEFAULTS: readonly (readonly [PlanPath, FactValue, string])[] = TABLE_KEYS
+  .filter(([, spec]) => spec.default !== null && spec.default !== undefined)
+  .map(([key, spec]) => [spec.plan, spec.default as FactValue, `${DS}: ${key} ${JSON.stringify(spec.default)} (${dsSourceFile(key)})`]);
+
 /**
  * Reads a DeepSpeed config tree into facts, driven by the key table (formats/deepspeed/keys.json: each key's plan path,
  * type, minimum, "auto" filler and default); `label` prefixes key names (e.g. "deepspeed." for inline dicts). The keys
@@ -117,10 +126,10 @@ export function readDeepSpeed(s: FactSink, root: KNode | undefined, label = ''):
   const L = (k: string) => label + k;
   s.derived('parallel.sharding.style', 'deepspeed', 'DeepSpeed ZeRO');
   const zero = entry(root, 'zero_optimization');
-  for (const [key, spec] of Object.entries(DS_KEYS)) {
-    if (!spec.plan || spec.read === 'code' || spec.deprecated) continue;
-    if (key.startsWith('zero_optimization.') && zero?.value.kind !== 'map') continue;
-    readKey(s, root, key, spec as DsKey & { plan: PlanPath }, L);
+  const zeroMap = zero?.value.kind === 'map';
+  for (const [key, spec] of TABLE_KEYS) {
+    if (!zeroMap && key.startsWith('zero_optimization.')) continue;
+    readKey(s, root, key, spec, L);
   }
   const stage = readStage(s, zero, L);
   readLegacyOffload(s, zero);
@@ -133,10 +142,7 @@ export function readDeepSpeed(s: FactSink, root: KNode | undefined, label = ''):
   if (tp === 0) delete s.facts['parallel.tp'];
   if (entry(root, 'pipeline')) s.default('parallel.schedule', '1f1b', `${DS}: the pipeline engine always runs 1F1B (deepspeed/runtime/pipe/schedule.py)`);
   // DeepSpeed's defaults, from the table, for every key the file leaves out.
-  for (const [key, spec] of Object.entries(DS_KEYS)) {
-    if (!spec.plan || spec.read === 'code' || spec.deprecated || spec.default === null || spec.default === undefined) continue;
-    s.default(spec.plan, spec.default as FactValue, `${DS}: ${key} ${JSON.stringify(spec.default)} (${dsSourceFile(key)})`);
-  }
+  for (const [plan, value, detail] of TABLE_DEFAULTS) s.default(plan, value, detail);
   s.default('parallel.sharding.stage', 0, `${DS}: stage 0 (${dsSourceFile('zero_optimization')})`);
 }
 

@@ -11,15 +11,18 @@ import { walkFiles, defaultSkipDir, type WalkResult } from './walk';
 import type { ReadRoots } from './roots';
 
 /** Files that may reference another config: launchers, YAML/TOML configs, JSON. */
-export const SCAN_EXT = /\.(ya?ml|sh|bash|json|slurm|sbatch|toml)$/i;
+export const SCAN_EXT = /\.(ya?ml|sh|bash|json|conf|cfg|slurm|sbatch|toml)$/i;
 
-/** Names of `.json` files a text mentions: bare path components, and quoted names (which may hold spaces). */
-const JSON_NAME = /([^\s"'`=,;:(){}[\]<>|&$\\/]+\.json)(?![\w.])/gi;
-const QUOTED_JSON_NAME = /["']([^"'\n]*\.json)["']/gi;
+/**
+ * Names of DeepSpeed config files a text mentions (`.json`, and the `.conf` / `.cfg` some projects save them as):
+ * bare path components, and quoted names (which may hold spaces).
+ */
+const JSON_NAME = /([^\s"'`=,;:(){}[\]<>|&$\\/]+\.(?:json|conf|cfg))(?![\w.])/gi;
+const QUOTED_JSON_NAME = /["']([^"'\n]*\.(?:json|conf|cfg))["']/gi;
 
-/** Basenames of the JSON files a text mentions (the only files it can reference as a DeepSpeed config). */
+/** Basenames of the config files a text mentions (the only files it can reference as a DeepSpeed config). */
 export function mentionedJsonNames(text: string): string[] {
-  if (!/\.json/i.test(text)) return [];
+  if (!/\.(json|conf|cfg)/i.test(text)) return [];
   const out = new Set<string>();
   for (const m of text.matchAll(JSON_NAME)) out.add(m[1]);
   for (const m of text.matchAll(QUOTED_JSON_NAME)) out.add(basename(m[1]));

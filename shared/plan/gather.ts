@@ -29,6 +29,11 @@ const bool = (f: Facts, p: PlanPath): boolean | undefined => {
 
 const HF = 'HF Trainer default (transformers/training_args.py)';
 
+/** The source of a value taken from a setting, named by its contributed id. */
+export function fromSetting(id: SettingId): InputSource {
+  return { kind: 'setting', detail: id };
+}
+
 /** Records what gathering needs to report: sources of stated values, assumptions and problems. */
 export class Gathered {
   readonly sources: Partial<Record<PlanPath, InputSource>> = {};
@@ -58,13 +63,13 @@ function gatherCluster(g: Gathered, ctx: ResolveContext): { worldSize: number; g
   let gpn = g.num('cluster.gpusPerNode');
   let nodes = g.num('cluster.nodes');
   let world = g.num('cluster.worldSize');
-  if ((S.worldSize ?? 0) > 0) { world = S.worldSize!; g.sources['cluster.worldSize'] = { kind: 'setting', detail: 'shardlens.worldSize' }; }
+  if ((S.worldSize ?? 0) > 0) { world = S.worldSize!; g.sources['cluster.worldSize'] = fromSetting('shardlens.worldSize'); }
   const mp0 = (num(f, 'parallel.tp') ?? 1) * (num(f, 'parallel.pp') ?? 1) * (num(f, 'parallel.cp') ?? 1);
   const dpFact = num(f, 'parallel.dp');
   if (!world && gpn && nodes) world = gpn * nodes;
   if (!world && dpFact) { world = dpFact * mp0; g.sources['cluster.worldSize'] = { kind: 'derived', detail: `DP ${dpFact} × TP·PP·CP ${mp0} from the file` }; }
-  if (!gpn && (S.gpusPerNode ?? 0) > 0) { gpn = S.gpusPerNode!; g.sources['cluster.gpusPerNode'] = { kind: 'setting', detail: 'shardlens.cluster.gpusPerNode' }; }
-  if (!nodes && (S.nodes ?? 0) > 0) { nodes = S.nodes!; g.sources['cluster.nodes'] = { kind: 'setting', detail: 'shardlens.cluster.nodes' }; }
+  if (!gpn && (S.gpusPerNode ?? 0) > 0) { gpn = S.gpusPerNode!; g.sources['cluster.gpusPerNode'] = fromSetting('shardlens.cluster.gpusPerNode'); }
+  if (!nodes && (S.nodes ?? 0) > 0) { nodes = S.nodes!; g.sources['cluster.nodes'] = fromSetting('shardlens.cluster.nodes'); }
   if (!world && gpn && nodes) { world = gpn * nodes; g.sources['cluster.worldSize'] = { kind: 'setting', detail: 'shardlens.cluster.nodes × shardlens.cluster.gpusPerNode' }; }
   if (!world) {
     const unit = gpn ?? 8;
@@ -87,7 +92,7 @@ function gatherGpu(g: Gathered, ctx: ResolveContext): GpuSpec | undefined {
   const lookup = (n: string) => ctx.lookupGpu?.(n) ?? findGpu(n);
   let gpu = name ? lookup(name) : undefined;
   if (name && !gpu) g.problems.push({ code: 'unknown-gpu', severity: 'warning', message: `Unknown GPU "${name}"; using H100 SXM.`, paths: ['cluster.gpu'] });
-  if (gpu) g.sources['cluster.gpu'] = S.gpu ? { kind: 'setting', detail: 'shardlens.cluster.gpu' } : g.facts['cluster.gpuName']?.source ?? { kind: 'setting', detail: 'shardlens.cluster.gpu' };
+  if (gpu) g.sources['cluster.gpu'] = S.gpu ? fromSetting('shardlens.cluster.gpu') : g.facts['cluster.gpuName']?.source ?? fromSetting('shardlens.cluster.gpu');
   else { gpu = lookup('h100-sxm'); g.assume('cluster.gpu', gpu?.name ?? 'H100 SXM', 'no GPU type in the file or settings: assumed H100 SXM 80GB', 'shardlens.cluster.gpu', 'shardlens.selectCluster'); }
   return gpu;
 }
@@ -104,7 +109,7 @@ function gatherBatch(g: Gathered, microSetting: number | undefined): { microBatc
   const auto = (p: PlanPath) => g.facts[p]?.value === 'auto';
   if (m === undefined && B === undefined && microSetting && microSetting >= 1) {
     m = microSetting;
-    g.sources['training.microBatch'] = { kind: 'setting', detail: 'shardlens.microBatch' };
+    g.sources['training.microBatch'] = fromSetting('shardlens.microBatch');
   }
   if (m === undefined && auto('training.microBatch')) { m = 8; g.assume('training.microBatch', 8, `train_micro_batch_size_per_gpu "auto" with no referencing file: ${HF} per_device_train_batch_size 8`, 'shardlens.microBatch'); }
   if (gas === undefined && auto('training.gradAccum')) { gas = 1; g.assume('training.gradAccum', 1, `gradient_accumulation_steps "auto" with no referencing file: ${HF} gradient_accumulation_steps 1`); }

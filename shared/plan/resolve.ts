@@ -10,7 +10,7 @@ import type { ClusterCorrection } from './calibration';
 import type { ClusterProfile } from '../hardware/profile';
 import { derivePlan } from './derive';
 import { factEntries, type ConfigFacts, type Fact, type FactValue } from './facts';
-import { Gathered, gatherInput, str, type Facts } from './gather';
+import { fromSetting, Gathered, gatherInput, str, type Facts } from './gather';
 import type { PlanPath } from './paths';
 import { hasInlineModel, modelFromFacts } from './resolveModel';
 import type { GpuSpec, InputSource, ModelSpec, Plan, Problem } from './types';
@@ -188,7 +188,7 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
     model = fallback.model;
     g.assume('model', fallback.name, named ? `"${named}" is not bundled and has no config.json in the workspace: assumed ${fallback.name}` : `no model named by the file: assumed ${fallback.name}`, 'shardlens.model', 'shardlens.selectModel');
   }
-  if (!seqLen && (S.seqLen ?? 0) > 0) { seqLen = S.seqLen!; g.sources['training.seqLen'] = { kind: 'setting', detail: 'shardlens.seqLen' }; }
+  if (!seqLen && (S.seqLen ?? 0) > 0) { seqLen = S.seqLen!; g.sources['training.seqLen'] = fromSetting('shardlens.seqLen'); }
   if (!seqLen) {
     seqLen = Math.min(model.maxPositions || 2048, 2048);
     g.assume('training.seqLen', seqLen, `no sequence length in the file: assumed ${seqLen} tokens`, 'shardlens.seqLen');

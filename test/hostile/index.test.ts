@@ -48,3 +48,15 @@ test('the index follows file events: a launcher created, changed and deleted aft
     ws.cleanup();
   }
 });
+
+test('a DeepSpeed config saved as .conf is found from the launcher that names it', () => {
+  const ws = workspace();
+  try {
+    ws.file('configs/stage3.conf', DS_AUTO);
+    const launcher = ws.file('scripts/train.sh', '#!/bin/bash\naccelerate launch --deepspeed_config_file configs/stage3.conf train.py\n');
+    const host = hostOf(ws);
+    assert.deepEqual(host.mentioning?.('stage3.conf').files, [launcher]);
+  } finally {
+    ws.cleanup();
+  }
+});
