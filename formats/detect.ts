@@ -5,6 +5,8 @@ import { baseName, LineIndex } from './common/text';
 import { at, entry, keys, type KNode } from './common/tree';
 import { tomlTree } from './common/tomlTree';
 import { yamlTree } from './common/yamlTree';
+import { mergeDefaults } from './common/defaults';
+import type { SourceReader } from './megatron/script';
 
 /** Texts longer than this are not parsed to detect their format (the cap of formats/index.ts). */
 const MAX_DETECT_CHARS = 256 * 1024;
@@ -62,6 +64,7 @@ function tableYaml(root: KNode): FormatId | undefined {
   if (has('policy') && ['policy.dtensor_cfg', 'policy.megatron_cfg', 'policy.train_global_batch_size', 'policy.max_total_sequence_length'].some((p) => at(root, p))) return 'nemo-rl';
   if (['sft_train', 'actor_train'].some((w) => at(root, `${w}.strategy_args`) || at(root, `${w}.training_args`))) return 'roll';
   if (at(root, 'worker.actor') && at(root, 'worker.rollout')) return 'easyr1';
+  if (at(root, 'actor_rollout_ref.actor') || at(root, 'actor_rollout_ref.rollout') || (at(root, 'model.partial_pretrain') && at(root, 'data.micro_batch_size_per_gpu'))) return 'verl';
   if (has('global_train_batch_size') || has('device_train_microbatch_size')) return 'llm-foundry';
   if ((at(root, 'distributed.fsdp_type') || at(root, 'distributed.dp_shard')) && (at(root, 'data.seq_len') || at(root, 'model.n_layers') || has('grad_acc_steps'))) return 'lingua';
   return undefined;
@@ -92,8 +95,12 @@ export function detectYaml(root: KNode | undefined): FormatId | undefined {
   return undefined;
 }
 
-/** Detects the format of a document; undefined when it is none ShardLens reads. */
-export function detectFormat(uri: string, text: string): FormatId | undefined {
+/**
+ * Detects the format of a document; undefined when it is none ShardLens reads. With `readSource`, a YAML file that
+ * is only overrides of the bases its `defaults:` names (a NeMo-RL recipe that changes the GPUs per node) is
+ * recognised by the merged config.
+ */
+export function detectFormat(uri: string, text: string, readSource?: SourceReader): FormatId | undefined {
   try {
     // Above the size cap nothing is parsed (parseConfig says why); detection by content would parse it all.
     if (text.length > MAX_DETECT_CHARS) return undefined;
@@ -115,7 +122,10 @@ export function detectFormat(uri: string, text: string): FormatId | undefined {
       if (entry(root, 'model') && (entry(root, 'training') || entry(root, 'parallelism') || entry(root, 'job'))) return 'torchtitan';
       return /\/train_configs\//.test(uri) ? 'torchtitan' : undefined;
     }
-    if (e === 'yaml' || e === 'yml') return detectYaml(yamlTree(text, li).root);
+    if (e === 'yaml' || e === 'yml') {
+      const root = yamlTree(text, li).root;
+      return detectYaml(root) ?? (readSource && entry(root, 'defaults') ? detectYaml(mergeDefaults(root, readSource).root) : undefined);
+    }
     if (['sh', 'bash', 'slurm', 'sbatch', ''].includes(e) || /^#!.*\b(ba)?sh\b/.test(text)) {
       return MEGATRON_TEXT.test(text) || LAUNCH_TEXT.test(text) ? 'megatron-script' : undefined;
     }

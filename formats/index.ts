@@ -67,7 +67,7 @@ export function parseConfig(uri: string, text: string, format?: FormatId, opts: 
     s.diag('too-large', 'error', tooLarge(typeof text === 'string' ? text.length : 0), undefined);
     return s.build();
   }
-  const detected = format ?? detectFormat(uri, text);
+  const detected = format ?? detectFormat(uri, text, opts.readSource);
   const fmt = detected ?? 'deepspeed';
   const s = new FactSink(fmt, uri);
   if (!detected && !/\.json$/i.test(uri)) {

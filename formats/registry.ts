@@ -43,6 +43,7 @@ import { readTorchtitan } from './torchtitan/reader';
 import { rewriteTorchtitan } from './torchtitan/rewriter';
 import torchtitanKeys from './torchtitan/keys.json';
 import verlKeys from './verl/keys.json';
+import { readVerlYaml } from './verl/yaml';
 import { readNemoRl } from './nemo-rl/reader';
 import nemoRlKeys from './nemo-rl/keys.json';
 import { readRoll, rollKeyDocs } from './roll/reader';
@@ -102,4 +103,5 @@ export const FORMATS: Readonly<Record<FormatId, FormatModule>> = {
   'llm-foundry': { syntax: 'yaml', read: tree(readLlmFoundry), keys: dialect(llmFoundryKeys) },
   lingua: { syntax: 'yaml', read: tree(readLingua), keys: dialect(linguaKeys) },
   picotron: { syntax: 'json', read: tree(readPicotron), keys: dialect(picotronKeys) },
+  verl: { syntax: 'yaml', read: tree(readVerlYaml), keys: dialect(verlKeys) },
 };

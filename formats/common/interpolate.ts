@@ -5,13 +5,26 @@
  * - `${a.b}` is absolute, from the root of the config;
  * - `${.b}` is relative to the node that holds the key (a sibling), and each further dot goes one level up
  *   (`${..b}` is a sibling of the parent);
- * - a list item is named by its index (`${a.0}`).
+ * - a list item is named by its index (`${a.0}`);
+ * - `${oc.select:path,default}` is the node at `path` (absolute or relative) when it exists, else the default
+ *   (verl's configs write `${oc.select:actor_rollout_ref.actor.ppo_mini_batch_size,256}`).
  * The value keeps the range where it is used, so hints point at the interpolation. Resolvers (`${oc.env:X}`,
  * `${mul:…}`), text around an interpolation and references that lead nowhere stay as written.
  */
 import type { KEntry, KNode } from './tree';
 
 const WHOLE = /^\$\{(\.*)([A-Za-z_][\w-]*(?:\.[\w-]+)*)\}$/;
+const SELECT = /^\$\{oc\.select:\s*(\.*[A-Za-z_][\w.-]*)\s*(?:,\s*([^{}]*?))?\s*\}$/;
+
+/** A default written in `${oc.select:path,default}`, as OmegaConf's grammar reads a primitive. */
+function literal(text: string): unknown {
+  const t = text.trim();
+  if (/^(null|~)?$/i.test(t)) return null;
+  if (/^true$/i.test(t)) return true;
+  if (/^false$/i.test(t)) return false;
+  if (/^[+-]?(\d[\d_]*\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(t)) return Number(t.replace(/_/g, ''));
+  return t.replace(/^(['"])(.*)\1$/, '$2');
+}
 /** Longest chain of interpolations followed (a → b → c …) before giving up, against cycles. */
 const MAX_CHAIN = 8;
 const MAX_DEPTH = 64;
@@ -64,6 +77,12 @@ function walk(node: KNode, chain: readonly KNode[], root: KNode, depth: number):
   if (depth > MAX_DEPTH) return node;
   if (node.kind === 'scalar') {
     if (typeof node.value !== 'string' || !node.value.includes('${')) return node;
+    const sel = SELECT.exec(node.value.trim());
+    if (sel) {
+      const hit = target(`\${${sel[1]}}`, chain, root, 0);
+      if (hit) return hit.kind === 'scalar' ? { ...node, value: hit.value } : hit;
+      return sel[2] === undefined ? { ...node, value: null } : { ...node, value: literal(sel[2]) };
+    }
     const t = target(node.value, chain, root, 0);
     if (!t) return node;
     // A scalar takes the value where it is used; a map or list is taken whole (its own ranges, its own file).

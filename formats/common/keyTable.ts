@@ -28,6 +28,8 @@ export interface DialectKey {
   readonly off?: FactValue;
   readonly map?: Readonly<Record<string, FactValue>>;
   readonly of?: readonly string[];
+  /** Values the framework takes for keys of `of` the file does not write (verl rollout.n 1); the first must be written. */
+  readonly defaults?: Readonly<Record<string, number>>;
   /** Further facts set when this key is read (e.g. the sharding style with a ZeRO stage). */
   readonly also?: Readonly<Record<string, FactValue>>;
   /** Only set the plan path when no other key set it (derived values such as prompt + response length). */
@@ -101,11 +103,13 @@ export function applyTable(s: FactSink, table: DialectTable, get: (key: string) 
     const plan = spec.plan;
     if (spec.ignore || !plan || !isPlanPath(plan)) continue;
     if (spec.type === 'sum' || spec.type === 'product') {
-      const parts = (spec.of ?? []).map(num);
+      const of = spec.of ?? [];
+      const parts = of.map((k, i) => num(k) ?? (i > 0 ? own(spec.defaults, k) : undefined));
       if (!parts.length || parts.some((n) => n === undefined) || (spec.fallback && s.has(plan))) continue;
       const n = spec.type === 'sum' ? parts.reduce((a, b) => a! + b!, 0)! : parts.reduce((a, b) => a! * b!, 1)!;
-      const where = get(spec.of![0]!);
-      s.derived(plan, n, `${spec.of!.join(spec.type === 'sum' ? ' + ' : ' × ')} = ${n}`, where ? { key: spec.of![0]!, keyRange: where.keyRange, valueRange: where.valueRange, uri: where.uri } : undefined);
+      const where = get(of[0]!);
+      const named = of.map((k, i) => (num(k) === undefined ? `${k} (default ${parts[i]})` : k));
+      s.derived(plan, n, `${named.join(spec.type === 'sum' ? ' + ' : ' × ')} = ${n}`, where ? { key: of[0]!, keyRange: where.keyRange, valueRange: where.valueRange, uri: where.uri } : undefined);
       read.push(key);
       continue;
     }

@@ -23,7 +23,7 @@ export const FLAG_TABLES: Readonly<Record<Exclude<FlagDialect, 'megatron'>, Dial
 /** Flags that name a dialect on their own (shared names such as --bf16 do not count). */
 const TELLS: Record<FlagDialect, RegExp> = {
   megatron: /^--(tensor[-_]model[-_]parallel[-_]size|num[-_]layers|micro[-_]batch[-_]size|global[-_]batch[-_]size|seq[-_]length|pipeline[-_]model[-_]parallel[-_]size|num[-_]attention[-_]heads|hidden[-_]size)$/,
-  'hf-trainer': /^--(per_device_train_batch_size|model_max_length|max_seq_length|cutoff_len|tuner_type|train_type|finetuning_type|lora_enable|deepspeed)$/,
+  'hf-trainer': /^--(per_device_train_batch_size|model_max_length|max_seq_length|cutoff_len|tuner_type|train_type|finetuning_type|lora_enable|deepspeed|deepspeed_stage)$/,
   'deepspeed-chat': /^--(zero_stage|actor_zero_stage|per_device_training_batch_size|max_seq_len|max_prompt_seq_len|lora_dim|actor_lora_dim)$/,
   openrlhf: /^--(micro_train_batch_size|train_batch_size|pretrain|prompt_max_len|ds\.|train\.|actor\.|data\.max_len|ring_attn_size|actor_num_gpus_per_node)/,
 };
@@ -93,9 +93,16 @@ export function applyDeepSpeedScript(s: FactSink, args: readonly FlagArg[], cwd:
 function fsdpOptions(s: FactSink, a: FlagArg | undefined): void {
   if (!a?.value || a.unresolved) return;
   const opts = a.value.toLowerCase().split(/[\s,]+/);
+  const loc = { key: a.flag, keyRange: a.flagRange, valueRange: a.valueRange, uri: a.uri };
+  if (opts.includes('fsdp2')) {
+    // ms-swift `--fsdp fsdp2`: its bundled FSDP2 preset (fully_shard with reshard_after_forward).
+    s.explicit('parallel.sharding.style', 'fsdp2', loc);
+    s.explicit('parallel.sharding.stage', 3, loc);
+    s.explicit('engine', 'fsdp2', loc);
+    return;
+  }
   const stage = opts.includes('shard_grad_op') ? 2 : opts.includes('no_shard') ? 0 : opts.some((o) => o === 'full_shard' || o === 'hybrid_shard') ? 3 : undefined;
   if (stage === undefined) return;
-  const loc = { key: a.flag, keyRange: a.flagRange, valueRange: a.valueRange, uri: a.uri };
   s.explicit('parallel.sharding.style', 'fsdp', loc);
   s.explicit('parallel.sharding.stage', stage, loc);
   if (opts.includes('hybrid_shard')) s.explicit('parallel.sharding.fsdpStrategy', 'HYBRID_SHARD', loc);

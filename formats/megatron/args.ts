@@ -93,9 +93,14 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
     s.explicit('model.mlpBias', false, locOfArg(nobias));
   }
   const fsdp = seen.get('--use-megatron-fsdp');
+  const torchFsdp = seen.get('--use-torch-fsdp2');
   const distopt = seen.get('--use-distributed-optimizer');
   const zero = seen.get('--zero-stage');
-  if (fsdp) {
+  if (torchFsdp && toBool(torchFsdp.value ?? 'true') !== false) {
+    // torch FSDP2 shards parameters, gradients and optimizer states (fully_shard; TorchFullyShardedDataParallel).
+    s.explicit('parallel.sharding.style', 'fsdp2', locOfArg(torchFsdp));
+    s.explicit('parallel.sharding.stage', 3, locOfArg(torchFsdp));
+  } else if (fsdp) {
     const strat = seen.get('--data-parallel-sharding-strategy');
     const stage = ({ no_shard: 0, optim: 1, optim_grads: 2, optim_grads_params: 3 } as Record<string, number>)[strat?.value ?? 'optim_grads_params'];
     s.explicit('parallel.sharding.style', 'fsdp', locOfArg(fsdp));

@@ -20,6 +20,7 @@ import { shellParser } from '../common/shell/treeSitter';
 import { readDeepSpeed } from '../deepspeed/reader';
 import { readLauncher } from '../launch/launcher';
 import rayActor from '../launch/ray-actor.json';
+import { readSedTemplates } from '../launch/sedTemplate';
 import { applyDeepSpeedScript, applyFlagDialect, flagDialect, isDeepSpeedScript, lookupFlags, recognised } from '../launch/trainerArgs';
 import { describeUnread } from '../launch/unread';
 import { applySlurm, sbatchCommand, sbatchDirectives, slurmEnv } from '../slurm/directives';
@@ -159,6 +160,7 @@ export function readMegatronScript(s: FactSink, original: string, li: LineIndex,
     if (args.length) applyMegatronArgs(s, args);
   }
   readHeredocJson(s, env.commands, li);
+  readSedTemplates(s, env.commands, readSource);
   applySlurm(s, slurm, perTask);
   if (!s.has('cluster.gpusPerNode')) readWorldVars(s, env, map);
   const g = s.num('cluster.gpusPerNode');

@@ -89,7 +89,7 @@ export function analyzeDocument(input: AnalyzeInput, host: LoaderHost, api: Core
     problems.push({ code: 'too-large', severity: 'warning', message: tooLarge(input.text.length), paths: [] });
     return { ...base, format: null };
   }
-  const format = guard(problems, 'detect the format', () => api.detectFormat(input.uri, input.text)) ?? null;
+  const format = guard(problems, 'detect the format', () => api.detectFormat(input.uri, input.text, overlay(host, input))) ?? null;
   if (!format || !enabled(format, input.settings)) return { ...base, format: null };
   const graph = guard(problems, 'read the file', () => api.load(input.uri, overlay(host, input), input.settings));
   const facts = graph?.files[0];

@@ -10,7 +10,7 @@ import { estimateMemory } from '../../shared/memory/estimate';
 import { estimateStepTime } from '../../shared/time/estimate';
 import { simulateStep } from '../../shared/sim/simulate';
 import { detectFormat, initFormats } from '../../formats/index';
-import { loadConfigGraph, modelLookup, type WorkspaceHost } from '../formats/workspace';
+import { detectWithHost, loadConfigGraph, modelLookup, type WorkspaceHost } from '../formats/workspace';
 import { resolvePlan, type FactOverrides } from '../../shared/plan/resolve';
 import { resolveSettings } from './resolveAdapter';
 
@@ -32,7 +32,8 @@ export interface LoadedGraph {
 
 /** Everything the server needs from formats and the core. No function may throw for bad input. */
 export interface CoreApi {
-  detectFormat(uri: string, text: string): FormatId | null;
+  /** The format of a document; with a host, also a YAML recipe recognised by the bases its `defaults:` names. */
+  detectFormat(uri: string, text: string, host?: LoaderHost): FormatId | null;
   /** Reads the document (through the host) and its references, and resolves the plan. */
   load(uri: string, host: LoaderHost, settings: ShardLensSettings): LoadedGraph;
   estimateMemory(plan: Plan): MemoryEstimate;
@@ -47,7 +48,7 @@ function uriOf(path: string): string {
 }
 
 export const realCore: CoreApi = {
-  detectFormat: (uri, text) => detectFormat(uri, text) ?? null,
+  detectFormat: (uri, text, host) => (host ? detectWithHost(uri, text, host) : detectFormat(uri, text)) ?? null,
   load(uri, host, settings) {
     const ctx = { settings: resolveSettings(settings), lookupModel: modelLookup(host) };
     const g = loadConfigGraph(uri, host, ctx);

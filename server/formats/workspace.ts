@@ -207,6 +207,14 @@ function sourceReader(path: string, host: WorkspaceHost, deps: string[]): Source
   };
 }
 
+/**
+ * The format of a file as the loader will read it: also a YAML file that is only overrides of the bases its
+ * `defaults:` names (found like sourced files; formats/detect.ts).
+ */
+export function detectWithHost(pathOrUri: string, text: string, host: WorkspaceHost): FormatId | undefined {
+  return detectFormat(pathOrUri, text, sourceReader(toPath(pathOrUri), host, []));
+}
+
 const REFERENCED: Partial<Record<ConfigReference['kind'], { format?: FormatId; what: string }>> = {
   deepspeed: { format: 'deepspeed', what: 'DeepSpeed config' },
   accelerate: { format: 'accelerate', what: 'Accelerate config' },

@@ -27,7 +27,8 @@ export type FormatId =
   | 'easyr1'
   | 'llm-foundry'
   | 'lingua'
-  | 'picotron';
+  | 'picotron'
+  | 'verl';
 
 export type FactValue = number | string | boolean | readonly number[];
 

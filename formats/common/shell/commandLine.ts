@@ -6,7 +6,7 @@
 import type { TextRange } from '../../../shared/plan/types';
 import type { LineIndex } from '../text';
 import type { EvalCommand, Segment } from './evaluate';
-import { span, splitWords, unresolved, type SV } from './sval';
+import { slice, span, splitWords, unresolved, type SV } from './sval';
 
 /** One `--flag [value]` argument; ranges point into `uri` when it is set (a sourced file), else the script. */
 export interface FlagArg {
@@ -41,7 +41,7 @@ export class SourceMap {
 }
 
 /** Flags that take no value in any dialect ShardLens reads (so the next word is not taken as their value). */
-const SWITCHES = /^--(bf16|fp16|deepspeed|gradient[_-]checkpointing|offload|adam[_-]offload|packing[_-]samples|flash[_-]attn|use[_-]|no[_-]|enable[_-]|disable[_-]|only[_-]optimize[_-]lora|colocate|load[_-]checkpoint|apply[_-]chat[_-]template|do[_-]train|do[_-]eval|overwrite|plot[_-]loss|trust[_-]remote[_-]code|lazy|normalize|sequence[_-]parallel|swiglu|untie|group[_-]query|finetune|mock[_-]data|recompute[_-]activations|checkpoint[_-]activations|multi[_-]latent|qk[_-]layernorm|vllm[_-]enable|deepspeed[_-]enable|enforce|ds\.(packing|enable)|actor\.gradient|model\.gradient|train\.colocate|ckpt\.(save_hf|load_enable)|data\.apply|algo\.kl\.use|algo\.dynamic_filtering_enable|vllm\.(enforce|enable))/;
+const SWITCHES = /^--(bf16$|fp16$|deepspeed$|gradient[_-]checkpointing|offload|adam[_-]offload|packing[_-]samples|flash[_-]attn|use[_-]|no[_-]|enable[_-]|disable[_-]|only[_-]optimize[_-]lora|colocate|load[_-]checkpoint|apply[_-]chat[_-]template|do[_-]train|do[_-]eval|overwrite|plot[_-]loss|trust[_-]remote[_-]code|lazy|normalize|sequence[_-]parallel$|swiglu|untie|group[_-]query|finetune|mock[_-]data|recompute[_-]activations|checkpoint[_-]activations|multi[_-]latent|qk[_-]layernorm|vllm[_-]enable|deepspeed[_-]enable|enforce|ds\.(packing|enable)|actor\.gradient|model\.gradient|train\.colocate|ckpt\.(save_hf|load_enable)|data\.apply|algo\.kl\.use|algo\.dynamic_filtering_enable|vllm\.(enforce|enable))/;
 
 /** `--flag value` pairs of a word list; `takesValue` decides for a flag followed by a non-flag word. */
 export function toArgs(words: readonly SV[], map: SourceMap, takesValue: (flag: string, next: string) => boolean = defaultTakes): FlagArg[] {
@@ -82,12 +82,33 @@ export function base(w: string): string {
 }
 
 /** Flattens `bash -c "…"` / `sh -c "…"` wrappers into words. */
+/** A launcher or trainer at the start of a command (what `bash -c "set -e; cd x; torchrun …"` runs for training). */
+const LAUNCHES = /^\s*(\S+=\S*\s+)*(torchrun|deepspeed|accelerate|srun|python3?|uv\s+run|\$\w+|\S*\.sh)\b/;
+
+/**
+ * The command of a `bash -c` script that launches: a script of several commands (lines, `;`, `&&`) runs its setup
+ * first (`set -euo pipefail`, `export …`, `cd …`), so the last command that starts a launcher is the one read.
+ */
+function launchPart(v: SV): SV {
+  if (!/[\n;&]/.test(v.t)) return v;
+  const cuts: number[] = [0];
+  // A separator inside an expansion kept as written (`$(a && b)`) does not end a command.
+  for (const m of v.t.matchAll(/\n|;|&&/g)) if (!v.u[m.index!]) cuts.push(m.index!, m.index! + m[0].length);
+  cuts.push(v.t.length);
+  let best: SV | undefined;
+  for (let k = 0; k + 1 < cuts.length; k += 2) {
+    const part = slice(v, cuts[k]!, cuts[k + 1]!);
+    if (LAUNCHES.test(part.t)) best = part;
+  }
+  return best ?? v;
+}
+
 export function flatten(words: readonly SV[]): SV[] {
   const out: SV[] = [];
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
-    if (w.t === '-c' && i > 0 && ['bash', 'sh'].includes(base(words[i - 1]!.t)) && words[i + 1]) {
-      out.push(...splitWords(words[i + 1]!, true));
+    if (/^-\w*c$/.test(w.t) && i > 0 && ['bash', 'sh'].includes(base(words[i - 1]!.t)) && words[i + 1]) {
+      out.push(...splitWords(launchPart(words[i + 1]!), true));
       i++;
     } else out.push(w);
   }

@@ -19,6 +19,11 @@ export interface EvalCommand {
   readonly env?: ReadonlyMap<string, SV>;
   /** Folder the script had `cd`ed into when the command ran (relative to the script's folder, "" for itself). */
   readonly cwd: string;
+  /**
+   * The commands of one redirected pipeline share its number and the file it writes (`sed … tmpl.json | sed … >
+   * ds.json`): what a script generates from a template.
+   */
+  readonly pipe?: { readonly id: number; readonly output?: string };
 }
 
 /** A file read by `source`/`.`/`sbatch`: its URI, text and top-level statements. */
@@ -61,8 +66,17 @@ export class ShellEnv extends Expander {
       case 'redirected_statement': {
         const body = node.body;
         const hd = node.nk.find((c) => c.type === 'heredoc_redirect');
-        if (body?.type === 'command') this.command(body, hd ?? undefined, node.nk.find((c) => c.type === 'file_redirect'));
-        else if (body) this.run(body, depth + 1);
+        const out = node.nk.find((c) => c.type === 'file_redirect');
+        if (body?.type === 'command') this.command(body, hd ?? undefined, out);
+        else if (body) this.redirectedPipeline(body, out, depth);
+        return;
+      }
+      case 'pipeline': {
+        // `a | b > f` parses as a pipeline whose last command carries the redirect: the pipeline writes f.
+        const last = node.nk[node.nk.length - 1];
+        const out = last?.type === 'redirected_statement' ? last.nk.find((c) => c.type === 'file_redirect') : undefined;
+        if (out) { this.redirectedPipeline(node, out, depth, true); return; }
+        for (const c of node.nk) this.run(c, depth + 1);
         return;
       }
       case 'function_definition': return;
@@ -100,6 +114,19 @@ export class ShellEnv extends Expander {
       default:
         for (const c of node.nk) this.run(c, depth + 1);
     }
+  }
+
+  /** A pipeline whose output goes to a file: its commands are marked with one number and that file. */
+  private redirectedPipeline(body: SNode, out: SNode | undefined, depth: number, children = false): void {
+    const from = this.commands.length;
+    if (children) for (const c of body.nk) this.run(c, depth + 1);
+    else this.run(body, depth + 1);
+    const dest = out && /^>/.test(this.text(out)) ? out.nk[out.nk.length - 1] : undefined;
+    const target = dest ? this.expand(dest, true) : undefined;
+    // The file name may hold values set at run time (a GPU count): the pipeline still writes it.
+    if (!target || this.commands.length === from) return;
+    const pipe = { id: from, output: target.t };
+    for (let i = from; i < this.commands.length; i++) this.commands[i] = { ...this.commands[i]!, pipe };
   }
 
   /** The truth of an `if`/`while` condition (a test, or a list of them), undefined when unknown. */

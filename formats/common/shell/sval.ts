@@ -96,7 +96,8 @@ export function splitWords(v: SV, all = false): SV[] {
   let start = -1;
   for (let i = 0; i <= v.t.length; i++) {
     const ch = v.t[i];
-    const sep = ch === undefined || ch === FIELD_SEP || ((all || v.s[i]) && /\s/.test(ch));
+    // An expansion that could not be evaluated (`$(cmd …)` kept as written) stays one word, as it would be one value.
+    const sep = ch === undefined || ch === FIELD_SEP || ((all || v.s[i]) && /\s/.test(ch) && !v.u[i]);
     if (sep) {
       if (start >= 0) out.push(slice(v, start, i));
       start = -1;
