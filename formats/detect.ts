@@ -14,7 +14,7 @@ const MAX_DETECT_CHARS = 256 * 1024;
 const DS_NAME = /^(ds_config.*|ds_z[0-3].*config.*|zero[0-3].*|zero_stage[0-3].*config.*|.*deepspeed.*)\.json$/i;
 const MEGATRON_TEXT = /pretrain_[a-z0-9_]*\.py|--tensor-model-parallel-size|--num-layers\b|--num-attention-heads|--per_device_train_batch_size|--deepspeed[ =]\S+\.json/;
 /** A launch script: a launcher, a trainer CLI, a Slurm directive or a sourced script (launch dialects, issue 12). */
-const LAUNCH_TEXT = /(^|[\s;(`"'])(torchrun|deepspeed|srun|sbatch|mpirun|accelerate\s+launch|python3?\s+(-u\s+)?(-m\s+\S+|\S+\.py)|swift\s+(sft|pt|rlhf)|megatron\s+(sft|pt|rlhf)|llamafactory-cli\s+train|tune\s+run|ray\s+job\s+submit)\b|^#SBATCH\s|^\s*(source|\.)\s+\S+\.sh\b/m;
+const LAUNCH_TEXT = /(^|[\s;(`"'])(torchrun|deepspeed|srun|sbatch|mpirun|accelerate\s+launch|python3?\s+(-u\s+)?(-m\s+\S+|\S+\.py)|swift\s+(sft|pt|rlhf)|megatron\s+(sft|pt|rlhf)|llamafactory-cli\s+train|tune\s+run|ray\s+job\s+submit)\b|^#SBATCH\s|^\s*(\w+=\S*\s+)*(source|\.)\s+\S+\.sh\b/m;
 
 function ext(name: string): string {
   const i = name.lastIndexOf('.');
@@ -86,8 +86,9 @@ export function detectYaml(root: KNode | undefined): FormatId | undefined {
   if (has('ConfigContainer') || (has('model_config') && has('train_config')) || (has('MODEL_ARGS') && keys(entry(root, 'MODEL_ARGS')?.value).some((k) => k.startsWith('--')))) return 'megatron-yaml';
   if (has('model') && has('train') && (has('ddp') || has('dist') || has('mixed_precision') || has('scheduler'))
     && (at(root, 'model.tensor_model_parallel_size') !== undefined || at(root, 'model.seq_length') !== undefined || at(root, 'train.micro_batch_size') !== undefined || at(root, 'train.train_iters') !== undefined)) return 'megatron-yaml';
-  const comp = at(root, 'model._component_')?.value.value;
-  if (typeof comp === 'string' && comp.startsWith('torchtune.')) return 'torchtune';
+  // torchtune recipes name their builders by `_component_` (model, or policy_model / tokenizer in the PPO recipes).
+  const comp = (k: string) => at(root, `${k}._component_`)?.value.value;
+  if (['model', ...keys(root)].some((k) => { const c = comp(k); return typeof c === 'string' && c.startsWith('torchtune.'); })) return 'torchtune';
   if (at(root, 'train.micro_batch_size') && (has('checkpoint_dir') || has('model_name') || has('precision') || has('devices'))) return 'litgpt';
   if (isGptNeox(root)) return 'gpt-neox';
   if (isHfTrainerYaml(root)) return 'hf-trainer';
