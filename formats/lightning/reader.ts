@@ -4,6 +4,7 @@ import { locOf, readBool, readNum, readStr } from '../common/read';
 import { optimizerOf, precisionOf } from '../common/maps';
 import { toNumber } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
+import { readHfModel } from '../hf-config/reader';
 
 function precision(s: FactSink, root: KNode, path: string): void {
   const e = at(root, path);
@@ -21,8 +22,9 @@ export function readLightning(s: FactSink, root: KNode | undefined): void {
   if (dev) s.derived('cluster.worldSize', dev * (nodes ?? 1), 'Lightning: devices × num_nodes');
   readNum(s, root, 'trainer.accumulate_grad_batches', 'training.gradAccum', { int: true, min: 1 });
   s.default('training.gradAccum', 1, 'Lightning default: accumulate_grad_batches 1 (lightning/pytorch/trainer/trainer.py)');
+  nemoModel(s, root);
   const st = at(root, 'trainer.strategy');
-  const name = st?.value.kind === 'scalar' ? String(st.value.value) : readStr(root, 'trainer.strategy.class_path') ?? '';
+  const name = st?.value.kind === 'scalar' ? String(st.value.value) : readStr(root, 'trainer.strategy.class_path') ?? readStr(root, 'trainer.strategy._target_') ?? '';
   if (!st) return;
   const l = locOf(st, 'trainer.strategy');
   const m = /deepspeed_stage_(\d)(_offload)?/.exec(name);
@@ -40,6 +42,19 @@ export function readLightning(s: FactSink, root: KNode | undefined): void {
     s.explicit('parallel.sharding.style', 'ddp', l);
     s.explicit('parallel.sharding.stage', 0, l);
   }
+}
+
+/**
+ * NeMo's Lightning models that are not Megatron (BERT from text, ASR, TTS): the training dataset's per-GPU batch
+ * (`model.train_ds.batch_size`, each rank builds its own DataLoader), the sequence length (`model.max_seq_length`)
+ * and a language model given as a Hugging Face config block (`model.language_model.config`).
+ */
+function nemoModel(s: FactSink, root: KNode): void {
+  readNum(s, root, 'model.train_ds.batch_size', 'training.microBatch', { int: true, min: 1 });
+  const len = at(root, 'model.max_seq_length') ? 'model.max_seq_length' : 'model.train_ds.max_seq_length';
+  if (typeof at(root, len)?.value.value === 'number') readNum(s, root, len, 'training.seqLen', { int: true, min: 1 });
+  const lm = at(root, 'model.language_model.config');
+  if (lm?.value.kind === 'map') readHfModel(s, lm.value, 'model.language_model.config.');
 }
 
 /** LitGPT finetune/pretrain YAML; the strategy is FSDP full shard with block checkpointing (litgpt/finetune/full.py). */

@@ -118,7 +118,18 @@ function readTrainer(s: FactSink, inv: Invocation, args: FlagArg[], map: SourceM
     applyMegatronArgs(s, renamed);
     return;
   }
-  applyFlagDialect(s, dialect, args, inv.command.cwd);
+  applyFlagDialect(s, dialect, swiftRlArgs(inv, args), inv.command.cwd);
+}
+
+/**
+ * ms-swift `swift rlhf` with an online RL type: "In PPO, GRPO, GKD and inference scenarios, `max_length` refers to
+ * `max_prompt_length`" (ms-swift docs, Command-line-parameters), so the trained sequence is it plus
+ * `--max_completion_length`.
+ */
+function swiftRlArgs(inv: Invocation, args: FlagArg[]): FlagArg[] {
+  const type = args.filter((a) => a.flag === '--rlhf_type').pop()?.value;
+  if (inv.program !== 'swift rlhf' || !type || !/^(grpo|ppo|gkd)$/.test(type)) return args;
+  return args.map((a) => (a.flag === '--max_length' ? { ...a, flag: '--max_prompt_length' } : a));
 }
 
 /** Reads a launch script into facts. Requires `initShellParser()` to have completed. */

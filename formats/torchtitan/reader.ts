@@ -35,8 +35,9 @@ export function readTorchtitan(s: FactSink, root: KNode | undefined): void {
 
   const par = (k: string, old: string[]) => first(root, [`parallelism.${k}`, ...old]);
   const deg = (k: string, old: string[], path: PlanPath) => { const p = par(k, old); return p ? readNum(s, root, p, path, { int: true, min: 1 }) : undefined; };
-  deg('tensor_parallel_degree', ['training.tensor_parallel_degree'], 'parallel.tp');
-  deg('pipeline_parallel_degree', ['experimental.pipeline_parallel_degree'], 'parallel.pp');
+  // The first layouts put the degrees under [training]; torchtrain (torchtitan's first name) called TP sequence_parallel_degree.
+  deg('tensor_parallel_degree', ['training.tensor_parallel_degree', 'training.sequence_parallel_degree'], 'parallel.tp');
+  deg('pipeline_parallel_degree', ['experimental.pipeline_parallel_degree', 'training.pipeline_parallel_degree'], 'parallel.pp');
   deg('context_parallel_degree', ['experimental.context_parallel_degree'], 'parallel.cp');
   deg('expert_parallel_degree', [], 'parallel.ep');
   deg('expert_tensor_parallel_degree', [], 'parallel.etp');

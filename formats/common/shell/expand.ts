@@ -92,7 +92,7 @@ export class Expander {
       if (cs > pos) append(v, this.stringContent(this.src.slice(pos, cs), pos));
       // tree-sitter-bash puts a line continuation before `$X` inside a string into the expansion node (`" \\\n  $X"`):
       // that text is string content, not part of the variable.
-      const lead = c.type === 'simple_expansion' ? this.text(c).indexOf('$') : 0;
+      const lead = c.type === 'simple_expansion' || c.type === 'expansion' ? this.text(c).indexOf('$') : 0;
       if (lead > 0) append(v, this.stringContent(this.text(c).slice(0, lead), cs));
       append(v, c.type === 'string_content' || c.type === 'heredoc_content' ? this.stringContent(this.text(c), cs) : this.expand(c, quoted));
       pos = this.end(c);

@@ -6,7 +6,7 @@
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { initFormats } from '../../../formats/index';
 import { FIXTURES, freshTiers, heldOut, loadAnswers, notDevelopment, scoreFixture, type AnswerKey } from './score';
@@ -33,6 +33,12 @@ describe('real launcher configs: every stated value read (development set)', () 
     // The seeded third is drawn from the files that are neither fresh nor from a held-out project.
     const drawn = names.filter((n) => !fresh.has(n));
     assert.ok(held.size >= drawn.length / 4 && held.size <= drawn.length / 2.5, `${held.size} held out of ${drawn.length}`);
+  });
+  test('the first, untouched run of the newest fresh tier is recorded (npm run bench prints it as the out-of-sample figure)', () => {
+    const runs = JSON.parse(readFileSync(join(FIXTURES, 'first-runs.json'), 'utf8')) as Record<string, { correct: number; total: number }>;
+    const newest = freshTiers().at(-1)?.[0];
+    assert.ok(newest && runs[newest], `no first run recorded for ${newest}`);
+    assert.ok(runs[newest]!.total > 0 && runs[newest]!.correct <= runs[newest]!.total);
   });
   for (const [fixture, key] of Object.entries(answers) as [string, AnswerKey][]) {
     if (skipped.has(fixture)) continue;

@@ -125,3 +125,39 @@ describe('YAML families', () => {
     assert.equal(f['training.microBatch']?.value, 2);
   });
 });
+
+describe('readers fixed after the fresh set 3 measurement', () => {
+  before(async () => { await initFormats(); });
+
+  test('torchtitan first layouts: [training] pipeline_parallel_degree; torchtrain sequence_parallel_degree is its TP', () => {
+    const old = '[model]\nname = "llama"\nflavor = "7B"\n[training]\nbatch_size = 8\nseq_len = 2048\ndata_parallel_degree = -1\ntensor_parallel_degree = 2\npipeline_parallel_degree = 4\n';
+    const f = parseConfig('file:///ws/train_configs/llama_7b.toml', old).facts as Facts;
+    assert.equal(f['parallel.pp']?.value, 4);
+    assert.equal(f['parallel.pp']?.source.kind, 'explicit');
+    const tt = parseConfig('file:///ws/torchtrain/train_configs/train_config.toml', old.replace('tensor_parallel_degree', 'sequence_parallel_degree')).facts as Facts;
+    assert.equal(tt['parallel.tp']?.value, 2);
+  });
+
+  test('NeMo Lightning models (not Megatron): model.train_ds.batch_size, model.max_seq_length, a Hugging Face config block', () => {
+    // NeMo examples/nlp/language_modeling/conf/bert_pretraining_from_text_config.yaml: batch_size "per GPU".
+    const text = 'trainer:\n  devices: 1\n  num_nodes: 1\n  precision: 16\n  strategy:\n    _target_: lightning.pytorch.strategies.DDPStrategy\nmodel:\n  max_seq_length: 128\n  language_model:\n    config:\n      hidden_size: 768\n      num_attention_heads: 12\n      num_hidden_layers: 12\n  train_ds:\n    batch_size: 16\n';
+    const f = parseConfig('file:///ws/bert.yaml', text).facts as Facts;
+    assert.equal(f['training.microBatch']?.value, 16);
+    assert.equal(f['training.seqLen']?.value, 128);
+    assert.equal(f['model.layers']?.value, 12);
+    assert.equal(f['parallel.sharding.stage']?.value, 0);
+    assert.equal(f['parallel.sharding.stage']?.source.kind, 'explicit');
+  });
+
+  test('ms-swift GRPO: --max_length is the prompt, the sequence adds --max_completion_length (Command-line-parameters.md)', () => {
+    const line = (type: string) => `NPROC_PER_NODE=4 swift rlhf --rlhf_type ${type} --model Qwen/Qwen3-4B --max_length 2048 --max_completion_length 8192 --per_device_train_batch_size 4\n`;
+    assert.equal(sh(line('grpo'), 'training.seqLen'), 10240);
+    // For DPO the same flag is the whole sequence.
+    assert.equal(sh(line('dpo'), 'training.seqLen'), 2048);
+  });
+
+  test('"… $WORKER_STR ${DIR}/x.py": the space before ${DIR} in a string stays (the --num_gpus value is 4, not "4./x.py")', () => {
+    const text = 'DIR=.\nWORKER_STR="--num_nodes 1 --num_gpus 4"\nrun_cmd="deepspeed --master_port 29700 $WORKER_STR ${DIR}/pretrain_gpt.py --num-layers 2"\neval ${run_cmd}\n';
+    assert.equal(sh(text, 'cluster.gpusPerNode'), 4);
+  });
+});
