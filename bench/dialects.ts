@@ -47,7 +47,11 @@ function outOfSample(out: Figures, tiers: readonly string[]): void {
   for (const f of CORE_FIELDS) { const v = r.perField?.[f]; if (v) out[`${label}:   ${f}`] = pct(v[0], v[1]); }
   if (r.other) out[`${label}: other stated values`] = pct(r.other[0], r.other[1]);
   if (r.byDialect) out[`${label}: by dialect`] = r.byDialect;
-  if (r.tunedSince) out[`${name}: note`] = 'used to fix the readers after its first run: the current figure below is seen, not out of sample';
+  for (const [t, e] of Object.entries(runs).reverse()) {
+    if (t === name || t.startsWith('$')) continue;
+    out[`earlier first run: ${t} (untouched, ${e.commit})`] = pct(e.correct, e.total);
+  }
+  for (const [t, e] of Object.entries(runs)) if (e.tunedSince) out[`${t}: note`] = 'used to fix the readers after its first run: its current figure is seen, not out of sample';
 }
 
 export async function benchDialects(): Promise<Figures> {
