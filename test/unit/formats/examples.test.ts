@@ -15,6 +15,7 @@ const ROOT = resolve(__dirname, '../../../examples');
 const FOLDER: Record<string, FormatId> = {
   deepspeed: 'deepspeed', megatron: 'megatron-script', torchtitan: 'torchtitan', accelerate: 'accelerate', axolotl: 'axolotl',
   llamafactory: 'llamafactory', nanotron: 'nanotron', torchtune: 'torchtune', litgpt: 'litgpt', hf: 'hf-config',
+  lingua: 'lingua', picotron: 'picotron',
 };
 
 const host = {
