@@ -38,7 +38,7 @@ export function readTorchtitan(s: FactSink, root: KNode | undefined): void {
   // The first layouts put the degrees under [training]; torchtrain (torchtitan's first name) called TP sequence_parallel_degree.
   deg('tensor_parallel_degree', ['training.tensor_parallel_degree', 'training.sequence_parallel_degree'], 'parallel.tp');
   deg('pipeline_parallel_degree', ['experimental.pipeline_parallel_degree', 'training.pipeline_parallel_degree'], 'parallel.pp');
-  deg('context_parallel_degree', ['experimental.context_parallel_degree'], 'parallel.cp');
+  const cp = deg('context_parallel_degree', ['experimental.context_parallel_degree'], 'parallel.cp') ?? 1;
   deg('expert_parallel_degree', [], 'parallel.ep');
   deg('expert_tensor_parallel_degree', [], 'parallel.etp');
   const rep = deg('data_parallel_replicate_degree', ['training.data_parallel_replicate_degree'], 'parallel.dpReplicate') ?? 1;
@@ -56,13 +56,17 @@ export function readTorchtitan(s: FactSink, root: KNode | undefined): void {
   s.default('parallel.schedule', '1f1b', `${TT}: pipeline_parallel_schedule 1F1B`);
 
   s.default('parallel.sharding.style', 'fsdp2', `${TT}: FSDP2 fully_shard over the shard dimension`);
-  s.derived('parallel.sharding.stage', shard === 1 ? 0 : 3, shard === 1 ? 'torchtitan: data_parallel_shard_degree 1 (no sharding)' : 'torchtitan: FSDP2 shards parameters, gradients and optimizer states');
+  // torchtitan applies fully_shard when FSDP or CP is enabled, over the flattened dp_shard × cp mesh
+  // (torchtitan/models/llama3/infra/parallelize.py: `if parallel_dims.fsdp_enabled or parallel_dims.cp_enabled`).
+  const unsharded = shard === 1 && cp <= 1;
+  s.derived('parallel.sharding.stage', unsharded ? 0 : 3, unsharded ? 'torchtitan: data_parallel_shard_degree 1 and no CP (no sharding)'
+    : shard === 1 ? 'torchtitan: FSDP2 shards over dp_shard × cp even with data_parallel_shard_degree 1' : 'torchtitan: FSDP2 shards parameters, gradients and optimizer states');
   const rs = at(root, 'parallelism.fsdp_reshard_after_forward');
   // "default" (reshard unless PP) is derived by derivePlan from the pipeline degree; "always" / "never" are stated.
   const rsv = rs ? String(rs.value.value) : 'default';
   if (rs && (rsv === 'always' || rsv === 'never')) s.explicit('parallel.sharding.reshardAfterForward', rsv === 'always', locOf(rs, 'parallelism.fsdp_reshard_after_forward'));
   // FSDP2 reshard_after_forward=False keeps parameters gathered through the step: ZeRO-2 (SHARD_GRAD_OP).
-  if (rs && rsv === 'never' && shard !== 1) s.explicit('parallel.sharding.stage', 2, locOf(rs, 'parallelism.fsdp_reshard_after_forward'));
+  if (rs && rsv === 'never' && !unsharded) s.explicit('parallel.sharding.stage', 2, locOf(rs, 'parallelism.fsdp_reshard_after_forward'));
   const off = readBool(s, root, 'training.enable_cpu_offload', 'parallel.sharding.offloadParams', (b) => (b ? 'cpu' : 'none'));
   if (off !== undefined) readBool(s, root, 'training.enable_cpu_offload', 'parallel.sharding.offloadOptimizer', (b) => (b ? 'cpu' : 'none'));
 
@@ -78,6 +82,13 @@ export function readTorchtitan(s: FactSink, root: KNode | undefined): void {
   s.default('training.precision', 'bf16-mixed', `${TT}: mixed_precision_param bfloat16 with fp32 parameters`);
   readBool(s, root, first(root, ['compile.enable', 'training.compile']) ?? 'compile.enable', 'training.compile');
   s.default('training.compile', false, `${TT}: compile.enable false (eager)`);
+  // The loss is compiled when compile.components names "loss" (torchtitan/components/loss.py build_cross_entropy_loss);
+  // without the key the loss is taken as eager, as torchtitan ran it before build_loss_fn compiled it (PR #1033, 2025).
+  const comps = at(root, 'compile.components');
+  if (comps && comps.value.kind === 'list' && s.value('training.compile') === true) {
+    const names = (comps.value.items ?? []).map((i) => String(i.value));
+    s.explicit('training.lossFusion', names.includes('loss') ? 'compiled' : 'none', locOf(comps, 'compile.components'));
+  }
   const on = readStr(root, 'optimizer.name');
   const oe = at(root, 'optimizer.name');
   if (on && oe && optimizerOf(on)) s.explicit('training.optimizer', optimizerOf(on)!, locOf(oe, 'optimizer.name'));

@@ -97,11 +97,15 @@ export function embeddingActivationBytes(x: ActivationShape): number {
 }
 
 /**
- * Last stage, once: final-norm input and output-projection input (B·sbh each, ÷t with SP) plus fp32 logits 4·s·b·V/t
- * (Korthikanti §4.2.3: 4sbh/t·(1 + v/h)).
+ * Last stage, once: the final-norm input and the output-projection input, B·sbh each, both ÷t with SP when the head
+ * re-gathers its sequence-parallel input in backward (Megatron, Korthikanti §4.2.3: the 4sbh/t term of
+ * 4sbh/t·(1 + v/h)); a DTensor ColwiseParallel head (torchtitan) saves the all-gathered input, B·sbh whole.
+ * The logits and the loss: shared/memory/loss.ts.
  */
-export function logitsBytes(x: ActivationShape, vocab: number): number {
-  return (2 * x.actBytes * x.sLocal * x.b * x.h) / (x.sp ? x.tp : 1) + (4 * x.sLocal * x.b * vocab) / x.tp;
+export function outputLayerInputBytes(x: ActivationShape, headSavesGathered = false): number {
+  const sbh = x.actBytes * x.sLocal * x.b * x.h;
+  const split = x.sp ? x.tp : 1;
+  return sbh / split + (headSavesGathered ? sbh : sbh / split);
 }
 
 /**

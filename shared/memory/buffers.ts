@@ -22,6 +22,16 @@ export function gatheredParameterBytes(
 }
 
 /**
+ * FSDP2's root module (embedding, final norm and LM head outside the blocks) is not resharded after forward: its
+ * parameters stay gathered in the param dtype from the forward to the end of the backward
+ * (torch/distributed/fsdp/_fully_shard/_fsdp_state.py: the root's post-forward reshard is skipped). Root parameters
+ * per rank: Ψ_root = embedding + final norm + LM head of the stage (a tied head counts once, shared/model/rankParams.ts).
+ */
+export function fsdp2RootBytes(rootParams: number, gatherBytes: number): number {
+  return rootParams * gatherBytes;
+}
+
+/**
  * Communication buckets. PyTorch DDP with gradient_as_bucket_view=False (the default) copies every gradient into its
  * all-reduce buckets: Ψ·b_grad ("the saved memory size will be equal to the total gradients size", DDP docs).
  * DeepSpeed ZeRO-1/2: (reduce + allgather bucket)·2 B, ×4.5 with overlap_comm (DeepSpeed config docs: "5e8 × 2 Bytes

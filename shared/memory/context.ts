@@ -4,10 +4,13 @@
  */
 import { loraLayerParams, paddedVocabSize } from '../model/params';
 import { kvHeadsPerRank, layersOfStage as layersOfStageCount, rankParts } from '../model/rankParams';
-import type { ModelSpec, OffloadTarget, Plan, PipelineSchedule, RecomputeKind, ShardingStyle } from '../plan/types';
+import type { ModelImpl, ModelSpec, OffloadTarget, Plan, PipelineSchedule, PrecisionRegime, RecomputeKind, ShardingStyle } from '../plan/types';
 import type { ActivationShape } from './activations';
 import { adafactorBytesPerParam } from './modelStates';
-import { activationBytesOf, dtypeBytes, masterBytesOf, optimizerBytesPerParam, paramBytesOf } from './dtypes';
+import { activationBytesOf, dtypeBytes, optimizerBytesPerParam, paramBytesOf } from './dtypes';
+import { modelImplOf, precisionRegimeOf } from './engine';
+import { lossImplOf, type LossImpl } from './loss';
+import { regimeBytes } from './regime';
 
 /** Everything the per-stage computation reads. Mutable so the fast path can refill one instance. */
 export interface MemoryContext extends ActivationShape {
@@ -23,6 +26,10 @@ export interface MemoryContext extends ActivationShape {
   embedRank: number; positions: number; finalNorm: number; headRank: number;
   loraPerLayer: number; lora: boolean; baseBytes: number;
   paramB: number; gradB: number; masterB: number; optB: number; accum: boolean; fp8: boolean;
+  /** Bytes of a parameter (and of its unsharded gradient) while gathered by FSDP/ZeRO-3 (FSDP2's param dtype). */
+  gatherB: number;
+  /** How the engine keeps the precision, what the model saves, how the loss is computed (shared/memory/engine.ts, loss.ts). */
+  regime: PrecisionRegime; impl: ModelImpl; loss: LossImpl;
   /** ZeRO divisors of dense and expert states, and the stage the states are sharded at. */
   nd: number; ne: number; zstage: number; style: ShardingStyle;
   reshard: boolean; prefetch: number; maxLive: number; reduceBucket: number; allgatherBucket: number; overlap: boolean;
@@ -60,7 +67,10 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   c.lora = plan.lora !== undefined;
   c.loraPerLayer = plan.lora ? loraLayerParams(model, plan.lora) : 0;
   c.baseBytes = plan.lora ? dtypeBytes(plan.lora.baseDtype) : paramBytesOf(t.precision);
-  c.paramB = paramBytesOf(t.precision); c.gradB = dtypeBytes(t.gradDtype); c.masterB = masterBytesOf(t.precision);
+  // Bytes per parameter as the engine's precision regime keeps them (shared/memory/regime.ts).
+  c.regime = precisionRegimeOf(plan); c.impl = modelImplOf(plan); c.loss = lossImplOf(c.impl, t.lossFusion, p.tp);
+  const rb = regimeBytes(c.regime, t.precision);
+  c.paramB = rb.param; c.gradB = rb.grad ?? dtypeBytes(t.gradDtype); c.masterB = rb.master; c.gatherB = rb.gathered;
   c.optB = t.optimizer === 'adafactor'
     ? adafactorBytesPerParam(model) * (t.precision === 'bf16' ? 0.5 : 1)
     : optimizerBytesPerParam(t.optimizer, model.hiddenSize, t.precision === 'bf16' ? 2 : 4);

@@ -159,6 +159,19 @@ function toStageMemory(c: MemoryContext, s: StageNumbers, label: Labeller, cache
   return {
     stage: s.stage, kind: kindOf(s, c.pp), layers: s.layers, parametersPerRank: clean(s.paramsPerRank), inFlightMicrobatches: clean(s.inFlight),
     terms, modelStatesBytes: clean(s.modelStates), activationBytes: clean(s.activationTotal),
-    peakAllocatedBytes: clean(s.allocated), peakReservedBytes: clean(s.reserved),
+    peakAllocatedBytes: clean(s.allocated), peakReservedBytes: clean(s.reserved), peaks: categoryPeaks(s),
+  };
+}
+
+/**
+ * torch's categories (MemTracker: tensors made in forward are activations, the recomputation included; tensors made in
+ * backward that are not gradients are temporaries) with the peak of each on its own, for the fake-tensor oracle.
+ */
+function categoryPeaks(s: StageNumbers): NonNullable<StageMemory['peaks']> {
+  const saved = s.inFlight * s.layerActPerMicrobatch + s.embeddingActivations;
+  return {
+    parameters: clean(s.parameters + s.gatheredParameters), gradients: clean(s.gradients + s.gradAccumBuffer),
+    optimizer: clean(s.optimizerStates + s.masterWeights), activations: clean(saved + Math.max(s.lossForward, s.working)),
+    temporaries: clean(s.lossBackwardNew), other: clean(s.commBuffers), total: clean(s.allocated - s.cudaContext),
   };
 }

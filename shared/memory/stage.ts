@@ -9,9 +9,10 @@
  */
 import { moeLayersIn } from '../model/params';
 import {
-  embeddingActivationBytes, inFlightMicrobatchCount, logitsBytes, recomputeWorkingBytes, stageLayerActivationBytes,
+  embeddingActivationBytes, inFlightMicrobatchCount, outputLayerInputBytes, recomputeWorkingBytes, stageLayerActivationBytes,
 } from './activations';
-import { commBufferBytes, cudaContextBytes, fragmentationBytes, gatheredParameterBytes } from './buffers';
+import { commBufferBytes, cudaContextBytes, fragmentationBytes, fsdp2RootBytes, gatheredParameterBytes } from './buffers';
+import { lossBackwardBytes, lossForwardBytes, lossSavedBytes } from './loss';
 import type { MemoryContext } from './context';
 import {
   fp8WeightCacheBytes, gradAccumBufferBytes, gradientBytes, masterWeightBytes, optimizerStateBytes, parameterBytes,
@@ -30,6 +31,8 @@ export interface StageNumbers {
   parameters: number; gradients: number; optimizerStates: number; masterWeights: number; gradAccumBuffer: number;
   fp8WeightCache: number;
   activations: number; embeddingActivations: number; logits: number;
+  /** Last stage: output-layer inputs + the loss's forward copies; the tensors its backward adds; recomputation working set. */
+  lossForward: number; lossBackwardNew: number; working: number;
   gatheredParameters: number; commBuffers: number; cudaContext: number; fragmentation: number;
   /** Bytes this rank keeps in host memory (offload). */
   hostBytes: number;
@@ -41,7 +44,7 @@ export function newStageNumbers(): StageNumbers {
   return {
     stage: 0, layers: 0, moeLayers: 0, first: false, last: false, paramsPerRank: 0, trainablePerRank: 0, unitParams: 0,
     inFlight: 0, layerActPerMicrobatch: 0, embeddingActPerMicrobatch: 0, parameters: 0, gradients: 0, optimizerStates: 0, masterWeights: 0, gradAccumBuffer: 0, fp8WeightCache: 0,
-    activations: 0, embeddingActivations: 0, logits: 0, gatheredParameters: 0, commBuffers: 0, cudaContext: 0,
+    activations: 0, embeddingActivations: 0, logits: 0, lossForward: 0, lossBackwardNew: 0, working: 0, gatheredParameters: 0, commBuffers: 0, cudaContext: 0,
     fragmentation: 0, hostBytes: 0, modelStates: 0, activationTotal: 0, allocated: 0, reserved: 0,
   };
 }
@@ -95,10 +98,13 @@ export function computeStageStates(c: MemoryContext, stage: number, start: numbe
     parameters = 0;
   }
   const perLayerUnit = c.attnRank + Math.max(c.denseMlpRank, nMoe > 0 ? c.moeDenseRank + c.expertRank : 0);
-  const unitParams = Math.max(layers > 0 ? perLayerUnit : 0, first ? c.embedRank : 0, last ? c.headRank : 0);
+  // FSDP2 wraps each block; the embedding and head belong to the root group, counted on its own (fsdp2RootBytes).
+  const unitParams = c.style === 'fsdp2' && layers > 0 ? perLayerUnit : Math.max(layers > 0 ? perLayerUnit : 0, first ? c.embedRank : 0, last ? c.headRank : 0);
   const stageParams = dense + expert + lora;
+  const gatherB = c.lora ? c.baseBytes : c.gatherB;
   const gatheredParameters = z >= 3
-    ? gatheredParameterBytes(c.style, unitParams, stageParams, c.lora ? c.baseBytes : c.paramB, c.lora ? 0 : c.gradB, c.reshard, c.prefetch, c.maxLive)
+    ? gatheredParameterBytes(c.style, unitParams, stageParams, gatherB, c.lora ? 0 : gatherB, c.reshard, c.prefetch, c.maxLive)
+      + (c.style === 'fsdp2' ? fsdp2RootBytes((first ? c.embedRank + c.positions : 0) + (last ? c.finalNorm + c.headRank : 0), gatherB) : 0)
     : 0;
   const commBuffers = commBufferBytes(c.style, z, c.lora ? lora : stageParams, c.gradB, c.reduceBucket, c.allgatherBucket, c.overlap);
   const modelStates = parameters + gradients + optimizerStates + masterWeights + gradAccumBuffer;
@@ -118,14 +124,19 @@ export function computeStageActivations(c: MemoryContext, o: StageNumbers, layer
   const stage = o.stage, layers = o.layers, nMoe = o.moeLayers, first = o.first, last = o.last;
   const inFlight = inFlightMicrobatchCount(c.schedule, c.pp, c.vpp, c.m, stage);
   const working = recomputeWorkingBytes(c, c.recompute, layers, nMoe > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn);
-  const activations = inFlight * layerAct + working;
+  // The loss's copies of the logits live only around the loss; the recomputation working set only in the layers'
+  // backward, after them. The peak holds the larger of the two (the other is shown as 0 at that moment).
+  const lossParts = last ? lossPartBytes(c) : undefined;
+  const loss = lossParts ? lossParts.peak : 0;
+  const activations = inFlight * layerAct + (working > loss ? working : 0);
   const embAct = first ? embeddingActivationBytes(c) : 0;
   const embeddingActivations = inFlight * embAct;
-  const logits = last ? logitsBytes(c, c.vocab) : 0;
+  const logits = working > loss ? 0 : loss;
   const activationTotal = activations + embeddingActivations + logits;
   const tensors = o.modelStates + o.fp8WeightCache + activationTotal + o.gatheredParameters + o.commBuffers;
   const cudaContext = cudaContextBytes(c.ctxBytes);
   const fragmentation = fragmentationBytes(tensors, c.frag);
+  o.lossForward = lossParts ? lossParts.forward : 0; o.lossBackwardNew = lossParts ? lossParts.backwardNew : 0; o.working = working;
   o.inFlight = inFlight; o.layerActPerMicrobatch = layerAct; o.embeddingActPerMicrobatch = embAct;
   o.activations = activations; o.embeddingActivations = embeddingActivations; o.logits = logits;
   o.cudaContext = cudaContext; o.fragmentation = fragmentation; o.activationTotal = activationTotal;
@@ -142,4 +153,17 @@ export function stageLayerActs(c: MemoryContext, layers: number, moeLayers: numb
   // A kind with no layers adds nothing (skipped: dense models never pay for the MoE width).
   const dense = layers > moeLayers ? stageLayerActivationBytes(c, layers - moeLayers, c.recompute, rDense) : 0;
   return moeLayers > 0 ? dense + stageLayerActivationBytes(c, moeLayers, c.recompute, c.recomputeLayers - rDense, c.moeFfn) : dense;
+}
+
+/**
+ * The last stage's output layer and loss: the output layer's saved inputs (final norm input, head input) with the
+ * loss's forward copies of the logits, the tensors its backward adds, and the larger of the two moments
+ * (shared/memory/loss.ts), for one micro-batch: n = b · s/cp · V/t logits per rank.
+ */
+export function lossPartBytes(c: MemoryContext): { forward: number; backwardNew: number; peak: number } {
+  const tokens = c.sLocal * c.b;
+  const n = (tokens * c.vocab) / c.tp;
+  const head = outputLayerInputBytes(c, c.impl === 'torchtitan');
+  const fwd = lossForwardBytes(c.loss, n, tokens, c.actBytes), bwd = lossBackwardBytes(c.loss, n, tokens, c.actBytes);
+  return { forward: head + fwd, backwardNew: Math.max(0, bwd - lossSavedBytes(c.loss, n, tokens, c.actBytes)), peak: head + Math.max(fwd, bwd) };
 }

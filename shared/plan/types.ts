@@ -120,8 +120,11 @@ export type RecomputePolicy = 'megatron' | 'block' | 'torchtitan-op' | 'torchtit
 export type ModelImpl = 'megatron' | 'torchtitan' | 'hf';
 /** torch.optim implementation: fused (no temporaries), foreach (multi-tensor temporaries), for-loop. */
 export type OptimizerImpl = 'fused' | 'foreach' | 'for-loop';
-/** Cross-entropy as the engine computes it: fp32 logits copy (default), Megatron's native fusion, TE's in-place kernel. */
-export type LossFusion = 'none' | 'native' | 'te';
+/**
+ * Cross-entropy as the engine computes it: fp32 logits copy (default), Megatron's native fusion, TE's in-place kernel,
+ * or the loss compiled with torch.compile (torchtitan `compile.components` with "loss").
+ */
+export type LossFusion = 'none' | 'native' | 'te' | 'compiled';
 
 export interface TrainingSpec {
   /** Sequences per GPU per forward/backward (b). */

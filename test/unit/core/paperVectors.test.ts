@@ -55,7 +55,8 @@ describe('Megatron distributed optimizer bytes per parameter', () => {
   for (const [precision, gradDtype, fp32GradAccum, plain, dist] of ROWS) {
     for (const d of [1, 2, 8, 64]) {
       test(`${precision} params, ${gradDtype} grads, d=${d}: ${plain} vs ${dist(d)}`, () => {
-        const base = { model: preset('llama-2-7b'), training: { precision, gradDtype, fp32GradAccum }, cluster: { gpusPerNode: Math.min(8, d), nodes: Math.max(1, d / 8) } };
+        // The table is Megatron's (megatron/core docs dist_optimizer.md): the Megatron engine's precision regime.
+        const base = { engine: 'megatron' as const, model: preset('llama-2-7b'), training: { precision, gradDtype, fp32GradAccum }, cluster: { gpusPerNode: Math.min(8, d), nodes: Math.max(1, d / 8) } };
         const distPlan = makePlan({ ...base, parallel: { dp: d, sharding: { style: 'megatron-distopt', stage: 1 } } }, H100);
         const ddpPlan = makePlan({ ...base, parallel: { dp: d, sharding: { style: 'ddp', stage: 0 } } }, H100);
         for (const [plan, expected] of [[distPlan, dist(d)], [ddpPlan, plain]] as const) {

@@ -37,11 +37,19 @@ describe('edge stages', () => {
     assert.ok(!e.stages[1].terms.logits && !e.stages[1].terms.embeddingActivations);
     assert.deepEqual(e.stages.map((s) => s.kind), ['first', 'middle', 'middle', 'last']);
   });
-  test('logits are fp32 4·s·b·V on the last stage (b = 1, s = 2048, V = 128,256, t = 1)', () => {
-    const l = e.stages[3].terms.logits!.bytes;
-    const fp32Logits = 4 * 2048 * 128_256;
-    assert.equal(l, fp32Logits + 2 * 2 * 2048 * 4096);
-  });
+  // The loss's copies of the logits at their peak, per engine, for n = b·s·V = 1 · 2048 · 128,256 logits plus the
+  // output layer's saved inputs (final norm and head input, 2 · 2·sbh): PyTorch's log_softmax + nll_loss backward
+  // keeps the saved log_softmax output, nll_loss's gradient and log_softmax's gradient, all fp32 (12n; aten
+  // _log_softmax_backward_data); Megatron's vocab_parallel_cross_entropy forms the softmax in place in an fp32 copy
+  // next to the bf16 logits (6n, megatron/core/tensor_parallel/cross_entropy.py); Megatron's fused cross-entropy keeps
+  // no fp32 copy (2n + the 2n gradient, plus an fp32 per-token statistic).
+  const n = 2048 * 128_256, head = 2 * 2 * 2048 * 4096;
+  for (const [engine, lossFusion, bytes] of [['ddp', undefined, 12 * n], ['megatron', undefined, 6 * n], ['megatron', 'native', 4 * n + 4 * 2048]] as const) {
+    test(`the loss on the last stage (${engine}${lossFusion ? `, ${lossFusion} fusion` : ''}): ${bytes / n}·n logit bytes`, () => {
+      const p = llamaPlan({ engine, training: { gradAccum: 8, ...(lossFusion ? { lossFusion } : {}) }, parallel: { pp: 4, dp: 2 }, cluster: world8 });
+      assert.equal(estimateMemory(p).stages[3].terms.logits!.bytes, bytes + head);
+    });
+  }
   test('embedding on the first stage and the untied head on the last: the per-layer parameters balance', () => {
     const per = layerParams(preset('llama-3-8b'));
     const layer = per.attnWeights + per.attnOther + per.norms + per.denseMlp;
@@ -128,8 +136,10 @@ describe('offload, recompute, adapters, fp8', () => {
     const e = estimateMemory(llamaPlan({ model: preset('llama-2-7b'), lora: { rank: 8, targets: ['q', 'v'], baseDtype: 'nf4' } }));
     const s = e.stages[0];
     assert.equal(e.model.trainableParameters, 4_194_304);
-    assert.equal(s.terms.gradients!.bytes, 2 * 4_194_304);
-    assert.ok(Math.abs(s.terms.parameters!.bytes - (6_738_415_616 * NF4_BYTES + 2 * 4_194_304)) < 1);
+    // Under torch.autocast (the HF Trainer's DDP, the default engine here) the adapters train in fp32: 4-byte weights
+    // and gradients (PyTorch AMP keeps parameters in their own dtype).
+    assert.equal(s.terms.gradients!.bytes, 4 * 4_194_304);
+    assert.ok(Math.abs(s.terms.parameters!.bytes - (6_738_415_616 * NF4_BYTES + 4 * 4_194_304)) < 1);
   });
   test('Adafactor keeps 4·(r + c) bytes per matrix (Shazeer & Stern 2018): far below Adam\'s 8 bytes per parameter', () => {
     const s = estimateMemory(llamaPlan({ training: { optimizer: 'adafactor', precision: 'fp32' } })).stages[0];
@@ -139,7 +149,8 @@ describe('offload, recompute, adapters, fp8', () => {
     assert.ok(Math.abs(s.terms.optimizerStates!.bytes - (layerStates / layerParams) * s.parametersPerRank) < 1);
   });
   test('an fp32 accumulation buffer adds 4 bytes per parameter only when gradients are 16-bit', () => {
-    const g = (gradDtype: 'bf16' | 'fp32') => estimateMemory(llamaPlan({ training: { gradDtype, fp32GradAccum: true } })).stages[0];
+    // main_grad buffers are Megatron's (and nanotron's): the Megatron engine's regime.
+    const g = (gradDtype: 'bf16' | 'fp32') => estimateMemory(llamaPlan({ engine: 'megatron', training: { gradDtype, fp32GradAccum: true } })).stages[0];
     const psi = g('bf16').parametersPerRank;
     assert.equal(g('bf16').terms.gradAccumBuffer!.bytes, 4 * psi);
     assert.equal(g('fp32').terms.gradAccumBuffer, undefined);

@@ -15,7 +15,8 @@ import { dpSweep, memoryVariants, sweepSizes } from '../../../extension/dashboar
 const preset = findPreset('megatron-7.5b');
 assert.ok(preset, 'the 7.5B preset (Megatron-LM paper, Table 1 row) is bundled');
 const gpu = findGpu('a100-80gb');
-const plan = makePlan({ model: preset.model, parallel: { dp: 64 }, cluster: { gpusPerNode: 8, nodes: 8 } }, gpu);
+// ZeRO's figures are DeepSpeed's mixed-precision regime (16-bit weights and gradients, fp32 master and Adam: K = 12).
+const plan = makePlan({ engine: 'deepspeed', model: preset.model, parallel: { dp: 64 }, cluster: { gpusPerNode: 8, nodes: 8 } }, gpu);
 const psi = estimateMemory(plan).model.parameters;
 
 /** Relative closeness. */

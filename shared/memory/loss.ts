@@ -1,0 +1,83 @@
+/**
+ * The output layer and the loss as each engine computes them: which copies of the logits coexist in the loss's
+ * forward, which stay saved for backward, and which coexist in its backward. n = logit elements on one rank for one
+ * micro-batch = b · s/cp · V/t (the vocabulary is split over TP by Megatron's vocab-parallel loss and torchtitan's
+ * loss_parallel; TP-replicated otherwise). Sources and the engines' code paths: docs/engine-memory.md#the-loss.
+ */
+import type { LossFusion, ModelImpl } from '../plan/types';
+
+/**
+ * How the logits become a loss: 'upcast' — bf16 logits, an fp32 copy, log_softmax and nll_loss as separate kernels
+ * (torchtitan `cross_entropy(pred.flatten(0, 1).float(), …)`, transformers ForCausalLMLoss); 'compiled' — the same
+ * graph fused by torch.compile (torchtitan's compiled loss); 'megatron' — vocab_parallel_cross_entropy (an fp32 copy
+ * turned into the softmax in place, the gradient formed in place); 'parallel' — torchtitan's loss_parallel with TP, the
+ * DTensor log_softmax written as separate ops (torch/distributed/tensor/parallel/loss.py `_log_softmax`:
+ * shifted = x − max, exp, log-sum-exp, result); 'native' / 'te' — Megatron's fused cross-entropy
+ * (`--cross-entropy-loss-fusion`), which never materialises fp32 logits.
+ */
+export type LossImpl = 'upcast' | 'parallel' | 'compiled' | 'megatron' | 'native' | 'te';
+
+/** The loss implementation of a plan: the stated fusion, else the model implementation's. */
+export function lossImplOf(impl: ModelImpl, fusion: LossFusion | undefined, tp: number): LossImpl {
+  if (fusion === 'native' || fusion === 'te' || fusion === 'compiled') return fusion;
+  if (impl === 'megatron') return 'megatron';
+  return impl === 'torchtitan' && tp > 1 ? 'parallel' : 'upcast';
+}
+
+/** Bytes per logit element of the logits a 16-bit model emits (4 when the model runs in fp32). */
+function logitBytes(actBytes: number): number {
+  return actBytes;
+}
+
+/**
+ * Loss forward, all copies live at once: upcast (2 + 4 + 4)·n — the model's logits, the fp32 copy and
+ * log_softmax's output (aten log_softmax; with fp32 logits the copy is the logits: 4 + 4); parallel
+ * (2 + 4·3)·n — the fp32 copy, x − max and exp(x − max) before its sum (then the result replaces the exp); compiled 2n + the
+ * per-token logsumexp; megatron (2 + 4)·n (the fp32 copy is reused in place for max, exp and the division,
+ * megatron/core/tensor_parallel/cross_entropy.py); native/te the logits only, 2n.
+ */
+export function lossForwardBytes(impl: LossImpl, n: number, tokens: number, actBytes: number): number {
+  const b = logitBytes(actBytes);
+  switch (impl) {
+    case 'upcast': return (b === 4 ? 8 : b + 8) * n;
+    case 'parallel': return (b === 4 ? 12 : b + 12) * n;
+    case 'compiled': return b * n + 4 * tokens;
+    case 'megatron': return (b === 4 ? 4 : b + 4) * n;
+    case 'native': case 'te': return b * n + 4 * tokens;
+  }
+}
+
+/**
+ * Loss tensors saved between forward and backward: upcast and parallel 4n (log_softmax's output; the fp32 copy and the model's
+ * logits are freed when the loss returns: torchtitan `del pred`); compiled 2n (the logits) + logsumexp; megatron 4n
+ * (the fp32 softmax); native/te 2n (the logits, whose buffer receives the gradient).
+ */
+export function lossSavedBytes(impl: LossImpl, n: number, tokens: number, actBytes: number): number {
+  const b = logitBytes(actBytes);
+  switch (impl) {
+    case 'upcast': case 'parallel': return 4 * n;
+    case 'compiled': return b * n + 4 * tokens;
+    case 'megatron': return 4 * n;
+    case 'native': case 'te': return b * n + 4 * tokens;
+  }
+}
+
+/**
+ * Loss backward, all copies live at once: upcast 12n — the saved log_softmax output, nll_loss's gradient and
+ * log_softmax's gradient (aten _log_softmax_backward_data), all fp32; parallel 16n — the saved output, nll_loss's
+ * gradient, exp(output) and its product with the summed gradient before the subtraction (loss.py
+ * `_log_softmax_backward_data`); compiled 2n + 2n (logits and their gradient in
+ * one fused kernel); megatron (4 + 2)·n (the in-place fp32 gradient and its cast to the logits' dtype); native 2n + 2n;
+ * te 2n (the gradient is written into the logits).
+ */
+export function lossBackwardBytes(impl: LossImpl, n: number, tokens: number, actBytes: number): number {
+  const b = logitBytes(actBytes);
+  switch (impl) {
+    case 'upcast': return 12 * n;
+    case 'parallel': return 16 * n;
+    case 'compiled': return 2 * b * n + 4 * tokens;
+    case 'megatron': return (b === 4 ? 4 : 4 + b) * n;
+    case 'native': return 2 * b * n + 4 * tokens;
+    case 'te': return b * n + 4 * tokens;
+  }
+}
