@@ -7,6 +7,8 @@ type Suite = { title: string; file: string; fn: string };
 
 const suites: Suite[] = [
   { title: 'Memory model (issue 2)', file: './memory.ts', fn: 'benchMemory' },
+  { title: 'Peak memory against published runs (issue 13)', file: './measuredMemory.ts', fn: 'benchMeasuredMemory' },
+  { title: 'Memory against the fake-tensor oracle, per category (issue 13)', file: './oracleGrid.ts', fn: 'benchOracleGrid' },
   { title: 'Communication, time and simulation (issue 3)', file: './sim.ts', fn: 'benchSim' },
   { title: 'Step time against published runs, leave-one-source-out (issue 14)', file: './measured.ts', fn: 'benchMeasured' },
   { title: 'Language server (issue 4)', file: './server.ts', fn: 'benchServer' },

@@ -50,6 +50,10 @@ class Built:
         with fake:
             for mod in self.modules:
                 mod.to_empty(device="cpu")
+                # to_empty gives every parameter its own storage: tie the head to the embedding again as
+                # transformers does after loading (PreTrainedModel.tie_weights).
+                if self.impl == "hf" and hasattr(mod, "tie_weights"):
+                    mod.tie_weights()
                 self.regime.prepare(mod) if self.regime_name in ("megatron", "deepspeed") else None
             self.optimizer = self.regime.optimizer(_Joined(self.modules))
             self.ddp = None
@@ -114,7 +118,10 @@ class Built:
         self.regime.zero_grad(mod, self.optimizer)
 
     def externals(self):
-        return [*self.modules, self.optimizer]
+        # The flat-master optimizers of the Megatron and DeepSpeed regimes keep their Adam states in an inner
+        # torch optimizer: track it too, or its states would be missed.
+        inner = getattr(self.optimizer, "inner", None)
+        return [*self.modules, self.optimizer, *([inner] if inner is not None else [])]
 
     def files(self):
         out = list(self.regime.files)

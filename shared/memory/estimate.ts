@@ -11,6 +11,7 @@ import { fillContext, layersOfStage, type MemoryContext } from './context';
 import { planComputable } from './fast';
 import { computeStage, newStageNumbers, type StageNumbers } from './stage';
 import { TERM_INFO } from './termInfo';
+import type { MomentTerms } from './moments';
 import type { PlanPath } from '../plan/paths';
 
 /** Replaces anything not finite or negative by 0 (the estimate never shows NaN, ∞ or negative bytes). */
@@ -140,12 +141,13 @@ const DYNAMIC_TERMS: readonly [MemoryTermName, keyof StageNumbers, boolean][] = 
 
 /** Builds the labelled StageMemory of one stage. */
 function toStageMemory(c: MemoryContext, s: StageNumbers, label: Labeller, cache: TermCache): StageMemory {
-  const key = `${s.layers}|${s.moeLayers}|${s.first}|${s.last}`;
+  const key = `${s.layers}|${s.moeLayers}|${s.first}|${s.last}|${s.peakMoment}`;
   let fixed = cache.get(key);
   if (!fixed) {
     fixed = {};
     for (const [name, field, always] of STATIC_TERMS) {
-      const bytes = s[field] as number;
+      // States live at the peak moment (gradients of engines that free them are absent before the backward).
+      const bytes = field in s.shown ? s.shown[field as Exclude<keyof MomentTerms, 'name'>] : s[field] as number;
       if (always || bytes > 0) fixed[name] = label(name, bytes, s);
     }
     cache.set(key, fixed);
@@ -158,7 +160,7 @@ function toStageMemory(c: MemoryContext, s: StageNumbers, label: Labeller, cache
   }
   return {
     stage: s.stage, kind: kindOf(s, c.pp), layers: s.layers, parametersPerRank: clean(s.paramsPerRank), inFlightMicrobatches: clean(s.inFlight),
-    terms, modelStatesBytes: clean(s.modelStates), activationBytes: clean(s.activationTotal),
+    terms, modelStatesBytes: clean(s.shown.parameters + s.shown.gradients + s.shown.optimizerStates + s.shown.masterWeights + s.shown.gradAccumBuffer), activationBytes: clean(s.activationTotal),
     peakAllocatedBytes: clean(s.allocated), peakReservedBytes: clean(s.reserved), peaks: categoryPeaks(s),
   };
 }
@@ -168,10 +170,9 @@ function toStageMemory(c: MemoryContext, s: StageNumbers, label: Labeller, cache
  * backward that are not gradients are temporaries) with the peak of each on its own, for the fake-tensor oracle.
  */
 function categoryPeaks(s: StageNumbers): NonNullable<StageMemory['peaks']> {
-  const saved = s.inFlight * s.layerActPerMicrobatch + s.embeddingActivations;
+  const p = s.peaks;
   return {
-    parameters: clean(s.parameters + s.gatheredParameters), gradients: clean(s.gradients + s.gradAccumBuffer),
-    optimizer: clean(s.optimizerStates + s.masterWeights), activations: clean(saved + Math.max(s.lossForward, s.working)),
-    temporaries: clean(s.lossBackwardNew), other: clean(s.commBuffers), total: clean(s.allocated - s.cudaContext),
+    parameters: clean(p.parameters), gradients: clean(p.gradients), optimizer: clean(p.optimizer), activations: clean(p.activations),
+    temporaries: clean(p.temporaries), other: clean(p.other), total: clean(s.allocated - s.cudaContext),
   };
 }

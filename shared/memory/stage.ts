@@ -13,6 +13,7 @@ import {
 } from './activations';
 import { commBufferBytes, cudaContextBytes, fragmentationBytes, fsdp2RootBytes, gatheredParameterBytes } from './buffers';
 import { lossBackwardBytes, lossForwardBytes, lossSavedBytes } from './loss';
+import { momentCategories, momentTotal, stageMoments, type MomentTerms } from './moments';
 import type { MemoryContext } from './context';
 import {
   fp8WeightCacheBytes, gradAccumBufferBytes, gradientBytes, masterWeightBytes, optimizerStateBytes, parameterBytes,
@@ -31,8 +32,14 @@ export interface StageNumbers {
   parameters: number; gradients: number; optimizerStates: number; masterWeights: number; gradAccumBuffer: number;
   fp8WeightCache: number;
   activations: number; embeddingActivations: number; logits: number;
-  /** Last stage: output-layer inputs + the loss's forward copies; the tensors its backward adds; recomputation working set. */
-  lossForward: number; lossBackwardNew: number; working: number;
+  /** Recomputation working set of one layer (full recomputation). */
+  working: number;
+  /** FSDP2: gathered bytes of the root (embedding, final norm, head of the stage), of one block and of the head. */
+  rootBytes: number; unitBytes: number; headBytes: number;
+  /** torch's categories (MemTracker) with the peak of each on its own over the step's moments (shared/memory/moments.ts). */
+  peaks: { parameters: number; gradients: number; optimizer: number; activations: number; temporaries: number; other: number };
+  /** Which moment of the step the stage peaks at (shared/memory/moments.ts order), and the terms live then. */
+  peakMoment: number; shown: MomentTerms;
   gatheredParameters: number; commBuffers: number; cudaContext: number; fragmentation: number;
   /** Bytes this rank keeps in host memory (offload). */
   hostBytes: number;
@@ -44,7 +51,8 @@ export function newStageNumbers(): StageNumbers {
   return {
     stage: 0, layers: 0, moeLayers: 0, first: false, last: false, paramsPerRank: 0, trainablePerRank: 0, unitParams: 0,
     inFlight: 0, layerActPerMicrobatch: 0, embeddingActPerMicrobatch: 0, parameters: 0, gradients: 0, optimizerStates: 0, masterWeights: 0, gradAccumBuffer: 0, fp8WeightCache: 0,
-    activations: 0, embeddingActivations: 0, logits: 0, lossForward: 0, lossBackwardNew: 0, working: 0, gatheredParameters: 0, commBuffers: 0, cudaContext: 0,
+    activations: 0, embeddingActivations: 0, logits: 0, working: 0, rootBytes: 0, unitBytes: 0, headBytes: 0,
+    peaks: { parameters: 0, gradients: 0, optimizer: 0, activations: 0, temporaries: 0, other: 0 }, peakMoment: 0, shown: undefined as unknown as MomentTerms, gatheredParameters: 0, commBuffers: 0, cudaContext: 0,
     fragmentation: 0, hostBytes: 0, modelStates: 0, activationTotal: 0, allocated: 0, reserved: 0,
   };
 }
@@ -104,9 +112,14 @@ export function computeStageStates(c: MemoryContext, stage: number, start: numbe
   const gatherB = c.lora ? c.baseBytes : c.gatherB;
   const gatheredParameters = z >= 3
     ? gatheredParameterBytes(c.style, unitParams, stageParams, gatherB, c.lora ? 0 : gatherB, c.reshard, c.prefetch, c.maxLive)
-      + (c.style === 'fsdp2' ? fsdp2RootBytes((first ? c.embedRank + c.positions : 0) + (last ? c.finalNorm + c.headRank : 0), gatherB) : 0)
     : 0;
-  const commBuffers = commBufferBytes(c.style, z, c.lora ? lora : stageParams, c.gradB, c.reduceBucket, c.allgatherBucket, c.overlap);
+  o.rootBytes = c.style === 'fsdp2' && z >= 3 ? fsdp2RootBytes((first ? c.embedRank + c.positions : 0) + (last ? c.finalNorm + c.headRank : 0), gatherB) : 0;
+  o.unitBytes = c.style === 'fsdp2' && z >= 3 && layers > 0 ? perLayerUnit * gatherB : 0;
+  o.headBytes = c.style === 'fsdp2' && z >= 3 && last ? c.headRank * gatherB : 0;
+  // Megatron's DDP buckets are views into its contiguous grad buffer (megatron/core/distributed/param_and_grad_buffer.py);
+  // torch DDP copies gradients into buckets only when it wraps the model (more than one data-parallel rank).
+  const noBucketCopy = c.style === 'ddp' && (c.regime === 'megatron' || c.dp <= 1);
+  const commBuffers = noBucketCopy ? 0 : commBufferBytes(c.style, z, c.lora ? lora : stageParams, c.gradB, c.reduceBucket, c.allgatherBucket, c.overlap);
   const modelStates = parameters + gradients + optimizerStates + masterWeights + gradAccumBuffer;
   o.stage = stage; o.layers = layers; o.moeLayers = nMoe; o.first = first; o.last = last;
   o.paramsPerRank = stageParams; o.trainablePerRank = c.lora ? lora : stageParams; o.unitParams = unitParams;
@@ -124,19 +137,42 @@ export function computeStageActivations(c: MemoryContext, o: StageNumbers, layer
   const stage = o.stage, layers = o.layers, nMoe = o.moeLayers, first = o.first, last = o.last;
   const inFlight = inFlightMicrobatchCount(c.schedule, c.pp, c.vpp, c.m, stage);
   const working = recomputeWorkingBytes(c, c.recompute, layers, nMoe > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn);
-  // The loss's copies of the logits live only around the loss; the recomputation working set only in the layers'
-  // backward, after them. The peak holds the larger of the two (the other is shown as 0 at that moment).
-  const lossParts = last ? lossPartBytes(c) : undefined;
-  const loss = lossParts ? lossParts.peak : 0;
-  const activations = inFlight * layerAct + (working > loss ? working : 0);
   const embAct = first ? embeddingActivationBytes(c) : 0;
-  const embeddingActivations = inFlight * embAct;
-  const logits = working > loss ? 0 : loss;
+  const loss = last ? lossPartBytes(c) : undefined;
+  // The stage peaks at the largest moment of its step (shared/memory/moments.ts), not at the sum of every term's peak.
+  const moments = stageMoments(c, {
+    first, last, parameters: o.parameters, gradients: o.gradients, optimizerStates: o.optimizerStates, masterWeights: o.masterWeights,
+    gradAccumBuffer: o.gradAccumBuffer, fp8WeightCache: o.fp8WeightCache, commBuffers: o.commBuffers, gathered: o.gatheredParameters,
+    rootBytes: o.rootBytes, unitBytes: o.unitBytes, headBytes: o.headBytes,
+    unitShardedGrad: o.unitBytes > 0 ? (o.unitBytes / c.gatherB) * c.gradB / c.nd : 0,
+    layerActivations: inFlight * layerAct, embeddingActivations: inFlight * embAct, working,
+    head: loss?.head ?? 0, lossForward: loss?.forward ?? 0, lossSaved: loss?.saved ?? 0, lossBackward: loss?.backward ?? 0, logits: loss?.logits ?? 0,
+    stepCopy: c.regime === 'megatron' && c.gradB < 4 ? o.masterWeights : 0,
+  });
+  let at = 0, best = -1;
+  const peaks = o.peaks;
+  peaks.parameters = peaks.gradients = peaks.optimizer = peaks.activations = peaks.temporaries = peaks.other = 0;
+  moments.forEach((m, i) => {
+    const t = momentTotal(m);
+    if (t > best) { best = t; at = i; }
+    const k = momentCategories(m);
+    peaks.parameters = Math.max(peaks.parameters, k.parameters); peaks.gradients = Math.max(peaks.gradients, k.gradients);
+    peaks.optimizer = Math.max(peaks.optimizer, k.optimizer); peaks.activations = Math.max(peaks.activations, k.activations);
+    peaks.temporaries = Math.max(peaks.temporaries, k.temporaries); peaks.other = Math.max(peaks.other, k.other);
+  });
+  const m = moments[at];
+  // The terms shown are what is live at that moment (the states stay as computed: the fast path reuses them);
+  // backward temporaries (the loss's gradients) are shown with the logits.
+  o.shown = m;
+  const activations = m.activations, embeddingActivations = m.embeddingActivations, logits = m.logits + m.temporaries;
   const activationTotal = activations + embeddingActivations + logits;
-  const tensors = o.modelStates + o.fp8WeightCache + activationTotal + o.gatheredParameters + o.commBuffers;
+  const tensors = momentTotal(m);
   const cudaContext = cudaContextBytes(c.ctxBytes);
-  const fragmentation = fragmentationBytes(tensors, c.frag);
-  o.lossForward = lossParts ? lossParts.forward : 0; o.lossBackwardNew = lossParts ? lossParts.backwardNew : 0; o.working = working;
+  // At a loss moment the caching allocator still holds the segment of the model's logits, freed before the loss's
+  // larger fp32 copies, which it cannot serve (docs/engine-memory.md#the-caching-allocator).
+  const cachedLogits = loss && (m.name === 'loss forward' || m.name === 'loss backward') && (c.loss === 'upcast' || c.loss === 'parallel') ? loss.logits : 0;
+  const fragmentation = fragmentationBytes(tensors, c.frag) + cachedLogits;
+  o.working = working; o.peakMoment = at;
   o.inFlight = inFlight; o.layerActPerMicrobatch = layerAct; o.embeddingActPerMicrobatch = embAct;
   o.activations = activations; o.embeddingActivations = embeddingActivations; o.logits = logits;
   o.cudaContext = cudaContext; o.fragmentation = fragmentation; o.activationTotal = activationTotal;
@@ -156,14 +192,15 @@ export function stageLayerActs(c: MemoryContext, layers: number, moeLayers: numb
 }
 
 /**
- * The last stage's output layer and loss: the output layer's saved inputs (final norm input, head input) with the
- * loss's forward copies of the logits, the tensors its backward adds, and the larger of the two moments
- * (shared/memory/loss.ts), for one micro-batch: n = b · s/cp · V/t logits per rank.
+ * The last stage's output layer and loss for one micro-batch (n = b · s/cp · V/t logits per rank): the output layer's
+ * saved inputs (final norm input, head input), the loss's forward, saved and backward copies of the logits
+ * (shared/memory/loss.ts), and the model's logits b·n in its activation dtype.
  */
-export function lossPartBytes(c: MemoryContext): { forward: number; backwardNew: number; peak: number } {
+export function lossPartBytes(c: MemoryContext): { head: number; forward: number; saved: number; backward: number; logits: number } {
   const tokens = c.sLocal * c.b;
   const n = (tokens * c.vocab) / c.tp;
-  const head = outputLayerInputBytes(c, c.impl === 'torchtitan');
-  const fwd = lossForwardBytes(c.loss, n, tokens, c.actBytes), bwd = lossBackwardBytes(c.loss, n, tokens, c.actBytes);
-  return { forward: head + fwd, backwardNew: Math.max(0, bwd - lossSavedBytes(c.loss, n, tokens, c.actBytes)), peak: head + Math.max(fwd, bwd) };
+  return {
+    head: outputLayerInputBytes(c, c.impl === 'torchtitan'), forward: lossForwardBytes(c.loss, n, tokens, c.actBytes),
+    saved: lossSavedBytes(c.loss, n, tokens, c.actBytes), backward: lossBackwardBytes(c.loss, n, tokens, c.actBytes), logits: c.actBytes * n,
+  };
 }

@@ -99,7 +99,9 @@ export function exportOraclePlan(plan: Plan, o: OracleExportOptions = {}): Expor
     parallel: {
       pp: p.pp, vpp: p.schedule === 'interleaved' ? Math.max(1, p.vpp) : 1, schedule: p.schedule === 'zb-h1' ? '1f1b' : p.schedule,
       dpReplicate, dpShard: fsdp ? shardGroup : p.dp, cp: p.cp, tp: p.tp, sp: p.sp,
-      sharding: fsdp ? 'fsdp2' : regime === 'amp' && p.dp > 1 ? 'ddp' : 'none',
+      // torch DDP under the torch regimes (the HF Trainer wraps fp32 and bf16 runs in DDP too); Megatron and DeepSpeed
+      // reduce through their own buffers.
+      sharding: fsdp ? 'fsdp2' : (regime === 'amp' || regime === 'fp32' || regime === 'bf16-true') && p.dp > 1 ? 'ddp' : 'none',
       reshardAfterForward: s.stage >= 3 ? s.reshardAfterForward : false,
     },
   };

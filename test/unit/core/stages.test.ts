@@ -30,7 +30,9 @@ describe('pipeline schedules', () => {
 });
 
 describe('edge stages', () => {
-  const e = estimateMemory(llamaPlan({ training: { gradAccum: 8 }, parallel: { pp: 4, dp: 2 }, cluster: world8 }));
+  // Megatron keeps its gradients in a persistent buffer, so every stage peaks with its activations and, on the last,
+  // its loss (engines that free gradients after the step can peak at the end of the backward instead).
+  const e = estimateMemory(llamaPlan({ engine: 'megatron', training: { gradAccum: 8 }, parallel: { pp: 4, dp: 2 }, cluster: world8 }));
   test('embedding activations only on the first stage, logits only on the last', () => {
     assert.ok(e.stages[0].terms.embeddingActivations && !e.stages[0].terms.logits);
     assert.ok(e.stages[3].terms.logits && !e.stages[3].terms.embeddingActivations);
@@ -44,10 +46,18 @@ describe('edge stages', () => {
   // next to the bf16 logits (6n, megatron/core/tensor_parallel/cross_entropy.py); Megatron's fused cross-entropy keeps
   // no fp32 copy (2n + the 2n gradient, plus an fp32 per-token statistic).
   const n = 2048 * 128_256, head = 2 * 2 * 2048 * 4096;
-  for (const [engine, lossFusion, bytes] of [['ddp', undefined, 12 * n], ['megatron', undefined, 6 * n], ['megatron', 'native', 4 * n + 4 * 2048]] as const) {
+  for (const [engine, lossFusion, bytes] of [['megatron', undefined, 6 * n], ['megatron', 'native', 4 * n + 4 * 2048]] as const) {
     test(`the loss on the last stage (${engine}${lossFusion ? `, ${lossFusion} fusion` : ''}): ${bytes / n}·n logit bytes`, () => {
       const p = llamaPlan({ engine, training: { gradAccum: 8, ...(lossFusion ? { lossFusion } : {}) }, parallel: { pp: 4, dp: 2 }, cluster: world8 });
       assert.equal(estimateMemory(p).stages[3].terms.logits!.bytes, bytes + head);
+    });
+  }
+  // What the loss's backward adds (torch's "temporaries"): upcast 12n − the 4n log_softmax output it saved = 8n
+  // (nll_loss's and log_softmax's fp32 gradients); Megatron 6n − 4n = 2n (the gradient's 16-bit cast).
+  for (const [engine, bytes] of [['ddp', 8 * n], ['megatron', 2 * n]] as const) {
+    test(`the loss's backward adds ${bytes / n}·n bytes on the last stage (${engine})`, () => {
+      const p = llamaPlan({ engine, training: { gradAccum: 8 }, parallel: { pp: 4, dp: 2 }, cluster: world8 });
+      assert.equal(estimateMemory(p).stages[3].peaks!.temporaries, bytes);
     });
   }
   test('embedding on the first stage and the untied head on the last: the per-layer parameters balance', () => {
@@ -138,7 +148,7 @@ describe('offload, recompute, adapters, fp8', () => {
     assert.equal(e.model.trainableParameters, 4_194_304);
     // Under torch.autocast (the HF Trainer's DDP, the default engine here) the adapters train in fp32: 4-byte weights
     // and gradients (PyTorch AMP keeps parameters in their own dtype).
-    assert.equal(s.terms.gradients!.bytes, 4 * 4_194_304);
+    assert.equal(s.peaks!.gradients, 4 * 4_194_304);
     assert.ok(Math.abs(s.terms.parameters!.bytes - (6_738_415_616 * NF4_BYTES + 4 * 4_194_304)) < 1);
   });
   test('Adafactor keeps 4·(r + c) bytes per matrix (Shazeer & Stern 2018): far below Adam\'s 8 bytes per parameter', () => {

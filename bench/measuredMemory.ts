@@ -1,0 +1,46 @@
+/**
+ * Peak memory against published runs (issue 13 §4): every case of data/calibration/measured-memory.json read through
+ * the CLI's own path (format reader, resolver, `--gpus`) and estimated; the estimate's peak reserved bytes per GPU
+ * beside the published max reserved. No memory parameter is fitted to these rows, so every row is out of sample.
+ */
+import { resolve } from 'node:path';
+import data from '../data/calibration/measured-memory.json';
+import { loadConfig } from '../cli/load';
+import { estimateMemory } from '../shared/memory/estimate';
+
+export interface MemoryCase { readonly id: string; readonly source: string; readonly file: string; readonly gpus: string; readonly measured: number }
+export const MEMORY_CASES: readonly MemoryCase[] = data.cases as MemoryCase[];
+const ROOT = resolve(__dirname, '../data/calibration');
+const GiB = 2 ** 30;
+
+/** Predicted peak reserved GiB per GPU of every case (undefined when the pipeline could not read it). */
+export async function predictMeasuredMemory(): Promise<{ case: MemoryCase; predicted?: number; why?: string }[]> {
+  const out: { case: MemoryCase; predicted?: number; why?: string }[] = [];
+  for (const c of MEMORY_CASES) {
+    const loaded = await loadConfig(resolve(ROOT, c.file), { gpus: c.gpus });
+    const plan = loaded.resolved.plan;
+    if (!plan) { out.push({ case: c, why: loaded.resolved.problems.map((p) => p.message).join('; ') }); continue; }
+    const e = estimateMemory(plan);
+    out.push({ case: c, predicted: Math.max(0, ...e.stages.map((s) => s.peakReservedBytes)) / GiB });
+  }
+  return out;
+}
+
+const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
+const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : NaN; };
+
+export async function benchMeasuredMemory(): Promise<Record<string, number | string>> {
+  const out: Record<string, number | string> = {};
+  const rows = await predictMeasuredMemory();
+  const errs: number[] = [];
+  for (const r of rows) {
+    if (r.predicted === undefined) { out[`${r.case.id}`] = `not read: ${r.why}`; continue; }
+    const e = r.predicted / r.case.measured - 1;
+    errs.push(Math.abs(e));
+    out[`${r.case.id} (${r.case.source}; GiB measured → estimated)`] = `${r.case.measured.toFixed(1)} → ${r.predicted.toFixed(1)} (${pct(e)})`;
+  }
+  out['peak reserved, all rows out of sample: median |error| (goal ≤ 5 %)'] = pct(median(errs)).replace('+', '');
+  out['peak reserved, all rows out of sample: max |error|'] = pct(Math.max(...errs)).replace('+', '');
+  out['rows within 5 %'] = `${errs.filter((x) => x <= 0.05).length} of ${errs.length}`;
+  return out;
+}

@@ -1,0 +1,145 @@
+/**
+ * The moments of a training step at which a stage's memory can peak, and what is live at each (docs/engine-memory.md
+ * #moments). A stage's peak is the largest moment, not the sum of every term's own peak: the loss's copies of the
+ * logits, the recomputation working set, FSDP2's re-gathered root and the gradients of engines that free them after
+ * the optimizer step (`zero_grad(set_to_none=True)`) never all coexist.
+ *
+ * - forward: the saved activations and, on the last stage, the model's logits inside the forward.
+ * - loss: the loss's forward and backward copies of the logits (shared/memory/loss.ts).
+ * - head backward: FSDP2 gathers the root (embedding, norm, head) again at the start of the backward — the all-gather
+ *   output and the unsharded parameters copied out of it coexist for a moment (torch fully_shard
+ *   foreach_all_gather_copy_out) — next to the logits' 16-bit gradient.
+ * - layers' backward: the recomputation working set, the gathered units and their unsharded gradients.
+ * - end of backward: every gradient, the activations freed.
+ * - optimizer step: Megatron's fp32 copy of a 16-bit main_grad shard.
+ */
+import type { MemoryContext } from './context';
+
+export type MomentName = 'forward' | 'loss forward' | 'loss backward' | 'head backward' | 'layers backward' | 'end of backward' | 'optimizer step';
+
+/** Bytes of each memory term live at one moment. */
+export interface MomentTerms {
+  name: MomentName;
+  parameters: number; gradients: number; optimizerStates: number; masterWeights: number; gradAccumBuffer: number;
+  fp8WeightCache: number; gatheredParameters: number; commBuffers: number;
+  activations: number; embeddingActivations: number; logits: number;
+  /** Tensors the backward makes that are neither gradients nor recomputed activations (torch's "temporaries"). */
+  temporaries: number;
+}
+
+/** What the moments read from one stage (bytes, per rank). */
+export interface MomentInputs {
+  readonly first: boolean; readonly last: boolean;
+  readonly parameters: number; readonly gradients: number; readonly optimizerStates: number; readonly masterWeights: number;
+  readonly gradAccumBuffer: number; readonly fp8WeightCache: number; readonly commBuffers: number;
+  /** ZeRO-3/FSDP1/DeepSpeed gathered bytes as `gatheredParameterBytes` gives them (0 below stage 3). */
+  readonly gathered: number;
+  /** FSDP2: the root's gathered bytes (embedding, final norm, head of the stage) and one block's. */
+  readonly rootBytes: number; readonly unitBytes: number; readonly headBytes: number;
+  /** FSDP2: one block's sharded gradient bytes (the last block's reduce-scatter is still in flight at the end). */
+  readonly unitShardedGrad: number;
+  /** Saved activations of the in-flight micro-batches (layers and embedding), and the recomputation working set. */
+  readonly layerActivations: number; readonly embeddingActivations: number; readonly working: number;
+  /** Last stage: output-layer inputs, the loss's forward, saved and backward bytes, the model's logits. */
+  readonly head: number; readonly lossForward: number; readonly lossSaved: number; readonly lossBackward: number; readonly logits: number;
+  /** Bytes the optimizer step adds: Megatron's fp32 copy of a 16-bit main_grad shard (`main_grad.float()`), else 0. */
+  readonly stepCopy: number;
+}
+
+/** Engines that drop gradients after the optimizer step (torch `zero_grad(set_to_none=True)`): gradients exist from the backward on. */
+export function gradientsFreedAfterStep(c: Pick<MemoryContext, 'regime' | 'style'>): boolean {
+  return c.style !== 'megatron-distopt' && (c.regime === 'amp' || c.regime === 'fsdp2' || c.regime === 'bf16-true' || c.regime === 'fp32');
+}
+
+function zero(name: MomentName): MomentTerms {
+  return {
+    name, parameters: 0, gradients: 0, optimizerStates: 0, masterWeights: 0, gradAccumBuffer: 0, fp8WeightCache: 0,
+    gatheredParameters: 0, commBuffers: 0, activations: 0, embeddingActivations: 0, logits: 0, temporaries: 0,
+  };
+}
+
+/** The sum of a moment's terms. */
+export function momentTotal(m: MomentTerms): number {
+  return m.parameters + m.gradients + m.optimizerStates + m.masterWeights + m.gradAccumBuffer + m.fp8WeightCache
+    + m.gatheredParameters + m.commBuffers + m.activations + m.embeddingActivations + m.logits + m.temporaries;
+}
+
+/** Every moment of the stage's step, in step order. */
+export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage' | 'reshard'>, x: MomentInputs): MomentTerms[] {
+  const dynamicGrads = gradientsFreedAfterStep(c);
+  const fsdp2 = c.style === 'fsdp2' && c.zstage >= 3 && c.reshard;
+  const base = (name: MomentName, grads: boolean): MomentTerms => {
+    const m = zero(name);
+    m.parameters = x.parameters; m.optimizerStates = x.optimizerStates; m.masterWeights = x.masterWeights;
+    m.fp8WeightCache = x.fp8WeightCache; m.commBuffers = x.commBuffers;
+    if (grads || !dynamicGrads) { m.gradients = x.gradients; m.gradAccumBuffer = x.gradAccumBuffer; }
+    m.gatheredParameters = fsdp2 ? 0 : x.gathered;
+    m.embeddingActivations = x.embeddingActivations;
+    return m;
+  };
+  const out: MomentTerms[] = [];
+  // Forward, at the last block (and the head on the last stage): root and one block gathered with the next prefetched.
+  const fwd = base('forward', false);
+  fwd.activations = x.layerActivations;
+  if (fsdp2) fwd.gatheredParameters = x.rootBytes + 2 * x.unitBytes;
+  if (x.last) fwd.logits = x.head + x.logits;
+  out.push(fwd);
+  if (x.last) {
+    // The loss runs after the model's forward returned (FSDP2 has resharded the root and the blocks): its forward
+    // copies of the logits, then its backward's, next to what the forward saved for it.
+    const lossF = base('loss forward', false);
+    lossF.activations = x.layerActivations;
+    lossF.logits = x.head + x.lossForward;
+    out.push(lossF);
+    const lossB = base('loss backward', false);
+    lossB.activations = x.layerActivations;
+    lossB.logits = x.head + x.lossSaved;
+    lossB.temporaries = Math.max(0, x.lossBackward - x.lossSaved);
+    out.push(lossB);
+    // The head's backward: the logits' gradient in the model dtype; FSDP2 gathers the root again (two copies briefly).
+    const head = base('head backward', false);
+    head.activations = x.layerActivations;
+    head.logits = x.head;
+    head.temporaries = x.logits;
+    if (fsdp2) head.gatheredParameters = 2 * x.rootBytes + x.unitBytes;
+    out.push(head);
+  }
+  // The layers' backward: recomputation, a gathered block with the next prefetched and its unsharded gradient; engines
+  // that free gradients hold the head's gradient and the blocks' gradients reduced so far (counted whole: an upper bound).
+  const layers = base('layers backward', true);
+  layers.activations = x.layerActivations + x.working;
+  if (fsdp2) {
+    layers.gatheredParameters = x.rootBytes + 2 * x.unitBytes;
+    layers.gradients += x.headBytes + x.unitBytes;
+  }
+  out.push(layers);
+  // The end of the backward: every gradient; FSDP2 still holds the root gathered with its unsharded gradients, and the
+  // last block's reduce-scatter input waits for its result (FSDP2 assigns a group's sharded gradients one group later).
+  const end = base('end of backward', true);
+  end.activations = 0;
+  end.embeddingActivations = 0;
+  if (fsdp2) {
+    end.gatheredParameters = x.rootBytes;
+    end.gradients = Math.max(0, x.gradients - x.unitShardedGrad) + x.rootBytes;
+    end.temporaries = x.unitBytes;
+  }
+  out.push(end);
+  // The optimizer step: Megatron hands the optimizer an fp32 copy of a 16-bit main_grad shard
+  // (megatron/core/optimizer/distrib_optimizer.py copies `main_grad.float()` to each master shard's grad).
+  if (x.stepCopy > 0) {
+    const step = base('optimizer step', true);
+    step.activations = 0; step.embeddingActivations = 0;
+    step.optimizerStates += x.stepCopy;
+    out.push(step);
+  }
+  return out;
+}
+
+/** A moment's bytes as torch's memory categories (MemTracker), for the fake-tensor oracle. */
+export function momentCategories(m: MomentTerms): { parameters: number; gradients: number; optimizer: number; activations: number; temporaries: number; other: number } {
+  return {
+    parameters: m.parameters + m.gatheredParameters, gradients: m.gradients + m.gradAccumBuffer,
+    optimizer: m.optimizerStates + m.masterWeights, activations: m.activations + m.embeddingActivations + m.logits,
+    temporaries: m.temporaries, other: m.commBuffers + m.fp8WeightCache,
+  };
+}

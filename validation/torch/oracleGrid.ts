@@ -1,0 +1,110 @@
+/**
+ * The oracle grid (issue 13 §4): configurations across engines and layouts, each estimated by ShardLens and measured
+ * by the fake-tensor oracle (probe/oracle) at reduced depth — memory is linear in layers and ShardLens estimates the
+ * same reduced model. Used by `npm run bench` (the table) and test/probe/oracleGrid.test.ts (the checks).
+ */
+import { makePlan } from '../../shared/plan/defaults';
+import type { PlanInput } from '../../shared/plan/derive';
+import type { ModelSpec, Plan } from '../../shared/plan/types';
+import { compareOracle, type OracleComparison } from './oracleCompare';
+import { exportOraclePlan } from './oraclePlan';
+import { isOracleFailure, runOracle } from './oracleRun';
+import type { OracleReport } from './oracleTypes';
+
+/** Llama-3-8B's widths (GQA 32/8, SwiGLU 14,336, vocabulary 128,256) at 2 layers. */
+const LLAMA: ModelSpec = {
+  name: 'Llama-3-8B (2 layers)', layers: 2, hiddenSize: 4096, heads: 32, kvHeads: 8, headDim: 128, ffnSize: 14336, gatedMlp: true,
+  attnBias: 'none', mlpBias: false, tiedEmbeddings: false, positions: 'rotary', maxPositions: 8192, norm: 'rmsnorm',
+  qkNorm: false, vocabSize: 128256, dropout: false,
+};
+/** A Qwen2-style small model: q/k/v bias, tied embeddings, MHA-like GQA 16/16. */
+const QWEN: ModelSpec = {
+  ...LLAMA, name: 'Qwen2-style 1.5B width (2 layers)', hiddenSize: 1536, heads: 12, kvHeads: 2, headDim: 128, ffnSize: 8960,
+  attnBias: 'qkv', tiedEmbeddings: true, vocabSize: 151936,
+};
+
+export interface GridCase { readonly name: string; readonly plan: Plan; readonly layers?: number }
+
+type T = NonNullable<PlanInput['training']>;
+type Par = NonNullable<PlanInput['parallel']>;
+const tr = (x: Partial<T> = {}): T => ({ microBatch: 1, seqLen: 2048, precision: 'bf16-mixed', optimizer: 'adamw', flashAttention: true, recompute: 'none', ...x } as T);
+const cl = (world: number) => ({ gpusPerNode: Math.min(8, world), nodes: Math.max(1, Math.ceil(world / 8)) });
+
+function c(name: string, engine: Plan['engine'], training: Partial<T>, parallel: Par, model: ModelSpec = LLAMA, layers?: number): GridCase {
+  const world = (parallel.dp ?? 1) * (parallel.tp ?? 1) * (parallel.pp ?? 1) * (parallel.cp ?? 1);
+  const m = layers ? { ...model, layers } : model;
+  return { name, plan: makePlan({ engine, model: m, training: tr(training), parallel, cluster: cl(world) } as PlanInput), layers };
+}
+
+const fsdp = (dp: number, x: Partial<Par> = {}): Par => ({ dp, ...x, sharding: { style: 'fsdp2', stage: 3, ...(x.sharding ?? {}) } } as Par);
+const titan = { modelImpl: 'torchtitan' } as const;
+const hf = { modelImpl: 'hf' } as const;
+
+/** The grid: 44 configurations. */
+export const ORACLE_GRID: readonly GridCase[] = [
+  // torchtitan on FSDP2: activation checkpointing policies, batch shapes, TP/SP, CP, HSDP, PP, resharding.
+  c('titan FSDP8, no AC', 'fsdp2', { ...titan }, fsdp(8)),
+  c('titan FSDP8, full AC', 'fsdp2', { ...titan, recompute: 'full' }, fsdp(8)),
+  c('titan FSDP8, selective op AC', 'fsdp2', { ...titan, recompute: 'selective', recomputePolicy: 'torchtitan-op' }, fsdp(8)),
+  c('titan FSDP8, selective layer AC (every 2nd)', 'fsdp2', { ...titan, recompute: 'selective', recomputePolicy: 'torchtitan-layer' }, fsdp(8)),
+  c('titan FSDP8, micro batch 2 × 1024', 'fsdp2', { ...titan, microBatch: 2, seqLen: 1024 }, fsdp(8)),
+  c('titan FSDP4, full AC, seq 4096', 'fsdp2', { ...titan, recompute: 'full', seqLen: 4096 }, fsdp(4)),
+  c('titan FSDP8, full AC, seq 8192', 'fsdp2', { ...titan, recompute: 'full', seqLen: 8192 }, fsdp(8)),
+  c('titan FSDP4 × TP2 (SP), no AC', 'fsdp2', { ...titan }, fsdp(4, { tp: 2, sp: true })),
+  c('titan FSDP4 × TP2 (SP), full AC', 'fsdp2', { ...titan, recompute: 'full' }, fsdp(4, { tp: 2, sp: true })),
+  c('titan FSDP2 × TP4 (SP), full AC', 'fsdp2', { ...titan, recompute: 'full' }, fsdp(2, { tp: 4, sp: true })),
+  c('titan TP2 (SP) only', 'fsdp2', { ...titan }, { dp: 1, tp: 2, sp: true, sharding: { style: 'fsdp2', stage: 0 } } as Par),
+  c('titan FSDP4 × CP2, full AC', 'fsdp2', { ...titan, recompute: 'full', seqLen: 4096 }, fsdp(4, { cp: 2 })),
+  c('titan FSDP2 × CP4, full AC', 'fsdp2', { ...titan, recompute: 'full', seqLen: 8192 }, fsdp(2, { cp: 4 })),
+  c('titan HSDP 2 × 4, full AC', 'fsdp2', { ...titan, recompute: 'full' }, fsdp(8, { dpReplicate: 2, sharding: { style: 'fsdp2', stage: 3, shardGroupSize: 4 } } as Partial<Par>)),
+  c('titan FSDP8, no reshard after forward', 'fsdp2', { ...titan }, fsdp(8, { sharding: { style: 'fsdp2', stage: 2, reshardAfterForward: false } } as Partial<Par>)),
+  c('titan FSDP8, eager attention, seq 1024', 'fsdp2', { ...titan, flashAttention: false, seqLen: 1024 }, fsdp(8)),
+  c('titan FSDP4, bf16-true', 'fsdp2', { ...titan, precision: 'bf16' }, fsdp(4)),
+  c('titan PP2 1F1B × FSDP4, 4 micro-batches', 'fsdp2', { ...titan, recompute: 'full', gradAccum: 4 }, fsdp(4, { pp: 2, schedule: '1f1b' })),
+  c('titan PP2 GPipe × FSDP4, 4 micro-batches', 'fsdp2', { ...titan, recompute: 'full', gradAccum: 4 }, fsdp(4, { pp: 2, schedule: 'gpipe' })),
+  c('titan PP2 interleaved v2 × FSDP4, 4 layers', 'fsdp2', { ...titan, recompute: 'full', gradAccum: 4 }, fsdp(4, { pp: 2, vpp: 2, schedule: 'interleaved' }), LLAMA, 4),
+  c('titan FSDP8, Qwen2-style tied, no AC', 'fsdp2', { ...titan }, fsdp(8), QWEN),
+  c('titan FSDP8, Qwen2-style tied, full AC', 'fsdp2', { ...titan, recompute: 'full' }, fsdp(8), QWEN),
+  // Hugging Face transformers models: DDP with autocast (HF Trainer, Accelerate), FSDP2, bf16-true, fp32.
+  c('HF DDP4 autocast, sdpa', 'ddp', { ...hf }, { dp: 4, sharding: { style: 'ddp', stage: 0 } } as Par),
+  c('HF DDP4 autocast, gradient checkpointing', 'ddp', { ...hf, recompute: 'full' }, { dp: 4, sharding: { style: 'ddp', stage: 0 } } as Par),
+  c('HF DDP4 autocast, eager attention, seq 1024', 'ddp', { ...hf, flashAttention: false, seqLen: 1024 }, { dp: 4, sharding: { style: 'ddp', stage: 0 } } as Par),
+  c('HF DDP2 autocast, micro batch 2, checkpointing', 'ddp', { ...hf, microBatch: 2, seqLen: 1024, recompute: 'full' }, { dp: 2, sharding: { style: 'ddp', stage: 0 } } as Par),
+  c('HF FSDP2 × 8 (Accelerate fsdp_version 2)', 'fsdp2', { ...hf }, fsdp(8)),
+  c('HF FSDP2 × 8, gradient checkpointing', 'fsdp2', { ...hf, recompute: 'full' }, fsdp(8)),
+  c('HF DDP2 Qwen2-style, sdpa', 'ddp', { ...hf }, { dp: 2, sharding: { style: 'ddp', stage: 0 } } as Par, QWEN),
+  c('HF single GPU bf16-true', 'ddp', { ...hf, precision: 'bf16' }, { dp: 1, sharding: { style: 'ddp', stage: 0 } } as Par),
+  c('HF DDP2 fp32, seq 512', 'ddp', { ...hf, precision: 'fp32', seqLen: 512 }, { dp: 2, sharding: { style: 'ddp', stage: 0 } } as Par),
+  // Megatron-style: 16-bit weights, fp32 main_grad and master, the distributed optimizer, TP/SP, PP, dropout.
+  c('Megatron DP8, distributed optimizer', 'megatron', { gradDtype: 'fp32' }, { dp: 8, sharding: { style: 'megatron-distopt', stage: 1 } } as Par),
+  c('Megatron DP4, no distributed optimizer', 'megatron', { gradDtype: 'fp32' }, { dp: 4, sharding: { style: 'ddp', stage: 0 } } as Par),
+  c('Megatron DP4 × TP2 (SP), distributed optimizer', 'megatron', { gradDtype: 'fp32' }, { dp: 4, tp: 2, sp: true, sharding: { style: 'megatron-distopt', stage: 1 } } as Par),
+  c('Megatron DP2 × TP4 (SP), full recompute', 'megatron', { gradDtype: 'fp32', recompute: 'full' }, { dp: 2, tp: 4, sp: true, sharding: { style: 'megatron-distopt', stage: 1 } } as Par),
+  c('Megatron DP8, selective recompute', 'megatron', { gradDtype: 'fp32', recompute: 'selective', flashAttention: false, seqLen: 1024 }, { dp: 8, sharding: { style: 'megatron-distopt', stage: 1 } } as Par),
+  c('Megatron DP8, dropout 0.1', 'megatron', { gradDtype: 'fp32' }, { dp: 8, sharding: { style: 'megatron-distopt', stage: 1 } } as Par, { ...LLAMA, dropout: true }),
+  c('Megatron DP8, --grad-reduce-in-bf16', 'megatron', { gradDtype: 'bf16' }, { dp: 8, sharding: { style: 'megatron-distopt', stage: 1 } } as Par),
+  c('Megatron PP2 1F1B × DP4, 4 micro-batches', 'megatron', { gradDtype: 'fp32', gradAccum: 4 }, { dp: 4, pp: 2, schedule: '1f1b', sharding: { style: 'megatron-distopt', stage: 1 } } as Par),
+  c('Megatron PP2 interleaved v2 × DP4, 4 layers', 'megatron', { gradDtype: 'fp32', gradAccum: 4 }, { dp: 4, pp: 2, vpp: 2, schedule: 'interleaved', sharding: { style: 'megatron-distopt', stage: 1 } } as Par, LLAMA, 4),
+  // DeepSpeed ZeRO-1/2 (16-bit weights, fp32 master partitions) and ZeRO-3.
+  c('DeepSpeed ZeRO-1 × 8', 'deepspeed', { ...hf }, { dp: 8, sharding: { style: 'deepspeed', stage: 1 } } as Par),
+  c('DeepSpeed ZeRO-2 × 8, overlap_comm', 'deepspeed', { ...hf }, { dp: 8, sharding: { style: 'deepspeed', stage: 2, overlapComm: true } } as Par),
+  c('DeepSpeed ZeRO-2 × 8, no overlap', 'deepspeed', { ...hf }, { dp: 8, sharding: { style: 'deepspeed', stage: 2, overlapComm: false } } as Par),
+  c('DeepSpeed ZeRO-3 × 8', 'deepspeed', { ...hf }, { dp: 8, sharding: { style: 'deepspeed', stage: 3 } } as Par),
+];
+
+export interface GridResult { readonly case: GridCase; readonly comparison?: OracleComparison; readonly report?: OracleReport; readonly error?: string }
+
+/** Runs the whole grid through the oracle in one Python process and compares each case with its estimate. */
+export async function runOracleGrid(python: string, cases: readonly GridCase[] = ORACLE_GRID, timeoutMs = 900_000): Promise<GridResult[]> {
+  const exported = cases.map((g) => exportOraclePlan(g.plan, g.layers ? { layers: g.layers } : {}));
+  const runnable = exported.map((e, i) => ('code' in e ? undefined : { i, e })).filter((x) => x !== undefined);
+  const out = await runOracle(runnable.map((r) => r.e.oraclePlan), { python, timeoutMs });
+  return cases.map((g, i): GridResult => {
+    const e = exported[i];
+    if ('code' in e) return { case: g, error: `${e.code}: ${e.message}` };
+    if (isOracleFailure(out)) return { case: g, error: `${out.code}: ${out.message}` };
+    const report = out[runnable.findIndex((r) => r.i === i)];
+    if (!report?.ok) return { case: g, report, error: `${report?.error?.code}: ${report?.error?.message}` };
+    return { case: g, report, comparison: compareOracle(report, e.comparablePlan) };
+  });
+}
