@@ -28,6 +28,8 @@ export interface ActivationShape {
   readonly sKeys: number;
   /** Dropout active: 1-byte masks are kept (Korthikanti's counts assume it). */
   readonly dropout: boolean;
+  /** GEMM inputs are saved as their 1-byte fp8 casts (Transformer Engine FP8: Megatron, NeMo). */
+  readonly fp8Inputs?: boolean;
 }
 
 /**
@@ -37,7 +39,9 @@ export interface ActivationShape {
  */
 export function replicatedLayerActivationBytes(x: ActivationShape): number {
   const sbh = x.sLocal * x.b * x.h;
-  return ((4 * x.actBytes + (x.dropout ? 2 : 0)) * sbh) / (x.sp ? x.tp : 1);
+  // Under TE FP8 the QKV and MLP inputs (two of the four) are kept as 1-byte casts.
+  const gemmInputs = x.fp8Inputs ? 2 * (x.actBytes - 1) : 0;
+  return ((4 * x.actBytes - gemmInputs + (x.dropout ? 2 : 0)) * sbh) / (x.sp ? x.tp : 1);
 }
 
 /**
@@ -49,7 +53,9 @@ export function shardedLayerActivationBytes(x: ActivationShape, ffn = x.ffn): nu
   const sb = x.sLocal * x.b;
   const attn = x.actBytes * sb * (2 * x.heads * x.headDim + 2 * x.kvHeadsEff * x.headDim);
   const mlp = (x.gated ? 3 : 2) * x.actBytes * sb * ffn;
-  return (attn + mlp) / x.tp;
+  // Under TE FP8 the projection input (a·d) and the fc2 input (f) are kept as 1-byte casts.
+  const gemmInputs = x.fp8Inputs ? (x.actBytes - 1) * sb * (x.heads * x.headDim + ffn) : 0;
+  return (attn + mlp - gemmInputs) / x.tp;
 }
 
 /**

@@ -26,6 +26,10 @@ export interface MemoryContext extends ActivationShape {
   embedRank: number; positions: number; finalNorm: number; headRank: number;
   loraPerLayer: number; lora: boolean; baseBytes: number;
   paramB: number; gradB: number; masterB: number; optB: number; accum: boolean; fp8: boolean;
+  /** FP8 weights kept as parameters (Megatron --fp8-param-gather) on an engine with TE (Megatron regime). */
+  fp8Params: boolean;
+  /** GEMM inputs saved as fp8 casts (Transformer Engine). */
+  fp8Inputs: boolean;
   /** Bytes of a parameter (and of its unsharded gradient) while gathered by FSDP/ZeRO-3 (FSDP2's param dtype). */
   gatherB: number;
   /** How the engine keeps the precision, what the model saves, how the loss is computed (shared/memory/engine.ts, loss.ts). */
@@ -78,6 +82,9 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
     : optimizerBytesPerParam(t.optimizer, model.hiddenSize, t.precision === 'bf16' ? 2 : 4);
   // An fp32 accumulation buffer only adds memory when gradients themselves are not fp32 (Megatron bf16: main_grad is the grad).
   c.accum = t.fp32GradAccum && c.gradB < 4; c.fp8 = t.precision === 'fp8-mixed';
+  c.fp8Params = c.fp8 && c.regime === 'megatron' && t.fp8?.paramGather === true;
+  // Transformer Engine saves the fp8 casts of GEMM inputs for the backward (Megatron and NeMo run TE).
+  c.fp8Inputs = c.fp8 && c.impl === 'megatron';
   const shardRanks = s.shardGroupSize * p.cp;
   c.nd = Math.max(1, shardRanks);
   c.ne = Math.max(1, (shardRanks * tp) / (p.ep * p.etp));

@@ -35,8 +35,17 @@ export function gradAccumBufferBytes(count: number, shard = 1): number {
  * FP8 weight caches: 2 bytes per linear weight (fp8 copy + fp8 transpose kept for the backward GEMM;
  * NVIDIA TransformerEngine `Float8Tensor` with `_transpose` cache, "FP8 primer" docs).
  */
-export function fp8WeightCacheBytes(linearWeights: number, shard = 1): number {
-  return (2 * linearWeights) / shard;
+export function fp8WeightCacheBytes(linearWeights: number, shard = 1, fp8Params = false): number {
+  // With FP8 parameters (Megatron --fp8-param-gather) the weight itself is the fp8 copy: only the transpose is extra.
+  return ((fp8Params ? 1 : 2) * linearWeights) / shard;
+}
+
+/**
+ * Bytes saved by keeping the linear weights in fp8 (Megatron `--fp8-param-gather`: Transformer Engine's Float8Tensor
+ * parameters, gathered in fp8): (b_param − 1) per linear weight; the embedding, head and norms stay 16-bit.
+ */
+export function fp8ParameterSavingBytes(linearWeights: number, paramBytes: number, shard = 1): number {
+  return (Math.max(0, paramBytes - 1) * linearWeights) / shard;
 }
 
 /**

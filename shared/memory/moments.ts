@@ -42,7 +42,10 @@ export interface MomentInputs {
   readonly layerActivations: number; readonly embeddingActivations: number; readonly working: number;
   /** Last stage: output-layer inputs, the loss's forward, saved and backward bytes, the model's logits. */
   readonly head: number; readonly lossForward: number; readonly lossSaved: number; readonly lossBackward: number; readonly logits: number;
-  /** Bytes the optimizer step adds: Megatron's fp32 copy of a 16-bit main_grad shard (`main_grad.float()`), else 0. */
+  /**
+   * Bytes the optimizer step adds: Megatron's fp32 copy of a 16-bit main_grad shard (`main_grad.float()`, 4 bytes per
+   * master parameter; a plan's fp32 gradient buffer term is that copy and then exists only at the step), else 0.
+   */
   readonly stepCopy: number;
 }
 
@@ -72,7 +75,7 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
     const m = zero(name);
     m.parameters = x.parameters; m.optimizerStates = x.optimizerStates; m.masterWeights = x.masterWeights;
     m.fp8WeightCache = x.fp8WeightCache; m.commBuffers = x.commBuffers;
-    if (grads || !dynamicGrads) { m.gradients = x.gradients; m.gradAccumBuffer = x.gradAccumBuffer; }
+    if (grads || !dynamicGrads) { m.gradients = x.gradients; m.gradAccumBuffer = x.stepCopy > 0 ? 0 : x.gradAccumBuffer; }
     m.gatheredParameters = fsdp2 ? 0 : x.gathered;
     m.embeddingActivations = x.embeddingActivations;
     return m;
@@ -129,7 +132,7 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
   if (x.stepCopy > 0) {
     const step = base('optimizer step', true);
     step.activations = 0; step.embeddingActivations = 0;
-    step.optimizerStates += x.stepCopy;
+    step.gradAccumBuffer = x.stepCopy;
     out.push(step);
   }
   return out;
@@ -137,9 +140,11 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
 
 /** A moment's bytes as torch's memory categories (MemTracker), for the fake-tensor oracle. */
 export function momentCategories(m: MomentTerms): { parameters: number; gradients: number; optimizer: number; activations: number; temporaries: number; other: number } {
+  // At the optimizer step the fp32 gradient copy is the master shards' .grad: torch files it with the optimizer.
+  const step = m.name === 'optimizer step' ? m.gradAccumBuffer : 0;
   return {
-    parameters: m.parameters + m.gatheredParameters, gradients: m.gradients + m.gradAccumBuffer,
-    optimizer: m.optimizerStates + m.masterWeights, activations: m.activations + m.embeddingActivations + m.logits,
+    parameters: m.parameters + m.gatheredParameters, gradients: m.gradients + m.gradAccumBuffer - step,
+    optimizer: m.optimizerStates + m.masterWeights + step, activations: m.activations + m.embeddingActivations + m.logits,
     temporaries: m.temporaries, other: m.commBuffers + m.fp8WeightCache,
   };
 }

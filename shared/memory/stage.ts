@@ -16,7 +16,7 @@ import { lossBackwardBytes, lossForwardBytes, lossSavedBytes } from './loss';
 import { momentCategories, momentTotal, stageMoments, type MomentTerms } from './moments';
 import type { MemoryContext } from './context';
 import {
-  fp8WeightCacheBytes, gradAccumBufferBytes, gradientBytes, masterWeightBytes, optimizerStateBytes, parameterBytes,
+  fp8ParameterSavingBytes, fp8WeightCacheBytes, gradAccumBufferBytes, gradientBytes, masterWeightBytes, optimizerStateBytes, parameterBytes,
 } from './modelStates';
 
 /** Numbers of one stage on one rank, bytes unless stated. */
@@ -95,7 +95,8 @@ export function computeStageStates(c: MemoryContext, stage: number, start: numbe
     masterWeights = masterWeightBytes(dense, c.masterB, dO) + masterWeightBytes(expert, c.masterB, eO);
     gradAccumBuffer = c.accum ? gradAccumBufferBytes(dense, dA) + gradAccumBufferBytes(expert, eA) : 0;
   }
-  const fp8WeightCache = c.fp8 ? fp8WeightCacheBytes(layerDense + expert, z >= 3 ? c.nd : 1) : 0;
+  const fp8WeightCache = c.fp8 ? fp8WeightCacheBytes(layerDense + expert, z >= 3 ? c.nd : 1, c.fp8Params) : 0;
+  if (c.fp8Params && !c.lora) parameters -= fp8ParameterSavingBytes(layerDense + expert, c.paramB, dP);
   let hostBytes = 0;
   if (c.offOpt !== 'none') {
     if (c.offOpt === 'cpu') hostBytes += optimizerStates + masterWeights + gradAccumBuffer;

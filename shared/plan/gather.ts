@@ -151,6 +151,8 @@ export function gatherInput(g: Gathered, primary: ConfigFacts, model: ModelSpec,
       gradDtype: g.str('training.gradDtype'), fp32GradAccum: g.bool('training.fp32GradAccum'), optimizer: g.str('training.optimizer'),
       recompute: g.str('training.recompute'), recomputeLayers: g.num('training.recomputeLayers'),
       flashAttention: g.bool('training.flashAttention'), compile: g.bool('training.compile'),
+      // How the engine keeps memory when a file says (else shared/memory/engine.ts decides from the engine).
+      ...optionalFacts(g),
       ...(precision === 'fp8-mixed' && recipe ? { fp8: { recipe, paramGather: g.bool('training.fp8.paramGather') ?? false } } : {}),
     },
     parallel: {
@@ -198,4 +200,14 @@ function dropUndefined<T>(v: T): T {
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v as Record<string, unknown>)) if (x !== undefined) out[k] = k === 'model' || k === 'sources' || k === 'gpu' || k === 'profile' ? x : dropUndefined(x);
   return out as T;
+}
+
+/** The optional memory-model facts a file stated (the loss fusion, a stated regime or model implementation). */
+function optionalFacts(g: { str<T extends string>(p: PlanPath): T | undefined }): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of ['regime', 'recomputePolicy', 'modelImpl', 'optimizerImpl', 'lossFusion'] as const) {
+    const v = g.str<string>(`training.${k}`);
+    if (v !== undefined) out[k] = v;
+  }
+  return out;
 }

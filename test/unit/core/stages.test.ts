@@ -32,7 +32,8 @@ describe('pipeline schedules', () => {
 describe('edge stages', () => {
   // Megatron keeps its gradients in a persistent buffer, so every stage peaks with its activations and, on the last,
   // its loss (engines that free gradients after the step can peak at the end of the backward instead).
-  const e = estimateMemory(llamaPlan({ engine: 'megatron', training: { gradAccum: 8 }, parallel: { pp: 4, dp: 2 }, cluster: world8 }));
+  // fp32 main_grad, Megatron's default with --bf16 (accumulate_allreduce_grads_in_fp32).
+  const e = estimateMemory(llamaPlan({ engine: 'megatron', training: { gradAccum: 8, gradDtype: 'fp32' }, parallel: { pp: 4, dp: 2 }, cluster: world8 }));
   test('embedding activations only on the first stage, logits only on the last', () => {
     assert.ok(e.stages[0].terms.embeddingActivations && !e.stages[0].terms.logits);
     assert.ok(e.stages[3].terms.logits && !e.stages[3].terms.embeddingActivations);
@@ -48,7 +49,7 @@ describe('edge stages', () => {
   const n = 2048 * 128_256, head = 2 * 2 * 2048 * 4096;
   for (const [engine, lossFusion, bytes] of [['megatron', undefined, 6 * n], ['megatron', 'native', 4 * n + 4 * 2048]] as const) {
     test(`the loss on the last stage (${engine}${lossFusion ? `, ${lossFusion} fusion` : ''}): ${bytes / n}·n logit bytes`, () => {
-      const p = llamaPlan({ engine, training: { gradAccum: 8, ...(lossFusion ? { lossFusion } : {}) }, parallel: { pp: 4, dp: 2 }, cluster: world8 });
+      const p = llamaPlan({ engine, training: { gradAccum: 8, gradDtype: 'fp32', ...(lossFusion ? { lossFusion } : {}) }, parallel: { pp: 4, dp: 2 }, cluster: world8 });
       assert.equal(estimateMemory(p).stages[3].terms.logits!.bytes, bytes + head);
     });
   }
