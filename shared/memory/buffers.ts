@@ -22,10 +22,10 @@ export function gatheredParameterBytes(
 }
 
 /**
- * FSDP2's root module (embedding, final norm and LM head outside the blocks) is not resharded after forward: its
- * parameters stay gathered in the param dtype from the forward to the end of the backward
- * (torch/distributed/fsdp/_fully_shard/_fsdp_state.py: the root's post-forward reshard is skipped). Root parameters
- * per rank: Ψ_root = embedding + final norm + LM head of the stage (a tied head counts once, shared/model/rankParams.ts).
+ * FSDP2's root module (embedding, final norm and LM head outside the blocks) as one gathered group in the param dtype:
+ * gathered for the forward, resharded when it returns, gathered again for the backward and held to its end (the
+ * moments that hold it: shared/memory/moments.ts; torch/distributed/fsdp/_fully_shard). Root parameters per rank:
+ * Ψ_root = embedding + final norm + LM head of the stage (a tied head counts once, shared/model/rankParams.ts).
  */
 export function fsdp2RootBytes(rootParams: number, gatherBytes: number): number {
   return rootParams * gatherBytes;
