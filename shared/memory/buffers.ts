@@ -24,7 +24,7 @@ export function gatheredParameterBytes(
 /**
  * FSDP2's root module (embedding, final norm and LM head outside the blocks) as one gathered group in the param dtype:
  * gathered for the forward, resharded when it returns, gathered again for the backward and held to its end (the
- * moments that hold it: shared/memory/moments.ts; torch/distributed/fsdp/_fully_shard). Root parameters per rank:
+ * moments that hold it: shared/memory/moments.ts; sources in docs/engine-memory.md#fsdp2). Root parameters per rank:
  * Ψ_root = embedding + final norm + LM head of the stage (a tied head counts once, shared/model/rankParams.ts).
  */
 export function fsdp2RootBytes(rootParams: number, gatherBytes: number): number {

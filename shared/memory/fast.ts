@@ -94,7 +94,7 @@ export function peakMemoryFast(plan: Plan): number {
       lastMoe = st.moeLayers;
       act = stageLayerActs(c, lastLayers, lastMoe);
     }
-    peak = Math.max(peak, computeStageActivations(c, st, act).reserved);
+    peak = Math.max(peak, computeStageActivations(c, st, act, false).reserved);
   }
   return peak;
 }

@@ -24,11 +24,6 @@ export function lossImplOf(impl: ModelImpl, fusion: LossFusion | undefined, tp: 
   return impl === 'torchtitan' && tp > 1 ? 'parallel' : 'upcast';
 }
 
-/** Bytes per logit element of the logits a 16-bit model emits (4 when the model runs in fp32). */
-function logitBytes(actBytes: number): number {
-  return actBytes;
-}
-
 /**
  * Loss forward, all copies live at once: upcast (2 + 4 + 4)·n — the model's logits, the fp32 copy and
  * log_softmax's output (aten log_softmax; with fp32 logits the copy is the logits: 4 + 4); parallel
@@ -37,7 +32,8 @@ function logitBytes(actBytes: number): number {
  * megatron/core/tensor_parallel/cross_entropy.py); native/te the logits only, 2n.
  */
 export function lossForwardBytes(impl: LossImpl, n: number, tokens: number, actBytes: number): number {
-  const b = logitBytes(actBytes);
+  // Bytes per logit of the logits the model emits: 2 in 16-bit training, 4 in fp32.
+  const b = actBytes;
   switch (impl) {
     case 'upcast': return (b === 4 ? 8 : b + 8) * n;
     case 'parallel': return (b === 4 ? 12 : b + 12) * n;
@@ -53,7 +49,7 @@ export function lossForwardBytes(impl: LossImpl, n: number, tokens: number, actB
  * (the fp32 softmax); native/te 2n (the logits, whose buffer receives the gradient).
  */
 export function lossSavedBytes(impl: LossImpl, n: number, tokens: number, actBytes: number): number {
-  const b = logitBytes(actBytes);
+  const b = actBytes;
   switch (impl) {
     case 'upcast': case 'parallel': return 4 * n;
     case 'compiled': return b * n + 4 * tokens;
@@ -71,7 +67,7 @@ export function lossSavedBytes(impl: LossImpl, n: number, tokens: number, actByt
  * te 2n (the gradient is written into the logits).
  */
 export function lossBackwardBytes(impl: LossImpl, n: number, tokens: number, actBytes: number): number {
-  const b = logitBytes(actBytes);
+  const b = actBytes;
   switch (impl) {
     case 'upcast': return 12 * n;
     case 'parallel': return 20 * n;

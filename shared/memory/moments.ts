@@ -27,26 +27,39 @@ export interface MomentTerms {
   temporaries: number;
 }
 
-/** What the moments read from one stage (bytes, per rank). */
+/**
+ * What the moments read from one stage (bytes, per rank). Mutable: each StageNumbers keeps one and refills it, so the
+ * planner's fast path allocates nothing per layout.
+ */
 export interface MomentInputs {
-  readonly first: boolean; readonly last: boolean;
-  readonly parameters: number; readonly gradients: number; readonly optimizerStates: number; readonly masterWeights: number;
-  readonly gradAccumBuffer: number; readonly fp8WeightCache: number; readonly commBuffers: number;
+  first: boolean; last: boolean;
+  parameters: number; gradients: number; optimizerStates: number; masterWeights: number;
+  gradAccumBuffer: number; fp8WeightCache: number; commBuffers: number;
   /** ZeRO-3/FSDP1/DeepSpeed gathered bytes as `gatheredParameterBytes` gives them (0 below stage 3). */
-  readonly gathered: number;
+  gathered: number;
   /** FSDP2: the root's gathered bytes (embedding, final norm, head of the stage) and one block's. */
-  readonly rootBytes: number; readonly unitBytes: number; readonly headBytes: number;
+  rootBytes: number; unitBytes: number; headBytes: number;
   /** FSDP2: one block's sharded gradient bytes (the last block's reduce-scatter is still in flight at the end). */
-  readonly unitShardedGrad: number;
+  unitShardedGrad: number;
   /** Saved activations of the in-flight micro-batches (layers and embedding), and the recomputation working set. */
-  readonly layerActivations: number; readonly embeddingActivations: number; readonly working: number;
+  layerActivations: number; embeddingActivations: number; working: number;
   /** Last stage: output-layer inputs, the loss's forward, saved and backward bytes, the model's logits. */
-  readonly head: number; readonly lossForward: number; readonly lossSaved: number; readonly lossBackward: number; readonly logits: number;
+  head: number; lossForward: number; lossSaved: number; lossBackward: number; logits: number;
   /**
    * Bytes the optimizer step adds: Megatron's fp32 copy of a 16-bit main_grad shard (`main_grad.float()`, 4 bytes per
    * master parameter; a plan's fp32 gradient buffer term is that copy and then exists only at the step), else 0.
    */
-  readonly stepCopy: number;
+  stepCopy: number;
+}
+
+/** A zeroed MomentInputs to refill. */
+export function newMomentInputs(): MomentInputs {
+  return {
+    first: false, last: false, parameters: 0, gradients: 0, optimizerStates: 0, masterWeights: 0, gradAccumBuffer: 0,
+    fp8WeightCache: 0, commBuffers: 0, gathered: 0, rootBytes: 0, unitBytes: 0, headBytes: 0, unitShardedGrad: 0,
+    layerActivations: 0, embeddingActivations: 0, working: 0, head: 0, lossForward: 0, lossSaved: 0, lossBackward: 0,
+    logits: 0, stepCopy: 0,
+  };
 }
 
 /** Engines that drop gradients after the optimizer step (torch `zero_grad(set_to_none=True)`): gradients exist from the backward on. */
@@ -54,11 +67,20 @@ export function gradientsFreedAfterStep(c: Pick<MemoryContext, 'regime' | 'style
   return c.style !== 'megatron-distopt' && (c.regime === 'amp' || c.regime === 'fsdp2' || c.regime === 'bf16-true' || c.regime === 'fp32');
 }
 
-function zero(name: MomentName): MomentTerms {
+/** Room for every moment of a stage's step (refilled by stageMoments). */
+export const MAX_MOMENTS = 7;
+
+/** A zeroed moment. */
+export function zeroMoment(name: MomentName = 'forward'): MomentTerms {
   return {
     name, parameters: 0, gradients: 0, optimizerStates: 0, masterWeights: 0, gradAccumBuffer: 0, fp8WeightCache: 0,
     gatheredParameters: 0, commBuffers: 0, activations: 0, embeddingActivations: 0, logits: 0, temporaries: 0,
   };
+}
+
+/** Scratch moments for one stage. */
+export function newMoments(): MomentTerms[] {
+  return Array.from({ length: MAX_MOMENTS }, () => zeroMoment());
 }
 
 /** The sum of a moment's terms. */
@@ -67,58 +89,53 @@ export function momentTotal(m: MomentTerms): number {
     + m.gatheredParameters + m.commBuffers + m.activations + m.embeddingActivations + m.logits + m.temporaries;
 }
 
-/** Every moment of the stage's step, in step order. */
-export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage' | 'reshard'>, x: MomentInputs): MomentTerms[] {
+/** One moment's states and saved activations (the moment then adds what is its own). */
+function fill(m: MomentTerms, name: MomentName, x: MomentInputs, withGrads: boolean, fsdp2: boolean): MomentTerms {
+  m.name = name;
+  m.parameters = x.parameters; m.optimizerStates = x.optimizerStates; m.masterWeights = x.masterWeights;
+  m.fp8WeightCache = x.fp8WeightCache; m.commBuffers = x.commBuffers;
+  m.gradients = withGrads ? x.gradients : 0;
+  m.gradAccumBuffer = withGrads && x.stepCopy === 0 ? x.gradAccumBuffer : 0;
+  m.gatheredParameters = fsdp2 ? 0 : x.gathered;
+  m.activations = x.layerActivations; m.embeddingActivations = x.embeddingActivations;
+  m.logits = 0; m.temporaries = 0;
+  return m;
+}
+
+/** Writes every moment of the stage's step, in step order, into `out` (newMoments); returns how many there are. */
+export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage' | 'reshard'>, x: MomentInputs, out: MomentTerms[]): number {
   const dynamicGrads = gradientsFreedAfterStep(c);
   const fsdp2 = c.style === 'fsdp2' && c.zstage >= 3 && c.reshard;
-  const base = (name: MomentName, grads: boolean): MomentTerms => {
-    const m = zero(name);
-    m.parameters = x.parameters; m.optimizerStates = x.optimizerStates; m.masterWeights = x.masterWeights;
-    m.fp8WeightCache = x.fp8WeightCache; m.commBuffers = x.commBuffers;
-    if (grads || !dynamicGrads) { m.gradients = x.gradients; m.gradAccumBuffer = x.stepCopy > 0 ? 0 : x.gradAccumBuffer; }
-    m.gatheredParameters = fsdp2 ? 0 : x.gathered;
-    m.embeddingActivations = x.embeddingActivations;
-    return m;
-  };
-  const out: MomentTerms[] = [];
+  let n = 0;
+  const freed = !dynamicGrads;
   // Forward, at the last block (and the head on the last stage): root and one block gathered with the next prefetched.
-  const fwd = base('forward', false);
-  fwd.activations = x.layerActivations;
+  const fwd = fill(out[n++], 'forward', x, freed, fsdp2);
   if (fsdp2) fwd.gatheredParameters = x.rootBytes + 2 * x.unitBytes;
   if (x.last) fwd.logits = x.head + x.logits;
-  out.push(fwd);
   if (x.last) {
     // The loss runs after the model's forward returned (FSDP2 has resharded the root and the blocks): its forward
     // copies of the logits, then its backward's, next to what the forward saved for it.
-    const lossF = base('loss forward', false);
-    lossF.activations = x.layerActivations;
-    lossF.logits = x.head + x.lossForward;
-    out.push(lossF);
-    const lossB = base('loss backward', false);
-    lossB.activations = x.layerActivations;
+    fill(out[n++], 'loss forward', x, freed, fsdp2).logits = x.head + x.lossForward;
+    const lossB = fill(out[n++], 'loss backward', x, freed, fsdp2);
     lossB.logits = x.head + x.lossSaved;
     lossB.temporaries = Math.max(0, x.lossBackward - x.lossSaved);
-    out.push(lossB);
     // The head's backward: the logits' gradient in the model dtype; FSDP2 gathers the root again (two copies briefly).
-    const head = base('head backward', false);
-    head.activations = x.layerActivations;
+    const head = fill(out[n++], 'head backward', x, freed, fsdp2);
     head.logits = x.head;
     head.temporaries = x.logits;
     if (fsdp2) head.gatheredParameters = 2 * x.rootBytes + x.unitBytes;
-    out.push(head);
   }
   // The layers' backward: recomputation, a gathered block with the next prefetched and its unsharded gradient; engines
   // that free gradients hold the head's gradient and the blocks' gradients reduced so far (counted whole: an upper bound).
-  const layers = base('layers backward', true);
+  const layers = fill(out[n++], 'layers backward', x, true, fsdp2);
   layers.activations = x.layerActivations + x.working;
   if (fsdp2) {
     layers.gatheredParameters = x.rootBytes + 2 * x.unitBytes;
     layers.gradients += x.headBytes + x.unitBytes;
   }
-  out.push(layers);
   // The end of the backward: every gradient; FSDP2 still holds the root gathered with its unsharded gradients, and the
   // last block's reduce-scatter input waits for its result (FSDP2 assigns a group's sharded gradients one group later).
-  const end = base('end of backward', true);
+  const end = fill(out[n++], 'end of backward', x, true, fsdp2);
   end.activations = 0;
   end.embeddingActivations = 0;
   if (fsdp2) {
@@ -126,25 +143,27 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
     end.gradients = Math.max(0, x.gradients - x.unitShardedGrad) + x.rootBytes;
     end.temporaries = x.unitBytes;
   }
-  out.push(end);
   // The optimizer step: Megatron hands the optimizer an fp32 copy of a 16-bit main_grad shard
   // (megatron/core/optimizer/distrib_optimizer.py copies `main_grad.float()` to each master shard's grad).
   if (x.stepCopy > 0) {
-    const step = base('optimizer step', true);
+    const step = fill(out[n++], 'optimizer step', x, true, fsdp2);
     step.activations = 0; step.embeddingActivations = 0;
     step.gradAccumBuffer = x.stepCopy;
-    out.push(step);
   }
-  return out;
+  return n;
 }
 
-/** A moment's bytes as torch's memory categories (MemTracker), for the fake-tensor oracle. */
-export function momentCategories(m: MomentTerms): { parameters: number; gradients: number; optimizer: number; activations: number; temporaries: number; other: number } {
+/** torch's memory categories (MemTracker) with the peak of each on its own. */
+export interface CategoryBytes { parameters: number; gradients: number; optimizer: number; activations: number; temporaries: number; other: number }
+
+/** Raises `peaks` to a moment's bytes as torch's memory categories, for the fake-tensor oracle. */
+export function raiseCategoryPeaks(m: MomentTerms, peaks: CategoryBytes): void {
   // At the optimizer step the fp32 gradient copy is the master shards' .grad: torch files it with the optimizer.
   const step = m.name === 'optimizer step' ? m.gradAccumBuffer : 0;
-  return {
-    parameters: m.parameters + m.gatheredParameters, gradients: m.gradients + m.gradAccumBuffer - step,
-    optimizer: m.optimizerStates + m.masterWeights + step, activations: m.activations + m.embeddingActivations + m.logits,
-    temporaries: m.temporaries, other: m.commBuffers + m.fp8WeightCache,
-  };
+  peaks.parameters = Math.max(peaks.parameters, m.parameters + m.gatheredParameters);
+  peaks.gradients = Math.max(peaks.gradients, m.gradients + m.gradAccumBuffer - step);
+  peaks.optimizer = Math.max(peaks.optimizer, m.optimizerStates + m.masterWeights + step);
+  peaks.activations = Math.max(peaks.activations, m.activations + m.embeddingActivations + m.logits);
+  peaks.temporaries = Math.max(peaks.temporaries, m.temporaries);
+  peaks.other = Math.max(peaks.other, m.commBuffers + m.fp8WeightCache);
 }

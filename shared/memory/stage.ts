@@ -13,7 +13,9 @@ import {
 } from './activations';
 import { commBufferBytes, cudaContextBytes, fragmentationBytes, fsdp2RootBytes, gatheredParameterBytes } from './buffers';
 import { lossBackwardBytes, lossForwardBytes, lossSavedBytes } from './loss';
-import { momentCategories, momentTotal, stageMoments, type MomentTerms } from './moments';
+import {
+  momentTotal, newMomentInputs, newMoments, raiseCategoryPeaks, stageMoments, type CategoryBytes, type MomentInputs, type MomentTerms,
+} from './moments';
 import type { MemoryContext } from './context';
 import {
   fp8ParameterSavingBytes, fp8WeightCacheBytes, gradAccumBufferBytes, gradientBytes, masterWeightBytes, optimizerStateBytes, parameterBytes,
@@ -37,9 +39,11 @@ export interface StageNumbers {
   /** FSDP2: gathered bytes of the root (embedding, final norm, head of the stage), of one block and of the head. */
   rootBytes: number; unitBytes: number; headBytes: number;
   /** torch's categories (MemTracker) with the peak of each on its own over the step's moments (shared/memory/moments.ts). */
-  peaks: { parameters: number; gradients: number; optimizer: number; activations: number; temporaries: number; other: number };
+  peaks: CategoryBytes;
   /** Which moment of the step the stage peaks at (shared/memory/moments.ts order), and the terms live then. */
   peakMoment: number; shown: MomentTerms;
+  /** Scratch of the moment computation, refilled on every call. */
+  moments: MomentTerms[]; momentInputs: MomentInputs;
   gatheredParameters: number; commBuffers: number; cudaContext: number; fragmentation: number;
   /** Bytes this rank keeps in host memory (offload). */
   hostBytes: number;
@@ -48,11 +52,13 @@ export interface StageNumbers {
 
 /** A zeroed StageNumbers object to refill. */
 export function newStageNumbers(): StageNumbers {
+  const moments = newMoments();
   return {
     stage: 0, layers: 0, moeLayers: 0, first: false, last: false, paramsPerRank: 0, trainablePerRank: 0, unitParams: 0,
     inFlight: 0, layerActPerMicrobatch: 0, embeddingActPerMicrobatch: 0, parameters: 0, gradients: 0, optimizerStates: 0, masterWeights: 0, gradAccumBuffer: 0, fp8WeightCache: 0,
     activations: 0, embeddingActivations: 0, logits: 0, working: 0, rootBytes: 0, unitBytes: 0, headBytes: 0,
-    peaks: { parameters: 0, gradients: 0, optimizer: 0, activations: 0, temporaries: 0, other: 0 }, peakMoment: 0, shown: undefined as unknown as MomentTerms, gatheredParameters: 0, commBuffers: 0, cudaContext: 0,
+    peaks: { parameters: 0, gradients: 0, optimizer: 0, activations: 0, temporaries: 0, other: 0 }, peakMoment: 0,
+    moments, shown: moments[0], momentInputs: newMomentInputs(), gatheredParameters: 0, commBuffers: 0, cudaContext: 0,
     fragmentation: 0, hostBytes: 0, modelStates: 0, activationTotal: 0, allocated: 0, reserved: 0,
   };
 }
@@ -133,45 +139,45 @@ export function computeStageStates(c: MemoryContext, stage: number, start: numbe
 /**
  * The second half of computeStage: activations of the in-flight micro-batches (micro batch, accumulation and
  * recomputation of the context), then the totals, CUDA context and fragmentation, on a stage `o` whose states are filled.
+ * `categories` = false skips torch's per-category peaks (`o.peaks`), which only the traceable estimate shows.
  */
-export function computeStageActivations(c: MemoryContext, o: StageNumbers, layerAct = stageLayerActs(c, o.layers, o.moeLayers)): StageNumbers {
+export function computeStageActivations(
+  c: MemoryContext, o: StageNumbers, layerAct = stageLayerActs(c, o.layers, o.moeLayers), categories = true,
+): StageNumbers {
   const stage = o.stage, layers = o.layers, nMoe = o.moeLayers, first = o.first, last = o.last;
   const inFlight = inFlightMicrobatchCount(c.schedule, c.pp, c.vpp, c.m, stage);
   const working = recomputeWorkingBytes(c, c.recompute, layers, nMoe > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn);
   const embAct = first ? embeddingActivationBytes(c) : 0;
-  const loss = last ? lossPartBytes(c) : undefined;
   // The stage peaks at the largest moment of its step (shared/memory/moments.ts), not at the sum of every term's peak.
-  const moments = stageMoments(c, {
-    first, last, parameters: o.parameters, gradients: o.gradients, optimizerStates: o.optimizerStates, masterWeights: o.masterWeights,
-    gradAccumBuffer: o.gradAccumBuffer, fp8WeightCache: o.fp8WeightCache, commBuffers: o.commBuffers, gathered: o.gatheredParameters,
-    rootBytes: o.rootBytes, unitBytes: o.unitBytes, headBytes: o.headBytes,
-    unitShardedGrad: o.unitBytes > 0 ? (o.unitBytes / c.gatherB) * c.gradB / c.nd : 0,
-    layerActivations: inFlight * layerAct, embeddingActivations: inFlight * embAct, working,
-    head: loss?.head ?? 0, lossForward: loss?.forward ?? 0, lossSaved: loss?.saved ?? 0, lossBackward: loss?.backward ?? 0, logits: loss?.logits ?? 0,
-    stepCopy: c.regime === 'megatron' && c.gradB < 4 ? o.masterWeights : 0,
-  });
+  // Inputs and moments are the stage record's own scratch: nothing is allocated per call (the planner's fast path).
+  const x = o.momentInputs;
+  x.first = first; x.last = last; x.parameters = o.parameters; x.gradients = o.gradients; x.optimizerStates = o.optimizerStates;
+  x.masterWeights = o.masterWeights; x.gradAccumBuffer = o.gradAccumBuffer; x.fp8WeightCache = o.fp8WeightCache;
+  x.commBuffers = o.commBuffers; x.gathered = o.gatheredParameters; x.rootBytes = o.rootBytes; x.unitBytes = o.unitBytes;
+  x.headBytes = o.headBytes; x.unitShardedGrad = o.unitBytes > 0 ? (o.unitBytes / c.gatherB) * c.gradB / c.nd : 0;
+  x.layerActivations = inFlight * layerAct; x.embeddingActivations = inFlight * embAct; x.working = working;
+  x.stepCopy = c.regime === 'megatron' && c.gradB < 4 ? o.masterWeights : 0;
+  fillLossParts(c, last, x);
+  const count = stageMoments(c, x, o.moments);
   let at = 0, best = -1;
   const peaks = o.peaks;
   peaks.parameters = peaks.gradients = peaks.optimizer = peaks.activations = peaks.temporaries = peaks.other = 0;
-  moments.forEach((m, i) => {
-    const t = momentTotal(m);
+  for (let i = 0; i < count; i++) {
+    const t = momentTotal(o.moments[i]);
     if (t > best) { best = t; at = i; }
-    const k = momentCategories(m);
-    peaks.parameters = Math.max(peaks.parameters, k.parameters); peaks.gradients = Math.max(peaks.gradients, k.gradients);
-    peaks.optimizer = Math.max(peaks.optimizer, k.optimizer); peaks.activations = Math.max(peaks.activations, k.activations);
-    peaks.temporaries = Math.max(peaks.temporaries, k.temporaries); peaks.other = Math.max(peaks.other, k.other);
-  });
-  const m = moments[at];
+    if (categories) raiseCategoryPeaks(o.moments[i], peaks);
+  }
+  const m = o.moments[at];
   // The terms shown are what is live at that moment (the states stay as computed: the fast path reuses them);
   // backward temporaries (the loss's gradients) are shown with the logits.
   o.shown = m;
   const activations = m.activations, embeddingActivations = m.embeddingActivations, logits = m.logits + m.temporaries;
   const activationTotal = activations + embeddingActivations + logits;
-  const tensors = momentTotal(m);
+  const tensors = best;
   const cudaContext = cudaContextBytes(c.ctxBytes);
   // At a loss moment the caching allocator still holds the segment of the model's logits, freed before the loss's
   // larger fp32 copies, which it cannot serve (docs/engine-memory.md#the-caching-allocator).
-  const cachedLogits = loss && (m.name === 'loss forward' || m.name === 'loss backward') && (c.loss === 'upcast' || c.loss === 'parallel') ? loss.logits : 0;
+  const cachedLogits = last && (m.name === 'loss forward' || m.name === 'loss backward') && (c.loss === 'upcast' || c.loss === 'parallel') ? x.logits : 0;
   const fragmentation = fragmentationBytes(tensors, c.frag) + cachedLogits;
   o.working = working; o.peakMoment = at;
   o.inFlight = inFlight; o.layerActPerMicrobatch = layerAct; o.embeddingActPerMicrobatch = embAct;
@@ -193,15 +199,17 @@ export function stageLayerActs(c: MemoryContext, layers: number, moeLayers: numb
 }
 
 /**
- * The last stage's output layer and loss for one micro-batch (n = b · s/cp · V/t logits per rank): the output layer's
- * saved inputs (final norm input, head input), the loss's forward, saved and backward copies of the logits
- * (shared/memory/loss.ts), and the model's logits b·n in its activation dtype.
+ * The last stage's output layer and loss for one micro-batch (n = b · s/cp · V/t logits per rank), written into the
+ * moment inputs (0 on other stages): the output layer's saved inputs (final norm input, head input), the loss's
+ * forward, saved and backward copies of the logits (shared/memory/loss.ts), and the model's logits b·n.
  */
-export function lossPartBytes(c: MemoryContext): { head: number; forward: number; saved: number; backward: number; logits: number } {
+function fillLossParts(c: MemoryContext, last: boolean, x: MomentInputs): void {
+  if (!last) { x.head = x.lossForward = x.lossSaved = x.lossBackward = x.logits = 0; return; }
   const tokens = c.sLocal * c.b;
   const n = (tokens * c.vocab) / c.tp;
-  return {
-    head: outputLayerInputBytes(c, c.impl === 'torchtitan'), forward: lossForwardBytes(c.loss, n, tokens, c.actBytes),
-    saved: lossSavedBytes(c.loss, n, tokens, c.actBytes), backward: lossBackwardBytes(c.loss, n, tokens, c.actBytes), logits: c.actBytes * n,
-  };
+  x.head = outputLayerInputBytes(c, c.impl === 'torchtitan');
+  x.lossForward = lossForwardBytes(c.loss, n, tokens, c.actBytes);
+  x.lossSaved = lossSavedBytes(c.loss, n, tokens, c.actBytes);
+  x.lossBackward = lossBackwardBytes(c.loss, n, tokens, c.actBytes);
+  x.logits = c.actBytes * n;
 }

@@ -4,23 +4,20 @@
 // exists; fails instead when CI=true.
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { checkTorch, ci, oracleMissing, oraclePython } from './fixtures/python';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { countParams } from '../../shared/model/params';
 import { makePlan } from '../../shared/plan/defaults';
 import type { Plan } from '../../shared/plan/types';
 import { exportOraclePlan } from '../../validation/torch/oraclePlan';
-import { findOraclePython, isOracleFailure, oraclePythonCandidates, runOracle, torchRecentEnough } from '../../validation/torch/oracleRun';
+import { findOraclePython, isOracleFailure, runOracle } from '../../validation/torch/oracleRun';
 import type { OraclePlan, OracleReport } from '../../validation/torch/oracleTypes';
 import { LLAMA3_8B } from './fixtures/plans';
 
-const ci = process.env.CI === 'true';
-const candidates = oraclePythonCandidates(undefined, process.env, resolve('probe'));
-const check = (py: string) => spawnSync(py, ['-c', 'import torch; print(torch.__version__)'], { encoding: 'utf8', timeout: 60_000 });
-const python = candidates.find((py) => { const r = check(py); return r.status === 0 && torchRecentEnough(r.stdout.trim()); });
-const missing = `no Python with torch ≥ 2.4 among ${candidates.join(', ')}; run bash scripts/setup-python.sh`;
+const python = oraclePython, missing = oracleMissing, check = checkTorch;
 if (!python && !ci) console.log(`# oracle tests skipped: ${missing}`);
 
 /** A 2-layer Llama-3-8B-wide model: fake tensors cost nothing, so the full width is kept. */

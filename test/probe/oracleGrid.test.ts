@@ -5,17 +5,11 @@
 // Skipped with a message when no Python with torch ≥ 2.4 exists; fails instead when CI=true.
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { resolve } from 'node:path';
-import { oraclePythonCandidates, torchRecentEnough } from '../../validation/torch/oracleRun';
+import { ci, oracleMissing, oraclePython } from './fixtures/python';
 import { ORACLE_GRID, runOracleGrid, type GridResult } from '../../validation/torch/oracleGrid';
 import type { ComparedCategory } from '../../validation/torch/oracleCompare';
 
-const ci = process.env.CI === 'true';
-const candidates = oraclePythonCandidates(undefined, process.env, resolve('probe'));
-const check = (py: string) => spawnSync(py, ['-c', 'import torch; print(torch.__version__)'], { encoding: 'utf8', timeout: 60_000 });
-const python = candidates.find((py) => { const r = check(py); return r.status === 0 && torchRecentEnough(r.stdout.trim()); });
-const missing = `no Python with torch ≥ 2.4 among ${candidates.join(', ')}; run bash scripts/setup-python.sh`;
+const python = oraclePython, missing = oracleMissing;
 if (!python && !ci) console.log(`# oracle grid skipped: ${missing}`);
 
 const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor((s.length - 1) / 2)]; };
