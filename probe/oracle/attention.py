@@ -4,7 +4,8 @@
 output and an fp32 log-sum-exp of b·heads·s); its meta kernel runs on fake tensors on any device. ``eager``
 materialises the scores as Hugging Face's eager_attention_forward does (q·kᵀ, fp32 softmax cast back, ·v).
 ``use_gpu_sdpa`` routes ``F.scaled_dot_product_attention`` calls of library models (transformers) to the same op when
-a GPU would pick FlashAttention (no mask, no dropout); a CPU build would otherwise pick its own kernels.
+a GPU would pick FlashAttention (no mask, no dropout; grouped K/V heads passed as they are, inputs cast to the autocast
+dtype as the dispatcher's autocast does); a CPU build would otherwise pick its own kernels.
 """
 import contextlib
 import math
@@ -27,7 +28,11 @@ def attend(q, k, v, kind="flash", causal=True, scale=None):
         probs = torch.softmax(scores, dim=-1, dtype=torch.float32).to(q.dtype)
         return torch.matmul(probs, v)
     if q.dtype == torch.float32:
-        # FlashAttention has no fp32 kernel; GPUs fall back to memory-efficient attention (same saved tensors).
+        # FlashAttention has no fp32 kernel; GPUs fall back to memory-efficient attention (same saved tensors), which
+        # takes grouped K/V heads only repeated to the query heads (torch sdp_utils: enable_gqa needs flash or math).
+        if k.shape[-3] != q.shape[-3]:
+            rep = q.shape[-3] // k.shape[-3]
+            k, v = k.repeat_interleave(rep, dim=-3), v.repeat_interleave(rep, dim=-3)
         return torch.ops.aten._scaled_dot_product_efficient_attention(q, k, v, None, True, 0.0, causal, scale=scale)[0]
     return torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, 0.0, causal, False, scale=scale)[0]
 
@@ -36,9 +41,13 @@ def _gpu_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     if attn_mask is not None or dropout_p > 0:
         return _ORIGINAL_SDPA(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
                               scale=scale, enable_gqa=enable_gqa)
-    if enable_gqa and key.shape[-3] != query.shape[-3]:
-        rep = query.shape[-3] // key.shape[-3]
-        key, value = key.repeat_interleave(rep, dim=-3), value.repeat_interleave(rep, dim=-3)
+    # Under torch.autocast, aten::scaled_dot_product_attention runs in the autocast dtype (autocast's lower-precision
+    # op list): the fp32 inputs (e.g. after an fp32 rotary embedding) are cast before the kernel.
+    device = query.device.type
+    if torch.is_autocast_enabled(device):
+        dtype = torch.get_autocast_dtype(device)
+        query, key, value = (t.to(dtype) if t.is_floating_point() and t.dtype != dtype else t for t in (query, key, value))
+    # FlashAttention takes fewer K/V heads than query heads natively (enable_gqa): nothing is repeated.
     return attend(query, key, value, "flash", causal=is_causal, scale=scale)
 
 

@@ -4,6 +4,31 @@ the loss from the model's ``loss_function`` (ForCausalLMLoss: logits upcast to f
 import torch
 
 
+def _as_on_gpu():
+    """transformers cannot read fake ``cache_position`` / ``position_ids`` and then materialises an s×s causal mask, which sends SDPA to
+    the math path with repeated K/V heads. On a GPU the training forward starts at position 0, the mask is skipped and
+    SDPA runs FlashAttention with native grouped-query heads (transformers masking_utils._ignore_causal_mask_sdpa,
+    integrations/sdpa_attention.use_gqa_in_sdpa). The oracle gives the mask decision that offset."""
+    try:
+        from transformers import masking_utils
+    except ImportError:
+        return
+    original = getattr(masking_utils, "_ignore_causal_mask_sdpa", None)
+    if original is None or getattr(original, "_shardlens", False):
+        return
+
+    def ignore(padding_mask, q_length, kv_length, q_offset, kv_offset, *args, **kwargs):
+        if isinstance(q_offset, torch.Tensor) and q_offset.numel() == 1:
+            q_offset = 0
+        if isinstance(kv_offset, torch.Tensor) and kv_offset.numel() == 1:
+            kv_offset = 0
+        return original(padding_mask, q_length, kv_length, q_offset, kv_offset, *args, **kwargs)
+    ignore._shardlens = True
+    masking_utils._ignore_causal_mask_sdpa = ignore
+    # Default position ids (0 … s−1 per row) hold one sequence per row: no packed-sequence mask.
+    masking_utils.find_packed_sequence_indices = lambda position_ids: None
+
+
 def build(config_dict, layers, attention, dtype=torch.float32):
     try:
         from transformers import AutoConfig, AutoModelForCausalLM
@@ -21,6 +46,7 @@ def build(config_dict, layers, attention, dtype=torch.float32):
         # Hybrid models list a type per layer; keep the first `layers` entries.
         if isinstance(cfg.get("layer_types"), list):
             cfg["layer_types"] = cfg["layer_types"][:layers]
+    _as_on_gpu()
     config = AutoConfig.for_model(model_type, **cfg)
     config.use_cache = False
     with torch.device("meta"):

@@ -107,11 +107,14 @@ class Built:
         micro = max(1, min(int(t.get("gradAccum", 1)), 2))
         for _ in range(micro):
             tokens = torch.randint(0, v, (b, s))
-            with forward_context(self.regime_name), _cp_context(self, tokens), _loss_parallel(self):
-                if self.impl == "hf":
-                    loss = hf.loss_of(mod, tokens)
-                else:
-                    loss = self.loss(mod(tokens), tokens)
+            # Autocast covers the forward and the loss only (Accelerate wraps model.forward, Lightning the
+            # training_step); the backward runs outside it, so the autocast weight-cast cache is gone by then.
+            with _cp_context(self, tokens), _loss_parallel(self):
+                with forward_context(self.regime_name):
+                    if self.impl == "hf":
+                        loss = hf.loss_of(mod, tokens)
+                    else:
+                        loss = self.loss(mod(tokens), tokens)
                 loss.backward()
             del loss
         self.optimizer.step()

@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .attention import attend
+from .norms import FusedRMSNorm
 
 
 def rope_table(head_dim, length, theta=500000.0):
@@ -44,8 +45,8 @@ class Attention(nn.Module):
         self.wk = nn.Linear(h, kv * d, bias=qkv_bias)
         self.wv = nn.Linear(h, kv * d, bias=qkv_bias)
         self.wo = nn.Linear(q * d, h, bias=m.get("attnBias") == "all")
-        self.q_norm = nn.RMSNorm(d) if m.get("qkNorm") else nn.Identity()
-        self.k_norm = nn.RMSNorm(d) if m.get("qkNorm") else nn.Identity()
+        self.q_norm = FusedRMSNorm(d) if m.get("qkNorm") else nn.Identity()
+        self.k_norm = FusedRMSNorm(d) if m.get("qkNorm") else nn.Identity()
 
     def forward(self, x, table):
         b, s, _ = x.shape
@@ -106,7 +107,7 @@ class Block(nn.Module):
     def __init__(self, m, attention, moe_layer):
         super().__init__()
         h = m["hiddenSize"]
-        self.attention_norm, self.ffn_norm = nn.RMSNorm(h), nn.RMSNorm(h)
+        self.attention_norm, self.ffn_norm = FusedRMSNorm(h), FusedRMSNorm(h)
         self.attention = Attention(m, attention)
         self.feed_forward = MoE(h, m["moe"]) if moe_layer else FeedForward(h, m["ffnSize"], m.get("mlpBias", False))
 
@@ -129,7 +130,7 @@ class Transformer(nn.Module):
         ids = range(m["layers"]) if layers is None else layers
         self.tok_embeddings = nn.Embedding(v, h) if first else None
         self.layers = nn.ModuleDict({str(i): Block(m, attention, is_moe_layer(m, i)) for i in ids})
-        self.norm = nn.RMSNorm(h) if last else None
+        self.norm = FusedRMSNorm(h) if last else None
         self.output = nn.Linear(h, v, bias=False) if last else None
         if last and first and m.get("tiedEmbeddings"):
             self.output.weight = self.tok_embeddings.weight
