@@ -14,7 +14,7 @@ const boundedReadsOnly = ['node:fs', 'fs', 'node:fs/promises', 'fs/promises'].ma
 }));
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'test/e2e/.cache/**', '**/*.js', '**/*.mjs', '.gl/**', '.whl/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'test/e2e/.cache/**', '**/*.js', '**/*.mjs', '.gl/**', '.whl/**', '.scratch/**'] },
   ...tseslint.configs.recommended,
   {
     rules: {

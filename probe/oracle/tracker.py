@@ -26,6 +26,15 @@ class StepTracker(MemTracker):
         super().__init__()
         self._cat_peak = {}
         self._seen_modules = weakref.WeakSet()
+        # While an engine routine runs, the storages it creates are filed under its category from the start (FSDP2's
+        # all-gather buffers are parameters, its reduce-scatter buffers gradients), not as activations or
+        # temporaries for the moment before they are re-filed.
+        self.forced = None
+
+    def _track(self, reftype, t):
+        if self.forced is not None and reftype != _MemRefType.OPT:
+            reftype = next(k for k, v in CATEGORY.items() if v == self.forced)
+        return super()._track(reftype, t)
 
     # Per-category peaks: every change of the current snapshot passes through _update_snap.
     def _update_snap(self, u_type, winfo, old_mem_consumed=None, old_reftype=None):
@@ -87,10 +96,10 @@ class StepTracker(MemTracker):
 def instrument_fsdp(tracker, model):
     """Files FSDP2's buffers under torch's categories as soon as FSDP creates them.
 
-    Gathered parameters (the all-gather output and the unsharded parameters copied out of it, FSDPParamGroup.unshard
-    and wait_for_unshard) are parameters, wherever in the step they appear; the sharded gradients that
-    FSDPParamGroup.post_backward assigns after the reduce-scatter are gradients (MemTracker would count a tensor
-    created in backward as a temporary). The reduce-scatter input stays a temporary.
+    Gathered parameters (the all-gather input and output and the unsharded parameters copied out of it,
+    FSDPParamGroup.unshard and wait_for_unshard) are parameters, wherever in the step they appear; the reduce-scatter
+    input and output and the sharded gradients that FSDPParamGroup.post_backward assigns are gradients (MemTracker
+    would count a tensor created in backward as a temporary, in forward as an activation).
     """
     try:
         from torch.distributed.fsdp import FSDPModule
@@ -105,11 +114,15 @@ def instrument_fsdp(tracker, model):
             if hasattr(fp, "_unsharded_param"):
                 tracker.file_under(fp._unsharded_param, "parameters")
 
-    def wrap(group, name, after):
+    def wrap(group, name, after, category):
         original = getattr(group, name)
 
         def method(*args, _orig=original, **kwargs):
-            out = _orig(*args, **kwargs)
+            before, tracker.forced = tracker.forced, category
+            try:
+                out = _orig(*args, **kwargs)
+            finally:
+                tracker.forced = before
             after(group)
             return out
         setattr(group, name, method)
@@ -130,9 +143,9 @@ def instrument_fsdp(tracker, model):
         group = module._get_fsdp_state()._fsdp_param_group
         if group is None:
             continue
-        wrap(group, "unshard", gathered)
-        wrap(group, "wait_for_unshard", params_of)
-        wrap(group, "post_backward", sharded_grads)
+        wrap(group, "unshard", gathered, "parameters")
+        wrap(group, "wait_for_unshard", params_of, "parameters")
+        wrap(group, "post_backward", sharded_grads, "gradients")
     return undo
 
 

@@ -3,7 +3,8 @@
  * Table 2), generalised to GQA (k/v of KV·d columns), gated MLPs, flash attention, context parallelism and fp32.
  * All functions return bytes for ONE micro-batch on one rank unless stated otherwise.
  */
-import type { PipelineSchedule, RecomputeKind } from '../plan/types';
+import type { ModelImpl, PipelineSchedule, RecomputeKind, RecomputePolicy } from '../plan/types';
+import { blockInputBytes, hfBlockBytes, titanBlockBytes, titanOpSelectiveBytes } from './blocks';
 
 /** The dimensions the activation formulas need. */
 export interface ActivationShape {
@@ -30,6 +31,17 @@ export interface ActivationShape {
   readonly dropout: boolean;
   /** GEMM inputs are saved as their 1-byte fp8 casts (Transformer Engine FP8: Megatron, NeMo). */
   readonly fp8Inputs?: boolean;
+  /** The code that builds the block (what its autograd graph saves, shared/memory/blocks.ts); absent: Megatron-core's counts. */
+  readonly impl?: ModelImpl;
+  /** Bytes of the residual stream when it differs from the compute dtype (4: transformers with fp32 weights under autocast). */
+  readonly streamBytes?: number;
+  /** Bytes of the 16-bit weight copies one layer keeps under autocast (its weight cache), per rank; 0 without autocast. */
+  readonly autocastWeightBytes?: number;
+  /** Per-head RMSNorm of q and k (Qwen3, OLMo 2). */
+  readonly qkNorm?: boolean;
+  /** Which blocks recompute and what they keep (shared/memory/engine.ts recomputePolicyOf), and every how many blocks. */
+  readonly acPolicy?: RecomputePolicy;
+  readonly acEvery?: number;
 }
 
 /**
@@ -69,48 +81,89 @@ export function attentionScoreBytes(x: ActivationShape, recompute: RecomputeKind
   return ((x.dropout ? 2 * x.actBytes + 1 : x.actBytes) * x.heads * x.sLocal * x.sKeys * x.b) / x.tp;
 }
 
-/** One transformer layer without full recomputation: replicated + sharded + scores (Korthikanti Table 2 rows 1–5). */
+/**
+ * One transformer layer without full recomputation: Megatron-core keeps Korthikanti's counts (Table 2 rows 1–5:
+ * replicated + sharded + scores); eager PyTorch blocks keep what their graph saves (shared/memory/blocks.ts), torchtitan's
+ * per-op selective policy its own subset.
+ */
 export function layerActivationBytes(x: ActivationShape, recompute: RecomputeKind, ffn = x.ffn): number {
+  if (x.impl === 'torchtitan') {
+    return recompute === 'selective' && x.acPolicy === 'torchtitan-op' ? titanOpSelectiveBytes(x, ffn) : titanBlockBytes(x, ffn);
+  }
+  if (x.impl === 'hf') return hfBlockBytes(x, ffn);
   return replicatedLayerActivationBytes(x) + shardedLayerActivationBytes(x, ffn) + attentionScoreBytes(x, recompute === 'full' ? 'none' : recompute);
 }
 
-/** A fully recomputed layer keeps only its input: B·sbh (= 2sbh, Korthikanti Table 2 last row), ÷t with SP. */
+/**
+ * A fully recomputed layer keeps only its input: B·sbh (= 2sbh, Korthikanti Table 2 last row), ÷t with SP; the fp32
+ * residual stream for transformers models under autocast (shared/memory/blocks.ts blockInputBytes).
+ */
 export function checkpointedLayerBytes(x: ActivationShape): number {
+  if (x.impl === 'hf' || x.impl === 'torchtitan') return blockInputBytes(x);
   return (x.actBytes * x.sLocal * x.b * x.h) / (x.sp ? x.tp : 1);
 }
 
 /**
- * Activations one micro-batch leaves on a stage of `layers` layers: full recompute keeps inputs of the recomputed
- * `recomputed` layers and everything of the others (Megatron `--recompute-num-layers`).
+ * Layers among `layers` that keep only their input: full recomputation keeps the inputs of the `recomputed` layers
+ * (Megatron `--recompute-num-layers`); torchtitan's per-layer selective policy checkpoints every N-th block
+ * (`_apply_layer_sac`: a running count, checkpointed when count % N == 0), floor(layers / N); none otherwise.
  */
-export function stageLayerActivationBytes(x: ActivationShape, layers: number, recompute: RecomputeKind, recomputed: number, ffn = x.ffn): number {
-  if (recompute !== 'full') return layers * layerActivationBytes(x, recompute, ffn);
-  const r = Math.min(layers, Math.max(0, recomputed));
-  return r * checkpointedLayerBytes(x) + (layers - r) * layerActivationBytes(x, 'none', ffn);
+export function checkpointedLayerCount(x: ActivationShape, layers: number, recompute: RecomputeKind, recomputed: number): number {
+  if (recompute === 'full') return Math.min(layers, Math.max(0, recomputed));
+  if (recompute === 'selective' && x.acPolicy === 'torchtitan-layer') return Math.floor(layers / Math.max(1, x.acEvery ?? 2));
+  return 0;
 }
 
-/** Working set while recomputing one layer in the backward: one layer's full activations, held once (not per micro-batch). */
+/**
+ * Activations one micro-batch leaves on a stage of `layers` layers: the checkpointed layers keep their inputs, the
+ * others everything (checkpointedLayerCount).
+ */
+export function stageLayerActivationBytes(x: ActivationShape, layers: number, recompute: RecomputeKind, recomputed: number, ffn = x.ffn): number {
+  const r = checkpointedLayerCount(x, layers, recompute, recomputed);
+  if (r === 0 && recompute !== 'full') return layers * layerActivationBytes(x, recompute, ffn);
+  return r * checkpointedLayerBytes(x) + (layers - r) * layerActivationBytes(x, recompute === 'full' ? 'none' : recompute, ffn);
+}
+
+/**
+ * Working set while recomputing one layer in the backward, held once (not per micro-batch): what the layer saves
+ * without recomputation less what it kept (its input; torchtitan's per-op policy: its saved op outputs). Megatron's
+ * full recomputation counts the layer's whole set (Korthikanti §5).
+ */
 export function recomputeWorkingBytes(x: ActivationShape, recompute: RecomputeKind, layers: number, ffn = x.ffn): number {
-  return recompute === 'full' && layers > 0 ? layerActivationBytes(x, 'none', ffn) : 0;
+  if (layers <= 0) return 0;
+  const eager = x.impl === 'hf' || x.impl === 'torchtitan';
+  if (recompute === 'full') return layerActivationBytes(x, 'none', ffn) - (eager ? checkpointedLayerBytes(x) : 0);
+  if (!eager || recompute !== 'selective') return 0;
+  if (x.acPolicy === 'torchtitan-layer') return layers >= Math.max(1, x.acEvery ?? 2) ? layerActivationBytes(x, 'none', ffn) - checkpointedLayerBytes(x) : 0;
+  if (x.acPolicy === 'torchtitan-op') return layerActivationBytes(x, 'none', ffn) - layerActivationBytes(x, 'selective', ffn);
+  return 0;
 }
 
 /**
  * First stage: token ids (int64, 8sb) and the embedding dropout mask (sbh, ÷t with SP; none without dropout)
- * (Korthikanti §4.2.3 "sbhp/t"; Megatron theoretical_memory_usage "8*s*b*p").
+ * (Korthikanti §4.2.3 "sbhp/t"; Megatron theoretical_memory_usage "8*s*b*p"); transformers models also keep the
+ * rotary cos and sin tables of the batch, (b, s, d) each in the residual stream's dtype (LlamaRotaryEmbedding).
  */
 export function embeddingActivationBytes(x: ActivationShape): number {
-  return 8 * x.sLocal * x.b + (x.dropout ? x.sLocal * x.b * x.h : 0) / (x.sp ? x.tp : 1);
+  const rotary = x.impl === 'hf' ? 2 * (x.streamBytes ?? x.actBytes) * x.sLocal * x.b * x.headDim : 0;
+  return 8 * x.sLocal * x.b + (x.dropout ? x.sLocal * x.b * x.h : 0) / (x.sp ? x.tp : 1) + rotary;
 }
 
 /**
  * Last stage, once: the final-norm input and the output-projection input, B·sbh each, both ÷t with SP when the head
  * re-gathers its sequence-parallel input in backward (Megatron, Korthikanti §4.2.3: the 4sbh/t term of
  * 4sbh/t·(1 + v/h)); a DTensor ColwiseParallel head (torchtitan) saves the all-gathered input, B·sbh whole.
- * The logits and the loss: shared/memory/loss.ts.
+ * transformers' eager final norm keeps (4 + S)·sbh (its fp32 input and the normalised tensor) and the head's input
+ * (its 16-bit cast under autocast). The logits and the loss: shared/memory/loss.ts.
  */
 export function outputLayerInputBytes(x: ActivationShape, headSavesGathered = false): number {
   const sbh = x.actBytes * x.sLocal * x.b * x.h;
   const split = x.sp ? x.tp : 1;
+  if (x.impl === 'hf') {
+    const S = x.streamBytes ?? x.actBytes, tokens = x.sLocal * x.b;
+    return (4 + S) * tokens * x.h + 4 * tokens + (S > x.actBytes ? sbh : S * tokens * x.h);
+  }
+  if (x.impl === 'torchtitan') return sbh / split + (4 * x.sLocal * x.b) / split + (headSavesGathered ? sbh : sbh / split);
   return sbh / split + (headSavesGathered ? sbh : sbh / split);
 }
 

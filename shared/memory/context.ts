@@ -4,16 +4,19 @@
  */
 import { loraLayerParams, paddedVocabSize } from '../model/params';
 import { kvHeadsPerRank, layersOfStage as layersOfStageCount, rankParts } from '../model/rankParams';
-import type { ModelImpl, ModelSpec, OffloadTarget, Plan, PipelineSchedule, PrecisionRegime, RecomputeKind, ShardingStyle } from '../plan/types';
+import type { ModelImpl, ModelSpec, OffloadTarget, Plan, PipelineSchedule, PrecisionRegime, RecomputeKind, RecomputePolicy, ShardingStyle } from '../plan/types';
 import type { ActivationShape } from './activations';
 import { adafactorBytesPerParam } from './modelStates';
 import { activationBytesOf, dtypeBytes, optimizerBytesPerParam, paramBytesOf } from './dtypes';
-import { modelImplOf, precisionRegimeOf } from './engine';
+import { modelImplOf, precisionRegimeOf, recomputeEveryOf, recomputePolicyOf } from './engine';
 import { lossImplOf, type LossImpl } from './loss';
 import { regimeBytes } from './regime';
 
 /** Everything the per-stage computation reads. Mutable so the fast path can refill one instance. */
 export interface MemoryContext extends ActivationShape {
+  /** Bytes of a gradient element in FSDP's reduce-scatter (MixedPrecisionPolicy reduce_dtype: the plan's gradient dtype). */
+  reduceB: number;
+  streamBytes: number; autocastWeightBytes: number; qkNorm: boolean; acPolicy: RecomputePolicy; acEvery: number;
   model: ModelSpec;
   sLocal: number; b: number; h: number; heads: number; kvHeadsEff: number; headDim: number; ffn: number;
   gated: boolean; tp: number; sp: boolean; flash: boolean; actBytes: number; sKeys: number; dropout: boolean;
@@ -75,7 +78,14 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   c.baseBytes = plan.lora ? dtypeBytes(plan.lora.baseDtype) : paramBytesOf(t.precision);
   // Bytes per parameter as the engine's precision regime keeps them (shared/memory/regime.ts).
   c.regime = precisionRegimeOf(plan); c.impl = modelImplOf(plan); c.loss = lossImplOf(c.impl, t.lossFusion, p.tp);
+  // What the block saves (shared/memory/blocks.ts): transformers models with fp32 weights under autocast keep an fp32
+  // residual stream and the 16-bit casts of every layer's weights.
+  const autocast = c.regime === 'amp' && c.actBytes < 4;
+  c.streamBytes = c.regime === 'amp' || c.regime === 'fp32' ? 4 : c.actBytes;
+  c.autocastWeightBytes = autocast && c.impl === 'hf' && !plan.lora ? c.actBytes * (c.attnRank + c.denseMlpRank) : 0;
+  c.qkNorm = model.qkNorm; c.acPolicy = recomputePolicyOf(plan); c.acEvery = recomputeEveryOf(plan);
   const rb = regimeBytes(c.regime, t.precision);
+  c.reduceB = dtypeBytes(t.gradDtype);
   c.paramB = rb.param; c.gradB = rb.grad ?? dtypeBytes(t.gradDtype); c.masterB = rb.master; c.gatherB = rb.gathered;
   c.optB = t.optimizer === 'adafactor'
     ? adafactorBytesPerParam(model) * (t.precision === 'bf16' ? 0.5 : 1)

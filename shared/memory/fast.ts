@@ -2,6 +2,7 @@
  * The numeric fast path (≥ 10⁶ plan evaluations per second): the same context and term functions as the traceable
  * estimate, no labels, no allocation. Also the per-stage accessors the step simulator uses.
  */
+import { recomputeEveryOf, recomputePolicyOf } from './engine';
 import { moeLayersIn } from '../model/params';
 import type { Plan } from '../plan/types';
 import { fillContext, layersOfStage, newContext, type MemoryContext } from './context';
@@ -82,8 +83,10 @@ export function peakMemoryFast(plan: Plan): number {
   const t = plan.training;
   if (same ? bad(t.microBatch) || bad(t.gradAccum) : !planComputable(plan)) return Number.POSITIVE_INFINITY;
   const c = same ? FAM_CTX : newFamily(plan);
-  // The four context fields the states half does not read, as fillContext sets them.
+  // The context fields the states half does not read, as fillContext sets them.
   c.b = t.microBatch; c.m = t.gradAccum; c.recompute = t.recompute; c.recomputeLayers = t.recomputeLayers ?? Number.MAX_SAFE_INTEGER;
+  // The recomputation policy follows the recompute setting (torchtitan: selective → per-layer every N-th block).
+  c.acPolicy = recomputePolicyOf(plan); c.acEvery = recomputeEveryOf(plan);
   let peak = 0;
   // Stages with the same layer and MoE-layer counts hold the same activations per micro-batch: computed once per count.
   let lastLayers = -1, lastMoe = -1, act = 0;

@@ -15,7 +15,7 @@
  */
 import type { MemoryContext } from './context';
 
-export type MomentName = 'forward' | 'loss forward' | 'loss backward' | 'head backward' | 'layers backward' | 'end of backward' | 'optimizer step';
+export type MomentName = 'forward start' | 'forward' | 'loss forward' | 'loss backward' | 'head backward' | 'head gradient' | 'layers backward' | 'end of backward' | 'optimizer step';
 
 /** Bytes of each memory term live at one moment. */
 export interface MomentTerms {
@@ -41,6 +41,16 @@ export interface MomentInputs {
   rootBytes: number; unitBytes: number; headBytes: number;
   /** FSDP2: one block's sharded gradient bytes (the last block's reduce-scatter is still in flight at the end). */
   unitShardedGrad: number;
+  /** FSDP2: the root's sharded gradient bytes (assigned after its reduce-scatter, the step's last). */
+  rootShardedGrad: number;
+  /** FSDP2: reduce-scatter input bytes per gathered byte (reduce dtype / param dtype, MixedPrecisionPolicy). */
+  reduceRatio: number;
+  /**
+   * The backward of one block (shared/memory/blocks.ts blockBackwardBytes and neighbours): the saved activations one
+   * layer frees, the gradient bytes a finished block leaves (dynamic-gradient engines), the first weight gradient and
+   * activation gradients coexisting with everything saved, and the head's gradient.
+   */
+  layerSaved: number; blockGrad: number; weightGrad: number; actGrads: number; headGrad: number;
   /** Saved activations of the in-flight micro-batches (layers and embedding), and the recomputation working set. */
   layerActivations: number; embeddingActivations: number; working: number;
   /** Last stage: output-layer inputs, the loss's forward, saved and backward bytes, the model's logits. */
@@ -57,6 +67,7 @@ export function newMomentInputs(): MomentInputs {
   return {
     first: false, last: false, parameters: 0, gradients: 0, optimizerStates: 0, masterWeights: 0, gradAccumBuffer: 0,
     fp8WeightCache: 0, commBuffers: 0, gathered: 0, rootBytes: 0, unitBytes: 0, headBytes: 0, unitShardedGrad: 0,
+    rootShardedGrad: 0, reduceRatio: 1, layerSaved: 0, blockGrad: 0, weightGrad: 0, actGrads: 0, headGrad: 0,
     layerActivations: 0, embeddingActivations: 0, working: 0, head: 0, lossForward: 0, lossSaved: 0, lossBackward: 0,
     logits: 0, stepCopy: 0,
   };
@@ -68,7 +79,7 @@ export function gradientsFreedAfterStep(c: Pick<MemoryContext, 'regime' | 'style
 }
 
 /** Room for every moment of a stage's step (refilled by stageMoments). */
-export const MAX_MOMENTS = 7;
+export const MAX_MOMENTS = 10;
 
 /** A zeroed moment. */
 export function zeroMoment(name: MomentName = 'forward'): MomentTerms {
@@ -108,6 +119,13 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
   const fsdp2 = c.style === 'fsdp2' && c.zstage >= 3 && c.reshard;
   let n = 0;
   const freed = !dynamicGrads;
+  // FSDP2 (torch fully_shard, FSDPParamGroup.unshard / wait_for_unshard): a group's all-gather output lives until the
+  // next group's parameters are copied out, so the forward starts with the root and the first block twice.
+  if (fsdp2 && x.rootBytes > 0 && x.first) {
+    const start = fill(out[n++], 'forward start', x, freed, fsdp2);
+    start.gatheredParameters = 2 * x.rootBytes + 2 * x.unitBytes;
+    start.activations = 0;
+  }
   // Forward, at the last block (and the head on the last stage): root and one block gathered with the next prefetched.
   const fwd = fill(out[n++], 'forward', x, freed, fsdp2);
   if (fsdp2) fwd.gatheredParameters = x.rootBytes + 2 * x.unitBytes;
@@ -119,29 +137,41 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
     const lossB = fill(out[n++], 'loss backward', x, freed, fsdp2);
     lossB.logits = x.head + x.lossSaved;
     lossB.temporaries = Math.max(0, x.lossBackward - x.lossSaved);
-    // The head's backward: the logits' gradient in the model dtype; FSDP2 gathers the root again (two copies briefly).
+    // The head's backward: the logits' gradient in the model dtype; FSDP2 gathers the root again (its all-gather
+    // output and the parameters copied out of it coexist), then computes the head's unsharded weight gradient with
+    // the last block prefetched.
     const head = fill(out[n++], 'head backward', x, freed, fsdp2);
     head.logits = x.head;
     head.temporaries = x.logits;
-    if (fsdp2) head.gatheredParameters = 2 * x.rootBytes + x.unitBytes;
+    if (fsdp2) head.gatheredParameters = 2 * x.rootBytes;
+    const grad = fill(out[n++], 'head gradient', x, freed, fsdp2);
+    grad.logits = x.head;
+    grad.temporaries = x.logits;
+    if (fsdp2) grad.gatheredParameters = x.rootBytes + x.unitBytes;
+    if (dynamicGrads) grad.gradients = x.headGrad;
   }
-  // The layers' backward: recomputation, a gathered block with the next prefetched and its unsharded gradient; engines
-  // that free gradients hold the head's gradient and the blocks' gradients reduced so far (counted whole: an upper bound).
-  const layers = fill(out[n++], 'layers backward', x, true, fsdp2);
-  layers.activations = x.layerActivations + x.working;
-  if (fsdp2) {
-    layers.gatheredParameters = x.rootBytes + 2 * x.unitBytes;
-    layers.gradients += x.headBytes + x.unitBytes;
+  // The layers' backward, at the first block (everything saved, the recomputation working set) and at the second
+  // (one layer freed, the first block's gradients kept: FSDP2 holds a group's reduce-scatter input until the next
+  // group reduces, reduce_scatter_max_input_buffers): a block's first weight gradient and activation gradients, the
+  // next block prefetched (FSDP2).
+  for (let k = 0; k < 2; k++) {
+    const lb = fill(out[n++], 'layers backward', x, true, fsdp2);
+    lb.activations = x.layerActivations + x.working - k * x.layerSaved;
+    lb.temporaries = x.actGrads;
+    if (dynamicGrads) lb.gradients = x.headGrad + x.weightGrad + k * x.blockGrad;
+    if (fsdp2) lb.gatheredParameters = x.rootBytes + 2 * x.unitBytes;
   }
-  // The end of the backward: every gradient; FSDP2 still holds the root gathered with its unsharded gradients, and the
-  // last block's reduce-scatter input waits for its result (FSDP2 assigns a group's sharded gradients one group later).
+  // The end of the backward: every gradient. FSDP2 reduces the root last: its unsharded gradients (the root
+  // resharded) and their reduce-scatter input coexist with every block's sharded gradient; a stage without the root
+  // ends on its first block's (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py foreach_reduce).
   const end = fill(out[n++], 'end of backward', x, true, fsdp2);
   end.activations = 0;
   end.embeddingActivations = 0;
   if (fsdp2) {
-    end.gatheredParameters = x.rootBytes;
-    end.gradients = Math.max(0, x.gradients - x.unitShardedGrad) + x.rootBytes;
-    end.temporaries = x.unitBytes;
+    end.gatheredParameters = 0;
+    end.gradients = x.rootBytes > 0
+      ? Math.max(0, x.gradients - x.rootShardedGrad) + x.rootBytes * (1 + x.reduceRatio)
+      : Math.max(0, x.gradients - x.unitShardedGrad) + x.unitBytes * (1 + x.reduceRatio);
   }
   // The optimizer step: Megatron hands the optimizer an fp32 copy of a 16-bit main_grad shard
   // (megatron/core/optimizer/distrib_optimizer.py copies `main_grad.float()` to each master shard's grad).

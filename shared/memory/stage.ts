@@ -14,7 +14,7 @@ import {
 import { commBufferBytes, cudaContextBytes, fragmentationBytes, fsdp2RootBytes, gatheredParameterBytes } from './buffers';
 import { lossBackwardBytes, lossForwardBytes, lossSavedBytes } from './loss';
 import {
-  momentTotal, newMomentInputs, newMoments, raiseCategoryPeaks, stageMoments, type CategoryBytes, type MomentInputs, type MomentTerms,
+  gradientsFreedAfterStep, momentTotal, newMomentInputs, newMoments, raiseCategoryPeaks, stageMoments, type CategoryBytes, type MomentInputs, type MomentTerms,
 } from './moments';
 import type { MemoryContext } from './context';
 import {
@@ -155,6 +155,8 @@ export function computeStageActivations(
   x.masterWeights = o.masterWeights; x.gradAccumBuffer = o.gradAccumBuffer; x.fp8WeightCache = o.fp8WeightCache;
   x.commBuffers = o.commBuffers; x.gathered = o.gatheredParameters; x.rootBytes = o.rootBytes; x.unitBytes = o.unitBytes;
   x.headBytes = o.headBytes; x.unitShardedGrad = o.unitBytes > 0 ? (o.unitBytes / c.gatherB) * c.gradB / c.nd : 0;
+  x.rootShardedGrad = o.rootBytes > 0 ? (o.rootBytes / c.gatherB) * c.gradB / c.nd : 0; x.reduceRatio = c.reduceB / c.gatherB;
+  fillBlockBackward(c, o, layerAct, x);
   x.layerActivations = inFlight * layerAct; x.embeddingActivations = inFlight * embAct; x.working = working;
   x.stepCopy = c.regime === 'megatron' && c.gradB < 4 ? o.masterWeights : 0;
   fillLossParts(c, last, x);
@@ -169,9 +171,11 @@ export function computeStageActivations(
   }
   const m = o.moments[at];
   // The terms shown are what is live at that moment (the states stay as computed: the fast path reuses them);
-  // backward temporaries (the loss's gradients) are shown with the logits.
+  // backward temporaries are shown with what they are the gradients of: the layers' with the activations, the loss's
+  // and the head's with the logits.
   o.shown = m;
-  const activations = m.activations, embeddingActivations = m.embeddingActivations, logits = m.logits + m.temporaries;
+  const blockTemps = m.name === 'layers backward' ? m.temporaries : 0;
+  const activations = m.activations + blockTemps, embeddingActivations = m.embeddingActivations, logits = m.logits + m.temporaries - blockTemps;
   const activationTotal = activations + embeddingActivations + logits;
   const tensors = best;
   const cudaContext = cudaContextBytes(c.ctxBytes);
@@ -185,6 +189,29 @@ export function computeStageActivations(
   o.cudaContext = cudaContext; o.fragmentation = fragmentation; o.activationTotal = activationTotal;
   o.allocated = tensors + cudaContext; o.reserved = tensors + cudaContext + fragmentation;
   return o;
+}
+
+/**
+ * What one block's backward adds (shared/memory/moments.ts, the layers' backward): the next block prefetched is in the
+ * gathered parameters; its first weight gradient — the MLP's down projection, h·f/t, in the unsharded gradient dtype —
+ * on engines whose gradients appear in the backward (Megatron accumulates into main_grad instead); two activation
+ * gradients of the MLP width, 2·B·T·f/t, as the down projection's backward hands them to the activation function; the
+ * gradients a finished block leaves (FSDP2: its sharded gradient and the reduce-scatter input FSDP keeps for one more
+ * group; a replicated engine: the block's whole gradient); the saved bytes one layer frees; the head's gradient.
+ */
+function fillBlockBackward(c: MemoryContext, o: StageNumbers, layerAct: number, x: MomentInputs): void {
+  const dynamic = gradientsFreedAfterStep(c);
+  const fsdp2 = c.style === 'fsdp2' && c.zstage >= 3;
+  const ffn = o.moeLayers > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn;
+  const weightB = fsdp2 ? c.gatherB : c.gradB / (c.zstage >= 2 ? c.nd : 1);
+  const unitParams = fsdp2 ? o.unitBytes / c.gatherB : o.unitParams;
+  x.actGrads = o.layers > 0 ? (2 * c.actBytes * c.sLocal * c.b * ffn) / c.tp : 0;
+  // LoRA trains only the adapters: the frozen weights get no gradient.
+  x.weightGrad = dynamic && o.layers > 0 && !c.lora ? ((c.h * ffn) / c.tp) * weightB : 0;
+  x.headGrad = !o.last || c.lora ? 0 : fsdp2 ? o.headBytes : dynamic ? (c.headRank + c.finalNorm) * weightB : 0;
+  x.blockGrad = o.layers < 2 || !dynamic ? 0 : c.lora ? c.loraPerLayer * c.gradB
+    : fsdp2 ? x.unitShardedGrad + o.unitBytes * x.reduceRatio : unitParams * weightB;
+  x.layerSaved = o.layers < 2 ? 0 : layerAct / o.layers;
 }
 
 /**

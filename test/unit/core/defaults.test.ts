@@ -38,7 +38,11 @@ describe('makePlan', () => {
 });
 
 describe('activation scaling (first principles)', () => {
-  const act = (over: Parameters<typeof llamaPlan>[0]) => estimateMemory(llamaPlan(over)).stages[0].terms.activations!.bytes;
+  // Korthikanti et al.'s counts are Megatron-core's (shared/memory/activations.ts); eager PyTorch blocks: blocks.test.ts.
+  // fp32 main_grad (Megatron's default): the stage peaks in the backward with every activation live, not at the
+  // optimizer step's fp32 copy of a 16-bit main_grad.
+  const act = (over: Parameters<typeof llamaPlan>[0]) =>
+    estimateMemory(llamaPlan({ engine: 'megatron', ...over, training: { gradDtype: 'fp32', ...over?.training } })).stages[0].terms.activations!.bytes;
   test('TP + SP with flash attention divides every per-layer activation by t (Korthikanti Eq.4 without the s² term)', () => {
     assert.equal(act({ parallel: { tp: 2, sp: true } }), act({}) / 2);
   });

@@ -1,0 +1,94 @@
+/**
+ * What one transformer block keeps for its backward, per model implementation, for ONE micro-batch on one rank (bytes).
+ * Megatron-core with Transformer Engine keeps Korthikanti et al.'s fused-kernel counts (activations.ts); eager PyTorch
+ * models keep what their autograd graph saves, which these functions count tensor by tensor from the models' code
+ * (docs/engine-memory.md#what-a-block-saves). T = b·s/cp tokens on the rank; widths q = a·d, kv = g·d; t = TP degree.
+ */
+import type { ActivationShape } from './activations';
+
+/** Bytes of the rank's query width (a·d/t) and of its K/V as saved by attention (repeated to the query heads or not). */
+function widths(x: ActivationShape, repeatKv: boolean): { q: number; kv: number } {
+  const q = (x.heads * x.headDim) / x.tp;
+  const kv = (x.kvHeadsEff * x.headDim) / x.tp;
+  return { q, kv: repeatKv && x.kvHeadsEff < x.heads ? q : kv };
+}
+
+/**
+ * Attention probabilities an eager (unfused) attention keeps, per query head on the rank: the fp32 softmax output
+ * (softmax saves its output) and its cast to the compute dtype that the second matmul saves (none in fp32), plus
+ * `maskBytes` of a materialised boolean causal mask. `(4 + B)·b·(a/t)·s·s_k` (transformers eager_attention_forward;
+ * the oracle's eager kernel, probe/oracle/attention.py).
+ */
+export function eagerScoreBytes(x: ActivationShape, maskBytes = 0): number {
+  const probs = (4 + (x.actBytes < 4 ? x.actBytes : 0)) * x.b * (x.heads / x.tp) * x.sLocal * x.sKeys;
+  return probs + maskBytes * x.sLocal * x.sKeys;
+}
+
+/** FlashAttention's fp32 log-sum-exp, one value per query head and token: 4·b·(a/t)·s (Dao et al. 2022). */
+export function flashStatsBytes(x: ActivationShape): number {
+  return (4 * x.b * x.heads * x.sLocal) / x.tp;
+}
+
+/**
+ * A torchtitan Llama block without recomputation (torchtitan/models/llama3/model/model.py, TransformerBlock and
+ * Attention): the two fused RMSNorms save their inputs and an fp32 rstd per token (aten::_fused_rms_norm); wq/wk/wv and
+ * w1/w3 save their input (the norm output; all-gathered whole by PrepareModuleInput under TP); SDPA saves q, the K/V
+ * expanded by `repeat_kv` and its output (which wo takes as it is) and the log-sum-exp; the SwiGLU keeps w1's output,
+ * silu's output, w3's output and their product (w2's input). The RoPE product saves only the frequency table.
+ * B·[2T·h/t_sp + 2T·h + T·(2q + 2kv_rep)/t + 4T·f/t] + 8T/t_sp + lse (+ the q/k norms' inputs).
+ */
+export function titanBlockBytes(x: ActivationShape, ffn = x.ffn): number {
+  const B = x.actBytes, T = x.sLocal * x.b, sp = x.sp ? x.tp : 1;
+  const w = widths(x, true);
+  const norms = (2 * B * T * x.h + 2 * 4 * T) / sp;
+  const linearInputs = 2 * B * T * x.h;
+  const qkNorm = x.qkNorm ? B * T * ((x.heads + x.kvHeadsEff) * x.headDim) / x.tp : 0;
+  const attention = B * T * (2 * w.q + 2 * w.kv) + (x.flash ? flashStatsBytes(x) : eagerScoreBytes(x, 1));
+  const mlp = (x.gated ? 4 : 2) * B * T * ffn / x.tp;
+  return norms + linearInputs + qkNorm + attention + mlp;
+}
+
+/**
+ * torchtitan's per-op selective checkpointing (`selective_ac_option = "op"`, torchtitan/distributed/
+ * activation_checkpoint.py `_custom_policy`): the block's input, the outputs of every second matmul (wq, wv, w1, w2 in
+ * call order), SDPA's output and statistics; everything else is recomputed. B·[T·h/t_sp + T·(q + kv + f)/t + T·h + T·q/t] + lse.
+ */
+export function titanOpSelectiveBytes(x: ActivationShape, ffn = x.ffn): number {
+  const B = x.actBytes, T = x.sLocal * x.b, sp = x.sp ? x.tp : 1;
+  const w = widths(x, false);
+  const mm = B * T * (w.q + w.kv + ffn / x.tp + x.h);
+  return (B * T * x.h) / sp + mm + B * T * w.q + (x.flash ? flashStatsBytes(x) : eagerScoreBytes(x, 1));
+}
+
+/**
+ * A transformers decoder layer without recomputation (transformers models/llama/modeling_llama.py: LlamaRMSNorm,
+ * apply_rotary_pos_emb, sdpa/eager attention, LlamaMLP), with S = bytes of the residual stream (4 under autocast with
+ * fp32 weights, else the compute dtype) and B = compute bytes:
+ * - each eager RMSNorm saves its fp32 input (the input itself, or its fp32 copy), the normalised tensor in the input
+ *   dtype and the rsqrt: (4 + S)·T·h + 4T, twice;
+ * - the linears' inputs: under autocast q/k/v_proj and gate/up_proj each save their own bf16 cast of the fp32 norm
+ *   output (5·B·T·h); otherwise the two norm outputs (2·S·T·h);
+ * - SDPA (FlashAttention with native grouped K/V heads; memory-efficient attention in fp32, which repeats them): q, k,
+ *   v and the output (which o_proj takes as it is), B·T·(2q + 2kv) + lse; eager attention: K/V repeated, the probabilities;
+ * - the MLP: gate output, activation output, up output and the product (4·B·T·f; 2·B·T·f for a plain MLP);
+ * - under autocast, the 16-bit casts of the layer's weights (autocast's weight cache; saved by each linear).
+ */
+export function hfBlockBytes(x: ActivationShape, ffn = x.ffn): number {
+  const B = x.actBytes, S = x.streamBytes ?? B, T = x.sLocal * x.b;
+  const amp = (x.autocastWeightBytes ?? 0) > 0 || S > B;
+  const w = widths(x, !x.flash || B === 4);
+  const norms = 2 * ((4 + S) * T * x.h + 4 * T);
+  const linearInputs = (amp ? 5 * B : 2 * S) * T * x.h;
+  const qkNorm = x.qkNorm ? (4 + S) * T * (x.heads + x.kvHeadsEff) * x.headDim : 0;
+  const attention = B * T * (2 * w.q + 2 * w.kv) + (x.flash ? flashStatsBytes(x) : eagerScoreBytes(x));
+  const mlp = (x.gated ? 4 : 2) * B * T * ffn / x.tp;
+  return norms + linearInputs + qkNorm + attention + mlp + (x.autocastWeightBytes ?? 0);
+}
+
+/**
+ * The input a checkpointed block keeps (torch.utils.checkpoint, non-reentrant: the block's inputs): B·T·h, divided by t
+ * under sequence parallelism; the fp32 residual stream under autocast (transformers with fp32 weights).
+ */
+export function blockInputBytes(x: ActivationShape): number {
+  return ((x.streamBytes ?? x.actBytes) * x.sLocal * x.b * x.h) / (x.sp ? x.tp : 1);
+}
