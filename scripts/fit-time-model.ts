@@ -23,10 +23,10 @@ function rounded(p: TimeParams): TimeParams {
 async function main(): Promise<void> {
   const { runs, failures } = await loadRuns();
   if (failures.length) throw new Error(`cases the pipeline cannot read:\n${failures.join('\n')}`);
-  const fit = fitParams(runs, PRIORS, 600);
+  const fit = fitParams(runs, PRIORS);
   const params = rounded(fit.params);
   const inSample = medianMax(errorsOf(runs, params));
-  const loso = leaveOneSourceOut(runs, params, 400);
+  const loso = leaveOneSourceOut(runs, PRIORS);
   const out = medianMax(loso.flatMap((r) => r.errors));
   let commit = 'unknown';
   try { commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim(); } catch { /* not a checkout */ }

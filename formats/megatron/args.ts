@@ -178,8 +178,12 @@ function parallelDefaults(s: FactSink, d: D): void {
   d('training.precision', 'fp32', 'neither --fp16 nor --bf16');
   d('training.optimizer', 'adamw', '--optimizer adam (decoupled weight decay)');
   d('training.recompute', 'none', 'no --recompute-granularity');
-  d('training.fp32GradAccum', true, 'fp32 main_grad buffers');
-  d('training.gradDtype', 'fp32', 'gradients reduced in fp32 unless --grad-reduce-in-bf16');
+  // Only bf16 forces fp32 gradient accumulation and all-reduce; an --fp16 run keeps them in fp16 unless
+  // --accumulate-allreduce-grads-in-fp32 (megatron/training/arguments.py, "bfloat16 requires gradient accumulation and
+  // all-reduce to be done in fp32"; DDP grad_reduce_in_fp32 = accumulate_allreduce_grads_in_fp32).
+  const fp16 = s.value('training.precision') === 'fp16-mixed' && s.value('training.fp32GradAccum') !== true;
+  d('training.fp32GradAccum', !fp16, fp16 ? 'fp16 main_grad buffers with --fp16 (no --accumulate-allreduce-grads-in-fp32)' : 'fp32 main_grad buffers');
+  d('training.gradDtype', fp16 ? 'fp16' : 'fp32', fp16 ? 'gradients reduced in fp16 with --fp16 (no --accumulate-allreduce-grads-in-fp32)' : 'gradients reduced in fp32 unless --grad-reduce-in-bf16');
   if (s.value('training.precision') === 'fp8-mixed') {
     d('training.fp8.recipe', 'delayed', '--fp8-recipe delayed');
     d('training.fp8.paramGather', false, 'no --fp8-param-gather');

