@@ -31,6 +31,20 @@ def _scatter(x, t):
     return x if t == 1 else x.new_empty((x.shape[0] // t,) + tuple(x.shape[1:]))
 
 
+class _ScatterToSequenceParallel(torch.autograd.Function):
+    """The embedding output reduce-scattered to the sequence-parallel region
+    (tensor_parallel.mappings.scatter_to_sequence_parallel_region); its backward all-gathers the gradient."""
+
+    @staticmethod
+    def forward(ctx, x, t):
+        ctx.t = t
+        return _scatter(x, t) if t > 1 else x.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        return _gather(g, ctx.t), None
+
+
 class _LnLinear(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, ln_w, w, sp):
@@ -178,7 +192,7 @@ class GPT(nn.Module):
     def forward(self, tokens):
         if self.embedding is not None:
             x = self.embedding(tokens.transpose(0, 1))  # [s, b, h] (the TP all-reduce keeps the shape)
-            x = _dropout(_scatter(x, self.sp), self.dropout)
+            x = _dropout(_ScatterToSequenceParallel.apply(x, self.sp) if self.sp > 1 else x, self.dropout)
         else:
             x = tokens
         for layer in self.layers.values():

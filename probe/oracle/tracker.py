@@ -30,8 +30,14 @@ class StepTracker(MemTracker):
         # all-gather buffers are parameters, its reduce-scatter buffers gradients), not as activations or
         # temporaries for the moment before they are re-filed.
         self.forced = None
+        # DTensor's sharding propagation runs each op once more on full-size fake tensors to learn the output's
+        # metadata (ShardingPropagator._propagate_tensor_meta_non_cached); with the oracle's fake mode active it
+        # reuses that mode, so its tensors would look allocated. No GPU allocates them: they are not tracked.
+        self.ignoring = False
 
     def _track(self, reftype, t):
+        if self.ignoring:
+            return None
         if self.forced is not None and reftype != _MemRefType.OPT:
             reftype = next(k for k, v in CATEGORY.items() if v == self.forced)
         return super()._track(reftype, t)
@@ -149,8 +155,34 @@ def instrument_fsdp(tracker, model):
     return undo
 
 
+def ignore_dtensor_propagation(tracker):
+    """Stops tracking while DTensor propagates an op's metadata on full-size fake tensors (see StepTracker)."""
+    try:
+        from torch.distributed.tensor._sharding_prop import ShardingPropagator
+    except ImportError:
+        return []
+    name = "_propagate_tensor_meta_non_cached"
+    original = getattr(ShardingPropagator, name, None)
+    if original is None:
+        return []
+
+    def propagate(self, *args, **kwargs):
+        before, tracker.ignoring = tracker.ignoring, True
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            tracker.ignoring = before
+    setattr(ShardingPropagator, name, propagate)
+    return [(ShardingPropagator, name, original)]
+
+
 def restore(undo):
-    for group, name in undo:
+    for item in undo:
+        if len(item) == 3:
+            owner, name, original = item
+            setattr(owner, name, original)
+            continue
+        group, name = item
         if name in group.__dict__:
             del group.__dict__[name]
 
@@ -181,6 +213,7 @@ def tracked_step(step, externals, fsdp_root=None, files=()):
     for tensor, category in files:
         tracker.file_under(tensor, category)
     undo = instrument_fsdp(tracker, fsdp_root) if fsdp_root is not None else []
+    undo += ignore_dtensor_propagation(tracker)
     try:
         with tracker:
             step()

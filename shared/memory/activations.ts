@@ -37,6 +37,8 @@ export interface ActivationShape {
   readonly streamBytes?: number;
   /** Bytes of the 16-bit weight copies one layer keeps under autocast (its weight cache), per rank; 0 without autocast. */
   readonly autocastWeightBytes?: number;
+  /** Bytes of the LM head's 16-bit weight copy under autocast (saved by the head until its backward), per rank. */
+  readonly autocastHeadBytes?: number;
   /** Per-head RMSNorm of q and k (Qwen3, OLMo 2). */
   readonly qkNorm?: boolean;
   /** Which blocks recompute and what they keep (shared/memory/engine.ts recomputePolicyOf), and every how many blocks. */
@@ -154,14 +156,14 @@ export function embeddingActivationBytes(x: ActivationShape): number {
  * re-gathers its sequence-parallel input in backward (Megatron, Korthikanti §4.2.3: the 4sbh/t term of
  * 4sbh/t·(1 + v/h)); a DTensor ColwiseParallel head (torchtitan) saves the all-gathered input, B·sbh whole.
  * transformers' eager final norm keeps (4 + S)·sbh (its fp32 input and the normalised tensor) and the head's input
- * (its 16-bit cast under autocast). The logits and the loss: shared/memory/loss.ts.
+ * (its 16-bit cast under autocast, with the head weight's 16-bit copy). The logits and the loss: shared/memory/loss.ts.
  */
 export function outputLayerInputBytes(x: ActivationShape, headSavesGathered = false): number {
   const sbh = x.actBytes * x.sLocal * x.b * x.h;
   const split = x.sp ? x.tp : 1;
   if (x.impl === 'hf') {
     const S = x.streamBytes ?? x.actBytes, tokens = x.sLocal * x.b;
-    return (4 + S) * tokens * x.h + 4 * tokens + (S > x.actBytes ? sbh : S * tokens * x.h);
+    return (4 + S) * tokens * x.h + 4 * tokens + (S > x.actBytes ? sbh : S * tokens * x.h) + (x.autocastHeadBytes ?? 0);
   }
   if (x.impl === 'torchtitan') return sbh / split + (4 * x.sLocal * x.b) / split + (headSavesGathered ? sbh : sbh / split);
   return sbh / split + (headSavesGathered ? sbh : sbh / split);

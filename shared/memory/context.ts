@@ -16,7 +16,7 @@ import { regimeBytes } from './regime';
 export interface MemoryContext extends ActivationShape {
   /** Bytes of a gradient element in FSDP's reduce-scatter (MixedPrecisionPolicy reduce_dtype: the plan's gradient dtype). */
   reduceB: number;
-  streamBytes: number; autocastWeightBytes: number; qkNorm: boolean; acPolicy: RecomputePolicy; acEvery: number;
+  streamBytes: number; autocastWeightBytes: number; autocastHeadBytes: number; qkNorm: boolean; acPolicy: RecomputePolicy; acEvery: number;
   model: ModelSpec;
   sLocal: number; b: number; h: number; heads: number; kvHeadsEff: number; headDim: number; ffn: number;
   gated: boolean; tp: number; sp: boolean; flash: boolean; actBytes: number; sKeys: number; dropout: boolean;
@@ -83,6 +83,7 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   const autocast = c.regime === 'amp' && c.actBytes < 4;
   c.streamBytes = c.regime === 'amp' || c.regime === 'fp32' ? 4 : c.actBytes;
   c.autocastWeightBytes = autocast && c.impl === 'hf' && !plan.lora ? c.actBytes * (c.attnRank + c.denseMlpRank) : 0;
+  c.autocastHeadBytes = autocast && c.impl === 'hf' && !plan.lora ? (c.actBytes * c.vocab * c.h) / tp : 0;
   c.qkNorm = model.qkNorm; c.acPolicy = recomputePolicyOf(plan); c.acEvery = recomputeEveryOf(plan);
   const rb = regimeBytes(c.regime, t.precision);
   c.reduceB = dtypeBytes(t.gradDtype);

@@ -60,9 +60,9 @@ export function lossSavedBytes(impl: LossImpl, n: number, tokens: number, actByt
 
 /**
  * Loss backward, all copies live at once: upcast 12n — the saved log_softmax output, nll_loss's gradient and
- * log_softmax's gradient (aten _log_softmax_backward_data), all fp32; parallel 20n — the saved output, the DTensor
- * nll_loss's gradient (zeros plus its scattered copy), exp(output), its product with the summed gradient and the
- * difference (loss.py `_nll_loss_and_log_softmax_backward`, all fp32); compiled 2n + 2n (logits and their gradient in
+ * log_softmax's gradient (aten _log_softmax_backward_data), all fp32; parallel 16n — the saved output and, at most three
+ * at once, the DTensor nll_loss's gradient (zeros with the targets scattered in), exp(output) and their sum, then the
+ * product (loss.py `_nll_loss_and_log_softmax_backward`, all fp32); compiled 2n + 2n (logits and their gradient in
  * one fused kernel); megatron (4 + 2)·n (the in-place fp32 gradient and its cast to the logits' dtype); native 2n + 2n;
  * te 2n (the gradient is written into the logits).
  */
@@ -70,7 +70,7 @@ export function lossBackwardBytes(impl: LossImpl, n: number, tokens: number, act
   const b = actBytes;
   switch (impl) {
     case 'upcast': return 12 * n;
-    case 'parallel': return 20 * n;
+    case 'parallel': return 16 * n;
     case 'compiled': return 2 * b * n + 4 * tokens;
     case 'megatron': return (b === 4 ? 4 : 4 + b) * n;
     case 'native': return 2 * b * n + 4 * tokens;

@@ -15,7 +15,7 @@
  */
 import type { MemoryContext } from './context';
 
-export type MomentName = 'forward start' | 'forward' | 'loss forward' | 'loss backward' | 'head backward' | 'head gradient' | 'layers backward' | 'end of backward' | 'optimizer step';
+export type MomentName = 'forward start' | 'forward' | 'loss forward' | 'loss backward' | 'head backward' | 'head gradient' | 'layers backward' | 'embedding gradient' | 'end of backward' | 'root reduce' | 'optimizer step';
 
 /** Bytes of each memory term live at one moment. */
 export interface MomentTerms {
@@ -51,6 +51,23 @@ export interface MomentInputs {
    * activation gradients coexisting with everything saved, and the head's gradient.
    */
   layerSaved: number; blockGrad: number; weightGrad: number; actGrads: number; headGrad: number;
+  /**
+   * The head's weight gradient as it is made (torch files it as a temporary until AccumulateGrad assigns it): with the
+   * logits' gradient in the model dtype, or under autocast its 16-bit result and fp32 cast together.
+   */
+  headGradCreate: number;
+  /** Autocast's weight cache of the checkpointed layers, alive until the forward (and loss) leave autocast. */
+  forwardCache: number;
+  /** Megatron: the first stage's embedding `.grad` (param dtype) before the DDP hook adds it to main_grad. */
+  embedGrad: number;
+  /**
+   * FSDP2: the embedding's unsharded gradient as the backward makes it (a DTensor vocab-sharded embedding under TP makes
+   * the whole vocabulary's dense gradient, then keeps its own rows), and the head's unsharded gradient that a DTensor
+   * head still holds while the root's reduce-scatter output is cast.
+   */
+  embedGradMade: number; headGradHeld: number;
+  /** FSDP2: the root's reduce-scatter output in the reduce dtype (one shard), before its cast to the sharded dtype. */
+  rootReduceOutput: number;
   /** Saved activations of the in-flight micro-batches (layers and embedding), and the recomputation working set. */
   layerActivations: number; embeddingActivations: number; working: number;
   /** Last stage: output-layer inputs, the loss's forward, saved and backward bytes, the model's logits. */
@@ -68,6 +85,7 @@ export function newMomentInputs(): MomentInputs {
     first: false, last: false, parameters: 0, gradients: 0, optimizerStates: 0, masterWeights: 0, gradAccumBuffer: 0,
     fp8WeightCache: 0, commBuffers: 0, gathered: 0, rootBytes: 0, unitBytes: 0, headBytes: 0, unitShardedGrad: 0,
     rootShardedGrad: 0, reduceRatio: 1, layerSaved: 0, blockGrad: 0, weightGrad: 0, actGrads: 0, headGrad: 0,
+    headGradCreate: 0, forwardCache: 0, embedGrad: 0, embedGradMade: 0, headGradHeld: 0, rootReduceOutput: 0,
     layerActivations: 0, embeddingActivations: 0, working: 0, head: 0, lossForward: 0, lossSaved: 0, lossBackward: 0,
     logits: 0, stepCopy: 0,
   };
@@ -79,7 +97,7 @@ export function gradientsFreedAfterStep(c: Pick<MemoryContext, 'regime' | 'style
 }
 
 /** Room for every moment of a stage's step (refilled by stageMoments). */
-export const MAX_MOMENTS = 10;
+export const MAX_MOMENTS = 13;
 
 /** A zeroed moment. */
 export function zeroMoment(name: MomentName = 'forward'): MomentTerms {
@@ -129,11 +147,14 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
   // Forward, at the last block (and the head on the last stage): root and one block gathered with the next prefetched.
   const fwd = fill(out[n++], 'forward', x, freed, fsdp2);
   if (fsdp2) fwd.gatheredParameters = x.rootBytes + 2 * x.unitBytes;
+  fwd.activations += x.forwardCache;
   if (x.last) fwd.logits = x.head + x.logits;
   if (x.last) {
     // The loss runs after the model's forward returned (FSDP2 has resharded the root and the blocks): its forward
     // copies of the logits, then its backward's, next to what the forward saved for it.
-    fill(out[n++], 'loss forward', x, freed, fsdp2).logits = x.head + x.lossForward;
+    const lossF = fill(out[n++], 'loss forward', x, freed, fsdp2);
+    lossF.logits = x.head + x.lossForward;
+    lossF.activations += x.forwardCache;
     const lossB = fill(out[n++], 'loss backward', x, freed, fsdp2);
     lossB.logits = x.head + x.lossSaved;
     lossB.temporaries = Math.max(0, x.lossBackward - x.lossSaved);
@@ -146,9 +167,8 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
     if (fsdp2) head.gatheredParameters = 2 * x.rootBytes;
     const grad = fill(out[n++], 'head gradient', x, freed, fsdp2);
     grad.logits = x.head;
-    grad.temporaries = x.logits;
+    grad.temporaries = x.headGradCreate;
     if (fsdp2) grad.gatheredParameters = x.rootBytes + x.unitBytes;
-    if (dynamicGrads) grad.gradients = x.headGrad;
   }
   // The layers' backward, at the first block (everything saved, the recomputation working set) and at the second
   // (one layer freed, the first block's gradients kept: FSDP2 holds a group's reduce-scatter input until the next
@@ -161,17 +181,35 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
     if (dynamicGrads) lb.gradients = x.headGrad + x.weightGrad + k * x.blockGrad;
     if (fsdp2) lb.gatheredParameters = x.rootBytes + 2 * x.unitBytes;
   }
-  // The end of the backward: every gradient. FSDP2 reduces the root last: its unsharded gradients (the root
-  // resharded) and their reduce-scatter input coexist with every block's sharded gradient; a stage without the root
-  // ends on its first block's (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py foreach_reduce).
+  // The end of the backward: every gradient. FSDP2 reduces the root last: first the root's unsharded gradients are made
+  // next to every block's sharded gradient and the last block's reduce-scatter input; then, the root resharded, its
+  // reduce-scatter input coexists with its unsharded gradients (the copy-in) or with its reduce-scatter output and the
+  // output's fp32 cast (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py foreach_reduce). A stage without the
+  // root ends on its first block's reduction. Megatron's embedding gradient is made as a `.grad` in the parameter dtype
+  // (a temporary until assigned), then added to main_grad by the DDP hook and dropped (megatron/core/distributed:
+  // the param hook's `main_grad.add_(grad)`).
+  if (x.embedGrad > 0) {
+    const emb = fill(out[n++], 'embedding gradient', x, true, fsdp2);
+    emb.activations = 0;
+    emb.temporaries = x.embedGrad;
+  }
   const end = fill(out[n++], 'end of backward', x, true, fsdp2);
   end.activations = 0;
   end.embeddingActivations = 0;
+  end.gradients += x.embedGrad;
   if (fsdp2) {
-    end.gatheredParameters = 0;
-    end.gradients = x.rootBytes > 0
-      ? Math.max(0, x.gradients - x.rootShardedGrad) + x.rootBytes * (1 + x.reduceRatio)
-      : Math.max(0, x.gradients - x.unitShardedGrad) + x.unitBytes * (1 + x.reduceRatio);
+    end.gatheredParameters = x.rootBytes;
+    const blocks = Math.max(0, x.gradients - x.rootShardedGrad);
+    if (x.rootBytes > 0) {
+      end.gradients = blocks + x.unitBytes * x.reduceRatio + x.headBytes + x.embedGradMade;
+      const reduce = fill(out[n++], 'root reduce', x, true, fsdp2);
+      reduce.activations = 0; reduce.embeddingActivations = 0;
+      const input = x.rootBytes * x.reduceRatio;
+      reduce.gradients = blocks + input + Math.max(x.rootBytes, x.rootReduceOutput + x.rootShardedGrad + x.headGradHeld);
+    } else {
+      end.gatheredParameters = 0;
+      end.gradients = Math.max(0, x.gradients - x.unitShardedGrad) + x.unitBytes * (1 + x.reduceRatio);
+    }
   }
   // The optimizer step: Megatron hands the optimizer an fp32 copy of a 16-bit main_grad shard
   // (megatron/core/optimizer/distrib_optimizer.py copies `main_grad.float()` to each master shard's grad).

@@ -9,7 +9,7 @@
  */
 import { moeLayersIn } from '../model/params';
 import {
-  embeddingActivationBytes, inFlightMicrobatchCount, outputLayerInputBytes, recomputeWorkingBytes, stageLayerActivationBytes,
+  checkpointedLayerCount, embeddingActivationBytes, inFlightMicrobatchCount, outputLayerInputBytes, recomputeWorkingBytes, stageLayerActivationBytes,
 } from './activations';
 import { commBufferBytes, cudaContextBytes, fragmentationBytes, fsdp2RootBytes, gatheredParameterBytes } from './buffers';
 import { lossBackwardBytes, lossForwardBytes, lossSavedBytes } from './loss';
@@ -212,6 +212,21 @@ function fillBlockBackward(c: MemoryContext, o: StageNumbers, layerAct: number, 
   x.blockGrad = o.layers < 2 || !dynamic ? 0 : c.lora ? c.loraPerLayer * c.gradB
     : fsdp2 ? x.unitShardedGrad + o.unitBytes * x.reduceRatio : unitParams * weightB;
   x.layerSaved = o.layers < 2 ? 0 : layerAct / o.layers;
+  // The head's gradient as made: FSDP2 and replicated engines make it in the parameter (or unsharded) dtype next to the
+  // logits' gradient; autocast makes it in 16 bits and casts it to the fp32 weight's dtype once the logits' gradient is
+  // freed; Megatron accumulates it straight into main_grad (gradient_accumulation_fusion).
+  const headW = o.last && !c.lora ? c.headRank : 0;
+  const logitsGrad = o.last ? c.actBytes * c.sLocal * c.b * (c.vocab / c.tp) : 0;
+  x.headGradCreate = !dynamic ? logitsGrad : c.autocastHeadBytes > 0 ? c.autocastHeadBytes + headW * c.gradB : logitsGrad + x.headGrad;
+  x.forwardCache = c.autocastWeightBytes * checkpointedLayerCount(c, o.layers, c.recompute, c.recomputeLayers);
+  x.embedGrad = c.regime === 'megatron' && o.first && !c.lora ? c.embedRank * c.paramB : 0;
+  // FSDP2's root: a DTensor vocab-parallel embedding (torchtitan TP, RowwiseParallel) makes the dense gradient of the
+  // whole vocabulary, then copies its own rows out (t + 1 local sizes at once); the DTensor head's gradient is still
+  // held when the root's reduce-scatter output is cast (observed in torch 2.13's fully_shard + DTensor; oracle grid).
+  const dtensorTp = c.impl === 'torchtitan' && c.tp > 1;
+  x.embedGradMade = fsdp2 && o.first && !c.lora ? c.embedRank * c.gatherB * (dtensorTp ? c.tp + 1 : 1) : 0;
+  x.headGradHeld = fsdp2 && dtensorTp ? o.headBytes : 0;
+  x.rootReduceOutput = fsdp2 ? (o.rootBytes * x.reduceRatio) / c.nd : 0;
 }
 
 /**
