@@ -41,6 +41,8 @@ export interface MemoryContext extends ActivationShape {
   nd: number; ne: number; zstage: number; style: ShardingStyle;
   /** Data-parallel ranks (torch DDP wraps the model, and copies gradients into its buckets, only when > 1). */
   dp: number;
+  /** Replicas of a shard group (HSDP: data-parallel ranks / shard group size). */
+  replicas: number;
   reshard: boolean; prefetch: number; maxLive: number; reduceBucket: number; allgatherBucket: number; overlap: boolean;
   ctxBytes: number; frag: number;
   offOpt: OffloadTarget; offParams: OffloadTarget;
@@ -100,7 +102,7 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   c.nd = Math.max(1, shardRanks);
   c.ne = Math.max(1, (shardRanks * tp) / (p.ep * p.etp));
   c.zstage = replicated ? 0 : s.stage;
-  c.dp = p.dp;
+  c.dp = p.dp; c.replicas = Math.max(1, Math.floor(p.dp / Math.max(1, s.shardGroupSize)));
   // The baseline keeps Megatron's contiguous grad buffers for Megatron plans, else PyTorch DDP.
   c.style = replicated ? (s.style === 'megatron-distopt' ? 'megatron-distopt' : 'ddp') : s.style;
   c.reshard = s.reshardAfterForward; c.prefetch = s.prefetchBucketElems; c.maxLive = s.maxLiveParams;

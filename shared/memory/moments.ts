@@ -58,8 +58,14 @@ export interface MomentInputs {
   headGradCreate: number;
   /** Autocast's weight cache of the checkpointed layers, alive until the forward (and loss) leave autocast. */
   forwardCache: number;
-  /** Megatron: the first stage's embedding `.grad` (param dtype) before the DDP hook adds it to main_grad. */
-  embedGrad: number;
+  /**
+   * The first stage's embedding gradient as the backward makes it (a temporary until AccumulateGrad assigns it): a tied
+   * head's gradient, the embedding's and their sum at once; and what of it Megatron keeps as a `.grad` until its DDP
+   * hook adds it to main_grad.
+   */
+  embedGrad: number; embedGradKept: number;
+  /** The embedding's (and a tied head's) final gradient bytes among the stage's gradients. */
+  embedGradFinal: number;
   /**
    * FSDP2: the embedding's unsharded gradient as the backward makes it (a DTensor vocab-sharded embedding under TP makes
    * the whole vocabulary's dense gradient, then keeps its own rows), and the head's unsharded gradient that a DTensor
@@ -68,6 +74,13 @@ export interface MomentInputs {
   embedGradMade: number; headGradHeld: number;
   /** FSDP2: the root's reduce-scatter output in the reduce dtype (one shard), before its cast to the sharded dtype. */
   rootReduceOutput: number;
+  /** The loss runs inside the model's forward (transformers' `model(..., labels=)`): FSDP2's root is still gathered. */
+  lossInRoot: boolean;
+  /**
+   * HSDP: every block's reduced shard in the reduce dtype, kept as the replicas' all-reduce input until the backward
+   * ends (FSDPParamGroup._all_reduce_state, released in finalize_backward).
+   */
+  replicaHeld: number;
   /** Saved activations of the in-flight micro-batches (layers and embedding), and the recomputation working set. */
   layerActivations: number; embeddingActivations: number; working: number;
   /** Last stage: output-layer inputs, the loss's forward, saved and backward bytes, the model's logits. */
@@ -85,7 +98,7 @@ export function newMomentInputs(): MomentInputs {
     first: false, last: false, parameters: 0, gradients: 0, optimizerStates: 0, masterWeights: 0, gradAccumBuffer: 0,
     fp8WeightCache: 0, commBuffers: 0, gathered: 0, rootBytes: 0, unitBytes: 0, headBytes: 0, unitShardedGrad: 0,
     rootShardedGrad: 0, reduceRatio: 1, layerSaved: 0, blockGrad: 0, weightGrad: 0, actGrads: 0, headGrad: 0,
-    headGradCreate: 0, forwardCache: 0, embedGrad: 0, embedGradMade: 0, headGradHeld: 0, rootReduceOutput: 0,
+    headGradCreate: 0, forwardCache: 0, embedGrad: 0, embedGradKept: 0, embedGradFinal: 0, embedGradMade: 0, headGradHeld: 0, rootReduceOutput: 0, replicaHeld: 0, lossInRoot: false,
     layerActivations: 0, embeddingActivations: 0, working: 0, head: 0, lossForward: 0, lossSaved: 0, lossBackward: 0,
     logits: 0, stepCopy: 0,
   };
@@ -155,16 +168,28 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
     const lossF = fill(out[n++], 'loss forward', x, freed, fsdp2);
     lossF.logits = x.head + x.lossForward;
     lossF.activations += x.forwardCache;
+    // A loss inside the root's forward (transformers) runs with the root gathered, and the root's pre-backward hook
+    // gathers it again before the loss's backward (its all-gather output and copy-out next to the saved loss).
+    const rootFirst = fsdp2 && x.lossInRoot;
+    if (rootFirst) {
+      lossF.gatheredParameters = x.rootBytes;
+      const regather = fill(out[n++], 'head backward', x, freed, fsdp2);
+      regather.logits = x.head + x.lossSaved;
+      regather.gatheredParameters = 2 * x.rootBytes;
+    }
     const lossB = fill(out[n++], 'loss backward', x, freed, fsdp2);
     lossB.logits = x.head + x.lossSaved;
     lossB.temporaries = Math.max(0, x.lossBackward - x.lossSaved);
+    if (rootFirst) lossB.gatheredParameters = x.rootBytes + x.unitBytes;
     // The head's backward: the logits' gradient in the model dtype; FSDP2 gathers the root again (its all-gather
     // output and the parameters copied out of it coexist), then computes the head's unsharded weight gradient with
     // the last block prefetched.
-    const head = fill(out[n++], 'head backward', x, freed, fsdp2);
-    head.logits = x.head;
-    head.temporaries = x.logits;
-    if (fsdp2) head.gatheredParameters = 2 * x.rootBytes;
+    if (!rootFirst) {
+      const head = fill(out[n++], 'head backward', x, freed, fsdp2);
+      head.logits = x.head;
+      head.temporaries = x.logits;
+      if (fsdp2) head.gatheredParameters = 2 * x.rootBytes;
+    }
     const grad = fill(out[n++], 'head gradient', x, freed, fsdp2);
     grad.logits = x.head;
     grad.temporaries = x.headGradCreate;
@@ -192,20 +217,22 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
     const emb = fill(out[n++], 'embedding gradient', x, true, fsdp2);
     emb.activations = 0;
     emb.temporaries = x.embedGrad;
+    // Engines whose gradients appear in the backward do not hold the embedding's (or a tied head's) gradient yet.
+    if (dynamicGrads) emb.gradients = Math.max(0, emb.gradients - x.embedGradFinal);
   }
   const end = fill(out[n++], 'end of backward', x, true, fsdp2);
   end.activations = 0;
   end.embeddingActivations = 0;
-  end.gradients += x.embedGrad;
+  end.gradients += x.embedGradKept;
   if (fsdp2) {
     end.gatheredParameters = x.rootBytes;
     const blocks = Math.max(0, x.gradients - x.rootShardedGrad);
     if (x.rootBytes > 0) {
-      end.gradients = blocks + x.unitBytes * x.reduceRatio + x.headBytes + x.embedGradMade;
+      end.gradients = blocks + x.replicaHeld + x.unitBytes * x.reduceRatio + x.headBytes + x.embedGradMade;
       const reduce = fill(out[n++], 'root reduce', x, true, fsdp2);
       reduce.activations = 0; reduce.embeddingActivations = 0;
       const input = x.rootBytes * x.reduceRatio;
-      reduce.gradients = blocks + input + Math.max(x.rootBytes, x.rootReduceOutput + x.rootShardedGrad + x.headGradHeld);
+      reduce.gradients = blocks + x.replicaHeld + input + Math.max(x.rootBytes, x.rootReduceOutput + x.rootShardedGrad + x.headGradHeld);
     } else {
       end.gatheredParameters = 0;
       end.gradients = Math.max(0, x.gradients - x.unitShardedGrad) + x.unitBytes * (1 + x.reduceRatio);

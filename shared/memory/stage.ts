@@ -219,14 +219,24 @@ function fillBlockBackward(c: MemoryContext, o: StageNumbers, layerAct: number, 
   const logitsGrad = o.last ? c.actBytes * c.sLocal * c.b * (c.vocab / c.tp) : 0;
   x.headGradCreate = !dynamic ? logitsGrad : c.autocastHeadBytes > 0 ? c.autocastHeadBytes + headW * c.gradB : logitsGrad + x.headGrad;
   x.forwardCache = c.autocastWeightBytes * checkpointedLayerCount(c, o.layers, c.recompute, c.recomputeLayers);
-  x.embedGrad = c.regime === 'megatron' && o.first && !c.lora ? c.embedRank * c.paramB : 0;
+  // The embedding's gradient as made: Megatron's `.grad` in the parameter dtype (kept until its hook); engines whose
+  // gradients appear in the backward make it in the gradient dtype, and a tied head on the same stage adds its own
+  // contribution and their sum (three at once) before AccumulateGrad assigns it.
+  const tiedHere = o.first && o.last && c.model.tiedEmbeddings;
+  x.embedGradKept = c.regime === 'megatron' && o.first && !c.lora ? c.embedRank * c.paramB : 0;
+  x.embedGrad = !o.first || c.lora || fsdp2 ? 0 : c.regime === 'megatron' ? x.embedGradKept
+    : dynamic ? c.embedRank * c.gradB * (tiedHere ? 3 : 1) : 0;
+  x.embedGradFinal = x.embedGrad > 0 && dynamic ? c.embedRank * c.gradB : 0;
   // FSDP2's root: a DTensor vocab-parallel embedding (torchtitan TP, RowwiseParallel) makes the dense gradient of the
-  // whole vocabulary, then copies its own rows out (t + 1 local sizes at once); the DTensor head's gradient is still
-  // held when the root's reduce-scatter output is cast (observed in torch 2.13's fully_shard + DTensor; oracle grid).
+  // whole vocabulary, then copies its own rows out (t + 1 local sizes at once); the head's unsharded gradient is still
+  // held when the root's reduce-scatter output is cast (torch 2.13's fully_shard, seen in the oracle grid: the autograd
+  // engine releases the head's gradient only after the root's post-backward hook returns).
   const dtensorTp = c.impl === 'torchtitan' && c.tp > 1;
   x.embedGradMade = fsdp2 && o.first && !c.lora ? c.embedRank * c.gatherB * (dtensorTp ? c.tp + 1 : 1) : 0;
-  x.headGradHeld = fsdp2 && dtensorTp ? o.headBytes : 0;
+  x.headGradHeld = fsdp2 ? o.headBytes : 0;
   x.rootReduceOutput = fsdp2 ? (o.rootBytes * x.reduceRatio) / c.nd : 0;
+  x.lossInRoot = c.impl === 'hf';
+  x.replicaHeld = fsdp2 && c.replicas > 1 ? (Math.max(0, o.gradients - x.rootShardedGrad) / c.gradB) * c.reduceB : 0;
 }
 
 /**
