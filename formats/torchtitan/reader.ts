@@ -79,6 +79,14 @@ export function readTorchtitan(s: FactSink, root: KNode | undefined): void {
   readFloat8(s, root);
   const mpp = at(root, 'training.mixed_precision_param');
   if (mpp && mpp.value.value === 'float32') s.explicit('training.precision', 'fp32', locOf(mpp, 'training.mixed_precision_param'));
+  // Without FSDP (data_parallel_shard_degree 1 and no CP) mixed precision is not fully_shard's: torchtitan trains in
+  // fp32 when TP or PP is on, and under torch.autocast with fp32 weights otherwise (DDP or one GPU)
+  // (torchtitan/distributed/utils.py maybe_enable_amp).
+  if (unsharded) {
+    const tp = Number(s.value('parallel.tp') ?? 1), pp = Number(s.value('parallel.pp') ?? 1);
+    if (tp > 1 || pp > 1) s.derived('training.precision', 'fp32', 'torchtitan: no mixed precision with TP or PP when FSDP is off (maybe_enable_amp)');
+    else s.derived('training.regime', 'amp', 'torchtitan: torch.autocast with fp32 weights when FSDP is off (maybe_enable_amp)');
+  }
   s.default('training.precision', 'bf16-mixed', `${TT}: mixed_precision_param bfloat16 with fp32 parameters`);
   // FSDP2 reduce-scatters gradients in mixed_precision_reduce (MixedPrecisionPolicy.reduce_dtype; torchtitan's default
   // float32), so the reduce-scatter moves 4 bytes per gradient element unless the file says bfloat16.

@@ -64,6 +64,8 @@ export interface MomentInputs {
    * hook adds it to main_grad.
    */
   embedGrad: number; embedGradKept: number;
+  /** Of those, what is still held at the optimizer step (a DTensor embedding's whole-vocabulary gradient). */
+  embedGradAtStep: number;
   /** The embedding's (and a tied head's) final gradient bytes among the stage's gradients. */
   embedGradFinal: number;
   /**
@@ -72,8 +74,15 @@ export interface MomentInputs {
    * head still holds while the root's reduce-scatter output is cast.
    */
   embedGradMade: number; headGradHeld: number;
+  /** FSDP2: the embedding's dense gradient alone, a temporary until AccumulateGrad assigns it. */
+  embedDense: number;
   /** FSDP2: the root's reduce-scatter output in the reduce dtype (one shard), before its cast to the sharded dtype. */
   rootReduceOutput: number;
+  /**
+   * FSDP2 without resharding after forward (`reshard_after_forward=False`, the SHARD_GRAD_OP of FSDP1): the stage's
+   * groups stay gathered from their forward to their backward: root + every block; 0 when they reshard.
+   */
+  kept: number;
   /** The loss runs inside the model's forward (transformers' `model(..., labels=)`): FSDP2's root is still gathered. */
   lossInRoot: boolean;
   /**
@@ -83,6 +92,8 @@ export interface MomentInputs {
   replicaHeld: number;
   /** Saved activations of the in-flight micro-batches (layers and embedding), and the recomputation working set. */
   layerActivations: number; embeddingActivations: number; working: number;
+  /** The recomputation working set at the second block of the backward (0 when that block was not checkpointed). */
+  working1: number;
   /** Last stage: output-layer inputs, the loss's forward, saved and backward bytes, the model's logits. */
   head: number; lossForward: number; lossSaved: number; lossBackward: number; logits: number;
   /**
@@ -98,8 +109,8 @@ export function newMomentInputs(): MomentInputs {
     first: false, last: false, parameters: 0, gradients: 0, optimizerStates: 0, masterWeights: 0, gradAccumBuffer: 0,
     fp8WeightCache: 0, commBuffers: 0, gathered: 0, rootBytes: 0, unitBytes: 0, headBytes: 0, unitShardedGrad: 0,
     rootShardedGrad: 0, reduceRatio: 1, layerSaved: 0, blockGrad: 0, weightGrad: 0, actGrads: 0, headGrad: 0,
-    headGradCreate: 0, forwardCache: 0, embedGrad: 0, embedGradKept: 0, embedGradFinal: 0, embedGradMade: 0, headGradHeld: 0, rootReduceOutput: 0, replicaHeld: 0, lossInRoot: false,
-    layerActivations: 0, embeddingActivations: 0, working: 0, head: 0, lossForward: 0, lossSaved: 0, lossBackward: 0,
+    headGradCreate: 0, forwardCache: 0, embedGrad: 0, embedGradKept: 0, embedGradAtStep: 0, embedGradFinal: 0, embedGradMade: 0, headGradHeld: 0, embedDense: 0, rootReduceOutput: 0, replicaHeld: 0, lossInRoot: false, kept: 0,
+    layerActivations: 0, embeddingActivations: 0, working: 0, working1: 0, head: 0, lossForward: 0, lossSaved: 0, lossBackward: 0,
     logits: 0, stepCopy: 0,
   };
 }
@@ -110,7 +121,7 @@ export function gradientsFreedAfterStep(c: Pick<MemoryContext, 'regime' | 'style
 }
 
 /** Room for every moment of a stage's step (refilled by stageMoments). */
-export const MAX_MOMENTS = 13;
+export const MAX_MOMENTS = 14;
 
 /** A zeroed moment. */
 export function zeroMoment(name: MomentName = 'forward'): MomentTerms {
@@ -138,7 +149,7 @@ function fill(m: MomentTerms, name: MomentName, x: MomentInputs, withGrads: bool
   m.fp8WeightCache = x.fp8WeightCache; m.commBuffers = x.commBuffers;
   m.gradients = withGrads ? x.gradients : 0;
   m.gradAccumBuffer = withGrads && x.stepCopy === 0 ? x.gradAccumBuffer : 0;
-  m.gatheredParameters = fsdp2 ? 0 : x.gathered;
+  m.gatheredParameters = fsdp2 ? x.kept : x.gathered;
   m.activations = x.layerActivations; m.embeddingActivations = x.embeddingActivations;
   m.logits = 0; m.temporaries = 0;
   return m;
@@ -147,7 +158,9 @@ function fill(m: MomentTerms, name: MomentName, x: MomentInputs, withGrads: bool
 /** Writes every moment of the stage's step, in step order, into `out` (newMoments); returns how many there are. */
 export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage' | 'reshard'>, x: MomentInputs, out: MomentTerms[]): number {
   const dynamicGrads = gradientsFreedAfterStep(c);
-  const fsdp2 = c.style === 'fsdp2' && c.zstage >= 3 && c.reshard;
+  // FSDP2 (fully_shard), resharding after forward (ZeRO-3 style) or keeping every group gathered until its backward.
+  const fsdp2 = c.style === 'fsdp2' && c.zstage >= 2;
+  const reshard = fsdp2 && x.kept === 0;
   let n = 0;
   const freed = !dynamicGrads;
   // FSDP2 (torch fully_shard, FSDPParamGroup.unshard / wait_for_unshard): a group's all-gather output lives until the
@@ -159,7 +172,7 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
   }
   // Forward, at the last block (and the head on the last stage): root and one block gathered with the next prefetched.
   const fwd = fill(out[n++], 'forward', x, freed, fsdp2);
-  if (fsdp2) fwd.gatheredParameters = x.rootBytes + 2 * x.unitBytes;
+  if (reshard) fwd.gatheredParameters = x.rootBytes + 2 * x.unitBytes;
   fwd.activations += x.forwardCache;
   if (x.last) fwd.logits = x.head + x.logits;
   if (x.last) {
@@ -171,7 +184,7 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
     // A loss inside the root's forward (transformers) runs with the root gathered, and the root's pre-backward hook
     // gathers it again before the loss's backward (its all-gather output and copy-out next to the saved loss).
     const rootFirst = fsdp2 && x.lossInRoot;
-    if (rootFirst) {
+    if (rootFirst && reshard) {
       lossF.gatheredParameters = x.rootBytes;
       const regather = fill(out[n++], 'head backward', x, freed, fsdp2);
       regather.logits = x.head + x.lossSaved;
@@ -180,7 +193,7 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
     const lossB = fill(out[n++], 'loss backward', x, freed, fsdp2);
     lossB.logits = x.head + x.lossSaved;
     lossB.temporaries = Math.max(0, x.lossBackward - x.lossSaved);
-    if (rootFirst) lossB.gatheredParameters = x.rootBytes + x.unitBytes;
+    if (rootFirst && reshard) lossB.gatheredParameters = x.rootBytes + x.unitBytes;
     // The head's backward: the logits' gradient in the model dtype; FSDP2 gathers the root again (its all-gather
     // output and the parameters copied out of it coexist), then computes the head's unsharded weight gradient with
     // the last block prefetched.
@@ -188,12 +201,12 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
       const head = fill(out[n++], 'head backward', x, freed, fsdp2);
       head.logits = x.head;
       head.temporaries = x.logits;
-      if (fsdp2) head.gatheredParameters = 2 * x.rootBytes;
+      if (reshard) head.gatheredParameters = 2 * x.rootBytes;
     }
     const grad = fill(out[n++], 'head gradient', x, freed, fsdp2);
     grad.logits = x.head;
     grad.temporaries = x.headGradCreate;
-    if (fsdp2) grad.gatheredParameters = x.rootBytes + x.unitBytes;
+    if (reshard) grad.gatheredParameters = x.rootBytes + x.unitBytes;
   }
   // The layers' backward, at the first block (everything saved, the recomputation working set) and at the second
   // (one layer freed, the first block's gradients kept: FSDP2 holds a group's reduce-scatter input until the next
@@ -201,10 +214,11 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
   // next block prefetched (FSDP2).
   for (let k = 0; k < 2; k++) {
     const lb = fill(out[n++], 'layers backward', x, true, fsdp2);
-    lb.activations = x.layerActivations + x.working - k * x.layerSaved;
+    lb.activations = x.layerActivations + (k === 0 ? x.working : x.working1) - k * x.layerSaved;
     lb.temporaries = x.actGrads;
     if (dynamicGrads) lb.gradients = x.headGrad + x.weightGrad + k * x.blockGrad;
-    if (fsdp2) lb.gatheredParameters = x.rootBytes + 2 * x.unitBytes;
+    if (reshard) lb.gatheredParameters = x.rootBytes + 2 * x.unitBytes;
+    else if (fsdp2) lb.gatheredParameters = Math.max(x.rootBytes, x.kept - k * x.unitBytes);
   }
   // The end of the backward: every gradient. FSDP2 reduces the root last: first the root's unsharded gradients are made
   // next to every block's sharded gradient and the last block's reduce-scatter input; then, the root resharded, its
@@ -228,9 +242,16 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
     end.gatheredParameters = x.rootBytes;
     const blocks = Math.max(0, x.gradients - x.rootShardedGrad);
     if (x.rootBytes > 0) {
-      end.gradients = blocks + x.replicaHeld + x.unitBytes * x.reduceRatio + x.headBytes + x.embedGradMade;
+      const before = blocks + x.replicaHeld + x.unitBytes * x.reduceRatio + x.headBytes;
+      end.gradients = before + x.embedGradMade;
+      if (x.embedDense > 0) {
+        const emb = fill(out[n++], 'embedding gradient', x, true, fsdp2);
+        emb.activations = 0; emb.embeddingActivations = 0; emb.gatheredParameters = x.rootBytes;
+        emb.gradients = before;
+        emb.temporaries = x.embedDense;
+      }
       const reduce = fill(out[n++], 'root reduce', x, true, fsdp2);
-      reduce.activations = 0; reduce.embeddingActivations = 0;
+      reduce.activations = 0; reduce.embeddingActivations = 0; reduce.gatheredParameters = 0;
       const input = x.rootBytes * x.reduceRatio;
       reduce.gradients = blocks + x.replicaHeld + input + Math.max(x.rootBytes, x.rootReduceOutput + x.rootShardedGrad + x.headGradHeld);
     } else {
@@ -244,6 +265,7 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
     const step = fill(out[n++], 'optimizer step', x, true, fsdp2);
     step.activations = 0; step.embeddingActivations = 0;
     step.gradAccumBuffer = x.stepCopy;
+    step.gradients += x.embedGradAtStep;
   }
   return n;
 }

@@ -9,7 +9,7 @@
  */
 import { moeLayersIn } from '../model/params';
 import {
-  checkpointedLayerCount, embeddingActivationBytes, inFlightMicrobatchCount, outputLayerInputBytes, recomputeWorkingBytes, stageLayerActivationBytes,
+  checkpointedLayerBytes, checkpointedLayerCount, embeddingActivationBytes, layerActivationBytes, inFlightMicrobatchCount, outputLayerInputBytes, recomputeWorkingBytes, stageLayerActivationBytes,
 } from './activations';
 import { commBufferBytes, cudaContextBytes, fragmentationBytes, fsdp2RootBytes, gatheredParameterBytes } from './buffers';
 import { lossBackwardBytes, lossForwardBytes, lossSavedBytes } from './loss';
@@ -82,7 +82,9 @@ export function computeStageStates(c: MemoryContext, stage: number, start: numbe
   const z = c.zstage;
   const accumFrom = c.style === 'megatron-distopt' ? 1 : 2;
   // ZeRO divisors: a state is sharded from ZeRO stage `from` on (dense over nd, experts over ne).
-  const dP = z >= 3 ? c.nd : 1, eP = z >= 3 ? c.ne : 1;
+  // FSDP2 shards parameters at any stage ≥ 2 (fully_shard; stage 2 only keeps them gathered after the forward).
+  const shardParams = z >= 3 || (c.style === 'fsdp2' && z >= 2);
+  const dP = shardParams ? c.nd : 1, eP = shardParams ? c.ne : 1;
   const dG = z >= 2 ? c.nd : 1, eG = z >= 2 ? c.ne : 1;
   const dO = z >= 1 ? c.nd : 1, eO = z >= 1 ? c.ne : 1;
   const dA = z >= accumFrom ? c.nd : 1, eA = z >= accumFrom ? c.ne : 1;
@@ -120,9 +122,9 @@ export function computeStageStates(c: MemoryContext, stage: number, start: numbe
   const gatheredParameters = z >= 3
     ? gatheredParameterBytes(c.style, unitParams, stageParams, gatherB, c.lora ? 0 : gatherB, c.reshard, c.prefetch, c.maxLive)
     : 0;
-  o.rootBytes = c.style === 'fsdp2' && z >= 3 ? fsdp2RootBytes((first ? c.embedRank + c.positions : 0) + (last ? c.finalNorm + c.headRank : 0), gatherB) : 0;
-  o.unitBytes = c.style === 'fsdp2' && z >= 3 && layers > 0 ? perLayerUnit * gatherB : 0;
-  o.headBytes = c.style === 'fsdp2' && z >= 3 && last ? c.headRank * gatherB : 0;
+  o.rootBytes = c.style === 'fsdp2' && z >= 2 ? fsdp2RootBytes((first ? c.embedRank + c.positions : 0) + (last ? c.finalNorm + c.headRank : 0), gatherB) : 0;
+  o.unitBytes = c.style === 'fsdp2' && z >= 2 && layers > 0 ? perLayerUnit * gatherB : 0;
+  o.headBytes = c.style === 'fsdp2' && z >= 2 && last ? c.headRank * gatherB : 0;
   // Megatron's DDP buckets are views into its contiguous grad buffer (megatron/core/distributed/param_and_grad_buffer.py);
   // torch DDP copies gradients into buckets only when it wraps the model (more than one data-parallel rank).
   const noBucketCopy = c.style === 'ddp' && (c.regime === 'megatron' || c.dp <= 1);
@@ -156,9 +158,9 @@ export function computeStageActivations(
   x.commBuffers = o.commBuffers; x.gathered = o.gatheredParameters; x.rootBytes = o.rootBytes; x.unitBytes = o.unitBytes;
   x.headBytes = o.headBytes; x.unitShardedGrad = o.unitBytes > 0 ? (o.unitBytes / c.gatherB) * c.gradB / c.nd : 0;
   x.rootShardedGrad = o.rootBytes > 0 ? (o.rootBytes / c.gatherB) * c.gradB / c.nd : 0; x.reduceRatio = c.reduceB / c.gatherB;
-  fillBlockBackward(c, o, layerAct, x);
   x.layerActivations = inFlight * layerAct; x.embeddingActivations = inFlight * embAct; x.working = working;
   x.stepCopy = c.regime === 'megatron' && c.gradB < 4 ? o.masterWeights : 0;
+  fillBlockBackward(c, o, layerAct, x);
   fillLossParts(c, last, x);
   const count = stageMoments(c, x, o.moments);
   let at = 0, best = -1;
@@ -201,7 +203,7 @@ export function computeStageActivations(
  */
 function fillBlockBackward(c: MemoryContext, o: StageNumbers, layerAct: number, x: MomentInputs): void {
   const dynamic = gradientsFreedAfterStep(c);
-  const fsdp2 = c.style === 'fsdp2' && c.zstage >= 3;
+  const fsdp2 = c.style === 'fsdp2' && c.zstage >= 2;
   const ffn = o.moeLayers > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn;
   const weightB = fsdp2 ? c.gatherB : c.gradB / (c.zstage >= 2 ? c.nd : 1);
   const unitParams = fsdp2 ? o.unitBytes / c.gatherB : o.unitParams;
@@ -212,6 +214,16 @@ function fillBlockBackward(c: MemoryContext, o: StageNumbers, layerAct: number, 
   x.blockGrad = o.layers < 2 || !dynamic ? 0 : c.lora ? c.loraPerLayer * c.gradB
     : fsdp2 ? x.unitShardedGrad + o.unitBytes * x.reduceRatio : unitParams * weightB;
   x.layerSaved = o.layers < 2 ? 0 : layerAct / o.layers;
+  x.working1 = x.working;
+  if (c.recompute === 'selective' && c.acPolicy === 'torchtitan-layer' && o.layers > 0) {
+    // torchtitan checkpoints blocks N, 2N, … (1-based): the backward starts at the last block, checkpointed or not.
+    const every = Math.max(1, c.acEvery);
+    const ck = (i: number) => i >= 0 && (i + 1) % every === 0;
+    const full = layerActivationBytes(c, 'none', ffn), input = checkpointedLayerBytes(c);
+    x.layerSaved = o.layers < 2 ? 0 : ck(o.layers - 1) ? input : full;
+    x.working1 = ck(o.layers - 2) ? x.working : 0;
+    x.working = ck(o.layers - 1) ? x.working : 0;
+  }
   // The head's gradient as made: FSDP2 and replicated engines make it in the parameter (or unsharded) dtype next to the
   // logits' gradient; autocast makes it in 16 bits and casts it to the fp32 weight's dtype once the logits' gradient is
   // freed; Megatron accumulates it straight into main_grad (gradient_accumulation_fusion).
@@ -222,20 +234,29 @@ function fillBlockBackward(c: MemoryContext, o: StageNumbers, layerAct: number, 
   // The embedding's gradient as made: Megatron's `.grad` in the parameter dtype (kept until its hook); engines whose
   // gradients appear in the backward make it in the gradient dtype, and a tied head on the same stage adds its own
   // contribution and their sum (three at once) before AccumulateGrad assigns it.
+  // A DTensor vocab-parallel embedding without FSDP (torchtitan TP alone) keeps its gradient for the whole vocabulary
+  // until the optimizer step copies its own rows out (DTensor redistribution to the weight's Shard(0)).
   const tiedHere = o.first && o.last && c.model.tiedEmbeddings;
-  x.embedGradKept = c.regime === 'megatron' && o.first && !c.lora ? c.embedRank * c.paramB : 0;
+  const dtensorAlone = c.impl === 'torchtitan' && c.tp > 1 && !fsdp2 && dynamic && o.first && !c.lora;
+  const embWhole = dtensorAlone ? c.tp : 1;
+  x.embedGradKept = c.regime === 'megatron' && o.first && !c.lora ? c.embedRank * c.paramB
+    : dtensorAlone ? (c.tp - 1) * c.embedRank * c.gradB : 0;
   x.embedGrad = !o.first || c.lora || fsdp2 ? 0 : c.regime === 'megatron' ? x.embedGradKept
-    : dynamic ? c.embedRank * c.gradB * (tiedHere ? 3 : 1) : 0;
-  x.embedGradFinal = x.embedGrad > 0 && dynamic ? c.embedRank * c.gradB : 0;
+    : dynamic ? c.embedRank * c.gradB * embWhole * (tiedHere ? 3 : 1) : 0;
+  x.embedGradFinal = x.embedGrad > 0 && dynamic ? c.embedRank * c.gradB * embWhole : 0;
+  x.embedGradAtStep = dtensorAlone ? x.embedGradKept : 0;
+  if (dtensorAlone) x.stepCopy += c.embedRank * c.gradB;
   // FSDP2's root: a DTensor vocab-parallel embedding (torchtitan TP, RowwiseParallel) makes the dense gradient of the
   // whole vocabulary, then copies its own rows out (t + 1 local sizes at once); the head's unsharded gradient is still
   // held when the root's reduce-scatter output is cast (torch 2.13's fully_shard, seen in the oracle grid: the autograd
   // engine releases the head's gradient only after the root's post-backward hook returns).
   const dtensorTp = c.impl === 'torchtitan' && c.tp > 1;
   x.embedGradMade = fsdp2 && o.first && !c.lora ? c.embedRank * c.gatherB * (dtensorTp ? c.tp + 1 : 1) : 0;
+  x.embedDense = fsdp2 && o.first && !c.lora ? c.embedRank * c.gatherB * (dtensorTp ? c.tp : 1) : 0;
   x.headGradHeld = fsdp2 ? o.headBytes : 0;
   x.rootReduceOutput = fsdp2 ? (o.rootBytes * x.reduceRatio) / c.nd : 0;
   x.lossInRoot = c.impl === 'hf';
+  x.kept = fsdp2 && !(c.reshard && c.zstage >= 3) ? o.rootBytes + o.unitBytes * o.layers : 0;
   x.replicaHeld = fsdp2 && c.replicas > 1 ? (Math.max(0, o.gradients - x.rootShardedGrad) / c.gradB) * c.reduceB : 0;
 }
 

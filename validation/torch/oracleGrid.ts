@@ -53,7 +53,8 @@ export const ORACLE_GRID: readonly GridCase[] = [
   c('titan FSDP4 × TP2 (SP), no AC', 'fsdp2', { ...titan }, fsdp(4, { tp: 2, sp: true })),
   c('titan FSDP4 × TP2 (SP), full AC', 'fsdp2', { ...titan, recompute: 'full' }, fsdp(4, { tp: 2, sp: true })),
   c('titan FSDP2 × TP4 (SP), full AC', 'fsdp2', { ...titan, recompute: 'full' }, fsdp(2, { tp: 4, sp: true })),
-  c('titan TP2 (SP) only', 'fsdp2', { ...titan }, { dp: 1, tp: 2, sp: true, sharding: { style: 'fsdp2', stage: 0 } } as Par),
+  // torchtitan without FSDP (data_parallel_shard_degree 1) trains in fp32 under TP (maybe_enable_amp).
+  c('titan TP2 (SP) only, fp32', 'fsdp2', { ...titan, precision: 'fp32' }, { dp: 1, tp: 2, sp: true, sharding: { style: 'fsdp2', stage: 0 } } as Par),
   c('titan FSDP4 × CP2, full AC', 'fsdp2', { ...titan, recompute: 'full', seqLen: 4096 }, fsdp(4, { cp: 2 })),
   c('titan FSDP2 × CP4, full AC', 'fsdp2', { ...titan, recompute: 'full', seqLen: 8192 }, fsdp(2, { cp: 4 })),
   c('titan HSDP 2 × 4, full AC', 'fsdp2', { ...titan, recompute: 'full' }, fsdp(8, { dpReplicate: 2, sharding: { style: 'fsdp2', stage: 3, shardGroupSize: 4 } } as Partial<Par>)),

@@ -69,8 +69,9 @@ export function exportOraclePlan(plan: Plan, o: OracleExportOptions = {}): Expor
   const notes: string[] = [];
   const impl = modelImplOf(plan);
   const regime = precisionRegimeOf(plan);
-  // FSDP of any strategy, and DeepSpeed ZeRO-3, run as fully_shard (NO_SHARD: a shard group of 1).
-  const fsdp = s.style === 'fsdp' || s.style === 'fsdp2' || (s.style === 'deepspeed' && s.stage >= 3);
+  // FSDP that shards (a stage-0 FSDP layout is torchtitan without fully_shard, or FSDP1 NO_SHARD: no wrapper gathers),
+  // and DeepSpeed ZeRO-3, run as fully_shard.
+  const fsdp = ((s.style === 'fsdp' || s.style === 'fsdp2') && s.stage >= 2) || (s.style === 'deepspeed' && s.stage >= 3);
   if (s.style === 'fsdp' && fsdp) notes.push('FSDP1 is reproduced with FSDP2 (same sharded and gathered bytes; FlatParameter padding differs).');
   if (s.style === 'deepspeed' && s.stage >= 3) notes.push('DeepSpeed ZeRO-3 is reproduced with FSDP2 over bf16 parameters plus the fp32 master partition.');
   if (t.precision === 'fp8-mixed') notes.push('FP8 GEMMs do not run on a CPU: the oracle runs them in bf16; the FP8 bytes in the estimate come from engine source (docs/engine-memory.md).');
