@@ -15,7 +15,9 @@
  */
 import type { MemoryContext } from './context';
 
-export type MomentName = 'forward' | 'loss forward' | 'loss backward' | 'head backward' | 'layers backward' | 'end of backward' | 'optimizer step';
+export type MomentName = 'forward' | 'loss forward' | 'loss backward' | 'head backward' | 'layers backward' | 'end of backward' | 'optimizer step'
+  // DeepSpeed's reductions (shared/memory/deepspeedMoments.ts).
+  | 'head reduction' | 'gradient reduction' | 'gradient partition';
 
 /** Bytes of each memory term live at one moment. */
 export interface MomentTerms {
@@ -25,6 +27,8 @@ export interface MomentTerms {
   activations: number; embeddingActivations: number; logits: number;
   /** Tensors the backward makes that are neither gradients nor recomputed activations (torch's "temporaries"). */
   temporaries: number;
+  /** The engine's transient copies (DeepSpeed's reduction, norm and step copies; torch's "temporaries"). */
+  engineCopies: number;
 }
 
 /**
@@ -63,18 +67,20 @@ export function newMomentInputs(): MomentInputs {
 }
 
 /** Engines that drop gradients after the optimizer step (torch `zero_grad(set_to_none=True)`): gradients exist from the backward on. */
-export function gradientsFreedAfterStep(c: Pick<MemoryContext, 'regime' | 'style'>): boolean {
+export function gradientsFreedAfterStep(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage'>): boolean {
+  // DeepSpeed ZeRO-1/2 free their gradient partitions at the step (shared/memory/deepspeed.ts); ZeRO-3's persist.
+  if (c.style === 'deepspeed' && c.regime === 'deepspeed') return c.zstage >= 1 && c.zstage < 3;
   return c.style !== 'megatron-distopt' && (c.regime === 'amp' || c.regime === 'fsdp2' || c.regime === 'bf16-true' || c.regime === 'fp32');
 }
 
 /** Room for every moment of a stage's step (refilled by stageMoments). */
-export const MAX_MOMENTS = 7;
+export const MAX_MOMENTS = 10;
 
 /** A zeroed moment. */
 export function zeroMoment(name: MomentName = 'forward'): MomentTerms {
   return {
     name, parameters: 0, gradients: 0, optimizerStates: 0, masterWeights: 0, gradAccumBuffer: 0, fp8WeightCache: 0,
-    gatheredParameters: 0, commBuffers: 0, activations: 0, embeddingActivations: 0, logits: 0, temporaries: 0,
+    gatheredParameters: 0, commBuffers: 0, activations: 0, embeddingActivations: 0, logits: 0, temporaries: 0, engineCopies: 0,
   };
 }
 
@@ -86,11 +92,11 @@ export function newMoments(): MomentTerms[] {
 /** The sum of a moment's terms. */
 export function momentTotal(m: MomentTerms): number {
   return m.parameters + m.gradients + m.optimizerStates + m.masterWeights + m.gradAccumBuffer + m.fp8WeightCache
-    + m.gatheredParameters + m.commBuffers + m.activations + m.embeddingActivations + m.logits + m.temporaries;
+    + m.gatheredParameters + m.commBuffers + m.activations + m.embeddingActivations + m.logits + m.temporaries + m.engineCopies;
 }
 
 /** One moment's states and saved activations (the moment then adds what is its own). */
-function fill(m: MomentTerms, name: MomentName, x: MomentInputs, withGrads: boolean, fsdp2: boolean): MomentTerms {
+export function fill(m: MomentTerms, name: MomentName, x: MomentInputs, withGrads: boolean, fsdp2: boolean): MomentTerms {
   m.name = name;
   m.parameters = x.parameters; m.optimizerStates = x.optimizerStates; m.masterWeights = x.masterWeights;
   m.fp8WeightCache = x.fp8WeightCache; m.commBuffers = x.commBuffers;
@@ -98,7 +104,7 @@ function fill(m: MomentTerms, name: MomentName, x: MomentInputs, withGrads: bool
   m.gradAccumBuffer = withGrads && x.stepCopy === 0 ? x.gradAccumBuffer : 0;
   m.gatheredParameters = fsdp2 ? 0 : x.gathered;
   m.activations = x.layerActivations; m.embeddingActivations = x.embeddingActivations;
-  m.logits = 0; m.temporaries = 0;
+  m.logits = 0; m.temporaries = 0; m.engineCopies = 0;
   return m;
 }
 
@@ -164,6 +170,6 @@ export function raiseCategoryPeaks(m: MomentTerms, peaks: CategoryBytes): void {
   peaks.gradients = Math.max(peaks.gradients, m.gradients + m.gradAccumBuffer - step);
   peaks.optimizer = Math.max(peaks.optimizer, m.optimizerStates + m.masterWeights + step);
   peaks.activations = Math.max(peaks.activations, m.activations + m.embeddingActivations + m.logits);
-  peaks.temporaries = Math.max(peaks.temporaries, m.temporaries);
+  peaks.temporaries = Math.max(peaks.temporaries, m.temporaries + m.engineCopies);
   peaks.other = Math.max(peaks.other, m.commBuffers + m.fp8WeightCache);
 }
