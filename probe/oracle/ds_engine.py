@@ -21,6 +21,9 @@ import torch
 
 from .plan import OracleError
 
+# The oracle runs DeepSpeed's CPU accelerator on fake CPU tensors, whatever devices the machine has.
+os.environ["DS_ACCELERATOR"] = "cpu"
+
 # Categories of the engine's buffers (probe/oracle/tracker.py files them as they appear):
 # parameters: 16-bit flat groups (ZeRO-1/2), ZeRO-3 partitions and gathered parameters;
 # gradients: autograd's gradients until the engine takes them, the gradient partitions (ZeRO-2 `grads_in_partition`,
@@ -64,7 +67,6 @@ def shims(world):
     """The scoped shims of the module docstring, and the environment DeepSpeed's launcher sets."""
     from torch._subclasses import fake_impls
     from torch._subclasses.fake_tensor import FakeTensor
-    os.environ.setdefault("DS_ACCELERATOR", "cpu")
     # DeepSpeed reads the rank from the process group; it only checks that the launcher's variables exist.
     env = {"LOCAL_RANK": "0", "RANK": "0", "WORLD_SIZE": str(world), "LOCAL_SIZE": str(min(world, 8)),
            "MASTER_ADDR": "localhost", "MASTER_PORT": "29500"}
