@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Creates .venv with the probe's pinned Python packages (probe/requirements.txt): PyTorch 2.13 (CPU build), transformers.
+# Creates .venv with the probe's pinned Python packages (probe/requirements.txt): PyTorch 2.13 (CPU build), transformers,
+# DeepSpeed (the fake-tensor oracle runs its engine).
 # Safe to re-run: skipped when .venv already has exactly these versions. Used by .ci/run and named in the README.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,5 +16,5 @@ PY="${PYTHON:-python3}"
 "$PY" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 9) else 1)' || { echo "setup-python: Python ≥ 3.9 needed ($PY)" >&2; exit 1; }
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$REQ"
-"$VENV/bin/python" -c 'import torch, transformers; print("setup-python: torch", torch.__version__, "transformers", transformers.__version__)'
+DS_ACCELERATOR=cpu "$VENV/bin/python" -c 'import torch, transformers, deepspeed; print("setup-python: torch", torch.__version__, "transformers", transformers.__version__, "deepspeed", deepspeed.__version__)'
 echo "$want" > "$STAMP"

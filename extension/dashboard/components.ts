@@ -16,6 +16,7 @@ export const TERM_COMPONENT: Readonly<Record<MemoryTermName, MemoryComponent>> =
   embeddingActivations: 'activations',
   logits: 'logits',
   commBuffers: 'buffers',
+  engineCopies: 'buffers',
   gatheredParameters: 'buffers',
   fp8WeightCache: 'parameters',
   cudaContext: 'overhead',

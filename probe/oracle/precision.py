@@ -8,9 +8,7 @@
   parameter, fp32 master weights and Adam states (sharded over DP with ``--use-distributed-optimizer``). Buckets are
   views into the buffer (megatron/core/distributed/param_and_grad_buffer.py); the optimizer gives each master shard
   ``main_grad.float()`` as its gradient (a copy only when main_grad is bf16; megatron/core/optimizer/optimizer.py).
-- ``deepspeed`` (ZeRO-1/2, runtime/zero/stage_1_and_2.py): bf16 weights, fp32 master partition and Adam states over
-  DP; ZeRO-1 keeps full bf16 gradients, ZeRO-2 keeps each rank's bf16 partition plus the ``ipg`` bucket(s); the
-  optimizer step builds an fp32 gradient partition.
+- ``deepspeed``: bf16 weights; DeepSpeed's own engine keeps the rest (probe/oracle/ds_engine.py).
 - ``bf16-true`` (torchtune, LitGPT ``bf16-true``): everything bf16, optimizer states included.
 - ``fp32``: everything fp32.
 """
@@ -48,10 +46,10 @@ def make_adamw(params, kind, impl):
 
 
 class FlatMasterOptimizer(torch.optim.Optimizer):
-    """fp32 master shard + Adam of Megatron's (distributed) optimizer and DeepSpeed ZeRO-1/2, on one flat tensor.
+    """fp32 master shard + Adam of Megatron's (distributed) optimizer, on one flat tensor.
 
-    ``grad_source()`` returns this rank's gradient shard as the engine holds it (Megatron: a view of main_grad;
-    DeepSpeed: the bf16 partition); the step turns it into fp32 as the engine does, then runs fused Adam.
+    ``grad_source()`` returns this rank's gradient shard as the engine holds it (a view of main_grad); the step turns it
+    into fp32 as the engine does, then runs fused Adam.
     """
 
     def __init__(self, numel, grad_source, kind, impl="fused"):
@@ -81,12 +79,10 @@ class Regime:
         self.hooks = []
 
     def prepare(self, module):
-        """Megatron/DeepSpeed gradient buffers and hooks (parameters are cast on the meta device before)."""
+        """Megatron's gradient buffer and hooks (parameters are cast on the meta device before)."""
         params = [p for p in module.parameters() if p.requires_grad]
         if self.name == "megatron":
             self._megatron_buffers(params)
-        elif self.name == "deepspeed":
-            self._deepspeed_partitions(params)
         return module
 
     def _megatron_buffers(self, params):
@@ -102,21 +98,6 @@ class Regime:
             self.hooks.append(p.register_post_accumulate_grad_hook(_add_to_main_grad))
         self.numel = total
 
-    def _deepspeed_partitions(self, params):
-        stage = self.training.get("zeroStage", 1)
-        total = sum(p.numel() for p in params)
-        self.numel = total
-        self.partition = torch.zeros(math.ceil(total / self.dp), dtype=BF16)
-        if stage >= 2:
-            self.files.append((self.partition, "gradients"))
-            bucket = int(self.training.get("reduceBucketElems", 5e8))
-            n = 2 if self.training.get("overlapComm", False) else 1
-            self.ipg = [torch.zeros(min(bucket, total), dtype=BF16) for _ in range(n)]
-            for buf in self.ipg:
-                self.files.append((buf, "other"))
-            for p in params:
-                self.hooks.append(p.register_post_accumulate_grad_hook(_drop_grad))
-
     def optimizer(self, module):
         kind = self.training.get("optimizer", "adamw")
         impl = self.training.get("optimizerImpl", "fused")
@@ -125,11 +106,6 @@ class Regime:
             distributed = self.training.get("distributedOptimizer", False)
             shard = math.ceil(self.numel / self.dp) if distributed else self.numel
             opt = FlatMasterOptimizer(shard, lambda: self.grad_buffer[:shard], kind, impl)
-        elif self.name == "deepspeed":
-            shard = math.ceil(self.numel / self.dp)
-            stage = self.training.get("zeroStage", 1)
-            source = (lambda: self.partition) if stage >= 2 else (lambda: _flat_grad_shard(params, shard))
-            opt = FlatMasterOptimizer(shard, source, kind, impl)
         else:
             return make_adamw(params, kind, impl)
         self.files.append((opt.master, "optimizer"))
@@ -148,15 +124,3 @@ def _add_to_main_grad(p):
         return
     p.main_grad.add_(p.grad)
     p.grad = None
-
-
-def _drop_grad(p):
-    # ZeRO-2: the reduced gradient is copied into this rank's partition (static) and the full one freed.
-    p.grad = None
-
-
-def _flat_grad_shard(params, shard):
-    """ZeRO-1: the bf16 gradients flattened to this rank's shard (the reduce writes into it)."""
-    grads = [p.grad for p in params if p.grad is not None]
-    out = grads[0].new_empty(shard) if grads else torch.zeros(shard, dtype=BF16)
-    return out

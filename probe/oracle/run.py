@@ -1,15 +1,16 @@
 """One configuration, one simulated rank per pipeline stage: build at full size without allocating, wrap as the
 engine does, run a warm-up step (creates optimizer states) and one tracked step, report torch's peaks per category."""
+import contextlib
 import time
 
 import torch
 import torch.distributed as dist
 from torch._subclasses.fake_tensor import FakeTensorMode
 
-from . import checkpointing, hf, megatron, parallel, pipeline, titan
+from . import checkpointing, ds_engine, hf, megatron, parallel, pipeline, titan
 from .attention import use_gpu_sdpa
 from .plan import OracleError, check_plan
-from .precision import Regime, forward_context, param_dtype
+from .precision import Regime, forward_context, make_adamw, param_dtype
 from .tracker import storage_bytes, tracked_step
 
 
@@ -54,14 +55,21 @@ class Built:
                 # transformers does after loading (PreTrainedModel.tie_weights).
                 if self.impl == "hf" and hasattr(mod, "tie_weights"):
                     mod.tie_weights()
-                self.regime.prepare(mod) if self.regime_name in ("megatron", "deepspeed") else None
-            self.optimizer = self.regime.optimizer(_Joined(self.modules))
+                self.regime.prepare(mod) if self.regime_name == "megatron" else None
+            self.ds = None
+            if self.regime_name == "deepspeed":
+                # DeepSpeed's own engine wraps the module with the plan's torch optimizer (probe/oracle/ds_engine.py).
+                self.optimizer = make_adamw([p for p in self.modules[0].parameters() if p.requires_grad],
+                                            t.get("optimizer", "adamw"), t.get("optimizerImpl", "fused"))
+                self.ds = ds_engine.Engine(plan, self.modules[0], self.optimizer, notes)
+            else:
+                self.optimizer = self.regime.optimizer(_Joined(self.modules))
             self.ddp = None
             if par.get("sharding") == "ddp":
                 self.ddp = parallel.ddp_buckets(_Joined(self.modules))
                 notes.append("DDP: the Reducer's bucket copy of the gradients (gradient_as_bucket_view=False) is "
                              "allocated as one flat tensor; its all-reduce is not run")
-        self.step = pipeline.make_step(self) if self.pp > 1 else self._plain_step
+        self.step = pipeline.make_step(self) if self.pp > 1 else self._ds_step if self.ds else self._plain_step
 
     def _build_chunk(self, ids, first, last):
         m, t, par, ac = self.plan["model"], self.plan["training"], self.plan["parallel"], self.plan.get("ac") or {}
@@ -120,6 +128,17 @@ class Built:
         self.optimizer.step()
         self.regime.zero_grad(mod, self.optimizer)
 
+    def _ds_step(self):
+        t = self.plan["training"]
+        b, s, v = t["microBatch"], t["seqLen"], self.plan["model"]["vocabSize"]
+
+        def forward(engine):
+            tokens = torch.randint(0, v, (b, s))
+            if self.impl == "hf":
+                return engine(input_ids=tokens, labels=tokens).loss
+            return self.loss(engine(tokens), tokens)
+        self.ds.step(forward)
+
     def externals(self):
         # The flat-master optimizers of the Megatron and DeepSpeed regimes keep their Adam states in an inner
         # torch optimizer: track it too, or its states would be missed.
@@ -127,7 +146,7 @@ class Built:
         return [*self.modules, self.optimizer, *([inner] if inner is not None else [])]
 
     def files(self):
-        out = list(self.regime.files)
+        out = list(self.regime.files) + (self.ds.files() if self.ds else [])
         if self.ddp is not None:
             out.append((self.ddp, "other"))
         return out
@@ -163,33 +182,59 @@ def _loss_parallel(built):
     return contextlib.nullcontext()
 
 
-def measure_stage(plan, stage, world):
-    notes = []
-    par = plan["parallel"]
-    rank = stage * (world // par.get("pp", 1))
+def _build(plan, stage, world, rank, notes):
     _init_pg(rank, world)
-    mesh = parallel.build_mesh(par)
-    t0 = time.perf_counter()
+    mesh = parallel.build_mesh(plan["parallel"])
     try:
-        built = Built(plan, stage, mesh, notes)
+        return Built(plan, stage, mesh, notes)
     except OracleError:
         raise
     except (NotImplementedError, ValueError, RuntimeError, AssertionError, TypeError) as exc:
         raise OracleError("unsupported-layout", f"torch could not build this layout on fake tensors: "
                           f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}") from exc
-    with built.fake, use_gpu_sdpa():
-        built.step()  # warm-up: optimizer states appear
-        result = tracked_step(built.step, built.externals(), fsdp_root=None if par.get("sharding") != "fsdp2" else _Joined(built.modules),
-                              files=built.files())
-        static = {
-            "parameters": storage_bytes(p for mod in built.modules for p in mod.parameters()),
-            "optimizerStates": storage_bytes(v for st in _states(built.optimizer) for v in st.values() if torch.is_tensor(v)),
-        }
-        for tensor, cat in built.files():
-            key = {"gradients": "mainGrad", "optimizer": "masterWeights", "other": "engineBuffers"}[cat]
-            static[key] = static.get(key, 0) + storage_bytes([tensor])
+
+
+def measure_stage(plan, stage, world):
+    notes = []
+    par = plan["parallel"]
+    rank = stage * (world // par.get("pp", 1))
+    t0 = time.perf_counter()
+    deepspeed = regime_of(plan) == "deepspeed"
+    if deepspeed:
+        _check_deepspeed(plan)
+    with contextlib.ExitStack() as scope:
+        if deepspeed:
+            scope.enter_context(ds_engine.shims(world))
+        built = _build(plan, stage, world, rank, notes)
+        try:
+            with built.fake, use_gpu_sdpa():
+                built.step()  # warm-up: optimizer states appear
+                result = tracked_step(built.step, built.externals(), files=built.files(),
+                                      fsdp_root=None if par.get("sharding") != "fsdp2" else _Joined(built.modules),
+                                      instrument=built.ds.instrument if built.ds else None)
+                static = {
+                    "parameters": storage_bytes(p for mod in built.modules for p in mod.parameters()),
+                    "optimizerStates": storage_bytes(v for st in _states(built.optimizer) for v in st.values() if torch.is_tensor(v)),
+                }
+                for tensor, cat in built.files():
+                    key = {"gradients": "mainGrad", "optimizer": "masterWeights", "other": "engineBuffers",
+                           "parameters": "engineParameters"}[cat]
+                    static[key] = static.get(key, 0) + storage_bytes([tensor])
+        finally:
+            if built.ds:
+                built.ds.close()
     result.update(stage=stage, rank=rank, static=static, notes=notes, seconds=round(time.perf_counter() - t0, 3))
     return result
+
+
+def _check_deepspeed(plan):
+    why = ds_engine.problem()
+    if why:
+        raise OracleError("unsupported-layout", why)
+    par = plan["parallel"]
+    if par.get("pp", 1) > 1 or par.get("tp", 1) > 1 or par.get("cp", 1) > 1:
+        raise OracleError("unsupported-layout", "DeepSpeed's engine is reproduced with ZeRO data parallelism only "
+                          "(its pipeline engine, AutoTP and Ulysses are not run)")
 
 
 def _states(opt):

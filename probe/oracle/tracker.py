@@ -5,10 +5,12 @@ gradients, activations, temporaries and optimizer states and records the snapsho
 subclass also keeps the peak of each category on its own, accepts modules that run several times in one step
 (pipeline micro-batches), and files FSDP2's sharded gradients and Megatron-style fp32 buffers under the right category.
 """
+import contextlib
 import weakref
 
 import torch
 from torch.distributed._tools.mem_tracker import MemTracker, _MemRefType, _TOTAL_KEY, _UpdateType
+from torch.distributed._tools.common_utils import get_untyped_storages
 
 # Report keys of the torch categories.
 CATEGORY = {
@@ -26,21 +28,19 @@ class StepTracker(MemTracker):
         super().__init__()
         self._cat_peak = {}
         self._seen_modules = weakref.WeakSet()
-        # While an engine routine runs, the storages it creates are filed under its category from the start (FSDP2's
-        # all-gather buffers are parameters, its reduce-scatter buffers gradients), not as activations or
-        # temporaries for the moment before they are re-filed.
+        self._filing = False
+        # An engine whose optimizer wrapper is not a torch Optimizer (DeepSpeed) makes its step's tensors outside any
+        # module: they are temporaries, not activations.
+        self.outside_modules_is_temporary = False
+        self._forced = None
+        # While an FSDP2 routine runs, the storages it creates are filed under its category from the start (its
+        # all-gather buffers are parameters, its reduce-scatter buffers gradients), not as activations or temporaries
+        # for the moment before they are re-filed.
         self.forced = None
         # DTensor's sharding propagation runs each op once more on full-size fake tensors to learn the output's
         # metadata (ShardingPropagator._propagate_tensor_meta_non_cached); with the oracle's fake mode active it
         # reuses that mode, so its tensors would look allocated. No GPU allocates them: they are not tracked.
         self.ignoring = False
-
-    def _track(self, reftype, t):
-        if self.ignoring:
-            return None
-        if self.forced is not None and reftype != _MemRefType.OPT:
-            reftype = next(k for k, v in CATEGORY.items() if v == self.forced)
-        return super()._track(reftype, t)
 
     # Per-category peaks: every change of the current snapshot passes through _update_snap.
     def _update_snap(self, u_type, winfo, old_mem_consumed=None, old_reftype=None):
@@ -76,11 +76,49 @@ class StepTracker(MemTracker):
     def _post_bw_hook(self, module, args):
         return None
 
-    def file_under(self, tensor, category):
-        """Files a tensor's storages under a category ('gradients', 'optimizer', 'parameters', …)."""
+    def file_under(self, tensor, category, pin=False):
+        """Files a tensor's storages under a category ('gradients', 'optimizer', 'parameters', …). A pinned storage
+        keeps it: MemTracker's gradient hooks would refile an engine's bucket as gradients when a .grad views it."""
         ref = next(k for k, v in CATEGORY.items() if v == category)
-        if tensor is not None:
-            self._update_and_maybe_create_winfos(tensor, ref)
+        if tensor is None:
+            return
+        self._filing = True
+        try:
+            for winfo in self._update_and_maybe_create_winfos(tensor, ref):
+                if pin:
+                    winfo.pinned = True
+        finally:
+            self._filing = False
+
+    def _update_and_maybe_create_winfos(self, t, reftype, update_existing=False):
+        if not self._filing:
+            known = [self._WINFO.get(st, (None, None))[0] for st in get_untyped_storages(t)]
+            if known and all(w is not None and getattr(w, "pinned", False) for w in known):
+                return set(known)
+        return super()._update_and_maybe_create_winfos(t, reftype, update_existing)
+
+    @contextlib.contextmanager
+    def filing_new_tensors_as(self, category):
+        """Storages made inside the block are filed under ``category`` and keep it (an engine's gathered parameters,
+        buckets and gradient partitions)."""
+        previous, self._forced = self._forced, category
+        try:
+            yield
+        finally:
+            self._forced = previous
+
+    def _track(self, reftype, t):
+        if self.ignoring:
+            return None
+        if self.forced is not None and reftype != _MemRefType.OPT:
+            reftype = next(k for k, v in CATEGORY.items() if v == self.forced)
+        if self._forced is not None and all(self._WINFO.get(st, (None, None))[0] is None for st in get_untyped_storages(t)):
+            self.file_under(t, self._forced, pin=True)  # new storages only: views keep their category
+            return None
+        if (self.outside_modules_is_temporary and reftype == _MemRefType.ACT and not self._mod_tracker.is_bw
+                and self._mod_tracker.parents == {"Global"}):
+            reftype = _MemRefType.TEMP
+        return super()._track(reftype, t)
 
     def result(self):
         """Per-category peaks and the snapshot at the peak of the total, in bytes, summed over devices."""
@@ -202,23 +240,27 @@ def storage_bytes(tensors):
     return total
 
 
-def tracked_step(step, externals, fsdp_root=None, files=()):
+def tracked_step(step, externals, fsdp_root=None, files=(), instrument=None):
     """Runs ``step()`` once under a fresh StepTracker and returns its result.
 
     ``externals`` are the modules and optimizers created before tracking; ``files`` pairs (tensor, category) for
-    buffers the engine keeps outside modules and optimizer state (fp32 master weights, main-grad buffers).
+    buffers the engine keeps outside modules and optimizer state (fp32 master weights, main-grad buffers);
+    ``instrument(tracker)`` files an engine's buffers as it makes them and returns a callable that undoes it.
     """
     tracker = StepTracker()
     tracker.track_external(*externals)
     for tensor, category in files:
-        tracker.file_under(tensor, category)
+        tracker.file_under(tensor, category, pin=instrument is not None)
     undo = instrument_fsdp(tracker, fsdp_root) if fsdp_root is not None else []
     undo += ignore_dtensor_propagation(tracker)
+    undo_engine = instrument(tracker) if instrument is not None else None
     try:
         with tracker:
             step()
     finally:
         restore(undo)
+        if undo_engine is not None:
+            undo_engine()
     return tracker.result()
 
 

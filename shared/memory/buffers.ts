@@ -3,6 +3,7 @@
  * fragmentation, and the host memory offload needs.
  */
 import type { ShardingStyle } from '../plan/types';
+import { dsBucketBytes } from './deepspeed';
 
 /**
  * ZeRO-3 / FSDP gathered parameters and unsharded gradients of the units in flight.
@@ -34,20 +35,16 @@ export function fsdp2RootBytes(rootParams: number, gatherBytes: number): number 
 /**
  * Communication buckets. PyTorch DDP with gradient_as_bucket_view=False (the default) copies every gradient into its
  * all-reduce buckets: Ψ·b_grad ("the saved memory size will be equal to the total gradients size", DDP docs).
- * DeepSpeed ZeRO-1/2: (reduce + allgather bucket)·2 B, ×4.5 with overlap_comm (DeepSpeed config docs: "5e8 × 2 Bytes
- * × 2 × 4.5 = 9GB"). DeepSpeed ZeRO-3: reduce bucket ×2 with overlap. Megatron distributed optimizer and FSDP: buckets
- * are views of the grad/param buffers (0). Every bucket is capped by the stage's own parameters.
+ * DeepSpeed: its reduction buckets as the engine allocates them (shared/memory/deepspeed.ts `dsBucketBytes`; DeepSpeed's
+ * "overlap_comm uses 4.5× the bucket sizes" rule of thumb is not what 0.19.8 allocates: docs/engine-memory.md#deepspeed).
+ * Megatron distributed optimizer and FSDP: buckets are views of the grad/param buffers (0).
  */
 export function commBufferBytes(
   style: ShardingStyle, stage: number, stageParams: number, gradBytes: number,
-  reduceBucketElems: number, allgatherBucketElems: number, overlap: boolean,
+  reduceBucketElems: number, _allgatherBucketElems: number, overlap: boolean, contiguous = true,
 ): number {
-  const reduce = Math.min(reduceBucketElems, stageParams);
   if (style === 'ddp') return stageParams * gradBytes;
-  if (style === 'deepspeed') {
-    if (stage >= 3) return (overlap ? 2 : 1) * reduce * gradBytes;
-    return (overlap ? 4.5 : 1) * (reduce + Math.min(allgatherBucketElems, stageParams)) * 2;
-  }
+  if (style === 'deepspeed') return dsBucketBytes(reduceBucketElems, overlap, contiguous, gradBytes, stage >= 3);
   return 0;
 }
 

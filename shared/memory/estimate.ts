@@ -118,6 +118,7 @@ function labeller(plan: Plan, c: MemoryContext, replicated: boolean): Labeller {
       case 'logits': return { ...common(), V: der(c.vocab, 'vocabulary (padded when vocabPadMultiple is set)') };
       case 'gatheredParameters': return { Ψ_unit: der(s.unitParams, 'largest gathered unit (layer or embedding) per rank'), style: at(c.style, 'parallel.sharding.style'), reshardAfterForward: at(c.reshard, 'parallel.sharding.reshardAfterForward'), prefetch: at(c.prefetch, 'parallel.sharding.prefetchBucketElems') };
       case 'commBuffers': return { style: at(c.style, 'parallel.sharding.style'), bucket: at(c.reduceBucket, 'parallel.sharding.reduceBucketElems'), overlap: at(c.overlap, 'parallel.sharding.overlapComm') };
+      case 'engineCopies': return { B: at(c.reduceBucket, 'parallel.sharding.reduceBucketElems'), N_shard: nShard(1), stage: at(c.zstage, 'parallel.sharding.stage') };
       case 'cudaContext': return { C_ctx: at(c.ctxBytes, 'overhead.cudaContextBytes') };
       case 'fragmentation': return { f: at(c.frag, 'overhead.allocatorFragmentation') };
     }
@@ -136,7 +137,7 @@ const STATIC_TERMS: readonly [MemoryTermName, keyof StageNumbers, boolean][] = [
 ];
 const DYNAMIC_TERMS: readonly [MemoryTermName, keyof StageNumbers, boolean][] = [
   ['activations', 'activations', true], ['embeddingActivations', 'embeddingActivations', false], ['logits', 'logits', false],
-  ['fragmentation', 'fragmentation', true],
+  ['engineCopies', 'engineCopies', false], ['fragmentation', 'fragmentation', true],
 ];
 
 /** Builds the labelled StageMemory of one stage. */

@@ -15,7 +15,10 @@
  */
 import type { MemoryContext } from './context';
 
-export type MomentName = 'forward start' | 'forward' | 'loss forward' | 'loss backward' | 'head backward' | 'head gradient' | 'layers backward' | 'embedding gradient' | 'end of backward' | 'root reduce' | 'optimizer step';
+export type MomentName = 'forward start' | 'forward' | 'loss forward' | 'loss backward' | 'head backward' | 'head gradient' | 'layers backward'
+  | 'embedding gradient' | 'end of backward' | 'root reduce' | 'optimizer step'
+  // DeepSpeed's reductions (shared/memory/deepspeedMoments.ts).
+  | 'head reduction' | 'gradient reduction' | 'gradient partition';
 
 /** Bytes of each memory term live at one moment. */
 export interface MomentTerms {
@@ -25,6 +28,8 @@ export interface MomentTerms {
   activations: number; embeddingActivations: number; logits: number;
   /** Tensors the backward makes that are neither gradients nor recomputed activations (torch's "temporaries"). */
   temporaries: number;
+  /** The engine's transient copies (DeepSpeed's reduction, norm and step copies; torch's "temporaries"). */
+  engineCopies: number;
 }
 
 /**
@@ -116,18 +121,20 @@ export function newMomentInputs(): MomentInputs {
 }
 
 /** Engines that drop gradients after the optimizer step (torch `zero_grad(set_to_none=True)`): gradients exist from the backward on. */
-export function gradientsFreedAfterStep(c: Pick<MemoryContext, 'regime' | 'style'>): boolean {
+export function gradientsFreedAfterStep(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage'>): boolean {
+  // DeepSpeed ZeRO-1/2 free their gradient partitions at the step (shared/memory/deepspeed.ts); ZeRO-3's persist.
+  if (c.style === 'deepspeed' && c.regime === 'deepspeed') return c.zstage >= 1 && c.zstage < 3;
   return c.style !== 'megatron-distopt' && (c.regime === 'amp' || c.regime === 'fsdp2' || c.regime === 'bf16-true' || c.regime === 'fp32');
 }
 
 /** Room for every moment of a stage's step (refilled by stageMoments). */
-export const MAX_MOMENTS = 14;
+export const MAX_MOMENTS = 17;
 
 /** A zeroed moment. */
 export function zeroMoment(name: MomentName = 'forward'): MomentTerms {
   return {
     name, parameters: 0, gradients: 0, optimizerStates: 0, masterWeights: 0, gradAccumBuffer: 0, fp8WeightCache: 0,
-    gatheredParameters: 0, commBuffers: 0, activations: 0, embeddingActivations: 0, logits: 0, temporaries: 0,
+    gatheredParameters: 0, commBuffers: 0, activations: 0, embeddingActivations: 0, logits: 0, temporaries: 0, engineCopies: 0,
   };
 }
 
@@ -139,11 +146,11 @@ export function newMoments(): MomentTerms[] {
 /** The sum of a moment's terms. */
 export function momentTotal(m: MomentTerms): number {
   return m.parameters + m.gradients + m.optimizerStates + m.masterWeights + m.gradAccumBuffer + m.fp8WeightCache
-    + m.gatheredParameters + m.commBuffers + m.activations + m.embeddingActivations + m.logits + m.temporaries;
+    + m.gatheredParameters + m.commBuffers + m.activations + m.embeddingActivations + m.logits + m.temporaries + m.engineCopies;
 }
 
 /** One moment's states and saved activations (the moment then adds what is its own). */
-function fill(m: MomentTerms, name: MomentName, x: MomentInputs, withGrads: boolean, fsdp2: boolean): MomentTerms {
+export function fill(m: MomentTerms, name: MomentName, x: MomentInputs, withGrads: boolean, fsdp2: boolean): MomentTerms {
   m.name = name;
   m.parameters = x.parameters; m.optimizerStates = x.optimizerStates; m.masterWeights = x.masterWeights;
   m.fp8WeightCache = x.fp8WeightCache; m.commBuffers = x.commBuffers;
@@ -151,13 +158,15 @@ function fill(m: MomentTerms, name: MomentName, x: MomentInputs, withGrads: bool
   m.gradAccumBuffer = withGrads && x.stepCopy === 0 ? x.gradAccumBuffer : 0;
   m.gatheredParameters = fsdp2 ? x.kept : x.gathered;
   m.activations = x.layerActivations; m.embeddingActivations = x.embeddingActivations;
-  m.logits = 0; m.temporaries = 0;
+  m.logits = 0; m.temporaries = 0; m.engineCopies = 0;
   return m;
 }
 
 /** Writes every moment of the stage's step, in step order, into `out` (newMoments); returns how many there are. */
 export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage' | 'reshard'>, x: MomentInputs, out: MomentTerms[]): number {
   const dynamicGrads = gradientsFreedAfterStep(c);
+  // DeepSpeed's gradients in the backward are its buckets' and partitions' (shared/memory/deepspeedMoments.ts).
+  const blockGrads = dynamicGrads && c.style !== 'deepspeed';
   // FSDP2 (fully_shard), resharding after forward (ZeRO-3 style) or keeping every group gathered until its backward.
   const fsdp2 = c.style === 'fsdp2' && c.zstage >= 2;
   const reshard = fsdp2 && x.kept === 0;
@@ -216,7 +225,7 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
     const lb = fill(out[n++], 'layers backward', x, true, fsdp2);
     lb.activations = x.layerActivations + (k === 0 ? x.working : x.working1) - k * x.layerSaved;
     lb.temporaries = x.actGrads;
-    if (dynamicGrads) lb.gradients = x.headGrad + x.weightGrad + k * x.blockGrad;
+    if (blockGrads) lb.gradients = x.headGrad + x.weightGrad + k * x.blockGrad;
     if (reshard) lb.gatheredParameters = x.rootBytes + 2 * x.unitBytes;
     else if (fsdp2) lb.gatheredParameters = Math.max(x.rootBytes, x.kept - k * x.unitBytes);
   }
@@ -232,7 +241,7 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
     emb.activations = 0;
     emb.temporaries = x.embedGrad;
     // Engines whose gradients appear in the backward do not hold the embedding's (or a tied head's) gradient yet.
-    if (dynamicGrads) emb.gradients = Math.max(0, emb.gradients - x.embedGradFinal);
+    if (blockGrads) emb.gradients = Math.max(0, emb.gradients - x.embedGradFinal);
   }
   const end = fill(out[n++], 'end of backward', x, true, fsdp2);
   end.activations = 0;
@@ -281,6 +290,6 @@ export function raiseCategoryPeaks(m: MomentTerms, peaks: CategoryBytes): void {
   peaks.gradients = Math.max(peaks.gradients, m.gradients + m.gradAccumBuffer - step);
   peaks.optimizer = Math.max(peaks.optimizer, m.optimizerStates + m.masterWeights + step);
   peaks.activations = Math.max(peaks.activations, m.activations + m.embeddingActivations + m.logits);
-  peaks.temporaries = Math.max(peaks.temporaries, m.temporaries);
+  peaks.temporaries = Math.max(peaks.temporaries, m.temporaries + m.engineCopies);
   peaks.other = Math.max(peaks.other, m.commBuffers + m.fp8WeightCache);
 }

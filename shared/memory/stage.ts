@@ -17,6 +17,8 @@ import {
   gradientsFreedAfterStep, momentTotal, newMomentInputs, newMoments, raiseCategoryPeaks, stageMoments, type CategoryBytes, type MomentInputs, type MomentTerms,
 } from './moments';
 import type { MemoryContext } from './context';
+import { fillDsBuffers, newDsBuffers, type DsBuffers } from './deepspeed';
+import { deepspeedMoments, prepareDsInputs } from './deepspeedMoments';
 import {
   fp8ParameterSavingBytes, fp8WeightCacheBytes, gradAccumBufferBytes, gradientBytes, masterWeightBytes, optimizerStateBytes, parameterBytes,
 } from './modelStates';
@@ -45,6 +47,10 @@ export interface StageNumbers {
   /** Scratch of the moment computation, refilled on every call. */
   moments: MomentTerms[]; momentInputs: MomentInputs;
   gatheredParameters: number; commBuffers: number; cudaContext: number; fragmentation: number;
+  /** The engine's transient copies at the peak moment (DeepSpeed's reduction, norm and step copies). */
+  engineCopies: number;
+  /** DeepSpeed's own buffers of the stage (shared/memory/deepspeed.ts; kind 0 for other engines). */
+  ds: DsBuffers;
   /** Bytes this rank keeps in host memory (offload). */
   hostBytes: number;
   modelStates: number; activationTotal: number; allocated: number; reserved: number;
@@ -58,7 +64,7 @@ export function newStageNumbers(): StageNumbers {
     inFlight: 0, layerActPerMicrobatch: 0, embeddingActPerMicrobatch: 0, parameters: 0, gradients: 0, optimizerStates: 0, masterWeights: 0, gradAccumBuffer: 0, fp8WeightCache: 0,
     activations: 0, embeddingActivations: 0, logits: 0, working: 0, rootBytes: 0, unitBytes: 0, headBytes: 0,
     peaks: { parameters: 0, gradients: 0, optimizer: 0, activations: 0, temporaries: 0, other: 0 }, peakMoment: 0,
-    moments, shown: moments[0], momentInputs: newMomentInputs(), gatheredParameters: 0, commBuffers: 0, cudaContext: 0,
+    moments, shown: moments[0], momentInputs: newMomentInputs(), gatheredParameters: 0, commBuffers: 0, engineCopies: 0, ds: newDsBuffers(), cudaContext: 0,
     fragmentation: 0, hostBytes: 0, modelStates: 0, activationTotal: 0, allocated: 0, reserved: 0,
   };
 }
@@ -128,12 +134,15 @@ export function computeStageStates(c: MemoryContext, stage: number, start: numbe
   // Megatron's DDP buckets are views into its contiguous grad buffer (megatron/core/distributed/param_and_grad_buffer.py);
   // torch DDP copies gradients into buckets only when it wraps the model (more than one data-parallel rank).
   const noBucketCopy = c.style === 'ddp' && (c.regime === 'megatron' || c.dp <= 1);
-  const commBuffers = noBucketCopy ? 0 : commBufferBytes(c.style, z, c.lora ? lora : stageParams, c.gradB, c.reduceBucket, c.allgatherBucket, c.overlap);
+  let commBuffers = noBucketCopy ? 0 : commBufferBytes(c.style, z, c.lora ? lora : stageParams, c.gradB, c.reduceBucket, c.allgatherBucket, c.overlap, c.contiguous);
+  // DeepSpeed's engine: its buckets, gradient partitions and ZeRO-3 gathered parameters (shared/memory/deepspeed.ts).
+  const ds = fillDsBuffers(c, first, last, layers, stageParams, o.ds);
+  if (ds.kind !== 0) commBuffers = ds.bucket;
   const modelStates = parameters + gradients + optimizerStates + masterWeights + gradAccumBuffer;
   o.stage = stage; o.layers = layers; o.moeLayers = nMoe; o.first = first; o.last = last;
   o.paramsPerRank = stageParams; o.trainablePerRank = c.lora ? lora : stageParams; o.unitParams = unitParams;
   o.parameters = parameters; o.gradients = gradients; o.optimizerStates = optimizerStates; o.masterWeights = masterWeights;
-  o.gradAccumBuffer = gradAccumBuffer; o.fp8WeightCache = fp8WeightCache; o.gatheredParameters = gatheredParameters;
+  o.gradAccumBuffer = gradAccumBuffer; o.fp8WeightCache = fp8WeightCache; o.gatheredParameters = ds.kind === 3 ? ds.gathered : gatheredParameters;
   o.commBuffers = commBuffers; o.hostBytes = hostBytes; o.modelStates = modelStates;
   return o;
 }
@@ -162,7 +171,9 @@ export function computeStageActivations(
   x.stepCopy = c.regime === 'megatron' && c.gradB < 4 ? o.masterWeights : 0;
   fillBlockBackward(c, o, layerAct, x);
   fillLossParts(c, last, x);
-  const count = stageMoments(c, x, o.moments);
+  o.ds.accumulating = c.m > 1;
+  prepareDsInputs(x, o.ds);
+  const count = deepspeedMoments(x, o.ds, o.moments, stageMoments(c, x, o.moments));
   let at = 0, best = -1;
   const peaks = o.peaks;
   peaks.parameters = peaks.gradients = peaks.optimizer = peaks.activations = peaks.temporaries = peaks.other = 0;
@@ -187,7 +198,7 @@ export function computeStageActivations(
   const fragmentation = fragmentationBytes(tensors, c.frag) + cachedLogits;
   o.working = working; o.peakMoment = at;
   o.inFlight = inFlight; o.layerActPerMicrobatch = layerAct; o.embeddingActPerMicrobatch = embAct;
-  o.activations = activations; o.embeddingActivations = embeddingActivations; o.logits = logits;
+  o.activations = activations; o.embeddingActivations = embeddingActivations; o.logits = logits; o.engineCopies = m.engineCopies;
   o.cudaContext = cudaContext; o.fragmentation = fragmentation; o.activationTotal = activationTotal;
   o.allocated = tensors + cudaContext; o.reserved = tensors + cudaContext + fragmentation;
   return o;
@@ -202,7 +213,8 @@ export function computeStageActivations(
  * group; a replicated engine: the block's whole gradient); the saved bytes one layer frees; the head's gradient.
  */
 function fillBlockBackward(c: MemoryContext, o: StageNumbers, layerAct: number, x: MomentInputs): void {
-  const dynamic = gradientsFreedAfterStep(c);
+  // DeepSpeed's gradients are its own buffers' (shared/memory/deepspeed.ts): the generic terms below stay 0 for it.
+  const dynamic = gradientsFreedAfterStep(c) && c.style !== 'deepspeed';
   const fsdp2 = c.style === 'fsdp2' && c.zstage >= 2;
   const ffn = o.moeLayers > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn;
   const weightB = fsdp2 ? c.gatherB : c.gradB / (c.zstage >= 2 ? c.nd : 1);

@@ -289,6 +289,7 @@ function deriveSharding(input: PlanInput, dp: number, training: TrainingSpec, pi
     maxLiveParams: pick('parallel.sharding.maxLiveParams', s.maxLiveParams, DS_DEFAULTS.maxLiveParams, 'DeepSpeed stage3_max_live_parameters 1e9'),
     overlapComm: pick('parallel.sharding.overlapComm', s.overlapComm, overlapCommDefault(style, stage),
       style === 'deepspeed' ? `DeepSpeed overlap_comm defaults on only for ZeRO-3 (stage ${stage})` : 'DDP buckets and FSDP overlap gradient reduction', 'derived'),
+    contiguousGradients: pick('parallel.sharding.contiguousGradients', s.contiguousGradients, true, 'DeepSpeed contiguous_gradients true'),
   };
 }
 

@@ -195,6 +195,8 @@ export interface ShardingSpec {
   readonly maxLiveParams: number;
   /** Gradient reduction overlaps with backward (DDP buckets, DeepSpeed `overlap_comm`, Megatron `--overlap-grad-reduce`). */
   readonly overlapComm: boolean;
+  /** DeepSpeed `contiguous_gradients` (default true): gradients are copied into the reduction bucket and partition buffers. */
+  readonly contiguousGradients?: boolean;
 }
 
 export interface ParallelSpec {

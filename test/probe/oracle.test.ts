@@ -47,6 +47,7 @@ describe('fake-tensor oracle (torch ≥ 2.4)', { skip: ci ? false : !python }, (
       oraclePlanOf(plan('megatron', 'megatron-distopt', 8)),
       oraclePlanOf(plan('ddp', 'ddp', 4)),
       oraclePlanOf(plan('fsdp2', 'fsdp2', 4, { precision: 'bf16' })),
+      oraclePlanOf(makePlan({ engine: 'deepspeed', model: MODEL, training: { microBatch: 1, seqLen: 1024, precision: 'bf16-mixed', optimizer: 'adamw' }, parallel: { dp: 8, sharding: { style: 'deepspeed', stage: 2 } } })),
     ], { python: python!, timeoutMs: 300_000 });
     assert.ok(!isOracleFailure(out), isOracleFailure(out) ? `${out.code}: ${out.message}\n${out.outputTail ?? ''}` : '');
     reports = out as OracleReport[];
@@ -83,6 +84,16 @@ describe('fake-tensor oracle (torch ≥ 2.4)', { skip: ci ? false : !python }, (
     const s = reports[3].ranks[0].static;
     assert.equal(s.parameters, (2 * PSI) / 4);
     assert.ok(Math.abs(s.optimizerStates - (4 * PSI) / 4) < 1024, `optimizer ${s.optimizerStates}`);
+  });
+
+  test('DeepSpeed runs its own engine: ZeRO-2 bf16 flat group 2Ψ, fp32 master partition 4P, AdamW 8P (P = ⌈Ψ/2N⌉·2)', () => {
+    const r = reports[4].ranks[0];
+    assert.ok(r.notes.some((n) => /DeepSpeed \d+\.\d+\.\d+ engine, ZeRO-2, DeepSpeedZeroOptimizer/.test(n)), r.notes.join('; '));
+    // deepspeed/runtime/zero/stage_1_and_2.py: the flat group is padded to a multiple of 2N and split in N partitions.
+    const P = Math.ceil(PSI / 16) * 2;
+    assert.equal(r.static.parameters, 2 * P * 8);
+    assert.equal(r.static.masterWeights, 4 * P);
+    assert.equal(r.static.optimizerStates, 8 * P + 4);
   });
 
   test('the CLI refuses torch < 2.4, a Python without torch, and a layout the oracle cannot build: exit 2, nothing written', () => {

@@ -7,6 +7,7 @@
  */
 import { stageCategoryPeaks, type CategoryPeaks } from '../../shared/memory/categories';
 import { estimateMemory } from '../../shared/memory/estimate';
+import { stageNumbers } from '../../shared/memory/fast';
 import type { Plan } from '../../shared/plan/types';
 import type { OracleReport } from './oracleTypes';
 
@@ -69,4 +70,20 @@ export function compareOracle(report: OracleReport, plan: Plan): OracleCompariso
     return { stage: r.stage, label: stageLabel(r.stage, plan.parallel.pp), rows, ok };
   });
   return { stages, ok: report.ok && stages.length > 0 && stages.every((s) => s.ok) };
+}
+
+/**
+ * The total at the peak apart from the model's saved activations, per stage: the oracle's total minus its activations
+ * at the moment of its peak, beside the estimate's tensors minus the activations of its peak moment. This checks the
+ * engine's own bytes (states, buckets, gradient partitions, gathered parameters, copies) at the peak while the
+ * activation terms are checked on their own (issue 13).
+ */
+export function totalBesideActivations(report: OracleReport, plan: Plan): { stage: number; oracle: number; estimate: number; relError: number }[] {
+  return report.ranks.map((r) => {
+    const s = stageNumbers(plan, r.stage);
+    const m = s?.shown;
+    const estimate = s && m ? s.allocated - s.cudaContext - (m.activations + m.embeddingActivations + m.logits) : NaN;
+    const oracle = r.atPeak.total - r.atPeak.activations;
+    return { stage: r.stage, oracle, estimate, relError: rel(estimate, oracle) };
+  });
 }

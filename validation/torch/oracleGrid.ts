@@ -6,7 +6,7 @@
 import { makePlan } from '../../shared/plan/defaults';
 import type { PlanInput } from '../../shared/plan/derive';
 import type { ModelSpec, Plan } from '../../shared/plan/types';
-import { compareOracle, type OracleComparison } from './oracleCompare';
+import { compareOracle, totalBesideActivations, type OracleComparison } from './oracleCompare';
 import { exportOraclePlan } from './oraclePlan';
 import { isOracleFailure, runOracle } from './oracleRun';
 import type { OracleReport } from './oracleTypes';
@@ -40,7 +40,7 @@ const fsdp = (dp: number, x: Partial<Par> = {}): Par => ({ dp, ...x, sharding: {
 const titan = { modelImpl: 'torchtitan' } as const;
 const hf = { modelImpl: 'hf' } as const;
 
-/** The grid: 44 configurations. */
+/** The grid: 52 configurations. */
 export const ORACLE_GRID: readonly GridCase[] = [
   // torchtitan on FSDP2: activation checkpointing policies, batch shapes, TP/SP, CP, HSDP, PP, resharding.
   c('titan FSDP8, no AC', 'fsdp2', { ...titan }, fsdp(8)),
@@ -86,14 +86,28 @@ export const ORACLE_GRID: readonly GridCase[] = [
   c('Megatron DP8, --grad-reduce-in-bf16', 'megatron', { gradDtype: 'bf16' }, { dp: 8, sharding: { style: 'megatron-distopt', stage: 1 } } as Par),
   c('Megatron PP2 1F1B × DP4, 4 micro-batches', 'megatron', { gradDtype: 'fp32', gradAccum: 4 }, { dp: 4, pp: 2, schedule: '1f1b', sharding: { style: 'megatron-distopt', stage: 1 } } as Par),
   c('Megatron PP2 interleaved v2 × DP4, 4 layers', 'megatron', { gradDtype: 'fp32', gradAccum: 4 }, { dp: 4, pp: 2, vpp: 2, schedule: 'interleaved', sharding: { style: 'megatron-distopt', stage: 1 } } as Par, LLAMA, 4),
-  // DeepSpeed ZeRO-1/2 (16-bit weights, fp32 master partitions) and ZeRO-3.
+  // DeepSpeed's own engine (ZeRO-1/2 DeepSpeedZeroOptimizer, BF16_Optimizer, ZeRO-3) with the settings users vary.
   c('DeepSpeed ZeRO-1 × 8', 'deepspeed', { ...hf }, { dp: 8, sharding: { style: 'deepspeed', stage: 1 } } as Par),
   c('DeepSpeed ZeRO-2 × 8, overlap_comm', 'deepspeed', { ...hf }, { dp: 8, sharding: { style: 'deepspeed', stage: 2, overlapComm: true } } as Par),
   c('DeepSpeed ZeRO-2 × 8, no overlap', 'deepspeed', { ...hf }, { dp: 8, sharding: { style: 'deepspeed', stage: 2, overlapComm: false } } as Par),
   c('DeepSpeed ZeRO-3 × 8', 'deepspeed', { ...hf }, { dp: 8, sharding: { style: 'deepspeed', stage: 3 } } as Par),
+  // The Hugging Face Trainer's "auto" buckets: reduce_bucket_size h², stage3_prefetch_bucket_size 0.9·h².
+  c('DeepSpeed ZeRO-3 × 8, HF auto buckets', 'deepspeed', { ...hf }, { dp: 8, sharding: { style: 'deepspeed', stage: 3, reduceBucketElems: 4096 ** 2, prefetchBucketElems: Math.round(0.9 * 4096 ** 2) } } as Par),
+  c('DeepSpeed ZeRO-3 × 8, max_live_parameters 1e8', 'deepspeed', { ...hf }, { dp: 8, sharding: { style: 'deepspeed', stage: 3, maxLiveParams: 1e8 } } as Par),
+  c('DeepSpeed ZeRO-2 × 8, HF auto reduce bucket', 'deepspeed', { ...hf }, { dp: 8, sharding: { style: 'deepspeed', stage: 2, overlapComm: true, reduceBucketElems: 4096 ** 2 } } as Par),
+  c('DeepSpeed ZeRO-2 × 8, no contiguous_gradients', 'deepspeed', { ...hf }, { dp: 8, sharding: { style: 'deepspeed', stage: 2, contiguousGradients: false } } as Par),
+  // data_types.grad_accum_dtype "fp32": an fp32 gradient partition (ZeRO-2); BF16_Optimizer for ZeRO-1.
+  c('DeepSpeed ZeRO-2 × 8, fp32 grad accumulation', 'deepspeed', { ...hf, fp32GradAccum: true }, { dp: 8, sharding: { style: 'deepspeed', stage: 2 } } as Par),
+  c('DeepSpeed ZeRO-1 × 8, BF16_Optimizer (fp32 accum)', 'deepspeed', { ...hf, fp32GradAccum: true }, { dp: 8, sharding: { style: 'deepspeed', stage: 1 } } as Par),
+  c('DeepSpeed ZeRO-1 × 8, overlap_comm, 2 micro-batches', 'deepspeed', { ...hf, gradAccum: 2 }, { dp: 8, sharding: { style: 'deepspeed', stage: 1, overlapComm: true } } as Par),
+  c('DeepSpeed ZeRO-2 × 4, Qwen2-style tied, overlap_comm', 'deepspeed', { ...hf }, { dp: 4, sharding: { style: 'deepspeed', stage: 2, overlapComm: true } } as Par, QWEN, 3),
 ];
 
-export interface GridResult { readonly case: GridCase; readonly comparison?: OracleComparison; readonly report?: OracleReport; readonly error?: string }
+export interface GridResult {
+  readonly case: GridCase; readonly comparison?: OracleComparison; readonly report?: OracleReport; readonly error?: string;
+  /** Per stage: the total at the peak apart from the activations, oracle vs estimate (oracleCompare.ts). */
+  readonly besideActivations?: ReturnType<typeof totalBesideActivations>;
+}
 
 /** Runs the whole grid through the oracle in one Python process and compares each case with its estimate. */
 export async function runOracleGrid(python: string, cases: readonly GridCase[] = ORACLE_GRID, timeoutMs = 900_000): Promise<GridResult[]> {
@@ -106,6 +120,6 @@ export async function runOracleGrid(python: string, cases: readonly GridCase[] =
     if (isOracleFailure(out)) return { case: g, error: `${out.code}: ${out.message}` };
     const report = out[runnable.findIndex((r) => r.i === i)];
     if (!report?.ok) return { case: g, report, error: `${report?.error?.code}: ${report?.error?.message}` };
-    return { case: g, report, comparison: compareOracle(report, e.comparablePlan) };
+    return { case: g, report, comparison: compareOracle(report, e.comparablePlan), besideActivations: totalBesideActivations(report, e.comparablePlan) };
   });
 }

@@ -69,11 +69,11 @@ export function exportOraclePlan(plan: Plan, o: OracleExportOptions = {}): Expor
   const notes: string[] = [];
   const impl = modelImplOf(plan);
   const regime = precisionRegimeOf(plan);
-  // FSDP that shards (a stage-0 FSDP layout is torchtitan without fully_shard, or FSDP1 NO_SHARD: no wrapper gathers),
-  // and DeepSpeed ZeRO-3, run as fully_shard.
-  const fsdp = ((s.style === 'fsdp' || s.style === 'fsdp2') && s.stage >= 2) || (s.style === 'deepspeed' && s.stage >= 3);
+  // FSDP that shards runs as fully_shard (a stage-0 FSDP layout is torchtitan without fully_shard, or FSDP1 NO_SHARD:
+  // no wrapper gathers); DeepSpeed runs its own engine.
+  const fsdp = (s.style === 'fsdp' || s.style === 'fsdp2') && s.stage >= 2;
+  const deepspeed = s.style === 'deepspeed' && regime === 'deepspeed';
   if (s.style === 'fsdp' && fsdp) notes.push('FSDP1 is reproduced with FSDP2 (same sharded and gathered bytes; FlatParameter padding differs).');
-  if (s.style === 'deepspeed' && s.stage >= 3) notes.push('DeepSpeed ZeRO-3 is reproduced with FSDP2 over bf16 parameters plus the fp32 master partition.');
   if (t.precision === 'fp8-mixed') notes.push('FP8 GEMMs do not run on a CPU: the oracle runs them in bf16; the FP8 bytes in the estimate come from engine source (docs/engine-memory.md).');
   if (t.compile) notes.push('torch.compile is not run by the oracle: it measures eager PyTorch.');
   if (p.ep > 1) notes.push('Expert parallelism is not reproduced.');
@@ -96,18 +96,33 @@ export function exportOraclePlan(plan: Plan, o: OracleExportOptions = {}): Expor
       gradReduceInBf16: t.gradDtype !== 'fp32' && !t.fp32GradAccum, distributedOptimizer: s.style === 'megatron-distopt',
       zeroStage: s.stage, reduceBucketElems: s.reduceBucketElems, overlapComm: s.overlapComm, dropout: plan.model.dropout === false ? 0 : 0.1,
     },
+    ...(deepspeed ? { deepspeed: deepspeedConfigOf(plan) } : {}),
     ac: oracleAc(plan),
     parallel: {
       pp: p.pp, vpp: p.schedule === 'interleaved' ? Math.max(1, p.vpp) : 1, schedule: p.schedule === 'zb-h1' ? '1f1b' : p.schedule,
       dpReplicate, dpShard: fsdp ? shardGroup : p.dp, cp: p.cp, tp: p.tp, sp: p.sp,
       // torch DDP under the torch regimes (the HF Trainer wraps fp32 and bf16 runs in DDP too); Megatron and DeepSpeed
       // reduce through their own buffers.
-      sharding: fsdp ? 'fsdp2' : (regime === 'amp' || regime === 'fp32' || regime === 'bf16-true') && p.dp > 1 ? 'ddp' : 'none',
+      sharding: fsdp ? 'fsdp2' : deepspeed ? 'deepspeed' : (regime === 'amp' || regime === 'fp32' || regime === 'bf16-true') && p.dp > 1 ? 'ddp' : 'none',
       reshardAfterForward: s.stage >= 3 ? s.reshardAfterForward : false,
     },
   };
   if (p.schedule === 'zb-h1') notes.push('ZB-H1 is run as 1F1B (the same in-flight micro-batches).');
   return { oraclePlan, comparablePlan: withLayers(plan, layers), notes };
+}
+
+/**
+ * The DeepSpeed JSON keys the plan states, as DeepSpeed reads them (deepspeed/runtime/zero/config.py; the oracle adds
+ * the batch keys and the precision): the ZeRO stage, buckets, ZeRO-3 prefetch limits and the accumulation dtype.
+ */
+export function deepspeedConfigOf(plan: Plan): Record<string, unknown> {
+  const s = plan.parallel.sharding;
+  const zero: Record<string, unknown> = {
+    stage: s.stage, overlap_comm: s.overlapComm, contiguous_gradients: s.contiguousGradients ?? true,
+    reduce_bucket_size: s.reduceBucketElems, allgather_bucket_size: s.allgatherBucketElems,
+  };
+  if (s.stage >= 3) Object.assign(zero, { stage3_prefetch_bucket_size: s.prefetchBucketElems, stage3_max_live_parameters: s.maxLiveParams });
+  return { zero_optimization: zero, ...(plan.training.fp32GradAccum ? { data_types: { grad_accum_dtype: 'fp32' } } : {}) };
 }
 
 /** Megatron pads the vocabulary to a multiple of 128·TP; other engines allocate it as written. */

@@ -37,11 +37,13 @@ export interface OraclePlan {
     /** Dropout probability of Megatron's hidden/attention dropout (0: no masks). */
     readonly dropout: number;
   };
+  /** The DeepSpeed JSON keys the plan states (engine 'deepspeed': the oracle runs DeepSpeed's own engine with them). */
+  readonly deepspeed?: Readonly<Record<string, unknown>>;
   readonly ac: { readonly mode: OracleAcMode; readonly every?: number };
   readonly parallel: {
     readonly pp: number; readonly vpp: number; readonly schedule: PipelineSchedule;
     readonly dpReplicate: number; readonly dpShard: number; readonly cp: number; readonly tp: number; readonly sp: boolean;
-    readonly sharding: 'fsdp2' | 'ddp' | 'none';
+    readonly sharding: 'fsdp2' | 'ddp' | 'deepspeed' | 'none';
     readonly reshardAfterForward: boolean;
   };
   /** Pipeline stages to measure (default: all). */

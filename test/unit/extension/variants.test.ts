@@ -61,7 +61,11 @@ describe('sharding variants of the current file', () => {
     const r = byId.get('replicated')!.bytes, z1 = byId.get('zero1')!.bytes, z2 = byId.get('zero2')!.bytes, z3 = byId.get('zero3')!.bytes;
     assert.ok(near(z1.optimizer!, r.optimizer! / 64, 1e-9));
     assert.equal(z1.gradients, r.gradients);
-    assert.ok(near(z2.gradients!, r.gradients! / 64, 1e-9));
+    // DeepSpeed sizes a rank's ZeRO-2 gradient partition to the whole parameters that overlap its 1/64 of the flat
+    // group (runtime/zero/stage_1_and_2.py get_partition_info, copy_grads_in_partition): at least 2Ψ/64, at most one
+    // parameter more at each end (here rank 0's partition lies in the 51,200 × 4,096 embedding, which it holds whole).
+    const embedding = 2 * 51_200 * 4096;
+    assert.ok(z2.gradients! >= r.gradients! / 64 * (1 - 1e-9) && z2.gradients! <= r.gradients! / 64 + 2 * embedding, `${z2.gradients}`);
     assert.equal(z2.parameters, r.parameters);
     assert.ok(near(z3.parameters!, r.parameters! / 64, 1e-9));
   });

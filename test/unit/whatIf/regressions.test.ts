@@ -59,12 +59,14 @@ describe('issue 11 item 1: DeepSpeed ZeRO 2 → 3 re-derives overlap_comm', () =
     assert.equal(peak(z3.plan), peak(z3.edited));
     assert.equal(step(z3.plan), step(z3.edited));
   });
-  test('keeping the old overlap (the bug) gives other figures: overlap costs buffers and hides communication', () => {
+  test('keeping the old overlap (the bug) gives other figures: overlap hides communication', () => {
     const { results } = whatIfs({ '/ws/ds_config.json': ds }, '/ws/ds_config.json', 'parallel.sharding.stage');
     const z3 = results.find((r) => r.plan.parallel.sharding.stage === 3)!;
     const stale = rederive(z3.plan, { parallel: { sharding: { overlapComm: false } } });
-    // With overlap_comm DeepSpeed keeps extra reduce buckets (more bytes) and overlaps the reduce-scatter with backward.
-    assert.ok(peak(z3.plan) > peak(stale), 'overlap buffers count');
+    // ZeRO-3 keeps one reduce bucket whether or not it overlaps (DeepSpeed 0.19.8 runtime/zero/stage3.py
+    // `_setup_for_real_optimizer` allocates `reduce_bucket_size` once per communication dtype), so the bytes agree; the
+    // reduce-scatter overlapped with the backward is hidden.
+    assert.equal(peak(z3.plan), peak(stale));
     assert.ok(step(z3.plan) < step(stale), 'overlapped communication is hidden');
   });
 });
