@@ -124,7 +124,7 @@ class Built:
         return [*self.modules, self.optimizer, *([inner] if inner is not None else [])]
 
     def files(self):
-        out = list(self.regime.files)
+        out = list(self.regime.files) + pipeline.recv_buffers(self)
         if self.ddp is not None:
             out.append((self.ddp, "other"))
         return out
@@ -176,8 +176,9 @@ def measure_stage(plan, stage, world):
                           f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}") from exc
     with built.fake, use_gpu_sdpa():
         built.step()  # warm-up: optimizer states appear
-        result = tracked_step(built.step, built.externals(), fsdp_root=None if par.get("sharding") != "fsdp2" else _Joined(built.modules),
-                              files=built.files())
+        fsdp_root = None if par.get("sharding") != "fsdp2" else _Joined(built.modules)
+        result = tracked_step(built.step, built.externals(), fsdp_root=fsdp_root, files=built.files(),
+                              gather_as_parameters=built.pp > 1)
         static = {
             "parameters": storage_bytes(p for mod in built.modules for p in mod.parameters()),
             "optimizerStates": storage_bytes(v for st in _states(built.optimizer) for v in st.values() if torch.is_tensor(v)),

@@ -5,6 +5,7 @@ gradients, activations, temporaries and optimizer states and records the snapsho
 subclass also keeps the peak of each category on its own, accepts modules that run several times in one step
 (pipeline micro-batches), and files FSDP2's sharded gradients and Megatron-style fp32 buffers under the right category.
 """
+import contextlib
 import weakref
 
 import torch
@@ -26,6 +27,12 @@ class StepTracker(MemTracker):
         super().__init__()
         self._cat_peak = {}
         self._seen_modules = weakref.WeakSet()
+        self._forced = None
+
+    # Work the engine does outside autograd's backward but for it (the pipeline schedule's gradient reduction after
+    # the last micro-batch) allocates temporaries, as it does inside the backward without PP.
+    def _track(self, reftype, t):
+        super()._track(self._forced if self._forced is not None else reftype, t)
 
     # Per-category peaks: every change of the current snapshot passes through _update_snap.
     def _update_snap(self, u_type, winfo, old_mem_consumed=None, old_reftype=None):
@@ -84,13 +91,35 @@ class StepTracker(MemTracker):
         return {"peaks": peaks, "atPeak": at_peak}
 
 
-def instrument_fsdp(tracker, model):
+_ACTIVE = []
+
+
+@contextlib.contextmanager
+def allocations_as(category):
+    """Files what is allocated inside the block under ``category`` (when a step is being tracked)."""
+    tracker = _ACTIVE[-1] if _ACTIVE else None
+    if tracker is None:
+        yield
+        return
+    before = tracker._forced
+    tracker._forced = next(k for k, v in CATEGORY.items() if v == category)
+    try:
+        yield
+    finally:
+        tracker._forced = before
+
+
+def instrument_fsdp(tracker, model, gather_as_parameters=False):
     """Files FSDP2's buffers under torch's categories as soon as FSDP creates them.
 
     Gathered parameters (the all-gather output and the unsharded parameters copied out of it, FSDPParamGroup.unshard
     and wait_for_unshard) are parameters, wherever in the step they appear; the sharded gradients that
     FSDPParamGroup.post_backward assigns after the reduce-scatter are gradients (MemTracker would count a tensor
     created in backward as a temporary). The reduce-scatter input stays a temporary.
+    ``gather_as_parameters`` files what ``unshard`` and ``wait_for_unshard`` allocate (the param-dtype copy of the
+    shard, the all-gather output, the unsharded parameters) as parameters from the allocation on; otherwise they count
+    as activations or temporaries until they are re-filed when the call returns. Pipeline plans set it: their stages
+    gather once, at the start of the step, where that transient would otherwise be the whole activations peak.
     """
     try:
         from torch.distributed.fsdp import FSDPModule
@@ -105,11 +134,15 @@ def instrument_fsdp(tracker, model):
             if hasattr(fp, "_unsharded_param"):
                 tracker.file_under(fp._unsharded_param, "parameters")
 
-    def wrap(group, name, after):
+    def wrap(group, name, after, category=None):
         original = getattr(group, name)
 
         def method(*args, _orig=original, **kwargs):
-            out = _orig(*args, **kwargs)
+            if category is None:
+                out = _orig(*args, **kwargs)
+            else:
+                with allocations_as(category):
+                    out = _orig(*args, **kwargs)
             after(group)
             return out
         setattr(group, name, method)
@@ -121,8 +154,11 @@ def instrument_fsdp(tracker, model):
             tracker.file_under(result.all_gather_output, "parameters")
 
     def sharded_grads(group):
+        # Without gradient sync (pipeline micro-batches before the last) FSDP2 keeps the unsharded gradients,
+        # upcast to the reduce dtype (FSDPParam.to_accumulated_grad_if_needed): gradients too.
         for fp in group.fsdp_params:
             tracker.file_under(fp.sharded_param.grad, "gradients")
+            tracker.file_under(getattr(fp, "unsharded_accumulated_grad", None), "gradients")
 
     for module in model.modules():
         if not isinstance(module, FSDPModule):
@@ -130,8 +166,8 @@ def instrument_fsdp(tracker, model):
         group = module._get_fsdp_state()._fsdp_param_group
         if group is None:
             continue
-        wrap(group, "unshard", gathered)
-        wrap(group, "wait_for_unshard", params_of)
+        wrap(group, "unshard", gathered, "parameters" if gather_as_parameters else None)
+        wrap(group, "wait_for_unshard", params_of, "parameters" if gather_as_parameters else None)
         wrap(group, "post_backward", sharded_grads)
     return undo
 
@@ -157,7 +193,7 @@ def storage_bytes(tensors):
     return total
 
 
-def tracked_step(step, externals, fsdp_root=None, files=()):
+def tracked_step(step, externals, fsdp_root=None, files=(), gather_as_parameters=False):
     """Runs ``step()`` once under a fresh StepTracker and returns its result.
 
     ``externals`` are the modules and optimizers created before tracking; ``files`` pairs (tensor, category) for
@@ -167,11 +203,13 @@ def tracked_step(step, externals, fsdp_root=None, files=()):
     tracker.track_external(*externals)
     for tensor, category in files:
         tracker.file_under(tensor, category)
-    undo = instrument_fsdp(tracker, fsdp_root) if fsdp_root is not None else []
+    undo = instrument_fsdp(tracker, fsdp_root, gather_as_parameters) if fsdp_root is not None else []
+    _ACTIVE.append(tracker)
     try:
         with tracker:
             step()
     finally:
+        _ACTIVE.pop()
         restore(undo)
     return tracker.result()
 
