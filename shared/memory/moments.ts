@@ -15,7 +15,9 @@
  */
 import type { MemoryContext } from './context';
 
-export type MomentName = 'forward' | 'loss forward' | 'loss backward' | 'head backward' | 'layers backward' | 'end of backward' | 'optimizer step';
+export type MomentName = 'forward' | 'loss forward' | 'loss backward' | 'head backward' | 'layers backward' | 'end of backward' | 'optimizer step'
+  // Pipeline stages only (shared/memory/pipelineMoments.ts).
+  | 'first gather' | 'embedding backward' | 'gradient reduce';
 
 /** Bytes of each memory term live at one moment. */
 export interface MomentTerms {
@@ -67,8 +69,8 @@ export function gradientsFreedAfterStep(c: Pick<MemoryContext, 'regime' | 'style
   return c.style !== 'megatron-distopt' && (c.regime === 'amp' || c.regime === 'fsdp2' || c.regime === 'bf16-true' || c.regime === 'fp32');
 }
 
-/** Room for every moment of a stage's step (refilled by stageMoments). */
-export const MAX_MOMENTS = 7;
+/** Room for every moment of a stage's step (refilled by stageMoments, or pipelineMoments on a pipeline stage). */
+export const MAX_MOMENTS = 16;
 
 /** A zeroed moment. */
 export function zeroMoment(name: MomentName = 'forward'): MomentTerms {
@@ -90,7 +92,7 @@ export function momentTotal(m: MomentTerms): number {
 }
 
 /** One moment's states and saved activations (the moment then adds what is its own). */
-function fill(m: MomentTerms, name: MomentName, x: MomentInputs, withGrads: boolean, fsdp2: boolean): MomentTerms {
+export function fill(m: MomentTerms, name: MomentName, x: MomentInputs, withGrads: boolean, fsdp2: boolean): MomentTerms {
   m.name = name;
   m.parameters = x.parameters; m.optimizerStates = x.optimizerStates; m.masterWeights = x.masterWeights;
   m.fp8WeightCache = x.fp8WeightCache; m.commBuffers = x.commBuffers;

@@ -62,6 +62,26 @@ describe('oracle grid: ShardLens against torch on fake tensors (torch ≥ 2.4)',
     within(ddp, 'total', 0.06);
   });
 
+  // Pipeline stages as each engine runs them: torchtitan on torch.distributed.pipelining (FSDP2 keeps the stage gathered
+  // and accumulates unsharded fp32 gradients until the last micro-batch's reduce-scatter; one receive buffer per
+  // micro-batch), Megatron on its own schedules (freed outputs, the embedding's 16-bit .grad, the distributed
+  // optimizer sharding every chunk's buffer).
+  const pp = /^(titan|Megatron) PP/;
+  test('PP: parameters, gradients, optimizer states and engine buffers within 3 %, the total within 2 %, every stage', () => {
+    for (const c of ['parameters', 'gradients', 'optimizer', 'other'] as const) within(pp, c, 0.03);
+    within(pp, 'total', 0.02);
+  });
+  test('torchtitan PP: temporaries within 3 % (the reduce-scatter after the last micro-batch, the head and the loss)', () => {
+    within(/^titan PP/, 'temporaries', 0.03);
+  });
+  test('torchtitan PP, last stages: activations within 3 % (the logits torch keeps, GPipe\'s kept losses)', () => {
+    const rows = results.filter((r) => /^titan PP/.test(r.case.name)).flatMap((r) => (r.comparison?.stages ?? [])
+      .filter((s) => s.stage === r.case.plan.parallel.pp - 1)
+      .map((s) => ({ name: `${r.case.name} stage ${s.stage}`, err: s.rows.find((x) => x.category === 'activations')?.relError ?? NaN })));
+    assert.ok(rows.length >= 4, 'torchtitan PP last stages measured');
+    assert.deepEqual(rows.filter((r) => !(Math.abs(r.err) <= 0.03)).map((r) => `${r.name}: ${(r.err * 100).toFixed(1)} %`), []);
+  });
+
   test('over the whole grid the median |error| of the total is at most 6 %', () => {
     const all = errors(/./, 'total').map((r) => Math.abs(r.err));
     assert.ok(median(all) <= 0.06, `median ${(median(all) * 100).toFixed(1)} %`);
