@@ -1,10 +1,20 @@
-"""Pipeline parallelism with ``torch.distributed.pipelining``: the rank's stage chunks (layers split evenly, embedding
-on the first chunk, norm and output on the last, as torchtitan's pipeline_module_split), ``PipelineStage`` with
-static input/output shapes (no shape exchange over the fake process group) and the plan's schedule (GPipe, 1F1B,
-interleaved 1F1B with ``vpp`` chunks per rank, looped placement: rank i holds chunks i, i + pp, …)."""
+"""Pipeline parallelism as each engine runs it: the rank's stage chunks (layers split evenly, embedding on the first
+chunk, norm and output on the last; looped placement: rank i holds chunks i, i + pp, …), then
+
+- torchtitan (and any torch-native plan): ``torch.distributed.pipelining`` as torchtitan builds it
+  (torchtitan/distributed/pipeline_parallel.py ``_build_pipeline_schedule``: ``scale_grads=False``, the loss on the last
+  stage; the train step passes ``return_outputs=False``). ``PipelineStage`` gets static input/output shapes (no shape
+  exchange over the fake process group). The stage allocates a receive buffer for the input and one for the output's
+  gradient per micro-batch once and keeps them (stage.py ``_setup_forward_recv_info``, ``_create_grad_recv_info``):
+  they are filed as engine buffers ("other"). With FSDP2 every micro-batch's backward runs without gradient sync or
+  resharding and ``perform_reduce_grad`` reduce-scatters after the last one: its buffers are temporaries.
+- Megatron: megatron_pipeline.py (Megatron's own schedules, freed outputs, fresh receive tensors).
+"""
 import torch
 
+from . import megatron_pipeline
 from .precision import BF16, F32, forward_context
+from .tracker import allocations_as
 
 
 def split_layers(layers, chunks):
@@ -40,6 +50,29 @@ def _hidden_meta(built, mb):
 
 
 def make_step(built):
+    if built.impl == "megatron":
+        built.pp_stages = []
+        built.notes.append("Megatron's pipeline schedule is emulated on one rank: sends carry no data, every receive "
+                           "allocates a fresh tensor, sent outputs are freed (deallocate_output_tensor)")
+        return megatron_pipeline.make_step(built, _hidden_meta)
+    built.notes.append("torch.distributed.pipelining runs with static shapes; its receive buffers count as engine "
+                       "buffers (other)")
+    return _torch_step(built)
+
+
+def recv_buffers(built):
+    """(tensor, "other") for the receive buffers torch's pipeline stages keep for every micro-batch (after a step)."""
+    out = []
+    for stage in getattr(built, "pp_stages", []):
+        infos = list(getattr(stage, "args_recv_info", {}).values())
+        for group in infos + list(getattr(stage, "grad_recv_info", {}).values()):
+            for info in group:
+                if getattr(info, "buffer", None) is not None:
+                    out.append((info.buffer, "other"))
+    return out
+
+
+def _torch_step(built):
     from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe, ScheduleInterleaved1F1B
     t, par = built.plan["training"], built.plan["parallel"]
     pp, vpp = par.get("pp", 1), built.vpp
@@ -61,12 +94,15 @@ def make_step(built):
     loss = built.loss
     kind = par.get("schedule", "1f1b")
     if kind == "interleaved" or vpp > 1:
-        schedule = ScheduleInterleaved1F1B(stages, m, loss_fn=loss)
+        schedule = ScheduleInterleaved1F1B(stages, m, loss_fn=loss, scale_grads=False)
     elif kind == "gpipe":
-        schedule = ScheduleGPipe(stages[0], m, loss_fn=loss)
+        schedule = ScheduleGPipe(stages[0], m, loss_fn=loss, scale_grads=False)
     else:
-        schedule = Schedule1F1B(stages[0], m, loss_fn=loss)
+        schedule = Schedule1F1B(stages[0], m, loss_fn=loss, scale_grads=False)
     _static_shapes(schedule)
+    built.pp_stages = stages
+    for stage in stages:
+        stage.perform_reduce_grad = _as_temporaries(stage.perform_reduce_grad)
     has_first, has_last = 0 in indices, total - 1 in indices
     from .run import _cp_context, _loss_parallel
 
@@ -86,6 +122,13 @@ def make_step(built):
         for mod in built.modules:
             built.regime.zero_grad(mod, built.optimizer)
     return step
+
+
+def _as_temporaries(method):
+    def wrapped(*args, **kwargs):
+        with allocations_as("temporaries"):
+            return method(*args, **kwargs)
+    return wrapped
 
 
 def _takes_return_outputs(schedule):

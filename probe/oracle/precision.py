@@ -46,23 +46,26 @@ def make_adamw(params, kind, impl):
 
 
 class FlatMasterOptimizer(torch.optim.Optimizer):
-    """fp32 master shard + Adam of Megatron's (distributed) optimizer, on one flat tensor.
+    """fp32 master shards + Adam of Megatron's (distributed) optimizer, one flat tensor per gradient buffer (one per
+    model chunk, each sharded over DP on its own, distrib_optimizer.py ``_build_model_gbuf_range``).
 
-    ``grad_source()`` returns this rank's gradient shard as the engine holds it (a view of main_grad); the step turns it
-    into fp32 as the engine does, then runs fused Adam.
+    ``grad_sources[i]()`` returns this rank's gradient shard of buffer i as the engine holds it (a view of main_grad);
+    the step turns each into fp32 as the engine does, then runs fused Adam.
     """
 
-    def __init__(self, numel, grad_source, kind, impl="fused"):
-        self.master = torch.nn.Parameter(torch.zeros(numel, dtype=F32))
-        self.grad_source = grad_source
-        self.inner = make_adamw([self.master], kind, impl)
-        super().__init__([self.master], {"lr": 1e-4})
+    def __init__(self, numels, grad_sources, kind, impl="fused"):
+        self.masters = [torch.nn.Parameter(torch.zeros(n, dtype=F32)) for n in numels]
+        self.grad_sources = grad_sources
+        self.inner = make_adamw(self.masters, kind, impl)
+        super().__init__(self.masters, {"lr": 1e-4})
 
     def step(self, closure=None):
-        g = self.grad_source()
-        self.master.grad = g if g.dtype == F32 else g.float()
+        for master, source in zip(self.masters, self.grad_sources):
+            g = source()
+            master.grad = g if g.dtype == F32 else g.float()
         self.inner.step()
-        self.master.grad = None
+        for master in self.masters:
+            master.grad = None
 
     def zero_grad(self, set_to_none=True):
         return None
@@ -77,6 +80,7 @@ class Regime:
         self.name, self.training, self.dp = regime, training, max(1, dp_shard)
         self.files = []  # (tensor, category) the tracker must know before the step
         self.hooks = []
+        self.grad_buffers = []  # Megatron: one main_grad buffer per model chunk (one DDP wrapper each)
 
     def prepare(self, module):
         """Megatron's gradient buffer and hooks (parameters are cast on the meta device before)."""
@@ -88,15 +92,15 @@ class Regime:
     def _megatron_buffers(self, params):
         grad_dtype = BF16 if self.training.get("gradReduceInBf16") else F32
         total = sum(p.numel() for p in params)
-        self.grad_buffer = torch.zeros(total, dtype=grad_dtype)
-        self.files.append((self.grad_buffer, "gradients"))
+        buffer = torch.zeros(total, dtype=grad_dtype)
+        self.grad_buffers.append(buffer)
+        self.files.append((buffer, "gradients"))
         offset = 0
         for p in params:
-            p.main_grad = self.grad_buffer[offset: offset + p.numel()].view_as(p)
+            p.main_grad = buffer[offset: offset + p.numel()].view_as(p)
             offset += p.numel()
             # Megatron's param hook: add .grad (norms, embedding) to main_grad and drop it.
             self.hooks.append(p.register_post_accumulate_grad_hook(_add_to_main_grad))
-        self.numel = total
 
     def optimizer(self, module):
         kind = self.training.get("optimizer", "adamw")
@@ -104,17 +108,19 @@ class Regime:
         params = [p for p in module.parameters() if p.requires_grad]
         if self.name == "megatron":
             distributed = self.training.get("distributedOptimizer", False)
-            shard = math.ceil(self.numel / self.dp) if distributed else self.numel
-            opt = FlatMasterOptimizer(shard, lambda: self.grad_buffer[:shard], kind, impl)
+            shards = [math.ceil(b.numel() / self.dp) if distributed else b.numel() for b in self.grad_buffers]
+            sources = [lambda b=b, n=n: b[:n] for b, n in zip(self.grad_buffers, shards)]
+            opt = FlatMasterOptimizer(shards, sources, kind, impl)
         else:
             return make_adamw(params, kind, impl)
-        self.files.append((opt.master, "optimizer"))
+        for master in opt.masters:
+            self.files.append((master, "optimizer"))
         return opt
 
     def zero_grad(self, module, opt):
         """Megatron zeroes main_grad in place; the others drop .grad (set_to_none, the torch default)."""
-        if self.name == "megatron":
-            self.grad_buffer.zero_()
+        for buffer in self.grad_buffers:
+            buffer.zero_()
         for p in module.parameters():
             p.grad = None
 

@@ -146,7 +146,7 @@ class Built:
         return [*self.modules, self.optimizer, *([inner] if inner is not None else [])]
 
     def files(self):
-        out = list(self.regime.files) + (self.ds.files() if self.ds else [])
+        out = list(self.regime.files) + (self.ds.files() if self.ds else []) + pipeline.recv_buffers(self)
         if self.ddp is not None:
             out.append((self.ddp, "other"))
         return out

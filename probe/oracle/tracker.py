@@ -137,6 +137,25 @@ class StepTracker(MemTracker):
         return {"peaks": peaks, "atPeak": at_peak}
 
 
+_ACTIVE = []
+
+
+@contextlib.contextmanager
+def allocations_as(category):
+    """Files what is allocated inside the block under ``category`` (when a step is being tracked): work an engine does
+    outside autograd's backward but for it (the pipeline schedule's gradient reduction after the last micro-batch)
+    allocates temporaries, as it does inside the backward without PP."""
+    tracker = _ACTIVE[-1] if _ACTIVE else None
+    if tracker is None:
+        yield
+        return
+    before, tracker.forced = tracker.forced, category
+    try:
+        yield
+    finally:
+        tracker.forced = before
+
+
 def instrument_fsdp(tracker, model):
     """Files FSDP2's buffers under torch's categories as soon as FSDP creates them.
 
@@ -240,12 +259,14 @@ def storage_bytes(tensors):
     return total
 
 
-def tracked_step(step, externals, fsdp_root=None, files=(), instrument=None):
+def tracked_step(step, externals, fsdp_root=None, files=(), instrument=None, gather_as_parameters=True):
     """Runs ``step()`` once under a fresh StepTracker and returns its result.
 
     ``externals`` are the modules and optimizers created before tracking; ``files`` pairs (tensor, category) for
     buffers the engine keeps outside modules and optimizer state (fp32 master weights, main-grad buffers);
     ``instrument(tracker)`` files an engine's buffers as it makes them and returns a callable that undoes it.
+    FSDP2's gathered parameters are parameters from their allocation on (``gather_as_parameters`` is kept for callers;
+    the oracle files them so in every layout).
     """
     tracker = StepTracker()
     tracker.track_external(*externals)
@@ -254,10 +275,12 @@ def tracked_step(step, externals, fsdp_root=None, files=(), instrument=None):
     undo = instrument_fsdp(tracker, fsdp_root) if fsdp_root is not None else []
     undo += ignore_dtensor_propagation(tracker)
     undo_engine = instrument(tracker) if instrument is not None else None
+    _ACTIVE.append(tracker)
     try:
         with tracker:
             step()
     finally:
+        _ACTIVE.pop()
         restore(undo)
         if undo_engine is not None:
             undo_engine()

@@ -5,6 +5,7 @@
  */
 import type { ModelImpl, PipelineSchedule, RecomputeKind, RecomputePolicy } from '../plan/types';
 import { blockInputBytes, hfBlockBytes, titanBlockBytes, titanOpSelectiveBytes } from './blocks';
+import { inFlightChunkPasses } from './pipeline';
 
 /** The dimensions the activation formulas need. */
 export interface ActivationShape {
@@ -170,14 +171,11 @@ export function outputLayerInputBytes(x: ActivationShape, headSavesGathered = fa
 }
 
 /**
- * Micro-batches whose activations a stage holds at its peak, in units of the stage's layers:
- * GPipe m; 1F1B and ZB-H1 min(m, p − i) (Narayanan et al. 2021 §2.2.1, the first stage holds p);
- * interleaved min(m·v, 2(p − i − 1) + (v − 1)p + 1)/v chunk micro-batches (Megatron `get_forward_backward_func`
- * warm-up count; for i = 0 this is p·(1 + (p − 1)/(p·v)), Korthikanti §4.2.3). No pipeline: 1.
+ * Micro-batches whose activations a stage holds at its peak with Megatron's schedules, in units of the stage's layers:
+ * GPipe m; 1F1B and ZB-H1 min(m, p − i) (Narayanan et al. 2021 §2.2.1, the first stage holds p); interleaved
+ * min(m·v, 2(p − i − 1) + (v − 1)p + 1)/v chunk micro-batches (for i = 0 this is p·(1 + (p − 1)/(p·v)), Korthikanti
+ * §4.2.3). Each engine's count: inFlightChunkPasses (shared/memory/pipeline.ts). No pipeline: 1.
  */
 export function inFlightMicrobatchCount(schedule: PipelineSchedule, p: number, v: number, m: number, stage: number): number {
-  if (p <= 1) return 1;
-  if (schedule === 'gpipe') return m;
-  if (schedule === 'interleaved' && v > 1) return Math.min(m * v, 2 * (p - stage - 1) + (v - 1) * p + 1) / v;
-  return Math.max(1, Math.min(m, p - stage));
+  return inFlightChunkPasses('megatron', schedule, p, v, m, stage) / (schedule === 'interleaved' && v > 1 && p > 1 ? v : 1);
 }

@@ -10,12 +10,11 @@ import { adafactorBytesPerParam } from './modelStates';
 import { activationBytesOf, dtypeBytes, optimizerBytesPerParam, paramBytesOf } from './dtypes';
 import { modelImplOf, precisionRegimeOf, recomputeEveryOf, recomputePolicyOf } from './engine';
 import { lossImplOf, type LossImpl } from './loss';
+import { pipelineEngineOf, type PipelineEngine } from './pipeline';
 import { regimeBytes } from './regime';
 
 /** Everything the per-stage computation reads. Mutable so the fast path can refill one instance. */
 export interface MemoryContext extends ActivationShape {
-  /** Bytes of a gradient element in FSDP's reduce-scatter (MixedPrecisionPolicy reduce_dtype: the plan's gradient dtype). */
-  reduceB: number;
   streamBytes: number; autocastWeightBytes: number; autocastHeadBytes: number; qkNorm: boolean; acPolicy: RecomputePolicy; acEvery: number;
   model: ModelSpec;
   sLocal: number; b: number; h: number; heads: number; kvHeadsEff: number; headDim: number; ffn: number;
@@ -23,6 +22,8 @@ export interface MemoryContext extends ActivationShape {
   /** MLP width of an MoE layer for activations: top-k · expert FFN + shared experts' FFN. */
   moeFfn: number;
   pp: number; vpp: number; m: number; schedule: PipelineSchedule; recompute: RecomputeKind; recomputeLayers: number;
+  /** The pipeline runtime (shared/memory/pipeline.ts) and FSDP2's gradient reduce dtype in bytes (training.gradDtype). */
+  ppEngine: PipelineEngine; reduceB: number;
   layers: number; stageLayers: readonly number[] | undefined; vocab: number;
   /** Per-rank parameters of one layer's attention (incl. norms), dense MLP, MoE non-expert part, routed experts. */
   attnRank: number; denseMlpRank: number; moeDenseRank: number; expertRank: number;
@@ -73,6 +74,7 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   c.moeFfn = model.moe ? model.moe.topK * model.moe.expertFfnSize + model.moe.sharedExperts * model.moe.sharedExpertFfnSize : model.ffnSize;
   c.pp = p.pp; c.vpp = p.schedule === 'interleaved' ? Math.max(1, p.vpp) : 1; c.m = t.gradAccum; c.schedule = p.schedule;
   c.recompute = t.recompute; c.recomputeLayers = t.recomputeLayers ?? Number.MAX_SAFE_INTEGER;
+  c.ppEngine = pipelineEngineOf(plan.engine); c.reduceB = dtypeBytes(t.gradDtype);
   c.layers = model.layers; c.stageLayers = p.stageLayers; c.vocab = paddedVocabSize(model.vocabSize, model.vocabPadMultiple, tp);
   // Per-rank parameters from the one model memory, communication and time share (shared/model/rankParams.ts).
   c.attnRank = r.attn; c.denseMlpRank = r.denseMlp; c.moeDenseRank = r.moeDense; c.expertRank = r.expert;
@@ -90,7 +92,6 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   c.autocastHeadBytes = autocast && c.impl === 'hf' && !plan.lora ? (c.actBytes * c.vocab * c.h) / tp : 0;
   c.qkNorm = model.qkNorm; c.acPolicy = recomputePolicyOf(plan); c.acEvery = recomputeEveryOf(plan);
   const rb = regimeBytes(c.regime, t.precision);
-  c.reduceB = dtypeBytes(t.gradDtype);
   c.paramB = rb.param; c.gradB = rb.grad ?? dtypeBytes(t.gradDtype); c.masterB = rb.master; c.gatherB = rb.gathered;
   c.optB = t.optimizer === 'adafactor'
     ? adafactorBytesPerParam(model) * (t.precision === 'bf16' ? 0.5 : 1)

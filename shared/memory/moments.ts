@@ -18,7 +18,9 @@ import type { MemoryContext } from './context';
 export type MomentName = 'forward start' | 'forward' | 'loss forward' | 'loss backward' | 'head backward' | 'head gradient' | 'layers backward'
   | 'embedding gradient' | 'end of backward' | 'root reduce' | 'optimizer step'
   // DeepSpeed's reductions (shared/memory/deepspeedMoments.ts).
-  | 'head reduction' | 'gradient reduction' | 'gradient partition';
+  | 'head reduction' | 'gradient reduction' | 'gradient partition'
+  // Pipeline stages only (shared/memory/pipelineMoments.ts).
+  | 'first gather' | 'embedding backward' | 'gradient reduce';
 
 /** Bytes of each memory term live at one moment. */
 export interface MomentTerms {
@@ -127,7 +129,7 @@ export function gradientsFreedAfterStep(c: Pick<MemoryContext, 'regime' | 'style
   return c.style !== 'megatron-distopt' && (c.regime === 'amp' || c.regime === 'fsdp2' || c.regime === 'bf16-true' || c.regime === 'fp32');
 }
 
-/** Room for every moment of a stage's step (refilled by stageMoments). */
+/** Room for every moment of a stage's step (refilled by stageMoments, or pipelineMoments on a pipeline stage). */
 export const MAX_MOMENTS = 17;
 
 /** A zeroed moment. */

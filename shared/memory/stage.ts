@@ -9,7 +9,8 @@
  */
 import { moeLayersIn } from '../model/params';
 import {
-  checkpointedLayerBytes, checkpointedLayerCount, embeddingActivationBytes, layerActivationBytes, inFlightMicrobatchCount, outputLayerInputBytes, recomputeWorkingBytes, stageLayerActivationBytes,
+  checkpointedLayerBytes, checkpointedLayerCount, embeddingActivationBytes, layerActivationBytes, outputLayerInputBytes, recomputeWorkingBytes,
+  stageLayerActivationBytes,
 } from './activations';
 import { commBufferBytes, cudaContextBytes, fragmentationBytes, fsdp2RootBytes, gatheredParameterBytes } from './buffers';
 import { lossBackwardBytes, lossForwardBytes, lossSavedBytes } from './loss';
@@ -19,6 +20,8 @@ import {
 import type { MemoryContext } from './context';
 import { fillDsBuffers, newDsBuffers, type DsBuffers } from './deepspeed';
 import { deepspeedMoments, prepareDsInputs } from './deepspeedMoments';
+import { inFlightChunkPasses } from './pipeline';
+import { fillPipelineInputs, newPipelineInputs, pipelineMoments, type PipelineInputs } from './pipelineMoments';
 import {
   fp8ParameterSavingBytes, fp8WeightCacheBytes, gradAccumBufferBytes, gradientBytes, masterWeightBytes, optimizerStateBytes, parameterBytes,
 } from './modelStates';
@@ -46,6 +49,8 @@ export interface StageNumbers {
   peakMoment: number; shown: MomentTerms;
   /** Scratch of the moment computation, refilled on every call. */
   moments: MomentTerms[]; momentInputs: MomentInputs;
+  /** Scratch of a pipeline stage's moments (shared/memory/pipelineMoments.ts). */
+  pipeline: PipelineInputs;
   gatheredParameters: number; commBuffers: number; cudaContext: number; fragmentation: number;
   /** The engine's transient copies at the peak moment (DeepSpeed's reduction, norm and step copies). */
   engineCopies: number;
@@ -64,7 +69,8 @@ export function newStageNumbers(): StageNumbers {
     inFlight: 0, layerActPerMicrobatch: 0, embeddingActPerMicrobatch: 0, parameters: 0, gradients: 0, optimizerStates: 0, masterWeights: 0, gradAccumBuffer: 0, fp8WeightCache: 0,
     activations: 0, embeddingActivations: 0, logits: 0, working: 0, rootBytes: 0, unitBytes: 0, headBytes: 0,
     peaks: { parameters: 0, gradients: 0, optimizer: 0, activations: 0, temporaries: 0, other: 0 }, peakMoment: 0,
-    moments, shown: moments[0], momentInputs: newMomentInputs(), gatheredParameters: 0, commBuffers: 0, engineCopies: 0, ds: newDsBuffers(), cudaContext: 0,
+    moments, shown: moments[0], momentInputs: newMomentInputs(), pipeline: newPipelineInputs(), gatheredParameters: 0, commBuffers: 0, engineCopies: 0,
+    ds: newDsBuffers(), cudaContext: 0,
     fragmentation: 0, hostBytes: 0, modelStates: 0, activationTotal: 0, allocated: 0, reserved: 0,
   };
 }
@@ -156,7 +162,7 @@ export function computeStageActivations(
   c: MemoryContext, o: StageNumbers, layerAct = stageLayerActs(c, o.layers, o.moeLayers), categories = true,
 ): StageNumbers {
   const stage = o.stage, layers = o.layers, nMoe = o.moeLayers, first = o.first, last = o.last;
-  const inFlight = inFlightMicrobatchCount(c.schedule, c.pp, c.vpp, c.m, stage);
+  const inFlight = inFlightChunkPasses(c.ppEngine, c.schedule, c.pp, c.vpp, c.m, stage) / (c.pp > 1 ? c.vpp : 1);
   const working = recomputeWorkingBytes(c, c.recompute, layers, nMoe > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn);
   const embAct = first ? embeddingActivationBytes(c) : 0;
   // The stage peaks at the largest moment of its step (shared/memory/moments.ts), not at the sum of every term's peak.
@@ -173,7 +179,10 @@ export function computeStageActivations(
   fillLossParts(c, last, x);
   o.ds.accumulating = c.m > 1;
   prepareDsInputs(x, o.ds);
-  const count = deepspeedMoments(x, o.ds, o.moments, stageMoments(c, x, o.moments));
+  // A torch or Megatron pipeline stage has its own moments (the schedule's tensors, FSDP2 between micro-batches).
+  const count = c.pp > 1 && c.ppEngine !== 'other'
+    ? pipelineMoments(c, x, fillPipelineInputs(c, o, x, o.pipeline), o.moments)
+    : deepspeedMoments(x, o.ds, o.moments, stageMoments(c, x, o.moments));
   let at = 0, best = -1;
   const peaks = o.peaks;
   peaks.parameters = peaks.gradients = peaks.optimizer = peaks.activations = peaks.temporaries = peaks.other = 0;

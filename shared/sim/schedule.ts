@@ -31,24 +31,31 @@ function oneFOneB(p: number, m: number, s: number): Op[] {
   return ops;
 }
 
-/** The k-th forward (or backward) of the interleaved schedule: groups of p micro-batches per chunk. */
-function interleavedOp(k: number, p: number, v: number, backward: boolean): Op {
-  const group = Math.floor(k / (p * v));
-  const within = k % (p * v);
-  const c = Math.floor(within / p);
-  return { kind: backward ? 'B' : 'F', mb: group * p + (within % p), chunk: backward ? v - 1 - c : c };
+/**
+ * The chunk passes of the interleaved schedule in forward order: groups of g micro-batches per chunk, the last group
+ * taking what remains (Megatron-LM `get_schedule_table`; torch ScheduleInterleaved1F1B with g micro-batches per round).
+ */
+function interleavedOrder(m: number, v: number, g: number): { mb: number; chunk: number }[] {
+  const out: { mb: number; chunk: number }[] = [];
+  for (let lo = 0; lo < m; lo += g) {
+    const hi = lo + g >= m ? m : lo + g;
+    for (let c = 0; c < v; c++) for (let mb = lo; mb < hi; mb++) out.push({ mb, chunk: c });
+  }
+  return out;
 }
 
 /**
- * Interleaved 1F1B (Narayanan et al. 2021 §2.2.2; Megatron-LM `forward_backward_pipelining_with_interleaving`):
- * 2(p−s−1) + (v−1)·p warm-up forwards over m·v chunk passes, then 1F1B, then cool-down. Needs m % p = 0.
+ * Interleaved 1F1B (Narayanan et al. 2021 §2.2.2; Megatron-LM `forward_backward_pipelining_with_interleaving`, torch
+ * ScheduleInterleaved1F1B): 2(p−s−1) + (v−1)·g warm-up forwards over m·v chunk passes, then 1F1B, then cool-down;
+ * backwards walk the chunks in reverse. g: micro-batches per chunk group (shared/memory/pipeline.ts interleavedGroupSize).
  */
-function interleaved(p: number, v: number, m: number, s: number): Op[] {
+function interleaved(p: number, v: number, m: number, s: number, g: number): Op[] {
   const total = m * v;
-  const warm = Math.min(total, 2 * (p - s - 1) + (v - 1) * p);
+  const warm = Math.min(total, 2 * (p - s - 1) + (v - 1) * g);
+  const order = interleavedOrder(m, v, g);
   const ops: Op[] = [];
-  const f = (k: number): Op => interleavedOp(k, p, v, false);
-  const b = (k: number): Op => interleavedOp(k, p, v, true);
+  const f = (k: number): Op => ({ kind: 'F', mb: order[k].mb, chunk: order[k].chunk });
+  const b = (k: number): Op => ({ kind: 'B', mb: order[k].mb, chunk: v - 1 - order[k].chunk });
   for (let k = 0; k < warm; k++) ops.push(f(k));
   for (let i = 0; i < total - warm; i++) {
     ops.push(f(warm + i));
@@ -59,9 +66,9 @@ function interleaved(p: number, v: number, m: number, s: number): Op[] {
 }
 
 /** Op order of one stage; ZB-H1 uses the 1F1B order and the simulator fills idle time with deferred 'W' passes (Qi et al. 2024). */
-export function stageOps(schedule: PipelineSchedule, p: number, v: number, m: number, s: number): Op[] {
+export function stageOps(schedule: PipelineSchedule, p: number, v: number, m: number, s: number, g = p): Op[] {
   if (p <= 1) return oneFOneB(1, m, 0);
   if (schedule === 'gpipe') return gpipe(m);
-  if (schedule === 'interleaved' && v > 1) return interleaved(p, v, m, s);
+  if (schedule === 'interleaved' && v > 1) return interleaved(p, v, m, s, Math.max(1, Math.round(g)));
   return oneFOneB(p, m, s);
 }

@@ -6,6 +6,7 @@
  */
 import type { Plan } from '../plan/types';
 import { activationBytesPerMicrobatch, staticBytes } from '../memory/fast';
+import { interleavedGroupSize, pipelineEngineOf } from '../memory/pipeline';
 import { TimeCache } from '../time/cache';
 import { timeContext } from '../time/context';
 import { operatorTerms, stepFlops } from '../time/estimate';
@@ -190,7 +191,9 @@ export function simulateStep(plan: Plan, cache: TimeCache = new TimeCache()): Si
   const sched = plan.parallel.schedule;
   const st = allStageTimings(plan, cache);
   const cost = cache.params.overlapCost;
-  const ops = st.map((_, s) => stageOps(sched, p, v, m, s));
+  // Chunk groups of the engine's interleaved schedule, as the memory model counts its in-flight passes.
+  const g = interleavedGroupSize(pipelineEngineOf(plan.engine), p, m);
+  const ops = st.map((_, s) => stageOps(sched, p, v, m, s, g));
   const acts = st.map((_, s) => activationBytesPerMicrobatch(plan, s) / v);
   const lanes = runPipeline(st, ops, m, v, sched === 'zb-h1' && p > 1, acts);
   if (!lanes) {

@@ -23,24 +23,29 @@ const QWEN: ModelSpec = {
   attnBias: 'qkv', tiedEmbeddings: true, vocabSize: 151936,
 };
 
-export interface GridCase { readonly name: string; readonly plan: Plan; readonly layers?: number }
+/** `stages`: the pipeline stages the oracle measures (default: all). */
+export interface GridCase { readonly name: string; readonly plan: Plan; readonly layers?: number; readonly stages?: readonly number[] }
 
 type T = NonNullable<PlanInput['training']>;
 type Par = NonNullable<PlanInput['parallel']>;
 const tr = (x: Partial<T> = {}): T => ({ microBatch: 1, seqLen: 2048, precision: 'bf16-mixed', optimizer: 'adamw', flashAttention: true, recompute: 'none', ...x } as T);
 const cl = (world: number) => ({ gpusPerNode: Math.min(8, world), nodes: Math.max(1, Math.ceil(world / 8)) });
 
-function c(name: string, engine: Plan['engine'], training: Partial<T>, parallel: Par, model: ModelSpec = LLAMA, layers?: number): GridCase {
+function c(name: string, engine: Plan['engine'], training: Partial<T>, parallel: Par, model: ModelSpec = LLAMA, layers?: number, stages?: readonly number[]): GridCase {
   const world = (parallel.dp ?? 1) * (parallel.tp ?? 1) * (parallel.pp ?? 1) * (parallel.cp ?? 1);
   const m = layers ? { ...model, layers } : model;
-  return { name, plan: makePlan({ engine, model: m, training: tr(training), parallel, cluster: cl(world) } as PlanInput), layers };
+  return { name, plan: makePlan({ engine, model: m, training: tr(training), parallel, cluster: cl(world) } as PlanInput), layers, ...(stages ? { stages } : {}) };
 }
 
 const fsdp = (dp: number, x: Partial<Par> = {}): Par => ({ dp, ...x, sharding: { style: 'fsdp2', stage: 3, ...(x.sharding ?? {}) } } as Par);
+/** torchtitan with PP: FSDP2 keeps every group gathered between micro-batches (fsdp_reshard_after_forward "default"). */
+const titanPP = (dp: number, x: Partial<Par>): Par => fsdp(dp, { ...x, sharding: { style: 'fsdp2', stage: 3, reshardAfterForward: false } } as Partial<Par>);
 const titan = { modelImpl: 'torchtitan' } as const;
+/** torchtitan's PP runs: full AC (a layer keeps its input), 4 micro-batches, gradients reduced in fp32 (torchtitan's default `mixed_precision_reduce = "float32"`). */
+const titanPPTraining = { ...titan, recompute: 'full', gradAccum: 4, gradDtype: 'fp32' } as const;
 const hf = { modelImpl: 'hf' } as const;
 
-/** The grid: 52 configurations. */
+/** The grid: 56 configurations. */
 export const ORACLE_GRID: readonly GridCase[] = [
   // torchtitan on FSDP2: activation checkpointing policies, batch shapes, TP/SP, CP, HSDP, PP, resharding.
   c('titan FSDP8, no AC', 'fsdp2', { ...titan }, fsdp(8)),
@@ -61,9 +66,13 @@ export const ORACLE_GRID: readonly GridCase[] = [
   c('titan FSDP8, no reshard after forward', 'fsdp2', { ...titan }, fsdp(8, { sharding: { style: 'fsdp2', stage: 2, reshardAfterForward: false } } as Partial<Par>)),
   c('titan FSDP8, eager attention, seq 1024', 'fsdp2', { ...titan, flashAttention: false, seqLen: 1024 }, fsdp(8)),
   c('titan FSDP4, bf16-true', 'fsdp2', { ...titan, precision: 'bf16' }, fsdp(4)),
-  c('titan PP2 1F1B × FSDP4, 4 micro-batches', 'fsdp2', { ...titan, recompute: 'full', gradAccum: 4 }, fsdp(4, { pp: 2, schedule: '1f1b' })),
-  c('titan PP2 GPipe × FSDP4, 4 micro-batches', 'fsdp2', { ...titan, recompute: 'full', gradAccum: 4 }, fsdp(4, { pp: 2, schedule: 'gpipe' })),
-  c('titan PP2 interleaved v2 × FSDP4, 4 layers', 'fsdp2', { ...titan, recompute: 'full', gradAccum: 4 }, fsdp(4, { pp: 2, vpp: 2, schedule: 'interleaved' }), LLAMA, 4),
+  c('titan PP2 1F1B × FSDP4, 4 micro-batches', 'fsdp2', { ...titanPPTraining }, titanPP(4, { pp: 2, schedule: '1f1b' })),
+  c('titan PP2 GPipe × FSDP4, 4 micro-batches', 'fsdp2', { ...titanPPTraining }, titanPP(4, { pp: 2, schedule: 'gpipe' })),
+  c('titan PP2 interleaved v2 × FSDP4, 4 layers', 'fsdp2', { ...titanPPTraining }, titanPP(4, { pp: 2, vpp: 2, schedule: 'interleaved' }), LLAMA, 4),
+  c('titan PP4 1F1B × FSDP2, 8 micro-batches, 4 layers (a middle stage)', 'fsdp2', { ...titanPPTraining, gradAccum: 8 }, titanPP(2, { pp: 4, schedule: '1f1b' }), LLAMA, 4, [1]),
+  c('titan PP2 interleaved v2 × FSDP2, 8 micro-batches, 4 layers', 'fsdp2', { ...titanPPTraining, gradAccum: 8 }, titanPP(2, { pp: 2, vpp: 2, schedule: 'interleaved' }), LLAMA, 4),
+  // torchtitan turns mixed precision off with PP but no FSDP (torchtitan/distributed/utils.py maybe_enable_amp): fp32.
+  c('titan PP2 1F1B without FSDP (fp32), 4 micro-batches, seq 1024', 'ddp', { ...titan, precision: 'fp32', recompute: 'full', gradAccum: 4, seqLen: 1024 }, { dp: 1, pp: 2, schedule: '1f1b', sharding: { style: 'ddp', stage: 0 } } as Par),
   c('titan FSDP8, Qwen2-style tied, no AC', 'fsdp2', { ...titan }, fsdp(8), QWEN),
   c('titan FSDP8, Qwen2-style tied, full AC', 'fsdp2', { ...titan, recompute: 'full' }, fsdp(8), QWEN),
   // Hugging Face transformers models: DDP with autocast (HF Trainer, Accelerate), FSDP2, bf16-true, fp32.
@@ -86,6 +95,7 @@ export const ORACLE_GRID: readonly GridCase[] = [
   c('Megatron DP8, --grad-reduce-in-bf16', 'megatron', { gradDtype: 'bf16' }, { dp: 8, sharding: { style: 'megatron-distopt', stage: 1 } } as Par),
   c('Megatron PP2 1F1B × DP4, 4 micro-batches', 'megatron', { gradDtype: 'fp32', gradAccum: 4 }, { dp: 4, pp: 2, schedule: '1f1b', sharding: { style: 'megatron-distopt', stage: 1 } } as Par),
   c('Megatron PP2 interleaved v2 × DP4, 4 layers', 'megatron', { gradDtype: 'fp32', gradAccum: 4 }, { dp: 4, pp: 2, vpp: 2, schedule: 'interleaved', sharding: { style: 'megatron-distopt', stage: 1 } } as Par, LLAMA, 4),
+  c('Megatron PP2 1F1B × TP2 × DP2, full recompute, 4 layers', 'megatron', { gradDtype: 'fp32', gradAccum: 4, recompute: 'full' }, { dp: 2, tp: 2, sp: false, pp: 2, schedule: '1f1b', sharding: { style: 'megatron-distopt', stage: 1 } } as Par, LLAMA, 4),
   // DeepSpeed's own engine (ZeRO-1/2 DeepSpeedZeroOptimizer, BF16_Optimizer, ZeRO-3) with the settings users vary.
   c('DeepSpeed ZeRO-1 × 8', 'deepspeed', { ...hf }, { dp: 8, sharding: { style: 'deepspeed', stage: 1 } } as Par),
   c('DeepSpeed ZeRO-2 × 8, overlap_comm', 'deepspeed', { ...hf }, { dp: 8, sharding: { style: 'deepspeed', stage: 2, overlapComm: true } } as Par),
@@ -113,7 +123,8 @@ export interface GridResult {
 export async function runOracleGrid(python: string, cases: readonly GridCase[] = ORACLE_GRID, timeoutMs = 900_000): Promise<GridResult[]> {
   const exported = cases.map((g) => exportOraclePlan(g.plan, g.layers ? { layers: g.layers } : {}));
   const runnable = exported.map((e, i) => ('code' in e ? undefined : { i, e })).filter((x) => x !== undefined);
-  const out = await runOracle(runnable.map((r) => r.e.oraclePlan), { python, timeoutMs });
+  const plans = runnable.map((r) => (cases[r.i].stages ? { ...r.e.oraclePlan, stages: cases[r.i].stages } : r.e.oraclePlan));
+  const out = await runOracle(plans, { python, timeoutMs });
   return cases.map((g, i): GridResult => {
     const e = exported[i];
     if ('code' in e) return { case: g, error: `${e.code}: ${e.message}` };

@@ -105,11 +105,16 @@ test('symmetric ranks are simulated once: 16,384 GPUs give p timelines', () => {
 });
 
 describe('simulated memory peaks agree with the memory model’s in-flight counts', () => {
-  // Memory model: 1F1B holds min(m, p − s) micro-batches; interleaved (2(p−s−1) + (v−1)p + 1)/v (Megatron warm-up count).
-  const cases: [PipelineSchedule, number, number, number][] = [['1f1b', 4, 1, 8], ['interleaved', 4, 2, 8], ['gpipe', 2, 1, 4]];
-  for (const [schedule, p, v, m] of cases) {
-    test(`${schedule} p=${p} v=${v} m=${m}`, () => {
+  // Memory model: 1F1B holds min(m, p − s) micro-batches; interleaved (2(p−s−1) + (v−1)g + 1)/v with g = p (Megatron
+  // warm-up count) or, under torch's pipelining (FSDP2), g = micro-batches per round: m = 3 on p = 2 gives g = 3.
+  const cases: [PipelineSchedule, number, number, number, 'megatron' | 'fsdp2' | undefined][] = [
+    ['1f1b', 4, 1, 8, undefined], ['interleaved', 4, 2, 8, undefined], ['gpipe', 2, 1, 4, undefined],
+    ['interleaved', 2, 2, 3, 'fsdp2'], ['interleaved', 4, 2, 8, 'megatron'],
+  ];
+  for (const [schedule, p, v, m, engine] of cases) {
+    test(`${schedule} p=${p} v=${v} m=${m}${engine ? ` (${engine})` : ''}`, () => {
       const pl = plan({
+        ...(engine ? { engine } : {}),
         model: gpt(16, 1024, 16), training: { microBatch: 1, gradAccum: m, globalBatch: m, seqLen: 1024 },
         parallel: { pp: p, vpp: v, schedule }, cluster: { gpu: A100 },
       });
