@@ -7,6 +7,7 @@ import torch.distributed as dist
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from . import checkpointing, hf, megatron, parallel, pipeline, titan
+from .allocator_trace import AllocationTrace
 from .attention import use_gpu_sdpa
 from .plan import OracleError, check_plan
 from .precision import Regime, forward_context, param_dtype
@@ -174,10 +175,14 @@ def measure_stage(plan, stage, world):
     except (NotImplementedError, ValueError, RuntimeError, AssertionError, TypeError) as exc:
         raise OracleError("unsupported-layout", f"torch could not build this layout on fake tensors: "
                           f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}") from exc
-    with built.fake, use_gpu_sdpa():
-        built.step()  # warm-up: optimizer states appear
+    alloc = plan.get("allocator") or {}
+    trace = AllocationTrace(built.modules, alloc.get("conf", ""), alloc.get("capacityBytes"))
+    with built.fake, use_gpu_sdpa(), trace.capturing():
+        # Warm-up (optimizer states appear), seen only by the allocation trace; then the tracked step.
+        tracked_step(built.step, built.externals(), files=built.files(), trace=trace)
+        trace.mark_step()
         result = tracked_step(built.step, built.externals(), fsdp_root=None if par.get("sharding") != "fsdp2" else _Joined(built.modules),
-                              files=built.files())
+                              files=built.files(), trace=trace)
         static = {
             "parameters": storage_bytes(p for mod in built.modules for p in mod.parameters()),
             "optimizerStates": storage_bytes(v for st in _states(built.optimizer) for v in st.values() if torch.is_tensor(v)),
@@ -185,7 +190,8 @@ def measure_stage(plan, stage, world):
         for tensor, cat in built.files():
             key = {"gradients": "mainGrad", "optimizer": "masterWeights", "other": "engineBuffers"}[cat]
             static[key] = static.get(key, 0) + storage_bytes([tensor])
-    result.update(stage=stage, rank=rank, static=static, notes=notes, seconds=round(time.perf_counter() - t0, 3))
+    result.update(stage=stage, rank=rank, static=static, notes=notes, allocator=trace.summary(),
+                  seconds=round(time.perf_counter() - t0, 3))
     return result
 
 

@@ -22,10 +22,23 @@ KEYS = tuple(CATEGORY.values()) + ("total",)
 class StepTracker(MemTracker):
     """MemTracker that keeps the peak of every category and of the total, and tolerates repeated forwards."""
 
-    def __init__(self):
+    def __init__(self, trace=None):
         super().__init__()
         self._cat_peak = {}
         self._seen_modules = weakref.WeakSet()
+        self._trace = trace
+
+    # Every storage the tracker sees also enters the allocation trace (allocator_trace.py), in the same order.
+    def _track(self, reftype, t):
+        super()._track(reftype, t)
+        if self._trace is not None:
+            self._trace.see(t)
+
+    def _update_and_maybe_create_winfos(self, t, reftype, update_existing=False):
+        out = super()._update_and_maybe_create_winfos(t, reftype, update_existing)
+        if self._trace is not None:
+            self._trace.see(t)
+        return out
 
     # Per-category peaks: every change of the current snapshot passes through _update_snap.
     def _update_snap(self, u_type, winfo, old_mem_consumed=None, old_reftype=None):
@@ -157,13 +170,14 @@ def storage_bytes(tensors):
     return total
 
 
-def tracked_step(step, externals, fsdp_root=None, files=()):
+def tracked_step(step, externals, fsdp_root=None, files=(), trace=None):
     """Runs ``step()`` once under a fresh StepTracker and returns its result.
 
     ``externals`` are the modules and optimizers created before tracking; ``files`` pairs (tensor, category) for
-    buffers the engine keeps outside modules and optimizer state (fp32 master weights, main-grad buffers).
+    buffers the engine keeps outside modules and optimizer state (fp32 master weights, main-grad buffers); ``trace``
+    an AllocationTrace that records the storages the tracker sees.
     """
-    tracker = StepTracker()
+    tracker = StepTracker(trace)
     tracker.track_external(*externals)
     for tensor, category in files:
         tracker.file_under(tensor, category)

@@ -15,5 +15,9 @@ export const TERM_INFO = {
   gatheredParameters: { label: 'Gathered ZeRO-3/FSDP parameters', formula: 'FSDP: (reshard ? 2Ψ_unit : Ψ_stage)·b_param + Ψ_unit·b_grad; DeepSpeed: min(max_live, Ψ_unit + prefetch)·b_param + Ψ_unit·b_grad', citation: 'Zhao et al. 2023 (PyTorch FSDP) §3.2; DeepSpeed memory.rst largest_layer_memory' },
   commBuffers: { label: 'Communication buckets', formula: 'DDP Ψ_stage·b_grad (bucket copies of all gradients); DeepSpeed ZeRO-1/2 (overlap ? 4.5 : 1)·(reduce + allgather)·2; ZeRO-3 (overlap ? 2 : 1)·reduce·b_grad', citation: 'PyTorch DDP docs (gradient_as_bucket_view); DeepSpeed config docs (overlap_comm 4.5×)' },
   cudaContext: { label: 'CUDA context and workspaces', formula: 'C_ctx', citation: 'docs/formulas.md#runtime-overheads (1–2 GB per GPU)' },
-  fragmentation: { label: 'Allocator fragmentation', formula: 'f · allocated tensors (+ the cached segment of the model\'s logits at a loss peak)', citation: 'docs/formulas.md#runtime-overheads (5–10%); docs/engine-memory.md#the-caching-allocator' },
+  fragmentation: {
+    label: 'Caching allocator (reserved − allocated)',
+    formula: 'PyTorch\'s caching allocator at the moment of the peak reserved memory: FSDP2\'s all-gather stream pool (max(B_root, B_unit) + B_unit)·(1 + 1/N) and reduce-scatter stream pool (the sharded gradients, before the backward), less what is live in them; the 16-bit logits\' block b·n at an upcast or loss-parallel loss\'s backward (too small for its fp32 requests). Assumed: other blocks are reused (best fit), block rounding is negligible, expandable_segments does not change these terms, the device has room (no cache release). With shardlens.overhead.fragmentation = f > 0: f · allocated tensors instead',
+    citation: 'PyTorch c10/cuda/CUDACachingAllocator.cpp (per-stream pools, best fit); torch fully_shard _fsdp_collectives.py (all-gather and reduce-scatter streams); docs/engine-memory.md#the-caching-allocator',
+  },
 } as const satisfies Readonly<Record<string, TermInfo>>;
