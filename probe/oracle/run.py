@@ -8,6 +8,7 @@ import torch.distributed as dist
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from . import checkpointing, ds_engine, hf, megatron, parallel, pipeline, titan
+from .allocator_trace import AllocationTrace
 from .attention import use_gpu_sdpa
 from .plan import OracleError, check_plan
 from .precision import Regime, forward_context, make_adamw, param_dtype
@@ -206,12 +207,17 @@ def measure_stage(plan, stage, world):
         if deepspeed:
             scope.enter_context(ds_engine.shims(world))
         built = _build(plan, stage, world, rank, notes)
+        alloc = plan.get("allocator") or {}
+        trace = AllocationTrace(built.modules, alloc.get("conf", ""), alloc.get("capacityBytes"))
+        instrument = built.ds.instrument if built.ds else None
+        fsdp_root = None if par.get("sharding") != "fsdp2" else _Joined(built.modules)
         try:
-            with built.fake, use_gpu_sdpa():
-                built.step()  # warm-up: optimizer states appear
-                result = tracked_step(built.step, built.externals(), files=built.files(),
-                                      fsdp_root=None if par.get("sharding") != "fsdp2" else _Joined(built.modules),
-                                      instrument=built.ds.instrument if built.ds else None)
+            with built.fake, use_gpu_sdpa(), trace.capturing():
+                # Warm-up (optimizer states appear), seen only by the allocation trace; then the tracked step.
+                tracked_step(built.step, built.externals(), files=built.files(), instrument=instrument, trace=trace)
+                trace.mark_step()
+                result = tracked_step(built.step, built.externals(), files=built.files(), fsdp_root=fsdp_root,
+                                      instrument=instrument, trace=trace)
                 static = {
                     "parameters": storage_bytes(p for mod in built.modules for p in mod.parameters()),
                     "optimizerStates": storage_bytes(v for st in _states(built.optimizer) for v in st.values() if torch.is_tensor(v)),
@@ -223,7 +229,8 @@ def measure_stage(plan, stage, world):
         finally:
             if built.ds:
                 built.ds.close()
-    result.update(stage=stage, rank=rank, static=static, notes=notes, seconds=round(time.perf_counter() - t0, 3))
+    result.update(stage=stage, rank=rank, static=static, notes=notes, allocator=trace.summary(),
+                  seconds=round(time.perf_counter() - t0, 3))
     return result
 
 

@@ -24,9 +24,11 @@ KEYS = tuple(CATEGORY.values()) + ("total",)
 class StepTracker(MemTracker):
     """MemTracker that keeps the peak of every category and of the total, and tolerates repeated forwards."""
 
-    def __init__(self):
+    def __init__(self, trace=None):
         super().__init__()
         self._cat_peak = {}
+        # Every storage the tracker sees also enters the allocation trace (allocator_trace.py), in the same order.
+        self._trace = trace
         self._seen_modules = weakref.WeakSet()
         self._filing = False
         # An engine whose optimizer wrapper is not a torch Optimizer (DeepSpeed) makes its step's tensors outside any
@@ -95,7 +97,10 @@ class StepTracker(MemTracker):
             known = [self._WINFO.get(st, (None, None))[0] for st in get_untyped_storages(t)]
             if known and all(w is not None and getattr(w, "pinned", False) for w in known):
                 return set(known)
-        return super()._update_and_maybe_create_winfos(t, reftype, update_existing)
+        out = super()._update_and_maybe_create_winfos(t, reftype, update_existing)
+        if self._trace is not None:
+            self._trace.see(t)
+        return out
 
     @contextlib.contextmanager
     def filing_new_tensors_as(self, category):
@@ -114,11 +119,16 @@ class StepTracker(MemTracker):
             reftype = next(k for k, v in CATEGORY.items() if v == self.forced)
         if self._forced is not None and all(self._WINFO.get(st, (None, None))[0] is None for st in get_untyped_storages(t)):
             self.file_under(t, self._forced, pin=True)  # new storages only: views keep their category
+            if self._trace is not None:
+                self._trace.see(t)
             return None
         if (self.outside_modules_is_temporary and reftype == _MemRefType.ACT and not self._mod_tracker.is_bw
                 and self._mod_tracker.parents == {"Global"}):
             reftype = _MemRefType.TEMP
-        return super()._track(reftype, t)
+        out = super()._track(reftype, t)
+        if self._trace is not None:
+            self._trace.see(t)
+        return out
 
     def result(self):
         """Per-category peaks and the snapshot at the peak of the total, in bytes, summed over devices."""
@@ -259,16 +269,16 @@ def storage_bytes(tensors):
     return total
 
 
-def tracked_step(step, externals, fsdp_root=None, files=(), instrument=None, gather_as_parameters=True):
+def tracked_step(step, externals, fsdp_root=None, files=(), instrument=None, gather_as_parameters=True, trace=None):
     """Runs ``step()`` once under a fresh StepTracker and returns its result.
 
     ``externals`` are the modules and optimizers created before tracking; ``files`` pairs (tensor, category) for
     buffers the engine keeps outside modules and optimizer state (fp32 master weights, main-grad buffers);
     ``instrument(tracker)`` files an engine's buffers as it makes them and returns a callable that undoes it.
     FSDP2's gathered parameters are parameters from their allocation on (``gather_as_parameters`` is kept for callers;
-    the oracle files them so in every layout).
+    the oracle files them so in every layout); ``trace`` an AllocationTrace that records the storages the tracker sees.
     """
-    tracker = StepTracker()
+    tracker = StepTracker(trace)
     tracker.track_external(*externals)
     for tensor, category in files:
         tracker.file_under(tensor, category, pin=instrument is not None)

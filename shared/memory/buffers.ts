@@ -1,6 +1,6 @@
 /**
- * Transient and runtime terms: gathered ZeRO-3/FSDP parameters, communication buckets, CUDA context and allocator
- * fragmentation, and the host memory offload needs.
+ * Transient and runtime terms: gathered ZeRO-3/FSDP parameters, communication buckets, CUDA context, and the host
+ * memory offload needs (the caching allocator's terms: allocator.ts).
  */
 import type { ShardingStyle } from '../plan/types';
 import { dsBucketBytes } from './deepspeed';
@@ -51,11 +51,6 @@ export function commBufferBytes(
 /** CUDA context, cuBLAS/cuDNN workspaces and NCCL communicators: a constant per GPU (docs/formulas.md#runtime-overheads: 1–2 GB). */
 export function cudaContextBytes(contextBytes: number): number {
   return contextBytes;
-}
-
-/** Caching-allocator fragmentation: reserved − allocated = f · tensor bytes (docs/formulas.md#runtime-overheads: 5–10%). */
-export function fragmentationBytes(tensorBytes: number, fraction: number): number {
-  return tensorBytes * fraction;
 }
 
 /** Host memory per node for offload: Σ over the node's ranks of their offloaded bytes (DeepSpeed ZeRO-Offload, memory.rst). */

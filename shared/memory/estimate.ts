@@ -161,7 +161,7 @@ function toStageMemory(c: MemoryContext, s: StageNumbers, label: Labeller, cache
   }
   return {
     stage: s.stage, kind: kindOf(s, c.pp), layers: s.layers, parametersPerRank: clean(s.paramsPerRank), inFlightMicrobatches: clean(s.inFlight),
-    terms, modelStatesBytes: clean(s.modelStates), activationBytes: clean(s.activationTotal),
+    terms, modelStatesBytes: clean(s.modelStates), gradientBytes: clean(s.gradients + s.gradAccumBuffer), activationBytes: clean(s.activationTotal),
     peakAllocatedBytes: clean(s.allocated), peakReservedBytes: clean(s.reserved), peaks: categoryPeaks(s),
   };
 }

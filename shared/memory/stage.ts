@@ -12,7 +12,8 @@ import {
   checkpointedLayerBytes, checkpointedLayerCount, embeddingActivationBytes, layerActivationBytes, outputLayerInputBytes, recomputeWorkingBytes,
   stageLayerActivationBytes,
 } from './activations';
-import { commBufferBytes, cudaContextBytes, fragmentationBytes, fsdp2RootBytes, gatheredParameterBytes } from './buffers';
+import { allocatorCachedBytes } from './allocator';
+import { commBufferBytes, cudaContextBytes, fsdp2RootBytes, gatheredParameterBytes } from './buffers';
 import { lossBackwardBytes, lossForwardBytes, lossSavedBytes } from './loss';
 import {
   gradientsFreedAfterStep, momentTotal, newMomentInputs, newMoments, raiseCategoryPeaks, stageMoments, type CategoryBytes, type MomentInputs, type MomentTerms,
@@ -155,7 +156,8 @@ export function computeStageStates(c: MemoryContext, stage: number, start: numbe
 
 /**
  * The second half of computeStage: activations of the in-flight micro-batches (micro batch, accumulation and
- * recomputation of the context), then the totals, CUDA context and fragmentation, on a stage `o` whose states are filled.
+ * recomputation of the context), then the totals, CUDA context and the caching allocator's cached bytes, on a stage `o`
+ * whose states are filled.
  * `categories` = false skips torch's per-category peaks (`o.peaks`), which only the traceable estimate shows.
  */
 export function computeStageActivations(
@@ -183,12 +185,16 @@ export function computeStageActivations(
   const count = c.pp > 1 && c.ppEngine !== 'other'
     ? pipelineMoments(c, x, fillPipelineInputs(c, o, x, o.pipeline), o.moments)
     : deepspeedMoments(x, o.ds, o.moments, stageMoments(c, x, o.moments));
-  let at = 0, best = -1;
+  // The peak reserved is the largest need over the moments: tensors plus what the caching allocator holds cached then
+  // (shared/memory/allocator.ts); it never gives memory back during a step. Allocated is the largest moment's tensors.
+  let at = 0, best = -1, allocatedPeak = 0;
   const peaks = o.peaks;
   peaks.parameters = peaks.gradients = peaks.optimizer = peaks.activations = peaks.temporaries = peaks.other = 0;
   for (let i = 0; i < count; i++) {
     const t = momentTotal(o.moments[i]);
-    if (t > best) { best = t; at = i; }
+    const need = t + allocatorCachedBytes(c, o.moments[i], x, t);
+    if (need > best) { best = need; at = i; }
+    if (t > allocatedPeak) allocatedPeak = t;
     if (categories) raiseCategoryPeaks(o.moments[i], peaks);
   }
   const m = o.moments[at];
@@ -199,17 +205,13 @@ export function computeStageActivations(
   const blockTemps = m.name === 'layers backward' ? m.temporaries : 0;
   const activations = m.activations + blockTemps, embeddingActivations = m.embeddingActivations, logits = m.logits + m.temporaries - blockTemps;
   const activationTotal = activations + embeddingActivations + logits;
-  const tensors = best;
   const cudaContext = cudaContextBytes(c.ctxBytes);
-  // At a loss moment the caching allocator still holds the segment of the model's logits, freed before the loss's
-  // larger fp32 copies, which it cannot serve (docs/engine-memory.md#the-caching-allocator).
-  const cachedLogits = last && (m.name === 'loss forward' || m.name === 'loss backward') && (c.loss === 'upcast' || c.loss === 'parallel') ? x.logits : 0;
-  const fragmentation = fragmentationBytes(tensors, c.frag) + cachedLogits;
+  const fragmentation = best - momentTotal(m);
   o.working = working; o.peakMoment = at;
   o.inFlight = inFlight; o.layerActPerMicrobatch = layerAct; o.embeddingActPerMicrobatch = embAct;
   o.activations = activations; o.embeddingActivations = embeddingActivations; o.logits = logits; o.engineCopies = m.engineCopies;
   o.cudaContext = cudaContext; o.fragmentation = fragmentation; o.activationTotal = activationTotal;
-  o.allocated = tensors + cudaContext; o.reserved = tensors + cudaContext + fragmentation;
+  o.allocated = allocatedPeak + cudaContext; o.reserved = best + cudaContext;
   return o;
 }
 

@@ -164,8 +164,8 @@ export function derivePlan(input: PlanInput, gpu?: GpuSpec): Derived {
   const overhead: OverheadSpec = {
     cudaContextBytes: pick('overhead.cudaContextBytes', o.cudaContextBytes, 1.5 * 2 ** 30,
       'CUDA context, cuBLAS workspace and NCCL communicators ≈ 1.5 GiB (docs/formulas.md#runtime-overheads: 1–2 GB)'),
-    allocatorFragmentation: pick('overhead.allocatorFragmentation', o.allocatorFragmentation, 0.1,
-      'caching-allocator fragmentation ≈ 10% of allocated (docs/formulas.md#runtime-overheads: 5–10%)'),
+    allocatorFragmentation: pick('overhead.allocatorFragmentation', o.allocatorFragmentation, 0,
+      'reserved memory as PyTorch\'s caching allocator keeps it (docs/engine-memory.md#the-caching-allocator); no flat fraction'),
   };
   src.model = given.model ?? { kind: 'explicit', detail: input.model.name };
   for (const [k, v] of Object.entries(given) as [PlanPath, InputSource][]) if (!(k in src)) src[k] = v;

@@ -47,6 +47,11 @@ export interface StageMemory {
   readonly terms: Readonly<Partial<Record<MemoryTermName, Term>>>;
   /** parameters + gradients + optimizer states + master weights (+ fp32 grad buffer). */
   readonly modelStatesBytes: number;
+  /**
+   * Gradient bytes the step holds once its backward is done (sharded as configured, with an fp32 accumulation buffer):
+   * the static gradients, whatever moment the stage peaks at (terms.gradients is what is live at the peak).
+   */
+  readonly gradientBytes: number;
   /** activations + embedding activations + logits. */
   readonly activationBytes: number;
   /** Peak bytes allocated by tensors (everything but fragmentation). */

@@ -278,7 +278,10 @@ export interface ClusterSpec {
 export interface OverheadSpec {
   /** CUDA context, cuBLAS/cuDNN workspaces, NCCL communicators: bytes per GPU. */
   readonly cudaContextBytes: number;
-  /** Reserved / allocated − 1 of the caching allocator (fragmentation), e.g. 0.1. */
+  /**
+   * 0: reserved memory follows PyTorch's caching allocator (shared/memory/allocator.ts); above 0 a flat override,
+   * reserved / allocated − 1 (e.g. 0.1).
+   */
   readonly allocatorFragmentation: number;
 }
 

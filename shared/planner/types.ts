@@ -70,7 +70,7 @@ export interface Layout {
   readonly stepSeconds: number;
   /** Peak bytes allocated by tensors on the worst rank (the full estimate's; the fast path's reserved bytes before refinement). */
   readonly peakAllocatedBytes: number;
-  /** Peak bytes reserved from the device (allocated + allocator fragmentation); this is what must fit. */
+  /** Peak bytes reserved from the device (allocated + the caching allocator's cached blocks); this is what must fit. */
   readonly peakReservedBytes: number;
   readonly fits: boolean;
   /**

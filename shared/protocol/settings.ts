@@ -35,7 +35,10 @@ export interface ShardLensSettings {
   readonly overhead: {
     /** CUDA context and library workspaces per GPU, GiB. */
     readonly cudaContextGiB: number;
-    /** Allocator fragmentation as a fraction of allocated bytes (0.1 = 10 %). */
+    /**
+     * 0 (default): reserved memory follows PyTorch's caching allocator (shared/memory/allocator.ts); above 0: a flat
+     * override, reserved = (1 + fragmentation) × allocated tensors (0.1 = 10 %).
+     */
     readonly fragmentation: number;
   };
   /** Formats to annotate; empty = all. */
@@ -57,7 +60,7 @@ export const DEFAULT_SETTINGS: ShardLensSettings = {
   microBatch: 0,
   hints: { detail: 'normal' },
   units: 'GiB',
-  overhead: { cudaContextGiB: 1, fragmentation: 0.1 },
+  overhead: { cudaContextGiB: 1, fragmentation: 0 },
   formats: { enabled: [] },
   planner: { safetyMargin: 0.9 },
   calibration: {},

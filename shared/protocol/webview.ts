@@ -75,7 +75,7 @@ export interface DashboardModel {
   readonly verdict: VerdictText;
   /** Highest peak reserved bytes over the stages (what must fit in GPU memory). */
   readonly peakReservedBytes: number;
-  /** Peak allocated bytes of the same stage (tensors only, without allocator fragmentation). */
+  /** Peak allocated bytes of the same stage (tensors only, without the caching allocator's cached blocks). */
   readonly peakAllocatedBytes: number;
   readonly peakStage: number;
   /** Units for labels: binary (GiB) or decimal (GB). */

@@ -77,7 +77,7 @@ export function fitHint(v: VerdictInput, stepSeconds?: number): HintText {
   const step = stepSeconds !== undefined && stepSeconds > 0 ? ` · step ${formatSeconds(stepSeconds)}` : '';
   const label = (base + step).length <= HINT_MAX_LENGTH ? base + step : base;
   const tooltip = [
-    `ShardLens: ${full.headline}.`, `The figure is the peak reserved memory per GPU (allocated tensors plus allocator fragmentation), the amount that must fit.`,
+    `ShardLens: ${full.headline}.`, `The figure is the peak reserved memory per GPU (allocated tensors plus what PyTorch's caching allocator keeps cached), the amount that must fit.`,
     step ? `Step time ${formatSeconds(stepSeconds)}.` : '',
   ].filter(Boolean).join(' ');
   return { label: fitLabel(label), compact: fitLabel(base), tooltip };

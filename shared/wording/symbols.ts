@@ -49,7 +49,11 @@ export const SYMBOL_MEANINGS: Readonly<Record<string, string>> = {
 
 /** Terms that use a symbol in another sense. */
 const TERM_OVERRIDES: Partial<Record<MemoryTermName, Readonly<Record<string, string>>>> = {
-  fragmentation: { f: 'allocator fragmentation, as a fraction of allocated bytes' },
+  fragmentation: {
+    f: 'flat override (shardlens.overhead.fragmentation; 0 = modelled), as a fraction of allocated bytes',
+    B_root: 'gathered bytes of FSDP2\'s root group (embedding, final norm, LM head) per rank',
+    B_unit: 'gathered bytes of one FSDP2 block per rank', N: 'FSDP shard ranks', b: 'bytes per logit', n: 'logits per rank per micro-batch',
+  },
 };
 
 /** The meaning of `symbol` in `term`. */

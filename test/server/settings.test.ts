@@ -12,7 +12,7 @@ const CASES: readonly [string, unknown, (s: ReturnType<typeof normalizeSettings>
   ['GB units are kept', { units: 'GB' }, (s) => s.units, 'GB'],
   ['negative GPUs per node are ignored', { cluster: { gpusPerNode: -4 } }, (s) => s.cluster.gpusPerNode, 0],
   ['a fractional node count is floored', { cluster: { nodes: 2.7 } }, (s) => s.cluster.nodes, 2],
-  ['NaN fragmentation falls back', { overhead: { fragmentation: Number.NaN } }, (s) => s.overhead.fragmentation, 0.1],
+  ['NaN fragmentation falls back', { overhead: { fragmentation: Number.NaN } }, (s) => s.overhead.fragmentation, 0],
   ['the GPU name is trimmed', { cluster: { gpu: ' A100-80GB ' } }, (s) => s.cluster.gpu, 'A100-80GB'],
   ['non-string formats are dropped', { formats: { enabled: ['deepspeed', 3, null] } }, (s) => s.formats.enabled, ['deepspeed']],
 ];

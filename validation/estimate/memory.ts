@@ -20,9 +20,9 @@ export function coreModelStates(plan: Plan): ModelStateEstimate {
   const bytes = (x: number | undefined) => (typeof x === 'number' && Number.isFinite(x) && x >= 0 ? x : 0);
   return {
     parametersBytes: bytes(stage?.terms.parameters?.bytes),
-    gradientsBytes: bytes(stage?.terms.gradients?.bytes),
+    gradientsBytes: bytes(stage?.gradientBytes),
     optimizerStatesBytes: bytes(stage?.terms.optimizerStates?.bytes),
     activationBytes: stage ? bytes(stage.activationBytes) : null,
-    sources: ['shared/memory/estimate.ts estimateMemory: terms parameters, gradients, optimizerStates and activationBytes of stage 0'],
+    sources: ['shared/memory/estimate.ts estimateMemory: terms parameters and optimizerStates, gradientBytes and activationBytes of stage 0'],
   };
 }

@@ -53,7 +53,9 @@ export function coreRankEstimate(stage: StageMemory): CoreRankEstimate {
   const t = (name: keyof StageMemory['terms']) => stage.terms[name]?.bytes ?? 0;
   return {
     parametersBytes: t('parameters'),
-    gradientsBytes: t('gradients') + t('gradAccumBuffer'),
+    // Gradients as the step holds them after the backward (engines that free them after the step have none at a forward
+    // peak; the probe measures them after the backward).
+    gradientsBytes: stage.gradientBytes,
     optimizerStatesBytes: t('optimizerStates') + t('masterWeights'),
     peakAllocatedBytes: Math.max(0, stage.peakAllocatedBytes - t('cudaContext')),
     commBuffersBytes: t('commBuffers'),

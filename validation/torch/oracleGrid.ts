@@ -6,6 +6,7 @@
 import { makePlan } from '../../shared/plan/defaults';
 import type { PlanInput } from '../../shared/plan/derive';
 import type { ModelSpec, Plan } from '../../shared/plan/types';
+import { compareAllocator, type AllocatorComparison } from './oracleAllocator';
 import { compareOracle, totalBesideActivations, type OracleComparison } from './oracleCompare';
 import { exportOraclePlan } from './oraclePlan';
 import { isOracleFailure, runOracle } from './oracleRun';
@@ -117,6 +118,8 @@ export interface GridResult {
   readonly case: GridCase; readonly comparison?: OracleComparison; readonly report?: OracleReport; readonly error?: string;
   /** Per stage: the total at the peak apart from the activations, oracle vs estimate (oracleCompare.ts). */
   readonly besideActivations?: ReturnType<typeof totalBesideActivations>;
+  /** The caching allocator's replay beside the estimate's reserved memory, per stage (validation/torch/oracleAllocator.ts). */
+  readonly allocator?: readonly AllocatorComparison[];
 }
 
 /** Runs the whole grid through the oracle in one Python process and compares each case with its estimate. */
@@ -131,6 +134,9 @@ export async function runOracleGrid(python: string, cases: readonly GridCase[] =
     if (isOracleFailure(out)) return { case: g, error: `${out.code}: ${out.message}` };
     const report = out[runnable.findIndex((r) => r.i === i)];
     if (!report?.ok) return { case: g, report, error: `${report?.error?.code}: ${report?.error?.message}` };
-    return { case: g, report, comparison: compareOracle(report, e.comparablePlan), besideActivations: totalBesideActivations(report, e.comparablePlan) };
+    return {
+      case: g, report, comparison: compareOracle(report, e.comparablePlan), besideActivations: totalBesideActivations(report, e.comparablePlan),
+      allocator: compareAllocator(report, e.comparablePlan),
+    };
   });
 }

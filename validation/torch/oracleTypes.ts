@@ -48,12 +48,44 @@ export interface OraclePlan {
   };
   /** Pipeline stages to measure (default: all). */
   readonly stages?: readonly number[];
+  /**
+   * The caching allocator the trace is replayed with: `PYTORCH_CUDA_ALLOC_CONF` options (max_split_size_mb,
+   * roundup_power2_divisions, max_non_split_rounding_mb; expandable segments are always replayed both ways) and the
+   * bytes it may reserve (default: unlimited; with a limit the replay frees its cache and retries as torch does).
+   */
+  readonly allocator?: { readonly conf?: string; readonly capacityBytes?: number };
 }
 
 /** torch's categories (MemTracker) plus the total, in bytes. */
 export const ORACLE_CATEGORIES = ['parameters', 'buffers', 'gradients', 'activations', 'temporaries', 'optimizer', 'other', 'total'] as const;
 export type OracleCategory = (typeof ORACLE_CATEGORIES)[number];
 export type CategoryBytes = Readonly<Record<OracleCategory, number>>;
+
+/** One replay of the rank's allocation trace through the caching-allocator simulation (probe/oracle/allocator.py), bytes. */
+export interface OracleAllocatorReplay {
+  /** torch.cuda.max_memory_allocated: the largest sum of live blocks (requests rounded to 512 B, unsplit remainders). */
+  readonly peakAllocated: number;
+  /** torch.cuda.max_memory_reserved: the largest sum of segments (or mapped pages) held from the device. */
+  readonly peakReserved: number;
+  /** The largest sum of requested bytes (the tensors). */
+  readonly peakRequested: number;
+  /** Each stream's reserved bytes at the peak of the total ("default", "fsdp all-gather-copy-in", …). */
+  readonly reservedByStream: Readonly<Record<string, number>>;
+  /** Segments held at the end (0 with expandable segments), cudaMalloc retries after freeing the cache, out of memory. */
+  readonly segments: number;
+  readonly retries: number;
+  readonly oom: boolean;
+}
+
+/** The rank's allocation trace (warm-up and tracked step) replayed with the native allocator and expandable segments. */
+export interface OracleAllocator {
+  /** Allocation and free events recorded. */
+  readonly events: number;
+  /** Peak of the requested bytes during the tracked step (equals MemTracker's total peak when the trace is complete). */
+  readonly stepPeakRequested: number;
+  readonly native: OracleAllocatorReplay;
+  readonly expandable: OracleAllocatorReplay;
+}
 
 /** One simulated rank (one per pipeline stage). */
 export interface OracleRank {
@@ -67,6 +99,8 @@ export interface OracleRank {
   readonly static: Readonly<Record<string, number>>;
   readonly notes: readonly string[];
   readonly seconds: number;
+  /** The caching allocator replayed on the rank's allocation trace (absent in reports of older oracles). */
+  readonly allocator?: OracleAllocator;
 }
 
 export interface OracleReport {
