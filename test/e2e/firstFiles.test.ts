@@ -88,7 +88,8 @@ describe('the first file of each format, opened cold (code-server)', { skip: mis
     });
   }
 
-  it('Megatron-LM\'s own 8×H100 FP8 example: a warning that names the assumed GPU, not a red error', async () => {
+  // Megatron-LM's own example runs on 8 × H100 80 GB (issue 13): it fits, on a GPU the file does not name.
+  it('Megatron-LM\'s own 8×H100 FP8 example: fits, with the assumed GPU named in the lens and the status bar', async () => {
     await step('megatron-verdict', async ({ page }) => {
       await openFile(page, 'megatron/train_llama3_8b_h100_fp8.sh');
       await until('the verdict hint', async () => VERDICT_HINT.test(await editorText(page)), 90_000);
@@ -96,17 +97,8 @@ describe('the first file of each format, opened cold (code-server)', { skip: mis
         const t = norm(await page.locator('.editor-group-container.active .codelens-decoration').first().innerText().catch(() => ''));
         return /GiB\/GPU/.test(t) && t;
       }, 30_000);
-      assert.match(lens, /needs ~[\d.]+ GiB\/GPU of [\d.]+ GiB if GPU .*H100.* \(assumed\) — set it/);
+      assert.match(lens, /fits \(~[\d.]+ GiB\/GPU of [\d.]+ GiB\) if GPU .*H100.* \(assumed\)/);
       await until('the status bar says assumed', async () => (await page.locator('.statusbar-item', { hasText: /\(assumed\)/ }).count()) > 0, 30_000);
-      await page.keyboard.press('Control+Shift+M');
-      const row = await until('the does-not-fit problem', async () => {
-        const rows = await page.locator('.markers-panel .monaco-list-row').evaluateAll((els) => els.map((e) => ({
-          text: (e.textContent ?? '').replace(/\u00a0/g, ' '), warning: !!e.querySelector('.codicon-warning'), error: !!e.querySelector('.codicon-error'),
-        })));
-        return rows.find((r) => /Needs ~[\d.]+ GiB\/GPU/.test(r.text));
-      }, 30_000);
-      assert.ok(row.warning && !row.error, `a warning, not an error: ${row.text}`);
-      await page.keyboard.press('Control+Shift+M');
     });
   });
 
@@ -141,7 +133,7 @@ describe('the first file of each format, opened cold (code-server)', { skip: mis
       const start = lines.findIndex((l) => l.startsWith('ShardLens'));
       assert.ok(start >= 0, md);
       // First the answer (the figures this flag drives and the verdict), then the deltas, then the formulas.
-      assert.match(lines[start + 1] ?? '', /^parameters [\d.]+ GiB \+ gradients [\d.]+ GiB .*per GPU · needs ~[\d.]+ GiB\/GPU/);
+      assert.match(lines[start + 1] ?? '', /^parameters [\d.]+ GiB \+ gradients [\d.]+ GiB .*per GPU · (needs ~|fits \(~)[\d.]+ GiB\/GPU/);
       assert.equal(lines[start + 2], 'If you change it:');
       assert.match(lines[start + 3] ?? '', /→ [\d.]+ GiB, (fits|does not fit)/);
       assert.ok(md.indexOf('If you change it') < md.indexOf('Per GPU on pipeline stage 0'), 'formulas after the deltas');

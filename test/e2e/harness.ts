@@ -154,10 +154,19 @@ export const norm = (s: string) => s.replace(/\u00a0/g, ' ');
 /** Opens a workspace file through Quick Open and waits until its tab is active. */
 export async function openFile(page: Page, relPath: string): Promise<void> {
   const name = relPath.split('/').pop() ?? relPath;
-  await page.keyboard.press('Control+P');
   const input = page.locator('.quick-input-widget input');
-  await input.waitFor();
-  await input.fill(relPath);
+  // A webview that takes the focus while it re-renders can close the quick open before it is typed into: open it again.
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press('Control+P');
+    try {
+      await input.waitFor({ timeout: 10_000 });
+      await input.fill(relPath, { timeout: 10_000 });
+      break;
+    } catch (e) {
+      if (attempt >= 3) throw e;
+      await page.keyboard.press('Escape');
+    }
+  }
   // Click the row of this file (Enter could pick a stale first row while the list is still filtering).
   const row = page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first();
   await row.waitFor();
