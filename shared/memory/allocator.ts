@@ -77,6 +77,18 @@ export function strandedLogitsBytes(logitBytes: number): number {
   return logitBytes;
 }
 
+/**
+ * The first step's loss (docs/engine-memory.md#the-caching-allocator): what the forward freed — FSDP2's root parameters,
+ * copied out of the all-gather on the default stream, and one checkpointed block's forward transients — is cached in
+ * blocks smaller than every vocabulary-sized request of the loss, which get segments of their own. The optimizer
+ * states do not exist in that step (torch optimizers make them at the first `step()`); from the second step on they sit
+ * in blocks the first step's loss freed, so the steady step's tensors already count them. Reserved beyond the steady
+ * step's need: max(0, forward cache − lazily made optimizer states).
+ */
+export function firstStepLossCacheBytes(forwardCacheBytes: number, lazyOptimizerStateBytes: number): number {
+  return Math.max(0, forwardCacheBytes - lazyOptimizerStateBytes);
+}
+
 /** The explicit override (`shardlens.overhead.fragmentation` > 0): reserved − allocated = f · tensors. */
 export function flatFragmentationBytes(tensorBytes: number, fraction: number): number {
   return tensorBytes * fraction;
@@ -98,8 +110,8 @@ function allGatherLive(m: MomentTerms, x: MomentInputs, shardRanks: number): num
 }
 
 /**
- * Reserved − allocated at one moment: the flat override, else FSDP2's side-stream pools minus what of them is live
- * and the stranded logits at the loss backward. Plain arithmetic (the fast path calls it per moment).
+ * Reserved − allocated at one moment: the flat override, else FSDP2's side-stream pools minus what of them is live,
+ * the stranded logits at the loss backward and the first step's forward cache at the loss. Plain arithmetic (the fast path calls it per moment).
  */
 export function allocatorCachedBytes(c: AllocatorInputs, m: MomentTerms, x: MomentInputs, tensorBytes: number): number {
   if (c.frag > 0) return flatFragmentationBytes(tensorBytes, c.frag);
@@ -110,5 +122,8 @@ export function allocatorCachedBytes(c: AllocatorInputs, m: MomentTerms, x: Mome
   // Sharded gradients live in the reduce-scatter pool from the backward on; before it the pool is cached.
   if (c.style === 'fsdp2' && c.zstage >= 2 && m.gradients === 0) bytes += reduceScatterPoolBytes(x.gradients);
   if (x.last && m.name === 'loss backward' && (c.loss === 'upcast' || c.loss === 'parallel')) bytes += strandedLogitsBytes(x.logits);
+  if (x.lossForwardCache > 0 && (m.name === 'loss forward' || m.name === 'loss backward')) {
+    bytes += firstStepLossCacheBytes(x.lossForwardCache, c.style === 'deepspeed' ? 0 : x.optimizerStates);
+  }
   return bytes;
 }

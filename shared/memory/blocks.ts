@@ -92,3 +92,35 @@ export function hfBlockBytes(x: ActivationShape, ffn = x.ffn): number {
 export function blockInputBytes(x: ActivationShape): number {
   return ((x.streamBytes ?? x.actBytes) * x.sLocal * x.b * x.h) / (x.sp ? x.tp : 1);
 }
+
+/**
+ * The largest set of tensors a checkpointed eager block's forward allocates and frees again (full recomputation: the
+ * forward keeps only the block's input, so every intermediate is freed once its consumer ran). The MLP dominates; with
+ * M = the MLP's input (the norm output, all-gathered whole under TP; in the residual dtype S plus its 16-bit cast under
+ * autocast), F = B·T·f/t and H = B·T·h:
+ * - at the gate's product, `w2(silu(w1(x)) * w3(x))` holds M, silu's output, w3's output and the product: M + 3F
+ *   (w1's output is freed once silu ran); a plain MLP, M + 2F;
+ * - at w2's output, M and the product are still held (M is the function's argument until it returns) with w2's output,
+ *   H (a partial sum under TP); DTensor's reduce-scatter to a sequence shard (torchtitan's sequence parallelism,
+ *   `Shard(1)` of a [b, s, h] tensor) first copies it into scatter order (funcol `reduce_scatter_tensor` chunks along
+ *   dim 1 and concatenates) and then makes the shard, H + H/t more.
+ * max of the two (torchtitan/models/llama3/model/model.py FeedForward; transformers LlamaMLP; torch/distributed/
+ * _functional_collectives.py). Megatron's Transformer Engine blocks are not counted (0).
+ */
+export function blockForwardTransientBytes(x: ActivationShape, ffn = x.ffn): number {
+  if (x.impl !== 'torchtitan' && x.impl !== 'hf') return 0;
+  const B = x.actBytes, S = x.streamBytes ?? B, T = x.sLocal * x.b;
+  const amp = (x.autocastWeightBytes ?? 0) > 0 || S > B;
+  const mlpIn = S * T * x.h + (amp ? B * T * x.h : 0);
+  const F = (B * T * ffn) / x.tp, H = B * T * x.h;
+  const atProduct = mlpIn + (x.gated ? 3 : 2) * F;
+  const scatterCopy = x.impl === 'torchtitan' && x.sp && x.tp > 1 ? H + H / x.tp : 0;
+  const atOutput = mlpIn + F + H + scatterCopy;
+  return Math.max(atProduct, atOutput);
+}
+
+/** The largest single tensor of that forward (the MLP's input, one MLP-width output or w2's output): B·T·max(h, f/t). */
+export function blockForwardLargestBytes(x: ActivationShape, ffn = x.ffn): number {
+  const T = x.sLocal * x.b;
+  return Math.max((x.streamBytes ?? x.actBytes) * T * x.h, (x.actBytes * T * ffn) / x.tp);
+}

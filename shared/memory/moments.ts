@@ -66,6 +66,12 @@ export interface MomentInputs {
   /** Autocast's weight cache of the checkpointed layers, alive until the forward (and loss) leave autocast. */
   forwardCache: number;
   /**
+   * The last stage: what the forward leaves cached that the loss's vocabulary-sized requests cannot use (FSDP2's root
+   * copies and a checkpointed block's forward transients; shared/memory/allocator.ts firstStepLossCacheBytes), 0 when
+   * the loss's tensors are not the step's largest.
+   */
+  lossForwardCache: number;
+  /**
    * The first stage's embedding gradient as the backward makes it (a temporary until AccumulateGrad assigns it): a tied
    * head's gradient, the embedding's and their sum at once; and what of it Megatron keeps as a `.grad` until its DDP
    * hook adds it to main_grad.
@@ -116,7 +122,7 @@ export function newMomentInputs(): MomentInputs {
     first: false, last: false, parameters: 0, gradients: 0, optimizerStates: 0, masterWeights: 0, gradAccumBuffer: 0,
     fp8WeightCache: 0, commBuffers: 0, gathered: 0, rootBytes: 0, unitBytes: 0, headBytes: 0, unitShardedGrad: 0,
     rootShardedGrad: 0, reduceRatio: 1, layerSaved: 0, blockGrad: 0, weightGrad: 0, actGrads: 0, headGrad: 0,
-    headGradCreate: 0, forwardCache: 0, embedGrad: 0, embedGradKept: 0, embedGradAtStep: 0, embedGradFinal: 0, embedGradMade: 0, headGradHeld: 0, embedDense: 0, rootReduceOutput: 0, replicaHeld: 0, lossInRoot: false, kept: 0,
+    headGradCreate: 0, forwardCache: 0, lossForwardCache: 0, embedGrad: 0, embedGradKept: 0, embedGradAtStep: 0, embedGradFinal: 0, embedGradMade: 0, headGradHeld: 0, embedDense: 0, rootReduceOutput: 0, replicaHeld: 0, lossInRoot: false, kept: 0,
     layerActivations: 0, embeddingActivations: 0, working: 0, working1: 0, head: 0, lossForward: 0, lossSaved: 0, lossBackward: 0,
     logits: 0, stepCopy: 0,
   };

@@ -13,6 +13,7 @@ import {
   stageLayerActivationBytes,
 } from './activations';
 import { allocatorCachedBytes } from './allocator';
+import { blockForwardLargestBytes, blockForwardTransientBytes } from './blocks';
 import { commBufferBytes, cudaContextBytes, fsdp2RootBytes, gatheredParameterBytes } from './buffers';
 import { lossBackwardBytes, lossForwardBytes, lossSavedBytes } from './loss';
 import {
@@ -178,7 +179,7 @@ export function computeStageActivations(
   x.layerActivations = inFlight * layerAct; x.embeddingActivations = inFlight * embAct; x.working = working;
   x.stepCopy = c.regime === 'megatron' && c.gradB < 4 ? o.masterWeights : 0;
   fillBlockBackward(c, o, layerAct, x);
-  fillLossParts(c, last, x);
+  fillLossParts(c, last, x, nMoe > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn);
   o.ds.accumulating = c.m > 1;
   prepareDsInputs(x, o.ds);
   // A torch or Megatron pipeline stage has its own moments (the schedule's tensors, FSDP2 between micro-batches).
@@ -299,8 +300,8 @@ export function stageLayerActs(c: MemoryContext, layers: number, moeLayers: numb
  * moment inputs (0 on other stages): the output layer's saved inputs (final norm input, head input), the loss's
  * forward, saved and backward copies of the logits (shared/memory/loss.ts), and the model's logits b·n.
  */
-function fillLossParts(c: MemoryContext, last: boolean, x: MomentInputs): void {
-  if (!last) { x.head = x.lossForward = x.lossSaved = x.lossBackward = x.logits = 0; return; }
+function fillLossParts(c: MemoryContext, last: boolean, x: MomentInputs, ffn: number): void {
+  if (!last) { x.head = x.lossForward = x.lossSaved = x.lossBackward = x.logits = x.lossForwardCache = 0; return; }
   const tokens = c.sLocal * c.b;
   const n = (tokens * c.vocab) / c.tp;
   x.head = outputLayerInputBytes(c, c.impl === 'torchtitan');
@@ -308,4 +309,11 @@ function fillLossParts(c: MemoryContext, last: boolean, x: MomentInputs): void {
   x.lossSaved = lossSavedBytes(c.loss, n, tokens, c.actBytes);
   x.lossBackward = lossBackwardBytes(c.loss, n, tokens, c.actBytes);
   x.logits = c.actBytes * n;
+  // The forward's cache at the first step's loss: the loss's requests (the 16-bit logits and their fp32 copies) are
+  // larger than every block the forward freed: FSDP2's root copies (freed when the root reshards after the forward and
+  // the loss runs outside it) and a checkpointed block's transients.
+  const stranding = (c.loss === 'upcast' || c.loss === 'parallel') && x.logits > blockForwardLargestBytes(c, ffn);
+  const rootCopies = c.style === 'fsdp2' && c.zstage >= 2 && x.kept === 0 && !x.lossInRoot ? x.rootBytes : 0;
+  const transients = c.recompute === 'full' ? blockForwardTransientBytes(c, ffn) : 0;
+  x.lossForwardCache = stranding ? rootCopies + transients : 0;
 }

@@ -4,7 +4,7 @@
 // and first principles for a torchtitan Llama-3-8B step; one figure from the oracle's allocator replay, named.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { allGatherPoolBytes, blockBytes, reduceScatterPoolBytes, segmentBytes } from '../../../shared/memory/allocator';
+import { allGatherPoolBytes, blockBytes, firstStepLossCacheBytes, reduceScatterPoolBytes, segmentBytes } from '../../../shared/memory/allocator';
 import { estimateMemory } from '../../../shared/memory/estimate';
 import { makePlan } from '../../../shared/plan/defaults';
 import type { Plan } from '../../../shared/plan/types';
@@ -86,3 +86,34 @@ describe('reserved memory of a step', () => {
     assert.ok(Math.abs((s.peakReservedBytes - ctx) / (s.peakAllocatedBytes - ctx) - 1.1) < 1e-12);
   });
 });
+
+describe('the first step\'s loss', () => {
+  test('the forward\'s cache counts beyond the optimizer states made at the first step (none when they are larger)', () => {
+    assert.equal(firstStepLossCacheBytes(10 * MiB, 4 * MiB), 6 * MiB);
+    assert.equal(firstStepLossCacheBytes(4 * MiB, 10 * MiB), 0);
+  });
+
+  test('torchtitan Llama 3 70B, FSDP 32 × TP 8 (Table 4 shape): the root copies and a block\'s forward transients beyond the optimizer states', () => {
+    const model = findPreset('llama-3.1-70b')!.model;
+    const plan = (recompute: string): Plan => makePlan({
+      engine: 'fsdp2', model,
+      training: { microBatch: 16, seqLen: 8192, precision: 'bf16-mixed', optimizer: 'adamw', recompute, modelImpl: 'torchtitan' },
+      parallel: { dp: 32, tp: 8, sp: true, sharding: { style: 'fsdp2', stage: 3 } }, cluster: { gpusPerNode: 8, nodes: 32 },
+    } as never);
+    const full = estimateMemory(plan('full')).stages[0];
+    // Per rank: the root's unsharded copies (embedding and head, V/8 rows of h in bf16; the final norm's h) and one
+    // block's forward peak, 7296 MiB (test/unit/core/blocks.test.ts); Adam's two fp32 states of the rank's shard.
+    const H70 = 8192, V70 = 128_256;
+    const rootCopies = 2 * (2 * (V70 / 8) * H70) + 2 * H70;
+    const states = (2 * 4 * full.parametersPerRank) / 32;
+    const extra = rootCopies + 7296 * MiB - states;
+    assert.ok(extra > 4 * 2 ** 30, `the cache exceeds the states by ${extra}`);
+    // The other cached terms at the loss backward: the all-gather pool, the reduce-scatter pool and the 16-bit logits.
+    const n = 16 * 8192 * (V70 / 8);
+    const unit = 2 * ((H70 * (2 * H70 + 2 * 1024) + 3 * H70 * 28_672) / 8 + 2 * H70);
+    const others = allGatherPoolBytes(2 * (2 * (V70 / 8) * H70 + H70), unit, 32) + (4 * full.parametersPerRank) / 32 + 2 * n;
+    const cached = full.peakReservedBytes - full.peakAllocatedBytes;
+    assert.ok(Math.abs(cached / (others + extra) - 1) < 1e-3, `${cached} vs ${others + extra}`);
+  });
+});
+

@@ -8,7 +8,9 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ActivationShape } from '../../../shared/memory/activations';
 import { layerActivationBytes, recomputeWorkingBytes, stageLayerActivationBytes } from '../../../shared/memory/activations';
-import { blockInputBytes, eagerScoreBytes, hfBlockBytes, titanBlockBytes, titanOpSelectiveBytes } from '../../../shared/memory/blocks';
+import {
+  blockForwardLargestBytes, blockForwardTransientBytes, blockInputBytes, eagerScoreBytes, hfBlockBytes, titanBlockBytes, titanOpSelectiveBytes,
+} from '../../../shared/memory/blocks';
 
 const T = 2048, h = 4096, q = 4096, kv = 1024, f = 14_336;
 const base: ActivationShape = {
@@ -93,5 +95,29 @@ describe('recomputation policies', () => {
     const m: ActivationShape = { ...base, heads: 32, kvHeadsEff: 32, ffn: 4 * h, gated: false, flash: false, dropout: true };
     // Korthikanti et al. 2022 Eq. 1: sbh(34 + 5as/h).
     assert.equal(layerActivationBytes(m, 'none'), T * h * (34 + (5 * 32 * T) / h));
+  });
+});
+
+describe('a checkpointed block\'s forward transients (what it allocates and frees)', () => {
+  test('torchtitan without TP: at the gate\'s product the norm output, silu(w1), w3 and the product, 2Th + 3·2Tf', () => {
+    // FeedForward.forward: w2(silu(w1(x)) * w3(x)); w1's output is freed once silu ran; w2's output (2Th) comes after
+    // silu's and w3's are freed, so the product's moment is the larger.
+    assert.equal(blockForwardTransientBytes(titan()), 2 * T * h + 3 * 2 * T * f);
+    assert.equal(blockForwardLargestBytes(titan()), 2 * T * f);
+  });
+  test('torchtitan TP 8 with sequence parallelism (Llama 3 70B, 16 × 8192 tokens): the reduce-scatter\'s copy makes w2\'s moment the larger', () => {
+    // h = 8192, f = 28,672: M = the all-gathered norm output 2·T·h = 2 GiB; F = 2·T·f/8 = 896 MiB; w2's partial sum
+    // 2 GiB, funcol's scatter-order copy 2 GiB and the shard 256 MiB: 2048 + 896 + 2048 + 2048 + 256 = 7296 MiB
+    // (the product's moment: 2048 + 3·896 = 4736 MiB). The oracle's allocator replay of this layout at 80 layers peaks
+    // 7.13 GiB (7301 MiB) above the block's input inside each block's forward.
+    const x: ActivationShape = { ...titan(), sLocal: 8192, b: 16, h: 8192, heads: 64, ffn: 28_672, tp: 8, sp: true };
+    assert.equal(blockForwardTransientBytes(x), 7296 * 2 ** 20);
+  });
+  test('transformers under autocast: the fp32 norm output and its bf16 cast are the MLP\'s input', () => {
+    const x = hf({ streamBytes: 4, autocastWeightBytes: 1 });
+    assert.equal(blockForwardTransientBytes(x), (4 + 2) * T * h + 3 * 2 * T * f);
+  });
+  test('Megatron\'s Transformer Engine blocks are not counted', () => {
+    assert.equal(blockForwardTransientBytes({ ...base }), 0);
   });
 });
