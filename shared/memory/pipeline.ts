@@ -49,17 +49,6 @@ export function stageBoundaryBytes(b: number, sLocal: number, h: number, actByte
 }
 
 /**
- * The end of a block's forward on a stage whose output is sent (megatron-core TransformerLayer with TE modules): the
- * MLP's row-parallel GEMM output — b·s·h before its reduce-scatter under sequence parallelism — and the residual sum
- * `bias_dropout_add` makes next to it (b·s·h/t_sp), before the GEMM output is freed: boundary · (t_sp + 1). Without
- * recomputation everything else of the block is saved; the block's output is the stage's until it is sent and freed
- * (deallocate_output_tensor). probe/oracle/megatron.py `Layer.forward` allocates the same.
- */
-export function blockOutputTransientBytes(boundary: number, spTp: number): number {
-  return boundary * (spTp + 1);
-}
-
-/**
  * The gradient a pipeline rank receives for a chunk's output, held through that micro-batch's backward: Megatron
  * receives it into a fresh tensor (p2p_communication.py `_communicate`, `torch.empty(..., requires_grad=True)`) in
  * `send_forward_recv_backward` / `recv_backward` and keeps it as `output_tensor_grad` until `backward_step` returns:
@@ -68,25 +57,6 @@ export function blockOutputTransientBytes(boundary: number, spTp: number): numbe
  */
 export function receivedGradientBytes(engine: PipelineEngine, v: number, last: boolean, boundary: number): number {
   return engine === 'megatron' && v - (last ? 1 : 0) > 0 ? boundary : 0;
-}
-
-/**
- * The backward of the output layer and final norm (TE `_LayerNormLinear.backward`: the dgrad GEMM, then the norm's
- * backward `rmsnorm_bwd`/`layernorm_bwd`) next to the logits' gradient: the GEMM's input gradient, b·s·h before its
- * reduce-scatter under sequence parallelism, and the norm's input gradient, b·s·h/t_sp: boundary · (t_sp + 1). The
- * weight gradient goes into main_grad (gradient_accumulation_fusion).
- */
-export function headInputGradientBytes(boundary: number, spTp: number): number {
-  return boundary * (spTp + 1);
-}
-
-/**
- * The embedding output's gradient while the embedding's weight gradient is made (`embedding_dense_backward` reads it):
- * b·s·h, the whole sequence — under sequence parallelism the scatter to the sequence-parallel region all-gathers it
- * in its backward (megatron/core/tensor_parallel/mappings.py `_ScatterToSequenceParallelRegion.backward`).
- */
-export function embeddingOutputGradientBytes(boundary: number, spTp: number): number {
-  return boundary * spTp;
 }
 
 /** Chunks of pipeline rank `stage` that receive activations (all but the model's first) and gradients (all but the last). */

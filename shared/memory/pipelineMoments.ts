@@ -5,11 +5,12 @@
  * micro-batches and reduce-scattered after the last one. Terms: shared/memory/pipeline.ts. Allocation-free: inputs and
  * moments are the stage record's scratch.
  */
+import { blockOutputTransientBytes } from './activations';
 import type { MemoryContext } from './context';
 import { fill, gradientsFreedAfterStep, type MomentInputs, type MomentTerms } from './moments';
 import {
-  blockOutputTransientBytes, cachedBoundaryBytes, embeddingOutputGradientBytes, freshGradBytes, fsdp2AccumulatedGradBytes, fsdp2ChunkGatherPeak, fsdp2ReduceScatterBytes,
-  fsdp2PrefetchGatherPeak, fsdp2UnshardedBytes, headInputGradientBytes, inFlightChunkPasses, keptLossCount,
+  cachedBoundaryBytes, freshGradBytes, fsdp2AccumulatedGradBytes, fsdp2ChunkGatherPeak, fsdp2ReduceScatterBytes,
+  fsdp2PrefetchGatherPeak, fsdp2UnshardedBytes, inFlightChunkPasses, keptLossCount,
   receiveBufferBytes, receivedGradientBytes, stageBoundaryBytes, unshardedChunks, type PipelineEngine,
 } from './pipeline';
 
@@ -26,11 +27,10 @@ export interface PipelineInputs {
   /** Losses kept besides the current one (torch GPipe) and the bytes each keeps (head inputs, logits, saved copy). */
   kept: number; keptEach: number;
   /**
-   * Megatron: the last block's output made next to its MLP output at the end of a forward, the output gradient
-   * received for the micro-batch in its backward, the head's and final norm's input gradients next to the logits'
-   * gradient, the embedding output's gradient as the embedding's weight gradient is made (shared/memory/pipeline.ts).
+   * Megatron: the last block's output made next to its MLP output at the end of a forward (shared/memory/activations.ts),
+   * and the output gradient received for the micro-batch whose backward runs (shared/memory/pipeline.ts).
    */
-  blockEnd: number; recvGrad: number; headInputGrads: number; embOutGrad: number;
+  blockEnd: number; recvGrad: number;
   /**
    * A fresh gradient made next to the accumulated ones: the first stage's embedding gradient, and (autograd
    * accumulating into `.grad`) the last stage's head gradient; each is a temporary when made, then a gradient
@@ -54,7 +54,7 @@ export interface PipelineInputs {
 /** A zeroed PipelineInputs to refill. */
 export function newPipelineInputs(): PipelineInputs {
   return {
-    engine: 'other', passes: 1, steady: true, cached: 0, recv: 0, heldLogits: 0, prevLogits: 0, kept: 0, keptEach: 0, blockEnd: 0, recvGrad: 0, headInputGrads: 0, embOutGrad: 0, embGrad: 0, headGrad: 0, alwaysFresh: false,
+    engine: 'other', passes: 1, steady: true, cached: 0, recv: 0, heldLogits: 0, prevLogits: 0, kept: 0, keptEach: 0, blockEnd: 0, recvGrad: 0, embGrad: 0, headGrad: 0, alwaysFresh: false,
     fsdp2: false, unsharded: 0, accumulated: 0, fresh: 0, freshTemp: 0, headFresh: 0, firstGather: 0, reduceGathered: 0,
     reduceGrads: 0, reduceTemps: 0, tempGathered: 0, tempGrads: 0, tempTemps: 0,
   };
@@ -81,14 +81,10 @@ export function fillPipelineInputs(c: MemoryContext, o: PipelineStage, x: Moment
   pi.prevLogits = pi.steady ? pi.heldLogits : 0;
   pi.kept = o.last ? keptLossCount(engine, c.schedule, m) : 0;
   pi.keptEach = x.head + x.logits + x.lossSaved;
-  // Tensors of Megatron's layer, head and embedding that are live at its moments besides the saved activations (the
-  // oracle's Megatron model, probe/oracle/megatron.py, allocates them as TE and megatron-core do). torch pipelining runs
-  // other models (torchtitan's, transformers') whose transients these are not: 0 there.
-  const spTp = c.sp ? c.tp : 1, megatron = engine === 'megatron';
-  pi.blockEnd = megatron && o.layers > 0 ? blockOutputTransientBytes(boundary, spTp) : 0;
+  // The end of a Megatron block's forward (the oracle's Megatron model, probe/oracle/megatron.py, allocates it as TE
+  // and megatron-core do; torchtitan's and transformers' blocks end otherwise and are not modelled here).
+  pi.blockEnd = c.impl === 'megatron' && o.layers > 0 ? blockOutputTransientBytes(c) : 0;
   pi.recvGrad = receivedGradientBytes(engine, v, o.last, boundary);
-  pi.headInputGrads = megatron && o.last ? headInputGradientBytes(boundary, spTp) : 0;
-  pi.embOutGrad = megatron && o.first ? embeddingOutputGradientBytes(boundary, spTp) : 0;
   const fsdp2 = engine === 'torch' && c.style === 'fsdp2' && c.zstage >= 3;
   pi.fsdp2 = fsdp2;
   // The dtype a fresh gradient is made in: FSDP2's param dtype, Megatron's 16-bit weights, else the gradient dtype.
@@ -218,7 +214,7 @@ export function pipelineMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zst
       const hb = base(out[n++], 'head backward', x, pi, grads + pi.headFresh);
       activationsOf(hb, x, pi, q);
       hb.logits = x.head + pi.heldLogits + others;
-      hb.temporaries = x.logits + headGrad + pi.headInputGrads;
+      hb.temporaries = x.logits + headGrad + x.headInputGrad;
       if (headGrad > 0) {
         const hg = base(out[n++], 'head backward', x, pi, grads + headGrad);
         activationsOf(hg, x, pi, q);
@@ -242,7 +238,7 @@ export function pipelineMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zst
       const asTemp = base(out[n++], 'embedding backward', x, pi, grads);
       activationsOf(asTemp, x, pi, q - 1);
       asTemp.activations += pi.recvGrad;
-      asTemp.temporaries = embGrad + pi.embOutGrad;
+      asTemp.temporaries = embGrad + x.embedOutputGrad;
       const asGrad = base(out[n++], 'embedding backward', x, pi, grads + embGrad);
       activationsOf(asGrad, x, pi, q - 1);
       asGrad.activations += pi.recvGrad;
