@@ -161,16 +161,21 @@ class Layer(nn.Module):
         self.linear_fc1 = nn.Parameter(torch.empty((2 if m.get("gatedMlp", True) else 1) * f // tp, h))
         self.linear_fc2 = nn.Parameter(torch.empty(h, f // tp))
 
-    def forward(self, x):
+    def _attention(self, x):
+        """megatron-core's Attention.forward: q, k, v are views of the QKV GEMM output (torch.split in
+        get_query_key_value_tensors); RoPE replaces q and k, v's view keeps the GEMM output alive until the output
+        projection has run and the module returns."""
         s_local, b, _ = x.shape
         qkv = _LnLinear.apply(x, self.ln1, self.linear_qkv, self.sp)
         s = qkv.shape[0]
         q = qkv[..., : self.a * self.d].reshape(s, b, self.a, self.d)
         k = qkv[..., self.a * self.d: (self.a + self.kv) * self.d].reshape(s, b, self.kv, self.d)
-        v = qkv[..., (self.a + self.kv) * self.d:].reshape(s, b, self.kv, self.d).contiguous()
-        del qkv
-        attn = _Attention.apply(_Rope.apply(q), _Rope.apply(k), v)
-        h = _dropout(_RowLinear.apply(attn, self.linear_proj, self.sp), self.dropout) + x
+        v = qkv[..., (self.a + self.kv) * self.d:].reshape(s, b, self.kv, self.d)
+        attn = _Attention.apply(_Rope.apply(q), _Rope.apply(k), v.contiguous())
+        return _RowLinear.apply(attn, self.linear_proj, self.sp)
+
+    def forward(self, x):
+        h = _dropout(self._attention(x), self.dropout) + x
         y = _LnLinear.apply(h, self.ln2, self.linear_fc1, self.sp)
         y = _SwiGLU.apply(y) if self.linear_fc1.shape[0] == 2 * self.linear_fc2.shape[1] else torch.nn.functional.gelu(y)
         return _dropout(_RowLinear.apply(y, self.linear_fc2, self.sp), self.dropout) + h

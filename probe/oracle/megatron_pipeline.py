@@ -13,7 +13,11 @@ megatron/core/pipeline_parallel/schedules.py and p2p_communication.py; no Megatr
 - ``deallocate_output_tensor``: once sent, an output's data is replaced by a one-element tensor and only its grad_fn
   is kept (Megatron-LM's training sets ``deallocate_pipeline_outputs=True``, megatron/training/argument_utils.py);
   ``custom_backward`` then runs the autograd engine directly, which does not check the output's shape.
-- ``backward_step``: ``retain_grad`` on the received input; its gradient is what is sent back, then dropped.
+- ``backward_step``: ``retain_grad`` on the received input; its gradient is what is sent back, then dropped. The
+  schedule popped the input from ``input_tensors``: nothing references it or its gradient any more and both are freed.
+  Under the oracle's tracker they would not be: ModTracker's multi-grad hook on a module's input holds a leaf through
+  its AccumulateGrad node, a reference cycle through autograd's C++ that Python's collector cannot see, so the oracle
+  frees the received input and its gradient itself (``_release``) where Megatron's last reference goes.
 - The last stage divides the loss by m (``forward_step_calc_loss``) and runs its backward from it.
 Sends and receives carry no data on fake tensors: only their allocations are reproduced.
 """
@@ -42,6 +46,15 @@ def warmup_count(p, rank, v, m, g):
 def _deallocate(out):
     """deallocate_output_tensor: keep the grad_fn, free the data."""
     out.data = torch.empty((1,), dtype=out.dtype, device=out.device)
+
+
+def _release(inp):
+    """The received input and its gradient once the gradient is sent back (backward_step's return, the schedule's
+    ``input_tensors.pop(0)``): freed on a GPU; the tracker's hook cycle would keep them alive on fake tensors."""
+    if inp is None:
+        return
+    inp.grad = None
+    inp.data = torch.empty((0,), dtype=inp.dtype, device=inp.device)
 
 
 def _backward(inp, out, grad):
@@ -107,6 +120,7 @@ def make_step(built, hidden_meta):
             inp, out = inputs[c].pop(0), outputs[c].pop(0)
             grad = None if last(c) else recv()
             _backward(inp, out, grad)  # the input's gradient is sent back and dropped
+            _release(inp)
             del inp, out, grad
 
         for k in range(warm):

@@ -171,6 +171,36 @@ export function outputLayerInputBytes(x: ActivationShape, headSavesGathered = fa
 }
 
 /**
+ * Megatron-core's block (TransformerLayer with TE modules) at the end of its forward: the MLP's row-parallel GEMM
+ * output — B·sbh before its reduce-scatter under sequence parallelism — and the residual sum `bias_dropout_add` makes
+ * next to it (B·sbh/t_sp), before the GEMM output is freed: B·sbh·(1 + 1/t_sp). Without recomputation the rest of the
+ * block is saved; on a pipeline stage the last block's output is the stage's until it is sent and freed
+ * (deallocate_output_tensor). probe/oracle/megatron.py `Layer.forward` allocates the same.
+ */
+export function blockOutputTransientBytes(x: ActivationShape): number {
+  return x.actBytes * x.sLocal * x.b * x.h * (1 + 1 / (x.sp ? x.tp : 1));
+}
+
+/**
+ * Megatron's output layer and final norm in the backward (TE `_LayerNormLinear.backward`: the dgrad GEMM, then the
+ * norm's `rmsnorm_bwd`/`layernorm_bwd`), next to the logits' gradient: the GEMM's input gradient, B·sbh before its
+ * reduce-scatter under sequence parallelism, and the norm's input gradient, B·sbh/t_sp: B·sbh·(1 + 1/t_sp). The weight
+ * gradient goes into main_grad (gradient_accumulation_fusion): no tensor.
+ */
+export function headInputGradientBytes(x: ActivationShape): number {
+  return x.actBytes * x.sLocal * x.b * x.h * (1 + 1 / (x.sp ? x.tp : 1));
+}
+
+/**
+ * Megatron's embedding output gradient while the embedding's weight gradient is made (`embedding_dense_backward` reads
+ * it): B·sbh, the whole sequence — under sequence parallelism the scatter to the sequence-parallel region all-gathers
+ * it in its backward (megatron/core/tensor_parallel/mappings.py `_ScatterToSequenceParallelRegion.backward`).
+ */
+export function embeddingOutputGradientBytes(x: ActivationShape): number {
+  return x.actBytes * x.sLocal * x.b * x.h;
+}
+
+/**
  * Micro-batches whose activations a stage holds at its peak with Megatron's schedules, in units of the stage's layers:
  * GPipe m; 1F1B and ZB-H1 min(m, p − i) (Narayanan et al. 2021 §2.2.1, the first stage holds p); interleaved
  * min(m·v, 2(p − i − 1) + (v − 1)p + 1)/v chunk micro-batches (for i = 0 this is p·(1 + (p − 1)/(p·v)), Korthikanti

@@ -77,6 +77,11 @@ export interface MomentInputs {
    * hook adds it to main_grad.
    */
   embedGrad: number; embedGradKept: number;
+  /**
+   * Megatron's model: the embedding output's gradient as the embedding's weight gradient is made, and the head's and
+   * final norm's input gradients next to the logits' gradient (shared/memory/activations.ts); 0 for other models.
+   */
+  embedOutputGrad: number; headInputGrad: number;
   /** Of those, what is still held at the optimizer step (a DTensor embedding's whole-vocabulary gradient). */
   embedGradAtStep: number;
   /** The embedding's (and a tied head's) final gradient bytes among the stage's gradients. */
@@ -122,7 +127,7 @@ export function newMomentInputs(): MomentInputs {
     first: false, last: false, parameters: 0, gradients: 0, optimizerStates: 0, masterWeights: 0, gradAccumBuffer: 0,
     fp8WeightCache: 0, commBuffers: 0, gathered: 0, rootBytes: 0, unitBytes: 0, headBytes: 0, unitShardedGrad: 0,
     rootShardedGrad: 0, reduceRatio: 1, layerSaved: 0, blockGrad: 0, weightGrad: 0, actGrads: 0, headGrad: 0,
-    headGradCreate: 0, forwardCache: 0, lossForwardCache: 0, embedGrad: 0, embedGradKept: 0, embedGradAtStep: 0, embedGradFinal: 0, embedGradMade: 0, headGradHeld: 0, embedDense: 0, rootReduceOutput: 0, replicaHeld: 0, lossInRoot: false, kept: 0,
+    headGradCreate: 0, forwardCache: 0, lossForwardCache: 0, embedGrad: 0, embedGradKept: 0, embedOutputGrad: 0, headInputGrad: 0, embedGradAtStep: 0, embedGradFinal: 0, embedGradMade: 0, headGradHeld: 0, embedDense: 0, rootReduceOutput: 0, replicaHeld: 0, lossInRoot: false, kept: 0,
     layerActivations: 0, embeddingActivations: 0, working: 0, working1: 0, head: 0, lossForward: 0, lossSaved: 0, lossBackward: 0,
     logits: 0, stepCopy: 0,
   };
@@ -217,7 +222,7 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
     if (!rootFirst) {
       const head = fill(out[n++], 'head backward', x, freed, fsdp2);
       head.logits = x.head;
-      head.temporaries = x.logits;
+      head.temporaries = x.logits + x.headInputGrad;
       if (reshard) head.gatheredParameters = 2 * x.rootBytes;
     }
     const grad = fill(out[n++], 'head gradient', x, freed, fsdp2);
@@ -247,7 +252,7 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
   if (x.embedGrad > 0) {
     const emb = fill(out[n++], 'embedding gradient', x, true, fsdp2);
     emb.activations = 0;
-    emb.temporaries = x.embedGrad;
+    emb.temporaries = x.embedGrad + x.embedOutputGrad;
     // Engines whose gradients appear in the backward do not hold the embedding's (or a tied head's) gradient yet.
     if (blockGrads) emb.gradients = Math.max(0, emb.gradients - x.embedGradFinal);
   }

@@ -48,6 +48,17 @@ export function stageBoundaryBytes(b: number, sLocal: number, h: number, actByte
   return (b * sLocal * h * actBytes) / spTp;
 }
 
+/**
+ * The gradient a pipeline rank receives for a chunk's output, held through that micro-batch's backward: Megatron
+ * receives it into a fresh tensor (p2p_communication.py `_communicate`, `torch.empty(..., requires_grad=True)`) in
+ * `send_forward_recv_backward` / `recv_backward` and keeps it as `output_tensor_grad` until `backward_step` returns:
+ * one boundary when the rank has a chunk that is not the model's last (v − [last rank] > 0). torch's pipelining
+ * receives into its persistent gradient buffers (receiveBufferBytes): 0.
+ */
+export function receivedGradientBytes(engine: PipelineEngine, v: number, last: boolean, boundary: number): number {
+  return engine === 'megatron' && v - (last ? 1 : 0) > 0 ? boundary : 0;
+}
+
 /** Chunks of pipeline rank `stage` that receive activations (all but the model's first) and gradients (all but the last). */
 function receivingChunks(p: number, v: number, stage: number): number {
   return v - (stage === 0 ? 1 : 0) + v - (stage === p - 1 ? 1 : 0);

@@ -5,12 +5,13 @@
  * micro-batches and reduce-scattered after the last one. Terms: shared/memory/pipeline.ts. Allocation-free: inputs and
  * moments are the stage record's scratch.
  */
+import { blockOutputTransientBytes } from './activations';
 import type { MemoryContext } from './context';
 import { fill, gradientsFreedAfterStep, type MomentInputs, type MomentTerms } from './moments';
 import {
   cachedBoundaryBytes, freshGradBytes, fsdp2AccumulatedGradBytes, fsdp2ChunkGatherPeak, fsdp2ReduceScatterBytes,
-  fsdp2PrefetchGatherPeak, fsdp2UnshardedBytes, inFlightChunkPasses, keptLossCount, receiveBufferBytes, stageBoundaryBytes,
-  unshardedChunks, type PipelineEngine,
+  fsdp2PrefetchGatherPeak, fsdp2UnshardedBytes, inFlightChunkPasses, keptLossCount,
+  receiveBufferBytes, receivedGradientBytes, stageBoundaryBytes, unshardedChunks, type PipelineEngine,
 } from './pipeline';
 
 /** What the pipeline moments read besides MomentInputs (bytes per rank). */
@@ -25,6 +26,11 @@ export interface PipelineInputs {
   cached: number; recv: number; heldLogits: number; prevLogits: number;
   /** Losses kept besides the current one (torch GPipe) and the bytes each keeps (head inputs, logits, saved copy). */
   kept: number; keptEach: number;
+  /**
+   * Megatron: the last block's output made next to its MLP output at the end of a forward (shared/memory/activations.ts),
+   * and the output gradient received for the micro-batch whose backward runs (shared/memory/pipeline.ts).
+   */
+  blockEnd: number; recvGrad: number;
   /**
    * A fresh gradient made next to the accumulated ones: the first stage's embedding gradient, and (autograd
    * accumulating into `.grad`) the last stage's head gradient; each is a temporary when made, then a gradient
@@ -48,7 +54,7 @@ export interface PipelineInputs {
 /** A zeroed PipelineInputs to refill. */
 export function newPipelineInputs(): PipelineInputs {
   return {
-    engine: 'other', passes: 1, steady: true, cached: 0, recv: 0, heldLogits: 0, prevLogits: 0, kept: 0, keptEach: 0, embGrad: 0, headGrad: 0, alwaysFresh: false,
+    engine: 'other', passes: 1, steady: true, cached: 0, recv: 0, heldLogits: 0, prevLogits: 0, kept: 0, keptEach: 0, blockEnd: 0, recvGrad: 0, embGrad: 0, headGrad: 0, alwaysFresh: false,
     fsdp2: false, unsharded: 0, accumulated: 0, fresh: 0, freshTemp: 0, headFresh: 0, firstGather: 0, reduceGathered: 0,
     reduceGrads: 0, reduceTemps: 0, tempGathered: 0, tempGrads: 0, tempTemps: 0,
   };
@@ -75,6 +81,10 @@ export function fillPipelineInputs(c: MemoryContext, o: PipelineStage, x: Moment
   pi.prevLogits = pi.steady ? pi.heldLogits : 0;
   pi.kept = o.last ? keptLossCount(engine, c.schedule, m) : 0;
   pi.keptEach = x.head + x.logits + x.lossSaved;
+  // The end of a Megatron block's forward (the oracle's Megatron model, probe/oracle/megatron.py, allocates it as TE
+  // and megatron-core do; torchtitan's and transformers' blocks end otherwise and are not modelled here).
+  pi.blockEnd = c.impl === 'megatron' && o.layers > 0 ? blockOutputTransientBytes(c) : 0;
+  pi.recvGrad = receivedGradientBytes(engine, v, o.last, boundary);
   const fsdp2 = engine === 'torch' && c.style === 'fsdp2' && c.zstage >= 3;
   pi.fsdp2 = fsdp2;
   // The dtype a fresh gradient is made in: FSDP2's param dtype, Megatron's 16-bit weights, else the gradient dtype.
@@ -169,6 +179,13 @@ export function pipelineMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zst
   const fwd = base(out[n++], 'forward', x, pi, backwardGrads(x, pi, freed, pi.steady));
   activationsOf(fwd, x, pi, pi.passes);
   if (x.last) fwd.logits = x.head + x.logits + pi.prevLogits + kept;
+  if (pi.blockEnd > 0) {
+    // The end of the last block's forward (before the head on the last stage): its output next to its MLP output.
+    const end = base(out[n++], 'forward', x, pi, backwardGrads(x, pi, freed, pi.steady));
+    activationsOf(end, x, pi, pi.passes);
+    end.activations += pi.blockEnd;
+    end.logits = kept;
+  }
   if (pi.fsdp2) {
     const g = base(out[n++], 'first gather', x, pi, 0);
     g.gatheredParameters = pi.firstGather;
@@ -197,7 +214,7 @@ export function pipelineMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zst
       const hb = base(out[n++], 'head backward', x, pi, grads + pi.headFresh);
       activationsOf(hb, x, pi, q);
       hb.logits = x.head + pi.heldLogits + others;
-      hb.temporaries = x.logits + headGrad;
+      hb.temporaries = x.logits + headGrad + x.headInputGrad;
       if (headGrad > 0) {
         const hg = base(out[n++], 'head backward', x, pi, grads + headGrad);
         activationsOf(hg, x, pi, q);
@@ -212,7 +229,7 @@ export function pipelineMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zst
     const fresh1 = pi.fsdp2 && pi.fresh > 0 ? Math.min(pi.fresh, x.weightGrad) : 0;
     const lb = base(out[n++], 'layers backward', x, pi, (pi.fsdp2 ? grads : x.gradients) + (fresh1 > 0 ? 0 : pi.fresh) + (x.last ? pi.headFresh : 0));
     activationsOf(lb, x, pi, q);
-    lb.activations += x.working;
+    lb.activations += x.working + pi.recvGrad;
     lb.logits = others;
     // A block's backward: the activation gradients of the MLP width.
     lb.temporaries = pi.freshTemp + x.actGrads + fresh1;
@@ -220,9 +237,11 @@ export function pipelineMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zst
       // The embedding's backward ends the micro-batch's: the other passes stay in flight, its gradient is made.
       const asTemp = base(out[n++], 'embedding backward', x, pi, grads);
       activationsOf(asTemp, x, pi, q - 1);
-      asTemp.temporaries = embGrad;
+      asTemp.activations += pi.recvGrad;
+      asTemp.temporaries = embGrad + x.embedOutputGrad;
       const asGrad = base(out[n++], 'embedding backward', x, pi, grads + embGrad);
       activationsOf(asGrad, x, pi, q - 1);
+      asGrad.activations += pi.recvGrad;
     }
   }
   if (pi.fsdp2) {

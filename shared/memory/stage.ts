@@ -9,8 +9,8 @@
  */
 import { moeLayersIn } from '../model/params';
 import {
-  checkpointedLayerBytes, checkpointedLayerCount, embeddingActivationBytes, layerActivationBytes, outputLayerInputBytes, recomputeWorkingBytes,
-  stageLayerActivationBytes,
+  checkpointedLayerBytes, checkpointedLayerCount, embeddingActivationBytes, embeddingOutputGradientBytes, headInputGradientBytes,
+  layerActivationBytes, outputLayerInputBytes, recomputeWorkingBytes, stageLayerActivationBytes,
 } from './activations';
 import { allocatorCachedBytes } from './allocator';
 import { blockForwardLargestBytes, blockForwardTransientBytes } from './blocks';
@@ -269,6 +269,11 @@ function fillBlockBackward(c: MemoryContext, o: StageNumbers, layerAct: number, 
     : dynamic ? c.embedRank * c.gradB * embWhole * (tiedHere ? 3 : 1) : 0;
   x.embedGradFinal = x.embedGrad > 0 && dynamic ? c.embedRank * c.gradB * embWhole : 0;
   x.embedGradAtStep = dtensorAlone ? x.embedGradKept : 0;
+  // Megatron's model: what its embedding's and head's backwards make besides the weight gradients (the oracle's
+  // Megatron model allocates them as TE and megatron-core do; the eager models' are not modelled).
+  const megatronModel = c.impl === 'megatron';
+  x.embedOutputGrad = megatronModel && x.embedGrad > 0 ? embeddingOutputGradientBytes(c) : 0;
+  x.headInputGrad = megatronModel && o.last ? headInputGradientBytes(c) : 0;
   if (dtensorAlone) x.stepCopy += c.embedRank * c.gradB;
   // FSDP2's root: a DTensor vocab-parallel embedding (torchtitan TP, RowwiseParallel) makes the dense gradient of the
   // whole vocabulary, then copies its own rows out (t + 1 local sizes at once); the head's unsharded gradient is still

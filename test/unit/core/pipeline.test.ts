@@ -10,8 +10,9 @@ import { estimateMemory } from '../../../shared/memory/estimate';
 import { inFlightMicrobatches } from '../../../shared/memory/fast';
 import {
   cachedBoundaryBytes, fsdp2ChunkGatherPeak, fsdp2ReduceScatterBytes, inFlightChunkPasses, interleavedGroupSize, keptLossCount,
-  pipelineEngineOf, receiveBufferBytes, stageBoundaryBytes,
+  pipelineEngineOf, receiveBufferBytes, receivedGradientBytes, stageBoundaryBytes,
 } from '../../../shared/memory/pipeline';
+import { blockOutputTransientBytes, embeddingOutputGradientBytes, headInputGradientBytes } from '../../../shared/memory/activations';
 import type { PipelineSchedule } from '../../../shared/plan/types';
 import { llamaPlan, preset } from './helpers';
 
@@ -130,4 +131,77 @@ test('Megatron\'s first stage: the embedding\'s 16-bit .grad before the hook add
   // main_grad is fp32 over the whole stage (param_and_grad_buffer.py); the embedding's gradient is bf16 V·h.
   assert.equal(e.stages[0].peaks!.gradients, 4 * psi + 2 * m.vocabSize * m.hiddenSize);
   assert.equal(e.stages[0].peaks!.other, 0);
+});
+
+describe('Megatron: the tensors its schedule and model hold besides the saved activations', () => {
+  const MiB = 2 ** 20;
+  // Llama-3-8B widths, b = 1, s = 2048, bf16: one boundary b·s·h·2 = 16 MiB.
+  const B = 16 * MiB;
+  const shape = (tp: number, sp: boolean) => ({ sLocal: 2048, b: 1, h: 4096, actBytes: 2, tp, sp }) as never;
+  test('a block\'s forward ends with its MLP output and the residual sum: B·sbh·(1 + 1/t_sp)', () => {
+    // TERowParallelLinear's output, then bias_dropout_add's sum next to it.
+    assert.equal(blockOutputTransientBytes(shape(1, false)), 2 * B);
+    // SP t=2: the GEMM output before the reduce-scatter is the whole sequence (16 MiB), the scattered sum 8 MiB.
+    assert.equal(blockOutputTransientBytes(shape(2, true)), 24 * MiB);
+    // TP without SP: the all-reduce is in place, both whole.
+    assert.equal(blockOutputTransientBytes(shape(2, false)), 2 * B);
+  });
+  test('the head\'s backward: the dgrad GEMM output and the final norm\'s input gradient', () => {
+    assert.equal(headInputGradientBytes(shape(1, false)), 2 * B);
+    assert.equal(headInputGradientBytes(shape(4, true)), 20 * MiB);
+  });
+  test('the embedding output\'s gradient is the whole sequence, all-gathered under SP', () => {
+    assert.equal(embeddingOutputGradientBytes(shape(1, false)), B);
+    assert.equal(embeddingOutputGradientBytes(shape(2, true)), B);
+  });
+  test('a received output gradient is held through the backward on every rank but the one with only the last chunk', () => {
+    // p2p_communication.py receives into torch.empty(...); backward_step keeps output_tensor_grad until it returns.
+    assert.equal(receivedGradientBytes('megatron', 1, false, B), B);
+    assert.equal(receivedGradientBytes('megatron', 1, true, B), 0);
+    // Interleaved v=2: the last rank's first chunk is not the model's last and receives gradients.
+    assert.equal(receivedGradientBytes('megatron', 2, true, B), B);
+    // torch's pipelining receives into its persistent buffers (receiveBufferBytes).
+    assert.equal(receivedGradientBytes('torch', 1, false, B), 0);
+  });
+
+  const m = preset('llama-3-8b');
+  const V = m.vocabSize * m.hiddenSize;
+  const megatronPP = (x: { layers: number; tp?: number; recompute?: 'none' | 'full' }) => estimateMemory(llamaPlan({
+    engine: 'megatron', model: { ...m, layers: x.layers },
+    training: { gradAccum: 4, gradDtype: 'fp32', seqLen: 2048, microBatch: 1, recompute: x.recompute ?? 'none', flashAttention: true },
+    parallel: { pp: 2, tp: x.tp ?? 1, sp: false, dp: 8 / 2 / (x.tp ?? 1), schedule: '1f1b', sharding: { style: 'megatron-distopt', stage: 1 } }, cluster: world8,
+  }));
+  // One Megatron TE layer without recomputation saves (megatron.py's docstring, TE's prepare_for_saving): the norm
+  // input and output 2·16, q 16, k and v 4 each (8 KV heads of 128), the attention output 16 and fp32 statistics
+  // 4·32·2048 = 0.25 MiB, the residual 16, the second norm's output 16, fc1's output 2·14336·2048·2 = 112 and the
+  // SwiGLU output 56: 272.25 MiB; the first stage adds the token ids, 8·s·b = 16 KiB.
+  const layer = 272.25 * MiB, tokens = 8 * 2048;
+  test('1F1B p=2, first stage: two micro-batches in flight and the last block\'s output made next to its MLP output', () => {
+    const e = megatronPP({ layers: 2 });
+    // min(p − 0 − 1, m) = 1 warm-up forward, then the steady state's forward before its backward: 2.
+    assert.equal(e.stages[0].peaks!.activations, 2 * (layer + tokens) + 2 * B);
+    // The embedding's 16-bit .grad (V·h·2) made while the embedding output's gradient is read.
+    assert.equal(e.stages[0].peaks!.temporaries, 2 * V + B);
+  });
+  test('1F1B p=2, last stage: the logits\' bf16 gradient with the head\'s and final norm\'s input gradients', () => {
+    const e = megatronPP({ layers: 2 });
+    // _VocabParallelCrossEntropy returns its fp32 softmax as the gradient, autograd casts it to the logits' bf16:
+    // s·V·2 bytes; the head's dgrad and the norm's dx, 16 MiB each.
+    assert.equal(e.stages[1].peaks!.temporaries, 2048 * m.vocabSize * 2 + 2 * B);
+  });
+  test('1F1B p=2 × TP2, full recompute, first stage: the received output gradient next to the recomputed layer', () => {
+    const e = megatronPP({ layers: 4, tp: 2, recompute: 'full' });
+    // Two micro-batches × two layers keep their inputs (16 MiB each, whole under TP without SP) and the token ids; the
+    // backward recomputes one layer whole (the input, norm output, q/k/v 8/2/2, attention output 8 and statistics
+    // 0.125, residual 16, norm output 16, fc1 56, SwiGLU 28: 168.125 MiB) while the output gradient received for the
+    // micro-batch (16 MiB) is held.
+    assert.equal(e.stages[0].peaks!.activations, 2 * (2 * B + tokens) + 168.125 * MiB + B);
+  });
+  test('no pipeline: the embedding output\'s gradient beside the embedding\'s .grad', () => {
+    const e = estimateMemory(llamaPlan({
+      engine: 'megatron', model: { ...m, layers: 2 }, training: { gradDtype: 'fp32', seqLen: 2048, microBatch: 1, flashAttention: true },
+      parallel: { dp: 8, sharding: { style: 'megatron-distopt', stage: 1 } }, cluster: world8,
+    }));
+    assert.equal(e.stages[0].peaks!.temporaries, 2 * V + B);
+  });
 });
