@@ -38,18 +38,58 @@ function onCurve(ys: readonly number[], seq: number): number {
 }
 
 /**
+ * Width in tokens of the tiles that straddle the causal diagonal in FlashAttention-2 at head dim 128: the forward's
+ * query block kBlockM = 128 and the backward's key block kBlockN = 128 (Dao-AILab/flash-attention
+ * csrc/flash_attn/src/flash_fwd_launch_template.h and flash_bwd_launch_template.h, `run_mha_fwd_hdim128`,
+ * `run_mha_bwd_hdim128` on sm80/sm90).
+ */
+export const FA2_DIAGONAL_TILE = 128;
+
+/**
+ * Share of a causal FlashAttention-2 kernel's computed tiles that is useful work: the tiles on the diagonal are
+ * computed whole and masked, so over S tokens the kernel computes S²/2 + S·b/2 score elements for S²/2 useful ones,
+ * S / (S + b) with b = FA2_DIAGONAL_TILE (first principles: tiling of the lower triangle).
+ */
+export function causalDiagonalShare(seq: number, tile: number = FA2_DIAGONAL_TILE): number {
+  return seq > 0 ? seq / (seq + tile) : 0;
+}
+
+/**
+ * FlashAttention-2's causal backward, as a fraction of its unmasked backward at the same length: the forward curves'
+ * causal/full ratio without the forward's scheduling tail, min(1, r(S) / (r(S_max) / diag(S_max))), r the forward
+ * causal/full ratio of the curve, S_max its longest length, diag = causalDiagonalShare.
+ *
+ * Why: the forward launches its query row blocks in order, lightest first (grid (⌈S/kBlockM⌉, b, h), row block
+ * m = blockIdx.x visits the m + 1 key blocks up to the diagonal, flash_fwd_launch_template.h `run_flash_fwd`), so its
+ * heaviest blocks start last and the kernel ends on a tail; at S_max = 16k the diagonal tiles cost 0.8 % (diag) but
+ * Shah et al. 2024 Fig. 5 shows FA2's causal forward at 0.905 of the unmasked one, the rest being that tail. The
+ * backward launches its key column blocks in order too, but column block n visits the query blocks from the diagonal
+ * down (m_block_min = n·kBlockN/kBlockM under the causal mask, flash_bwd_kernel.h), so the heaviest start first (longest
+ * processing time first) and the tail is one light block: what remains is the diagonal and, at short lengths, what
+ * the forward ratio shows beyond its tail. Other kernels (cuDNN, FA3) schedule otherwise and keep the forward ratio.
+ */
+export function fa2CausalBackwardRatio(ratio: (seq: number) => number, seq: number, longest: number): number {
+  const tail = ratio(longest) / causalDiagonalShare(longest);
+  return Math.min(1, ratio(seq) / tail);
+}
+
+/**
  * Achieved fraction of the dense bf16 peak of a fused attention kernel: the curve of the GPU's architecture and
  * kernel (FA2 where the kernel has no curve there), interpolated between head dims 64 and 128; backward causal = the
- * backward full curve × the forward causal/full ratio (the paper shows backward without mask).
+ * backward full curve × the forward causal/full ratio (the paper shows backward without mask), for FlashAttention-2
+ * without the forward's scheduling tail (fa2CausalBackwardRatio).
  */
 export function flashFraction(arch: string, impl: Exclude<AttentionImpl, 'eager'>, pass: 'fwd' | 'bwd', seq: number, headDim: number, causal: boolean): number {
   const byArch = A[arch] ?? A.hopper;
+  const kernel = byArch[impl] ? impl : 'fa2';
   const c = byArch[impl] ?? byArch.fa2 ?? A.hopper.fa2;
   const at = (hd: number): number => {
     const full = onCurve(c[pass][`full${hd}`], seq);
     if (!causal) return full;
     if (pass === 'fwd') return onCurve(c.fwd[`causal${hd}`], seq);
-    return full * (onCurve(c.fwd[`causal${hd}`], seq) / onCurve(c.fwd[`full${hd}`], seq));
+    const ratio = (s: number): number => onCurve(c.fwd[`causal${hd}`], s) / onCurve(c.fwd[`full${hd}`], s);
+    if (kernel === 'fa2') return full * fa2CausalBackwardRatio(ratio, seq, A.seqLens[A.seqLens.length - 1]);
+    return full * ratio(seq);
   };
   const lo = at(64);
   const hi = at(128);

@@ -9,8 +9,9 @@
  * median of 8 %, so a change that moves the model by more than the fit's own spread fails. The 42nd, torchtitan's
  * CP 2 row, is held to 18 %: at equal tokens per GPU its step grows 2.37× to CP 4 (Table 2), more than the 2× any
  * model with a non-negative fixed cost per step allows, so a physical model misses one of the pair by ≥ 8.5 % and,
- * with this run's fixed 3 s of linears per step, by about 13 %. The out-of-sample figure is `npm run bench`
- * (leave-one-source-out), not this test.
+ * with this run's fixed ≈ 2.6 s of linears per step, no model linear in cp misses the four CP rows by less than
+ * ≈ 13 % (docs/time-model.md, known misses); the fit's level, set mostly by the other sources, adds the rest. The
+ * out-of-sample figure is `npm run bench` (leave-one-source-out), not this test.
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -8,7 +8,7 @@ import { findPreset } from '../../../shared/model/presets';
 import { makePlan } from '../../../shared/plan/defaults';
 import { simulateStep } from '../../../shared/sim/simulate';
 import { estimateStepTime } from '../../../shared/time/estimate';
-import { flashFraction } from '../../../shared/time/kernels/attention';
+import { causalDiagonalShare, FA2_DIAGONAL_TILE, flashFraction } from '../../../shared/time/kernels/attention';
 import { GEMM_CURVE, gemmSeconds, waveEfficiency, type GemmUnit } from '../../../shared/time/kernels/gemm';
 
 const h100 = findGpu('h100-sxm')!;
@@ -72,6 +72,31 @@ describe('fused attention curves (shared/time/kernels/attention.ts)', () => {
     assert.ok(ratio(512) < ratio(16384) && ratio(16384) > 0.9);
     const at = (hd: number) => flashFraction('hopper', 'fa2', 'fwd', 4096, hd, false);
     assert.ok(at(64) < at(96) && at(96) < at(128));
+  });
+
+  test('FlashAttention-2\'s causal backward at 16k costs only its diagonal tiles: S/(S + 128) of the unmasked backward', () => {
+    // The backward starts its heaviest key column blocks first (flash_bwd_launch_template.h grid_n, m_block_min under
+    // the causal mask), so no tail; the tiles on the diagonal, 128 tokens wide, are computed whole: 16384/16512 useful.
+    assert.equal(FA2_DIAGONAL_TILE, 128);
+    const full = flashFraction('hopper', 'fa2', 'bwd', 16384, 128, false);
+    const causal = flashFraction('hopper', 'fa2', 'bwd', 16384, 128, true);
+    assert.ok(Math.abs(causal / full - 16384 / 16512) < 1e-9, `${causal / full}`);
+    assert.ok(Math.abs(causalDiagonalShare(16384) - 16384 / 16512) < 1e-12);
+    // The forward keeps the published causal/full ratio (Shah et al. 2024 Fig. 5: FA2 335 against 370 TFLOP/s, 0.905).
+    const fwd = flashFraction('hopper', 'fa2', 'fwd', 16384, 128, true) / flashFraction('hopper', 'fa2', 'fwd', 16384, 128, false);
+    assert.ok(fwd > 0.89 && fwd < 0.92, `${fwd}`);
+    // At short sequences the mask still costs the backward (more diagonal tiles), never more than the unmasked kernel.
+    for (const s of [512, 1024, 2048, 4096, 8192, 16384, 32768]) {
+      const r = flashFraction('hopper', 'fa2', 'bwd', s, 128, true) / flashFraction('hopper', 'fa2', 'bwd', s, 128, false);
+      assert.ok(r <= 1 && r >= causalDiagonalShare(s) * 0.6, `${s}: ${r}`);
+    }
+    const short = (s: number) => flashFraction('hopper', 'fa2', 'bwd', s, 128, true) / flashFraction('hopper', 'fa2', 'bwd', s, 128, false);
+    assert.ok(short(512) < short(4096) && short(4096) < short(16384));
+  });
+
+  test('kernels with unpublished scheduling (cuDNN) keep the forward\'s causal/full ratio in backward', () => {
+    const r = (pass: 'fwd' | 'bwd') => flashFraction('hopper', 'cudnn', pass, 16384, 128, true) / flashFraction('hopper', 'cudnn', pass, 16384, 128, false);
+    assert.ok(Math.abs(r('bwd') - r('fwd')) < 1e-9);
   });
 });
 
