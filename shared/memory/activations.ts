@@ -44,6 +44,11 @@ export interface ActivationShape {
   readonly qkNorm?: boolean;
   /** Which blocks recompute and what they keep (shared/memory/engine.ts recomputePolicyOf), and every how many blocks. */
   readonly acPolicy?: RecomputePolicy;
+  /**
+   * torchtitan blocks compiled by torch.compile: AOTAutograd's min-cut partitioner recomputes silu's output in the
+   * backward instead of saving it (shared/memory/blocks.ts titanBlockBytes).
+   */
+  readonly compiled?: boolean;
   readonly acEvery?: number;
 }
 

@@ -36,6 +36,11 @@ export function flashStatsBytes(x: ActivationShape): number {
  * expanded by `repeat_kv` and its output (which wo takes as it is) and the log-sum-exp; the SwiGLU keeps w1's output,
  * silu's output, w3's output and their product (w2's input). The RoPE product saves only the frequency table.
  * B·[2T·h/t_sp + 2T·h + T·(2q + 2kv_rep)/t + 4T·f/t] + 8T/t_sp + lse (+ the q/k norms' inputs).
+ * Compiled (`[compile] enable = true`, torchtitan compiles each block): AOTAutograd's min-cut partitioner
+ * (torch/_functorch/partitioners.py `min_cut_rematerialization_partition`, Inductor's default) recomputes silu's
+ * output from w1's in the backward, a pointwise op fused into the backward's kernels, but keeps the product, which
+ * only the w2 matmul's backward reads and which the partitioner does not recompute for a matmul: 3T·f/t for the MLP.
+ * Everything else is saved as in eager (the matmul and SDPA inputs and outputs, the norms' inputs and rstd).
  */
 export function titanBlockBytes(x: ActivationShape, ffn = x.ffn): number {
   const B = x.actBytes, T = x.sLocal * x.b, sp = x.sp ? x.tp : 1;
@@ -44,7 +49,7 @@ export function titanBlockBytes(x: ActivationShape, ffn = x.ffn): number {
   const linearInputs = 2 * B * T * x.h;
   const qkNorm = x.qkNorm ? B * T * ((x.heads + x.kvHeadsEff) * x.headDim) / x.tp : 0;
   const attention = B * T * (2 * w.q + 2 * w.kv) + (x.flash ? flashStatsBytes(x) : eagerScoreBytes(x, 1));
-  const mlp = (x.gated ? 4 : 2) * B * T * ffn / x.tp;
+  const mlp = (x.gated ? (x.compiled ? 3 : 4) : 2) * B * T * ffn / x.tp;
   return norms + linearInputs + qkNorm + attention + mlp;
 }
 

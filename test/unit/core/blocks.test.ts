@@ -31,6 +31,12 @@ describe('torchtitan block', () => {
     assert.equal(titanBlockBytes(titan()), expected);
     assert.equal(Math.round((2 * 2 * T * h + 2 * 2 * T * h + 4 * 2 * T * q + 4 * 2 * T * f) / 2 ** 20), 352);
   });
+  test('compiled: the partitioner recomputes silu\'s output, one MLP-width tensor less (T·f/t bytes in bf16)', () => {
+    // torch/_functorch/partitioners.py min_cut_rematerialization_partition; measured on torch's own partitioner in
+    // test/probe/compiledSaves.test.ts.
+    assert.equal(titanBlockBytes(titan()) - titanBlockBytes(titan({ compiled: true })), 2 * T * f);
+    assert.equal(titanBlockBytes(titan({ tp: 2 })) - titanBlockBytes(titan({ tp: 2, compiled: true })), (2 * T * f) / 2);
+  });
   test('TP 2 with sequence parallelism: norms on half the sequence, the linears\' inputs all-gathered whole', () => {
     const t = 2;
     const expected = (2 * 2 * T * h + 2 * 4 * T) / t + 2 * 2 * T * h + (4 * 2 * T * q + 4 * 2 * T * f) / t + lse(32, T) / t;
