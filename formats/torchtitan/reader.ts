@@ -3,7 +3,7 @@
  * [experimental] keys with batch_size (docs/formats/torchtitan.md; torchtitan/config/job_config.py at 238fa995).
  */
 import type { FactSink } from '../common/sink';
-import { locOf, readBool, readNum, readStr } from '../common/read';
+import { isEmpty, locOf, readBool, readNum, readStr } from '../common/read';
 import { optimizerOf } from '../common/maps';
 import { toNumber } from '../common/text';
 import { at, type KNode } from '../common/tree';
@@ -76,6 +76,7 @@ export function readTorchtitan(s: FactSink, root: KNode | undefined): void {
     s.explicit('training.recompute', m === 'full' ? 'full' : m === 'none' ? 'none' : 'selective', locOf(mode, 'activation_checkpoint.mode'));
   }
   s.default('training.recompute', 'selective', `${TT}: activation_checkpoint.mode "selective"`);
+  readSelectiveOption(s, root);
   readFloat8(s, root);
   const mpp = at(root, 'training.mixed_precision_param');
   if (mpp && mpp.value.value === 'float32') s.explicit('training.precision', 'fp32', locOf(mpp, 'training.mixed_precision_param'));
@@ -149,3 +150,29 @@ function readFloat8(s: FactSink, root: KNode): void {
   readBool(s, root, `${sect}.enable_fsdp_float8_all_gather`, 'training.fp8.paramGather');
   s.default('training.fp8.paramGather', false, `${TT}: enable_fsdp_float8_all_gather false`);
 }
+
+/**
+ * torchtitan's selective policy (torchtitan/distributed/activation_checkpoint.py, `selective_ac_option`): "op" saves the
+ * outputs of the policy's ops (every second matmul, SDPA) and recomputes the rest; a positive integer N checkpoints
+ * every N-th block whole; the default is "2". Read only under mode "selective" (the option is ignored otherwise).
+ */
+function readSelectiveOption(s: FactSink, root: KNode | undefined): void {
+  if (s.value('training.recompute') !== 'selective') return;
+  const e = at(root, 'activation_checkpoint.selective_ac_option');
+  if (!e || isEmpty(e)) {
+    s.default('training.recomputePolicy', 'torchtitan-layer', `${TT}: activation_checkpoint.selective_ac_option "2" (every second block)`);
+    s.default('training.recomputeEvery', 2, `${TT}: activation_checkpoint.selective_ac_option "2"`);
+    return;
+  }
+  const raw = e.value.kind === 'scalar' ? String(e.value.value).trim() : '';
+  const loc = locOf(e, 'activation_checkpoint.selective_ac_option');
+  if (raw === 'op') { s.explicit('training.recomputePolicy', 'torchtitan-op', loc); return; }
+  const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= 1)) {
+    s.diag('invalid-value', 'error', `activation_checkpoint.selective_ac_option should be "op" or a positive whole number of blocks (got ${raw ? JSON.stringify(raw) : 'no value'}).`, e.value.range, ['training.recomputePolicy']);
+    return;
+  }
+  s.explicit('training.recomputePolicy', 'torchtitan-layer', loc);
+  s.explicit('training.recomputeEvery', n, loc);
+}
+

@@ -6,6 +6,7 @@
 import type { Plan } from '../plan/types';
 import { firstLayerOfStage, stageLayerCount } from '../comm/stageParams';
 import { moeLayersIn } from '../model/params';
+import { recomputeEveryOf, recomputePolicyOf } from '../memory/engine';
 import { TimeCache } from './cache';
 import { timeContext, type TimeContext } from './context';
 import { addParts, emptyParts, type Parts } from './parts';
@@ -30,8 +31,19 @@ export interface MicrobatchWork {
   readonly layers: number;
 }
 
+/**
+ * torchtitan's per-layer selective policy (`selective_ac_option` = N, its default "2"; torchtitan/distributed/
+ * activation_checkpoint.py): every N-th block is checkpointed whole and reruns its whole forward in the backward, the
+ * others rerun nothing. Its op-level policy ("op") and Megatron's selective recomputation rerun parts of every layer
+ * (shared/time/layerCost.ts, `selective`).
+ */
+export function checkpointsWholeBlocks(plan: Plan): boolean {
+  return plan.training.recompute === 'selective' && plan.engine === 'fsdp2' && recomputePolicyOf(plan) === 'torchtitan-layer';
+}
+
 /** Layers of a stage that full recomputation recomputes: min(layers, recomputeLayers) (Megatron --recompute-num-layers). */
 export function recomputedLayers(plan: Plan, stageLayers: number): number {
+  if (checkpointsWholeBlocks(plan)) return Math.floor(stageLayers / recomputeEveryOf(plan));
   if (plan.training.recompute !== 'full') return 0;
   const r = plan.training.recomputeLayers;
   return r === undefined || !(r >= 0) ? stageLayers : Math.min(stageLayers, Math.floor(r));
@@ -57,7 +69,7 @@ export function microbatchWork(plan: Plan, stage: number, ctx: TimeContext = tim
   let fW = nDense * d.weights + nMoe * e.weights;
   const fC = nDense * d.core + nMoe * e.core;
   let rF = nDenseR * (d.weights + d.core) + nMoeR * (e.weights + e.core);
-  const selective = tr.recompute === 'selective';
+  const selective = tr.recompute === 'selective' && !checkpointsWholeBlocks(plan);
   if (selective && !tr.flashAttention) rF += fC;
   if (stage === ctx.p - 1) fW += ctx.lmHeadFlops;
   const first = stage === 0;

@@ -43,6 +43,30 @@ describe('torchtitan TOML', () => {
     assert.equal(f.facts['training.recompute']?.source.kind, 'default');
   });
 
+  // torchtitan/distributed/activation_checkpoint.py: selective_ac_option "op" (op-level policy) or a positive integer N
+  // (every N-th block checkpointed); JobConfig's default is "2".
+  const ac = (option: string | undefined, mode = 'selective') => parseConfig('/x/train_configs/a.toml',
+    `[model]\nname = "llama3"\nflavor = "8B"\n[activation_checkpoint]\nmode = "${mode}"\n${option === undefined ? '' : `selective_ac_option = ${option}\n`}`, 'torchtitan');
+  const policy = (f: ReturnType<typeof ac>) => [f.facts['training.recomputePolicy']?.value, f.facts['training.recomputeEvery']?.value];
+  test('selective_ac_option: "op" is the op-level policy, an integer N checkpoints every N-th block, the default is "2"', () => {
+    assert.deepEqual(policy(ac('"op"')), ['torchtitan-op', undefined]);
+    assert.deepEqual(policy(ac('"3"')), ['torchtitan-layer', 3]);
+    assert.deepEqual(policy(ac('1')), ['torchtitan-layer', 1]);
+    const d = ac(undefined);
+    assert.deepEqual(policy(d), ['torchtitan-layer', 2]);
+    assert.equal(d.facts['training.recomputePolicy']?.source.kind, 'default');
+    // Under full checkpointing the option is not read.
+    assert.deepEqual(policy(ac('"op"', 'full')), [undefined, undefined]);
+  });
+  test('selective_ac_option that is neither "op" nor a positive integer: an error at the value, no policy guessed', () => {
+    for (const bad of ['"sometimes"', '0', '"-2"', '2.5']) {
+      const f = ac(bad);
+      assert.equal(f.facts['training.recomputePolicy'], undefined, bad);
+      const d = f.diagnostics.find((x) => x.code === 'invalid-value');
+      assert.ok(d && d.severity === 'error' && d.range.start.line === 5, `${bad}: ${JSON.stringify(f.diagnostics)}`);
+    }
+  });
+
   test('broken TOML keeps the lines that parse', () => {
     const f = parseConfig('/x/train_configs/a.toml', '[model]\nname = "llama3"\nflavor = "8B"\n[training]\nlocal_batch_size = \nseq_len = 4096\n', 'torchtitan');
     assert.equal(f.facts['training.seqLen']?.value, 4096);
