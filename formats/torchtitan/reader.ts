@@ -169,7 +169,7 @@ function readSelectiveOption(s: FactSink, root: KNode | undefined): void {
   if (raw === 'op') { s.explicit('training.recomputePolicy', 'torchtitan-op', loc); return; }
   const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
   if (!(n >= 1)) {
-    s.diag('invalid-value', 'error', `activation_checkpoint.selective_ac_option should be "op" or a positive whole number of blocks (got ${raw ? JSON.stringify(raw) : 'no value'}).`, e.value.range, ['training.recomputePolicy']);
+    s.diag('invalid-value', 'error', `activation_checkpoint.selective_ac_option should be "op" or a positive whole number of blocks (got ${e.value.kind === 'map' ? 'a table' : e.value.kind === 'list' ? 'a list' : raw ? JSON.stringify(raw) : 'an empty value'}).`, e.value.range, ['training.recomputePolicy']);
     return;
   }
   s.explicit('training.recomputePolicy', 'torchtitan-layer', loc);
