@@ -5,6 +5,7 @@
  */
 import type { ModelImpl, PipelineSchedule, RecomputeKind, RecomputePolicy } from '../plan/types';
 import { blockInputBytes, hfBlockBytes, titanBlockBytes, titanOpSelectiveBytes } from './blocks';
+import { layerPolicyCheckpointedBlocks } from './engine';
 import { inFlightChunkPasses } from './pipeline';
 
 /** The dimensions the activation formulas need. */
@@ -118,7 +119,7 @@ export function checkpointedLayerBytes(x: ActivationShape): number {
  */
 export function checkpointedLayerCount(x: ActivationShape, layers: number, recompute: RecomputeKind, recomputed: number): number {
   if (recompute === 'full') return Math.min(layers, Math.max(0, recomputed));
-  if (recompute === 'selective' && x.acPolicy === 'torchtitan-layer') return Math.floor(layers / Math.max(1, x.acEvery ?? 2));
+  if (recompute === 'selective' && x.acPolicy === 'torchtitan-layer') return layerPolicyCheckpointedBlocks(layers, x.acEvery ?? 2);
   return 0;
 }
 

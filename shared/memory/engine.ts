@@ -43,6 +43,14 @@ export function recomputePolicyOf(plan: Pick<Plan, 'engine' | 'training'>): Reco
   return t.recompute === 'selective' ? 'torchtitan-layer' : 'block';
 }
 
+/**
+ * Blocks among `layers` that torchtitan's per-layer selective policy checkpoints whole (`_apply_layer_sac`: a running
+ * count, checkpointed when count % N == 0): ⌊layers / N⌋. The memory's saved inputs and the time's reruns both count it.
+ */
+export function layerPolicyCheckpointedBlocks(layers: number, every: number): number {
+  return Math.floor(layers / Math.max(1, every));
+}
+
 /** Blocks between checkpointed blocks of the torchtitan per-layer policy (default 2). */
 export function recomputeEveryOf(plan: Pick<Plan, 'training'>): number {
   const n = plan.training.recomputeEvery;

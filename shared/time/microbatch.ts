@@ -6,7 +6,7 @@
 import type { Plan } from '../plan/types';
 import { firstLayerOfStage, stageLayerCount } from '../comm/stageParams';
 import { moeLayersIn } from '../model/params';
-import { recomputeEveryOf, recomputePolicyOf } from '../memory/engine';
+import { layerPolicyCheckpointedBlocks, recomputeEveryOf, recomputePolicyOf } from '../memory/engine';
 import { TimeCache } from './cache';
 import { timeContext, type TimeContext } from './context';
 import { addParts, emptyParts, type Parts } from './parts';
@@ -43,7 +43,7 @@ export function checkpointsWholeBlocks(plan: Plan): boolean {
 
 /** Layers of a stage that full recomputation recomputes: min(layers, recomputeLayers) (Megatron --recompute-num-layers). */
 export function recomputedLayers(plan: Plan, stageLayers: number): number {
-  if (checkpointsWholeBlocks(plan)) return Math.floor(stageLayers / recomputeEveryOf(plan));
+  if (checkpointsWholeBlocks(plan)) return layerPolicyCheckpointedBlocks(stageLayers, recomputeEveryOf(plan));
   if (plan.training.recompute !== 'full') return 0;
   const r = plan.training.recomputeLayers;
   return r === undefined || !(r >= 0) ? stageLayers : Math.min(stageLayers, Math.floor(r));
