@@ -25,11 +25,6 @@ export function readTorchtitan(s: FactSink, root: KNode | undefined): void {
   const hf = at(root, 'model.hf_assets_path');
   if (hf && typeof hf.value.value === 'string') s.ref('model', `${hf.value.value.replace(/\/$/, '')}/config.json`, hf.value.range);
 
-  const lb = first(root, ['training.local_batch_size', 'training.batch_size']) ?? 'training.local_batch_size';
-  readNum(s, root, lb, 'training.microBatch', { int: true, min: 1 });
-  s.default('training.microBatch', 8, `${TT}: local_batch_size 8`);
-  const gb = at(root, 'training.global_batch_size');
-  if (gb && toNumber(gb.value.value) !== -1) readNum(s, root, 'training.global_batch_size', 'training.globalBatch', { int: true, min: 1 });
   readNum(s, root, 'training.seq_len', 'training.seqLen', { int: true, min: 1 });
   s.default('training.seqLen', 2048, `${TT}: seq_len 2048`);
 
@@ -48,12 +43,9 @@ export function readTorchtitan(s: FactSink, root: KNode | undefined): void {
   if (shardE && shard !== undefined && shard > 0) s.explicit('parallel.sharding.shardGroupSize', shard, locOf(shardE, shardPath!));
   if (shard !== undefined && shard > 0) s.derived('parallel.dp', rep * shard, 'torchtitan: DP = data_parallel_replicate_degree × data_parallel_shard_degree');
   readBool(s, root, par('enable_async_tensor_parallel', ['experimental.enable_async_tensor_parallel']) ?? 'parallelism.enable_async_tensor_parallel', 'parallel.tpCommOverlap');
-  const sched = at(root, 'parallelism.pipeline_parallel_schedule');
-  if (sched && typeof sched.value.value === 'string') {
-    const v = sched.value.value.toLowerCase();
-    s.explicit('parallel.schedule', v.includes('interleaved') ? 'interleaved' : v === 'gpipe' ? 'gpipe' : v.includes('zb') ? 'zb-h1' : '1f1b', locOf(sched, 'parallelism.pipeline_parallel_schedule'));
-  }
-  s.default('parallel.schedule', '1f1b', `${TT}: pipeline_parallel_schedule 1F1B`);
+  const pp = Number(s.value('parallel.pp') ?? 1);
+  readBatch(s, root, pp);
+  readPipeline(s, root, pp);
 
   s.default('parallel.sharding.style', 'fsdp2', `${TT}: FSDP2 fully_shard over the shard dimension`);
   // torchtitan applies fully_shard when FSDP or CP is enabled, over the flattened dp_shard × cp mesh
@@ -149,6 +141,117 @@ function readFloat8(s: FactSink, root: KNode): void {
   s.default('training.fp8.recipe', mx ? 'mxfp8' : 'tensorwise', `${TT}: torchao float8 tensorwise scaling`);
   readBool(s, root, `${sect}.enable_fsdp_float8_all_gather`, 'training.fp8.paramGather');
   s.default('training.fp8.paramGather', false, `${TT}: enable_fsdp_float8_all_gather false`);
+}
+
+/** The local batch's key in either layout: `local_batch_size` (2025+) or `batch_size` (before). */
+function localBatchPath(root: KNode): string {
+  return first(root, ['training.local_batch_size', 'training.batch_size']) ?? 'training.local_batch_size';
+}
+
+/**
+ * Batch terms. Without PP the local batch is the micro-batch and `global_batch_size` adds gradient accumulation. With
+ * PP the local batch is cut into pipeline micro-batches: of `pipeline_parallel_microbatch_size` sequences (default 1,
+ * torchtitan ≥ 2025-04, torchtitan/distributed/pipeline_parallel.py at 238fa995 `build_pipeline_schedule`), or into
+ * `pipeline_parallel_microbatches` of them (earlier; default the PP degree, torchtitan/parallelisms/pipelining_utils.py
+ * at 9dec370). Either must divide the local batch, or torchtitan raises. With a global batch the accumulation steps ×
+ * micro-batches per step follow from it; each accumulation step is one pipeline flush, modelled as one longer schedule.
+ */
+function readBatch(s: FactSink, root: KNode, pp: number): void {
+  const lb = localBatchPath(root);
+  const gb = at(root, 'training.global_batch_size');
+  const hasGlobal = !!gb && toNumber(gb.value.value) !== -1;
+  if (hasGlobal) readNum(s, root, 'training.global_batch_size', 'training.globalBatch', { int: true, min: 1 });
+  if (pp <= 1) {
+    readNum(s, root, lb, 'training.microBatch', { int: true, min: 1 });
+    s.default('training.microBatch', 8, `${TT}: local_batch_size 8`);
+    return;
+  }
+  // The local batch holds the step's pipeline micro-batches; with a global batch the identity derives them instead.
+  const local = hasGlobal ? localBatchValue(s, root, lb) : readNum(s, root, lb, 'training.deviceBatch', { int: true, min: 1 });
+  if (!hasGlobal && local === undefined && !at(root, lb)) s.default('training.deviceBatch', 8, `${TT}: local_batch_size 8`);
+  const localN = local ?? (at(root, lb) ? undefined : 8);
+  const sizePath = 'parallelism.pipeline_parallel_microbatch_size';
+  const countPath = first(root, ['parallelism.pipeline_parallel_microbatches', 'experimental.pipeline_parallel_microbatches']);
+  const sizeE = at(root, sizePath);
+  if (sizeE && !isEmpty(sizeE)) {
+    const m = readNum(s, root, sizePath, 'training.microBatch', { int: true, min: 1 });
+    if (m !== undefined && localN !== undefined && localN % m !== 0) {
+      s.diag('invalid-value', 'error', `${lb} ${localN} is not divisible by pipeline_parallel_microbatch_size ${m} (torchtitan refuses it).`, sizeE.value.range, ['training.microBatch']);
+    }
+    return;
+  }
+  const countE = countPath ? at(root, countPath) : undefined;
+  if (countPath && countE && !isEmpty(countE)) {
+    const n = toNumber(countE.value.value);
+    if (n === undefined || !Number.isInteger(n) || n < 1) {
+      s.diag('invalid-value', 'error', `${countPath} must be a positive whole number of micro-batches.`, countE.value.range, ['training.microBatch']);
+      return;
+    }
+    if (localN === undefined) return;
+    if (localN % n !== 0) {
+      s.diag('invalid-value', 'error', `${lb} ${localN} is not divisible into ${n} pipeline micro-batches (torchtitan refuses it).`, countE.value.range, ['training.microBatch']);
+      return;
+    }
+    s.derived('training.microBatch', localN / n, `torchtitan: ${lb} ${localN} / ${n} pipeline micro-batches`, locOf(countE, countPath));
+    return;
+  }
+  if (lb === 'training.batch_size') {
+    // Before 2025-04 the count defaulted to the PP degree (torchtitan/parallelisms/pipelining_utils.py at 9dec370).
+    if (localN !== undefined && localN % pp === 0) s.default('training.microBatch', localN / pp, `torchtitan before 2025-04: ${localN} sequences in ${pp} pipeline micro-batches (pipeline_parallel_microbatches defaults to the PP degree)`);
+    else if (localN !== undefined) {
+      const e = at(root, lb);
+      if (e) s.diag('invalid-value', 'error', `batch_size ${localN} is not divisible into ${pp} pipeline micro-batches (the PP degree, torchtitan's default count); set experimental.pipeline_parallel_microbatches.`, e.value.range, ['training.microBatch']);
+    }
+    return;
+  }
+  s.default('training.microBatch', 1, `${TT}: pipeline_parallel_microbatch_size 1`);
+}
+
+/** The local batch as a number without recording it (its value is checked as readNum would). */
+function localBatchValue(s: FactSink, root: KNode, lb: string): number | undefined {
+  const e = at(root, lb);
+  if (!e || isEmpty(e)) return undefined;
+  const n = toNumber(e.value.value);
+  if (n === undefined || !Number.isInteger(n) || n < 1) {
+    s.diag('invalid-value', 'error', `${lb} must be a positive whole number (got ${String(e.value.value)}).`, e.value.range, ['training.microBatch']);
+    return undefined;
+  }
+  return n;
+}
+
+/** torch.distributed.pipelining schedules that run several stages per rank (PipelineScheduleMulti). */
+const MULTI_STAGE = ['interleaved1f1b', 'interleaved_1f1b', 'loopedbfs', 'interleavedzerobubble'];
+
+/**
+ * Schedule and stages per rank. Multi-stage schedules get 2 stages per rank unless `pipeline_parallel_layers_per_stage`
+ * (→ ⌈(L + 2) / it⌉ stages, resolved with the model) or the older `pipeline_parallel_split_points` (stages = points + 1)
+ * say otherwise (torchtitan/distributed/pipeline_parallel.py at 238fa995; pipelining_utils.py
+ * `generate_split_points` at 9dec370). The V schedules (ZBVZeroBubble, DualPipeV) are timed as zero-bubble 1F1B.
+ */
+function readPipeline(s: FactSink, root: KNode, pp: number): void {
+  const schedPath = first(root, ['parallelism.pipeline_parallel_schedule', 'experimental.pipeline_parallel_schedule']) ?? 'parallelism.pipeline_parallel_schedule';
+  const sched = at(root, schedPath);
+  const name = sched && typeof sched.value.value === 'string' ? sched.value.value.toLowerCase() : '1f1b';
+  const multi = MULTI_STAGE.includes(name);
+  if (sched && typeof sched.value.value === 'string') {
+    s.explicit('parallel.schedule', multi ? 'interleaved' : name === 'gpipe' ? 'gpipe' : name.includes('zb') || name.includes('dualpipe') ? 'zb-h1' : '1f1b', locOf(sched, schedPath));
+  }
+  s.default('parallel.schedule', '1f1b', `${TT}: pipeline_parallel_schedule 1F1B`);
+  for (const [key, path] of [['first', 'parallel.firstStageLess'], ['last', 'parallel.lastStageLess']] as const) {
+    readNum(s, root, `parallelism.pipeline_parallel_${key}_stage_less_layers`, path, { int: true, min: 0 });
+  }
+  if (pp <= 1) return;
+  const lpsPath = 'parallelism.pipeline_parallel_layers_per_stage';
+  if (readNum(s, root, lpsPath, 'parallel.vppLayers', { int: true, min: 1 }) !== undefined) return;
+  const pointsPath = first(root, ['parallelism.pipeline_parallel_split_points', 'experimental.pipeline_parallel_split_points']);
+  const points = pointsPath ? at(root, pointsPath) : undefined;
+  if (pointsPath && points && points.value.kind === 'list' && (points.value.items ?? []).length > 0) {
+    const stages = (points.value.items ?? []).length + 1;
+    if (stages % pp === 0) s.explicit('parallel.vpp', stages / pp, locOf(points, pointsPath));
+    else s.diag('invalid-value', 'error', `${stages} pipeline stages (${stages - 1} split points + 1) do not divide over PP ${pp} (torchtitan refuses it).`, points.value.range, ['parallel.vpp']);
+    return;
+  }
+  if (multi) s.default('parallel.vpp', 2, `${TT}: ${String(sched?.value.value)} runs 2 stages per PP rank without pipeline_parallel_layers_per_stage`);
 }
 
 /**

@@ -12,7 +12,7 @@ import type { ClusterProfile } from '../hardware/profile';
 import {
   dpOfWorld, engineForFormat, engineForStyle, gpusPerNodeDefault, gradDtypeOf, hybridStrategy, overlapCommDefault,
   reduceBucketDefault, reshardAfterForwardDefault, scheduleFor, sequenceParallel, shardGroupOf, stageOfStrategy, stageOfStyle, styleDefault,
-  unevenStageLayers, vppOfLayers, DS_DEFAULTS,
+  unevenStageLayers, vppOfLayers, torchtitanStageLayers, torchtitanStagesPerRank, DS_DEFAULTS,
 } from './derived';
 import type { FormatId } from './facts';
 import type { PlanPath } from './paths';
@@ -40,6 +40,9 @@ interface ExtraParallel {
   /** Megatron first / last pipeline stage layer counts (uneven split). */
   readonly firstStageLayers?: number;
   readonly lastStageLayers?: number;
+  /** torchtitan's layer-equivalents of the embedding and of the norm + head in its pipeline split (default 1 each). */
+  readonly firstStageLess?: number;
+  readonly lastStageLess?: number;
 }
 
 /** The stated inputs of a plan: any subset of a Plan plus the extras above; the model is required. */
@@ -143,10 +146,13 @@ export function derivePlan(input: PlanInput, gpu?: GpuSpec): Derived {
   const engine = pick('engine', input.engine, engineForFormat(input.format) ?? engineForStyle(style0),
     input.format && engineForFormat(input.format) ? `${input.format} files run on the ${engineForFormat(input.format)} engine` : `engine implied by the sharding style (${style0})`, 'derived');
   const sharding = deriveSharding(input, dp, training, pick, problems);
-  const vpp = pick('parallel.vpp', p.vpp, p.vppLayers ? vppOfLayers(L, pp, p.vppLayers) : 1,
-    p.vppLayers ? `Megatron: VPP = (L ${L} / PP ${pp}) / ${p.vppLayers} layers per virtual stage` : 'no virtual pipeline stages', p.vppLayers ? 'derived' : 'default');
+  const titan = input.format === 'torchtitan';
+  const [firstLess, lastLess] = [p.firstStageLess ?? 1, p.lastStageLess ?? 1];
+  const vpp = titan && p.vppLayers && pp > 1 ? titanVpp(L, pp, p.vppLayers, firstLess, lastLess, p.vpp, pick, problems)
+    : pick('parallel.vpp', p.vpp, p.vppLayers ? vppOfLayers(L, pp, p.vppLayers) : 1,
+      p.vppLayers ? `Megatron: VPP = (L ${L} / PP ${pp}) / ${p.vppLayers} layers per virtual stage` : 'no virtual pipeline stages', p.vppLayers ? 'derived' : 'default');
   const megatron = input.format === 'megatron-script' || input.format === 'megatron-yaml';
-  const uneven = p.stageLayers ?? unevenStageLayers(L, pp, p.firstStageLayers, p.lastStageLayers);
+  const uneven = p.stageLayers ?? (titan && pp > 1 ? titanSplit(L, pp, vpp, firstLess, lastLess, problems) : unevenStageLayers(L, pp, p.firstStageLayers, p.lastStageLayers));
   const parallel: ParallelSpec = {
     dp, tp, pp, cp,
     sp: pick('parallel.sp', p.sp !== undefined && tp > 1 ? p.sp : undefined, sequenceParallel(p.sp, tp, input.format),
@@ -183,6 +189,21 @@ export function derivePlan(input: PlanInput, gpu?: GpuSpec): Derived {
 }
 
 type Pick = ReturnType<typeof picker>['pick'];
+
+/** torchtitan's virtual stages per rank from `pipeline_parallel_layers_per_stage` (a problem where torchtitan refuses it). */
+function titanVpp(L: number, pp: number, lps: number, first: number, last: number, stated: number | undefined, pick: Pick, problems: Problem[]): number {
+  const r = torchtitanStagesPerRank(L, pp, lps, first, last);
+  if (r.problem) problems.push({ code: 'pipeline-split', severity: 'error', paths: ['parallel.vppLayers', 'parallel.pp'], message: r.problem });
+  return pick('parallel.vpp', r.perRank !== undefined ? r.perRank : stated, stated ?? 1,
+    `torchtitan: ⌈(L ${L} + ${first} + ${last}) / ${lps} layers per stage⌉ / PP ${pp} stages per rank`, 'derived');
+}
+
+/** Layers per PP rank as torchtitan splits them (embedding and head weighted as layers); undefined with a problem where torchtitan refuses. */
+function titanSplit(L: number, pp: number, vpp: number, first: number, last: number, problems: Problem[]): number[] | undefined {
+  const r = torchtitanStageLayers(L, pp, vpp, first, last);
+  if (r.problem) problems.push({ code: 'pipeline-split', severity: 'error', paths: ['parallel.pp', 'parallel.vpp'], message: r.problem });
+  return r.layers;
+}
 
 /** GPUs per node and nodes for a world size: stated, else whole 8-GPU nodes (a smaller job fills part of one). */
 function deriveCluster(c: NonNullable<PlanInput['cluster']>, world: number, gpu: GpuSpec | undefined, pick: Pick): ClusterSpec {

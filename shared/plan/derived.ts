@@ -68,6 +68,45 @@ export function vppOfLayers(layers: number, pp: number, layersPerVirtualStage: n
   return Math.max(1, Math.round(layers / pp / layersPerVirtualStage));
 }
 
+/**
+ * torchtitan's pipeline stages from `pipeline_parallel_layers_per_stage`: ⌈(L + first + last) / layers per stage⌉ stages,
+ * where first and last are the layer-equivalents given to the embedding and the output head
+ * (`pipeline_parallel_first_stage_less_layers`, `..._last_stage_less_layers`, default 1 each; torchtitan
+ * torchtitan/distributed/pipeline_parallel.py at 238fa995, `pipeline_llm`). Returns the stages per PP rank, or a reason
+ * when torchtitan would refuse the layout (the stage count must divide over the PP ranks).
+ */
+export function torchtitanStagesPerRank(layers: number, pp: number, layersPerStage: number, first: number, last: number): { perRank?: number; problem?: string } {
+  const stages = Math.ceil((layers + first + last) / Math.max(1, layersPerStage));
+  if (stages % pp !== 0) return { problem: `pipeline_parallel_layers_per_stage ${layersPerStage} gives ${stages} stages for (${layers} layers + ${first} + ${last}), not divisible by PP ${pp} (torchtitan refuses it).` };
+  return { perRank: stages / pp };
+}
+
+/**
+ * Layers per PP rank as torchtitan splits the model (torchtitan/distributed/pipeline_parallel.py at 238fa995,
+ * `generate_llm_fqn_per_model_part`): L + first + last "effective layers" are dealt over the pp·vpp stages,
+ * ⌊E / stages⌋ each and one more to the first E mod stages; stage 0 gives `first` of its share to the embedding and the
+ * last stage `last` of its share to the norm and output head. A rank holds stages r, r + pp, … (the looped placement
+ * of `stage_ids_this_rank`). Returns undefined (with the reason) where torchtitan raises: more stages than effective
+ * layers, or first/last larger than a stage's share.
+ */
+export function torchtitanStageLayers(layers: number, pp: number, vpp: number, first: number, last: number): { layers?: number[]; problem?: string } {
+  const stages = pp * Math.max(1, vpp);
+  const eff = layers + first + last;
+  const per = Math.floor(eff / stages);
+  if (stages > eff || per === 0) return { problem: `${stages} pipeline stages for ${eff} effective layers (${layers} + ${first} + ${last}): torchtitan refuses empty stages.` };
+  if (first > per || last > per) return { problem: `first/last stage weights (${first}, ${last}) exceed the ${per} layers per stage (torchtitan refuses it).` };
+  const extra = eff % stages;
+  const perRank = Array.from({ length: pp }, () => 0);
+  let placed = 0;
+  for (let i = 0; i < stages; i++) {
+    const share = per + (i < extra ? 1 : 0) - (i === 0 ? first : 0) - (i === stages - 1 ? last : 0);
+    const n = Math.max(0, Math.min(share, layers - placed));
+    perRank[i % pp] += n;
+    placed += n;
+  }
+  return { layers: perRank };
+}
+
 /** The schedule in effect: interleaved exactly when there are virtual stages (Megatron, torchtitan). */
 export function scheduleFor(asked: PipelineSchedule | undefined, vpp: number): PipelineSchedule {
   if (vpp > 1) return 'interleaved';

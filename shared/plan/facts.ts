@@ -68,7 +68,8 @@ export interface ConfigFacts {
    * "cluster.worldSize", "cluster.gpuName", "model.preset" (preset id or config.json path).
    * Readers also emit: "cluster.gpusPerNode", "cluster.nodes", "model.type" (HF model_type), "model.name",
    * "parallel.dpReplicate" (HSDP replicas), "parallel.vppLayers", "parallel.firstStageLayers",
-   * "parallel.lastStageLayers", "parallel.sharding.instances" (Megatron optimizer instances), "lora.enabled",
+   * "parallel.lastStageLayers", "parallel.firstStageLess" / "parallel.lastStageLess" (torchtitan's layer-equivalents of
+   * the embedding and the head in its pipeline split), "parallel.sharding.instances" (Megatron optimizer instances), "lora.enabled",
    * "lora.rank", "lora.targets" (comma list: "q,k,v"), "lora.baseDtype", "engine" (EngineId, when the file fixes it),
    * "launch.dialect" (the argument dialect of a launch script: megatron, hf-trainer, deepspeed-chat, openrlhf, verl).
    * A value of "auto" is DeepSpeed's sentinel.

@@ -161,6 +161,7 @@ export function gatherInput(g: Gathered, primary: ConfigFacts, model: ModelSpec,
       tpCommOverlap: g.bool('parallel.tpCommOverlap'),
       dpReplicate: g.num('parallel.dpReplicate'), shardInstances: g.num('parallel.sharding.instances'), vppLayers: g.num('parallel.vppLayers'),
       firstStageLayers: g.num('parallel.firstStageLayers'), lastStageLayers: g.num('parallel.lastStageLayers'),
+      firstStageLess: g.num('parallel.firstStageLess'), lastStageLess: g.num('parallel.lastStageLess'),
       sharding: {
         style: g.str('parallel.sharding.style'),
         stage: stage !== undefined ? (Math.max(0, Math.min(3, Math.round(stage))) as 0 | 1 | 2 | 3) : undefined,

@@ -26,6 +26,7 @@ export const FACT_ONLY_KEYS = [
   'cluster.worldSize', 'cluster.gpuName', 'cluster.gpu.achievableFlopsFraction',
   'model.preset', 'model.type', 'training.deviceBatch',
   'parallel.dpReplicate', 'parallel.vppLayers', 'parallel.firstStageLayers', 'parallel.lastStageLayers',
+  'parallel.firstStageLess', 'parallel.lastStageLess',
   'parallel.sharding.instances', 'lora.enabled', 'launch.dialect',
 ] as const;
 

@@ -10,7 +10,7 @@ import { tpMessageBytes, epAllToAllBytes } from '../comm/volumes';
 import { attentionKernelFlops, type AttentionImpl } from './kernels/attention';
 import { backwardBytes, kernelsPerLayer, layerElementwiseBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
 import { fp8CastBytes } from './kernels/fp8';
-import { ringAttentionBlocks, ringMergeBytes, ringStepBytes, torchRing } from './kernels/ring';
+import { ringAttentionBlocks, ringKvHeads, ringMergeBytes, ringStepBytes, torchRing, torchRingGatherBytes, torchRingGradBytes } from './kernels/ring';
 import type { TimeParams } from './params';
 import { addParts, emptyParts, partsTotal, type Parts } from './parts';
 
@@ -118,6 +118,9 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   const ring = ringAttentionBlocks(s.seq, s.cp);
   const torch = torchRing(plan);
   let selectiveAttention = 0;
+  // The ring's first (causal) block, forward and backward: what PyTorch's K/V all-gather hides behind.
+  let firstBlockF = 0, firstBlockB = 0;
+  const ringKv = T * ringKvHeads(plan, s.qHeads, s.kvHeads) * d;
   if (t.impl === 'eager') {
     // Batched GEMMs (one strided-batched kernel over b·a/t heads): timed as one GEMM with the heads stacked along M.
     const bh = s.b * s.qHeads;
@@ -135,8 +138,10 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
     selectiveAttention = qk + av + softmaxF;
   } else if (s.cp > 1) {
     const diag = ring.diagonalShare * attnF;
-    fwd.attention += t.attention('fwd', diag, ring.diagonalSeq, true) + t.attention('fwd', attnF - diag, ring.offSeq, false);
-    bwd.attention += t.attention('bwd', 2.5 * diag, ring.diagonalSeq, true) + t.attention('bwd', 2.5 * (attnF - diag), ring.offSeq, false);
+    firstBlockF = t.attention('fwd', diag, ring.diagonalSeq, true);
+    firstBlockB = t.attention('bwd', 2.5 * diag, ring.diagonalSeq, true);
+    fwd.attention += firstBlockF + t.attention('fwd', attnF - diag, ring.offSeq, false);
+    bwd.attention += firstBlockB + t.attention('bwd', 2.5 * (attnF - diag), ring.offSeq, false);
   } else {
     fwd.attention += t.attention('fwd', attnF, s.seq, true);
     bwd.attention += t.attention('bwd', 2.5 * attnF, s.seq, true);
@@ -146,7 +151,7 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   bwd.elementwise += t.hbm(backwardBytes(layerElementwiseBytes(mod, s, s.actBytes, t.fusion)));
   if (s.cp > 1) {
     // Each ring step's partial output is merged with the log-sum-exp correction and the gradients accumulated in fp32.
-    const merge = ringMergeBytes(torch, s.cp - 1, T * s.qHeads * d, T * s.kvHeads * d, s.actBytes);
+    const merge = ringMergeBytes(torch, s.cp - 1, T * s.qHeads * d, ringKv, s.actBytes);
     fwd.elementwise += t.hbm(merge.fwd);
     bwd.elementwise += t.hbm(merge.bwd);
   }
@@ -173,10 +178,18 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
     bwd.comm += exposedBehind(one, bq, ov, cost) + exposedBehind(gather, bp, ov, cost) + exposedBehind(one, bu, ov, cost) + exposedBehind(gather, bd, ov, cost);
     tpSeconds = 4 * one + 4 * gather;
   }
-  // CP ring: cp − 1 exchanges of this rank's K and V (dK, dV as well in backward), each behind one attention step.
+  // CP ring. PyTorch: one all-gather of every rank's K and V per pass, behind the first block only, and cp − 1 dK/dV
+  // rotations in backward, each behind one step. Transformer Engine: cp − 1 exchanges of K and V (dK, dV as well in
+  // backward), each behind one attention step.
   let cpSeconds = 0;
-  if (s.cp > 1) {
-    const bytes = ringStepBytes(torch, T * s.kvHeads * d, s.actBytes);
+  if (s.cp > 1 && torch && t.impl !== 'eager') {
+    const gather = linkSeconds('all-gather', torchRingGatherBytes(s.cp, ringKv, s.actBytes), links.cp);
+    const grads = linkSeconds('send-recv', torchRingGradBytes(ringKv), links.cp);
+    fwd.comm += exposedBehind(gather, firstBlockF, true, cost);
+    bwd.comm += exposedBehind(gather, firstBlockB, true, cost) + (s.cp - 1) * exposedBehind(grads, bwd.attention / s.cp, true, cost);
+    cpSeconds = 2 * gather + (s.cp - 1) * grads;
+  } else if (s.cp > 1) {
+    const bytes = ringStepBytes(torch, ringKv, s.actBytes);
     const stepF = linkSeconds('send-recv', bytes.fwd, links.cp);
     const stepB = linkSeconds('send-recv', bytes.bwd, links.cp);
     fwd.comm += (s.cp - 1) * exposedBehind(stepF, fwd.attention / s.cp, true, cost);

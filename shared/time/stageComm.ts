@@ -20,6 +20,7 @@ import type { TimeParams } from './params';
 import { activationBytes, posInt, tokensPerRank } from './shape';
 import { kvHeadsPerRank } from '../model/rankParams';
 import { pipelineHops } from './stepTime';
+import { ringKvHeads, torchRing, torchRingGatherBytes, torchRingGradBytes } from './kernels/ring';
 
 export { firstBucketFraction } from '../comm/stageTraffic';
 
@@ -95,7 +96,28 @@ function inLayerEntries(plan: Plan, stage: number, w: MicrobatchWork, m: number,
       citation: 'Lepikhin et al. 2020 (GShard); Megatron-LM MoE token dispatcher',
     });
   }
-  if (l.cpLink.size > 1 && n > 0) {
+  if (l.cpLink.size > 1 && n > 0 && torchRing(plan) && plan.training.flashAttention) {
+    // PyTorch's ring: one K/V all-gather per layer and pass (forward, recomputed forward, backward) behind the first
+    // block, and cp − 1 fp32 dK/dV rotations per layer in backward (shared/time/kernels/ring.ts).
+    const cp = l.cpLink.size;
+    const kv = tokens * ringKvHeads(plan, Math.max(1, Math.ceil(mod.heads / posInt(plan.parallel.tp))), kvHeadsPerRank(posInt(mod.kvHeads), posInt(plan.parallel.tp))) * mod.headDim;
+    const gBytes = torchRingGatherBytes(cp, kv, actB), dBytes = torchRingGradBytes(kv);
+    const gCount = (2 * n + nR) * m, dCount = n * (cp - 1) * m;
+    const gSec = linkSeconds('all-gather', gBytes, l.cpLink) * gCount, dSec = linkSeconds('send-recv', dBytes, l.cpLink) * dCount;
+    const split = (x: number) => (gSec + dSec > 0 ? (share(w.cpSeconds) * x) / (gSec + dSec) : 0);
+    out.push({
+      id: 'cp-kv-all-gather', label: 'CP K/V all-gather (PyTorch ring)', kind: 'all-gather', group: 'cp', link: l.cpLink, stage,
+      bytes: gBytes, count: gCount, overlapped: true, exposed: split(gSec), seconds: gSec,
+      formula: 'cp·2·b·(s/cp)·heads·d_h·B per layer and pass (torchtitan repeats K/V to the a/t query heads), hidden only behind the first (causal) block: max(0, c − a₀) + overlapCost·min(c, a₀)',
+      citation: 'PyTorch torch/distributed/tensor/experimental/_attention.py (_AllGatherRotater); torchtitan context_parallel_rotate_method "allgather"',
+    });
+    out.push({
+      id: 'cp-dkv-rotation', label: 'CP dK/dV rotation (PyTorch ring)', kind: 'send-recv', group: 'cp', link: l.cpLink, stage,
+      bytes: dBytes, count: dCount, overlapped: true, exposed: split(dSec), seconds: dSec,
+      formula: 'cp − 1 backward steps of 2·b·(s/cp)·heads·d_h·4 (fp32 accumulators) per layer, each behind one attention step',
+      citation: 'PyTorch torch/distributed/tensor/experimental/_attention.py (_templated_ring_attention_backward, dkv_rotater)',
+    });
+  } else if (l.cpLink.size > 1 && n > 0) {
     out.push({
       id: 'cp-kv-exchange', label: 'CP ring K/V exchange', kind: 'send-recv', group: 'cp', link: l.cpLink, stage,
       bytes: 2 * tokens * kvHeadsPerRank(posInt(mod.kvHeads), posInt(plan.parallel.tp)) * mod.headDim * actB,

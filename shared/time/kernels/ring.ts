@@ -5,6 +5,7 @@
  * accumulates in eager fp32 ops; Megatron/Transformer Engine corrects the output in fused kernels.
  */
 import type { Plan } from '../../plan/types';
+import { modelImplOf } from '../../memory/engine';
 
 /**
  * The load-balanced ring's kernels: step 0 is the causal block of the rank's two chunks (T queries against its own T
@@ -21,6 +22,36 @@ export function ringAttentionBlocks(seq: number, cp: number): { readonly diagona
 /** Whether the plan's engine runs PyTorch's context parallelism (torchtitan and other FSDP2 trainers) rather than TE's. */
 export function torchRing(plan: Plan): boolean {
   return plan.engine !== 'megatron' && plan.engine !== 'nanotron';
+}
+
+/**
+ * Heads of K and V the ring moves per rank: torchtitan's attention repeats K and V to the query heads before SDPA
+ * (torchtitan models/llama/model.py `repeat_kv` at 9dec370 and models/llama3/model/model.py since), so its ring carries
+ * a/t heads; Transformer Engine and other models pass the g/t grouped heads.
+ */
+export function ringKvHeads(plan: Plan, qHeads: number, kvHeads: number): number {
+  return torchRing(plan) && modelImplOf(plan) === 'torchtitan' ? qHeads : kvHeads;
+}
+
+/**
+ * Bytes of PyTorch's K/V all-gather per layer and pass, the size of the gathered buffer: cp · 2·kv·B, kv = T·heads·d
+ * elements of K (as many of V) on each rank. PyTorch's default rotation (`_cp_options.rotate_method` ALL_GATHER;
+ * torchtitan `context_parallel_rotate_method = "allgather"`) gathers every rank's K and V once, issued before the
+ * first block and waited for before the second (`_AllGatherRotater.exchange_buffers` / `next_buffer`,
+ * torch/distributed/tensor/experimental/_attention.py), so it hides only behind the first (causal) block; backward
+ * gathers K and V again the same way.
+ */
+export function torchRingGatherBytes(cp: number, kv: number, B: number): number {
+  return cp > 1 ? cp * 2 * kv * B : 0;
+}
+
+/**
+ * Bytes of one backward ring step's dK/dV rotation per rank: 2·kv·4, the fp32 accumulators sent to the next rank at
+ * every step (the backward's `dkv_rotater` is always the all-to-all permutation, same file
+ * `_templated_ring_attention_backward`), each behind one attention step.
+ */
+export function torchRingGradBytes(kv: number): number {
+  return 2 * kv * 4;
 }
 
 /**

@@ -35,7 +35,10 @@ describe('torchtitan TOML', () => {
   test('2024 layout: [training] batch_size and degrees, [experimental] pipeline degree; AC default selective', () => {
     const { f } = facts('torchtitan/old_layout.toml');
     const v = (p: PlanPath) => f.facts[p]?.value;
-    assert.equal(v('training.microBatch'), 8);
+    // batch_size 8 with PP 2: torchtitan at 9dec370 (pipelining_utils.py build_pipeline_schedule) cuts it into
+    // pipeline_parallel_microbatches = the PP degree = 2 micro-batches of 4 sequences.
+    assert.equal(v('training.microBatch'), 4);
+    assert.equal(v('training.deviceBatch'), 8);
     assert.equal(v('parallel.tp'), 8);
     assert.equal(v('parallel.pp'), 2);
     assert.equal(v('cluster.worldSize'), undefined); // data_parallel_degree = -1 needs NGPU
@@ -65,6 +68,68 @@ describe('torchtitan TOML', () => {
       const d = f.diagnostics.find((x) => x.code === 'invalid-value');
       assert.ok(d && d.severity === 'error' && d.range.start.line === 5, `${bad}: ${JSON.stringify(f.diagnostics)}`);
     }
+  });
+
+  // Pipeline micro-batches and stages, as torchtitan builds them: torchtitan/distributed/pipeline_parallel.py at
+  // 238fa995 (`build_pipeline_schedule`: local_batch_size / pipeline_parallel_microbatch_size micro-batches, default size
+  // 1; `generate_llm_fqn_per_model_part`: L + 1 + 1 effective layers dealt over the stages, extras to the first stages,
+  // the first and last stage give one layer each to the embedding and the head; multi-stage schedules 2 stages per rank).
+  const pipe = (parallelism: string, training = 'local_batch_size = 32\nseq_len = 8192', flavor = '405B') => parseConfig('/x/train_configs/a.toml',
+    `[model]\nname = "llama3"\nflavor = "${flavor}"\n[training]\n${training}\n[parallelism]\ndata_parallel_shard_degree = 8\ntensor_parallel_degree = 8\n${parallelism}\n`, 'torchtitan');
+  const planOf = (f: ReturnType<typeof pipe>) => resolvePlan(f, []);
+  test('PP: the local batch is cut into pipeline micro-batches of pipeline_parallel_microbatch_size (default 1)', () => {
+    const sized = planOf(pipe('pipeline_parallel_degree = 8\npipeline_parallel_microbatch_size = 4')).plan!;
+    assert.deepEqual([sized.training.microBatch, sized.training.gradAccum, sized.training.globalBatch], [4, 8, 256]);
+    const unit = planOf(pipe('pipeline_parallel_degree = 8')).plan!;
+    assert.deepEqual([unit.training.microBatch, unit.training.gradAccum], [1, 32]);
+    // Without PP the local batch is the micro-batch.
+    const flat = planOf(pipe('pipeline_parallel_degree = 1\npipeline_parallel_microbatch_size = 4')).plan!;
+    assert.deepEqual([flat.training.microBatch, flat.training.gradAccum], [32, 1]);
+    // With a global batch the accumulation steps multiply the micro-batches: 512 / (4 × DP 8) = 16.
+    const acc = planOf(pipe('pipeline_parallel_degree = 8\npipeline_parallel_microbatch_size = 4', 'local_batch_size = 32\nglobal_batch_size = 512\nseq_len = 8192')).plan!;
+    assert.deepEqual([acc.training.microBatch, acc.training.gradAccum], [4, 16]);
+  });
+  test('PP: a micro-batch size that does not divide the local batch is an error at its value', () => {
+    const f = pipe('pipeline_parallel_degree = 8\npipeline_parallel_microbatch_size = 5');
+    const d = f.diagnostics.find((x) => x.code === 'invalid-value');
+    assert.ok(d && d.severity === 'error' && d.range.start.line === 10, JSON.stringify(f.diagnostics));
+    const count = pipe('pipeline_parallel_degree = 8\npipeline_parallel_microbatches = 0');
+    assert.ok(count.diagnostics.some((x) => x.code === 'invalid-value' && x.severity === 'error' && x.range.start.line === 10));
+  });
+  test('PP: torchtitan\'s split gives the first and last stage one layer less (126 layers over 8 and 16 stages, 32 over 4)', () => {
+    const one = planOf(pipe('pipeline_parallel_degree = 8')).plan!;
+    assert.equal(one.parallel.vpp, 1);
+    assert.deepEqual(one.parallel.stageLayers, [15, 16, 16, 16, 16, 16, 16, 15]); // 128 effective / 8 = 16 each
+    const inter = planOf(pipe('pipeline_parallel_degree = 8\npipeline_parallel_schedule = "Interleaved1F1B"')).plan!;
+    assert.deepEqual([inter.parallel.vpp, inter.parallel.schedule], [2, 'interleaved']);
+    // 16 stages of 8 effective layers: stage 0 and 15 hold 7, rank 0 holds stages 0 and 8, rank 7 stages 7 and 15.
+    assert.deepEqual(inter.parallel.stageLayers, [15, 16, 16, 16, 16, 16, 16, 15]);
+    // 32 + 2 = 34 effective over 4 stages: 9, 9, 8, 8, less one on the first and the last.
+    const small = planOf(pipe('pipeline_parallel_degree = 4', 'local_batch_size = 8\nseq_len = 8192', '8B')).plan!;
+    assert.deepEqual(small.parallel.stageLayers, [8, 9, 8, 7]);
+    const heavy = planOf(pipe('pipeline_parallel_degree = 4\npipeline_parallel_first_stage_less_layers = 3\npipeline_parallel_last_stage_less_layers = 3', 'local_batch_size = 8\nseq_len = 8192', '8B')).plan!;
+    // 38 effective: 10, 10, 9, 9 → 7, 10, 9, 6.
+    assert.deepEqual(heavy.parallel.stageLayers, [7, 10, 9, 6]);
+  });
+  test('PP: pipeline_parallel_layers_per_stage sets the stages per rank; a count that does not divide is an error', () => {
+    // ⌈(126 + 2) / 4⌉ = 32 stages over PP 8 = 4 per rank.
+    const r = planOf(pipe('pipeline_parallel_degree = 8\npipeline_parallel_schedule = "Interleaved1F1B"\npipeline_parallel_layers_per_stage = 4'));
+    assert.equal(r.plan!.parallel.vpp, 4);
+    assert.deepEqual(r.plan!.parallel.stageLayers, [15, 16, 16, 16, 16, 16, 16, 15]);
+    // ⌈(126 + 2) / 5⌉ = 26 stages: not a multiple of 8.
+    const bad = planOf(pipe('pipeline_parallel_degree = 8\npipeline_parallel_schedule = "Interleaved1F1B"\npipeline_parallel_layers_per_stage = 5'));
+    assert.ok(bad.problems.some((p) => p.code === 'pipeline-split' && p.severity === 'error'), JSON.stringify(bad.problems));
+  });
+  test('PP, 2024 layout: pipeline_parallel_microbatches and split points (stages = points + 1)', () => {
+    const old = (exp: string) => parseConfig('/x/train_configs/a.toml',
+      `[model]\nname = "llama3"\nflavor = "405B"\n[training]\nbatch_size = 12\ndata_parallel_degree = 8\n[experimental]\npipeline_parallel_degree = 2\n${exp}\n`, 'torchtitan');
+    assert.equal(old('pipeline_parallel_microbatches = 3').facts['training.microBatch']?.value, 4);
+    assert.equal(old('').facts['training.microBatch']?.value, 6); // default count = PP degree 2
+    const split = old('pipeline_parallel_schedule = "interleaved_1f1b"\npipeline_parallel_split_points = ["layers.30", "layers.60", "layers.90"]');
+    assert.deepEqual([split.facts['parallel.vpp']?.value, split.facts['parallel.schedule']?.value], [2, 'interleaved']);
+    const odd = old('pipeline_parallel_split_points = ["layers.40", "layers.80"]');
+    assert.ok(odd.diagnostics.some((d) => d.code === 'invalid-value' && d.severity === 'error' && d.range.start.line === 8));
+    assert.ok(old('pipeline_parallel_microbatches = 5').diagnostics.some((d) => d.code === 'invalid-value' && d.range.start.line === 8));
   });
 
   test('broken TOML keeps the lines that parse', () => {

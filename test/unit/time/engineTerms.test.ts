@@ -14,7 +14,7 @@ import { fsdp2CopyOutBytes, fsdp2ReduceCopyInBytes } from '../../../shared/comm/
 import { findGpu } from '../../../shared/hardware/gpus';
 import type { GpuSpec, Plan } from '../../../shared/plan/types';
 import { estimateStepTime } from '../../../shared/time/estimate';
-import { ringAttentionBlocks, ringMergeBytes, ringStepBytes } from '../../../shared/time/kernels/ring';
+import { ringAttentionBlocks, ringKvHeads, ringMergeBytes, ringStepBytes, torchRingGatherBytes, torchRingGradBytes } from '../../../shared/time/kernels/ring';
 import { optimizerTrafficBytesPerParam, trainableShardParams } from '../../../shared/time/optimizer';
 import { A100, gpt, plan } from '../sim/fixtures';
 
@@ -109,6 +109,31 @@ describe('load-balanced ring attention (torch/distributed/tensor/experimental/_a
   test('PyTorch rotates dK and dV as fp32 accumulators; TE in the activation dtype', () => {
     assert.deepEqual(ringStepBytes(true, 100, 2), { fwd: 400, bwd: 400 + 800 });
     assert.deepEqual(ringStepBytes(false, 100, 2), { fwd: 400, bwd: 800 });
+  });
+
+  test('PyTorch gathers every rank\'s K and V once per pass (cp·2·kv·B) and rotates fp32 dK/dV per backward step (8·kv)', () => {
+    // _AllGatherRotater: one all_gather_tensor of the concatenated K and V of each of the cp ranks.
+    assert.equal(torchRingGatherBytes(8, 1000, 2), 8 * 2 * 1000 * 2);
+    assert.equal(torchRingGatherBytes(1, 1000, 2), 0);
+    assert.equal(torchRingGradBytes(1000), 2 * 1000 * 4);
+  });
+
+  test('torchtitan repeats K and V to the query heads before SDPA, so its ring moves a/t heads; Megatron the g/t', () => {
+    const tt = plan({ model: gpt(4, 4096, 32), engine: 'fsdp2', parallel: { cp: 2 } });
+    const mg = plan({ model: gpt(4, 4096, 32), engine: 'megatron', parallel: { cp: 2 } });
+    assert.equal(ringKvHeads(tt, 16, 1), 16);
+    assert.equal(ringKvHeads(mg, 16, 1), 1);
+  });
+
+  test('the K/V all-gather hides only behind the first block: across nodes its exposed time grows faster than cp', () => {
+    // TP 8 fills each node, so the CP group crosses nodes (400 Gb/s per GPU); at 32,768 tokens per GPU the first block's
+    // time is fixed while the gathered bytes grow as cp − 1 (first principles: the gather must land before step 1).
+    const exposed = (cp: number) => estimateStepTime(plan({
+      model: { ...gpt(4, 16384, 128), kvHeads: 8, positions: 'rotary' }, engine: 'fsdp2',
+      training: { microBatch: 1, gradAccum: 1, seqLen: 32768 * cp, precision: 'bf16-mixed', flashAttention: true, recompute: 'full' },
+      parallel: { dp: 1, tp: 8, sp: true, cp, sharding: { style: 'fsdp2', stage: 3, shardGroupSize: 1 } }, cluster: { gpu: H100, gpusPerNode: 8 },
+    })).exposedCommSeconds;
+    assert.ok(exposed(8) > 2 * exposed(4), `${exposed(4)} → ${exposed(8)}`);
   });
 
   test('at equal tokens per GPU, the CP 4 / CP 2 step ratio lies in (1, 2]: a fixed cost per step cannot shrink', () => {
