@@ -251,6 +251,9 @@ function readPipeline(s: FactSink, root: KNode, pp: number): void {
     else s.diag('invalid-value', 'error', `${stages} pipeline stages (${stages - 1} split points + 1) do not divide over PP ${pp} (torchtitan refuses it).`, points.value.range, ['parallel.vpp']);
     return;
   }
+  if (pointsPath && points && !isEmpty(points) && points.value.kind !== 'list') {
+    s.diag('invalid-value', 'warning', `${pointsPath} should be a list of module names (e.g. ["layers.8", "layers.16"]); it is not read.`, points.value.range, ['parallel.vpp']);
+  }
   if (multi) s.default('parallel.vpp', 2, `${TT}: ${String(sched?.value.value)} runs 2 stages per PP rank without pipeline_parallel_layers_per_stage`);
 }
 

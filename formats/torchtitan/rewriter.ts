@@ -17,6 +17,17 @@ function tableOf(ed: TomlEditor, key: string): string {
   return /pipeline|context/.test(key) ? 'experimental' : 'training';
 }
 
+/**
+ * The whole layers per stage that make torchtitan build exactly `stages` stages from `effective` = L + first + last
+ * layer-equivalents (⌈effective / it⌉ = stages), or undefined where none does.
+ */
+export function layersPerStageFor(effective: number, stages: number): number | undefined {
+  for (let lps = Math.max(1, Math.ceil(effective / stages)); (stages - 1) * lps < effective; lps++) {
+    if (Math.ceil(effective / lps) === stages) return lps;
+  }
+  return undefined;
+}
+
 /** Sets a degree when the key exists or the value is not torchtitan's default of 1. */
 function degree(ed: TomlEditor, key: string, value: number): void {
   const table = tableOf(ed, key);
@@ -56,7 +67,16 @@ export function rewriteTorchtitan(text: string, t: LayoutTarget): Rewrite {
   const schedule = ed.get('parallelism', 'pipeline_parallel_schedule')?.replace(/["']/g, '');
   if (t.vpp > 1) {
     ed.set('parallelism', 'pipeline_parallel_schedule', 'Interleaved1F1B');
-    ed.set('parallelism', 'pipeline_parallel_layers_per_stage', t.layers / (t.pp * t.vpp));
+    // torchtitan runs 2 stages per rank for a multi-stage schedule unless layers_per_stage says otherwise, and then
+    // makes ⌈(L + first + last) / layers_per_stage⌉ stages (torchtitan/distributed/pipeline_parallel.py).
+    const weight = (k: string) => Number(ed.get('parallelism', `pipeline_parallel_${k}_stage_less_layers`) ?? 1);
+    const lps = t.vpp === 2 ? undefined : layersPerStageFor(t.layers + weight('first') + weight('last'), t.pp * t.vpp);
+    if (t.vpp === 2) ed.remove('parallelism', 'pipeline_parallel_layers_per_stage');
+    else if (lps !== undefined) ed.set('parallelism', 'pipeline_parallel_layers_per_stage', lps);
+    else {
+      ed.remove('parallelism', 'pipeline_parallel_layers_per_stage');
+      notes.push(`No pipeline_parallel_layers_per_stage gives ${t.pp * t.vpp} stages for ${t.layers} layers; torchtitan's default of 2 stages per rank is written instead.`);
+    }
   } else if (t.pp > 1 && schedule !== undefined && /interleaved/i.test(schedule)) {
     ed.set('parallelism', 'pipeline_parallel_schedule', '1F1B');
     ed.remove('parallelism', 'pipeline_parallel_layers_per_stage');

@@ -130,6 +130,8 @@ describe('torchtitan TOML', () => {
     const odd = old('pipeline_parallel_split_points = ["layers.40", "layers.80"]');
     assert.ok(odd.diagnostics.some((d) => d.code === 'invalid-value' && d.severity === 'error' && d.range.start.line === 8));
     assert.ok(old('pipeline_parallel_microbatches = 5').diagnostics.some((d) => d.code === 'invalid-value' && d.range.start.line === 8));
+    const notList = old('pipeline_parallel_split_points = "layers.40"');
+    assert.ok(notList.diagnostics.some((d) => d.code === 'invalid-value' && d.severity === 'warning' && d.range.start.line === 8));
   });
 
   test('broken TOML keeps the lines that parse', () => {

@@ -19,14 +19,16 @@ const CORPUS = FOUND ?? '/nonexistent/corpus';
 const TARGETS: LayoutTarget[] = [
   { tp: 2, pp: 2, vpp: 1, cp: 1, ep: 1, dp: 2, sp: true, zero: 3, sharding: 'deepspeed', distributedOptimizer: true, microBatch: 3, gradAccum: 5, recompute: 'full', offload: 'none', globalBatch: 30, layers: 32 },
   { tp: 1, pp: 1, vpp: 1, cp: 1, ep: 1, dp: 8, sp: false, zero: 2, sharding: 'deepspeed', distributedOptimizer: false, microBatch: 2, gradAccum: 1, recompute: 'none', offload: 'none', globalBatch: 16, layers: 32 },
+  { tp: 1, pp: 4, vpp: 2, cp: 1, ep: 1, dp: 2, sp: false, zero: 3, sharding: 'fsdp2', distributedOptimizer: false, microBatch: 2, gradAccum: 8, recompute: 'full', offload: 'none', globalBatch: 32, layers: 32 },
 ];
 
 /** Plan paths each format's rewriter owns, with the value the target gives (undefined: not checked for this target). */
 function owned(format: FormatId, t: LayoutTarget): Partial<Record<PlanPath, number | undefined>> {
   switch (format) {
     case 'megatron-script': return { 'parallel.tp': t.tp, 'parallel.pp': t.pp, 'training.microBatch': t.microBatch };
-    // torchtitan splits local_batch_size into PP microbatches; only without PP is it the micro batch.
-    case 'torchtitan': return { 'parallel.tp': t.tp, 'parallel.pp': t.pp, 'training.microBatch': t.pp === 1 ? t.microBatch : undefined };
+    // torchtitan splits local_batch_size into PP micro-batches of pipeline_parallel_microbatch_size; without PP it is
+    // the micro batch. Either way the reader must read back the layout's micro batch and virtual stages.
+    case 'torchtitan': return { 'parallel.tp': t.tp, 'parallel.pp': t.pp, 'training.microBatch': t.microBatch, 'parallel.vpp': t.pp > 1 ? t.vpp : undefined };
     case 'deepspeed': return { 'parallel.sharding.stage': t.zero, 'training.microBatch': t.microBatch };
     case 'axolotl': return { 'training.microBatch': t.microBatch, 'training.gradAccum': t.gradAccum };
     case 'llamafactory': return { 'training.microBatch': t.microBatch, 'training.gradAccum': t.gradAccum };

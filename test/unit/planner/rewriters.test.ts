@@ -7,6 +7,9 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { layoutEdits, type LayoutTarget } from '../../../formats/layout';
 import { applyTextEdits } from '../../../formats/common/edit/text';
+import { layersPerStageFor } from '../../../formats/torchtitan/rewriter';
+import { parseConfig } from '../../../formats/index';
+import { resolvePlan } from '../../../shared/plan/resolve';
 import type { FormatId } from '../../../shared/plan/facts';
 
 /** A layout with every field; cases override what they change. */
@@ -147,6 +150,8 @@ torchrun --nproc_per_node $GPUS_PER_NODE pretrain_gpt.py \\
   },
   {
     // ZeRO-3 keeps torchtitan's "default" reshard policy (no reshard with PP): what derivePlan and the planner evaluate.
+    // Two stages per rank is torchtitan's default for Interleaved1F1B: layers_per_stage 4 would make ⌈(32 + 2) / 4⌉ = 9
+    // stages, which torchtitan refuses for PP 4 (torchtitan/distributed/pipeline_parallel.py).
     name: 'torchtitan: degrees, interleaved schedule, PP microbatch, quote style and comments kept',
     format: 'torchtitan',
     before: `[training]
@@ -174,7 +179,6 @@ tensor_parallel_degree = 4  # within a node
 pipeline_parallel_degree = 4
 context_parallel_degree = 2
 pipeline_parallel_schedule = "Interleaved1F1B"
-pipeline_parallel_layers_per_stage = 4
 pipeline_parallel_microbatch_size = 1
 
 [activation_checkpoint]
@@ -242,6 +246,22 @@ describe('layout rewriters keep formatting', () => {
       for (const n of c.notes ?? []) assert.ok(r.notes.some((x) => x.includes(n)), `notes ${JSON.stringify(r.notes)} lack "${n}"`);
     });
   }
+
+  // torchtitan builds ⌈(L + 1 + 1) / layers_per_stage⌉ stages (torchtitan/distributed/pipeline_parallel.py at 238fa995):
+  // the rewritten file, read back, must hold the virtual stages the layout asked for.
+  test('torchtitan: the virtual stages written are the ones torchtitan builds when it reads the file back', () => {
+    const before = '[model]\nname = "llama3"\nflavor = "405B"\n[training]\nlocal_batch_size = 8\n[parallelism]\npipeline_parallel_degree = 1\n';
+    for (const [pp, vpp] of [[8, 2], [8, 4], [4, 4], [2, 8]] as const) {
+      const r = layoutEdits('torchtitan', before, target({ pp, vpp, dp: 1, zero: 3, sharding: 'fsdp2', microBatch: 1, gradAccum: 8, globalBatch: 8, layers: 126 }));
+      const plan = resolvePlan(parseConfig('/x/a.toml', applyTextEdits(before, r.edits), 'torchtitan'), []).plan!;
+      assert.equal(plan.parallel.vpp, vpp, `PP ${pp} × ${vpp}: ${r.notes.join(' ')}`);
+    }
+    // 128 effective layers over 32 stages: 4 per stage; over 21: ⌈128/21⌉ = 7 gives 19 stages, 6 gives 22: none.
+    assert.equal(layersPerStageFor(128, 32), 4);
+    assert.equal(layersPerStageFor(128, 21), undefined);
+    const none = layoutEdits('torchtitan', before, target({ pp: 7, vpp: 3, dp: 1, zero: 3, sharding: 'fsdp2', microBatch: 1, gradAccum: 8, globalBatch: 8, layers: 126 }));
+    assert.ok(none.notes.some((n) => n.includes('21 stages')), JSON.stringify(none.notes));
+  });
 
   test('edits are minimal: a one-value change is one edit of that value', () => {
     const before = '[parallelism]\ntensor_parallel_degree = 8\n';
