@@ -82,28 +82,49 @@ export function torchtitanStagesPerRank(layers: number, pp: number, layersPerSta
 }
 
 /**
- * Layers per PP rank as torchtitan splits the model (torchtitan/distributed/pipeline_parallel.py at 238fa995,
- * `generate_llm_fqn_per_model_part`): L + first + last "effective layers" are dealt over the pp·vpp stages,
- * ⌊E / stages⌋ each and one more to the first E mod stages; stage 0 gives `first` of its share to the embedding and the
- * last stage `last` of its share to the norm and output head. A rank holds stages r, r + pp, … (the looped placement
- * of `stage_ids_this_rank`). Returns undefined (with the reason) where torchtitan raises: more stages than effective
- * layers, or first/last larger than a stage's share.
+ * The whole layers per stage that make torchtitan build exactly `stages` stages from `effective` = L + first + last
+ * layer-equivalents (⌈effective / it⌉ = stages), or undefined where none does.
  */
-export function torchtitanStageLayers(layers: number, pp: number, vpp: number, first: number, last: number): { layers?: number[]; problem?: string } {
-  const stages = pp * Math.max(1, vpp);
+export function layersPerStageFor(effective: number, stages: number): number | undefined {
+  for (let lps = Math.max(1, Math.ceil(effective / stages)); (stages - 1) * lps < effective; lps++) {
+    if (Math.ceil(effective / lps) === stages) return lps;
+  }
+  return undefined;
+}
+
+/**
+ * Layers of each of torchtitan's `stages` pipeline stages (torchtitan/distributed/pipeline_parallel.py at 238fa995,
+ * `generate_llm_fqn_per_model_part`): L + first + last "effective layers" are dealt over the stages, ⌊E / stages⌋
+ * each and one more to the first E mod stages; stage 0 gives `first` of its share to the embedding and the last stage
+ * `last` of its share to the norm and output head. Undefined (with the reason) where torchtitan raises: more stages
+ * than effective layers, or first/last larger than a stage's share.
+ */
+export function torchtitanVirtualStageLayers(layers: number, stages: number, first: number, last: number): { layers?: number[]; problem?: string } {
   const eff = layers + first + last;
   const per = Math.floor(eff / stages);
   if (stages > eff || per === 0) return { problem: `${stages} pipeline stages for ${eff} effective layers (${layers} + ${first} + ${last}): torchtitan refuses empty stages.` };
   if (first > per || last > per) return { problem: `first/last stage weights (${first}, ${last}) exceed the ${per} layers per stage (torchtitan refuses it).` };
   const extra = eff % stages;
-  const perRank = Array.from({ length: pp }, () => 0);
+  const out: number[] = [];
   let placed = 0;
   for (let i = 0; i < stages; i++) {
     const share = per + (i < extra ? 1 : 0) - (i === 0 ? first : 0) - (i === stages - 1 ? last : 0);
     const n = Math.max(0, Math.min(share, layers - placed));
-    perRank[i % pp] += n;
+    out.push(n);
     placed += n;
   }
+  return { layers: out };
+}
+
+/**
+ * Layers per PP rank as torchtitan splits the model over pp·vpp stages (torchtitanVirtualStageLayers): a rank holds
+ * stages r, r + pp, … (the looped placement of `stage_ids_this_rank`).
+ */
+export function torchtitanStageLayers(layers: number, pp: number, vpp: number, first: number, last: number): { layers?: number[]; problem?: string } {
+  const r = torchtitanVirtualStageLayers(layers, pp * Math.max(1, vpp), first, last);
+  if (!r.layers) return r;
+  const perRank = Array.from({ length: pp }, () => 0);
+  r.layers.forEach((n, i) => { perRank[i % pp] += n; });
   return { layers: perRank };
 }
 

@@ -20,6 +20,10 @@ export function spaceForFormat(format: FormatId, style?: ShardingStyle): SearchS
     case 'accelerate':
     case 'axolotl':
       return { pp: [1], ep: [1], recompute: [...HF_RECOMPUTE] };
+    // torchtitan: FSDP2 only (without it torchtitan trains in fp32 under TP or PP, or under autocast, which its layouts
+    // are not planned as; FSDP has no ZeRO-1), and the stages torchtitan itself builds.
+    case 'torchtitan':
+      return { zero: [2, 3], stageRule: 'torchtitan' };
     default:
       return {};
   }

@@ -10,9 +10,10 @@ import { clusterFor, parallelFor, rederivedSharding, searchPlan, shardingFor, tr
 import { ParetoFront, TopK } from './ranking';
 import {
   cpCandidates, epCandidates, microBatchCandidates, offloadCandidates, ppCandidates, recomputeCandidates,
-  shardGroupCandidates, stageSplit, tpCandidates, vppCandidates, zeroCandidates,
+  shardGroupCandidates, stageSplit, torchtitanVppCandidates, tpCandidates, vppCandidates, zeroCandidates,
 } from './space';
 import type { Layout, PlannerEstimators, PlannerOptions, PruneReason, SearchSpace } from './types';
+import { torchtitanStageLayers } from '../plan/derived';
 
 /** What the search found, before the returned layouts are re-estimated with the full model. */
 export interface SearchOutcome {
@@ -50,6 +51,15 @@ function* families(base: Plan, gpus: number, space: SearchSpace, prune: Prune): 
   const offloads = offloadCandidates(space);
   const gpusPerNode = clusterFor(base.cluster, gpus)?.gpusPerNode ?? base.cluster.gpusPerNode;
   const splitsByPp = new Map<number, readonly number[] | undefined>();
+  // torchtitan's own split (embedding and head weighted as layers), one array per (PP, VPP) for the caches' identity.
+  const titan = space.stageRule === 'torchtitan'
+    ? { first: base.stated?.parallel?.firstStageLess ?? 1, last: base.stated?.parallel?.lastStageLess ?? 1 } : undefined;
+  const titanSplits = new Map<number, readonly number[] | undefined>();
+  const titanSplit = (pp: number, vpp: number): readonly number[] | undefined => {
+    const key = pp * 64 + vpp;
+    if (!titanSplits.has(key)) titanSplits.set(key, pp > 1 && titan ? torchtitanStageLayers(model.layers, pp, vpp, titan.first, titan.last).layers : undefined);
+    return titanSplits.get(key);
+  };
   // Keyed by DP and whether PP is 1 (torchtitan's default reshard policy depends on it).
   const shardingsByDp = new Map<number, { zero: 0 | 1 | 2 | 3; offload: OffloadTarget; sharding: ShardingSpec | undefined }[]>();
   for (const tp of tpCandidates(model, gpusPerNode, gpus, space, prune)) {
@@ -60,6 +70,9 @@ function* families(base: Plan, gpus: number, space: SearchSpace, prune: Prune): 
         if (rest % pp !== 0) { prune('world-size'); continue; }
         const dp = rest / pp;
         if (B % dp !== 0) { prune('global-batch'); continue; }
+        // torchtitan applies FSDP only over a dp_shard × cp mesh larger than 1; without it, TP or PP runs in fp32
+        // (torchtitan/distributed/utils.py maybe_enable_amp), which the base plan's precision does not describe.
+        if (titan && dp * cp === 1 && tp * pp > 1) { prune('engine-unsharded'); continue; }
         // One split array per PP value of the search: the estimators' per-split caches recognise it by identity.
         let stageLayers = splitsByPp.get(pp);
         if (stageLayers === undefined && !splitsByPp.has(pp)) {
@@ -81,12 +94,14 @@ function* families(base: Plan, gpus: number, space: SearchSpace, prune: Prune): 
         for (const ep of epCandidates(model, space, prune)) {
           // Megatron carves expert parallelism out of DP×CP (expert data parallel = DP·CP/EP).
           if ((dp * cp) % ep !== 0) { prune('ep-experts'); continue; }
-          for (const vpp of vppCandidates(model.layers, pp, stageLayers, space, prune)) {
+          const vpps = titan ? torchtitanVppCandidates(model.layers, pp, titan.first, titan.last, space, prune) : vppCandidates(model.layers, pp, stageLayers, space, prune);
+          for (const vpp of vpps) {
+            const split = titan ? titanSplit(pp, vpp) : stageLayers;
             for (const { zero, offload, sharding } of shardings) {
               if (!sharding) { prune('zero-offload'); continue; }
-              const choice = { tp, pp, vpp, cp, ep, dp, sp: tp > 1, stageLayers };
+              const choice = { tp, pp, vpp, cp, ep, dp, sp: tp > 1, stageLayers: split };
               const parallel = parallelFor(base.parallel, choice, sharding);
-              yield { tp, pp, vpp, cp, ep, dp, zero, offload, sharding, stageLayers, parallel, microBatches };
+              yield { tp, pp, vpp, cp, ep, dp, zero, offload, sharding, stageLayers: split, parallel, microBatches };
             }
           }
         }

@@ -6,6 +6,7 @@
  */
 import type { ModelSpec, OffloadTarget, RecomputeKind, ShardingStyle } from '../plan/types';
 import type { PruneReason, SearchSpace } from './types';
+import { layersPerStageFor, torchtitanStageLayers } from '../plan/derived';
 
 /** Positive divisors of n, ascending. */
 export function divisors(n: number): number[] {
@@ -84,6 +85,20 @@ export function vppCandidates(layers: number, pp: number, split: readonly number
   const shortest = Math.min(...split);
   const raw = space.vpp ?? Array.from({ length: Math.min(8, shortest) }, (_, i) => i + 1);
   return raw.filter((v) => (v >= 1 && v <= shortest) || (prune('vpp-layers'), false));
+}
+
+/**
+ * Virtual stages torchtitan can build for PP degree pp: 1, 2 (its default for multi-stage schedules) and any v up to
+ * 8 for which a whole `pipeline_parallel_layers_per_stage` gives ⌈(L + first + last) / it⌉ = pp·v stages, each with
+ * a valid split (torchtitan/distributed/pipeline_parallel.py; shared/plan/derived.ts).
+ */
+export function torchtitanVppCandidates(layers: number, pp: number, first: number, last: number, space: SearchSpace, prune: PruneCounter): number[] {
+  if (pp === 1) return [1];
+  const raw = space.vpp ?? [1, 2, 3, 4, 5, 6, 7, 8];
+  return raw.filter((v) => {
+    const named = v >= 1 && (v <= 2 || layersPerStageFor(layers + first + last, pp * v) !== undefined);
+    return (named && torchtitanStageLayers(layers, pp, v, first, last).layers !== undefined) || (prune('vpp-layers'), false);
+  });
 }
 
 /** CP degrees: powers of two with the sequence divisible by 2·CP (load-balanced causal split). */

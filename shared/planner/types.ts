@@ -24,6 +24,12 @@ export interface SearchSpace {
   readonly tpAcrossNodes?: boolean;
   /** Allow uneven pipeline splits (first and last stage hold fewer layers) when PP does not divide the layers (default true). */
   readonly unevenPipeline?: boolean;
+  /**
+   * How the engine splits layers over stages: 'torchtitan' deals L + first + last layer-equivalents over pp·vpp stages
+   * (`torchtitanStageLayers`) and builds only the virtual stages its settings can name (2 per rank, or
+   * ⌈(L + first + last) / layers_per_stage⌉); default: the planner's own split (`stageSplit`).
+   */
+  readonly stageRule?: 'torchtitan';
 }
 
 export interface PlannerOptions {
@@ -97,6 +103,8 @@ export type PruneReason =
   | 'global-batch'
   | 'interleave-microbatches'
   | 'zero-offload'
+  /** torchtitan without an FSDP mesh (dp_shard·cp = 1) under TP or PP trains in fp32: not the plan's precision. */
+  | 'engine-unsharded'
   | 'memory'
   | 'memory-monotone'
   | 'invalid-estimate'

@@ -45,7 +45,8 @@ function scan(text: string): Table[] {
 }
 
 /** A TOML literal for a value, in the quote style of the value it replaces. */
-function literal(value: string | number | boolean, old?: string): string {
+function literal(value: string | number | boolean | readonly string[], old?: string): string {
+  if (Array.isArray(value)) return `[${value.map((v) => literal(v, old?.replace(/^\[\s*/, ''))).join(', ')}]`;
   if (typeof value !== 'string') return String(value);
   return old?.startsWith("'") ? `'${value}'` : JSON.stringify(value);
 }
@@ -70,7 +71,7 @@ export class TomlEditor {
   }
 
   /** Sets `table.key`; inserts the key (after the table's last key) or the table (at the end) when missing. */
-  set(table: string, key: string, value: string | number | boolean): void {
+  set(table: string, key: string, value: string | number | boolean | readonly string[]): void {
     const t = this.tables.find((x) => x.name === table);
     const k = t?.keys.find((x) => x.key === key);
     if (k) {

@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { layoutEdits, type LayoutTarget } from '../../../formats/layout';
 import { applyTextEdits } from '../../../formats/common/edit/text';
-import { layersPerStageFor } from '../../../formats/torchtitan/rewriter';
+import { layersPerStageFor } from '../../../shared/plan/derived';
 import { parseConfig } from '../../../formats/index';
 import { resolvePlan } from '../../../shared/plan/resolve';
 import type { FormatId } from '../../../shared/plan/facts';
