@@ -8,7 +8,7 @@ import type { GroupLink } from '../comm/links';
 import { linkSeconds } from '../comm/links';
 import { tpMessageBytes, epAllToAllBytes } from '../comm/volumes';
 import { attentionKernelFlops, type AttentionImpl } from './kernels/attention';
-import { backwardBytes, kernelsPerLayer, layerElementwiseBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
+import { asyncTpReduceBytes, backwardBytes, kernelsPerLayer, layerElementwiseBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
 import { fp8CastBytes } from './kernels/fp8';
 import { ringAttentionBlocks, ringKvHeads, ringMergeBytes, ringStepBytes, torchRing, torchRingGatherBytes, torchRingGradBytes } from './kernels/ring';
 import type { TimeParams } from './params';
@@ -177,6 +177,14 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
     fwd.comm += exposedBehind(gather, gq, ov, cost) + exposedBehind(one, gp, ov, cost) + exposedBehind(gather, gu, ov, cost) + exposedBehind(one, gd, ov, cost);
     bwd.comm += exposedBehind(one, bq, ov, cost) + exposedBehind(gather, bp, ov, cost) + exposedBehind(one, bu, ov, cost) + exposedBehind(gather, bd, ov, cost);
     tpSeconds = 4 * one + 4 * gather;
+    // PyTorch's async TP (torchtitan's enable_async_tensor_parallel) sums the reduce-scattered partials in a separate
+    // kernel: after the attention output and MLP-down projections forward, after the QKV and MLP-up input gradients
+    // backward.
+    if (ov && torchRing(plan)) {
+      const reduce = t.hbm(asyncTpReduceBytes(T, h, s.tp, s.actBytes));
+      fwd.elementwise += 2 * reduce;
+      bwd.elementwise += 2 * reduce;
+    }
   }
   // CP ring. PyTorch: one all-gather of every rank's K and V per pass, behind the first block only, and cp − 1 dK/dV
   // rotations in backward, each behind one step. Transformer Engine: cp − 1 exchanges of K and V (dK, dV as well in

@@ -72,3 +72,15 @@ export function kernelsPerLayer(f: Fusion, fp8Gemms: number, eagerAttention: boo
   const [af, ab] = eagerAttention ? E.eagerAttentionKernels : [0, 0];
   return { fwd: kf + fp8Gemms * ff + af, bwd: kb + fp8Gemms * fb + ab };
 }
+
+/**
+ * HBM bytes of the reduction PyTorch's async TP runs after each fused matmul + reduce-scatter, per collective: the
+ * micro-pipelined kernel writes every rank's partial product of the T × n output into one stacked buffer and then sums
+ * it in one reduction kernel on the compute stream (torch/distributed/_symmetric_memory/__init__.py
+ * `_fused_matmul_reduce_scatter_impl`: `_pipelined_produce_and_all2all`, then `reduce_fn` = torch.sum over the
+ * group), reading T·n·B and writing T/tp·n·B. NCCL's reduce-scatter reduces inside the collective instead, so only
+ * async TP has this kernel, and it is exposed: the next op needs its result.
+ */
+export function asyncTpReduceBytes(tokens: number, width: number, tp: number, B: number): number {
+  return tp > 1 ? tokens * width * B * (1 + 1 / tp) : 0;
+}

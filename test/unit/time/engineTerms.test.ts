@@ -14,6 +14,7 @@ import { fsdp2CopyOutBytes, fsdp2ReduceCopyInBytes } from '../../../shared/comm/
 import { findGpu } from '../../../shared/hardware/gpus';
 import type { GpuSpec, Plan } from '../../../shared/plan/types';
 import { estimateStepTime } from '../../../shared/time/estimate';
+import { asyncTpReduceBytes } from '../../../shared/time/kernels/elementwise';
 import { ringAttentionBlocks, ringKvHeads, ringMergeBytes, ringStepBytes, torchRingGatherBytes, torchRingGradBytes } from '../../../shared/time/kernels/ring';
 import { optimizerTrafficBytesPerParam, trainableShardParams } from '../../../shared/time/optimizer';
 import { A100, gpt, plan } from '../sim/fixtures';
@@ -134,6 +135,13 @@ describe('load-balanced ring attention (torch/distributed/tensor/experimental/_a
       parallel: { dp: 1, tp: 8, sp: true, cp, sharding: { style: 'fsdp2', stage: 3, shardGroupSize: 1 } }, cluster: { gpu: H100, gpusPerNode: 8 },
     })).exposedCommSeconds;
     assert.ok(exposed(8) > 2 * exposed(4), `${exposed(4)} → ${exposed(8)}`);
+  });
+
+  test('async TP sums its reduce-scattered partials in one kernel: T·n·B read, T/tp·n·B written', () => {
+    // torch/distributed/_symmetric_memory/__init__.py _fused_matmul_reduce_scatter_impl: stacked partials of the
+    // whole T × n output, torch.sum over the group.
+    assert.equal(asyncTpReduceBytes(1000, 8192, 8, 2), 1000 * 8192 * 2 + 125 * 8192 * 2);
+    assert.equal(asyncTpReduceBytes(1000, 8192, 1, 2), 0);
   });
 
   test('at equal tokens per GPU, the CP 4 / CP 2 step ratio lies in (1, 2]: a fixed cost per step cannot shrink', () => {
