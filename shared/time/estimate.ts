@@ -29,13 +29,13 @@ const OPERATOR_INFO: Readonly<Record<PartName | 'stepOverhead', readonly [string
     'NVIDIA Matrix Multiplication Background guide (wave/tile quantization); OpenXLA cuBLAS table (curve fit); ml-engineering MAMF table'],
   attention: ['Core attention', 'fused: 4·T·s·a·d_h·(½ causal)/(peak·curve(s, d_h, mask)·attentionScale), backward 2.5×; eager: QKᵀ and AV GEMMs + softmax bytes',
     'Shah et al. 2024 (FlashAttention-3) Figs. 5–6; Dao 2023 (FlashAttention-2) §4.1'],
-  elementwise: ['Memory-bound kernels', 'bytes of norms, residuals, dropout, rotary, activation, loss × engine passes / (HBM · memoryFraction); backward 2×',
-    'Korthikanti et al. 2022 Table 2 (tensors); data/time/kernels.json (passes per engine)'],
+  elementwise: ['Memory-bound kernels', 'bytes of norms, residuals, dropout, rotary, activation, loss × engine passes / (HBM · memoryFraction); backward 2×; CP merges; PyTorch async TP\'s partial-sum kernel T·h·B(1 + 1/tp) per reduce-scatter',
+    'Korthikanti et al. 2022 Table 2 (tensors); data/time/kernels.json (passes per engine); torch/distributed/_symmetric_memory (_fused_matmul_reduce_scatter_impl)'],
   fp8: ['FP8 casts and transposes', 'per FP8 linear: input (B+1)·MK, weight (B+1)·NK, grad (B+1)·MN + transposes / HBM',
     'Micikevicius et al. 2022 (FP8 formats); Transformer Engine and torchao float8 docs'],
   launch: ['Kernel launch gaps', 'kernels per layer (engine, FP8) × kernelGap', 'data/time/kernels.json kernelsPerLayer; fitted kernelGap'],
-  comm: ['Exposed in-layer communication', 'TP: max(0, c − g) + overlapCost·min(c, g) per collective with overlap, else c; CP ring: (cp−1)·exposed step; EP all-to-all',
-    'Narayanan et al. 2021 §3.2; Liu et al. 2023 (Ring Attention); Wang et al. 2022 (TP overlap)'],
+  comm: ['Exposed in-layer communication', 'TP: max(0, c − g) + overlapCost·min(c, g) per collective with overlap, else c; CP: PyTorch one K/V all-gather behind the first block + (cp−1) dK/dV steps, TE (cp−1)·exposed step; EP all-to-all',
+    'Narayanan et al. 2021 §3.2; Liu et al. 2023 (Ring Attention); torch/distributed/tensor/experimental/_attention.py (_AllGatherRotater); Wang et al. 2022 (TP overlap)'],
   stepOverhead: ['Fixed per-step overhead', 'fitted seconds per step (gradient-norm reduction, clipping, scheduler, data loading)', FIT_PROVENANCE],
 };
 
