@@ -110,6 +110,9 @@ describe('torchtitan TOML', () => {
     const heavy = planOf(pipe('pipeline_parallel_degree = 4\npipeline_parallel_first_stage_less_layers = 3\npipeline_parallel_last_stage_less_layers = 3', 'local_batch_size = 8\nseq_len = 8192', '8B')).plan!;
     // 38 effective: 10, 10, 9, 9 → 7, 10, 9, 6.
     assert.deepEqual(heavy.parallel.stageLayers, [7, 10, 9, 6]);
+    // A weight above a stage's share (34 + 20 − 1 = 53 effective over 4 stages: 13 each, first 20 > 13) is refused.
+    const tooHeavy = planOf(pipe('pipeline_parallel_degree = 4\npipeline_parallel_first_stage_less_layers = 20', 'local_batch_size = 8\nseq_len = 8192', '8B'));
+    assert.ok(tooHeavy.problems.some((p) => p.code === 'pipeline-split' && p.severity === 'error'), JSON.stringify(tooHeavy.problems));
   });
   test('PP: pipeline_parallel_layers_per_stage sets the stages per rank; a count that does not divide is an error', () => {
     // ⌈(126 + 2) / 4⌉ = 32 stages over PP 8 = 4 per rank.
