@@ -10,7 +10,7 @@ import { interleavedGroupSize, pipelineEngineOf } from '../memory/pipeline';
 import { TimeCache } from '../time/cache';
 import { timeContext } from '../time/context';
 import { operatorTerms, stepFlops } from '../time/estimate';
-import { layoutProblems } from '../time/problems';
+import { layoutProblems, timeAssumptionWarnings } from '../time/problems';
 import { chunksPerStage, microbatchesPerStep, peakFlops, posInt } from '../time/shape';
 import { allStageTimings, type StageTiming } from '../time/stage';
 import { stageMicrobatchSeconds } from '../time/stepTime';
@@ -185,6 +185,7 @@ function memoryCurve(events: [number, number][], base: number, act: number, v: n
 export function simulateStep(plan: Plan, cache: TimeCache = new TimeCache()): Simulation {
   const problems = layoutProblems(plan);
   if (problems.some((x) => x.severity === 'error')) return failed(plan, problems);
+  problems.push(...timeAssumptionWarnings(plan));
   const p = posInt(plan.parallel.pp);
   const v = chunksPerStage(plan);
   const m = microbatchesPerStep(plan);

@@ -10,7 +10,7 @@ import { TimeCache } from './cache';
 import { timeContext } from './context';
 import { FIT_PROVENANCE } from './params';
 import { PART_NAMES, type PartName } from './parts';
-import { layoutProblems } from './problems';
+import { layoutProblems, timeAssumptionWarnings } from './problems';
 import { chunksPerStage, microbatchesPerStep, peakFlops, posInt } from './shape';
 import { allStageTimings, type StageTiming } from './stage';
 import { exposedGradSync, pipelineHops, pipelineSeconds, stageMicrobatchSeconds, stepTailSeconds } from './stepTime';
@@ -99,6 +99,7 @@ function empty(plan: Plan, problems: StepTimeEstimate['problems']): StepTimeEsti
 export function estimateStepTime(plan: Plan, cache: TimeCache = new TimeCache()): StepTimeEstimate {
   const problems = layoutProblems(plan);
   if (problems.some((p) => p.severity === 'error')) return empty(plan, problems);
+  problems.push(...timeAssumptionWarnings(plan));
   const stages = allStageTimings(plan, cache);
   const provenance = timeContext(plan, cache).provenance;
   const overhead = cache.params.stepOverhead;

@@ -110,3 +110,18 @@ function splitRunnable(plan: Plan, given: readonly number[]): boolean {
   }
   return sum === plan.model.layers;
 }
+
+/**
+ * What the step time rests on without modelling it, as warnings at the input: torchao's rowwise float8 linears are
+ * timed as tensorwise ones (one FP8 GEMM rate), while torchtitan's June-2025 async-TP benchmark measured them 26–34 %
+ * slower than tensorwise on the same layouts (pytorch/torchtitan benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md:
+ * Llama 3.1 70B 599.6 vs 809.8 and 624.8 vs 942.4, 8B 3708.5 vs 5078.1 and 3914.9 vs 5570.1 tokens/s/GPU).
+ */
+export function timeAssumptionWarnings(plan: Plan): Problem[] {
+  const fp8 = plan.training.fp8;
+  if (plan.training.precision !== 'fp8-mixed' || fp8?.recipe !== 'rowwise' || plan.engine === 'megatron' || plan.engine === 'nanotron') return [];
+  return [{
+    code: 'fp8-rowwise-timing', severity: 'warning', paths: ['training.fp8.recipe'],
+    message: 'Rowwise float8 is timed like tensorwise: torchtitan measured rowwise 26–34 % slower on the same layouts (benchmarks/asyncTP_llama3_h100_2025-06), so the step time here is likely too short.',
+  }];
+}
