@@ -161,6 +161,8 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   // TP: 2 collectives forward (before QKV and after the output projection, before fc1 and after fc2) and 2 backward.
   const cost = t.params.overlapCost;
   let tpSeconds = 0;
+  // Exposed seconds of the forward's two TP input gathers (what op-level SAC reruns, below).
+  let tpGathers = 0;
   if (s.tp > 1) {
     const one = linkSeconds('all-reduce', tpMessageBytes(T, h, s.actBytes), links.tp) / 2;
     // torchao's float8 TP (torchtitan with float8 linears) all-gathers the inputs of the column-parallel linears in
@@ -174,7 +176,8 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
     // gather with the dgrad GEMM and the dgrad reduce-scatter with the wgrad GEMM, of about the same length.
     const [bq, bp, bu, bd] = [lin.gemmD[0], lin.gemmD[1], lin.gemmD[lin.gemmD.length - 2], lin.gemmD[lin.gemmD.length - 1]];
     // Forward: gather before QKV and MLP-in, reduce after the output projection and MLP-out; backward the reverse.
-    fwd.comm += exposedBehind(gather, gq, ov, cost) + exposedBehind(one, gp, ov, cost) + exposedBehind(gather, gu, ov, cost) + exposedBehind(one, gd, ov, cost);
+    tpGathers = exposedBehind(gather, gq, ov, cost) + exposedBehind(gather, gu, ov, cost);
+    fwd.comm += tpGathers + exposedBehind(one, gp, ov, cost) + exposedBehind(one, gd, ov, cost);
     bwd.comm += exposedBehind(one, bq, ov, cost) + exposedBehind(gather, bp, ov, cost) + exposedBehind(one, bu, ov, cost) + exposedBehind(gather, bd, ov, cost);
     tpSeconds = 4 * one + 4 * gather;
     // PyTorch's async TP (torchtitan's enable_async_tensor_parallel) sums the reduce-scattered partials in a separate
@@ -223,6 +226,9 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
     selective.fp8 = fwd.fp8 / 2;
     selective.elementwise = ew;
     selective.launch = (k.fwd * t.params.kernelGap) / 2;
+    // The policy saves reduce_scatter_tensor but not all_gather_into_tensor, so with TP the two sequence-parallel
+    // gathers (before QKV and before the MLP) run again in the recomputed forward (same `_save_list`).
+    selective.comm = tpGathers;
   }
   return {
     fwd, bwd, selective, fwdTotal: partsTotal(fwd), bwdTotal: partsTotal(bwd), selectiveTotal: partsTotal(selective), tpSeconds, cpSeconds, epSeconds,

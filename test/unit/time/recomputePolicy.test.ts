@@ -39,4 +39,16 @@ describe('recomputation per policy (torchtitan, 32 layers)', () => {
     const r = microbatchWork(op, 0).recompute / (32 * layerFwd(op));
     assert.ok(r > 0.2 && r < 0.7, `op policy reruns ${r.toFixed(2)} of the forward`);
   });
+  test('"op" with TP: the sequence-parallel gathers run again (not in the save list), the reduce-scatters do not', () => {
+    // torchtitan's _save_list holds _c10d_functional.reduce_scatter_tensor but not all_gather_into_tensor
+    // (models/llama3/infra/parallelize.py), so the recomputed forward communicates: more than nothing, less than the
+    // forward's four collectives.
+    const op = makePlan({
+      engine: 'fsdp2', model: findPreset('llama-3.1-8b')!.model,
+      training: { microBatch: 1, seqLen: 8192, precision: 'bf16-mixed', optimizer: 'adamw', modelImpl: 'torchtitan', recompute: 'selective', recomputePolicy: 'torchtitan-op' },
+      parallel: { dp: 1, tp: 8, sp: true, sharding: { style: 'fsdp2', stage: 3 } }, cluster: { gpusPerNode: 8, nodes: 1 },
+    } as never, findGpu('h100-sxm'));
+    const w = microbatchWork(op, 0);
+    assert.ok(w.parts.recompute.comm > 0 && w.parts.recompute.comm < w.parts.forward.comm, `${w.parts.recompute.comm} vs ${w.parts.forward.comm}`);
+  });
 });
