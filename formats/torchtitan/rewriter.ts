@@ -6,7 +6,7 @@
  */
 import { TomlEditor } from '../common/edit/tomlLines';
 import type { LayoutTarget, Rewrite } from '../common/edit/types';
-import { layersPerStageFor, torchtitanStageLayers, torchtitanVirtualStageLayers } from '../../shared/plan/derived';
+import { layersPerStageFor, torchtitanStageLayers, torchtitanVirtualStageLayers, TORCHTITAN_STAGE_WEIGHT } from '../../shared/plan/derived';
 import type { PlanPath } from '../../shared/plan/paths';
 
 /**
@@ -63,7 +63,7 @@ export function rewriteTorchtitan(text: string, t: LayoutTarget): Rewrite {
   const old = ed.get('training', 'batch_size') !== undefined && ed.get('training', 'local_batch_size') === undefined;
   const schedTable = tableOf(ed, 'pipeline_parallel_schedule');
   const schedule = ed.get(schedTable, 'pipeline_parallel_schedule')?.replace(/["']/g, '');
-  const weight = (k: string) => Number(ed.get('parallelism', `pipeline_parallel_${k}_stage_less_layers`) ?? 1);
+  const weight = (k: string) => Number(ed.get('parallelism', `pipeline_parallel_${k}_stage_less_layers`) ?? TORCHTITAN_STAGE_WEIGHT);
   const [first, last] = [weight('first'), weight('last')];
   let vppWritten = t.pp > 1 ? 1 : t.vpp;
   if (t.vpp > 1) {
@@ -77,7 +77,8 @@ export function rewriteTorchtitan(text: string, t: LayoutTarget): Rewrite {
       const stages = torchtitanVirtualStageLayers(t.layers, t.pp * t.vpp, first, last).layers;
       if (t.vpp === 2 || !stages) ed.remove(tableOf(ed, 'pipeline_parallel_split_points'), 'pipeline_parallel_split_points');
       else {
-        const starts = stages.slice(0, -1).map((_, i) => stages.slice(0, i + 1).reduce((a, b) => a + b, 0));
+        let start = 0;
+        const starts = stages.slice(0, -1).map((n) => (start += n));
         ed.set(tableOf(ed, 'pipeline_parallel_split_points'), 'pipeline_parallel_split_points', starts.map((n) => `layers.${n}`));
       }
       vppWritten = t.vpp === 2 || stages ? t.vpp : 2;

@@ -15,6 +15,11 @@ export function kvHeadsPerRank(kvHeads: number, tp: number): number {
   return tp % kvHeads === 0 ? 1 : Math.ceil(kvHeads / tp);
 }
 
+/** Query heads one tensor-parallel rank holds: ⌈a/TP⌉, at least one. */
+export function qHeadsPerRank(heads: number, tp: number): number {
+  return Math.max(1, Math.ceil(heads / tp));
+}
+
 /** Layers of pipeline stage s: the explicit split, else an even split with the remainder on the first stages. */
 export function layersOfStage(layers: number, pp: number, stageLayers: readonly number[] | undefined, s: number): number {
   const p = Math.max(1, Math.floor(pp) || 1);

@@ -12,7 +12,7 @@ import type { ClusterProfile } from '../hardware/profile';
 import {
   dpOfWorld, engineForFormat, engineForStyle, gpusPerNodeDefault, gradDtypeOf, hybridStrategy, overlapCommDefault,
   reduceBucketDefault, reshardAfterForwardDefault, scheduleFor, sequenceParallel, shardGroupOf, stageOfStrategy, stageOfStyle, styleDefault,
-  unevenStageLayers, vppOfLayers, torchtitanStageLayers, torchtitanStagesPerRank, DS_DEFAULTS,
+  unevenStageLayers, vppOfLayers, torchtitanStageLayers, torchtitanStagesPerRank, DS_DEFAULTS, TORCHTITAN_STAGE_WEIGHT,
 } from './derived';
 import type { FormatId } from './facts';
 import type { PlanPath } from './paths';
@@ -147,7 +147,7 @@ export function derivePlan(input: PlanInput, gpu?: GpuSpec): Derived {
     input.format && engineForFormat(input.format) ? `${input.format} files run on the ${engineForFormat(input.format)} engine` : `engine implied by the sharding style (${style0})`, 'derived');
   const sharding = deriveSharding(input, dp, training, pick, problems);
   const titan = input.format === 'torchtitan';
-  const [firstLess, lastLess] = [p.firstStageLess ?? 1, p.lastStageLess ?? 1];
+  const [firstLess, lastLess] = [p.firstStageLess ?? TORCHTITAN_STAGE_WEIGHT, p.lastStageLess ?? TORCHTITAN_STAGE_WEIGHT];
   const vpp = titan && p.vppLayers && pp > 1 ? titanVpp(L, pp, p.vppLayers, firstLess, lastLess, p.vpp, pick, problems)
     : pick('parallel.vpp', p.vpp, p.vppLayers ? vppOfLayers(L, pp, p.vppLayers) : 1,
       p.vppLayers ? `Megatron: VPP = (L ${L} / PP ${pp}) / ${p.vppLayers} layers per virtual stage` : 'no virtual pipeline stages', p.vppLayers ? 'derived' : 'default');

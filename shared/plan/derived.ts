@@ -69,6 +69,13 @@ export function vppOfLayers(layers: number, pp: number, layersPerVirtualStage: n
 }
 
 /**
+ * Layer-equivalents torchtitan gives the embedding and the norm + output head in its pipeline split unless
+ * `pipeline_parallel_first_stage_less_layers` / `..._last_stage_less_layers` say otherwise (torchtitan
+ * torchtitan/config/job_config.py at 238fa995: 1 each).
+ */
+export const TORCHTITAN_STAGE_WEIGHT = 1;
+
+/**
  * torchtitan's pipeline stages from `pipeline_parallel_layers_per_stage`: ⌈(L + first + last) / layers per stage⌉ stages,
  * where first and last are the layer-equivalents given to the embedding and the output head
  * (`pipeline_parallel_first_stage_less_layers`, `..._last_stage_less_layers`, default 1 each; torchtitan

@@ -13,7 +13,7 @@ import {
   shardGroupCandidates, stageSplit, torchtitanVppCandidates, tpCandidates, vppCandidates, zeroCandidates,
 } from './space';
 import type { Layout, PlannerEstimators, PlannerOptions, PruneReason, SearchSpace } from './types';
-import { torchtitanStageLayers } from '../plan/derived';
+import { torchtitanStageLayers, TORCHTITAN_STAGE_WEIGHT } from '../plan/derived';
 
 /** What the search found, before the returned layouts are re-estimated with the full model. */
 export interface SearchOutcome {
@@ -53,7 +53,7 @@ function* families(base: Plan, gpus: number, space: SearchSpace, prune: Prune): 
   const splitsByPp = new Map<number, readonly number[] | undefined>();
   // torchtitan's own split (embedding and head weighted as layers), one array per (PP, VPP) for the caches' identity.
   const titan = space.stageRule === 'torchtitan'
-    ? { first: base.stated?.parallel?.firstStageLess ?? 1, last: base.stated?.parallel?.lastStageLess ?? 1 } : undefined;
+    ? { first: base.stated?.parallel?.firstStageLess ?? TORCHTITAN_STAGE_WEIGHT, last: base.stated?.parallel?.lastStageLess ?? TORCHTITAN_STAGE_WEIGHT } : undefined;
   const titanSplits = new Map<number, readonly number[] | undefined>();
   const titanSplit = (pp: number, vpp: number): readonly number[] | undefined => {
     const key = pp * 64 + vpp;
@@ -75,7 +75,7 @@ function* families(base: Plan, gpus: number, space: SearchSpace, prune: Prune): 
         if (titan && dp * cp === 1 && tp * pp > 1) { prune('engine-unsharded'); continue; }
         // One split array per PP value of the search: the estimators' per-split caches recognise it by identity.
         let stageLayers = splitsByPp.get(pp);
-        if (stageLayers === undefined && !splitsByPp.has(pp)) {
+        if (!titan && stageLayers === undefined && !splitsByPp.has(pp)) {
           stageLayers = stageSplit(model.layers, pp) ?? undefined;
           splitsByPp.set(pp, stageLayers);
         }

@@ -21,7 +21,7 @@ import { layerForwardFlops, lmHeadFlops, loraProjFlops, type FlopShape } from '.
 import type { MicrobatchWork } from './microbatch';
 import { emptyParts, partsTotal, type Parts } from './parts';
 import { chunksPerStage, microbatchesPerStep, peakFlops, posInt, tokensPerRank } from './shape';
-import { kvHeadsPerRank } from '../model/rankParams';
+import { kvHeadsPerRank, qHeadsPerRank } from '../model/rankParams';
 
 /** Forward FLOPs (weights, core attention), stored activation bytes and kernel cost of one layer of a kind on one rank. */
 export interface LayerUnit {
@@ -166,7 +166,7 @@ function layerShape(plan: Plan, tokens: number, moe: boolean): LayerShape {
   const kv = posInt(m.kvHeads);
   const kvPerRank = kvHeadsPerRank(kv, tp);
   const base = {
-    tokens, normTokens: par.sp && tp > 1 ? tokens / tp : tokens, qHeads: Math.max(1, Math.ceil(m.heads / tp)), kvHeads: kvPerRank,
+    tokens, normTokens: par.sp && tp > 1 ? tokens / tp : tokens, qHeads: qHeadsPerRank(m.heads, tp), kvHeads: kvPerRank,
     ffn: m.ffnSize / tp, b: posInt(plan.training.microBatch), seq: posInt(plan.training.seqLen), cp: posInt(par.cp), tp,
     actBytes: activationBytesOf(plan.training.precision),
   };

@@ -18,7 +18,7 @@ import { exposedBehind } from './layerCost';
 import { microbatchWork, recomputedLayers, type MicrobatchWork } from './microbatch';
 import type { TimeParams } from './params';
 import { activationBytes, posInt, tokensPerRank } from './shape';
-import { kvHeadsPerRank } from '../model/rankParams';
+import { kvHeadsPerRank, qHeadsPerRank } from '../model/rankParams';
 import { pipelineHops } from './stepTime';
 import { ringKvHeads, torchRing, torchRingGatherBytes, torchRingGradBytes } from './kernels/ring';
 
@@ -100,7 +100,8 @@ function inLayerEntries(plan: Plan, stage: number, w: MicrobatchWork, m: number,
     // PyTorch's ring: one K/V all-gather per layer and pass (forward, recomputed forward, backward) behind the first
     // block, and cp − 1 fp32 dK/dV rotations per layer in backward (shared/time/kernels/ring.ts).
     const cp = l.cpLink.size;
-    const kv = tokens * ringKvHeads(plan, Math.max(1, Math.ceil(mod.heads / posInt(plan.parallel.tp))), kvHeadsPerRank(posInt(mod.kvHeads), posInt(plan.parallel.tp))) * mod.headDim;
+    const tp = posInt(plan.parallel.tp);
+    const kv = tokens * ringKvHeads(plan, qHeadsPerRank(mod.heads, tp), kvHeadsPerRank(posInt(mod.kvHeads), tp)) * mod.headDim;
     const gBytes = torchRingGatherBytes(cp, kv, actB), dBytes = torchRingGradBytes(kv);
     const gCount = (2 * n + nR) * m, dCount = n * (cp - 1) * m;
     const gSec = linkSeconds('all-gather', gBytes, l.cpLink) * gCount, dSec = linkSeconds('send-recv', dBytes, l.cpLink) * dCount;

@@ -83,5 +83,5 @@ export function ringMergeBytes(torch: boolean, steps: number, q: number, kv: num
  */
 export function ringStepBytes(torch: boolean, kv: number, B: number): { readonly fwd: number; readonly bwd: number } {
   const kvBytes = 2 * kv * B;
-  return { fwd: kvBytes, bwd: kvBytes + 2 * kv * (torch ? 4 : B) };
+  return { fwd: kvBytes, bwd: kvBytes + (torch ? torchRingGradBytes(kv) : kvBytes) };
 }
