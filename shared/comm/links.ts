@@ -14,9 +14,15 @@ const KIND_EFF: Readonly<Record<LinkTier, Readonly<Partial<Record<CollectiveKind
 const AG_NV = KIND_EFF.nvlink['all-gather'] ?? 1, RS_NV = KIND_EFF.nvlink['reduce-scatter'] ?? 1, A2A_NV = KIND_EFF.nvlink['all-to-all'] ?? 1;
 const AG_NET = KIND_EFF.network['all-gather'] ?? 1, RS_NET = KIND_EFF.network['reduce-scatter'] ?? 1, A2A_NET = KIND_EFF.network['all-to-all'] ?? 1;
 
-/** Bus bandwidth of a collective kind relative to all-reduce on a tier (data/collectives.json kindEfficiency). */
-export function kindEfficiency(kind: CollectiveKind, tier: LinkTier): number {
-  if (tier === 'pcie' || kind === 'all-reduce' || kind === 'send-recv') return 1;
+/**
+ * Bus bandwidth of a collective kind relative to all-reduce on a tier (data/collectives.json kindEfficiency), measured
+ * on H100 nodes whose NVSwitch reduces in the switch (NVLink SHARP): NCCL's NVLS all-reduce outruns its all-gather and
+ * reduce-scatter there. Elsewhere (`nvls` false) the three run as rings at one bus bandwidth: a ring all-reduce is a
+ * reduce-scatter then an all-gather, which is why nccl-tests' bus-bandwidth factors 2(n−1)/n and (n−1)/n make them
+ * equal (nccl-tests doc/PERFORMANCE.md).
+ */
+export function kindEfficiency(kind: CollectiveKind, tier: LinkTier, nvls = true): number {
+  if (!nvls || tier === 'pcie' || kind === 'all-reduce' || kind === 'send-recv') return 1;
   const nv = tier === 'nvlink';
   return kind === 'all-gather' ? (nv ? AG_NV : AG_NET) : kind === 'reduce-scatter' ? (nv ? RS_NV : RS_NET) : (nv ? A2A_NV : A2A_NET);
 }
@@ -143,6 +149,8 @@ export interface GroupLink {
   readonly nodes: number;
   /** The cluster's measured profile, when the plan has one (its collective curves replace the model's). */
   readonly profile?: ClusterProfile;
+  /** The GPUs' NVSwitch reduces in the switch (GpuSpec.nvlinkSharp): all-reduce outruns all-gather and reduce-scatter. */
+  readonly nvls: boolean;
 }
 
 /** Per-step latency (alpha) of a tier from the GPU catalog, seconds. */
@@ -160,7 +168,7 @@ export function axisLink(plan: Plan, axis: ParallelAxis, sizeOverride?: number):
   const nodes = Math.max(1, Math.ceil(size / perNode));
   const profile = plan.cluster.profile;
   // One object shape for every link (profile present or undefined): the hot paths that read links stay monomorphic.
-  return { size, tier, busbw: busBandwidth(plan, tier, perNode, nodes), alpha: stepLatency(plan, tier), perNode, nodes, profile };
+  return { size, tier, busbw: busBandwidth(plan, tier, perNode, nodes), alpha: stepLatency(plan, tier), perNode, nodes, profile, nvls: !!plan.cluster.gpu.nvlinkSharp };
 }
 
 /**
@@ -182,7 +190,7 @@ export function productLink(plan: Plan, parts: readonly (readonly [number, numbe
   const g = plan.cluster.gpu;
   const tier: LinkTier = perNode < size ? 'network' : g.intraNodeBandwidth <= g.hostBandwidth ? 'pcie' : 'nvlink';
   const nodes = Math.max(1, Math.ceil(size / perNode));
-  return { size, tier, busbw: busBandwidth(plan, tier, perNode, nodes), alpha: stepLatency(plan, tier), perNode, nodes, profile: plan.cluster.profile };
+  return { size, tier, busbw: busBandwidth(plan, tier, perNode, nodes), alpha: stepLatency(plan, tier), perNode, nodes, profile: plan.cluster.profile, nvls: !!g.nvlinkSharp };
 }
 
 /** Seconds of one collective on a resolved group link (measured when the cluster profile has this group layout). */
@@ -192,5 +200,5 @@ export function linkSeconds(kind: CollectiveKind, bytes: number, link: GroupLink
     if (t !== undefined) return t;
   }
   const alg = algorithmFor(kind, link.tier, link.size, link.perNode);
-  return collectiveSeconds(kind, bytes, link.size, link.busbw * kindEfficiency(kind, link.tier), link.alpha, alg, link.tier);
+  return collectiveSeconds(kind, bytes, link.size, link.busbw * kindEfficiency(kind, link.tier, link.nvls), link.alpha, alg, link.tier);
 }

@@ -264,6 +264,11 @@ export interface GpuSpec {
   readonly clockFraction?: number;
   /** Board power limit, watts. */
   readonly powerWatts?: number;
+  /**
+   * The node's NVSwitch reduces in the switch (NVLink SHARP: HGX H100/H200/B200): NCCL's all-reduce then outruns its
+   * all-gather and reduce-scatter (data/collectives.json kindEfficiency). Undefined = no.
+   */
+  readonly nvlinkSharp?: boolean;
 }
 
 export interface ClusterSpec {

@@ -25,8 +25,8 @@ export const FLOP_CONVENTION =
 
 /** Labels, formulas and sources of the operator terms. */
 const OPERATOR_INFO: Readonly<Record<PartName | 'stepOverhead', readonly [string, string, string]>> = {
-  gemm: ['GEMMs (QKV, output, MLP, LM head, experts)', 'Σ fixed + max(2MNK(1 + kHalf/K)/(peak·MAMF·clock·gemmScale·wave·tile), bytes/HBM); backward = dgrad + wgrad',
-    'NVIDIA Matrix Multiplication Background guide (wave/tile quantization); OpenXLA cuBLAS table (curve fit); ml-engineering MAMF table'],
+  gemm: ['GEMMs (QKV, output, MLP, LM head, experts)', 'Σ fixed + max(2MNK(1 + kHalf/K)/(peak·MAMF·clock·gemmScale·wave·tile), bytes/HBM) over the engine\'s modules (QKV and gate+up fused in Megatron/nanotron, separate in torchtitan and HF Llama); backward = dgrad + wgrad',
+    'NVIDIA Matrix Multiplication Background guide (wave/tile quantization); OpenXLA cuBLAS table (curve fit); ml-engineering MAMF table; docs/time-model.md#gemms-kernelsgemmts'],
   attention: ['Core attention', 'fused: 4·T·s·a·d_h·(½ causal)/(peak·curve(s, d_h, mask)·attentionScale), backward 2.5×; eager: QKᵀ and AV GEMMs + softmax bytes',
     'Shah et al. 2024 (FlashAttention-3) Figs. 5–6; Dao 2023 (FlashAttention-2) §4.1'],
   elementwise: ['Memory-bound kernels', 'bytes of norms, residuals, dropout, rotary, activation, loss × engine passes / (HBM · memoryFraction); backward 2×; CP merges; PyTorch async TP\'s partial-sum kernel T·h·B(1 + 1/tp) per reduce-scatter',

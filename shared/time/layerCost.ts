@@ -10,6 +10,7 @@ import { tpMessageBytes, epAllToAllBytes } from '../comm/volumes';
 import { attentionKernelFlops, type AttentionImpl } from './kernels/attention';
 import { asyncTpReduceBytes, backwardBytes, kernelsPerLayer, layerElementwiseBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
 import { fp8CastBytes } from './kernels/fp8';
+import { projectionWidths } from './projections';
 import { ringAttentionBlocks, ringKvHeads, ringMergeBytes, ringStepBytes, torchRing, torchRingGatherBytes, torchRingGradBytes } from './kernels/ring';
 import type { TimeParams } from './params';
 import { addParts, emptyParts, partsTotal, type Parts } from './parts';
@@ -42,8 +43,23 @@ export interface LayerCost {
   readonly epSeconds: number;
 }
 
-/** The linears of a layer as [tokens, out, in, fp8?, count] on this rank. */
-type Linear = readonly [number, number, number, boolean, number];
+/**
+ * The linears of a layer as [tokens, out, in, fp8?, count, chunks?] on this rank; `out` lists the widths of the separate
+ * GEMMs where the engine's module runs one projection as several (projections.ts); `chunks` splits the forward and
+ * input-gradient GEMMs into that many GEMMs of tokens/chunks rows (PyTorch async TP, asyncTpChunks).
+ */
+type Linear = readonly [number, number | readonly number[], number, boolean, number, number?];
+
+/**
+ * GEMMs each TP-paired matmul runs as under PyTorch's async TP: `_fused_all_gather_matmul` and
+ * `_fused_matmul_reduce_scatter` (torch/distributed/_symmetric_memory/__init__.py) multiply one sequence shard at a
+ * time, so the forward and input-gradient GEMMs of the column- and row-parallel linears become tp GEMMs of M/tp rows,
+ * each its own wave-quantized kernel; the weight gradients run on the gathered tensors, whole. Async TP needs the
+ * sequence-parallel layout (its fused ops replace SP's all-gather and reduce-scatter). 1 otherwise.
+ */
+export function asyncTpChunks(plan: Plan, tp: number): number {
+  return tp > 1 && plan.parallel.sp && plan.parallel.tpCommOverlap && torchRing(plan) ? tp : 1;
+}
 
 /** Exposed seconds of a collective paired with a compute block: max(0, c − g) + overlapCost · min(c, g) when overlapped. */
 export function exposedBehind(comm: number, compute: number, overlapped: boolean, cost: number): number {
@@ -57,12 +73,19 @@ function linearParts(list: readonly Linear[], t: KernelTimers, frozen: boolean, 
   const bwd = emptyParts();
   const gemmF: number[] = [];
   const gemmD: number[] = [];
-  for (const [m, n, k, fp8, count] of list) {
+  for (const [m, widths, k, fp8, count, chunks = 1] of list) {
     const g = fp8 ? t.gemm8 : t.gemm16;
-    const f = count * g(m, n, k);
-    const dgrad = count * g(m, k, n);
+    const ns = typeof widths === 'number' ? [widths] : widths;
+    const mc = m / chunks;
+    let f = 0, dgrad = 0, wgrad = 0, n = 0;
+    for (const w of ns) {
+      f += count * chunks * g(mc, w, k);
+      dgrad += count * chunks * g(mc, k, w);
+      wgrad += frozen ? 0 : count * g(w, k, m);
+      n += w;
+    }
     fwd.gemm += f;
-    bwd.gemm += dgrad + (frozen ? 0 : count * g(n, k, m));
+    bwd.gemm += dgrad + wgrad;
     gemmF.push(f);
     gemmD.push(dgrad);
     if (fp8) {
@@ -99,14 +122,16 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   const f8 = t.fp8;
   const frozen = !!plan.lora;
   const weightCasts = plan.engine === 'megatron' ? 1 / Math.max(1, m) : 1;
-  const list: Linear[] = [[T, (s.qHeads + 2 * s.kvHeads) * d, h, f8, 1], [T, h, s.qHeads * d, f8, 1]];
+  const widths = projectionWidths(plan, s.qHeads, s.kvHeads, d, s.ffn);
+  const chunks = asyncTpChunks(plan, s.tp);
+  const list: Linear[] = [[T, widths.qkv, h, f8, 1, chunks], [T, h, s.qHeads * d, f8, 1, chunks]];
   const mats = mod.gatedMlp ? 2 : 1;
   if (s.moe) {
     list.push([T, s.moe.routerOut, h, false, 1]);
     if (s.moe.sharedFfn > 0) list.push([T, mats * s.moe.sharedFfn, h, f8, 1], [T, h, s.moe.sharedFfn, f8, 1]);
     list.push([s.moe.tokensPerExpert, mats * s.moe.expertFfn, h, f8, s.moe.experts], [s.moe.tokensPerExpert, h, s.moe.expertFfn, f8, s.moe.experts]);
   } else {
-    list.push([T, mats * s.ffn, h, f8, 1], [T, h, s.ffn, f8, 1]);
+    list.push([T, widths.mlpIn, h, f8, 1, chunks], [T, h, s.ffn, f8, 1, chunks]);
   }
   const lin = linearParts(list, t, frozen, s.actBytes, weightCasts, plan.training.fp8);
   const fwd = lin.fwd;
@@ -164,12 +189,21 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   // Exposed seconds of the forward's two TP input gathers (what op-level SAC reruns, below).
   let tpGathers = 0;
   if (s.tp > 1) {
-    const one = linkSeconds('all-reduce', tpMessageBytes(T, h, s.actBytes), links.tp) / 2;
+    // Sequence parallelism runs an all-gather and a reduce-scatter per pair, timed at their own bus bandwidth: NCCL's,
+    // and PyTorch async TP's symmetric-memory pulls over the same NVLink (no published rate of their own; the async TP
+    // rows of the calibration set, docs/time-model.md). Transformer Engine's overlap (Megatron --tp-comm-overlap) is a
+    // userbuffers ring exchange of peer-to-peer copies at the link's rate: half an all-reduce's time each. Without
+    // sequence parallelism, one all-reduce per pair, half charged to each.
+    const ov = plan.parallel.tpCommOverlap;
+    const nccl = plan.parallel.sp && (!ov || torchRing(plan));
+    const bytes = (b: number) => tpMessageBytes(T, h, b);
+    const p2p = (b: number) => linkSeconds('all-reduce', bytes(b), links.tp) / 2;
+    const one = nccl ? linkSeconds('reduce-scatter', bytes(s.actBytes), links.tp) : p2p(s.actBytes);
     // torchao's float8 TP (torchtitan with float8 linears) all-gathers the inputs of the column-parallel linears in
     // float8 forward and the output gradients of the row-parallel ones in float8 backward; reduce-scatters stay 16-bit
     // (torchao/float8/float8_tensor_parallel.py Float8ColwiseParallel, Float8RowwiseParallel, PrepareFloat8ModuleInput).
-    const gather = f8 && plan.engine === 'fsdp2' ? linkSeconds('all-reduce', tpMessageBytes(T, h, 1), links.tp) / 2 : one;
-    const ov = plan.parallel.tpCommOverlap;
+    const gatherBytes = f8 && plan.engine === 'fsdp2' ? 1 : s.actBytes;
+    const gather = nccl ? linkSeconds('all-gather', bytes(gatherBytes), links.tp) : p2p(gatherBytes);
     const [gq, gp, gu, gd] = [lin.gemmF[0], lin.gemmF[1], lin.gemmF[lin.gemmF.length - 2], lin.gemmF[lin.gemmF.length - 1]];
     // Backward, each collective pairs with one GEMM of the linear, its input-gradient GEMM: PyTorch's micro-pipelined TP
     // fuses one all-gather or reduce-scatter with one matmul, and Transformer Engine's bulk overlaps pair the input
@@ -183,7 +217,7 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
     // PyTorch's async TP (torchtitan's enable_async_tensor_parallel) sums the reduce-scattered partials in a separate
     // kernel: after the attention output and MLP-down projections forward, after the QKV and MLP-up input gradients
     // backward.
-    if (ov && torchRing(plan)) {
+    if (chunks > 1) {
       const reduce = t.hbm(asyncTpReduceBytes(T, h, s.tp, s.actBytes));
       fwd.elementwise += 2 * reduce;
       bwd.elementwise += 2 * reduce;

@@ -7,6 +7,7 @@
 import type { Plan } from '../plan/types';
 import { collectivesPerStep } from './collectives';
 import { posInt, tokensPerRank } from './shape';
+import { projectionWidths } from './projections';
 
 export interface ProfileRequest {
   readonly kind: 'shardlens-profile-request';
@@ -37,7 +38,11 @@ function planGemms(plan: Plan): [number, number, number][] {
   const q = Math.ceil(m.heads / tp) * m.headDim;
   const kv = (m.kvHeads % tp === 0 ? m.kvHeads / tp : 1) * m.headDim;
   const ffn = m.ffnSize / tp;
-  const linears: [number, number][] = [[q + 2 * kv, m.hiddenSize], [m.hiddenSize, q], [(m.gatedMlp ? 2 : 1) * ffn, m.hiddenSize], [m.hiddenSize, ffn], [m.vocabSize / tp, m.hiddenSize]];
+  const widths = projectionWidths(plan, q / m.headDim, kv / m.headDim, m.headDim, ffn);
+  const linears: [number, number][] = [
+    ...widths.qkv.map((n): [number, number] => [n, m.hiddenSize]), [m.hiddenSize, q],
+    ...widths.mlpIn.map((n): [number, number] => [n, m.hiddenSize]), [m.hiddenSize, ffn], [m.vocabSize / tp, m.hiddenSize],
+  ];
   const out: [number, number, number][] = [];
   for (const [n, k] of linears) out.push([T, n, k], [T, k, n], [n, k, T]);
   return out;

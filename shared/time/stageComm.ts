@@ -81,7 +81,7 @@ function inLayerEntries(plan: Plan, stage: number, w: MicrobatchWork, m: number,
       id: 'tp-activations', label: sp ? 'TP all-gather + reduce-scatter (SP)' : 'TP all-reduce', kind: sp ? 'all-gather' : 'all-reduce',
       group: 'tp', link: l.tpLink, stage, bytes: V.tpMessageBytes(tokens, mod.hiddenSize, actB), count: per * m * (sp ? 2 : 1),
       overlapped: plan.parallel.tpCommOverlap, exposed: share(w.tpSeconds), seconds: w.tpSeconds * m,
-      formula: (sp ? 'AG + RS of b·(s/cp)·h·B' : 'all-reduce of b·(s/cp)·h·B') + ', 2 fwd + 2 bwd (+2 recompute) per layer per micro-batch'
+      formula: (sp ? 'AG + RS of b·(s/cp)·h·B at their own bus bandwidth (Transformer Engine overlap: peer-to-peer at the link rate)' : 'all-reduce of b·(s/cp)·h·B') + ', 2 fwd + 2 bwd (+2 recompute) per layer per micro-batch'
         + (plan.parallel.tpCommOverlap ? ', each hidden behind the GEMM it feeds: max(0, c − g) + overlapCost·min(c, g)' : ', exposed'),
       citation: 'Narayanan et al. 2021 §3.2; Korthikanti et al. 2022 §4.2.2 (SP); Wang et al. 2022 (overlap with decomposed GEMMs)',
     });

@@ -2,11 +2,12 @@
  * The shipped step-time parameters (data/time/fitted.json) against published throughputs, read through the CLI's own
  * reader → resolver → model path from the launch files in data/calibration/measured-runs/ (the published tables:
  * torchtitan benchmarks/llama3_h100_202412_torchtitan.md and docs/performance.md, NeMo 24.07 performance_summary.md,
- * llm-foundry's benchmarking README, Narayanan et al. 2021 Table 1, Korthikanti et al. 2022 Table 5).
+ * llm-foundry's benchmarking README, Narayanan et al. 2021 Table 1, Korthikanti et al. 2022 Table 5, torchtitan
+ * benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md).
  *
- * Tolerance: the fit leaves at most 11 % between prediction and publication on 53 of its 54 rows (the fit's
+ * Tolerance: the fit leaves at most 12.2 % between prediction and publication on 61 of its 62 rows (the fit's
  * provenance in data/time/fitted.json); each of them must stay within 15 %, and the Narayanan Table 1 rows within a
- * median of 8 %, so a change that moves the model by more than the fit's own spread fails. The 54th, torchtitan's
+ * median of 8 %, so a change that moves the model by more than the fit's own spread fails. The 62nd, torchtitan's
  * CP 2 row, is held to 18 %: at equal tokens per GPU its step grows 2.37× to CP 4 (Table 2), more than the 2× any
  * model with a non-negative fixed cost per step allows, so a physical model misses one of the pair by ≥ 8.5 % and,
  * with this run's fixed ≈ 2.6 s of linears per step, no model linear in cp misses the four CP rows by less than
@@ -48,12 +49,28 @@ describe('published throughputs, shipped parameters', () => {
     }
   });
 
-  test('torchtitan Table 4: async TP gains what the page measured (876 / 829 = +5.7 %) within 6 points', () => {
-    // Same model, batch and cluster in both rows, so the fit's level cancels in the ratio. PyTorch's async TP sums
-    // the reduce-scattered partials in an exposed kernel (asyncTpReduceBytes); without it the model gained +14.8 %.
+  test('async TP gains what torchtitan measured: between the two measurements of one configuration, each pair within 9 points', () => {
+    // Same model, batch and cluster in both rows of a pair, so the fit's level cancels in the ratio. Published gains
+    // (tokens/s/GPU, async / vanilla): Dec-2024 Table 4, 70B float8, 876 / 829 = +5.7 %; June-2025 async-TP page, 70B
+    // bf16 652.4 / 597.3 = +9.2 %, 70B float8 tensorwise 942.4 / 809.8 = +16.4 % (the Dec-2024 configuration measured
+    // again on a later torch), 8B bf16 4809.4 / 4378 = +9.9 %, 8B tensorwise 5570.1 / 5078.1 = +9.7 %. The two
+    // measurements of one configuration differ by 10.7 points, so a model without the torch version cannot sit closer
+    // than ≈ 5.4 points to both. Known miss (docs/time-model.md): bf16 gains are modelled ≈ 8 points high. Timing async
+    // TP's pulls at the link's peer-to-peer rate instead of the measured all-gather rate puts the 8B bf16 pair at +27 %.
     const at = (id: string) => { const r = runs.find((x) => x.case.id === id); assert.ok(r, id); return predictedTokensPerGpu(r.plan, new TimeCache(FITTED_PARAMS)); };
-    const gain = at('tt24-t4-70b-2d-asynctp') / at('tt24-t4-70b-2d') - 1;
-    assert.ok(Math.abs(gain - (876 / 829 - 1)) <= 0.06, `modelled gain ${(gain * 100).toFixed(1)} %`);
+    const gainOf = (a: string, v: string) => at(a) / at(v) - 1;
+    const repeated = gainOf('tt24-t4-70b-2d-asynctp', 'tt24-t4-70b-2d');
+    assert.ok(repeated >= 876 / 829 - 1 && repeated <= 942.4 / 809.8 - 1, `70B float8: modelled gain ${(repeated * 100).toFixed(1)} %, published +5.7 % and +16.4 %`);
+    const pairs: [string, string, number][] = [
+      ['tt25-asynctp-70b-bf16-async', 'tt25-asynctp-70b-bf16-vanilla', 652.4 / 597.3 - 1],
+      ['tt25-asynctp-70b-tensorwise-async', 'tt25-asynctp-70b-tensorwise-vanilla', 942.4 / 809.8 - 1],
+      ['tt25-asynctp-8b-bf16-async', 'tt25-asynctp-8b-bf16-vanilla', 4809.4 / 4378 - 1],
+      ['tt25-asynctp-8b-tensorwise-async', 'tt25-asynctp-8b-tensorwise-vanilla', 5570.1 / 5078.1 - 1],
+    ];
+    for (const [a, v, published] of pairs) {
+      const gain = gainOf(a, v);
+      assert.ok(gain > 0 && Math.abs(gain - published) <= 0.09, `${a}: modelled gain ${(gain * 100).toFixed(1)} %, published ${(published * 100).toFixed(1)} %`);
+    }
   });
 
   test('Narayanan et al. 2021 Table 1: median |error| ≤ 8 %, every row ≤ 15 %', () => {
