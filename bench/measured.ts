@@ -11,6 +11,7 @@ import { TimeCache } from '../shared/time/cache';
 import { CASES, errorsOf, loadRuns, predictedTokensPerGpu } from './measured/runs';
 import { leaveOneSourceOut, medianMax, PRIORS } from './measured/fit';
 import { findReferenceSet, inRepositoryCopy, loadReferenceRow, readReferenceRows } from './measured/reference';
+import { loadCheckRuns } from './measured/checks';
 
 type Figures = Record<string, number | string>;
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
@@ -48,6 +49,31 @@ async function referenceFigures(out: Figures): Promise<void> {
     : fresh.length ? `none read (${fresh.length} rows)` : 'none (every time row of the set is in the repository copy)';
 }
 
+/**
+ * The check set (data/calibration/checks/, bench/measured/checks.ts): published rows never fitted on, predicted with
+ * the shipped parameters; per group median, max and mean signed error, the long-sequence split of llm-foundry's rows
+ * (they ran Triton FlashAttention, timed here on FlashAttention-2's rates) and each row of the smaller groups.
+ */
+async function checkFigures(out: Figures): Promise<void> {
+  const runs = await loadCheckRuns();
+  const failed = runs.filter((r) => !r.plan);
+  const cache = new TimeCache(FITTED_PARAMS);
+  const errs = runs.filter((r) => r.plan).map((r) => ({ ...r, e: predictedTokensPerGpu(r.plan!, cache) / r.measured - 1 }));
+  out['check set: rows read through the CLI pipeline (never fitted)'] = `${errs.length} of ${runs.length}${failed.length ? `; failed: ${failed.map((f) => `${f.id}: ${f.failure}`).join(' | ')}` : ''}`;
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+  const line = (xs: number[]) => { const m = medianMax(xs); return `${pct(m.median)} / ${pct(m.max)} (${xs.length} rows, mean signed ${pct(mean(xs))})`; };
+  const groups = [...new Set(errs.map((r) => r.group))];
+  for (const g of groups) {
+    const rows = errs.filter((r) => r.group === g);
+    out[`check ${g}: median / max |error|`] = line(rows.map((r) => r.e));
+    if (rows.length <= 8) for (const r of rows) out[`check ${r.id} (measured → predicted)`] = `${r.measured.toFixed(0)} → ${(r.measured * (1 + r.e)).toFixed(0)} (${pct(r.e)})`;
+  }
+  const foundry = errs.filter((r) => r.group.startsWith('llm-foundry'));
+  out['check llm-foundry, sequences ≤ 8192: median / max |error|'] = line(foundry.filter((r) => r.seqLen <= 8192).map((r) => r.e));
+  out['check llm-foundry, sequences > 8192 (Triton attention): median / max |error|'] = line(foundry.filter((r) => r.seqLen > 8192).map((r) => r.e));
+  out['check set, all rows: median / max |error|'] = line(errs.map((r) => r.e));
+}
+
 export async function benchMeasured(): Promise<Figures> {
   const out: Figures = {};
   const { runs, failures } = await loadRuns();
@@ -72,5 +98,6 @@ export async function benchMeasured(): Promise<Figures> {
   out['leave-one-source-out, all rows: median |error| (goal ≤ 6 %)'] = pct(all.median);
   out['leave-one-source-out, all rows: max |error| (goal ≤ 15 %)'] = pct(all.max);
   await referenceFigures(out);
+  await checkFigures(out);
   return out;
 }

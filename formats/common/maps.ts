@@ -7,7 +7,7 @@ export function precisionOf(v: string): string | undefined {
   if (['bf16', 'bf16-mixed', 'bfloat16-mixed', 'amp-bf16', 'bf16_mixed'].includes(x)) return 'bf16-mixed';
   if (['fp16', '16', '16-mixed', 'amp-fp16', 'fp16-mixed', 'float16'].includes(x)) return 'fp16-mixed';
   if (['bf16-true', 'bfloat16', 'pure-bf16'].includes(x)) return 'bf16';
-  if (['fp8', 'fp8-mixed', 'transformer-engine', 'transformer-engine-float16'].includes(x)) return 'fp8-mixed';
+  if (['fp8', 'fp8-mixed', 'amp-fp8', 'transformer-engine', 'transformer-engine-float16'].includes(x)) return 'fp8-mixed';
   if (['no', 'fp32', '32', '32-true', 'float32', 'none'].includes(x)) return 'fp32';
   return undefined;
 }

@@ -93,7 +93,7 @@ export function readHfConfig(s: FactSink, root: KNode | undefined): void {
  * llm-foundry MPT keys (MPTConfig, llmfoundry/models/mpt/configuration_mpt.py): FFN = expansion_ratio · d_model,
  * learned positions unless learned_pos_emb is false, LayerNorm, tied head, plain GELU MLP, biases unless no_bias.
  */
-function readMpt(s: FactSink, node: KNode, prefix: string): void {
+export function readMpt(s: FactSink, node: KNode, prefix: string): void {
   const d = 'llm-foundry MPTConfig default';
   const ratio = entry(node, 'expansion_ratio');
   const h = s.num('model.hiddenSize');
@@ -109,6 +109,7 @@ function readMpt(s: FactSink, node: KNode, prefix: string): void {
   const nb = entry(node, 'no_bias');
   const bias = nb ? toBool(nb.value.value) !== true : true;
   if (nb) { s.explicit('model.attnBias', bias ? 'all' : 'none', locOf(nb, prefix + 'no_bias')); s.explicit('model.mlpBias', bias, locOf(nb, prefix + 'no_bias')); }
+  else { s.default('model.attnBias', 'all', `${d}: no_bias false`); s.default('model.mlpBias', true, `${d}: no_bias false`); }
   s.default('model.norm', 'layernorm', `${d}: low_precision_layernorm`);
   s.default('model.gatedMlp', false, `${d}: ffn_type mptmlp (GELU)`);
   s.default('model.tiedEmbeddings', true, `${d}: tie_word_embeddings true`);

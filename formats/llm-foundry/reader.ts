@@ -8,6 +8,8 @@ import type { FactSink } from '../common/sink';
 import { locOf } from '../common/read';
 import { fsdpStrategyOf } from '../common/maps';
 import { at, entry, type KNode } from '../common/tree';
+import { readFoundryModel } from './model';
+import { readFoundryOptimizer, readFsdpPrecision } from './training';
 
 const TABLE = foundry as DialectTable;
 
@@ -15,6 +17,7 @@ const TABLE = foundry as DialectTable;
 export function readLlmFoundry(s: FactSink, root: KNode | undefined): void {
   if (!root || root.kind !== 'map') return;
   applyTable(s, TABLE, getter(root));
+  readFoundryModel(s, root);
   // Composer and OLMo shard with FSDP FULL_SHARD unless the block names another strategy.
   const block = entry(root, 'fsdp_config') ? 'fsdp_config' : entry(root, 'fsdp') ? 'fsdp' : undefined;
   if (block) {
@@ -30,6 +33,8 @@ export function readLlmFoundry(s: FactSink, root: KNode | undefined): void {
       s.default('parallel.sharding.stage', 3, why);
     }
   }
+  readFsdpPrecision(s, root);
+  readFoundryOptimizer(s, root);
   s.derived('engine', 'fsdp1', 'llm-foundry and OLMo train with torch FSDP');
   if (s.value('training.recompute') === undefined) s.default('training.recompute', 'none', 'no activation checkpointing configured');
 }

@@ -43,6 +43,8 @@ export interface ActivationShape {
   readonly autocastHeadBytes?: number;
   /** Per-head RMSNorm of q and k (Qwen3, OLMo 2). */
   readonly qkNorm?: boolean;
+  /** The block norms run and save in the 16-bit compute dtype (MPT low_precision_layernorm). */
+  readonly lowPrecisionNorm?: boolean;
   /** Which blocks recompute and what they keep (shared/memory/engine.ts recomputePolicyOf), and every how many blocks. */
   readonly acPolicy?: RecomputePolicy;
   /**

@@ -70,7 +70,8 @@ export function titanOpSelectiveBytes(x: ActivationShape, ffn = x.ffn): number {
  * apply_rotary_pos_emb, sdpa/eager attention, LlamaMLP), with S = bytes of the residual stream (4 under autocast with
  * fp32 weights, else the compute dtype) and B = compute bytes:
  * - each eager RMSNorm saves its fp32 input (the input itself, or its fp32 copy), the normalised tensor in the input
- *   dtype and the rsqrt: (4 + S)·T·h + 4T, twice;
+ *   dtype and the rsqrt: (4 + S)·T·h + 4T, twice; a low-precision norm (MPT's LPLayerNorm, layer_norm run in the
+ *   16-bit dtype with autocast off) saves its 16-bit input and fp32 mean and rstd: B·T·h + 8T, twice;
  * - the linears' inputs: under autocast q/k/v_proj and gate/up_proj each save their own bf16 cast of the fp32 norm
  *   output (5·B·T·h); otherwise the two norm outputs (2·S·T·h);
  * - SDPA (FlashAttention with native grouped K/V heads; memory-efficient attention in fp32, which repeats them): q, k,
@@ -82,7 +83,7 @@ export function hfBlockBytes(x: ActivationShape, ffn = x.ffn): number {
   const B = x.actBytes, S = x.streamBytes ?? B, T = x.sLocal * x.b;
   const amp = (x.autocastWeightBytes ?? 0) > 0 || S > B;
   const w = widths(x, !x.flash || B === 4);
-  const norms = 2 * ((4 + S) * T * x.h + 4 * T);
+  const norms = x.lowPrecisionNorm ? 2 * (B * T * x.h + 8 * T) : 2 * ((4 + S) * T * x.h + 4 * T);
   const linearInputs = (amp ? 5 * B : 2 * S) * T * x.h;
   const qkNorm = x.qkNorm ? (4 + S) * T * (x.heads + x.kvHeadsEff) * x.headDim : 0;
   const attention = B * T * (2 * w.q + 2 * w.kv) + (x.flash ? flashStatsBytes(x) : eagerScoreBytes(x));

@@ -15,7 +15,7 @@ import { regimeBytes } from './regime';
 
 /** Everything the per-stage computation reads. Mutable so the fast path can refill one instance. */
 export interface MemoryContext extends ActivationShape {
-  streamBytes: number; autocastWeightBytes: number; autocastHeadBytes: number; qkNorm: boolean; acPolicy: RecomputePolicy; acEvery: number;
+  streamBytes: number; autocastWeightBytes: number; autocastHeadBytes: number; qkNorm: boolean; lowPrecisionNorm: boolean; acPolicy: RecomputePolicy; acEvery: number;
   compiled: boolean;
   model: ModelSpec;
   sLocal: number; b: number; h: number; heads: number; kvHeadsEff: number; headDim: number; ffn: number;
@@ -91,7 +91,7 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   c.streamBytes = c.regime === 'amp' || c.regime === 'fp32' ? 4 : c.actBytes;
   c.autocastWeightBytes = autocast && c.impl === 'hf' && !plan.lora ? c.actBytes * (c.attnRank + c.denseMlpRank) : 0;
   c.autocastHeadBytes = autocast && c.impl === 'hf' && !plan.lora ? (c.actBytes * c.vocab * c.h) / tp : 0;
-  c.qkNorm = model.qkNorm; c.acPolicy = recomputePolicyOf(plan); c.acEvery = recomputeEveryOf(plan);
+  c.qkNorm = model.qkNorm; c.lowPrecisionNorm = model.lowPrecisionNorm === true; c.acPolicy = recomputePolicyOf(plan); c.acEvery = recomputeEveryOf(plan);
   c.compiled = plan.training.compile === true && c.impl === 'torchtitan';
   const rb = regimeBytes(c.regime, t.precision);
   c.paramB = rb.param; c.gradB = rb.grad ?? dtypeBytes(t.gradDtype); c.masterB = rb.master; c.gatherB = rb.gathered;

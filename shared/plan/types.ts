@@ -60,6 +60,12 @@ export interface ModelSpec {
   /** Per-head RMSNorm on q and k (Qwen3). */
   readonly qkNorm: boolean;
   /**
+   * The block's norms run in the 16-bit compute dtype and save only their 16-bit input and statistics (MPT's
+   * low_precision_layernorm, llmfoundry/models/layers/norm.py LPLayerNorm: autocast off, input and weight downcast),
+   * not the fp32 copy autocast makes for layer_norm. Undefined = false.
+   */
+  readonly lowPrecisionNorm?: boolean;
+  /**
    * Dropout is active (attention/hidden dropout > 0): activations then keep 1-byte masks (Korthikanti et al. 2022).
    * Undefined = true (GPT/Megatron default 0.1); Llama-family configs have 0.
    */

@@ -38,6 +38,8 @@ interface Lane {
   live: number;
   /** Duration of the last backward pass. */
   lastB: number;
+  /** End of each chunk's last backward pass (interleaved schedules launch each chunk's gradient sync there). */
+  chunkEnd: number[];
 }
 
 /** Simulation with no timeline, for layouts that cannot run. */
@@ -49,6 +51,25 @@ function failed(plan: Plan, problems: Simulation['problems']): Simulation {
   };
 }
 
+/**
+ * Megatron's interleaved gradient sync on one lane: each chunk's reduce (t/v) is launched when the chunk's last backward
+ * ends (chunk 0's inside its last backward, behind the bucket window), and the reduces run one after another on the
+ * communication stream (shared/time/stageComm.ts interleavedSyncHidden). Returns when the lane's gradients are ready.
+ */
+function chunkedSync(L: Lane, T: StageTiming, v: number, cost: number): number {
+  const d = T.gradSync / v;
+  const arrivals = L.chunkEnd.map((e, c) => (c === 0 ? L.t - Math.min(T.gradSyncWindow, L.lastB) : e)).sort((a, b) => a - b);
+  let free = -Infinity;
+  let hidden = 0;
+  for (const a of arrivals) {
+    const start = Math.max(free, a);
+    free = start + d;
+    hidden += Math.max(0, Math.min(free, L.t) - start);
+    L.blocks.push({ kind: 'comm', microbatch: -1, chunk: -1, start, end: free, label: 'gradient sync (DP, one chunk)', lane: 'comm' });
+  }
+  return Math.max(L.t, free) + cost * hidden;
+}
+
 /** Runs the passes of every stage; returns the lanes or undefined on a schedule deadlock. */
 function runPipeline(st: readonly StageTiming[], ops: Op[][], m: number, v: number, zb: boolean, acts: number[]): Lane[] | undefined {
   const p = st.length;
@@ -56,7 +77,7 @@ function runPipeline(st: readonly StageTiming[], ops: Op[][], m: number, v: numb
   const fEnd = new Float64Array(n).fill(-1);
   const bEnd = new Float64Array(n).fill(-1);
   const idx = (s: number, mb: number, c: number) => (s * m + mb) * v + c;
-  const lanes: Lane[] = ops.map((o) => ({ ops: o, pos: 0, t: 0, blocked: false, pendingW: [], blocks: [], mem: [], busy: 0, live: 0, lastB: 0 }));
+  const lanes: Lane[] = ops.map((o) => ({ ops: o, pos: 0, t: 0, blocked: false, pendingW: [], blocks: [], mem: [], busy: 0, live: 0, lastB: 0, chunkEnd: new Array<number>(v).fill(0) }));
   const total = ops.reduce((a, o) => a + o.length, 0);
   let done = 0;
   const push = (L: Lane, b: Block) => {
@@ -142,6 +163,7 @@ function runPipeline(st: readonly StageTiming[], ops: Op[][], m: number, v: numb
       end = pass(L, 'backward', start + r, (T.backward / v) * half, (backwardComm(T) / v) * half, op.mb, op.chunk, `B${op.mb}.${op.chunk}`);
       bEnd[idx(s, op.mb, op.chunk)] = end;
       L.lastB = end - start - r;
+      L.chunkEnd[op.chunk] = end;
       if (zb) L.pendingW.push(op);
       else {
         L.mem.push([end, -acts[s]]);
@@ -210,6 +232,7 @@ export function simulateStep(plan: Plan, cache: TimeCache = new TimeCache()): Si
   const ready = lanes.map((L, s) => {
     const T = st[s];
     if (!(T.gradSync > 0)) return L.t;
+    if (T.gradSyncCooldown > 0) return chunkedSync(L, T, v, cost);
     const syncStart = L.t - Math.min(T.gradSyncWindow, L.lastB);
     L.blocks.push({ kind: 'comm', microbatch: -1, chunk: -1, start: syncStart, end: syncStart + T.gradSync, label: 'gradient sync (DP)', lane: 'comm' });
     // The hidden part of the sync still slows the backward it overlaps by overlapCost (shared/time/stepTime.ts).

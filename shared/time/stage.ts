@@ -20,6 +20,7 @@ export interface StageTiming {
   readonly backward: number;
   readonly gradSync: number;
   readonly gradSyncWindow: number;
+  readonly gradSyncCooldown: number;
   readonly optimizer: number;
   readonly postStep: number;
   readonly p2p: number;
@@ -41,6 +42,7 @@ export function stageTiming(
     backward: work.backward + comm.perMicrobatchBackward,
     gradSync: comm.gradSync,
     gradSyncWindow: comm.gradSyncWindow,
+    gradSyncCooldown: comm.gradSyncCooldown,
     optimizer: cachedOptimizerSeconds(plan, stage, comm.params, cache, ctx),
     postStep: comm.postStep,
     p2p: comm.p2p,
@@ -55,7 +57,7 @@ export type StageTimingScratch = { -readonly [K in keyof StageTiming]: StageTimi
 /** A fresh scratch record for stageTimingInto. */
 export function newStageTimingScratch(work: MicrobatchWork): StageTimingScratch {
   return {
-    stage: 0, layers: 0, forward: 0, recompute: 0, backward: 0, gradSync: 0, gradSyncWindow: 0, optimizer: 0, postStep: 0, p2p: 0,
+    stage: 0, layers: 0, forward: 0, recompute: 0, backward: 0, gradSync: 0, gradSyncWindow: 0, gradSyncCooldown: 0, optimizer: 0, postStep: 0, p2p: 0,
     work, comm: newStageCommNumbers(),
   };
 }
@@ -73,6 +75,7 @@ export function stageTimingInto(plan: Plan, stage: number, ctx: TimeContext, wor
   out.backward = work.backward + comm.perMicrobatchBackward;
   out.gradSync = comm.gradSync;
   out.gradSyncWindow = comm.gradSyncWindow;
+  out.gradSyncCooldown = comm.gradSyncCooldown;
   out.optimizer = cachedOptimizerSeconds(plan, stage, comm.params, cache, ctx, entry);
   out.postStep = comm.postStep;
   out.p2p = comm.p2p;

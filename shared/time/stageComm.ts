@@ -31,6 +31,11 @@ export interface StageComm {
   readonly gradSync: number;
   /** Part of the last backward the gradient sync can hide behind, seconds (0 without overlap). */
   readonly gradSyncWindow: number;
+  /**
+   * Gradient sync hidden in an interleaved pipeline's cooldown, each chunk's reduce launched after its own last backward
+   * (Megatron with overlapped grad reduce and virtual stages, interleavedSyncHidden), seconds; 0 otherwise.
+   */
+  readonly gradSyncCooldown: number;
   /** Exposed seconds added to every micro-batch's forward and backward (ZeRO-2/3 per-micro-batch traffic). */
   readonly perMicrobatchForward: number;
   readonly perMicrobatchBackward: number;
@@ -139,6 +144,7 @@ export interface StageCommNumbers {
   collectives: readonly Collective[];
   gradSync: number;
   gradSyncWindow: number;
+  gradSyncCooldown: number;
   perMicrobatchForward: number;
   perMicrobatchBackward: number;
   postStep: number;
@@ -153,7 +159,7 @@ export interface StageCommNumbers {
 /** A fresh record for stageCommInto (reused by the planner's fast path across calls). */
 export function newStageCommNumbers(): StageCommNumbers {
   return {
-    collectives: NONE_C, gradSync: 0, gradSyncWindow: 0, perMicrobatchForward: 0, perMicrobatchBackward: 0, postStep: 0, p2p: 0,
+    collectives: NONE_C, gradSync: 0, gradSyncWindow: 0, gradSyncCooldown: 0, perMicrobatchForward: 0, perMicrobatchBackward: 0, postStep: 0, p2p: 0,
     params: { dense: 0, expert: 0, largestLayer: 0, trainable: 0 }, rsExp: 0, agExp: 0, offExp: 0,
   };
 }
@@ -219,6 +225,7 @@ export function stageCommInto(plan: Plan, ctx: TimeContext, w: MicrobatchWork, k
   out.collectives = NONE_C;
   out.gradSync = gradSync;
   out.gradSyncWindow = window;
+  out.gradSyncCooldown = plan.engine === 'megatron' && overlap ? interleavedSyncHidden(gradSync, ctx.v, ctx.p, (w.backward + perB + w.recompute) / ctx.v, window) : 0;
   out.perMicrobatchForward = perF;
   out.perMicrobatchBackward = perB;
   out.postStep = postStep;
@@ -228,6 +235,26 @@ export function stageCommInto(plan: Plan, ctx: TimeContext, w: MicrobatchWork, k
   out.agExp = agExp;
   out.offExp = offExp;
   return out;
+}
+
+/**
+ * Gradient sync that Megatron's interleaved schedule hides in its cooldown, beyond the last backward's bucket window w:
+ * with v virtual stages each model chunk launches its own reduce as soon as its last micro-batch's backward is done
+ * (megatron/core/pipeline_parallel/schedules.py `forward_backward_pipelining_with_interleaving`,
+ * `config.grad_sync_func[model_chunk_id]`), and the backwards run in groups of p micro-batches per chunk in reverse
+ * chunk order, so chunk c's last backward ends c·Δ before the lane does, Δ = p·b with b one chunk's backward. The v
+ * reduces of d = t/v queue on one stream: chunk 1's ends at q = (d − Δ) + (v − 2)·max(0, d − Δ) from the end, chunk 0's
+ * (launched w before the end) at e = max(0, d + max(q, −w)). Hidden beyond the window: t − w − e (≥ 0). 0 without
+ * interleaving.
+ */
+export function interleavedSyncHidden(sync: number, v: number, p: number, chunkBackward: number, window: number): number {
+  if (v <= 1 || !(sync > 0) || !(chunkBackward > 0)) return 0;
+  const d = sync / v;
+  const gap = Math.max(1, p) * chunkBackward;
+  const q = d - gap + (v - 2) * Math.max(0, d - gap);
+  const w = Math.min(Math.max(0, window), sync);
+  const exposed = Math.max(0, d + Math.max(q, -w));
+  return Math.max(0, sync - w - exposed);
 }
 
 /** Gradient sync left exposed after the window: max(0, t − window) + overlapCost·min(t, window). */
@@ -247,14 +274,14 @@ export function stageComm(
   const entry = cache.entry(plan);
   const k = cache.stageTraffic(plan, stage, entry);
   const c = stageCommInto(plan, ctx, w, k, cache.params, newStageCommNumbers());
-  const { gradSync, gradSyncWindow: window, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp, rsExp, agExp, offExp } = c;
+  const { gradSync, gradSyncWindow: window, gradSyncCooldown: cooldown, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp, rsExp, agExp, offExp } = c;
   if (!list) {
-    return { collectives: NONE_C, gradSync, gradSyncWindow: window, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp };
+    return { collectives: NONE_C, gradSync, gradSyncWindow: window, gradSyncCooldown: cooldown, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp };
   }
   const entries = inLayerEntries(plan, stage, w, m, entry.links);
   const kinds: Exposure[] = entries.map(() => 'pp');
   stepEntries(plan, stage, ctx, k, entry.links, entries, kinds);
-  const gradExposed = gradSyncExposed(gradSync, window, cache.params.overlapCost);
+  const gradExposed = gradSyncExposed(gradSync, window + cooldown, cache.params.overlapCost);
   const collectives: Collective[] = [];
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i];
@@ -265,7 +292,7 @@ export function stageComm(
         : x === 'offload-params' ? offExp : e.id === 'pp-send-recv' ? (pipelineHops(p, ctx.v) * p2p) / p : e.exposed;
     collectives.push(collective({ ...e, exposed }));
   }
-  return { collectives, gradSync, gradSyncWindow: window, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp };
+  return { collectives, gradSync, gradSyncWindow: window, gradSyncCooldown: cooldown, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp };
 }
 
 /** Lists the step-level collectives of a stage (sizes from stageTraffic) with how their exposure is computed. */

@@ -52,9 +52,10 @@ export function pipelineHops(p: number, v: number): number {
 }
 
 /**
- * Gradient sync left after a stage's last backward: max(0, t_sync − window − slack) + overlapCost·min(t_sync, window +
- * slack), slack = the later backwards of earlier stages (the last micro-batch's backward reaches stage 0 last). Stages
- * in order; `counts` as above.
+ * Gradient sync left after a stage's last backward: max(0, t_sync − hide) + overlapCost·min(t_sync, hide), hide = window +
+ * cooldown + slack: the last backward's buckets, an interleaved cooldown's earlier chunks (interleavedSyncHidden) and
+ * the later backwards of earlier stages (the last micro-batch's backward reaches stage 0 last). Stages in order;
+ * `counts` as above.
  */
 export function exposedGradSync(stages: readonly StageTiming[], counts?: readonly number[], overlapCost = 0): number {
   let slack = 0;
@@ -63,7 +64,7 @@ export function exposedGradSync(stages: readonly StageTiming[], counts?: readonl
     const s = stages[i];
     const c = counts ? counts[i] : 1;
     if (c <= 0) continue;
-    const hide = s.gradSyncWindow + slack;
+    const hide = s.gradSyncWindow + s.gradSyncCooldown + slack;
     worst = Math.max(worst, Math.max(0, s.gradSync - hide) + overlapCost * Math.min(s.gradSync, hide));
     slack += c * (s.backward + s.recompute + s.p2p);
   }
