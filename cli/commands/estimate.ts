@@ -19,13 +19,13 @@ function isFolder(p: string): boolean {
 }
 
 /** Columns of the per-stage table: label and the terms summed into it. */
-const COLUMNS: readonly [string, readonly string[]][] = [
-  ['params', ['parameters']],
+export const COLUMNS: readonly [string, readonly string[]][] = [
+  ['params', ['parameters', 'fp8WeightCache']],
   ['grads', ['gradients', 'gradAccumBuffer']],
   ['optim', ['optimizerStates', 'masterWeights']],
   ['activ', ['activations', 'embeddingActivations']],
   ['logits', ['logits']],
-  ['buffers', ['commBuffers', 'gatheredParameters']],
+  ['buffers', ['commBuffers', 'gatheredParameters', 'engineCopies']],
   ['overhead', ['cudaContext']],
 ];
 

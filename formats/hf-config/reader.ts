@@ -98,7 +98,10 @@ export function readMpt(s: FactSink, node: KNode, prefix: string): void {
   const ratio = entry(node, 'expansion_ratio');
   const h = s.num('model.hiddenSize');
   const r = ratio ? toNumber(ratio.value.value) : 4;
-  if (h && r !== undefined && r > 0 && !s.has('model.ffnSize')) {
+  // MPT widths are 1–8 × d_model in practice; a ratio outside (0, 64] is a typo, not a model to estimate.
+  if (ratio && (r === undefined || !(r > 0) || r > 64)) {
+    s.diag('invalid-value', 'warning', `${prefix}expansion_ratio should be a positive number (MLP width / d_model, at most 64).`, ratio.value.range, ['model.ffnSize']);
+  } else if (h && r !== undefined && !s.has('model.ffnSize')) {
     if (ratio) s.explicit('model.ffnSize', Math.round(r * h), locOf(ratio, prefix + 'expansion_ratio'));
     else s.default('model.ffnSize', 4 * h, `${d}: expansion_ratio 4`);
   }

@@ -77,15 +77,21 @@ function readMptBlock(s: FactSink, node: KNode): void {
   else s.default('training.lossFusion', 'native', 'MPT loss_fn default fused_crossentropy (flash-attn cross-entropy on the 16-bit logits)');
 }
 
+/** More routed experts than any published MoE uses (DeepSeek-V3 256, Kimi K2 384) by far: a typo, not a model. */
+const MAX_EXPERTS = 4096;
+
 /** MegaBlocks MoE FFN of an MPT model: moe_num_experts experts of the MLP's width, moe_top_k per token, GELU. */
 function readMegablocks(s: FactSink, node: KNode): void {
   const experts = at(node, 'ffn_config.moe_num_experts');
   const topK = at(node, 'ffn_config.moe_top_k');
   const e = num(experts);
   const k = num(topK);
-  if (experts && e !== undefined && Number.isInteger(e) && e > 0) s.explicit('model.moe.experts', e, locOf(experts, 'model.ffn_config.moe_num_experts'));
-  if (topK && k !== undefined && Number.isInteger(k) && k > 0) s.explicit('model.moe.topK', k, locOf(topK, 'model.ffn_config.moe_top_k'));
-  else if (s.has('model.moe.experts')) s.default('model.moe.topK', 1, 'llm-foundry ffn_config default moe_top_k 1');
+  if (experts && e !== undefined && Number.isInteger(e) && e > 0 && e <= MAX_EXPERTS) s.explicit('model.moe.experts', e, locOf(experts, 'model.ffn_config.moe_num_experts'));
+  else if (experts) s.diag('invalid-value', 'warning', `model.ffn_config.moe_num_experts should be a whole number from 1 to ${MAX_EXPERTS}.`, experts.value.range, ['model.moe.experts']);
+  const most = s.num('model.moe.experts') ?? MAX_EXPERTS;
+  if (topK && k !== undefined && Number.isInteger(k) && k > 0 && k <= most) s.explicit('model.moe.topK', k, locOf(topK, 'model.ffn_config.moe_top_k'));
+  else if (topK) s.diag('invalid-value', 'warning', 'model.ffn_config.moe_top_k should be a whole number from 1 to the number of experts.', topK.value.range, ['model.moe.topK']);
+  if (s.has('model.moe.experts')) s.default('model.moe.topK', 1, 'llm-foundry ffn_config default moe_top_k 1');
   const f = s.num('model.ffnSize');
   if (s.has('model.moe.experts') && f) s.derived('model.moe.expertFfnSize', f, 'MegaBlocks experts use the MLP width expansion_ratio · d_model');
 }
@@ -114,7 +120,8 @@ function readOlmoBlock(s: FactSink, node: KNode, root: KNode): void {
   const width = (w: number) => (gated ? Math.round(w / 2) : Math.round(w));
   if (hidE && hidden !== undefined && Number.isInteger(hidden) && hidden > 0) s.explicit('model.ffnSize', width(hidden), locOf(hidE, 'model.mlp_hidden_size'));
   else if (hidE && hidE.value.kind === 'scalar' && hidE.value.value !== null) s.diag('invalid-value', 'warning', 'model.mlp_hidden_size should be a positive whole number.', hidE.value.range, ['model.ffnSize']);
-  else if (h && ratioE && ratio !== undefined && ratio > 0) s.explicit('model.ffnSize', width(ratio * h), locOf(ratioE, 'model.mlp_ratio'));
+  else if (ratioE && (ratio === undefined || !(ratio > 0) || ratio > 64)) s.diag('invalid-value', 'warning', 'model.mlp_ratio should be a positive number (MLP width / d_model, at most 64).', ratioE.value.range, ['model.ffnSize']);
+  else if (h && ratioE && ratio !== undefined) s.explicit('model.ffnSize', width(ratio * h), locOf(ratioE, 'model.mlp_ratio'));
   else if (h) s.default('model.ffnSize', width(4 * h), `${d}: mlp_ratio 4`);
   const rope = toBool(entry(node, 'rope')?.value.value) === true;
   const alibi = toBool(entry(node, 'alibi')?.value.value) === true;

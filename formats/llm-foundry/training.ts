@@ -30,6 +30,8 @@ export function readFsdpPrecision(s: FactSink, root: KNode): void {
     if (mode === 'DICT' && rd) {
       const dt = /32/.test(rd) ? 'fp32' : /16|bf/.test(rd) ? (/bf/.test(rd) ? 'bf16' : 'fp16') : undefined;
       if (dt) s.explicit('training.gradDtype', dt, locOf(composer, 'fsdp_config.mixed_precision.reduce_dtype'));
+    } else if (mode === 'DICT' || (composer.value.kind === 'map' && !rd)) {
+      s.diag('invalid-value', 'warning', 'fsdp_config.mixed_precision.reduce_dtype should name a dtype (float32, bfloat16, float16).', composer.keyRange ?? composer.value.range, ['training.gradDtype']);
     } else if (byMode[mode]) {
       s.explicit('training.gradDtype', byMode[mode] === 'fp32' ? 'fp32' : ampDtype(s), locOf(composer, 'fsdp_config.mixed_precision'));
     } else if (mode) {
@@ -53,6 +55,7 @@ export function readFsdpPrecision(s: FactSink, root: KNode): void {
 export function readFoundryOptimizer(s: FactSink, root: KNode): void {
   const e = at(root, 'optimizer.name');
   const name = str(e);
+  if (e && !name && e.value.kind !== 'scalar') s.diag('invalid-value', 'warning', 'optimizer.name should be the optimizer\'s name.', e.value.range, ['training.optimizer']);
   if (!e || !name) return;
   const kind = optimizerOf(name);
   if (!kind) return;

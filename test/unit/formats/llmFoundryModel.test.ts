@@ -107,6 +107,16 @@ describe('llm-foundry MPT model block', () => {
     for (const needle of ['groupnorm', 'focal', 'cuda', 'many', 'HALF']) assert.ok(at(needle), `a warning at ${needle}`);
     assert.equal(parsed.facts['training.gradDtype']?.value, 'fp32');
     assert.equal(parsed.facts['model.kvHeads']?.value, 16);
+    // Absurd sizes are refused at the value, not estimated: a 64× MLP bound, at most 4,096 experts, top-k within them.
+    const absurd = 'global_train_batch_size: 64\ndevice_train_microbatch_size: 2\nmax_seq_len: 2048\nmodel:\n  name: mpt_causal_lm\n'
+      + '  d_model: 2048\n  n_heads: 16\n  n_layers: 24\n  expansion_ratio: 1.0e+30\n  ffn_config:\n    ffn_type: mb_moe\n    moe_num_experts: 8\n    moe_top_k: -2\n'
+      + 'fsdp_config:\n  mixed_precision:\n    buffer_dtype: float32\n';
+    const a = parseConfig('/w/yamls/absurd.yaml', absurd, 'llm-foundry');
+    const warned = (needle: string) => a.diagnostics.some((d) => d.code === 'invalid-value' && d.range !== undefined && d.range.start.line === rangeOf(absurd, needle).start.line);
+    for (const needle of ['1.0e+30', '-2', 'mixed_precision']) assert.ok(warned(needle), `a warning at ${needle}`);
+    assert.equal(a.facts['model.ffnSize'], undefined);
+    assert.equal(a.facts['model.moe.topK']?.value, 1);
+    assert.equal(a.facts['model.moe.topK']?.source.kind, 'default');
   });
 });
 
