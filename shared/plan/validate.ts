@@ -121,7 +121,11 @@ function checkPipeline(plan: Plan, add: Add): void {
     add('pp-divides-layers', 'error', `PP ${p.pp} does not divide the ${L} layers and no uneven split is given.`, 'parallel.pp', 'model.layers');
   }
   if (p.vpp > 1) {
-    if ((L / p.pp) % p.vpp !== 0) add('vpp-divides-layers', 'error', `Virtual stages ${p.vpp} do not divide the ${L / p.pp} layers per stage.`, 'parallel.vpp');
+    // An explicit (uneven) split, such as Megatron's --account-for-embedding/loss-in-pipeline-split one, needs at
+    // least v layers on every stage (shared/time/problems.ts layoutProblems); an even split needs v to divide them.
+    if (p.stageLayers) {
+      if (p.stageLayers.some((x) => x < p.vpp)) add('vpp-divides-layers', 'error', `Virtual stages ${p.vpp} need at least ${p.vpp} layers on every stage (split ${p.stageLayers.join(', ')}).`, 'parallel.vpp', 'parallel.stageLayers');
+    } else if ((L / p.pp) % p.vpp !== 0) add('vpp-divides-layers', 'error', `Virtual stages ${p.vpp} do not divide the ${L / p.pp} layers per stage.`, 'parallel.vpp');
     if (p.schedule !== 'interleaved') add('vpp-needs-interleaved', 'warning', `Virtual stages ${p.vpp} need the interleaved schedule (schedule is ${p.schedule}).`, 'parallel.vpp', 'parallel.schedule');
   }
   if (p.schedule === 'interleaved' && p.pp > 1 && m % p.pp !== 0) {

@@ -42,6 +42,8 @@ const CASES: [string, Plan][] = [
   ['stage-layers-sum', edit((p) => par(p, { stageLayers: [10, 10] }))],
   ['pp-divides-layers', edit((p) => mod(p, { layers: 31 }))],
   ['vpp-divides-layers', edit((p) => par(p, { vpp: 3, schedule: 'interleaved' }))],
+  // An uneven split needs at least v layers on every stage.
+  ['vpp-divides-layers', edit((p) => par(p, { vpp: 4, schedule: 'interleaved', stageLayers: [3, 29] }))],
   ['vpp-needs-interleaved', edit((p) => par(p, { vpp: 2, schedule: '1f1b' }))],
   ['interleaved-microbatches', edit((p) => tr(par(p, { vpp: 2, schedule: 'interleaved' }), { gradAccum: 3, globalBatch: 6 }))],
   ['pipeline-underfilled', edit((p) => tr(p, { gradAccum: 1, globalBatch: 2 }))],
@@ -71,6 +73,13 @@ describe('validatePlan', () => {
       for (const s of e.stages) assert.ok(Number.isFinite(s.peakReservedBytes) && s.peakReservedBytes >= 0);
     });
   }
+  test('an uneven split with v layers or more per stage is consistent (Megatron\'s --account-for-embedding/loss split)', () => {
+    // Llama 3.1 405B at PP 8 · VPP 8 with the embedding and the loss counted as layers: (126 + 2) / 64 = 2 per
+    // virtual stage, so the first and last stages hold 15 layers and the others 16 (Megatron-Bridge's H100 recipe).
+    // Scaled to this 32-layer base: PP 2 · VPP 4 with 15 + 17 layers.
+    const uneven = edit((p) => par(p, { vpp: 4, schedule: 'interleaved', stageLayers: [15, 17] }));
+    assert.deepEqual(validatePlan(uneven).filter((x) => x.code === 'vpp-divides-layers'), []);
+  });
   test('impossible layouts give no stages', () => {
     assert.deepEqual(estimateMemory(edit((p) => mod(p, { layers: 1 }))).stages, []);
     assert.deepEqual(estimateMemory(edit((p) => tr(p, { microBatch: -2 }))).stages, []);
