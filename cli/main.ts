@@ -54,6 +54,15 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
+// A reader that stops early (`shardlens gpus | head`) closes the pipe: the CLI ends quietly, as Unix tools do, rather
+// than printing a stack trace for the write that can no longer land. Exit hooks (process groups) still run.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw err;
+  });
+}
+
 main(process.argv.slice(2)).then(
   (code) => { if (process.exitCode === undefined) process.exitCode = code; },
   (err: unknown) => {

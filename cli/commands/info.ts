@@ -70,9 +70,12 @@ export function gpusCommand(args: ParsedArgs): number {
     return 0;
   }
   const t = (x: number | undefined) => (x ? `${Math.round(x / 1e12)}` : '—');
-  console.log(`${'id'.padEnd(16)} ${'name'.padEnd(26)} ${'memory'.padStart(8)} ${'bf16 TF/s'.padStart(9)} ${'fp8 TF/s'.padStart(9)} ${'HBM TB/s'.padStart(8)} ${'intra GB/s'.padStart(10)} ${'inter GB/s'.padStart(10)}`);
+  // Columns are as wide as their longest entry, so long catalog names (the 500 W H100, GH200 144GB) stay aligned.
+  const idWidth = Math.max(2, ...gpus.map((g) => g.id.length));
+  const nameWidth = Math.max(4, ...gpus.map((g) => g.name.length));
+  console.log(`${'id'.padEnd(idWidth)}  ${'name'.padEnd(nameWidth)} ${'memory'.padStart(8)} ${'bf16 TF/s'.padStart(9)} ${'fp8 TF/s'.padStart(9)} ${'HBM TB/s'.padStart(8)} ${'intra GB/s'.padStart(10)} ${'inter GB/s'.padStart(10)}`);
   for (const g of gpus) {
-    console.log(`${g.id.padEnd(16)} ${g.name.padEnd(26)} ${`${Math.round(g.memoryBytes / 2 ** 30)} GiB`.padStart(8)} ${t(g.peakFlops.bf16 ?? g.peakFlops.fp16).padStart(9)} ${t(g.peakFlops.fp8).padStart(9)} ${(g.hbmBandwidth / 1e12).toFixed(2).padStart(8)} ${String(Math.round(g.intraNodeBandwidth / 1e9)).padStart(10)} ${String(Math.round(g.interNodeBandwidth / 1e9)).padStart(10)}`);
+    console.log(`${g.id.padEnd(idWidth)}  ${g.name.padEnd(nameWidth)} ${`${Math.round(g.memoryBytes / 2 ** 30)} GiB`.padStart(8)} ${t(g.peakFlops.bf16 ?? g.peakFlops.fp16).padStart(9)} ${t(g.peakFlops.fp8).padStart(9)} ${(g.hbmBandwidth / 1e12).toFixed(2).padStart(8)} ${String(Math.round(g.intraNodeBandwidth / 1e9)).padStart(10)} ${String(Math.round(g.interNodeBandwidth / 1e9)).padStart(10)}`);
   }
   console.log('\nNames match forgivingly: A100-80GB, a100_80g, H100, h100-sxm5-80gb, mi300x …');
   return 0;

@@ -26,6 +26,8 @@ function mapped(flag: string, raw: string): FactValue | undefined {
     case '--fp8-recipe': return ['delayed', 'tensorwise', 'mxfp8', 'blockwise'].includes(v) ? v : undefined;
     case '--optimizer': return ({ adam: 'adamw', adamw: 'adamw', sgd: 'sgd-momentum', lion: 'lion' } as Record<string, string>)[v.toLowerCase()];
     case '--attention-backend': return v === 'flash' ? true : v === 'unfused' || v === 'local' ? false : undefined;
+    // flex means DeepEP unless --moe-flex-dispatcher-backend hybridep (applySpecial); alltoall_seq is an all-to-all.
+    case '--moe-token-dispatcher-type': return ({ allgather: 'allgather', alltoall: 'alltoall', alltoall_seq: 'alltoall', flex: 'deepep' } as Record<string, string>)[v];
     case '--moe-layer-freq': { const n = toNumber(v); return n !== undefined && Number.isInteger(n) && n >= 1 ? n : undefined; }
     default: return undefined;
   }
@@ -129,12 +131,29 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   const inst = seen.get('--num-distributed-optimizer-instances');
   const n = inst?.value ? toNumber(inst.value) : undefined;
   if (inst && n && n > 1) s.explicit('parallel.sharding.instances', n, locOfArg(inst));
+  flexBackend(s, seen);
   const tp = s.num('parallel.tp') ?? 1;
   const sp = seen.get('--sequence-parallel');
   // Megatron turns sequence parallelism off at TP = 1 (arguments.py); derivePlan applies it, the file is told here.
   if (sp && tp === 1 && s.value('parallel.sp') === true) {
     s.diag('megatron-sp-tp1', 'info', 'Megatron turns --sequence-parallel off when TP = 1.', here(sp, sp.flagRange), ['parallel.sp']);
   }
+}
+
+/**
+ * The flex dispatcher's kernels: --moe-flex-dispatcher-backend deepep (the default) or hybridep
+ * (megatron/training/arguments.py; megatron/core/transformer/moe/token_dispatcher.py MoEFlexTokenDispatcher).
+ */
+function flexBackend(s: FactSink, seen: Map<string, FlagArg>): void {
+  const disp = seen.get('--moe-token-dispatcher-type');
+  const be = seen.get('--moe-flex-dispatcher-backend');
+  if (!be || be.value === undefined || be.unresolved) return;
+  const v = be.value.trim().replace(/["']/g, '');
+  if (v !== 'deepep' && v !== 'hybridep') {
+    s.diag('invalid-value', 'warning', `${be.flag} should be one of deepep, hybridep.`, here(be, be.valueRange ?? be.flagRange), ['parallel.epDispatcher']);
+    return;
+  }
+  if (disp?.value?.trim() === 'flex') s.explicit('parallel.epDispatcher', v, locOfArg(be));
 }
 
 /** Megatron's defaults for everything the flags left unset (docs/formats/megatron.md). */
@@ -171,6 +190,7 @@ function parallelDefaults(s: FactSink, d: D): void {
   d('parallel.pp', 1, '--pipeline-model-parallel-size 1');
   d('parallel.cp', 1, '--context-parallel-size 1');
   d('parallel.ep', 1, '--expert-model-parallel-size 1');
+  d('parallel.epDispatcher', 'allgather', '--moe-token-dispatcher-type allgather');
   d('parallel.sp', false, 'no --sequence-parallel');
   d('parallel.sharding.style', 'ddp', 'Megatron DDP without --use-distributed-optimizer');
   d('parallel.sharding.stage', 0, 'optimizer states replicated without --use-distributed-optimizer');

@@ -25,7 +25,7 @@ export interface LayoutLinks {
 }
 
 /** Placeholder for a group of one rank (never used for traffic). */
-export const NO_LINK: GroupLink = { size: 1, tier: 'nvlink', busbw: 1, alpha: 0, perNode: 1, nodes: 1, profile: undefined, nvls: false };
+export const NO_LINK: GroupLink = { size: 1, tier: 'nvlink', busbw: 1, alpha: 0, perNode: 1, nodes: 1, profile: undefined, nvls: false, a2aBusbw: 0 };
 
 /** Positive integer or 1. */
 function deg(x: number): number {
@@ -61,7 +61,7 @@ export function layoutLinks(plan: Plan): LayoutLinks {
     epLink: m.moe && deg(par.ep) > 1 ? axisLink(plan, 'ep') : NO_LINK,
     ppLink: pp > 1 ? pointToPoint(axisLink(plan, 'pp', 2)) : NO_LINK,
     pcieLink: offload
-      ? { size: 1, tier: 'pcie', busbw: busBandwidth(plan, 'pcie', 1, 1), alpha: plan.cluster.gpu.intraNodeLatency, perNode: 1, nodes: 1, profile: undefined, nvls: false } : NO_LINK,
+      ? { size: 1, tier: 'pcie', busbw: busBandwidth(plan, 'pcie', 1, 1), alpha: plan.cluster.gpu.intraNodeLatency, perNode: 1, nodes: 1, profile: undefined, nvls: false, a2aBusbw: 0 } : NO_LINK,
     dpSize, shard, replicas, edp,
     shardLink: shard > 1 ? productLink(plan, shardParts) : NO_LINK,
     replicaLink: replicas > 1 ? productLink(plan, [[replicas, dpStride * Math.max(1, shard / cp)]]) : NO_LINK,

@@ -10,6 +10,8 @@ import { profileCollectiveSeconds, type ClusterProfile } from '../hardware/profi
 import type { CollectiveKind, CommAlgorithm, LinkTier } from './types';
 
 const EFF: Readonly<Record<LinkTier, number>> = constants.busEfficiency;
+/** Fraction of an inter-node adapter's rate NCCL reaches (data/collectives.json busEfficiency.network). */
+export const NETWORK_EFFICIENCY = EFF.network;
 const KIND_EFF: Readonly<Record<LinkTier, Readonly<Partial<Record<CollectiveKind, number>>>>> = constants.kindEfficiency;
 const AG_NV = KIND_EFF.nvlink['all-gather'] ?? 1, RS_NV = KIND_EFF.nvlink['reduce-scatter'] ?? 1, A2A_NV = KIND_EFF.nvlink['all-to-all'] ?? 1;
 const AG_NET = KIND_EFF.network['all-gather'] ?? 1, RS_NET = KIND_EFF.network['reduce-scatter'] ?? 1, A2A_NET = KIND_EFF.network['all-to-all'] ?? 1;
@@ -88,6 +90,27 @@ export function busBandwidth(plan: Plan, tier: LinkTier, perNode: number, nodes:
   return Math.min(g.intraNodeBandwidth * EFF.nvlink, perNode * g.interNodeBandwidth * EFF.network) * fabricScaling(nodes);
 }
 
+/**
+ * Bus bandwidth of an all-to-all whose group spans nodes, bytes/s. Unlike a ring, where each chunk crosses between two
+ * nodes once and every adapter of the node carries a share, an all-to-all sends each rank's own (n − perNode)/n of its
+ * message to ranks on other nodes, and the node's adapters, one per GPU, are shared by as many senders (PXN only moves
+ * a message to a peer's adapter): that part leaves at one adapter's rate, A = interNodeBandwidth × network efficiency ×
+ * fabric scaling, while the (perNode − 1)/n that stays in the node runs over NVLink (or PCIe) at the same time. So
+ * t = S · max((n − perNode)/(n·A), (perNode − 1)/(n·I)) and, in nccl-tests' convention, busbw = S·(n − 1)/n / t
+ * = (n − 1) / max((n − perNode)/A, (perNode − 1)/I), I the intra-node bus bandwidth. Two nodes of eight H100 with one
+ * 400 Gb/s adapter per GPU: 45 × 15/8 ≈ 84 GB/s, half of a ring all-gather's 185 (data/collectives.json). DeepEP's
+ * README reports its internode dispatch and combine bound by that adapter (about 50 GB/s per CX7 400 Gb/s card) rather
+ * than by NVLink; docs/time-model.md#expert-parallel-dispatch.
+ */
+export function networkAllToAllBandwidth(plan: Plan, size: number, perNode: number, nodes: number): number {
+  const g = plan.cluster.gpu;
+  if (size <= perNode) return 0;
+  const adapter = g.interNodeBandwidth * NETWORK_EFFICIENCY * fabricScaling(nodes);
+  const intra = perNode > 1 ? busBandwidth(plan, g.intraNodeBandwidth <= g.hostBandwidth ? 'pcie' : 'nvlink', perNode, 1) : Infinity;
+  const t = Math.max((size - perNode) / adapter, (perNode - 1) / intra);
+  return t > 0 ? (size - 1) / t : 0;
+}
+
 /** nccl-tests factor from algorithm bandwidth to bus bandwidth: all-reduce 2(n−1)/n, AG/RS/all-to-all (n−1)/n, send-recv 1. */
 export function busFactor(kind: CollectiveKind, n: number): number {
   if (n <= 1) return kind === 'send-recv' ? 1 : 0;
@@ -151,6 +174,8 @@ export interface GroupLink {
   readonly profile?: ClusterProfile;
   /** The GPUs' NVSwitch reduces in the switch (GpuSpec.nvlinkSharp): all-reduce outruns all-gather and reduce-scatter. */
   readonly nvls: boolean;
+  /** Bus bandwidth of an all-to-all on this group when it crosses nodes (networkAllToAllBandwidth); 0 inside a node. */
+  readonly a2aBusbw: number;
 }
 
 /** Per-step latency (alpha) of a tier from the GPU catalog, seconds. */
@@ -168,7 +193,8 @@ export function axisLink(plan: Plan, axis: ParallelAxis, sizeOverride?: number):
   const nodes = Math.max(1, Math.ceil(size / perNode));
   const profile = plan.cluster.profile;
   // One object shape for every link (profile present or undefined): the hot paths that read links stay monomorphic.
-  return { size, tier, busbw: busBandwidth(plan, tier, perNode, nodes), alpha: stepLatency(plan, tier), perNode, nodes, profile, nvls: !!plan.cluster.gpu.nvlinkSharp };
+  const a2aBusbw = tier === 'network' ? networkAllToAllBandwidth(plan, size, perNode, nodes) : 0;
+  return { size, tier, busbw: busBandwidth(plan, tier, perNode, nodes), alpha: stepLatency(plan, tier), perNode, nodes, profile, nvls: !!plan.cluster.gpu.nvlinkSharp, a2aBusbw };
 }
 
 /**
@@ -190,7 +216,8 @@ export function productLink(plan: Plan, parts: readonly (readonly [number, numbe
   const g = plan.cluster.gpu;
   const tier: LinkTier = perNode < size ? 'network' : g.intraNodeBandwidth <= g.hostBandwidth ? 'pcie' : 'nvlink';
   const nodes = Math.max(1, Math.ceil(size / perNode));
-  return { size, tier, busbw: busBandwidth(plan, tier, perNode, nodes), alpha: stepLatency(plan, tier), perNode, nodes, profile: plan.cluster.profile, nvls: !!g.nvlinkSharp };
+  const a2aBusbw = tier === 'network' ? networkAllToAllBandwidth(plan, size, perNode, nodes) : 0;
+  return { size, tier, busbw: busBandwidth(plan, tier, perNode, nodes), alpha: stepLatency(plan, tier), perNode, nodes, profile: plan.cluster.profile, nvls: !!g.nvlinkSharp, a2aBusbw };
 }
 
 /** Seconds of one collective on a resolved group link (measured when the cluster profile has this group layout). */
@@ -200,5 +227,11 @@ export function linkSeconds(kind: CollectiveKind, bytes: number, link: GroupLink
     if (t !== undefined) return t;
   }
   const alg = algorithmFor(kind, link.tier, link.size, link.perNode);
-  return collectiveSeconds(kind, bytes, link.size, link.busbw * kindEfficiency(kind, link.tier, link.nvls), link.alpha, alg, link.tier);
+  return collectiveSeconds(kind, bytes, link.size, kindBusBandwidth(kind, link), link.alpha, alg, link.tier);
+}
+
+/** Bus bandwidth one collective kind reaches on a resolved link: all-to-all across nodes at its adapter bound, else the link's × kindEfficiency. */
+export function kindBusBandwidth(kind: CollectiveKind, link: GroupLink): number {
+  if (kind === 'all-to-all' && link.tier === 'network' && link.a2aBusbw > 0) return link.a2aBusbw;
+  return link.busbw * kindEfficiency(kind, link.tier, link.nvls);
 }

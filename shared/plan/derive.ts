@@ -16,6 +16,7 @@ import {
 } from './derived';
 import type { FormatId } from './facts';
 import type { PlanPath } from './paths';
+import { EP_DISPATCHERS } from './types';
 import type {
   ClusterSpec, GpuSpec, InputSource, ModelSpec, OverheadSpec, ParallelSpec, Plan, Problem, ShardingSpec, TrainingSpec,
 } from './types';
@@ -166,6 +167,8 @@ export function derivePlan(input: PlanInput, gpu?: GpuSpec): Derived {
     sharding,
     order: pick('parallel.order', p.order, ['tp', 'cp', 'ep', 'pp', 'dp'], 'Megatron order tp-cp-ep-pp-dp'),
     tpCommOverlap: pick('parallel.tpCommOverlap', p.tpCommOverlap, false, 'no TP communication overlap'),
+    epDispatcher: pick('parallel.epDispatcher', p.epDispatcher !== undefined && EP_DISPATCHERS.includes(p.epDispatcher) ? p.epDispatcher : undefined, 'alltoall',
+      'MoE tokens travel by NCCL all-to-all (torchtitan, DeepSpeed-MoE; Megatron --moe-token-dispatcher-type alltoall)'),
   };
   const overhead: OverheadSpec = {
     cudaContextBytes: pick('overhead.cudaContextBytes', o.cudaContextBytes, 1.5 * 2 ** 30,

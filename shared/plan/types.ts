@@ -230,7 +230,17 @@ export interface ParallelSpec {
   readonly order: readonly ParallelAxis[];
   /** TP communication overlapped with compute (Megatron `--tp-comm-overlap`). */
   readonly tpCommOverlap: boolean;
+  /**
+   * How MoE tokens reach their experts' ranks (shared/comm/dispatch.ts): NCCL all-to-all (torchtitan, DeepSpeed-MoE,
+   * Megatron `alltoall`), Megatron's `allgather` dispatcher, or DeepEP / HybridEP kernels (Megatron `flex`). Absent:
+   * all-to-all.
+   */
+  readonly epDispatcher?: EpDispatcher;
 }
+
+/** MoE token dispatchers with their own communication pattern. */
+export type EpDispatcher = 'alltoall' | 'allgather' | 'deepep' | 'hybridep';
+export const EP_DISPATCHERS: readonly EpDispatcher[] = ['alltoall', 'allgather', 'deepep', 'hybridep'];
 
 export interface LoraSpec {
   readonly rank: number;

@@ -6,9 +6,10 @@
 import type { Plan } from '../plan/types';
 import type { GroupLink } from '../comm/links';
 import { linkSeconds } from '../comm/links';
-import { tpMessageBytes, epAllToAllBytes } from '../comm/volumes';
+import { tpMessageBytes } from '../comm/volumes';
+import { dispatchPass } from '../comm/dispatch';
 import { attentionKernelFlops, type AttentionImpl } from './kernels/attention';
-import { asyncTpReduceBytes, backwardBytes, kernelsPerLayer, layerElementwiseBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
+import { asyncTpReduceBytes, backwardBytes, kernelsPerLayer, layerElementwiseBytes, moePermuteBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
 import { fp8CastBytes } from './kernels/fp8';
 import { projectionWidths } from './projections';
 import { ringAttentionBlocks, ringKvHeads, ringMergeBytes, ringStepBytes, torchRing, torchRingGatherBytes, torchRingGradBytes } from './kernels/ring';
@@ -174,6 +175,11 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   const ew = t.hbm(layerElementwiseBytes(mod, s, s.actBytes, t.fusion));
   fwd.elementwise += ew;
   bwd.elementwise += t.hbm(backwardBytes(layerElementwiseBytes(mod, s, s.actBytes, t.fusion)));
+  if (s.moe && mod.moe) {
+    const route = t.hbm(moePermuteBytes(T, mod.moe.topK, h, s.actBytes));
+    fwd.elementwise += route;
+    bwd.elementwise += route;
+  }
   if (s.cp > 1) {
     // Each ring step's partial output is merged with the log-sum-exp correction and the gradients accumulated in fp32.
     const merge = ringMergeBytes(torch, s.cp - 1, T * s.qHeads * d, ringKv, s.actBytes);
@@ -243,10 +249,11 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   }
   let epSeconds = 0;
   if (s.moe && links.ep.size > 1 && mod.moe) {
-    const a2a = linkSeconds('all-to-all', epAllToAllBytes(T, mod.moe.topK, h, s.actBytes), links.ep);
-    fwd.comm += 2 * a2a;
-    bwd.comm += 2 * a2a;
-    epSeconds = 4 * a2a;
+    // One dispatch + combine forward and one backward, by the plan's dispatcher (shared/comm/dispatch.ts).
+    const pass = dispatchPass(plan, plan.parallel.epDispatcher ?? 'alltoall', T, mod.moe.topK, h, s.actBytes, mod.moe.experts, links.ep).seconds;
+    fwd.comm += pass;
+    bwd.comm += pass;
+    epSeconds = 2 * pass;
   }
   // What selective recomputation reruns (used only when the plan recomputes selectively; computed always so the
   // planner's recomputation variants share one step context).

@@ -4,8 +4,9 @@
  * (shared/time/layerCost.ts) and listed here; data-parallel and ZeRO/FSDP traffic, pipeline sends and offload copies are
  * composed here from the volumes and links of shared/comm/.
  */
-import type { Plan } from '../plan/types';
-import { algorithmFor, linkSeconds, type GroupLink } from '../comm/links';
+import type { EpDispatcher, Plan } from '../plan/types';
+import { algorithmFor, kindBusBandwidth, linkSeconds, type GroupLink } from '../comm/links';
+import { dispatchPass } from '../comm/dispatch';
 import type { LayoutLinks } from '../comm/layout';
 import { moeLayersIn } from '../model/params';
 import { firstLayerOfStage, stageLayerCount, type StageParams } from '../comm/stageParams';
@@ -52,6 +53,29 @@ interface Entry {
   bytes: number; count: number; overlapped: boolean; exposed: number; formula: string; citation: string; seconds?: number;
 }
 
+/** How each MoE dispatcher's traffic is shown (shared/comm/dispatch.ts times it). */
+const EP_DISPATCH: Readonly<Record<EpDispatcher, { label: string; kind: CollectiveKind; formula: string; citation: string }>> = {
+  alltoall: {
+    label: 'EP all-to-all (dispatch + combine)', kind: 'all-to-all', formula: 'NCCL all-to-all of b·(s/cp)·k·h·B, across nodes at the adapter bound',
+    citation: 'Lepikhin et al. 2020 (GShard); Megatron-LM MoE token dispatcher',
+  },
+  allgather: {
+    label: 'EP all-gather + reduce-scatter (tokens)', kind: 'all-gather',
+    formula: 'all-gather of every rank\'s b·(s/cp)·h·B tokens (ep·T·h·B gathered) and a reduce-scatter of the outputs',
+    citation: 'Megatron-LM megatron/core/transformer/moe/token_dispatcher.py (MoEAllGatherTokenDispatcher)',
+  },
+  deepep: {
+    label: 'EP dispatch + combine (DeepEP)', kind: 'all-to-all',
+    formula: 'each token once per remote node holding one of its k experts over RDMA (b·(s/cp)·h·B per node), forwarded over NVLink',
+    citation: 'deepseek-ai/DeepEP README (normal kernels, NVLink and RDMA forwarding); Megatron-LM flex dispatcher',
+  },
+  hybridep: {
+    label: 'EP dispatch + combine (HybridEP)', kind: 'all-to-all',
+    formula: 'each token once per remote node holding one of its k experts over RDMA (b·(s/cp)·h·B per node), forwarded over NVLink',
+    citation: 'NVIDIA HybridEP (DeepEP hybrid-ep branch); Megatron-LM flex dispatcher --moe-flex-dispatcher-backend hybridep',
+  },
+};
+
 /** Builds a Collective from an entry; seconds = count × one occurrence unless given. */
 function collective(e: Entry): Collective {
   const one = linkSeconds(e.kind, e.bytes, e.link);
@@ -59,7 +83,7 @@ function collective(e: Entry): Collective {
   return {
     id: e.id, label: e.label, kind: e.kind, group: e.group, groupSize: e.link.size, perNode: e.link.perNode, stage: e.stage,
     bytesPerOccurrence: e.bytes, countPerStep: e.count, bytesPerRank: e.bytes * e.count,
-    algorithm: algorithmFor(e.kind, e.link.tier, e.link.size, e.link.perNode), tier: e.link.tier, busBandwidth: e.link.busbw,
+    algorithm: algorithmFor(e.kind, e.link.tier, e.link.size, e.link.perNode), tier: e.link.tier, busBandwidth: kindBusBandwidth(e.kind, e.link),
     seconds, overlapped: e.overlapped, exposedSeconds: Math.min(seconds, Math.max(0, e.exposed)), formula: e.formula, citation: e.citation,
   };
 }
@@ -93,12 +117,15 @@ function inLayerEntries(plan: Plan, stage: number, w: MicrobatchWork, m: number,
   }
   const moeLayers = moeLayersIn(mod, start, start + n);
   if (l.epLink.size > 1 && moeLayers > 0 && mod.moe) {
+    const dispatcher = plan.parallel.epDispatcher ?? 'alltoall';
+    const how = EP_DISPATCH[dispatcher];
     out.push({
-      id: 'ep-all-to-all', label: 'EP all-to-all (dispatch + combine)', kind: 'all-to-all', group: 'ep', link: l.epLink, stage,
-      bytes: V.epAllToAllBytes(tokens, mod.moe.topK, mod.hiddenSize, actB), count: (moeLayers * 4 + Math.min(moeLayers, nR) * 2) * m,
+      id: 'ep-all-to-all', label: how.label, kind: how.kind, group: 'ep', link: l.epLink, stage,
+      bytes: dispatchPass(plan, dispatcher, tokens, mod.moe.topK, mod.hiddenSize, actB, mod.moe.experts, l.epLink).bytes,
+      count: (moeLayers * 4 + Math.min(moeLayers, nR) * 2) * m,
       overlapped: false, exposed: share(w.epSeconds), seconds: w.epSeconds * m,
-      formula: 'all-to-all of b·(s/cp)·k·h·B, dispatch + combine in forward and backward per MoE layer per micro-batch',
-      citation: 'Lepikhin et al. 2020 (GShard); Megatron-LM MoE token dispatcher',
+      formula: `${how.formula}, dispatch + combine in forward and backward per MoE layer per micro-batch`,
+      citation: how.citation,
     });
   }
   if (l.cpLink.size > 1 && n > 0 && torchRing(plan) && plan.training.flashAttention) {

@@ -53,6 +53,16 @@ export function layerElementwiseBytes(m: ModelSpec, w: LayerWidths, actBytes: nu
   return bytes;
 }
 
+/**
+ * HBM bytes of routing one MoE layer's T tokens to their k experts and back, per pass: the permutation reads the T·h
+ * inputs and writes T·k expert-ordered copies, the unpermutation reads the T·k outputs and writes their gate-weighted
+ * sum, 2·T·h·B·(1 + k) (Megatron-LM moe_utils.py `permute` / `unpermute`, fused or not by --moe-permute-fusion: the
+ * same rows move either way). Backward moves the gradients the same way.
+ */
+export function moePermuteBytes(tokens: number, topK: number, hidden: number, actBytes: number): number {
+  return 2 * tokens * hidden * actBytes * (1 + Math.max(1, topK));
+}
+
 /** Backward bytes: backwardFactor × forward (saved input and gradient read, gradient written). */
 export function backwardBytes(forward: number): number {
   return E.backwardFactor * forward;

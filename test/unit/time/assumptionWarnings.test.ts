@@ -4,9 +4,9 @@
  * benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md) measured rowwise 26–34 % slower than tensorwise on the same
  * layouts, so a rowwise file gets a warning at `recipe_name` and a tensorwise one does not.
  */
-import { describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseConfig } from '../../../formats/index';
+import { initFormats, parseConfig } from '../../../formats/index';
 import { resolvePlan } from '../../../shared/plan/resolve';
 import { estimateStepTime } from '../../../shared/time/estimate';
 import { simulateStep } from '../../../shared/sim/simulate';
@@ -23,5 +23,24 @@ describe('assumptions of the step time, as warnings at the input', () => {
     }
     assert.ok(simulateStep(row).ok, 'a warning does not stop the simulation');
     assert.equal(estimateStepTime(planOf('tensorwise')).problems.some((p) => p.code === 'fp8-rowwise-timing'), false);
+  });
+});
+
+describe('MoE step time says what it leaves out', () => {
+  before(async () => { await initFormats(); });
+  // Megatron-Bridge 26.06 measured Qwen3-30B-A3B on 16 H100 at 8,826 tokens/s/GPU, about a third below the model
+  // (docs/time-model.md#expert-parallel-dispatch): every MoE plan is told; a dense one is not.
+  const moe = '--num-layers 4 --hidden-size 1024 --num-attention-heads 8 --seq-length 2048 --max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 16 --bf16 --num-experts 8 --moe-router-topk 2 --expert-model-parallel-size 8';
+  const planOf = (flags: string) => resolvePlan(parseConfig('/x/train.sh', `torchrun --nproc_per_node 8 pretrain_gpt.py ${flags}\n`), []).plan!;
+  test('a MoE plan gets moe-host-timing at model.moe in the estimate and the simulation', () => {
+    const plan = planOf(moe);
+    for (const problems of [estimateStepTime(plan).problems, simulateStep(plan).problems]) {
+      const w = problems.find((p) => p.code === 'moe-host-timing');
+      assert.ok(w && w.severity === 'warning' && w.paths.includes('model.moe'), JSON.stringify(problems));
+    }
+  });
+  test('a dense plan does not', () => {
+    const dense = planOf(moe.replace(/--num-experts 8 --moe-router-topk 2 --expert-model-parallel-size 8/, ''));
+    assert.equal(estimateStepTime(dense).problems.some((p) => p.code === 'moe-host-timing'), false);
   });
 });

@@ -1,9 +1,11 @@
 #!/bin/bash
 # Megatron-Bridge performance summary, 26.06 NeMo container, DGX-H100 (docs/performance-summary-archive.md):
 # Qwen3_30B_a3B, 16 GPUs, FP8, GBS 1024, MBS 1, seq 4096, TP 1 PP 1 CP 1 EP 16; measured 8826 tokens/s/GPU.
-# A check row (never fitted). recipe src/megatron/bridge/perf_recipes/qwen/h100/qwen3_moe.py (FP8 current scaling as above; its HybridEP dispatcher
-# and expert-parallel communication overlap are not in a Megatron-LM script and are not modelled: written as the alltoall
-# dispatcher). Model: Qwen3-30B-A3B config.json (48 layers, hidden 2048, 32 heads, 4 KV heads of 128, 128 experts of 768, top 8).
+# A check row (never fitted). Settings of the recipe qwen3_30b_a3b_pretrain_16gpu_h100_fp8cs_config
+# (src/megatron/bridge/perf_recipes/qwen/h100/qwen3_moe.py): FP8 current scaling, no recomputation, the flex dispatcher
+# with the HybridEP backend and no all-to-all overlap (moe_a2a_overlap False), balanced routing
+# (moe_router_force_load_balancing). Model: Qwen3-30B-A3B config.json (48 layers, hidden 2048, 32 heads, 4 KV heads of
+# 128, 128 experts of 768, top 8).
 GPUS_PER_NODE=8
 NUM_NODES=2
 torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NUM_NODES pretrain_gpt.py \
@@ -12,7 +14,7 @@ torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NUM_NODES pretrain_gpt.py \
     --ffn-hidden-size 6144 --swiglu --normalization RMSNorm --disable-bias-linear --qk-layernorm \
     --position-embedding-type rope --untie-embeddings-and-output-weights --vocab-size 151936 \
     --num-experts 128 --moe-router-topk 8 --moe-ffn-hidden-size 768 --expert-model-parallel-size 16 \
-    --moe-token-dispatcher-type alltoall --moe-grouped-gemm \
+    --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep --moe-grouped-gemm \
     --hidden-dropout 0.0 --attention-dropout 0.0 \
     --seq-length 4096 --max-position-embeddings 4096 \
     --micro-batch-size 1 --global-batch-size 1024 \

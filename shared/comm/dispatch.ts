@@ -1,0 +1,71 @@
+/**
+ * MoE token dispatch and combine on the expert-parallel group: what each dispatcher moves and how long one pass takes.
+ * A pass is one dispatch plus one combine; a MoE layer runs one pass forward and one backward per micro-batch (and
+ * one more when it is recomputed). docs/time-model.md#expert-parallel-dispatch.
+ */
+import type { EpDispatcher, Plan } from '../plan/types';
+import { epAllToAllBytes } from './volumes';
+import { busBandwidth, fabricScaling, linkSeconds, NETWORK_EFFICIENCY, type GroupLink } from './links';
+
+/** One dispatcher's pass on a rank: the two collectives and their seconds. */
+export interface DispatchPass {
+  /** Bytes of one dispatch (the combine moves as many back), per rank, in nccl-tests' message convention. */
+  readonly bytes: number;
+  /** Seconds of one dispatch plus one combine. */
+  readonly seconds: number;
+}
+
+/**
+ * Expected nodes other than its own that one token's k experts land on: (N − 1)·(1 − C(E − E/N, k) / C(E, k)), the E
+ * experts spread evenly over the N nodes of the EP group and the k experts of a token drawn without replacement
+ * (balanced routing; a router that limits the nodes per token, DeepSeek-V3's node-limited routing, sends fewer).
+ */
+export function remoteNodesPerToken(experts: number, topK: number, nodes: number): number {
+  const N = Math.max(1, Math.floor(nodes));
+  const E = Math.max(1, Math.floor(experts));
+  const k = Math.max(1, Math.min(E, Math.floor(topK)));
+  if (N <= 1) return 0;
+  const perNode = E / N;
+  // C(E − E/N, k) / C(E, k) = Π_{i<k} (E − E/N − i) / (E − i): the chance that none of the k lands on one given node.
+  let miss = 1;
+  for (let i = 0; i < k; i++) miss *= Math.max(0, E - perNode - i) / (E - i);
+  return (N - 1) * (1 - miss);
+}
+
+/**
+ * Seconds of one pass (dispatch + combine) of `tokens` tokens of width `hidden` (B bytes per element) routed to `topK`
+ * of `experts` experts over the EP group `link`:
+ *
+ * - `alltoall` (NCCL; torchtitan, DeepSpeed-MoE, Megatron `alltoall`): two all-to-alls of S = T·k·h·B per rank
+ *   (Lepikhin et al. 2020, GShard), across nodes at the adapter bound (links.ts networkAllToAllBandwidth).
+ * - `allgather` (Megatron's default dispatcher, MoEAllGatherTokenDispatcher): the EP group all-gathers every rank's
+ *   tokens (S = n·T·h·B gathered), each rank runs its experts on them, and a reduce-scatter returns the outputs;
+ *   backward swaps the two. It moves n/k times the all-to-all's bytes and pays off only for small groups.
+ * - `deepep` / `hybridep` (Megatron `flex`; deepseek-ai/DeepEP, NVIDIA HybridEP): a token crosses to each other node
+ *   holding one of its experts once, over RDMA, and is forwarded to the experts' GPUs over NVLink (DeepEP README,
+ *   "asymmetric-domain bandwidth forwarding"). The adapter carries T·h·B·R, R = remoteNodesPerToken; NVLink carries
+ *   at most T·k·h·B·(g − 1)/g, g GPUs of the group per node; the two run at once. Inside one node the kernels copy
+ *   over NVLink at the link's bus bandwidth, without NCCL's all-to-all penalty (DeepEP measures about 153 of the H800's
+ *   160 GB/s intranode). One network latency per collective.
+ */
+export function dispatchPass(
+  plan: Plan, dispatcher: EpDispatcher, tokens: number, topK: number, hidden: number, B: number, experts: number, link: GroupLink,
+): DispatchPass {
+  const n = link.size;
+  if (n <= 1) return { bytes: 0, seconds: 0 };
+  if (dispatcher === 'allgather') {
+    const bytes = n * tokens * hidden * B;
+    return { bytes, seconds: linkSeconds('all-gather', bytes, link) + linkSeconds('reduce-scatter', bytes, link) };
+  }
+  const bytes = epAllToAllBytes(tokens, topK, hidden, B);
+  if (dispatcher === 'alltoall') return { bytes, seconds: 2 * linkSeconds('all-to-all', bytes, link) };
+  const g = plan.cluster.gpu;
+  const intraTier = g.intraNodeBandwidth <= g.hostBandwidth ? 'pcie' : 'nvlink';
+  const intra = busBandwidth(plan, intraTier, Math.max(1, link.perNode), 1);
+  const perNode = Math.max(1, Math.min(n, link.perNode));
+  if (link.tier !== 'network') return { bytes, seconds: 2 * (bytes * (n - 1) / n / intra + link.alpha) };
+  const adapter = g.interNodeBandwidth * NETWORK_EFFICIENCY * fabricScaling(link.nodes);
+  const remote = tokens * hidden * B * remoteNodesPerToken(experts, topK, link.nodes);
+  const local = perNode > 1 ? bytes * (perNode - 1) / perNode / intra : 0;
+  return { bytes, seconds: 2 * (Math.max(remote / adapter, local) + link.alpha) };
+}
