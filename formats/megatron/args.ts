@@ -7,6 +7,7 @@ import type { FactSink, Loc } from '../common/sink';
 import { toBool, toNumber } from '../common/text';
 import { lookupTable } from '../../shared/lookup';
 import type { PlanPath } from '../../shared/plan/paths';
+import { layersPerRank, parsePipelineLayout } from './layout';
 
 export type { FlagArg } from '../common/shell/commandLine';
 
@@ -121,6 +122,7 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   if (dec && decLen !== undefined && Number.isInteger(decLen) && decLen > 0 && (!encoder || !s.has('training.seqLen'))) s.explicit('training.seqLen', decLen, locOfArg(dec));
   encoderDecoderLayers(s, seen);
   accountForSplit(s, seen);
+  pipelineLayout(s, seen);
   // FP8 runs on top of --bf16/--fp16 (Transformer Engine autocast), whichever order the flags come in.
   const fp8 = seen.get('--fp8-format');
   if (fp8?.value && mapped('--fp8-format', fp8.value)) s.explicit('training.precision', 'fp8-mixed', locOfArg(fp8));
@@ -247,4 +249,32 @@ function accountForSplit(s: FactSink, seen: Map<string, FlagArg>): void {
   const why = 'Megatron: (layers + embedding + loss) / PP per stage, less the embedding on the first and the loss on the last';
   if (emb && !s.has('parallel.firstStageLayers')) s.derived('parallel.firstStageLayers', per - 1, why, locOfArg(emb));
   if (loss && !s.has('parallel.lastStageLayers')) s.derived('parallel.lastStageLayers', per - 1, why, locOfArg(loss));
+}
+
+/**
+ * --pipeline-model-parallel-layout places every layer (formats/megatron/layout.ts): the decoder layers of each pipeline
+ * rank become the stage split and the stage count over PP the virtual stages. Megatron rejects it together with the
+ * uneven-split flags and with a virtual stage count that disagrees (megatron/training/arguments.py); the layout wins here.
+ */
+function pipelineLayout(s: FactSink, seen: Map<string, FlagArg>): void {
+  const a = seen.get('--pipeline-model-parallel-layout');
+  if (!a || a.value === undefined || a.unresolved) return;
+  const at = here(a, a.valueRange ?? a.flagRange);
+  const warn = (msg: string, paths: PlanPath[]) => s.diag('megatron-pipeline-layout', 'warning', `--pipeline-model-parallel-layout: ${msg}.`, at, paths);
+  const parsed = parsePipelineLayout(a.value);
+  if ('error' in parsed) { warn(parsed.error, ['parallel.stageLayers']); return; }
+  const pp = s.num('parallel.pp') ?? 1;
+  const n = parsed.stages.length;
+  if (n % pp !== 0) { warn(`its ${n} stages are not a multiple of the ${pp} pipeline ranks`, ['parallel.pp', 'parallel.stageLayers']); return; }
+  const perRank = layersPerRank(parsed, pp);
+  const total = perRank.reduce((x, y) => x + y, 0);
+  const L = s.num('model.layers');
+  if (L !== undefined && total !== L) { warn(`it places ${total} decoder layers, the model has ${L}`, ['model.layers', 'parallel.stageLayers']); return; }
+  const vpp = n / pp;
+  const given = s.num('parallel.vpp');
+  if (given !== undefined && given !== vpp && vpp > 1) warn(`its ${n} stages make ${vpp} virtual stages per rank, not ${given}`, ['parallel.vpp']);
+  const loc = locOfArg(a);
+  if (pp > 1) s.explicit('parallel.stageLayers', perRank, loc);
+  if (vpp > 1) s.explicit('parallel.vpp', vpp, loc);
+  for (const p of ['parallel.firstStageLayers', 'parallel.lastStageLayers'] as const) delete s.facts[p];
 }

@@ -26,6 +26,11 @@ const bool = (f: Facts, p: PlanPath): boolean | undefined => {
   const v = f[p]?.value;
   return typeof v === 'boolean' ? v : undefined;
 };
+/** A list of non-negative whole numbers (a stage split), or undefined. */
+const counts = (f: Facts, p: PlanPath): readonly number[] | undefined => {
+  const v = f[p]?.value;
+  return Array.isArray(v) && v.length > 0 && v.every((x) => Number.isInteger(x) && x >= 0) ? v : undefined;
+};
 
 const HF = 'HF Trainer default (transformers/training_args.py)';
 
@@ -49,6 +54,7 @@ export class Gathered {
   num(path: PlanPath): number | undefined { return this.use(path, num(this.facts, path)); }
   str<T extends string>(path: PlanPath): T | undefined { return this.use(path, str(this.facts, path) as T | undefined); }
   bool(path: PlanPath): boolean | undefined { return this.use(path, bool(this.facts, path)); }
+  counts(path: PlanPath): readonly number[] | undefined { return this.use(path, counts(this.facts, path)); }
 
   assume(path: PlanPath, value: FactValue, detail: string, setting?: SettingId, command?: ServerCommand): void {
     this.assumptions.push({ path, value: String(value), detail, ...(setting ? { setting } : {}), ...(command ? { command } : {}) });
@@ -158,7 +164,7 @@ export function gatherInput(g: Gathered, primary: ConfigFacts, model: ModelSpec,
     parallel: {
       dp: g.num('parallel.dp'), tp: degree(g, 'parallel.tp'), pp: degree(g, 'parallel.pp'), cp: degree(g, 'parallel.cp'),
       sp: g.bool('parallel.sp'), vpp: g.num('parallel.vpp'), schedule: g.str('parallel.schedule'), ep: g.num('parallel.ep'), etp: g.num('parallel.etp'),
-      tpCommOverlap: g.bool('parallel.tpCommOverlap'), epDispatcher: g.str('parallel.epDispatcher'),
+      tpCommOverlap: g.bool('parallel.tpCommOverlap'), epDispatcher: g.str('parallel.epDispatcher'), stageLayers: g.counts('parallel.stageLayers'),
       dpReplicate: g.num('parallel.dpReplicate'), shardInstances: g.num('parallel.sharding.instances'), vppLayers: g.num('parallel.vppLayers'),
       firstStageLayers: g.num('parallel.firstStageLayers'), lastStageLayers: g.num('parallel.lastStageLayers'),
       firstStageLess: g.num('parallel.firstStageLess'), lastStageLess: g.num('parallel.lastStageLess'),
