@@ -4,6 +4,7 @@
  * Flags: Megatron-LM `megatron/training/arguments.py` (docs/formats/megatron.md); `--zero-stage` is Megatron-DeepSpeed's.
  */
 import type { ConfigFacts } from '../../shared/plan/facts';
+import { layersPerRank, parsePipelineLayout } from './layout';
 import { applyOffsetEdits, findFlags, insertNear, removeFlag, valueEdit, type FlagHit, type OffsetEdit } from '../common/edit/shellFlags';
 import { lineStarts, offsetAt } from '../common/edit/text';
 import type { LayoutTarget, Rewrite } from '../common/edit/types';
@@ -54,11 +55,38 @@ function desiredFlags(t: LayoutTarget, hits: readonly FlagHit[]): Map<string, st
   const uneven = t.stageLayers && t.stageLayers.length > 1 ? t.stageLayers : undefined;
   want.set('--decoder-first-pipeline-num-layers', uneven ? String(uneven[0]) : undefined);
   want.set('--decoder-last-pipeline-num-layers', uneven ? String(uneven[uneven.length - 1]) : undefined);
+  keepOrDropLayout(t, hits, want);
   want.set('--sequence-parallel', t.sp && t.tp > 1 ? true : undefined);
   want.set('--use-distributed-optimizer', t.distributedOptimizer ? true : undefined);
   want.set('--optimizer-cpu-offload', t.offload !== 'none' ? true : undefined);
   if (has('--zero-stage')) want.set('--zero-stage', String(t.zero));
   return want;
+}
+
+/**
+ * A script that writes its pipeline out (--pipeline-model-parallel-layout) keeps the layout when the target has the
+ * same pipeline ranks, virtual stages and layers per rank, and then states nothing else about the split (Megatron
+ * rejects the layout together with the uneven-split and virtual-stage flags). Any other pipeline drops the layout for
+ * the flags above, a split Megatron builds itself.
+ */
+function keepOrDropLayout(t: LayoutTarget, hits: readonly FlagHit[], want: Map<string, string | true | undefined>): void {
+  const flag = hits.filter((h) => h.flag === '--pipeline-model-parallel-layout').pop();
+  if (!flag?.value) return;
+  const parsed = parsePipelineLayout(flag.value);
+  const same = !('error' in parsed) && parsed.stages.length === t.pp * Math.max(1, t.vpp)
+    && sameSplit(layersPerRank(parsed, t.pp), t.stageLayers, t.layers, t.pp);
+  if (same) {
+    for (const f of ['--num-virtual-stages-per-pipeline-rank', '--virtual-pipeline-model-parallel-size', '--num-layers-per-virtual-pipeline-stage',
+      '--decoder-first-pipeline-num-layers', '--decoder-last-pipeline-num-layers']) want.set(f, undefined);
+    return;
+  }
+  want.set('--pipeline-model-parallel-layout', undefined);
+}
+
+/** Whether a layout's layers per rank are the target's split (an even split when the target states none). */
+function sameSplit(perRank: readonly number[], split: readonly number[] | undefined, layers: number, pp: number): boolean {
+  const want = split && split.length === pp ? split : new Array<number>(pp).fill(layers / pp);
+  return perRank.length === want.length && perRank.every((x, i) => x === want[i]);
 }
 
 /** The recomputation the script asks for now. */
@@ -108,6 +136,9 @@ export function rewriteMegatronScript(text: string, t: LayoutTarget, facts?: Con
   const notes: string[] = [];
   const edits: OffsetEdit[] = [];
   const want = new Map([...desiredFlags(t, hits), ...recomputeFlags(t, hits, notes)]);
+  if (want.has('--pipeline-model-parallel-layout') && hits.some((h) => h.flag === '--pipeline-model-parallel-layout')) {
+    notes.push(`The pipeline layout (--pipeline-model-parallel-layout) does not fit PP ${t.pp}${t.vpp > 1 ? ` · VPP ${t.vpp}` : ''} and was removed; Megatron splits the layers itself, or write a layout for it.`);
+  }
   if (t.vpp > 1 && isMegatronDeepSpeed(hits)) notes.push('Megatron-DeepSpeed pipelines run 1F1B without virtual stages; VPP was not written.');
   const anchor = anchorFor(hits);
   const edited = new Set<string>();

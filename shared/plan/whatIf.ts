@@ -97,6 +97,9 @@ export function whatIfsFor(plan: Plan, path: PlanPath): WhatIf[] {
     case 'parallel.tp':
     case 'parallel.pp': {
       const axis = path === 'parallel.tp' ? 'tp' : 'pp';
+      // A stage split the file writes out (Megatron's --pipeline-model-parallel-layout) pins PP: another PP needs
+      // another layout, which Megatron would otherwise reject, so there is nothing to show for it.
+      if (axis === 'pp' && stated(plan, 'parallel.stageLayers')) break;
       out.push(degreeWhatIf(plan, axis, plan.parallel[axis] * 2));
       if (plan.parallel[axis] % 2 === 0) out.push(degreeWhatIf(plan, axis, plan.parallel[axis] / 2));
       break;

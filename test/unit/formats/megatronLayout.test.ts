@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { initFormats, parseConfig } from '../../../formats/index';
 import { layersPerRank, parsePipelineLayout } from '../../../formats/megatron/layout';
 import { resolvePlan } from '../../../shared/plan/resolve';
+import { whatIfsFor } from '../../../shared/plan/whatIf';
 
 describe('Megatron pipeline layouts', () => {
   before(async () => { await initFormats(); });
@@ -52,4 +53,16 @@ describe('Megatron pipeline layouts', () => {
       assert.ok(d.range?.start.character === at || d.range?.start.character === at + 1, `${JSON.stringify(d.range)} vs ${at}`);
     });
   }
+});
+
+describe('what-ifs of a laid-out pipeline', () => {
+  before(async () => { await initFormats(); });
+  test('PP has no what-if when the layout pins the split (another PP needs another layout); TP still has', () => {
+    const text = 'torchrun --nproc_per_node 8 --nnodes 8 pretrain_gpt.py --num-layers 80 --hidden-size 8192 --num-attention-heads 64 --seq-length 8192 --max-position-embeddings 8192 --micro-batch-size 1 --global-batch-size 256 --bf16 --tensor-model-parallel-size 4 --pipeline-model-parallel-size 8 --pipeline-model-parallel-layout "Et*2|(t*2|)*34,t*3|(t*2|)*3,tL"\n';
+    const plan = resolvePlan(parseConfig('/x/train.sh', text), []).plan!;
+    assert.deepEqual(whatIfsFor(plan, 'parallel.pp'), []);
+    assert.ok(whatIfsFor(plan, 'parallel.tp').length > 0);
+    const plain = resolvePlan(parseConfig('/x/train.sh', text.replace(/ --pipeline-model-parallel-layout "[^"]+"/, '')), []).plan!;
+    assert.ok(whatIfsFor(plain, 'parallel.pp').length > 0, 'without a layout PP has its what-ifs');
+  });
 });

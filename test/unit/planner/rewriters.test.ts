@@ -142,6 +142,23 @@ torchrun --nproc_per_node $GPUS_PER_NODE pretrain_gpt.py \\
     after: 'ARGS="--pipeline-model-parallel-size 8 --virtual-pipeline-model-parallel-size 3 --micro-batch-size 1"\n',
   },
   {
+    // The layout places 10, 10, 10, 11, 10, 10, 10, 9 layers over PP 8 · VPP 5 (formats/megatron/layout.ts); a target
+    // with that split keeps it and writes no uneven-split or virtual-stage flag next to it (Megatron rejects both).
+    name: 'Megatron: a pipeline layout that matches the target stays, with no split flags beside it',
+    format: 'megatron-script',
+    before: 'ARGS=(\n    --pipeline-model-parallel-size 8\n    --pipeline-model-parallel-layout "Et*2|(t*2|)*34,t*3|(t*2|)*3,tL"\n    --micro-batch-size 1\n)\n',
+    target: target({ pp: 8, vpp: 5, microBatch: 2, layers: 80, stageLayers: [10, 10, 10, 11, 10, 10, 10, 9] }),
+    after: 'ARGS=(\n    --pipeline-model-parallel-size 8\n    --pipeline-model-parallel-layout "Et*2|(t*2|)*34,t*3|(t*2|)*3,tL"\n    --micro-batch-size 2\n)\n',
+  },
+  {
+    name: 'Megatron: a pipeline layout that does not fit the new PP is removed, with a note',
+    format: 'megatron-script',
+    before: 'ARGS=(\n    --pipeline-model-parallel-size 8\n    --pipeline-model-parallel-layout "Et*2|(t*2|)*34,t*3|(t*2|)*3,tL"\n    --micro-batch-size 1\n)\n',
+    target: target({ pp: 4, microBatch: 1, layers: 80 }),
+    after: 'ARGS=(\n    --pipeline-model-parallel-size 4\n    --micro-batch-size 1\n)\n',
+    notes: ['--pipeline-model-parallel-layout'],
+  },
+  {
     name: 'Megatron-DeepSpeed: --checkpoint-activations is its recomputation switch, ZeRO stage at its variable',
     format: 'megatron-script',
     before: 'ZERO_STAGE=1\ndeepspeed pretrain_gpt.py \\\n    --micro-batch-size 4 \\\n    --zero-stage $ZERO_STAGE \\\n    --deepspeed\n',
