@@ -25,6 +25,8 @@ const NUMERIC: readonly [PlanPath, readonly string[]][] = [
   ['model.moe.sharedExpertFfnSize', ['shared_expert_intermediate_size']],
   ['model.moe.denseFirstLayers', ['first_k_dense_replace']],
   ['model.moe.layerFrequency', ['decoder_sparse_step', 'moe_layer_freq']],
+  ['model.moe.routerGroups', ['n_group']],
+  ['model.moe.routerGroupTopK', ['topk_group']],
 ];
 
 function firstPresent(node: KNode, names: readonly string[]): { e: KEntry; name: string } | undefined {

@@ -3,7 +3,7 @@
  * A pass is one dispatch plus one combine; a MoE layer runs one pass forward and one backward per micro-batch (and
  * one more when it is recomputed). docs/time-model.md#expert-parallel-dispatch.
  */
-import type { EpDispatcher, Plan } from '../plan/types';
+import type { EpDispatcher, MoeSpec, Plan } from '../plan/types';
 import { epAllToAllBytes } from './volumes';
 import { busBandwidth, fabricScaling, linkSeconds, NETWORK_EFFICIENCY, type GroupLink } from './links';
 
@@ -33,6 +33,21 @@ export function remoteNodesPerToken(experts: number, topK: number, nodes: number
 }
 
 /**
+ * Other nodes a token's dispatch reaches under the model's routing. With group-limited routing whose groups each sit on
+ * one node (G a multiple of the N nodes, experts laid out contiguously over the EP ranks as Megatron and DeepSeek
+ * place them), a token's experts come from routerGroupTopK of the G groups, so it reaches
+ * remoteNodesPerToken(G, routerGroupTopK, N) other nodes when every chosen group gets one of its experts (DeepSeek-V3
+ * §2.1.2, node-limited routing: 8 groups, 4 chosen, at most 4 nodes per token); never more than without the limit.
+ * Groups that span several nodes are counted as unlimited routing.
+ */
+export function routedRemoteNodes(moe: MoeSpec, nodes: number): number {
+  const free = remoteNodesPerToken(moe.experts, moe.topK, nodes);
+  const G = moe.routerGroups, g = moe.routerGroupTopK;
+  if (!G || !g || nodes <= 1 || G % nodes !== 0) return free;
+  return Math.min(free, remoteNodesPerToken(G, Math.min(g, moe.topK), nodes));
+}
+
+/**
  * Seconds of one pass (dispatch + combine) of `tokens` tokens of width `hidden` (B bytes per element) routed to `topK`
  * of `experts` experts over the EP group `link`:
  *
@@ -43,14 +58,13 @@ export function remoteNodesPerToken(experts: number, topK: number, nodes: number
  *   backward swaps the two. It moves n/k times the all-to-all's bytes and pays off only for small groups.
  * - `deepep` / `hybridep` (Megatron `flex`; deepseek-ai/DeepEP, NVIDIA HybridEP): a token crosses to each other node
  *   holding one of its experts once, over RDMA, and is forwarded to the experts' GPUs over NVLink (DeepEP README,
- *   "asymmetric-domain bandwidth forwarding"). The adapter carries T·h·B·R, R = remoteNodesPerToken; NVLink carries
+ *   "asymmetric-domain bandwidth forwarding"). The adapter carries T·h·B·R, R = routedRemoteNodes; NVLink carries
  *   at most T·k·h·B·(g − 1)/g, g GPUs of the group per node; the two run at once. Inside one node the kernels copy
  *   over NVLink at the link's bus bandwidth, without NCCL's all-to-all penalty (DeepEP measures about 153 of the H800's
  *   160 GB/s intranode). One network latency per collective.
  */
-export function dispatchPass(
-  plan: Plan, dispatcher: EpDispatcher, tokens: number, topK: number, hidden: number, B: number, experts: number, link: GroupLink,
-): DispatchPass {
+export function dispatchPass(plan: Plan, dispatcher: EpDispatcher, tokens: number, moe: MoeSpec, hidden: number, B: number, link: GroupLink): DispatchPass {
+  const topK = moe.topK;
   const n = link.size;
   if (n <= 1) return { bytes: 0, seconds: 0 };
   if (dispatcher === 'allgather') {
@@ -65,7 +79,7 @@ export function dispatchPass(
   const perNode = Math.max(1, Math.min(n, link.perNode));
   if (link.tier !== 'network') return { bytes, seconds: 2 * (bytes * (n - 1) / n / intra + link.alpha) };
   const adapter = g.interNodeBandwidth * NETWORK_EFFICIENCY * fabricScaling(link.nodes);
-  const remote = tokens * hidden * B * remoteNodesPerToken(experts, topK, link.nodes);
+  const remote = tokens * hidden * B * routedRemoteNodes(moe, link.nodes);
   const local = perNode > 1 ? bytes * (perNode - 1) / perNode / intra : 0;
   return { bytes, seconds: 2 * (Math.max(remote / adapter, local) + link.alpha) };
 }

@@ -151,6 +151,11 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
   return { model, problems, sources };
 }
 
+/** Group-limited routing when both counts are given and it limits anything (1 ≤ top-k groups < groups). */
+export function routerGroups(groups: number | undefined, topK: number | undefined): { routerGroups?: number; routerGroupTopK?: number } {
+  return groups !== undefined && topK !== undefined && groups > 1 && topK >= 1 && topK < groups ? { routerGroups: groups, routerGroupTopK: topK } : {};
+}
+
 /** Reads Mixtral / Qwen-MoE / DeepSeek MoE keys; undefined for dense models. */
 function readMoe(cfg: Obj, modelType: string, ffn: number, problems: Problem[], sources: Record<string, InputSource>): MoeSpec | undefined {
   const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined);
@@ -184,6 +189,7 @@ function readMoe(cfg: Obj, modelType: string, ffn: number, problems: Problem[], 
     denseFirstLayers: int(cfg.first_k_dense_replace) ?? 0,
     layerFrequency: step,
     sharedExpertGate,
+    ...routerGroups(int(cfg.n_group), int(cfg.topk_group)),
   };
 }
 

@@ -6,6 +6,7 @@ import type { Fact } from './facts';
 import type { AttnBias, InputSource, ModelSpec, MoeSpec, NormKind, PositionKind } from './types';
 import { listPresets } from '../model/presets';
 import type { PlanPath } from './paths';
+import { routerGroups } from '../model/hfConfig';
 
 type Facts = Readonly<Partial<Record<PlanPath, Fact>>>;
 
@@ -77,7 +78,9 @@ export function modelFromFacts(f: Facts, sources: Partial<Record<PlanPath, Input
       denseFirstLayers: take('model.moe.denseFirstLayers', num(f, 'model.moe.denseFirstLayers'), 0, 'every layer is MoE'),
       layerFrequency: take('model.moe.layerFrequency', num(f, 'model.moe.layerFrequency'), 1, 'every layer is MoE'),
       sharedExpertGate: false,
+      ...routerGroups(num(f, 'model.moe.routerGroups'), num(f, 'model.moe.routerGroupTopK')),
     };
+    for (const p of ['model.moe.routerGroups', 'model.moe.routerGroupTopK'] as const) if (moe.routerGroups && f[p]) sources[p] = f[p]!.source;
     return { ...model, moe };
   }
   return model;

@@ -25,6 +25,13 @@ export interface MoeSpec {
   readonly layerFrequency: number;
   /** Qwen2-MoE style sigmoid gate on the shared expert (h parameters per MoE layer). */
   readonly sharedExpertGate: boolean;
+  /**
+   * Group-limited routing (DeepSeek-V3 `n_group` / `topk_group`, Megatron `--moe-router-num-groups` /
+   * `--moe-router-group-topk`): the experts form this many groups and a token's experts come from at most
+   * routerGroupTopK of them, which bounds the nodes a token's dispatch reaches. Absent: unlimited routing.
+   */
+  readonly routerGroups?: number;
+  readonly routerGroupTopK?: number;
 }
 
 export type NormKind = 'layernorm' | 'rmsnorm';

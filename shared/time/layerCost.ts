@@ -250,7 +250,7 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   let epSeconds = 0;
   if (s.moe && links.ep.size > 1 && mod.moe) {
     // One dispatch + combine forward and one backward, by the plan's dispatcher (shared/comm/dispatch.ts).
-    const pass = dispatchPass(plan, plan.parallel.epDispatcher ?? 'alltoall', T, mod.moe.topK, h, s.actBytes, mod.moe.experts, links.ep).seconds;
+    const pass = dispatchPass(plan, plan.parallel.epDispatcher ?? 'alltoall', T, mod.moe, h, s.actBytes, links.ep).seconds;
     fwd.comm += pass;
     bwd.comm += pass;
     epSeconds = 2 * pass;

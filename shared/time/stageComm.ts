@@ -121,7 +121,7 @@ function inLayerEntries(plan: Plan, stage: number, w: MicrobatchWork, m: number,
     const how = EP_DISPATCH[dispatcher];
     out.push({
       id: 'ep-all-to-all', label: how.label, kind: how.kind, group: 'ep', link: l.epLink, stage,
-      bytes: dispatchPass(plan, dispatcher, tokens, mod.moe.topK, mod.hiddenSize, actB, mod.moe.experts, l.epLink).bytes,
+      bytes: dispatchPass(plan, dispatcher, tokens, mod.moe, mod.hiddenSize, actB, l.epLink).bytes,
       count: (moeLayers * 4 + Math.min(moeLayers, nR) * 2) * m,
       overlapped: false, exposed: share(w.epSeconds), seconds: w.epSeconds * m,
       formula: `${how.formula}, dispatch + combine in forward and backward per MoE layer per micro-batch`,

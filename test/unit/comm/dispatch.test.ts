@@ -7,7 +7,7 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import collectives from '../../../data/collectives.json';
-import { dispatchPass, remoteNodesPerToken } from '../../../shared/comm/dispatch';
+import { dispatchPass, remoteNodesPerToken, routedRemoteNodes } from '../../../shared/comm/dispatch';
 import { axisLink } from '../../../shared/comm/links';
 import { findGpu } from '../../../shared/hardware/gpus';
 import type { GpuSpec, ModelSpec } from '../../../shared/plan/types';
@@ -30,6 +30,21 @@ describe('other nodes a token reaches: (N − 1)·(1 − C(E − E/N, k)/C(E, k)
   }
 });
 
+describe('group-limited routing bounds the nodes a token reaches (DeepSeek-V3 §2.1.2)', () => {
+  const v3 = { experts: 256, topK: 8, expertFfnSize: 2048, sharedExperts: 1, sharedExpertFfnSize: 2048, denseFirstLayers: 3, layerFrequency: 1, sharedExpertGate: false };
+  test('256 experts, top 8, over 8 nodes: unlimited, 7·(1 − Π(224 − i)/(256 − i)) other nodes', () => {
+    let miss = 1;
+    for (let i = 0; i < 8; i++) miss *= (224 - i) / (256 - i);
+    assert.ok(Math.abs(routedRemoteNodes(v3, 8) - 7 * (1 - miss)) < 1e-12);
+  });
+  test('8 groups (one per node), 4 chosen: 4 nodes per token, the own node among them half the time, 3.5 others', () => {
+    assert.ok(Math.abs(routedRemoteNodes({ ...v3, routerGroups: 8, routerGroupTopK: 4 }, 8) - 3.5) < 1e-12);
+  });
+  test('groups spanning several nodes (8 groups over 16 nodes) are not a bound the model takes', () => {
+    assert.equal(routedRemoteNodes({ ...v3, routerGroups: 8, routerGroupTopK: 4 }, 16), routedRemoteNodes(v3, 16));
+  });
+});
+
 describe('one dispatch + combine on an EP group', () => {
   const moe = (experts: number): ModelSpec => ({
     ...gpt(8, 2048, 16),
@@ -42,32 +57,32 @@ describe('one dispatch + combine on an EP group', () => {
 
   test('HybridEP over two nodes: each token crosses once to the other node (≈ T·h·B), not k/2 times', () => {
     const R = remoteNodesPerToken(128, k, 2);
-    const t = dispatchPass(twoNodes, 'hybridep', T, k, h, B, 128, link).seconds;
+    const t = dispatchPass(twoNodes, 'hybridep', T, twoNodes.model.moe!, h, B, link).seconds;
     const wire = 2 * (T * h * B * R) / adapter;
     assert.ok(t >= wire && t < wire * 1.02 + 1e-4, `${t} s vs ${wire} s`);
   });
 
   test('NCCL all-to-all over the same nodes sends half of T·k·h·B through the adapter: about k/2 = 4× HybridEP', () => {
-    const a2a = dispatchPass(twoNodes, 'alltoall', T, k, h, B, 128, link).seconds;
+    const a2a = dispatchPass(twoNodes, 'alltoall', T, twoNodes.model.moe!, h, B, link).seconds;
     const wire = 2 * (T * k * h * B / 2) / adapter;
     // Plus NCCL's n − 1 = 15 pairwise steps per all-to-all, each a network hop of at most 10 µs.
     assert.ok(a2a >= wire && a2a - wire <= 2 * 15 * 10e-6, `${a2a} s vs ${wire} s`);
-    const hy = dispatchPass(twoNodes, 'hybridep', T, k, h, B, 128, link).seconds;
+    const hy = dispatchPass(twoNodes, 'hybridep', T, twoNodes.model.moe!, h, B, link).seconds;
     assert.ok(a2a / hy > 3.5 && a2a / hy < 4.5, `ratio ${a2a / hy}`);
   });
 
   test('Megatron\'s all-gather dispatcher moves ep/k times the all-to-all\'s bytes (EP 8 in a node, top 2: 4×)', () => {
     const inNode = plan({ model: { ...moe(8), moe: { ...moe(8).moe!, topK: 2 } }, parallel: { dp: 8, ep: 8 }, cluster: { gpu: H100, gpusPerNode: 8 } });
     const l = axisLink(inNode, 'ep');
-    const ag = dispatchPass(inNode, 'allgather', T, 2, h, B, 8, l);
-    const a2a = dispatchPass(inNode, 'alltoall', T, 2, h, B, 8, l);
+    const ag = dispatchPass(inNode, 'allgather', T, inNode.model.moe!, h, B, l);
+    const a2a = dispatchPass(inNode, 'alltoall', T, inNode.model.moe!, h, B, l);
     assert.equal(ag.bytes / a2a.bytes, 8 / 2);
     assert.ok(ag.seconds > 3 * a2a.seconds, `${ag.seconds} vs ${a2a.seconds}`);
   });
 
   test('a group of one moves nothing', () => {
     const one = plan({ model: moe(8), parallel: { dp: 8, ep: 1 }, cluster: { gpu: H100, gpusPerNode: 8 } });
-    assert.deepEqual(dispatchPass(one, 'hybridep', T, k, h, B, 8, axisLink(one, 'ep')), { bytes: 0, seconds: 0 });
+    assert.deepEqual(dispatchPass(one, 'hybridep', T, one.model.moe!, h, B, axisLink(one, 'ep')), { bytes: 0, seconds: 0 });
   });
 });
 
@@ -94,6 +109,12 @@ describe('the dispatcher a launch names', () => {
     assert.ok(d && d.severity === 'warning', JSON.stringify(c.diagnostics));
     assert.equal(d.range?.start.character, text.indexOf('nvshmem'));
     assert.equal(resolvePlan(c, []).plan?.parallel.epDispatcher, 'deepep');
+  });
+  test('--moe-router-num-groups / --moe-router-group-topk are the model\'s routing groups', () => {
+    const plan = resolved('--moe-router-num-groups 4 --moe-router-group-topk 2').plan!;
+    assert.equal(plan.model.moe?.routerGroups, 4);
+    assert.equal(plan.model.moe?.routerGroupTopK, 2);
+    assert.equal(resolved('').plan!.model.moe?.routerGroups, undefined);
   });
   test('a torchtitan MoE run dispatches by NCCL all-to-all', () => {
     const c = parseConfig('/x/a.toml', '[model]\nname = "deepseek_v3"\nflavor = "16B"\n[parallelism]\nexpert_parallel_degree = 8\ndata_parallel_shard_degree = 8\n', 'torchtitan');

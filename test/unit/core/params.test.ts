@@ -82,6 +82,15 @@ describe('modelFromHfConfig', () => {
     assert.equal(r.model?.moe?.denseFirstLayers, 3);
     // 58 MoE layers (61 − 3 dense).
     assert.equal(countParams(r.model!).moeLayers, 58);
+    assert.equal(r.model?.moe?.routerGroups, undefined, 'no n_group: unlimited routing');
+  });
+  test('DeepSeek-V3 node-limited routing: n_group 8 and topk_group 4 (its config.json) are the routing groups', () => {
+    const r = modelFromHfConfig({ model_type: 'deepseek_v3', hidden_size: 7168, num_hidden_layers: 61, num_attention_heads: 128, intermediate_size: 18432, vocab_size: 129280, n_routed_experts: 256, num_experts_per_tok: 8, moe_intermediate_size: 2048, n_group: 8, topk_group: 4 });
+    assert.equal(r.model?.moe?.routerGroups, 8);
+    assert.equal(r.model?.moe?.routerGroupTopK, 4);
+    // DeepSeek-V2-Lite's n_group 1, topk_group 1 limits nothing.
+    const lite = modelFromHfConfig({ model_type: 'deepseek_v2', hidden_size: 2048, num_hidden_layers: 27, num_attention_heads: 16, n_routed_experts: 64, num_experts_per_tok: 6, n_group: 1, topk_group: 1 });
+    assert.equal(lite.model?.moe?.routerGroups, undefined);
   });
   test('GPT-NeoX (Pythia-160M) reads LayerNorm, biases and a plain MLP: 162,322,944 parameters (Biderman et al. 2023, Pythia Table 1: 85,056,000 non-embedding)', () => {
     // Per layer: qkv 3h² + 3h, dense h² + h, MLP 8h² + 5h, two LayerNorms 4h; + embed and untied head V·h + final LN 2h.
