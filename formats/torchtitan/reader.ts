@@ -36,6 +36,7 @@ export function readTorchtitan(s: FactSink, root: KNode | undefined): void {
   const cp = deg('context_parallel_degree', ['experimental.context_parallel_degree'], 'parallel.cp') ?? 1;
   deg('expert_parallel_degree', [], 'parallel.ep');
   deg('expert_tensor_parallel_degree', [], 'parallel.etp');
+  readEpBackend(s, root);
   const rep = deg('data_parallel_replicate_degree', ['training.data_parallel_replicate_degree'], 'parallel.dpReplicate') ?? 1;
   const shardPath = par('data_parallel_shard_degree', ['training.data_parallel_shard_degree', 'training.data_parallel_degree']);
   const shardE = shardPath ? at(root, shardPath) : undefined;
@@ -282,3 +283,16 @@ function readSelectiveOption(s: FactSink, root: KNode | undefined): void {
   s.explicit('training.recomputeEvery', n, loc);
 }
 
+
+/**
+ * parallelism.expert_parallel_comm_backend: "standard" (PyTorch all-to-all over NCCL), "deepep" or "hybridep"
+ * (torchtitan/distributed/deepep; the MoE models' parallelize.py).
+ */
+function readEpBackend(s: FactSink, root: KNode): void {
+  const e = at(root, 'parallelism.expert_parallel_comm_backend');
+  if (!e) return;
+  const v = e.value.value;
+  const to = typeof v === 'string' ? ({ standard: 'alltoall', deepep: 'deepep', hybridep: 'hybridep' } as Record<string, string>)[v] : undefined;
+  if (to) s.explicit('parallel.epDispatcher', to, locOf(e, 'parallelism.expert_parallel_comm_backend'));
+  else s.diag('invalid-value', 'warning', 'parallelism.expert_parallel_comm_backend should be one of standard, deepep, hybridep.', e.value.range, ['parallel.epDispatcher']);
+}

@@ -121,3 +121,20 @@ describe('the dispatcher a launch names', () => {
     assert.equal(resolvePlan(c, []).plan?.parallel.epDispatcher, 'alltoall');
   });
 });
+
+describe('torchtitan names its dispatch backend', () => {
+  before(async () => { await initFormats(); });
+  const toml = (backend: string) => `[model]\nname = "deepseek_v3"\nflavor = "16B"\n[parallelism]\nexpert_parallel_degree = 8\ndata_parallel_shard_degree = 8\nexpert_parallel_comm_backend = "${backend}"\n`;
+  for (const [backend, want] of [['standard', 'alltoall'], ['deepep', 'deepep'], ['hybridep', 'hybridep']] as const) {
+    test(`expert_parallel_comm_backend = "${backend}" → ${want}`, () => {
+      assert.equal(resolvePlan(parseConfig('/x/a.toml', toml(backend), 'torchtitan'), []).plan?.parallel.epDispatcher, want);
+    });
+  }
+  test('an unknown backend is a warning at its value', () => {
+    const text = toml('nccl2');
+    const c = parseConfig('/x/a.toml', text, 'torchtitan');
+    const d = c.diagnostics.find((x) => /expert_parallel_comm_backend/.test(x.message));
+    assert.ok(d && d.severity === 'warning', JSON.stringify(c.diagnostics));
+    assert.equal(d.range?.start.line, text.split('\n').findIndex((l) => l.startsWith('expert_parallel_comm_backend')));
+  });
+});
