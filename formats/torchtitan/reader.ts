@@ -91,12 +91,16 @@ export function readTorchtitan(s: FactSink, root: KNode | undefined): void {
   s.default('training.gradDtype', 'fp32', `${TT}: mixed_precision_reduce float32`);
   readBool(s, root, first(root, ['compile.enable', 'training.compile']) ?? 'compile.enable', 'training.compile');
   s.default('training.compile', false, `${TT}: compile.enable false (eager)`);
-  // The loss is compiled when compile.components names "loss" (torchtitan/components/loss.py build_cross_entropy_loss);
-  // without the key the loss is taken as eager, as torchtitan ran it before build_loss_fn compiled it (PR #1033, 2025).
+  // The loss is compiled when compile.components names "loss" (torchtitan/components/loss.py build_cross_entropy_loss).
+  // Without the key it is compiled with the model: components defaults to ["model", "loss"] (config/job_config.py
+  // Compile), and before the [compile] section build_loss_fn compiled the loss whenever training.compile was on
+  // (PR #1033, April 2025; torchtitan before it, as in its December 2024 benchmarks, compiled the model only).
   const comps = at(root, 'compile.components');
   if (comps && comps.value.kind === 'list' && s.value('training.compile') === true) {
     const names = (comps.value.items ?? []).map((i) => String(i.value));
     s.explicit('training.lossFusion', names.includes('loss') ? 'compiled' : 'none', locOf(comps, 'compile.components'));
+  } else if (s.value('training.compile') === true) {
+    s.derived('training.lossFusion', 'compiled', `${TT}: compile.components defaults to ["model", "loss"] (the loss compiled with the model since April 2025)`);
   }
   const on = readStr(root, 'optimizer.name');
   const oe = at(root, 'optimizer.name');

@@ -71,10 +71,19 @@ describe('engine memory from launch flags', () => {
 
   test('torchtitan: compile.components with "loss" compiles the loss (its backward\'s temporaries 2n instead of the eager 8n)', async () => {
     const toml = (components: string) => `[model]\nname = "llama3"\nflavor = "8B"\n[training]\nlocal_batch_size = 1\nseq_len = 8192\n[parallelism]\ndata_parallel_shard_degree = 8\n[activation_checkpoint]\nmode = "full"\n[compile]\nenable = true\n${components}`;
-    const eager = await planOf('eager.toml', toml(''));
+    const eager = await planOf('eager.toml', toml('components = ["model"]\n'));
     const compiled = await planOf('compiled.toml', toml('components = ["model", "loss"]\n'));
-    assert.equal(eager.training.lossFusion, undefined);
+    assert.equal(eager.training.lossFusion, 'none');
     assert.equal(compiled.training.lossFusion, 'compiled');
+    // Without components torchtitan compiles both (config/job_config.py Compile.components default ["model", "loss"]),
+    // and so did training.compile from April 2025 (build_loss_fn, PR #1033); compile off leaves the loss eager.
+    const plain = await planOf('plain.toml', toml(''));
+    assert.equal(plain.training.lossFusion, 'compiled');
+    assert.equal(plain.sources['training.lossFusion']?.kind, 'derived');
+    const older = await planOf('older.toml', toml('').replace('[compile]\nenable = true\n', '').replace('seq_len = 8192\n', 'seq_len = 8192\ncompile = true\n'));
+    assert.equal(older.training.compile, true);
+    assert.equal(older.training.lossFusion, 'compiled');
+    assert.notEqual((await planOf('off.toml', toml('').replace('enable = true', 'enable = false'))).training.lossFusion, 'compiled');
     const t = (p: Plan) => estimateMemory(p).stages[0].peaks!.temporaries;
     const n = 8192 * 128_256;
     // Eager: nll_loss's and log_softmax's fp32 gradients, 8n; compiled: the logits' bf16 gradient, 2n (+ the per-token
