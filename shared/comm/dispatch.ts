@@ -33,6 +33,20 @@ export function remoteNodesPerToken(experts: number, topK: number, nodes: number
 }
 
 /**
+ * The MoE layer's tokens on one rank: T = b·s/cp, divided by TP under sequence parallelism (Megatron requires sequence
+ * parallelism for MoE with TP; the router and the dispatcher see the rank's sequence shard, token_dispatcher.py).
+ */
+export function moeTokensPerRank(plan: Plan, tokens: number): number {
+  return tokens / spSplit(plan);
+}
+
+/** The sequence-parallel split of a layer's tokens over the TP ranks (1 without sequence parallelism). */
+function spSplit(plan: Plan): number {
+  const tp = Math.max(1, Math.floor(plan.parallel.tp) || 1);
+  return plan.parallel.sp && tp > 1 ? tp : 1;
+}
+
+/**
  * Other nodes a token's dispatch reaches under the model's routing. With group-limited routing whose groups each sit on
  * one node (G a multiple of the N nodes, experts laid out contiguously over the EP ranks as Megatron and DeepSeek
  * place them), a token's experts come from routerGroupTopK of the G groups, so it reaches
@@ -68,7 +82,9 @@ export function dispatchPass(plan: Plan, dispatcher: EpDispatcher, tokens: numbe
   const n = link.size;
   if (n <= 1) return { bytes: 0, seconds: 0 };
   if (dispatcher === 'allgather') {
-    const bytes = n * tokens * hidden * B;
+    // Megatron gathers over the TP × EP group: with sequence parallelism its tp·ep ranks hold T/tp tokens each, which
+    // is n·T_seq gathered, T_seq the tokens of the TP group (moeTokensPerRank × tp).
+    const bytes = n * tokens * spSplit(plan) * hidden * B;
     return { bytes, seconds: linkSeconds('all-gather', bytes, link) + linkSeconds('reduce-scatter', bytes, link) };
   }
   const bytes = epAllToAllBytes(tokens, topK, hidden, B);

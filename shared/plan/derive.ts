@@ -169,6 +169,7 @@ export function derivePlan(input: PlanInput, gpu?: GpuSpec): Derived {
     tpCommOverlap: pick('parallel.tpCommOverlap', p.tpCommOverlap, false, 'no TP communication overlap'),
     epDispatcher: pick('parallel.epDispatcher', p.epDispatcher !== undefined && EP_DISPATCHERS.includes(p.epDispatcher) ? p.epDispatcher : undefined, 'alltoall',
       'MoE tokens travel by NCCL all-to-all (torchtitan, DeepSpeed-MoE; Megatron --moe-token-dispatcher-type alltoall)'),
+    epCommOverlap: pick('parallel.epCommOverlap', p.epCommOverlap, false, 'MoE dispatch and combine exposed (no --overlap-moe-expert-parallel-comm)'),
   };
   const overhead: OverheadSpec = {
     cudaContextBytes: pick('overhead.cudaContextBytes', o.cudaContextBytes, 1.5 * 2 ** 30,

@@ -164,7 +164,7 @@ export function gatherInput(g: Gathered, primary: ConfigFacts, model: ModelSpec,
     parallel: {
       dp: g.num('parallel.dp'), tp: degree(g, 'parallel.tp'), pp: degree(g, 'parallel.pp'), cp: degree(g, 'parallel.cp'),
       sp: g.bool('parallel.sp'), vpp: g.num('parallel.vpp'), schedule: g.str('parallel.schedule'), ep: g.num('parallel.ep'), etp: g.num('parallel.etp'),
-      tpCommOverlap: g.bool('parallel.tpCommOverlap'), epDispatcher: g.str('parallel.epDispatcher'), stageLayers: g.counts('parallel.stageLayers'),
+      tpCommOverlap: g.bool('parallel.tpCommOverlap'), epDispatcher: g.str('parallel.epDispatcher'), epCommOverlap: g.bool('parallel.epCommOverlap'), stageLayers: g.counts('parallel.stageLayers'),
       dpReplicate: g.num('parallel.dpReplicate'), shardInstances: g.num('parallel.sharding.instances'), vppLayers: g.num('parallel.vppLayers'),
       firstStageLayers: g.num('parallel.firstStageLayers'), lastStageLayers: g.num('parallel.lastStageLayers'),
       firstStageLess: g.num('parallel.firstStageLess'), lastStageLess: g.num('parallel.lastStageLess'),

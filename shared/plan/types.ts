@@ -243,6 +243,12 @@ export interface ParallelSpec {
    * all-to-all.
    */
   readonly epDispatcher?: EpDispatcher;
+  /**
+   * MoE dispatch and combine of one micro-batch overlapped with the compute of another (Megatron
+   * `--overlap-moe-expert-parallel-comm`: forward and backward of two micro-batches run merged in the 1F1B steady
+   * state). Absent: exposed.
+   */
+  readonly epCommOverlap?: boolean;
 }
 
 /** MoE token dispatchers with their own communication pattern. */

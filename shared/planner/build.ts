@@ -75,12 +75,12 @@ export function parallelFor(
   if (c.stageLayers) {
     return {
       dp: c.dp, tp: c.tp, sp: c.sp, pp: c.pp, vpp: c.vpp, schedule, cp: c.cp, ep: c.ep, etp: c.tp, sharding,
-      order: base.order, tpCommOverlap: base.tpCommOverlap, epDispatcher: base.epDispatcher, stageLayers: c.stageLayers,
+      order: base.order, tpCommOverlap: base.tpCommOverlap, epDispatcher: base.epDispatcher, epCommOverlap: base.epCommOverlap, stageLayers: c.stageLayers,
     };
   }
   return {
     dp: c.dp, tp: c.tp, sp: c.sp, pp: c.pp, vpp: c.vpp, schedule, cp: c.cp, ep: c.ep, etp: c.tp, sharding,
-    order: base.order, tpCommOverlap: base.tpCommOverlap, epDispatcher: base.epDispatcher,
+    order: base.order, tpCommOverlap: base.tpCommOverlap, epDispatcher: base.epDispatcher, epCommOverlap: base.epCommOverlap,
   };
 }
 

@@ -38,14 +38,14 @@ export function sameKey(level: KeyLevel, a: Plan, b: Plan): boolean {
       return a.model === b.model && a.cluster === b.cluster && a.lora === b.lora && a.engine === b.engine
         && (x === y || (x.tp === y.tp && x.pp === y.pp && x.vpp === y.vpp && x.schedule === y.schedule && x.cp === y.cp && x.ep === y.ep
           && x.etp === y.etp && x.sp === y.sp && x.dp === y.dp && x.order === y.order && x.stageLayers === y.stageLayers
-          && x.tpCommOverlap === y.tpCommOverlap && x.epDispatcher === y.epDispatcher));
+          && x.tpCommOverlap === y.tpCommOverlap && x.epDispatcher === y.epDispatcher && x.epCommOverlap === y.epCommOverlap));
     }
     case 'layer': {
       const x = a.parallel;
       const y = b.parallel;
       return a.model === b.model && a.cluster === b.cluster && a.lora === b.lora && a.engine === b.engine
         && x.tp === y.tp && x.cp === y.cp && x.ep === y.ep && x.etp === y.etp && x.sp === y.sp && x.tpCommOverlap === y.tpCommOverlap
-        && x.epDispatcher === y.epDispatcher
+        && x.epDispatcher === y.epDispatcher && x.epCommOverlap === y.epCommOverlap
         && x.order === y.order && ta.microBatch === tb.microBatch && ta.seqLen === tb.seqLen && ta.precision === tb.precision
         && ta.flashAttention === tb.flashAttention && ta.compile === tb.compile && ta.fp8 === tb.fp8
         && (a.engine !== 'megatron' || (ta.gradAccum === tb.gradAccum && ta.globalBatch === tb.globalBatch && x.dp === y.dp));

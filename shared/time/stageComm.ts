@@ -6,7 +6,7 @@
  */
 import type { EpDispatcher, Plan } from '../plan/types';
 import { algorithmFor, kindBusBandwidth, linkSeconds, type GroupLink } from '../comm/links';
-import { dispatchPass } from '../comm/dispatch';
+import { dispatchPass, moeTokensPerRank } from '../comm/dispatch';
 import type { LayoutLinks } from '../comm/layout';
 import { moeLayersIn } from '../model/params';
 import { firstLayerOfStage, stageLayerCount, type StageParams } from '../comm/stageParams';
@@ -121,10 +121,11 @@ function inLayerEntries(plan: Plan, stage: number, w: MicrobatchWork, m: number,
     const how = EP_DISPATCH[dispatcher];
     out.push({
       id: 'ep-all-to-all', label: how.label, kind: how.kind, group: 'ep', link: l.epLink, stage,
-      bytes: dispatchPass(plan, dispatcher, tokens, mod.moe, mod.hiddenSize, actB, l.epLink).bytes,
+      bytes: dispatchPass(plan, dispatcher, moeTokensPerRank(plan, tokens), mod.moe, mod.hiddenSize, actB, l.epLink).bytes,
       count: (moeLayers * 4 + Math.min(moeLayers, nR) * 2) * m,
-      overlapped: false, exposed: share(w.epSeconds), seconds: w.epSeconds * m,
-      formula: `${how.formula}, dispatch + combine in forward and backward per MoE layer per micro-batch`,
+      overlapped: !!plan.parallel.epCommOverlap, exposed: share(w.epSeconds), seconds: w.epSeconds * m,
+      formula: `${how.formula}, dispatch + combine in forward and backward per MoE layer per micro-batch`
+        + (plan.parallel.epCommOverlap ? ', hidden behind the merged micro-batch\'s compute: max(0, c − g) + overlapCost·min(c, g)' : ', exposed'),
       citation: how.citation,
     });
   }

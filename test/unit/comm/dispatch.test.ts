@@ -13,6 +13,8 @@ import { findGpu } from '../../../shared/hardware/gpus';
 import type { GpuSpec, ModelSpec } from '../../../shared/plan/types';
 import { initFormats, parseConfig } from '../../../formats/index';
 import { resolvePlan } from '../../../shared/plan/resolve';
+import { estimateStepTime } from '../../../shared/time/estimate';
+import fitted from '../../../data/time/fitted.json';
 import { gpt, plan } from '../sim/fixtures';
 
 const H100 = findGpu('h100-sxm') as GpuSpec;
@@ -136,5 +138,26 @@ describe('torchtitan names its dispatch backend', () => {
     const d = c.diagnostics.find((x) => /expert_parallel_comm_backend/.test(x.message));
     assert.ok(d && d.severity === 'warning', JSON.stringify(c.diagnostics));
     assert.equal(d.range?.start.line, text.split('\n').findIndex((l) => l.startsWith('expert_parallel_comm_backend')));
+  });
+});
+
+describe('Megatron EP overlap (--overlap-moe-expert-parallel-comm)', () => {
+  before(async () => { await initFormats(); });
+  // Eight experts on eight GPUs of one node, hidden 4096: the all-to-alls over NVLink are far shorter than the layer's
+  // compute, so merged 1F1B hides them but for overlapCost of their time (exposedBehind: max(0, c − g) + cost·min(c, g)).
+  const flags = '--num-layers 4 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 64 --bf16 --num-experts 8 --moe-router-topk 2 --expert-model-parallel-size 8 --moe-token-dispatcher-type alltoall --pipeline-model-parallel-size 2 --num-virtual-stages-per-pipeline-rank 2';
+  const planOf = (extra: string) => resolvePlan(parseConfig('/x/train.sh', `torchrun --nproc_per_node 8 pretrain_gpt.py ${flags} ${extra}\n`), []).plan!;
+  const ep = (extra: string) => estimateStepTime(planOf(extra)).collectives.find((c) => c.id === 'ep-all-to-all')!;
+  test('the flag is read as the plan\'s EP overlap', () => {
+    assert.equal(planOf('--overlap-moe-expert-parallel-comm').parallel.epCommOverlap, true);
+    assert.equal(planOf('').parallel.epCommOverlap, false);
+  });
+  test('exposed: all of it without the flag, overlapCost of it with (the compute is longer)', () => {
+    const plain = ep(''), merged = ep('--overlap-moe-expert-parallel-comm');
+    assert.ok(plain.seconds > 0 && Math.abs(merged.seconds - plain.seconds) < 1e-12, 'the same all-to-alls either way');
+    assert.ok(Math.abs(plain.exposedSeconds - plain.seconds) / plain.seconds < 1e-9, `${plain.exposedSeconds} of ${plain.seconds}`);
+    assert.equal(merged.overlapped, true);
+    const share = merged.exposedSeconds / merged.seconds;
+    assert.ok(Math.abs(share - fitted.params.overlapCost) < 1e-6, `exposed share ${share}, overlapCost ${fitted.params.overlapCost}`);
   });
 });
