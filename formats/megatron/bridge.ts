@@ -1,7 +1,7 @@
 /**
  * Megatron-Bridge recipe overrides on a launch line (`python scripts/training/run_recipe.py --recipe … train.micro_batch_size=2
  * model.tensor_model_parallel_size=4 …`): each `section.field=value` of the ConfigContainer sections that hold the
- * layout and batch (model, train, dataset, ddp, dist, optimizer, mixed_precision) becomes the Megatron flag of the same
+ * layout and batch (model, train, dataset, ddp, dist, optimizer, mixed_precision, comm_overlap) becomes the Megatron flag of the same
  * name, as the Bridge override YAML does (megatron/yaml.ts), and is read by the Megatron flag table.
  */
 import type { Found } from '../common/keyTable';
@@ -11,9 +11,9 @@ import type { FactSink } from '../common/sink';
 import { applyMegatronArgs, type FlagArg } from './args';
 
 /** ConfigContainer sections whose fields are Megatron arguments under their flag names. */
-const SECTIONS = /^(model|train|dataset|ddp|dist|optimizer|mixed_precision)\./;
+const SECTIONS = /^(model|train|dataset|ddp|dist|optimizer|mixed_precision|comm_overlap)\./;
 /** Sections only Megatron-Bridge has (verl and NeMo 2 spell theirs data./trainer./actor_rollout_ref.). */
-const BRIDGE_ONLY = /^(train|dataset|ddp|dist|validation|checkpoint|logger|scheduler|rng)\./;
+const BRIDGE_ONLY = /^(train|dataset|ddp|dist|comm_overlap|validation|checkpoint|logger|scheduler|rng)\./;
 const OTHER = /^(actor_rollout_ref|critic|trainer|data|algorithm|reward_model)\./;
 
 /** True when the overrides are Megatron-Bridge's (some Bridge-only section, none of verl's). */

@@ -123,6 +123,10 @@ describe('readers fixed after the fresh set 1 measurement', () => {
     assert.equal(f['lora.enabled']?.value, true);
     // What the overrides leave unset is the recipe's, not Megatron's CLI default (fp32 without --bf16).
     assert.equal(f['training.precision'], undefined);
+    // CommOverlapConfig fields are Megatron flags of the same name (megatron/bridge/training/comm_overlap.py).
+    const ov = facts('file:///ws/o.sh', text.replace('\n', ' comm_overlap.overlap_moe_expert_parallel_comm=true comm_overlap.tp_comm_overlap=true\n'));
+    assert.equal(ov['parallel.epCommOverlap']?.value, true);
+    assert.equal(ov['parallel.tpCommOverlap']?.value, true);
   });
 
   test('InternVL: --use_llm_lora N takes its number; --grad_checkpoint is gradient checkpointing', () => {
