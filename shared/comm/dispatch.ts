@@ -5,7 +5,7 @@
  */
 import type { EpDispatcher, MoeSpec, Plan } from '../plan/types';
 import { epAllToAllBytes } from './volumes';
-import { busBandwidth, fabricScaling, linkSeconds, NETWORK_EFFICIENCY, type GroupLink } from './links';
+import { adapterBandwidth, busBandwidth, linkSeconds, type GroupLink } from './links';
 
 /** One dispatcher's pass on a rank: the two collectives and their seconds. */
 export interface DispatchPass {
@@ -62,8 +62,8 @@ export function routedRemoteNodes(moe: MoeSpec, nodes: number): number {
 }
 
 /**
- * Seconds of one pass (dispatch + combine) of `tokens` tokens of width `hidden` (B bytes per element) routed to `topK`
- * of `experts` experts over the EP group `link`:
+ * Seconds of one pass (dispatch + combine) of a rank's `tokens` tokens (moeTokensPerRank) of width `hidden` (B bytes per
+ * element), routed as `moe` says, over the EP group `link`:
  *
  * - `alltoall` (NCCL; torchtitan, DeepSpeed-MoE, Megatron `alltoall`): two all-to-alls of S = T·k·h·B per rank
  *   (Lepikhin et al. 2020, GShard), across nodes at the adapter bound (links.ts networkAllToAllBandwidth).
@@ -94,7 +94,7 @@ export function dispatchPass(plan: Plan, dispatcher: EpDispatcher, tokens: numbe
   const intra = busBandwidth(plan, intraTier, Math.max(1, link.perNode), 1);
   const perNode = Math.max(1, Math.min(n, link.perNode));
   if (link.tier !== 'network') return { bytes, seconds: 2 * (bytes * (n - 1) / n / intra + link.alpha) };
-  const adapter = g.interNodeBandwidth * NETWORK_EFFICIENCY * fabricScaling(link.nodes);
+  const adapter = adapterBandwidth(plan, link.nodes);
   const remote = tokens * hidden * B * routedRemoteNodes(moe, link.nodes);
   const local = perNode > 1 ? bytes * (perNode - 1) / perNode / intra : 0;
   return { bytes, seconds: 2 * (Math.max(remote / adapter, local) + link.alpha) };

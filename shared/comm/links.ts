@@ -11,7 +11,7 @@ import type { CollectiveKind, CommAlgorithm, LinkTier } from './types';
 
 const EFF: Readonly<Record<LinkTier, number>> = constants.busEfficiency;
 /** Fraction of an inter-node adapter's rate NCCL reaches (data/collectives.json busEfficiency.network). */
-export const NETWORK_EFFICIENCY = EFF.network;
+const NETWORK_EFFICIENCY = EFF.network;
 const KIND_EFF: Readonly<Record<LinkTier, Readonly<Partial<Record<CollectiveKind, number>>>>> = constants.kindEfficiency;
 const AG_NV = KIND_EFF.nvlink['all-gather'] ?? 1, RS_NV = KIND_EFF.nvlink['reduce-scatter'] ?? 1, A2A_NV = KIND_EFF.nvlink['all-to-all'] ?? 1;
 const AG_NET = KIND_EFF.network['all-gather'] ?? 1, RS_NET = KIND_EFF.network['reduce-scatter'] ?? 1, A2A_NET = KIND_EFF.network['all-to-all'] ?? 1;
@@ -91,6 +91,14 @@ export function busBandwidth(plan: Plan, tier: LinkTier, perNode: number, nodes:
 }
 
 /**
+ * What one GPU's own inter-node adapter carries, bytes/s, when a group spans `nodes` nodes: the catalog's adapter rate
+ * × NCCL's network efficiency (data/collectives.json busEfficiency.network) × the fabric's scaling (fabricScaling).
+ */
+export function adapterBandwidth(plan: Plan, nodes: number): number {
+  return plan.cluster.gpu.interNodeBandwidth * NETWORK_EFFICIENCY * fabricScaling(nodes);
+}
+
+/**
  * Bus bandwidth of an all-to-all whose group spans nodes, bytes/s. Unlike a ring, where each chunk crosses between two
  * nodes once and every adapter of the node carries a share, an all-to-all sends each rank's own (n − perNode)/n of its
  * message to ranks on other nodes, and the node's adapters, one per GPU, are shared by as many senders (PXN only moves
@@ -105,7 +113,7 @@ export function busBandwidth(plan: Plan, tier: LinkTier, perNode: number, nodes:
 export function networkAllToAllBandwidth(plan: Plan, size: number, perNode: number, nodes: number): number {
   const g = plan.cluster.gpu;
   if (size <= perNode) return 0;
-  const adapter = g.interNodeBandwidth * NETWORK_EFFICIENCY * fabricScaling(nodes);
+  const adapter = adapterBandwidth(plan, nodes);
   const intra = perNode > 1 ? busBandwidth(plan, g.intraNodeBandwidth <= g.hostBandwidth ? 'pcie' : 'nvlink', perNode, 1) : Infinity;
   const t = Math.max((size - perNode) / adapter, (perNode - 1) / intra);
   return t > 0 ? (size - 1) / t : 0;
