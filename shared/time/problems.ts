@@ -138,6 +138,6 @@ export function timeAssumptionWarnings(plan: Plan): Problem[] {
  * (docs/time-model.md#expert-parallel-dispatch; its recipe CUDA-graphs the router and the dispatch preprocessing).
  */
 const MOE_HOST_WARNING: Problem = {
-  code: 'moe-host-timing', severity: 'warning', paths: ['model.moe'],
+  code: 'moe-host-timing', severity: 'warning', paths: ['model.moe.experts', 'model.moe', 'parallel.ep'],
   message: 'MoE step time leaves out the host work of routing (a per-layer sync for the tokens per expert): Megatron-Bridge measured Qwen3-30B-A3B on 16 H100 about a third slower than this model gives, so the step time here is likely too short.',
 };
