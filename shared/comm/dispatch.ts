@@ -5,7 +5,7 @@
  */
 import type { EpDispatcher, MoeSpec, Plan } from '../plan/types';
 import { epAllToAllBytes } from './volumes';
-import { adapterBandwidth, busBandwidth, linkSeconds, type GroupLink } from './links';
+import { adapterBandwidth, busBandwidth, intraNodeTier, linkSeconds, type GroupLink } from './links';
 
 /** One dispatcher's pass on a rank: the two collectives and their seconds. */
 export interface DispatchPass {
@@ -34,7 +34,8 @@ export function remoteNodesPerToken(experts: number, topK: number, nodes: number
 
 /**
  * The MoE layer's tokens on one rank: T = b·s/cp, divided by TP under sequence parallelism (Megatron requires sequence
- * parallelism for MoE with TP; the router and the dispatcher see the rank's sequence shard, token_dispatcher.py).
+ * parallelism for MoE with TP; the router and the dispatcher see the rank's sequence shard, token_dispatcher.py). The
+ * time model's layer shape carries the same number as `normTokens`.
  */
 export function moeTokensPerRank(plan: Plan, tokens: number): number {
   return tokens / spSplit(plan);
@@ -89,9 +90,7 @@ export function dispatchPass(plan: Plan, dispatcher: EpDispatcher, tokens: numbe
   }
   const bytes = epAllToAllBytes(tokens, topK, hidden, B);
   if (dispatcher === 'alltoall') return { bytes, seconds: 2 * linkSeconds('all-to-all', bytes, link) };
-  const g = plan.cluster.gpu;
-  const intraTier = g.intraNodeBandwidth <= g.hostBandwidth ? 'pcie' : 'nvlink';
-  const intra = busBandwidth(plan, intraTier, Math.max(1, link.perNode), 1);
+  const intra = busBandwidth(plan, intraNodeTier(plan), Math.max(1, link.perNode), 1);
   const perNode = Math.max(1, Math.min(n, link.perNode));
   if (link.tier !== 'network') return { bytes, seconds: 2 * (bytes * (n - 1) / n / intra + link.alpha) };
   const adapter = adapterBandwidth(plan, link.nodes);

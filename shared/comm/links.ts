@@ -58,14 +58,16 @@ export function membersPerNode(plan: Plan, size: number, stride: number): number
   return Math.max(1, Math.min(size, Math.floor(gpn / stride)));
 }
 
-/**
- * A group fits in a node when stride · size ≤ gpusPerNode (Megatron/Llama 3 placement, TP innermost). Inside a node the
- * link is NVLink/xGMI, or PCIe for GPUs whose intra-node bandwidth is no more than their host link (no NVLink).
- */
-export function groupTier(plan: Plan, size: number, stride: number): LinkTier {
-  if (stride * size > Math.max(1, plan.cluster.gpusPerNode)) return 'network';
+/** The link inside a node: NVLink/xGMI, or PCIe for GPUs whose intra-node bandwidth is no more than their host link (no NVLink). */
+export function intraNodeTier(plan: Plan): LinkTier {
   const g = plan.cluster.gpu;
   return g.intraNodeBandwidth <= g.hostBandwidth ? 'pcie' : 'nvlink';
+}
+
+/** A group fits in a node when stride · size ≤ gpusPerNode (Megatron/Llama 3 placement, TP innermost); else it crosses the network. */
+export function groupTier(plan: Plan, size: number, stride: number): LinkTier {
+  if (stride * size > Math.max(1, plan.cluster.gpusPerNode)) return 'network';
+  return intraNodeTier(plan);
 }
 
 /**
@@ -111,10 +113,9 @@ export function adapterBandwidth(plan: Plan, nodes: number): number {
  * than by NVLink; docs/time-model.md#expert-parallel-dispatch.
  */
 export function networkAllToAllBandwidth(plan: Plan, size: number, perNode: number, nodes: number): number {
-  const g = plan.cluster.gpu;
   if (size <= perNode) return 0;
   const adapter = adapterBandwidth(plan, nodes);
-  const intra = perNode > 1 ? busBandwidth(plan, g.intraNodeBandwidth <= g.hostBandwidth ? 'pcie' : 'nvlink', perNode, 1) : Infinity;
+  const intra = perNode > 1 ? busBandwidth(plan, intraNodeTier(plan), perNode, 1) : Infinity;
   const t = Math.max((size - perNode) / adapter, (perNode - 1) / intra);
   return t > 0 ? (size - 1) / t : 0;
 }
@@ -222,7 +223,7 @@ export function productLink(plan: Plan, parts: readonly (readonly [number, numbe
     fits = k === s;
   }
   const g = plan.cluster.gpu;
-  const tier: LinkTier = perNode < size ? 'network' : g.intraNodeBandwidth <= g.hostBandwidth ? 'pcie' : 'nvlink';
+  const tier: LinkTier = perNode < size ? 'network' : intraNodeTier(plan);
   const nodes = Math.max(1, Math.ceil(size / perNode));
   const a2aBusbw = tier === 'network' ? networkAllToAllBandwidth(plan, size, perNode, nodes) : 0;
   return { size, tier, busbw: busBandwidth(plan, tier, perNode, nodes), alpha: stepLatency(plan, tier), perNode, nodes, profile: plan.cluster.profile, nvls: !!g.nvlinkSharp, a2aBusbw };

@@ -9,7 +9,6 @@ import type { GroupLink } from '../comm/links';
 import { linkSeconds } from '../comm/links';
 import type { LayoutLinks } from '../comm/layout';
 import { ppMessageBytes } from '../comm/volumes';
-import { moeTokensPerRank } from '../comm/dispatch';
 import { profileAttentionRate, profileGemmRate } from '../hardware/profile';
 import { activationBytesOf } from '../memory/dtypes';
 import { layerActivationBytes, type ActivationShape } from '../memory/activations';
@@ -178,9 +177,9 @@ function layerShape(plan: Plan, tokens: number, moe: boolean): LayerShape {
   return {
     ...base,
     moe: {
-      // The rank's sequence shard is routed (moeTokensPerRank); with expert TP its ETP group gathers etp shards and each
-      // rank runs 1/etp of every expert's FFN on them.
-      experts, tokensPerExpert: (moeTokensPerRank(plan, tokens) * posInt(par.etp) * e.topK * ep) / Math.max(1, e.experts), expertFfn: e.expertFfnSize / posInt(par.etp),
+      // The rank's sequence shard is routed (normTokens); with expert TP its ETP group gathers etp shards and each rank
+      // runs 1/etp of every expert's FFN on them.
+      experts, tokensPerExpert: (base.normTokens * posInt(par.etp) * e.topK * ep) / Math.max(1, e.experts), expertFfn: e.expertFfnSize / posInt(par.etp),
       sharedFfn: (e.sharedExperts * e.sharedExpertFfnSize) / tp, routerOut: e.experts,
     },
   };

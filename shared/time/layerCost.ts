@@ -7,7 +7,7 @@ import type { Plan } from '../plan/types';
 import type { GroupLink } from '../comm/links';
 import { linkSeconds } from '../comm/links';
 import { tpMessageBytes } from '../comm/volumes';
-import { dispatchPass, moeTokensPerRank } from '../comm/dispatch';
+import { dispatchPass } from '../comm/dispatch';
 import { attentionKernelFlops, type AttentionImpl } from './kernels/attention';
 import { asyncTpReduceBytes, backwardBytes, kernelsPerLayer, layerElementwiseBytes, moePermuteBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
 import { fp8CastBytes } from './kernels/fp8';
@@ -176,7 +176,7 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   fwd.elementwise += ew;
   bwd.elementwise += t.hbm(backwardBytes(layerElementwiseBytes(mod, s, s.actBytes, t.fusion)));
   if (s.moe && mod.moe) {
-    const route = t.hbm(moePermuteBytes(moeTokensPerRank(plan, T), mod.moe.topK, h, s.actBytes));
+    const route = t.hbm(moePermuteBytes(s.normTokens, mod.moe.topK, h, s.actBytes));
     fwd.elementwise += route;
     bwd.elementwise += route;
   }
@@ -250,7 +250,7 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   let epSeconds = 0;
   if (s.moe && links.ep.size > 1 && mod.moe) {
     // One dispatch + combine forward and one backward, by the plan's dispatcher (shared/comm/dispatch.ts).
-    const pass = dispatchPass(plan, plan.parallel.epDispatcher ?? 'alltoall', moeTokensPerRank(plan, T), mod.moe, h, s.actBytes, links.ep).seconds;
+    const pass = dispatchPass(plan, plan.parallel.epDispatcher ?? 'alltoall', s.normTokens, mod.moe, h, s.actBytes, links.ep).seconds;
     // Megatron's EP overlap runs one micro-batch's forward with another's backward: the merged block's compute (this
     // layer's forward and backward) hides its four all-to-alls, max(0, c − g) + overlapCost·min(c, g), half charged
     // to each pass (megatron/core/pipeline_parallel/combined_1f1b.py; docs/time-model.md#expert-parallel-dispatch).

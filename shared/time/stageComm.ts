@@ -53,6 +53,9 @@ interface Entry {
   bytes: number; count: number; overlapped: boolean; exposed: number; formula: string; citation: string; seconds?: number;
 }
 
+/** DeepEP's and HybridEP's traffic: a token once per remote node, forwarded inside the node. */
+const NODE_ONCE = 'each token once per remote node holding one of its k experts over RDMA (b·(s/cp)·h·B per node), forwarded over NVLink';
+
 /** How each MoE dispatcher's traffic is shown (shared/comm/dispatch.ts times it). */
 const EP_DISPATCH: Readonly<Record<EpDispatcher, { label: string; kind: CollectiveKind; formula: string; citation: string }>> = {
   alltoall: {
@@ -66,12 +69,12 @@ const EP_DISPATCH: Readonly<Record<EpDispatcher, { label: string; kind: Collecti
   },
   deepep: {
     label: 'EP dispatch + combine (DeepEP)', kind: 'all-to-all',
-    formula: 'each token once per remote node holding one of its k experts over RDMA (b·(s/cp)·h·B per node), forwarded over NVLink',
+    formula: NODE_ONCE,
     citation: 'deepseek-ai/DeepEP README (normal kernels, NVLink and RDMA forwarding); Megatron-LM flex dispatcher',
   },
   hybridep: {
     label: 'EP dispatch + combine (HybridEP)', kind: 'all-to-all',
-    formula: 'each token once per remote node holding one of its k experts over RDMA (b·(s/cp)·h·B per node), forwarded over NVLink',
+    formula: NODE_ONCE,
     citation: 'NVIDIA HybridEP (DeepEP hybrid-ep branch); Megatron-LM flex dispatcher --moe-flex-dispatcher-backend hybridep',
   },
 };
