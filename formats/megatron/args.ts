@@ -8,6 +8,7 @@ import { toBool, toNumber } from '../common/text';
 import { lookupTable } from '../../shared/lookup';
 import type { PlanPath } from '../../shared/plan/paths';
 import { layersPerRank, parsePipelineLayout } from './layout';
+import { deepspeedStageLayers } from './deepspeedPipe';
 
 export type { FlagArg } from '../common/shell/commandLine';
 
@@ -123,6 +124,7 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   encoderDecoderLayers(s, seen);
   accountForSplit(s, seen);
   pipelineLayout(s, seen);
+  megatronDeepSpeed(s, seen);
   // FP8 runs on top of --bf16/--fp16 (Transformer Engine autocast), whichever order the flags come in.
   const fp8 = seen.get('--fp8-format');
   if (fp8?.value && mapped('--fp8-format', fp8.value)) s.explicit('training.precision', 'fp8-mixed', locOfArg(fp8));
@@ -249,6 +251,52 @@ function accountForSplit(s: FactSink, seen: Map<string, FlagArg>): void {
   const why = 'Megatron: (layers + embedding + loss) / PP per stage, less the embedding on the first and the loss on the last';
   if (emb && !s.has('parallel.firstStageLayers')) s.derived('parallel.firstStageLayers', per - 1, why, locOfArg(emb));
   if (loss && !s.has('parallel.lastStageLayers')) s.derived('parallel.lastStageLayers', per - 1, why, locOfArg(loss));
+}
+
+/**
+ * What Megatron-DeepSpeed (`--deepspeed`, `--zero-stage` or a DeepSpeed JSON) does differently from Megatron-LM:
+ * - core attention is the unfused path (fused scale-mask-softmax) unless a `--use-flash-attn*` flag is given
+ *   (megatron/model/transformer.py `ParallelAttention`: `use_flash_attn` from the flags);
+ * - the BigScience fork's `--pad-vocab-size-to N` is the padded vocabulary itself (no further rounding);
+ * - with PP > 1 the DeepSpeed pipeline engine splits GPTModelPipe's layer specs by its partition method
+ *   (formats/megatron/deepspeedPipe.ts), not Megatron's even split.
+ */
+function megatronDeepSpeed(s: FactSink, seen: Map<string, FlagArg>): void {
+  if (!seen.has('--deepspeed') && !seen.has('--zero-stage') && !seen.has('--deepspeed_config')) return;
+  const flash = ['--use-flash-attn', '--use-flash-attn-v1', '--use-flash-attn-v2', '--use-flash-attn-triton', '--attention-backend'].some((f) => seen.has(f));
+  if (!flash) s.default('training.flashAttention', false, 'Megatron-DeepSpeed: unfused core attention with the fused scale-mask-softmax kernel (no --use-flash-attn)');
+  // deepspeed.initialize wraps the model: DeepSpeed's optimizer wrappers keep the weights, gradients and master copies.
+  s.default('training.regime', 'deepspeed', 'Megatron-DeepSpeed: DeepSpeed\'s engine and optimizer wrappers hold the weights and optimizer states');
+  // Gradients accumulate in DeepSpeed's data_types.grad_accum_dtype, the model's dtype unless the JSON says otherwise.
+  s.default('training.fp32GradAccum', false, 'DeepSpeed: gradients accumulate in the model dtype (data_types.grad_accum_dtype unset)');
+  const half = ({ 'bf16-mixed': 'bf16', 'fp16-mixed': 'fp16' } as Record<string, string>)[String(s.value('training.precision'))];
+  if (half) s.default('training.gradDtype', half, 'DeepSpeed: gradients in the model dtype and reduced in it (communication_data_type unset)');
+  const pad = seen.get('--pad-vocab-size-to');
+  if (pad && s.has('model.vocabSize')) s.derived('model.vocabPadMultiple', 1, 'BigScience Megatron-DeepSpeed: --pad-vocab-size-to is the padded vocabulary', locOfArg(pad));
+  const L = s.num('model.layers'), pp = s.num('parallel.pp') ?? 1;
+  if (!L || pp < 2 || seen.has('--no-pipeline-parallel') || s.has('parallel.stageLayers')) return;
+  const m = seen.get('--pp-partition-method');
+  if (m?.unresolved) return;
+  const method = m?.value ?? 'type:transformer';
+  const h = s.num('model.hiddenSize') ?? 0, tp = s.num('parallel.tp') ?? 1, V = s.num('model.vocabSize') ?? 0;
+  const heads = s.num('model.heads') ?? 0, d = s.num('model.headDim') ?? (heads > 0 ? h / heads : 0), g = s.num('model.kvHeads') ?? heads;
+  const f = s.num('model.ffnSize') ?? 4 * h, gated = s.value('model.gatedMlp') === true;
+  // Per-rank parameters of each spec, for the `parameters` method (norms and biases are below its resolution).
+  const layer = (h * (heads * d + 2 * g * d) + heads * d * h + (gated ? 3 : 2) * h * f) / tp;
+  const split = deepspeedStageLayers({
+    layers: L, pp, method, tied: s.value('model.tiedEmbeddings') !== false, rmsnorm: s.value('model.norm') === 'rmsnorm',
+    params: { embedding: (V * h) / tp, layer, norm: 2 * h, head: (V * h) / tp },
+  });
+  const at = m ? here(m, m.valueRange ?? m.flagRange) : undefined;
+  if ('error' in split) {
+    s.diag('megatron-deepspeed-partition', 'info', `DeepSpeed's pipeline split is not known: ${split.error}; layers are spread evenly over the stages.`, at, ['parallel.stageLayers']);
+    return;
+  }
+  if (split.layers.some((x) => x === 0)) {
+    s.diag('megatron-deepspeed-partition', 'warning', `DeepSpeed's ${method} split leaves a pipeline stage without transformer layers (${split.layers.join(', ')}).`, at, ['parallel.pp', 'parallel.stageLayers']);
+  }
+  if (split.layers.every((x) => x === split.layers[0])) return;
+  s.derived('parallel.stageLayers', split.layers, `DeepSpeed PipelineModule partition_method ${method} over GPTModelPipe's layer specs (Megatron-DeepSpeed)`, m ? locOfArg(m) : undefined);
 }
 
 /**

@@ -37,6 +37,17 @@ function pointToPoint(l: GroupLink): GroupLink {
   return { ...l, perNode: 1, nodes: l.tier === 'network' ? 2 : 1 };
 }
 
+/**
+ * A pipeline hop's link. Neighbouring stages sit `stride` ranks apart; when the whole pipeline does not fit in a node
+ * (stride · p > GPUs per node) some hop leaves it even if the first pair shares a node (TP 2 × DP 2 with PP 4 on 8-GPU
+ * nodes: stages 1 → 2 cross), and the schedule runs at its slowest hop: the network then, one rank on each side.
+ */
+function pipelineHopLink(plan: Plan): GroupLink {
+  const pair = axisLink(plan, 'pp', 2);
+  if (pair.tier === 'network' || axisLink(plan, 'pp').tier !== 'network') return pointToPoint(pair);
+  return pointToPoint(productLink(plan, [[2, Math.max(1, plan.cluster.gpusPerNode)]]));
+}
+
 /** Resolves the group sizes and links of a plan's layout (Megatron placement, shared/comm/links.ts). */
 export function layoutLinks(plan: Plan): LayoutLinks {
   const m = plan.model;
@@ -59,7 +70,7 @@ export function layoutLinks(plan: Plan): LayoutLinks {
     tpLink: deg(par.tp) > 1 ? axisLink(plan, 'tp') : NO_LINK,
     cpLink: deg(par.cp) > 1 ? axisLink(plan, 'cp') : NO_LINK,
     epLink: m.moe && deg(par.ep) > 1 ? axisLink(plan, 'ep') : NO_LINK,
-    ppLink: pp > 1 ? pointToPoint(axisLink(plan, 'pp', 2)) : NO_LINK,
+    ppLink: pp > 1 ? pipelineHopLink(plan) : NO_LINK,
     pcieLink: offload
       ? { size: 1, tier: 'pcie', busbw: busBandwidth(plan, 'pcie', 1, 1), alpha: plan.cluster.gpu.intraNodeLatency, perNode: 1, nodes: 1, profile: undefined, nvls: false, a2aBusbw: 0 } : NO_LINK,
     dpSize, shard, replicas, edp,

@@ -64,7 +64,7 @@ export function intraNodeTier(plan: Plan): LinkTier {
   return g.intraNodeBandwidth <= g.hostBandwidth ? 'pcie' : 'nvlink';
 }
 
-/** A group fits in a node when stride · size ≤ gpusPerNode (Megatron/Llama 3 placement, TP innermost); else it crosses the network. */
+/** A group fits in a node when stride · size ≤ gpusPerNode (the plan's rank order, TP innermost); else it crosses the network. */
 export function groupTier(plan: Plan, size: number, stride: number): LinkTier {
   if (stride * size > Math.max(1, plan.cluster.gpusPerNode)) return 'network';
   return intraNodeTier(plan);

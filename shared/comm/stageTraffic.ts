@@ -7,6 +7,7 @@
 import timing from '../../data/timing.json';
 import type { Dtype, Plan, Precision } from '../plan/types';
 import { dtypeBytes } from '../memory/dtypes';
+import { deepspeedBf16Optimizer } from '../memory/engine';
 import type { LayoutLinks } from './layout';
 import { linkSeconds } from './links';
 import { stageLayerCount, type StageParams } from './stageParams';
@@ -70,7 +71,9 @@ export function stageTraffic(plan: Plan, stage: number, l: LayoutLinks, sp: Stag
   const dense = l.dpSize > 1 && l.shardLink.size > 1 ? l.shardLink : undefined;
   const dpBytes = dense && zero === 0 ? V.dpGradAllReduceBytes(gradDense, gB) : 0;
   const rsBytes = dense && zero >= 1 ? V.zeroGradReduceScatterBytes(gradDense, gB) : 0;
-  const agBytes = dense && zero >= 1 ? V.zeroParamAllGatherBytes(zero <= 2 ? gradDense : sp.dense, pB) : 0;
+  // BF16_Optimizer (DeepSpeed without ZeRO in bf16) all-reduces the gradients, then all-gathers the updated weights.
+  const bf16Opt = deepspeedBf16Optimizer(plan);
+  const agBytes = dense && (zero >= 1 || bf16Opt) ? V.zeroParamAllGatherBytes(zero <= 2 ? gradDense : sp.dense, pB) : 0;
   const hasEdp = gradExpert > 0 && l.edp > 1;
   const edpBytes = hasEdp ? V.dpGradAllReduceBytes(gradExpert, gB) : 0;
   const hsdpBytes = l.replicas > 1 && zero >= 1 ? V.dpGradAllReduceBytes(gradDense / l.shard, gB) : 0;
@@ -89,7 +92,7 @@ export function stageTraffic(plan: Plan, stage: number, l: LayoutLinks, sp: Stag
     layers, firstBucket: firstBucketFraction(plan, sp.dense + sp.expert),
     dpBytes, dpSeconds: dense && zero === 0 ? linkSeconds('all-reduce', dpBytes, dense) : 0,
     rsBytes, rsSeconds: dense && zero >= 1 ? linkSeconds('reduce-scatter', rsBytes, dense) : 0,
-    agBytes, agSeconds: dense && zero >= 1 ? linkSeconds('all-gather', agBytes, dense) : 0,
+    agBytes, agSeconds: agBytes > 0 ? linkSeconds('all-gather', agBytes, dense!) : 0,
     agLayerSeconds: dense && zero >= 1 ? linkSeconds('all-gather', agBytes / layers, dense) : 0,
     rsLayerSeconds: dense && zero >= 2 ? linkSeconds('reduce-scatter', rsBytes / layers, dense) : 0,
     edpBytes, edpSeconds: hasEdp ? linkSeconds('all-reduce', edpBytes, l.edpLink) : 0,

@@ -8,7 +8,7 @@ import type { ModelImpl, ModelSpec, OffloadTarget, Plan, PipelineSchedule, Preci
 import type { ActivationShape } from './activations';
 import { adafactorBytesPerParam } from './modelStates';
 import { activationBytesOf, dtypeBytes, optimizerBytesPerParam, paramBytesOf } from './dtypes';
-import { modelImplOf, precisionRegimeOf, recomputeEveryOf, recomputePolicyOf } from './engine';
+import { deepspeedBf16Optimizer, modelImplOf, precisionRegimeOf, recomputeEveryOf, recomputePolicyOf } from './engine';
 import { lossImplOf, type LossImpl } from './loss';
 import { pipelineEngineOf, type PipelineEngine } from './pipeline';
 import { regimeBytes } from './regime';
@@ -31,6 +31,8 @@ export interface MemoryContext extends ActivationShape {
   embedRank: number; positions: number; finalNorm: number; headRank: number;
   loraPerLayer: number; lora: boolean; baseBytes: number;
   paramB: number; gradB: number; masterB: number; optB: number; accum: boolean; fp8: boolean;
+  /** DeepSpeed's pipeline engine without ZeRO in bf16: BF16_Optimizer (shared/memory/engine.ts deepspeedBf16Optimizer). */
+  dsBf16Opt: boolean;
   /** FP8 weights kept as parameters (Megatron --fp8-param-gather) on an engine with TE (Megatron regime). */
   fp8Params: boolean;
   /** GEMM inputs saved as fp8 casts (Transformer Engine). */
@@ -107,6 +109,9 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   c.nd = Math.max(1, shardRanks);
   c.ne = Math.max(1, (shardRanks * tp) / (p.ep * p.etp));
   c.zstage = replicated ? 0 : s.stage;
+  // DeepSpeed's pipeline engine without ZeRO in bf16 runs BF16_Optimizer: ZeRO-1's partitions (deepspeedBf16Optimizer).
+  c.dsBf16Opt = !replicated && deepspeedBf16Optimizer(plan);
+  if (c.dsBf16Opt) c.zstage = 1;
   c.dp = p.dp; c.replicas = Math.max(1, Math.floor(p.dp / Math.max(1, s.shardGroupSize)));
   // The baseline keeps Megatron's contiguous grad buffers for Megatron plans, else PyTorch DDP.
   c.style = replicated ? (s.style === 'megatron-distopt' ? 'megatron-distopt' : 'ddp') : s.style;

@@ -158,7 +158,7 @@ export function fillDsBuffers(c: MemoryContext, first: boolean, last: boolean, l
   const firstParam = first ? c.embedRank : largestLayer;
   const head = last ? c.headRank : 0;
   const largest = Math.max(firstParam, head, layers > 0 ? largestLayer : 0);
-  o.kind = c.zstage >= 3 ? 3 : c.zstage === 1 && c.accum ? 2 : 1;
+  o.kind = c.zstage >= 3 ? 3 : c.zstage === 1 && (c.accum || c.dsBf16Opt) ? 2 : 1;
   o.reduceInBackward = c.zstage >= 2 || c.overlap;
   o.zero1 = c.zstage === 1;
   o.bucket = o.kind === 2 ? 0 : dsBucketBytes(B, c.overlap, c.contiguous, g, o.kind === 3);
@@ -182,7 +182,9 @@ export function fillDsBuffers(c: MemoryContext, first: boolean, last: boolean, l
   // An fp32 partition adds each reduced slice cast to fp32 (`_add_to_grad_partition_buffer`).
   if (o.kind === 1 && fp32Partition) o.reduceCopy += 4 * Math.min(P, Math.max(firstParam, largest));
   o.step = o.kind === 2 ? 0 : dsStepCopyBytes(o.kind, P, largest, n, firstParam < P, c.accum);
-  o.staticGrads = o.kind === 2 ? 4 * psi : o.kind === 3 ? (c.accum ? 4 : g) * P : 0;
+  // BF16_Optimizer's gradient buffer is in its accumulation dtype (bf16_optimizer.py `grad_acc_dtype`): fp32 when
+  // data_types.grad_accum_dtype says so, else the model's 16 bits (the pipeline engine without ZeRO).
+  o.staticGrads = o.kind === 2 ? (c.accum ? 4 : g) * psi : o.kind === 3 ? (c.accum ? 4 : g) * P : 0;
   o.gathered = o.kind === 3 ? c.gatherB * dsZero3GatheredElems(psi, c.maxLive, largest, head) : 0;
   o.fetchCopy = o.kind === 3 ? c.gatherB * dsZero3ForwardExtraElems(psi, c.maxLive, largest, head, layers > 0 ? c.prefetch : 0, largestLayer) : 0;
   return o;

@@ -64,3 +64,18 @@ export function recomputeEveryOf(plan: Pick<Plan, 'training'>): number {
 export function optimizerImplOf(plan: Pick<Plan, 'training'>): OptimizerImpl {
   return plan.training.optimizerImpl ?? 'fused';
 }
+
+/**
+ * DeepSpeed's pipeline engine without ZeRO in bf16 runs BF16_Optimizer: with ZeRO off, `_do_optimizer_sanity_check`
+ * returns the BFLOAT16 wrapper for bf16 weights under pipeline parallelism (deepspeed/runtime/engine.py, DeepSpeed
+ * 0.19.8; the 2022 releases BigScience's BLOOM ran did the same). It partitions the fp32 master weights and Adam states
+ * over data parallel, keeps one gradient buffer for every parameter in its accumulation dtype, all-reduces the
+ * gradients and all-gathers the updated 16-bit weights after its step (deepspeed/runtime/bf16_optimizer.py) — ZeRO-1
+ * with the ZeRO stage read as 0. Without a pipeline DeepSpeed 0.19.8 takes DDP_BFLOAT16 instead (an unpartitioned
+ * fp32 master copy), which the plain stage-0 terms describe.
+ */
+export function deepspeedBf16Optimizer(plan: Pick<Plan, 'engine' | 'training' | 'parallel'>): boolean {
+  const s = plan.parallel.sharding;
+  return s.style === 'deepspeed' && s.stage === 0 && plan.parallel.pp > 1 && plan.training.precision === 'bf16-mixed'
+    && precisionRegimeOf(plan) === 'deepspeed';
+}

@@ -10,7 +10,7 @@ import type { PlanInput } from './derive';
 import type { ConfigFacts, Fact, FactValue } from './facts';
 import type { PlanPath } from './paths';
 import type { Assumption, ResolveContext } from './resolve';
-import type { GpuSpec, InputSource, ModelSpec, Problem } from './types';
+import type { GpuSpec, InputSource, ModelSpec, ParallelAxis, Problem } from './types';
 
 export type Facts = Readonly<Partial<Record<PlanPath, Fact>>>;
 
@@ -165,6 +165,7 @@ export function gatherInput(g: Gathered, primary: ConfigFacts, model: ModelSpec,
       dp: g.num('parallel.dp'), tp: degree(g, 'parallel.tp'), pp: degree(g, 'parallel.pp'), cp: degree(g, 'parallel.cp'),
       sp: g.bool('parallel.sp'), vpp: g.num('parallel.vpp'), schedule: g.str('parallel.schedule'), ep: g.num('parallel.ep'), etp: g.num('parallel.etp'),
       tpCommOverlap: g.bool('parallel.tpCommOverlap'), epDispatcher: g.str('parallel.epDispatcher'), epCommOverlap: g.bool('parallel.epCommOverlap'), stageLayers: g.counts('parallel.stageLayers'),
+      order: rankOrder(g.str('parallel.order')),
       dpReplicate: g.num('parallel.dpReplicate'), shardInstances: g.num('parallel.sharding.instances'), vppLayers: g.num('parallel.vppLayers'),
       firstStageLayers: g.num('parallel.firstStageLayers'), lastStageLayers: g.num('parallel.lastStageLayers'),
       firstStageLess: g.num('parallel.firstStageLess'), lastStageLess: g.num('parallel.lastStageLess'),
@@ -182,7 +183,7 @@ export function gatherInput(g: Gathered, primary: ConfigFacts, model: ModelSpec,
         contiguousGradients: g.bool('parallel.sharding.contiguousGradients'),
       },
     },
-    cluster: { ...cluster, ...(gpu ? { gpu } : {}) },
+    cluster: { ...cluster, ...(gpu ? { gpu: withNetwork(g, gpu, S.networkGbps, cluster.gpusPerNode) } : {}) },
     overhead: { cudaContextBytes: S.cudaContextBytes, allocatorFragmentation: S.allocatorFragmentation },
     ...(loraOn ? { lora: {
       rank: num(f, 'lora.rank') ?? 8,
@@ -194,6 +195,24 @@ export function gatherInput(g: Gathered, primary: ConfigFacts, model: ModelSpec,
   const clean = dropUndefined(input);
   const calibration = gpu ? calibrationFor({ cluster: { gpu } }, S.calibration) : undefined;
   return { ...clean, ...(calibration ? { calibration } : {}), ...(S.profile ? { profile: S.profile } : {}) };
+}
+
+/**
+ * The GPU with the node's network from `shardlens.cluster.networkGbps`: Gbit/s of the whole node shared by its GPUs,
+ * interNodeBandwidth = Gbps · 10⁹ / 8 / gpusPerNode bytes/s per GPU (a collective across nodes runs every GPU's ring at
+ * once, so each gets its share of the node's adapters).
+ */
+function withNetwork(g: Gathered, gpu: GpuSpec, gbps: number | undefined, gpusPerNode: number): GpuSpec {
+  if (!(gbps !== undefined && gbps > 0 && Number.isFinite(gbps))) return gpu;
+  g.sources['cluster.networkGbps'] = fromSetting('shardlens.cluster.networkGbps');
+  return { ...gpu, interNodeBandwidth: (gbps * 1e9) / 8 / Math.max(1, gpusPerNode) };
+}
+
+/** A rank order written as the axes from innermost to outermost ("tp-cp-ep-dp-pp"): each axis once, else unstated. */
+function rankOrder(v: string | undefined): ParallelAxis[] | undefined {
+  const axes = (v ?? '').split('-');
+  const all: readonly ParallelAxis[] = ['tp', 'cp', 'ep', 'pp', 'dp'];
+  return axes.length === all.length && all.every((a) => axes.includes(a)) ? (axes as ParallelAxis[]) : undefined;
 }
 
 /** A parallel degree as stated: a whole number ≥ 1, else unstated. */

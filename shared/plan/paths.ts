@@ -23,7 +23,7 @@ type PlanFieldPath =
  * "cluster.gpu.achievableFlopsFraction" names the calibrated FLOP/s fraction in sources.
  */
 export const FACT_ONLY_KEYS = [
-  'cluster.worldSize', 'cluster.gpuName', 'cluster.gpu.achievableFlopsFraction',
+  'cluster.worldSize', 'cluster.gpuName', 'cluster.gpu.achievableFlopsFraction', 'cluster.networkGbps',
   'model.preset', 'model.type', 'training.deviceBatch',
   'parallel.dpReplicate', 'parallel.vppLayers', 'parallel.firstStageLayers', 'parallel.lastStageLayers',
   'parallel.firstStageLess', 'parallel.lastStageLess',

@@ -20,6 +20,8 @@ export interface ResolveSettings {
   readonly gpu?: string;
   readonly gpusPerNode?: number;
   readonly nodes?: number;
+  /** Network bandwidth of one node, Gbit/s (`shardlens.cluster.networkGbps`): replaces the GPU's inter-node figure. */
+  readonly networkGbps?: number;
   /** Overrides the world size from the file when > 0. */
   readonly worldSize?: number;
   /** Model to use when the files name none (preset id, HF id). */

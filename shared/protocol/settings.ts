@@ -9,7 +9,7 @@ export type MemoryUnits = 'GiB' | 'GB';
 
 /**
  * The `shardlens.*` settings, per resource. The extension's `contributes.configuration` declares exactly these keys:
- * `shardlens.cluster.gpu`, `shardlens.cluster.gpusPerNode`, `shardlens.cluster.nodes`, `shardlens.worldSize`,
+ * `shardlens.cluster.gpu`, `shardlens.cluster.gpusPerNode`, `shardlens.cluster.nodes`, `shardlens.cluster.networkGbps`, `shardlens.worldSize`,
  * `shardlens.model`, `shardlens.seqLen`, `shardlens.microBatch`, `shardlens.hints.detail`, `shardlens.units`, `shardlens.overhead.cudaContextGiB`, `shardlens.overhead.fragmentation`,
  * `shardlens.formats.enabled`, `shardlens.planner.safetyMargin`, `shardlens.calibration`, `shardlens.profile`.
  */
@@ -21,6 +21,8 @@ export interface ShardLensSettings {
     readonly gpusPerNode: number;
     /** Nodes; 0 = from the file or assumed. */
     readonly nodes: number;
+    /** Network bandwidth of one node in Gbit/s, all its adapters together; 0 = the GPU catalog's per-GPU figure. */
+    readonly networkGbps: number;
   };
   /** Total GPUs when the file does not say; 0 = from the file or cluster. */
   readonly worldSize: number;
@@ -53,7 +55,7 @@ export interface ShardLensSettings {
 
 /** Defaults used when the client sends nothing (and the defaults the extension's package.json declares). */
 export const DEFAULT_SETTINGS: ShardLensSettings = {
-  cluster: { gpu: '', gpusPerNode: 0, nodes: 0 },
+  cluster: { gpu: '', gpusPerNode: 0, nodes: 0, networkGbps: 0 },
   worldSize: 0,
   model: '',
   seqLen: 0,
@@ -77,6 +79,7 @@ export type SettingRule = { readonly min: number; readonly max: number; readonly
 export const SETTING_RULES: Readonly<Record<string, SettingRule>> = {
   'cluster.gpusPerNode': { min: 0, max: 1024, int: true },
   'cluster.nodes': { min: 0, max: 1e6, int: true },
+  'cluster.networkGbps': { min: 0, max: 1e6 },
   worldSize: { min: 0, max: 1e8, int: true },
   seqLen: { min: 0, max: 1e8, int: true },
   microBatch: { min: 0, max: 1e6, int: true },

@@ -8,14 +8,16 @@ import { stageParams, type StageParams } from '../comm/stageParams';
 import { TimeCache, sameKey, type LayoutEntry } from './cache';
 import { timeContext, type TimeContext } from './context';
 import { posInt } from './shape';
-import { optimizerImplOf } from '../memory/engine';
+import { deepspeedBf16Optimizer, optimizerImplOf } from '../memory/engine';
 
 /** Trainable parameters one rank of a stage updates: its ZeRO/FSDP shard of the stage's trainable parameters (LoRA: adapters). */
 export function trainableShardParams(plan: Plan, stage: number, sp: StageParams = stageParams(plan, stage)): number {
   const par = plan.parallel;
   const dpSize = posInt(par.dp) * posInt(par.cp);
   // The shard group counts DP ranks and spans the CP ranks as well (shared/comm/layout.ts).
-  const shard = par.sharding.stage >= 1 ? Math.min(dpSize, posInt(par.sharding.shardGroupSize || par.dp) * posInt(par.cp)) : 1;
+  // BF16_Optimizer (DeepSpeed without ZeRO in bf16) updates its partition like ZeRO-1 (deepspeedBf16Optimizer).
+  const sharded = par.sharding.stage >= 1 || deepspeedBf16Optimizer(plan);
+  const shard = sharded ? Math.min(dpSize, posInt(par.sharding.shardGroupSize || par.dp) * posInt(par.cp)) : 1;
   return sp.trainable / shard;
 }
 

@@ -67,7 +67,7 @@ export function newStageTimingScratch(work: MicrobatchWork): StageTimingScratch 
  * StageComm per stage (the planner's fast path). `entry` is the plan's layout cache entry.
  */
 export function stageTimingInto(plan: Plan, stage: number, ctx: TimeContext, work: MicrobatchWork, cache: TimeCache, entry: LayoutEntry, out: StageTimingScratch): StageTimingScratch {
-  const comm = stageCommInto(plan, ctx, work, cache.stageTraffic(plan, stage, entry), cache.params, out.comm);
+  const comm = stageCommInto(plan, stage, ctx, work, cache.stageTraffic(plan, stage, entry), cache.params, out.comm);
   out.stage = stage;
   out.layers = work.layers;
   out.forward = work.forward + comm.perMicrobatchForward;

@@ -211,7 +211,7 @@ export function perLayerExposed(one: number, layers: number, pass: number, overl
  * The numbers of stageComm written into `out` without allocating (the planner's fast path); the collectives are not
  * listed (`out.collectives` is left empty). `k` is the stage's cached step-level traffic.
  */
-export function stageCommInto(plan: Plan, ctx: TimeContext, w: MicrobatchWork, k: StageTraffic, params: TimeParams, out: StageCommNumbers): StageCommNumbers {
+export function stageCommInto(plan: Plan, stage: number, ctx: TimeContext, w: MicrobatchWork, k: StageTraffic, params: TimeParams, out: StageCommNumbers): StageCommNumbers {
   const sh = plan.parallel.sharding;
   const m = ctx.m;
   const zero = sh.stage;
@@ -241,6 +241,8 @@ export function stageCommInto(plan: Plan, ctx: TimeContext, w: MicrobatchWork, k
       agExp = agF + agB;
     }
   }
+  // BF16_Optimizer (DeepSpeed without ZeRO in bf16) gathers its updated weights after the step, not overlapped.
+  if (k.hasDense && zero === 0) postStep += k.agSeconds;
   // FSDP2's copy-out of each gather and copy-in of each reduce-scatter run on (or block) the compute stream.
   if (k.copyForwardBytes > 0) perF += ctx.hbmSeconds(k.copyForwardBytes);
   if (k.copyBackwardBytes > 0) perB += ctx.hbmSeconds(k.copyBackwardBytes);
@@ -253,6 +255,11 @@ export function stageCommInto(plan: Plan, ctx: TimeContext, w: MicrobatchWork, k
     perB += one / 2;
     offExp = one * m;
   }
+  // DeepSpeed's pipeline engine waits for every transfer of its stage between passes: each forward its activation
+  // receive and send, each backward its gradient receive and send (blocking p2p, deepspeedPipelineTransfers).
+  const blocking = deepspeedPipeline(plan) ? deepspeedPipelineTransfers(stage, ctx.p) : 0;
+  perF += blocking * ctx.p2p;
+  perB += blocking * ctx.p2p;
   out.collectives = NONE_C;
   out.gradSync = gradSync;
   out.gradSyncWindow = window;
@@ -260,12 +267,34 @@ export function stageCommInto(plan: Plan, ctx: TimeContext, w: MicrobatchWork, k
   out.perMicrobatchForward = perF;
   out.perMicrobatchBackward = perB;
   out.postStep = postStep;
-  out.p2p = ctx.p > 1 ? ctx.p2p : 0;
+  // Blocking transfers are in the passes already; the schedule's sends (pipelineHops) are the overlapped engines'.
+  out.p2p = ctx.p > 1 && blocking === 0 ? ctx.p2p : 0;
   out.params = k.params;
   out.rsExp = rsExp;
   out.agExp = agExp;
   out.offExp = offExp;
   return out;
+}
+
+/**
+ * Whether the pipeline is DeepSpeed's PipelineEngine (Megatron-DeepSpeed with --deepspeed, GPT-NeoX): DeepSpeed
+ * sharding with more than one stage. Its TrainSchedule runs each micro-batch as RecvActivation, ForwardPass,
+ * SendActivation, RecvGrad, BackwardPass, SendGrad instructions in order, and its p2p send and recv are blocking calls
+ * (deepspeed/runtime/pipe/engine.py `_exec_send_activations`, `_exec_recv_grads`; deepspeed/runtime/pipe/p2p.py `send`
+ * and `recv` without async_op), so no transfer overlaps the stage's compute.
+ */
+export function deepspeedPipeline(plan: Plan): boolean {
+  return plan.parallel.sharding.style === 'deepspeed' && posInt(plan.parallel.pp) > 1;
+}
+
+/**
+ * Transfers a stage of DeepSpeed's pipeline engine waits for in each pass of a micro-batch: the receive from and the
+ * send to each neighbouring stage, 2 for middle stages and 1 for the first and the last (receive and send of the same
+ * transfer are counted on both stages, which wait for it together).
+ */
+export function deepspeedPipelineTransfers(stage: number, p: number): number {
+  if (p <= 1) return 0;
+  return (stage > 0 ? 1 : 0) + (stage < p - 1 ? 1 : 0);
 }
 
 /**
@@ -304,7 +333,7 @@ export function stageComm(
   const { m, p } = ctx;
   const entry = cache.entry(plan);
   const k = cache.stageTraffic(plan, stage, entry);
-  const c = stageCommInto(plan, ctx, w, k, cache.params, newStageCommNumbers());
+  const c = stageCommInto(plan, stage, ctx, w, k, cache.params, newStageCommNumbers());
   const { gradSync, gradSyncWindow: window, gradSyncCooldown: cooldown, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp, rsExp, agExp, offExp } = c;
   if (!list) {
     return { collectives: NONE_C, gradSync, gradSyncWindow: window, gradSyncCooldown: cooldown, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp };
@@ -320,7 +349,7 @@ export function stageComm(
     const s = e.seconds ?? linkSeconds(e.kind, e.bytes, e.link) * e.count;
     const exposed = x === 'grad' ? (gradSync > 0 ? (gradExposed * s) / gradSync : 0)
       : x === 'post' ? (e.overlapped ? cache.params.overlapCost * s : s) : x === 'zero3' ? agExp * m : x === 'rs' ? rsExp * m
-        : x === 'offload-params' ? offExp : e.id === 'pp-send-recv' ? (pipelineHops(p, ctx.v) * p2p) / p : e.exposed;
+        : x === 'offload-params' ? offExp : e.id === 'pp-send-recv' ? (deepspeedPipeline(plan) ? s : (pipelineHops(p, ctx.v) * p2p) / p) : e.exposed;
     collectives.push(collective({ ...e, exposed }));
   }
   return { collectives, gradSync, gradSyncWindow: window, gradSyncCooldown: cooldown, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp };
@@ -338,6 +367,12 @@ function stepEntries(plan: Plan, stage: number, ctx: TimeContext, k: StageTraffi
   if (k.hasDense && zero === 0) {
     addEntry(entries, kinds, { id: 'dp-grad-allreduce', label: 'DP gradient all-reduce', kind: 'all-reduce', group: 'dp', link: dense, stage, bytes: k.dpBytes, count: 1,
       overlapped: overlap, exposed: 0, formula: '2(N−1)/N · Ψ_stage · B_grad, bucketed, overlapped with the last backward', citation: cite }, 'grad');
+    if (k.agBytes > 0) {
+      addEntry(entries, kinds, { id: 'zero-param-all-gather', label: 'BF16_Optimizer weight all-gather', kind: 'all-gather', group: 'dp',
+        link: dense, stage, bytes: k.agBytes, count: 1, overlapped: false, exposed: 0,
+        formula: '(N−1)/N · Ψ_stage · B_param once per step (DeepSpeed without ZeRO in bf16: partitioned fp32 master weights)',
+        citation: 'DeepSpeed deepspeed/runtime/bf16_optimizer.py, engine.py _do_optimizer_sanity_check' }, 'post');
+    }
   }
   if (k.hasDense && zero >= 1) {
     const perMb = zero >= 2;
@@ -377,9 +412,14 @@ function stepEntries(plan: Plan, stage: number, ctx: TimeContext, k: StageTraffi
   }
   if (p > 1) {
     const bytes = V.ppMessageBytes(ctx.tokens, plan.model.hiddenSize, ctx.actBytes, par.sp ? posInt(par.tp) : 1);
+    const blocking = deepspeedPipeline(plan);
     addEntry(entries, kinds, { id: 'pp-send-recv', label: 'Pipeline send/recv', kind: 'send-recv', group: 'pp', link: ctx.ppLink, stage, bytes,
-      count: V.ppSendsPerStep(m, v, v > 1 || stage < p - 1, v > 1 || stage > 0), overlapped: true, exposed: 0,
-      formula: 'b·s·h·B (÷t with SP) per micro-batch per chunk, forward activations and backward gradients', citation: 'Narayanan et al. 2021 §2.2, §4.1' }, 'pp');
+      count: blocking ? 2 * m * deepspeedPipelineTransfers(stage, p) : V.ppSendsPerStep(m, v, v > 1 || stage < p - 1, v > 1 || stage > 0),
+      overlapped: !blocking, exposed: 0,
+      formula: blocking
+        ? 'b·s·h·B (÷t with SP) per micro-batch, activations and gradients received and sent, each a blocking call of DeepSpeed\'s pipeline engine'
+        : 'b·s·h·B (÷t with SP) per micro-batch per chunk, forward activations and backward gradients',
+      citation: blocking ? 'DeepSpeed deepspeed/runtime/pipe/engine.py, p2p.py' : 'Narayanan et al. 2021 §2.2, §4.1' }, 'pp');
   }
 }
 

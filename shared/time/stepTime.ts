@@ -18,7 +18,7 @@ export function stageMicrobatchSeconds(s: StageTiming): number {
 }
 
 /**
- * Pipeline seconds: m·max_s T_s + (Σ_s T_s − max_s T_s)/v + hops·t_p2p (pipelineHops). For equal stages (m + (p−1)/v)·T:
+ * Pipeline seconds: m·max_s T_s + (Σ_s T_s − max_s T_s)/v + 2(p−1)·t_p2p (pipelineHops). For equal stages (m + (p−1)/v)·T:
  * bubble (p−1)/m for GPipe and 1F1B, (p−1)/(v·m) interleaved (Narayanan et al. 2021 §2.2); ZB-H1 leaves only
  * (p−1)·(t_F + t_R) idle when the weight-gradient half of backward fills the bubble (Qi et al. 2024).
  * `counts[i]` repeats stage i (alike middle stages), so p stages cost O(distinct stages).
@@ -43,12 +43,15 @@ export function pipelineSeconds(stages: readonly StageTiming[], m: number, v: nu
 }
 
 /**
- * Pipeline sends on the critical path of one step: the first micro-batch's forward and the last one's backward cross
- * every stage boundary of every chunk, 2(p−1)·max(2, v) in the schedules of shared/sim/schedule.ts (1F1B waits a
- * round trip before its steady state, so even without interleaving it pays two crossings each way).
+ * Pipeline sends on the critical path of one step: 2(p−1), the first micro-batch's forward crossing the p − 1 stage
+ * boundaries to reach the last stage and the last micro-batch's backward crossing them back. In between, a send hides
+ * behind the receiving stage's other queued passes (1F1B and interleaved steady states keep one pass of slack per
+ * boundary), as long as a send is shorter than a chunk's pass. The event simulation of the same schedules
+ * (shared/sim/schedule.ts) moves by exactly 2(p − 1) sends per send second there, for any v and m
+ * (test/unit/time/pipelineHops.test.ts).
  */
-export function pipelineHops(p: number, v: number): number {
-  return p > 1 ? 2 * (p - 1) * Math.max(2, v) : 0;
+export function pipelineHops(p: number, _v: number): number {
+  return p > 1 ? 2 * (p - 1) : 0;
 }
 
 /**

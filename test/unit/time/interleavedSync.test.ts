@@ -39,7 +39,9 @@ describe('interleaved gradient sync hidden in the cooldown', () => {
     const p = plan({
       engine: 'megatron', model: gpt(24, 4096, 32), training: { microBatch: 1, globalBatch: 64, seqLen: 2048, precision: 'bf16-mixed' },
       parallel: { tp: 2, pp: 4, vpp: 3, dp: 4, sp: true, schedule: 'interleaved', sharding: { style: 'megatron-distopt', overlapComm: true } },
-      cluster: { gpusPerNode: 8, nodes: 4 },
+      // Two GPUs per node: each node holds one TP pair, so the DP group (stride 2 in the rank order tp-cp-ep-dp-pp) and
+      // its gradient reduce cross the network and outlast the bucket window.
+      cluster: { gpusPerNode: 2, nodes: 16 },
     });
     const sim = simulateStep({ ...p, cluster: { ...p.cluster, gpu: A100 } });
     const est = estimateStepTime({ ...p, cluster: { ...p.cluster, gpu: A100 } });
