@@ -106,6 +106,11 @@ function typeNames(method: string): string[] | undefined {
  */
 export function deepspeedStageLayers(o: PipeSpecInput): { readonly layers: number[] } | { readonly error: string } {
   const method = o.method.trim().replace(/^["']|["']$/g, '');
+  // GPTModelPipe's list has the layers and five more specs; a runaway layer count is refused before anything is built.
+  const n = o.layers + 5;
+  if (!(Number.isInteger(o.layers) && o.layers >= 0 && Number.isInteger(o.pp) && o.pp >= 1) || n * n * o.pp > MAX_WORK) {
+    return { error: 'the model is too large to split here' };
+  }
   const specs = specList(o);
   let bounds: number[] | undefined;
   if (method.toLowerCase() === 'uniform') bounds = partitionUniform(specs.length, o.pp);
