@@ -274,6 +274,12 @@ function megatronDeepSpeed(s: FactSink, seen: Map<string, FlagArg>): void {
   const pad = seen.get('--pad-vocab-size-to');
   if (pad && s.has('model.vocabSize')) s.derived('model.vocabPadMultiple', 1, 'BigScience Megatron-DeepSpeed: --pad-vocab-size-to is the padded vocabulary', locOfArg(pad));
   const L = s.num('model.layers'), pp = s.num('parallel.pp') ?? 1;
+  const zero = seen.get('--zero-stage'), stage = s.num('parallel.sharding.stage') ?? 0;
+  if (pp > 1 && !seen.has('--no-pipeline-parallel') && stage >= 2) {
+    // deepspeed/runtime/pipe/engine.py PipelineEngine.__init__ asserts the ZeRO stage is below 2.
+    s.diag('deepspeed-pipeline-zero', 'error', `DeepSpeed's pipeline engine refuses ZeRO stage ${stage} ("ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism"): use --zero-stage 0 or 1 with PP ${pp}, or --no-pipeline-parallel.`,
+      zero ? here(zero, zero.valueRange ?? zero.flagRange) : undefined, ['parallel.sharding.stage', 'parallel.pp']);
+  }
   if (!L || pp < 2 || seen.has('--no-pipeline-parallel') || s.has('parallel.stageLayers')) return;
   const m = seen.get('--pp-partition-method');
   if (m?.unresolved) return;

@@ -92,6 +92,17 @@ describe('Megatron-DeepSpeed launch lines', () => {
     assert.ok(resolvePlan(c, []).plan);
   });
 
+  test('ZeRO-2 or 3 under the pipeline engine is an error at --zero-stage (DeepSpeed\'s PipelineEngine asserts it), not with --no-pipeline-parallel', () => {
+    const text = bloom().replace('--zero-stage 0', '--zero-stage 2');
+    const c = parseConfig('/x/z.sh', text);
+    const d = c.diagnostics.find((x) => x.code === 'deepspeed-pipeline-zero');
+    assert.ok(d && d.severity === 'error' && /incompatible with pipeline parallelism/.test(d.message), JSON.stringify(c.diagnostics));
+    assert.equal(d.range.start.line, 3);
+    assert.equal(d.range.start.character, text.split('\n')[3].indexOf('--zero-stage 2') + '--zero-stage '.length);
+    const ok = parseConfig('/x/y.sh', text.replace('--deepspeed ', '--deepspeed --no-pipeline-parallel '));
+    assert.ok(!ok.diagnostics.some((x) => x.code === 'deepspeed-pipeline-zero'));
+  });
+
   test('Megatron-LM without --deepspeed keeps flash attention, its own regime and an even split', () => {
     const c = parseConfig('/x/d.sh', 'torchrun pretrain_gpt.py --tensor-model-parallel-size 4 --pipeline-model-parallel-size 4 --num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 64 --bf16\n');
     const plan = resolvePlan(c, []).plan!;
