@@ -59,7 +59,8 @@ function desiredFlags(t: LayoutTarget, hits: readonly FlagHit[]): Map<string, st
   want.set('--sequence-parallel', t.sp && t.tp > 1 ? true : undefined);
   want.set('--use-distributed-optimizer', t.distributedOptimizer ? true : undefined);
   want.set('--optimizer-cpu-offload', t.offload !== 'none' ? true : undefined);
-  if (has('--zero-stage')) want.set('--zero-stage', String(t.zero));
+  // DeepSpeed's pipeline engine refuses ZeRO-2/3 (PipelineEngine asserts the stage is below 2): at most 1 with PP > 1.
+  if (has('--zero-stage')) want.set('--zero-stage', String(deepspeedPipelineZero(t, hits)));
   return want;
 }
 
@@ -94,6 +95,12 @@ function currentRecompute(hits: readonly FlagHit[]): string {
   const g = hits.find((h) => h.flag === '--recompute-granularity');
   if (g?.value) return g.value.replace(/["']/g, '');
   return hits.some((h) => h.flag === '--recompute-activations') ? 'selective' : 'none';
+}
+
+/** The ZeRO stage to write: the layout's, capped at 1 under DeepSpeed's pipeline engine (PP > 1 with it on). */
+function deepspeedPipelineZero(t: LayoutTarget, hits: readonly FlagHit[]): number {
+  const pipelineEngine = t.pp > 1 && !hits.some((h) => h.flag === '--no-pipeline-parallel');
+  return pipelineEngine ? Math.min(1, t.zero) : t.zero;
 }
 
 /** Megatron-DeepSpeed scripts (DeepSpeed engine, `--checkpoint-activations`, no interleaving). */
@@ -140,6 +147,9 @@ export function rewriteMegatronScript(text: string, t: LayoutTarget, facts?: Con
     notes.push(`The pipeline layout (--pipeline-model-parallel-layout) does not fit PP ${t.pp}${t.vpp > 1 ? ` · VPP ${t.vpp}` : ''} and was removed; Megatron splits the layers itself, or write a layout for it.`);
   }
   if (t.vpp > 1 && isMegatronDeepSpeed(hits)) notes.push('Megatron-DeepSpeed pipelines run 1F1B without virtual stages; VPP was not written.');
+  if (hits.some((h) => h.flag === '--zero-stage') && deepspeedPipelineZero(t, hits) !== t.zero) {
+    notes.push(`DeepSpeed's pipeline engine refuses ZeRO-${t.zero} with PP ${t.pp} ("ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism"); --zero-stage 1 was written.`);
+  }
   const anchor = anchorFor(hits);
   const edited = new Set<string>();
   for (const [flag, value] of want) {

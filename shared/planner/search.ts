@@ -99,6 +99,7 @@ function* families(base: Plan, gpus: number, space: SearchSpace, prune: Prune): 
             const split = titan ? titanSplit(pp, vpp) : stageLayers;
             for (const { zero, offload, sharding } of shardings) {
               if (!sharding) { prune('zero-offload'); continue; }
+              if (sharding.style === 'deepspeed' && pp > 1 && zero >= 2) { prune('engine-pipeline-zero'); continue; }
               const choice = { tp, pp, vpp, cp, ep, dp, sp: tp > 1, stageLayers: split };
               const parallel = parallelFor(base.parallel, choice, sharding);
               yield { tp, pp, vpp, cp, ep, dp, zero, offload, sharding, stageLayers: split, parallel, microBatches };

@@ -105,6 +105,8 @@ export type PruneReason =
   | 'zero-offload'
   /** torchtitan without an FSDP mesh (dp_shard·cp = 1) under TP or PP trains in fp32: not the plan's precision. */
   | 'engine-unsharded'
+  /** DeepSpeed's pipeline engine (PP > 1) refuses ZeRO-2 and ZeRO-3 (PipelineEngine asserts the stage is below 2). */
+  | 'engine-pipeline-zero'
   | 'memory'
   | 'memory-monotone'
   | 'invalid-estimate'

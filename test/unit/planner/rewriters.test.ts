@@ -166,6 +166,15 @@ torchrun --nproc_per_node $GPUS_PER_NODE pretrain_gpt.py \\
     after: 'ZERO_STAGE=2\ndeepspeed pretrain_gpt.py \\\n    --micro-batch-size 4 \\\n    --checkpoint-activations \\\n    --zero-stage $ZERO_STAGE \\\n    --deepspeed\n',
   },
   {
+    // deepspeed/runtime/pipe/engine.py: "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism".
+    name: 'Megatron-DeepSpeed: under its pipeline engine the ZeRO stage is written as at most 1, with a note',
+    format: 'megatron-script',
+    before: 'deepspeed pretrain_gpt.py --pipeline-model-parallel-size 1 --micro-batch-size 4 --zero-stage 0 --checkpoint-activations --deepspeed\n',
+    target: target({ pp: 2, zero: 3, microBatch: 4, recompute: 'full' }),
+    after: 'deepspeed pretrain_gpt.py --pipeline-model-parallel-size 2 --micro-batch-size 4 --zero-stage 1 --checkpoint-activations --deepspeed\n',
+    notes: ['--zero-stage 1 was written'],
+  },
+  {
     // ZeRO-3 keeps torchtitan's "default" reshard policy (no reshard with PP): what derivePlan and the planner evaluate.
     // Two stages per rank is torchtitan's default for Interleaved1F1B: layers_per_stage 4 would make ⌈(32 + 2) / 4⌉ = 9
     // stages, which torchtitan refuses for PP 4 (torchtitan/distributed/pipeline_parallel.py).

@@ -55,6 +55,15 @@ describe('search space rules', () => {
   });
 });
 
+describe('engine rules', () => {
+  test('DeepSpeed: no pipeline with ZeRO-2 or 3 (its PipelineEngine asserts the stage is below 2), and the skips are counted', () => {
+    const r = planLayouts(base(), { topK: 500, exhaustive: true }, toyEstimators);
+    assert.ok(r.layouts.some((l) => l.pp > 1) && r.layouts.some((l) => l.zero >= 2));
+    for (const l of [...r.layouts, ...r.pareto]) assert.ok(!(l.pp > 1 && l.zero >= 2), JSON.stringify(l));
+    assert.ok((r.pruned['engine-pipeline-zero'] ?? 0) > 0);
+  });
+});
+
 describe('ranking collections agree with naive definitions', () => {
   // Park–Miller minimal standard generator, so failures reproduce.
   let s = 7;

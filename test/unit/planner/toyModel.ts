@@ -64,6 +64,8 @@ export function bruteForce(base: Plan, est: PlannerEstimators, limit: number): {
     for (const vpp of vpps) for (const zero of zeros) for (const offload of ['none', 'cpu'] as const) for (const g of groups) {
       const sharding = shardingFor(base.parallel.sharding, zero as 0 | 1 | 2 | 3, offload, dp, g);
       if (!sharding) continue;
+      // DeepSpeed's pipeline engine refuses ZeRO-2/3 (deepspeed/runtime/pipe/engine.py asserts the stage is below 2).
+      if (sharding.style === 'deepspeed' && pp > 1 && zero >= 2) continue;
       for (const recompute of ['none', 'selective', 'full'] as const) for (const mb of divisors(B / dp)) {
         const gradAccum = B / (dp * mb);
         if (vpp > 1 && gradAccum % pp) continue;
