@@ -9,6 +9,7 @@ import type { GroupLink } from '../comm/links';
 import { linkSeconds } from '../comm/links';
 import type { LayoutLinks } from '../comm/layout';
 import { ppMessageBytes } from '../comm/volumes';
+import { deepspeedPipePartitioned } from './deepspeedPipe';
 import { profileAttentionRate, profileGemmRate } from '../hardware/profile';
 import { activationBytesOf } from '../memory/dtypes';
 import { layerActivationBytes, type ActivationShape } from '../memory/activations';
@@ -55,6 +56,11 @@ export interface TimeContext {
   readonly embedding: EdgeUnit;
   /** One pipeline send of one micro-batch chunk, seconds. */
   readonly p2p: number;
+  /**
+   * DeepSpeed's pipeline engine under TP: the all-gather over the TP group that rebuilds one received activation or
+   * gradient from its partitions, seconds (0 otherwise; shared/time/deepspeedPipe.ts deepspeedPipePartitioned).
+   */
+  readonly p2pGather: number;
   readonly cpSize: number;
   readonly ppLink: GroupLink;
   /** Seconds to move bytes through HBM at the memory-bound rate (optimizer, elementwise). */
@@ -300,10 +306,13 @@ function buildTimeContext(plan: Plan, l: LayoutLinks, cache: TimeCache): TimeCon
   const c = cache.layerCosts(plan, () => computeLayerCosts(plan, l, cache.params));
   const pp = l.p;
   const actBytes = activationBytesOf(tr.precision);
+  const partitioned = deepspeedPipePartitioned(plan);
   return {
     p: pp, m: mb, v: chunksPerStage(plan), tokens, actBytes, shape,
     dense: c.dense, moe: c.moe, loraFlops: c.loraFlops, lmHeadFlops: lmHeadFlops(m, shape), head: c.head, embedding: c.embedding,
-    p2p: pp > 1 ? linkSeconds('send-recv', ppMessageBytes(tokens, m.hiddenSize, actBytes, par.sp ? shape.tp : 1), l.ppLink) : 0,
+    // Megatron with SP sends the sequence shard; DeepSpeed's engine partitions what it sends over TP (pipe_partitioned).
+    p2p: pp > 1 ? linkSeconds('send-recv', ppMessageBytes(tokens, m.hiddenSize, actBytes, par.sp || partitioned ? shape.tp : 1), l.ppLink) : 0,
+    p2pGather: pp > 1 && partitioned ? linkSeconds('all-gather', ppMessageBytes(tokens, m.hiddenSize, actBytes, 1), l.tpLink) : 0,
     cpSize: l.cpLink.size, ppLink: l.ppLink, hbmSeconds: c.hbmSeconds, provenance: c.provenance,
   };
 }

@@ -22,6 +22,7 @@ import { activationBytes, posInt, tokensPerRank } from './shape';
 import { kvHeadsPerRank, qHeadsPerRank } from '../model/rankParams';
 import { pipelineHops } from './stepTime';
 import { ringKvHeads, torchRing, torchRingGatherBytes, torchRingGradBytes } from './kernels/ring';
+import { deepspeedPipeline, deepspeedPipePartitioned, deepspeedPipelineTransfers } from './deepspeedPipe';
 
 export { firstBucketFraction } from '../comm/stageTraffic';
 
@@ -257,9 +258,11 @@ export function stageCommInto(plan: Plan, stage: number, ctx: TimeContext, w: Mi
   }
   // DeepSpeed's pipeline engine waits for every transfer of its stage between passes: each forward its activation
   // receive and send, each backward its gradient receive and send (blocking p2p, deepspeedPipelineTransfers).
+  // Under TP each received tensor is then all-gathered from its partitions (forward: the activation from the previous
+  // stage; backward: the gradient from the next).
   const blocking = deepspeedPipeline(plan) ? deepspeedPipelineTransfers(stage, ctx.p) : 0;
-  perF += blocking * ctx.p2p;
-  perB += blocking * ctx.p2p;
+  perF += blocking * ctx.p2p + (blocking > 0 && stage > 0 ? ctx.p2pGather : 0);
+  perB += blocking * ctx.p2p + (blocking > 0 && stage < ctx.p - 1 ? ctx.p2pGather : 0);
   out.collectives = NONE_C;
   out.gradSync = gradSync;
   out.gradSyncWindow = window;
@@ -274,27 +277,6 @@ export function stageCommInto(plan: Plan, stage: number, ctx: TimeContext, w: Mi
   out.agExp = agExp;
   out.offExp = offExp;
   return out;
-}
-
-/**
- * Whether the pipeline is DeepSpeed's PipelineEngine (Megatron-DeepSpeed with --deepspeed, GPT-NeoX): DeepSpeed
- * sharding with more than one stage. Its TrainSchedule runs each micro-batch as RecvActivation, ForwardPass,
- * SendActivation, RecvGrad, BackwardPass, SendGrad instructions in order, and its p2p send and recv are blocking calls
- * (deepspeed/runtime/pipe/engine.py `_exec_send_activations`, `_exec_recv_grads`; deepspeed/runtime/pipe/p2p.py `send`
- * and `recv` without async_op), so no transfer overlaps the stage's compute.
- */
-export function deepspeedPipeline(plan: Plan): boolean {
-  return plan.parallel.sharding.style === 'deepspeed' && posInt(plan.parallel.pp) > 1;
-}
-
-/**
- * Transfers a stage of DeepSpeed's pipeline engine waits for in each pass of a micro-batch: the receive from and the
- * send to each neighbouring stage, 2 for middle stages and 1 for the first and the last (receive and send of the same
- * transfer are counted on both stages, which wait for it together).
- */
-export function deepspeedPipelineTransfers(stage: number, p: number): number {
-  if (p <= 1) return 0;
-  return (stage > 0 ? 1 : 0) + (stage < p - 1 ? 1 : 0);
 }
 
 /**
@@ -411,15 +393,25 @@ function stepEntries(plan: Plan, stage: number, ctx: TimeContext, k: StageTraffi
       citation: 'Rajbhandari et al. 2021 (ZeRO-Infinity)' }, 'offload-params');
   }
   if (p > 1) {
-    const bytes = V.ppMessageBytes(ctx.tokens, plan.model.hiddenSize, ctx.actBytes, par.sp ? posInt(par.tp) : 1);
+    const partitioned = deepspeedPipePartitioned(plan);
+    const bytes = V.ppMessageBytes(ctx.tokens, plan.model.hiddenSize, ctx.actBytes, par.sp || partitioned ? posInt(par.tp) : 1);
     const blocking = deepspeedPipeline(plan);
     addEntry(entries, kinds, { id: 'pp-send-recv', label: 'Pipeline send/recv', kind: 'send-recv', group: 'pp', link: ctx.ppLink, stage, bytes,
       count: blocking ? 2 * m * deepspeedPipelineTransfers(stage, p) : V.ppSendsPerStep(m, v, v > 1 || stage < p - 1, v > 1 || stage > 0),
       overlapped: !blocking, exposed: 0,
       formula: blocking
-        ? 'b·s·h·B (÷t with SP) per micro-batch, activations and gradients received and sent, each a blocking call of DeepSpeed\'s pipeline engine'
+        ? 'b·s·h·B (÷t under TP: DeepSpeed sends partitions) per micro-batch, activations and gradients received and sent, each a blocking call of DeepSpeed\'s pipeline engine'
         : 'b·s·h·B (÷t with SP) per micro-batch per chunk, forward activations and backward gradients',
       citation: blocking ? 'DeepSpeed deepspeed/runtime/pipe/engine.py, p2p.py' : 'Narayanan et al. 2021 §2.2, §4.1' }, 'pp');
+    // One received tensor per neighbour and micro-batch: the activation from the previous stage, the gradient from the next.
+    const receives = partitioned ? deepspeedPipelineTransfers(stage, p) : 0;
+    if (receives > 0) {
+      const full = V.ppMessageBytes(ctx.tokens, plan.model.hiddenSize, ctx.actBytes, 1);
+      addEntry(entries, kinds, { id: 'pp-partition-gather', label: 'PP input all-gather (TP parts)', kind: 'all-gather', group: 'tp', link: links.tpLink, stage,
+        bytes: full, count: m * receives, overlapped: false, exposed: m * receives * ctx.p2pGather,
+        formula: 'b·s·h·B per received activation or gradient, rebuilt from its t partitions before the pass',
+        citation: 'DeepSpeed deepspeed/runtime/pipe/engine.py (pipe_partitioned, grad_partitioned)' }, 'pp');
+    }
   }
 }
 

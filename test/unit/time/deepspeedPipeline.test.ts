@@ -57,6 +57,22 @@ describe('DeepSpeed pipeline engine', () => {
     close(row.exposedSeconds, row.seconds, 'exposed');
   });
 
+  test('under TP each rank sends 1/t of a transfer and the receiver all-gathers it over TP (pipe_partitioned, grad_partitioned)', () => {
+    // 16 GPUs, TP 2 · PP 4 · DP 2: 64 / (micro 1 × DP 2) = 32 micro-batches.
+    const withTp = planOf('--deepspeed --zero-stage 0 --tensor-model-parallel-size 2', { nodes: 2 });
+    assert.equal(withTp.parallel.dp, 2);
+    const full = 1 * 2048 * 4096 * 2; // b·s·h·B of one micro-batch (bf16)
+    const rows = estimateStepTime(withTp).collectives.filter((c) => c.stage === 1);
+    const send = rows.find((c) => c.id === 'pp-send-recv');
+    const gather = rows.find((c) => c.id === 'pp-partition-gather');
+    assert.ok(send && gather);
+    assert.equal(send.bytesPerOccurrence, full / 2);
+    assert.equal(gather.bytesPerOccurrence, full);
+    assert.equal(gather.group, 'tp');
+    assert.equal(gather.countPerStep, 2 * 32); // a middle stage receives from both neighbours in every micro-batch
+    assert.equal(gather.exposedSeconds, gather.seconds);
+  });
+
   test('bf16 without ZeRO is BF16_Optimizer: partitioned master weights and Adam states, a bf16 gradient buffer, a weight all-gather', () => {
     const plan = planOf('--deepspeed --zero-stage 0', { nodes: 2 });
     assert.equal(plan.parallel.dp, 4);
