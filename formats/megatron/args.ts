@@ -99,7 +99,6 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   const fsdp = seen.get('--use-megatron-fsdp');
   const torchFsdp = seen.get('--use-torch-fsdp2');
   const distopt = seen.get('--use-distributed-optimizer');
-  const zero = seen.get('--zero-stage');
   if (torchFsdp && toBool(torchFsdp.value ?? 'true') !== false) {
     // torch FSDP2 shards parameters, gradients and optimizer states (fully_shard; TorchFullyShardedDataParallel).
     s.explicit('parallel.sharding.style', 'fsdp2', locOfArg(torchFsdp));
@@ -112,7 +111,7 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   } else if (distopt) {
     s.explicit('parallel.sharding.style', 'megatron-distopt', locOfArg(distopt));
     s.explicit('parallel.sharding.stage', 1, locOfArg(distopt));
-  } else if (zero || seen.has('--deepspeed')) {
+  } else if (deepspeedLaunch(seen)) {
     s.derived('parallel.sharding.style', 'deepspeed', 'Megatron-DeepSpeed (--deepspeed / --zero-stage)');
   }
   // Multimodal (examples/multimodal): --seq-length is the vision encoder's, the language model trains on
@@ -253,8 +252,13 @@ function accountForSplit(s: FactSink, seen: Map<string, FlagArg>): void {
   if (loss && !s.has('parallel.lastStageLayers')) s.derived('parallel.lastStageLayers', per - 1, why, locOfArg(loss));
 }
 
+/** A Megatron-DeepSpeed launch: `--deepspeed` (DeepSpeed runs only with it; a JSON path alone is not enough) or `--zero-stage`. */
+function deepspeedLaunch(seen: Map<string, FlagArg>): boolean {
+  return seen.has('--deepspeed') || seen.has('--zero-stage');
+}
+
 /**
- * What Megatron-DeepSpeed (`--deepspeed`, `--zero-stage` or a DeepSpeed JSON) does differently from Megatron-LM:
+ * What Megatron-DeepSpeed (`--deepspeed` or `--zero-stage`) does differently from Megatron-LM:
  * - core attention is the unfused path (fused scale-mask-softmax) unless a `--use-flash-attn*` flag is given
  *   (megatron/model/transformer.py `ParallelAttention`: `use_flash_attn` from the flags);
  * - the BigScience fork's `--pad-vocab-size-to N` is the padded vocabulary itself (no further rounding);
@@ -262,7 +266,7 @@ function accountForSplit(s: FactSink, seen: Map<string, FlagArg>): void {
  *   (formats/megatron/deepspeedPipe.ts), not Megatron's even split.
  */
 function megatronDeepSpeed(s: FactSink, seen: Map<string, FlagArg>): void {
-  if (!seen.has('--deepspeed') && !seen.has('--zero-stage') && !seen.has('--deepspeed_config')) return;
+  if (!deepspeedLaunch(seen)) return;
   const flash = ['--use-flash-attn', '--use-flash-attn-v1', '--use-flash-attn-v2', '--use-flash-attn-triton', '--attention-backend'].some((f) => seen.has(f));
   if (!flash) s.default('training.flashAttention', false, 'Megatron-DeepSpeed: unfused core attention with the fused scale-mask-softmax kernel (no --use-flash-attn)');
   // deepspeed.initialize wraps the model: DeepSpeed's optimizer wrappers keep the weights, gradients and master copies.

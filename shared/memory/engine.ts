@@ -3,7 +3,7 @@
  * implementation (what it saves for backward), the recomputation policy and the optimizer implementation.
  * Facts and sources: docs/engine-memory.md.
  */
-import type { ModelImpl, OptimizerImpl, Plan, PrecisionRegime, RecomputePolicy } from '../plan/types';
+import type { ModelImpl, OptimizerImpl, ParallelSpec, Plan, PrecisionRegime, RecomputePolicy } from '../plan/types';
 
 /**
  * The precision regime: explicit, else fp32 and pure bf16 as written, else the engine's mixed precision
@@ -66,6 +66,18 @@ export function optimizerImplOf(plan: Pick<Plan, 'training'>): OptimizerImpl {
 }
 
 /**
+ * Whether the pipeline is DeepSpeed's PipelineEngine (Megatron-DeepSpeed with --deepspeed, GPT-NeoX): DeepSpeed
+ * sharding with more than one stage. Its TrainSchedule runs each micro-batch as RecvActivation, ForwardPass,
+ * SendActivation, RecvGrad, BackwardPass, SendGrad instructions in order, and its p2p send and recv are blocking calls
+ * (deepspeed/runtime/pipe/engine.py `_exec_send_activations`, `_exec_recv_grads`; deepspeed/runtime/pipe/p2p.py `send`
+ * and `recv` without async_op), so no transfer overlaps the stage's compute (shared/time/deepspeedPipe.ts). It refuses
+ * ZeRO-2 and ZeRO-3 (PipelineEngine.__init__ asserts the stage is below 2).
+ */
+export function deepspeedPipeline(plan: { readonly parallel: Pick<ParallelSpec, 'sharding' | 'pp'> }): boolean {
+  return plan.parallel.sharding.style === 'deepspeed' && plan.parallel.pp > 1;
+}
+
+/**
  * DeepSpeed's pipeline engine without ZeRO in bf16 runs BF16_Optimizer: with ZeRO off, `_do_optimizer_sanity_check`
  * returns the BFLOAT16 wrapper for bf16 weights under pipeline parallelism (deepspeed/runtime/engine.py, DeepSpeed
  * 0.19.8; the 2022 releases BigScience's BLOOM ran did the same). It partitions the fp32 master weights and Adam states
@@ -75,7 +87,6 @@ export function optimizerImplOf(plan: Pick<Plan, 'training'>): OptimizerImpl {
  * fp32 master copy), which the plain stage-0 terms describe.
  */
 export function deepspeedBf16Optimizer(plan: Pick<Plan, 'engine' | 'training' | 'parallel'>): boolean {
-  const s = plan.parallel.sharding;
-  return s.style === 'deepspeed' && s.stage === 0 && plan.parallel.pp > 1 && plan.training.precision === 'bf16-mixed'
+  return deepspeedPipeline(plan) && plan.parallel.sharding.stage === 0 && plan.training.precision === 'bf16-mixed'
     && precisionRegimeOf(plan) === 'deepspeed';
 }

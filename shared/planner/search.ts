@@ -14,6 +14,7 @@ import {
 } from './space';
 import type { Layout, PlannerEstimators, PlannerOptions, PruneReason, SearchSpace } from './types';
 import { torchtitanStageLayers, TORCHTITAN_STAGE_WEIGHT } from '../plan/derived';
+import { deepspeedPipeline } from '../memory/engine';
 
 /** What the search found, before the returned layouts are re-estimated with the full model. */
 export interface SearchOutcome {
@@ -99,7 +100,7 @@ function* families(base: Plan, gpus: number, space: SearchSpace, prune: Prune): 
             const split = titan ? titanSplit(pp, vpp) : stageLayers;
             for (const { zero, offload, sharding } of shardings) {
               if (!sharding) { prune('zero-offload'); continue; }
-              if (sharding.style === 'deepspeed' && pp > 1 && zero >= 2) { prune('engine-pipeline-zero'); continue; }
+              if (zero >= 2 && deepspeedPipeline({ parallel: { sharding, pp } })) { prune('engine-pipeline-zero'); continue; }
               const choice = { tp, pp, vpp, cp, ep, dp, sp: tp > 1, stageLayers: split };
               const parallel = parallelFor(base.parallel, choice, sharding);
               yield { tp, pp, vpp, cp, ep, dp, zero, offload, sharding, stageLayers: split, parallel, microBatches };

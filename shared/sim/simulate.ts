@@ -54,7 +54,7 @@ function failed(plan: Plan, problems: Simulation['problems']): Simulation {
 /**
  * Megatron's interleaved gradient sync on one lane: each chunk's reduce (t/v) is launched when the chunk's last backward
  * ends (chunk 0's inside its last backward, behind the bucket window), and the reduces run one after another on the
- * communication stream (shared/time/stageComm.ts interleavedSyncHidden). Returns when the lane's gradients are ready.
+ * communication stream (shared/time/syncExposure.ts interleavedSyncHidden). Returns when the lane's gradients are ready.
  */
 function chunkedSync(L: Lane, T: StageTiming, v: number, cost: number): number {
   const d = T.gradSync / v;

@@ -1,21 +1,13 @@
 /**
  * DeepSpeed's pipeline engine as the step-time model needs it (Megatron-DeepSpeed with --deepspeed and PP > 1,
- * GPT-NeoX): which plans run it, how many transfers a stage waits for, and how it moves activations under tensor
- * parallelism.
+ * GPT-NeoX; which plans run it: shared/memory/engine.ts `deepspeedPipeline`): how many transfers a stage waits for,
+ * and how it moves activations under tensor parallelism.
  */
 import type { Plan } from '../plan/types';
+import { deepspeedPipeline } from '../memory/engine';
 import { posInt } from './shape';
 
-/**
- * Whether the pipeline is DeepSpeed's PipelineEngine (Megatron-DeepSpeed with --deepspeed, GPT-NeoX): DeepSpeed
- * sharding with more than one stage. Its TrainSchedule runs each micro-batch as RecvActivation, ForwardPass,
- * SendActivation, RecvGrad, BackwardPass, SendGrad instructions in order, and its p2p send and recv are blocking calls
- * (deepspeed/runtime/pipe/engine.py `_exec_send_activations`, `_exec_recv_grads`; deepspeed/runtime/pipe/p2p.py `send`
- * and `recv` without async_op), so no transfer overlaps the stage's compute.
- */
-export function deepspeedPipeline(plan: Plan): boolean {
-  return plan.parallel.sharding.style === 'deepspeed' && posInt(plan.parallel.pp) > 1;
-}
+export { deepspeedPipeline };
 
 /**
  * Transfers a stage of DeepSpeed's pipeline engine waits for in each pass of a micro-batch: the receive from and the

@@ -23,6 +23,7 @@ import { kvHeadsPerRank, qHeadsPerRank } from '../model/rankParams';
 import { pipelineHops } from './stepTime';
 import { ringKvHeads, torchRing, torchRingGatherBytes, torchRingGradBytes } from './kernels/ring';
 import { deepspeedPipeline, deepspeedPipePartitioned, deepspeedPipelineTransfers } from './deepspeedPipe';
+import { gradSyncExposed, interleavedSyncHidden, perLayerExposed } from './syncExposure';
 
 export { firstBucketFraction } from '../comm/stageTraffic';
 
@@ -197,18 +198,6 @@ export function newStageCommNumbers(): StageCommNumbers {
 }
 
 /**
- * Exposed seconds of the per-layer ZeRO-3/FSDP traffic of one pass: one collective per layer of `one` seconds (the
- * stage's volume split per layer, each paying NCCL's per-collective latency), the first layer's exposed, every later
- * one prefetched behind the previous layer's compute: t₁ + (n − 1)·[max(0, t₁ − c) + overlapCost·min(t₁, c)], c = pass/n
- * (Zhao et al. 2023 FSDP §3.3 prefetching; DeepSpeed stage3 prefetch).
- */
-export function perLayerExposed(one: number, layers: number, pass: number, overlap: boolean, cost: number): number {
-  const n = Math.max(1, layers);
-  if (!overlap) return n * one;
-  return one + (n - 1) * exposedBehind(one, pass / n, true, cost);
-}
-
-/**
  * The numbers of stageComm written into `out` without allocating (the planner's fast path); the collectives are not
  * listed (`out.collectives` is left empty). `k` is the stage's cached step-level traffic.
  */
@@ -277,31 +266,6 @@ export function stageCommInto(plan: Plan, stage: number, ctx: TimeContext, w: Mi
   out.agExp = agExp;
   out.offExp = offExp;
   return out;
-}
-
-/**
- * Gradient sync that Megatron's interleaved schedule hides in its cooldown, beyond the last backward's bucket window w:
- * with v virtual stages each model chunk launches its own reduce as soon as its last micro-batch's backward is done
- * (megatron/core/pipeline_parallel/schedules.py `forward_backward_pipelining_with_interleaving`,
- * `config.grad_sync_func[model_chunk_id]`), and the backwards run in groups of p micro-batches per chunk in reverse
- * chunk order, so chunk c's last backward ends c·Δ before the lane does, Δ = p·b with b one chunk's backward. The v
- * reduces of d = t/v queue on one stream: chunk 1's ends at q = (d − Δ) + (v − 2)·max(0, d − Δ) from the end, chunk 0's
- * (launched w before the end) at e = max(0, d + max(q, −w)). Hidden beyond the window: t − w − e (≥ 0). 0 without
- * interleaving.
- */
-export function interleavedSyncHidden(sync: number, v: number, p: number, chunkBackward: number, window: number): number {
-  if (v <= 1 || !(sync > 0) || !(chunkBackward > 0)) return 0;
-  const d = sync / v;
-  const gap = Math.max(1, p) * chunkBackward;
-  const q = d - gap + (v - 2) * Math.max(0, d - gap);
-  const w = Math.min(Math.max(0, window), sync);
-  const exposed = Math.max(0, d + Math.max(q, -w));
-  return Math.max(0, sync - w - exposed);
-}
-
-/** Gradient sync left exposed after the window: max(0, t − window) + overlapCost·min(t, window). */
-export function gradSyncExposed(sync: number, window: number, cost: number): number {
-  return Math.max(0, sync - window) + cost * Math.min(sync, window);
 }
 
 /**

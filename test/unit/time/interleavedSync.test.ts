@@ -7,7 +7,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { interleavedSyncHidden } from '../../../shared/time/stageComm';
+import { interleavedSyncHidden } from '../../../shared/time/syncExposure';
 import { simulateStep } from '../../../shared/sim/simulate';
 import { estimateStepTime } from '../../../shared/time/estimate';
 import { A100, gpt, plan } from '../sim/fixtures';
