@@ -1,7 +1,7 @@
 /**
  * Inlay hints at the keys that drive each figure: model states at the sharding key (and how many times more replicated
  * data parallel holds), activations and logits at the micro batch, per-stage peaks at TP/PP, communication at the keys
- * that cause it, the verdict at the top. Labels are short tokens within VS Code's default hint length; the long form
+ * that cause it, the verdict near the top (the first short line). Labels are short tokens within VS Code's default hint length; the long form
  * is the tooltip (shared/wording/hints.ts).
  */
 import { InlayHint, InlayHintKind, MarkupKind, type Range } from 'vscode-languageserver';
@@ -69,14 +69,32 @@ function referenceHint(a: DocumentAnalysis, kind: 'deepspeed' | 'model', t: Hint
   return r?.range ? make(r.range.end, t) : undefined;
 }
 
-/** The verdict at the end of the first line: peak per GPU and whether it fits, "if assumed" when it rests on assumptions. */
+/**
+ * Longest line (characters) the verdict may end: with the hint's 43 characters it stays within the ~100 columns a
+ * 1280-pixel window shows beside the explorer, so the verdict is seen without scrolling sideways.
+ */
+const VERDICT_LINE_MAX = 56;
+/** How far down the verdict may move to find such a line; past it the verdict stays on the first line. */
+const VERDICT_LINE_SEARCH = 12;
+
+/**
+ * Where the verdict goes: the end of the first line, unless that line is long (a licence header, a long comment), then
+ * the end of the first short line near the top.
+ */
+export function verdictPosition(text: string): { line: number; character: number } {
+  const lines = text.split(/\r?\n/, VERDICT_LINE_SEARCH);
+  const i = lines.findIndex((l) => l.trimEnd().length <= VERDICT_LINE_MAX);
+  const line = i < 0 ? 0 : i;
+  return { line, character: (lines[line] ?? '').length };
+}
+
+/** The verdict near the top: peak per GPU and whether it fits, "if assumed" when it rests on assumptions. */
 function totalHint(a: DocumentAnalysis, withStep: boolean): Placed | undefined {
   const v = verdictInput(a);
   if (!v) return undefined;
-  const line0 = a.text.split(/\r?\n/, 1)[0] ?? '';
   const t = fitHint(v, withStep ? a.stepTime?.stepSeconds : undefined);
   const params = a.format === 'hf-config' && a.memory ? `${formatCount(a.memory.model.parameters)} parameters. ` : '';
-  return make({ line: 0, character: line0.length }, { ...t, tooltip: params + t.tooltip });
+  return make(verdictPosition(a.text), { ...t, tooltip: params + t.tooltip });
 }
 
 /** Parameters + gradients + optimizer states + master weights of the peak stage, e.g. "parameters 12 GiB, gradients 1.6 GiB". */
