@@ -29,7 +29,7 @@ os.environ["DS_ACCELERATOR"] = "cpu"
 # gradients: autograd's gradients until the engine takes them, the gradient partitions (ZeRO-2 `grads_in_partition`,
 #   the fp32 `averaged_gradients` partition with fp32 accumulation, ZeRO-3 `grad_partitions_flat_buffer`, the
 #   BF16_Optimizer's fp32 gradient buffer);
-# optimizer: fp32 master partitions and Adam states; other: the reduction buckets (`ipg_buckets`);
+# optimizer: fp32 master partitions (and whole fp32 masters without ZeRO) and Adam states; other: the reduction buckets (`ipg_buckets`);
 # temporaries: everything else made after the forward (reduction copies, the step's fp64 norm copies, its fp32
 #   gradient partition: the wrapper's step is no torch optimizer step, so torch would call them activations).
 
@@ -176,6 +176,12 @@ class Engine:
             add([getattr(p, "ds_tensor", None) for p in group], "parameters")
         add(getattr(w, "single_partition_of_fp32_groups", []), "optimizer")
         add(getattr(w, "fp32_groups_flat_partition", []), "optimizer")
+        # Without ZeRO (DDP_BFLOAT16 / FP16): the fp32 master copies, per parameter (FP16_UnfusedOptimizer) or flat
+        # (FP16_Optimizer, with the 16-bit flat groups its parameters are views of).
+        for group in getattr(w, "fp32_groups", []):
+            add(group, "optimizer")
+        add(getattr(w, "fp32_groups_flat", []), "optimizer")
+        add(getattr(w, "fp16_groups_flat", []), "parameters")
         add(getattr(w, "fp32_partitioned_groups_flat", []), "optimizer")
         add(getattr(w, "fp32_groups_gradients_flat", []), "gradients")
         add([getattr(w, "grad_partitions_flat_buffer", None)], "gradients")

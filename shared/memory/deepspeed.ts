@@ -6,12 +6,13 @@
  *
  * Which wrapper: ZeRO-1/2 run DeepSpeedZeroOptimizer with bf16 or fp16, except ZeRO-1 with 16-bit weights and
  * `data_types.grad_accum_dtype: fp32`, which runs BF16_Optimizer (engine.py `_do_optimizer_sanity_check`); ZeRO-3 runs
- * DeepSpeedZeroOptimizer_Stage3.
+ * DeepSpeedZeroOptimizer_Stage3. Without ZeRO, 16-bit weights outside the pipeline engine run the FP16 wrapper
+ * (DDP_BFLOAT16 for bf16, FP16 for fp16): FP16_UnfusedOptimizer around a client torch optimizer (fp16/unfused_optimizer.py).
  */
 import type { MemoryContext } from './context';
 
-/** 0: not DeepSpeed's engine; 1: DeepSpeedZeroOptimizer (ZeRO-1/2); 2: BF16_Optimizer; 3: ZeRO-3. */
-export type DsKind = 0 | 1 | 2 | 3;
+/** 0: not DeepSpeed's engine; 1: DeepSpeedZeroOptimizer (ZeRO-1/2); 2: BF16_Optimizer; 3: ZeRO-3; 4: the FP16 wrapper without ZeRO. */
+export type DsKind = 0 | 1 | 2 | 3 | 4;
 
 /** One stage's DeepSpeed buffers in bytes (per rank), refilled per stage (the planner's fast path allocates nothing). */
 export interface DsBuffers {
@@ -55,13 +56,30 @@ export interface DsBuffers {
   gathered: number;
   /** ZeRO-3: what the forward's fetches gather on top of `gathered` (shared/memory/deepspeed.ts `dsZero3ForwardExtraElems`). */
   fetchCopy: number;
+  /** The FP16 wrapper: one block's gradients, and its largest weight's (the first the block's backward makes). */
+  blockGrad: number; weightGrad: number;
+}
+
+/**
+ * Elements per flat copy of DeepSpeed's all-reduce without ZeRO: `allreduce_gradients` passes MEMORY_OPT_ALLREDUCE_SIZE
+ * (5·10⁸, engine.py), whatever reduce_bucket_size says, to `allreduce_no_retain`, which closes a bucket once it holds
+ * more than that many elements and flattens it (`allreduce_and_copy`).
+ */
+export const DS_ALLREDUCE_BUCKET_ELEMS = 500_000_000;
+
+/**
+ * The largest flat copy of that all-reduce, in elements: a bucket closes past B elements, so it holds at most B plus the
+ * parameter that crossed it, and never more than the stage's Ψ.
+ */
+export function dsAllreduceCopyElems(psi: number, largest: number, bucket = DS_ALLREDUCE_BUCKET_ELEMS): number {
+  return Math.min(psi, bucket + largest);
 }
 
 /** A zeroed DsBuffers to refill. */
 export function newDsBuffers(): DsBuffers {
   return {
     kind: 0, reduceInBackward: false, zero1: false, accumulating: false, waiting: 0, partitionBeforeReduce: false, bucket: 0, reduceCopy: 0, partition: 0, allGrads: 0, firstGrad: 0, headGrad: 0,
-    headWait: 0, tiedGrad: 0, headCopy: 0, step: 0, staticGrads: 0, gathered: 0, fetchCopy: 0,
+    headWait: 0, tiedGrad: 0, headCopy: 0, step: 0, staticGrads: 0, gathered: 0, fetchCopy: 0, blockGrad: 0, weightGrad: 0,
   };
 }
 
@@ -150,7 +168,8 @@ export function dsZero3ForwardExtraElems(psi: number, maxLive: number, largest: 
 /** Fills `o` for one stage of a DeepSpeed plan; kind 0 when the plan is not run by DeepSpeed's ZeRO optimizers. */
 export function fillDsBuffers(c: MemoryContext, first: boolean, last: boolean, layers: number, psi: number, o: DsBuffers): DsBuffers {
   o.kind = 0;
-  if (c.style !== 'deepspeed' || c.zstage < 1 || c.regime !== 'deepspeed' || c.lora || c.offOpt !== 'none' || c.offParams !== 'none') return o;
+  if (c.style !== 'deepspeed' || c.regime !== 'deepspeed' || c.lora || c.offOpt !== 'none' || c.offParams !== 'none') return o;
+  if (c.zstage < 1) return c.paramB < 4 ? fillFp16Wrapper(c, first, last, layers, psi, o) : o;
   const n = c.nd, g = c.gradB, B = c.reduceBucket, P = dsPartitionElems(psi, n);
   const mlpMatrix = c.denseMlpRank / (c.gated ? 3 : 2);
   const layerElems = c.attnRank + c.denseMlpRank;
@@ -187,5 +206,32 @@ export function fillDsBuffers(c: MemoryContext, first: boolean, last: boolean, l
   o.staticGrads = o.kind === 2 ? (c.accum ? 4 : g) * psi : o.kind === 3 ? (c.accum ? 4 : g) * P : 0;
   o.gathered = o.kind === 3 ? c.gatherB * dsZero3GatheredElems(psi, c.maxLive, largest, head) : 0;
   o.fetchCopy = o.kind === 3 ? c.gatherB * dsZero3ForwardExtraElems(psi, c.maxLive, largest, head, layers > 0 ? c.prefetch : 0, largestLayer) : 0;
+  return o;
+}
+
+/**
+ * The FP16 wrapper without ZeRO (kind 4; engine.py `_do_optimizer_sanity_check` returns DDP_BFLOAT16 or FP16 when the
+ * gradient accumulation dtype is the model's, outside the pipeline engine for bf16), as FP16_UnfusedOptimizer runs it:
+ * the 16-bit `.grad` of every parameter lives from the backward to the step's `zero_grad`; the engine all-reduces them
+ * at the accumulation boundary through flat copies of up to 5·10⁸ elements (`buffered_allreduce_fallback`); the step
+ * casts each to an fp32 `.grad` of its master copy (4Ψ) beside them, runs the torch optimizer and drops the fp32 copies
+ * (`step`). A later micro-batch's gradient is made beside the accumulated one (autograd's out-of-place sum): the
+ * stage's first parameter's, the backward's last and largest. MoE layers are counted at the dense width. The oracle runs this engine (probe/oracle/ds_engine.py).
+ */
+function fillFp16Wrapper(c: MemoryContext, first: boolean, last: boolean, layers: number, psi: number, o: DsBuffers): DsBuffers {
+  const g = c.gradB;
+  const largestLayer = Math.max(c.denseMlpRank / (c.gated ? 3 : 2), (c.heads * c.headDim * c.h) / c.tp);
+  const firstParam = first ? c.embedRank : largestLayer;
+  const largest = Math.max(firstParam, last ? c.headRank : 0, layers > 0 ? largestLayer : 0);
+  o.kind = 4;
+  o.reduceInBackward = false; o.zero1 = false; o.partitionBeforeReduce = false;
+  o.bucket = 0; o.partition = 0; o.waiting = 0; o.headWait = 0; o.headCopy = 0; o.tiedGrad = 0; o.staticGrads = 0; o.gathered = 0; o.fetchCopy = 0;
+  o.allGrads = g * psi;
+  o.firstGrad = g * firstParam;
+  o.headGrad = last ? g * c.headRank : 0;
+  o.blockGrad = layers > 0 ? g * (c.attnRank + c.denseMlpRank) : 0;
+  o.weightGrad = layers > 0 ? g * largestLayer : 0;
+  o.reduceCopy = g * dsAllreduceCopyElems(psi, largest);
+  o.step = 4 * psi;
   return o;
 }

@@ -12,6 +12,8 @@
  *   reduced through a 16-bit copy of the fp32 buffer.
  * - ZeRO-3: the gradient partitions and the bucket persist, the coordinator's gathered parameters live through the
  *   forward and the backward; the step flattens and casts the partition.
+ * - The FP16 wrapper without ZeRO (FP16_UnfusedOptimizer): no buckets; every 16-bit gradient lives from the backward to
+ *   the step; the all-reduce flattens a bucket at the end of the backward; the step adds the fp32 gradients beside them.
  */
 import type { DsBuffers } from './deepspeed';
 import { fill, type MomentInputs, type MomentTerms } from './moments';
@@ -19,6 +21,10 @@ import { fill, type MomentInputs, type MomentTerms } from './moments';
 /** What the common moments read for a DeepSpeed stage (call before stageMoments). */
 export function prepareDsInputs(x: MomentInputs, d: DsBuffers): void {
   if (d.kind === 0) return;
+  if (d.kind === 4) {
+    x.gradAccumBuffer = 0; x.commBuffers = 0; x.gradients = d.allGrads; x.gathered = 0;
+    return;
+  }
   x.gradAccumBuffer = 0;
   x.commBuffers = d.kind === 3 ? d.bucket : 0;
   x.gradients = d.kind === 3 ? d.staticGrads : d.kind === 1 && d.reduceInBackward ? 0 : d.allGrads;
@@ -28,6 +34,7 @@ export function prepareDsInputs(x: MomentInputs, d: DsBuffers): void {
 /** Adjusts the `n` common moments in `out` to DeepSpeed and appends its own; returns the new count. */
 export function deepspeedMoments(x: MomentInputs, d: DsBuffers, out: MomentTerms[], n: number): number {
   if (d.kind === 0) return n;
+  if (d.kind === 4) return fp16WrapperMoments(x, d, out, n);
   const buckets = d.kind === 2 ? 0 : d.bucket;
   const zero2 = d.kind === 1 && d.reduceInBackward;
   // With gradient accumulation a later micro-batch runs beside what the earlier ones left: ZeRO-1 reduces only at the
@@ -75,5 +82,44 @@ export function deepspeedMoments(x: MomentInputs, d: DsBuffers, out: MomentTerms
     step.gradients = d.kind === 1 ? d.partition : d.staticGrads;
     step.engineCopies = d.step;
   }
+  return n;
+}
+
+/**
+ * The FP16 wrapper's step (kind 4): an earlier micro-batch's gradients are there from the start (none in the first);
+ * the backward makes the head's gradient, then a block's largest weight gradient and the whole block's (a new tensor,
+ * or beside the accumulated one until autograd's sum replaces it); the end of the backward flattens a bucket for the
+ * all-reduce beside every gradient; the step holds the 16-bit gradients and their fp32 casts (torch files the casts as
+ * temporaries: the wrapper's step is no optimizer step).
+ */
+function fp16WrapperMoments(x: MomentInputs, d: DsBuffers, out: MomentTerms[], n: number): number {
+  const acc = d.accumulating;
+  const carried = acc ? d.allGrads : 0;
+  // The head's gradient once made: a fresh tensor beside the accumulated one, or the first of this backward's.
+  const head = d.headGrad;
+  let block = 0;
+  for (let i = 0; i < n; i++) {
+    const m = out[i];
+    m.gradients = carried;
+    if (m.name === 'head gradient') m.gradients += head;
+    else if (m.name === 'layers backward') {
+      // At the last block's first weight gradient, then with that block's gradients made (the second moment).
+      m.gradients += acc ? d.weightGrad : head + (block === 0 ? d.weightGrad : d.blockGrad);
+      block++;
+    } else if (m.name === 'end of backward') {
+      m.name = 'gradient reduction';
+      m.gradients = d.allGrads;
+      m.engineCopies = d.reduceCopy;
+    }
+  }
+  if (acc && x.first) {
+    const emb = fill(out[n++], 'embedding gradient', x, true, false);
+    emb.activations = 0; emb.embeddingActivations = 0;
+    emb.gradients = d.allGrads + d.firstGrad;
+  }
+  const step = fill(out[n++], 'optimizer step', x, true, false);
+  step.activations = 0; step.embeddingActivations = 0;
+  step.gradients = d.allGrads;
+  step.engineCopies = d.step;
   return n;
 }

@@ -84,7 +84,7 @@ export function deepspeedPipeline(plan: { readonly parallel: Pick<ParallelSpec, 
  * over data parallel, keeps one gradient buffer for every parameter in its accumulation dtype, all-reduces the
  * gradients and all-gathers the updated 16-bit weights after its step (deepspeed/runtime/bf16_optimizer.py) — ZeRO-1
  * with the ZeRO stage read as 0. Without a pipeline DeepSpeed 0.19.8 takes DDP_BFLOAT16 instead (an unpartitioned
- * fp32 master copy), which the plain stage-0 terms describe.
+ * fp32 master copy and fp32 gradient casts at the step: shared/memory/deepspeed.ts, kind 4).
  */
 export function deepspeedBf16Optimizer(plan: Pick<Plan, 'engine' | 'training' | 'parallel'>): boolean {
   return deepspeedPipeline(plan) && plan.parallel.sharding.stage === 0 && plan.training.precision === 'bf16-mixed'

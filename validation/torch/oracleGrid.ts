@@ -46,7 +46,7 @@ const titan = { modelImpl: 'torchtitan' } as const;
 const titanPPTraining = { ...titan, recompute: 'full', gradAccum: 4, gradDtype: 'fp32' } as const;
 const hf = { modelImpl: 'hf' } as const;
 
-/** The grid: 56 configurations. */
+/** The grid: 59 configurations. */
 export const ORACLE_GRID: readonly GridCase[] = [
   // torchtitan on FSDP2: activation checkpointing policies, batch shapes, TP/SP, CP, HSDP, PP, resharding.
   c('titan FSDP8, no AC', 'fsdp2', { ...titan }, fsdp(8)),
@@ -98,6 +98,10 @@ export const ORACLE_GRID: readonly GridCase[] = [
   c('Megatron PP2 interleaved v2 × DP4, 4 layers', 'megatron', { gradDtype: 'fp32', gradAccum: 4 }, { dp: 4, pp: 2, vpp: 2, schedule: 'interleaved', sharding: { style: 'megatron-distopt', stage: 1 } } as Par, LLAMA, 4),
   c('Megatron PP2 1F1B × TP2 × DP2, full recompute, 4 layers', 'megatron', { gradDtype: 'fp32', gradAccum: 4, recompute: 'full' }, { dp: 2, tp: 2, sp: false, pp: 2, schedule: '1f1b', sharding: { style: 'megatron-distopt', stage: 1 } } as Par, LLAMA, 4),
   // DeepSpeed's own engine (ZeRO-1/2 DeepSpeedZeroOptimizer, BF16_Optimizer, ZeRO-3) with the settings users vary.
+  // Without ZeRO, bf16 weights run DeepSpeed's DDP_BFLOAT16 wrapper (FP16_UnfusedOptimizer around the torch optimizer).
+  c('DeepSpeed ZeRO-0 × 8, bf16 (DDP_BFLOAT16)', 'deepspeed', { ...hf }, { dp: 8, sharding: { style: 'deepspeed', stage: 0 } } as Par),
+  c('DeepSpeed ZeRO-0 × 4, Qwen2-style tied', 'deepspeed', { ...hf }, { dp: 4, sharding: { style: 'deepspeed', stage: 0 } } as Par, QWEN),
+  c('DeepSpeed ZeRO-0 × 4, Qwen2-style tied, 2 micro-batches', 'deepspeed', { ...hf, gradAccum: 2 }, { dp: 4, sharding: { style: 'deepspeed', stage: 0 } } as Par, QWEN),
   c('DeepSpeed ZeRO-1 × 8', 'deepspeed', { ...hf }, { dp: 8, sharding: { style: 'deepspeed', stage: 1 } } as Par),
   c('DeepSpeed ZeRO-2 × 8, overlap_comm', 'deepspeed', { ...hf }, { dp: 8, sharding: { style: 'deepspeed', stage: 2, overlapComm: true } } as Par),
   c('DeepSpeed ZeRO-2 × 8, no overlap', 'deepspeed', { ...hf }, { dp: 8, sharding: { style: 'deepspeed', stage: 2, overlapComm: false } } as Par),

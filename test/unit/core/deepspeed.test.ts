@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../../cli/load';
 import {
-  dsBucketBytes, dsPartitionElems, dsRankZeroSpanElems, dsReduceCopyBytes, dsStepCopyBytes, dsZero3ForwardExtraElems, dsZero3GatheredElems,
+  dsAllreduceCopyElems, dsBucketBytes, dsPartitionElems, dsRankZeroSpanElems, dsReduceCopyBytes, dsStepCopyBytes, dsZero3ForwardExtraElems, dsZero3GatheredElems,
 } from '../../../shared/memory/deepspeed';
 import { stageNumbers } from '../../../shared/memory/fast';
 import { momentTotal } from '../../../shared/memory/moments';
@@ -67,7 +67,7 @@ describe('DeepSpeed buffers from its source', () => {
 
 describe('DeepSpeed moments', () => {
   const model = { ...preset('llama-3-8b'), layers: 2 };
-  const plan = (stage: 1 | 2 | 3, x: Record<string, unknown> = {}, training: Record<string, unknown> = {}): Plan =>
+  const plan = (stage: 0 | 1 | 2 | 3, x: Record<string, unknown> = {}, training: Record<string, unknown> = {}): Plan =>
     llamaPlan({ engine: 'deepspeed', model, training: { microBatch: 1, seqLen: 2048, precision: 'bf16-mixed', ...training }, parallel: { dp: 8, sharding: { style: 'deepspeed', stage, ...x } }, cluster: { gpusPerNode: 8, nodes: 1 } });
   const moment = (p: Plan, name: string) => stageNumbers(p, 0)!.moments.find((m) => m.name === name);
   test('ZeRO-1 reduces after the backward: 2Ψ weights + 12Ψ/N + every 2Ψ gradient + the bucket + the embedding\'s flat copy', () => {
@@ -94,6 +94,28 @@ describe('DeepSpeed moments', () => {
     assert.ok(Math.abs(m.gradAccumBuffer - 4 * PSI2) < 1);
     assert.ok(Math.abs(m.engineCopies - 2 * PSI2) < 1);
     assert.equal(m.commBuffers, 0);
+  });
+  // Without ZeRO, bf16 runs DDP_BFLOAT16: FP16_UnfusedOptimizer (fp16/unfused_optimizer.py) around the torch optimizer.
+  test('the FP16 wrapper\'s step: 2Ψ weights, 2Ψ gradients, 4Ψ master, 8Ψ Adam and the 4Ψ fp32 casts = 20Ψ, no bucket', () => {
+    const p = plan(0);
+    const step = moment(p, 'optimizer step')!;
+    assert.ok(Math.abs(momentTotal(step) - 20 * PSI2) < 1, `${momentTotal(step)} vs ${20 * PSI2}`);
+    assert.ok(Math.abs(step.engineCopies - 4 * PSI2) < 1);
+    for (const m of stageNumbers(p, 0)!.moments.slice(0, 8)) assert.equal(m.commBuffers, 0, m.name);
+  });
+  test('the FP16 wrapper holds no gradient before the first backward\'s head gradient; a second micro-batch carries 2Ψ', () => {
+    assert.equal(moment(plan(0), 'loss backward')!.gradients, 0);
+    assert.equal(moment(plan(0), 'head gradient')!.gradients, 2 * E); // the untied head, 128,256 × 4,096
+    assert.ok(Math.abs(moment(plan(0, {}, { gradAccum: 2 }), 'loss backward')!.gradients - 2 * PSI2) < 1);
+    // The embedding's gradient, the backward's last, is made beside the accumulated one.
+    assert.ok(Math.abs(moment(plan(0, {}, { gradAccum: 2 }), 'embedding gradient')!.gradients - 2 * (PSI2 + E)) < 1);
+  });
+  test('the all-reduce without ZeRO flattens at most 5·10⁸ elements plus the parameter that crosses (engine.py allreduce_no_retain)', () => {
+    assert.equal(dsAllreduceCopyElems(PSI2, E), 5e8 + E);
+    assert.equal(dsAllreduceCopyElems(1e8, 5e7), 1e8); // a stage smaller than a bucket: one copy of it all
+    const m = moment(plan(0), 'gradient reduction')!;
+    assert.ok(Math.abs(m.engineCopies - 2 * (5e8 + E)) < 1);
+    assert.ok(Math.abs(m.gradients - 2 * PSI2) < 1);
   });
 });
 
