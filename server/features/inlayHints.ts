@@ -109,14 +109,17 @@ function breakdown(a: DocumentAnalysis): string {
   return parts.filter(([, b]) => b !== undefined && b > 0).map(([k, b]) => `${k} ${formatBytes(b, u)}`).join(', ');
 }
 
-/** Activations (with the embedding's) and logits of the stage with the most activations. */
-function activationTerms(a: DocumentAnalysis): { activations: number; logits: number } {
+/**
+ * Activations (with the embedding's) and logits at their own largest moment, of the stage with the most, and how much
+ * of them that stage holds at its overall peak (less when it peaks after the backward, at the optimizer step).
+ */
+function activationTerms(a: DocumentAnalysis): { activations: number; logits: number; atPeak: { bytes: number; moment?: string } } {
   const stages = a.memory?.stages ?? [];
-  let best = { activations: 0, logits: 0 };
+  let best: ReturnType<typeof activationTerms> = { activations: 0, logits: 0, atPeak: { bytes: 0 } };
   for (const s of stages) {
-    const act = (s.terms.activations?.bytes ?? 0) + (s.terms.embeddingActivations?.bytes ?? 0);
-    const logits = s.terms.logits?.bytes ?? 0;
-    if (act + logits > best.activations + best.logits) best = { activations: act, logits };
+    const atPeak = (s.terms.activations?.bytes ?? 0) + (s.terms.embeddingActivations?.bytes ?? 0) + (s.terms.logits?.bytes ?? 0);
+    const own = s.activationPeak ?? { activations: atPeak - (s.terms.logits?.bytes ?? 0), logits: s.terms.logits?.bytes ?? 0 };
+    if (own.activations + own.logits > best.activations + best.logits) best = { activations: own.activations, logits: own.logits, atPeak: { bytes: atPeak, moment: s.peakMoment } };
   }
   return best;
 }
@@ -136,7 +139,7 @@ export function buildInlayHints(a: DocumentAnalysis, range?: Range): InlayHint[]
     out.push(referenceHint(a, 'model', { label: `${formatCount(m.model.parameters)} params`, tooltip: `The model has ${formatCount(m.model.parameters)} parameters.` }));
     const micro = localFact(a, 'training.microBatch');
     const act = activationTerms(a);
-    if (micro) out.push(hint(micro, activationsHint(act.activations, act.logits, u)));
+    if (micro) out.push(hint(micro, activationsHint(act.activations, act.logits, u, act.atPeak)));
     for (const axis of ['parallel.tp', 'parallel.pp'] as const) {
       const f = localFact(a, axis);
       if (!f || (!verbose && (a.plan?.parallel[axis === 'parallel.tp' ? 'tp' : 'pp'] ?? 1) <= 1)) continue;

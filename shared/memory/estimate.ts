@@ -163,6 +163,7 @@ function toStageMemory(c: MemoryContext, s: StageNumbers, label: Labeller, cache
     stage: s.stage, kind: kindOf(s, c.pp), layers: s.layers, parametersPerRank: clean(s.paramsPerRank), inFlightMicrobatches: clean(s.inFlight),
     terms, modelStatesBytes: clean(s.modelStates), gradientBytes: clean(s.gradients + s.gradAccumBuffer), activationBytes: clean(s.activationTotal),
     peakAllocatedBytes: clean(s.allocated), peakReservedBytes: clean(s.reserved), peaks: categoryPeaks(s),
+    activationPeak: { activations: clean(s.keptActivations), logits: clean(s.largestLogits) }, peakMoment: s.shown.name,
   };
 }
 

@@ -49,6 +49,12 @@ export interface StageNumbers {
   peaks: CategoryBytes;
   /** Which moment of the step the stage peaks at (shared/memory/moments.ts order), and the terms live then. */
   peakMoment: number; shown: MomentTerms;
+  /**
+   * What the micro batch drives, whatever moment the whole stage peaks at (filled with the categories): the activations
+   * the in-flight micro-batches keep for their backward (layers and embedding), and the largest logits of any moment
+   * (the loss's copies included).
+   */
+  keptActivations: number; largestLogits: number;
   /** Scratch of the moment computation, refilled on every call. */
   moments: MomentTerms[]; momentInputs: MomentInputs;
   /** Scratch of a pipeline stage's moments (shared/memory/pipelineMoments.ts). */
@@ -70,7 +76,7 @@ export function newStageNumbers(): StageNumbers {
     stage: 0, layers: 0, moeLayers: 0, first: false, last: false, paramsPerRank: 0, trainablePerRank: 0, unitParams: 0,
     inFlight: 0, layerActPerMicrobatch: 0, embeddingActPerMicrobatch: 0, parameters: 0, gradients: 0, optimizerStates: 0, masterWeights: 0, gradAccumBuffer: 0, fp8WeightCache: 0,
     activations: 0, embeddingActivations: 0, logits: 0, working: 0, rootBytes: 0, unitBytes: 0, headBytes: 0,
-    peaks: { parameters: 0, gradients: 0, optimizer: 0, activations: 0, temporaries: 0, other: 0 }, peakMoment: 0,
+    peaks: { parameters: 0, gradients: 0, optimizer: 0, activations: 0, temporaries: 0, other: 0 }, peakMoment: 0, keptActivations: 0, largestLogits: 0,
     moments, shown: moments[0], momentInputs: newMomentInputs(), pipeline: newPipelineInputs(), gatheredParameters: 0, commBuffers: 0, engineCopies: 0,
     ds: newDsBuffers(), cudaContext: 0,
     fragmentation: 0, hostBytes: 0, modelStates: 0, activationTotal: 0, allocated: 0, reserved: 0,
@@ -190,13 +196,17 @@ export function computeStageActivations(
   // (shared/memory/allocator.ts); it never gives memory back during a step. Allocated is the largest moment's tensors.
   let at = 0, best = -1, allocatedPeak = 0;
   const peaks = o.peaks;
+  o.keptActivations = x.layerActivations + x.embeddingActivations; o.largestLogits = 0;
   peaks.parameters = peaks.gradients = peaks.optimizer = peaks.activations = peaks.temporaries = peaks.other = 0;
   for (let i = 0; i < count; i++) {
     const t = momentTotal(o.moments[i]);
     const need = t + allocatorCachedBytes(c, o.moments[i], x, t);
     if (need > best) { best = need; at = i; }
     if (t > allocatedPeak) allocatedPeak = t;
-    if (categories) raiseCategoryPeaks(o.moments[i], peaks);
+    if (categories) {
+      raiseCategoryPeaks(o.moments[i], peaks);
+      if (o.moments[i].logits > o.largestLogits) o.largestLogits = o.moments[i].logits;
+    }
   }
   const m = o.moments[at];
   // The terms shown are what is live at that moment (the states stay as computed: the fast path reuses them);

@@ -54,6 +54,14 @@ export interface StageMemory {
   readonly gradientBytes: number;
   /** activations + embedding activations + logits. */
   readonly activationBytes: number;
+  /**
+   * What the micro batch drives: the activations the in-flight micro-batches keep for their backward (layers and
+   * embedding) and the largest logits of the step (the loss's copies included). The terms show what is live at the
+   * stage's peak, which may come after the backward (the optimizer step) or hold other transients.
+   */
+  readonly activationPeak?: { readonly activations: number; readonly logits: number };
+  /** The moment of the step the stage peaks at ("loss forward", "layers backward", "optimizer step", …). */
+  readonly peakMoment?: string;
   /** Peak bytes allocated by tensors (everything but fragmentation). */
   readonly peakAllocatedBytes: number;
   /** Peak bytes reserved from the device (allocated + fragmentation). */

@@ -95,12 +95,18 @@ export function statesHint(sharded: number, replicated: number, units: MemoryUni
 }
 
 /** "act. ≈30 GiB + logits 4 GiB": activations and the logits, never one silently inside the other. */
-export function activationsHint(activations: number, logits: number, units: MemoryUnits): HintText {
+export function activationsHint(activations: number, logits: number, units: MemoryUnits, atPeak?: { bytes: number; moment?: string }): HintText {
   const act = `act. ≈${formatBytes(activations, units)}`;
   const label = fitLabel(logits > 0 ? `${act} + logits ${formatBytes(logits, units)}` : `${act}/GPU`);
   const compact = `${act}${logits > 0 ? '+' : ''}`;
-  const tooltip = `Activations kept for the backward pass, per GPU at the peak: ${formatBytes(activations, units)}`
-    + `${logits > 0 ? `; the logits (and their loss buffers) add ${formatBytes(logits, units)}` : ''}.`;
+  // When the GPU peaks where few of them are live (after the backward, at the optimizer step), say so: the micro batch
+  // then moves the peak only once they outgrow the difference.
+  const later = atPeak && atPeak.moment && atPeak.bytes < 0.05 * (activations + logits)
+    ? ` The GPU peaks at the ${atPeak.moment}, when ${atPeak.bytes > 0 ? `${formatBytes(atPeak.bytes, units)} of them are` : 'none of them is'} live:`
+      + ' a larger micro batch raises the peak only once the forward and backward need more than that moment.'
+    : '';
+  const tooltip = `Activations kept for the backward pass, per GPU: ${formatBytes(activations, units)}`
+    + `${logits > 0 ? `; the logits (and their loss buffers) add up to ${formatBytes(logits, units)}` : ''}.${later}`;
   return { label, compact, tooltip };
 }
 

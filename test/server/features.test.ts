@@ -110,6 +110,28 @@ describe('inlay hints per format', () => {
     assert.match(tip, new RegExp(`${sharded} as sharded here .*; ${replicated} replicated`));
   });
 
+  test('the micro batch\'s hint shows the activations kept for the backward even when the GPU peaks at the optimizer step', async () => {
+    // DeepSpeed without ZeRO in bf16 peaks at its step (20Ψ: weights, gradients, fp32 master, Adam and the fp32 gradient
+    // casts; shared/memory/deepspeed.ts), when no activation is live. Each of Llama 2 7B's 32 layers keeps at least its
+    // input for the backward, b·s·h·2 bytes (Korthikanti et al. 2022 §4: the 2sbh of a layer's input is part of every
+    // layer's saved activations): 32 × 1·2048·4096·2 = 0.5 GiB for one sequence of 2,048 tokens.
+    const uri = uriOf('ds_zero0_inline.json');
+    const text = read('ds_zero2.json').replace('"stage": 2', '"stage": 0').replace('"gradient_accumulation_steps": 8', '"gradient_accumulation_steps": 1')
+      .replace('"train_batch_size": 256', '"train_batch_size": 8').replace('"train_micro_batch_size_per_gpu": 4', '"train_micro_batch_size_per_gpu": 1');
+    const d = c.diagnostics(uri);
+    await c.open(uri, text);
+    await d;
+    const hints = (await c.hints(uri)).filter((h) => h.position.line === posOf(text, 'train_micro_batch_size_per_gpu', 0).line);
+    const act = hints.find((h) => label(h).startsWith('act.'));
+    assert.ok(act, JSON.stringify(hints.map(label)));
+    const m = /^act\. ≈([\d.]+) (GiB|MiB)/.exec(label(act));
+    assert.ok(m, label(act));
+    const gib = Number(m[1]) / (m[2] === 'MiB' ? 1024 : 1);
+    assert.ok(gib >= 0.5, `${label(act)}: below the 0.5 GiB the layers' inputs alone keep`);
+    const tip = typeof act.tooltip === 'object' ? act.tooltip.value : '';
+    assert.match(tip, /peaks at the optimizer step/);
+  });
+
   test('hint detail "off" shows nothing and "minimal" only the total', async () => {
     const { uri } = await openFixture('ds_zero2.json');
     c.settings = { model: 'llama-2-7b', hints: { detail: 'minimal' } };
