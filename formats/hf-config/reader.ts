@@ -24,7 +24,7 @@ const NUMERIC: readonly [PlanPath, readonly string[]][] = [
   ['model.moe.sharedExperts', ['n_shared_experts', 'num_shared_experts']],
   ['model.moe.sharedExpertFfnSize', ['shared_expert_intermediate_size']],
   ['model.moe.denseFirstLayers', ['first_k_dense_replace']],
-  ['model.moe.layerFrequency', ['decoder_sparse_step', 'moe_layer_freq']],
+  ['model.moe.layerFrequency', ['decoder_sparse_step', 'moe_layer_freq', 'interleave_moe_layer_step']],
   ['model.moe.routerGroups', ['n_group']],
   ['model.moe.routerGroupTopK', ['topk_group']],
 ];
@@ -64,6 +64,7 @@ export function readHfModel(s: FactSink, node: KNode | undefined, prefix = ''): 
   const mb = entry(node, 'mlp_bias');
   if (mb && typeof mb.value.value === 'boolean') s.explicit('model.mlpBias', mb.value.value, locOf(mb, prefix + 'mlp_bias'));
   if (modelType.startsWith('qwen3')) s.default('model.qkNorm', true, 'transformers modeling_qwen3.py: q_norm/k_norm per head');
+  if (modelType === 'llama4' || modelType === 'llama4_text') readLlama4(s, node, prefix);
   if (modelType === 'mpt' || entry(node, 'expansion_ratio')) readMpt(s, node, prefix);
   if (modelType === 'gpt2' || entry(node, 'n_embd')) {
     s.default('model.positions', 'learned', 'transformers GPT-2: learned position embeddings (wpe)');
@@ -83,10 +84,28 @@ export function readHfModel(s: FactSink, node: KNode | undefined, prefix = ''): 
   if (s.has('model.heads') && !s.has('model.kvHeads')) s.derived('model.kvHeads', s.num('model.heads') ?? 1, 'num_key_value_heads unset: equals num_attention_heads (MHA)');
 }
 
-/** Whole-file reader for config.json. */
+/**
+ * Llama 4 (transformers configuration_llama4.py, modeling_llama4.py): the dense layers' MLP is
+ * `intermediate_size_mlp` wide; the routed experts and the one shared expert of each MoE layer are `intermediate_size`.
+ */
+function readLlama4(s: FactSink, node: KNode, prefix: string): void {
+  const dense = firstPresent(node, ['intermediate_size_mlp']);
+  const expert = firstPresent(node, ['intermediate_size']);
+  const n = (e: KEntry | undefined) => (e ? toNumber(e.value.value) : undefined);
+  if (dense && Number.isInteger(n(dense.e))) s.explicit('model.ffnSize', n(dense.e), locOf(dense.e, prefix + 'intermediate_size_mlp'));
+  if (!s.has('model.moe.experts')) return;
+  if (expert && Number.isInteger(n(expert.e)) && !s.has('model.moe.expertFfnSize')) s.explicit('model.moe.expertFfnSize', n(expert.e), locOf(expert.e, prefix + 'intermediate_size'));
+  const width = s.num('model.moe.expertFfnSize');
+  if (!s.has('model.moe.sharedExperts')) s.default('model.moe.sharedExperts', 1, 'transformers modeling_llama4.py: Llama4TextMoe has one shared expert');
+  if (width && !s.has('model.moe.sharedExpertFfnSize')) s.default('model.moe.sharedExpertFfnSize', width, 'transformers modeling_llama4.py: the shared expert is intermediate_size wide');
+}
+
+/** Whole-file reader for config.json; a multimodal config's language model is its `text_config` (Llama 4, Gemma 3, Mistral 3). */
 export function readHfConfig(s: FactSink, root: KNode | undefined): void {
   if (!root || root.kind !== 'map') return;
   readHfModel(s, root);
+  const text = entry(root, 'text_config');
+  if (text?.value.kind === 'map') readHfModel(s, text.value, 'text_config.');
   const missing = (['model.hiddenSize', 'model.layers', 'model.heads'] as const).filter((p) => !s.has(p));
   if (missing.length) s.diag('hf-not-decoder', 'info', `Not a decoder config ShardLens can count (missing ${missing.join(', ')}).`, undefined, missing);
 }

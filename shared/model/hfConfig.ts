@@ -1,7 +1,9 @@
 /**
  * Reads a Hugging Face `config.json` object into a ModelSpec (docs/formats/hf-config.md). Handles Llama, Mistral,
  * Qwen2 (q/k/v bias hard-coded in the modeling code), Qwen3 (explicit head_dim, q/k norm), GPT-2 (n_embd …),
- * Mixtral, Qwen-MoE and DeepSeek-style MoE keys, and nested `text_config`. Never throws: garbage becomes problems.
+ * Mixtral, Qwen-MoE and DeepSeek-style MoE keys, Llama 4 (`intermediate_size_mlp` for dense layers, `intermediate_size`
+ * for the experts and the shared expert, `interleave_moe_layer_step`), and nested `text_config`. Never throws: garbage
+ * becomes problems.
  */
 import type { PlanPath } from '../plan/paths';
 import type { AttnBias, InputSource, ModelSpec, MoeSpec, Problem } from '../plan/types';
@@ -33,8 +35,15 @@ const NEOX_TYPES = new Set(['gpt_neox']);
 /** Model types read exactly; anything else is read as a Llama-style model with an info problem. */
 const KNOWN_TYPES = new Set([
   'llama', 'mistral', 'mixtral', 'qwen2', 'qwen2_moe', 'qwen3', 'qwen3_moe', 'deepseek_v2', 'deepseek_v3', 'gemma', 'gemma2',
-  'phi3', 'olmo', 'olmo2', 'granite', 'internlm2', 'yi', 'llava', 'mllama',
+  'phi3', 'olmo', 'olmo2', 'granite', 'internlm2', 'yi', 'llava', 'mllama', 'llama4', 'llama4_text',
 ]);
+
+/**
+ * Llama 4 (transformers models/llama4/configuration_llama4.py, modeling_llama4.py): dense layers use
+ * `intermediate_size_mlp`; each MoE layer has `num_local_experts` routed experts and one shared expert, all of
+ * `intermediate_size`; every `interleave_moe_layer_step`-th layer is MoE.
+ */
+const isLlama4 = (modelType: string): boolean => modelType === 'llama4' || modelType === 'llama4_text';
 
 /** Model types with per-head q/k RMSNorm (Qwen3 family). */
 const QK_NORM_TYPES = new Set(['qwen3', 'qwen3_moe', 'qwen3_next']);
@@ -94,7 +103,7 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
   const headDim = num('headDim', ['head_dim', 'kv_channels'], Math.floor(h / heads) || 1, 'hidden_size / num_attention_heads');
   const ffnSize = gpt2 || neox
     ? num('ffnSize', ['n_inner', 'intermediate_size'], 4 * h, 'GPT-2 n_inner = None → 4·n_embd')
-    : num('ffnSize', ['intermediate_size', 'ffn_hidden_size'], 11008, 'LlamaConfig default intermediate_size');
+    : num('ffnSize', isLlama4(modelType) ? ['intermediate_size_mlp', 'intermediate_size'] : ['intermediate_size', 'ffn_hidden_size'], 11008, 'LlamaConfig default intermediate_size');
   if (mpt) sources['model.ffnSize'] = { kind: base.expansion_ratio === undefined ? 'default' : 'explicit', detail: 'config.json: expansion_ratio × d_model (MPTConfig default 4)' };
   const vocabSize = num('vocabSize', ['vocab_size', 'padded_vocab_size'], d.V);
   const maxPositions = num('maxPositions', ['max_position_embeddings', 'n_positions', 'n_ctx', 'seq_length'], d.pos);
@@ -162,7 +171,8 @@ function readMoe(cfg: Obj, modelType: string, ffn: number, problems: Problem[], 
   const experts = int(cfg.num_local_experts) ?? int(cfg.num_experts) ?? int(cfg.n_routed_experts) ?? int(cfg.moe_num_experts);
   if (!experts) return undefined;
   const topK = int(cfg.num_experts_per_tok) ?? int(cfg.moe_top_k) ?? 2;
-  const expertFfnSize = int(cfg.moe_intermediate_size) || ffn;
+  // Llama 4's experts are `intermediate_size` wide; its dense layers read `intermediate_size_mlp` (the FFN size).
+  const expertFfnSize = int(cfg.moe_intermediate_size) || (isLlama4(modelType) ? int(cfg.intermediate_size) : undefined) || ffn;
   let sharedExperts = 0;
   let sharedExpertFfnSize = 0;
   let sharedExpertGate = false;
@@ -174,8 +184,11 @@ function readMoe(cfg: Obj, modelType: string, ffn: number, problems: Problem[], 
   } else if (int(cfg.n_shared_experts)) {
     sharedExperts = int(cfg.n_shared_experts) ?? 0;
     sharedExpertFfnSize = expertFfnSize;
+  } else if (isLlama4(modelType)) {
+    sharedExperts = 1;
+    sharedExpertFfnSize = expertFfnSize;
   }
-  const step = int(cfg.decoder_sparse_step) || int(cfg.moe_layer_freq) || 1;
+  const step = int(cfg.decoder_sparse_step) || int(cfg.moe_layer_freq) || int(cfg.interleave_moe_layer_step) || 1;
   const onlyMlp = Array.isArray(cfg.mlp_only_layers) ? cfg.mlp_only_layers.length : 0;
   if (onlyMlp > 0) {
     problems.push({ code: 'hf-config-mlp-only-layers', severity: 'warning', message: 'mlp_only_layers is approximated: those layers are counted as MoE layers.', paths: ['model.moe'] });

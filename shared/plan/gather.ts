@@ -62,6 +62,23 @@ export class Gathered {
   }
 }
 
+const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+
+/**
+ * The world size assumed when nothing gives it: whole nodes of `unit` GPUs, at least one, holding the file's model
+ * parallel group TP·PP·CP and its expert group, which Megatron and torchtitan place inside DP·CP·TP of each pipeline
+ * stage (EP·ETP divides DP·CP·TP): the smallest multiple of PP · lcm(TP·CP, EP·ETP) that fills whole nodes.
+ */
+function assumedWorld(f: Facts, unit: number): number {
+  const n = (p: PlanPath) => { const v = num(f, p); return v !== undefined && Number.isInteger(v) && v >= 1 && v <= 1e6 ? v : 1; };
+  const inner = n('parallel.tp') * n('parallel.cp'), expert = n('parallel.ep') * n('parallel.etp');
+  const need = n('parallel.pp') * ((inner / gcd(inner, expert)) * expert);
+  const nodes = Math.max(1, Math.ceil(need / unit)) * unit;
+  if (nodes % need === 0 || need > 1e6) return nodes;
+  const both = (need / gcd(need, unit)) * unit;
+  return both <= 64 * nodes ? both : nodes;
+}
+
 /** World size, GPUs per node and nodes: settings.worldSize, the file, DP × TP·PP·CP from the file, settings, assumption. */
 function gatherCluster(g: Gathered, ctx: ResolveContext): { worldSize: number; gpusPerNode: number; nodes: number | undefined } {
   const S = ctx.settings ?? {};
@@ -79,8 +96,9 @@ function gatherCluster(g: Gathered, ctx: ResolveContext): { worldSize: number; g
   if (!world && gpn && nodes) { world = gpn * nodes; g.sources['cluster.worldSize'] = { kind: 'setting', detail: 'shardlens.cluster.nodes × shardlens.cluster.gpusPerNode' }; }
   if (!world) {
     const unit = gpn ?? 8;
-    world = Math.max(unit, Math.ceil(mp0 / unit) * unit);
-    g.assume('cluster.worldSize', world, `no world size in the file, the launcher or settings: assumed ${world} GPUs (${world / unit} node${world > unit ? 's' : ''} of ${unit})`, 'shardlens.worldSize', 'shardlens.selectCluster');
+    world = assumedWorld(f, unit);
+    const held = world > unit ? ', the fewest whole nodes that hold the file\'s TP·PP·CP and EP groups' : '';
+    g.assume('cluster.worldSize', world, `no world size in the file, the launcher or settings: assumed ${world} GPUs (${world / unit} node${world > unit ? 's' : ''} of ${unit}${held})`, 'shardlens.worldSize', 'shardlens.selectCluster');
   }
   // A file that gives all processes and the node count (accelerate num_processes and num_machines) gives GPUs per node.
   if (!gpn && nodes && world % nodes === 0 && world >= nodes && g.sources['cluster.nodes']) {

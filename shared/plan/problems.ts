@@ -8,6 +8,7 @@ import type { Problem } from './types';
 const SAME_AS: Readonly<Record<string, string>> = {
   'global-batch-mismatch': 'batch-identity',
   'world-size-mismatch': 'world-not-divisible',
+  'ep-without-moe': 'ep-assumed-dense-model',
 };
 
 /** Identity of a finding: its code and the inputs it is about. */

@@ -178,6 +178,7 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
   const files = [primary, ...related];
   const invalid: string[] = [];
   let model = findModel(facts, files, ctx, g.sources, seqLen, invalid);
+  const assumedModel = !model;
   for (const message of invalid) problems.push({ code: 'model-config-invalid', severity: 'error', paths: ['model'], message });
   if (!model && invalid.length) return { problems, assumptions, factsUsed: facts };
   if (!model) {
@@ -197,5 +198,12 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
   }
   const derived = derivePlan(gatherInput(g, primary, model, seqLen, ctx));
   problems.push(...derived.problems);
+  // EP on a model nobody named: the assumed stand-in is dense, which says nothing about the file (ep-without-moe is
+  // dropped for this one, shared/plan/problems.ts).
+  const ep = derived.plan?.parallel.ep ?? 1;
+  if (assumedModel && ep > 1 && !model.moe) {
+    problems.push({ code: 'ep-assumed-dense-model', severity: 'info', paths: ['parallel.ep', 'model'],
+      message: `EP ${ep} is set, but the model is not known and the assumed ${model.name} has no experts: name the model (shardlens.model or its config.json) to estimate its experts.` });
+  }
   return { plan: derived.plan, problems, assumptions, factsUsed: facts };
 }

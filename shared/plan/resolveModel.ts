@@ -69,12 +69,17 @@ export function modelFromFacts(f: Facts, sources: Partial<Record<PlanPath, Input
   };
   const experts = num(f, 'model.moe.experts') ?? 0;
   if (experts > 1) {
+    const expertFfnSize = take('model.moe.expertFfnSize', num(f, 'model.moe.expertFfnSize'), ffn, 'expert FFN = FFN size');
+    const sharedExperts = take('model.moe.sharedExperts', num(f, 'model.moe.sharedExperts'), num(f, 'model.moe.sharedExpertFfnSize') ? 1 : 0, 'shared experts from the shared FFN size');
     const moe: MoeSpec = {
       experts,
       topK: take('model.moe.topK', num(f, 'model.moe.topK'), 2, 'top-2 routing'),
-      expertFfnSize: take('model.moe.expertFfnSize', num(f, 'model.moe.expertFfnSize'), ffn, 'expert FFN = FFN size'),
-      sharedExperts: take('model.moe.sharedExperts', num(f, 'model.moe.sharedExperts'), num(f, 'model.moe.sharedExpertFfnSize') ? 1 : 0, 'shared experts from the shared FFN size'),
-      sharedExpertFfnSize: take('model.moe.sharedExpertFfnSize', num(f, 'model.moe.sharedExpertFfnSize'), 0, 'no shared expert'),
+      expertFfnSize,
+      sharedExperts,
+      // DeepSeek gives only n_shared_experts: each shared expert is as wide as a routed one (moe_intermediate_size;
+      // transformers modeling_deepseek_v3.py DeepseekV3MoE builds them as one MLP of moe_intermediate_size × n_shared).
+      sharedExpertFfnSize: take('model.moe.sharedExpertFfnSize', num(f, 'model.moe.sharedExpertFfnSize'), sharedExperts > 0 ? expertFfnSize : 0,
+        sharedExperts > 0 ? 'each shared expert as wide as a routed one' : 'no shared expert'),
       denseFirstLayers: take('model.moe.denseFirstLayers', num(f, 'model.moe.denseFirstLayers'), 0, 'every layer is MoE'),
       layerFrequency: take('model.moe.layerFrequency', num(f, 'model.moe.layerFrequency'), 1, 'every layer is MoE'),
       sharedExpertGate: false,

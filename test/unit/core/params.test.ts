@@ -114,3 +114,32 @@ describe('modelFromHfConfig', () => {
     assert.equal(modelFromHfConfig({ hidden_size: -1 }).model, undefined);
   });
 });
+
+// Totals the model cards publish, rounded to their digits: Qwen3 (huggingface.co/Qwen/Qwen3-*: "Number of Parameters"),
+// DeepSeek-V2-Lite 15.7B, DeepSeek-V2 236B and DeepSeek-V3 671B (their model cards and technical reports), Llama 4
+// Scout 109B and Maverick 400B total with 17B active (Meta's model card; Scout's total counts its vision encoder, which
+// the text model leaves out). Multi-head latent attention is approximated (the presets say so), hence 2 %.
+const PUBLISHED: [string, number, number?][] = [
+  ['qwen3-1.7b', 1.7e9], ['qwen3-4b', 4.0e9], ['qwen3-14b', 14.8e9], ['qwen3-32b', 32.8e9], ['qwen3-235b-a22b', 235e9, 22e9],
+  ['deepseek-v2-lite', 15.7e9], ['deepseek-v2', 236e9], ['deepseek-v3', 671e9],
+  ['llama-4-scout', 109e9, 17e9], ['llama-4-maverick', 400e9, 17e9],
+];
+
+describe('parameter counts of the newer presets against their model cards (within 2 %)', () => {
+  for (const [name, total, active] of PUBLISHED) {
+    test(`${name}: ${total / 1e9}B${active ? `, ${active / 1e9}B active` : ''}`, () => {
+      const c = countParams(preset(name));
+      assert.ok(Math.abs(c.parameters / total - 1) <= 0.02, `${c.parameters} vs ${total}`);
+      if (active) assert.ok(Math.abs(c.activeParameters / active - 1) <= 0.02, `active ${c.activeParameters} vs ${active}`);
+    });
+  }
+  test('Llama 4: dense layers use intermediate_size_mlp, experts and the shared expert intermediate_size, every 2nd layer MoE (Maverick)', () => {
+    const m = preset('llama-4-maverick');
+    assert.equal(m.ffnSize, 16384);
+    assert.equal(m.moe?.expertFfnSize, 8192);
+    assert.equal(m.moe?.sharedExperts, 1);
+    assert.equal(m.moe?.sharedExpertFfnSize, 8192);
+    assert.equal(m.moe?.layerFrequency, 2);
+    assert.equal(m.moe?.experts, 128);
+  });
+});

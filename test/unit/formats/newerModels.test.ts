@@ -1,0 +1,83 @@
+/**
+ * The newer model families as real files name them: torchtitan's own train configs (`[model] name`/`flavor` for qwen3,
+ * deepseek_v3 and llama4, torchtitan/models/<name>/__init__.py at 238fa99), a Llama 4 config.json whose language model
+ * sits in `text_config`, a DeepSeek config.json whose shared experts are given by count only, and EP on a model the
+ * file does not name. Expected values: the model cards' totals and transformers' configuration classes.
+ */
+import { before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { initFormats } from '../../../formats/index';
+import { loadConfigGraph } from '../../../server/formats/workspace';
+import { countParams } from '../../../shared/model/params';
+import { memoryHost } from './helpers';
+
+const titan = (name: string, flavor: string, extra = '') => `[model]\nname = "${name}"\nflavor = "${flavor}"\n\n[training]\nlocal_batch_size = 1\nseq_len = 4096\n\n[parallelism]\ndata_parallel_shard_degree = -1\n${extra}`;
+
+function load(path: string, text: string, settings: Record<string, unknown> = { worldSize: 64 }) {
+  return loadConfigGraph(path, memoryHost({ [path]: text }), { settings });
+}
+
+describe('newer model families read from the files that name them', () => {
+  before(async () => { await initFormats(); });
+
+  const FLAVORS: [string, string, string, number][] = [
+    // [model] name, flavor, the preset it is, the model card's total.
+    ['qwen3', '32B', 'Qwen3-32B', 32.8e9],
+    ['qwen3', '1.7B', 'Qwen3-1.7B', 1.7e9],
+    ['qwen3', '235B-A22B', 'Qwen3-235B-A22B', 235e9],
+    ['deepseek_v3', '16B', 'DeepSeek-V2-Lite', 15.7e9],
+    ['deepseek_v3', '671B', 'DeepSeek-V3', 671e9],
+    ['llama4', '17bx16e', 'Llama-4-Scout-17B-16E', 109e9],
+    ['llama4', '17bx128e_irope', 'Llama-4-Maverick-17B-128E', 400e9],
+  ];
+  for (const [name, flavor, want, total] of FLAVORS) {
+    test(`torchtitan ${name} flavor ${flavor} is ${want}`, () => {
+      const g = load('/ws/train.toml', titan(name, flavor));
+      const p = g.resolved.plan!;
+      assert.equal(p.model.name, want);
+      assert.ok(!g.resolved.problems.some((x) => x.code === 'model-unknown'), JSON.stringify(g.resolved.problems));
+      assert.ok(Math.abs(countParams(p.model).parameters / total - 1) <= 0.02);
+    });
+  }
+
+  test('a Llama 4 config.json: the language model in text_config, dense and expert widths apart, 400B for Maverick', () => {
+    const cfg = {
+      architectures: ['Llama4ForConditionalGeneration'], model_type: 'llama4',
+      text_config: {
+        model_type: 'llama4_text', hidden_size: 5120, intermediate_size: 8192, intermediate_size_mlp: 16384, num_attention_heads: 40,
+        num_hidden_layers: 48, num_key_value_heads: 8, head_dim: 128, num_local_experts: 128, num_experts_per_tok: 1,
+        interleave_moe_layer_step: 2, vocab_size: 202048, max_position_embeddings: 1048576, tie_word_embeddings: false,
+      },
+    };
+    const g = load('/ws/config.json', JSON.stringify(cfg, null, 2));
+    assert.ok(!g.resolved.problems.some((x) => x.code === 'hf-not-decoder'), JSON.stringify(g.resolved.problems));
+    const m = g.resolved.plan!.model;
+    assert.equal(m.ffnSize, 16384);
+    assert.equal(m.moe?.expertFfnSize, 8192);
+    assert.equal(m.moe?.sharedExperts, 1);
+    assert.equal(m.moe?.sharedExpertFfnSize, 8192);
+    assert.equal(m.moe?.layerFrequency, 2);
+    assert.ok(Math.abs(countParams(m).parameters / 400e9 - 1) <= 0.01);
+  });
+
+  test('DeepSeek shared experts given by count are each as wide as a routed expert (DeepSeek-V3: 671B)', () => {
+    const cfg = {
+      model_type: 'deepseek_v3', hidden_size: 7168, intermediate_size: 18432, moe_intermediate_size: 2048, num_hidden_layers: 61,
+      num_attention_heads: 128, num_key_value_heads: 128, n_routed_experts: 256, n_shared_experts: 1, num_experts_per_tok: 8,
+      first_k_dense_replace: 3, vocab_size: 129280, kv_lora_rank: 512, q_lora_rank: 1536,
+    };
+    const m = load('/ws/config.json', JSON.stringify(cfg, null, 2)).resolved.plan!.model;
+    assert.equal(m.moe?.sharedExperts, 1);
+    assert.equal(m.moe?.sharedExpertFfnSize, 2048);
+    assert.ok(Math.abs(countParams(m).parameters / 671e9 - 1) <= 0.01, `${countParams(m).parameters}`);
+  });
+
+  test('EP on a model nobody named: an info that the stand-in is dense, no EP-without-experts warning, a world that holds the EP group', () => {
+    const titanEp = load('/ws/train.toml', titan('no_such_model', 'X', 'expert_parallel_degree = 16\n'), {});
+    const t = titanEp.resolved;
+    assert.ok(t.problems.some((x) => x.code === 'ep-assumed-dense-model' && x.severity === 'info'), JSON.stringify(t.problems));
+    assert.ok(!t.problems.some((x) => x.code === 'ep-without-moe'));
+    assert.ok(!t.problems.some((x) => x.code === 'ep-divides-dp'), JSON.stringify(t.problems));
+    assert.equal(t.plan!.cluster.gpusPerNode * t.plan!.cluster.nodes, 16);
+  });
+});
