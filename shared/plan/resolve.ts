@@ -112,7 +112,8 @@ export function presetCandidates(ref: string): string[] {
   const base = ref.replace(/^.*\//, '').replace(/^q?lora_/, '');
   const dotted = base.replace(/^([a-z]+)(\d)_(\d)_/i, '$1$2.$3-');
   const titan = ref.includes(':') ? [`torchtitan-${ref.replace(':', '-')}`] : [];
-  const plainName = base.replace(/-(instruct|chat|base|hf)(-\d+)?$/i, '').replace(/-\d{4}$/, '');
+  // Fine-tune and re-upload decorations: "-Instruct-2507", "-chat", "-hf", a date, a storage dtype ("-fp16").
+  const plainName = base.replace(/-(fp16|bf16|fp32|float16|bfloat16)$/i, '').replace(/-(instruct|chat|base|hf)(-\d+)?$/i, '').replace(/-\d{4}$/, '');
   return [...new Set([...titan, ref, base, ref.replace(':', '-'), base.replace(':', '-'), dotted, dotted.replace(/_/g, '-'), base.replace(/_/g, '-'), plainName])];
 }
 

@@ -123,6 +123,8 @@ const PUBLISHED: [string, number, number?][] = [
   ['qwen3-1.7b', 1.7e9], ['qwen3-4b', 4.0e9], ['qwen3-14b', 14.8e9], ['qwen3-32b', 32.8e9], ['qwen3-235b-a22b', 235e9, 22e9],
   ['deepseek-v2-lite', 15.7e9], ['deepseek-v2', 236e9], ['deepseek-v3', 671e9],
   ['llama-4-scout', 109e9, 17e9], ['llama-4-maverick', 400e9, 17e9],
+  // TinyLlama 1.1B (its model card), Qwen1.5-MoE-A2.7B 14.3B total and 2.7B activated (its model card).
+  ['tinyllama-1.1b', 1.1e9], ['qwen1.5-moe-a2.7b', 14.3e9, 2.7e9],
 ];
 
 describe('parameter counts of the newer presets against their model cards (within 2 %)', () => {

@@ -40,6 +40,15 @@ describe('newer model families read from the files that name them', () => {
     });
   }
 
+  // Names as the corpus's files write them (axolotl qlora-fsdp-70b.yaml, qwen2-moe-qlora.yaml; litgpt pretrain/tinyllama.yaml).
+  const NAMES: [string, string][] = [['casperhansen/llama-3-70b-fp16', 'Llama-3-70B'], ['Qwen/Qwen1.5-MoE-A2.7B', 'Qwen1.5-MoE-A2.7B'], ['tiny-llama-1.1b', 'TinyLlama-1.1B']];
+  for (const [ref, want] of NAMES) {
+    test(`"${ref}" is ${want}`, () => {
+      const g = load('/ws/train.yaml', `base_model: ${ref}\nmicro_batch_size: 1\nsequence_len: 2048\n`);
+      assert.equal(g.resolved.plan!.model.name, want, JSON.stringify(g.resolved.problems));
+    });
+  }
+
   test('a Llama 4 config.json: the language model in text_config, dense and expert widths apart, 400B for Maverick', () => {
     const cfg = {
       architectures: ['Llama4ForConditionalGeneration'], model_type: 'llama4',
