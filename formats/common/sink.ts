@@ -36,6 +36,23 @@ export class FactSink {
     };
   }
 
+  /**
+   * Records a value the script only falls back to when an environment variable is unset (`${SLURM_NNODES:-1}`): the
+   * scheduler normally decides it, so it is an assumption the plan says it rests on (shared/plan/gather.ts).
+   */
+  fallback(path: PlanPath, value: FactValue, variable: string, loc: Loc): void {
+    const elsewhere = loc.uri !== undefined && loc.uri !== this.uri;
+    this.facts[path] = {
+      value,
+      key: loc.key,
+      keyRange: elsewhere ? undefined : loc.keyRange,
+      source: {
+        kind: 'assumed', detail: `${elsewhere ? baseName(loc.uri!) : this.file}: ${loc.key} is the script's fallback ${String(value)} for ${variable}, which the scheduler normally sets`,
+        uri: elsewhere ? loc.uri : this.uri, range: loc.valueRange ?? loc.keyRange,
+      },
+    };
+  }
+
   /** Records a framework default unless the file already set the path. */
   default(path: PlanPath, value: FactValue, detail: string): void {
     if (this.facts[path]) return;

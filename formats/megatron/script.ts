@@ -10,7 +10,7 @@ import type { FactSink } from '../common/sink';
 import { LineIndex } from '../common/text';
 import { jsonTree } from '../common/jsonTree';
 import { applyTable, type DialectTable } from '../common/keyTable';
-import { invocation, SourceMap, toArgs, type FlagArg, type Invocation } from '../common/shell/commandLine';
+import { invocation, SCHEDULER_VARIABLE, SourceMap, toArgs, type FlagArg, type Invocation } from '../common/shell/commandLine';
 import { ShellEnv, type EvalCommand, type Included } from '../common/shell/evaluate';
 import { maskPlaceholders, reportPlaceholders } from '../common/shell/placeholders';
 import { statements } from '../common/shell/statementCache';
@@ -153,7 +153,7 @@ export function readMegatronScript(s: FactSink, original: string, li: LineIndex,
   };
   const env = new ShellEnv(text, slurmEnv(slurm), { include });
   env.runAll(statements(s.uri, tree, text, lastChange(s.uri, text)));
-  const map = new SourceMap(li, env.segments, (u) => indexes.get(u));
+  const map = new SourceMap(li, env.segments, (u) => indexes.get(u), env.envDefaults);
   for (const seg of env.segments) {
     const more = seg.uri && indexes.get(seg.uri) ? sbatchDirectives(indexes.get(seg.uri)!.text, indexes.get(seg.uri)!) : {};
     for (const [k, v] of Object.entries(more)) if (!(k in slurm)) (slurm as Record<string, unknown>)[k] = v;
@@ -177,7 +177,9 @@ export function readMegatronScript(s: FactSink, original: string, li: LineIndex,
   const g = s.num('cluster.gpusPerNode');
   const nodesUnknown = s.diagnostics.some((d) => d.code === 'launcher-unresolved' && d.paths.includes('cluster.nodes'));
   const n = s.num('cluster.nodes') ?? (g && !nodesUnknown && !s.has('cluster.worldSize') ? 1 : undefined);
-  if (g && n && !s.has('cluster.worldSize')) s.derived('cluster.worldSize', g * n, 'launcher: GPUs per node × nodes');
+  // A node count that is only the script's fallback leaves the world size to the plan's assumption (shared/plan/gather.ts).
+  const nodesFallback = s.facts['cluster.nodes']?.source.kind === 'assumed';
+  if (g && n && !nodesFallback && !s.has('cluster.worldSize')) s.derived('cluster.worldSize', g * n, 'launcher: GPUs per node × nodes');
   describeUnread(s, found?.inv, env);
 }
 
@@ -190,7 +192,9 @@ function readWorldVars(s: FactSink, env: ShellEnv, map: SourceMap): void {
       const n = v && !unresolved(v) ? Number(v.t.trim()) : undefined;
       if (!v || n === undefined || !Number.isInteger(n) || n < 1 || !span(v)) continue;
       const where = map.of(v);
-      s.explicit(path, n, { key: name, valueRange: where.range, uri: where.uri });
+      const fallback = map.envDefaultOf(v);
+      if (fallback && SCHEDULER_VARIABLE.test(fallback)) s.fallback(path, n, fallback, { key: name, valueRange: where.range, uri: where.uri });
+      else s.explicit(path, n, { key: name, valueRange: where.range, uri: where.uri });
       return;
     }
   };

@@ -69,14 +69,15 @@ const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
  * parallel group TP·PP·CP and its expert group, which Megatron and torchtitan place inside DP·CP·TP of each pipeline
  * stage (EP·ETP divides DP·CP·TP): the smallest multiple of PP · lcm(TP·CP, EP·ETP) that fills whole nodes.
  */
-function assumedWorld(f: Facts, unit: number): number {
+function assumedWorld(f: Facts, unit: number): { world: number; holds: (w: number) => boolean } {
   const n = (p: PlanPath) => { const v = num(f, p); return v !== undefined && Number.isInteger(v) && v >= 1 && v <= 1e6 ? v : 1; };
   const inner = n('parallel.tp') * n('parallel.cp'), expert = n('parallel.ep') * n('parallel.etp');
   const need = n('parallel.pp') * ((inner / gcd(inner, expert)) * expert);
+  const holds = (w: number) => w % need === 0;
   const nodes = Math.max(1, Math.ceil(need / unit)) * unit;
-  if (nodes % need === 0 || need > 1e6) return nodes;
+  if (nodes % need === 0 || need > 1e6) return { world: nodes, holds };
   const both = (need / gcd(need, unit)) * unit;
-  return both <= 64 * nodes ? both : nodes;
+  return { world: both <= 64 * nodes ? both : nodes, holds };
 }
 
 /** World size, GPUs per node and nodes: settings.worldSize, the file, DP × TP·PP·CP from the file, settings, assumption. */
@@ -84,7 +85,10 @@ function gatherCluster(g: Gathered, ctx: ResolveContext): { worldSize: number; g
   const S = ctx.settings ?? {};
   const f = g.facts;
   let gpn = g.num('cluster.gpusPerNode');
-  let nodes = g.num('cluster.nodes');
+  // A node count that is only a script's fallback for an unset scheduler variable (`${SLURM_NNODES:-1}`) is weighed
+  // below with the layout it has to hold, as an assumption.
+  const fallback = f['cluster.nodes']?.source.kind === 'assumed' ? f['cluster.nodes'] : undefined;
+  let nodes = fallback ? undefined : g.num('cluster.nodes');
   let world = g.num('cluster.worldSize');
   if ((S.worldSize ?? 0) > 0) { world = S.worldSize!; g.sources['cluster.worldSize'] = fromSetting('shardlens.worldSize'); }
   const mp0 = (num(f, 'parallel.tp') ?? 1) * (num(f, 'parallel.pp') ?? 1) * (num(f, 'parallel.cp') ?? 1);
@@ -96,9 +100,18 @@ function gatherCluster(g: Gathered, ctx: ResolveContext): { worldSize: number; g
   if (!world && gpn && nodes) { world = gpn * nodes; g.sources['cluster.worldSize'] = { kind: 'setting', detail: 'shardlens.cluster.nodes × shardlens.cluster.gpusPerNode' }; }
   if (!world) {
     const unit = gpn ?? 8;
-    world = assumedWorld(f, unit);
-    const held = world > unit ? ', the fewest whole nodes that hold the file\'s TP·PP·CP and EP groups' : '';
-    g.assume('cluster.worldSize', world, `no world size in the file, the launcher or settings: assumed ${world} GPUs (${world / unit} node${world > unit ? 's' : ''} of ${unit}${held})`, 'shardlens.worldSize', 'shardlens.selectCluster');
+    const a = assumedWorld(f, unit);
+    const fallen = fallback && typeof fallback.value === 'number' ? fallback.value * unit : undefined;
+    const nodesOf = (w: number) => `${w / unit} node${w > unit ? 's' : ''} of ${unit}`;
+    if (fallback && fallen && a.holds(fallen)) {
+      world = fallen;
+      g.assume('cluster.worldSize', world, `${fallback.source.detail}: assumed ${world} GPUs (${nodesOf(world)})`, 'shardlens.worldSize', 'shardlens.selectCluster');
+    } else {
+      world = a.world;
+      const held = world > unit ? ', the fewest whole nodes that hold the file\'s TP·PP·CP and EP groups' : '';
+      const why = fallback ? `${fallback.source.detail}; too few for the file's layout` : 'no world size in the file, the launcher or settings';
+      g.assume('cluster.worldSize', world, `${why}: assumed ${world} GPUs (${nodesOf(world)}${held})`, 'shardlens.worldSize', 'shardlens.selectCluster');
+    }
   }
   // A file that gives all processes and the node count (accelerate num_processes and num_machines) gives GPUs per node.
   if (!gpn && nodes && world % nodes === 0 && world >= nodes && g.sources['cluster.nodes']) {

@@ -19,11 +19,23 @@ export interface FlagArg {
   readonly unresolved?: boolean;
   /** File the flag was written in, when it is not the script itself. */
   readonly uri?: string;
+  /** The value is the script's fallback for this environment variable, which nothing set (`${SLURM_NNODES:-1}`). */
+  readonly envDefault?: string;
 }
 
 /** Offsets of the evaluated text → ranges in the script or in the file it came from. */
 export class SourceMap {
-  constructor(private readonly main: LineIndex, private readonly segments: readonly Segment[], private readonly indexOf: (uri: string) => LineIndex | undefined) {}
+  constructor(
+    private readonly main: LineIndex, private readonly segments: readonly Segment[], private readonly indexOf: (uri: string) => LineIndex | undefined,
+    private readonly envDefaults: readonly { readonly start: number; readonly end: number; readonly name: string }[] = [],
+  ) {}
+
+  /** The environment variable whose fallback the whole of `w` comes from (shell/expand.ts `envDefaults`), if any. */
+  envDefaultOf(w: SV): string | undefined {
+    if (!w.o.length) return undefined;
+    const d = this.envDefaults.find((x) => w.o.every((o) => o >= x.start && o < x.end));
+    return d?.name;
+  }
 
   /** Range and file of [a, b). */
   place(a: number, b: number): { range?: TextRange; uri?: string } {
@@ -54,16 +66,29 @@ export function toArgs(words: readonly SV[], map: SourceMap, takesValue: (flag: 
     if (eq > 0) {
       const v: SV = { t: w.t.slice(eq + 1), o: w.o.slice(eq + 1), e: w.e.slice(eq + 1), s: w.s.slice(eq + 1), u: w.u.slice(eq + 1) };
       const f: SV = { t: w.t.slice(0, eq), o: w.o.slice(0, eq), e: w.e.slice(0, eq), s: [], u: [] };
-      args.push({ flag: f.t, value: v.t, flagRange: map.of(f).range, valueRange: map.of(v).range, unresolved: unresolved(v), uri: where.uri });
+      args.push({ flag: f.t, value: v.t, flagRange: map.of(f).range, valueRange: map.of(v).range, unresolved: unresolved(v), uri: where.uri, ...envOf(map, v) });
       continue;
     }
     const next = words[i + 1];
     if (next && (!next.t.startsWith('--') || /^--?\d/.test(next.t)) && takesValue(w.t, next.t)) {
-      args.push({ flag: w.t, value: next.t, flagRange: where.range, valueRange: map.of(next).range, unresolved: unresolved(next), uri: where.uri });
+      args.push({ flag: w.t, value: next.t, flagRange: where.range, valueRange: map.of(next).range, unresolved: unresolved(next), uri: where.uri, ...envOf(map, next) });
       i++;
     } else args.push({ flag: w.t, flagRange: where.range, uri: where.uri });
   }
   return args;
+}
+
+/**
+ * Variables a scheduler sets for each job (Slurm, PBS, LSF, Open MPI and PMI, Kubeflow's PyTorchJob `PET_*`, Volcano's
+ * `MLP_*`): a script's fallback for one of them is a guess at what the scheduler will say. A knob with a default
+ * (`NGPU=${NGPU:-8}`, `NNODES=${NNODES:-1}`) is the script's own setting.
+ */
+export const SCHEDULER_VARIABLE = /^(SLURM|PBS|LSB|OMPI|PMI|PMIX|PET|MLP)_/;
+
+/** `{ envDefault }` when a value is an environment variable's fallback, else nothing. */
+function envOf(map: SourceMap, v: SV): { envDefault?: string } {
+  const name = map.envDefaultOf(v);
+  return name ? { envDefault: name } : {};
 }
 
 /**

@@ -22,6 +22,13 @@ export class Expander {
   cwd = '';
 
   /** `src`: the script's text, later followed by the text of every file it sourced (offsets index it). */
+  /**
+   * Where the script fell back to its own default for a variable it never sets and the environment did not give
+   * (`${SLURM_NNODES:-1}`): the expansion's source span and the variable. Values read from there are the script's
+   * guess at what the scheduler will say, not a setting.
+   */
+  readonly envDefaults: { readonly start: number; readonly end: number; readonly name: string }[] = [];
+
   constructor(protected src: string, private readonly env: Readonly<Record<string, string>> = {}) {}
 
   protected at(n: SNode): number { return this.base + n.s; }
@@ -132,6 +139,7 @@ export class Expander {
       if (op.endsWith('-') || op.endsWith('=')) {
         if (!empty && set) return this.copy(set, split);
         if (op.endsWith('=')) this.vars.set(name, dflt);
+        if (!set && this.envDefaults.length < 256) this.envDefaults.push({ start: this.at(node), end: this.end(node), name });
         return this.copy(dflt, split);
       }
       if (op.endsWith('+')) return empty ? sv() : this.copy(dflt, split);
