@@ -226,7 +226,9 @@ function deriveTraining(input: PlanInput, dp: number, pick: Pick, problems: Prob
   const t = input.training ?? {};
   const precision = pick('training.precision', t.precision, TRAINING_DEFAULTS.precision[0], TRAINING_DEFAULTS.precision[1]);
   const perDevice = t.gradAccum === undefined && t.deviceBatch !== undefined && t.microBatch !== undefined ? Math.max(1, Math.round(t.deviceBatch / t.microBatch)) : undefined;
-  const batch = deriveBatch(t.microBatch, t.gradAccum ?? perDevice, t.globalBatch, dp, problems);
+  const assumed = input.sources?.['cluster.worldSize']?.kind === 'assumed' && input.cluster?.worldSize
+    ? { gpus: input.cluster.worldSize, mp: Math.max(1, input.cluster.worldSize / Math.max(1, dp)) } : undefined;
+  const batch = deriveBatch(t.microBatch, t.gradAccum ?? perDevice, t.globalBatch, dp, problems, assumed);
   return {
     microBatch: pick('training.microBatch', t.microBatch, batch.micro, batch.why.micro, 'derived'),
     globalBatch: pick('training.globalBatch', t.globalBatch, batch.global, batch.why.global, 'derived'),
@@ -250,26 +252,35 @@ function deriveTraining(input: PlanInput, dp: number, pick: Pick, problems: Prob
 interface Batch { micro: number; gas: number; global: number; why: { micro: string; gas: string; global: string } }
 
 /** The batch identity with whichever terms are stated; problems when the stated terms disagree or do not divide. */
-export function deriveBatch(m: number | undefined, g: number | undefined, B: number | undefined, dp: number, problems: Problem[]): Batch {
+export function deriveBatch(m: number | undefined, g: number | undefined, B: number | undefined, dp: number, problems: Problem[], assumedWorld?: { gpus: number; mp: number }): Batch {
   const why = { micro: TRAINING_DEFAULTS.microBatch[1], gas: 'no gradient accumulation given: 1', global: '' };
+  // DP from an assumed GPU count: the file may be meant for another, so a mismatch is a warning that says so.
+  const onAssumed = assumedWorld ? ` with the assumed ${assumedWorld.gpus} GPUs: set the GPU count you run` : '';
   if (m !== undefined && g !== undefined && B !== undefined) {
-    if (m * g * dp !== B) problems.push({ code: 'batch-identity', severity: 'error', paths: ['training.globalBatch', 'training.microBatch', 'training.gradAccum', 'parallel.dp'],
-      message: `Batch identity broken: global ${B} ≠ micro ${m} × accumulation ${g} × DP ${dp} = ${m * g * dp}.` });
+    if (m * g * dp !== B) {
+      // With an assumed GPU count the file's own batch may be right: it then states the DP it is meant for.
+      const implied = B / (m * g);
+      const runs = assumedWorld && Number.isInteger(implied) && implied >= 1
+        ? ` with the assumed ${assumedWorld.gpus} GPUs; the file's batch is for DP ${implied} (${implied * assumedWorld.mp} GPUs): set the GPU count if that is what you run`
+        : '';
+      problems.push({ code: 'batch-identity', severity: runs ? 'warning' : 'error', paths: ['training.globalBatch', 'training.microBatch', 'training.gradAccum', 'parallel.dp'],
+        message: `Batch identity broken: global ${B} ≠ micro ${m} × accumulation ${g} × DP ${dp} = ${m * g * dp}${runs}.` });
+    }
     return { micro: m, gas: g, global: B, why };
   }
   if (B !== undefined && m !== undefined) {
     const q = B / (m * dp);
-    if (!Number.isInteger(q) || q < 1) problems.push({ code: 'batch-identity', severity: 'error', paths: ['training.globalBatch', 'training.microBatch', 'parallel.dp'], message: `Global batch ${B} is not a multiple of micro ${m} × DP ${dp} = ${m * dp}.` });
+    if (!Number.isInteger(q) || q < 1) problems.push({ code: 'batch-identity', severity: onAssumed ? 'warning' : 'error', paths: ['training.globalBatch', 'training.microBatch', 'parallel.dp'], message: `Global batch ${B} is not a multiple of micro ${m} × DP ${dp} = ${m * dp}${onAssumed}.` });
     return { micro: m, gas: Math.max(1, Math.floor(q)), global: B, why: { ...why, gas: `global ${B} / (micro ${m} × DP ${dp})` } };
   }
   if (B !== undefined && g !== undefined) {
     const q = B / (g * dp);
-    if (!Number.isInteger(q) || q < 1) problems.push({ code: 'batch-identity', severity: 'error', paths: ['training.globalBatch', 'training.gradAccum', 'parallel.dp'], message: `Global batch ${B} is not a multiple of accumulation ${g} × DP ${dp} = ${g * dp}.` });
+    if (!Number.isInteger(q) || q < 1) problems.push({ code: 'batch-identity', severity: onAssumed ? 'warning' : 'error', paths: ['training.globalBatch', 'training.gradAccum', 'parallel.dp'], message: `Global batch ${B} is not a multiple of accumulation ${g} × DP ${dp} = ${g * dp}${onAssumed}.` });
     return { micro: Math.max(1, Math.floor(q)), gas: g, global: B, why: { ...why, micro: `global ${B} / (DP ${dp} × accumulation ${g})` } };
   }
   if (B !== undefined) {
     const q = B / dp;
-    if (!Number.isInteger(q) || q < 1) problems.push({ code: 'batch-identity', severity: 'error', paths: ['training.globalBatch', 'parallel.dp'], message: `Global batch ${B} is not divisible by DP ${dp}.` });
+    if (!Number.isInteger(q) || q < 1) problems.push({ code: 'batch-identity', severity: onAssumed ? 'warning' : 'error', paths: ['training.globalBatch', 'parallel.dp'], message: `Global batch ${B} is not divisible by DP ${dp}${onAssumed}.` });
     return { micro: Math.max(1, Math.floor(q)), gas: 1, global: B, why: { ...why, micro: `global ${B} / DP ${dp} (accumulation 1)`, gas: 'only the global batch is set: accumulation 1' } };
   }
   const micro = m ?? 1;

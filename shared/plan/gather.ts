@@ -118,7 +118,7 @@ function gatherCluster(g: Gathered, ctx: ResolveContext): { worldSize: number; g
     gpn = world / nodes;
     g.sources['cluster.gpusPerNode'] = { kind: 'derived', detail: `world size ${world} / ${nodes} nodes` };
   }
-  if (!gpn) { gpn = Math.min(8, world); if (!g.sources['cluster.gpusPerNode']) g.assume('cluster.gpusPerNode', gpn, `assumed ${gpn} GPUs per node (HGX/DGX)`, 'shardlens.cluster.gpusPerNode', 'shardlens.selectCluster'); }
+  if (!gpn) { gpn = Math.min(8, world); if (!g.sources['cluster.gpusPerNode']) g.assume('cluster.gpusPerNode', gpn, gpn === 8 ? `assumed ${gpn} GPUs per node (HGX/DGX)` : `assumed the ${gpn} GPUs on one node`, 'shardlens.cluster.gpusPerNode', 'shardlens.selectCluster'); }
   return { worldSize: world, gpusPerNode: gpn, nodes };
 }
 
