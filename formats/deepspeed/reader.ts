@@ -138,12 +138,27 @@ export function readDeepSpeed(s: FactSink, root: KNode | undefined, label = ''):
     s.diag('ds-offload-param-stage', 'warning', `offload_param only works with ZeRO stage 3 (stage is ${stage}); DeepSpeed ignores it.`, op.value.range, ['parallel.sharding.offloadParams', 'parallel.sharding.stage']);
   }
   readPrecision(s, root, L);
+  readFusedAdam(s, root, L);
   const tp = readNum(s, root, 'tensor_parallel.autotp_size', 'parallel.tp', { int: true, min: 0 });
   if (tp === 0) delete s.facts['parallel.tp'];
   if (entry(root, 'pipeline')) s.default('parallel.schedule', '1f1b', `${DS}: the pipeline engine always runs 1F1B (deepspeed/runtime/pipe/schedule.py)`);
   // DeepSpeed's defaults, from the table, for every key the file leaves out.
   for (const [plan, value, detail] of TABLE_DEFAULTS) s.default(plan, value, detail);
   s.default('parallel.sharding.stage', 0, `${DS}: stage 0 (${dsSourceFile('zero_optimization')})`);
+}
+
+/**
+ * Whether DeepSpeed builds FusedAdam: an `optimizer` block of type Adam or AdamW without `params.torch_adam: true`
+ * (runtime/engine.py `_configure_basic_optimizer`; offloaded optimizers take DeepSpeedCPUAdam instead). Without ZeRO
+ * this picks FP16_Optimizer over FP16_UnfusedOptimizer (`_configure_fp16_optimizer`: `isinstance(optimizer, FusedAdam)`).
+ */
+function readFusedAdam(s: FactSink, root: KNode, L: (k: string) => string): void {
+  const t = at(root, 'optimizer.type');
+  const name = t?.value.kind === 'scalar' && typeof t.value.value === 'string' ? t.value.value.toLowerCase() : '';
+  if (!t || (name !== 'adam' && name !== 'adamw')) return;
+  const torchAdam = at(root, 'optimizer.params.torch_adam');
+  const torch = torchAdam?.value.kind === 'scalar' && toBool(torchAdam.value.value) === true;
+  s.explicit('parallel.sharding.dsFusedAdam', !torch, locOf(t, L('optimizer.type')));
 }
 
 /** zero_optimization.stage (0–3), or the legacy `"zero_optimization": true` meaning stage 1. */

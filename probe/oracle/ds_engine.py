@@ -10,7 +10,11 @@ What is not DeepSpeed's own (every shim is scoped to the DeepSpeed run and undon
   no clipping. ``assert_ints_same_as_other_ranks`` (a cross-rank consistency check of ZeRO-3) is skipped.
 - The CPU accelerator's shared-memory all-reduce (a C++ extension built at first use) is not built: collectives go
   to the fake process group, which moves no data.
-- The torch optimizer is torch's AdamW (fused): DeepSpeed's FusedAdam needs CUDA; its states are the same.
+- The torch optimizer is torch's AdamW (fused): DeepSpeed's FusedAdam needs CUDA; its states are the same. When the
+  plan's JSON has an optimizer block (DeepSpeed builds FusedAdam), the block is taken out (DeepSpeed refuses two
+  optimizers) and, for ``deepspeed.initialize`` only, the engine's FusedAdam class name points at the torch AdamW's
+  class, so DeepSpeed picks the wrapper it picks for FusedAdam (without ZeRO: FP16_Optimizer, engine.py
+  ``_configure_fp16_optimizer``).
 """
 import contextlib
 import importlib
@@ -144,13 +148,20 @@ class Engine:
         t = plan["training"]
         self.micro = max(1, min(int(t.get("gradAccum", 1)), 2))
         self.config = ds_config(plan, self.micro)
+        fused = self.config.pop("optimizer", None) is not None
         _reset_groups()
+        import deepspeed.runtime.engine as ds_runtime_engine
+        saved_fused = ds_runtime_engine.FusedAdam
+        if fused:
+            ds_runtime_engine.FusedAdam = type(optimizer)
         try:
             self.engine, self.wrapper, _, _ = deepspeed.initialize(model=module, optimizer=optimizer,
                                                                    config=self.config, dist_init_required=False)
         except (AssertionError, ValueError, NotImplementedError) as exc:
             raise OracleError("unsupported-layout", f"DeepSpeed refused this configuration: {type(exc).__name__}: "
                               f"{str(exc).splitlines()[0][:300]}") from exc
+        finally:
+            ds_runtime_engine.FusedAdam = saved_fused
         self.inner = getattr(self.wrapper, "optimizer", None)
         stage = self.config["zero_optimization"]["stage"]
         notes.append(f"DeepSpeed {deepspeed.__version__} engine, ZeRO-{stage}, {type(self.wrapper).__name__} over "

@@ -50,6 +50,8 @@ export interface MemoryContext extends ActivationShape {
   reshard: boolean; prefetch: number; maxLive: number; reduceBucket: number; allgatherBucket: number; overlap: boolean;
   /** DeepSpeed contiguous_gradients (its reduction buckets exist only with it). */
   contiguous: boolean;
+  /** DeepSpeed builds FusedAdam from its JSON: without ZeRO the 16-bit wrapper is FP16_Optimizer (shared/memory/deepspeed.ts). */
+  dsFusedAdam: boolean;
   ctxBytes: number; frag: number;
   offOpt: OffloadTarget; offParams: OffloadTarget;
   gpusPerNode: number; gpuMemory: number;
@@ -118,6 +120,7 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   c.reshard = s.reshardAfterForward; c.prefetch = s.prefetchBucketElems; c.maxLive = s.maxLiveParams;
   c.reduceBucket = replicated ? Math.round((25 * 2 ** 20) / c.gradB) : s.reduceBucketElems;
   c.allgatherBucket = s.allgatherBucketElems; c.overlap = s.overlapComm; c.contiguous = s.contiguousGradients ?? true;
+  c.dsFusedAdam = s.dsFusedAdam === true;
   c.ctxBytes = plan.overhead.cudaContextBytes; c.frag = plan.overhead.allocatorFragmentation;
   c.offOpt = replicated ? 'none' : s.offloadOptimizer; c.offParams = replicated ? 'none' : s.offloadParams;
   c.gpusPerNode = plan.cluster.gpusPerNode; c.gpuMemory = plan.cluster.gpu.memoryBytes;

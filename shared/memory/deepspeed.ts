@@ -210,6 +210,17 @@ export function fillDsBuffers(c: MemoryContext, first: boolean, last: boolean, l
 }
 
 /**
+ * The FP16 wrapper's transient bytes at the step, for a stage of Ψ parameters in one parameter group:
+ * FP16_UnfusedOptimizer casts each 16-bit gradient to an fp32 `.grad` of its master copy (4Ψ, fp16/unfused_optimizer.py
+ * `step`); FP16_Optimizer (DeepSpeed's FusedAdam) makes the same fp32 casts as a list and flattens them into one fp32
+ * gradient before the list is freed (fp16/fused_optimizer.py `step`: `_flatten_dense_tensors([p.grad.to(fp32) …])`),
+ * 8Ψ at once. The oracle runs both (probe/oracle/ds_engine.py).
+ */
+export function dsFp16WrapperStepBytes(psi: number, fusedAdam: boolean): number {
+  return (fusedAdam ? 8 : 4) * psi;
+}
+
+/**
  * The FP16 wrapper without ZeRO (kind 4; engine.py `_do_optimizer_sanity_check` returns DDP_BFLOAT16 or FP16 when the
  * gradient accumulation dtype is the model's, outside the pipeline engine for bf16), as FP16_UnfusedOptimizer runs it:
  * the 16-bit `.grad` of every parameter lives from the backward to the step's `zero_grad`; the engine all-reduces them
@@ -232,6 +243,6 @@ function fillFp16Wrapper(c: MemoryContext, first: boolean, last: boolean, layers
   o.blockGrad = layers > 0 ? g * (c.attnRank + c.denseMlpRank) : 0;
   o.weightGrad = layers > 0 ? g * largestLayer : 0;
   o.reduceCopy = g * dsAllreduceCopyElems(psi, largest);
-  o.step = 4 * psi;
+  o.step = dsFp16WrapperStepBytes(psi, c.dsFusedAdam);
   return o;
 }

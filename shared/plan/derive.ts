@@ -327,6 +327,7 @@ function deriveSharding(input: PlanInput, dp: number, training: TrainingSpec, pi
     overlapComm: pick('parallel.sharding.overlapComm', s.overlapComm, overlapCommDefault(style, stage),
       style === 'deepspeed' ? `DeepSpeed overlap_comm defaults on only for ZeRO-3 (stage ${stage})` : 'DDP buckets and FSDP overlap gradient reduction', 'derived'),
     contiguousGradients: pick('parallel.sharding.contiguousGradients', s.contiguousGradients, true, 'DeepSpeed contiguous_gradients true'),
+    ...(s.dsFusedAdam !== undefined ? { dsFusedAdam: pick('parallel.sharding.dsFusedAdam', s.dsFusedAdam, false, '') } : {}),
   };
 }
 

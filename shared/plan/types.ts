@@ -210,6 +210,12 @@ export interface ShardingSpec {
   readonly overlapComm: boolean;
   /** DeepSpeed `contiguous_gradients` (default true): gradients are copied into the reduction bucket and partition buffers. */
   readonly contiguousGradients?: boolean;
+  /**
+   * DeepSpeed builds FusedAdam from the JSON's `optimizer` block (type Adam or AdamW without `torch_adam`); without
+   * ZeRO its 16-bit wrapper is then FP16_Optimizer, which flattens the fp32 gradients at the step. Absent: the client's
+   * optimizer (the HF Trainer's torch AdamW), wrapped by FP16_UnfusedOptimizer.
+   */
+  readonly dsFusedAdam?: boolean;
 }
 
 export interface ParallelSpec {

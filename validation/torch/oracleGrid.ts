@@ -46,7 +46,7 @@ const titan = { modelImpl: 'torchtitan' } as const;
 const titanPPTraining = { ...titan, recompute: 'full', gradAccum: 4, gradDtype: 'fp32' } as const;
 const hf = { modelImpl: 'hf' } as const;
 
-/** The grid: 59 configurations. */
+/** The grid: 60 configurations. */
 export const ORACLE_GRID: readonly GridCase[] = [
   // torchtitan on FSDP2: activation checkpointing policies, batch shapes, TP/SP, CP, HSDP, PP, resharding.
   c('titan FSDP8, no AC', 'fsdp2', { ...titan }, fsdp(8)),
@@ -100,6 +100,7 @@ export const ORACLE_GRID: readonly GridCase[] = [
   // DeepSpeed's own engine (ZeRO-1/2 DeepSpeedZeroOptimizer, BF16_Optimizer, ZeRO-3) with the settings users vary.
   // Without ZeRO, bf16 weights run DeepSpeed's DDP_BFLOAT16 wrapper (FP16_UnfusedOptimizer around the torch optimizer).
   c('DeepSpeed ZeRO-0 × 8, bf16 (DDP_BFLOAT16)', 'deepspeed', { ...hf }, { dp: 8, sharding: { style: 'deepspeed', stage: 0 } } as Par),
+  c('DeepSpeed ZeRO-0 × 8, bf16, FusedAdam from the JSON (FP16_Optimizer)', 'deepspeed', { ...hf }, { dp: 8, sharding: { style: 'deepspeed', stage: 0, dsFusedAdam: true } } as Par),
   c('DeepSpeed ZeRO-0 × 4, Qwen2-style tied', 'deepspeed', { ...hf }, { dp: 4, sharding: { style: 'deepspeed', stage: 0 } } as Par, QWEN),
   c('DeepSpeed ZeRO-0 × 4, Qwen2-style tied, 2 micro-batches', 'deepspeed', { ...hf, gradAccum: 2 }, { dp: 4, sharding: { style: 'deepspeed', stage: 0 } } as Par, QWEN),
   c('DeepSpeed ZeRO-1 × 8', 'deepspeed', { ...hf }, { dp: 8, sharding: { style: 'deepspeed', stage: 1 } } as Par),

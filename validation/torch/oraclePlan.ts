@@ -116,7 +116,8 @@ export function exportOraclePlan(plan: Plan, o: OracleExportOptions = {}): Expor
 
 /**
  * The DeepSpeed JSON keys the plan states, as DeepSpeed reads them (deepspeed/runtime/zero/config.py; the oracle adds
- * the batch keys and the precision): the ZeRO stage, buckets, ZeRO-3 prefetch limits and the accumulation dtype.
+ * the batch keys and the precision): the ZeRO stage, buckets, ZeRO-3 prefetch limits, the accumulation dtype and an
+ * optimizer block when DeepSpeed builds FusedAdam.
  */
 export function deepspeedConfigOf(plan: Plan): Record<string, unknown> {
   const s = plan.parallel.sharding;
@@ -125,7 +126,11 @@ export function deepspeedConfigOf(plan: Plan): Record<string, unknown> {
     reduce_bucket_size: s.reduceBucketElems, allgather_bucket_size: s.allgatherBucketElems,
   };
   if (s.stage >= 3) Object.assign(zero, { stage3_prefetch_bucket_size: s.prefetchBucketElems, stage3_max_live_parameters: s.maxLiveParams });
-  return { zero_optimization: zero, ...(plan.training.fp32GradAccum ? { data_types: { grad_accum_dtype: 'fp32' } } : {}) };
+  return {
+    zero_optimization: zero, ...(plan.training.fp32GradAccum ? { data_types: { grad_accum_dtype: 'fp32' } } : {}),
+    // DeepSpeed's own FusedAdam (the oracle stands a torch AdamW in for it: probe/oracle/ds_engine.py).
+    ...(s.dsFusedAdam ? { optimizer: { type: 'AdamW' } } : {}),
+  };
 }
 
 /** Megatron pads the vocabulary to a multiple of 128·TP; other engines allocate it as written. */

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../../cli/load';
 import {
-  dsAllreduceCopyElems, dsBucketBytes, dsPartitionElems, dsRankZeroSpanElems, dsReduceCopyBytes, dsStepCopyBytes, dsZero3ForwardExtraElems, dsZero3GatheredElems,
+  dsAllreduceCopyElems, dsBucketBytes, dsFp16WrapperStepBytes, dsPartitionElems, dsRankZeroSpanElems, dsReduceCopyBytes, dsStepCopyBytes, dsZero3ForwardExtraElems, dsZero3GatheredElems,
 } from '../../../shared/memory/deepspeed';
 import { stageNumbers } from '../../../shared/memory/fast';
 import { momentTotal } from '../../../shared/memory/moments';
@@ -110,6 +110,13 @@ describe('DeepSpeed moments', () => {
     // The embedding's gradient, the backward's last, is made beside the accumulated one.
     assert.ok(Math.abs(moment(plan(0, {}, { gradAccum: 2 }), 'embedding gradient')!.gradients - 2 * (PSI2 + E)) < 1);
   });
+  test('FusedAdam from the JSON: FP16_Optimizer flattens the fp32 casts beside them, 8Ψ at the step, 24Ψ in all', () => {
+    // fp16/fused_optimizer.py step: _flatten_dense_tensors([p.grad.to(fp32) for p in group]) holds the list and the flat copy.
+    assert.equal(dsFp16WrapperStepBytes(1000, true), 8000);
+    assert.equal(dsFp16WrapperStepBytes(1000, false), 4000);
+    const step = moment(plan(0, { dsFusedAdam: true }), 'optimizer step')!;
+    assert.ok(Math.abs(momentTotal(step) - 24 * PSI2) < 1, `${momentTotal(step)} vs ${24 * PSI2}`);
+  });
   test('the all-reduce without ZeRO flattens at most 5·10⁸ elements plus the parameter that crosses (engine.py allreduce_no_retain)', () => {
     assert.equal(dsAllreduceCopyElems(PSI2, E), 5e8 + E);
     assert.equal(dsAllreduceCopyElems(1e8, 5e7), 1e8); // a stage smaller than a bucket: one copy of it all
@@ -138,5 +145,25 @@ describe('DeepSpeed JSON keys the estimate reads', () => {
   test('data_types.grad_accum_dtype fp32 with ZeRO-1 runs BF16_Optimizer (engine.py _do_optimizer_sanity_check)', async () => {
     const p = await planOf({ stage: 1 }, { data_types: { grad_accum_dtype: 'fp32' } });
     assert.equal(stageNumbers(p, 0)!.ds.kind, 2);
+  });
+  // runtime/engine.py `_configure_basic_optimizer`: Adam/AdamW build FusedAdam unless params.torch_adam; others do not.
+  const FUSED: [Record<string, unknown>, boolean | undefined][] = [
+    [{ type: 'AdamW', params: { lr: 1e-4 } }, true], [{ type: 'Adam' }, true], [{ type: 'AdamW', params: { torch_adam: true } }, false],
+    [{ type: 'Lamb' }, undefined],
+  ];
+  for (const [optimizer, want] of FUSED) {
+    test(`optimizer ${JSON.stringify(optimizer)}: FusedAdam ${want ?? 'not said'}`, async () => {
+      const p = await planOf({ stage: 0 }, { optimizer });
+      assert.equal(p.parallel.sharding.dsFusedAdam, want);
+      // Without ZeRO the step's transient copies are 8Ψ with FP16_Optimizer, 4Ψ with FP16_UnfusedOptimizer.
+      const s = stageNumbers(p, 0)!;
+      assert.equal(s.ds.kind, 4);
+      assert.ok(Math.abs(s.ds.step / (2 * s.paramsPerRank) - (want ? 4 : 2)) < 1e-9);
+    });
+  }
+  test('no optimizer block (the HF Trainer passes its torch AdamW): FP16_UnfusedOptimizer', async () => {
+    const p = await planOf({ stage: 0 });
+    assert.equal(p.parallel.sharding.dsFusedAdam, undefined);
+    assert.equal(stageNumbers(p, 0)!.ds.kind, 4);
   });
 });
