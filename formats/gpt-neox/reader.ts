@@ -3,6 +3,7 @@ import gptNeox from './keys.json';
 import { applyTable, found, type DialectTable } from '../common/keyTable';
 import type { FactSink } from '../common/sink';
 import { at, type KEntry, type KNode } from '../common/tree';
+import { deepspeedStageLayers } from '../megatron/deepspeedPipe';
 
 const NEOX = gptNeox as DialectTable;
 const ARGS = 'megatron/neox_arguments/neox_args.py';
@@ -46,6 +47,32 @@ function nodeText(n: KNode): string {
   return parts.map(nodeText).join(' ');
 }
 
+/**
+ * The pipeline split DeepSpeed's PipelineModule makes of GPT2ModelPipe's layer specs (megatron/model/gpt2_model.py
+ * `init_specs`: the embedding, a reshaping function, the transformer layers, another function, NormPipe, the head — the
+ * same two specs before and three after the layers as Megatron-DeepSpeed's GPTModelPipe, so formats/megatron/deepspeedPipe.ts
+ * splits both) by `pipe_partition_method`, "type:transformer|mlp" by default (neox_args.py).
+ */
+function neoxPipeSplit(s: FactSink, e: KEntry | undefined): void {
+  const L = s.num('model.layers'), pp = s.num('parallel.pp') ?? 1;
+  if (!L || pp < 2 || s.has('parallel.stageLayers')) return;
+  const method = e ? nodeText(e.value).replace(/["']/g, '').trim() : 'type:transformer|mlp';
+  const h = s.num('model.hiddenSize') ?? 0, tp = s.num('parallel.tp') ?? 1, V = s.num('model.vocabSize') ?? 50257;
+  const f = s.num('model.ffnSize') ?? 4 * h, gated = s.value('model.gatedMlp') === true;
+  const split = deepspeedStageLayers({
+    layers: L, pp, method, tied: s.value('model.tiedEmbeddings') !== false, rmsnorm: s.value('model.norm') === 'rmsnorm',
+    // Per-rank parameters of each spec, for the `parameters` method (GPT-NeoX's attention is multi-head: 4h² per layer).
+    params: { embedding: (V * h) / tp, layer: (4 * h * h + (gated ? 3 : 2) * h * f) / tp, norm: 2 * h, head: (V * h) / tp },
+  });
+  const where = e ? { key: 'pipe_partition_method', keyRange: e.keyRange, valueRange: e.value.range ?? e.keyRange } : undefined;
+  if ('error' in split) {
+    s.diag('gpt-neox-partition', 'info', `DeepSpeed's pipeline split is not known: ${split.error}; layers are spread evenly over the stages.`, where?.valueRange, ['parallel.stageLayers']);
+    return;
+  }
+  if (split.layers.every((x) => x === split.layers[0])) return;
+  s.derived('parallel.stageLayers', split.layers, `DeepSpeed PipelineModule partition_method ${method} over GPT2ModelPipe's layer specs (GPT-NeoX)`, where);
+}
+
 /** GPT-NeoX configs (DeepSpeed engine; `-` and `_` spellings are the same key). */
 export function readGptNeox(s: FactSink, root: KNode | undefined): void {
   if (!root || root.kind !== 'map') return;
@@ -69,6 +96,7 @@ export function readGptNeox(s: FactSink, root: KNode | undefined): void {
   d('model.vocabPadMultiple', 128, 'make_vocab_size_divisible_by 128');
   d('model.attnBias', 'all', 'linear layers with biases');
   d('model.mlpBias', true, 'linear layers with biases');
+  neoxPipeSplit(s, byKey.get('pipe_partition_method'));
   s.derived('engine', 'deepspeed', 'GPT-NeoX runs on DeepSpeed');
   if (!s.has('parallel.sharding.style')) s.default('parallel.sharding.style', 'deepspeed', 'GPT-NeoX runs on DeepSpeed');
   s.default('parallel.sharding.stage', 0, 'DeepSpeed default: ZeRO stage 0');

@@ -84,4 +84,21 @@ describe('GPT-NeoX configs', () => {
     assert.equal(plan.model.norm, 'rmsnorm');
     assert.equal(plan.model.ffnSize, 5632);
   });
+
+  // The splits DeepSpeed 0.19.8's own partition_balanced and partition_uniform (deepspeed/runtime/utils.py) make of
+  // GPT2ModelPipe's spec list, [embedding, function, L layers, function, NormPipe, head], computed in the venv.
+  const SPLITS: [number, number, string | undefined, number[] | undefined][] = [
+    [44, 3, undefined, [15, 15, 14]], // the default method, type:transformer|mlp
+    [30, 4, undefined, [8, 8, 7, 7]],
+    [30, 4, 'uniform', [7, 9, 9, 5]],
+    [24, 5, 'uniform', [4, 6, 6, 6, 2]],
+    [44, 4, undefined, undefined], // even: no split stated
+  ];
+  for (const [L, pp, method, want] of SPLITS) {
+    test(`${L} layers over PP ${pp} by ${method ?? 'the default method'}: ${want?.join(', ') ?? 'even'}`, () => {
+      const m = method ? `, "pipe_partition_method": "${method}"` : '';
+      const plan = planOf(`{ "pipe-parallel-size": ${pp}, "num-layers": ${L}, "hidden-size": 2048, "num-attention-heads": 16, "seq-length": 2048, "train_micro_batch_size_per_gpu": 4${m} }\n`);
+      assert.deepEqual(plan.parallel.stageLayers, want);
+    });
+  }
 });
