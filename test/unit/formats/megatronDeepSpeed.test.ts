@@ -80,6 +80,12 @@ describe('Megatron-DeepSpeed launch lines', () => {
     assert.equal(b.training.flashAttention, true);
   });
 
+  // Megatron-DeepSpeed's own GQA flag (megatron/arguments.py `--num-key-value-heads`; examples_deepspeed/pretrain_llama2_distributed.sh).
+  test('--num-key-value-heads gives the KV heads (Megatron-DeepSpeed), where Megatron-LM writes --num-query-groups', () => {
+    const plan = resolvePlan(parseConfig('/x/d.sh', bloom('--num-key-value-heads 8')), []).plan!;
+    assert.equal(plan.model.kvHeads, 8);
+  });
+
   test('a partition method ShardLens does not evaluate is said at its value, and the plan still resolves', () => {
     const text = bloom("--pp-partition-method 'type:[Tt]ransformer'");
     const c = parseConfig('/x/c.sh', text);
