@@ -12,6 +12,8 @@ import { own } from '../../../shared/lookup';
 export interface Deferred { readonly node: SNode; readonly base: number }
 
 const POSITIONAL = /^[1-9@*]$/;
+/** What `${BASH_SOURCE[0]}` stands for: a file in the script's folder (shell/substitution.ts reads `dirname` of it as "."). */
+export const SELF_PATH = './$BASH_SOURCE';
 
 export class Expander {
   protected readonly vars = new Map<string, SV | Deferred>();
@@ -117,6 +119,9 @@ export class Expander {
       const name = nameNode ? this.text(nameNode) : '';
       const idx = idxNode ? this.text(idxNode) : '';
       const arr = this.arrays.get(name);
+      // The script's own path, as far as its folder goes: `dirname` of it is the script's folder ("."), which is all
+      // launch scripts use it for (`SCRIPT_PATH="${BASH_SOURCE[0]}"; source $(dirname $SCRIPT_PATH)/common.sh`).
+      if (!arr && name === 'BASH_SOURCE' && (idx === '0' || idx === '@' || idx === '*')) return computed(SELF_PATH, this.at(node), this.end(node));
       if (!arr) return computed(this.text(node), this.at(node), this.end(node), true);
       if (idx === '@' || idx === '*') {
         const v = sv();

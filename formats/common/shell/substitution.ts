@@ -77,6 +77,14 @@ export function substitute(env: SubstEnv, node: SNode): string | undefined {
   if (name === 'pwd' && w.length === 1) return '.';
   if ((name === 'realpath' || name === 'readlink') && w.length >= 2) return known(env, w[w.length - 1]);
   if (name === 'expr') return expr(env, w.slice(1));
+  // `dirname X` of a known path: its folder, as POSIX dirname gives it.
+  if (name === 'dirname' && w.length === 2) {
+    const p = known(env, w[1]);
+    if (p === undefined) return undefined;
+    const trimmed = p.replace(/\/+$/, '');
+    const cut = trimmed.lastIndexOf('/');
+    return cut < 0 ? '.' : cut === 0 ? '/' : trimmed.slice(0, cut);
+  }
   return undefined;
 }
 

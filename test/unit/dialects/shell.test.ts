@@ -84,6 +84,17 @@ describe('launch scripts: shell structure', () => {
     assert.ok(g.dependencies.includes('/ws/models/m.sh'));
   });
 
+  // Megatron-LM examples/rl/model_configs/qwen3_32b.sh: the script's path in a variable, its folder by dirname.
+  test('SCRIPT_PATH="${BASH_SOURCE[0]}"; source $(dirname $SCRIPT_PATH)/common.sh evaluates the sibling file', () => {
+    const files = {
+      '/ws/cfg/common.sh': 'COMMON="--tensor-model-parallel-size $TP --${PRECISION:-bf16}"\n',
+      '/ws/cfg/model.sh': 'TP=${TP:-4}\nSCRIPT_PATH="${BASH_SOURCE[0]}"\nsource $(dirname $SCRIPT_PATH)/common.sh\nMODEL="--num-layers 64 --hidden-size 5120 --num-attention-heads 64 --micro-batch-size 1"\n',
+    };
+    const g = loadConfigGraph('/ws/cfg/model.sh', memoryHost(files));
+    assert.equal(g.primary.facts['parallel.tp']?.value, 4);
+    assert.equal(g.primary.facts['training.precision']?.value, 'bf16-mixed');
+  });
+
   test('a reference is found from the folder the launcher cd-ed into', () => {
     const files = {
       '/ws/scripts/run.sh': 'cd ../train\ndeepspeed main.py --deepspeed ds.json --per_device_train_batch_size 2\n',
