@@ -10,7 +10,7 @@ import type { ClusterCorrection } from './calibration';
 import type { ClusterProfile } from '../hardware/profile';
 import { derivePlan } from './derive';
 import { factEntries, type ConfigFacts, type Fact, type FactValue } from './facts';
-import { fromSetting, Gathered, gatherInput, str, type Facts } from './gather';
+import { fromSetting, Gathered, gatherInput, num, str, type Facts } from './gather';
 import type { PlanPath } from './paths';
 import { hasInlineModel, modelFromFacts } from './resolveModel';
 import type { GpuSpec, InputSource, ModelSpec, Plan, Problem } from './types';
@@ -131,13 +131,39 @@ function findModel(facts: Facts, files: readonly ConfigFacts[], ctx: ResolveCont
   for (const { ref, uri } of refs) {
     const hit = ctx.lookupModel?.(ref, uri);
     if (hit && 'invalid' in hit) { invalid.push(hit.invalid); continue; }
-    if (hit) { sources.model = hit.source; return hit.model; }
+    if (hit) { sources.model = hit.source; return withModelOverrides(hit.model, facts, sources); }
     for (const cand of presetCandidates(ref)) {
       const p = findPreset(cand);
-      if (p) { sources.model = { kind: 'preset', detail: `bundled preset ${p.name} (for "${ref}"; ${p.source})` }; return p.model; }
+      if (p) { sources.model = { kind: 'preset', detail: `bundled preset ${p.name} (for "${ref}"; ${p.source})` }; return withModelOverrides(p.model, facts, sources); }
     }
   }
   return undefined;
+}
+
+/** Model sizes a file may override on the model it names (picotron's model block, a trainer's config overrides). */
+const OVERRIDABLE = ['layers', 'hiddenSize', 'heads', 'kvHeads', 'headDim', 'ffnSize', 'vocabSize'] as const;
+
+/**
+ * A named model with the sizes the file states on top of it, as transformers' `AutoConfig.from_pretrained(name, **kw)`
+ * applies them: each stated size replaces the model's; a head dimension that was hidden / heads follows new widths
+ * (LlamaConfig computes head_dim from them unless the config states it).
+ */
+function withModelOverrides(m: ModelSpec, facts: Facts, sources: Partial<Record<PlanPath, InputSource>>): ModelSpec {
+  const out: { -readonly [K in keyof ModelSpec]: ModelSpec[K] } = { ...m };
+  let changed = false;
+  for (const k of OVERRIDABLE) {
+    const path = `model.${k}` as PlanPath;
+    const f = facts[path];
+    const v = num(facts, path);
+    if (!f || f.source.kind !== 'explicit' || v === undefined || !(v > 0) || v === m[k]) continue;
+    out[k] = v;
+    sources[path] = f.source;
+    changed = true;
+  }
+  if (!changed) return m;
+  const derivedHeadDim = m.headDim * m.heads === m.hiddenSize;
+  if (derivedHeadDim && facts['model.headDim']?.source.kind !== 'explicit' && out.hiddenSize % out.heads === 0) out.headDim = out.hiddenSize / out.heads;
+  return out;
 }
 
 /** Values a what-if puts in place of facts, by plan path; undefined removes the fact (the edited file no longer says it). */

@@ -125,6 +125,8 @@ const PUBLISHED: [string, number, number?][] = [
   ['llama-4-scout', 109e9, 17e9], ['llama-4-maverick', 400e9, 17e9],
   // TinyLlama 1.1B (its model card), Qwen1.5-MoE-A2.7B 14.3B total and 2.7B activated (its model card).
   ['tinyllama-1.1b', 1.1e9], ['qwen1.5-moe-a2.7b', 14.3e9, 2.7e9],
+  // SmolLM 135M, 360M and 1.7B (HuggingFaceTB model cards).
+  ['smollm-135m', 135e6], ['smollm-360m', 360e6], ['smollm-1.7b', 1.7e9],
 ];
 
 describe('parameter counts of the newer presets against their model cards (within 2 %)', () => {

@@ -49,6 +49,23 @@ describe('newer model families read from the files that name them', () => {
     });
   }
 
+  // picotron's template/base_config.json: AutoConfig.from_pretrained(name) with the block's counts on top.
+  test('a named model with the sizes the file states on top: SmolLM-360M at 16 layers, 16 heads, 4 KV heads of 60', () => {
+    const cfg = {
+      distributed: { tp_size: 1, cp_size: 1, pp_size: 1, dp_size: 1, pp_engine: '1f1b' },
+      model: { name: 'HuggingFaceTB/SmolLM-360M-Instruct', num_hidden_layers: 16, num_attention_heads: 16, num_key_value_heads: 4 },
+      training: { seq_length: 1024, micro_batch_size: 32, gradient_accumulation_steps: 1 },
+    };
+    const r = load('/ws/base_config.json', JSON.stringify(cfg, null, 2), {}).resolved;
+    const m = r.plan!.model;
+    assert.equal(m.hiddenSize, 960); // the named model's width
+    assert.equal(m.layers, 16);
+    assert.equal(m.heads, 16);
+    assert.equal(m.kvHeads, 4);
+    assert.equal(m.headDim, 60); // LlamaConfig: head_dim = hidden_size / num_attention_heads when not stated
+    assert.equal(r.plan!.sources['model.layers']?.kind, 'explicit');
+  });
+
   test('a Llama 4 config.json: the language model in text_config, dense and expert widths apart, 400B for Maverick', () => {
     const cfg = {
       architectures: ['Llama4ForConditionalGeneration'], model_type: 'llama4',
