@@ -49,6 +49,12 @@ export interface PipelineInputs {
   /** The gradient reduce of the chunk with the largest total, and of the one with the largest temporaries. */
   reduceGathered: number; reduceGrads: number; reduceTemps: number;
   tempGathered: number; tempGrads: number; tempTemps: number;
+  /**
+   * The FSDP2 terms above (unsharded … tempTemps) read only the stage's states and the layout, not the micro batch,
+   * accumulation or recomputation: kept while the stage record's states are (shared/memory/stage.ts
+   * computeStageStates clears it), so the planner's fast path computes them once per layout family.
+   */
+  statesKept: boolean;
 }
 
 /** A zeroed PipelineInputs to refill. */
@@ -56,7 +62,7 @@ export function newPipelineInputs(): PipelineInputs {
   return {
     engine: 'other', passes: 1, steady: true, cached: 0, recv: 0, heldLogits: 0, prevLogits: 0, kept: 0, keptEach: 0, blockEnd: 0, recvGrad: 0, embGrad: 0, headGrad: 0, alwaysFresh: false,
     fsdp2: false, unsharded: 0, accumulated: 0, fresh: 0, freshTemp: 0, headFresh: 0, firstGather: 0, reduceGathered: 0,
-    reduceGrads: 0, reduceTemps: 0, tempGathered: 0, tempGrads: 0, tempTemps: 0,
+    reduceGrads: 0, reduceTemps: 0, tempGathered: 0, tempGrads: 0, tempTemps: 0, statesKept: false,
   };
 }
 
@@ -95,6 +101,8 @@ export function fillPipelineInputs(c: MemoryContext, o: PipelineStage, x: Moment
   pi.headGrad = o.last && engine === 'torch' && !accumulatesInReduceDtype ? freshGradBytes(c.headRank, half) : 0;
   // autograd's AccumulateGrad takes the first gradient as `.grad` itself: a second tensor only when accumulating.
   pi.alwaysFresh = c.regime === 'megatron' || fsdp2;
+  if (pi.statesKept) return pi;
+  pi.statesKept = true;
   pi.unsharded = pi.accumulated = pi.fresh = pi.freshTemp = pi.headFresh = pi.firstGather = 0;
   pi.reduceGathered = pi.reduceGrads = pi.reduceTemps = pi.tempGathered = pi.tempGrads = pi.tempTemps = 0;
   if (!fsdp2) return pi;

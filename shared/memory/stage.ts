@@ -94,6 +94,8 @@ export function computeStage(c: MemoryContext, stage: number, start: number, lay
  */
 export function computeStageStates(c: MemoryContext, stage: number, start: number, layers: number, o: StageNumbers): StageNumbers {
   const first = stage === 0, last = stage === c.pp - 1;
+  // FSDP2's pipeline terms depend on the states only: computed again with the next activations half.
+  o.pipeline.statesKept = false;
   const nMoe = moeLayersIn(c.model, start, start + layers);
   const layerDense = layers * c.attnRank + (layers - nMoe) * c.denseMlpRank + nMoe * c.moeDenseRank;
   const dense = layerDense + (first ? c.embedRank + c.positions : 0) + (last ? c.finalNorm + c.headRank : 0);
