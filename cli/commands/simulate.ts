@@ -27,7 +27,7 @@ export async function simulateCommand(args: ParsedArgs): Promise<number> {
   if (plan) console.log(planSummary(plan, countParams(plan.model).parameters));
   if (sim?.ok) {
     console.log(`\nStep ${formatSeconds(sim.stepSeconds)} · ${sim.schedule}, ${sim.pp} stage(s)${sim.vpp > 1 ? ` × ${sim.vpp} chunks` : ''}, ${sim.microbatches} micro-batches`);
-    console.log(`Bubble ${formatPercent(sim.bubbleFraction)} · exposed communication ${formatSeconds(sim.exposedCommSeconds)} · MFU ${formatPercent(sim.mfu)} · HFU ${formatPercent(sim.hfu)} · ${Math.round(sim.tokensPerSecond).toLocaleString('en-US')} tokens/s`);
+    console.log(`Bubble ${formatPercent(sim.bubbleFraction)} of the busy time · exposed communication ${formatSeconds(sim.exposedCommSeconds)} · MFU ${formatPercent(sim.mfu)} · HFU ${formatPercent(sim.hfu)} · ${Math.round(sim.tokensPerSecond).toLocaleString('en-US')} tokens/s`);
     console.log('\nStage  busy        idle        exposed comm  peak memory  max in flight');
     for (const s of sim.stages) console.log(`${String(s.stage).padStart(5)}  ${formatSeconds(s.busySeconds).padEnd(10)}  ${formatSeconds(s.idleSeconds).padEnd(10)}  ${formatSeconds(s.exposedCommSeconds).padEnd(12)}  ${formatBytes(s.peakBytes, 'GiB').padEnd(11)}  ${s.maxInFlight}`);
     console.log('\nCollectives per rank per step:');
