@@ -28,10 +28,13 @@ function isDeepSpeed(root: KNode | undefined): boolean {
   return ['fp16', 'bf16'].some((k) => at(root, `${k}.enabled`) !== undefined);
 }
 
+/** A Hugging Face model config: its type and sizes at the top, or a multimodal one's language model in `text_config`. */
 function isHfConfig(root: KNode | undefined): boolean {
   if (!root || root.kind !== 'map') return false;
-  const has = (...ks: string[]) => ks.some((k) => entry(root, k));
-  return has('model_type', 'architectures') && has('hidden_size', 'n_embd', 'd_model') && has('num_hidden_layers', 'n_layer', 'num_layers', 'n_layers');
+  const has = (node: KNode, ...ks: string[]) => ks.some((k) => entry(node, k));
+  const sized = (node: KNode) => has(node, 'hidden_size', 'n_embd', 'd_model') && has(node, 'num_hidden_layers', 'n_layer', 'num_layers', 'n_layers');
+  const text = entry(root, 'text_config')?.value;
+  return has(root, 'model_type', 'architectures') && (sized(root) || (text?.kind === 'map' && sized(text)));
 }
 
 /** NeMo 1 / launcher YAML (trainer + model with Megatron keys) or a test YAML with NeMo 2 overrides. */

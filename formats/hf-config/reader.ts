@@ -48,6 +48,11 @@ export function readHfModel(s: FactSink, node: KNode | undefined, prefix = ''): 
       s.diag('invalid-value', 'warning', `${hit.name} should be a non-negative whole number.`, hit.e.value.range, [path]);
       continue;
     }
+    // Every n-th layer MoE needs n ≥ 1 (transformers reads 0 as no MoE layer at all in some families, a division by zero in others).
+    if (path === 'model.moe.layerFrequency' && n === 0) {
+      s.diag('invalid-value', 'warning', `${hit.name} should be at least 1 (every n-th layer is MoE).`, hit.e.value.range, [path]);
+      continue;
+    }
     s.explicit(path, n, locOf(hit.e, prefix + hit.name));
   }
   const tie = firstPresent(node, ['tie_word_embeddings', 'weight_tying', 'tie_embeddings']);
@@ -91,10 +96,12 @@ export function readHfModel(s: FactSink, node: KNode | undefined, prefix = ''): 
 function readLlama4(s: FactSink, node: KNode, prefix: string): void {
   const dense = firstPresent(node, ['intermediate_size_mlp']);
   const expert = firstPresent(node, ['intermediate_size']);
-  const n = (e: KEntry | undefined) => (e ? toNumber(e.value.value) : undefined);
-  if (dense && Number.isInteger(n(dense.e))) s.explicit('model.ffnSize', n(dense.e), locOf(dense.e, prefix + 'intermediate_size_mlp'));
+  // Widths are positive whole numbers; anything else is left to the generic reader's warning.
+  const n = (e: KEntry | undefined) => { const v = e ? toNumber(e.value.value) : undefined; return v !== undefined && Number.isInteger(v) && v > 0 ? v : undefined; };
+  if (dense && n(dense.e)) s.explicit('model.ffnSize', n(dense.e), locOf(dense.e, prefix + 'intermediate_size_mlp'));
+  else if (dense) s.diag('invalid-value', 'warning', `${prefix}intermediate_size_mlp should be a positive whole number.`, dense.e.value.range, ['model.ffnSize']);
   if (!s.has('model.moe.experts')) return;
-  if (expert && Number.isInteger(n(expert.e)) && !s.has('model.moe.expertFfnSize')) s.explicit('model.moe.expertFfnSize', n(expert.e), locOf(expert.e, prefix + 'intermediate_size'));
+  if (expert && n(expert.e) && !s.has('model.moe.expertFfnSize')) s.explicit('model.moe.expertFfnSize', n(expert.e), locOf(expert.e, prefix + 'intermediate_size'));
   const width = s.num('model.moe.expertFfnSize');
   if (!s.has('model.moe.sharedExperts')) s.default('model.moe.sharedExperts', 1, 'transformers modeling_llama4.py: Llama4TextMoe has one shared expert');
   if (width && !s.has('model.moe.sharedExpertFfnSize')) s.default('model.moe.sharedExpertFfnSize', width, 'transformers modeling_llama4.py: the shared expert is intermediate_size wide');

@@ -86,6 +86,20 @@ describe('newer model families read from the files that name them', () => {
     assert.ok(Math.abs(countParams(m).parameters / 400e9 - 1) <= 0.01);
   });
 
+  test('a Llama 4 config.json under another name is still a model config; broken widths are warnings at their keys', () => {
+    const cfg = {
+      model_type: 'llama4',
+      text_config: { model_type: 'llama4_text', hidden_size: 5120, num_hidden_layers: 48, num_attention_heads: 40, intermediate_size_mlp: -5, num_local_experts: 16, interleave_moe_layer_step: 0 },
+    };
+    const g = load('/ws/llama4_maverick.json', JSON.stringify(cfg, null, 2));
+    assert.equal(g.primary.format, 'hf-config');
+    const d = g.primary.diagnostics.map((x) => x.message).join(' | ');
+    assert.match(d, /intermediate_size_mlp should be a positive whole number/);
+    assert.match(d, /interleave_moe_layer_step should be at least 1/);
+    const m = g.resolved.plan!.model;
+    assert.ok(m.ffnSize > 0 && (m.moe?.layerFrequency ?? 1) >= 1);
+  });
+
   test('DeepSeek shared experts given by count are each as wide as a routed expert (DeepSeek-V3: 671B)', () => {
     const cfg = {
       model_type: 'deepseek_v3', hidden_size: 7168, intermediate_size: 18432, moe_intermediate_size: 2048, num_hidden_layers: 61,
