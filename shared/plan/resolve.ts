@@ -137,7 +137,26 @@ function findModel(facts: Facts, files: readonly ConfigFacts[], ctx: ResolveCont
       if (p) { sources.model = { kind: 'preset', detail: `bundled preset ${p.name} (for "${ref}"; ${p.source})` }; return withModelOverrides(p.model, facts, sources); }
     }
   }
+  // A fine-tune named after its base keeps the base's architecture: tried only when no name matched exactly.
+  for (const { ref } of refs) {
+    for (const cand of basePrefixes(ref)) {
+      const p = findPreset(cand);
+      if (p) { sources.model = { kind: 'preset', detail: `bundled preset ${p.name}: "${ref}" is named after it, a fine-tune keeps its architecture (${p.source})` }; return withModelOverrides(p.model, facts, sources); }
+    }
+  }
   return undefined;
+}
+
+/**
+ * The base models a fine-tune's name starts with, longest first: each prefix of its dash-separated parts that ends in
+ * a size ("Llama-3-8b" of "OpenRLHF/Llama-3-8b-sft-mixture", "Qwen3-4B" of "Qwen3-4B-Thinking-2507"). A size in the
+ * middle of a name ("DeepSeek-R1-Distill-Qwen-1.5B") is not a prefix and finds nothing.
+ */
+export function basePrefixes(ref: string): string[] {
+  const parts = ref.replace(/^.*\//, '').split('-').slice(0, 12);
+  const out: string[] = [];
+  for (let n = parts.length - 1; n >= 2; n--) if (/^\d+(\.\d+)?[bm]$/i.test(parts[n - 1]!)) out.push(parts.slice(0, n).join('-'));
+  return out;
 }
 
 /** Model sizes a file may override on the model it names (picotron's model block, a trainer's config overrides). */

@@ -41,13 +41,24 @@ describe('newer model families read from the files that name them', () => {
   }
 
   // Names as the corpus's files write them (axolotl qlora-fsdp-70b.yaml, qwen2-moe-qlora.yaml; litgpt pretrain/tinyllama.yaml).
-  const NAMES: [string, string][] = [['casperhansen/llama-3-70b-fp16', 'Llama-3-70B'], ['Qwen/Qwen1.5-MoE-A2.7B', 'Qwen1.5-MoE-A2.7B'], ['tiny-llama-1.1b', 'TinyLlama-1.1B']];
+  // Fine-tunes named after their base (OpenRLHF's examples, Qwen's 2507 releases) take its architecture; a size in the
+  // middle of a name (a distillation into another family) finds nothing rather than a wrong model.
+  const NAMES: [string, string][] = [
+    ['casperhansen/llama-3-70b-fp16', 'Llama-3-70B'], ['Qwen/Qwen1.5-MoE-A2.7B', 'Qwen1.5-MoE-A2.7B'], ['tiny-llama-1.1b', 'TinyLlama-1.1B'],
+    ['OpenRLHF/Llama-3-8b-sft-mixture', 'Llama-3-8B'], ['Qwen/Qwen3-4B-Thinking-2507', 'Qwen3-4B'], ['Qwen/Qwen2.5-3B-Instruct', 'Qwen2.5-3B'],
+    ['microsoft/Phi-3-mini-4k-instruct', 'Phi-3-mini-4k'],
+  ];
   for (const [ref, want] of NAMES) {
     test(`"${ref}" is ${want}`, () => {
       const g = load('/ws/train.yaml', `base_model: ${ref}\nmicro_batch_size: 1\nsequence_len: 2048\n`);
       assert.equal(g.resolved.plan!.model.name, want, JSON.stringify(g.resolved.problems));
     });
   }
+
+  test('a size in the middle of a name is no base: DeepSeek-R1-Distill-Qwen-1.5B stays unknown (and says so)', () => {
+    const g = load('/ws/train.yaml', 'base_model: deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B\nmicro_batch_size: 1\nsequence_len: 2048\n');
+    assert.ok(g.resolved.problems.some((x) => x.code === 'model-unknown'), JSON.stringify(g.resolved.problems));
+  });
 
   // picotron's template/base_config.json: AutoConfig.from_pretrained(name) with the block's counts on top.
   test('a named model with the sizes the file states on top: SmolLM-360M at 16 layers, 16 heads, 4 KV heads of 60', () => {
