@@ -41,16 +41,11 @@ export class FactSink {
    * scheduler normally decides it, so it is an assumption the plan says it rests on (shared/plan/gather.ts).
    */
   fallback(path: PlanPath, value: FactValue, variable: string, loc: Loc): void {
-    const elsewhere = loc.uri !== undefined && loc.uri !== this.uri;
-    this.facts[path] = {
-      value,
-      key: loc.key,
-      keyRange: elsewhere ? undefined : loc.keyRange,
-      source: {
-        kind: 'assumed', detail: `${elsewhere ? baseName(loc.uri!) : this.file}: ${loc.key} is the script's fallback ${String(value)} for ${variable}, which the scheduler normally sets`,
-        uri: elsewhere ? loc.uri : this.uri, range: loc.valueRange ?? loc.keyRange,
-      },
-    };
+    this.explicit(path, value, loc);
+    const f = this.facts[path];
+    if (f?.value !== value) return;
+    const detail = `${f.source.detail} is the script's fallback ${String(value)} for ${variable}, which the scheduler normally sets`;
+    this.facts[path] = { ...f, source: { ...f.source, kind: 'assumed', detail } };
   }
 
   /** Records a framework default unless the file already set the path. */

@@ -3,7 +3,7 @@ import gptNeox from './keys.json';
 import { applyTable, found, type DialectTable } from '../common/keyTable';
 import type { FactSink } from '../common/sink';
 import { at, type KEntry, type KNode } from '../common/tree';
-import { deepspeedStageLayers } from '../megatron/deepspeedPipe';
+import { gptPipeSplit } from '../megatron/deepspeedPipe';
 
 const NEOX = gptNeox as DialectTable;
 const ARGS = 'megatron/neox_arguments/neox_args.py';
@@ -57,13 +57,7 @@ function neoxPipeSplit(s: FactSink, e: KEntry | undefined): void {
   const L = s.num('model.layers'), pp = s.num('parallel.pp') ?? 1;
   if (!L || pp < 2 || s.has('parallel.stageLayers')) return;
   const method = e ? nodeText(e.value).replace(/["']/g, '').trim() : 'type:transformer|mlp';
-  const h = s.num('model.hiddenSize') ?? 0, tp = s.num('parallel.tp') ?? 1, V = s.num('model.vocabSize') ?? 50257;
-  const f = s.num('model.ffnSize') ?? 4 * h, gated = s.value('model.gatedMlp') === true;
-  const split = deepspeedStageLayers({
-    layers: L, pp, method, tied: s.value('model.tiedEmbeddings') !== false, rmsnorm: s.value('model.norm') === 'rmsnorm',
-    // Per-rank parameters of each spec, for the `parameters` method (GPT-NeoX's attention is multi-head: 4h² per layer).
-    params: { embedding: (V * h) / tp, layer: (4 * h * h + (gated ? 3 : 2) * h * f) / tp, norm: 2 * h, head: (V * h) / tp },
-  });
+  const split = gptPipeSplit(s, method, L, pp);
   const where = e ? { key: 'pipe_partition_method', keyRange: e.keyRange, valueRange: e.value.range ?? e.keyRange } : undefined;
   if ('error' in split) {
     s.diag('gpt-neox-partition', 'info', `DeepSpeed's pipeline split is not known: ${split.error}; layers are spread evenly over the stages.`, where?.valueRange, ['parallel.stageLayers']);

@@ -7,6 +7,7 @@ import { locOf } from '../common/read';
 import { toBool, toNumber } from '../common/text';
 import { entry, type KEntry, type KNode } from '../common/tree';
 import type { PlanPath } from '../../shared/plan/paths';
+import { isLlama4 } from '../../shared/model/hfConfig';
 
 /** Plan path ← candidate keys, first present wins. */
 const NUMERIC: readonly [PlanPath, readonly string[]][] = [
@@ -69,7 +70,7 @@ export function readHfModel(s: FactSink, node: KNode | undefined, prefix = ''): 
   const mb = entry(node, 'mlp_bias');
   if (mb && typeof mb.value.value === 'boolean') s.explicit('model.mlpBias', mb.value.value, locOf(mb, prefix + 'mlp_bias'));
   if (modelType.startsWith('qwen3')) s.default('model.qkNorm', true, 'transformers modeling_qwen3.py: q_norm/k_norm per head');
-  if (modelType === 'llama4' || modelType === 'llama4_text') readLlama4(s, node, prefix);
+  if (isLlama4(modelType)) readLlama4(s, node, prefix);
   if (modelType === 'mpt' || entry(node, 'expansion_ratio')) readMpt(s, node, prefix);
   if (modelType === 'gpt2' || entry(node, 'n_embd')) {
     s.default('model.positions', 'learned', 'transformers GPT-2: learned position embeddings (wpe)');

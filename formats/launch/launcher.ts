@@ -8,7 +8,7 @@ import type { PlanPath } from '../../shared/plan/paths';
 import type { FactSink } from '../common/sink';
 import { precisionOf } from '../common/maps';
 import { toNumber } from '../common/text';
-import { SCHEDULER_VARIABLE, toArgs, base, type FlagArg, type Invocation, type SourceMap } from '../common/shell/commandLine';
+import { toArgs, base, type FlagArg, type Invocation, type SourceMap } from '../common/shell/commandLine';
 import type { SlurmOptions } from '../slurm/directives';
 import { unresolved } from '../common/shell/sval';
 
@@ -30,7 +30,7 @@ function set(s: FactSink, path: PlanPath, a: FlagArg | undefined): boolean {
   if (n === undefined) return false;
   const loc = { key: a.flag, keyRange: a.flagRange, valueRange: a.valueRange, uri: a.uri };
   // A node or GPU count the script takes from the scheduler, with its own fallback, is the scheduler's to decide.
-  if (a.envDefault && SCHEDULER_VARIABLE.test(a.envDefault) && path.startsWith('cluster.')) s.fallback(path, n, a.envDefault, loc);
+  if (a.envDefault && path.startsWith('cluster.')) s.fallback(path, n, a.envDefault, loc);
   else s.explicit(path, n, loc);
   return true;
 }

@@ -8,7 +8,7 @@ import { toBool, toNumber } from '../common/text';
 import { lookupTable } from '../../shared/lookup';
 import type { PlanPath } from '../../shared/plan/paths';
 import { layersPerRank, parsePipelineLayout } from './layout';
-import { deepspeedStageLayers } from './deepspeedPipe';
+import { gptPipeSplit } from './deepspeedPipe';
 
 export type { FlagArg } from '../common/shell/commandLine';
 
@@ -288,15 +288,7 @@ function megatronDeepSpeed(s: FactSink, seen: Map<string, FlagArg>): void {
   const m = seen.get('--pp-partition-method');
   if (m?.unresolved) return;
   const method = m?.value ?? 'type:transformer';
-  const h = s.num('model.hiddenSize') ?? 0, tp = s.num('parallel.tp') ?? 1, V = s.num('model.vocabSize') ?? 0;
-  const heads = s.num('model.heads') ?? 0, d = s.num('model.headDim') ?? (heads > 0 ? h / heads : 0), g = s.num('model.kvHeads') ?? heads;
-  const f = s.num('model.ffnSize') ?? 4 * h, gated = s.value('model.gatedMlp') === true;
-  // Per-rank parameters of each spec, for the `parameters` method (norms and biases are below its resolution).
-  const layer = (h * (heads * d + 2 * g * d) + heads * d * h + (gated ? 3 : 2) * h * f) / tp;
-  const split = deepspeedStageLayers({
-    layers: L, pp, method, tied: s.value('model.tiedEmbeddings') !== false, rmsnorm: s.value('model.norm') === 'rmsnorm',
-    params: { embedding: (V * h) / tp, layer, norm: 2 * h, head: (V * h) / tp },
-  });
+  const split = gptPipeSplit(s, method, L, pp);
   const at = m ? here(m, m.valueRange ?? m.flagRange) : undefined;
   if ('error' in split) {
     s.diag('megatron-deepspeed-partition', 'info', `DeepSpeed's pipeline split is not known: ${split.error}; layers are spread evenly over the stages.`, at, ['parallel.stageLayers']);

@@ -15,6 +15,8 @@
  * equal spreads the latest split point wins. With fewer specs than parts it falls back to `partition_uniform`.
  */
 
+import type { FactSink } from '../common/sink';
+
 /** What the split needs from the launch line. */
 export interface PipeSpecInput {
   readonly layers: number;
@@ -128,4 +130,20 @@ export function deepspeedStageLayers(o: PipeSpecInput): { readonly layers: numbe
     layers.push(n);
   }
   return { layers };
+}
+
+/**
+ * The split of a GPT model pipe (Megatron-DeepSpeed's GPTModelPipe, GPT-NeoX's GPT2ModelPipe: the same specs around the
+ * layers) by `method`, from the model facts a reader has stated: the per-rank parameters of each spec, for the
+ * `parameters` method (norms and biases are below its resolution), from the widths, heads and vocabulary.
+ */
+export function gptPipeSplit(s: FactSink, method: string, layers: number, pp: number): ReturnType<typeof deepspeedStageLayers> {
+  const h = s.num('model.hiddenSize') ?? 0, tp = s.num('parallel.tp') ?? 1, V = s.num('model.vocabSize') ?? 0;
+  const heads = s.num('model.heads') ?? 0, d = s.num('model.headDim') ?? (heads > 0 ? h / heads : 0), g = s.num('model.kvHeads') ?? heads;
+  const f = s.num('model.ffnSize') ?? 4 * h, gated = s.value('model.gatedMlp') === true;
+  const layer = (h * (heads * d + 2 * g * d) + heads * d * h + (gated ? 3 : 2) * h * f) / tp;
+  return deepspeedStageLayers({
+    layers, pp, method, tied: s.value('model.tiedEmbeddings') !== false, rmsnorm: s.value('model.norm') === 'rmsnorm',
+    params: { embedding: (V * h) / tp, layer, norm: 2 * h, head: (V * h) / tp },
+  });
 }

@@ -10,7 +10,7 @@ import type { FactSink } from '../common/sink';
 import { LineIndex } from '../common/text';
 import { jsonTree } from '../common/jsonTree';
 import { applyTable, type DialectTable } from '../common/keyTable';
-import { invocation, SCHEDULER_VARIABLE, SourceMap, toArgs, type FlagArg, type Invocation } from '../common/shell/commandLine';
+import { invocation, SourceMap, toArgs, type FlagArg, type Invocation } from '../common/shell/commandLine';
 import { ShellEnv, type EvalCommand, type Included } from '../common/shell/evaluate';
 import { maskPlaceholders, reportPlaceholders } from '../common/shell/placeholders';
 import { statements } from '../common/shell/statementCache';
@@ -193,7 +193,7 @@ function readWorldVars(s: FactSink, env: ShellEnv, map: SourceMap): void {
       if (!v || n === undefined || !Number.isInteger(n) || n < 1 || !span(v)) continue;
       const where = map.of(v);
       const fallback = map.envDefaultOf(v);
-      if (fallback && SCHEDULER_VARIABLE.test(fallback)) s.fallback(path, n, fallback, { key: name, valueRange: where.range, uri: where.uri });
+      if (fallback) s.fallback(path, n, fallback, { key: name, valueRange: where.range, uri: where.uri });
       else s.explicit(path, n, { key: name, valueRange: where.range, uri: where.uri });
       return;
     }

@@ -65,14 +65,14 @@ export interface DsBuffers {
  * (5·10⁸, engine.py), whatever reduce_bucket_size says, to `allreduce_no_retain`, which closes a bucket once it holds
  * more than that many elements and flattens it (`allreduce_and_copy`).
  */
-export const DS_ALLREDUCE_BUCKET_ELEMS = 500_000_000;
+const DS_ALLREDUCE_BUCKET_ELEMS = 500_000_000;
 
 /**
  * The largest flat copy of that all-reduce, in elements: a bucket closes past B elements, so it holds at most B plus the
  * parameter that crossed it, and never more than the stage's Ψ.
  */
-export function dsAllreduceCopyElems(psi: number, largest: number, bucket = DS_ALLREDUCE_BUCKET_ELEMS): number {
-  return Math.min(psi, bucket + largest);
+export function dsAllreduceCopyElems(psi: number, largest: number): number {
+  return Math.min(psi, DS_ALLREDUCE_BUCKET_ELEMS + largest);
 }
 
 /** A zeroed DsBuffers to refill. */
@@ -169,14 +169,14 @@ export function dsZero3ForwardExtraElems(psi: number, maxLive: number, largest: 
 export function fillDsBuffers(c: MemoryContext, first: boolean, last: boolean, layers: number, psi: number, o: DsBuffers): DsBuffers {
   o.kind = 0;
   if (c.style !== 'deepspeed' || c.regime !== 'deepspeed' || c.lora || c.offOpt !== 'none' || c.offParams !== 'none') return o;
-  if (c.zstage < 1) return c.paramB < 4 ? fillFp16Wrapper(c, first, last, layers, psi, o) : o;
-  const n = c.nd, g = c.gradB, B = c.reduceBucket, P = dsPartitionElems(psi, n);
   const mlpMatrix = c.denseMlpRank / (c.gated ? 3 : 2);
   const layerElems = c.attnRank + c.denseMlpRank;
   const largestLayer = Math.max(mlpMatrix, (c.heads * c.headDim * c.h) / c.tp);
   const firstParam = first ? c.embedRank : largestLayer;
   const head = last ? c.headRank : 0;
   const largest = Math.max(firstParam, head, layers > 0 ? largestLayer : 0);
+  if (c.zstage < 1) return c.paramB < 4 ? fillFp16Wrapper(c, layers, psi, { layerElems, largestLayer, firstParam, head, largest }, o) : o;
+  const n = c.nd, g = c.gradB, B = c.reduceBucket, P = dsPartitionElems(psi, n);
   o.kind = c.zstage >= 3 ? 3 : c.zstage === 1 && (c.accum || c.dsBf16Opt) ? 2 : 1;
   o.reduceInBackward = c.zstage >= 2 || c.overlap;
   o.zero1 = c.zstage === 1;
@@ -229,20 +229,20 @@ export function dsFp16WrapperStepBytes(psi: number, fusedAdam: boolean): number 
  * (`step`). A later micro-batch's gradient is made beside the accumulated one (autograd's out-of-place sum): the
  * stage's first parameter's, the backward's last and largest. MoE layers are counted at the dense width. The oracle runs this engine (probe/oracle/ds_engine.py).
  */
-function fillFp16Wrapper(c: MemoryContext, first: boolean, last: boolean, layers: number, psi: number, o: DsBuffers): DsBuffers {
+function fillFp16Wrapper(
+  c: MemoryContext, layers: number, psi: number,
+  p: { layerElems: number; largestLayer: number; firstParam: number; head: number; largest: number }, o: DsBuffers,
+): DsBuffers {
   const g = c.gradB;
-  const largestLayer = Math.max(c.denseMlpRank / (c.gated ? 3 : 2), (c.heads * c.headDim * c.h) / c.tp);
-  const firstParam = first ? c.embedRank : largestLayer;
-  const largest = Math.max(firstParam, last ? c.headRank : 0, layers > 0 ? largestLayer : 0);
   o.kind = 4;
   o.reduceInBackward = false; o.zero1 = false; o.partitionBeforeReduce = false;
   o.bucket = 0; o.partition = 0; o.waiting = 0; o.headWait = 0; o.headCopy = 0; o.tiedGrad = 0; o.staticGrads = 0; o.gathered = 0; o.fetchCopy = 0;
   o.allGrads = g * psi;
-  o.firstGrad = g * firstParam;
-  o.headGrad = last ? g * c.headRank : 0;
-  o.blockGrad = layers > 0 ? g * (c.attnRank + c.denseMlpRank) : 0;
-  o.weightGrad = layers > 0 ? g * largestLayer : 0;
-  o.reduceCopy = g * dsAllreduceCopyElems(psi, largest);
+  o.firstGrad = g * p.firstParam;
+  o.headGrad = g * p.head;
+  o.blockGrad = layers > 0 ? g * p.layerElems : 0;
+  o.weightGrad = layers > 0 ? g * p.largestLayer : 0;
+  o.reduceCopy = g * dsAllreduceCopyElems(psi, p.largest);
   o.step = dsFp16WrapperStepBytes(psi, c.dsFusedAdam);
   return o;
 }

@@ -21,10 +21,7 @@ import { fill, type MomentInputs, type MomentTerms } from './moments';
 /** What the common moments read for a DeepSpeed stage (call before stageMoments). */
 export function prepareDsInputs(x: MomentInputs, d: DsBuffers): void {
   if (d.kind === 0) return;
-  if (d.kind === 4) {
-    x.gradAccumBuffer = 0; x.commBuffers = 0; x.gradients = d.allGrads; x.gathered = 0;
-    return;
-  }
+  // Kind 4 reads as ZeRO-1 reducing after the backward: every gradient, no bucket, nothing gathered.
   x.gradAccumBuffer = 0;
   x.commBuffers = d.kind === 3 ? d.bucket : 0;
   x.gradients = d.kind === 3 ? d.staticGrads : d.kind === 1 && d.reduceInBackward ? 0 : d.allGrads;
@@ -95,16 +92,15 @@ export function deepspeedMoments(x: MomentInputs, d: DsBuffers, out: MomentTerms
 function fp16WrapperMoments(x: MomentInputs, d: DsBuffers, out: MomentTerms[], n: number): number {
   const acc = d.accumulating;
   const carried = acc ? d.allGrads : 0;
-  // The head's gradient once made: a fresh tensor beside the accumulated one, or the first of this backward's.
-  const head = d.headGrad;
   let block = 0;
   for (let i = 0; i < n; i++) {
     const m = out[i];
     m.gradients = carried;
-    if (m.name === 'head gradient') m.gradients += head;
+    // The head's gradient once made: a fresh tensor beside the accumulated one, or the first of this backward's.
+    if (m.name === 'head gradient') m.gradients += d.headGrad;
     else if (m.name === 'layers backward') {
       // At the last block's first weight gradient, then with that block's gradients made (the second moment).
-      m.gradients += acc ? d.weightGrad : head + (block === 0 ? d.weightGrad : d.blockGrad);
+      m.gradients += acc ? d.weightGrad : d.headGrad + (block === 0 ? d.weightGrad : d.blockGrad);
       block++;
     } else if (m.name === 'end of backward') {
       m.name = 'gradient reduction';

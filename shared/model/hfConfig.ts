@@ -43,7 +43,7 @@ const KNOWN_TYPES = new Set([
  * `intermediate_size_mlp`; each MoE layer has `num_local_experts` routed experts and one shared expert, all of
  * `intermediate_size`; every `interleave_moe_layer_step`-th layer is MoE.
  */
-const isLlama4 = (modelType: string): boolean => modelType === 'llama4' || modelType === 'llama4_text';
+export const isLlama4 = (modelType: string): boolean => modelType === 'llama4' || modelType === 'llama4_text';
 
 /** Model types with per-head q/k RMSNorm (Qwen3 family). */
 const QK_NORM_TYPES = new Set(['qwen3', 'qwen3_moe', 'qwen3_next']);

@@ -152,7 +152,7 @@ function findModel(facts: Facts, files: readonly ConfigFacts[], ctx: ResolveCont
  * a size ("Llama-3-8b" of "OpenRLHF/Llama-3-8b-sft-mixture", "Qwen3-4B" of "Qwen3-4B-Thinking-2507"). A size in the
  * middle of a name ("DeepSeek-R1-Distill-Qwen-1.5B") is not a prefix and finds nothing.
  */
-export function basePrefixes(ref: string): string[] {
+function basePrefixes(ref: string): string[] {
   const parts = ref.replace(/^.*\//, '').split('-').slice(0, 12);
   const out: string[] = [];
   for (let n = parts.length - 1; n >= 2; n--) if (/^\d+(\.\d+)?[bm]$/i.test(parts[n - 1]!)) out.push(parts.slice(0, n).join('-'));

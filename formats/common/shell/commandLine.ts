@@ -19,7 +19,7 @@ export interface FlagArg {
   readonly unresolved?: boolean;
   /** File the flag was written in, when it is not the script itself. */
   readonly uri?: string;
-  /** The value is the script's fallback for this environment variable, which nothing set (`${SLURM_NNODES:-1}`). */
+  /** The value is the script's fallback for this scheduler variable, which nothing set (`${SLURM_NNODES:-1}`). */
   readonly envDefault?: string;
 }
 
@@ -30,11 +30,14 @@ export class SourceMap {
     private readonly envDefaults: readonly { readonly start: number; readonly end: number; readonly name: string }[] = [],
   ) {}
 
-  /** The environment variable whose fallback the whole of `w` comes from (shell/expand.ts `envDefaults`), if any. */
+  /**
+   * The scheduler variable whose fallback the whole of `w` comes from (shell/expand.ts `envDefaults`), if any: a
+   * fallback for a variable the script's own knobs use (`NGPU=${NGPU:-8}`) is the script's setting, not a guess.
+   */
   envDefaultOf(w: SV): string | undefined {
     if (!w.o.length) return undefined;
     const d = this.envDefaults.find((x) => w.o.every((o) => o >= x.start && o < x.end));
-    return d?.name;
+    return d && SCHEDULER_VARIABLE.test(d.name) ? d.name : undefined;
   }
 
   /** Range and file of [a, b). */
@@ -83,9 +86,9 @@ export function toArgs(words: readonly SV[], map: SourceMap, takesValue: (flag: 
  * `MLP_*`): a script's fallback for one of them is a guess at what the scheduler will say. A knob with a default
  * (`NGPU=${NGPU:-8}`, `NNODES=${NNODES:-1}`) is the script's own setting.
  */
-export const SCHEDULER_VARIABLE = /^(SLURM|PBS|LSB|OMPI|PMI|PMIX|PET|MLP)_/;
+const SCHEDULER_VARIABLE = /^(SLURM|PBS|LSB|OMPI|PMI|PMIX|PET|MLP)_/;
 
-/** `{ envDefault }` when a value is an environment variable's fallback, else nothing. */
+/** `{ envDefault }` when a value is a scheduler variable's fallback, else nothing. */
 function envOf(map: SourceMap, v: SV): { envDefault?: string } {
   const name = map.envDefaultOf(v);
   return name ? { envDefault: name } : {};

@@ -13,7 +13,7 @@ export interface Deferred { readonly node: SNode; readonly base: number }
 
 const POSITIONAL = /^[1-9@*]$/;
 /** What `${BASH_SOURCE[0]}` stands for: a file in the script's folder (shell/substitution.ts reads `dirname` of it as "."). */
-export const SELF_PATH = './$BASH_SOURCE';
+const SELF_PATH = './$BASH_SOURCE';
 
 export class Expander {
   protected readonly vars = new Map<string, SV | Deferred>();
@@ -23,14 +23,13 @@ export class Expander {
   /** Folder the script `cd`ed into, relative to its own folder. */
   cwd = '';
 
-  /** `src`: the script's text, later followed by the text of every file it sourced (offsets index it). */
   /**
    * Where the script fell back to its own default for a variable it never sets and the environment did not give
-   * (`${SLURM_NNODES:-1}`): the expansion's source span and the variable. Values read from there are the script's
-   * guess at what the scheduler will say, not a setting.
+   * (`${SLURM_NNODES:-1}`): the expansion's source span and the variable (commandLine.ts `SourceMap.envDefaultOf`).
    */
   readonly envDefaults: { readonly start: number; readonly end: number; readonly name: string }[] = [];
 
+  /** `src`: the script's text, later followed by the text of every file it sourced (offsets index it). */
   constructor(protected src: string, private readonly env: Readonly<Record<string, string>> = {}) {}
 
   protected at(n: SNode): number { return this.base + n.s; }
