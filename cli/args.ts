@@ -29,6 +29,7 @@ export const COMMAND_FLAGS: ReadonlyMap<string, readonly string[]> = new Map([
   ['validate', [...LOAD_FLAGS, 'ranks', 'modes', 'steps', 'trust']],
   ['probe', [...LOAD_FLAGS, 'ranks', 'mode', 'out', 'python', 'steps', 'data-parallel-only', 'oversubscribe', 'trust', 'fake', 'layers', 'hf-config']],
   ['profile', [...LOAD_FLAGS, 'ranks', 'oversubscribe', 'out', 'cluster', 'quick', 'python', 'trust']],
+  ['calibrate', [...LOAD_FLAGS, 'log', 'cluster-id']],
 ]);
 
 /** Splits argv (without node and script) into a command, positionals and flags. */

@@ -5,6 +5,7 @@ import { gpusCommand, paramsCommand } from './commands/info';
 import { planCommand, probeCliCommand, validateCommand } from './commands/run';
 import { simulateCommand } from './commands/simulate';
 import { profileCommand } from './commands/profile';
+import { calibrateCommand } from './commands/calibrate';
 import { InputError } from './load';
 import { WriteRefused } from '../server/io/write';
 
@@ -22,6 +23,9 @@ Usage:
                                  (torch's exact memory per category on this machine, no GPU; torch ≥ 2.4)
   shardlens profile <file…> --trust [--ranks N] [--oversubscribe] [--out profile.json] [--quick] [--json]
   shardlens profile <file…> --cluster <nodes>x<gpus> [--out profile.json] [--quick]   (prints Slurm/torchrun lines)
+  shardlens calibrate <file> --log <train.log> [--gpus <N>x<GPU>] [--cluster-id <name>] [--json]
+                                 (a training log of torchtitan, Megatron-LM, DeepSpeed or the HF Trainer against
+                                  the estimate, and the shardlens.calibration entry that reproduces it)
 
 estimate, simulate and plan take --profile <profile.json>: kernels and collectives timed from that measured profile.
 
@@ -50,6 +54,7 @@ async function main(argv: readonly string[]): Promise<number> {
     case 'validate': return validateCommand(args);
     case 'probe': return probeCliCommand(args);
     case 'profile': return profileCommand(args);
+    case 'calibrate': return calibrateCommand(args);
     default: throw new InputError(`unknown command "${args.command}"; run shardlens --help`);
   }
 }

@@ -20,6 +20,7 @@ import { requireTrust } from '../trust';
 import { selectedPython } from './interpreter';
 import { runOracleCommand } from './oracle';
 import { cancelProfiles, runProfileCommand } from './profile';
+import { runLogCalibration } from './logCalibration';
 import { toResultView } from './view';
 
 export interface ProbeCommandDeps {
@@ -42,6 +43,7 @@ export const PROBE_COMMANDS = {
   calibrate: 'shardlens.probe.calibrate',
   fake: 'shardlens.probe.fake',
   profile: 'shardlens.profileCluster',
+  calibrateFromLog: 'shardlens.calibrateFromLog',
 } as const;
 
 async function planOrThrow(deps: ProbeCommandDeps, arg: unknown): Promise<Plan> {
@@ -205,6 +207,7 @@ export const PROBE_BODIES: Readonly<Record<(typeof PROBE_COMMANDS)[keyof typeof 
   [PROBE_COMMANDS.calibrate]: runCalibrate,
   [PROBE_COMMANDS.fake]: runOracleCommand,
   [PROBE_COMMANDS.profile]: runProfileCommand,
+  [PROBE_COMMANDS.calibrateFromLog]: runLogCalibration,
 };
 
 /** The probe commands as factories, by command id. */

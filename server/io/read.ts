@@ -106,3 +106,43 @@ function kindOf(st: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boo
 function mib(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MiB` : `${Math.ceil(bytes / 1024)} KiB`;
 }
+
+/** Largest part of a training log read (its end: the steady state and the last peaks are there). */
+export const MAX_LOG_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Reads at most the last `maxBytes` of a text file (a training log can be gigabytes; its end holds the steady-state
+ * steps): regular files only, the same checks as readTextFile, and when the file is longer the first partial line is
+ * dropped and `truncated` says how many bytes were skipped. Never throws.
+ */
+export function readTextTail(path: string, maxBytes = MAX_LOG_BYTES, roots?: ReadRoots): (ReadResult & { readonly skippedBytes?: number }) {
+  const checked = checkFile(path, { roots, maxBytes: Number.MAX_SAFE_INTEGER });
+  if (!checked.ok) return checked;
+  let fd: number | undefined;
+  try {
+    fd = openSync(checked.realPath, OPEN_FLAGS);
+    const st = fstatSync(fd);
+    if (!st.isFile()) return refuse('not-a-file', `${path} is ${kindOf(st)}, not a regular file`);
+    const start = Math.max(0, st.size - maxBytes);
+    const buf = Buffer.allocUnsafe(Math.min(maxBytes, st.size));
+    let len = 0;
+    while (len < buf.length) {
+      const n = readSync(fd, buf, len, buf.length - len, start + len);
+      if (n === 0) break;
+      len += n;
+    }
+    let bytes = buf.subarray(0, len);
+    if (bytes.subarray(0, 8192).includes(0)) return refuse('binary', `${path} holds binary data, not a text log`);
+    let skipped = start;
+    if (start > 0) {
+      const nl = bytes.indexOf(10);
+      skipped += nl + 1;
+      bytes = bytes.subarray(nl + 1);
+    }
+    return { ok: true, text: bytes.toString('utf8'), realPath: checked.realPath, ...(skipped > 0 ? { skippedBytes: skipped } : {}) };
+  } catch (e) {
+    return refuse('unreadable', `${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  } finally {
+    if (fd !== undefined) try { closeSync(fd); } catch { /* Already closed. */ }
+  }
+}

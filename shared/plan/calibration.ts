@@ -1,14 +1,22 @@
 /**
  * Per-cluster corrections measured by the PyTorch probe ("Calibrate"), stored in the `shardlens.calibration` setting
- * and applied to later estimates on a matching GPU: extra overhead bytes per GPU and a compute-efficiency factor.
+ * or taken from a training log ("Calibrate from Training Log"), and applied to later estimates on a matching GPU: extra
+ * overhead bytes per GPU and a kernel speed factor.
  */
 import type { Plan } from './types';
+
+/** The setting that stores the corrections, keyed by cluster. */
+export const CALIBRATION_SETTING = 'shardlens.calibration';
 
 export interface ClusterCorrection {
   readonly clusterId: string;
   /** Bytes per GPU the engine held beyond the estimate at the peak (CUDA context, allocator, runtime buffers); ≥ 0. */
   readonly overheadBytes: number;
-  /** Estimated / measured step time: multiplies the achievable FLOP/s fraction (1 = the model was right). */
+  /**
+   * Measured kernel speed relative to the model's (1 = the model was right): every GEMM, attention and memory-bound
+   * kernel takes 1/efficiency of its modelled time on this cluster (solved so that the calibration run's step time is
+   * reproduced, shared/calibration/kernelSpeed.ts; a probe report gives estimated / measured step time).
+   */
   readonly efficiency: number;
   /** Where the numbers came from, shown next to calibrated estimates. */
   readonly source: { readonly device: string; readonly mode: string; readonly worldSize: number; readonly createdAt: string; readonly engine: string };
@@ -23,19 +31,37 @@ export function calibrationFor(plan: { readonly cluster: { readonly gpu: { reado
   return (Object.hasOwn(table, id) ? table[id] : undefined) ?? Object.values(table).find((c) => c.clusterId === id);
 }
 
-/** A plan with the correction applied: the overhead added to the CUDA context term and the FLOP/s fraction scaled. */
+/**
+ * A plan with the correction applied: the overhead added to the CUDA context term and every kernel's time divided by
+ * the measured kernel speed (shared/time/context.ts kernelTimers; collectives and host gaps keep their own rates).
+ */
 export function applyCalibration(plan: Plan, c: ClusterCorrection): Plan {
   const detail = `calibrated on ${c.source.device} (${c.source.mode}, ${c.source.worldSize} ranks, ${c.source.createdAt})`;
-  const frac = Math.min(1, Math.max(0.01, plan.cluster.gpu.achievableFlopsFraction * c.efficiency));
+  const speed = Math.min(10, Math.max(0.05, (plan.cluster.gpu.kernelSpeed ?? 1) * c.efficiency));
   return {
     ...plan,
     overhead: { ...plan.overhead, cudaContextBytes: plan.overhead.cudaContextBytes + c.overheadBytes },
-    cluster: { ...plan.cluster, gpu: { ...plan.cluster.gpu, achievableFlopsFraction: frac } },
+    cluster: { ...plan.cluster, gpu: { ...plan.cluster.gpu, kernelSpeed: speed } },
     sources: {
       ...plan.sources,
       'overhead.cudaContextBytes': { kind: 'setting', detail: `shardlens.calibration["${c.clusterId}"], ${detail}: +${c.overheadBytes} B` },
-      'cluster.gpu.achievableFlopsFraction': { kind: 'setting', detail: `shardlens.calibration["${c.clusterId}"], ${detail}: ×${c.efficiency.toFixed(3)}` },
+      'cluster.gpu.kernelSpeed': { kind: 'setting', detail: `shardlens.calibration["${c.clusterId}"], ${detail}: kernels ×${c.efficiency.toFixed(3)} speed` },
     },
+  };
+}
+
+/**
+ * The plan as the catalog alone would give it, when `c` (the correction the resolver applied) is known: its overhead
+ * taken back out of the context term and the kernel speed cleared. A new calibration is solved on this plan, not on
+ * one that already carries the old correction.
+ */
+export function withoutCalibration(plan: Plan, c: ClusterCorrection | undefined): Plan {
+  if (!c || plan.cluster.gpu.kernelSpeed === undefined) return plan;
+  const { kernelSpeed: _s, ...gpu } = plan.cluster.gpu;
+  return {
+    ...plan,
+    overhead: { ...plan.overhead, cudaContextBytes: Math.max(0, plan.overhead.cudaContextBytes - c.overheadBytes) },
+    cluster: { ...plan.cluster, gpu },
   };
 }
 

@@ -20,10 +20,10 @@ type PlanFieldPath =
 
 /**
  * Fact keys that are not plan fields: what readers extract and the resolver turns into plan fields (ConfigFacts docs).
- * "cluster.gpu.achievableFlopsFraction" names the calibrated FLOP/s fraction in sources.
+ * "cluster.gpu.kernelSpeed" names the calibrated kernel speed in sources.
  */
 export const FACT_ONLY_KEYS = [
-  'cluster.worldSize', 'cluster.gpuName', 'cluster.gpu.achievableFlopsFraction', 'cluster.networkGbps',
+  'cluster.worldSize', 'cluster.gpuName', 'cluster.gpu.kernelSpeed', 'cluster.networkGbps',
   'model.preset', 'model.type', 'training.deviceBatch',
   'parallel.dpReplicate', 'parallel.vppLayers', 'parallel.firstStageLayers', 'parallel.lastStageLayers',
   'parallel.firstStageLess', 'parallel.lastStageLess',

@@ -300,6 +300,11 @@ export interface GpuSpec {
   /** Board power limit, watts. */
   readonly powerWatts?: number;
   /**
+   * Measured kernel speed relative to the model's rates (a cluster calibration, `shardlens.calibration`): every GEMM,
+   * attention and memory-bound kernel takes 1/kernelSpeed of its modelled time. Undefined = 1 (the catalog's rates).
+   */
+  readonly kernelSpeed?: number;
+  /**
    * The node's NVSwitch reduces in the switch (NVLink SHARP: HGX H100/H200/B200): NCCL's all-reduce then outruns its
    * all-gather and reduce-scatter (data/collectives.json kindEfficiency). Undefined = no.
    */

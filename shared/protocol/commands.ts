@@ -23,6 +23,7 @@ export const Commands = {
   probeCalibrate: 'shardlens.probe.calibrate',
   probeFake: 'shardlens.probe.fake',
   profileCluster: 'shardlens.profileCluster',
+  calibrateFromLog: 'shardlens.calibrateFromLog',
   showAssumptions: 'shardlens.showAssumptions',
   showDerivation: 'shardlens.showDerivation',
 } as const;

@@ -121,6 +121,8 @@ export function kernelTimers(plan: Plan, params: TimeCache['params']): { timers:
   const peak16 = peakFlops({ ...plan, training: { ...plan.training, precision: plan.training.precision === 'fp8-mixed' ? 'bf16-mixed' : plan.training.precision } }) * clock;
   const peak8 = (g.peakFlops.fp8 ?? 0) * clock;
   const frac = g.achievableFlopsFraction > 0 && g.achievableFlopsFraction <= 1 ? g.achievableFlopsFraction : 0.7;
+  // A cluster calibration's kernel speed divides every kernel's time (launch gaps are host time: not scaled).
+  const speed = g.kernelSpeed !== undefined && g.kernelSpeed > 0 && Number.isFinite(g.kernelSpeed) ? g.kernelSpeed : 1;
   const hbmRaw = g.hbmBandwidth > 0 ? g.hbmBandwidth : 1e12;
   const sms = g.sms && g.sms > 0 ? g.sms : 108;
   const inBytes = plan.training.precision === 'fp32' ? 4 : 2;
@@ -136,18 +138,18 @@ export function kernelTimers(plan: Plan, params: TimeCache['params']): { timers:
   const measuredAttn = prof && prof.attention.length > 0;
   const timers: KernelTimers = {
     gemm16: measured16 && prof
-      ? (m, n, k) => (2 * m * n * k) / ((profileGemmRate(prof, 'bf16', m, n, k) ?? u16.rate) * params.gemmScale)
-      : (m, n, k) => gemmSeconds(m, n, k, u16),
+      ? (m, n, k) => (2 * m * n * k) / ((profileGemmRate(prof, 'bf16', m, n, k) ?? u16.rate) * params.gemmScale * speed)
+      : (m, n, k) => gemmSeconds(m, n, k, u16) / speed,
     gemm8: measured8 && prof
-      ? (m, n, k) => (2 * m * n * k) / ((profileGemmRate(prof, 'fp8', m, n, k) ?? u8.rate) * params.gemmScale)
-      : (m, n, k) => gemmSeconds(m, n, k, u8),
+      ? (m, n, k) => (2 * m * n * k) / ((profileGemmRate(prof, 'fp8', m, n, k) ?? u8.rate) * params.gemmScale * speed)
+      : (m, n, k) => gemmSeconds(m, n, k, u8) / speed,
     attention: (pass, flops, seq, causal) => {
       const measuredRate = measuredAttn && prof ? profileAttentionRate(prof, pass, seq, hd, causal) : undefined;
-      if (measuredRate) return flops / (measuredRate * params.attentionScale);
+      if (measuredRate) return flops / (measuredRate * params.attentionScale * speed);
       if (impl === 'eager') return 0;
-      return flops / (peak16 * flashFraction(arch, impl, pass, seq, hd, causal) * params.attentionScale);
+      return flops / (peak16 * flashFraction(arch, impl, pass, seq, hd, causal) * params.attentionScale * speed);
     },
-    hbm: (bytes) => bytes / hbmRate,
+    hbm: (bytes) => bytes / (hbmRate * speed),
     impl, fusion: fusionOf(plan), fp8, params,
   };
   const src = prof ? `measured profile ${prof.source} (${prof.device}, ${prof.createdAt})` : '';
@@ -161,6 +163,7 @@ export function kernelTimers(plan: Plan, params: TimeCache['params']): { timers:
     `launch: kernels per layer × fitted gap ${(params.kernelGap * 1e6).toFixed(2)} µs`,
   ];
   if (prof?.collectives.length) provenance.push(`collectives: ${src} where its group layouts match`);
+  if (speed !== 1) provenance.push(`kernels: ×${speed.toFixed(3)} speed measured on this cluster (${plan.sources['cluster.gpu.kernelSpeed']?.detail ?? 'shardlens.calibration'})`);
   return { timers, provenance };
 }
 

@@ -7,7 +7,16 @@ import Module from 'node:module';
 export interface StubAnswers {
   inputBox: string;
   quickPick: string;
+  /** Paths the open dialog returns (none: it is cancelled). */
+  openDialog?: readonly string[];
+  /** The button an information message answers with. */
+  infoPick?: string;
+  /** What `workspace.getConfiguration().get(key)` returns. */
+  settings?: Readonly<Record<string, unknown>>;
 }
+
+/** What the commands did through the stub: settings written and information messages shown. */
+export const stubRecord: { updates: { key: string; value: unknown }[]; infos: string[] } = { updates: [], infos: [] };
 
 /** Routes `require('vscode')` to the stub; returns the registered commands by id. */
 export function installVscodeStub(answers: StubAnswers): Map<string, (arg?: unknown) => unknown> {
@@ -18,7 +27,13 @@ export function installVscodeStub(answers: StubAnswers): Map<string, (arg?: unkn
     ProgressLocation: { Notification: 15 },
     ViewColumn: { Beside: -2 },
     ConfigurationTarget: { Workspace: 2 },
-    workspace: { isTrusted: true, getConfiguration: () => ({ get: () => undefined, update: async () => undefined }) },
+    workspace: {
+      isTrusted: true,
+      getConfiguration: () => ({
+        get: (key: string) => answers.settings?.[key],
+        update: async (key: string, value: unknown) => { stubRecord.updates.push({ key, value }); },
+      }),
+    },
     extensions: { getExtension: () => undefined },
     commands: {
       registerCommand: (id: string, fn: (arg?: unknown) => unknown) => { commands.set(id, fn); return { dispose() { commands.delete(id); } }; },
@@ -30,7 +45,8 @@ export function installVscodeStub(answers: StubAnswers): Map<string, (arg?: unkn
       withProgress: async (_o: unknown, task: (p: unknown, t: unknown) => Promise<unknown>) => task({ report() {} }, { onCancellationRequested() {} }),
       showErrorMessage: async () => undefined,
       showWarningMessage: async () => undefined,
-      showInformationMessage: async () => undefined,
+      showInformationMessage: async (message: string) => { stubRecord.infos.push(message); return answers.infoPick; },
+      showOpenDialog: async () => answers.openDialog?.map((p) => new Uri(p)),
     },
   };
   const m = Module as unknown as { _resolveFilename: (r: string, ...rest: unknown[]) => string; _cache?: unknown };

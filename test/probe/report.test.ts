@@ -100,7 +100,7 @@ describe('calibrate', () => {
     assert.equal(setting.key, 'shardlens.calibration');
     const plan = applyCalibration(tinyPlan(2), correction);
     assert.equal(plan.overhead.cudaContextBytes, tinyPlan(2).overhead.cudaContextBytes + 1_000_000);
-    assert.equal(plan.cluster.gpu.achievableFlopsFraction, tinyPlan(2).cluster.gpu.achievableFlopsFraction * 0.5);
+    assert.equal(plan.cluster.gpu.kernelSpeed, 0.5);
     assert.equal(plan.sources['overhead.cudaContextBytes']?.kind, 'setting');
   });
 

@@ -5,9 +5,9 @@
 import type { ClusterCorrection } from '../../shared/plan/calibration';
 import type { ProbeReport } from './types';
 
-export { applyCalibration, type ClusterCorrection } from '../../shared/plan/calibration';
+import { CALIBRATION_SETTING } from '../../shared/plan/calibration';
 
-export const CALIBRATION_SETTING = 'shardlens.calibration';
+export { applyCalibration, CALIBRATION_SETTING, type ClusterCorrection } from '../../shared/plan/calibration';
 
 
 export interface CalibrationInput {

@@ -32,7 +32,7 @@ describe('resolvePlan', () => {
     assert.ok(!g.resolved.assumptions.some((a) => a.path === 'training.microBatch'));
   });
 
-  test('a stored calibration for the plan\'s GPU adds its overhead and scales the FLOP/s fraction, and says so', () => {
+  test('a stored calibration for the plan\'s GPU adds its overhead and sets the kernel speed, and says so', () => {
     const host = memoryHost({ '/ws/deepspeed/zero2_auto.json': ds, '/ws/axolotl/llama_ds.yaml': axo });
     const settings = { gpu: 'A100-80GB', gpusPerNode: 8, nodes: 1, cudaContextBytes: 2 ** 30 };
     const plain = loadConfigGraph('/ws/axolotl/llama_ds.yaml', host, { settings }).resolved.plan!;
@@ -40,9 +40,10 @@ describe('resolvePlan', () => {
       source: { device: 'cuda', mode: 'ddp', worldSize: 8, createdAt: '2026-11-29', engine: 'torch 2.4' } };
     const other = { ...correction, clusterId: 'h100-sxm' };
     const cal = loadConfigGraph('/ws/axolotl/llama_ds.yaml', host, { settings: { ...settings, calibration: { 'a100-80gb': correction, 'h100-sxm': other } } }).resolved.plan!;
-    // First principles: the measured extra bytes are added once to the context term, the efficiency multiplies the fraction.
+    // First principles: the measured extra bytes are added once to the context term, the efficiency is the kernel speed.
     assert.equal(cal.overhead.cudaContextBytes, plain.overhead.cudaContextBytes + 3 * 2 ** 30);
-    assert.equal(cal.cluster.gpu.achievableFlopsFraction, plain.cluster.gpu.achievableFlopsFraction * 0.5);
+    assert.equal(cal.cluster.gpu.kernelSpeed, 0.5);
+    assert.equal(cal.cluster.gpu.achievableFlopsFraction, plain.cluster.gpu.achievableFlopsFraction);
     assert.equal(cal.sources['overhead.cudaContextBytes']?.kind, 'setting');
     assert.match(cal.sources['overhead.cudaContextBytes']!.detail, /shardlens\.calibration\["a100-80gb"\]/);
     // A correction for another GPU does not apply.
