@@ -1,13 +1,14 @@
 /**
  * Hugging Face config.json → model.* facts. Key names follow transformers' configuration classes
- * (LlamaConfig, Qwen2/3(-MoE), Mixtral, DeepSeek-V3, GPT-2 attribute_map); see docs/formats/hf-config.md.
+ * (LlamaConfig, Qwen2/3(-MoE), Mixtral, DeepSeek-V3, Gemma 1–3, gpt-oss, GPT-2 attribute_map); see docs/formats/hf-config.md.
  */
 import type { FactSink } from '../common/sink';
 import { locOf } from '../common/read';
 import { toBool, toNumber } from '../common/text';
-import { entry, type KEntry, type KNode } from '../common/tree';
+import { entry, plain, type KEntry, type KNode } from '../common/tree';
 import type { PlanPath } from '../../shared/plan/paths';
-import { isLlama4 } from '../../shared/model/hfConfig';
+import { isLlama4, SLIDING_WINDOW_CODE } from '../../shared/model/hfConfig';
+import { familyDefaults, isGemma3, isGptOss, isQwen1, slidingWindow, slidingWindowMessage } from '../../shared/model/hfFamilies';
 
 /** Plan path ← candidate keys, first present wins. */
 const NUMERIC: readonly [PlanPath, readonly string[]][] = [
@@ -20,7 +21,7 @@ const NUMERIC: readonly [PlanPath, readonly string[]][] = [
   ['model.vocabSize', ['vocab_size', 'padded_vocab_size']],
   ['model.maxPositions', ['max_position_embeddings', 'n_positions', 'max_sequence_length', 'max_seq_len']],
   ['model.moe.experts', ['num_local_experts', 'num_experts', 'n_routed_experts', 'moe_num_experts', 'num_routed_experts']],
-  ['model.moe.topK', ['num_experts_per_tok', 'moe_topk', 'top_k']],
+  ['model.moe.topK', ['num_experts_per_tok', 'experts_per_token', 'moe_topk', 'top_k']],
   ['model.moe.expertFfnSize', ['moe_intermediate_size']],
   ['model.moe.sharedExperts', ['n_shared_experts', 'num_shared_experts']],
   ['model.moe.sharedExpertFfnSize', ['shared_expert_intermediate_size']],
@@ -70,6 +71,8 @@ export function readHfModel(s: FactSink, node: KNode | undefined, prefix = ''): 
   const mb = entry(node, 'mlp_bias');
   if (mb && typeof mb.value.value === 'boolean') s.explicit('model.mlpBias', mb.value.value, locOf(mb, prefix + 'mlp_bias'));
   if (modelType.startsWith('qwen3')) s.default('model.qkNorm', true, 'transformers modeling_qwen3.py: q_norm/k_norm per head');
+  if (isGemma3(modelType)) s.default('model.qkNorm', true, 'transformers modeling_gemma3.py: q_norm/k_norm per head');
+  readFamily(s, node, prefix, modelType);
   if (isLlama4(modelType)) readLlama4(s, node, prefix);
   if (modelType === 'mpt' || entry(node, 'expansion_ratio')) readMpt(s, node, prefix);
   if (modelType === 'gpt2' || entry(node, 'n_embd')) {
@@ -88,6 +91,43 @@ export function readHfModel(s: FactSink, node: KNode | undefined, prefix = ''): 
     if (prefix && !s.has('model.vocabSize')) s.default('model.vocabSize', 32000, d);
   }
   if (s.has('model.heads') && !s.has('model.kvHeads')) s.derived('model.kvHeads', s.num('model.heads') ?? 1, 'num_key_value_heads unset: equals num_attention_heads (MHA)');
+}
+
+/**
+ * What a family's config.json leaves to its class or modelling code (shared/model/hfFamilies.ts): the Gemma and gpt-oss
+ * class defaults (tied heads for Gemma), gpt-oss's expert and attention biases, Qwen (1)'s MLP of intermediate_size / 2
+ * and its c_attn bias, and an info where attention slides over a window (costed as full attention).
+ */
+function readFamily(s: FactSink, node: KNode, prefix: string, modelType: string): void {
+  const fam = familyDefaults(modelType);
+  if (fam) {
+    const why = `${fam.source} default`;
+    const defaults: [PlanPath, number | boolean][] = [
+      ['model.hiddenSize', fam.hidden], ['model.layers', fam.layers], ['model.heads', fam.heads], ['model.kvHeads', fam.kvHeads], ['model.headDim', fam.headDim],
+      ['model.ffnSize', fam.ffn], ['model.vocabSize', fam.vocab], ['model.maxPositions', fam.maxPositions], ['model.tiedEmbeddings', fam.tied],
+    ];
+    for (const [path, v] of defaults) s.default(path, v, why);
+  }
+  if (isGptOss(modelType)) {
+    s.default('model.attnBias', 'all', 'transformers GptOssConfig default attention_bias = True');
+    s.default('model.mlpBias', true, 'transformers modeling_gpt_oss.py GptOssExperts: gate_up_proj_bias and down_proj_bias');
+  }
+  if (isQwen1(modelType)) readQwen1(s, node, prefix);
+  // A multimodal config's language model is read from its text_config, which says whether it slides.
+  const sw = entry(node, 'text_config') ? undefined : slidingWindow(plain(node) as Record<string, unknown>, modelType);
+  const at = sw && (entry(node, sw.key) ?? entry(node, 'model_type'));
+  if (sw && at) s.diag(SLIDING_WINDOW_CODE, 'info', slidingWindowMessage(sw, prefix), at.keyRange, ['model']);
+}
+
+/** Qwen (1) remote code modeling_qwen.py: QWenMLP is intermediate_size / 2 wide; c_attn has a bias, c_proj only without no_bias. */
+function readQwen1(s: FactSink, node: KNode, prefix: string): void {
+  const inter = entry(node, 'intermediate_size');
+  const f = inter ? toNumber(inter.value.value) : undefined;
+  if (inter && f !== undefined && Number.isInteger(f) && f > 1) s.derived('model.ffnSize', Math.floor(f / 2), 'Qwen modeling_qwen.py QWenMLP: intermediate_size / 2', locOf(inter, prefix + 'intermediate_size'));
+  const nb = entry(node, 'no_bias');
+  const bias = nb ? toBool(nb.value.value) === false : false;
+  if (nb && bias) { s.explicit('model.attnBias', 'all', locOf(nb, prefix + 'no_bias')); s.explicit('model.mlpBias', true, locOf(nb, prefix + 'no_bias')); }
+  else s.default('model.attnBias', 'qkv', 'Qwen modeling_qwen.py: c_attn (q, k, v) always has a bias; c_proj none (no_bias)');
 }
 
 /**
@@ -134,9 +174,14 @@ export function readMpt(s: FactSink, node: KNode, prefix: string): void {
     if (ratio) s.explicit('model.ffnSize', Math.round(r * h), locOf(ratio, prefix + 'expansion_ratio'));
     else s.default('model.ffnSize', 4 * h, `${d}: expansion_ratio 4`);
   }
+  // MPTConfig turns learned_pos_emb off when attn_config.alibi or rope is on (mosaicml/mpt-7b writes both true).
   const lp = entry(node, 'learned_pos_emb');
-  const learned = lp ? toBool(lp.value.value) !== false : true;
-  if (lp) s.explicit('model.positions', learned ? 'learned' : 'alibi', locOf(lp, prefix + 'learned_pos_emb'));
+  const attn = entry(node, 'attn_config');
+  const alibi = entry(attn?.value, 'alibi');
+  const rope = entry(attn?.value, 'rope');
+  if (alibi && toBool(alibi.value.value) === true) s.explicit('model.positions', 'alibi', locOf(alibi, `${prefix}attn_config.alibi`));
+  else if (rope && toBool(rope.value.value) === true) s.explicit('model.positions', 'rotary', locOf(rope, `${prefix}attn_config.rope`));
+  else if (lp) s.explicit('model.positions', toBool(lp.value.value) !== false ? 'learned' : 'alibi', locOf(lp, prefix + 'learned_pos_emb'));
   else s.default('model.positions', 'learned', `${d}: learned_pos_emb true`);
   const nb = entry(node, 'no_bias');
   const bias = nb ? toBool(nb.value.value) !== true : true;

@@ -1,12 +1,14 @@
 /**
  * Reads a Hugging Face `config.json` object into a ModelSpec (docs/formats/hf-config.md). Handles Llama, Mistral,
- * Qwen2 (q/k/v bias hard-coded in the modeling code), Qwen3 (explicit head_dim, q/k norm), GPT-2 (n_embd …),
- * Mixtral, Qwen-MoE and DeepSeek-style MoE keys, Llama 4 (`intermediate_size_mlp` for dense layers, `intermediate_size`
- * for the experts and the shared expert, `interleave_moe_layer_step`), and nested `text_config`. Never throws: garbage
- * becomes problems.
+ * Qwen2 (q/k/v bias hard-coded in the modeling code), Qwen3 (explicit head_dim, q/k norm), Qwen (1) (halved
+ * intermediate_size), GPT-2 (n_embd …), MPT, Gemma 1–3 and gpt-oss (their class defaults, hfFamilies.ts), Mixtral,
+ * Qwen-MoE, DeepSeek-style and gpt-oss MoE keys, Llama 4 (`intermediate_size_mlp` for dense layers, `intermediate_size`
+ * for the experts and the shared expert, `interleave_moe_layer_step`), and nested `text_config`. Sliding-window
+ * attention is read as full attention, with an info. Never throws: garbage becomes problems.
  */
 import type { PlanPath } from '../plan/paths';
 import type { AttnBias, InputSource, ModelSpec, MoeSpec, Problem } from '../plan/types';
+import { familyDefaults, isGptOss, isQwen1, slidingWindow, slidingWindowMessage } from './hfFamilies';
 
 type FieldOf<P> = P extends `model.${infer F}` ? F : never;
 /** A ModelSpec field as it follows "model." in a PlanPath (e.g. "layers", "moe.experts"). */
@@ -35,7 +37,8 @@ const NEOX_TYPES = new Set(['gpt_neox']);
 /** Model types read exactly; anything else is read as a Llama-style model with an info problem. */
 const KNOWN_TYPES = new Set([
   'llama', 'mistral', 'mixtral', 'qwen2', 'qwen2_moe', 'qwen3', 'qwen3_moe', 'deepseek_v2', 'deepseek_v3', 'gemma', 'gemma2',
-  'phi3', 'olmo', 'olmo2', 'granite', 'internlm2', 'yi', 'llava', 'mllama', 'llama4', 'llama4_text',
+  'phi3', 'olmo', 'olmo2', 'granite', 'internlm2', 'yi', 'llava', 'mllama', 'llama4', 'llama4_text', 'gemma3', 'gemma3_text',
+  'gpt_oss', 'qwen',
 ]);
 
 /**
@@ -45,8 +48,11 @@ const KNOWN_TYPES = new Set([
  */
 export const isLlama4 = (modelType: string): boolean => modelType === 'llama4' || modelType === 'llama4_text';
 
-/** Model types with per-head q/k RMSNorm (Qwen3 family). */
-const QK_NORM_TYPES = new Set(['qwen3', 'qwen3_moe', 'qwen3_next']);
+/** Model types with per-head q/k RMSNorm (Qwen3 family, Gemma 3). */
+const QK_NORM_TYPES = new Set(['qwen3', 'qwen3_moe', 'qwen3_next', 'gemma3', 'gemma3_text']);
+
+/** The code of the info that a config's sliding-window attention is costed as full attention (kept with presets). */
+export const SLIDING_WINDOW_CODE = 'hf-config-sliding-window';
 
 /** Reads a config.json-like object. `name` overrides `_name_or_path` for the display name. */
 export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
@@ -94,31 +100,39 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
     sources[`model.${field}`] = { kind: 'default', detail: why };
     return fallback;
   };
-  // LlamaConfig defaults (transformers): vocab 32000, hidden 4096, intermediate 11008, layers 32, heads 32.
-  const d = gpt2 ? { h: 768, L: 12, H: 12, V: 50257, pos: 1024 } : { h: 4096, L: 32, H: 32, V: 32000, pos: 2048 };
-  const h = num('hiddenSize', ['hidden_size', 'n_embd', 'd_model', 'dim'], d.h);
-  const layers = num('layers', ['num_hidden_layers', 'n_layer', 'num_layers', 'n_layers'], d.L);
-  const heads = num('heads', ['num_attention_heads', 'n_head', 'n_heads'], d.H);
-  const kvHeads = gpt2 && !mpt ? heads : num('kvHeads', ['num_key_value_heads', 'num_query_groups', 'n_kv_heads'], heads, 'num_key_value_heads = None → heads (MHA)');
-  const headDim = num('headDim', ['head_dim', 'kv_channels'], Math.floor(h / heads) || 1, 'hidden_size / num_attention_heads');
-  const ffnSize = gpt2 || neox
+  // A family's class defaults (Gemma, gpt-oss: hfFamilies.ts), else LlamaConfig's (transformers): vocab 32000, hidden
+  // 4096, intermediate 11008, layers 32, heads 32.
+  const fam = familyDefaults(modelType);
+  const famWhy = fam && `${fam.source} default`;
+  const d = gpt2 ? { h: 768, L: 12, H: 12, V: 50257, pos: 1024 } : fam ? { h: fam.hidden, L: fam.layers, H: fam.heads, V: fam.vocab, pos: fam.maxPositions } : { h: 4096, L: 32, H: 32, V: 32000, pos: 2048 };
+  const h = num('hiddenSize', ['hidden_size', 'n_embd', 'd_model', 'dim'], d.h, famWhy);
+  const layers = num('layers', ['num_hidden_layers', 'n_layer', 'num_layers', 'n_layers'], d.L, famWhy);
+  const heads = num('heads', ['num_attention_heads', 'n_head', 'n_heads'], d.H, famWhy);
+  const kvHeads = gpt2 && !mpt ? heads : num('kvHeads', ['num_key_value_heads', 'num_query_groups', 'n_kv_heads'], fam?.kvHeads ?? heads, famWhy ?? 'num_key_value_heads = None → heads (MHA)');
+  const headDim = num('headDim', ['head_dim', 'kv_channels'], fam?.headDim ?? (Math.floor(h / heads) || 1), famWhy ?? 'hidden_size / num_attention_heads');
+  const ffnRead = gpt2 || neox
     ? num('ffnSize', ['n_inner', 'intermediate_size'], 4 * h, 'GPT-2 n_inner = None → 4·n_embd')
-    : num('ffnSize', isLlama4(modelType) ? ['intermediate_size_mlp', 'intermediate_size'] : ['intermediate_size', 'ffn_hidden_size'], 11008, 'LlamaConfig default intermediate_size');
+    : num('ffnSize', isLlama4(modelType) ? ['intermediate_size_mlp', 'intermediate_size'] : ['intermediate_size', 'ffn_hidden_size'], fam?.ffn ?? 11008, famWhy ?? 'LlamaConfig default intermediate_size');
+  const ffnSize = isQwen1(modelType) ? Math.floor(ffnRead / 2) : ffnRead;
   if (mpt) sources['model.ffnSize'] = { kind: base.expansion_ratio === undefined ? 'default' : 'explicit', detail: 'config.json: expansion_ratio × d_model (MPTConfig default 4)' };
-  const vocabSize = num('vocabSize', ['vocab_size', 'padded_vocab_size'], d.V);
-  const maxPositions = num('maxPositions', ['max_position_embeddings', 'n_positions', 'n_ctx', 'seq_length'], d.pos);
+  if (isQwen1(modelType)) sources['model.ffnSize'] = { kind: 'derived', detail: 'config.json: intermediate_size / 2 (Qwen modeling_qwen.py QWenMLP)' };
+  const vocabSize = num('vocabSize', ['vocab_size', 'padded_vocab_size'], d.V, famWhy);
+  const maxPositions = num('maxPositions', ['max_position_embeddings', 'n_positions', 'n_ctx', 'seq_length'], d.pos, famWhy);
   if (gpt2 && h % heads !== 0) {
     problems.push({ code: 'hf-config-head-dim', severity: 'error', message: `n_embd ${h} is not divisible by n_head ${heads}.`, paths: ['model.hiddenSize', 'model.heads'] });
   }
 
   let attnBias: AttnBias = 'none';
+  // Qwen (1): c_attn always has a bias, c_proj only when no_bias is false.
+  const qwen1Bias = isQwen1(modelType) && cfg.no_bias === false;
   if (gpt2 || neox) attnBias = (neox || mpt) && cfg.attention_bias === false ? 'none' : 'all';
-  else if (QKV_BIAS_TYPES.has(modelType)) attnBias = 'qkv';
-  else if (cfg.attention_bias === true || cfg.bias === true) attnBias = 'all';
-  sources['model.attnBias'] = QKV_BIAS_TYPES.has(modelType)
+  else if (QKV_BIAS_TYPES.has(modelType) || isQwen1(modelType)) attnBias = qwen1Bias ? 'all' : 'qkv';
+  else if (cfg.attention_bias === true || cfg.bias === true || (isGptOss(modelType) && cfg.attention_bias !== false)) attnBias = 'all';
+  sources['model.attnBias'] = QKV_BIAS_TYPES.has(modelType) || isQwen1(modelType)
     ? { kind: 'derived', detail: `${modelType} modeling code always adds q/k/v biases` }
-    : { kind: cfg.attention_bias === undefined ? 'default' : 'explicit', detail: 'config.json: attention_bias (default false)' };
-  const tied = gpt2 && !mpt ? true : mpt ? bool('tiedEmbeddings', 'tie_word_embeddings', true, 'llm-foundry MPTConfig: tie_word_embeddings true') : bool('tiedEmbeddings', 'tie_word_embeddings', false, 'LlamaConfig default tie_word_embeddings = false');
+    : { kind: cfg.attention_bias === undefined ? 'default' : 'explicit', detail: `config.json: attention_bias (default ${isGptOss(modelType)})` };
+  const tied = gpt2 && !mpt ? true : mpt ? bool('tiedEmbeddings', 'tie_word_embeddings', true, 'llm-foundry MPTConfig: tie_word_embeddings true')
+    : bool('tiedEmbeddings', 'tie_word_embeddings', fam?.tied ?? false, fam ? `${fam.source} default tie_word_embeddings = ${fam.tied}` : 'LlamaConfig default tie_word_embeddings = false');
   if (gpt2 && !mpt) sources['model.tiedEmbeddings'] = { kind: 'derived', detail: 'GPT-2 always ties lm_head to wte' };
   const dropKeys = mpt ? ['resid_pdrop', 'attn_pdrop', 'emb_pdrop'] : gpt2 ? ['resid_pdrop', 'attn_pdrop', 'embd_pdrop'] : ['attention_dropout', 'hidden_dropout', 'dropout'];
   const dropVals = dropKeys.map((k) => cfg[k]).filter((v): v is number => typeof v === 'number');
@@ -127,6 +141,8 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
     ? { kind: 'explicit', detail: `config.json: ${dropKeys.join(' / ')}` }
     : { kind: 'default', detail: gpt2 ? 'GPT-2 default dropout 0.1' : 'LlamaConfig default attention_dropout 0.0' };
   const moe = readMoe(cfg, modelType, ffnSize, problems, sources);
+  const sliding = slidingWindow(cfg, modelType);
+  if (sliding) problems.push({ code: SLIDING_WINDOW_CODE, severity: 'info', message: slidingWindowMessage(sliding, isObj(obj.text_config) ? 'text_config.' : ''), paths: ['model'] });
   if (cfg.kv_lora_rank !== undefined || cfg.q_lora_rank !== undefined) {
     problems.push({
       code: 'hf-config-mla-approximated', severity: 'warning',
@@ -147,7 +163,8 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
     ffnSize,
     gatedMlp: mpt ? cfg.mlp_gated === true : !gpt2 && !neox,
     attnBias,
-    mlpBias: mpt ? cfg.attention_bias !== false : gpt2 || neox ? true : cfg.mlp_bias === true,
+    // gpt-oss experts have biases on both projections (transformers modeling_gpt_oss.py GptOssExperts).
+    mlpBias: mpt ? cfg.attention_bias !== false : gpt2 || neox || isGptOss(modelType) || qwen1Bias ? true : cfg.mlp_bias === true,
     tiedEmbeddings: tied,
     positions: mpt ? (cfg.positions as ModelSpec['positions']) : gpt2 ? 'learned' : 'rotary',
     maxPositions,
@@ -170,7 +187,7 @@ function readMoe(cfg: Obj, modelType: string, ffn: number, problems: Problem[], 
   const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined);
   const experts = int(cfg.num_local_experts) ?? int(cfg.num_experts) ?? int(cfg.n_routed_experts) ?? int(cfg.moe_num_experts);
   if (!experts) return undefined;
-  const topK = int(cfg.num_experts_per_tok) ?? int(cfg.moe_top_k) ?? 2;
+  const topK = int(cfg.num_experts_per_tok) ?? int(cfg.experts_per_token) ?? int(cfg.moe_top_k) ?? 2;
   // Llama 4's experts are `intermediate_size` wide; its dense layers read `intermediate_size_mlp` (the FFN size).
   const expertFfnSize = int(cfg.moe_intermediate_size) || (isLlama4(modelType) ? int(cfg.intermediate_size) : undefined) || ffn;
   let sharedExperts = 0;
@@ -209,7 +226,7 @@ function readMoe(cfg: Obj, modelType: string, ffn: number, problems: Problem[], 
 /**
  * llm-foundry MPT keys (llmfoundry/models/mpt/configuration_mpt.py MPTConfig) rewritten to the GPT-2 names read above:
  * d_model, n_heads, n_layers, expansion_ratio (ffn = ratio · d_model, default 4), max_seq_len (default 2048),
- * learned_pos_emb (default true; otherwise ALiBi or no positions), no_bias (default false), attn_config.kv_n_heads
+ * learned_pos_emb (default true, off under attn_config.alibi or rope), no_bias (default false), attn_config.kv_n_heads
  * (grouped-query attention), ffn_config.ffn_type "mptglu" (gated), norm_type "rmsnorm", tie_word_embeddings.
  */
 function mptKeys(c: Obj, sources: Record<string, InputSource>): Obj {
@@ -217,8 +234,9 @@ function mptKeys(c: Obj, sources: Record<string, InputSource>): Obj {
   const ffn = isObj(c.ffn_config) ? c.ffn_config : {};
   const h = c.d_model;
   const ratio = typeof c.expansion_ratio === 'number' && c.expansion_ratio > 0 ? c.expansion_ratio : 4;
-  const learned = c.learned_pos_emb !== false;
-  sources['model.positions'] = { kind: c.learned_pos_emb === undefined ? 'default' : 'explicit', detail: 'config.json: learned_pos_emb (MPTConfig default true)' };
+  // MPTConfig turns learned_pos_emb off when attn_config.alibi or rope is on (mosaicml/mpt-7b: both written true).
+  const learned = c.learned_pos_emb !== false && attn.alibi !== true && attn.rope !== true;
+  sources['model.positions'] = { kind: c.learned_pos_emb === undefined && attn.alibi === undefined ? 'default' : 'explicit', detail: 'config.json: learned_pos_emb, attn_config.alibi (MPTConfig: learned unless ALiBi or RoPE)' };
   return {
     ...c,
     n_embd: h,
@@ -231,6 +249,6 @@ function mptKeys(c: Obj, sources: Record<string, InputSource>): Obj {
     attention_bias: c.no_bias !== true,
     mlp_gated: ffn.ffn_type === 'mptglu',
     rms_norm: typeof c.norm_type === 'string' && c.norm_type.includes('rms'),
-    positions: learned ? 'learned' : attn.alibi === true ? 'alibi' : 'none',
+    positions: learned ? 'learned' : attn.alibi === true ? 'alibi' : attn.rope === true ? 'rotary' : 'none',
   };
 }

@@ -2,8 +2,8 @@
  * Bundled model presets (data/models/*.json, Hugging Face config.json style) with forgiving lookup:
  * "llama3-8b", "meta-llama/Meta-Llama-3-8B", "Llama-3.1-8B" all resolve.
  */
-import type { ModelSpec } from '../plan/types';
-import { modelFromHfConfig } from './hfConfig';
+import type { ModelSpec, Problem } from '../plan/types';
+import { modelFromHfConfig, SLIDING_WINDOW_CODE } from './hfConfig';
 import { PRESET_CONFIGS } from './presetData';
 
 /** One bundled model preset. */
@@ -14,6 +14,8 @@ export interface ModelPreset {
   /** URL or paper the configuration comes from. */
   readonly source: string;
   readonly model: ModelSpec;
+  /** What reading its config says to a plan that uses it: sliding-window attention costed as full attention. */
+  readonly notes: readonly Problem[];
 }
 
 interface PresetMeta { id: string; name: string; aliases?: string[]; source: string }
@@ -24,8 +26,9 @@ function load(): ModelPreset[] {
   for (const raw of PRESET_CONFIGS) {
     const meta = (raw as { _shardlens?: PresetMeta })._shardlens;
     if (!meta) continue;
-    const { model } = modelFromHfConfig(raw, meta.name);
-    if (model) out.push({ id: meta.id, name: meta.name, aliases: meta.aliases ?? [], source: meta.source, model });
+    const { model, problems } = modelFromHfConfig(raw, meta.name);
+    const notes = problems.filter((p) => p.code === SLIDING_WINDOW_CODE);
+    if (model) out.push({ id: meta.id, name: meta.name, aliases: meta.aliases ?? [], source: meta.source, model, notes });
   }
   return out;
 }

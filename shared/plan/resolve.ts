@@ -43,6 +43,8 @@ export interface ResolveSettings {
 export interface ModelLookup {
   readonly model: ModelSpec;
   readonly source: InputSource;
+  /** What reading the model's config says to the plan (sliding-window attention costed as full attention). */
+  readonly notes?: readonly Problem[];
 }
 
 /** A reference whose config.json exists but is not a usable model config: said as an error, never replaced by a guess. */
@@ -117,8 +119,11 @@ export function presetCandidates(ref: string): string[] {
   return [...new Set([...titan, ref, base, ref.replace(':', '-'), base.replace(':', '-'), dotted, dotted.replace(/_/g, '-'), base.replace(/_/g, '-'), plainName])];
 }
 
-/** Finds the model: inline facts, then references and model.preset through the lookup, then bundled presets, then settings. */
-function findModel(facts: Facts, files: readonly ConfigFacts[], ctx: ResolveContext, sources: Partial<Record<PlanPath, InputSource>>, seqLen?: number, invalid: string[] = []): ModelSpec | undefined {
+/**
+ * Finds the model: inline facts, then references and model.preset through the lookup, then bundled presets, then
+ * settings. What reading the found model's config says goes to `notes`.
+ */
+function findModel(facts: Facts, files: readonly ConfigFacts[], ctx: ResolveContext, sources: Partial<Record<PlanPath, InputSource>>, seqLen?: number, invalid: string[] = [], notes: Problem[] = []): ModelSpec | undefined {
   if (hasInlineModel(facts)) {
     const m = modelFromFacts(facts, sources, seqLen);
     if (m) { sources.model = facts['model.hiddenSize']?.source ?? { kind: 'explicit', detail: 'inline model' }; return m; }
@@ -131,17 +136,17 @@ function findModel(facts: Facts, files: readonly ConfigFacts[], ctx: ResolveCont
   for (const { ref, uri } of refs) {
     const hit = ctx.lookupModel?.(ref, uri);
     if (hit && 'invalid' in hit) { invalid.push(hit.invalid); continue; }
-    if (hit) { sources.model = hit.source; return withModelOverrides(hit.model, facts, sources); }
+    if (hit) { sources.model = hit.source; notes.push(...(hit.notes ?? [])); return withModelOverrides(hit.model, facts, sources); }
     for (const cand of presetCandidates(ref)) {
       const p = findPreset(cand);
-      if (p) { sources.model = { kind: 'preset', detail: `bundled preset ${p.name} (for "${ref}"; ${p.source})` }; return withModelOverrides(p.model, facts, sources); }
+      if (p) { sources.model = { kind: 'preset', detail: `bundled preset ${p.name} (for "${ref}"; ${p.source})` }; notes.push(...p.notes); return withModelOverrides(p.model, facts, sources); }
     }
   }
   // A fine-tune named after its base keeps the base's architecture: tried only when no name matched exactly.
   for (const { ref } of refs) {
     for (const cand of basePrefixes(ref)) {
       const p = findPreset(cand);
-      if (p) { sources.model = { kind: 'preset', detail: `bundled preset ${p.name}: "${ref}" is named after it, a fine-tune keeps its architecture (${p.source})` }; return withModelOverrides(p.model, facts, sources); }
+      if (p) { sources.model = { kind: 'preset', detail: `bundled preset ${p.name}: "${ref}" is named after it, a fine-tune keeps its architecture (${p.source})` }; notes.push(...p.notes); return withModelOverrides(p.model, facts, sources); }
     }
   }
   return undefined;
@@ -223,7 +228,9 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
   let seqLen = g.num('training.seqLen');
   const files = [primary, ...related];
   const invalid: string[] = [];
-  let model = findModel(facts, files, ctx, g.sources, seqLen, invalid);
+  const notes: Problem[] = [];
+  let model = findModel(facts, files, ctx, g.sources, seqLen, invalid, notes);
+  problems.push(...notes);
   const assumedModel = !model;
   for (const message of invalid) problems.push({ code: 'model-config-invalid', severity: 'error', paths: ['model'], message });
   if (!model && invalid.length) return { problems, assumptions, factsUsed: facts };

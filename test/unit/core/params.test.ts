@@ -16,6 +16,16 @@ const EXACT: [string, number, number?][] = [
   ['qwen2.5-0.5b', 494_032_768],
   ['qwen3-0.6b', 596_049_920],
   ['gpt2', 124_439_808],
+  // KerasHub's Gemma presets (keras_hub/src/models/gemma/gemma_presets.py "params"): gemma_2b_en, gemma_7b_en. A tied head.
+  ['gemma-2b', 2_506_172_416],
+  ['gemma-7b', 8_537_680_896],
+  // The safetensors totals the Hub reports for deepseek-ai/DeepSeek-R1-Distill-Qwen-32B and -Llama-8B, and the
+  // tensor count llama.cpp reads from Mistral-Nemo-Instruct-2407 (n_params; Mistral's card says "12B").
+  ['deepseek-r1-distill-qwen-32b', 32_763_876_352],
+  ['deepseek-r1-distill-llama-8b', 8_030_261_248],
+  ['mistral-nemo-12b', 12_247_782_400],
+  // Its base, Llama-3.3-70B-Instruct, has Llama-3.1-70B's widths and count.
+  ['deepseek-r1-distill-llama-70b', 70_553_706_496],
 ];
 
 describe('parameter counts (docs/formulas.md#reference-values)', () => {
@@ -129,6 +139,25 @@ const PUBLISHED: [string, number, number?][] = [
   ['smollm-135m', 135e6], ['smollm-360m', 360e6], ['smollm-1.7b', 1.7e9],
   // Qwen2.5 technical report Table 1 and the model cards: 1.54B, 3.09B, 14.7B, 32.5B; Phi-3-mini 3.8B (its model card).
   ['qwen2.5-1.5b', 1.54e9], ['qwen2.5-3b', 3.09e9], ['qwen2.5-14b', 14.7e9], ['qwen2.5-32b', 32.5e9], ['phi-3-mini', 3.8e9],
+  // KerasHub gemma2 presets: 2,614,341,888, 9,241,705,984 and 27,227,128,320 (the Gemma 2 report's 2.6B, 9.2B, 27.2B);
+  // ShardLens counts two of the four RMSNorms of each layer (2·h per layer short, under 0.01 %).
+  ['gemma-2-2b', 2_614_341_888], ['gemma-2-9b', 9_241_705_984], ['gemma-2-27b', 27_227_128_320],
+  // Gemma 3 report (arXiv 2503.19786) Table 1, embedding + non-embedding parameters of the language model (the 417M
+  // vision encoder of 4B, 12B and 27B is not counted): 302M + 698M, 675M + 3,209M, 1,012M + 10,759M, 1,416M + 25,600M.
+  ['gemma-3-1b', 1.0e9], ['gemma-3-4b', 3.884e9], ['gemma-3-12b', 11.771e9], ['gemma-3-27b', 27.016e9],
+  // Qwen2 (qwenlm.github.io/blog/qwen2, model table): 0.49B, 1.54B and 72.71B. The table's 7.07B for Qwen2-7B does not
+  // follow from its config.json; the module shapes transformers prints for Qwen2-7B-Instruct (embedding and untied head
+  // 152,064 × 3,584, 28 layers of q/k/v/o 3584 → 3584/512/512/3584 with q/k/v biases and an MLP of 3 × 3,584 × 18,944)
+  // sum to 7.62B, Qwen2.5-7B's count (its card: 7.61B) for the same widths.
+  ['qwen2-0.5b', 0.49e9], ['qwen2-1.5b', 1.54e9], ['qwen2-7b', 7.62e9], ['qwen2-72b', 72.71e9],
+  // DeepSeek-R1-Distill (deepseek-ai/DeepSeek-R1 README: their bases): Qwen-1.5B is Qwen2.5-Math-1.5B (Qwen2.5-1.5B's
+  // 1.54B) with its output layer untied (config.json tie_word_embeddings false): + 151,936 × 1,536 = 1.777B; Qwen-7B
+  // is Qwen2.5-Math-7B (Qwen2.5-7B's 7.61B), Qwen-14B is Qwen2.5-14B (14.7B).
+  ['deepseek-r1-distill-qwen-1.5b', 1.777e9], ['deepseek-r1-distill-qwen-7b', 7.61e9], ['deepseek-r1-distill-qwen-14b', 14.7e9],
+  // MPT-7B: 6.7B (mosaicml/mpt-7b model card, "n_parameters").
+  ['mpt-7b', 6.7e9],
+  // gpt-oss (openai/gpt-oss README.md): 117B and 21B parameters; active counts are checked below.
+  ['gpt-oss-120b', 117e9], ['gpt-oss-20b', 21e9],
 ];
 
 describe('parameter counts of the newer presets against their model cards (within 2 %)', () => {
@@ -139,6 +168,25 @@ describe('parameter counts of the newer presets against their model cards (withi
       if (active) assert.ok(Math.abs(c.activeParameters / active - 1) <= 0.02, `active ${c.activeParameters} vs ${active}`);
     });
   }
+  test('Qwen-7B (model_type "qwen"): the MLP is intermediate_size / 2 = 11,008 wide, c_attn has q/k/v biases: 7.72B', () => {
+    // modeling_qwen.py: per layer c_attn 4096 × 12288 + 12288, c_proj 4096², w1, w2 4096 × 11008, MLP c_proj 11008 × 4096,
+    // two RMSNorms; wte and an untied lm_head 151,936 × 4,096; ln_f. Read as 22,016 wide, it would be 12.05B.
+    const h = 4096, f = 11008, V = 151936, L = 32;
+    const expected = L * (3 * h * h + 3 * h + h * h + 3 * h * f + 2 * h) + 2 * V * h + h;
+    assert.equal(expected, 7_721_324_544);
+    const m = preset('qwen-7b');
+    assert.equal(m.ffnSize, 11008);
+    assert.equal(m.attnBias, 'qkv');
+    assert.equal(countParams(m).parameters, expected);
+  });
+  test('gpt-oss: 3.6B and 5.1B active (openai/gpt-oss README.md), counting the unembedding but not the embedding table', () => {
+    for (const [name, active] of [['gpt-oss-20b', 3.6e9], ['gpt-oss-120b', 5.1e9]] as const) {
+      const c = countParams(preset(name));
+      assert.ok(Math.abs((c.activeParameters - c.embedding) / active - 1) <= 0.02, `${name}: ${c.activeParameters - c.embedding}`);
+    }
+    const m = preset('gpt-oss-20b');
+    assert.deepEqual([m.moe?.experts, m.moe?.topK, m.moe?.expertFfnSize, m.moe?.sharedExperts, m.mlpBias, m.attnBias], [32, 4, 2880, 0, true, 'all']);
+  });
   test('Llama 4: dense layers use intermediate_size_mlp, experts and the shared expert intermediate_size, every 2nd layer MoE (Maverick)', () => {
     const m = preset('llama-4-maverick');
     assert.equal(m.ffnSize, 16384);

@@ -1,8 +1,9 @@
 /**
  * The newer model families as real files name them: torchtitan's own train configs (`[model] name`/`flavor` for qwen3,
- * deepseek_v3 and llama4, torchtitan/models/<name>/__init__.py at 238fa99), a Llama 4 config.json whose language model
- * sits in `text_config`, a DeepSeek config.json whose shared experts are given by count only, and EP on a model the
- * file does not name. Expected values: the model cards' totals and transformers' configuration classes.
+ * deepseek_v3 and llama4, torchtitan/models/<name>/__init__.py at 238fa99), Hub ids of Gemma 1–3, Qwen2, Qwen (1),
+ * DeepSeek-R1-Distill, Mistral-Nemo, MPT and gpt-oss, a Llama 4 config.json whose language model sits in `text_config`,
+ * a DeepSeek config.json whose shared experts are given by count only, and EP on a model the file does not name.
+ * Expected values: the model cards' totals and transformers' configuration classes.
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -47,6 +48,21 @@ describe('newer model families read from the files that name them', () => {
     ['casperhansen/llama-3-70b-fp16', 'Llama-3-70B'], ['Qwen/Qwen1.5-MoE-A2.7B', 'Qwen1.5-MoE-A2.7B'], ['tiny-llama-1.1b', 'TinyLlama-1.1B'],
     ['OpenRLHF/Llama-3-8b-sft-mixture', 'Llama-3-8B'], ['Qwen/Qwen3-4B-Thinking-2507', 'Qwen3-4B'], ['Qwen/Qwen2.5-3B-Instruct', 'Qwen2.5-3B'],
     ['microsoft/Phi-3-mini-4k-instruct', 'Phi-3-mini-4k'],
+    // Hub ids of the widely fine-tuned families (their model cards), base and -it/-Instruct/-Chat variants alike.
+    ['google/gemma-2b', 'Gemma-2B'], ['google/gemma-7b-it', 'Gemma-7B'], ['google/gemma-1.1-7b-it', 'Gemma-7B'],
+    ['google/gemma-2-2b', 'Gemma-2-2B'], ['google/gemma-2-9b-it', 'Gemma-2-9B'], ['google/gemma-2-27b-it', 'Gemma-2-27B'],
+    ['google/gemma-3-1b-pt', 'Gemma-3-1B'], ['google/gemma-3-1b-it', 'Gemma-3-1B'], ['google/gemma-3-4b-it', 'Gemma-3-4B'],
+    ['google/gemma-3-12b-pt', 'Gemma-3-12B'], ['google/gemma-3-27b-it', 'Gemma-3-27B'],
+    ['Qwen/Qwen2-0.5B', 'Qwen2-0.5B'], ['Qwen/Qwen2-1.5B-Instruct', 'Qwen2-1.5B'], ['Qwen/Qwen2-7B', 'Qwen2-7B'], ['Qwen/Qwen2-72B-Instruct', 'Qwen2-72B'],
+    ['Qwen/Qwen-7B', 'Qwen-7B'], ['Qwen/Qwen-7B-Chat', 'Qwen-7B'],
+    ['deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B', 'DeepSeek-R1-Distill-Qwen-1.5B'], ['deepseek-ai/DeepSeek-R1-Distill-Qwen-7B', 'DeepSeek-R1-Distill-Qwen-7B'],
+    ['deepseek-ai/DeepSeek-R1-Distill-Qwen-14B', 'DeepSeek-R1-Distill-Qwen-14B'], ['deepseek-ai/DeepSeek-R1-Distill-Qwen-32B', 'DeepSeek-R1-Distill-Qwen-32B'],
+    ['deepseek-ai/DeepSeek-R1-Distill-Llama-8B', 'DeepSeek-R1-Distill-Llama-8B'], ['deepseek-ai/DeepSeek-R1-Distill-Llama-70B', 'DeepSeek-R1-Distill-Llama-70B'],
+    ['mistralai/Mistral-Nemo-Base-2407', 'Mistral-Nemo-12B'], ['mistralai/Mistral-Nemo-Instruct-2407', 'Mistral-Nemo-12B'],
+    ['meta-llama/Llama-3.3-70B-Instruct', 'Llama-3.1-70B'], ['meta-llama/Llama-3.2-3B-Instruct', 'Llama-3.2-3B'],
+    ['mosaicml/mpt-7b', 'MPT-7B'], ['mosaicml/mpt-7b-instruct', 'MPT-7B'], ['openai/gpt-oss-20b', 'gpt-oss-20b'], ['openai/gpt-oss-120b', 'gpt-oss-120b'],
+    // A fine-tune named after a new base takes it (princeton-nlp's SimPO run of Gemma 2).
+    ['princeton-nlp/gemma-2-9b-it-SimPO', 'Gemma-2-9B'],
   ];
   for (const [ref, want] of NAMES) {
     test(`"${ref}" is ${want}`, () => {
@@ -55,9 +71,22 @@ describe('newer model families read from the files that name them', () => {
     });
   }
 
-  test('a size in the middle of a name is no base: DeepSeek-R1-Distill-Qwen-1.5B stays unknown (and says so)', () => {
-    const g = load('/ws/train.yaml', 'base_model: deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B\nmicro_batch_size: 1\nsequence_len: 2048\n');
+  test('a size in the middle of a name is no base: DeepHermes-3-Llama-3-8B-Preview stays unknown (and says so), not Llama-3-8B', () => {
+    // NousResearch's model names a bundled base (Llama-3-8B) in the middle of its name, after its own family's name.
+    const g = load('/ws/train.yaml', 'base_model: NousResearch/DeepHermes-3-Llama-3-8B-Preview\nmicro_batch_size: 1\nsequence_len: 2048\n');
     assert.ok(g.resolved.problems.some((x) => x.code === 'model-unknown'), JSON.stringify(g.resolved.problems));
+    assert.notEqual(g.resolved.plan?.model.name, 'Llama-3-8B');
+  });
+
+  test('a named model with sliding-window attention says it is costed as full attention; a Llama does not', () => {
+    const yaml = (m: string) => `base_model: ${m}\nmicro_batch_size: 1\nsequence_len: 8192\n`;
+    const gemma = load('/ws/train.yaml', yaml('google/gemma-2-9b')).resolved.problems.filter((x) => x.code === 'hf-config-sliding-window');
+    assert.equal(gemma.length, 1, JSON.stringify(gemma));
+    assert.equal(gemma[0]!.severity, 'info');
+    assert.match(gemma[0]!.message, /sliding_window: attention slides over a window of 4096 tokens in every other layer.*full causal attention/);
+    const oss = load('/ws/train.yaml', yaml('openai/gpt-oss-20b')).resolved.problems.find((x) => x.code === 'hf-config-sliding-window');
+    assert.match(oss?.message ?? '', /layer_types: .* 128 tokens in 12 of 24 layers/);
+    assert.ok(!load('/ws/train.yaml', yaml('meta-llama/Llama-3.1-8B')).resolved.problems.some((x) => x.code === 'hf-config-sliding-window'));
   });
 
   // picotron's template/base_config.json: AutoConfig.from_pretrained(name) with the block's counts on top.
