@@ -9,7 +9,7 @@ import type { DocumentAnalysis } from '../analysis/analyze';
 import { assumptionActions } from './assumptionFixes';
 import { DOES_NOT_FIT } from './diagnostics';
 import { localFact } from './facts';
-import { deltaOf, plannedWhatIfs, type Delta, type PlannedWhatIf } from './figures';
+import { deltaOf, plannedWhatIfs, stepChange, type Delta, type PlannedWhatIf } from './figures';
 import { formatBytes, formatDeltaBytes } from '../../shared/units';
 import { formatTraffic } from '../../shared/wording/hints';
 import { keyEdits } from '../../formats/common/edit/keyEdit';
@@ -30,7 +30,8 @@ const FIT_FIXES: readonly { readonly path: PlanPath; readonly verb: string }[] =
 function describe(d: Delta, a: DocumentAnalysis): string {
   const u = a.settings.units;
   const comm = d.commAfter !== d.commBefore ? `, ${d.commAfter > d.commBefore ? '+' : '−'}${formatTraffic(Math.abs(d.commAfter - d.commBefore), u)} traffic/step` : '';
-  return `${formatDeltaBytes(d.peakAfter - d.peakBefore, u)} per GPU → ${formatBytes(d.peakAfter, u)}${d.fitsAfter ? ', fits' : ''}${comm}`;
+  const step = stepChange(d);
+  return `${formatDeltaBytes(d.peakAfter - d.peakBefore, u)} per GPU → ${formatBytes(d.peakAfter, u)}${d.fitsAfter ? ', fits' : ''}${comm}${step ? `, step ${step}` : ''}`;
 }
 
 
@@ -59,7 +60,7 @@ function fitFixes(a: DocumentAnalysis, api: CoreApi, diag: Diagnostic): CodeActi
   for (const { path, verb } of FIT_FIXES) {
     const raising = fixVariants(a, path);
     for (const v of raising) {
-      const d = deltaOf(api, memory, a.collectives, v);
+      const d = deltaOf(api, memory, a.collectives, v, a.stepTime?.stepSeconds);
       if (!d || d.peakAfter >= d.peakBefore) continue;
       const edits = v.edits;
       if (!edits.length) continue;

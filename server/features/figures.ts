@@ -42,7 +42,7 @@ export function plannedWhatIfs(a: DocumentAnalysis, path: PlanPath): PlannedWhat
   return expressibleWhatIfs(a, plan, path, whatIf);
 }
 
-/** The effect of one what-if on peak memory and communication. */
+/** The effect of one what-if on peak memory, communication and step time. */
 export interface Delta {
   readonly variant: PlannedWhatIf;
   readonly peakBefore: number;
@@ -51,21 +51,36 @@ export interface Delta {
   readonly commAfter: number;
   readonly fitsAfter: boolean;
   readonly gpuMemoryBytes: number;
+  /** Step time before and after, seconds (absent when either has no estimate). */
+  readonly stepBefore?: number;
+  readonly stepAfter?: number;
+}
+
+/** A step-time change as a signed percentage ("+12.5 %"), or undefined below 0.05 % or without both figures. */
+export function stepChange(d: Delta): string | undefined {
+  const { stepBefore: b, stepAfter: x } = d;
+  if (b === undefined || x === undefined || !(b > 0)) return undefined;
+  const f = x / b - 1;
+  return Math.abs(f) < 5e-4 ? undefined : `${f > 0 ? '+' : '−'}${Math.abs(f * 100).toFixed(1)} %`;
 }
 
 /** Re-estimates a variant; undefined when the core rejects it or a figure is not finite. */
-export function deltaOf(api: CoreApi, memory: MemoryEstimate, cs: readonly AnalysisCollective[], v: PlannedWhatIf): Delta | undefined {
+export function deltaOf(api: CoreApi, memory: MemoryEstimate, cs: readonly AnalysisCollective[], v: PlannedWhatIf, stepBefore?: number): Delta | undefined {
   try {
     const m = api.estimateMemory(v.plan);
     const peakBefore = peakBytes(memory);
     const peakAfter = peakBytes(m);
-    const commAfter = commBytes(api.stepTime(v.plan)?.collectives ?? []);
+    const time = api.stepTime(v.plan);
+    const commAfter = commBytes(time?.collectives ?? []);
+    const stepAfter = time?.stepSeconds;
+    const steps = stepBefore !== undefined && stepAfter !== undefined && Number.isFinite(stepBefore) && Number.isFinite(stepAfter) && stepBefore > 0 && stepAfter > 0
+      ? { stepBefore, stepAfter } : {};
     const commBefore = commBytes(cs);
     const all = [peakBefore, peakAfter, commAfter, commBefore];
     if (!all.every((x) => typeof x === 'number' && Number.isFinite(x) && x >= 0)) return undefined;
     return {
       variant: v, peakBefore: peakBefore as number, peakAfter: peakAfter as number, commBefore, commAfter,
-      fitsAfter: m.fits, gpuMemoryBytes: m.gpuMemoryBytes,
+      fitsAfter: m.fits, gpuMemoryBytes: m.gpuMemoryBytes, ...steps,
     };
   } catch {
     return undefined;

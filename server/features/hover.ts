@@ -6,14 +6,14 @@
 import { MarkupKind, type Hover, type Position } from 'vscode-languageserver';
 import { ClientCommands } from '../../shared/protocol';
 import type { MemoryTermName, Term } from '../../shared/plan/result';
-import { formatBytes, formatDeltaBytes } from '../../shared/units';
+import { formatBytes, formatDeltaBytes, formatSeconds } from '../../shared/units';
 import { formatTraffic } from '../../shared/wording/hints';
 import { symbolLines } from '../../shared/wording/symbols';
 import type { CoreApi } from '../analysis/core';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { factAt } from './facts';
 import { keyDocAt, keyDocHover } from './keyAt';
-import { deltaOf, peakStage, plannedWhatIfs, type Delta } from './figures';
+import { deltaOf, peakStage, plannedWhatIfs, stepChange, type Delta } from './figures';
 import { keyForPath, keyTable } from '../../formats/keyTables';
 import { verdictOf } from './verdict';
 import { escapeMarkdown, inlineCode } from './markdown';
@@ -37,6 +37,11 @@ const TERMS_OF: Partial<Record<PlanPath, readonly MemoryTermName[]>> = {
   'parallel.sharding.allgatherBucketElems': ['commBuffers'],
   'parallel.sharding.prefetchBucketElems': ['gatheredParameters'],
   'parallel.sharding.maxLiveParams': ['gatheredParameters'],
+  // Context parallelism cuts each sequence into cp shards; expert parallelism splits the routed experts; virtual
+  // stages change how many micro-batches a stage holds.
+  'parallel.cp': ['activations', 'logits'],
+  'parallel.ep': ['parameters', 'gradients', 'optimizerStates', 'masterWeights'],
+  'parallel.vpp': ['activations'],
 };
 
 /** Text from a file or a setting, shown inside a code span: nothing in it can become a link or markup. */
@@ -57,15 +62,30 @@ function deltaLine(d: Delta, a: DocumentAnalysis): string {
     ? ` · ${d.commAfter > d.commBefore ? '+' : '−'}${formatTraffic(Math.abs(d.commAfter - d.commBefore), u)} traffic/step` : '';
   // Labels never call a ZeRO stage a bare "stage" next to the pipeline stages (shared/plan/whatIf.ts).
   const label = d.variant.whatIf.label;
-  return `- ${label}: ${formatDeltaBytes(d.peakAfter - d.peakBefore, u)}/GPU → ${formatBytes(d.peakAfter, u)}, ${d.fitsAfter ? 'fits' : 'does not fit'}${comm}`;
+  const change = stepChange(d);
+  const step = change && d.stepBefore !== undefined && d.stepAfter !== undefined
+    ? ` · step ${formatSeconds(d.stepBefore)} → ${formatSeconds(d.stepAfter)} (${change})` : '';
+  return `- ${label}: ${formatDeltaBytes(d.peakAfter - d.peakBefore, u)}/GPU → ${formatBytes(d.peakAfter, u)}, ${d.fitsAfter ? 'fits' : 'does not fit'}${comm}${step}`;
 }
 
-/** The answer: the figures this key drives on the peak stage, and the verdict. */
+/** The step's operator terms with their formulas and sources (the busiest stage, per step). */
+function timeDerivation(a: DocumentAnalysis): string[] {
+  const t = a.stepTime;
+  if (!t || !(t.stepSeconds > 0)) return [];
+  const terms = t.operatorTerms.filter((x) => x.stepSeconds > 0);
+  if (!terms.length) return [];
+  const md = ['', `Step ≈ ${formatSeconds(t.stepSeconds)}. The busiest stage's operator terms per step (the rest is pipeline bubble, exposed gradient sync and the optimizer):`, ''];
+  for (const x of terms) md.push(`- ${escapeMarkdown(x.label)} ${formatSeconds(x.stepSeconds)} = \`${x.formula}\` (${escapeMarkdown(x.citation)}; rates: ${escapeMarkdown(x.provenance)})`);
+  return md;
+}
+
+/** The answer: the figures this key drives on the peak stage, the verdict and the step time. */
 function answer(a: DocumentAnalysis, terms: readonly (readonly [MemoryTermName, Term])[]): string {
   const u = a.settings.units;
   const figures = terms.filter(([, t]) => t.bytes > 0).map(([, t]) => `${t.label.toLowerCase()} ${formatBytes(t.bytes, u)}`).join(' + ');
   const v = verdictOf(a);
-  return [figures ? `${figures} per GPU` : '', v ? escapeMarkdown(v.headline) : ''].filter(Boolean).join(' · ');
+  const step = a.stepTime && a.stepTime.stepSeconds > 0 ? `step ≈ ${formatSeconds(a.stepTime.stepSeconds)}` : '';
+  return [figures ? `${figures} per GPU` : '', v ? escapeMarkdown(v.headline) : '', step].filter(Boolean).join(' · ');
 }
 
 /** The derivation: each term's formula and source, then every symbol once. */
@@ -104,13 +124,14 @@ export function buildHover(a: DocumentAnalysis, pos: Position, api: CoreApi): Ho
   const head = m ? answer(a, terms) : '';
   if (head) md.push(head, '');
   if (a.plan && m) {
-    const deltas = plannedWhatIfs(a, path).map((v) => deltaOf(api, m, a.collectives, v)).filter((d): d is Delta => d !== undefined);
+    const deltas = plannedWhatIfs(a, path).map((v) => deltaOf(api, m, a.collectives, v, a.stepTime?.stepSeconds)).filter((d): d is Delta => d !== undefined);
     if (deltas.length) md.push('If you change it:', '', ...deltas.map((d) => deltaLine(d, a)), '');
   }
   // DeepSpeed JSON has a bundled schema whose description VS Code shows in the same hover: never say it twice.
   const doc = a.format === 'deepspeed' ? undefined : keyTable(a.format)?.keys[key]?.description;
   if (doc) md.push(doc, '');
   if (st) md.push(...derivation(a, st.stage, terms));
+  md.push(...timeDerivation(a));
   md.push('', `[More: the full derivation in the dashboard](command:${ClientCommands.showDerivation}?${linkArg([a.uri])})`);
   const range = fact.keyRange ?? fact.source.range;
   return { contents: { kind: MarkupKind.Markdown, value: md.join('\n') }, ...(range ? { range } : {}) };

@@ -42,9 +42,12 @@ const OPERATOR_INFO: Readonly<Record<PartName | 'stepOverhead', readonly [string
 /** The operator terms of the busiest stage, per pass and per step. */
 export function operatorTerms(busiest: StageTiming, m: number, stepOverhead: number, provenance: readonly string[]): OperatorTerm[] {
   const p = busiest.work.parts;
+  // A cluster calibration's kernel speed applies to every kernel term (not to collectives or launch gaps).
+  const speed = provenance.find((x) => x.startsWith('kernels:'));
   const src = (name: PartName): string => {
     const key = name === 'gemm' || name === 'fp8' ? 'GEMM' : name === 'attention' ? 'attention' : name === 'comm' ? 'collectives' : name === 'launch' ? 'launch' : 'memory-bound';
-    return provenance.find((x) => x.startsWith(`${key}:`)) ?? `${key}: catalog curves, ${FIT_PROVENANCE}`;
+    const base = provenance.find((x) => x.startsWith(`${key}:`)) ?? `${key}: catalog curves, ${FIT_PROVENANCE}`;
+    return speed && name !== 'comm' && name !== 'launch' ? `${base}; ${speed}` : base;
   };
   const out: OperatorTerm[] = PART_NAMES.map((name) => {
     const [label, formula, citation] = OPERATOR_INFO[name];

@@ -188,6 +188,27 @@ window.violations=[];document.addEventListener('securitypolicyviolation',(e)=>vi
     await page.close();
   });
 
+  it('the Simulate Step view lists every operator term of the busiest stage with its seconds, formula, source and rates (issue 14 §1)', async () => {
+    const page = await open('all', 900, 'simulation');
+    await page.locator('#sim-terms tbody tr').first().waitFor({ state: 'attached' });
+    const rows = await page.locator('#sim-terms tbody tr').evaluateAll((trs) => trs.map((t) => ({
+      term: (t as HTMLElement).dataset.term, seconds: Number((t as HTMLElement).dataset.stepSeconds), cells: Array.from(t.querySelectorAll('td'), (c) => c.textContent ?? ''),
+    })));
+    const terms = sim!.operatorTerms;
+    assert.equal(rows.length, terms.length);
+    for (const t of terms) {
+      const r = rows.find((x) => x.term === t.name);
+      assert.ok(r, `row for ${t.name}`);
+      assert.equal(r.seconds, t.stepSeconds);
+      // The formula, the citation and where the rates come from are shown as text, never as markup.
+      assert.ok(r.cells.includes(t.formula) && r.cells.includes(t.citation) && r.cells.includes(t.provenance), `${t.name}: ${r.cells.join(' | ')}`);
+    }
+    const summary = await page.locator('#sim-terms-summary').innerText();
+    for (const t of terms.filter((x) => x.stepSeconds > 0)) assert.ok(summary.includes(t.label), `${t.label} in ${summary}`);
+    assert.ok((await page.locator('#sim-provenance li').count()) >= 3);
+    await page.close();
+  });
+
   it('prints why there is no model once, and turns a request without an answer into a message with Retry', async () => {
     const page = await browser.newPage({ viewport: { width: 600, height: 600 } });
     await page.clock.install();

@@ -159,10 +159,14 @@ describe('hover', () => {
     const lines = md.split('\n').filter((l) => l.trim());
     assert.match(lines[0] ?? '', /^\*\*ShardLens\*\* · `zero_optimization\.stage` = `2`/);
     // The answer: the figures the key drives and the verdict.
-    assert.match(lines[1] ?? '', /^parameters [\d.]+ GiB \+ gradients [\d.]+ GiB .* per GPU · (fits|does not fit|needs)/);
-    // ZeRO-3 also shards the 2Ψ fp16 parameters (less memory) and adds a parameter all-gather (more traffic, §7).
+    assert.match(lines[1] ?? '', /^parameters [\d.]+ GiB \+ gradients [\d.]+ GiB .* per GPU · (fits|does not fit|needs).* · step ≈ [\d.]+ m?s$/);
+    // ZeRO-3 also shards the 2Ψ fp16 parameters (less memory) and adds a parameter all-gather (more traffic, §7), which
+    // cannot make the step shorter.
     assert.equal(lines[2], 'If you change it:');
-    assert.ok(lines.slice(3, 6).some((l) => /^- ZeRO stage 2 → 3: −[\d.]+ [GM]iB\/GPU → [\d.]+ GiB, (fits|does not fit) · \+[\d.]+ [GT]iB traffic\/step$/.test(l)), md);
+    assert.ok(lines.slice(3, 6).some((l) => /^- ZeRO stage 2 → 3: −[\d.]+ [GM]iB\/GPU → [\d.]+ GiB, (fits|does not fit) · \+[\d.]+ [GT]iB traffic\/step( · step [\d.]+ m?s → [\d.]+ m?s \(\+[\d.]+ %\))?$/.test(l)), md);
+    // The step's operator terms follow the memory formulas, each with its formula, source and where its rates come from.
+    assert.match(md, /Step ≈ [\d.]+ m?s\. The busiest stage's operator terms per step/);
+    assert.match(md, /- GEMMs \(QKV, output, MLP, LM head, experts\) [\d.]+ m?s = `.*` \(.*; rates: GEMM: /);
     assert.ok(md.indexOf('If you change it:') < md.indexOf('---'), 'the formulas come after the deltas');
     assert.match(md, /- Gradients [\d.]+ GiB = `.*N_shard.*`/);
     // ZeRO-2 shards gradients and optimizer states over the 8 data-parallel GPUs, not the parameters (§5.2).
@@ -174,6 +178,17 @@ describe('hover', () => {
     // A ZeRO stage and a pipeline stage never share a bare word (issue 11): the peak is on "pipeline stage 0".
     assert.match(md, /Per GPU on pipeline stage 0 \(the peak stage\)/);
     assert.doesNotMatch(md.replace(/pipeline stage|ZeRO stage|peak stage/g, ''), /\bstage \d/);
+  });
+
+  test('on the context-parallel degree: the activations and logits it divides, and the step time', async () => {
+    const { uri, text } = await openFixture('llama3_8b.toml');
+    const h = await c.hover(uri, posOf(text, 'context_parallel_degree', 3));
+    const md = h && typeof h.contents === 'object' && 'value' in h.contents ? h.contents.value : '';
+    const lines = md.split('\n').filter((l) => l.trim());
+    assert.match(lines[0] ?? '', /`parallelism\.context_parallel_degree` = `1`/);
+    // CP cuts each sequence into cp shards: the activations and logits per GPU follow it (Korthikanti et al. Table 2 / cp).
+    assert.match(lines[1] ?? '', /^activations [\d.]+ GiB \+ output layer and loss [\d.]+ [GM]iB per GPU · .* · step ≈ [\d.]+ m?s$/);
+    assert.match(md, /Step ≈ [\d.]+ m?s\. The busiest stage's operator terms per step/);
   });
 
   test('on a documented key that drives no figure: its documentation', async () => {

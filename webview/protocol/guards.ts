@@ -10,6 +10,7 @@ import {
 } from '../../shared/protocol/webview';
 import type { Collective } from '../../shared/comm/types';
 import type { Simulation } from '../../shared/sim/types';
+import type { OperatorTerm } from '../../shared/time/types';
 
 type Obj = Record<string, unknown>;
 
@@ -74,6 +75,23 @@ function isStageTimeline(x: unknown): boolean {
 export function isSimulation(x: unknown): x is Simulation {
   return isObj(x) && x.ok === true && isAmount(x.stepSeconds) && isInt(x.pp) && isInt(x.microbatches)
     && isArr(x.stages, (st): st is unknown => isStageTimeline(st)) && isArr(x.collectives, isCollective);
+}
+
+/**
+ * The operator terms of a simulation that the dashboard can show (finite non-negative seconds, text fields): a
+ * malformed term is left out, never drawn. The simulation's own guard does not require them.
+ */
+export function operatorTermsOf(sim: Simulation): OperatorTerm[] {
+  const terms: unknown = (sim as { operatorTerms?: unknown }).operatorTerms;
+  if (!Array.isArray(terms)) return [];
+  return terms.filter((t): t is OperatorTerm => isObj(t) && isStr(t.name) && isStr(t.label) && isAmount(t.forward) && isAmount(t.backward)
+    && isAmount(t.recompute) && isAmount(t.stepSeconds) && isStr(t.formula) && isStr(t.citation) && isStr(t.provenance));
+}
+
+/** The simulation's lines on where its kernel and collective rates come from (strings only). */
+export function provenanceOf(sim: Simulation): string[] {
+  const p: unknown = (sim as { provenance?: unknown }).provenance;
+  return Array.isArray(p) ? p.filter(isStr).slice(0, 20) : [];
 }
 
 function isSimulationAnswer(x: unknown): x is SimulationAnswer {

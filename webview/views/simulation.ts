@@ -14,6 +14,7 @@ import { el, section, table } from '../dom';
 import { WEBVIEW_PROTOCOL_VERSION } from '../../shared/protocol/webview';
 import { ask, waiting, type UiState } from '../state';
 import { button, spinner } from '../ui/toolkit';
+import { operatorTermsOf, provenanceOf } from '../protocol/guards';
 
 const KINDS: readonly BlockKind[] = ['forward', 'backward', 'recompute', 'comm', 'optimizer', 'idle'];
 
@@ -189,5 +190,31 @@ export function renderSimulation(host: HTMLElement, m: DashboardModel, ui: UiSta
     const sum = (k: BlockKind) => st.blocks.filter((b) => b.kind === k && b.lane === 'compute').reduce((a, b) => a + b.end - b.start, 0);
     return [`Stage ${st.stage}`, ...present.map((k) => formatSeconds(sum(k))), formatBytes(st.peakBytes, m.units)];
   }), sim.stages.map((st) => ({ stage: String(st.stage), segments: String(st.blocks.length), exposedComm: String(exposedOnTimeline(st)) }))));
+  operatorTermsSection(s, sim);
   host.appendChild(s);
+}
+
+/**
+ * Where the busiest stage's step goes, term by term (shared/time/estimate.ts operatorTerms): one line of the per-step
+ * seconds, then a table with each term per micro-batch and pass, its formula, its source and where its rates come
+ * from (the catalog's fitted curves, a measured profile or a cluster calibration).
+ */
+function operatorTermsSection(s: HTMLElement, sim: Simulation): void {
+  const terms = operatorTermsOf(sim);
+  if (!terms.length) return;
+  const shown = terms.filter((t) => t.stepSeconds > 0);
+  const line = el('p', undefined, `Where the busiest stage's step goes: ${shown.map((t) => `${t.label} ${formatSeconds(t.stepSeconds)}`).join(' · ') || 'nothing measurable'}.`);
+  line.id = 'sim-terms-summary';
+  s.appendChild(line);
+  s.appendChild(table('sim-terms', 'Operator terms of the busiest stage: per micro-batch and per step, with formulas and sources',
+    ['Term', 'Forward', 'Backward', 'Recompute', 'Per step', 'Formula', 'Source', 'Rates from'],
+    terms.map((t) => [t.label, formatSeconds(t.forward), formatSeconds(t.backward), formatSeconds(t.recompute), formatSeconds(t.stepSeconds), t.formula, t.citation, t.provenance]),
+    terms.map((t) => ({ term: t.name, stepSeconds: String(t.stepSeconds) }))));
+  const prov = provenanceOf(sim);
+  if (prov.length) {
+    const list = el('ul', 'muted');
+    list.id = 'sim-provenance';
+    for (const p of prov) list.appendChild(el('li', undefined, p));
+    s.appendChild(list);
+  }
 }

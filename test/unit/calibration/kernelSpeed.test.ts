@@ -71,6 +71,11 @@ describe('calibration from a measured run', () => {
     assert.ok(fit.speed > 0.8 && fit.speed < 1.25, String(fit.speed));
     assert.deepEqual(fit.warnings, []);
     assert.ok(after.provenance.some((p) => /kernels: ×/.test(p)), after.provenance.join('\n'));
+    // Every kernel term names the measured speed; collectives and launch gaps are not kernels.
+    for (const t of after.operatorTerms) {
+      const kernel = t.name === 'gemm' || t.name === 'attention' || t.name === 'elementwise' || t.name === 'fp8';
+      assert.equal(/speed measured on this cluster/.test(t.provenance), kernel, `${t.name}: ${t.provenance}`);
+    }
   });
 
   test('a step no kernel speed can reach is clamped and said (too fast: communication is left; too slow: not the kernels)', () => {

@@ -133,3 +133,16 @@ test('describeRejected names the type and keys but not the payload', () => {
   assert.ok(d.length < 200);
   assert.equal(describeRejected(null), 'non-object message (null)');
 });
+
+describe('operator terms in the Simulate Step view', () => {
+  const term = { name: 'gemm', label: 'GEMMs', forward: 0.1, backward: 0.2, recompute: 0, stepSeconds: 1.2, formula: '2MNK/rate', citation: 'guide', provenance: 'GEMM: curve' };
+  test('well-formed terms are kept; a term with a NaN, negative or missing figure or text is left out', async () => {
+    const { operatorTermsOf, provenanceOf } = await import('../../../webview/protocol/guards');
+    const sim = (terms: unknown, provenance: unknown = ['GEMM: curve', 3, 'attention: curve']) => ({ operatorTerms: terms, provenance }) as unknown as Simulation;
+    const bad = [{ ...term, stepSeconds: Number.NaN }, { ...term, forward: -1 }, { ...term, formula: 7 }, { ...term, provenance: undefined }, null, 'gemm'];
+    assert.deepEqual(operatorTermsOf(sim([term, ...bad])), [term]);
+    assert.deepEqual(operatorTermsOf(sim(undefined)), []);
+    assert.deepEqual(operatorTermsOf(sim({ 0: term })), []);
+    assert.deepEqual(provenanceOf(sim([term])), ['GEMM: curve', 'attention: curve']);
+  });
+});
