@@ -9,6 +9,8 @@ import { formatBytes } from '../../shared/units';
 import { withFlag, type Flags, type ParsedArgs } from '../args';
 import { InputError, loadConfig, workspaceOf } from '../load';
 import { allProblems, hasErrors, planSummary, printNotes } from '../report';
+import { verdict } from '../../shared/wording/verdict';
+import { missingFileLabel } from '../../shared/wording/references';
 import { nodeHost } from '../host';
 import { checkFile } from '../../server/io/read';
 import { SCAN_EXT } from '../../server/io/referenceIndex';
@@ -98,7 +100,18 @@ export async function estimateFile(file: string, flags: Flags, quietHeader = fal
       printStages(`Per GPU, sharded as configured (peak on pipeline stage ${est.peakStage}; GPU memory ${formatBytes(gpu, 'GiB')}):`, est.stages, gpu);
       printStages('Per GPU, replicated data parallel (no ZeRO/FSDP sharding, no offload):', est.replicated.stages, gpu);
       if (est.hostBytesPerNode > 0) console.log(`\nHost memory per node for offload: ${formatBytes(est.hostBytesPerNode, 'GiB')}`);
-      console.log(`\n${code === 0 ? 'FITS' : code === 1 ? 'DOES NOT FIT' : 'CANNOT ESTIMATE AS WRITTEN'}: peak ${formatBytes(est.stages[est.peakStage]?.peakReservedBytes, 'GiB')} reserved per GPU on pipeline stage ${est.peakStage} of ${formatBytes(gpu, 'GiB')}.`);
+      const peak = est.stages[est.peakStage];
+      if (code === 2 || !peak) {
+        console.log(`\nCANNOT ESTIMATE AS WRITTEN: peak ${formatBytes(peak?.peakReservedBytes, 'GiB')} reserved per GPU on pipeline stage ${est.peakStage} of ${formatBytes(gpu, 'GiB')}.`);
+      } else {
+        // The editor's wording: a verdict that rests on assumed inputs or a missing referenced DeepSpeed file says so.
+        const missing = loaded.primary.references.find((r) => r.kind === 'deepspeed' && problems.some((p) => p.code === 'reference-missing' && p.message.includes(`"${r.target}"`)));
+        const v = verdict({
+          fits: est.fits, peakReservedBytes: peak.peakReservedBytes, gpuMemoryBytes: gpu, gpuName: plan.cluster.gpu.name, units: 'GiB',
+          assumptions: loaded.resolved.assumptions, shapeFreeBytes: peak.modelStatesBytes, ...(missing ? { missingFile: missingFileLabel(missing.target) } : {}),
+        });
+        console.log(`\n${code === 0 ? 'FITS' : 'DOES NOT FIT'}: ${v.headline} (peak on pipeline stage ${est.peakStage}, reserved).`);
+      }
     } else {
       console.log('No estimate: the file does not describe a trainable plan yet.');
     }

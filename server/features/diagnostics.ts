@@ -49,7 +49,7 @@ function missingReferenceDiagnostics(a: DocumentAnalysis): Diagnostic[] {
   const s = a.plan?.parallel.sharding;
   const used = { sharding: s ? shardingName(s) : 'no ZeRO sharding', offload: s?.offloadOptimizer ?? 'none' };
   return unreadReferences(a).map(({ ref, problem }) => toDiagnostic(
-    { ...problem, severity: 'warning', message: ref.kind === 'deepspeed' ? missingDeepSpeedMessage(problem.message, used) : problem.message },
+    { ...problem, severity: 'warning', message: ref.kind === 'deepspeed' && problem.code === REFERENCE_MISSING ? missingDeepSpeedMessage(problem.message, used) : problem.message },
     ref.range ?? TOP_RANGE,
   ));
 }
@@ -78,7 +78,7 @@ export function buildDiagnostics(a: DocumentAnalysis): Diagnostic[] {
   const fit = fitProblem(a);
   for (const p of fit ? [fit, ...a.problems] : a.problems) {
     // A reference the loader could not read is reported at the reference (above); others stay where they are.
-    if (p.code === REFERENCE_MISSING && unreadReferences(a).some((x) => x.problem === p)) continue;
+    if (unreadReferences(a).some((x) => x.problem === p)) continue;
     const k = `${p.code}\u0000${p.message}`;
     if (seen.has(k)) continue;
     seen.add(k);

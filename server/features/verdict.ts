@@ -9,13 +9,17 @@ import { verdict, type Verdict, type VerdictInput } from '../../shared/wording/v
 import { missingFileLabel } from '../../shared/wording/references';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { peakStage } from './figures';
+import { REFERENCE_BUNDLED } from '../formats/bundledDeepSpeed';
 
 /** Code of the problem the format loader raises for a referenced DeepSpeed file it cannot find. */
 export const REFERENCE_MISSING = 'reference-missing';
 
-/** Each referenced file the loader could not read, with the loader's problem about it (matched by the quoted target). */
+/**
+ * Each referenced file the loader could not read, with the loader's problem about it (matched by the quoted target):
+ * missing ones, and framework files read from their bundled values (server/formats/bundledDeepSpeed.ts).
+ */
 export function unreadReferences(a: DocumentAnalysis): { readonly ref: ConfigReference; readonly problem: Problem }[] {
-  const missing = a.problems.filter((p) => p.code === REFERENCE_MISSING);
+  const missing = a.problems.filter((p) => p.code === REFERENCE_MISSING || p.code === REFERENCE_BUNDLED);
   if (!missing.length) return [];
   return (a.facts?.references ?? []).flatMap((ref) => {
     const problem = missing.find((p) => p.message.includes(`"${ref.target}"`));
@@ -25,7 +29,7 @@ export function unreadReferences(a: DocumentAnalysis): { readonly ref: ConfigRef
 
 /** The DeepSpeed files this document names that were not read (their values decide the verdict). */
 export function missingReferences(a: DocumentAnalysis): ConfigReference[] {
-  return unreadReferences(a).filter((x) => x.ref.kind === 'deepspeed').map((x) => x.ref);
+  return unreadReferences(a).filter((x) => x.ref.kind === 'deepspeed' && x.problem.code === REFERENCE_MISSING).map((x) => x.ref);
 }
 
 /**

@@ -13,6 +13,7 @@ import { detectFormat, parseConfig } from '../../formats/index';
 import type { SourceReader } from '../../formats/megatron/script';
 import { SCAN_EXT } from '../io/referenceIndex';
 import { withProfileFile } from './profileSetting';
+import { bundledDeepSpeedFacts } from './bundledDeepSpeed';
 
 export interface WorkspaceHost {
   /** Text of a file by path or file:// URI; undefined when it cannot be read. */
@@ -238,6 +239,15 @@ export function loadConfigGraph(pathOrUri: string, host: WorkspaceHost, ctx: Res
     const kind = REFERENCED[r.kind];
     if (!kind) continue;
     const p = resolveReference(r, path, host);
+    // A framework's own DeepSpeed file named by its fixed path (axolotl, LLaMA-Factory) and absent here: its values
+    // that decide memory, as assumptions that say where they come from.
+    const bundled = !p && r.kind === 'deepspeed' && !refusalOf(r, path, host)
+      ? bundledDeepSpeedFacts(r.target, (t) => parseFile(`bundled:${r.target}`, t, 'deepspeed')) : undefined;
+    if (bundled) {
+      problems.push(bundled.problem);
+      related.push(bundled.facts);
+      continue;
+    }
     if (!p) {
       const what = `${kind.what[0]!.toUpperCase()}${kind.what.slice(1)} "${r.target}"`;
       const why = refusalOf(r, path, host);

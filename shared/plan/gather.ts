@@ -44,10 +44,19 @@ export class Gathered {
   readonly sources: Partial<Record<PlanPath, InputSource>> = {};
   constructor(readonly facts: Facts, readonly assumptions: Assumption[], readonly problems: Problem[]) {}
 
-  /** The value of a fact, recording its source when it is used. */
+  /**
+   * The value of a fact, recording its source when it is used. A fact a loader could only assume (a framework's
+   * bundled DeepSpeed file that is not in the workspace) is listed with the assumptions, so the verdict says it rests
+   * on it.
+   */
   use<T>(path: PlanPath, v: T | undefined): T | undefined {
     const f = this.facts[path];
-    if (v !== undefined && f) this.sources[path] = f.source;
+    if (v !== undefined && f) {
+      this.sources[path] = f.source;
+      if (f.source.kind === 'assumed' && !this.assumptions.some((a) => a.path === path)) {
+        this.assumptions.push({ path, value: String(v), detail: f.source.detail });
+      }
+    }
     return v;
   }
 

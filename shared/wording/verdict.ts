@@ -22,6 +22,11 @@ export const DECIDING_INPUTS: Readonly<Record<string, string>> = {
   'training.seqLen': 'sequence length',
   'cluster.gpu': 'GPU',
   'cluster.worldSize': 'GPUs',
+  // Assumed only when a framework's bundled DeepSpeed file is named but not in the workspace.
+  'parallel.sharding.stage': 'ZeRO stage',
+  'parallel.sharding.offloadOptimizer': 'optimizer offload',
+  'parallel.sharding.offloadParams': 'parameter offload',
+  'parallel.tp': 'TP',
 };
 
 /** Words for every assumed input (deciding or not), for lists. */

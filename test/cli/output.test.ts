@@ -5,7 +5,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { cliArgv, runCli, ROOT } from './helpers';
+import { cliArgv, runCli, ROOT, tempTree } from './helpers';
 
 describe('CLI text output', () => {
   test('shardlens gpus: every row starts its memory column where the header does', () => {
@@ -28,5 +28,19 @@ describe('CLI text output', () => {
     const code = await new Promise<number | null>((done) => child.on('close', (c) => done(c)));
     assert.doesNotMatch(stderr, /EPIPE|internal error|at \w+ \(/, stderr);
     assert.equal(code, 0);
+  });
+
+  test('estimate: the verdict says what it rests on, in the editor\'s words (assumed cluster and a framework\'s DeepSpeed file)', () => {
+    // Llama 3 70B (70.6 B parameters) under ZeRO-3 on 8 GPUs with bf16 and Adam: 16 bytes × 70.6e9 / 8 ≈ 131 GiB of model
+    // states per GPU, more than an H100's 79.6 GiB; ZeRO-3 comes from axolotl's deepspeed_configs/zero3_bf16.json,
+    // which the workspace does not hold, and the GPUs are assumed.
+    const t = tempTree({ '.git/HEAD': 'ref: x\n', 'train.yaml': 'base_model: meta-llama/Meta-Llama-3-70B\nmicro_batch_size: 1\ngradient_accumulation_steps: 1\nsequence_len: 2048\nbf16: true\ndeepspeed: deepspeed_configs/zero3_bf16.json\n' });
+    try {
+      const r = runCli(['estimate', 'train.yaml'], { cwd: t.dir });
+      assert.equal(r.status, 1, r.stderr + r.stdout);
+      assert.match(r.stdout, /^DOES NOT FIT: needs ~[\d.]+ GiB\/GPU of 79\.6 GiB if ZeRO stage 3, 8×NVIDIA H100 SXM5 80GB \(assumed\) — set them \(peak on pipeline stage 0, reserved\)\.$/m);
+    } finally {
+      t.cleanup();
+    }
   });
 });

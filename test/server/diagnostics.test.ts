@@ -150,6 +150,20 @@ describe('diagnostics', () => {
     if (fit) assert.equal(fit.severity, 2, 'the verdict rests on the missing file');
   });
 
+  test('LLaMA-Factory\'s own examples/deepspeed/ds_z3_config.json, absent: ZeRO-3 as an assumption, said at the reference', async () => {
+    // LLaMA-Factory examples/deepspeed/ds_z3_config.json (hiyouga/LLaMA-Factory at ff6d4d12e): zero_optimization.stage 3, no offload.
+    const text = 'model_name_or_path: meta-llama/Llama-2-7b-hf\nstage: sft\nfinetuning_type: full\ndeepspeed: examples/deepspeed/ds_z3_config.json\nper_device_train_batch_size: 1\nbf16: true\n';
+    const ds = await diagnose('llamafactory.yaml', text);
+    assert.equal(ds.filter((x) => x.code === 'reference-missing').length, 0);
+    const bundled = ds.filter((x) => x.code === 'reference-bundled');
+    assert.equal(bundled.length, 1);
+    assert.equal(bundled[0].severity, 2);
+    assert.ok(lineOf(text, bundled[0]).startsWith('deepspeed:'), `on "${lineOf(text, bundled[0])}"`);
+    assert.match(String(bundled[0].message), /read as LLaMA-Factory's file of that name \(ZeRO-3\)/);
+    const fit = ds.find((x) => x.code === 'does-not-fit');
+    if (fit) assert.match(String(fit.message), /ZeRO stage 3/);
+  });
+
   test('a fitting config has no does-not-fit', async () => {
     const ds = await diagnose('ds_config.json', '{\n  "train_micro_batch_size_per_gpu": 1,\n  "zero_optimization": { "stage": 3 }\n}\n');
     assert.equal(ds.filter((x) => x.code === 'does-not-fit').length, 0);
