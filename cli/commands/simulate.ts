@@ -7,6 +7,7 @@ import { stringFlag, type ParsedArgs } from '../args';
 import { InputError, loadConfig } from '../load';
 import { allProblems, hasErrors, planSummary, printNotes } from '../report';
 import { countParams } from '../../shared/model/params';
+import { RUN_LENGTH_SCOPE, runLength, runLine } from '../../shared/wording/runLength';
 
 export async function simulateCommand(args: ParsedArgs): Promise<number> {
   const file = args.positionals[0];
@@ -19,14 +20,16 @@ export async function simulateCommand(args: ParsedArgs): Promise<number> {
   const problems = allProblems(loaded, sim?.problems ?? []);
   const ok = !!sim?.ok && !hasErrors(problems);
   if (trace !== undefined && sim?.ok) writeUserFile(trace, JSON.stringify(toChromeTrace(sim)));
+  const run = sim?.ok ? runLength(plan, sim.stepSeconds) : undefined;
   if (args.flags.json) {
     const { stages, ...rest } = sim ?? ({ stages: [] } as unknown as NonNullable<typeof sim>);
-    console.log(JSON.stringify({ file: loaded.path, format: loaded.primary.format, ...rest, ok, stages, assumptions: loaded.resolved.assumptions, problems }, null, 2));
+    console.log(JSON.stringify({ file: loaded.path, format: loaded.primary.format, ...rest, ...(run ? { run } : {}), ok, stages, assumptions: loaded.resolved.assumptions, problems }, null, 2));
     return ok ? 0 : 2;
   }
   if (plan) console.log(planSummary(plan, countParams(plan.model).parameters));
   if (sim?.ok) {
     console.log(`\nStep ${formatSeconds(sim.stepSeconds)} · ${sim.schedule}, ${sim.pp} stage(s)${sim.vpp > 1 ? ` × ${sim.vpp} chunks` : ''}, ${sim.microbatches} micro-batches`);
+    if (run) console.log(`Run  ${runLine(run)} (${RUN_LENGTH_SCOPE})`);
     console.log(`Bubble ${formatPercent(sim.bubbleFraction)} of the busy time · exposed communication ${formatSeconds(sim.exposedCommSeconds)} · MFU ${formatPercent(sim.mfu)} · HFU ${formatPercent(sim.hfu)} · ${Math.round(sim.tokensPerSecond).toLocaleString('en-US')} tokens/s`);
     console.log('\nStage  busy        idle        exposed comm  peak memory  max in flight');
     for (const s of sim.stages) console.log(`${String(s.stage).padStart(5)}  ${formatSeconds(s.busySeconds).padEnd(10)}  ${formatSeconds(s.idleSeconds).padEnd(10)}  ${formatSeconds(s.exposedCommSeconds).padEnd(12)}  ${formatBytes(s.peakBytes, 'GiB').padEnd(11)}  ${s.maxInFlight}`);

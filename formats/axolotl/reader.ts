@@ -1,6 +1,6 @@
 /** Axolotl YAML (pydantic AxolotlInputConfig, src/axolotl/utils/schemas/; docs/formats/axolotl.md). */
 import type { FactSink } from '../common/sink';
-import { isEmpty, locOf, readBool, readNum } from '../common/read';
+import { isEmpty, locOf, readBool, readNum, readSteps } from '../common/read';
 import { optimizerOf } from '../common/maps';
 import { toBool, toNumber } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
@@ -19,6 +19,7 @@ export function readAxolotl(s: FactSink, root: KNode | undefined): void {
   if (bs === undefined) s.default('training.gradAccum', 1, AX);
   readNum(s, root, 'sequence_len', 'training.seqLen', { int: true, min: 1 });
   s.default('training.seqLen', 512, AX);
+  readSteps(s, root, 'max_steps');
   const gc = entry(root, 'gradient_checkpointing');
   if (gc && !isEmpty(gc)) {
     const v = gc.value.value;

@@ -43,6 +43,26 @@ export function readNum(s: FactSink, root: KNode | undefined, path: string, fact
   return n;
 }
 
+/**
+ * Reads a run's planned optimizer steps at `path` ("training.steps") when it is a positive whole number; HF's −1 ("train
+ * for num_train_epochs") and 0 state none. Anything else is a warning at the value, never an error: no estimate needs
+ * the step count (it only turns the step time into the run's wall-clock and GPU-hours).
+ */
+export function readSteps(s: FactSink, root: KNode | undefined, path: string): number | undefined {
+  const e = at(root, path);
+  if (isEmpty(e) || !e || e.value.kind !== 'scalar') return undefined;
+  const raw = e.value.value;
+  if (typeof raw === 'string' && /\$\{|\?\?\?/.test(raw)) return undefined;
+  const n = toNumber(raw);
+  if (n === undefined || !Number.isInteger(n)) {
+    s.diag('invalid-value', 'warning', `${path} should be a whole number of steps (got ${n === undefined ? JSON.stringify(String(raw).slice(0, 40)) : shown(n)}); the run length is not shown.`, e.value.range, ['training.steps']);
+    return undefined;
+  }
+  if (n < 1) return undefined;
+  s.explicit('training.steps', n, locOf(e, path));
+  return n;
+}
+
 /** Reads a boolean at `path`; returns it. */
 export function readBool(s: FactSink, root: KNode | undefined, path: string, factPath?: PlanPath, map?: (b: boolean) => FactValue): boolean | undefined {
   const e = at(root, path);

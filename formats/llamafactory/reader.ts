@@ -1,6 +1,6 @@
 /** LLaMA-Factory YAML (HF Seq2SeqTrainingArguments + LLaMA-Factory hparams; docs/formats/llamafactory.md), incl. its Megatron back-end keys and the v1 schema. */
 import type { FactSink } from '../common/sink';
-import { isEmpty, locOf, readBool, readNum } from '../common/read';
+import { isEmpty, locOf, readBool, readNum, readSteps } from '../common/read';
 import { optimizerOf } from '../common/maps';
 import { toBool, toNumber } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
@@ -18,6 +18,7 @@ export function readLlamaFactory(s: FactSink, root: KNode | undefined): void {
   s.default('training.gradAccum', 1, HF);
   readNum(s, root, 'cutoff_len', 'training.seqLen', { int: true, min: 1 });
   s.default('training.seqLen', 2048, `${LF}: cutoff_len 2048`);
+  readSteps(s, root, 'max_steps');
   const gc = entry(root, 'disable_gradient_checkpointing');
   if (gc && !isEmpty(gc)) s.explicit('training.recompute', toBool(gc.value.value) ? 'none' : 'full', locOf(gc, 'disable_gradient_checkpointing'));
   s.default('training.recompute', 'full', `${LF}: gradient checkpointing is on unless disable_gradient_checkpointing`);

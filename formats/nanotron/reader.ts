@@ -1,6 +1,6 @@
 /** nanotron YAML (src/nanotron/config/config.py, parallelism_config.py; docs/formats/nanotron.md). */
 import type { FactSink } from '../common/sink';
-import { locOf, readBool, readNum } from '../common/read';
+import { locOf, readBool, readNum, readSteps } from '../common/read';
 import { optimizerOf, precisionOf } from '../common/maps';
 import { at, entry, type KNode } from '../common/tree';
 import { readHfModel } from '../hf-config/reader';
@@ -26,6 +26,7 @@ export function readNanotron(s: FactSink, root: KNode | undefined): void {
   readNum(s, root, 'tokens.micro_batch_size', 'training.microBatch', { int: true, min: 1 });
   readNum(s, root, 'tokens.batch_accumulation_per_replica', 'training.gradAccum', { int: true, min: 1 });
   readNum(s, root, 'tokens.sequence_length', 'training.seqLen', { int: true, min: 1 });
+  readSteps(s, root, 'tokens.train_steps');
   const dt = at(root, 'model.dtype');
   const prec = dt && typeof dt.value.value === 'string' ? precisionOf(dt.value.value) : undefined;
   if (dt && prec) s.explicit('training.precision', prec === 'bf16' ? 'bf16-mixed' : prec, locOf(dt, 'model.dtype'));

@@ -3,7 +3,7 @@
  * [experimental] keys with batch_size (docs/formats/torchtitan.md; torchtitan/config/job_config.py at 238fa995).
  */
 import type { FactSink } from '../common/sink';
-import { isEmpty, locOf, readBool, readNum, readStr } from '../common/read';
+import { isEmpty, locOf, readBool, readNum, readStr, readSteps } from '../common/read';
 import { optimizerOf } from '../common/maps';
 import { toNumber } from '../common/text';
 import { at, type KNode } from '../common/tree';
@@ -27,6 +27,7 @@ export function readTorchtitan(s: FactSink, root: KNode | undefined): void {
 
   readNum(s, root, 'training.seq_len', 'training.seqLen', { int: true, min: 1 });
   s.default('training.seqLen', 2048, `${TT}: seq_len 2048`);
+  readSteps(s, root, 'training.steps');
 
   const par = (k: string, old: string[]) => first(root, [`parallelism.${k}`, ...old]);
   const deg = (k: string, old: string[], path: PlanPath) => { const p = par(k, old); return p ? readNum(s, root, p, path, { int: true, min: 1 }) : undefined; };

@@ -7,6 +7,7 @@ import { formatSeconds } from '../../shared/units';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { SHOW_ASSUMPTIONS } from './assumptionFixes';
 import { verdictOf } from './verdict';
+import { runLength, runShort } from '../../shared/wording/runLength';
 
 const TOP: Range = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
 
@@ -38,7 +39,11 @@ export function buildCodeLenses(a: DocumentAnalysis): CodeLens[] {
   const mark = v.conditional ? '$(warning)' : m.fits ? '$(check)' : '$(error)';
   const where = v.assumed.some((x) => x.path.startsWith('cluster')) ? '' : ` on ${clusterLabel(a)}`;
   const out: CodeLens[] = [lens(`${mark} ${v.short}${where}`, v.conditional ? SHOW_ASSUMPTIONS : ClientCommands.openDashboard, a.uri)];
-  if (a.stepTime) out.push(lens(`step ≈ ${formatSeconds(a.stepTime.stepSeconds)}`, ClientCommands.simulateStep, a.uri));
+  if (a.stepTime) {
+    // With the steps the file plans: the run's wall-clock (steps × step time).
+    const run = runLength(a.plan, a.stepTime.stepSeconds);
+    out.push(lens(`step ≈ ${formatSeconds(a.stepTime.stepSeconds)}${run ? ` · ${runShort(run)}` : ''}`, ClientCommands.simulateStep, a.uri));
+  }
   out.push(lens('Dashboard', ClientCommands.openDashboard, a.uri));
   if (a.assumptions.length) out.push(lens(`Assumptions (${a.assumptions.length})`, SHOW_ASSUMPTIONS, a.uri));
   return out;

@@ -18,6 +18,7 @@ import { keyForPath, keyTable } from '../../formats/keyTables';
 import { verdictOf } from './verdict';
 import { escapeMarkdown, inlineCode } from './markdown';
 import type { PlanPath } from '../../shared/plan/paths';
+import { RUN_LENGTH_SCOPE, runLength, runLine } from '../../shared/wording/runLength';
 
 /** Memory terms each plan path feeds (first principles: which symbols appear in the term's formula). */
 const TERMS_OF: Partial<Record<PlanPath, readonly MemoryTermName[]>> = {
@@ -102,9 +103,20 @@ function derivation(a: DocumentAnalysis, stage: number, terms: readonly (readonl
   return md;
 }
 
+/** The keys that plan the run's length (steps, or Megatron's samples). */
+const RUN_PATHS: ReadonlySet<PlanPath> = new Set(['training.steps', 'training.samples']);
+
+/** The planned steps: the run's wall-clock and GPU-hours at the estimated step time, then the step's terms. */
+function stepsHover(a: DocumentAnalysis, md: string[], range: Hover['range']): Hover {
+  const run = runLength(a.plan, a.stepTime?.stepSeconds);
+  md.push(run ? `${escapeMarkdown(runLine(run))} (${RUN_LENGTH_SCOPE})` : 'No run length: the step time could not be estimated for this file.', '');
+  md.push(...timeDerivation(a));
+  return { contents: { kind: MarkupKind.Markdown, value: md.join('\n') }, ...(range ? { range } : {}) };
+}
+
 /** Markdown for the fact at the position, or null when there is no known key there. */
 export function buildHover(a: DocumentAnalysis, pos: Position, api: CoreApi): Hover | null {
-  const hit = factAt(a, pos, (path) => path in TERMS_OF);
+  const hit = factAt(a, pos, (path) => path in TERMS_OF || RUN_PATHS.has(path));
   if (!hit) {
     const doc = keyDocAt(a.format, a.text, pos);
     return doc ? keyDocHover(...doc) : null;
@@ -121,6 +133,7 @@ export function buildHover(a: DocumentAnalysis, pos: Position, api: CoreApi): Ho
   // A flag without a value (--use-distributed-optimizer) is on; anything else shows its value.
   const bare = key.startsWith('--') && (!fact.source.range || JSON.stringify(fact.source.range) === JSON.stringify(fact.keyRange));
   const md: string[] = [`**ShardLens** · ${inlineCode(key)}${bare ? ' (on)' : ` = ${code(fact.value)}`}${assumed}`, ''];
+  if (RUN_PATHS.has(path)) return stepsHover(a, md, fact.keyRange ?? fact.source.range);
   const head = m ? answer(a, terms) : '';
   if (head) md.push(head, '');
   if (a.plan && m) {

@@ -28,6 +28,13 @@ export type DeepPartial<T> = T extends readonly unknown[] ? T : T extends object
 interface ExtraTraining {
   /** Sequences per GPU per optimizer step (Axolotl `batch_size`): accumulation = this / micro batch. */
   readonly deviceBatch?: number;
+  /**
+   * Optimizer steps the run plans (torchtitan `training.steps`, Megatron `--train-iters`, the HF Trainer's `max_steps`):
+   * with the step time, the run's wall-clock and GPU-hours (shared/wording/runLength.ts). No estimate reads it.
+   */
+  readonly steps?: number;
+  /** Sequences the run plans instead (Megatron `--train-samples`): steps = samples / global batch. */
+  readonly samples?: number;
 }
 
 /** Stated inputs that are not plan fields: what the resolver reads from facts and derivePlan turns into plan fields. */

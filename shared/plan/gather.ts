@@ -193,7 +193,7 @@ export function gatherInput(g: Gathered, primary: ConfigFacts, model: ModelSpec,
     engine: g.str('engine'),
     model,
     training: {
-      ...gatherBatch(g, S.microBatch), deviceBatch: g.num('training.deviceBatch'), seqLen, precision,
+      ...gatherBatch(g, S.microBatch), deviceBatch: g.num('training.deviceBatch'), ...stepsOf(g), seqLen, precision,
       gradDtype: g.str('training.gradDtype'), fp32GradAccum: g.bool('training.fp32GradAccum'), optimizer: g.str('training.optimizer'),
       recompute: g.str('training.recompute'), recomputeLayers: g.num('training.recomputeLayers'),
       flashAttention: g.bool('training.flashAttention'), compile: g.bool('training.compile'),
@@ -271,6 +271,18 @@ function dropUndefined<T>(v: T): T {
 }
 
 /** The optional memory-model facts a file stated (the loss fusion, a stated regime or model implementation). */
+/**
+ * The run's planned optimizer steps when a file states a whole number of them (HF's max_steps −1 means "use epochs"),
+ * or the sequences it plans (Megatron `--train-samples`).
+ */
+function stepsOf(g: Gathered): { steps?: number; samples?: number } {
+  const whole = (p: PlanPath) => { const v = num(g.facts, p); return v !== undefined && Number.isInteger(v) && v >= 1 && v <= 1e15 ? g.use(p, v) : undefined; };
+  const steps = whole('training.steps');
+  if (steps !== undefined) return { steps };
+  const samples = whole('training.samples');
+  return samples !== undefined ? { samples } : {};
+}
+
 function optionalFacts(g: { str<T extends string>(p: PlanPath): T | undefined }): Record<string, string> {
   const out: Record<string, string> = {};
   for (const k of ['regime', 'recomputePolicy', 'modelImpl', 'optimizerImpl', 'lossFusion'] as const) {

@@ -24,7 +24,7 @@ type PlanFieldPath =
  */
 export const FACT_ONLY_KEYS = [
   'cluster.worldSize', 'cluster.gpuName', 'cluster.gpu.kernelSpeed', 'cluster.networkGbps',
-  'model.preset', 'model.type', 'training.deviceBatch',
+  'model.preset', 'model.type', 'training.deviceBatch', 'training.steps', 'training.samples',
   'parallel.dpReplicate', 'parallel.vppLayers', 'parallel.firstStageLayers', 'parallel.lastStageLayers',
   'parallel.firstStageLess', 'parallel.lastStageLess',
   'parallel.sharding.instances', 'lora.enabled', 'launch.dialect',

@@ -43,4 +43,19 @@ describe('CLI text output', () => {
       t.cleanup();
     }
   });
+
+  test('simulate: a file that plans its steps gets the run\'s wall-clock and GPU-hours (steps × step time × GPUs)', () => {
+    const t = tempTree({ '.git/HEAD': 'ref: x\n', 'train.toml': '[model]\nname = "llama3"\nflavor = "8B"\n[training]\nlocal_batch_size = 1\nseq_len = 4096\nsteps = 3000\n[parallelism]\ndata_parallel_shard_degree = 8\n' });
+    try {
+      const text = runCli(['simulate', 'train.toml', '--gpus', '8xH100'], { cwd: t.dir });
+      assert.equal(text.status, 0, text.stderr);
+      assert.match(text.stdout, /^Run {2}3,000 steps × [\d.]+ m?s ≈ [\d.]+ (min|h) on 8 GPUs = [\d.]+ GPU-hours \(the steps only/m);
+      const j = JSON.parse(runCli(['simulate', 'train.toml', '--gpus', '8xH100', '--json'], { cwd: t.dir }).stdout);
+      assert.equal(j.run.steps, 3000);
+      assert.equal(j.run.seconds, 3000 * j.stepSeconds);
+      assert.ok(Math.abs(j.run.gpuHours - (3000 * j.stepSeconds * 8) / 3600) < 1e-9);
+    } finally {
+      t.cleanup();
+    }
+  });
 });

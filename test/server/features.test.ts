@@ -222,6 +222,25 @@ describe('code lenses', () => {
     assert.ok(lenses.some((l) => /^Assumptions \(\d+\)$/.test(l.command?.title ?? '') && l.command?.command === 'shardlens.showAssumptions'));
   });
 
+  test('a file that plans its steps: the step lens adds the run\'s wall-clock, and the steps key\'s hover its GPU-hours', async () => {
+    // torchtitan [training] steps = 1000: wall-clock = 1000 × step time, GPU-hours = wall-clock × 8 GPUs / 3600 s.
+    const { uri, text } = await openFixture('llama3_8b.toml');
+    const title = (await c.lenses(uri)).map((l) => l.command?.title ?? '').find((t) => t.startsWith('step ≈ ')) ?? '';
+    const m = /^step ≈ ([\d.]+) (ms|s) · 1,000 steps ≈ ([\d.]+) (min|h)$/.exec(title);
+    assert.ok(m, title);
+    const step = Number(m[1]) * (m[2] === 'ms' ? 1e-3 : 1);
+    const run = Number(m[3]) * (m[4] === 'min' ? 60 : 3600);
+    // Within the rounding of what is shown: half a minute of the wall-clock, half a unit of the step's third digit.
+    assert.ok(Math.abs(run - 1000 * step) <= 30 + 1000 * step * 0.005, `${run} s vs 1000 × ${step} s`);
+    const h = await c.hover(uri, posOf(text, 'steps', 2));
+    const md = h && typeof h.contents === 'object' && 'value' in h.contents ? h.contents.value : '';
+    const g = /1,000 steps × ([\d.]+) (ms|s) ≈ [\d.]+ (min|h) on 8 GPUs = ([\d.]+) GPU-hours \(the steps only: no evaluation/.exec(md);
+    assert.ok(g, md);
+    const s2 = Number(g[1]) * (g[2] === 'ms' ? 1e-3 : 1);
+    assert.ok(Math.abs(Number(g[4]) / ((1000 * s2 * 8) / 3600) - 1) < 0.01, md);
+    assert.match(md, /Step ≈ [\d.]+ m?s\. The busiest stage's operator terms per step/);
+  });
+
   test('when the file and the settings give every deciding input, the verdict is plain and opens the dashboard', async () => {
     // The Megatron script states the model, batch shape and GPU count; the setting gives the GPU type.
     const bare = await startClient({ cluster: { gpu: 'H100-SXM' } });
