@@ -3,6 +3,7 @@
  * the data-parallel sweep it derives, and the collectives, assumptions and problems as the server sent them.
  */
 import type { MemoryTermName, StageMemory, Term } from '../../shared/plan/result';
+import { runLength } from '../../shared/wording/runLength';
 import type { AnalysisResult, DashboardModel, DerivationView, MemoryUnits } from '../../shared/protocol';
 import { symbolLines } from '../../shared/wording/symbols';
 import { fileNameOf } from '../../shared/wording/files';
@@ -39,6 +40,7 @@ export function toDashboardModel(
   const peak = memory.stages[peakStage];
   const stepSeconds = r.stepTime ? clean(r.stepTime.stepSeconds) : undefined;
   const sweep = dpSweep(plan, estimate);
+  const run = runLength(plan, stepSeconds);
   const model: DashboardModel = {
     uri: r.uri,
     fileName: fileNameOf(r.uri),
@@ -64,6 +66,7 @@ export function toDashboardModel(
     ...(peak ? { derivation: derivationOf(peak) } : {}),
     ...(sweep ? { sweep } : {}),
     ...(stepSeconds !== undefined && stepSeconds > 0 ? { stepSeconds } : {}),
+    ...(run ? { run: { steps: run.steps, seconds: run.seconds, gpus: run.gpus, gpuHours: run.gpuHours } } : {}),
   };
   return { model };
 }

@@ -86,6 +86,8 @@ export interface DashboardModel {
   readonly communication: readonly Collective[];
   /** Step time in seconds, when known. */
   readonly stepSeconds?: number;
+  /** The run's length when the file plans its steps (shared/wording/runLength.ts): steps, wall-clock seconds, GPUs, GPU-hours. */
+  readonly run?: { readonly steps: number; readonly seconds: number; readonly gpus: number; readonly gpuHours: number };
   /** Inputs the estimate assumed because no file or setting gave them. */
   readonly assumptions: readonly AnalysisAssumption[];
   /** The derivation of the peak stage (the hovers' "More" link opens it). */

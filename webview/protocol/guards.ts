@@ -125,6 +125,7 @@ export function isDashboardModel(x: unknown): x is DashboardModel {
     && (x.sweep === undefined || isSweep(x.sweep))
     && isArr(x.communication, isCollective)
     && (x.stepSeconds === undefined || isAmount(x.stepSeconds))
+    && (x.run === undefined || (isObj(x.run) && isInt(x.run.steps) && x.run.steps >= 1 && isAmount(x.run.seconds) && isInt(x.run.gpus) && isAmount(x.run.gpuHours)))
     && isArr(x.assumptions, (a): a is unknown => isAssumption(a))
     && (x.derivation === undefined || isDerivation(x.derivation))
     && isArr(x.problems, (p): p is unknown => isObj(p) && isSeverity(p.severity) && isStr(p.message));

@@ -4,6 +4,7 @@
  * (and a Retry button when the request failed), printed once.
  */
 import type { DashboardModel } from '../../shared/protocol/webview';
+import { formatDuration, formatGpuHours, RUN_LENGTH_SCOPE } from '../../shared/wording/runLength';
 import { formatBytes, formatCount, formatSeconds } from '../../shared/units';
 import { INPUT_WORDS, decidingAssumptions } from '../../shared/wording/verdict';
 import { el } from '../dom';
@@ -51,6 +52,12 @@ export function header(m: DashboardModel, full: boolean): HTMLElement {
     el('span', 'muted', `${m.cluster.nodes || '?'} × ${m.cluster.gpusPerNode || '?'} × ${m.cluster.gpuName}`),
   );
   if (m.stepSeconds) line.appendChild(el('span', 'muted', `step ${formatSeconds(m.stepSeconds)}`));
+  if (m.run) {
+    const run = el('span', 'muted', `${m.run.steps.toLocaleString('en-US')} steps ≈ ${formatDuration(m.run.seconds)}, ${formatGpuHours(m.run.gpuHours)}`);
+    run.id = 'run-length';
+    run.title = `The steps the file plans × the step time on ${m.run.gpus} GPUs: ${RUN_LENGTH_SCOPE}.`;
+    line.appendChild(run);
+  }
   h.appendChild(line);
   if (!full) return h;
   if (m.problems.length) {

@@ -86,3 +86,24 @@ test('fileNameOf decodes the last path segment', () => {
   assert.equal(fileNameOf('file:///a/b/ds%20config.json'), 'ds config.json');
   assert.equal(fileNameOf('untitled:Untitled-1'), 'untitled:Untitled-1');
 });
+
+describe('the run\'s length in the dashboard header', () => {
+  test('a plan with 3,000 planned steps: steps × step time, and × the GPUs / 3600 in GPU-hours; a malformed run is refused', () => {
+    // makePlan keeps the stated inputs (plan.stated); the run length reads the planned steps from them.
+    const withSteps = makePlan({ ...plan.stated!, training: { ...plan.stated!.training, steps: 3000 } } as never);
+    const step = estimateStepTime(withSteps).stepSeconds;
+    const built = toDashboardModel({ ...analysis, plan: withSteps, stepTime: estimateStepTime(withSteps) }, 'GiB');
+    assert.ok('model' in built);
+    const run = built.model.run!;
+    assert.equal(run.steps, 3000);
+    assert.ok(Math.abs(run.seconds - 3000 * step) < 1e-9);
+    assert.equal(run.gpus, 8);
+    assert.ok(Math.abs(run.gpuHours - (3000 * step * 8) / 3600) < 1e-9);
+    assert.equal(isDashboardModel(built.model), true);
+    assert.equal(isDashboardModel({ ...built.model, run: { ...run, steps: 0 } }), false);
+    assert.equal(isDashboardModel({ ...built.model, run: { ...run, gpuHours: Number.NaN } }), false);
+    // Without planned steps there is no run length.
+    const none = toDashboardModel(analysis, 'GiB');
+    assert.ok('model' in none && none.model.run === undefined);
+  });
+});
