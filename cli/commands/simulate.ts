@@ -28,7 +28,8 @@ export async function simulateCommand(args: ParsedArgs): Promise<number> {
   }
   if (plan) console.log(planSummary(plan, countParams(plan.model).parameters));
   if (sim?.ok) {
-    console.log(`\nStep ${formatSeconds(sim.stepSeconds)} · ${sim.schedule}, ${sim.pp} stage(s)${sim.vpp > 1 ? ` × ${sim.vpp} chunks` : ''}, ${sim.microbatches} micro-batches`);
+    const calibrated = plan?.cluster.gpu.kernelSpeed !== undefined ? ` (kernels ×${plan.cluster.gpu.kernelSpeed.toFixed(3)}, calibrated: ${plan.sources['cluster.gpu.kernelSpeed']?.detail ?? 'shardlens.calibration'})` : '';
+    console.log(`\nStep ${formatSeconds(sim.stepSeconds)}${calibrated} · ${sim.schedule}, ${sim.pp} stage(s)${sim.vpp > 1 ? ` × ${sim.vpp} chunks` : ''}, ${sim.microbatches} micro-batches`);
     if (run) console.log(`Run  ${runLine(run)} (${RUN_LENGTH_SCOPE})`);
     console.log(`Bubble ${formatPercent(sim.bubbleFraction)} of the busy time · exposed communication ${formatSeconds(sim.exposedCommSeconds)} · MFU ${formatPercent(sim.mfu)} · HFU ${formatPercent(sim.hfu)} · ${Math.round(sim.tokensPerSecond).toLocaleString('en-US')} tokens/s`);
     console.log('\nStage  busy        idle        exposed comm  peak memory  max in flight');

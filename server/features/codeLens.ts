@@ -42,7 +42,9 @@ export function buildCodeLenses(a: DocumentAnalysis): CodeLens[] {
   if (a.stepTime) {
     // With the steps the file plans: the run's wall-clock (steps × step time).
     const run = runLength(a.plan, a.stepTime.stepSeconds);
-    out.push(lens(`step ≈ ${formatSeconds(a.stepTime.stepSeconds)}${run ? ` · ${runShort(run)}` : ''}`, ClientCommands.simulateStep, a.uri));
+    // A stored cluster calibration (shardlens.calibration) sets the kernel speed: the step time says it rests on it.
+    const calibrated = a.plan?.cluster.gpu.kernelSpeed !== undefined ? ' (calibrated)' : '';
+    out.push(lens(`step ≈ ${formatSeconds(a.stepTime.stepSeconds)}${calibrated}${run ? ` · ${runShort(run)}` : ''}`, ClientCommands.simulateStep, a.uri));
   }
   out.push(lens('Dashboard', ClientCommands.openDashboard, a.uri));
   if (a.assumptions.length) out.push(lens(`Assumptions (${a.assumptions.length})`, SHOW_ASSUMPTIONS, a.uri));

@@ -56,6 +56,9 @@ describe('shardlens calibrate', () => {
         // `estimate` applies the stored correction and names it in the plan's sources.
         const est = runCli(['simulate', 'train.toml', '--json'], { cwd: t2.dir });
         assert.ok(Math.abs(JSON.parse(est.stdout).stepSeconds / (32768 / 3890) - 1) < 1e-3, est.stdout.slice(0, 300));
+        // The step time says it rests on the calibration, and which.
+        const shown = runCli(['simulate', 'train.toml'], { cwd: t2.dir });
+        assert.match(shown.stdout, /^Step 8\.42 s \(kernels ×[\d.]+, calibrated: shardlens\.calibration\["h100-96gb-500w"\]/m);
       } finally {
         t2.cleanup();
       }

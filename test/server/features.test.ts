@@ -241,6 +241,21 @@ describe('code lenses', () => {
     assert.match(md, /Step ≈ [\d.]+ m?s\. The busiest stage's operator terms per step/);
   });
 
+  test('with a stored calibration for the GPU, the step lens says the step time is calibrated', async () => {
+    const correction = { clusterId: 'h100-sxm', overheadBytes: 0, efficiency: 0.8, warnings: [], source: { device: 'd', mode: 'training log', worldSize: 8, createdAt: 'now', engine: 'torchtitan' } };
+    const cal = await startClient({ cluster: { gpu: 'H100-SXM' }, calibration: { 'h100-sxm': correction } });
+    try {
+      const uri = uriOf('pretrain_llama.sh');
+      const d = cal.diagnostics(uri);
+      await cal.open(uri, read('pretrain_llama.sh'));
+      await d;
+      const step = (await cal.lenses(uri)).map((l) => l.command?.title ?? '').find((t) => t.startsWith('step ≈ '));
+      assert.match(step ?? '', /^step ≈ [\d.]+ m?s \(calibrated\)/);
+    } finally {
+      cal.dispose();
+    }
+  });
+
   test('when the file and the settings give every deciding input, the verdict is plain and opens the dashboard', async () => {
     // The Megatron script states the model, batch shape and GPU count; the setting gives the GPU type.
     const bare = await startClient({ cluster: { gpu: 'H100-SXM' } });
