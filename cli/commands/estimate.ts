@@ -55,9 +55,25 @@ function printStages(title: string, stages: readonly StageMemory[], gpuBytes: nu
   for (const r of rows) console.log('  ' + r.map((c, k) => c.padStart(widths[k])).join('  '));
 }
 
+/**
+ * The editor's verdict (shared/wording/verdict.ts): what it rests on, assumed inputs and a missing referenced DeepSpeed
+ * file included; undefined without a peak stage.
+ */
+function verdictOf(est: MemoryEstimate, loaded: Awaited<ReturnType<typeof loadConfig>>, problems: ReturnType<typeof allProblems>) {
+  const peak = est.stages[est.peakStage];
+  const plan = loaded.resolved.plan;
+  if (!peak || !plan) return undefined;
+  const missing = loaded.primary.references.find((r) => r.kind === 'deepspeed' && problems.some((p) => p.code === 'reference-missing' && p.message.includes(`"${r.target}"`)));
+  return verdict({
+    fits: est.fits, peakReservedBytes: peak.peakReservedBytes, gpuMemoryBytes: est.gpuMemoryBytes, gpuName: plan.cluster.gpu.name, units: 'GiB',
+    assumptions: loaded.resolved.assumptions, shapeFreeBytes: peak.modelStatesBytes, ...(missing ? { missingFile: missingFileLabel(missing.target) } : {}),
+  });
+}
+
 /** The JSON of one file's estimate: the traceable result plus file, format, plan summary, assumptions and problems. */
 function toJson(path: string, format: string | null, est: MemoryEstimate | undefined, loaded: Awaited<ReturnType<typeof loadConfig>>, problems: ReturnType<typeof allProblems>) {
   const plan = loaded.resolved.plan;
+  const v = est && !hasErrors(problems) ? verdictOf(est, loaded, problems) : undefined;
   const inputs = plan ? readInputs(plan, loaded.resolved.factsUsed) : undefined;
   return {
     file: path,
@@ -67,6 +83,7 @@ function toJson(path: string, format: string | null, est: MemoryEstimate | undef
     cluster: inputs?.cluster,
     parameters: est?.model ?? { parameters: 0, trainableParameters: 0, activeParameters: 0 },
     fits: est ? est.fits && !hasErrors(problems) : false,
+    ...(v ? { verdict: { headline: v.headline, conditional: v.conditional, assumed: v.assumed } } : {}),
     gpu: plan?.cluster.gpu.name,
     gpuMemoryBytes: est?.gpuMemoryBytes ?? 0,
     worldSize: plan ? plan.parallel.dp * plan.parallel.tp * plan.parallel.pp * plan.parallel.cp : 0,
@@ -101,15 +118,10 @@ export async function estimateFile(file: string, flags: Flags, quietHeader = fal
       printStages('Per GPU, replicated data parallel (no ZeRO/FSDP sharding, no offload):', est.replicated.stages, gpu);
       if (est.hostBytesPerNode > 0) console.log(`\nHost memory per node for offload: ${formatBytes(est.hostBytesPerNode, 'GiB')}`);
       const peak = est.stages[est.peakStage];
-      if (code === 2 || !peak) {
+      const v = code === 2 ? undefined : verdictOf(est, loaded, problems);
+      if (!v || !peak) {
         console.log(`\nCANNOT ESTIMATE AS WRITTEN: peak ${formatBytes(peak?.peakReservedBytes, 'GiB')} reserved per GPU on pipeline stage ${est.peakStage} of ${formatBytes(gpu, 'GiB')}.`);
       } else {
-        // The editor's wording: a verdict that rests on assumed inputs or a missing referenced DeepSpeed file says so.
-        const missing = loaded.primary.references.find((r) => r.kind === 'deepspeed' && problems.some((p) => p.code === 'reference-missing' && p.message.includes(`"${r.target}"`)));
-        const v = verdict({
-          fits: est.fits, peakReservedBytes: peak.peakReservedBytes, gpuMemoryBytes: gpu, gpuName: plan.cluster.gpu.name, units: 'GiB',
-          assumptions: loaded.resolved.assumptions, shapeFreeBytes: peak.modelStatesBytes, ...(missing ? { missingFile: missingFileLabel(missing.target) } : {}),
-        });
         console.log(`\n${code === 0 ? 'FITS' : 'DOES NOT FIT'}: ${v.headline} (peak on pipeline stage ${est.peakStage}, reserved).`);
       }
     } else {

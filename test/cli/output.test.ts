@@ -39,6 +39,11 @@ describe('CLI text output', () => {
       const r = runCli(['estimate', 'train.yaml'], { cwd: t.dir });
       assert.equal(r.status, 1, r.stderr + r.stdout);
       assert.match(r.stdout, /^DOES NOT FIT: needs ~[\d.]+ GiB\/GPU of 79\.6 GiB if ZeRO stage 3, 8×NVIDIA H100 SXM5 80GB \(assumed\) — set them \(peak on pipeline stage 0, reserved\)\.$/m);
+      // The JSON carries the same verdict and what it rests on.
+      const j = JSON.parse(runCli(['estimate', 'train.yaml', '--json'], { cwd: t.dir }).stdout);
+      assert.equal(j.verdict.conditional, true);
+      assert.ok(r.stdout.includes(j.verdict.headline), j.verdict.headline);
+      assert.deepEqual(j.verdict.assumed.map((a: { path: string }) => a.path), ['parallel.sharding.stage', 'cluster']);
     } finally {
       t.cleanup();
     }

@@ -185,6 +185,10 @@ describe('ShardLens in VS Code (code-server)', { skip: missing ? `e2e skipped: $
       assert.equal(state, 'chart');
       const rows = await frame.locator('#sim-table tbody tr').count();
       assert.ok(rows >= 1, 'one timeline lane per pipeline stage');
+      // Issue 14 §1: every operator term of the step, with its formula and source, in the Simulate Step view.
+      const terms = await frame.locator('#sim-terms tbody tr').evaluateAll((trs) => trs.map((t) => (t as HTMLElement).dataset.term));
+      for (const name of ['gemm', 'attention', 'elementwise', 'comm']) assert.ok(terms.includes(name), `${name} in ${terms.join(', ')}`);
+      assert.match(await frame.locator('#sim-terms-summary').innerText(), /^Where the busiest stage's step goes: GEMMs/);
       await shot(page, 'ok-simulate');
     });
   });
