@@ -9,6 +9,7 @@ import data from '../../data/deepspeed-bundled.json';
 import type { ConfigFacts, Fact } from '../../shared/plan/facts';
 import type { PlanPath } from '../../shared/plan/paths';
 import type { Problem } from '../../shared/plan/types';
+import { keyForPath } from '../../formats/keyTables';
 
 interface BundledFile {
   readonly framework: string;
@@ -65,7 +66,7 @@ export function bundledDeepSpeedFacts(target: string, parse: (text: string) => C
   // What the table states is assumed; the reader's defaults for keys the file leaves out stay defaults.
   for (const [path, fact] of Object.entries(read.facts) as [PlanPath, Fact][]) {
     facts[path] = fact.source.kind === 'explicit'
-      ? { value: fact.value, source: { kind: 'assumed', detail: `${fact.key ?? path} = ${String(fact.value)} from ${detail}` } }
+      ? { value: fact.value, source: { kind: 'assumed', detail: `${keyForPath('deepspeed', path) ?? fact.key ?? path} = ${String(fact.value)} from ${detail}` } }
       : { value: fact.value, source: fact.source };
   }
   return {

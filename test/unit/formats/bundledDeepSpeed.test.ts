@@ -37,7 +37,10 @@ describe('bundled DeepSpeed files of axolotl and LLaMA-Factory', () => {
       assert.equal(p.parallel.sharding.offloadOptimizer, opt);
       assert.equal(p.parallel.sharding.offloadParams, params);
       assert.equal(p.sources['parallel.sharding.stage']?.kind, 'assumed');
-      assert.ok(g.resolved.assumptions.some((a) => a.path === 'parallel.sharding.stage' && a.value === String(stage)), JSON.stringify(g.resolved.assumptions));
+      const a = g.resolved.assumptions.find((x) => x.path === 'parallel.sharding.stage');
+      assert.equal(a?.value, String(stage), JSON.stringify(g.resolved.assumptions));
+      // It names the key, the framework's file and the commit it was read at, and how to replace it.
+      assert.match(a?.detail ?? '', new RegExp(`^zero_optimization\\.stage = ${stage} from (axolotl|LLaMA-Factory)'s [\\w/.]+\\.json \\(ZeRO-${stage}.*at [0-9a-f]{9}\\).*add the file to use its own values$`));
       assert.ok(g.resolved.problems.some((x) => x.code === 'reference-bundled'));
       assert.ok(!g.resolved.problems.some((x) => x.code === 'reference-missing'));
     });
