@@ -64,6 +64,11 @@ export function formatPercent(f: number | undefined): string {
   return showable(f) ? `${sig(f * 100)} %` : '—';
 }
 
+/** A signed change as a percentage with one decimal, "+12.5 %" or "−3.0 %" (a real minus sign). */
+export function formatSignedPercent(f: number): string {
+  return `${f >= 0 ? '+' : '−'}${Math.abs(f * 100).toFixed(1)} %`;
+}
+
 /** Three significant digits without exponent notation. */
 function sig(x: number): string {
   if (x === 0) return '0';

@@ -5,10 +5,9 @@
  * runs nothing; prints the settings entry (the editor's "Calibrate from Training Log…" saves it).
  */
 import { basename, resolve } from 'node:path';
-import { correctionFromLog, type Compared, type LogComparison } from '../../shared/calibration/fromLog';
-import { parseTrainingLog } from '../../shared/logs/parse';
-import { calibrationFor, CALIBRATION_SETTING } from '../../shared/plan/calibration';
-import { formatBytes, formatSeconds } from '../../shared/units';
+import { calibrateFromLog, type Compared, type LogComparison } from '../../shared/calibration/fromLog';
+import { CALIBRATION_SETTING } from '../../shared/plan/calibration';
+import { formatBytes, formatSeconds, formatSignedPercent } from '../../shared/units';
 import { readTextTail } from '../../server/io/read';
 import { stringFlag, type ParsedArgs } from '../args';
 import { InputError, loadConfig } from '../load';
@@ -18,13 +17,10 @@ import { workspaceSettings } from '../settings';
 
 const USAGE = 'usage: shardlens calibrate <config> --log <train.log> [--gpus <N>x<GPU>] [--cluster-id <name>] [--json]';
 
-const mib = (n: number): string => `${Math.round(n / 2 ** 20)} MiB`;
-
-const signed = (f: number): string => `${f >= 0 ? '+' : '−'}${Math.abs(f * 100).toFixed(1)} %`;
 
 function row(name: string, c: Compared | undefined, show: (x: number) => string): string {
   if (!c) return `  ${name.padEnd(8)} not in the log`;
-  return `  ${name.padEnd(8)} measured ${show(c.measured).padEnd(11)} ShardLens ${show(c.estimated).padEnd(11)} ${signed(c.error).padStart(8)}   (line ${c.line}: ${c.detail})`;
+  return `  ${name.padEnd(8)} measured ${show(c.measured).padEnd(11)} ShardLens ${show(c.estimated).padEnd(11)} ${formatSignedPercent(c.error).padStart(8)}   (line ${c.line}: ${c.detail})`;
 }
 
 function printComparison(title: string, c: LogComparison): void {
@@ -44,8 +40,6 @@ export async function calibrateCommand(args: ParsedArgs): Promise<number> {
   // The log is a file the user named: read wherever it is, its last 32 MiB at most.
   const read = readTextTail(resolve(log));
   if (!read.ok) throw new InputError(`--log: ${read.reason === 'missing' ? `${log}: no such file` : read.detail}`);
-  const parsed = parseTrainingLog(read.text);
-  if (!parsed.ok) throw new InputError(`--log ${log}: ${parsed.error}`);
   const loaded = await loadConfig(file, args.flags);
   const plan = loaded.resolved.plan;
   const problems = allProblems(loaded, []);
@@ -54,13 +48,10 @@ export async function calibrateCommand(args: ParsedArgs): Promise<number> {
     else printNotes(problems, loaded.resolved.assumptions);
     return 2;
   }
-  const measurement = read.skippedBytes
-    ? { ...parsed.measurement, warnings: [...parsed.measurement.warnings, `only the last ${mib(read.text.length)} of the log were read (the ${mib(read.skippedBytes)} before them were skipped)`] }
-    : parsed.measurement;
   const stored = workspaceSettings(loaded.workspace.root, loaded.workspace.roots).settings.calibration;
-  const previous = calibrationFor(plan, stored);
-  const clusterId = id ?? previous?.clusterId ?? plan.cluster.gpu.id;
-  const { comparison, correction, after } = correctionFromLog(plan, measurement, clusterId, new Date().toISOString(), basename(log), previous);
+  const r = calibrateFromLog(plan, { text: read.text, name: basename(log), skippedBytes: read.skippedBytes }, stored, new Date().toISOString(), id);
+  if (!r.ok) throw new InputError(`--log ${log}: ${r.error}`);
+  const { measurement, previous, clusterId, comparison, correction, after } = r;
   const entry = { [CALIBRATION_SETTING]: { ...stored, [clusterId]: correction } };
   if (args.flags.json) {
     console.log(JSON.stringify({ file: loaded.path, log: resolve(log), ok: true, comparison, correction, after, setting: entry, assumptions: loaded.resolved.assumptions, problems }, null, 2));

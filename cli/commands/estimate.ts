@@ -10,6 +10,7 @@ import { withFlag, type Flags, type ParsedArgs } from '../args';
 import { InputError, loadConfig, workspaceOf } from '../load';
 import { allProblems, hasErrors, planSummary, printNotes } from '../report';
 import { verdict } from '../../shared/wording/verdict';
+import { gpusOf } from '../../shared/time/shape';
 import { missingFileLabel } from '../../shared/wording/references';
 import { nodeHost } from '../host';
 import { checkFile } from '../../server/io/read';
@@ -86,7 +87,7 @@ function toJson(path: string, format: string | null, est: MemoryEstimate | undef
     ...(v ? { verdict: { headline: v.headline, conditional: v.conditional, assumed: v.assumed } } : {}),
     gpu: plan?.cluster.gpu.name,
     gpuMemoryBytes: est?.gpuMemoryBytes ?? 0,
-    worldSize: plan ? plan.parallel.dp * plan.parallel.tp * plan.parallel.pp * plan.parallel.cp : 0,
+    worldSize: plan ? gpusOf(plan) : 0,
     layout: plan ? { dp: plan.parallel.dp, tp: plan.parallel.tp, pp: plan.parallel.pp, vpp: plan.parallel.vpp, cp: plan.parallel.cp, ep: plan.parallel.ep, sp: plan.parallel.sp, zero: plan.parallel.sharding.stage, sharding: plan.parallel.sharding.style, fsdpStrategy: plan.parallel.sharding.fsdpStrategy } : undefined,
     layoutSources: plan ? Object.fromEntries((['tp', 'pp', 'cp', 'ep', 'sharding.stage', 'sharding.style'] as const).map((k) => [k, plan.sources[`parallel.${k}`]])) : undefined,
     peakStage: est?.peakStage ?? 0,

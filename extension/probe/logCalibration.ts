@@ -7,9 +7,8 @@
 import * as vscode from 'vscode';
 import { basename } from 'node:path';
 import { readTextTail } from '../../server/io/read';
-import { correctionFromLog } from '../../shared/calibration/fromLog';
-import { parseTrainingLog } from '../../shared/logs/parse';
-import { CALIBRATION_SETTING, calibrationFor, normalizeCalibration } from '../../shared/plan/calibration';
+import { calibrateFromLog } from '../../shared/calibration/fromLog';
+import { CALIBRATION_SETTING, normalizeCalibration } from '../../shared/plan/calibration';
 import { comparisonDetails, comparisonLine, correctionLine } from '../../shared/wording/calibration';
 import type { ProbeCommandDeps } from './commands';
 
@@ -28,16 +27,11 @@ export async function runLogCalibration(deps: ProbeCommandDeps, arg: unknown): P
   // The user picked this file: read wherever it is, but only its end (32 MiB) and only as a regular file.
   const read = readTextTail(path);
   if (!read.ok) throw new Error(read.detail);
-  const parsed = parseTrainingLog(read.text);
-  if (!parsed.ok) throw new Error(`${basename(path)}: ${parsed.error}`);
-  const m = read.skippedBytes
-    ? { ...parsed.measurement, warnings: [...parsed.measurement.warnings, `only the end of the log was read (${Math.round(read.skippedBytes / 2 ** 20)} MiB before it skipped)`] }
-    : parsed.measurement;
   const cfg = vscode.workspace.getConfiguration();
   const stored = normalizeCalibration(cfg.get(CALIBRATION_SETTING));
-  const previous = calibrationFor(plan, stored);
-  const clusterId = previous?.clusterId ?? plan.cluster.gpu.id;
-  const { comparison, correction, after } = correctionFromLog(plan, m, clusterId, new Date().toISOString(), basename(path), previous);
+  const r = calibrateFromLog(plan, { text: read.text, name: basename(path), skippedBytes: read.skippedBytes }, stored, new Date().toISOString());
+  if (!r.ok) throw new Error(`${basename(path)}: ${r.error}`);
+  const { clusterId, comparison, correction, after } = r;
   for (const line of comparisonDetails(basename(path), comparison, correction, after)) deps.log.info(line);
   const canSave = !!(comparison.step || comparison.memory);
   const pick = await vscode.window.showInformationMessage(

@@ -1,5 +1,6 @@
 /** Summary figures derived from an analysis: peak per GPU, model states, communication per step, deltas. */
 import type { MemoryEstimate, StageMemory } from '../../shared/plan/result';
+import { formatSignedPercent } from '../../shared/units';
 import type { AnalysisCollective } from '../../shared/protocol';
 import type { CoreApi } from '../analysis/core';
 import type { DocumentAnalysis } from '../analysis/analyze';
@@ -61,7 +62,7 @@ export function stepChange(d: Delta): string | undefined {
   const { stepBefore: b, stepAfter: x } = d;
   if (b === undefined || x === undefined || !(b > 0)) return undefined;
   const f = x / b - 1;
-  return Math.abs(f) < 5e-4 ? undefined : `${f > 0 ? '+' : '−'}${Math.abs(f * 100).toFixed(1)} %`;
+  return Math.abs(f) < 5e-4 ? undefined : formatSignedPercent(f);
 }
 
 /** Re-estimates a variant; undefined when the core rejects it or a figure is not finite. */

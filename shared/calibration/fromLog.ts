@@ -5,7 +5,10 @@
  * run held beyond the estimate). Pure: the caller reads the log (bounded) and stores the correction.
  */
 import type { LogFigure, LogMeasurement } from '../logs/types';
-import { applyCalibration, withoutCalibration, type ClusterCorrection } from '../plan/calibration';
+import { parseTrainingLog } from '../logs/parse';
+import { applyCalibration, calibrationFor, withoutCalibration, type ClusterCorrection } from '../plan/calibration';
+import { gpusOf } from '../time/shape';
+import { skippedLogWarning } from '../wording/calibration';
 import type { Plan } from '../plan/types';
 import { estimateMemory } from '../memory/estimate';
 import { estimateStepTime } from '../time/estimate';
@@ -41,8 +44,7 @@ const compared = (measured: number, estimated: number, f: LogFigure, detail = f.
 
 /** Tokens one GPU processes per optimizer step: global batch × sequence length over all GPUs (CP ranks share a sequence). */
 function tokensPerGpuPerStep(plan: Plan): number {
-  const world = plan.parallel.dp * plan.parallel.tp * plan.parallel.pp * plan.parallel.cp;
-  return (plan.training.globalBatch * plan.training.seqLen) / world;
+  return (plan.training.globalBatch * plan.training.seqLen) / gpusOf(plan);
 }
 
 /** The measured seconds per step, from the log's step time or from the throughput it states. */
@@ -55,8 +57,7 @@ function measuredStep(plan: Plan, m: LogMeasurement): { seconds: number; figure:
   }
   const sp = m.samplesPerSecond;
   if (sp && sp.value > 0) {
-    const world = plan.parallel.dp * plan.parallel.tp * plan.parallel.pp * plan.parallel.cp;
-    const perStep = sp.scope === 'global' ? plan.training.globalBatch : plan.training.globalBatch / world;
+    const perStep = sp.scope === 'global' ? plan.training.globalBatch : plan.training.globalBatch / gpusOf(plan);
     return { seconds: perStep / sp.value, figure: sp, detail: `${perStep} sequences per step ÷ ${sp.detail}` };
   }
   return undefined;
@@ -118,13 +119,37 @@ export function correctionFromLog(
     if (mem.measured >= mem.estimated) overheadBytes = Math.round(mem.measured - mem.estimated);
     else warnings.push(`the estimate is ${((mem.estimated - mem.measured) / GIB).toFixed(2)} GiB above the measured peak: not stored as a cluster overhead (it is this config's estimate, not the cluster)`);
   } else warnings.push('no peak memory to compare: overhead left at 0');
-  const world = plan.parallel.dp * plan.parallel.tp * plan.parallel.pp * plan.parallel.cp;
   const correction: ClusterCorrection = {
     clusterId, overheadBytes, efficiency,
-    source: { device: plan.cluster.gpu.name, mode: `training log ${logName}`, worldSize: world, createdAt, engine: m.engine },
+    source: { device: plan.cluster.gpu.name, mode: `training log ${logName}`, worldSize: gpusOf(plan), createdAt, engine: m.engine },
     warnings,
   };
   // What the user sees now (with the stored correction, if any) and what the estimate becomes with the new one.
   const comparison = previous && plan !== calibrated ? compareWithLog(calibrated, m) : base;
   return { comparison, correction, after: compareWithLog(applyCalibration(plan, correction), m) };
+}
+
+/** A log's text as read (its end), and how much before it was skipped. */
+export interface LogText {
+  readonly text: string;
+  readonly name: string;
+  readonly skippedBytes?: number;
+}
+
+/**
+ * The whole "calibrate from a training log" step the CLI and the editor share: parse the log, note a skipped start,
+ * find the correction already stored for the plan's GPU (`stored`, the shardlens.calibration table), and compare and
+ * solve against it. The cluster id is the caller's, else the stored entry's, else the GPU's catalog id.
+ */
+export function calibrateFromLog(
+  plan: Plan, log: LogText, stored: Readonly<Record<string, ClusterCorrection>>, createdAt: string, clusterId?: string,
+): { ok: false; error: string } | ({ ok: true; measurement: LogMeasurement; clusterId: string; previous?: ClusterCorrection } & ReturnType<typeof correctionFromLog>) {
+  const parsed = parseTrainingLog(log.text);
+  if (!parsed.ok) return { ok: false, error: parsed.error };
+  const measurement = log.skippedBytes
+    ? { ...parsed.measurement, warnings: [...parsed.measurement.warnings, skippedLogWarning(log.skippedBytes, log.text.length)] }
+    : parsed.measurement;
+  const previous = calibrationFor(plan, stored);
+  const id = clusterId ?? previous?.clusterId ?? plan.cluster.gpu.id;
+  return { ok: true, measurement, clusterId: id, ...(previous ? { previous } : {}), ...correctionFromLog(plan, measurement, id, createdAt, log.name, previous) };
 }

@@ -19,6 +19,12 @@ export function microbatchesPerStep(plan: Plan): number {
   return posInt(t.globalBatch / (posInt(t.microBatch) * posInt(plan.parallel.dp)));
 }
 
+/** GPUs of the plan: DP·TP·PP·CP (expert parallelism lies inside DP·CP·TP). */
+export function gpusOf(plan: Pick<Plan, 'parallel'>): number {
+  const p = plan.parallel;
+  return p.dp * p.tp * p.pp * p.cp;
+}
+
 /** Tokens of one micro-batch held by one rank: b·s/cp (context parallel splits the sequence). */
 export function tokensPerRank(plan: Plan): number {
   return (posInt(plan.training.microBatch) * posInt(plan.training.seqLen)) / posInt(plan.parallel.cp);

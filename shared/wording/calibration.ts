@@ -1,14 +1,12 @@
 /** How a training log compares with the estimate, in one notification line and a few log lines (shared/calibration). */
 import type { Compared, LogComparison } from '../calibration/fromLog';
 import type { ClusterCorrection } from '../plan/calibration';
-import { formatBytes, formatSeconds } from '../units';
-
-const signed = (f: number): string => `${f >= 0 ? '+' : '−'}${Math.abs(f * 100).toFixed(1)} %`;
+import { formatBytes, formatSeconds, formatSignedPercent } from '../units';
 const gib = (b: number): string => formatBytes(b, 'GiB');
 
 /** "step 8.42 s measured, 9.21 s estimated (+9.4 %)"; undefined when the figure is not in the log. */
 function figure(name: string, c: Compared | undefined, show: (x: number) => string): string | undefined {
-  return c ? `${name} ${show(c.measured)} measured, ${show(c.estimated)} estimated (${signed(c.error)})` : undefined;
+  return c ? `${name} ${show(c.measured)} measured, ${show(c.estimated)} estimated (${formatSignedPercent(c.error)})` : undefined;
 }
 
 /** The comparison in one line: step time and peak memory, measured against estimated. */
@@ -31,4 +29,10 @@ export function comparisonDetails(logName: string, c: LogComparison, k: ClusterC
   out.push(`  calibration "${k.clusterId}": ${correctionLine(k, after)}`);
   for (const w of k.warnings) out.push(`  note: ${w}`);
   return out;
+}
+
+/** What reading only the end of a long log leaves out, as a warning of the measurement. */
+export function skippedLogWarning(skippedBytes: number, readChars: number): string {
+  const mib = (n: number) => `${Math.round(n / 2 ** 20)} MiB`;
+  return `only the last ${mib(readChars)} of the log were read (the ${mib(skippedBytes)} before them were skipped)`;
 }

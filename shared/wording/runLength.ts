@@ -5,6 +5,7 @@
  */
 import type { Plan } from '../plan/types';
 import { formatSeconds } from '../units';
+import { gpusOf } from '../time/shape';
 
 export interface RunLength {
   readonly steps: number;
@@ -26,8 +27,7 @@ export function runLength(plan: Plan | undefined, stepSeconds: number | undefine
   const samples = t?.samples;
   const steps = t?.steps ?? (samples !== undefined && plan && plan.training.globalBatch >= 1 ? Math.floor(samples / plan.training.globalBatch) : undefined);
   if (!plan || steps === undefined || !(steps >= 1) || stepSeconds === undefined || !(stepSeconds > 0) || !Number.isFinite(stepSeconds)) return undefined;
-  const p = plan.parallel;
-  const gpus = p.dp * p.tp * p.pp * p.cp;
+  const gpus = gpusOf(plan);
   const seconds = steps * stepSeconds;
   return { steps, stepSeconds, seconds, gpus, gpuHours: (seconds * gpus) / 3600 };
 }
