@@ -4,11 +4,12 @@
  * intermediate_size), GPT-2 (n_embd …), MPT, Gemma 1–3 and gpt-oss (their class defaults, hfFamilies.ts), Mixtral,
  * Qwen-MoE, DeepSeek-style and gpt-oss MoE keys, Llama 4 (`intermediate_size_mlp` for dense layers, `intermediate_size`
  * for the experts and the shared expert, `interleave_moe_layer_step`), and nested `text_config`. Sliding-window
- * attention is read as full attention, with an info. Never throws: garbage becomes problems.
+ * attention is read as full attention, with an info; DeepSeek-V2/V3 multi-head latent attention by its latent and head widths. Never throws: garbage becomes problems.
  */
 import type { PlanPath } from '../plan/paths';
-import type { AttnBias, InputSource, ModelSpec, MoeSpec, Problem } from '../plan/types';
+import type { AttnBias, InputSource, MlaSpec, ModelSpec, MoeSpec, Problem } from '../plan/types';
 import { familyDefaults, isGptOss, isQwen1, slidingWindow, slidingWindowMessage } from './hfFamilies';
+import { validMla } from './mla';
 
 type FieldOf<P> = P extends `model.${infer F}` ? F : never;
 /** A ModelSpec field as it follows "model." in a PlanPath (e.g. "layers", "moe.experts"). */
@@ -109,7 +110,7 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
   const layers = num('layers', ['num_hidden_layers', 'n_layer', 'num_layers', 'n_layers'], d.L, famWhy);
   const heads = num('heads', ['num_attention_heads', 'n_head', 'n_heads'], d.H, famWhy);
   const kvHeads = gpt2 && !mpt ? heads : num('kvHeads', ['num_key_value_heads', 'num_query_groups', 'n_kv_heads'], fam?.kvHeads ?? heads, famWhy ?? 'num_key_value_heads = None → heads (MHA)');
-  const headDim = num('headDim', ['head_dim', 'kv_channels'], fam?.headDim ?? (Math.floor(h / heads) || 1), famWhy ?? 'hidden_size / num_attention_heads');
+  const headDimRead = num('headDim', ['head_dim', 'kv_channels'], fam?.headDim ?? (Math.floor(h / heads) || 1), famWhy ?? 'hidden_size / num_attention_heads');
   const ffnRead = gpt2 || neox
     ? num('ffnSize', ['n_inner', 'intermediate_size'], 4 * h, 'GPT-2 n_inner = None → 4·n_embd')
     : num('ffnSize', isLlama4(modelType) ? ['intermediate_size_mlp', 'intermediate_size'] : ['intermediate_size', 'ffn_hidden_size'], fam?.ffn ?? 11008, famWhy ?? 'LlamaConfig default intermediate_size');
@@ -143,22 +144,22 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
   const moe = readMoe(cfg, modelType, ffnSize, problems, sources);
   const sliding = slidingWindow(cfg, modelType);
   if (sliding) problems.push({ code: SLIDING_WINDOW_CODE, severity: 'info', message: slidingWindowMessage(sliding, isObj(obj.text_config) ? 'text_config.' : ''), paths: ['model'] });
-  if (cfg.kv_lora_rank !== undefined || cfg.q_lora_rank !== undefined) {
-    problems.push({
-      code: 'hf-config-mla-approximated', severity: 'warning',
-      message: 'Multi-head latent attention (MLA) is not modelled exactly; attention is approximated as standard attention with the given head_dim.',
-      paths: ['model.heads'],
-    });
-  }
+  const mla = readMla(cfg, modelType, problems, sources);
   if (problems.some((p) => p.severity === 'error')) return { problems, sources };
 
   const display = name ?? (typeof cfg._name_or_path === 'string' && cfg._name_or_path ? cfg._name_or_path : modelType || 'model');
+  // Under MLA every head has its own keys and values (from the shared latent) and headDim is the query/key width.
+  const headDim = mla ? mla.qkNopeHeadDim + mla.qkRopeHeadDim : headDimRead;
+  if (mla) {
+    sources['model.headDim'] = { kind: 'derived', detail: 'config.json: qk_nope_head_dim + qk_rope_head_dim (multi-head latent attention)' };
+    sources['model.kvHeads'] = { kind: 'derived', detail: 'multi-head latent attention: one key and value per query head' };
+  }
   const model: ModelSpec = {
     name: display,
     layers,
     hiddenSize: h,
     heads,
-    kvHeads,
+    kvHeads: mla ? heads : kvHeads,
     headDim,
     ffnSize,
     gatedMlp: mpt ? cfg.mlp_gated === true : !gpt2 && !neox,
@@ -173,8 +174,44 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
     dropout,
     vocabSize,
     ...(moe ? { moe } : {}),
+    ...(mla ? { mla } : {}),
   };
   return { model, problems, sources };
+}
+
+/** Model types whose configuration class defines multi-head latent attention (transformers; Kimi K2 ships DeepSeek-V3's). */
+const MLA_TYPES = new Set(['deepseek_v2', 'deepseek_v3', 'kimi_k2']);
+
+/**
+ * Multi-head latent attention (shared/model/mla.ts) from `kv_lora_rank`, `q_lora_rank` (null: queries projected
+ * directly, DeepSeek-V2-Lite), `qk_nope_head_dim`, `qk_rope_head_dim` and `v_head_dim`; a missing width takes
+ * DeepseekV3Config's default (transformers models/deepseek_v3/configuration_deepseek_v3.py: 1536, 512, 128, 64, 128).
+ * Undefined for models without `kv_lora_rank` outside the MLA families, or a `kv_lora_rank` of null.
+ */
+function readMla(cfg: Obj, modelType: string, problems: Problem[], sources: Record<string, InputSource>): MlaSpec | undefined {
+  if (cfg.kv_lora_rank === null || (cfg.kv_lora_rank === undefined && !MLA_TYPES.has(modelType))) return undefined;
+  const keys: [keyof MlaSpec, string, number][] = [
+    ['qLoraRank', 'q_lora_rank', 1536], ['kvLoraRank', 'kv_lora_rank', 512], ['qkNopeHeadDim', 'qk_nope_head_dim', 128],
+    ['qkRopeHeadDim', 'qk_rope_head_dim', 64], ['vHeadDim', 'v_head_dim', 128],
+  ];
+  const out: Partial<Record<keyof MlaSpec, number>> = {};
+  for (const [field, key, fallback] of keys) {
+    const v = cfg[key];
+    if (field === 'qLoraRank' && v === null) {
+      out[field] = 0;
+      sources[`model.mla.${field}`] = { kind: 'explicit', detail: 'config.json: q_lora_rank null (queries projected from the hidden state)' };
+    } else if (typeof v === 'number' && Number.isInteger(v) && v > 0) {
+      out[field] = v;
+      sources[`model.mla.${field}`] = { kind: 'explicit', detail: `config.json: ${key}` };
+    } else if (v === undefined) {
+      out[field] = fallback;
+      sources[`model.mla.${field}`] = { kind: 'default', detail: `DeepseekV3Config default ${key} = ${fallback}` };
+    } else {
+      problems.push({ code: 'hf-config-bad-value', severity: 'error', message: `config.json: ${key} must be a positive integer${field === 'qLoraRank' ? ' or null' : ''}, got ${JSON.stringify(v)}.`, paths: [`model.mla.${field}` as PlanPath] });
+      return undefined;
+    }
+  }
+  return validMla(out);
 }
 
 /** Group-limited routing when both counts are given and it limits anything (1 ≤ top-k groups < groups). */

@@ -4,6 +4,7 @@
  */
 import type { ParameterCounts } from '../plan/result';
 import type { LoraSpec, ModelSpec } from '../plan/types';
+import { mlaNormParams, mlaWeights } from './mla';
 
 /** Parameters of one layer, split by how tensor parallelism treats them. */
 export interface LayerParams {
@@ -13,6 +14,11 @@ export interface LayerParams {
   readonly kvWeights: number;
   /** Attention biases and q/k norms. */
   readonly attnOther: number;
+  /**
+   * Attention parameters every TP rank holds whole (part of attnWeights + attnOther): MLA's down projections and latent
+   * norms (shared/model/mla.ts); 0 otherwise.
+   */
+  readonly attnReplicated: number;
   /** Dense MLP matrices and biases (dense layers only). */
   readonly denseMlp: number;
   /** The two per-layer norms (replicated across TP). */
@@ -83,24 +89,33 @@ export function moeLayersIn(model: ModelSpec, from: number, to: number): number 
   return Math.floor(to / f) - Math.floor(start / f);
 }
 
-/** Per-layer parameter groups: attention (q: h·H·d, k/v: h·KV·d each, o: H·d·h), MLP, norms, MoE parts. */
+/**
+ * Per-layer parameter groups: attention (q: h·H·d, k/v: h·KV·d each, o: H·d·h; MLA: its five projections and two
+ * latent norms, shared/model/mla.ts), MLP, norms, MoE parts.
+ */
 export function layerParams(model: ModelSpec): LayerParams {
   const h = model.hiddenSize;
   const H = model.heads;
   const KV = model.kvHeads;
   const d = model.headDim;
-  const kvWeights = 2 * h * KV * d;
-  const attnWeights = 2 * h * H * d + kvWeights;
+  const mla = model.mla;
+  const w = mla ? mlaWeights(mla, h, H) : undefined;
+  // MLA has no per-head K/V weights to replicate: keys and values come from one latent (kvWeights 0).
+  const kvWeights = w ? 0 : 2 * h * KV * d;
+  const attnWeights = w ? w.split + w.replicated : 2 * h * H * d + kvWeights;
   let attnOther = 0;
-  if (model.attnBias === 'qkv' || model.attnBias === 'all') attnOther += H * d + 2 * KV * d;
+  if (!mla && (model.attnBias === 'qkv' || model.attnBias === 'all')) attnOther += H * d + 2 * KV * d;
   if (model.attnBias === 'all') attnOther += h;
   if (model.qkNorm) attnOther += 2 * d;
+  const attnReplicated = mla && w ? w.replicated + mlaNormParams(mla) : 0;
+  attnOther += mla ? mlaNormParams(mla) : 0;
   const moe = model.moe;
   const expertOne = moe ? mlpParams(model, moe.expertFfnSize) : 0;
   return {
     attnWeights,
     kvWeights,
     attnOther,
+    attnReplicated,
     denseMlp: mlpParams(model, model.ffnSize),
     norms: 2 * normParams(model),
     experts: moe ? moe.experts * expertOne : 0,

@@ -72,12 +72,13 @@ export function rankParts(model: ModelSpec, tp: number, ep: number, etp: number,
   const per = layerParams(model);
   const kv = kvHeadsPerRank(model.kvHeads, tp);
   // k and v weights and biases follow the KV heads a rank holds; everything else of attention splits ÷TP.
-  const kvBias = model.attnBias === 'qkv' || model.attnBias === 'all' ? 2 * model.kvHeads * model.headDim : 0;
+  const kvBias = !model.mla && (model.attnBias === 'qkv' || model.attnBias === 'all') ? 2 * model.kvHeads * model.headDim : 0;
   const kvAll = per.kvWeights + kvBias;
   const vocab = paddedVocabSize(model.vocabSize, model.vocabPadMultiple, tp);
   const embed = (vocab * model.hiddenSize) / tp;
   const parts: RankParts = {
-    attn: (per.attnWeights + per.attnOther - kvAll) / tp + (kvAll * kv) / model.kvHeads + per.norms,
+    // MLA's down projections and latent norms are held whole by every rank (shared/model/mla.ts).
+    attn: (per.attnWeights + per.attnOther - kvAll - per.attnReplicated) / tp + (kvAll * kv) / model.kvHeads + per.attnReplicated + per.norms,
     denseMlp: per.denseMlp / tp,
     moeDense: per.router + per.sharedExperts / tp,
     expert: per.experts / (ep * etp),

@@ -34,6 +34,25 @@ export interface MoeSpec {
   readonly routerGroupTopK?: number;
 }
 
+/**
+ * Multi-head latent attention (DeepSeek-V2/V3, Kimi K2; DeepSeek-V2 report §2.1): queries from a low-rank latent
+ * (or straight from the hidden state), keys and values from one shared latent of kvLoraRank plus a decoupled rotary key
+ * of qkRopeHeadDim shared by all heads. Per head, queries and keys are qkNopeHeadDim + qkRopeHeadDim wide and values
+ * vHeadDim (transformers DeepseekV3Attention; Megatron-LM megatron/core/transformer/multi_latent_attention.py).
+ */
+export interface MlaSpec {
+  /** Query compression rank (`q_lora_rank`, `--q-lora-rank`); 0 when queries are projected from the hidden state. */
+  readonly qLoraRank: number;
+  /** Key/value compression rank (`kv_lora_rank`, `--kv-lora-rank`). */
+  readonly kvLoraRank: number;
+  /** Per-head query/key width without rotary positions (`qk_nope_head_dim`, Megatron `--qk-head-dim`). */
+  readonly qkNopeHeadDim: number;
+  /** Per-head rotary query/key width (`qk_rope_head_dim`, Megatron `--qk-pos-emb-head-dim`); the key's is shared. */
+  readonly qkRopeHeadDim: number;
+  /** Per-head value width (`v_head_dim`, `--v-head-dim`). */
+  readonly vHeadDim: number;
+}
+
 export type NormKind = 'layernorm' | 'rmsnorm';
 export type PositionKind = 'rotary' | 'learned' | 'alibi' | 'none';
 export type AttnBias = 'none' | 'qkv' | 'all';
@@ -86,6 +105,11 @@ export interface ModelSpec {
   readonly vocabPadMultiple?: number;
   /** Present for mixture-of-experts models. */
   readonly moe?: MoeSpec;
+  /**
+   * Present for multi-head latent attention: heads = kvHeads, headDim = the query/key head width
+   * (qkNopeHeadDim + qkRopeHeadDim), and the widths here replace the q/k/v projections (shared/model/mla.ts).
+   */
+  readonly mla?: MlaSpec;
 }
 
 export type Precision = 'fp32' | 'fp16-mixed' | 'bf16-mixed' | 'bf16' | 'fp8-mixed';

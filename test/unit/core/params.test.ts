@@ -2,6 +2,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { countParams, paddedVocabSize } from '../../../shared/model/params';
+import { rankParts } from '../../../shared/model/rankParams';
 import { modelFromHfConfig } from '../../../shared/model/hfConfig';
 import { preset } from './helpers';
 
@@ -85,14 +86,46 @@ describe('modelFromHfConfig', () => {
     assert.equal(r.model?.ffnSize, 11008);
     assert.equal(r.sources['model.hiddenSize']?.kind, 'default');
   });
-  test('DeepSeek MLA is reported as approximated; MoE keys are read', () => {
+  test('DeepSeek multi-head latent attention is read by its widths (class defaults for the missing ones); MoE keys are read', () => {
     const r = modelFromHfConfig({ model_type: 'deepseek_v3', hidden_size: 7168, num_hidden_layers: 61, num_attention_heads: 128, intermediate_size: 18432, vocab_size: 129280, n_routed_experts: 256, n_shared_experts: 1, num_experts_per_tok: 8, moe_intermediate_size: 2048, first_k_dense_replace: 3, kv_lora_rank: 512 });
-    assert.ok(r.problems.some((p) => p.code === 'hf-config-mla-approximated'));
+    // DeepseekV3Config defaults (transformers configuration_deepseek_v3.py): q_lora_rank 1536, qk_nope 128, qk_rope 64, v 128.
+    assert.deepEqual(r.model?.mla, { qLoraRank: 1536, kvLoraRank: 512, qkNopeHeadDim: 128, qkRopeHeadDim: 64, vHeadDim: 128 });
+    assert.equal(r.sources['model.mla.kvLoraRank']?.kind, 'explicit');
+    assert.equal(r.sources['model.mla.qLoraRank']?.kind, 'default');
+    // Queries and keys are 128 + 64 wide per head, and every query head has its own key and value.
+    assert.equal(r.model?.headDim, 192);
+    assert.equal(r.model?.kvHeads, 128);
+    assert.ok(!r.problems.some((p) => p.severity !== 'info'), JSON.stringify(r.problems));
     assert.equal(r.model?.moe?.experts, 256);
     assert.equal(r.model?.moe?.denseFirstLayers, 3);
     // 58 MoE layers (61 − 3 dense).
     assert.equal(countParams(r.model!).moeLayers, 58);
     assert.equal(r.model?.moe?.routerGroups, undefined, 'no n_group: unlimited routing');
+  });
+  test('MLA parameters per layer, counted by hand from DeepSeek-V3\'s config.json, and their TP split', () => {
+    // transformers DeepseekV3Attention: q_a_proj 7168→1536, q_a_layernorm 1536, q_b_proj 1536→128·192,
+    // kv_a_proj_with_mqa 7168→512+64, kv_a_layernorm 512, kv_b_proj 512→128·(128+128), o_proj 128·128→7168; no biases.
+    const qA = 7168 * 1536, qB = 1536 * 128 * 192, kvA = 7168 * 576, kvB = 512 * 128 * 256, o = 128 * 128 * 7168;
+    const m = preset('deepseek-v3');
+    const per = countParams(m).perLayer;
+    assert.equal(per.attnWeights + per.attnOther, qA + qB + kvA + kvB + o + 1536 + 512);
+    // Megatron builds the down projections duplicated (multi_latent_attention.py parallel_mode 'duplicated'): at TP 8 a
+    // rank holds them and the latent norms whole, an eighth of q_b, kv_b and o, and the layer's two RMSNorms.
+    assert.equal(rankParts(m, 8, 1, 1, 1).attn, (qB + kvB + o) / 8 + qA + kvA + 1536 + 512 + 2 * 7168);
+  });
+  test('DeepSeek-V2-Lite: q_lora_rank null projects queries from the hidden state (2048 → 16·192)', () => {
+    const r = modelFromHfConfig({ model_type: 'deepseek_v2', hidden_size: 2048, num_hidden_layers: 27, num_attention_heads: 16, num_key_value_heads: 16, intermediate_size: 10944, vocab_size: 102400, q_lora_rank: null, kv_lora_rank: 512, qk_nope_head_dim: 128, qk_rope_head_dim: 64, v_head_dim: 128 });
+    assert.equal(r.model?.mla?.qLoraRank, 0);
+    const per = countParams(r.model!).perLayer;
+    assert.equal(per.attnWeights + per.attnOther, 2048 * 16 * 192 + 2048 * 576 + 512 + 512 * 16 * 256 + 16 * 128 * 2048);
+  });
+  test('bad MLA widths are an error at their key, never a model', () => {
+    const r = modelFromHfConfig({ model_type: 'deepseek_v3', hidden_size: 7168, num_hidden_layers: 61, num_attention_heads: 128, kv_lora_rank: -3 });
+    assert.equal(r.model, undefined);
+    assert.ok(r.problems.some((p) => p.code === 'hf-config-bad-value' && p.paths.includes('model.mla.kvLoraRank')));
+    // kv_lora_rank null: no latent attention (standard attention of head_dim).
+    const plain = modelFromHfConfig({ model_type: 'deepseek_v3', hidden_size: 7168, num_hidden_layers: 61, num_attention_heads: 128, kv_lora_rank: null });
+    assert.equal(plain.model?.mla, undefined);
   });
   test('DeepSeek-V3 node-limited routing: n_group 8 and topk_group 4 (its config.json) are the routing groups', () => {
     const r = modelFromHfConfig({ model_type: 'deepseek_v3', hidden_size: 7168, num_hidden_layers: 61, num_attention_heads: 128, intermediate_size: 18432, vocab_size: 129280, n_routed_experts: 256, num_experts_per_tok: 8, moe_intermediate_size: 2048, n_group: 8, topk_group: 4 });
@@ -128,7 +161,7 @@ describe('modelFromHfConfig', () => {
 // Totals the model cards publish, rounded to their digits: Qwen3 (huggingface.co/Qwen/Qwen3-*: "Number of Parameters"),
 // DeepSeek-V2-Lite 15.7B, DeepSeek-V2 236B and DeepSeek-V3 671B (their model cards and technical reports), Llama 4
 // Scout 109B and Maverick 400B total with 17B active (Meta's model card; Scout's total counts its vision encoder, which
-// the text model leaves out). Multi-head latent attention is approximated (the presets say so), hence 2 %.
+// the text model leaves out).
 const PUBLISHED: [string, number, number?][] = [
   ['qwen3-1.7b', 1.7e9], ['qwen3-4b', 4.0e9], ['qwen3-14b', 14.8e9], ['qwen3-32b', 32.8e9], ['qwen3-235b-a22b', 235e9, 22e9],
   ['deepseek-v2-lite', 15.7e9], ['deepseek-v2', 236e9], ['deepseek-v3', 671e9],

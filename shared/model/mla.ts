@@ -1,0 +1,72 @@
+/**
+ * The projections of multi-head latent attention (MLA; DeepSeek-V2 report §2.1, DeepSeek-V3 report §2.1.1), the one
+ * description parameters, GEMM times, FLOPs and activations of an MLA layer are all counted from
+ * (docs/formulas.md#multi-head-latent-attention).
+ *
+ * Per layer, with h the hidden size, a the heads, r_q / r_kv the compression ranks, d_n / d_r / d_v the per-head
+ * no-position, rotary and value widths:
+ * - queries: h → r_q (down, RMSNorm of r_q) → a·(d_n + d_r) (up); with r_q = 0 one h → a·(d_n + d_r) projection;
+ * - keys and values: h → r_kv + d_r (down: the latent and one rotary key shared by every head, RMSNorm of r_kv) →
+ *   a·(d_n + d_v) (up);
+ * - output: a·d_v → h.
+ * Under tensor parallelism the up and output projections split by heads like Q/K/V and O; the down projections are
+ * held whole by every rank (Megatron-LM multi_latent_attention.py builds them `parallel_mode='duplicated'` and runs
+ * them on the sequence-parallel shard; torchtitan's DeepSeek-V3 plan leaves `wq_a` / `wkv_a` unsharded).
+ */
+import type { MlaSpec, ModelSpec } from '../plan/types';
+
+/** One projection of an attention layer: its input and output widths and how TP splits it. */
+export interface Projection {
+  readonly name: 'q_down' | 'q_up' | 'q' | 'kv_down' | 'kv_up' | 'o';
+  readonly in: number;
+  readonly out: number;
+  /** 'column' splits the output over TP, 'row' the input, 'replicated' keeps it whole on every rank. */
+  readonly tp: 'column' | 'row' | 'replicated';
+}
+
+/** Query/key width of one head: d_n + d_r under MLA, else headDim. */
+export function qkHeadDim(m: Pick<ModelSpec, 'headDim' | 'mla'>): number {
+  return m.mla ? m.mla.qkNopeHeadDim + m.mla.qkRopeHeadDim : m.headDim;
+}
+
+/** Value width of one head: d_v under MLA, else headDim. */
+export function vHeadDim(m: Pick<ModelSpec, 'headDim' | 'mla'>): number {
+  return m.mla ? m.mla.vHeadDim : m.headDim;
+}
+
+/** The projections of one MLA layer (see the module comment), in the order the layer runs them. */
+export function mlaProjections(mla: MlaSpec, hidden: number, heads: number): Projection[] {
+  const qk = mla.qkNopeHeadDim + mla.qkRopeHeadDim;
+  const out: Projection[] = mla.qLoraRank > 0
+    ? [{ name: 'q_down', in: hidden, out: mla.qLoraRank, tp: 'replicated' }, { name: 'q_up', in: mla.qLoraRank, out: heads * qk, tp: 'column' }]
+    : [{ name: 'q', in: hidden, out: heads * qk, tp: 'column' }];
+  out.push(
+    { name: 'kv_down', in: hidden, out: mla.kvLoraRank + mla.qkRopeHeadDim, tp: 'replicated' },
+    { name: 'kv_up', in: mla.kvLoraRank, out: heads * (mla.qkNopeHeadDim + mla.vHeadDim), tp: 'column' },
+    { name: 'o', in: heads * mla.vHeadDim, out: hidden, tp: 'row' },
+  );
+  return out;
+}
+
+/** Weights of one MLA layer's projections: those TP splits and those every rank holds whole (no biases). */
+export function mlaWeights(mla: MlaSpec, hidden: number, heads: number): { split: number; replicated: number } {
+  let split = 0, replicated = 0;
+  for (const p of mlaProjections(mla, hidden, heads)) {
+    if (p.tp === 'replicated') replicated += p.in * p.out;
+    else split += p.in * p.out;
+  }
+  return { split, replicated };
+}
+
+/** The latent RMSNorms of one MLA layer (q_a_layernorm of r_q when queries are compressed, kv_a_layernorm of r_kv). */
+export function mlaNormParams(mla: MlaSpec): number {
+  return mla.qLoraRank + mla.kvLoraRank;
+}
+
+/** A usable MLA description (positive latent and head widths; r_q may be 0), else undefined. */
+export function validMla(x: Partial<MlaSpec> | undefined): MlaSpec | undefined {
+  if (!x) return undefined;
+  const ok = (v: unknown, zero = false) => typeof v === 'number' && Number.isInteger(v) && (zero ? v >= 0 : v > 0);
+  if (!ok(x.kvLoraRank) || !ok(x.qkNopeHeadDim) || !ok(x.qkRopeHeadDim) || !ok(x.vHeadDim) || !ok(x.qLoraRank ?? 0, true)) return undefined;
+  return { qLoraRank: x.qLoraRank ?? 0, kvLoraRank: x.kvLoraRank!, qkNopeHeadDim: x.qkNopeHeadDim!, qkRopeHeadDim: x.qkRopeHeadDim!, vHeadDim: x.vHeadDim! };
+}
