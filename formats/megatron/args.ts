@@ -74,6 +74,124 @@ export function applyMegatronArgs(s: FactSink, args: readonly FlagArg[], o: { mo
   if (o.defaults !== false) applyDefaults(s, o.modelDefaults !== false);
 }
 
+/**
+ * Evaluates a Python list expression of 0s and 1s as Megatron's `--moe-layer-freq` takes it (`([0]+[1]*26)`,
+ * `[0]*3+[1]*58`, `([0]*1+[1]*1)*24`): lists, `+` concatenation, `*` repetition by a whole number, parentheses.
+ * Undefined for anything else or beyond 100,000 layers.
+ */
+export function layerPattern(text: string): number[] | undefined {
+  const src = text.replace(/\s+/g, '').replace(/^["']|["']$/g, '');
+  let i = 0;
+  const LIMIT = 100_000;
+  const int = (): number | undefined => {
+    const m = /^\d+/.exec(src.slice(i));
+    if (!m) return undefined;
+    i += m[0].length;
+    return Number(m[0]);
+  };
+  const atom = (): number[] | undefined => {
+    if (src[i] === '(') {
+      i++;
+      const v = sum();
+      if (src[i] !== ')') return undefined;
+      i++;
+      return v;
+    }
+    if (src[i] !== '[') return undefined;
+    i++;
+    const out: number[] = [];
+    while (src[i] !== ']') {
+      const n = int();
+      if (n === undefined || n > 1) return undefined;
+      out.push(n);
+      if (src[i] === ',') i++;
+      else if (src[i] !== ']') return undefined;
+    }
+    i++;
+    return out;
+  };
+  const term = (): number[] | undefined => {
+    let v = atom();
+    while (v && src[i] === '*') {
+      i++;
+      const n = int();
+      if (n === undefined || v.length * n > LIMIT) return undefined;
+      v = Array.from({ length: v.length * n }, (_, k) => v![k % v!.length]);
+    }
+    return v;
+  };
+  const sum = (): number[] | undefined => {
+    let v = term();
+    while (v && src[i] === '+') {
+      i++;
+      const w = term();
+      if (!w || v.length + w.length > LIMIT) return undefined;
+      v = [...v, ...w];
+    }
+    return v;
+  };
+  const v = sum();
+  return v && i === src.length ? v : undefined;
+}
+
+/**
+ * `--moe-layer-freq` as a list (megatron/training/arguments.py `moe_freq_type`: 1 marks an MoE layer): dense layers
+ * first and MoE after (`([0]+[1]*26)`: DeepSeek's first_k_dense_replace) or one MoE layer closing every period of f,
+ * the shapes the model can hold; any other list is read as every layer MoE, with a warning at the flag.
+ */
+function moeLayerPattern(s: FactSink, seen: Map<string, FlagArg>): void {
+  const a = seen.get('--moe-layer-freq');
+  if (!a?.value || a.unresolved || toNumber(a.value) !== undefined) return;
+  const list = layerPattern(a.value);
+  const loc = locOfArg(a);
+  const layers = s.num('model.layers');
+  if (list && list.length > 0 && list.includes(1)) {
+    const k = list.indexOf(1);
+    if (list.slice(k).every((x) => x === 1)) {
+      s.explicit('model.moe.denseFirstLayers', k, loc);
+      s.explicit('model.moe.layerFrequency', 1, loc);
+      if (layers !== undefined && layers !== list.length) s.diag('megatron-moe-layer-pattern', 'warning', `--moe-layer-freq lists ${list.length} layers, --num-layers is ${layers}.`, here(a, a.valueRange ?? a.flagRange), ['model.moe.layerFrequency']);
+      return;
+    }
+    const f = k + 1;
+    if (list.every((x, i) => x === ((i + 1) % f === 0 ? 1 : 0))) {
+      s.explicit('model.moe.layerFrequency', f, loc);
+      return;
+    }
+  }
+  delete s.facts['model.moe.layerFrequency'];
+  s.diag('megatron-moe-layer-pattern', 'warning', `--moe-layer-freq ${a.value} is not a pattern ShardLens can hold (dense layers first, or one MoE layer every n): every layer is read as MoE.`, here(a, a.valueRange ?? a.flagRange), ['model.moe.layerFrequency']);
+}
+
+/** MLA width flags and Megatron's defaults for them (megatron/training/arguments.py, NVIDIA/Megatron-LM d98e8a64). */
+const MLA_FLAGS: readonly [string, PlanPath, number | undefined][] = [
+  ['--q-lora-rank', 'model.mla.qLoraRank', undefined], ['--kv-lora-rank', 'model.mla.kvLoraRank', 32],
+  ['--qk-head-dim', 'model.mla.qkNopeHeadDim', 128], ['--qk-pos-emb-head-dim', 'model.mla.qkRopeHeadDim', 64], ['--v-head-dim', 'model.mla.vHeadDim', 128],
+];
+
+/**
+ * Multi-head latent attention (`--multi-latent-attention`, megatron/core/transformer/multi_latent_attention.py): its
+ * widths at Megatron's defaults where not given (no --q-lora-rank: queries projected from the hidden state), one
+ * key and value per query head (MLA rejects --group-query-attention) and the query/key head width as head dim. Without
+ * the flag Megatron ignores the width flags, and so does the reader, with a warning at the first one.
+ */
+function latentAttention(s: FactSink, seen: Map<string, FlagArg>): void {
+  const mla = seen.get('--multi-latent-attention');
+  if (!mla || toBool(mla.value ?? 'true') === false) {
+    const stray = MLA_FLAGS.map(([f]) => seen.get(f)).find((a) => a !== undefined);
+    for (const [, p] of MLA_FLAGS) delete s.facts[p];
+    if (stray) s.diag('megatron-mla-without-flag', 'warning', `${stray.flag} is ignored without --multi-latent-attention (standard attention).`, here(stray, stray.flagRange), []);
+    return;
+  }
+  for (const [flag, p, d] of MLA_FLAGS) {
+    if (!s.has(p)) s.default(p, d ?? 0, d === undefined ? `Megatron-LM default: ${flag} unset, queries projected from the hidden state (${ARGS})` : `Megatron-LM default: ${flag} ${d} (${ARGS})`);
+  }
+  const nope = s.num('model.mla.qkNopeHeadDim'), rope = s.num('model.mla.qkRopeHeadDim');
+  if (nope && rope) s.derived('model.headDim', nope + rope, 'Megatron MLA: query/key head = --qk-head-dim + --qk-pos-emb-head-dim', locOfArg(mla));
+  const heads = s.num('model.heads');
+  if (heads) s.derived('model.kvHeads', heads, 'Megatron MLA: one key and value per query head', locOfArg(mla));
+}
+
 /** A range in this document, or none when the flag was written in a sourced file (the diagnostic goes to the top). */
 function here(a: FlagArg, r: TextRange | undefined): TextRange | undefined {
   return a.uri ? undefined : r;
@@ -91,6 +209,8 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
     delete s.facts['model.kvHeads'];
     s.diag('megatron-groups-without-gqa', 'warning', '--num-query-groups is ignored without --group-query-attention (KV heads = attention heads).', here(groups, groups.flagRange), ['model.kvHeads']);
   }
+  latentAttention(s, seen);
+  moeLayerPattern(s, seen);
   const nobias = seen.get('--disable-bias-linear');
   if (nobias) {
     if (!seen.has('--add-qkv-bias')) s.explicit('model.attnBias', 'none', locOfArg(nobias));

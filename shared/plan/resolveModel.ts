@@ -3,7 +3,8 @@
  * the architecture defaults of the family the facts came from, each recorded as a source.
  */
 import type { Fact } from './facts';
-import type { AttnBias, InputSource, ModelSpec, MoeSpec, NormKind, PositionKind } from './types';
+import type { AttnBias, InputSource, MlaSpec, ModelSpec, MoeSpec, NormKind, PositionKind } from './types';
+import { validMla } from '../model/mla';
 import { listPresets } from '../model/presets';
 import type { PlanPath } from './paths';
 import { routerGroups } from '../model/hfConfig';
@@ -67,6 +68,7 @@ export function modelFromFacts(f: Facts, sources: Partial<Record<PlanPath, Input
     vocabSize: vocab,
     ...(num(f, 'model.vocabPadMultiple') !== undefined ? { vocabPadMultiple: take('model.vocabPadMultiple', num(f, 'model.vocabPadMultiple'), 0, '') } : {}),
   };
+  const withMla = mlaFromFacts(f, sources, model);
   const experts = num(f, 'model.moe.experts') ?? 0;
   if (experts > 1) {
     const expertFfnSize = take('model.moe.expertFfnSize', num(f, 'model.moe.expertFfnSize'), ffn, 'expert FFN = FFN size');
@@ -86,9 +88,29 @@ export function modelFromFacts(f: Facts, sources: Partial<Record<PlanPath, Input
       ...routerGroups(num(f, 'model.moe.routerGroups'), num(f, 'model.moe.routerGroupTopK')),
     };
     for (const p of ['model.moe.routerGroups', 'model.moe.routerGroupTopK'] as const) if (moe.routerGroups && f[p]) sources[p] = f[p]!.source;
-    return { ...model, moe };
+    return { ...withMla, moe };
   }
-  return model;
+  return withMla;
+}
+
+const MLA_PATHS = {
+  qLoraRank: 'model.mla.qLoraRank', kvLoraRank: 'model.mla.kvLoraRank', qkNopeHeadDim: 'model.mla.qkNopeHeadDim',
+  qkRopeHeadDim: 'model.mla.qkRopeHeadDim', vHeadDim: 'model.mla.vHeadDim',
+} as const satisfies Record<keyof MlaSpec, PlanPath>;
+
+/**
+ * Multi-head latent attention from model.mla.* facts (Megatron's --multi-latent-attention widths; the reader fills
+ * its defaults): the model with `mla` when the widths make one (shared/model/mla.ts validMla), else unchanged.
+ */
+function mlaFromFacts(f: Facts, sources: Partial<Record<PlanPath, InputSource>>, model: ModelSpec): ModelSpec {
+  if (f['model.mla.kvLoraRank'] === undefined) return model;
+  const mla = validMla({
+    qLoraRank: num(f, MLA_PATHS.qLoraRank) ?? 0, kvLoraRank: num(f, MLA_PATHS.kvLoraRank), qkNopeHeadDim: num(f, MLA_PATHS.qkNopeHeadDim),
+    qkRopeHeadDim: num(f, MLA_PATHS.qkRopeHeadDim), vHeadDim: num(f, MLA_PATHS.vHeadDim),
+  });
+  if (!mla) return model;
+  for (const p of Object.values(MLA_PATHS)) if (f[p]) sources[p] = f[p]!.source;
+  return { ...model, mla };
 }
 
 /** A readable name for an inline architecture, naming the bundled preset with the same shape when there is one. */

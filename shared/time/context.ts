@@ -285,7 +285,7 @@ export function computeLayerCosts(plan: Plan, l: LayoutLinks, params: TimeCache[
   const m = plan.model;
   const tr: TrainingSpec = plan.training;
   const tokens = tokensPerRank(plan);
-  const shape: FlopShape = { tokens, seqLen: posInt(tr.seqLen), tp: posInt(plan.parallel.tp), etp: posInt(plan.parallel.etp) };
+  const shape: FlopShape = { tokens, seqLen: posInt(tr.seqLen), tp: posInt(plan.parallel.tp), etp: posInt(plan.parallel.etp), sp: plan.parallel.sp && posInt(plan.parallel.tp) > 1 };
   const a = activationShape(plan);
   const loraF = loraLayerFlops(plan, tokens);
   const mb = microbatchesPerStep(plan);
@@ -304,7 +304,7 @@ function buildTimeContext(plan: Plan, l: LayoutLinks, cache: TimeCache): TimeCon
   const par = plan.parallel;
   const tr: TrainingSpec = plan.training;
   const tokens = tokensPerRank(plan);
-  const shape: FlopShape = { tokens, seqLen: posInt(tr.seqLen), tp: posInt(par.tp), etp: posInt(par.etp) };
+  const shape: FlopShape = { tokens, seqLen: posInt(tr.seqLen), tp: posInt(par.tp), etp: posInt(par.etp), sp: par.sp && posInt(par.tp) > 1 };
   const mb = microbatchesPerStep(plan);
   const c = cache.layerCosts(plan, () => computeLayerCosts(plan, l, cache.params));
   const pp = l.p;

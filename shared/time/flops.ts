@@ -4,6 +4,7 @@
  * Backward = 2× forward for weight matmuls (input and weight gradients), recomputation = 1× forward of what is recomputed.
  */
 import type { ModelSpec } from '../plan/types';
+import { mlaProjections, qkHeadDim, vHeadDim } from '../model/mla';
 
 /** Per-rank split of the work: tokens of the micro-batch on this rank, full sequence, TP/ETP degrees. */
 export interface FlopShape {
@@ -13,18 +14,37 @@ export interface FlopShape {
   readonly seqLen: number;
   readonly tp: number;
   readonly etp: number;
+  /** Sequence parallelism with TP > 1 (MLA's whole down projections then see the T/tp tokens of the shard). */
+  readonly sp?: boolean;
 }
 
-/** Attention projections forward: 2·T·h·(a+2g)·d_h + 2·T·a·d_h·h, ÷tp (Narayanan et al. 2021: 8Bsh² for MHA). */
+/**
+ * Attention projections forward: 2·T·h·(a+2g)·d_h + 2·T·a·d_h·h, ÷tp (Narayanan et al. 2021: 8Bsh² for MHA). Under
+ * multi-head latent attention, 2·T·(in·out) over its five projections (shared/model/mla.ts), the up and output
+ * projections ÷tp and the down projections whole: Megatron runs them duplicated on the sequence-parallel shard, so
+ * each rank multiplies its T/tp tokens with them under sequence parallelism and all T tokens without it (the same
+ * terms as Megatron-LM training.py num_floating_point_operations for MLA, counted per rank).
+ */
 export function attentionProjFlops(m: ModelSpec, x: FlopShape): number {
+  if (m.mla) {
+    let split = 0, whole = 0;
+    for (const p of mlaProjections(m.mla, m.hiddenSize, m.heads)) {
+      if (p.tp === 'replicated') whole += p.in * p.out;
+      else split += p.in * p.out;
+    }
+    return (2 * x.tokens * split) / x.tp + 2 * (x.sp ? x.tokens / x.tp : x.tokens) * whole;
+  }
   const q = m.heads * m.headDim;
   const kv = m.kvHeads * m.headDim;
   return (2 * x.tokens * m.hiddenSize * (q + 2 * kv) + 2 * x.tokens * q * m.hiddenSize) / x.tp;
 }
 
-/** Core attention forward (QKᵀ and attention·V): 4·T·s·a·d_h, ÷tp (Narayanan et al. 2021: 4Bs²h per layer). */
+/**
+ * Core attention forward (QKᵀ and attention·V): 4·T·s·a·d_h, ÷tp (Narayanan et al. 2021: 4Bs²h per layer); with
+ * query/key heads d_qk and value heads d_v wide (MLA), 2·T·s·a·(d_qk + d_v), ÷tp.
+ */
 export function coreAttentionFlops(m: ModelSpec, x: FlopShape): number {
-  return (4 * x.tokens * x.seqLen * m.heads * m.headDim) / x.tp;
+  return (2 * x.tokens * x.seqLen * m.heads * (qkHeadDim(m) + vHeadDim(m))) / x.tp;
 }
 
 /** Dense MLP forward: 2·T·h·f·(3 gated | 2 plain), ÷tp (Narayanan et al. 2021: 16Bsh² for f = 4h). */

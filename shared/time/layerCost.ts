@@ -3,7 +3,8 @@
  * linear GEMMs from their shapes, core attention, the memory-bound kernels, FP8 casts, launch gaps and the exposed
  * part of the in-layer TP/CP/EP communication, for forward, backward and selective recomputation.
  */
-import type { Plan } from '../plan/types';
+import type { MlaSpec, Plan } from '../plan/types';
+import { qkHeadDim, vHeadDim } from '../model/mla';
 import type { GroupLink } from '../comm/links';
 import { linkSeconds } from '../comm/links';
 import { tpMessageBytes } from '../comm/volumes';
@@ -98,6 +99,22 @@ function linearParts(list: readonly Linear[], t: KernelTimers, frozen: boolean, 
   return { fwd, bwd, gemmF, gemmD };
 }
 
+/**
+ * The linears of a multi-head latent attention block on this rank (shared/model/mla.ts), the query projection first
+ * and the output projection second: the up and output projections over the rank's a/t heads for all T tokens; the
+ * down projections whole, for the Tn tokens of the sequence-parallel shard (Megatron-LM multi_latent_attention.py
+ * runs them duplicated on the shard and gathers the latents), never split into async-TP chunks.
+ */
+function mlaLinears(mla: MlaSpec, h: number, s: LayerShape, f8: boolean, chunks: number): Linear[] {
+  const a = s.qHeads, T = s.tokens;
+  const qk = mla.qkNopeHeadDim + mla.qkRopeHeadDim;
+  const q: Linear = mla.qLoraRank > 0 ? [T, a * qk, mla.qLoraRank, f8, 1, chunks] : [T, a * qk, h, f8, 1, chunks];
+  const out: Linear[] = [q, [T, h, a * mla.vHeadDim, f8, 1, chunks]];
+  if (mla.qLoraRank > 0) out.push([s.normTokens, mla.qLoraRank, h, f8, 1]);
+  out.push([s.normTokens, mla.kvLoraRank + mla.qkRopeHeadDim, h, f8, 1], [T, a * (mla.qkNopeHeadDim + mla.vHeadDim), mla.kvLoraRank, f8, 1, chunks]);
+  return out;
+}
+
 /** Everything layerCost needs about the layer's shape on this rank. */
 export interface LayerShape extends LayerWidths {
   readonly b: number;
@@ -118,6 +135,8 @@ export interface LayerShape extends LayerWidths {
 export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { tp: GroupLink; cp: GroupLink; ep: GroupLink }, m: number): LayerCost {
   const mod = plan.model;
   const d = mod.headDim;
+  // Query/key and value head widths: both d, or MLA's d_n + d_r and d_v (shared/model/mla.ts).
+  const dqk = qkHeadDim(mod), dv = vHeadDim(mod);
   const h = mod.hiddenSize;
   const T = s.tokens;
   const f8 = t.fp8;
@@ -125,7 +144,9 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   const weightCasts = plan.engine === 'megatron' ? 1 / Math.max(1, m) : 1;
   const widths = projectionWidths(plan, s.qHeads, s.kvHeads, d, s.ffn);
   const chunks = asyncTpChunks(plan, s.tp);
-  const list: Linear[] = [[T, widths.qkv, h, f8, 1, chunks], [T, h, s.qHeads * d, f8, 1, chunks]];
+  // The first linear is the one the TP input gather feeds and the second the output projection (the TP pairing below
+  // reads them by position); MLA's other projections follow them.
+  const list: Linear[] = mod.mla ? mlaLinears(mod.mla, h, s, f8, chunks) : [[T, widths.qkv, h, f8, 1, chunks], [T, h, s.qHeads * d, f8, 1, chunks]];
   const mats = mod.gatedMlp ? 2 : 1;
   if (s.moe) {
     list.push([T, s.moe.routerOut, h, false, 1]);
@@ -139,20 +160,21 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   const bwd = lin.bwd;
   // Core attention: T local queries against the whole sequence's keys (CP balances the causal work over the ring).
   const causal = true;
-  const attnF = attentionKernelFlops(T, s.seq, s.qHeads, d, causal);
+  const attnF = attentionKernelFlops(T, s.seq, s.qHeads, (dqk + dv) / 2, causal);
   // With CP the load-balanced ring runs the causal diagonal block and cp − 1 unmasked half blocks (kernels/ring.ts).
   const ring = ringAttentionBlocks(s.seq, s.cp);
   const torch = torchRing(plan);
   let selectiveAttention = 0;
   // The ring's first (causal) block, forward and backward: what PyTorch's K/V all-gather hides behind.
   let firstBlockF = 0, firstBlockB = 0;
-  const ringKv = T * ringKvHeads(plan, s.qHeads, s.kvHeads) * d;
+  // K and V elements per rank, each counted at the mean of their widths (MLA's keys are d_qk wide, its values d_v).
+  const ringKv = (T * ringKvHeads(plan, s.qHeads, s.kvHeads) * (dqk + dv)) / 2;
   if (t.impl === 'eager') {
     // Batched GEMMs (one strided-batched kernel over b·a/t heads): timed as one GEMM with the heads stacked along M.
     const bh = s.b * s.qHeads;
     const sq = T / s.b;
-    const qk = t.gemm16(bh * sq, s.seq, d);
-    const av = t.gemm16(bh * sq, d, s.seq);
+    const qk = t.gemm16(bh * sq, s.seq, dqk);
+    const av = t.gemm16(bh * sq, dv, s.seq);
     // Fused scale-mask-softmax reads and writes the scores (2B per element), dropout reads, writes and keeps a 1-byte
     // mask (2B + 1); backward reads probabilities and gradient and writes one (3B), dropout's backward 2B + 1.
     const scores = T * s.seq * s.qHeads;
@@ -182,11 +204,14 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   }
   if (s.cp > 1) {
     // Each ring step's partial output is merged with the log-sum-exp correction and the gradients accumulated in fp32.
-    const merge = ringMergeBytes(torch, s.cp - 1, T * s.qHeads * d, ringKv, s.actBytes);
+    const merge = ringMergeBytes(torch, s.cp - 1, T * s.qHeads * dv, ringKv, s.actBytes);
     fwd.elementwise += t.hbm(merge.fwd);
     bwd.elementwise += t.hbm(merge.bwd);
   }
-  const k = kernelsPerLayer(t.fusion, f8 ? (s.moe ? 4 + 2 * s.moe.experts : 4) : 0, t.impl === 'eager');
+  // FP8 linears: the attention block's (QKV and output, or MLA's four or five) and the MLP's two, or a MoE layer's
+  // shared pair and two per local expert.
+  const attnLinears = mod.mla ? (mod.mla.qLoraRank > 0 ? 5 : 4) : 2;
+  const k = kernelsPerLayer(t.fusion, f8 ? attnLinears + (s.moe ? 2 + 2 * s.moe.experts : 2) : 0, t.impl === 'eager');
   fwd.launch += k.fwd * t.params.kernelGap;
   bwd.launch += k.bwd * t.params.kernelGap;
   // TP: 2 collectives forward (before QKV and after the output projection, before fc1 and after fc2) and 2 backward.

@@ -7,6 +7,7 @@
 import type { Plan } from '../plan/types';
 import { collectivesPerStep } from './collectives';
 import { posInt, tokensPerRank } from './shape';
+import { mlaProjections } from '../model/mla';
 import { projectionWidths } from './projections';
 
 export interface ProfileRequest {
@@ -39,8 +40,12 @@ function planGemms(plan: Plan): [number, number, number][] {
   const kv = (m.kvHeads % tp === 0 ? m.kvHeads / tp : 1) * m.headDim;
   const ffn = m.ffnSize / tp;
   const widths = projectionWidths(plan, q / m.headDim, kv / m.headDim, m.headDim, ffn);
+  // Multi-head latent attention: its five projections (shared/model/mla.ts), the TP-split ones over the rank's heads.
+  const attention: [number, number][] = m.mla
+    ? mlaProjections(m.mla, m.hiddenSize, m.heads).map((p): [number, number] => p.tp === 'column' ? [Math.ceil(p.out / tp), p.in] : p.tp === 'row' ? [p.out, Math.ceil(p.in / tp)] : [p.out, p.in])
+    : [...widths.qkv.map((n): [number, number] => [n, m.hiddenSize]), [m.hiddenSize, q]];
   const linears: [number, number][] = [
-    ...widths.qkv.map((n): [number, number] => [n, m.hiddenSize]), [m.hiddenSize, q],
+    ...attention,
     ...widths.mlpIn.map((n): [number, number] => [n, m.hiddenSize]), [m.hiddenSize, ffn], [m.vocabSize / tp, m.hiddenSize],
   ];
   const out: [number, number, number][] = [];

@@ -20,6 +20,7 @@ import { microbatchWork, recomputedLayers, type MicrobatchWork } from './microba
 import type { TimeParams } from './params';
 import { activationBytes, posInt, tokensPerRank } from './shape';
 import { kvHeadsPerRank, qHeadsPerRank } from '../model/rankParams';
+import { qkHeadDim, vHeadDim } from '../model/mla';
 import { pipelineHops } from './stepTime';
 import { ringKvHeads, torchRing, torchRingGatherBytes, torchRingGradBytes } from './kernels/ring';
 import { deepspeedPipeline, deepspeedPipePartitioned, deepspeedPipelineTransfers } from './deepspeedPipe';
@@ -139,7 +140,7 @@ function inLayerEntries(plan: Plan, stage: number, w: MicrobatchWork, m: number,
     // block, and cp − 1 fp32 dK/dV rotations per layer in backward (shared/time/kernels/ring.ts).
     const cp = l.cpLink.size;
     const tp = posInt(plan.parallel.tp);
-    const kv = tokens * ringKvHeads(plan, qHeadsPerRank(mod.heads, tp), kvHeadsPerRank(posInt(mod.kvHeads), tp)) * mod.headDim;
+    const kv = (tokens * ringKvHeads(plan, qHeadsPerRank(mod.heads, tp), kvHeadsPerRank(posInt(mod.kvHeads), tp)) * (qkHeadDim(mod) + vHeadDim(mod))) / 2;
     const gBytes = torchRingGatherBytes(cp, kv, actB), dBytes = torchRingGradBytes(kv);
     const gCount = (2 * n + nR) * m, dCount = n * (cp - 1) * m;
     const gSec = linkSeconds('all-gather', gBytes, l.cpLink) * gCount, dSec = linkSeconds('send-recv', dBytes, l.cpLink) * dCount;
@@ -159,7 +160,7 @@ function inLayerEntries(plan: Plan, stage: number, w: MicrobatchWork, m: number,
   } else if (l.cpLink.size > 1 && n > 0) {
     out.push({
       id: 'cp-kv-exchange', label: 'CP ring K/V exchange', kind: 'send-recv', group: 'cp', link: l.cpLink, stage,
-      bytes: 2 * tokens * kvHeadsPerRank(posInt(mod.kvHeads), posInt(plan.parallel.tp)) * mod.headDim * actB,
+      bytes: tokens * kvHeadsPerRank(posInt(mod.kvHeads), posInt(plan.parallel.tp)) * (qkHeadDim(mod) + vHeadDim(mod)) * actB,
       count: (n * 3 + nR) * (l.cpLink.size - 1) * m, overlapped: true, exposed: share(w.cpSeconds), seconds: w.cpSeconds * m,
       formula: 'cp − 1 ring steps of this rank\'s K and V (2·b·(s/cp)·g·d_h·B/t; dK and dV too in backward) per layer, each behind one attention step: max(0, c − a/cp) + overlapCost·min(c, a/cp)',
       citation: 'Liu et al. 2023 (Ring Attention); Megatron-LM context parallelism',

@@ -36,7 +36,9 @@ export interface LayerWidths {
 /**
  * Forward bytes of a layer's memory-bound kernels: 2 norms (2·Tn·h·B each), 2 residual adds (3·Tn·h·B), dropout on
  * both branches when active (Tn·h·(2B+1)), rotary on q and k (2·T·(a+g)·d·B), q/k norms, the MLP activation (gated:
- * 3·T·f·B, plain 2·T·f·B) and q/k/v copies, each × its passes (Korthikanti et al. 2022 Table 2 tensors).
+ * 3·T·f·B, plain 2·T·f·B) and q/k/v copies, each × its passes (Korthikanti et al. 2022 Table 2 tensors). Under
+ * multi-head latent attention, rotary on the a·d_r query columns and the shared d_r key, the two latent RMSNorms
+ * (2·Tn·(r_q + r_kv)·B) and the Q, K, V copies at their own widths (2·T·a·(2·d_qk + d_v)·B).
  */
 export function layerElementwiseBytes(m: ModelSpec, w: LayerWidths, actBytes: number, f: Fusion): number {
   const P = passesOf(f);
@@ -46,10 +48,19 @@ export function layerElementwiseBytes(m: ModelSpec, w: LayerWidths, actBytes: nu
   const norm = m.norm === 'rmsnorm' ? P.rmsnorm : P.layernorm;
   let bytes = 2 * norm * 2 * w.normTokens * h * B + 2 * P.residual * 3 * w.normTokens * h * B;
   if (m.dropout !== false) bytes += 2 * P.dropout * w.normTokens * h * (2 * B + 1);
-  if (m.positions === 'rotary') bytes += P.rotary * 2 * w.tokens * (w.qHeads + w.kvHeads) * d * B;
+  const mla = m.mla;
+  if (mla) {
+    // MLA (shared/model/mla.ts): rotary on the queries' d_r columns and the one shared rotary key, RMSNorms of the
+    // latents on the sequence shard, and the copies that build K (no-position part and broadcast rotary key), Q and V.
+    if (m.positions === 'rotary') bytes += P.rotary * 2 * w.tokens * (w.qHeads + 1) * mla.qkRopeHeadDim * B;
+    bytes += norm * 2 * w.normTokens * (mla.qLoraRank + mla.kvLoraRank) * B;
+    bytes += P.transposes * 2 * w.tokens * w.qHeads * (2 * (mla.qkNopeHeadDim + mla.qkRopeHeadDim) + mla.vHeadDim) * B;
+  } else {
+    if (m.positions === 'rotary') bytes += P.rotary * 2 * w.tokens * (w.qHeads + w.kvHeads) * d * B;
+    bytes += P.transposes * 2 * w.tokens * (w.qHeads + 2 * w.kvHeads) * d * B;
+  }
   if (m.qkNorm) bytes += norm * 2 * w.tokens * (w.qHeads + w.kvHeads) * d * B;
   bytes += (m.gatedMlp ? P.gated * 3 : P.plain * 2) * w.tokens * w.ffn * B;
-  bytes += P.transposes * 2 * w.tokens * (w.qHeads + 2 * w.kvHeads) * d * B;
   return bytes;
 }
 

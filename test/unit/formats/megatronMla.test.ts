@@ -1,0 +1,96 @@
+/**
+ * Megatron-LM multi-head latent attention and list-valued --moe-layer-freq. Expected values from Megatron-LM's
+ * megatron/training/arguments.py (d98e8a64): --kv-lora-rank 32, --qk-head-dim 128, --qk-pos-emb-head-dim 64,
+ * --v-head-dim 128 and no --q-lora-rank by default; the width flags act only with --multi-latent-attention;
+ * --moe-layer-freq takes an int or a Python list expression with 1 marking an MoE layer (`moe_freq_type`). Model
+ * total from the DeepSeek-V2 report (arXiv 2405.04434, §Appendix B: DeepSeek-V2-Lite 15.7B) and its config.json
+ * (vocab 102,400).
+ */
+import { before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { initFormats, parseConfig } from '../../../formats/index';
+import { layerPattern } from '../../../formats/megatron/args';
+import { countParams } from '../../../shared/model/params';
+import { modelFromFacts } from '../../../shared/plan/resolveModel';
+import type { PlanPath } from '../../../shared/plan/paths';
+
+// DeepSeek-V2-Lite as Megatron-LM's modelopt example writes it (examples/post_training/modelopt/conf/deepseek-ai/
+// DeepSeek-V2-Lite.sh), with the tokenizer's vocabulary given as a flag.
+const V2_LITE = `#!/bin/bash
+torchrun --nproc_per_node 8 pretrain_gpt.py \\
+    --num-layers 27 --hidden-size 2048 --ffn-hidden-size 10944 --num-attention-heads 16 --kv-channels 16 \\
+    --multi-latent-attention --kv-lora-rank 512 --v-head-dim 128 --qk-head-dim 128 --qk-pos-emb-head-dim 64 \\
+    --num-experts 64 --moe-layer-freq '([0]+[1]*26)' --moe-ffn-hidden-size 1408 --moe-router-topk 6 \\
+    --moe-shared-expert-intermediate-size 2816 --swiglu --normalization RMSNorm --disable-bias-linear \\
+    --untie-embeddings-and-output-weights --position-embedding-type rope --vocab-size 102400 \\
+    --seq-length 4096 --micro-batch-size 1 --global-batch-size 8 --bf16
+`;
+
+describe('Megatron multi-head latent attention', () => {
+  before(async () => { await initFormats(); });
+
+  test('--multi-latent-attention reads its widths, Megatron\'s default for the missing one, and one KV head per query head', () => {
+    const f = parseConfig('/ws/v2lite.sh', V2_LITE).facts;
+    const v = (p: PlanPath) => f[p]?.value;
+    assert.equal(v('model.mla.kvLoraRank'), 512);
+    assert.equal(v('model.mla.qkNopeHeadDim'), 128);
+    assert.equal(v('model.mla.qkRopeHeadDim'), 64);
+    assert.equal(v('model.mla.vHeadDim'), 128);
+    // No --q-lora-rank: queries come from the hidden state (DeepSeek-V2-Lite's q_lora_rank null).
+    assert.equal(v('model.mla.qLoraRank'), 0);
+    assert.equal(f['model.mla.qLoraRank']?.source.kind, 'default');
+    // --kv-channels 16 does not size MLA heads: query/key heads are 128 + 64 wide.
+    assert.equal(v('model.headDim'), 192);
+    assert.equal(v('model.kvHeads'), 16);
+  });
+
+  test('the script\'s model is DeepSeek-V2-Lite: 15.7B, the first layer dense', () => {
+    const f = parseConfig('/ws/v2lite.sh', V2_LITE).facts;
+    assert.equal(f['model.moe.denseFirstLayers']?.value, 1);
+    const m = modelFromFacts(f, {});
+    assert.ok(m?.mla);
+    assert.deepEqual(m.mla, { qLoraRank: 0, kvLoraRank: 512, qkNopeHeadDim: 128, qkRopeHeadDim: 64, vHeadDim: 128 });
+    const total = countParams(m).parameters;
+    assert.ok(Math.abs(total / 15.7e9 - 1) < 0.005, `${total}`);
+  });
+
+  test('width flags without --multi-latent-attention are ignored, with a warning at the flag', () => {
+    const text = 'torchrun pretrain_gpt.py --num-layers 4 --hidden-size 1024 --num-attention-heads 8 --kv-lora-rank 512\n';
+    const r = parseConfig('/ws/x.sh', text);
+    assert.equal(r.facts['model.mla.kvLoraRank'], undefined);
+    const d = r.diagnostics.find((x) => x.code === 'megatron-mla-without-flag');
+    assert.ok(d);
+    assert.equal(d.range.start.character, text.indexOf('--kv-lora-rank'));
+    assert.equal(modelFromFacts(r.facts, {})?.mla, undefined);
+  });
+});
+
+describe('--moe-layer-freq as a list', () => {
+  before(async () => { await initFormats(); });
+  const cases: [string, number[] | undefined][] = [
+    ['([0]+[1]*3)', [0, 1, 1, 1]],
+    ['[0]*2+[1]*2', [0, 0, 1, 1]],
+    ['([0]*1+[1]*1)*2', [0, 1, 0, 1]],
+    ['[1,0,1]', [1, 0, 1]],
+    ['[2]*3', undefined],
+    ['[0]*1e9', undefined],
+    ['__import__("os")', undefined],
+    ['([0]+[1]*3', undefined],
+  ];
+  for (const [text, want] of cases) test(`${text} → ${JSON.stringify(want)}`, () => assert.deepEqual(layerPattern(text), want));
+
+  const read = (freq: string) => parseConfig('/ws/x.sh', `torchrun pretrain_gpt.py --num-layers 8 --hidden-size 1024 --num-attention-heads 8 --num-experts 8 --moe-layer-freq '${freq}'\n`);
+  test('dense layers first: denseFirstLayers', () => {
+    const r = read('[0]*3+[1]*5');
+    assert.equal(r.facts['model.moe.denseFirstLayers']?.value, 3);
+    assert.equal(r.facts['model.moe.layerFrequency']?.value, 1);
+  });
+  test('one MoE layer closing every period: the frequency', () => {
+    assert.equal(read('([0]+[1])*4').facts['model.moe.layerFrequency']?.value, 2);
+  });
+  test('a list the model cannot hold is a warning, every layer MoE', () => {
+    const r = read('[1,0,0,1,1,0,1,1]');
+    assert.equal(r.facts['model.moe.layerFrequency'], undefined);
+    assert.ok(r.diagnostics.some((d) => d.code === 'megatron-moe-layer-pattern'));
+  });
+});
