@@ -114,9 +114,17 @@ function readFamily(s: FactSink, node: KNode, prefix: string, modelType: string)
   }
   if (isQwen1(modelType)) readQwen1(s, node, prefix);
   // A multimodal config's language model is read from its text_config, which says whether it slides.
-  const sw = entry(node, 'text_config') ? undefined : slidingWindow(plain(node) as Record<string, unknown>, modelType);
+  const L = s.num('model.layers') ?? 0;
+  const sw = entry(node, 'text_config') ? undefined : slidingWindow(plain(node) as Record<string, unknown>, modelType, L);
   const at = sw && (entry(node, sw.key) ?? entry(node, 'model_type'));
-  if (sw && at) s.diag(SLIDING_WINDOW_CODE, 'info', slidingWindowMessage(sw, prefix), at.keyRange, ['model']);
+  if (sw && at) {
+    s.diag(SLIDING_WINDOW_CODE, 'info', slidingWindowMessage(sw, prefix), at.keyRange, ['model']);
+    if (sw.window && sw.slidingLayers > 0) {
+      const loc = { key: `${prefix}${sw.key}`, keyRange: at.keyRange, valueRange: at.value.range ?? at.keyRange };
+      s.derived('model.slidingWindow.window', sw.window, `config.json ${prefix}${sw.key}: a window of ${sw.window} tokens`, loc);
+      s.derived('model.slidingWindow.slidingLayers', sw.slidingLayers, `config.json ${prefix}${sw.key}: ${sw.layers}`, loc);
+    }
+  }
 }
 
 /** Qwen (1) remote code modeling_qwen.py: QWenMLP is intermediate_size / 2 wide; c_attn has a bias, c_proj only without no_bias. */

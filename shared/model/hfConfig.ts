@@ -142,7 +142,7 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
     ? { kind: 'explicit', detail: `config.json: ${dropKeys.join(' / ')}` }
     : { kind: 'default', detail: gpt2 ? 'GPT-2 default dropout 0.1' : 'LlamaConfig default attention_dropout 0.0' };
   const moe = readMoe(cfg, modelType, ffnSize, problems, sources);
-  const sliding = slidingWindow(cfg, modelType);
+  const sliding = slidingWindow(cfg, modelType, layers);
   if (sliding) problems.push({ code: SLIDING_WINDOW_CODE, severity: 'info', message: slidingWindowMessage(sliding, isObj(obj.text_config) ? 'text_config.' : ''), paths: ['model'] });
   const mla = readMla(cfg, modelType, problems, sources);
   if (problems.some((p) => p.severity === 'error')) return { problems, sources };
@@ -175,6 +175,7 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
     vocabSize,
     ...(moe ? { moe } : {}),
     ...(mla ? { mla } : {}),
+    ...(sliding?.window && sliding.slidingLayers > 0 ? { slidingWindow: { window: sliding.window, slidingLayers: Math.min(layers, sliding.slidingLayers) } } : {}),
   };
   return { model, problems, sources };
 }

@@ -59,26 +59,41 @@ export const isGptOss = (modelType: string): boolean => modelType === 'gpt_oss';
  */
 export const isQwen1 = (modelType: string): boolean => modelType === 'qwen';
 
-/** A sliding-window attention found in a config: the key that says so, the window and which layers use it. */
+/**
+ * A sliding-window attention found in a config: the key that says so, the window, which layers use it (in words) and
+ * how many of the model's `layers` that is.
+ */
 export interface SlidingWindow {
   readonly key: string;
   readonly window?: number;
   readonly layers: string;
+  readonly slidingLayers: number;
 }
 
-/** Families whose classes slide in some layers by default: which layers, and the class's default window. */
-const SLIDING_FAMILIES: Readonly<Record<string, { layers: (c: Record<string, unknown>) => string; window: number }>> = {
-  // Gemma2Config and GptOssConfig: layer_types alternate sliding_attention and full_attention.
-  gemma2: { layers: () => 'every other layer', window: 4096 },
-  gpt_oss: { layers: () => 'every other layer', window: 128 },
-  // Gemma3TextConfig sliding_window_pattern 6: five sliding layers, then one global.
-  gemma3: { layers: gemma3Layers, window: 4096 },
-  gemma3_text: { layers: gemma3Layers, window: 4096 },
+type Family = { layers: (c: Record<string, unknown>) => string; count: (c: Record<string, unknown>, L: number) => number; window: number };
+
+/** Families whose classes slide in some layers by default: which layers, how many of L, and the class's default window. */
+const SLIDING_FAMILIES: Readonly<Record<string, Family>> = {
+  // Gemma2Config and GptOssConfig: layer_types alternate sliding_attention and full_attention, starting with sliding
+  // (Gemma2 `is_sliding = not bool(layer_idx % 2)`; GptOssConfig layer_types), so ⌈L/2⌉ layers slide.
+  gemma2: { layers: () => 'every other layer', count: (_c, L) => Math.ceil(L / 2), window: 4096 },
+  gpt_oss: { layers: () => 'every other layer', count: (_c, L) => Math.ceil(L / 2), window: 128 },
+  // Gemma3TextConfig sliding_window_pattern 6: five sliding layers, then one global (layer i global when (i+1) % 6 = 0).
+  gemma3: { layers: gemma3Layers, count: gemma3Count, window: 4096 },
+  gemma3_text: { layers: gemma3Layers, count: gemma3Count, window: 4096 },
 };
 
+function gemma3Period(c: Record<string, unknown>): number {
+  return typeof c.sliding_window_pattern === 'number' && c.sliding_window_pattern > 1 ? Math.floor(c.sliding_window_pattern) : 6;
+}
+
 function gemma3Layers(c: Record<string, unknown>): string {
-  const p = typeof c.sliding_window_pattern === 'number' && c.sliding_window_pattern > 1 ? c.sliding_window_pattern : 6;
+  const p = gemma3Period(c);
   return `${p - 1} of every ${p} layers`;
+}
+
+function gemma3Count(c: Record<string, unknown>, L: number): number {
+  return L - Math.floor(L / gemma3Period(c));
 }
 
 /**
@@ -87,25 +102,33 @@ function gemma3Layers(c: Record<string, unknown>): string {
  * sliding_window shorter than the context that use_sliding_window does not switch off (Mistral v0.1, Phi-3; Qwen2 and
  * Qwen3 slide only with use_sliding_window true, Qwen2Config's default being false).
  */
-export function slidingWindow(c: Record<string, unknown>, modelType: string): SlidingWindow | undefined {
+export function slidingWindow(c: Record<string, unknown>, modelType: string, L = 0): SlidingWindow | undefined {
   const sw = c.sliding_window;
   const window = typeof sw === 'number' && sw > 0 ? sw : undefined;
   if (Array.isArray(c.layer_types)) {
     const n = c.layer_types.filter((t) => t === 'sliding_attention').length;
-    return n > 0 ? { key: 'layer_types', window, layers: `${n} of ${c.layer_types.length} layers` } : undefined;
+    return n > 0 ? { key: 'layer_types', window, layers: `${n} of ${c.layer_types.length} layers`, slidingLayers: Math.min(n, L || n) } : undefined;
   }
   if (sw === null) return undefined;
   const fam = own(SLIDING_FAMILIES, modelType);
-  if (fam) return { key: window ? 'sliding_window' : 'model_type', window: window ?? fam.window, layers: fam.layers(c) };
+  if (fam) return { key: window ? 'sliding_window' : 'model_type', window: window ?? fam.window, layers: fam.layers(c), slidingLayers: fam.count(c, L) };
   if (!window) return undefined;
   const qwen = modelType.startsWith('qwen');
   if (c.use_sliding_window === false || (qwen && c.use_sliding_window !== true)) return undefined;
   if (typeof c.max_position_embeddings === 'number' && window >= c.max_position_embeddings) return undefined;
-  return { key: 'sliding_window', window, layers: qwen ? 'the layers from max_window_layers on' : 'every layer' };
+  // Qwen2Config / Qwen3Config: layers from max_window_layers on slide (default 28).
+  const from = typeof c.max_window_layers === 'number' && c.max_window_layers >= 0 ? Math.floor(c.max_window_layers) : 28;
+  return { key: 'sliding_window', window, layers: qwen ? 'the layers from max_window_layers on' : 'every layer', slidingLayers: qwen ? Math.max(0, L - from) : L };
 }
 
-/** The info that sliding-window attention is costed as full causal attention. */
+/**
+ * The info that attention slides: timed with the window where the kernel skips the blocks outside it (docs/time-model.md
+ * § Attention), as full causal attention where it computes them; memory is the same either way.
+ */
 export function slidingWindowMessage(w: SlidingWindow, prefix = ''): string {
   const over = w.window ? `a window of ${w.window} tokens` : 'a window';
-  return `config.json ${prefix}${w.key}: attention slides over ${over} in ${w.layers}; ShardLens times and sizes it as full causal attention, so sequences longer than the window are over-estimated.`;
+  const timed = w.window
+    ? 'the step time counts the window where the kernel skips the blocks outside it (FlashAttention-2 set in the config, Transformer Engine under Megatron, FlexAttention under torchtitan) and full causal attention under SDPA or eager attention, which compute every block'
+    : 'with no window size given, ShardLens times it as full causal attention, so sequences longer than the window are over-estimated';
+  return `config.json ${prefix}${w.key}: attention slides over ${over} in ${w.layers}; ${timed}.`;
 }

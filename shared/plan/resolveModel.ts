@@ -68,7 +68,12 @@ export function modelFromFacts(f: Facts, sources: Partial<Record<PlanPath, Input
     vocabSize: vocab,
     ...(num(f, 'model.vocabPadMultiple') !== undefined ? { vocabPadMultiple: take('model.vocabPadMultiple', num(f, 'model.vocabPadMultiple'), 0, '') } : {}),
   };
-  const withMla = mlaFromFacts(f, sources, model);
+  const window = num(f, 'model.slidingWindow.window'), sliding = num(f, 'model.slidingWindow.slidingLayers');
+  if (window && sliding) {
+    for (const p of ['model.slidingWindow.window', 'model.slidingWindow.slidingLayers'] as const) sources[p] = f[p]!.source;
+  }
+  const windowed: ModelSpec = window && sliding ? { ...model, slidingWindow: { window, slidingLayers: Math.min(L, sliding) } } : model;
+  const withMla = mlaFromFacts(f, sources, windowed);
   const experts = num(f, 'model.moe.experts') ?? 0;
   if (experts > 1) {
     const expertFfnSize = take('model.moe.expertFfnSize', num(f, 'model.moe.expertFfnSize'), ffn, 'expert FFN = FFN size');

@@ -110,6 +110,11 @@ export interface ModelSpec {
    * (qkNopeHeadDim + qkRopeHeadDim), and the widths here replace the q/k/v projections (shared/model/mla.ts).
    */
   readonly mla?: MlaSpec;
+  /**
+   * Sliding-window attention (Mistral v0.1, Gemma 2/3, gpt-oss, Phi-3): `slidingLayers` of the layers let each query
+   * see only the last `window` keys (itself included); the others attend to the whole causal context.
+   */
+  readonly slidingWindow?: { readonly window: number; readonly slidingLayers: number };
 }
 
 export type Precision = 'fp32' | 'fp16-mixed' | 'bf16-mixed' | 'bf16' | 'fp8-mixed';

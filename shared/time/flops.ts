@@ -5,6 +5,7 @@
  */
 import type { ModelSpec } from '../plan/types';
 import { mlaProjections, qkHeadDim, vHeadDim } from '../model/mla';
+import { slidingWindowShare } from './kernels/attention';
 
 /** Per-rank split of the work: tokens of the micro-batch on this rank, full sequence, TP/ETP degrees. */
 export interface FlopShape {
@@ -41,10 +42,15 @@ export function attentionProjFlops(m: ModelSpec, x: FlopShape): number {
 
 /**
  * Core attention forward (QKᵀ and attention·V): 4·T·s·a·d_h, ÷tp (Narayanan et al. 2021: 4Bs²h per layer); with
- * query/key heads d_qk and value heads d_v wide (MLA), 2·T·s·a·(d_qk + d_v), ÷tp.
+ * query/key heads d_qk and value heads d_v wide (MLA), 2·T·s·a·(d_qk + d_v), ÷tp. A sliding window scales the
+ * sliding layers' share by the keys the window leaves (kernels/attention.ts slidingWindowShare): the model's FLOPs,
+ * whether or not the kernel skips the rest.
  */
 export function coreAttentionFlops(m: ModelSpec, x: FlopShape): number {
-  return (2 * x.tokens * x.seqLen * m.heads * (qkHeadDim(m) + vHeadDim(m))) / x.tp;
+  const sw = m.slidingWindow;
+  const f = sw ? Math.min(1, sw.slidingLayers / Math.max(1, m.layers)) : 0;
+  const mix = sw ? 1 - f + f * slidingWindowShare(x.seqLen, sw.window) : 1;
+  return (2 * x.tokens * x.seqLen * m.heads * (qkHeadDim(m) + vHeadDim(m)) * mix) / x.tp;
 }
 
 /** Dense MLP forward: 2·T·h·f·(3 gated | 2 plain), ÷tp (Narayanan et al. 2021: 16Bsh² for f = 4h). */

@@ -9,7 +9,7 @@ import type { GroupLink } from '../comm/links';
 import { linkSeconds } from '../comm/links';
 import { tpMessageBytes } from '../comm/volumes';
 import { dispatchPass } from '../comm/dispatch';
-import { attentionKernelFlops, type AttentionImpl } from './kernels/attention';
+import { attentionKernelFlops, slidingWindowShare, windowSkipsBlocks, type AttentionImpl } from './kernels/attention';
 import { asyncTpReduceBytes, backwardBytes, kernelsPerLayer, layerElementwiseBytes, moePermuteBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
 import { fp8CastBytes } from './kernels/fp8';
 import { projectionWidths } from './projections';
@@ -190,6 +190,15 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
     firstBlockB = t.attention('bwd', 2.5 * diag, ring.diagonalSeq, true);
     fwd.attention += firstBlockF + t.attention('fwd', attnF - diag, ring.offSeq, false);
     bwd.attention += firstBlockB + t.attention('bwd', 2.5 * (attnF - diag), ring.offSeq, false);
+  } else if (windowSkipsBlocks(plan) && mod.slidingWindow) {
+    // The sliding layers' share of the layers runs the windowed kernel (its FLOPs on the causal curve at the window's
+    // length), the others full causal attention: one layer's cost is their mix.
+    const sw = mod.slidingWindow;
+    const f = Math.min(1, sw.slidingLayers / Math.max(1, mod.layers));
+    const wF = attnF * slidingWindowShare(s.seq, sw.window);
+    const wSeq = Math.min(s.seq, sw.window);
+    fwd.attention += (1 - f) * t.attention('fwd', attnF, s.seq, true) + f * t.attention('fwd', wF, wSeq, true);
+    bwd.attention += (1 - f) * t.attention('bwd', 2.5 * attnF, s.seq, true) + f * t.attention('bwd', 2.5 * wF, wSeq, true);
   } else {
     fwd.attention += t.attention('fwd', attnF, s.seq, true);
     bwd.attention += t.attention('bwd', 2.5 * attnF, s.seq, true);

@@ -1,6 +1,7 @@
 /** Layouts the time model and the simulator cannot run: typed problems instead of a wrong picture. */
 import type { Plan, Problem } from '../plan/types';
 import { microbatchesPerStep } from './shape';
+import { windowSkipsBlocks } from './kernels/attention';
 import type { PlanPath } from '../plan/paths';
 
 /** Most forward passes (stages × micro-batches × chunks) one simulation runs. */
@@ -127,7 +128,24 @@ export function timeAssumptionWarnings(plan: Plan): Problem[] {
     });
   }
   if (plan.model.moe && plan.model.moe.experts > 1) out.push(MOE_HOST_WARNING);
+  const sw = plan.model.slidingWindow;
+  if (sw && sw.window < plan.training.seqLen) out.push(slidingWindowTiming(plan, sw));
   return out;
+}
+
+/**
+ * How the step time counts a sliding window the sequence outgrows (kernels/attention.ts windowSkipsBlocks): with the
+ * window where the kernel skips the blocks outside it, else as full causal attention, with the setting that would skip.
+ */
+function slidingWindowTiming(plan: Plan, sw: NonNullable<Plan['model']['slidingWindow']>): Problem {
+  const what = `Attention slides over ${sw.window} tokens in ${sw.slidingLayers} of ${plan.model.layers} layers`;
+  if (windowSkipsBlocks(plan)) {
+    return { code: 'sliding-window-timing', severity: 'info', paths: ['model'], message: `${what}: timed with the window (the kernel skips the blocks outside it).` };
+  }
+  const why = !plan.training.flashAttention ? 'eager attention computes every block'
+    : plan.parallel.cp > 1 ? 'ring attention under context parallelism is not modelled with a window'
+      : 'PyTorch SDPA with the sliding mask computes every block; FlashAttention-2 (attn_implementation flash_attention_2, or the trainer\'s flash-attention setting) skips them';
+  return { code: 'sliding-window-timing', severity: 'info', paths: ['training.flashAttention'], message: `${what}: timed as full causal attention (${why}).` };
 }
 
 /**

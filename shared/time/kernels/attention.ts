@@ -104,3 +104,28 @@ export function flashFraction(arch: string, impl: Exclude<AttentionImpl, 'eager'
 export function attentionKernelFlops(queries: number, keys: number, heads: number, headDim: number, causal: boolean): number {
   return 4 * queries * keys * heads * headDim * (causal ? 0.5 : 1);
 }
+
+/**
+ * Keys one sequence's queries attend to under a causal sliding window of w keys (the query itself included, as
+ * FlashAttention-2 `window_size=(w − 1, 0)` and transformers' sliding masks count it): Σᵢ min(i + 1, w) =
+ * s(s + 1)/2 when s ≤ w, else w(w + 1)/2 + (s − w)·w; as a share of the causal s²/2 the kernel FLOPs count, at most 1.
+ */
+export function slidingWindowShare(seq: number, window: number): number {
+  const s = Math.max(1, seq), w = Math.max(1, window);
+  const keys = s <= w ? (s * (s + 1)) / 2 : (w * (w + 1)) / 2 + (s - w) * w;
+  return Math.min(1, keys / ((s * s) / 2));
+}
+
+/**
+ * Whether the plan's attention kernel skips the blocks outside a sliding window: Transformer Engine's fused attention
+ * under Megatron (`window_size`), torchtitan's FlexAttention block masks, and FlashAttention-2 where the config asks
+ * for it (the HF trainers' `flash_attention_2`; a flash-attention setting stated in the file). PyTorch SDPA with the
+ * sliding mask transformers builds and eager attention compute every block, so do ring attention's blocks under CP
+ * (not modelled with a window).
+ */
+export function windowSkipsBlocks(plan: Plan): boolean {
+  if (!plan.model.slidingWindow || !plan.training.flashAttention || Math.max(1, Math.floor(plan.parallel.cp) || 1) > 1) return false;
+  const impl = plan.training.modelImpl ?? (plan.engine === 'megatron' || plan.engine === 'nanotron' ? 'megatron' : plan.engine === 'fsdp2' ? 'torchtitan' : 'hf');
+  if (impl !== 'hf') return true;
+  return plan.sources['training.flashAttention']?.kind === 'explicit';
+}

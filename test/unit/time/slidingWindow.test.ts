@@ -1,0 +1,100 @@
+/**
+ * Sliding-window attention: which layers slide (transformers' configuration classes), the keys a window leaves, which
+ * kernels skip the rest, and the attention work the step time then counts. Expected values from first principles and:
+ * - Gemma2Config / GptOssConfig: layer_types alternate sliding_attention and full_attention starting with sliding;
+ *   Gemma3TextConfig: sliding_window_pattern 6 (layer i global when (i + 1) % 6 = 0); Qwen2Config: layers from
+ *   max_window_layers on slide when use_sliding_window is true (transformers configuration_gemma2.py, configuration_gpt_oss.py, configuration_gemma3.py, configuration_qwen2.py).
+ * - A causal window of w keys (the query included, FlashAttention-2 `window_size=(w − 1, 0)`): query i sees min(i + 1, w)
+ *   keys.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { GroupLink } from '../../../shared/comm/links';
+import { findGpu } from '../../../shared/hardware/gpus';
+import { modelFromHfConfig } from '../../../shared/model/hfConfig';
+import { findPreset } from '../../../shared/model/presets';
+import { makePlan } from '../../../shared/plan/defaults';
+import type { EngineId, GpuSpec, ModelSpec, Plan } from '../../../shared/plan/types';
+import { slidingWindowShare, windowSkipsBlocks } from '../../../shared/time/kernels/attention';
+import { coreAttentionFlops } from '../../../shared/time/flops';
+import { layerCost, type KernelTimers } from '../../../shared/time/layerCost';
+import { FITTED_PARAMS } from '../../../shared/time/params';
+
+const H100 = findGpu('h100-sxm') as GpuSpec;
+
+test('keys a causal window leaves: Σ min(i + 1, w) over the causal s²/2', () => {
+  // s = 8, w = 4: 1 + 2 + 3 + 4 + 4·4 = 26 keys against 8²/2 = 32.
+  assert.equal(slidingWindowShare(8, 4), 26 / 32);
+  // A window at least as long as the sequence leaves every causal key.
+  assert.equal(slidingWindowShare(4, 8), 1);
+  // gpt-oss at 8,192 tokens, window 128: 128·129/2 + 8064·128 = 1,040,448 of 33,554,432.
+  assert.equal(slidingWindowShare(8192, 128), 1_040_448 / 33_554_432);
+});
+
+const counts: [string, Record<string, unknown>, number, number][] = [
+  ['Gemma 2 (every other layer, from the first)', { model_type: 'gemma2', num_hidden_layers: 42, sliding_window: 4096 }, 4096, 21],
+  ['Gemma 3 (five of every six)', { model_type: 'gemma3_text', num_hidden_layers: 62, sliding_window: 1024 }, 1024, 62 - 10],
+  ['gpt-oss with its class default window', { model_type: 'gpt_oss', num_hidden_layers: 24 }, 128, 12],
+  ['layer_types as written', { model_type: 'gpt_oss', num_hidden_layers: 3, sliding_window: 128, layer_types: ['sliding_attention', 'full_attention', 'sliding_attention'] }, 128, 2],
+  ['Mistral v0.1 (every layer)', { model_type: 'mistral', num_hidden_layers: 32, sliding_window: 4096, max_position_embeddings: 32768 }, 4096, 32],
+  ['Qwen2 with use_sliding_window (layers from max_window_layers on)', { model_type: 'qwen2', num_hidden_layers: 28, sliding_window: 4096, use_sliding_window: true, max_window_layers: 21, max_position_embeddings: 32768 }, 4096, 7],
+];
+for (const [name, cfg, window, slidingLayers] of counts) {
+  test(`sliding layers: ${name}`, () => {
+    const m = modelFromHfConfig({ hidden_size: 1024, num_attention_heads: 8, ...cfg }).model;
+    assert.deepEqual(m?.slidingWindow, { window, slidingLayers });
+  });
+}
+
+test('no window: Qwen2 without use_sliding_window, a window as long as the context, sliding_window null', () => {
+  for (const cfg of [
+    { model_type: 'qwen2', sliding_window: 4096, max_position_embeddings: 32768 },
+    { model_type: 'mistral', sliding_window: 32768, max_position_embeddings: 32768 },
+    { model_type: 'gemma2', sliding_window: null },
+  ]) assert.equal(modelFromHfConfig({ hidden_size: 1024, num_attention_heads: 8, num_hidden_layers: 4, ...cfg }).model?.slidingWindow, undefined, JSON.stringify(cfg));
+});
+
+function gptOss(engine: EngineId, flash: 'explicit' | 'default', o: { cp?: number; eager?: boolean } = {}): Plan {
+  const p = findPreset('gpt-oss-20b');
+  assert.ok(p?.model.slidingWindow);
+  return makePlan({
+    engine, model: p.model, training: { microBatch: 1, seqLen: 8192, precision: 'bf16-mixed', flashAttention: !o.eager },
+    parallel: { dp: 8, cp: o.cp ?? 1 }, cluster: { gpusPerNode: 8, nodes: 1 },
+    sources: { 'training.flashAttention': { kind: flash, detail: 'test' } },
+  }, H100);
+}
+
+test('which kernels skip the blocks outside the window', () => {
+  assert.equal(windowSkipsBlocks(gptOss('megatron', 'default')), true, 'Transformer Engine window_size');
+  assert.equal(windowSkipsBlocks(gptOss('fsdp2', 'default')), true, 'torchtitan FlexAttention');
+  assert.equal(windowSkipsBlocks(gptOss('deepspeed', 'explicit')), true, 'flash_attention_2 asked for in the config');
+  assert.equal(windowSkipsBlocks(gptOss('deepspeed', 'default')), false, 'transformers\' default SDPA with the sliding mask');
+  assert.equal(windowSkipsBlocks(gptOss('megatron', 'default', { eager: true })), false, 'eager attention');
+  assert.equal(windowSkipsBlocks(gptOss('megatron', 'default', { cp: 2 })), false, 'ring attention under CP');
+});
+
+test('the step counts the sliding layers\' windowed kernel and the others\' full causal one', () => {
+  const calls: [string, number, number][] = [];
+  const t: KernelTimers = {
+    gemm16: () => 0, gemm8: () => 0, attention: (pass, flops, seq) => { calls.push([pass, flops, seq]); return 1; }, hbm: () => 0,
+    impl: 'fa2', fusion: 'eager', fp8: false, params: FITTED_PARAMS,
+  };
+  const plan = gptOss('megatron', 'default');
+  const link = { size: 1 } as GroupLink;
+  const c = layerCost(plan, { tokens: 8192, normTokens: 8192, qHeads: 64, kvHeads: 8, ffn: 2880, b: 1, seq: 8192, cp: 1, tp: 1, actBytes: 2 }, t, { tp: link, cp: link, ep: link }, 1);
+  // gpt-oss-20b: 64 heads of 64; causal forward 4·T·s·a·d/2.
+  const full = (4 * 8192 * 8192 * 64 * 64) / 2;
+  const win = full * (1_040_448 / 33_554_432);
+  assert.deepEqual(calls, [['fwd', full, 8192], ['fwd', win, 128], ['bwd', 2.5 * full, 8192], ['bwd', 2.5 * win, 128]]);
+  // 12 of 24 layers slide: half of each kernel (each timed 1 s here).
+  assert.equal(c.fwd.attention, 1);
+});
+
+test('the model FLOPs count the window whatever the kernel', () => {
+  const m: ModelSpec = findPreset('gemma-3-27b')!.model;
+  const x = { tokens: 32768, seqLen: 32768, tp: 1, etp: 1 };
+  const full = coreAttentionFlops({ ...m, slidingWindow: undefined }, x);
+  // 52 of 62 layers see 1,024-key windows.
+  const share = slidingWindowShare(32768, 1024);
+  assert.ok(Math.abs(coreAttentionFlops(m, x) / full - (10 / 62 + (52 / 62) * share)) < 1e-12);
+});
