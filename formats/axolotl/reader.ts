@@ -4,7 +4,7 @@ import { isEmpty, locOf, readBool, readNum, readSteps } from '../common/read';
 import { optimizerOf } from '../common/maps';
 import { toBool, toNumber } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
-import { readDeepSpeedKey, readFsdpList, readLora, readModelRef, readPrecisionFlags } from '../common/finetune';
+import { readAttnImplementation, readDeepSpeedKey, readFsdpList, readLora, readModelRef, readPrecisionFlags } from '../common/finetune';
 
 const AX = 'Axolotl default (src/axolotl/utils/schemas/config.py)';
 
@@ -33,6 +33,7 @@ export function readAxolotl(s: FactSink, root: KNode | undefined): void {
   if (opt && ok) s.explicit('training.optimizer', ok, locOf(opt, 'optimizer'));
   s.default('training.optimizer', 'adamw', `${AX}: adamw_torch_fused`);
   readBool(s, root, 'flash_attention', 'training.flashAttention');
+  readAttnImplementation(s, root);
   const adapter = entry(root, 'adapter');
   const ad = adapter && typeof adapter.value.value === 'string' ? adapter.value.value : '';
   readLora(s, root, { rankKey: 'lora_r', targetKey: 'lora_target_modules', enabled: ad === 'lora' || ad === 'qlora' });

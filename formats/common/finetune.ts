@@ -67,3 +67,17 @@ export function readFsdpList(s: FactSink, root: KNode): void {
   s.explicit('parallel.sharding.fsdpStrategy', strat.strategy, locOf(e, 'fsdp'));
   if (words.includes('offload')) { s.explicit('parallel.sharding.offloadParams', 'cpu', locOf(e, 'fsdp')); s.explicit('parallel.sharding.offloadOptimizer', 'cpu', locOf(e, 'fsdp')); }
 }
+
+/**
+ * transformers' `attn_implementation` as a trainer YAML gives it (axolotl): a FlashAttention or FlexAttention kernel
+ * (`flash_attention_2`, `flash_attention_3`, `flex_attention`, hub kernels such as `kernels-community/vllm-flash-attn3`)
+ * skips the blocks a sliding window masks, `eager` is unfused attention; `sdpa` (transformers' default) is left as the
+ * default.
+ */
+export function readAttnImplementation(s: FactSink, root: KNode, key = 'attn_implementation'): void {
+  const e = entry(root, key);
+  const v = e && typeof e.value.value === 'string' ? e.value.value.toLowerCase() : undefined;
+  if (!e || !v) return;
+  if (/flash|flex/.test(v)) s.explicit('training.flashAttention', true, locOf(e, key));
+  else if (v === 'eager') s.explicit('training.flashAttention', false, locOf(e, key));
+}

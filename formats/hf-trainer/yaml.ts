@@ -10,7 +10,9 @@ const HF = hfTrainer as DialectTable;
 export function readHfTrainerYaml(s: FactSink, root: KNode | undefined): void {
   if (!root || root.kind !== 'map') return;
   const get = getter(root);
-  applyTable(s, HF, (key) => (key.startsWith('--') ? get(key.slice(2)) : undefined));
+  // TRL recipes also give the attention kernel as model_init_kwargs.attn_implementation.
+  const lookup = (key: string) => (key === '--attn_implementation' ? get('attn_implementation') ?? get('model_init_kwargs.attn_implementation') : get(key.slice(2)));
+  applyTable(s, HF, (key) => (key.startsWith('--') ? lookup(key) : undefined));
   if (s.value('lora.enabled') === false) { delete s.facts['lora.enabled']; delete s.facts['lora.rank']; }
   const ds = found(entry(root, 'deepspeed'));
   if (ds && typeof ds.value === 'string' && /\.json$/i.test(ds.value)) s.ref('deepspeed', ds.value, ds.valueRange);

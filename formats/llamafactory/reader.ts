@@ -23,6 +23,7 @@ export function readLlamaFactory(s: FactSink, root: KNode | undefined): void {
   if (gc && !isEmpty(gc)) s.explicit('training.recompute', toBool(gc.value.value) ? 'none' : 'full', locOf(gc, 'disable_gradient_checkpointing'));
   s.default('training.recompute', 'full', `${LF}: gradient checkpointing is on unless disable_gradient_checkpointing`);
   readPrecisionFlags(s, root, 'HF Trainer');
+  readFlashAttn(s, root);
   const mp = entry(root, 'mixed_precision');
   if (mp && typeof mp.value.value === 'string' && mp.value.value.startsWith('bf16')) s.explicit('training.precision', 'bf16-mixed', locOf(mp, 'mixed_precision'));
   const opt = entry(root, 'optim');
@@ -53,6 +54,19 @@ export function readLlamaFactory(s: FactSink, root: KNode | undefined): void {
   readDeepSpeedKey(s, root);
   readFsdpList(s, root);
   readMegatronBackend(s, root);
+}
+
+/**
+ * `flash_attn` (hparams/model_args.py AttentionFunction: auto, disabled, sdpa, fa2, fa3): fa2/fa3 are FlashAttention
+ * (which skips the blocks a sliding window masks), disabled is eager attention; auto and sdpa leave transformers' SDPA.
+ */
+function readFlashAttn(s: FactSink, root: KNode): void {
+  const e = entry(root, 'flash_attn');
+  const v = e && typeof e.value.value === 'string' ? e.value.value.toLowerCase() : undefined;
+  if (!e || v === undefined) return;
+  if (v === 'fa2' || v === 'fa3') s.explicit('training.flashAttention', true, locOf(e, 'flash_attn'));
+  else if (v === 'disabled') s.explicit('training.flashAttention', false, locOf(e, 'flash_attn'));
+  else if (v !== 'auto' && v !== 'sdpa') s.diag('invalid-value', 'warning', 'flash_attn should be auto, disabled, sdpa, fa2 or fa3.', e.value.range, ['training.flashAttention']);
 }
 
 /** examples/megatron/*.yaml and the v1 dist_config. */

@@ -10,7 +10,7 @@ import { applyCalibration, type ClusterCorrection } from './calibration';
 import { withProfile } from './profilePlan';
 import type { ClusterProfile } from '../hardware/profile';
 import {
-  dpOfWorld, engineForFormat, engineForStyle, gpusPerNodeDefault, gradDtypeOf, hybridStrategy, overlapCommDefault,
+  dpOfWorld, engineForFormat, modelImplForFormat, engineForStyle, gpusPerNodeDefault, gradDtypeOf, hybridStrategy, overlapCommDefault,
   reduceBucketDefault, reshardAfterForwardDefault, scheduleFor, sequenceParallel, shardGroupOf, stageOfStrategy, stageOfStyle, styleDefault,
   unevenStageLayers, vppOfLayers, torchtitanStageLayers, torchtitanStagesPerRank, DS_DEFAULTS, TORCHTITAN_STAGE_WEIGHT,
 } from './derived';
@@ -149,10 +149,16 @@ export function derivePlan(input: PlanInput, gpu?: GpuSpec): Derived {
   const world = c.worldSize ?? dp * mp;
   const cluster = deriveCluster(c, world, gpu, pick);
 
-  const training = deriveTraining(input, dp, pick, problems);
+  const training0 = deriveTraining(input, dp, pick, problems);
   const style0 = s.style ?? styleDefault(input.format, s.stage);
   const engine = pick('engine', input.engine, engineForFormat(input.format) ?? engineForStyle(style0),
     input.format && engineForFormat(input.format) ? `${input.format} files run on the ${engineForFormat(input.format)} engine` : `engine implied by the sharding style (${style0})`, 'derived');
+  // FSDP2 around transformers' modeling code (Axolotl, Accelerate, TRL, …) saves what transformers' modules save, not
+  // what torchtitan's do (shared/memory/engine.ts modelImplOf).
+  const hfImpl = training0.modelImpl === undefined ? modelImplForFormat(input.format, engine) : undefined;
+  const training: TrainingSpec = hfImpl
+    ? { ...training0, modelImpl: pick('training.modelImpl', undefined, hfImpl, `${input.format} trains transformers' model code under FSDP2`, 'derived') }
+    : training0;
   const sharding = deriveSharding(input, dp, training, pick, problems);
   const titan = input.format === 'torchtitan';
   const [firstLess, lastLess] = [p.firstStageLess ?? TORCHTITAN_STAGE_WEIGHT, p.lastStageLess ?? TORCHTITAN_STAGE_WEIGHT];

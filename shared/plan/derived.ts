@@ -24,6 +24,18 @@ export function engineForFormat(format: FormatId | undefined): EngineId | undefi
 }
 
 /**
+ * Formats whose trainers wrap transformers' modeling code in torch FSDP2 (`fully_shard`): Accelerate
+ * (`fsdp_version: 2`), the HF Trainer and TRL, Axolotl, LLaMA-Factory, verl, NeMo-RL's DTensor policy, ROLL and EasyR1
+ * all load `AutoModelForCausalLM`. torchtitan, torchtune, Lingua and picotron train their own model code.
+ */
+const HF_MODEL_FORMATS: ReadonlySet<FormatId> = new Set<FormatId>(['accelerate', 'hf-trainer', 'axolotl', 'llamafactory', 'verl', 'nemo-rl', 'roll', 'easyr1']);
+
+/** The model implementation an FSDP2 plan runs when the file's format decides it ('hf' for the formats above). */
+export function modelImplForFormat(format: FormatId | undefined, engine: EngineId): 'hf' | undefined {
+  return engine === 'fsdp2' && format !== undefined && HF_MODEL_FORMATS.has(format) ? 'hf' : undefined;
+}
+
+/**
  * Gradient reduction overlaps with backward unless the sharding says otherwise: DeepSpeed turns `overlap_comm` on only
  * for ZeRO-3 (deepspeed/runtime/zero/config.py: `overlap_comm` None means stage 3); DDP buckets and FSDP overlap.
  * Megatron's default (no `--overlap-grad-reduce`) is stated by its reader.
