@@ -1,7 +1,8 @@
 """Attention kernels as GPUs run them, on fake CPU tensors.
 
 ``flash`` calls ``aten._scaled_dot_product_flash_attention`` (the CUDA FlashAttention-2 op: saves q, k, v, the
-output and an fp32 log-sum-exp of b·heads·s); its meta kernel runs on fake tensors on any device. ``eager``
+output and an fp32 log-sum-exp of b·heads·s), or the memory-efficient op where a GPU would (fp32, or v narrower than
+q/k); their meta kernels run on fake tensors on any device. ``eager``
 materialises the scores as Hugging Face's eager_attention_forward does (q·kᵀ, fp32 softmax cast back, ·v).
 ``use_gpu_sdpa`` routes ``F.scaled_dot_product_attention`` calls of library models (transformers) to the same op when
 a GPU would pick FlashAttention (no mask, no dropout; grouped K/V heads passed as they are, inputs cast to the autocast
@@ -27,9 +28,11 @@ def attend(q, k, v, kind="flash", causal=True, scale=None):
             scores = scores.masked_fill(mask, float("-inf"))
         probs = torch.softmax(scores, dim=-1, dtype=torch.float32).to(q.dtype)
         return torch.matmul(probs, v)
-    if q.dtype == torch.float32:
-        # FlashAttention has no fp32 kernel; GPUs fall back to memory-efficient attention (same saved tensors), which
-        # takes grouped K/V heads only repeated to the query heads (torch sdp_utils: enable_gqa needs flash or math).
+    if q.dtype == torch.float32 or v.shape[-1] != q.shape[-1]:
+        # FlashAttention has no fp32 kernel and needs one head width for q, k and v (torch sdp_utils
+        # check_head_dim_size_flash; multi-head latent attention has 192-wide q/k and 128-wide v): GPUs fall back to
+        # memory-efficient attention (same saved tensors; the output has v's width), which takes grouped K/V heads
+        # only repeated to the query heads (torch sdp_utils: enable_gqa needs flash or math).
         if k.shape[-3] != q.shape[-3]:
             rep = q.shape[-3] // k.shape[-3]
             k, v = k.repeat_interleave(rep, dim=-3), v.repeat_interleave(rep, dim=-3)

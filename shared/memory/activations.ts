@@ -3,9 +3,10 @@
  * Table 2), generalised to GQA (k/v of KV·d columns), gated MLPs, flash attention, context parallelism and fp32.
  * All functions return bytes for ONE micro-batch on one rank unless stated otherwise.
  */
-import type { ModelImpl, PipelineSchedule, RecomputeKind, RecomputePolicy } from '../plan/types';
+import type { MlaSpec, ModelImpl, PipelineSchedule, RecomputeKind, RecomputePolicy } from '../plan/types';
 import { blockInputBytes, hfBlockBytes, titanBlockBytes, titanOpSelectiveBytes } from './blocks';
 import { layerPolicyCheckpointedBlocks } from './engine';
+import { megatronMlaAttentionBytes, megatronMlaLatentBytes } from './mlaSaves';
 import { inFlightChunkPasses } from './pipeline';
 
 /** The dimensions the activation formulas need. */
@@ -53,27 +54,37 @@ export interface ActivationShape {
    */
   readonly compiled?: boolean;
   readonly acEvery?: number;
+  /** Multi-head latent attention: its latents and head widths replace q/k/v of heads·headDim (shared/memory/mlaSaves.ts). */
+  readonly mla?: MlaSpec;
 }
 
 /**
  * Tensors replicated across TP unless sequence parallel: two LayerNorm inputs, QKV input, MLP input (B·sbh each)
  * and two dropout masks (sbh): (4B + 2)·sbh = 10sbh for B = 2 (Korthikanti Eq.2, the "10" term; ÷t with SP, Eq.4).
- * Without dropout the masks do not exist: 4B·sbh.
+ * Without dropout the masks do not exist: 4B·sbh. Under MLA the latents' norm inputs and outputs are added
+ * (shared/memory/mlaSaves.ts megatronMlaLatentBytes).
  */
 export function replicatedLayerActivationBytes(x: ActivationShape): number {
   const sbh = x.sLocal * x.b * x.h;
   // Under TE FP8 the QKV and MLP inputs (two of the four) are kept as 1-byte casts.
   const gemmInputs = x.fp8Inputs ? 2 * (x.actBytes - 1) : 0;
-  return ((4 * x.actBytes - gemmInputs + (x.dropout ? 2 : 0)) * sbh) / (x.sp ? x.tp : 1);
+  // MLA's latents (their norms' inputs and outputs) are held like the block's norms: whole per rank, ÷t with SP.
+  return ((4 * x.actBytes - gemmInputs + (x.dropout ? 2 : 0)) * sbh) / (x.sp ? x.tp : 1) + (x.mla ? megatronMlaLatentBytes(x, x.mla) : 0);
 }
 
 /**
  * TP-sharded tensors: Q, K, V and the projection input, B·sb(2·a·d + 2·KV·d), plus the MLP: plain 2B·sb·f (GeLU and
  * fc2 inputs), gated 3B·sb·f (fc1 gate/up outputs and fc2 input); = 24sbh/t for MHA, f = 4h, B = 2 (Korthikanti Eq.2).
  * `ffn` overrides the MLP width (MoE layers: top-k · expert size + shared experts, tokens spread evenly over experts).
+ * Under MLA: B·sb·(2·a·qk + 2·a·d_v)/t for the attention (shared/memory/mlaSaves.ts megatronMlaAttentionBytes).
  */
 export function shardedLayerActivationBytes(x: ActivationShape, ffn = x.ffn): number {
   const sb = x.sLocal * x.b;
+  if (x.mla) {
+    // MLA: q, k, v and the output at their own widths (megatronMlaAttentionBytes); the projection input is a·d_v wide.
+    const fp8Inputs = x.fp8Inputs ? (x.actBytes - 1) * sb * (x.heads * x.mla.vHeadDim + ffn) : 0;
+    return megatronMlaAttentionBytes(x, x.mla) + ((x.gated ? 3 : 2) * x.actBytes * sb * ffn - fp8Inputs) / x.tp;
+  }
   const attn = x.actBytes * sb * (2 * x.heads * x.headDim + 2 * x.kvHeadsEff * x.headDim);
   const mlp = (x.gated ? 3 : 2) * x.actBytes * sb * ffn;
   // Under TE FP8 the projection input (a·d) and the fc2 input (f) are kept as 1-byte casts.
@@ -153,10 +164,12 @@ export function recomputeWorkingBytes(x: ActivationShape, recompute: RecomputeKi
 /**
  * First stage: token ids (int64, 8sb) and the embedding dropout mask (sbh, ÷t with SP; none without dropout)
  * (Korthikanti §4.2.3 "sbhp/t"; Megatron theoretical_memory_usage "8*s*b*p"); transformers models also keep the
- * rotary cos and sin tables of the batch, (b, s, d) each in the residual stream's dtype (LlamaRotaryEmbedding).
+ * rotary cos and sin tables of the batch, (b, s, d) each in the residual stream's dtype (LlamaRotaryEmbedding); under
+ * MLA d is the rotary head width d_r (DeepseekV3Config sets head_dim = qk_rope_head_dim for DeepseekV3RotaryEmbedding).
  */
 export function embeddingActivationBytes(x: ActivationShape): number {
-  const rotary = x.impl === 'hf' ? 2 * (x.streamBytes ?? x.actBytes) * x.sLocal * x.b * x.headDim : 0;
+  const width = x.mla ? x.mla.qkRopeHeadDim : x.headDim;
+  const rotary = x.impl === 'hf' ? 2 * (x.streamBytes ?? x.actBytes) * x.sLocal * x.b * width : 0;
   return 8 * x.sLocal * x.b + (x.dropout ? x.sLocal * x.b * x.h : 0) / (x.sp ? x.tp : 1) + rotary;
 }
 

@@ -5,6 +5,7 @@
  * (docs/engine-memory.md#what-a-block-saves). T = b·s/cp tokens on the rank; widths q = a·d, kv = g·d; t = TP degree.
  */
 import type { ActivationShape } from './activations';
+import { hfMlaAttentionBytes, mlaAttentionOutputWidth, titanMlaAttentionBytes, titanMlaMatmulWidths } from './mlaSaves';
 
 /** Bytes of the rank's query width (a·d/t) and of its K/V as saved by attention (repeated to the query heads or not). */
 function widths(x: ActivationShape, repeatKv: boolean): { q: number; kv: number } {
@@ -41,6 +42,7 @@ export function flashStatsBytes(x: ActivationShape): number {
  * output from w1's in the backward, a pointwise op fused into the backward's kernels, but keeps the product, which
  * only the w2 matmul's backward reads and which the partitioner does not recompute for a matmul: 3T·f/t for the MLP.
  * Everything else is saved as in eager (the matmul and SDPA inputs and outputs, the norms' inputs and rstd).
+ * DeepSeek-V3's multi-head latent attention saves its latents and head tensors instead of q/k/v (mlaSaves.ts).
  */
 export function titanBlockBytes(x: ActivationShape, ffn = x.ffn): number {
   const B = x.actBytes, T = x.sLocal * x.b, sp = x.sp ? x.tp : 1;
@@ -48,7 +50,8 @@ export function titanBlockBytes(x: ActivationShape, ffn = x.ffn): number {
   const norms = (2 * B * T * x.h + 2 * 4 * T) / sp;
   const linearInputs = 2 * B * T * x.h;
   const qkNorm = x.qkNorm ? B * T * ((x.heads + x.kvHeadsEff) * x.headDim) / x.tp : 0;
-  const attention = B * T * (2 * w.q + 2 * w.kv) + (x.flash ? flashStatsBytes(x) : eagerScoreBytes(x, 1));
+  const saved = x.mla ? titanMlaAttentionBytes(x, x.mla) : B * T * (2 * w.q + 2 * w.kv);
+  const attention = saved + (x.flash ? flashStatsBytes(x) : eagerScoreBytes(x, 1));
   const mlp = (x.gated ? (x.compiled ? 3 : 4) : 2) * B * T * ffn / x.tp;
   return norms + linearInputs + qkNorm + attention + mlp;
 }
@@ -57,9 +60,16 @@ export function titanBlockBytes(x: ActivationShape, ffn = x.ffn): number {
  * torchtitan's per-op selective checkpointing (`selective_ac_option = "op"`, torchtitan/distributed/
  * activation_checkpoint.py `_custom_policy`): the block's input, the outputs of every second matmul (wq, wv, w1, w2 in
  * call order), SDPA's output and statistics; everything else is recomputed. B·[T·h/t_sp + T·(q + kv + f)/t + T·h + T·q/t] + lse.
+ * Under MLA the matmuls are wq_a, wq_b (or wq), wkv_a, wkv_b, wo, w1, w3, w2: the odd ones of that order are kept.
  */
 export function titanOpSelectiveBytes(x: ActivationShape, ffn = x.ffn): number {
   const B = x.actBytes, T = x.sLocal * x.b, sp = x.sp ? x.tp : 1;
+  if (x.mla) {
+    // Every second matmul output from the first, in the MLA block's call order (mlaSaves.ts titanMlaMatmulWidths).
+    const kept = titanMlaMatmulWidths(x, x.mla, ffn).reduce((sum, n, i) => sum + (i % 2 === 0 ? n : 0), 0);
+    const out = mlaAttentionOutputWidth(x, x.mla);
+    return (B * T * x.h) / sp + B * T * (kept + out) + (x.flash ? flashStatsBytes(x) : eagerScoreBytes(x, 1));
+  }
   const w = widths(x, false);
   const mm = B * T * (w.q + w.kv + ffn / x.tp + x.h);
   return (B * T * x.h) / sp + mm + B * T * w.q + (x.flash ? flashStatsBytes(x) : eagerScoreBytes(x, 1));
@@ -77,16 +87,19 @@ export function titanOpSelectiveBytes(x: ActivationShape, ffn = x.ffn): number {
  * - SDPA (FlashAttention with native grouped K/V heads; memory-efficient attention in fp32, which repeats them): q, k,
  *   v and the output (which o_proj takes as it is), B·T·(2q + 2kv) + lse; eager attention: K/V repeated, the probabilities;
  * - the MLP: gate output, activation output, up output and the product (4·B·T·f; 2·B·T·f for a plain MLP);
- * - under autocast, the 16-bit casts of the layer's weights (autocast's weight cache; saved by each linear).
+ * - under autocast, the 16-bit casts of the layer's weights (autocast's weight cache; saved by each linear);
+ * - multi-head latent attention (DeepseekV3Attention) saves its latents and head tensors instead (mlaSaves.ts).
  */
 export function hfBlockBytes(x: ActivationShape, ffn = x.ffn): number {
   const B = x.actBytes, S = x.streamBytes ?? B, T = x.sLocal * x.b;
   const amp = (x.autocastWeightBytes ?? 0) > 0 || S > B;
   const w = widths(x, !x.flash || B === 4);
   const norms = x.lowPrecisionNorm ? 2 * (B * T * x.h + 8 * T) : 2 * ((4 + S) * T * x.h + 4 * T);
-  const linearInputs = (amp ? 5 * B : 2 * S) * T * x.h;
+  // Under MLA two linears take the attention norm's output (q_a_proj or q_proj, kv_a_proj_with_mqa), not three.
+  const linearInputs = (amp ? (x.mla ? 4 : 5) * B : 2 * S) * T * x.h;
   const qkNorm = x.qkNorm ? (4 + S) * T * (x.heads + x.kvHeadsEff) * x.headDim : 0;
-  const attention = B * T * (2 * w.q + 2 * w.kv) + (x.flash ? flashStatsBytes(x) : eagerScoreBytes(x));
+  const saved = x.mla ? hfMlaAttentionBytes(x, x.mla) : B * T * (2 * w.q + 2 * w.kv);
+  const attention = saved + (x.flash ? flashStatsBytes(x) : eagerScoreBytes(x));
   const mlp = (x.gated ? 4 : 2) * B * T * ffn / x.tp;
   return norms + linearInputs + qkNorm + attention + mlp + (x.autocastWeightBytes ?? 0);
 }

@@ -4,7 +4,7 @@
  */
 import { loraLayerParams, paddedVocabSize } from '../model/params';
 import { kvHeadsPerRank, layersOfStage as layersOfStageCount, rankParts } from '../model/rankParams';
-import type { ModelImpl, ModelSpec, OffloadTarget, Plan, PipelineSchedule, PrecisionRegime, RecomputeKind, RecomputePolicy, ShardingStyle } from '../plan/types';
+import type { MlaSpec, ModelImpl, ModelSpec, OffloadTarget, Plan, PipelineSchedule, PrecisionRegime, RecomputeKind, RecomputePolicy, ShardingStyle } from '../plan/types';
 import type { ActivationShape } from './activations';
 import { adafactorBytesPerParam } from './modelStates';
 import { activationBytesOf, dtypeBytes, optimizerBytesPerParam, paramBytesOf } from './dtypes';
@@ -18,6 +18,8 @@ export interface MemoryContext extends ActivationShape {
   streamBytes: number; autocastWeightBytes: number; autocastHeadBytes: number; qkNorm: boolean; lowPrecisionNorm: boolean; acPolicy: RecomputePolicy; acEvery: number;
   compiled: boolean;
   model: ModelSpec;
+  /** The model's multi-head latent attention, if any (shared/memory/mlaSaves.ts). */
+  mla: MlaSpec | undefined;
   sLocal: number; b: number; h: number; heads: number; kvHeadsEff: number; headDim: number; ffn: number;
   gated: boolean; tp: number; sp: boolean; flash: boolean; actBytes: number; sKeys: number; dropout: boolean;
   /** MLP width of an MoE layer for activations: top-k · expert FFN + shared experts' FFN. */
@@ -71,7 +73,7 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   const tp = p.tp;
   const kvPerRank = kvHeadsPerRank(model.kvHeads, tp);
   const r = rankParts(model, tp, p.ep, p.etp, p.pp);
-  c.model = model;
+  c.model = model; c.mla = model.mla;
   c.sLocal = t.seqLen / p.cp; c.b = t.microBatch; c.h = model.hiddenSize; c.heads = model.heads;
   c.kvHeadsEff = kvPerRank * tp; c.headDim = model.headDim; c.ffn = model.ffnSize; c.gated = model.gatedMlp;
   c.tp = tp; c.sp = p.sp && tp > 1; c.flash = t.flashAttention; c.actBytes = activationBytesOf(t.precision); c.sKeys = t.seqLen;

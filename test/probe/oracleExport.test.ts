@@ -65,6 +65,17 @@ describe('oracle export', () => {
     assert.equal(hfConfigOf({ ...LLAMA3_8B, moe: { experts: 8, topK: 2, expertFfnSize: 14336, sharedExperts: 0, sharedExpertFfnSize: 0, denseFirstLayers: 0, layerFrequency: 1, sharedExpertGate: false } }).model_type, 'mixtral');
   });
 
+  test('multi-head latent attention: a deepseek_v3 config.json with its latent and head widths, every layer dense', () => {
+    // The keys DeepseekV3Config reads (transformers configuration_deepseek_v3.py); q_lora_rank null = queries projected directly.
+    const mla = { qLoraRank: 1536, kvLoraRank: 512, qkNopeHeadDim: 128, qkRopeHeadDim: 64, vHeadDim: 128 };
+    const cfg = hfConfigOf({ ...LLAMA3_8B, layers: 2, heads: 128, kvHeads: 128, headDim: 192, mla });
+    assert.deepEqual([cfg.model_type, cfg.q_lora_rank, cfg.kv_lora_rank, cfg.qk_nope_head_dim, cfg.qk_rope_head_dim, cfg.v_head_dim, cfg.first_k_dense_replace], ['deepseek_v3', 1536, 512, 128, 64, 128, 2]);
+    assert.equal('head_dim' in cfg, false);
+    assert.equal(hfConfigOf({ ...LLAMA3_8B, mla: { ...mla, qLoraRank: 0 } }).q_lora_rank, null);
+    const titan = exportOraclePlan(makePlan({ engine: 'fsdp2', model: { ...LLAMA3_8B, heads: 128, kvHeads: 128, headDim: 192, mla }, training: { modelImpl: 'torchtitan' }, parallel: { dp: 8 } } as never));
+    assert.ok('code' in titan && /latent attention/.test(titan.message));
+  });
+
   test('refused with a reason: fewer layers than pipeline chunks, offload, LoRA', () => {
     const pp = exportOraclePlan(makePlan({ model: LLAMA3_8B, parallel: { pp: 4, dp: 2 } }), { layers: 2 });
     assert.ok('code' in pp && /≥ 4/.test(pp.message));

@@ -1,4 +1,4 @@
-// The oracle grid (issue 13 §4) in CI: 60 configurations across engines and layouts built at full width and reduced
+// The oracle grid (issue 13 §4) in CI: 65 configurations across engines and layouts built at full width and reduced
 // depth by the fake-tensor oracle (probe/oracle on the pinned torch 2.x: torch's own MemTracker peaks per category),
 // each beside ShardLens's estimate of the same model. The expected values are torch's accounting, not ShardLens's.
 // What holds today is asserted per engine family; npm run bench prints every category of every configuration.
@@ -105,6 +105,17 @@ describe('oracle grid: ShardLens against torch on fake tensors (torch ≥ 2.4)',
       .map((s) => ({ name: `${r.case.name} stage ${s.stage}`, err: s.rows.find((x) => x.category === 'activations')?.relError ?? NaN })));
     assert.ok(rows.length >= 4, 'torchtitan PP last stages measured');
     assert.deepEqual(rows.filter((r) => !(Math.abs(r.err) <= 0.03)).map((r) => `${r.name}: ${(r.err * 100).toFixed(1)} %`), []);
+  });
+
+  // Multi-head latent attention as transformers builds it (DeepseekV3Attention, DeepseekV2Attention): the latents,
+  // their norms, q/k of heads·(nope + rope), v as a slice of kv_b_proj's output and the output of heads·v_head_dim
+  // (shared/memory/mlaSaves.ts). One layer's saved bytes match the oracle's per-layer growth exactly
+  // (test/probe/oracleMla.test.ts); what remains under autocast is the fp32 T·h tensor the Llama rows miss too (0.6 %).
+  const mla = / MLA/;
+  test('multi-head latent attention (transformers): activations within 1 %, parameters within 0.5 %, the total within 2 %', () => {
+    within(mla, 'activations', 0.01);
+    within(mla, 'parameters', 0.005);
+    within(mla, 'total', 0.02);
   });
 
   test('over the whole grid the median |error| of the total is at most 6 %', () => {

@@ -8,7 +8,7 @@ import type { PlanInput } from '../../shared/plan/derive';
 import type { ModelSpec, Plan } from '../../shared/plan/types';
 import { compareAllocator, type AllocatorComparison } from './oracleAllocator';
 import { compareOracle, totalBesideActivations, type OracleComparison } from './oracleCompare';
-import { exportOraclePlan } from './oraclePlan';
+import { exportOraclePlan, hfConfigOf } from './oraclePlan';
 import { isOracleFailure, runOracle } from './oracleRun';
 import type { OracleReport } from './oracleTypes';
 
@@ -24,18 +24,38 @@ const QWEN: ModelSpec = {
   attnBias: 'qkv', tiedEmbeddings: true, vocabSize: 151936,
 };
 
-/** `stages`: the pipeline stages the oracle measures (default: all). */
-export interface GridCase { readonly name: string; readonly plan: Plan; readonly layers?: number; readonly stages?: readonly number[] }
+/**
+ * DeepSeek-V3's attention widths (multi-head latent attention: q_lora_rank 1536, kv_lora_rank 512, q/k heads 128 + 64,
+ * values 128; 128 heads; huggingface.co/deepseek-ai/DeepSeek-V3 config.json) with its dense layers' MLP (18,432), at 2
+ * layers, both dense (the MoE layers' routing is data-dependent and not built on fake tensors).
+ */
+const DSV3: ModelSpec = {
+  ...LLAMA, name: 'DeepSeek-V3 width, dense (2 layers)', hiddenSize: 7168, heads: 128, kvHeads: 128, headDim: 192, ffnSize: 18432,
+  vocabSize: 129280, maxPositions: 4096, mla: { qLoraRank: 1536, kvLoraRank: 512, qkNopeHeadDim: 128, qkRopeHeadDim: 64, vHeadDim: 128 },
+};
+/** DeepSeek-V2-Lite's widths (queries projected directly: q_lora_rank null; 16 heads; dense MLP 10,944). */
+const DSV2_LITE: ModelSpec = {
+  ...DSV3, name: 'DeepSeek-V2-Lite width, dense (2 layers)', hiddenSize: 2048, heads: 16, kvHeads: 16, ffnSize: 10944, vocabSize: 102400,
+  mla: { qLoraRank: 0, kvLoraRank: 512, qkNopeHeadDim: 128, qkRopeHeadDim: 64, vHeadDim: 128 },
+};
+/** transformers' DeepSeek-V2 implementation (complex rotary tables) for the V2-Lite cases. */
+const DSV2_CONFIG = { ...hfConfigOf(DSV2_LITE), model_type: 'deepseek_v2' };
+
+/** `stages`: the pipeline stages the oracle measures (default: all); `hfConfig`: the config.json the oracle builds (impl 'hf'). */
+export interface GridCase {
+  readonly name: string; readonly plan: Plan; readonly layers?: number; readonly stages?: readonly number[];
+  readonly hfConfig?: Readonly<Record<string, unknown>>;
+}
 
 type T = NonNullable<PlanInput['training']>;
 type Par = NonNullable<PlanInput['parallel']>;
 const tr = (x: Partial<T> = {}): T => ({ microBatch: 1, seqLen: 2048, precision: 'bf16-mixed', optimizer: 'adamw', flashAttention: true, recompute: 'none', ...x } as T);
 const cl = (world: number) => ({ gpusPerNode: Math.min(8, world), nodes: Math.max(1, Math.ceil(world / 8)) });
 
-function c(name: string, engine: Plan['engine'], training: Partial<T>, parallel: Par, model: ModelSpec = LLAMA, layers?: number, stages?: readonly number[]): GridCase {
+function c(name: string, engine: Plan['engine'], training: Partial<T>, parallel: Par, model: ModelSpec = LLAMA, layers?: number, stages?: readonly number[], hfConfig?: GridCase['hfConfig']): GridCase {
   const world = (parallel.dp ?? 1) * (parallel.tp ?? 1) * (parallel.pp ?? 1) * (parallel.cp ?? 1);
   const m = layers ? { ...model, layers } : model;
-  return { name, plan: makePlan({ engine, model: m, training: tr(training), parallel, cluster: cl(world) } as PlanInput), layers, ...(stages ? { stages } : {}) };
+  return { name, plan: makePlan({ engine, model: m, training: tr(training), parallel, cluster: cl(world) } as PlanInput), layers, ...(stages ? { stages } : {}), ...(hfConfig ? { hfConfig } : {}) };
 }
 
 const fsdp = (dp: number, x: Partial<Par> = {}): Par => ({ dp, ...x, sharding: { style: 'fsdp2', stage: 3, ...(x.sharding ?? {}) } } as Par);
@@ -46,7 +66,7 @@ const titan = { modelImpl: 'torchtitan' } as const;
 const titanPPTraining = { ...titan, recompute: 'full', gradAccum: 4, gradDtype: 'fp32' } as const;
 const hf = { modelImpl: 'hf' } as const;
 
-/** The grid: 60 configurations. */
+/** The grid: 65 configurations. */
 export const ORACLE_GRID: readonly GridCase[] = [
   // torchtitan on FSDP2: activation checkpointing policies, batch shapes, TP/SP, CP, HSDP, PP, resharding.
   c('titan FSDP8, no AC', 'fsdp2', { ...titan }, fsdp(8)),
@@ -86,6 +106,13 @@ export const ORACLE_GRID: readonly GridCase[] = [
   c('HF DDP2 Qwen2-style, sdpa', 'ddp', { ...hf }, { dp: 2, sharding: { style: 'ddp', stage: 0 } } as Par, QWEN),
   c('HF single GPU bf16-true', 'ddp', { ...hf, precision: 'bf16' }, { dp: 1, sharding: { style: 'ddp', stage: 0 } } as Par),
   c('HF DDP2 fp32, seq 512', 'ddp', { ...hf, precision: 'fp32', seqLen: 512 }, { dp: 2, sharding: { style: 'ddp', stage: 0 } } as Par),
+  // Multi-head latent attention (transformers DeepseekV3Attention / DeepseekV2Attention): latents, their norms, q/k of
+  // heads·(nope + rope), v and the output of heads·v_head_dim.
+  c('HF DDP2 autocast, DeepSeek-V3 MLA, sdpa', 'ddp', { ...hf }, { dp: 2, sharding: { style: 'ddp', stage: 0 } } as Par, DSV3),
+  c('HF DDP2 autocast, DeepSeek-V3 MLA, eager attention, seq 1024', 'ddp', { ...hf, flashAttention: false, seqLen: 1024 }, { dp: 2, sharding: { style: 'ddp', stage: 0 } } as Par, DSV3),
+  c('HF DDP2 autocast, DeepSeek-V2-Lite MLA (direct queries), sdpa', 'ddp', { ...hf }, { dp: 2, sharding: { style: 'ddp', stage: 0 } } as Par, DSV2_LITE, undefined, undefined, DSV2_CONFIG),
+  c('HF single GPU bf16-true, DeepSeek-V3 MLA', 'ddp', { ...hf, precision: 'bf16' }, { dp: 1, sharding: { style: 'ddp', stage: 0 } } as Par, DSV3),
+  c('HF DDP2 fp32, DeepSeek-V2-Lite MLA, seq 512', 'ddp', { ...hf, precision: 'fp32', seqLen: 512 }, { dp: 2, sharding: { style: 'ddp', stage: 0 } } as Par, DSV2_LITE, undefined, undefined, DSV2_CONFIG),
   // Megatron-style: 16-bit weights, fp32 main_grad and master, the distributed optimizer, TP/SP, PP, dropout.
   c('Megatron DP8, distributed optimizer', 'megatron', { gradDtype: 'fp32' }, { dp: 8, sharding: { style: 'megatron-distopt', stage: 1 } } as Par),
   c('Megatron DP4, no distributed optimizer', 'megatron', { gradDtype: 'fp32' }, { dp: 4, sharding: { style: 'ddp', stage: 0 } } as Par),
@@ -129,7 +156,7 @@ export interface GridResult {
 
 /** Runs the whole grid through the oracle in one Python process and compares each case with its estimate. */
 export async function runOracleGrid(python: string, cases: readonly GridCase[] = ORACLE_GRID, timeoutMs = 900_000): Promise<GridResult[]> {
-  const exported = cases.map((g) => exportOraclePlan(g.plan, g.layers ? { layers: g.layers } : {}));
+  const exported = cases.map((g) => exportOraclePlan(g.plan, { ...(g.layers ? { layers: g.layers } : {}), ...(g.hfConfig ? { hfConfig: g.hfConfig } : {}) }));
   const runnable = exported.map((e, i) => ('code' in e ? undefined : { i, e })).filter((x) => x !== undefined);
   const plans = runnable.map((r) => (cases[r.i].stages ? { ...r.e.oraclePlan, stages: cases[r.i].stages } : r.e.oraclePlan));
   const out = await runOracle(plans, { python, timeoutMs });

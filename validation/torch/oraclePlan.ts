@@ -42,13 +42,24 @@ export function oracleAc(plan: Plan): { mode: OracleAcMode; every?: number } {
   return { mode: policy === 'hf' ? 'hf' : 'full' };
 }
 
-/** A transformers config.json for a Llama-family ModelSpec (mixtral for MoE, qwen3 for q/k norms, qwen2 for qkv bias). */
+/**
+ * A transformers config.json for a Llama-family ModelSpec (mixtral for MoE, qwen3 for q/k norms, qwen2 for qkv bias);
+ * deepseek_v3 for multi-head latent attention, every layer dense (first_k_dense_replace = layers; the MoE layers' routing
+ * is data-dependent and not built on fake tensors), q_lora_rank null when queries are projected directly.
+ */
 export function hfConfigOf(m: ModelSpec): Record<string, unknown> {
   const common = {
     hidden_size: m.hiddenSize, intermediate_size: m.ffnSize, num_hidden_layers: m.layers, num_attention_heads: m.heads,
     num_key_value_heads: m.kvHeads, head_dim: m.headDim, vocab_size: m.vocabSize, tie_word_embeddings: m.tiedEmbeddings,
     max_position_embeddings: Math.max(m.maxPositions || 0, 4096), rms_norm_eps: 1e-5,
   };
+  if (m.mla) {
+    const { head_dim: _qkWidth, ...rest } = common;
+    return {
+      ...rest, model_type: 'deepseek_v3', first_k_dense_replace: m.layers, q_lora_rank: m.mla.qLoraRank > 0 ? m.mla.qLoraRank : null,
+      kv_lora_rank: m.mla.kvLoraRank, qk_nope_head_dim: m.mla.qkNopeHeadDim, qk_rope_head_dim: m.mla.qkRopeHeadDim, v_head_dim: m.mla.vHeadDim,
+    };
+  }
   if (m.moe) return { ...common, model_type: 'mixtral', num_local_experts: m.moe.experts, num_experts_per_tok: m.moe.topK, intermediate_size: m.moe.expertFfnSize };
   if (m.qkNorm) return { ...common, model_type: 'qwen3' };
   if (m.attnBias === 'qkv') return { ...common, model_type: 'qwen2' };
@@ -68,6 +79,8 @@ export function exportOraclePlan(plan: Plan, o: OracleExportOptions = {}): Expor
   if (s.offloadOptimizer !== 'none' || s.offloadParams !== 'none') return { code: 'unsupported-plan', message: 'CPU/NVMe offload is not reproduced by the oracle (it tracks device memory only)' };
   const notes: string[] = [];
   const impl = modelImplOf(plan);
+  // The oracle's own torchtitan and Megatron blocks are Llama blocks; transformers builds DeepseekV3Attention itself.
+  if (plan.model.mla && impl !== 'hf') return { code: 'unsupported-plan', message: 'multi-head latent attention is reproduced by the oracle only for transformers models (its torchtitan and Megatron blocks are Llama blocks)' };
   const regime = precisionRegimeOf(plan);
   // FSDP that shards runs as fully_shard (a stage-0 FSDP layout is torchtitan without fully_shard, or FSDP1 NO_SHARD:
   // no wrapper gathers); DeepSpeed runs its own engine.
