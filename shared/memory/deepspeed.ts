@@ -10,6 +10,7 @@
  * (DDP_BFLOAT16 for bf16, FP16 for fp16): FP16_UnfusedOptimizer around a client torch optimizer (fp16/unfused_optimizer.py).
  */
 import type { MemoryContext } from './context';
+import { mlaProjections } from '../model/mla';
 
 /** 0: not DeepSpeed's engine; 1: DeepSpeedZeroOptimizer (ZeRO-1/2); 2: BF16_Optimizer; 3: ZeRO-3; 4: the FP16 wrapper without ZeRO. */
 export type DsKind = 0 | 1 | 2 | 3 | 4;
@@ -165,13 +166,24 @@ export function dsZero3ForwardExtraElems(psi: number, maxLive: number, largest: 
   return Math.max(0, Math.min(psi, maxLive + head) - dsZero3GatheredElems(psi, maxLive, largest, head));
 }
 
+/**
+ * The largest attention weight one rank holds: the output projection a·d·h/t, or under MLA the largest of its
+ * projections (shared/model/mla.ts: the split ones ÷t, the down projections whole).
+ */
+function largestAttentionMatrix(c: MemoryContext): number {
+  if (!c.mla) return (c.heads * c.headDim * c.h) / c.tp;
+  let most = 0;
+  for (const p of mlaProjections(c.mla, c.h, c.heads)) most = Math.max(most, (p.in * p.out) / (p.tp === 'replicated' ? 1 : c.tp));
+  return most;
+}
+
 /** Fills `o` for one stage of a DeepSpeed plan; kind 0 when the plan is not run by DeepSpeed's ZeRO optimizers. */
 export function fillDsBuffers(c: MemoryContext, first: boolean, last: boolean, layers: number, psi: number, o: DsBuffers): DsBuffers {
   o.kind = 0;
   if (c.style !== 'deepspeed' || c.regime !== 'deepspeed' || c.lora || c.offOpt !== 'none' || c.offParams !== 'none') return o;
   const mlpMatrix = c.denseMlpRank / (c.gated ? 3 : 2);
   const layerElems = c.attnRank + c.denseMlpRank;
-  const largestLayer = Math.max(mlpMatrix, (c.heads * c.headDim * c.h) / c.tp);
+  const largestLayer = Math.max(mlpMatrix, largestAttentionMatrix(c));
   const firstParam = first ? c.embedRank : largestLayer;
   const head = last ? c.headRank : 0;
   const largest = Math.max(firstParam, head, layers > 0 ? largestLayer : 0);

@@ -2,6 +2,8 @@
  * Model-state terms: bytes of parameters, gradients, optimizer states, master weights and fp32 gradient buffers on one
  * rank. `count` is the rank's parameter count after TP/PP/EP splits; `shard` the ZeRO/FSDP divisor (1 when unsharded).
  */
+import { mlaProjections } from '../model/mla';
+import type { MlaSpec } from '../plan/types';
 
 /** Parameters: Ψ·b_param / N_shard (ZeRO P_p shards them, Rajbhandari et al. 2020 §5.3). */
 export function parameterBytes(count: number, bytesPerParam: number, shard = 1): number {
@@ -71,10 +73,12 @@ export function adafactorMatrixStateBytes(rows: number, cols: number): number {
  * matrices), 4 per element of vectors (norms), divided by the layer's parameters.
  */
 export function adafactorBytesPerParam(m: {
-  hiddenSize: number; heads: number; kvHeads: number; headDim: number; ffnSize: number; gatedMlp: boolean;
+  hiddenSize: number; heads: number; kvHeads: number; headDim: number; ffnSize: number; gatedMlp: boolean; mla?: MlaSpec;
 }): number {
   const h = m.hiddenSize, q = m.heads * m.headDim, kv = m.kvHeads * m.headDim, f = m.ffnSize;
-  const mats: [number, number][] = [[h, q], [h, kv], [h, kv], [q, h], [h, f], [f, h]];
+  // Under MLA the attention matrices are its five projections (shared/model/mla.ts).
+  const attention: [number, number][] = m.mla ? mlaProjections(m.mla, h, m.heads).map((p): [number, number] => [p.in, p.out]) : [[h, q], [h, kv], [h, kv], [q, h]];
+  const mats: [number, number][] = [...attention, [h, f], [f, h]];
   if (m.gatedMlp) mats.push([h, f]);
   let states = 4 * 2 * h;
   let params = 2 * h;

@@ -89,6 +89,7 @@ export function activationShape(plan: Plan): ActivationShape {
     sLocal: posInt(t.seqLen) / posInt(plan.parallel.cp), b: posInt(t.microBatch), h: m.hiddenSize, heads: m.heads,
     kvHeadsEff: kvPerRank * tp, headDim: m.headDim, ffn: m.ffnSize, gated: m.gatedMlp, tp, sp: plan.parallel.sp && tp > 1,
     flash: t.flashAttention, actBytes: activationBytesOf(t.precision), sKeys: posInt(t.seqLen), dropout: m.dropout !== false,
+    ...(m.mla ? { mla: m.mla } : {}),
   };
 }
 

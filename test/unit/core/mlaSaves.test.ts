@@ -91,3 +91,14 @@ describe('multi-head latent attention: one layer\'s saved bytes per implementati
     assert.equal(embeddingActivationBytes(x), (8 + 2 * 4 * 64) * 2048);
   });
 });
+
+test('Adafactor under MLA factors its five projections: Σ 4·(r + c) over q, kv_down, kv_up, o and the MLP (Shazeer & Stern 2018 §3)', async () => {
+  const { adafactorBytesPerParam } = await import('../../../shared/memory/modelStates');
+  // h 8, 2 heads, direct queries (r_q 0), r_kv 4, d_n 2, d_r 2, d_v 2, gated MLP of 16: q 8×8, kv_down 8×6, kv_up 4×8,
+  // o 4×8, MLP 8×16 (twice) and 16×8; two norms of 8 at 4 bytes per element.
+  const mats = [[8, 8], [8, 6], [4, 8], [4, 8], [8, 16], [16, 8], [8, 16]];
+  const states = mats.reduce((a, [r, c]) => a + 4 * (r + c), 0) + 4 * 2 * 8;
+  const params = mats.reduce((a, [r, c]) => a + r * c, 0) + 2 * 8;
+  const m = { hiddenSize: 8, heads: 2, kvHeads: 2, headDim: 4, ffnSize: 16, gatedMlp: true, mla: { qLoraRank: 0, kvLoraRank: 4, qkNopeHeadDim: 2, qkRopeHeadDim: 2, vHeadDim: 2 } };
+  assert.equal(adafactorBytesPerParam(m), states / params);
+});
