@@ -163,6 +163,39 @@ function moeLayerPattern(s: FactSink, seen: Map<string, FlagArg>): void {
   s.diag('megatron-moe-layer-pattern', 'warning', `--moe-layer-freq ${a.value} is not a pattern ShardLens can hold (dense layers first, or one MoE layer every n): every layer is read as MoE.`, here(a, a.valueRange ?? a.flagRange), ['model.moe.layerFrequency']);
 }
 
+/**
+ * Sliding-window attention (`--window-size (left, right)` and `--window-attn-skip-freq`; megatron/core/transformer/
+ * utils.py `is_layer_window_attention`): a query sees the `left` keys before it and itself, so the window is left + 1
+ * keys (−1: no window); an integer N keeps every N-th layer (1-based) global, a list marks the sliding layers with 1.
+ */
+function windowAttention(s: FactSink, seen: Map<string, FlagArg>): void {
+  const a = seen.get('--window-size');
+  if (!a?.value || a.unresolved) return;
+  const m = /^[\s("'[]*(-?\d+)\s*,\s*(-?\d+)[\s)"'\]]*$/.exec(a.value);
+  const left = m ? Number(m[1]) : NaN;
+  if (!m || !Number.isInteger(left) || left < -1) {
+    s.diag('invalid-value', 'warning', `--window-size expects two whole numbers, as "(128,0)" (got "${a.value}").`, here(a, a.valueRange ?? a.flagRange), ['model']);
+    return;
+  }
+  if (left < 0) return;
+  const L = s.num('model.layers');
+  if (!L) return;
+  const f = seen.get('--window-attn-skip-freq');
+  let sliding = L;
+  if (f?.value && !f.unresolved) {
+    const n = toNumber(f.value);
+    const list = n === undefined ? layerPattern(f.value) : undefined;
+    if (n !== undefined && Number.isInteger(n) && n >= 1) sliding = L - Math.floor(L / n);
+    else if (list) sliding = list.slice(0, L).filter((x) => x === 1).length;
+    else {
+      s.diag('invalid-value', 'warning', `--window-attn-skip-freq expects a whole number or a list pattern (got "${f.value}"); every layer is read as sliding.`, here(f, f.valueRange ?? f.flagRange), ['model']);
+    }
+  }
+  const loc = locOfArg(a);
+  s.derived('model.slidingWindow.window', left + 1, `--window-size ${a.value}: the ${left} keys before a query and itself`, loc);
+  s.derived('model.slidingWindow.slidingLayers', sliding, f ? `--window-attn-skip-freq ${f.value}: ${sliding} of ${L} layers slide` : `--window-size without --window-attn-skip-freq: all ${L} layers slide`, f ? locOfArg(f) : loc);
+}
+
 /** MLA width flags and Megatron's defaults for them (megatron/training/arguments.py, NVIDIA/Megatron-LM d98e8a64). */
 const MLA_FLAGS: readonly [string, PlanPath, number | undefined][] = [
   ['--q-lora-rank', 'model.mla.qLoraRank', undefined], ['--kv-lora-rank', 'model.mla.kvLoraRank', 32],
@@ -211,6 +244,7 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   }
   latentAttention(s, seen);
   moeLayerPattern(s, seen);
+  windowAttention(s, seen);
   const nobias = seen.get('--disable-bias-linear');
   if (nobias) {
     if (!seen.has('--add-qkv-bias')) s.explicit('model.attnBias', 'none', locOfArg(nobias));

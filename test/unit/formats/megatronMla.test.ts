@@ -1,5 +1,5 @@
 /**
- * Megatron-LM multi-head latent attention and list-valued --moe-layer-freq. Expected values from Megatron-LM's
+ * Megatron-LM multi-head latent attention, list-valued --moe-layer-freq and sliding windows (--window-size). Expected values from Megatron-LM's
  * megatron/training/arguments.py (d98e8a64): --kv-lora-rank 32, --qk-head-dim 128, --qk-pos-emb-head-dim 64,
  * --v-head-dim 128 and no --q-lora-rank by default; the width flags act only with --multi-latent-attention;
  * --moe-layer-freq takes an int or a Python list expression with 1 marking an MoE layer (`moe_freq_type`). Model
@@ -92,5 +92,29 @@ describe('--moe-layer-freq as a list', () => {
     const r = read('[1,0,0,1,1,0,1,1]');
     assert.equal(r.facts['model.moe.layerFrequency'], undefined);
     assert.ok(r.diagnostics.some((d) => d.code === 'megatron-moe-layer-pattern'));
+  });
+});
+
+describe('Megatron sliding-window attention', () => {
+  before(async () => { await initFormats(); });
+  // megatron/core/transformer/utils.py is_layer_window_attention: layer_number (1-based) % N != 0 slides; a list marks
+  // sliding layers with 1. gpt-oss in Megatron-Bridge: window (128, 0), every other layer global.
+  const read = (extra: string) => parseConfig('/ws/x.sh', `torchrun pretrain_gpt.py --num-layers 24 --hidden-size 2880 --num-attention-heads 64 ${extra}\n`);
+  test('--window-size (128,0) with --window-attn-skip-freq 2: 129 keys in 12 of 24 layers', () => {
+    const f = read(`--window-size '(128,0)' --window-attn-skip-freq 2`).facts;
+    assert.equal(f['model.slidingWindow.window']?.value, 129);
+    assert.equal(f['model.slidingWindow.slidingLayers']?.value, 12);
+    const m = modelFromFacts(f, {});
+    assert.deepEqual(m?.slidingWindow, { window: 129, slidingLayers: 12 });
+  });
+  test('no skip frequency: every layer slides; a list counts its 1s; -1 is no window', () => {
+    assert.equal(read(`--window-size '(4095,0)'`).facts['model.slidingWindow.slidingLayers']?.value, 24);
+    assert.equal(read(`--window-size '(4095,0)' --window-attn-skip-freq '([1]*3+[0])*6'`).facts['model.slidingWindow.slidingLayers']?.value, 18);
+    assert.equal(read(`--window-size '(-1,0)'`).facts['model.slidingWindow.window'], undefined);
+  });
+  test('a malformed window is a warning at the value', () => {
+    const r = read('--window-size big');
+    assert.ok(r.diagnostics.some((d) => d.code === 'invalid-value' && d.message.startsWith('--window-size')));
+    assert.equal(r.facts['model.slidingWindow.window'], undefined);
   });
 });
