@@ -141,9 +141,15 @@ export function layerPattern(text: string): number[] | undefined {
  */
 function moeLayerPattern(s: FactSink, seen: Map<string, FlagArg>): void {
   const a = seen.get('--moe-layer-freq');
-  if (!a?.value || a.unresolved || toNumber(a.value) !== undefined) return;
-  const list = layerPattern(a.value);
+  if (!a?.value || a.unresolved) return;
   const loc = locOfArg(a);
+  const n = toNumber(a.value);
+  if (n !== undefined) {
+    // An integer N makes layer i (0-based) MoE when i % N = 0 (megatron/core/models/gpt/gpt_layer_specs.py).
+    if (Number.isInteger(n) && n > 1) s.derived('model.moe.firstLayerMoe', true, `Megatron: --moe-layer-freq ${n} makes layers 0, ${n}, ${2 * n}, … MoE (gpt_layer_specs.py: i % ${n} == 0)`, loc);
+    return;
+  }
+  const list = layerPattern(a.value);
   const layers = s.num('model.layers');
   if (list && list.length > 0 && list.includes(1)) {
     const k = list.indexOf(1);
@@ -158,9 +164,16 @@ function moeLayerPattern(s: FactSink, seen: Map<string, FlagArg>): void {
       s.explicit('model.moe.layerFrequency', f, loc);
       return;
     }
+    // One MoE layer opening every period ([1,0,0]*n): the frequency, first layer of each period.
+    const g = k === 0 ? list.indexOf(1, 1) : -1;
+    if (g > 1 && list.every((x, i) => x === (i % g === 0 ? 1 : 0))) {
+      s.explicit('model.moe.layerFrequency', g, loc);
+      s.explicit('model.moe.firstLayerMoe', true, loc);
+      return;
+    }
   }
   delete s.facts['model.moe.layerFrequency'];
-  s.diag('megatron-moe-layer-pattern', 'warning', `--moe-layer-freq ${a.value} is not a pattern ShardLens can hold (dense layers first, or one MoE layer every n): every layer is read as MoE.`, here(a, a.valueRange ?? a.flagRange), ['model.moe.layerFrequency']);
+  s.diag('megatron-moe-layer-pattern', 'warning', `--moe-layer-freq ${a.value} is not a pattern ShardLens can hold (dense layers first, or one MoE layer opening or closing every n): every layer is read as MoE.`, here(a, a.valueRange ?? a.flagRange), ['model.moe.layerFrequency']);
 }
 
 /**

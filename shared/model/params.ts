@@ -69,13 +69,22 @@ export function normParams(model: ModelSpec): number {
   return model.norm === 'layernorm' ? 2 * model.hiddenSize : model.hiddenSize;
 }
 
-/** Whether layer i (zero-based) is an MoE layer: past the dense-first layers and on the layer frequency (Qwen-MoE rule). */
+/**
+ * The phase of the MoE layers on their frequency f: layer i is MoE when (i − phase) is a multiple of f. The Qwen-MoE
+ * rule ((i + 1) % f = 0, decoder_sparse_step) is phase f − 1, the default; Megatron's integer --moe-layer-freq
+ * (i % f = 0, gpt_layer_specs.py) is phase 0 (MoeSpec.firstLayerMoe).
+ */
+function moePhase(moe: NonNullable<ModelSpec['moe']>, f: number): number {
+  return moe.firstLayerMoe ? 0 : f - 1;
+}
+
+/** Whether layer i (zero-based) is an MoE layer: past the dense-first layers and on the layer frequency and phase. */
 export function isMoeLayer(model: ModelSpec, i: number): boolean {
   const moe = model.moe;
   if (!moe || moe.experts <= 0) return false;
   if (i < moe.denseFirstLayers) return false;
   const f = Math.max(1, moe.layerFrequency);
-  return (i + 1) % f === 0;
+  return (((i - moePhase(moe, f)) % f) + f) % f === 0;
 }
 
 /** Number of MoE layers among layers [from, to). */
@@ -85,8 +94,9 @@ export function moeLayersIn(model: ModelSpec, from: number, to: number): number 
   const f = Math.max(1, moe.layerFrequency);
   const start = Math.max(from, moe.denseFirstLayers);
   if (to <= start) return 0;
-  // Count i in [start, to) with (i + 1) % f === 0, i.e. j = i + 1 in [start + 1, to] divisible by f.
-  return Math.floor(to / f) - Math.floor(start / f);
+  // Count i in [start, to) with (i − phase) % f = 0: multiples of f in [start − phase, to − 1 − phase].
+  const ph = moePhase(moe, f);
+  return Math.floor((to - 1 - ph) / f) - Math.floor((start - 1 - ph) / f);
 }
 
 /**

@@ -90,6 +90,7 @@ export function modelFromFacts(f: Facts, sources: Partial<Record<PlanPath, Input
       denseFirstLayers: take('model.moe.denseFirstLayers', num(f, 'model.moe.denseFirstLayers'), 0, 'every layer is MoE'),
       layerFrequency: take('model.moe.layerFrequency', num(f, 'model.moe.layerFrequency'), 1, 'every layer is MoE'),
       sharedExpertGate: false,
+      ...(bool(f, 'model.moe.firstLayerMoe') && (num(f, 'model.moe.layerFrequency') ?? 1) > 1 ? { firstLayerMoe: take('model.moe.firstLayerMoe', true, false, '') } : {}),
       ...routerGroups(num(f, 'model.moe.routerGroups'), num(f, 'model.moe.routerGroupTopK')),
     };
     for (const p of ['model.moe.routerGroups', 'model.moe.routerGroupTopK'] as const) if (moe.routerGroups && f[p]) sources[p] = f[p]!.source;

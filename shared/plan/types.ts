@@ -23,6 +23,11 @@ export interface MoeSpec {
   readonly denseFirstLayers: number;
   /** Every n-th layer is an MoE layer (Qwen `decoder_sparse_step`, Megatron `--moe-layer-freq`); 1 = all. */
   readonly layerFrequency: number;
+  /**
+   * With a frequency above 1, the first layer of each period is MoE (Megatron's integer `--moe-layer-freq`: layer i
+   * when i % n = 0) instead of the last (Qwen's `decoder_sparse_step`: (i + 1) % n = 0). Undefined = false.
+   */
+  readonly firstLayerMoe?: boolean;
   /** Qwen2-MoE style sigmoid gate on the shared expert (h parameters per MoE layer). */
   readonly sharedExpertGate: boolean;
   /**

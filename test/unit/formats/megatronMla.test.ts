@@ -10,7 +10,7 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { initFormats, parseConfig } from '../../../formats/index';
 import { layerPattern } from '../../../formats/megatron/args';
-import { countParams } from '../../../shared/model/params';
+import { countParams, isMoeLayer, moeLayersIn } from '../../../shared/model/params';
 import { modelFromFacts } from '../../../shared/plan/resolveModel';
 import type { PlanPath } from '../../../shared/plan/paths';
 
@@ -87,6 +87,21 @@ describe('--moe-layer-freq as a list', () => {
   });
   test('one MoE layer closing every period: the frequency', () => {
     assert.equal(read('([0]+[1])*4').facts['model.moe.layerFrequency']?.value, 2);
+  });
+  test('one MoE layer opening every period: the frequency, first layer MoE', () => {
+    const f = read('([1]+[0]*3)*2').facts;
+    assert.equal(f['model.moe.layerFrequency']?.value, 4);
+    assert.equal(f['model.moe.firstLayerMoe']?.value, true);
+  });
+  test('an integer N: layers 0, N, 2N, … are MoE (gpt_layer_specs.py i % N == 0): 27 layers at N = 2 hold 14', () => {
+    const r = parseConfig('/ws/x.sh', 'torchrun pretrain_gpt.py --num-layers 27 --hidden-size 1024 --num-attention-heads 8 --num-experts 8 --moe-layer-freq 2\n');
+    const m = modelFromFacts(r.facts, {});
+    assert.equal(m?.moe?.firstLayerMoe, true);
+    assert.equal(countParams(m!).moeLayers, 14);
+    // Stage of layers [1, 5) holds layers 2 and 4 as MoE.
+    assert.equal(moeLayersIn(m!, 1, 5), 2);
+    assert.equal(isMoeLayer(m!, 0), true);
+    assert.equal(isMoeLayer(m!, 1), false);
   });
   test('a list the model cannot hold is a warning, every layer MoE', () => {
     const r = read('[1,0,0,1,1,0,1,1]');
