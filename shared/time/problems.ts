@@ -157,5 +157,5 @@ function slidingWindowTiming(plan: Plan, sw: NonNullable<Plan['model']['slidingW
  */
 const MOE_HOST_WARNING: Problem = {
   code: 'moe-host-timing', severity: 'warning', paths: ['model.moe.experts', 'model.moe', 'parallel.ep'],
-  message: 'MoE step time leaves out the host work of routing (a per-layer sync for the tokens per expert): Megatron-Bridge measured Qwen3-30B-A3B on 16 H100 about a third slower than this model gives, so the step time here is likely too short.',
+  message: 'MoE step time leaves out the host work of routing (a per-layer sync for the tokens per expert) and the launch cost of many small expert GEMMs: Megatron-Bridge measured Qwen3-30B-A3B on 16 H100 and GPT OSS 120B on 64 H100 about a third slower than this model gives, so the step time here is likely too short, the more so with many local experts and a small hidden size.',
 };
