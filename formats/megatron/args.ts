@@ -236,6 +236,9 @@ function latentAttention(s: FactSink, seen: Map<string, FlagArg>): void {
   if (nope && rope) s.derived('model.headDim', nope + rope, 'Megatron MLA: query/key head = --qk-head-dim + --qk-pos-emb-head-dim', locOfArg(mla));
   const heads = s.num('model.heads');
   if (heads) s.derived('model.kvHeads', heads, 'Megatron MLA: one key and value per query head', locOfArg(mla));
+  // Under MLA --qk-layernorm normalises the query and key/value latents, which the MLA model counts (mla.ts).
+  const qkln = seen.get('--qk-layernorm');
+  if (qkln) s.derived('model.qkNorm', false, 'Megatron MLA: --qk-layernorm normalises the latents (counted with multi-head latent attention)', locOfArg(qkln));
 }
 
 /** A range in this document, or none when the flag was written in a sourced file (the diagnostic goes to the top). */

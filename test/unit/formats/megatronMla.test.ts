@@ -19,7 +19,7 @@ import type { PlanPath } from '../../../shared/plan/paths';
 const V2_LITE = `#!/bin/bash
 torchrun --nproc_per_node 8 pretrain_gpt.py \\
     --num-layers 27 --hidden-size 2048 --ffn-hidden-size 10944 --num-attention-heads 16 --kv-channels 16 \\
-    --multi-latent-attention --kv-lora-rank 512 --v-head-dim 128 --qk-head-dim 128 --qk-pos-emb-head-dim 64 \\
+    --multi-latent-attention --kv-lora-rank 512 --v-head-dim 128 --qk-head-dim 128 --qk-pos-emb-head-dim 64 --qk-layernorm \\
     --num-experts 64 --moe-layer-freq '([0]+[1]*26)' --moe-ffn-hidden-size 1408 --moe-router-topk 6 \\
     --moe-shared-expert-intermediate-size 2816 --swiglu --normalization RMSNorm --disable-bias-linear \\
     --untie-embeddings-and-output-weights --position-embedding-type rope --vocab-size 102400 \\
@@ -42,6 +42,8 @@ describe('Megatron multi-head latent attention', () => {
     // --kv-channels 16 does not size MLA heads: query/key heads are 128 + 64 wide.
     assert.equal(v('model.headDim'), 192);
     assert.equal(v('model.kvHeads'), 16);
+    // --qk-layernorm under MLA is the latent norms, not per-head q/k norms.
+    assert.equal(v('model.qkNorm'), false);
   });
 
   test('the script\'s model is DeepSeek-V2-Lite: 15.7B, the first layer dense', () => {
