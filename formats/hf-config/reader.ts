@@ -90,7 +90,39 @@ export function readHfModel(s: FactSink, node: KNode | undefined, prefix = ''): 
     const d = 'transformers LlamaConfig default (configuration_llama.py)';
     if (prefix && !s.has('model.vocabSize')) s.default('model.vocabSize', 32000, d);
   }
+  readLatentAttention(s, node, prefix, modelType);
   if (s.has('model.heads') && !s.has('model.kvHeads')) s.derived('model.kvHeads', s.num('model.heads') ?? 1, 'num_key_value_heads unset: equals num_attention_heads (MHA)');
+}
+
+/** config.json keys of multi-head latent attention and DeepseekV3Config's defaults for them (configuration_deepseek_v3.py). */
+const MLA_KEYS: readonly [PlanPath, string, number][] = [
+  ['model.mla.qLoraRank', 'q_lora_rank', 1536], ['model.mla.kvLoraRank', 'kv_lora_rank', 512], ['model.mla.qkNopeHeadDim', 'qk_nope_head_dim', 128],
+  ['model.mla.qkRopeHeadDim', 'qk_rope_head_dim', 64], ['model.mla.vHeadDim', 'v_head_dim', 128],
+];
+
+/**
+ * Multi-head latent attention (shared/model/mla.ts; the same rule as shared/model/hfConfig.ts): from `kv_lora_rank`,
+ * or the DeepSeek-V2/V3 and Kimi K2 classes, unless `kv_lora_rank` is null; `q_lora_rank` null projects queries from the
+ * hidden state; a missing width takes DeepseekV3Config's default. Query/key heads are then qk_nope + qk_rope wide and every
+ * query head has its own key and value.
+ */
+function readLatentAttention(s: FactSink, node: KNode, prefix: string, modelType: string): void {
+  const kv = entry(node, 'kv_lora_rank');
+  if (kv?.value.value === null || (!kv && !['deepseek_v2', 'deepseek_v3', 'kimi_k2'].includes(modelType))) return;
+  for (const [path, key, d] of MLA_KEYS) {
+    const e = entry(node, key);
+    const v = e?.value.value;
+    if (e && v === null && key === 'q_lora_rank') s.explicit(path, 0, locOf(e, prefix + key));
+    else if (e && typeof v === 'number' && Number.isInteger(v) && v > 0) s.explicit(path, v, locOf(e, prefix + key));
+    else if (e) {
+      s.diag('invalid-value', 'warning', `${key} should be a positive whole number${key === 'q_lora_rank' ? ' or null' : ''}.`, e.value.range, [path]);
+      return;
+    } else s.default(path, d, `transformers DeepseekV3Config default ${key} = ${d}`);
+  }
+  const nope = s.num('model.mla.qkNopeHeadDim'), rope = s.num('model.mla.qkRopeHeadDim');
+  if (nope && rope) s.derived('model.headDim', nope + rope, `${prefix}qk_nope_head_dim + qk_rope_head_dim (multi-head latent attention)`);
+  const heads = s.num('model.heads');
+  if (heads) s.derived('model.kvHeads', heads, 'multi-head latent attention: one key and value per query head');
 }
 
 /**
