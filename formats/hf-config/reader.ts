@@ -9,6 +9,7 @@ import { entry, plain, type KEntry, type KNode } from '../common/tree';
 import type { PlanPath } from '../../shared/plan/paths';
 import { isLlama4, SLIDING_WINDOW_CODE } from '../../shared/model/hfConfig';
 import { familyDefaults, isGemma3, isGptOss, isQwen1, slidingWindow, slidingWindowMessage } from '../../shared/model/hfFamilies';
+import { MLA_CONFIG_KEYS, MLA_MODEL_TYPES } from '../../shared/model/mla';
 
 /** Plan path ← candidate keys, first present wins. */
 const NUMERIC: readonly [PlanPath, readonly string[]][] = [
@@ -94,11 +95,6 @@ export function readHfModel(s: FactSink, node: KNode | undefined, prefix = ''): 
   if (s.has('model.heads') && !s.has('model.kvHeads')) s.derived('model.kvHeads', s.num('model.heads') ?? 1, 'num_key_value_heads unset: equals num_attention_heads (MHA)');
 }
 
-/** config.json keys of multi-head latent attention and DeepseekV3Config's defaults for them (configuration_deepseek_v3.py). */
-const MLA_KEYS: readonly [PlanPath, string, number][] = [
-  ['model.mla.qLoraRank', 'q_lora_rank', 1536], ['model.mla.kvLoraRank', 'kv_lora_rank', 512], ['model.mla.qkNopeHeadDim', 'qk_nope_head_dim', 128],
-  ['model.mla.qkRopeHeadDim', 'qk_rope_head_dim', 64], ['model.mla.vHeadDim', 'v_head_dim', 128],
-];
 
 /**
  * Multi-head latent attention (shared/model/mla.ts; the same rule as shared/model/hfConfig.ts): from `kv_lora_rank`,
@@ -108,8 +104,9 @@ const MLA_KEYS: readonly [PlanPath, string, number][] = [
  */
 function readLatentAttention(s: FactSink, node: KNode, prefix: string, modelType: string): void {
   const kv = entry(node, 'kv_lora_rank');
-  if (kv?.value.value === null || (!kv && !['deepseek_v2', 'deepseek_v3', 'kimi_k2'].includes(modelType))) return;
-  for (const [path, key, d] of MLA_KEYS) {
+  if (kv?.value.value === null || (!kv && !MLA_MODEL_TYPES.has(modelType))) return;
+  for (const [field, key, d] of MLA_CONFIG_KEYS) {
+    const path: PlanPath = `model.mla.${field}`;
     const e = entry(node, key);
     const v = e?.value.value;
     if (e && v === null && key === 'q_lora_rank') s.explicit(path, 0, locOf(e, prefix + key));

@@ -9,7 +9,7 @@
 import type { PlanPath } from '../plan/paths';
 import type { AttnBias, InputSource, MlaSpec, ModelSpec, MoeSpec, Problem } from '../plan/types';
 import { familyDefaults, isGptOss, isQwen1, slidingWindow, slidingWindowMessage } from './hfFamilies';
-import { validMla } from './mla';
+import { MLA_CONFIG_KEYS, MLA_MODEL_TYPES, validMla } from './mla';
 
 type FieldOf<P> = P extends `model.${infer F}` ? F : never;
 /** A ModelSpec field as it follows "model." in a PlanPath (e.g. "layers", "moe.experts"). */
@@ -180,8 +180,6 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
   return { model, problems, sources };
 }
 
-/** Model types whose configuration class defines multi-head latent attention (transformers; Kimi K2 ships DeepSeek-V3's). */
-const MLA_TYPES = new Set(['deepseek_v2', 'deepseek_v3', 'kimi_k2']);
 
 /**
  * Multi-head latent attention (shared/model/mla.ts) from `kv_lora_rank`, `q_lora_rank` (null: queries projected
@@ -190,13 +188,9 @@ const MLA_TYPES = new Set(['deepseek_v2', 'deepseek_v3', 'kimi_k2']);
  * Undefined for models without `kv_lora_rank` outside the MLA families, or a `kv_lora_rank` of null.
  */
 function readMla(cfg: Obj, modelType: string, problems: Problem[], sources: Record<string, InputSource>): MlaSpec | undefined {
-  if (cfg.kv_lora_rank === null || (cfg.kv_lora_rank === undefined && !MLA_TYPES.has(modelType))) return undefined;
-  const keys: [keyof MlaSpec, string, number][] = [
-    ['qLoraRank', 'q_lora_rank', 1536], ['kvLoraRank', 'kv_lora_rank', 512], ['qkNopeHeadDim', 'qk_nope_head_dim', 128],
-    ['qkRopeHeadDim', 'qk_rope_head_dim', 64], ['vHeadDim', 'v_head_dim', 128],
-  ];
+  if (cfg.kv_lora_rank === null || (cfg.kv_lora_rank === undefined && !MLA_MODEL_TYPES.has(modelType))) return undefined;
   const out: Partial<Record<keyof MlaSpec, number>> = {};
-  for (const [field, key, fallback] of keys) {
+  for (const [field, key, fallback] of MLA_CONFIG_KEYS) {
     const v = cfg[key];
     if (field === 'qLoraRank' && v === null) {
       out[field] = 0;

@@ -70,3 +70,15 @@ export function validMla(x: Partial<MlaSpec> | undefined): MlaSpec | undefined {
   if (!ok(x.kvLoraRank) || !ok(x.qkNopeHeadDim) || !ok(x.qkRopeHeadDim) || !ok(x.vHeadDim) || !ok(x.qLoraRank ?? 0, true)) return undefined;
   return { qLoraRank: x.qLoraRank ?? 0, kvLoraRank: x.kvLoraRank!, qkNopeHeadDim: x.qkNopeHeadDim!, qkRopeHeadDim: x.qkRopeHeadDim!, vHeadDim: x.vHeadDim! };
 }
+
+/** Model types whose configuration class defines multi-head latent attention (transformers; Kimi K2 ships DeepSeek-V3's). */
+export const MLA_MODEL_TYPES: ReadonlySet<string> = new Set(['deepseek_v2', 'deepseek_v3', 'kimi_k2']);
+
+/**
+ * config.json keys of multi-head latent attention with DeepseekV3Config's defaults (transformers
+ * models/deepseek_v3/configuration_deepseek_v3.py: 1536, 512, 128, 64, 128), as [field, key, default].
+ */
+export const MLA_CONFIG_KEYS: readonly (readonly [keyof MlaSpec, string, number])[] = [
+  ['qLoraRank', 'q_lora_rank', 1536], ['kvLoraRank', 'kv_lora_rank', 512], ['qkNopeHeadDim', 'qk_nope_head_dim', 128],
+  ['qkRopeHeadDim', 'qk_rope_head_dim', 64], ['vHeadDim', 'v_head_dim', 128],
+];
