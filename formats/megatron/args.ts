@@ -89,10 +89,14 @@ export function layerPattern(text: string): number[] | undefined {
     i += m[0].length;
     return Number(m[0]);
   };
+  let depth = 0;
   const atom = (): number[] | undefined => {
     if (src[i] === '(') {
+      // A hostile nesting depth ends the parse instead of the stack.
+      if (++depth > 32) return undefined;
       i++;
       const v = sum();
+      depth--;
       if (src[i] !== ')') return undefined;
       i++;
       return v;
@@ -231,6 +235,10 @@ function latentAttention(s: FactSink, seen: Map<string, FlagArg>): void {
   }
   for (const [flag, p, d] of MLA_FLAGS) {
     if (!s.has(p)) s.default(p, d ?? 0, d === undefined ? `Megatron-LM default: ${flag} unset, queries projected from the hidden state (${ARGS})` : `Megatron-LM default: ${flag} ${d} (${ARGS})`);
+    else if (p !== 'model.mla.qLoraRank' && s.num(p) === 0) {
+      const a = seen.get(flag)!;
+      s.diag('invalid-value', 'warning', `${flag} 0 leaves no latent or head width: multi-head latent attention is not modelled (standard attention).`, here(a, a.valueRange ?? a.flagRange), [p]);
+    }
   }
   const nope = s.num('model.mla.qkNopeHeadDim'), rope = s.num('model.mla.qkRopeHeadDim');
   if (nope && rope) s.derived('model.headDim', nope + rope, 'Megatron MLA: query/key head = --qk-head-dim + --qk-pos-emb-head-dim', locOfArg(mla));

@@ -56,6 +56,12 @@ describe('Megatron multi-head latent attention', () => {
     assert.ok(Math.abs(total / 15.7e9 - 1) < 0.005, `${total}`);
   });
 
+  test('a zero width is a warning at the flag and no MLA', () => {
+    const r = parseConfig('/ws/x.sh', 'torchrun pretrain_gpt.py --num-layers 4 --hidden-size 1024 --num-attention-heads 8 --multi-latent-attention --kv-lora-rank 0\n');
+    assert.ok(r.diagnostics.some((d) => d.code === 'invalid-value' && d.paths.includes('model.mla.kvLoraRank')));
+    assert.equal(modelFromFacts(r.facts, {})?.mla, undefined);
+  });
+
   test('width flags without --multi-latent-attention are ignored, with a warning at the flag', () => {
     const text = 'torchrun pretrain_gpt.py --num-layers 4 --hidden-size 1024 --num-attention-heads 8 --kv-lora-rank 512\n';
     const r = parseConfig('/ws/x.sh', text);
@@ -78,8 +84,11 @@ describe('--moe-layer-freq as a list', () => {
     ['[0]*1e9', undefined],
     ['__import__("os")', undefined],
     ['([0]+[1]*3', undefined],
+    // A hostile nesting depth is refused, not a stack overflow.
+    ['('.repeat(100_000) + '[1]' + ')'.repeat(100_000), undefined],
+    ['([1])', [1]],
   ];
-  for (const [text, want] of cases) test(`${text} → ${JSON.stringify(want)}`, () => assert.deepEqual(layerPattern(text), want));
+  for (const [text, want] of cases) test(`${text.slice(0, 40)}${text.length > 40 ? "…" : ""} → ${JSON.stringify(want)}`, () => assert.deepEqual(layerPattern(text), want));
 
   const read = (freq: string) => parseConfig('/ws/x.sh', `torchrun pretrain_gpt.py --num-layers 8 --hidden-size 1024 --num-attention-heads 8 --num-experts 8 --moe-layer-freq '${freq}'\n`);
   test('dense layers first: denseFirstLayers', () => {
