@@ -82,3 +82,17 @@ export const MLA_CONFIG_KEYS: readonly (readonly [keyof MlaSpec, string, number]
   ['qLoraRank', 'q_lora_rank', 1536], ['kvLoraRank', 'kv_lora_rank', 512], ['qkNopeHeadDim', 'qk_nope_head_dim', 128],
   ['qkRopeHeadDim', 'qk_rope_head_dim', 64], ['vHeadDim', 'v_head_dim', 128],
 ];
+
+/**
+ * The projections a LoRA target name adapts in an MLA layer, as [in, out] pairs: q the query projection (q_a_proj and
+ * q_b_proj, or q_proj), k the key/value down projection (kv_a_proj_with_mqa), v the key/value up projection (kv_b_proj),
+ * o the output projection (PEFT module names of transformers' DeepseekV3Attention; formats/common/maps.ts maps them).
+ */
+export function mlaLoraShapes(mla: MlaSpec, hidden: number, heads: number): Readonly<Record<'q' | 'k' | 'v' | 'o', readonly (readonly [number, number])[]>> {
+  const out: Record<'q' | 'k' | 'v' | 'o', [number, number][]> = { q: [], k: [], v: [], o: [] };
+  for (const p of mlaProjections(mla, hidden, heads)) {
+    const key = p.name === 'q_down' || p.name === 'q_up' || p.name === 'q' ? 'q' : p.name === 'kv_down' ? 'k' : p.name === 'kv_up' ? 'v' : 'o';
+    out[key].push([p.in, p.out]);
+  }
+  return out;
+}

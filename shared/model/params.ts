@@ -4,7 +4,7 @@
  */
 import type { ParameterCounts } from '../plan/result';
 import type { LoraSpec, ModelSpec } from '../plan/types';
-import { mlaNormParams, mlaWeights } from './mla';
+import { mlaLoraShapes, mlaNormParams, mlaWeights } from './mla';
 
 /** Parameters of one layer, split by how tensor parallelism treats them. */
 export interface LayerParams {
@@ -135,19 +135,20 @@ export function layerParams(model: ModelSpec): LayerParams {
   };
 }
 
-/** LoRA adapter parameters of one layer: r·(in + out) per adapted projection. */
+/** LoRA adapter parameters of one layer: r·(in + out) per adapted projection (under MLA, per MLA projection). */
 export function loraLayerParams(model: ModelSpec, lora: LoraSpec): number {
   const h = model.hiddenSize;
   const q = model.heads * model.headDim;
   const kv = model.kvHeads * model.headDim;
   const f = model.ffnSize;
-  const shapes: Record<string, [number, number]> = {
-    q: [h, q], k: [h, kv], v: [h, kv], o: [q, h], gate: [h, f], up: [h, f], down: [f, h],
+  const shapes: Record<string, readonly (readonly [number, number])[]> = {
+    q: [[h, q]], k: [[h, kv]], v: [[h, kv]], o: [[q, h]], gate: [[h, f]], up: [[h, f]], down: [[f, h]],
+    // MLA: q_a/q_b (or q_proj), kv_a_proj_with_mqa, kv_b_proj and o_proj (shared/model/mla.ts mlaLoraShapes).
+    ...(model.mla ? mlaLoraShapes(model.mla, h, model.heads) : {}),
   };
   let sum = 0;
   for (const t of new Set(lora.targets)) {
-    const s = shapes[t];
-    if (s) sum += lora.rank * (s[0] + s[1]);
+    for (const [i, o] of shapes[t] ?? []) sum += lora.rank * (i + o);
   }
   return sum;
 }

@@ -1,7 +1,8 @@
 /** Exact parameter counts (docs/formulas.md#reference-values) and config.json reading. */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { countParams, paddedVocabSize } from '../../../shared/model/params';
+import { countParams, loraLayerParams, paddedVocabSize } from '../../../shared/model/params';
+import { loraTargetsOf } from '../../../formats/common/maps';
 import { rankParts } from '../../../shared/model/rankParams';
 import { modelFromHfConfig } from '../../../shared/model/hfConfig';
 import { preset } from './helpers';
@@ -118,6 +119,16 @@ describe('modelFromHfConfig', () => {
     assert.equal(r.model?.mla?.qLoraRank, 0);
     const per = countParams(r.model!).perLayer;
     assert.equal(per.attnWeights + per.attnOther, 2048 * 16 * 192 + 2048 * 576 + 512 + 512 * 16 * 256 + 16 * 128 * 2048);
+  });
+  test('LoRA on MLA adapts its own projections: q_proj, kv_a_proj_with_mqa, kv_b_proj and o_proj of DeepSeek-V2-Lite', () => {
+    // PEFT on transformers DeepseekV2Attention with q_lora_rank null, rank 8: r·(in + out) per module — q_proj
+    // 2048 → 16·192, kv_a_proj_with_mqa 2048 → 512 + 64, kv_b_proj 512 → 16·256, o_proj 16·128 → 2048.
+    const m = preset('deepseek-v2-lite');
+    const r = 8;
+    assert.equal(loraLayerParams(m, { rank: r, targets: ['q', 'k', 'v', 'o'], baseDtype: 'bf16' }), r * ((2048 + 3072) + (2048 + 576) + (512 + 4096) + (2048 + 2048)));
+    // The module names a LLaMA-Factory or PEFT config lists map to those targets.
+    assert.equal(loraTargetsOf(['q_proj', 'kv_a_proj_with_mqa', 'kv_b_proj', 'o_proj']), 'q,k,v,o');
+    assert.equal(loraTargetsOf(['q_a_proj', 'q_b_proj']), 'q');
   });
   test('bad MLA widths are an error at their key, never a model', () => {
     const r = modelFromHfConfig({ model_type: 'deepseek_v3', hidden_size: 7168, num_hidden_layers: 61, num_attention_heads: 128, kv_lora_rank: -3 });
