@@ -1,12 +1,14 @@
 /**
  * Peak memory against published runs (issue 13 §4): every case of data/calibration/measured-memory.json read through
  * the CLI's own path (format reader, resolver, `--gpus`) and estimated; the estimate's peak reserved bytes per GPU
- * beside the published max reserved. No memory parameter is fitted to these rows, so every row is out of sample.
+ * as torch counts them (without the CUDA context and NCCL buffers, shared/memory/torchView.ts) beside the published
+ * max reserved. No memory parameter is fitted to these rows, so every row is out of sample.
  */
 import { resolve } from 'node:path';
 import data from '../data/calibration/measured-memory.json';
 import { loadConfig } from '../cli/load';
 import { estimateMemory } from '../shared/memory/estimate';
+import { torchReportedPeak } from '../shared/memory/torchView';
 
 export interface MemoryCase { readonly id: string; readonly source: string; readonly file: string; readonly gpus: string; readonly measured: number }
 export const MEMORY_CASES: readonly MemoryCase[] = data.cases as MemoryCase[];
@@ -21,7 +23,8 @@ export async function predictMeasuredMemory(): Promise<{ case: MemoryCase; predi
     const plan = loaded.resolved.plan;
     if (!plan) { out.push({ case: c, why: loaded.resolved.problems.map((p) => p.message).join('; ') }); continue; }
     const e = estimateMemory(plan);
-    out.push({ case: c, predicted: Math.max(0, ...e.stages.map((s) => s.peakReservedBytes)) / GiB });
+    // torch's reserved_bytes peak counts the caching allocator only: the CUDA context term stays out (torchView.ts).
+    out.push({ case: c, predicted: Math.max(0, ...e.stages.map((s) => torchReportedPeak(s).reserved)) / GiB });
   }
   return out;
 }

@@ -13,6 +13,7 @@ import type { Plan } from '../plan/types';
 import { estimateMemory } from '../memory/estimate';
 import { estimateStepTime } from '../time/estimate';
 import { solveKernelSpeed } from './kernelSpeed';
+import { torchReportedPeak } from '../memory/torchView';
 
 const GIB = 2 ** 30;
 
@@ -63,8 +64,12 @@ function measuredStep(plan: Plan, m: LogMeasurement): { seconds: number; figure:
   return undefined;
 }
 
-/** Compares a parsed log with the estimate of `plan` (the config that ran, on the GPUs it ran on). */
-export function compareWithLog(plan: Plan, m: LogMeasurement): LogComparison {
+/**
+ * Compares a parsed log with the estimate of `plan` (the config that ran, on the GPUs it ran on). The logged memory is
+ * torch's allocator view, so the estimate's `outside` bytes (the CUDA context term of the uncalibrated plan; default
+ * `plan`'s) are left out of it (shared/memory/torchView.ts).
+ */
+export function compareWithLog(plan: Plan, m: LogMeasurement, outside = plan.overhead.cudaContextBytes): LogComparison {
   const warnings = [...m.warnings];
   let step: Compared | undefined;
   const ms = measuredStep(plan, m);
@@ -83,7 +88,9 @@ export function compareWithLog(plan: Plan, m: LogMeasurement): LogComparison {
   const s = est && stage !== undefined ? est.stages[stage] : undefined;
   if (mf && est && s) {
     const kind = m.peakReservedBytes ? 'reserved' : 'allocated';
-    memory = { ...compared(mf.value, kind === 'reserved' ? s.peakReservedBytes : s.peakAllocatedBytes, mf), kind, stage: s.stage };
+    // The logs print torch's allocator figures, which leave out the CUDA context term (shared/memory/torchView.ts).
+    const torch = torchReportedPeak(s, outside);
+    memory = { ...compared(mf.value, kind === 'reserved' ? torch.reserved : torch.allocated, mf), kind, stage: s.stage };
     if (est.stages.length > 1 && stage !== est.peakStage) {
       const peak = est.stages[est.peakStage];
       warnings.push(`memory compared with pipeline stage ${stage} (the logging rank); stage ${est.peakStage} peaks at ${(peak.peakReservedBytes / GIB).toFixed(1)} GiB reserved`);
@@ -125,8 +132,10 @@ export function correctionFromLog(
     warnings,
   };
   // What the user sees now (with the stored correction, if any) and what the estimate becomes with the new one.
-  const comparison = previous && plan !== calibrated ? compareWithLog(calibrated, m) : base;
-  return { comparison, correction, after: compareWithLog(applyCalibration(plan, correction), m) };
+  // The calibrated plans' context terms also hold the stored overhead: only the uncalibrated context is outside torch's view.
+  const outside = plan.overhead.cudaContextBytes;
+  const comparison = previous && plan !== calibrated ? compareWithLog(calibrated, m, outside) : base;
+  return { comparison, correction, after: compareWithLog(applyCalibration(plan, correction), m, outside) };
 }
 
 /** A log's text as read (its end), and how much before it was skipped. */
