@@ -7,6 +7,7 @@ import { stageOfMode } from './exportPlan';
 import { expectedCollectives, expectedModelStates, zeroRedundancyPartition } from './expected';
 import type { ProbeReport } from './types';
 import { own } from '../../shared/lookup';
+import { torchReportedPeak } from '../../shared/memory/torchView';
 
 export type ComparedTerm = 'parameters' | 'gradients' | 'optimizerStates' | 'modelStates' | 'peakAllocated' | 'commBuffers' | 'commBytesPerStep';
 
@@ -57,7 +58,8 @@ export function coreRankEstimate(stage: StageMemory): CoreRankEstimate {
     // peak; the probe measures them after the backward).
     gradientsBytes: stage.gradientBytes,
     optimizerStatesBytes: t('optimizerStates') + t('masterWeights'),
-    peakAllocatedBytes: Math.max(0, stage.peakAllocatedBytes - t('cudaContext')),
+    // torch's allocated peak leaves the CUDA context out (shared/memory/torchView.ts).
+    peakAllocatedBytes: torchReportedPeak(stage).allocated,
     commBuffersBytes: t('commBuffers'),
   };
 }
