@@ -7,8 +7,8 @@ import { locOf } from '../common/read';
 import { toBool, toNumber } from '../common/text';
 import { entry, plain, type KEntry, type KNode } from '../common/tree';
 import type { PlanPath } from '../../shared/plan/paths';
-import { isLlama4, SLIDING_WINDOW_CODE } from '../../shared/model/hfConfig';
-import { familyDefaults, isGemma3, isGptOss, isQwen1, slidingWindow, slidingWindowMessage } from '../../shared/model/hfFamilies';
+import { isLlama4, SLIDING_WINDOW_CODE, UNMODELLED_LAYERS_CODE } from '../../shared/model/hfConfig';
+import { familyDefaults, isGemma3, isGptOss, isQwen1, slidingWindow, slidingWindowMessage, unmodelledLayers } from '../../shared/model/hfFamilies';
 import { MLA_CONFIG_KEYS, MLA_MODEL_TYPES } from '../../shared/model/mla';
 
 /** Plan path ← candidate keys, first present wins. */
@@ -144,6 +144,9 @@ function readFamily(s: FactSink, node: KNode, prefix: string, modelType: string)
   if (isQwen1(modelType)) readQwen1(s, node, prefix);
   // A multimodal config's language model is read from its text_config, which says whether it slides.
   const L = s.num('model.layers') ?? 0;
+  const unmodelled = entry(node, 'text_config') ? undefined : unmodelledLayers(plain(node) as Record<string, unknown>, modelType, L);
+  const uAt = unmodelled && (entry(node, unmodelled.key) ?? entry(node, 'model_type'));
+  if (unmodelled) s.diag(UNMODELLED_LAYERS_CODE, 'warning', unmodelled.message, uAt?.keyRange, ['model']);
   const sw = entry(node, 'text_config') ? undefined : slidingWindow(plain(node) as Record<string, unknown>, modelType, L);
   const at = sw && (entry(node, sw.key) ?? entry(node, 'model_type'));
   if (sw && at) {

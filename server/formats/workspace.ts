@@ -5,7 +5,7 @@
 import { dirname, isAbsolute, join, normalize, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ConfigFacts, ConfigReference, FormatId } from '../../shared/plan/facts';
-import { modelFromHfConfig, SLIDING_WINDOW_CODE } from '../../shared/model/hfConfig';
+import { MODEL_NOTE_CODES, modelFromHfConfig } from '../../shared/model/hfConfig';
 import { findPreset } from '../../shared/model/presets';
 import { presetCandidates, resolvePlan, type ModelLookup, type ModelLookupInvalid, type ResolveContext, type ResolvedPlan } from '../../shared/plan/resolve';
 import type { Problem } from '../../shared/plan/types';
@@ -106,7 +106,7 @@ export function modelLookup(host: WorkspaceHost): (ref: string, fromUri: string)
           continue;
         }
         const { model, problems } = modelFromHfConfig(obj, ref.replace(/\/config\.json$/, '').replace(/^.*\//, ''));
-        if (model) return { model, source: { kind: 'referenced', detail: `${c}`, uri: c }, notes: problems.filter((p) => p.code === SLIDING_WINDOW_CODE) };
+        if (model) return { model, source: { kind: 'referenced', detail: `${c}`, uri: c }, notes: problems.filter((p) => MODEL_NOTE_CODES.has(p.code)) };
         invalid ??= `The model config ${c} is not a usable Hugging Face config.json (${problems.map((p) => p.message).join('; ') || 'no model sizes'}); fix it to get an estimate.`;
       }
     }

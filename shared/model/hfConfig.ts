@@ -8,7 +8,7 @@
  */
 import type { PlanPath } from '../plan/paths';
 import type { AttnBias, InputSource, MlaSpec, ModelSpec, MoeSpec, Problem } from '../plan/types';
-import { familyDefaults, isGptOss, isQwen1, slidingWindow, slidingWindowMessage } from './hfFamilies';
+import { familyDefaults, isGptOss, isQwen1, slidingWindow, slidingWindowMessage, unmodelledLayers } from './hfFamilies';
 import { MLA_CONFIG_KEYS, MLA_MODEL_TYPES, validMla } from './mla';
 
 type FieldOf<P> = P extends `model.${infer F}` ? F : never;
@@ -54,6 +54,12 @@ const QK_NORM_TYPES = new Set(['qwen3', 'qwen3_moe', 'qwen3_next', 'gemma3', 'ge
 
 /** The code of the info that a config's sliding-window attention is costed as full attention (kept with presets). */
 export const SLIDING_WINDOW_CODE = 'hf-config-sliding-window';
+
+/** The code of the warning that a config has layers ShardLens reads as attention (linear attention, Mamba). */
+export const UNMODELLED_LAYERS_CODE = 'hf-config-unmodelled-layers';
+
+/** What reading a model's config says to every plan that uses it: kept with presets and referenced configs. */
+export const MODEL_NOTE_CODES: ReadonlySet<string> = new Set([SLIDING_WINDOW_CODE, UNMODELLED_LAYERS_CODE]);
 
 /** Reads a config.json-like object. `name` overrides `_name_or_path` for the display name. */
 export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
@@ -145,6 +151,8 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
   const sliding = slidingWindow(cfg, modelType, layers);
   if (sliding) problems.push({ code: SLIDING_WINDOW_CODE, severity: 'info', message: slidingWindowMessage(sliding, isObj(obj.text_config) ? 'text_config.' : ''), paths: ['model'] });
   const mla = readMla(cfg, modelType, problems, sources);
+  const unmodelled = unmodelledLayers(cfg, modelType, layers);
+  if (unmodelled) problems.push({ code: UNMODELLED_LAYERS_CODE, severity: 'warning', message: unmodelled.message, paths: ['model'] });
   if (problems.some((p) => p.severity === 'error')) return { problems, sources };
 
   const display = name ?? (typeof cfg._name_or_path === 'string' && cfg._name_or_path ? cfg._name_or_path : modelType || 'model');

@@ -132,3 +132,31 @@ export function slidingWindowMessage(w: SlidingWindow, prefix = ''): string {
     : 'with no window size given, ShardLens times it as full causal attention, so sequences longer than the window are over-estimated';
   return `config.json ${prefix}${w.key}: attention slides over ${over} in ${w.layers}; ${timed}.`;
 }
+
+/**
+ * Layers the model has no term for, found in a config: Qwen3-Next's Gated DeltaNet linear attention (every layer but
+ * each `full_attention_interval`-th, default 4: transformers configuration_qwen3_next.py), `layer_types` other than
+ * full and sliding attention (linear_attention, mamba, chunked_attention, …), and the state-space layers of Mamba
+ * hybrids (`hybrid_override_pattern` of Nemotron-H, `layers_block_type`, Jamba's `attn_layer_period`). They are read
+ * as standard attention layers; the message says how many and what that means. Undefined when there are none.
+ */
+export function unmodelledLayers(c: Record<string, unknown>, modelType: string, L: number): { key: string; message: string } | undefined {
+  const say = (key: string, what: string) => ({
+    key,
+    message: `config.json ${key}: ${what} are read as standard attention layers, so their parameters, activations and step time are approximate (linear-time layers are over-estimated at long sequences).`,
+  });
+  if (Array.isArray(c.layer_types)) {
+    const other = new Map<string, number>();
+    for (const t of c.layer_types) if (typeof t === 'string' && t !== 'full_attention' && t !== 'sliding_attention') other.set(t, (other.get(t) ?? 0) + 1);
+    if (other.size) return say('layer_types', [...other].map(([t, n]) => `${n} ${t} layer${n === 1 ? '' : 's'}`).join(' and ') + ` of ${c.layer_types.length}`);
+  }
+  if (modelType === 'qwen3_next') {
+    const every = typeof c.full_attention_interval === 'number' && c.full_attention_interval >= 1 ? Math.floor(c.full_attention_interval) : 4;
+    const linear = L - Math.floor(L / every);
+    if (linear > 0) return say(c.full_attention_interval === undefined ? 'model_type' : 'full_attention_interval', `the Gated DeltaNet linear-attention layers (${linear} of ${L})`);
+  }
+  for (const key of ['hybrid_override_pattern', 'layers_block_type', 'attn_layer_period', 'mamba_d_state', 'ssm_state_size']) {
+    if (c[key] !== undefined && c[key] !== null) return say(key, 'the state-space (Mamba) layers of this hybrid');
+  }
+  return undefined;
+}

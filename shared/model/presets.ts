@@ -3,7 +3,7 @@
  * "llama3-8b", "meta-llama/Meta-Llama-3-8B", "Llama-3.1-8B" all resolve.
  */
 import type { ModelSpec, Problem } from '../plan/types';
-import { modelFromHfConfig, SLIDING_WINDOW_CODE } from './hfConfig';
+import { MODEL_NOTE_CODES, modelFromHfConfig } from './hfConfig';
 import { PRESET_CONFIGS } from './presetData';
 
 /** One bundled model preset. */
@@ -27,7 +27,7 @@ function load(): ModelPreset[] {
     const meta = (raw as { _shardlens?: PresetMeta })._shardlens;
     if (!meta) continue;
     const { model, problems } = modelFromHfConfig(raw, meta.name);
-    const notes = problems.filter((p) => p.code === SLIDING_WINDOW_CODE);
+    const notes = problems.filter((p) => MODEL_NOTE_CODES.has(p.code));
     if (model) out.push({ id: meta.id, name: meta.name, aliases: meta.aliases ?? [], source: meta.source, model, notes });
   }
   return out;

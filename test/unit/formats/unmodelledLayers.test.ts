@@ -1,0 +1,42 @@
+/**
+ * Layers ShardLens has no term for are said, never read silently as attention: Qwen3-Next's Gated DeltaNet layers
+ * (transformers configuration_qwen3_next.py: every layer but each full_attention_interval-th, default 4; the corpus's
+ * Qwen3-Next-80B-A3B config.json, 48 layers → 36 linear), `layer_types` other than full and sliding attention, and the
+ * Mamba layers of hybrids (Nemotron-H `hybrid_override_pattern`).
+ */
+import { before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { initFormats, parseConfig } from '../../../formats/index';
+import { modelFromHfConfig, UNMODELLED_LAYERS_CODE } from '../../../shared/model/hfConfig';
+import { listPresets } from '../../../shared/model/presets';
+
+const QWEN3_NEXT = { model_type: 'qwen3_next', hidden_size: 2048, num_hidden_layers: 48, num_attention_heads: 16, num_key_value_heads: 2, head_dim: 256, full_attention_interval: 4, num_experts: 512, num_experts_per_tok: 10, moe_intermediate_size: 512, shared_expert_intermediate_size: 512, vocab_size: 151936 };
+
+describe('layers read as attention are said', () => {
+  before(async () => { await initFormats(); });
+
+  test('Qwen3-Next: 36 of 48 Gated DeltaNet layers, a warning at full_attention_interval', () => {
+    const r = modelFromHfConfig(QWEN3_NEXT);
+    const p = r.problems.find((x) => x.code === UNMODELLED_LAYERS_CODE);
+    assert.equal(p?.severity, 'warning');
+    assert.match(p!.message, /full_attention_interval: the Gated DeltaNet linear-attention layers \(36 of 48\)/);
+    const text = JSON.stringify(QWEN3_NEXT, null, 1);
+    const d = parseConfig('/ws/config.json', text).diagnostics.find((x) => x.code === UNMODELLED_LAYERS_CODE);
+    assert.ok(d);
+    assert.equal(d.range.start.line, text.split('\n').findIndex((l) => l.includes('full_attention_interval')));
+  });
+
+  test('layer_types other than full and sliding attention are counted by type', () => {
+    const r = modelFromHfConfig({ model_type: 'qwen3_next', hidden_size: 1024, num_hidden_layers: 4, num_attention_heads: 8, layer_types: ['linear_attention', 'linear_attention', 'linear_attention', 'full_attention'] });
+    assert.match(r.problems.find((x) => x.code === UNMODELLED_LAYERS_CODE)!.message, /3 linear_attention layers of 4/);
+  });
+
+  test('a Mamba hybrid says so; a plain Llama, Gemma 2 or gpt-oss config does not, nor does any bundled preset', () => {
+    const h = modelFromHfConfig({ model_type: 'nemotron_h', hidden_size: 1024, num_hidden_layers: 4, num_attention_heads: 8, hybrid_override_pattern: 'M-M*' });
+    assert.ok(h.problems.some((x) => x.code === UNMODELLED_LAYERS_CODE));
+    for (const cfg of [{ model_type: 'llama' }, { model_type: 'gemma2', sliding_window: 4096 }, { model_type: 'gpt_oss', layer_types: ['sliding_attention', 'full_attention'] }]) {
+      assert.ok(!modelFromHfConfig({ hidden_size: 1024, num_hidden_layers: 2, num_attention_heads: 8, ...cfg }).problems.some((x) => x.code === UNMODELLED_LAYERS_CODE), JSON.stringify(cfg));
+    }
+    assert.deepEqual(listPresets().filter((p) => p.notes.some((n) => n.code === UNMODELLED_LAYERS_CODE)).map((p) => p.id), []);
+  });
+});
