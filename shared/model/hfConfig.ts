@@ -52,7 +52,7 @@ export const isLlama4 = (modelType: string): boolean => modelType === 'llama4' |
 /** Model types with per-head q/k RMSNorm (Qwen3 family, Gemma 3). */
 const QK_NORM_TYPES = new Set(['qwen3', 'qwen3_moe', 'qwen3_next', 'gemma3', 'gemma3_text']);
 
-/** The code of the info that a config's sliding-window attention is costed as full attention (kept with presets). */
+/** The code of the info that a config's attention slides over a window (kept with presets and referenced configs). */
 export const SLIDING_WINDOW_CODE = 'hf-config-sliding-window';
 
 /** The code of the warning that a config has layers ShardLens reads as attention (linear attention, Mamba). */

@@ -14,7 +14,7 @@ export interface ModelPreset {
   /** URL or paper the configuration comes from. */
   readonly source: string;
   readonly model: ModelSpec;
-  /** What reading its config says to a plan that uses it: sliding-window attention costed as full attention. */
+  /** What reading its config says to every plan that uses it: its sliding window, layers read as attention. */
   readonly notes: readonly Problem[];
 }
 

@@ -43,7 +43,7 @@ export interface ResolveSettings {
 export interface ModelLookup {
   readonly model: ModelSpec;
   readonly source: InputSource;
-  /** What reading the model's config says to the plan (sliding-window attention costed as full attention). */
+  /** What reading the model's config says to the plan (its sliding window, layers read as attention). */
   readonly notes?: readonly Problem[];
 }
 
