@@ -125,7 +125,7 @@ function readLatentAttention(s: FactSink, node: KNode, prefix: string, modelType
 /**
  * What a family's config.json leaves to its class or modelling code (shared/model/hfFamilies.ts): the Gemma and gpt-oss
  * class defaults (tied heads for Gemma), gpt-oss's expert and attention biases, Qwen (1)'s MLP of intermediate_size / 2
- * and its c_attn bias, and an info where attention slides over a window (costed as full attention).
+ * and its c_attn bias, an info where attention slides over a window (its window and sliding layers as facts).
  */
 function readFamily(s: FactSink, node: KNode, prefix: string, modelType: string): void {
   const fam = familyDefaults(modelType);

@@ -4,7 +4,9 @@
  * intermediate_size), GPT-2 (n_embd …), MPT, Gemma 1–3 and gpt-oss (their class defaults, hfFamilies.ts), Mixtral,
  * Qwen-MoE, DeepSeek-style and gpt-oss MoE keys, Llama 4 (`intermediate_size_mlp` for dense layers, `intermediate_size`
  * for the experts and the shared expert, `interleave_moe_layer_step`), and nested `text_config`. Sliding-window
- * attention is read as full attention, with an info; DeepSeek-V2/V3 multi-head latent attention by its latent and head widths. Never throws: garbage becomes problems.
+ * attention is read as its window and sliding layers, with an info; DeepSeek-V2/V3 multi-head latent attention by its
+ * latent and head widths; layers with no term of their own (linear attention, Mamba) with a warning. Never throws:
+ * garbage becomes problems.
  */
 import type { PlanPath } from '../plan/paths';
 import type { AttnBias, InputSource, MlaSpec, ModelSpec, MoeSpec, Problem } from '../plan/types';
