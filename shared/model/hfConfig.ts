@@ -185,7 +185,8 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
     vocabSize,
     ...(moe ? { moe } : {}),
     ...(mla ? { mla } : {}),
-    ...(sliding?.window && sliding.slidingLayers > 0 ? { slidingWindow: { window: sliding.window, slidingLayers: Math.min(layers, sliding.slidingLayers) } } : {}),
+    ...(sliding?.window && sliding.slidingLayers > 0
+      ? { slidingWindow: { window: sliding.window, slidingLayers: Math.min(layers, sliding.slidingLayers), ...(sliding.chunked ? { chunked: true } : {}) } } : {}),
   };
   return { model, problems, sources };
 }

@@ -68,6 +68,8 @@ export interface SlidingWindow {
   readonly window?: number;
   readonly layers: string;
   readonly slidingLayers: number;
+  /** Attention within chunks of `window` tokens (Llama 4) rather than over the last `window` keys. */
+  readonly chunked?: boolean;
 }
 
 type Family = { layers: (c: Record<string, unknown>) => string; count: (c: Record<string, unknown>, L: number) => number; window: number };
@@ -103,6 +105,15 @@ function gemma3Count(c: Record<string, unknown>, L: number): number {
  * Qwen3 slide only with use_sliding_window true, Qwen2Config's default being false).
  */
 export function slidingWindow(c: Record<string, unknown>, modelType: string, L = 0): SlidingWindow | undefined {
+  // Llama 4 (Llama4TextConfig): the layers with rotary positions attend within chunks of attention_chunk_size; every
+  // no_rope_layer_interval-th layer (default 4) is global (no_rope_layers, 1 = rotary and chunked, when given).
+  const chunk = c.attention_chunk_size;
+  if ((modelType === 'llama4' || modelType === 'llama4_text') && typeof chunk === 'number' && chunk > 0) {
+    const list = Array.isArray(c.no_rope_layers) && c.no_rope_layers.length ? c.no_rope_layers : undefined;
+    const every = typeof c.no_rope_layer_interval === 'number' && c.no_rope_layer_interval >= 1 ? Math.floor(c.no_rope_layer_interval) : 4;
+    const n = list ? list.slice(0, L || list.length).filter((x) => x === 1 || x === true).length : L - Math.floor(L / every);
+    return n > 0 ? { key: 'attention_chunk_size', window: chunk, layers: `${n} of ${L} layers`, slidingLayers: n, chunked: true } : undefined;
+  }
   const sw = c.sliding_window;
   const window = typeof sw === 'number' && sw > 0 ? sw : undefined;
   if (Array.isArray(c.layer_types)) {
@@ -126,6 +137,9 @@ export function slidingWindow(c: Record<string, unknown>, modelType: string, L =
  * § Attention), as full causal attention where it computes them; memory is the same either way.
  */
 export function slidingWindowMessage(w: SlidingWindow, prefix = ''): string {
+  if (w.chunked) {
+    return `config.json ${prefix}${w.key}: attention runs within chunks of ${w.window} tokens in ${w.layers}; the step time counts the chunks where the kernel skips the blocks outside them (FlexAttention under torchtitan, FlashAttention set in the config) and full causal attention under SDPA or eager attention.`;
+  }
   const over = w.window ? `a window of ${w.window} tokens` : 'a window';
   const timed = w.window
     ? 'the step time counts the window where the kernel skips the blocks outside it (FlashAttention-2 set in the config, Transformer Engine under Megatron, FlexAttention under torchtitan) and full causal attention under SDPA or eager attention, which compute every block'

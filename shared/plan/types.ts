@@ -117,9 +117,18 @@ export interface ModelSpec {
   readonly mla?: MlaSpec;
   /**
    * Sliding-window attention (Mistral v0.1, Gemma 2/3, gpt-oss, Phi-3): `slidingLayers` of the layers let each query
-   * see only the last `window` keys (itself included); the others attend to the whole causal context.
+   * see only the last `window` keys (itself included), or its own chunk (Llama 4); the others attend to the whole
+   * causal context.
    */
-  readonly slidingWindow?: { readonly window: number; readonly slidingLayers: number };
+  readonly slidingWindow?: {
+    readonly window: number;
+    readonly slidingLayers: number;
+    /**
+     * Chunked attention (Llama 4 `attention_chunk_size`): a query sees the keys of its own chunk of `window` tokens up
+     * to itself, not the last `window` keys.
+     */
+    readonly chunked?: boolean;
+  };
 }
 
 export type Precision = 'fp32' | 'fp16-mixed' | 'bf16-mixed' | 'bf16' | 'fp8-mixed';

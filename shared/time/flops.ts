@@ -5,7 +5,7 @@
  */
 import type { ModelSpec } from '../plan/types';
 import { mlaProjections, qkHeadDim, vHeadDim } from '../model/mla';
-import { slidingWindowShare } from './kernels/attention';
+import { localShare } from './kernels/attention';
 
 /** Per-rank split of the work: tokens of the micro-batch on this rank, full sequence, TP/ETP degrees. */
 export interface FlopShape {
@@ -49,7 +49,7 @@ export function attentionProjFlops(m: ModelSpec, x: FlopShape): number {
 export function coreAttentionFlops(m: ModelSpec, x: FlopShape): number {
   const sw = m.slidingWindow;
   const f = sw ? Math.min(1, sw.slidingLayers / Math.max(1, m.layers)) : 0;
-  const mix = sw ? 1 - f + f * slidingWindowShare(x.seqLen, sw.window) : 1;
+  const mix = sw ? 1 - f + f * localShare(x.seqLen, sw) : 1;
   return (2 * x.tokens * x.seqLen * m.heads * (qkHeadDim(m) + vHeadDim(m)) * mix) / x.tp;
 }
 

@@ -138,9 +138,11 @@ export function timeAssumptionWarnings(plan: Plan): Problem[] {
  * window where the kernel skips the blocks outside it, else as full causal attention, with the setting that would skip.
  */
 function slidingWindowTiming(plan: Plan, sw: NonNullable<Plan['model']['slidingWindow']>): Problem {
-  const what = `Attention slides over ${sw.window} tokens in ${sw.slidingLayers} of ${plan.model.layers} layers`;
+  const what = sw.chunked
+    ? `Attention runs within chunks of ${sw.window} tokens in ${sw.slidingLayers} of ${plan.model.layers} layers`
+    : `Attention slides over ${sw.window} tokens in ${sw.slidingLayers} of ${plan.model.layers} layers`;
   if (windowSkipsBlocks(plan)) {
-    return { code: 'sliding-window-timing', severity: 'info', paths: ['model'], message: `${what}: timed with the window (the kernel skips the blocks outside it).` };
+    return { code: 'sliding-window-timing', severity: 'info', paths: ['model'], message: `${what}: timed with the ${sw.chunked ? 'chunks' : 'window'} (the kernel skips the blocks outside ${sw.chunked ? 'them' : 'it'}).` };
   }
   const why = !plan.training.flashAttention ? 'eager attention computes every block'
     : plan.parallel.cp > 1 ? 'ring attention under context parallelism is not modelled with a window'

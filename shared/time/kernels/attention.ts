@@ -117,6 +117,21 @@ export function slidingWindowShare(seq: number, window: number): number {
 }
 
 /**
+ * Keys one sequence's queries attend to under chunked attention of c tokens (Llama 4): each query sees its own chunk
+ * up to itself, k·c(c + 1)/2 + r(r + 1)/2 for k whole chunks and r tokens left; as a share of the causal s²/2, at most 1.
+ */
+export function chunkedShare(seq: number, chunk: number): number {
+  const s = Math.max(1, seq), c = Math.max(1, chunk);
+  const k = Math.floor(s / c), r = s - k * c;
+  return Math.min(1, ((k * c * (c + 1)) / 2 + (r * (r + 1)) / 2) / ((s * s) / 2));
+}
+
+/** The keys a sequence's queries see in a sliding layer, as a share of causal attention: window or chunks. */
+export function localShare(seq: number, sw: { readonly window: number; readonly chunked?: boolean }): number {
+  return sw.chunked ? chunkedShare(seq, sw.window) : slidingWindowShare(seq, sw.window);
+}
+
+/**
  * Whether the plan's attention kernel skips the blocks outside a sliding window: Transformer Engine's fused attention
  * under Megatron (`window_size`), torchtitan's FlexAttention block masks, and FlashAttention-2 where the config asks
  * for it (the HF trainers' `flash_attention_2`; a flash-attention setting stated in the file). PyTorch SDPA with the

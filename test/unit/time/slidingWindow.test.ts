@@ -15,7 +15,7 @@ import { modelFromHfConfig } from '../../../shared/model/hfConfig';
 import { findPreset } from '../../../shared/model/presets';
 import { makePlan } from '../../../shared/plan/defaults';
 import type { EngineId, GpuSpec, ModelSpec, Plan } from '../../../shared/plan/types';
-import { slidingWindowShare, windowSkipsBlocks } from '../../../shared/time/kernels/attention';
+import { chunkedShare, slidingWindowShare, windowSkipsBlocks } from '../../../shared/time/kernels/attention';
 import { coreAttentionFlops } from '../../../shared/time/flops';
 import { layerCost, type KernelTimers } from '../../../shared/time/layerCost';
 import { FITTED_PARAMS } from '../../../shared/time/params';
@@ -97,4 +97,20 @@ test('the model FLOPs count the window whatever the kernel', () => {
   // 52 of 62 layers see 1,024-key windows.
   const share = slidingWindowShare(32768, 1024);
   assert.ok(Math.abs(coreAttentionFlops(m, x) / full - (10 / 62 + (52 / 62) * share)) < 1e-12);
+});
+
+test('chunked attention (Llama 4): each query sees its own chunk up to itself', () => {
+  // s = 10 in chunks of 4: 1+2+3+4, 1+2+3+4, 1+2 = 23 keys against 10²/2 = 50.
+  assert.equal(chunkedShare(10, 4), 23 / 50);
+  assert.equal(chunkedShare(4, 8), 1);
+  // Llama4TextConfig: every 4th layer global (no_rope_layer_interval 4), the other 36 of 48 chunked at 8,192 tokens.
+  const m = findPreset('llama-4-scout')!.model;
+  assert.deepEqual(m.slidingWindow, { window: 8192, slidingLayers: 36, chunked: true });
+  const x = { tokens: 32768, seqLen: 32768, tp: 1, etp: 1 };
+  // At 32,768 tokens four whole chunks: 4·8192·8193/2 keys of 32768²/2.
+  const share = (4 * 8192 * 8193) / 2 / (32768 ** 2 / 2);
+  assert.ok(Math.abs(coreAttentionFlops(m, x) / coreAttentionFlops({ ...m, slidingWindow: undefined }, x) - (12 / 48 + (36 / 48) * share)) < 1e-12);
+  // An explicit no_rope_layers list (1 = rotary, chunked) is counted as written.
+  const r = modelFromHfConfig({ model_type: 'llama4_text', hidden_size: 1024, num_hidden_layers: 4, num_attention_heads: 8, attention_chunk_size: 2048, no_rope_layers: [1, 0, 1, 0] });
+  assert.deepEqual(r.model?.slidingWindow, { window: 2048, slidingLayers: 2, chunked: true });
 });
