@@ -155,6 +155,7 @@ function readFamily(s: FactSink, node: KNode, prefix: string, modelType: string)
       const loc = { key: `${prefix}${sw.key}`, keyRange: at.keyRange, valueRange: at.value.range ?? at.keyRange };
       s.derived('model.slidingWindow.window', sw.window, `config.json ${prefix}${sw.key}: a window of ${sw.window} tokens`, loc);
       s.derived('model.slidingWindow.slidingLayers', sw.slidingLayers, `config.json ${prefix}${sw.key}: ${sw.layers}`, loc);
+      if (sw.chunked) s.derived('model.slidingWindow.chunked', true, `config.json ${prefix}${sw.key}: attention within chunks of ${sw.window} tokens`, loc);
     }
   }
 }

@@ -107,12 +107,19 @@ function gemma3Count(c: Record<string, unknown>, L: number): number {
 export function slidingWindow(c: Record<string, unknown>, modelType: string, L = 0): SlidingWindow | undefined {
   // Llama 4 (Llama4TextConfig): the layers with rotary positions attend within chunks of attention_chunk_size; every
   // no_rope_layer_interval-th layer (default 4) is global (no_rope_layers, 1 = rotary and chunked, when given).
-  const chunk = c.attention_chunk_size;
-  if ((modelType === 'llama4' || modelType === 'llama4_text') && typeof chunk === 'number' && chunk > 0) {
+  // Llama4TextConfig's attention_chunk_size defaults to 8192 (null turns chunking off); layer_types, when written,
+  // names the chunked layers.
+  const chunk = c.attention_chunk_size === undefined ? 8192 : c.attention_chunk_size;
+  const llama4 = modelType === 'llama4' || modelType === 'llama4_text';
+  if (llama4 && typeof chunk === 'number' && chunk > 0 && Array.isArray(c.layer_types)) {
+    const n = c.layer_types.filter((t) => t === 'chunked_attention').length;
+    return n > 0 ? { key: 'layer_types', window: chunk, layers: `${n} of ${c.layer_types.length} layers`, slidingLayers: Math.min(n, L || n), chunked: true } : undefined;
+  }
+  if (llama4 && typeof chunk === 'number' && chunk > 0) {
     const list = Array.isArray(c.no_rope_layers) && c.no_rope_layers.length ? c.no_rope_layers : undefined;
     const every = typeof c.no_rope_layer_interval === 'number' && c.no_rope_layer_interval >= 1 ? Math.floor(c.no_rope_layer_interval) : 4;
     const n = list ? list.slice(0, L || list.length).filter((x) => x === 1 || x === true).length : L - Math.floor(L / every);
-    return n > 0 ? { key: 'attention_chunk_size', window: chunk, layers: `${n} of ${L} layers`, slidingLayers: n, chunked: true } : undefined;
+    return n > 0 ? { key: c.attention_chunk_size === undefined ? 'model_type' : 'attention_chunk_size', window: chunk, layers: `${n} of ${L} layers`, slidingLayers: n, chunked: true } : undefined;
   }
   const sw = c.sliding_window;
   const window = typeof sw === 'number' && sw > 0 ? sw : undefined;
@@ -150,7 +157,7 @@ export function slidingWindowMessage(w: SlidingWindow, prefix = ''): string {
 /**
  * Layers the model has no term for, found in a config: Qwen3-Next's Gated DeltaNet linear attention (every layer but
  * each `full_attention_interval`-th, default 4: transformers configuration_qwen3_next.py), `layer_types` other than
- * full and sliding attention (linear_attention, mamba, chunked_attention, …), and the state-space layers of Mamba
+ * full, sliding and chunked attention (linear_attention, mamba, …), and the state-space layers of Mamba
  * hybrids (`hybrid_override_pattern` of Nemotron-H, `layers_block_type`, Jamba's `attn_layer_period`). They are read
  * as standard attention layers; the message says how many and what that means. Undefined when there are none.
  */
@@ -161,7 +168,7 @@ export function unmodelledLayers(c: Record<string, unknown>, modelType: string, 
   });
   if (Array.isArray(c.layer_types)) {
     const other = new Map<string, number>();
-    for (const t of c.layer_types) if (typeof t === 'string' && t !== 'full_attention' && t !== 'sliding_attention') other.set(t, (other.get(t) ?? 0) + 1);
+    for (const t of c.layer_types) if (typeof t === 'string' && t !== 'full_attention' && t !== 'sliding_attention' && t !== 'chunked_attention') other.set(t, (other.get(t) ?? 0) + 1);
     if (other.size) return say('layer_types', [...other].map(([t, n]) => `${n} ${t} layer${n === 1 ? '' : 's'}`).join(' and ') + ` of ${c.layer_types.length}`);
   }
   if (modelType === 'qwen3_next') {

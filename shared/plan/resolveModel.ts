@@ -72,7 +72,8 @@ export function modelFromFacts(f: Facts, sources: Partial<Record<PlanPath, Input
   if (window && sliding) {
     for (const p of ['model.slidingWindow.window', 'model.slidingWindow.slidingLayers'] as const) sources[p] = f[p]!.source;
   }
-  const windowed: ModelSpec = window && sliding ? { ...model, slidingWindow: { window, slidingLayers: Math.min(L, sliding) } } : model;
+  const chunked = bool(f, 'model.slidingWindow.chunked') === true;
+  const windowed: ModelSpec = window && sliding ? { ...model, slidingWindow: { window, slidingLayers: Math.min(L, sliding), ...(chunked ? { chunked } : {}) } } : model;
   const withMla = mlaFromFacts(f, sources, windowed);
   const experts = num(f, 'model.moe.experts') ?? 0;
   if (experts > 1) {

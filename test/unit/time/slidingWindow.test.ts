@@ -12,6 +12,8 @@ import assert from 'node:assert/strict';
 import type { GroupLink } from '../../../shared/comm/links';
 import { findGpu } from '../../../shared/hardware/gpus';
 import { modelFromHfConfig } from '../../../shared/model/hfConfig';
+import { initFormats, parseConfig } from '../../../formats/index';
+import { modelFromFacts } from '../../../shared/plan/resolveModel';
 import { findPreset } from '../../../shared/model/presets';
 import { makePlan } from '../../../shared/plan/defaults';
 import type { EngineId, GpuSpec, ModelSpec, Plan } from '../../../shared/plan/types';
@@ -99,7 +101,7 @@ test('the model FLOPs count the window whatever the kernel', () => {
   assert.ok(Math.abs(coreAttentionFlops(m, x) / full - (10 / 62 + (52 / 62) * share)) < 1e-12);
 });
 
-test('chunked attention (Llama 4): each query sees its own chunk up to itself', () => {
+test('chunked attention (Llama 4): each query sees its own chunk up to itself', async () => {
   // s = 10 in chunks of 4: 1+2+3+4, 1+2+3+4, 1+2 = 23 keys against 10²/2 = 50.
   assert.equal(chunkedShare(10, 4), 23 / 50);
   assert.equal(chunkedShare(4, 8), 1);
@@ -113,4 +115,14 @@ test('chunked attention (Llama 4): each query sees its own chunk up to itself', 
   // An explicit no_rope_layers list (1 = rotary, chunked) is counted as written.
   const r = modelFromHfConfig({ model_type: 'llama4_text', hidden_size: 1024, num_hidden_layers: 4, num_attention_heads: 8, attention_chunk_size: 2048, no_rope_layers: [1, 0, 1, 0] });
   assert.deepEqual(r.model?.slidingWindow, { window: 2048, slidingLayers: 2, chunked: true });
+  // The class default chunk (8,192) without the key; null turns it off; layer_types as transformers writes them.
+  const base = { model_type: 'llama4_text', hidden_size: 1024, num_hidden_layers: 8, num_attention_heads: 8 };
+  assert.deepEqual(modelFromHfConfig(base).model?.slidingWindow, { window: 8192, slidingLayers: 6, chunked: true });
+  assert.equal(modelFromHfConfig({ ...base, attention_chunk_size: null }).model?.slidingWindow, undefined);
+  const typed = modelFromHfConfig({ ...base, num_hidden_layers: 4, layer_types: ['chunked_attention', 'chunked_attention', 'chunked_attention', 'full_attention'] });
+  assert.deepEqual(typed.model?.slidingWindow, { window: 8192, slidingLayers: 3, chunked: true });
+  assert.ok(!typed.problems.some((p) => p.code === 'hf-config-unmodelled-layers'), 'chunked layers are modelled');
+  // The same config.json opened on its own (the hf-config format's facts) reads the same chunks.
+  await initFormats();
+  assert.deepEqual(modelFromFacts(parseConfig('/ws/config.json', JSON.stringify(base)).facts, {})?.slidingWindow, { window: 8192, slidingLayers: 6, chunked: true });
 });
