@@ -41,7 +41,7 @@ const NEOX_TYPES = new Set(['gpt_neox']);
 const KNOWN_TYPES = new Set([
   'llama', 'mistral', 'mixtral', 'qwen2', 'qwen2_moe', 'qwen3', 'qwen3_moe', 'deepseek_v2', 'deepseek_v3', 'gemma', 'gemma2',
   'phi3', 'olmo', 'olmo2', 'granite', 'internlm2', 'yi', 'llava', 'mllama', 'llama4', 'llama4_text', 'gemma3', 'gemma3_text',
-  'gpt_oss', 'qwen',
+  'gpt_oss', 'qwen', 'kimi_k2',
 ]);
 
 /**

@@ -130,6 +130,17 @@ describe('modelFromHfConfig', () => {
     assert.equal(loraTargetsOf(['q_proj', 'kv_a_proj_with_mqa', 'kv_b_proj', 'o_proj']), 'q,k,v,o');
     assert.equal(loraTargetsOf(['q_a_proj', 'q_b_proj']), 'q');
   });
+  test('Kimi K2 (model_type kimi_k2, DeepSeek-V3\'s architecture) is read as MLA with its MoE, not as a Llama-style decoder', () => {
+    // moonshotai/Kimi-K2-Instruct config.json widths: 61 layers of 7168, 64 heads, 384 routed experts of 2048 (top 8) and
+    // one shared, the first layer dense. Its model card: 1T total, 32B activated — the activated count leaves the input
+    // embedding (163,840 × 7,168) out, as DeepSeek-V3's 37B does.
+    const r = modelFromHfConfig({ model_type: 'kimi_k2', vocab_size: 163840, hidden_size: 7168, intermediate_size: 18432, moe_intermediate_size: 2048, num_hidden_layers: 61, num_attention_heads: 64, num_key_value_heads: 64, n_routed_experts: 384, n_shared_experts: 1, num_experts_per_tok: 8, first_k_dense_replace: 1, kv_lora_rank: 512, q_lora_rank: 1536, qk_nope_head_dim: 128, qk_rope_head_dim: 64, v_head_dim: 128, tie_word_embeddings: false });
+    assert.ok(!r.problems.some((p) => p.code === 'hf-config-unknown-type'));
+    assert.equal(r.model?.mla?.kvLoraRank, 512);
+    const c = countParams(r.model!);
+    assert.ok(Math.abs(c.parameters / 1e12 - 1) < 0.05, `${c.parameters}`);
+    assert.ok(Math.abs((c.activeParameters - 163840 * 7168) / 32e9 - 1) < 0.02, `${c.activeParameters}`);
+  });
   test('bad MLA widths are an error at their key, never a model', () => {
     const r = modelFromHfConfig({ model_type: 'deepseek_v3', hidden_size: 7168, num_hidden_layers: 61, num_attention_heads: 128, kv_lora_rank: -3 });
     assert.equal(r.model, undefined);
