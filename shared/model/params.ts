@@ -135,17 +135,25 @@ export function layerParams(model: ModelSpec): LayerParams {
   };
 }
 
-/** LoRA adapter parameters of one layer: r·(in + out) per adapted projection (under MLA, per MLA projection). */
-export function loraLayerParams(model: ModelSpec, lora: LoraSpec): number {
+/**
+ * The [in, out] widths of the projections each LoRA target name adapts in one layer: q, k, v, o, gate, up, down of a
+ * standard layer; under MLA, q_a/q_b (or q_proj), kv_a_proj_with_mqa, kv_b_proj and o_proj (shared/model/mla.ts
+ * mlaLoraShapes). The adapter parameters and the adapter FLOPs both read it.
+ */
+export function loraShapes(model: ModelSpec): Readonly<Record<string, readonly (readonly [number, number])[]>> {
   const h = model.hiddenSize;
   const q = model.heads * model.headDim;
   const kv = model.kvHeads * model.headDim;
   const f = model.ffnSize;
-  const shapes: Record<string, readonly (readonly [number, number])[]> = {
+  return {
     q: [[h, q]], k: [[h, kv]], v: [[h, kv]], o: [[q, h]], gate: [[h, f]], up: [[h, f]], down: [[f, h]],
-    // MLA: q_a/q_b (or q_proj), kv_a_proj_with_mqa, kv_b_proj and o_proj (shared/model/mla.ts mlaLoraShapes).
     ...(model.mla ? mlaLoraShapes(model.mla, h, model.heads) : {}),
   };
+}
+
+/** LoRA adapter parameters of one layer: r·(in + out) per adapted projection (under MLA, per MLA projection). */
+export function loraLayerParams(model: ModelSpec, lora: LoraSpec): number {
+  const shapes = loraShapes(model);
   let sum = 0;
   for (const t of new Set(lora.targets)) {
     for (const [i, o] of shapes[t] ?? []) sum += lora.rank * (i + o);

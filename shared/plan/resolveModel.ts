@@ -4,7 +4,7 @@
  */
 import type { Fact } from './facts';
 import type { AttnBias, InputSource, MlaSpec, ModelSpec, MoeSpec, NormKind, PositionKind } from './types';
-import { validMla } from '../model/mla';
+import { MLA_CONFIG_KEYS, validMla } from '../model/mla';
 import { listPresets } from '../model/presets';
 import type { PlanPath } from './paths';
 import { routerGroups } from '../model/hfConfig';
@@ -100,23 +100,17 @@ export function modelFromFacts(f: Facts, sources: Partial<Record<PlanPath, Input
   return withMla;
 }
 
-const MLA_PATHS = {
-  qLoraRank: 'model.mla.qLoraRank', kvLoraRank: 'model.mla.kvLoraRank', qkNopeHeadDim: 'model.mla.qkNopeHeadDim',
-  qkRopeHeadDim: 'model.mla.qkRopeHeadDim', vHeadDim: 'model.mla.vHeadDim',
-} as const satisfies Record<keyof MlaSpec, PlanPath>;
-
 /**
  * Multi-head latent attention from model.mla.* facts (Megatron's --multi-latent-attention widths; the reader fills
  * its defaults): the model with `mla` when the widths make one (shared/model/mla.ts validMla), else unchanged.
  */
 function mlaFromFacts(f: Facts, sources: Partial<Record<PlanPath, InputSource>>, model: ModelSpec): ModelSpec {
   if (f['model.mla.kvLoraRank'] === undefined) return model;
-  const mla = validMla({
-    qLoraRank: num(f, MLA_PATHS.qLoraRank) ?? 0, kvLoraRank: num(f, MLA_PATHS.kvLoraRank), qkNopeHeadDim: num(f, MLA_PATHS.qkNopeHeadDim),
-    qkRopeHeadDim: num(f, MLA_PATHS.qkRopeHeadDim), vHeadDim: num(f, MLA_PATHS.vHeadDim),
-  });
+  const widths: Partial<Record<keyof MlaSpec, number>> = {};
+  for (const [field] of MLA_CONFIG_KEYS) widths[field] = num(f, `model.mla.${field}`);
+  const mla = validMla({ ...widths, qLoraRank: widths.qLoraRank ?? 0 });
   if (!mla) return model;
-  for (const p of Object.values(MLA_PATHS)) if (f[p]) sources[p] = f[p]!.source;
+  for (const [field] of MLA_CONFIG_KEYS) if (f[`model.mla.${field}`]) sources[`model.mla.${field}`] = f[`model.mla.${field}`]!.source;
   return { ...model, mla };
 }
 

@@ -23,7 +23,7 @@ import type { MicrobatchWork } from './microbatch';
 import { emptyParts, partsTotal, type Parts } from './parts';
 import { chunksPerStage, microbatchesPerStep, peakFlops, posInt, tokensPerRank } from './shape';
 import { kvHeadsPerRank, qHeadsPerRank } from '../model/rankParams';
-import { mlaLoraShapes } from '../model/mla';
+import { loraShapes } from '../model/params';
 
 /** Forward FLOPs (weights, core attention), stored activation bytes and kernel cost of one layer of a kind on one rank. */
 export interface LayerUnit {
@@ -98,20 +98,10 @@ export function activationShape(plan: Plan): ActivationShape {
 export function loraLayerFlops(plan: Plan, tokens: number): number {
   const lora = plan.lora;
   if (!lora) return 0;
-  const m = plan.model;
-  const h = m.hiddenSize;
-  const q = m.heads * m.headDim;
-  const kv = m.kvHeads * m.headDim;
+  const shapes = loraShapes(plan.model);
   let sum = 0;
-  const mla = m.mla ? mlaLoraShapes(m.mla, h, m.heads) : undefined;
   for (const name of lora.targets) {
-    if (mla && (name === 'q' || name === 'k' || name === 'v' || name === 'o')) {
-      for (const [dIn, dOut] of mla[name]) sum += loraProjFlops(tokens, lora.rank, dIn, dOut);
-      continue;
-    }
-    const dIn = name === 'o' ? q : name === 'down' ? m.ffnSize : h;
-    const dOut = name === 'q' ? q : name === 'k' || name === 'v' ? kv : name === 'o' || name === 'down' ? h : m.ffnSize;
-    sum += loraProjFlops(tokens, lora.rank, dIn, dOut);
+    for (const [dIn, dOut] of shapes[name] ?? []) sum += loraProjFlops(tokens, lora.rank, dIn, dOut);
   }
   return sum;
 }

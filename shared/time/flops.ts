@@ -4,8 +4,8 @@
  * Backward = 2× forward for weight matmuls (input and weight gradients), recomputation = 1× forward of what is recomputed.
  */
 import type { ModelSpec } from '../plan/types';
-import { mlaProjections, qkHeadDim, vHeadDim } from '../model/mla';
-import { localShare } from './kernels/attention';
+import { mlaWeights, qkHeadDim, vHeadDim } from '../model/mla';
+import { localShare, slidingFraction } from './kernels/attention';
 
 /** Per-rank split of the work: tokens of the micro-batch on this rank, full sequence, TP/ETP degrees. */
 export interface FlopShape {
@@ -28,12 +28,8 @@ export interface FlopShape {
  */
 export function attentionProjFlops(m: ModelSpec, x: FlopShape): number {
   if (m.mla) {
-    let split = 0, whole = 0;
-    for (const p of mlaProjections(m.mla, m.hiddenSize, m.heads)) {
-      if (p.tp === 'replicated') whole += p.in * p.out;
-      else split += p.in * p.out;
-    }
-    return (2 * x.tokens * split) / x.tp + 2 * (x.sp ? x.tokens / x.tp : x.tokens) * whole;
+    const w = mlaWeights(m.mla, m.hiddenSize, m.heads);
+    return (2 * x.tokens * w.split) / x.tp + 2 * (x.sp ? x.tokens / x.tp : x.tokens) * w.replicated;
   }
   const q = m.heads * m.headDim;
   const kv = m.kvHeads * m.headDim;
@@ -48,7 +44,7 @@ export function attentionProjFlops(m: ModelSpec, x: FlopShape): number {
  */
 export function coreAttentionFlops(m: ModelSpec, x: FlopShape): number {
   const sw = m.slidingWindow;
-  const f = sw ? Math.min(1, sw.slidingLayers / Math.max(1, m.layers)) : 0;
+  const f = slidingFraction(m);
   const mix = sw ? 1 - f + f * localShare(x.seqLen, sw) : 1;
   return (2 * x.tokens * x.seqLen * m.heads * (qkHeadDim(m) + vHeadDim(m)) * mix) / x.tp;
 }

@@ -9,7 +9,7 @@ import type { GroupLink } from '../comm/links';
 import { linkSeconds } from '../comm/links';
 import { tpMessageBytes } from '../comm/volumes';
 import { dispatchPass } from '../comm/dispatch';
-import { attentionKernelFlops, localShare, windowSkipsBlocks, type AttentionImpl } from './kernels/attention';
+import { attentionKernelFlops, localShare, slidingFraction, windowSkipsBlocks, type AttentionImpl } from './kernels/attention';
 import { asyncTpReduceBytes, backwardBytes, kernelsPerLayer, layerElementwiseBytes, moePermuteBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
 import { fp8CastBytes } from './kernels/fp8';
 import { projectionWidths } from './projections';
@@ -194,7 +194,7 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
     // The sliding layers' share of the layers runs the windowed kernel (its FLOPs on the causal curve at the window's
     // length), the others full causal attention: one layer's cost is their mix.
     const sw = mod.slidingWindow;
-    const f = Math.min(1, sw.slidingLayers / Math.max(1, mod.layers));
+    const f = slidingFraction(mod);
     const wF = attnF * localShare(s.seq, sw);
     const wSeq = Math.min(s.seq, sw.window);
     fwd.attention += (1 - f) * t.attention('fwd', attnF, s.seq, true) + f * t.attention('fwd', wF, wSeq, true);

@@ -4,7 +4,8 @@
  * eager attention as two batched GEMMs plus a memory-bound softmax.
  */
 import kernels from '../../../data/time/kernels.json';
-import type { Plan } from '../../plan/types';
+import type { ModelSpec, Plan } from '../../plan/types';
+import { modelImplOf } from '../../memory/engine';
 
 export type AttentionImpl = 'eager' | 'fa2' | 'fa3' | 'cudnn';
 type Curves = Readonly<Record<string, Readonly<Record<'fwd' | 'bwd', Readonly<Record<string, readonly number[]>>>>>>;
@@ -126,6 +127,11 @@ export function chunkedShare(seq: number, chunk: number): number {
   return Math.min(1, ((k * c * (c + 1)) / 2 + (r * (r + 1)) / 2) / ((s * s) / 2));
 }
 
+/** The share of the model's layers that slide (or attend within chunks): slidingLayers / layers, 0 without a window. */
+export function slidingFraction(m: Pick<ModelSpec, 'layers' | 'slidingWindow'>): number {
+  return m.slidingWindow ? Math.min(1, m.slidingWindow.slidingLayers / Math.max(1, m.layers)) : 0;
+}
+
 /** The keys a sequence's queries see in a sliding layer, as a share of causal attention: window or chunks. */
 export function localShare(seq: number, sw: { readonly window: number; readonly chunked?: boolean }): number {
   return sw.chunked ? chunkedShare(seq, sw.window) : slidingWindowShare(seq, sw.window);
@@ -140,7 +146,6 @@ export function localShare(seq: number, sw: { readonly window: number; readonly 
  */
 export function windowSkipsBlocks(plan: Plan): boolean {
   if (!plan.model.slidingWindow || !plan.training.flashAttention || Math.max(1, Math.floor(plan.parallel.cp) || 1) > 1) return false;
-  const impl = plan.training.modelImpl ?? (plan.engine === 'megatron' || plan.engine === 'nanotron' ? 'megatron' : plan.engine === 'fsdp2' ? 'torchtitan' : 'hf');
-  if (impl !== 'hf') return true;
+  if (modelImplOf(plan) !== 'hf') return true;
   return plan.sources['training.flashAttention']?.kind === 'explicit';
 }

@@ -1,0 +1,128 @@
+/**
+ * The model a plan trains: a dense or MoE decoder-only transformer with its attention variants (grouped-query,
+ * multi-head latent, sliding or chunked windows). Plain, immutable, typed objects; re-exported by ./types.
+ */
+
+/** Mixture-of-experts description of the MoE layers of a model. */
+export interface MoeSpec {
+  /** Routed experts per MoE layer (E). */
+  readonly experts: number;
+  /** Experts each token is routed to (k). */
+  readonly topK: number;
+  /** Intermediate (FFN) size of one routed expert. */
+  readonly expertFfnSize: number;
+  /** Shared (always active) experts per MoE layer. */
+  readonly sharedExperts: number;
+  /** Intermediate size of one shared expert. */
+  readonly sharedExpertFfnSize: number;
+  /** The first N layers are dense (DeepSeek `first_k_dense_replace`). */
+  readonly denseFirstLayers: number;
+  /** Every n-th layer is an MoE layer (Qwen `decoder_sparse_step`, Megatron `--moe-layer-freq`); 1 = all. */
+  readonly layerFrequency: number;
+  /**
+   * With a frequency above 1, the first layer of each period is MoE (Megatron's integer `--moe-layer-freq`: layer i
+   * when i % n = 0) instead of the last (Qwen's `decoder_sparse_step`: (i + 1) % n = 0). Undefined = false.
+   */
+  readonly firstLayerMoe?: boolean;
+  /** Qwen2-MoE style sigmoid gate on the shared expert (h parameters per MoE layer). */
+  readonly sharedExpertGate: boolean;
+  /**
+   * Group-limited routing (DeepSeek-V3 `n_group` / `topk_group`, Megatron `--moe-router-num-groups` /
+   * `--moe-router-group-topk`): the experts form this many groups and a token's experts come from at most
+   * routerGroupTopK of them, which bounds the nodes a token's dispatch reaches. Absent: unlimited routing.
+   */
+  readonly routerGroups?: number;
+  readonly routerGroupTopK?: number;
+}
+
+/**
+ * Multi-head latent attention (DeepSeek-V2/V3, Kimi K2; DeepSeek-V2 report §2.1): queries from a low-rank latent
+ * (or straight from the hidden state), keys and values from one shared latent of kvLoraRank plus a decoupled rotary key
+ * of qkRopeHeadDim shared by all heads. Per head, queries and keys are qkNopeHeadDim + qkRopeHeadDim wide and values
+ * vHeadDim (transformers DeepseekV3Attention; Megatron-LM megatron/core/transformer/multi_latent_attention.py).
+ */
+export interface MlaSpec {
+  /** Query compression rank (`q_lora_rank`, `--q-lora-rank`); 0 when queries are projected from the hidden state. */
+  readonly qLoraRank: number;
+  /** Key/value compression rank (`kv_lora_rank`, `--kv-lora-rank`). */
+  readonly kvLoraRank: number;
+  /** Per-head query/key width without rotary positions (`qk_nope_head_dim`, Megatron `--qk-head-dim`). */
+  readonly qkNopeHeadDim: number;
+  /** Per-head rotary query/key width (`qk_rope_head_dim`, Megatron `--qk-pos-emb-head-dim`); the key's is shared. */
+  readonly qkRopeHeadDim: number;
+  /** Per-head value width (`v_head_dim`, `--v-head-dim`). */
+  readonly vHeadDim: number;
+}
+
+export type NormKind = 'layernorm' | 'rmsnorm';
+export type PositionKind = 'rotary' | 'learned' | 'alibi' | 'none';
+export type AttnBias = 'none' | 'qkv' | 'all';
+
+/** A dense or MoE decoder-only transformer. */
+export interface ModelSpec {
+  /** Display name, e.g. "Llama-3.1-8B". */
+  readonly name: string;
+  readonly layers: number;
+  readonly hiddenSize: number;
+  /** Query heads (a). */
+  readonly heads: number;
+  /** Key/value heads (MHA: = heads, GQA: fewer, MQA: 1). */
+  readonly kvHeads: number;
+  /** Head dimension; usually hiddenSize / heads, explicit in Qwen3, Gemma, Mistral-Nemo. */
+  readonly headDim: number;
+  /** Intermediate size of the dense MLP. */
+  readonly ffnSize: number;
+  /** Gated MLP (SwiGLU/GeGLU: 3 matrices) or plain (2 matrices). */
+  readonly gatedMlp: boolean;
+  /** Bias on attention projections: none, q/k/v only (Qwen2), or all four. */
+  readonly attnBias: AttnBias;
+  /** Bias on MLP projections. */
+  readonly mlpBias: boolean;
+  /** Input embedding and LM head share one matrix. */
+  readonly tiedEmbeddings: boolean;
+  readonly positions: PositionKind;
+  /** Positions with learned embeddings (only used when positions = 'learned'). */
+  readonly maxPositions: number;
+  readonly norm: NormKind;
+  /** Per-head RMSNorm on q and k (Qwen3). */
+  readonly qkNorm: boolean;
+  /**
+   * The block's norms run in the 16-bit compute dtype and save only their 16-bit input and statistics (MPT's
+   * low_precision_layernorm, llmfoundry/models/layers/norm.py LPLayerNorm: autocast off, input and weight downcast),
+   * not the fp32 copy autocast makes for layer_norm. Undefined = false.
+   */
+  readonly lowPrecisionNorm?: boolean;
+  /**
+   * Dropout is active (attention/hidden dropout > 0): activations then keep 1-byte masks (Korthikanti et al. 2022).
+   * Undefined = true (GPT/Megatron default 0.1); Llama-family configs have 0.
+   */
+  readonly dropout?: boolean;
+  /** Vocabulary size as in the tokenizer / config. */
+  readonly vocabSize: number;
+  /**
+   * Megatron pads the vocabulary to a multiple of `vocabPadMultiple · tp` (`--make-vocab-size-divisible-by`, default 128).
+   * 0 or undefined means no padding (Hugging Face).
+   */
+  readonly vocabPadMultiple?: number;
+  /** Present for mixture-of-experts models. */
+  readonly moe?: MoeSpec;
+  /**
+   * Present for multi-head latent attention: heads = kvHeads, headDim = the query/key head width
+   * (qkNopeHeadDim + qkRopeHeadDim), and the widths here replace the q/k/v projections (shared/model/mla.ts).
+   */
+  readonly mla?: MlaSpec;
+  /**
+   * Sliding-window attention (Mistral v0.1, Gemma 2/3, gpt-oss, Phi-3): `slidingLayers` of the layers let each query
+   * see only the last `window` keys (itself included), or its own chunk (Llama 4); the others attend to the whole
+   * causal context.
+   */
+  readonly slidingWindow?: {
+    readonly window: number;
+    readonly slidingLayers: number;
+    /**
+     * Chunked attention (Llama 4 `attention_chunk_size`): a query sees the keys of its own chunk of `window` tokens up
+     * to itself, not the last `window` keys.
+     */
+    readonly chunked?: boolean;
+  };
+}
