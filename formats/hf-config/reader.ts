@@ -9,7 +9,7 @@ import { entry, plain, type KEntry, type KNode } from '../common/tree';
 import type { PlanPath } from '../../shared/plan/paths';
 import { isLlama4, SLIDING_WINDOW_CODE, UNMODELLED_LAYERS_CODE } from '../../shared/model/hfConfig';
 import { familyDefaults, isGemma3, isGptOss, isQwen1, slidingWindow, slidingWindowMessage, unmodelledLayers } from '../../shared/model/hfFamilies';
-import { MLA_CONFIG_KEYS, MLA_MODEL_TYPES } from '../../shared/model/mla';
+import { readMlaWidths } from '../../shared/model/mla';
 
 /** Plan path ← candidate keys, first present wins. */
 const NUMERIC: readonly [PlanPath, readonly string[]][] = [
@@ -103,18 +103,17 @@ export function readHfModel(s: FactSink, node: KNode | undefined, prefix = ''): 
  * query head has its own key and value.
  */
 function readLatentAttention(s: FactSink, node: KNode, prefix: string, modelType: string): void {
-  const kv = entry(node, 'kv_lora_rank');
-  if (kv?.value.value === null || (!kv && !MLA_MODEL_TYPES.has(modelType))) return;
-  for (const [field, key, d] of MLA_CONFIG_KEYS) {
-    const path: PlanPath = `model.mla.${field}`;
+  const r = readMlaWidths(plain(node) as Record<string, unknown>, modelType);
+  if (!r) return;
+  if ('bad' in r) {
+    const { field, key } = r.bad;
+    s.diag('invalid-value', 'warning', `${key} should be a positive whole number${field === 'qLoraRank' ? ' or null' : ''}.`, entry(node, key)?.value.range, [`model.mla.${field}`]);
+    return;
+  }
+  for (const { field, key, value, how } of r.widths) {
     const e = entry(node, key);
-    const v = e?.value.value;
-    if (e && v === null && key === 'q_lora_rank') s.explicit(path, 0, locOf(e, prefix + key));
-    else if (e && typeof v === 'number' && Number.isInteger(v) && v > 0) s.explicit(path, v, locOf(e, prefix + key));
-    else if (e) {
-      s.diag('invalid-value', 'warning', `${key} should be a positive whole number${key === 'q_lora_rank' ? ' or null' : ''}.`, e.value.range, [path]);
-      return;
-    } else s.default(path, d, `transformers DeepseekV3Config default ${key} = ${d}`);
+    if (how === 'default' || !e) s.default(`model.mla.${field}`, value, `transformers DeepseekV3Config default ${key} = ${value}`);
+    else s.explicit(`model.mla.${field}`, value, locOf(e, prefix + key));
   }
   const nope = s.num('model.mla.qkNopeHeadDim'), rope = s.num('model.mla.qkRopeHeadDim');
   if (nope && rope) s.derived('model.headDim', nope + rope, `${prefix}qk_nope_head_dim + qk_rope_head_dim (multi-head latent attention)`);

@@ -11,7 +11,7 @@
 import type { PlanPath } from '../plan/paths';
 import type { AttnBias, InputSource, MlaSpec, ModelSpec, MoeSpec, Problem } from '../plan/types';
 import { familyDefaults, isGptOss, isQwen1, slidingWindow, slidingWindowMessage, unmodelledLayers } from './hfFamilies';
-import { MLA_CONFIG_KEYS, MLA_MODEL_TYPES, validMla } from './mla';
+import { readMlaWidths, validMla } from './mla';
 
 type FieldOf<P> = P extends `model.${infer F}` ? F : never;
 /** A ModelSpec field as it follows "model." in a PlanPath (e.g. "layers", "moe.experts"). */
@@ -199,23 +199,18 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
  * Undefined for models without `kv_lora_rank` outside the MLA families, or a `kv_lora_rank` of null.
  */
 function readMla(cfg: Obj, modelType: string, problems: Problem[], sources: Record<string, InputSource>): MlaSpec | undefined {
-  if (cfg.kv_lora_rank === null || (cfg.kv_lora_rank === undefined && !MLA_MODEL_TYPES.has(modelType))) return undefined;
+  const r = readMlaWidths(cfg, modelType);
+  if (!r) return undefined;
+  if ('bad' in r) {
+    const { field, key, value } = r.bad;
+    problems.push({ code: 'hf-config-bad-value', severity: 'error', message: `config.json: ${key} must be a positive integer${field === 'qLoraRank' ? ' or null' : ''}, got ${JSON.stringify(value)}.`, paths: [`model.mla.${field}`] });
+    return undefined;
+  }
   const out: Partial<Record<keyof MlaSpec, number>> = {};
-  for (const [field, key, fallback] of MLA_CONFIG_KEYS) {
-    const v = cfg[key];
-    if (field === 'qLoraRank' && v === null) {
-      out[field] = 0;
-      sources[`model.mla.${field}`] = { kind: 'explicit', detail: 'config.json: q_lora_rank null (queries projected from the hidden state)' };
-    } else if (typeof v === 'number' && Number.isInteger(v) && v > 0) {
-      out[field] = v;
-      sources[`model.mla.${field}`] = { kind: 'explicit', detail: `config.json: ${key}` };
-    } else if (v === undefined) {
-      out[field] = fallback;
-      sources[`model.mla.${field}`] = { kind: 'default', detail: `DeepseekV3Config default ${key} = ${fallback}` };
-    } else {
-      problems.push({ code: 'hf-config-bad-value', severity: 'error', message: `config.json: ${key} must be a positive integer${field === 'qLoraRank' ? ' or null' : ''}, got ${JSON.stringify(v)}.`, paths: [`model.mla.${field}` as PlanPath] });
-      return undefined;
-    }
+  for (const { field, key, value, how } of r.widths) {
+    out[field] = value;
+    sources[`model.mla.${field}`] = how === 'default' ? { kind: 'default', detail: `DeepseekV3Config default ${key} = ${value}` }
+      : { kind: 'explicit', detail: how === 'null' ? 'config.json: q_lora_rank null (queries projected from the hidden state)' : `config.json: ${key}` };
   }
   return validMla(out);
 }

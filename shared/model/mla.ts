@@ -96,3 +96,31 @@ export function mlaLoraShapes(mla: MlaSpec, hidden: number, heads: number): Read
   }
   return out;
 }
+
+/** One MLA width as a config.json gives it: written, `null` (q_lora_rank: direct queries, 0) or the class default. */
+export interface MlaWidthRead {
+  readonly field: keyof MlaSpec;
+  readonly key: string;
+  readonly value: number;
+  readonly how: 'written' | 'null' | 'default';
+}
+
+/**
+ * The MLA widths of a config.json object, the rule both config.json readers follow: none when `kv_lora_rank` is null,
+ * or absent outside the MLA families; `q_lora_rank` null is 0; a missing width takes DeepseekV3Config's default; the
+ * first width that is not a positive whole number is `bad`.
+ */
+export function readMlaWidths(c: Readonly<Record<string, unknown>>, modelType: string):
+  { readonly widths: readonly MlaWidthRead[] } | { readonly bad: { readonly field: keyof MlaSpec; readonly key: string; readonly value: unknown } } | undefined {
+  if (c.kv_lora_rank === null || (c.kv_lora_rank === undefined && !MLA_MODEL_TYPES.has(modelType))) return undefined;
+  const widths: MlaWidthRead[] = [];
+  for (const [field, key, fallback] of MLA_CONFIG_KEYS) {
+    const v = c[key];
+    if (field === 'qLoraRank' && v === null) widths.push({ field, key, value: 0, how: 'null' });
+    else if (typeof v === 'number' && Number.isInteger(v) && v > 0) widths.push({ field, key, value: v, how: 'written' });
+    else if (v === undefined) widths.push({ field, key, value: fallback, how: 'default' });
+    else return { bad: { field, key, value: v } };
+  }
+  return { widths };
+}
+
