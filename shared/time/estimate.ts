@@ -14,6 +14,7 @@ import { layoutProblems, timeAssumptionWarnings } from './problems';
 import { chunksPerStage, microbatchesPerStep, peakFlops, posInt } from './shape';
 import { allStageTimings, type StageTiming } from './stage';
 import { exposedGradSync, pipelineHops, pipelineSeconds, stageMicrobatchSeconds, stepTailSeconds } from './stepTime';
+import { scheduleTimes } from '../sim/run';
 import type { PlanPath } from '../plan/paths';
 import type { OperatorTerm, StepTimeEstimate, TimeTerm, TimeTermName } from './types';
 
@@ -98,7 +99,7 @@ function empty(plan: Plan, problems: StepTimeEstimate['problems']): StepTimeEsti
   };
 }
 
-/** The closed-form step-time estimate of a plan (see shared/sim for the event-by-event picture). */
+/** The step-time estimate of a plan: per-stage timings in closed form, the pipeline schedule run pass by pass (shared/sim/run.ts). */
 export function estimateStepTime(plan: Plan, cache: TimeCache = new TimeCache()): StepTimeEstimate {
   const problems = layoutProblems(plan);
   if (problems.some((p) => p.severity === 'error')) return empty(plan, problems);
@@ -110,12 +111,15 @@ export function estimateStepTime(plan: Plan, cache: TimeCache = new TimeCache())
   const v = chunksPerStage(plan);
   const p = stages.length;
   const sched = plan.parallel.schedule;
-  const pipe = pipelineSeconds(stages, m, v, sched);
-  const grad = exposedGradSync(stages, undefined, cache.params.overlapCost);
+  // The schedule run pass by pass (shared/sim/run.ts), the same run as the Simulate Step timeline; the closed form
+  // (pipelineSeconds, exposedGradSync) only where the schedule cannot run (a deadlock, reported by layoutProblems first).
+  const run = scheduleTimes(plan, stages, m, v, cache.params.overlapCost, overhead);
+  const pipe = run ? run.pipelineEnd : pipelineSeconds(stages, m, v, sched);
+  const grad = run ? run.gradientsReady - run.pipelineEnd : exposedGradSync(stages, undefined, cache.params.overlapCost);
   const opt = Math.max(...stages.map((s) => s.optimizer));
   const tail = stepTailSeconds(stages);
   const post = Math.max(0, tail - opt);
-  const step = pipe + grad + tail + overhead;
+  const step = run ? run.stepSeconds : pipe + grad + tail + overhead;
   const busiest = stages.reduce((a, b) => (stageMicrobatchSeconds(b) > stageMicrobatchSeconds(a) ? b : a));
   const ideal = m * stageMicrobatchSeconds(busiest);
   const bubble = ideal > 0 ? Math.max(0, pipe - ideal) / ideal : 0;
@@ -141,7 +145,7 @@ export function estimateStepTime(plan: Plan, cache: TimeCache = new TimeCache())
       'Σ layers (dgrad + wgrad GEMMs, attention backward, 2× memory-bound, casts, launches, exposed comm) + exposed reduce-scatters', 'docs/time-model.md', I),
     recompute: term('recompute', 'Recomputation per micro-batch (busiest stage)', busiest.recompute,
       'full: forward of the recomputed layers; selective: eager core attention (Megatron) or elementwise ops (torch SAC)', 'Korthikanti et al. 2022 §5', I),
-    pipeline: term('pipeline', 'Pipeline schedule', pipe, 'm·max_s T_s + (Σ_s T_s − max_s T_s)/v + 2(p−1)·max(2, v)·t_p2p', nar, I),
+    pipeline: term('pipeline', 'Pipeline schedule', pipe, 'the schedule run pass by pass: a pass starts when its stage is free and its input has arrived (one send); ≈ m·max_s T_s + (Σ_s T_s − max_s T_s)/v + sends on the critical path', nar, I),
     bubble: term('bubble', 'Pipeline bubble', pipe - ideal, '(p−1)/m (GPipe, 1F1B), (p−1)/(v·m) interleaved, of the ideal m·T', nar, I),
     exposedGradSync: term('exposedGradSync', 'Exposed gradient sync', grad, 'max_s(0, t_sync − (1 − bucket/Ψ)·t_bwd − slack_s)',
       'PyTorch DDP bucketing (Li et al. 2020); Rajbhandari et al. 2020', I),

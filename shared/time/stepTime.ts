@@ -10,7 +10,7 @@ import { moeLayersIn } from '../model/params';
 import { TimeCache, sameKey, type LayoutEntry } from './cache';
 import { contextSlot, type ContextSlot } from './context';
 import { microbatchWork, recomputedLayers } from './microbatch';
-import { newStageTimingScratch, stageTimingInto, type StageTiming, type StageTimingScratch } from './stage';
+import { allStageTimings, newStageTimingScratch, stageTimingInto, type StageTiming, type StageTimingScratch } from './stage';
 
 /** Per-micro-batch seconds of a stage for the schedule: forward + recompute + backward. */
 export function stageMicrobatchSeconds(s: StageTiming): number {
@@ -86,6 +86,16 @@ export function stepSecondsOf(plan: Plan, stages: readonly StageTiming[], cache:
   const m = microbatchesPerStep(plan);
   return pipelineSeconds(stages, m, chunksPerStage(plan), plan.parallel.schedule, counts)
     + exposedGradSync(stages, counts, cache.params.overlapCost) + stepTailSeconds(stages) + cache.params.stepOverhead;
+}
+
+/**
+ * The closed form over the traceable stage timings: what stepSecondsFast computes through its caches, the planner's
+ * ranking. The estimate itself runs the schedule pass by pass (shared/sim/run.ts); the two differ where sends or
+ * unequal stages move the fill and drain (docs/time-model.md, "Pipeline schedule"). NaN when the layout cannot run.
+ */
+export function closedFormStepSeconds(plan: Plan, cache: TimeCache = new TimeCache()): number {
+  if (!layoutRunnable(plan)) return Number.NaN;
+  return stepSecondsOf(plan, allStageTimings(plan, cache), cache);
 }
 
 /** Runs of alike consecutive stages: the first stage of each run and the run's length. */

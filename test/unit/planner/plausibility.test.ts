@@ -140,6 +140,9 @@ describe('the planner\'s fast path and the simulator agree (0.1 % on even splits
         // stages) overlap more of the fill than (Σ_s T_s − max_s T_s)/v credits: the closed form stays within 1 %, above.
         const tol = l.stageLayers ? 1e-2 : 1e-3;
         assert.ok(rel <= tol, `${JSON.stringify(choiceOf(l))}: fast ${fast} vs simulated ${sim.stepSeconds} (${(rel * 100).toFixed(3)} %)`);
+        // What the planner returns is re-estimated with the schedule run pass by pass: the simulation's own number.
+        assert.equal(l.estimate, 'full');
+        assert.ok(Math.abs(l.stepSeconds / sim.stepSeconds - 1) <= 1e-9, `${JSON.stringify(choiceOf(l))}: shown ${l.stepSeconds} vs simulated ${sim.stepSeconds}`);
       }
     });
   }

@@ -1,0 +1,350 @@
+/**
+ * The pipeline schedule run pass by pass, shared by the step simulator (shared/sim/simulate.ts, with its timeline) and
+ * the step-time estimate (shared/time/estimate.ts, times only): every stage runs its schedule's passes in order, a
+ * pass starts when its stage is free and its inputs have arrived (the previous stage's pass plus one pipeline send),
+ * the gradient sync overlaps the last backward. One run, so the estimate and the Simulate Step timeline are the same
+ * number; the planner's search ranks with the closed form (shared/time/stepTime.ts pipelineSeconds) and re-estimates
+ * the layouts it returns with this run.
+ */
+import type { Plan } from '../plan/types';
+import type { StageTiming } from '../time/stage';
+import { interleavedGroupSize, pipelineEngineOf } from '../memory/pipeline';
+import { stageOps, type Op } from './schedule';
+import type { Block } from './types';
+
+/** Exposed communication inside one forward / backward pass of a stage (all chunks): in-layer plus ZeRO-3/offload. */
+export const forwardComm = (T: StageTiming): number => T.work.parts.forward.comm + T.comm.perMicrobatchForward;
+export const backwardComm = (T: StageTiming): number => T.work.parts.backward.comm + T.comm.perMicrobatchBackward;
+
+/** Mutable state of one stage during the run. */
+export interface Lane {
+  ops: Op[];
+  pos: number;
+  t: number;
+  blocked: boolean;
+  pendingW: Op[];
+  /** The timeline's blocks (filled only when the run records). */
+  blocks: Block[];
+  /** Activation (time, ±bytes) events (filled only when the run records). */
+  mem: [number, number][];
+  busy: number;
+  /** Micro-batch chunks started and not yet fully backpropagated. */
+  live: number;
+  /** Duration of the last backward pass. */
+  lastB: number;
+  /** End of each chunk's last backward pass (interleaved schedules launch each chunk's gradient sync there). */
+  chunkEnd: number[];
+}
+
+/** Pass orders of recent (schedule, p, v, m, group) shapes: the same shapes recur across a model's estimates (read-only). */
+const OPS = new Map<string, Op[][]>();
+const OPS_KEPT = 64;
+
+/** Each stage's pass order for the plan's schedule (chunk groups of the engine's interleaved schedule, as the memory model counts them). */
+export function planOps(plan: Plan, p: number, v: number, m: number): Op[][] {
+  const g = interleavedGroupSize(pipelineEngineOf(plan.engine), p, m);
+  const key = `${plan.parallel.schedule}|${p}|${v}|${m}|${g}`;
+  let ops = OPS.get(key);
+  if (!ops) {
+    ops = Array.from({ length: p }, (_, s) => stageOps(plan.parallel.schedule, p, v, m, s, g));
+    if (OPS.size >= OPS_KEPT) OPS.delete(OPS.keys().next().value as string);
+    OPS.set(key, ops);
+  }
+  return ops;
+}
+
+/**
+ * Runs the passes of every stage; returns the lanes, or undefined on a schedule deadlock. `record` fills the lanes'
+ * blocks and memory events (the timeline); without it only times are kept. Schedules without deferred weight-gradient
+ * passes are a longest path over a fixed pass order, so their lanes are advanced one after another (the same
+ * arithmetic, the same numbers); ZB-H1 decides when to run a deferred pass from which inputs have arrived, so it keeps
+ * the event order (the lane with the earliest clock moves first).
+ */
+export function runPipeline(st: readonly StageTiming[], ops: Op[][], m: number, v: number, zb: boolean, acts: readonly number[], record: boolean): Lane[] | undefined {
+  if (!zb && !record) return runFixedOrder(st, ops, m, v);
+  const p = st.length;
+  const n = p * m * v;
+  const fEnd = new Float64Array(n).fill(-1);
+  const bEnd = new Float64Array(n).fill(-1);
+  const idx = (s: number, mb: number, c: number) => (s * m + mb) * v + c;
+  const lanes: Lane[] = ops.map((o) => ({ ops: o, pos: 0, t: 0, blocked: false, pendingW: [], blocks: [], mem: [], busy: 0, live: 0, lastB: 0, chunkEnd: new Array<number>(v).fill(0) }));
+  const total = ops.reduce((a, o) => a + o.length, 0);
+  let done = 0;
+  const push = (L: Lane, b: Block) => {
+    if (record) L.blocks.push(b);
+    if (b.lane === 'compute' && b.kind !== 'idle') L.busy += b.end - b.start;
+  };
+  /**
+   * One pass on the compute stream: the compute part, then the communication it waits for (the exposed TP/EP/CP and
+   * ZeRO-3/offload traffic counted in the pass's seconds), so the timeline shows what the Communication tab lists.
+   */
+  const pass = (L: Lane, kind: 'forward' | 'backward' | 'recompute', start: number, dur: number, comm: number, mb: number, chunk: number, tag: 'F' | 'B' | 'R' | 'W'): number => {
+    if (record) {
+      const c = Math.min(dur, Math.max(0, comm));
+      const l = `${tag}${mb}.${chunk}${tag === 'W' ? ' weight grad' : ''}`;
+      push(L, { kind, microbatch: mb, chunk, start, end: start + dur - c, label: l, lane: 'compute' });
+      if (c > 0) push(L, { kind: 'comm', microbatch: mb, chunk, start: start + dur - c, end: start + dur, label: `${l}: exposed communication`, lane: 'compute' });
+    } else {
+      L.busy += dur;
+    }
+    return start + dur;
+  };
+  const runW = (L: Lane, s: number) => {
+    const w = L.pendingW.shift() as Op;
+    const T = st[s];
+    const d = T.backward / v / 2;
+    pass(L, 'backward', L.t, d, backwardComm(T) / v / 2, w.mb, w.chunk, 'W');
+    L.t += d;
+    if (record) L.mem.push([L.t, -acts[s]]);
+    L.live--;
+  };
+  /** Ready time of lane s's next pass (its inputs from the neighbouring stage plus one pipeline send), −1 when not produced yet. */
+  const readyOf = (s: number, op: Op): number => {
+    let ready = 0;
+    let e1: number;
+    if (op.kind === 'F') {
+      if (s > 0) {
+        e1 = fEnd[idx(s - 1, op.mb, op.chunk)];
+        if (e1 < 0) return -1;
+        ready = e1 + st[s - 1].p2p;
+      } else if (op.chunk > 0) {
+        e1 = fEnd[idx(p - 1, op.mb, op.chunk - 1)];
+        if (e1 < 0) return -1;
+        ready = e1 + st[p - 1].p2p;
+      }
+      return ready;
+    }
+    e1 = fEnd[idx(s, op.mb, op.chunk)];
+    if (e1 < 0) return -1;
+    ready = e1;
+    if (s < p - 1) {
+      e1 = bEnd[idx(s + 1, op.mb, op.chunk)];
+      if (e1 < 0) return -1;
+      if (e1 + st[s + 1].p2p > ready) ready = e1 + st[s + 1].p2p;
+    } else if (op.chunk < v - 1) {
+      e1 = bEnd[idx(0, op.mb, op.chunk + 1)];
+      if (e1 < 0) return -1;
+      if (e1 + st[0].p2p > ready) ready = e1 + st[0].p2p;
+    }
+    return ready;
+  };
+  /** Runs lane s's next pass from `start`. */
+  const run = (L: Lane, s: number, op: Op, start: number) => {
+    const T = st[s];
+    if (record && start > L.t) push(L, { kind: 'idle', microbatch: -1, chunk: -1, start: L.t, end: start, label: 'bubble', lane: 'compute' });
+    let end = start;
+    if (op.kind === 'F') {
+      end = pass(L, 'forward', start, T.forward / v, forwardComm(T) / v, op.mb, op.chunk, 'F');
+      fEnd[idx(s, op.mb, op.chunk)] = end;
+      if (record) L.mem.push([start, acts[s]]);
+      L.live++;
+      if (record && (s < p - 1 || op.chunk < v - 1) && T.p2p > 0) {
+        push(L, { kind: 'comm', microbatch: op.mb, chunk: op.chunk, start: end, end: end + T.p2p, label: `send activations F${op.mb}.${op.chunk}`, lane: 'comm' });
+      }
+    } else {
+      const r = T.recompute / v;
+      if (r > 0) pass(L, 'recompute', start, r, T.work.parts.recompute.comm / v, op.mb, op.chunk, 'R');
+      const half = zb ? 0.5 : 1;
+      end = pass(L, 'backward', start + r, (T.backward / v) * half, (backwardComm(T) / v) * half, op.mb, op.chunk, 'B');
+      bEnd[idx(s, op.mb, op.chunk)] = end;
+      L.lastB = end - start - r;
+      L.chunkEnd[op.chunk] = end;
+      if (zb) L.pendingW.push(op);
+      else {
+        if (record) L.mem.push([end, -acts[s]]);
+        L.live--;
+      }
+      if (record && (s > 0 || op.chunk > 0) && T.p2p > 0) {
+        push(L, { kind: 'comm', microbatch: op.mb, chunk: op.chunk, start: end, end: end + T.p2p, label: `send gradients B${op.mb}.${op.chunk}`, lane: 'comm' });
+      }
+    }
+    L.t = end;
+    L.pos++;
+    done++;
+    if (L.pos === L.ops.length) while (L.pendingW.length) runW(L, s);
+  };
+  if (!zb) {
+    // A fixed pass order per stage: advance each lane as far as its inputs allow, until every pass has run.
+    while (done < total) {
+      const before = done;
+      for (let s = 0; s < p; s++) {
+        const L = lanes[s];
+        while (L.pos < L.ops.length) {
+          const op = L.ops[L.pos];
+          const ready = readyOf(s, op);
+          if (ready < 0) break;
+          run(L, s, op, Math.max(L.t, ready));
+        }
+      }
+      if (done === before) return undefined;
+    }
+    return lanes;
+  }
+  let guard = 0;
+  while (done < total) {
+    if (++guard > 8 * total + 1000) return undefined;
+    let s = -1;
+    for (let i = 0; i < p; i++) {
+      const L = lanes[i];
+      if (L.pos < L.ops.length && !L.blocked && (s < 0 || L.t < lanes[s].t)) s = i;
+    }
+    if (s < 0) return undefined;
+    const L = lanes[s];
+    const op = L.ops[L.pos];
+    const ready = readyOf(s, op);
+    const known = ready >= 0;
+    // ZB-H1 keeps 1F1B's memory bound: no new forward while p − s chunks are alive (Qi et al. 2024 §3).
+    const full = op.kind === 'F' && L.live >= (p - s) * v;
+    if (L.pendingW.length > 0 && (!known || ready > L.t || full)) {
+      runW(L, s);
+      continue;
+    }
+    if (!known) {
+      L.blocked = true;
+      continue;
+    }
+    run(L, s, op, Math.max(L.t, ready));
+    if (s > 0) lanes[s - 1].blocked = false;
+    if (s < p - 1) lanes[s + 1].blocked = false;
+    lanes[0].blocked = false;
+    lanes[p - 1].blocked = false;
+  }
+  return lanes;
+}
+
+/**
+ * runPipeline for a fixed pass order without a timeline (the estimate): the same starts and ends, with the per-pass
+ * seconds computed once per stage and no closures, as the estimate runs it for every plan it times.
+ */
+function runFixedOrder(st: readonly StageTiming[], ops: Op[][], m: number, v: number): Lane[] | undefined {
+  const p = st.length;
+  const n = p * m * v;
+  const fEnd = new Float64Array(n).fill(-1);
+  const bEnd = new Float64Array(n).fill(-1);
+  const fwd = new Float64Array(p), rec = new Float64Array(p), bwd = new Float64Array(p), send = new Float64Array(p);
+  for (let s = 0; s < p; s++) {
+    fwd[s] = st[s].forward / v; rec[s] = st[s].recompute / v; bwd[s] = st[s].backward / v; send[s] = st[s].p2p;
+  }
+  const lanes: Lane[] = ops.map((o) => ({ ops: o, pos: 0, t: 0, blocked: false, pendingW: [], blocks: [], mem: [], busy: 0, live: 0, lastB: 0, chunkEnd: new Array<number>(v).fill(0) }));
+  let left = 0;
+  for (const o of ops) left += o.length;
+  while (left > 0) {
+    const before = left;
+    for (let s = 0; s < p; s++) {
+      const L = lanes[s];
+      const list = L.ops;
+      let t = L.t, pos = L.pos;
+      while (pos < list.length) {
+        const op = list[pos];
+        const k = (s * m + op.mb) * v + op.chunk;
+        let ready = 0;
+        if (op.kind === 'F') {
+          if (s > 0) {
+            const e = fEnd[k - m * v];
+            if (e < 0) break;
+            ready = e + send[s - 1];
+          } else if (op.chunk > 0) {
+            const e = fEnd[((p - 1) * m + op.mb) * v + op.chunk - 1];
+            if (e < 0) break;
+            ready = e + send[p - 1];
+          }
+          const end = (ready > t ? ready : t) + fwd[s];
+          fEnd[k] = end;
+          L.busy += fwd[s];
+          t = end;
+        } else {
+          const own = fEnd[k];
+          if (own < 0) break;
+          ready = own;
+          if (s < p - 1) {
+            const e = bEnd[k + m * v];
+            if (e < 0) break;
+            if (e + send[s + 1] > ready) ready = e + send[s + 1];
+          } else if (op.chunk < v - 1) {
+            const e = bEnd[op.mb * v + op.chunk + 1];
+            if (e < 0) break;
+            if (e + send[0] > ready) ready = e + send[0];
+          }
+          const start = ready > t ? ready : t;
+          const end = start + rec[s] + bwd[s];
+          bEnd[k] = end;
+          L.busy += rec[s] + bwd[s];
+          L.lastB = end - start - rec[s];
+          L.chunkEnd[op.chunk] = end;
+          t = end;
+        }
+        pos++;
+        left--;
+      }
+      L.t = t;
+      L.pos = pos;
+    }
+    if (left === before) return undefined;
+  }
+  return lanes;
+}
+
+/**
+ * Megatron's interleaved gradient sync on one lane: each chunk's reduce (t/v) is launched when the chunk's last backward
+ * ends (chunk 0's inside its last backward, behind the bucket window), and the reduces run one after another on the
+ * communication stream (shared/time/syncExposure.ts interleavedSyncHidden). Returns when the lane's gradients are ready.
+ */
+function chunkedSync(L: Lane, T: StageTiming, v: number, cost: number, record: boolean): number {
+  const d = T.gradSync / v;
+  const arrivals = L.chunkEnd.map((e, c) => (c === 0 ? L.t - Math.min(T.gradSyncWindow, L.lastB) : e)).sort((a, b) => a - b);
+  let free = -Infinity;
+  let hidden = 0;
+  for (const a of arrivals) {
+    const start = Math.max(free, a);
+    free = start + d;
+    hidden += Math.max(0, Math.min(free, L.t) - start);
+    if (record) L.blocks.push({ kind: 'comm', microbatch: -1, chunk: -1, start, end: free, label: 'gradient sync (DP, one chunk)', lane: 'comm' });
+  }
+  return Math.max(L.t, free) + cost * hidden;
+}
+
+/**
+ * When each stage's gradients are ready after its last backward: the sync starts in that backward (behind the bucket
+ * window; per chunk under Megatron's interleaving) and its hidden part still slows the backward it overlaps by
+ * `cost` (fitted overlapCost, shared/time/stepTime.ts exposedGradSync).
+ */
+export function gradientsReady(lanes: readonly Lane[], st: readonly StageTiming[], v: number, cost: number, record: boolean): number[] {
+  return lanes.map((L, s) => {
+    const T = st[s];
+    if (!(T.gradSync > 0)) return L.t;
+    if (T.gradSyncCooldown > 0) return chunkedSync(L, T, v, cost, record);
+    const syncStart = L.t - Math.min(T.gradSyncWindow, L.lastB);
+    if (record) L.blocks.push({ kind: 'comm', microbatch: -1, chunk: -1, start: syncStart, end: syncStart + T.gradSync, label: 'gradient sync (DP)', lane: 'comm' });
+    const hidden = T.gradSync - Math.max(0, syncStart + T.gradSync - L.t);
+    return Math.max(L.t, syncStart + T.gradSync) + cost * hidden;
+  });
+}
+
+/** The schedule's times without a timeline: when the last pass ends, when every stage's gradients are ready, and the step. */
+export interface ScheduleTimes {
+  /** End of the last pass of any stage (the pipeline, fill and drain included). */
+  readonly pipelineEnd: number;
+  /** Every stage's gradients are ready (the optimizer waits for all: global gradient-norm clipping). */
+  readonly gradientsReady: number;
+  /** Step seconds: gradients ready + the slowest stage's optimizer and post-step traffic + the fixed per-step overhead. */
+  readonly stepSeconds: number;
+  /** Most compute-busy seconds of a stage (passes, with the communication they wait for). */
+  readonly maxBusy: number;
+}
+
+/** Runs the plan's schedule over its stage timings (times only); undefined on a schedule deadlock. */
+export function scheduleTimes(plan: Plan, st: readonly StageTiming[], m: number, v: number, cost: number, stepOverhead: number): ScheduleTimes | undefined {
+  const p = st.length;
+  const lanes = runPipeline(st, planOps(plan, p, v, m), m, v, plan.parallel.schedule === 'zb-h1' && p > 1, [], false);
+  if (!lanes) return undefined;
+  let pipelineEnd = 0, maxBusy = 0;
+  for (const L of lanes) {
+    if (L.t > pipelineEnd) pipelineEnd = L.t;
+    if (L.busy > maxBusy) maxBusy = L.busy;
+  }
+  const ready = gradientsReady(lanes, st, v, cost, false);
+  const R = Math.max(...ready);
+  let tail = 0;
+  for (const T of st) tail = Math.max(tail, T.optimizer + T.postStep);
+  return { pipelineEnd, gradientsReady: R, stepSeconds: R + tail + stepOverhead, maxBusy };
+}

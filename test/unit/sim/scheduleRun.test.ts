@@ -1,0 +1,78 @@
+/**
+ * The pipeline schedule run pass by pass (shared/sim/run.ts), which both the estimate and the Simulate Step timeline
+ * use. Expected values from first principles, with per-micro-batch stage times F (forward) and B (backward), v chunks
+ * per stage (each pass F/v or B/v) and a send of d seconds between neighbouring stages:
+ * - free sends, equal stages: (m + (p − 1)/v)·(F + B) (Narayanan et al. 2021 §2.2: the bubble (p − 1)/(v·m));
+ * - equal stages, interleaved (Megatron's order, groups of g = p micro-batches): stage 0 finishes a group's p chunk
+ *   passes exactly when the group's first micro-batch would come back around, so every one of the p·v − 1
+ *   virtual-stage boundaries costs a send on the way in and again on the way out: 2(p·v − 1)·d, whatever m;
+ * - equal stages, 1F1B: the cycle through all p stages and back (p slots, 2(p − 1) sends) sets the steady state, so
+ *   p more micro-batches add p·(F + B) + 2(p − 1)·d;
+ * - a last stage slower than the others by more than the sends: only the first forward and the last backward cross
+ *   the boundaries on the path, 2(p − 1)·d beyond the compute.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { runPipeline } from '../../../shared/sim/run';
+import { stageOps } from '../../../shared/sim/schedule';
+import type { StageTiming } from '../../../shared/time/stage';
+import type { PipelineSchedule } from '../../../shared/plan/types';
+
+/** A stage timing with only what the schedule reads (no in-pass communication). */
+function stage(s: number, forward: number, backward: number, p2p: number): StageTiming {
+  const noComm = { comm: 0 };
+  return {
+    stage: s, layers: 1, forward, recompute: 0, backward, gradSync: 0, gradSyncWindow: 0, gradSyncCooldown: 0, optimizer: 0, postStep: 0, p2p,
+    work: { parts: { forward: noComm, backward: noComm, recompute: noComm } }, comm: { perMicrobatchForward: 0, perMicrobatchBackward: 0 },
+  } as unknown as StageTiming;
+}
+
+/** End of the last pass of any stage; `record` runs the timeline variant (the simulator's). */
+function end(schedule: PipelineSchedule, p: number, v: number, m: number, times: readonly [number, number][], d: number, record = false): number {
+  const st = times.map(([f, b], s) => stage(s, f, b, d));
+  const ops = Array.from({ length: p }, (_, s) => stageOps(schedule, p, v, m, s, p));
+  const lanes = runPipeline(st, ops, m, v, false, new Array<number>(p).fill(0), record);
+  assert.ok(lanes, 'the schedule runs');
+  return Math.max(...lanes.map((L) => L.t));
+}
+
+const equal = (p: number): [number, number][] => Array.from({ length: p }, () => [1, 2]);
+const close = (a: number, b: number, what: string) => assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b)), `${what}: ${a} vs ${b}`);
+
+describe('the schedule run pass by pass', () => {
+  for (const [p, v, m] of [[4, 1, 16], [8, 1, 32], [4, 2, 16], [8, 4, 32], [4, 10, 32], [8, 8, 32]] as const) {
+    test(`free sends, equal stages, p ${p} v ${v} m ${m}: (m + (p − 1)/v)·T`, () => {
+      close(end(v > 1 ? 'interleaved' : '1f1b', p, v, m, equal(p), 0), (m + (p - 1) / v) * 3, 'pipeline');
+    });
+  }
+
+  for (const [p, v, m] of [[4, 2, 16], [8, 4, 32], [4, 10, 32], [8, 8, 32], [8, 8, 64]] as const) {
+    test(`interleaved, equal stages, p ${p} v ${v} m ${m}: 2(p·v − 1) sends on the path`, () => {
+      const d = 1e-3;
+      close(end('interleaved', p, v, m, equal(p), d) - end('interleaved', p, v, m, equal(p), 0), 2 * (p * v - 1) * d, 'sends');
+    });
+  }
+
+  for (const p of [4, 8]) {
+    test(`1F1B, equal stages, p ${p}: p more micro-batches add p·T + 2(p − 1) sends`, () => {
+      const d = 1e-3;
+      const grow = end('1f1b', p, 1, 5 * p, equal(p), d) - end('1f1b', p, 1, 4 * p, equal(p), d);
+      close(grow, p * 3 + 2 * (p - 1) * d, 'p micro-batches more');
+    });
+  }
+
+  for (const [sched, p, v, m] of [['1f1b', 8, 1, 32], ['interleaved', 4, 2, 16], ['interleaved', 8, 4, 32]] as const) {
+    test(`${sched} p ${p} v ${v}: a last stage slower than the sends leaves 2(p − 1) sends on the path`, () => {
+      const times = equal(p).map(([f, b], s): [number, number] => (s === p - 1 ? [f * 1.1, b * 1.1] : [f, b]));
+      const d = 1e-3;
+      close(end(sched, p, v, m, times, d) - end(sched, p, v, m, times, 0), 2 * (p - 1) * d, 'sends');
+    });
+  }
+
+  test('the timeline run (the simulator) and the times-only run (the estimate) end together', () => {
+    const times: [number, number][] = [[0.9, 1.9], [1, 2], [1, 2.1], [1.2, 2.3]];
+    for (const [sched, v, m] of [['1f1b', 1, 12], ['interleaved', 2, 8], ['gpipe', 1, 6]] as const) {
+      close(end(sched, 4, v, m, times, 0.01, true), end(sched, 4, v, m, times, 0.01, false), sched);
+    }
+  });
+});
