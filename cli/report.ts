@@ -53,7 +53,7 @@ export function planSummary(plan: Plan, parameters: number): string {
   const layout = [`dp ${par.dp}`, `tp ${par.tp}${par.sp ? '+sp' : ''}`, `pp ${par.pp}${par.vpp > 1 ? `×v${par.vpp}` : ''}${par.pp > 1 ? ` (${par.schedule})` : ''}`, par.cp > 1 ? `cp ${par.cp}` : '', par.ep > 1 ? `ep ${par.ep}` : ''].filter(Boolean).join(' · ');
   return [
     `Model    ${model.name} — ${formatCount(parameters)} parameters`,
-    `Cluster  ${world} × ${c.gpu.name} (${formatBytes(c.gpu.memoryBytes, 'GiB')}), ${c.gpusPerNode} per node`,
+    `Cluster  ${world} × ${c.gpu.name} (${formatBytes(c.gpu.memoryBytes, 'GiB')}), ${c.gpusPerNode} per node${(c.gpu.nvlinkDomain ?? 0) > c.gpusPerNode && world > c.gpusPerNode ? `, NVLink across ${Math.min(world, c.gpu.nvlinkDomain ?? 0)} GPUs` : ''}`,
     `Layout   ${layout} · ${shard}${off ? ` · offload ${off}` : ''}`,
     `Batch    micro ${t.microBatch} × accumulation ${t.gradAccum} × dp ${par.dp} = ${t.globalBatch} sequences of ${t.seqLen} tokens · ${t.precision} · ${t.optimizer} · recompute ${t.recompute}`,
   ].join('\n');

@@ -4,7 +4,7 @@
  * Independent of the micro batch and of recomputation, so the time model computes it once per layout.
  */
 import type { Plan } from '../plan/types';
-import { axisLink, axisStride, busBandwidth, productLink, type GroupLink } from './links';
+import { axisLink, axisStride, busBandwidth, nvlinkDomainSize, productLink, type GroupLink } from './links';
 
 /** Group sizes and links of a layout. */
 export interface LayoutLinks {
@@ -45,7 +45,7 @@ function pointToPoint(l: GroupLink): GroupLink {
 function pipelineHopLink(plan: Plan): GroupLink {
   const pair = axisLink(plan, 'pp', 2);
   if (pair.tier === 'network' || axisLink(plan, 'pp').tier !== 'network') return pointToPoint(pair);
-  return pointToPoint(productLink(plan, [[2, Math.max(1, plan.cluster.gpusPerNode)]]));
+  return pointToPoint(productLink(plan, [[2, nvlinkDomainSize(plan)]]));
 }
 
 /** Resolves the group sizes and links of a plan's layout (Megatron placement, shared/comm/links.ts). */

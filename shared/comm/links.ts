@@ -52,10 +52,18 @@ export function axisStride(plan: Plan, axis: ParallelAxis): number {
   return stride;
 }
 
-/** Members of a group of `size` ranks at `stride` that share one node: min(size, max(1, ⌊gpusPerNode / stride⌋)). */
+/**
+ * GPUs whose links to each other are NVLink: a node, or the NVLink domain of a system whose NVLink spans hosts when
+ * that is larger (GpuSpec.nvlinkDomain: 64 GPUs of a GB200 NVL72 rack). Collective placement counts in these units:
+ * NCCL runs rings and trees over the whole NVLink domain as over one node (multi-node NVLink).
+ */
+export function nvlinkDomainSize(plan: Plan): number {
+  return Math.max(1, plan.cluster.gpusPerNode, plan.cluster.gpu.nvlinkDomain ?? 0);
+}
+
+/** Members of a group of `size` ranks at `stride` that share one node (NVLink domain): min(size, max(1, ⌊domain / stride⌋)). */
 export function membersPerNode(plan: Plan, size: number, stride: number): number {
-  const gpn = Math.max(1, plan.cluster.gpusPerNode);
-  return Math.max(1, Math.min(size, Math.floor(gpn / stride)));
+  return Math.max(1, Math.min(size, Math.floor(nvlinkDomainSize(plan) / stride)));
 }
 
 /** The link inside a node: NVLink/xGMI, or PCIe for GPUs whose intra-node bandwidth is no more than their host link (no NVLink). */
@@ -64,9 +72,9 @@ export function intraNodeTier(plan: Plan): LinkTier {
   return g.intraNodeBandwidth <= g.hostBandwidth ? 'pcie' : 'nvlink';
 }
 
-/** A group fits in a node when stride · size ≤ gpusPerNode (the plan's rank order, TP innermost); else it crosses the network. */
+/** A group fits in a node (NVLink domain) when stride · size ≤ its GPUs (the plan's rank order, TP innermost); else it crosses the network. */
 export function groupTier(plan: Plan, size: number, stride: number): LinkTier {
-  if (stride * size > Math.max(1, plan.cluster.gpusPerNode)) return 'network';
+  if (stride * size > nvlinkDomainSize(plan)) return 'network';
   return intraNodeTier(plan);
 }
 
@@ -212,7 +220,7 @@ export function axisLink(plan: Plan, axis: ParallelAxis, sizeOverride?: number):
  * inner axes fit in a node; the group crosses the network when fewer than all of its members share one.
  */
 export function productLink(plan: Plan, parts: readonly (readonly [number, number])[]): GroupLink {
-  const gpn = Math.max(1, plan.cluster.gpusPerNode);
+  const gpn = nvlinkDomainSize(plan);
   const sorted = [...parts].sort((a, b) => a[1] - b[1]);
   let size = 1, perNode = 1, fits = true;
   for (const [s, stride] of sorted) {

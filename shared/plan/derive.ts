@@ -225,7 +225,9 @@ function titanSplit(L: number, pp: number, vpp: number, first: number, last: num
 
 /** GPUs per node and nodes for a world size: stated, else whole 8-GPU nodes (a smaller job fills part of one). */
 function deriveCluster(c: NonNullable<PlanInput['cluster']>, world: number, gpu: GpuSpec | undefined, pick: Pick): ClusterSpec {
-  let gpusPerNode = pick('cluster.gpusPerNode', c.gpusPerNode, gpusPerNodeDefault(world), '8 GPUs per node (HGX/DGX)');
+  const host = (c.gpu ?? gpu)?.gpusPerNode;
+  let gpusPerNode = pick('cluster.gpusPerNode', c.gpusPerNode, gpusPerNodeDefault(world, host),
+    host ? `${host} GPUs per node (${(c.gpu ?? gpu)?.name})` : '8 GPUs per node (HGX/DGX)');
   // With a known world size, a job smaller than a node uses part of it and the node count follows.
   if (c.worldSize !== undefined && world < gpusPerNode) gpusPerNode = world;
   const nodesNeeded = Math.max(1, Math.ceil(world / gpusPerNode));

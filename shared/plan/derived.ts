@@ -222,7 +222,11 @@ function gcd(a: number, b: number): number {
   return a;
 }
 
-/** GPUs per node when nothing says: 8 (HGX/DGX); a smaller world fills one node; other sizes gcd(world, 8). */
-export function gpusPerNodeDefault(world: number): number {
-  return world <= 8 ? Math.max(1, world) : world % 8 === 0 ? 8 : gcd(world, 8);
+/**
+ * GPUs per node when nothing says: the GPU's own host size (GpuSpec.gpusPerNode: 4 on a GB200 compute tray), else 8
+ * (HGX/DGX); a smaller world fills one node; other sizes gcd(world, node).
+ */
+export function gpusPerNodeDefault(world: number, node = 8): number {
+  const n = Number.isInteger(node) && node > 0 ? node : 8;
+  return world <= n ? Math.max(1, world) : world % n === 0 ? n : gcd(world, n);
 }

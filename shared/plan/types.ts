@@ -231,6 +231,13 @@ export interface GpuSpec {
    * all-gather and reduce-scatter (data/collectives.json kindEfficiency). Undefined = no.
    */
   readonly nvlinkSharp?: boolean;
+  /**
+   * GPUs one NVLink fabric joins when it spans several hosts (GB200 NVL72: the rack's NVLink switch trays), as many as a
+   * job's rank groups can count on; collectives inside it run over NVLink, not the network. Undefined = the node.
+   */
+  readonly nvlinkDomain?: number;
+  /** GPUs of one host (the default `cluster.gpusPerNode` on this system: 4 on a GB200 compute tray). Undefined = 8. */
+  readonly gpusPerNode?: number;
 }
 
 export interface ClusterSpec {

@@ -51,6 +51,10 @@ function* families(base: Plan, gpus: number, space: SearchSpace, prune: Prune): 
   const zeros = zeroCandidates(base.parallel.sharding.style, space);
   const offloads = offloadCandidates(space);
   const gpusPerNode = clusterFor(base.cluster, gpus)?.gpusPerNode ?? base.cluster.gpusPerNode;
+  // GPUs joined by NVLink (a node, or a GB200 NVL72 rack's domain): TP stays inside it (at most 8, as engines run it)
+  // and FSDP's hybrid shard group may span it.
+  const domain = Math.min(gpus, Math.max(gpusPerNode, base.cluster.gpu.nvlinkDomain ?? 0));
+  const tpGroup = Math.max(gpusPerNode, Math.min(domain, 8));
   const splitsByPp = new Map<number, readonly number[] | undefined>();
   // torchtitan's own split (embedding and head weighted as layers), one array per (PP, VPP) for the caches' identity.
   const titan = space.stageRule === 'torchtitan'
@@ -63,7 +67,7 @@ function* families(base: Plan, gpus: number, space: SearchSpace, prune: Prune): 
   };
   // Keyed by DP and whether PP is 1 (torchtitan's default reshard policy depends on it).
   const shardingsByDp = new Map<number, { zero: 0 | 1 | 2 | 3; offload: OffloadTarget; sharding: ShardingSpec | undefined }[]>();
-  for (const tp of tpCandidates(model, gpusPerNode, gpus, space, prune)) {
+  for (const tp of tpCandidates(model, tpGroup, gpus, space, prune)) {
     for (const cp of cpCandidates(base.training.seqLen, gpus / tp, space, prune)) {
       if (gpus % (tp * cp) !== 0) { prune('world-size'); continue; }
       const rest = gpus / (tp * cp);
@@ -85,7 +89,7 @@ function* families(base: Plan, gpus: number, space: SearchSpace, prune: Prune): 
         const key = dp * 2 + (pp === 1 ? 1 : 0);
         let shardings = shardingsByDp.get(key);
         if (!shardings) {
-          const groups = shardGroupCandidates(base.parallel.sharding.style, dp, gpusPerNode, space);
+          const groups = shardGroupCandidates(base.parallel.sharding.style, dp, domain, space);
           shardings = zeros.flatMap((zero) => offloads.flatMap((offload) => groups.map((g) => {
             const s = shardingFor(base.parallel.sharding, zero, offload, dp, g);
             return { zero, offload, sharding: s && rederivedSharding(base, s, pp) };

@@ -15,6 +15,8 @@ const CASES: [string, { id: string; worldSize?: number; nodes?: number; gpusPerN
   ['h100-sxm5-80gb', { id: 'h100-sxm' }],
   ['4 x H100 SXM', { id: 'h100-sxm', worldSize: 4 }],
   ['2*4*A100-80GB', { id: 'a100-80gb', worldSize: 8, nodes: 2, gpusPerNode: 4 }],
+  ['256xGB200', { id: 'gb200-nvl72', worldSize: 256 }],
+  ['64x4xgb200-nvl72', { id: 'gb200-nvl72', worldSize: 256, nodes: 64, gpusPerNode: 4 }],
 ];
 
 describe('--gpus', () => {
