@@ -285,6 +285,15 @@ function runFixedOrder(st: readonly StageTiming[], ops: Op[][], m: number, v: nu
 }
 
 /**
+ * One stage without a pipeline: its passes run back to back (nothing to wait for), so the run ends at m·(F + R + B)
+ * with no per-pass loop (gradient accumulation can be large: a step of 10⁶ micro-batches stays O(1)).
+ */
+function singleStage(T: StageTiming, m: number): Lane {
+  const t = m * (T.forward + T.recompute + T.backward);
+  return { ops: [], pos: 0, t, blocked: false, pendingW: [], blocks: [], mem: [], busy: t, live: 0, lastB: T.backward, chunkEnd: [t] };
+}
+
+/**
  * Megatron's interleaved gradient sync on one lane: each chunk's reduce (t/v) is launched when the chunk's last backward
  * ends (chunk 0's inside its last backward, behind the bucket window), and the reduces run one after another on the
  * communication stream (shared/time/syncExposure.ts interleavedSyncHidden). Returns when the lane's gradients are ready.
@@ -335,7 +344,7 @@ export interface ScheduleTimes {
 /** Runs the plan's schedule over its stage timings (times only); undefined on a schedule deadlock. */
 export function scheduleTimes(plan: Plan, st: readonly StageTiming[], m: number, v: number, cost: number, stepOverhead: number): ScheduleTimes | undefined {
   const p = st.length;
-  const lanes = runPipeline(st, planOps(plan, p, v, m), m, v, plan.parallel.schedule === 'zb-h1' && p > 1, [], false);
+  const lanes = p === 1 && v === 1 ? [singleStage(st[0], m)] : runPipeline(st, planOps(plan, p, v, m), m, v, plan.parallel.schedule === 'zb-h1' && p > 1, [], false);
   if (!lanes) return undefined;
   let pipelineEnd = 0, maxBusy = 0;
   for (const L of lanes) {

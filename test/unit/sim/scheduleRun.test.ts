@@ -17,6 +17,8 @@ import { runPipeline } from '../../../shared/sim/run';
 import { stageOps } from '../../../shared/sim/schedule';
 import type { StageTiming } from '../../../shared/time/stage';
 import type { PipelineSchedule } from '../../../shared/plan/types';
+import { estimateStepTime } from '../../../shared/time/estimate';
+import { A100, gpt, plan } from './fixtures';
 
 /** A stage timing with only what the schedule reads (no in-pass communication). */
 function stage(s: number, forward: number, backward: number, p2p: number): StageTiming {
@@ -74,5 +76,15 @@ describe('the schedule run pass by pass', () => {
     for (const [sched, v, m] of [['1f1b', 1, 12], ['interleaved', 2, 8], ['gpipe', 1, 6]] as const) {
       close(end(sched, 4, v, m, times, 0.01, true), end(sched, 4, v, m, times, 0.01, false), sched);
     }
+  });
+
+  test('one stage: a million micro-batches cost a million times one, without a pass-by-pass loop', () => {
+    const mk = (m: number) => plan({
+      model: gpt(4, 1024, 16), training: { microBatch: 1, gradAccum: m, globalBatch: m * 8, seqLen: 1024 },
+      parallel: { dp: 8 }, cluster: { gpu: A100, gpusPerNode: 8 },
+    });
+    const a = estimateStepTime(mk(1000)), b = estimateStepTime(mk(1_000_000));
+    assert.ok(a.stepSeconds > 0 && b.stepSeconds > 0);
+    close(b.pipelineSeconds, 1000 * a.pipelineSeconds, 'pipeline');
   });
 });
