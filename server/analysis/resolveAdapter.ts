@@ -11,6 +11,7 @@ export function resolveSettings(s: ShardLensSettings): ResolveSettings {
     ...(s.cluster.gpusPerNode > 0 ? { gpusPerNode: s.cluster.gpusPerNode } : {}),
     ...(s.cluster.nodes > 0 ? { nodes: s.cluster.nodes } : {}),
     ...(s.cluster.networkGbps > 0 ? { networkGbps: s.cluster.networkGbps } : {}),
+    ...(s.cluster.nvlinkDomain > 0 ? { nvlinkDomain: s.cluster.nvlinkDomain } : {}),
     ...(s.worldSize > 0 ? { worldSize: s.worldSize } : {}),
     ...(s.model ? { model: s.model } : {}),
     ...(s.seqLen > 0 ? { seqLen: s.seqLen } : {}),

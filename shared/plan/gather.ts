@@ -224,7 +224,7 @@ export function gatherInput(g: Gathered, primary: ConfigFacts, model: ModelSpec,
         dsFusedAdam: g.bool('parallel.sharding.dsFusedAdam'),
       },
     },
-    cluster: { ...cluster, ...(gpu ? { gpu: withNetwork(g, gpu, S.networkGbps, cluster.gpusPerNode) } : {}) },
+    cluster: { ...cluster, ...(gpu ? { gpu: withNvlinkDomain(g, withNetwork(g, gpu, S.networkGbps, cluster.gpusPerNode), S.nvlinkDomain) } : {}) },
     overhead: { cudaContextBytes: S.cudaContextBytes, allocatorFragmentation: S.allocatorFragmentation },
     ...(loraOn ? { lora: {
       rank: num(f, 'lora.rank') ?? 8,
@@ -247,6 +247,17 @@ function withNetwork(g: Gathered, gpu: GpuSpec, gbps: number | undefined, gpusPe
   if (!(gbps !== undefined && gbps > 0 && Number.isFinite(gbps))) return gpu;
   g.sources['cluster.networkGbps'] = fromSetting('shardlens.cluster.networkGbps');
   return { ...gpu, interNodeBandwidth: (gbps * 1e9) / 8 / Math.max(1, gpusPerNode) };
+}
+
+/**
+ * The GPU with the NVLink domain from `shardlens.cluster.nvlinkDomain`: how many GPUs one NVLink fabric joins across
+ * nodes (GB200 NVL72 placed on all 72, NVL36, a DGX GH200's 256), replacing the catalog's figure (shared/comm/links.ts
+ * nvlinkDomainSize); 1 or any size up to a node means no NVLink between nodes.
+ */
+function withNvlinkDomain(g: Gathered, gpu: GpuSpec, domain: number | undefined): GpuSpec {
+  if (!(domain !== undefined && domain >= 1 && Number.isInteger(domain))) return gpu;
+  g.sources['cluster.nvlinkDomain'] = fromSetting('shardlens.cluster.nvlinkDomain');
+  return { ...gpu, nvlinkDomain: domain };
 }
 
 /** A rank order written as the axes from innermost to outermost ("tp-cp-ep-dp-pp"): each axis once, else unstated. */

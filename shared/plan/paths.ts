@@ -23,7 +23,7 @@ type PlanFieldPath =
  * "cluster.gpu.kernelSpeed" names the calibrated kernel speed in sources.
  */
 export const FACT_ONLY_KEYS = [
-  'cluster.worldSize', 'cluster.gpuName', 'cluster.gpu.kernelSpeed', 'cluster.networkGbps',
+  'cluster.worldSize', 'cluster.gpuName', 'cluster.gpu.kernelSpeed', 'cluster.networkGbps', 'cluster.nvlinkDomain',
   'model.preset', 'model.type', 'training.deviceBatch', 'training.steps', 'training.samples',
   'parallel.dpReplicate', 'parallel.vppLayers', 'parallel.firstStageLayers', 'parallel.lastStageLayers',
   'parallel.firstStageLess', 'parallel.lastStageLess',

@@ -22,6 +22,8 @@ export interface ResolveSettings {
   readonly nodes?: number;
   /** Network bandwidth of one node, Gbit/s (`shardlens.cluster.networkGbps`): replaces the GPU's inter-node figure. */
   readonly networkGbps?: number;
+  /** GPUs one NVLink fabric joins across nodes (`shardlens.cluster.nvlinkDomain`): replaces the GPU's own figure. */
+  readonly nvlinkDomain?: number;
   /** Overrides the world size from the file when > 0. */
   readonly worldSize?: number;
   /** Model to use when the files name none (preset id, HF id). */

@@ -9,7 +9,8 @@ export type MemoryUnits = 'GiB' | 'GB';
 
 /**
  * The `shardlens.*` settings, per resource. The extension's `contributes.configuration` declares exactly these keys:
- * `shardlens.cluster.gpu`, `shardlens.cluster.gpusPerNode`, `shardlens.cluster.nodes`, `shardlens.cluster.networkGbps`, `shardlens.worldSize`,
+ * `shardlens.cluster.gpu`, `shardlens.cluster.gpusPerNode`, `shardlens.cluster.nodes`, `shardlens.cluster.networkGbps`,
+ * `shardlens.cluster.nvlinkDomain`, `shardlens.worldSize`,
  * `shardlens.model`, `shardlens.seqLen`, `shardlens.microBatch`, `shardlens.hints.detail`, `shardlens.units`, `shardlens.overhead.cudaContextGiB`, `shardlens.overhead.fragmentation`,
  * `shardlens.formats.enabled`, `shardlens.planner.safetyMargin`, `shardlens.calibration`, `shardlens.profile`.
  */
@@ -23,6 +24,8 @@ export interface ShardLensSettings {
     readonly nodes: number;
     /** Network bandwidth of one node in Gbit/s, all its adapters together; 0 = the GPU catalog's per-GPU figure. */
     readonly networkGbps: number;
+    /** GPUs one NVLink fabric joins across nodes (GB200 NVL72, NVL36); 0 = the GPU catalog's (a node, or 64 on NVL72). */
+    readonly nvlinkDomain: number;
   };
   /** Total GPUs when the file does not say; 0 = from the file or cluster. */
   readonly worldSize: number;
@@ -55,7 +58,7 @@ export interface ShardLensSettings {
 
 /** Defaults used when the client sends nothing (and the defaults the extension's package.json declares). */
 export const DEFAULT_SETTINGS: ShardLensSettings = {
-  cluster: { gpu: '', gpusPerNode: 0, nodes: 0, networkGbps: 0 },
+  cluster: { gpu: '', gpusPerNode: 0, nodes: 0, networkGbps: 0, nvlinkDomain: 0 },
   worldSize: 0,
   model: '',
   seqLen: 0,
@@ -80,6 +83,7 @@ export const SETTING_RULES: Readonly<Record<string, SettingRule>> = {
   'cluster.gpusPerNode': { min: 0, max: 1024, int: true },
   'cluster.nodes': { min: 0, max: 1e6, int: true },
   'cluster.networkGbps': { min: 0, max: 1e6 },
+  'cluster.nvlinkDomain': { min: 0, max: 65536, int: true },
   worldSize: { min: 0, max: 1e8, int: true },
   seqLen: { min: 0, max: 1e8, int: true },
   microBatch: { min: 0, max: 1e6, int: true },

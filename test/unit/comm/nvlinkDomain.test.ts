@@ -4,11 +4,13 @@
  * a rank group of up to 64 GPUs talks over NVLink (1.8 TB/s per GPU) and only larger ones reach the network (one
  * 400 Gb/s adapter per GPU). On HGX H100 the same groups leave the 8-GPU node.
  */
-import { describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { findGpu } from '../../../shared/hardware/gpus';
 import { axisLink, nvlinkDomainSize } from '../../../shared/comm/links';
 import { makePlan } from '../../../shared/plan/defaults';
+import { resolvePlan } from '../../../shared/plan/resolve';
+import { initFormats, parseConfig } from '../../../formats/index';
 import type { GpuSpec } from '../../../shared/plan/types';
 import { tpCandidates } from '../../../shared/planner/space';
 import { planLayouts } from '../../../shared/planner/plan-layouts';
@@ -72,5 +74,37 @@ describe('NVLink across hosts (GB200 NVL72)', () => {
     const r = planLayouts(base, { topK: 20 });
     assert.ok(r.layouts.length > 0, r.problems.map((p) => p.message).join('; '));
     assert.ok(r.layouts.every((l) => l.tp <= 8));
+  });
+
+  describe('shardlens.cluster.nvlinkDomain', () => {
+    before(async () => { await initFormats(); });
+    // Megatron TP 4 on 32 trays of 4 GB200 (128 GPUs): data parallel over 32 ranks, a group of 128 GPUs.
+    const launch = [
+      'torchrun --nproc_per_node 4 --nnodes 32 pretrain_gpt.py --tensor-model-parallel-size 4 \\',
+      '  --num-layers 8 --hidden-size 4096 --num-attention-heads 32 --seq-length 2048 --max-position-embeddings 2048 \\',
+      '  --micro-batch-size 1 --global-batch-size 64 --bf16 --use-distributed-optimizer',
+      '',
+    ].join('\n');
+    const planOf = (settings: Record<string, unknown>) => {
+      const p = resolvePlan(parseConfig('/x/train.sh', launch), [], { settings: { gpu: 'gb200', ...settings } }).plan;
+      assert.ok(p);
+      return p;
+    };
+    test('unset: the catalog\'s 64, so 128 GPUs of data parallel cross the network', () => {
+      const p = planOf({});
+      assert.equal(p.cluster.gpusPerNode, 4);
+      assert.equal(nvlinkDomainSize(p), 64);
+      assert.equal(axisLink(p, 'dp').tier, 'network');
+    });
+    test('stated: whole racks of 72 are not enough for 128 GPUs, 128 is, and the setting is the source', () => {
+      assert.equal(axisLink(planOf({ nvlinkDomain: 72 }), 'dp').tier, 'network');
+      const p = planOf({ nvlinkDomain: 128 });
+      assert.equal(nvlinkDomainSize(p), 128);
+      assert.equal(axisLink(p, 'dp').tier, 'nvlink');
+      assert.equal(p.sources['cluster.nvlinkDomain']?.kind, 'setting');
+    });
+    test('a domain no larger than a node changes nothing', () => {
+      assert.equal(nvlinkDomainSize(planOf({ nvlinkDomain: 1 })), 4);
+    });
   });
 });
