@@ -10,6 +10,7 @@ import { moeLayersIn } from '../model/params';
 import { TimeCache, sameKey, type LayoutEntry } from './cache';
 import { contextSlot, type ContextSlot } from './context';
 import { microbatchWork, recomputedLayers } from './microbatch';
+import { interleavedGroupSize, pipelineEngineOf } from '../memory/pipeline';
 import { allStageTimings, newStageTimingScratch, stageTimingInto, type StageTiming, type StageTimingScratch } from './stage';
 
 /** Per-micro-batch seconds of a stage for the schedule: forward + recompute + backward. */
@@ -18,12 +19,14 @@ export function stageMicrobatchSeconds(s: StageTiming): number {
 }
 
 /**
- * Pipeline seconds: m·max_s T_s + (Σ_s T_s − max_s T_s)/v + 2(p−1)·t_p2p (pipelineHops). For equal stages (m + (p−1)/v)·T:
- * bubble (p−1)/m for GPipe and 1F1B, (p−1)/(v·m) interleaved (Narayanan et al. 2021 §2.2); ZB-H1 leaves only
- * (p−1)·(t_F + t_R) idle when the weight-gradient half of backward fills the bubble (Qi et al. 2024).
- * `counts[i]` repeats stage i (alike middle stages), so p stages cost O(distinct stages).
+ * Pipeline seconds: m·max_s T_s + (Σ_s T_s − max_s T_s)/v + 2(p−1)·t_p2p (pipelineHops) + the sends a balanced pipeline
+ * cannot hide (pipelineSendWaits). For equal stages and free sends (m + (p−1)/v)·T: bubble (p−1)/m for GPipe and 1F1B,
+ * (p−1)/(v·m) interleaved (Narayanan et al. 2021 §2.2); ZB-H1 leaves only (p−1)·(t_F + t_R) idle when the
+ * weight-gradient half of backward fills the bubble (Qi et al. 2024). `counts[i]` repeats stage i (alike middle stages),
+ * so p stages cost O(distinct stages); `g` is the interleaved schedule's group of micro-batches per chunk (Megatron p).
+ * The closed form of the schedule that shared/sim/run.ts runs pass by pass (the planner ranks with it).
  */
-export function pipelineSeconds(stages: readonly StageTiming[], m: number, v: number, schedule: PipelineSchedule, counts?: readonly number[]): number {
+export function pipelineSeconds(stages: readonly StageTiming[], m: number, v: number, schedule: PipelineSchedule, counts?: readonly number[], g?: number): number {
   let max = 0, sum = 0, maxFr = 0, sumFr = 0, p2p = 0, p = 0;
   for (let i = 0; i < stages.length; i++) {
     const s = stages[i];
@@ -39,7 +42,50 @@ export function pipelineSeconds(stages: readonly StageTiming[], m: number, v: nu
     p += c;
   }
   const fill = schedule === 'zb-h1' ? sumFr - maxFr : (sum - max) / Math.max(1, v);
-  return m * max + fill + pipelineHops(p, v) * p2p;
+  return m * max + fill + pipelineHops(p, v) * p2p + pipelineSendWaits(stages, m, v, schedule, counts, g ?? p, max, sum, p2p, p);
+}
+
+/**
+ * The sends a pipeline of (nearly) equal stages puts on its path beyond the first forward's and the last backward's
+ * 2(p−1); zero once the slowest stage's slack hides them (first principles, the schedules' dependencies; the pass-by-pass
+ * run agrees, test/unit/sim/scheduleRun.test.ts):
+ * - interleaved: each of the v − 1 later rounds of the fill starts at the slowest stage b when the round's first
+ *   micro-batch comes back around: after the other stages' chunk passes and one send per stage, while b ran its group of
+ *   g chunk passes: waits max(0, Σ_{s≠b} f_s + Σ_s d_s − (g − 1)·f_b) per round, with f the chunk's forward; the drain
+ *   the same with the chunk's backward (recompute included). Equal stages: p·d a round, 2(p·v − 1) sends in all.
+ * - 1F1B: the steady state runs at the mean of the cycle through all p stages and back, λ = (Σ_s T_s + 2(p−1)·d)/p,
+ *   when that exceeds max_s T_s: m·(λ − max_s T_s) − 2d more (equal stages: 2(p−1) sends every p micro-batches; Megatron's
+ *   `send_forward_recv_backward` exchanges block).
+ * GPipe and ZB-H1 add none.
+ */
+export function pipelineSendWaits(
+  stages: readonly StageTiming[], m: number, v: number, schedule: PipelineSchedule, counts: readonly number[] | undefined, g: number,
+  max: number, sum: number, d: number, p: number,
+): number {
+  if (!(d > 0) || p < 2) return 0;
+  if (schedule === '1f1b' || (schedule === 'interleaved' && v <= 1)) {
+    const lambda = (sum + 2 * (p - 1) * d) / p;
+    return Math.max(0, m * (lambda - max) - 2 * d);
+  }
+  if (schedule !== 'interleaved') return 0;
+  let sumF = 0, sumB = 0, sends = 0;
+  for (let i = 0; i < stages.length; i++) {
+    const c = counts ? counts[i] : 1;
+    if (c <= 0) continue;
+    const s = stages[i];
+    sumF += c * s.forward;
+    sumB += c * (s.recompute + s.backward);
+    sends += c * s.p2p;
+  }
+  let wf = 0, wb = 0;
+  for (let i = 0; i < stages.length; i++) {
+    const s = stages[i];
+    if ((counts && counts[i] <= 0) || stageMicrobatchSeconds(s) < max * (1 - 1e-12)) continue;
+    const f = s.forward, b = s.recompute + s.backward;
+    wf = Math.max(wf, (sumF - f - (g - 1) * f) / v + sends);
+    wb = Math.max(wb, (sumB - b - (g - 1) * b) / v + sends);
+  }
+  return (v - 1) * (Math.max(0, wf) + Math.max(0, wb));
 }
 
 /**
@@ -81,10 +127,15 @@ export function stepTailSeconds(stages: readonly StageTiming[]): number {
   return tail;
 }
 
+/** Micro-batches per chunk group of the plan's interleaved schedule (shared/memory/pipeline.ts interleavedGroupSize). */
+function groupOf(plan: Plan, m: number): number {
+  return interleavedGroupSize(pipelineEngineOf(plan.engine), posInt(plan.parallel.pp), m);
+}
+
 /** Step seconds = pipeline + exposed grad sync + max_s(optimizer + post-step traffic) + the fixed per-step overhead. */
 export function stepSecondsOf(plan: Plan, stages: readonly StageTiming[], cache: TimeCache, counts?: readonly number[]): number {
   const m = microbatchesPerStep(plan);
-  return pipelineSeconds(stages, m, chunksPerStage(plan), plan.parallel.schedule, counts)
+  return pipelineSeconds(stages, m, chunksPerStage(plan), plan.parallel.schedule, counts, groupOf(plan, m))
     + exposedGradSync(stages, counts, cache.params.overlapCost) + stepTailSeconds(stages) + cache.params.stepOverhead;
 }
 
@@ -180,6 +231,6 @@ export function stepSecondsFast(plan: Plan, cache: TimeCache): number {
   }
   // ctx.m and ctx.v are microbatchesPerStep and chunksPerStage of this plan (its context slot shares dp, vpp and schedule).
   const counts = runs.counts;
-  return pipelineSeconds(stages, ctx.m, ctx.v, plan.parallel.schedule, counts) + exposedGradSync(stages, counts, cache.params.overlapCost)
+  return pipelineSeconds(stages, ctx.m, ctx.v, plan.parallel.schedule, counts, groupOf(plan, ctx.m)) + exposedGradSync(stages, counts, cache.params.overlapCost)
     + stepTailSeconds(stages) + cache.params.stepOverhead;
 }
