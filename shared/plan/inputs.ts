@@ -46,6 +46,8 @@ export interface ClusterInputs {
   readonly nodes: ReadInput<number>;
   readonly gpusPerNode: ReadInput<number>;
   readonly worldSize: ReadInput<number>;
+  /** GPUs joined by NVLink across nodes, when more than a node (GB200 NVL72, `shardlens.cluster.nvlinkDomain`). */
+  readonly nvlinkDomain?: ReadInput<number>;
 }
 
 /** Everything an estimate read, grouped as in the CLI's text block. */
@@ -96,6 +98,12 @@ export function readInputs(plan: Plan, facts: Readonly<Partial<Record<PlanPath, 
       gpusPerNode: at('cluster.gpusPerNode', c.gpusPerNode),
       // The cluster's GPUs (nodes × GPUs per node), which differ from DP·TP·PP·CP when the file is inconsistent.
       worldSize: at('cluster.worldSize', c.nodes * c.gpusPerNode),
+      ...((c.gpu.nvlinkDomain ?? 0) > c.gpusPerNode ? {
+        nvlinkDomain: {
+          value: c.gpu.nvlinkDomain ?? 0,
+          source: plan.sources['cluster.nvlinkDomain'] ?? { kind: 'default', detail: `GPU catalog: ${c.gpu.name} (NVLink across nodes)` },
+        },
+      } : {}),
     },
   };
 }

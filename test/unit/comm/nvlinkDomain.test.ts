@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { findGpu } from '../../../shared/hardware/gpus';
 import { axisLink, nvlinkDomainSize } from '../../../shared/comm/links';
 import { makePlan } from '../../../shared/plan/defaults';
+import { readInputs } from '../../../shared/plan/inputs';
 import { resolvePlan } from '../../../shared/plan/resolve';
 import { initFormats, parseConfig } from '../../../formats/index';
 import type { GpuSpec } from '../../../shared/plan/types';
@@ -42,6 +43,8 @@ describe('NVLink across hosts (GB200 NVL72)', () => {
     assert.equal(nvlinkDomainSize(h), 8);
     assert.equal(axisLink(gb, 'dp').tier, 'nvlink');
     assert.equal(axisLink(h, 'dp').tier, 'network');
+    // A node-bound GPU lists no NVLink domain among what the estimate read.
+    assert.equal(readInputs(h).cluster.nvlinkDomain, undefined);
     // On NVLink the group runs at NVLink's bus bandwidth, many times one adapter's.
     assert.ok(axisLink(gb, 'dp').busbw > 5 * axisLink(h, 'dp').busbw);
   });
@@ -102,6 +105,9 @@ describe('NVLink across hosts (GB200 NVL72)', () => {
       assert.equal(nvlinkDomainSize(p), 128);
       assert.equal(axisLink(p, 'dp').tier, 'nvlink');
       assert.equal(p.sources['cluster.nvlinkDomain']?.kind, 'setting');
+      // What the estimate read says so, with its source; the catalog's figure is listed as the catalog's.
+      assert.deepEqual(readInputs(p).cluster.nvlinkDomain, { value: 128, source: p.sources['cluster.nvlinkDomain'] });
+      assert.equal(readInputs(planOf({})).cluster.nvlinkDomain?.source.kind, 'default');
     });
     test('a domain no larger than a node changes nothing', () => {
       assert.equal(nvlinkDomainSize(planOf({ nvlinkDomain: 1 })), 4);
