@@ -335,8 +335,22 @@ describe('ShardLens in VS Code (code-server)', { skip: missing ? `e2e skipped: $
     await stepWithShot('validation', async ({ page, ws }) => {
       await openFile(page, dsFile ?? 'ds_config_e2e_batch.json');
       await runCommand(page, 'ShardLens: Run Validation');
-      // The local run trains a scaled model in four modes: about 25 s on two idle cores, minutes on a busy machine.
-      const frame = await dashboardFrame(page, '#validation-headline', 400_000);
+      // The local run trains a scaled model in four modes: about 25 s on two idle cores, minutes on a busy machine. A run
+      // that failed or was cancelled ends the wait at once with its message; a timeout names the last progress line.
+      let lastProgress = '';
+      const seen = await until('the validation headline', async () => {
+        for (const f of page.frames()) {
+          if (!f.url().includes('fake.html') && !f.url().includes('index.html')) continue;
+          if ((await f.locator('#validation-headline').count().catch(() => 0)) > 0) return { frame: f };
+          const ended = f.locator('.progress .state-failed, .progress .state-cancelled');
+          if ((await ended.count().catch(() => 0)) > 0) return { ended: norm(await ended.first().innerText()) };
+          const line = f.locator('.progress span');
+          if ((await line.count().catch(() => 0)) > 0) lastProgress = norm(await line.first().innerText().catch(() => lastProgress));
+        }
+        return undefined;
+      }, 400_000).catch((e: Error) => { throw new Error(`${e.message}; last progress: ${lastProgress || 'none shown'}`); });
+      if (!seen.frame) throw new Error(`the validation run ended without results: ${seen.ended ?? ''}`);
+      const frame = seen.frame;
       const head = norm(await frame.locator('#validation-headline').innerText());
       const m = /Sharding arithmetic verified on a (\d+)-layer scaled model: (\d+)\/(\d+)/.exec(head);
       assert.ok(m && m[2] === m[3], head);
