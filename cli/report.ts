@@ -4,6 +4,7 @@ import { mergeProblems } from '../shared/plan/problems';
 import type { Assumption } from '../shared/plan/resolve';
 import type { Plan, Problem } from '../shared/plan/types';
 import { formatBytes, formatCount } from '../shared/units';
+import { nvlinkDomainOf } from '../shared/comm/links';
 import type { Loaded } from './load';
 
 /** "file:line:col" of the first input of a problem that came from a file, else the file. */
@@ -53,7 +54,7 @@ export function planSummary(plan: Plan, parameters: number): string {
   const layout = [`dp ${par.dp}`, `tp ${par.tp}${par.sp ? '+sp' : ''}`, `pp ${par.pp}${par.vpp > 1 ? `×v${par.vpp}` : ''}${par.pp > 1 ? ` (${par.schedule})` : ''}`, par.cp > 1 ? `cp ${par.cp}` : '', par.ep > 1 ? `ep ${par.ep}` : ''].filter(Boolean).join(' · ');
   return [
     `Model    ${model.name} — ${formatCount(parameters)} parameters`,
-    `Cluster  ${world} × ${c.gpu.name} (${formatBytes(c.gpu.memoryBytes, 'GiB')}), ${c.gpusPerNode} per node${(c.gpu.nvlinkDomain ?? 0) > c.gpusPerNode && world > c.gpusPerNode ? `, NVLink across ${Math.min(world, c.gpu.nvlinkDomain ?? 0)} GPUs` : ''}`,
+    `Cluster  ${world} × ${c.gpu.name} (${formatBytes(c.gpu.memoryBytes, 'GiB')}), ${c.gpusPerNode} per node${nvlinkDomainOf(c) > c.gpusPerNode && world > c.gpusPerNode ? `, NVLink across ${Math.min(world, nvlinkDomainOf(c))} GPUs` : ''}`,
     `Layout   ${layout} · ${shard}${off ? ` · offload ${off}` : ''}`,
     `Batch    micro ${t.microBatch} × accumulation ${t.gradAccum} × dp ${par.dp} = ${t.globalBatch} sequences of ${t.seqLen} tokens · ${t.precision} · ${t.optimizer} · recompute ${t.recompute}`,
   ].join('\n');

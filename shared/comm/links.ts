@@ -5,7 +5,7 @@
  * A measured cluster profile (shared/hardware/profile.ts) replaces the catalog's curve where it has points.
  */
 import constants from '../../data/collectives.json';
-import type { ParallelAxis, Plan } from '../plan/types';
+import type { ClusterSpec, ParallelAxis, Plan } from '../plan/types';
 import { profileCollectiveSeconds, type ClusterProfile } from '../hardware/profile';
 import type { CollectiveKind, CommAlgorithm, LinkTier } from './types';
 
@@ -58,7 +58,12 @@ export function axisStride(plan: Plan, axis: ParallelAxis): number {
  * NCCL runs rings and trees over the whole NVLink domain as over one node (multi-node NVLink).
  */
 export function nvlinkDomainSize(plan: Plan): number {
-  return Math.max(1, plan.cluster.gpusPerNode, plan.cluster.gpu.nvlinkDomain ?? 0);
+  return nvlinkDomainOf(plan.cluster);
+}
+
+/** nvlinkDomainSize of a cluster: max(1, GPUs per node, the GPU's NVLink domain). Larger than a node when NVLink spans hosts. */
+export function nvlinkDomainOf(c: Pick<ClusterSpec, 'gpusPerNode' | 'gpu'>): number {
+  return Math.max(1, c.gpusPerNode, c.gpu.nvlinkDomain ?? 0);
 }
 
 /** Members of a group of `size` ranks at `stride` that share one node (NVLink domain): min(size, max(1, ⌊domain / stride⌋)). */

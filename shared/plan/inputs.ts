@@ -6,6 +6,7 @@
 import type { Fact } from './facts';
 import type { PlanPath } from './paths';
 import { precisionRegimeOf } from '../memory/engine';
+import { nvlinkDomainOf } from '../comm/links';
 import type { InputSource, Plan } from './types';
 
 /** One resolved input: its value and where it came from (file and key, default, derivation or assumption). */
@@ -98,9 +99,9 @@ export function readInputs(plan: Plan, facts: Readonly<Partial<Record<PlanPath, 
       gpusPerNode: at('cluster.gpusPerNode', c.gpusPerNode),
       // The cluster's GPUs (nodes × GPUs per node), which differ from DP·TP·PP·CP when the file is inconsistent.
       worldSize: at('cluster.worldSize', c.nodes * c.gpusPerNode),
-      ...((c.gpu.nvlinkDomain ?? 0) > c.gpusPerNode ? {
+      ...(nvlinkDomainOf(c) > c.gpusPerNode ? {
         nvlinkDomain: {
-          value: c.gpu.nvlinkDomain ?? 0,
+          value: nvlinkDomainOf(c),
           source: plan.sources['cluster.nvlinkDomain'] ?? { kind: 'default', detail: `GPU catalog: ${c.gpu.name} (NVLink across nodes)` },
         },
       } : {}),

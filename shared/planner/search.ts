@@ -15,6 +15,7 @@ import {
 import type { Layout, PlannerEstimators, PlannerOptions, PruneReason, SearchSpace } from './types';
 import { torchtitanStageLayers, TORCHTITAN_STAGE_WEIGHT } from '../plan/derived';
 import { deepspeedPipeline } from '../memory/engine';
+import { nvlinkDomainOf } from '../comm/links';
 
 /** What the search found, before the returned layouts are re-estimated with the full model. */
 export interface SearchOutcome {
@@ -53,7 +54,7 @@ function* families(base: Plan, gpus: number, space: SearchSpace, prune: Prune): 
   const gpusPerNode = clusterFor(base.cluster, gpus)?.gpusPerNode ?? base.cluster.gpusPerNode;
   // GPUs joined by NVLink (a node, or a GB200 NVL72 rack's domain): TP stays inside it (at most 8, as engines run it)
   // and FSDP's hybrid shard group may span it.
-  const domain = Math.min(gpus, Math.max(gpusPerNode, base.cluster.gpu.nvlinkDomain ?? 0));
+  const domain = Math.min(gpus, nvlinkDomainOf({ gpusPerNode, gpu: base.cluster.gpu }));
   const tpGroup = Math.max(gpusPerNode, Math.min(domain, 8));
   const splitsByPp = new Map<number, readonly number[] | undefined>();
   // torchtitan's own split (embedding and head weighted as layers), one array per (PP, VPP) for the caches' identity.

@@ -8,7 +8,7 @@
  */
 import type { Plan } from '../plan/types';
 import type { StageTiming } from '../time/stage';
-import { interleavedGroupSize, pipelineEngineOf } from '../memory/pipeline';
+import { groupOf } from '../time/stepTime';
 import { stageOps, type Op } from './schedule';
 import type { Block } from './types';
 
@@ -42,7 +42,7 @@ const OPS_KEPT = 64;
 
 /** Each stage's pass order for the plan's schedule (chunk groups of the engine's interleaved schedule, as the memory model counts them). */
 export function planOps(plan: Plan, p: number, v: number, m: number): Op[][] {
-  const g = interleavedGroupSize(pipelineEngineOf(plan.engine), p, m);
+  const g = groupOf(plan, m);
   const key = `${plan.parallel.schedule}|${p}|${v}|${m}|${g}`;
   let ops = OPS.get(key);
   if (!ops) {

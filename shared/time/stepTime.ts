@@ -42,9 +42,14 @@ export function pipelineSeconds(stages: readonly StageTiming[], m: number, v: nu
     p += c;
   }
   const fill = schedule === 'zb-h1' ? sumFr - maxFr : (sum - max) / Math.max(1, v);
-  const oneFOneB = (schedule === '1f1b' || (schedule === 'interleaved' && v <= 1)) && m >= p;
+  const oneFOneB = runsAsOneFOneB(schedule, v) && m >= p;
   const compute = oneFOneB ? oneFOneBCompute(stages, m, counts, sum, p) : m * max + fill;
   return compute + pipelineHops(p, v) * p2p + pipelineSendWaits(stages, m, v, schedule, counts, g ?? p, max, sum, p2p, p);
+}
+
+/** 1F1B, or an interleaved schedule with one chunk per stage (which runs as 1F1B). */
+function runsAsOneFOneB(schedule: PipelineSchedule, v: number): boolean {
+  return schedule === '1f1b' || (schedule === 'interleaved' && v <= 1);
 }
 
 /**
@@ -90,7 +95,7 @@ export function pipelineSendWaits(
   max: number, sum: number, d: number, p: number,
 ): number {
   if (!(d > 0) || p < 2) return 0;
-  if (schedule === '1f1b' || (schedule === 'interleaved' && v <= 1)) {
+  if (runsAsOneFOneB(schedule, v)) {
     const lambda = (sum + 2 * (p - 1) * d) / p;
     return Math.max(0, m * (lambda - max) - 2 * d);
   }
@@ -155,7 +160,7 @@ export function stepTailSeconds(stages: readonly StageTiming[]): number {
 }
 
 /** Micro-batches per chunk group of the plan's interleaved schedule (shared/memory/pipeline.ts interleavedGroupSize). */
-function groupOf(plan: Plan, m: number): number {
+export function groupOf(plan: Plan, m: number): number {
   return interleavedGroupSize(pipelineEngineOf(plan.engine), posInt(plan.parallel.pp), m);
 }
 
