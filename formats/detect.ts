@@ -32,7 +32,7 @@ function isDeepSpeed(root: KNode | undefined): boolean {
 function isHfConfig(root: KNode | undefined): boolean {
   if (!root || root.kind !== 'map') return false;
   const has = (node: KNode, ...ks: string[]) => ks.some((k) => entry(node, k));
-  const sized = (node: KNode) => has(node, 'hidden_size', 'n_embd', 'd_model') && has(node, 'num_hidden_layers', 'n_layer', 'num_layers', 'n_layers');
+  const sized = (node: KNode) => has(node, 'hidden_size', 'n_embd', 'n_embed', 'd_model') && has(node, 'num_hidden_layers', 'n_layer', 'num_layers', 'n_layers');
   const text = entry(root, 'text_config')?.value;
   return has(root, 'model_type', 'architectures') && (sized(root) || (text?.kind === 'map' && sized(text)));
 }

@@ -10,13 +10,14 @@ import type { PlanPath } from '../../shared/plan/paths';
 import { isLlama4, SLIDING_WINDOW_CODE, UNMODELLED_LAYERS_CODE } from '../../shared/model/hfConfig';
 import { familyDefaults, isGemma3, isGptOss, isQwen1, slidingWindow, slidingWindowMessage, unmodelledLayers } from '../../shared/model/hfFamilies';
 import { readMlaWidths } from '../../shared/model/mla';
+import { FALCON_DEFAULTS, falconParallelKey, falconSharesOneKv, isFalcon, PARALLEL_BLOCK_CODE, parallelBlockMessage } from '../../shared/model/falcon';
 
 /** Plan path ← candidate keys, first present wins. */
 const NUMERIC: readonly [PlanPath, readonly string[]][] = [
-  ['model.hiddenSize', ['hidden_size', 'n_embd', 'd_model']],
+  ['model.hiddenSize', ['hidden_size', 'n_embd', 'n_embed', 'd_model']],
   ['model.layers', ['num_hidden_layers', 'n_layer', 'num_layers', 'n_layers']],
   ['model.heads', ['num_attention_heads', 'n_head', 'num_heads', 'n_heads']],
-  ['model.kvHeads', ['num_key_value_heads', 'n_kv_heads', 'num_kv_heads']],
+  ['model.kvHeads', ['num_key_value_heads', 'n_kv_heads', 'num_kv_heads', 'n_head_kv']],
   ['model.headDim', ['head_dim', 'd_kv']],
   ['model.ffnSize', ['intermediate_size', 'n_inner', 'd_ff', 'ffn_hidden_size']],
   ['model.vocabSize', ['vocab_size', 'padded_vocab_size']],
@@ -76,6 +77,7 @@ export function readHfModel(s: FactSink, node: KNode | undefined, prefix = ''): 
   readFamily(s, node, prefix, modelType);
   if (isLlama4(modelType)) readLlama4(s, node, prefix);
   if (modelType === 'mpt' || entry(node, 'expansion_ratio')) readMpt(s, node, prefix);
+  if (isFalcon(modelType.toLowerCase())) readFalcon(s, node, prefix);
   if (modelType === 'gpt2' || entry(node, 'n_embd')) {
     s.default('model.positions', 'learned', 'transformers GPT-2: learned position embeddings (wpe)');
     s.default('model.gatedMlp', false, 'transformers GPT-2: 2-matrix MLP');
@@ -157,6 +159,43 @@ function readFamily(s: FactSink, node: KNode, prefix: string, modelType: string)
       if (sw.chunked) s.derived('model.slidingWindow.chunked', true, `config.json ${prefix}${sw.key}: attention within chunks of ${sw.window} tokens`, loc);
     }
   }
+}
+
+/**
+ * Falcon (shared/model/falcon.ts; transformers FalconConfig and modeling_falcon.py): FalconConfig's widths where the
+ * file omits them, one key/value head under multi-query attention, an MLP of ffn_hidden_size (4·hidden by default)
+ * with GELU, LayerNorm, biases on every linear layer only with `bias`, rotary positions unless `alibi`, a tied head,
+ * and an info where attention and the MLP run side by side.
+ */
+function readFalcon(s: FactSink, node: KNode, prefix: string): void {
+  const why = `${FALCON_DEFAULTS.source} default`;
+  s.default('model.hiddenSize', FALCON_DEFAULTS.hidden, why);
+  s.default('model.layers', FALCON_DEFAULTS.layers, why);
+  s.default('model.heads', FALCON_DEFAULTS.heads, why);
+  s.default('model.vocabSize', FALCON_DEFAULTS.vocab, why);
+  s.default('model.maxPositions', FALCON_DEFAULTS.maxPositions, why);
+  const c = plain(node) as Record<string, unknown>;
+  if (falconSharesOneKv(c)) {
+    const mq = entry(node, 'multi_query');
+    const detail = 'multi_query (FalconConfig default true) without new_decoder_architecture: one key/value head (modeling_falcon.py FalconAttention)';
+    if (mq) s.derived('model.kvHeads', 1, `config.json ${prefix}${detail}`, locOf(mq, prefix + 'multi_query'));
+    else s.derived('model.kvHeads', 1, `FalconConfig ${detail}`);
+  }
+  const h = s.num('model.hiddenSize');
+  if (h) s.default('model.ffnSize', 4 * h, 'FalconConfig ffn_hidden_size = None → 4·hidden_size');
+  s.default('model.gatedMlp', false, 'transformers modeling_falcon.py FalconMLP: dense_h_to_4h, GELU, dense_4h_to_h');
+  s.default('model.norm', 'layernorm', 'transformers modeling_falcon.py: LayerNorm');
+  const alibi = entry(node, 'alibi');
+  if (alibi && toBool(alibi.value.value) === true) s.explicit('model.positions', 'alibi', locOf(alibi, prefix + 'alibi'));
+  else s.default('model.positions', 'rotary', 'FalconConfig alibi = False: rotary positions');
+  const bias = entry(node, 'bias');
+  const b = bias ? toBool(bias.value.value) === true : false;
+  if (bias) { s.explicit('model.attnBias', b ? 'all' : 'none', locOf(bias, prefix + 'bias')); s.explicit('model.mlpBias', b, locOf(bias, prefix + 'bias')); }
+  else { s.default('model.attnBias', 'none', 'FalconConfig bias = False'); s.default('model.mlpBias', false, 'FalconConfig bias = False'); }
+  s.default('model.tiedEmbeddings', true, 'FalconConfig (PretrainedConfig) default tie_word_embeddings = True; FalconForCausalLM ties lm_head');
+  const key = falconParallelKey(c);
+  const at = key && (entry(node, key) ?? entry(node, 'model_type'));
+  if (key) s.diag(PARALLEL_BLOCK_CODE, 'info', parallelBlockMessage(key, prefix), at ? at.keyRange : undefined, ['model']);
 }
 
 /** Qwen (1) remote code modeling_qwen.py: QWenMLP is intermediate_size / 2 wide; c_attn has a bias, c_proj only without no_bias. */

@@ -12,6 +12,7 @@ import type { PlanPath } from '../plan/paths';
 import type { AttnBias, InputSource, MlaSpec, ModelSpec, MoeSpec, Problem } from '../plan/types';
 import { familyDefaults, isGptOss, isQwen1, slidingWindow, slidingWindowMessage, unmodelledLayers } from './hfFamilies';
 import { readMlaWidths, validMla } from './mla';
+import { FALCON_DEFAULTS, FALCON_KV_KEYS, falconParallelKey, falconSharesOneKv, isFalcon, PARALLEL_BLOCK_CODE, parallelBlockMessage } from './falcon';
 
 type FieldOf<P> = P extends `model.${infer F}` ? F : never;
 /** A ModelSpec field as it follows "model." in a PlanPath (e.g. "layers", "moe.experts"). */
@@ -61,7 +62,7 @@ export const SLIDING_WINDOW_CODE = 'hf-config-sliding-window';
 export const UNMODELLED_LAYERS_CODE = 'hf-config-unmodelled-layers';
 
 /** What reading a model's config says to every plan that uses it: kept with presets and referenced configs. */
-export const MODEL_NOTE_CODES: ReadonlySet<string> = new Set([SLIDING_WINDOW_CODE, UNMODELLED_LAYERS_CODE]);
+export const MODEL_NOTE_CODES: ReadonlySet<string> = new Set([SLIDING_WINDOW_CODE, UNMODELLED_LAYERS_CODE, PARALLEL_BLOCK_CODE]);
 
 /** Reads a config.json-like object. `name` overrides `_name_or_path` for the display name. */
 export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
@@ -77,7 +78,8 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
   const cfg: Obj = mpt ? mptKeys(base, sources) : base;
   const gpt2 = GPT2_TYPES.has(modelType) || mpt || (modelType === '' && cfg.n_embd !== undefined);
   const neox = NEOX_TYPES.has(modelType);
-  if (modelType && !gpt2 && !neox && !KNOWN_TYPES.has(modelType) && !QKV_BIAS_TYPES.has(modelType) && !QK_NORM_TYPES.has(modelType)) {
+  const falcon = isFalcon(modelType);
+  if (modelType && !gpt2 && !neox && !falcon && !KNOWN_TYPES.has(modelType) && !QKV_BIAS_TYPES.has(modelType) && !QK_NORM_TYPES.has(modelType)) {
     problems.push({ code: 'hf-config-unknown-type', severity: 'info', message: `model_type "${modelType}" is read as a Llama-style decoder (gated MLP, RMSNorm, rotary).`, paths: ['model'] });
   }
 
@@ -112,14 +114,16 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
   // A family's class defaults (Gemma, gpt-oss: hfFamilies.ts), else LlamaConfig's (transformers): vocab 32000, hidden
   // 4096, intermediate 11008, layers 32, heads 32.
   const fam = familyDefaults(modelType);
-  const famWhy = fam && `${fam.source} default`;
-  const d = gpt2 ? { h: 768, L: 12, H: 12, V: 50257, pos: 1024 } : fam ? { h: fam.hidden, L: fam.layers, H: fam.heads, V: fam.vocab, pos: fam.maxPositions } : { h: 4096, L: 32, H: 32, V: 32000, pos: 2048 };
-  const h = num('hiddenSize', ['hidden_size', 'n_embd', 'd_model', 'dim'], d.h, famWhy);
+  const famWhy = fam ? `${fam.source} default` : falcon ? `${FALCON_DEFAULTS.source} default` : undefined;
+  const d = falcon ? { h: FALCON_DEFAULTS.hidden, L: FALCON_DEFAULTS.layers, H: FALCON_DEFAULTS.heads, V: FALCON_DEFAULTS.vocab, pos: FALCON_DEFAULTS.maxPositions } : gpt2 ? { h: 768, L: 12, H: 12, V: 50257, pos: 1024 } : fam ? { h: fam.hidden, L: fam.layers, H: fam.heads, V: fam.vocab, pos: fam.maxPositions } : { h: 4096, L: 32, H: 32, V: 32000, pos: 2048 };
+  const h = num('hiddenSize', ['hidden_size', 'n_embd', 'n_embed', 'd_model', 'dim'], d.h, famWhy);
   const layers = num('layers', ['num_hidden_layers', 'n_layer', 'num_layers', 'n_layers'], d.L, famWhy);
   const heads = num('heads', ['num_attention_heads', 'n_head', 'n_heads'], d.H, famWhy);
-  const kvHeads = gpt2 && !mpt ? heads : num('kvHeads', ['num_key_value_heads', 'num_query_groups', 'n_kv_heads'], fam?.kvHeads ?? heads, famWhy ?? 'num_key_value_heads = None → heads (MHA)');
+  const kvHeads = falcon ? falconKvHeads(cfg, heads, num, sources) : gpt2 && !mpt ? heads : num('kvHeads', ['num_key_value_heads', 'num_query_groups', 'n_kv_heads'], fam?.kvHeads ?? heads, famWhy ?? 'num_key_value_heads = None → heads (MHA)');
   const headDimRead = num('headDim', ['head_dim', 'kv_channels'], fam?.headDim ?? (Math.floor(h / heads) || 1), famWhy ?? 'hidden_size / num_attention_heads');
-  const ffnRead = gpt2 || neox
+  const ffnRead = falcon
+    ? num('ffnSize', ['ffn_hidden_size'], 4 * h, 'FalconConfig ffn_hidden_size = None → 4·hidden_size')
+    : gpt2 || neox
     ? num('ffnSize', ['n_inner', 'intermediate_size'], 4 * h, 'GPT-2 n_inner = None → 4·n_embd')
     : num('ffnSize', isLlama4(modelType) ? ['intermediate_size_mlp', 'intermediate_size'] : ['intermediate_size', 'ffn_hidden_size'], fam?.ffn ?? 11008, famWhy ?? 'LlamaConfig default intermediate_size');
   const ffnSize = isQwen1(modelType) ? Math.floor(ffnRead / 2) : ffnRead;
@@ -135,12 +139,15 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
   // Qwen (1): c_attn always has a bias, c_proj only when no_bias is false.
   const qwen1Bias = isQwen1(modelType) && cfg.no_bias === false;
   if (gpt2 || neox) attnBias = (neox || mpt) && cfg.attention_bias === false ? 'none' : 'all';
+  else if (falcon) attnBias = cfg.bias === true ? 'all' : 'none';
   else if (QKV_BIAS_TYPES.has(modelType) || isQwen1(modelType)) attnBias = qwen1Bias ? 'all' : 'qkv';
   else if (cfg.attention_bias === true || cfg.bias === true || (isGptOss(modelType) && cfg.attention_bias !== false)) attnBias = 'all';
   sources['model.attnBias'] = QKV_BIAS_TYPES.has(modelType) || isQwen1(modelType)
     ? { kind: 'derived', detail: `${modelType} modeling code always adds q/k/v biases` }
+    : falcon ? { kind: cfg.bias === undefined ? 'default' : 'explicit', detail: 'config.json: bias (FalconConfig default false), on every linear layer' }
     : { kind: cfg.attention_bias === undefined ? 'default' : 'explicit', detail: `config.json: attention_bias (default ${isGptOss(modelType)})` };
   const tied = gpt2 && !mpt ? true : mpt ? bool('tiedEmbeddings', 'tie_word_embeddings', true, 'llm-foundry MPTConfig: tie_word_embeddings true')
+    : falcon ? bool('tiedEmbeddings', 'tie_word_embeddings', true, 'FalconConfig (PretrainedConfig) default tie_word_embeddings = true')
     : bool('tiedEmbeddings', 'tie_word_embeddings', fam?.tied ?? false, fam ? `${fam.source} default tie_word_embeddings = ${fam.tied}` : 'LlamaConfig default tie_word_embeddings = false');
   if (gpt2 && !mpt) sources['model.tiedEmbeddings'] = { kind: 'derived', detail: 'GPT-2 always ties lm_head to wte' };
   const dropKeys = mpt ? ['resid_pdrop', 'attn_pdrop', 'emb_pdrop'] : gpt2 ? ['resid_pdrop', 'attn_pdrop', 'embd_pdrop'] : ['attention_dropout', 'hidden_dropout', 'dropout'];
@@ -154,6 +161,8 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
   if (sliding) problems.push({ code: SLIDING_WINDOW_CODE, severity: 'info', message: slidingWindowMessage(sliding, isObj(obj.text_config) ? 'text_config.' : ''), paths: ['model'] });
   const mla = readMla(cfg, modelType, problems, sources);
   const unmodelled = unmodelledLayers(cfg, modelType, layers);
+  const parallelKey = falcon ? falconParallelKey(cfg) : undefined;
+  if (parallelKey) problems.push({ code: PARALLEL_BLOCK_CODE, severity: 'info', message: parallelBlockMessage(parallelKey, isObj(obj.text_config) ? 'text_config.' : ''), paths: ['model'] });
   if (unmodelled) problems.push({ code: UNMODELLED_LAYERS_CODE, severity: 'warning', message: unmodelled.message, paths: ['model'] });
   if (problems.some((p) => p.severity === 'error')) return { problems, sources };
 
@@ -172,14 +181,14 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
     kvHeads: mla ? heads : kvHeads,
     headDim,
     ffnSize,
-    gatedMlp: mpt ? cfg.mlp_gated === true : !gpt2 && !neox,
+    gatedMlp: mpt ? cfg.mlp_gated === true : !gpt2 && !neox && !falcon,
     attnBias,
     // gpt-oss experts have biases on both projections (transformers modeling_gpt_oss.py GptOssExperts).
-    mlpBias: mpt ? cfg.attention_bias !== false : gpt2 || neox || isGptOss(modelType) || qwen1Bias ? true : cfg.mlp_bias === true,
+    mlpBias: mpt ? cfg.attention_bias !== false : falcon ? cfg.bias === true : gpt2 || neox || isGptOss(modelType) || qwen1Bias ? true : cfg.mlp_bias === true,
     tiedEmbeddings: tied,
-    positions: mpt ? (cfg.positions as ModelSpec['positions']) : gpt2 ? 'learned' : 'rotary',
+    positions: mpt ? (cfg.positions as ModelSpec['positions']) : gpt2 ? 'learned' : falcon && cfg.alibi === true ? 'alibi' : 'rotary',
     maxPositions,
-    norm: mpt && cfg.rms_norm === true ? 'rmsnorm' : gpt2 || neox ? 'layernorm' : 'rmsnorm',
+    norm: mpt && cfg.rms_norm === true ? 'rmsnorm' : gpt2 || neox || falcon ? 'layernorm' : 'rmsnorm',
     qkNorm: QK_NORM_TYPES.has(modelType),
     dropout,
     vocabSize,
@@ -191,6 +200,16 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
   return { model, problems, sources };
 }
 
+
+/**
+ * Falcon's key/value heads (shared/model/falcon.ts): one under multi-query attention (Falcon-7B), else `num_kv_heads`
+ * (RWConfig `n_head_kv`), which defaults to the query heads.
+ */
+function falconKvHeads(cfg: Obj, heads: number, num: (f: ModelField, keys: string[], fallback: number | undefined, why?: string) => number, sources: Partial<Record<PlanPath, InputSource>>): number {
+  if (!falconSharesOneKv(cfg)) return num('kvHeads', [...FALCON_KV_KEYS], heads, 'FalconConfig num_kv_heads = None → num_attention_heads');
+  sources['model.kvHeads'] = { kind: cfg.multi_query === true ? 'explicit' : 'default', detail: 'config.json: multi_query (FalconConfig default true) without new_decoder_architecture: one key/value head' };
+  return 1;
+}
 
 /**
  * Multi-head latent attention (shared/model/mla.ts) from `kv_lora_rank`, `q_lora_rank` (null: queries projected

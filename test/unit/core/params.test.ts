@@ -192,8 +192,8 @@ const PUBLISHED: [string, number, number?][] = [
   ['tinyllama-1.1b', 1.1e9], ['qwen1.5-moe-a2.7b', 14.3e9, 2.7e9],
   // SmolLM 135M, 360M and 1.7B (HuggingFaceTB model cards).
   ['smollm-135m', 135e6], ['smollm-360m', 360e6], ['smollm-1.7b', 1.7e9],
-  // Qwen2.5 technical report Table 1 and the model cards: 1.54B, 3.09B, 14.7B, 32.5B; Phi-3-mini 3.8B (its model card).
-  ['qwen2.5-1.5b', 1.54e9], ['qwen2.5-3b', 3.09e9], ['qwen2.5-14b', 14.7e9], ['qwen2.5-32b', 32.5e9], ['phi-3-mini', 3.8e9],
+  // Qwen2.5 technical report Table 1 and the model cards: 1.54B, 3.09B, 14.7B, 32.5B; Phi-3-mini 3.8B, 4k and 128k (their model cards).
+  ['qwen2.5-1.5b', 1.54e9], ['qwen2.5-3b', 3.09e9], ['qwen2.5-14b', 14.7e9], ['qwen2.5-32b', 32.5e9], ['phi-3-mini', 3.8e9], ['phi-3-mini-128k', 3.8e9],
   // KerasHub gemma2 presets: 2,614,341,888, 9,241,705,984 and 27,227,128,320 (the Gemma 2 report's 2.6B, 9.2B, 27.2B);
   // ShardLens counts two of the four RMSNorms of each layer (2·h per layer short, under 0.01 %).
   ['gemma-2-2b', 2_614_341_888], ['gemma-2-9b', 9_241_705_984], ['gemma-2-27b', 27_227_128_320],

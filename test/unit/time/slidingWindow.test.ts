@@ -48,6 +48,35 @@ for (const [name, cfg, window, slidingLayers] of counts) {
   });
 }
 
+/**
+ * The bundled presets carry the window their config.json states: Mistral-7B-v0.1 `sliding_window: 4096` (Jiang et al.
+ * 2023 §2, every layer), Phi-3-mini-4k-instruct `sliding_window: 2047` against `max_position_embeddings: 4096` (every
+ * layer), Phi-3-mini-128k-instruct `sliding_window: 262144` against a 131,072-token context (none), Mistral-Nemo
+ * `sliding_window: null` (none); the 128k model is its own preset, not an alias of the 4k one.
+ */
+const presetWindows: [string, { window: number; slidingLayers: number } | undefined][] = [
+  ['mistralai/Mistral-7B-v0.1', { window: 4096, slidingLayers: 32 }],
+  ['microsoft/Phi-3-mini-4k-instruct', { window: 2047, slidingLayers: 32 }],
+  ['microsoft/Phi-3-mini-128k-instruct', undefined],
+  ['mistral-nemo-12b', undefined],
+];
+for (const [name, expected] of presetWindows) {
+  test(`preset window: ${name}`, () => {
+    const p = findPreset(name);
+    assert.ok(p, name);
+    assert.deepEqual(p.model.slidingWindow, expected);
+  });
+}
+
+test('the Phi-3-mini preset\'s window in the model FLOPs at 4,096 tokens: every layer sees 2,047 keys at most', () => {
+  const m: ModelSpec = findPreset('phi-3-mini')!.model;
+  const x = { tokens: 4096, seqLen: 4096, tp: 1, etp: 1 };
+  // Σ min(i + 1, 2047) over 4,096 queries: 2047·2048/2 + (4096 − 2047)·2047 keys of the causal 4096²/2.
+  const keys = (2047 * 2048) / 2 + (4096 - 2047) * 2047;
+  const ratio = coreAttentionFlops(m, x) / coreAttentionFlops({ ...m, slidingWindow: undefined }, x);
+  assert.ok(Math.abs(ratio - keys / (4096 ** 2 / 2)) < 1e-12, `${ratio}`);
+});
+
 test('no window: Qwen2 without use_sliding_window, a window as long as the context, sliding_window null', () => {
   for (const cfg of [
     { model_type: 'qwen2', sliding_window: 4096, max_position_embeddings: 32768 },
