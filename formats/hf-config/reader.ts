@@ -77,7 +77,7 @@ export function readHfModel(s: FactSink, node: KNode | undefined, prefix = ''): 
   readFamily(s, node, prefix, modelType);
   if (isLlama4(modelType)) readLlama4(s, node, prefix);
   if (modelType === 'mpt' || entry(node, 'expansion_ratio')) readMpt(s, node, prefix);
-  if (isFalcon(modelType.toLowerCase())) readFalcon(s, node, prefix);
+  if (isFalcon(modelType.toLowerCase())) readFalcon(s, node, prefix, modelType.toLowerCase());
   if (modelType === 'gpt2' || entry(node, 'n_embd')) {
     s.default('model.positions', 'learned', 'transformers GPT-2: learned position embeddings (wpe)');
     s.default('model.gatedMlp', false, 'transformers GPT-2: 2-matrix MLP');
@@ -167,7 +167,7 @@ function readFamily(s: FactSink, node: KNode, prefix: string, modelType: string)
  * with GELU, LayerNorm, biases on every linear layer only with `bias`, rotary positions unless `alibi`, a tied head,
  * and an info where attention and the MLP run side by side.
  */
-function readFalcon(s: FactSink, node: KNode, prefix: string): void {
+function readFalcon(s: FactSink, node: KNode, prefix: string, modelType: string): void {
   const why = `${FALCON_DEFAULTS.source} default`;
   s.default('model.hiddenSize', FALCON_DEFAULTS.hidden, why);
   s.default('model.layers', FALCON_DEFAULTS.layers, why);
@@ -175,7 +175,7 @@ function readFalcon(s: FactSink, node: KNode, prefix: string): void {
   s.default('model.vocabSize', FALCON_DEFAULTS.vocab, why);
   s.default('model.maxPositions', FALCON_DEFAULTS.maxPositions, why);
   const c = plain(node) as Record<string, unknown>;
-  if (falconSharesOneKv(c)) {
+  if (falconSharesOneKv(c, modelType)) {
     const mq = entry(node, 'multi_query');
     const detail = 'multi_query (FalconConfig default true) without new_decoder_architecture: one key/value head (modeling_falcon.py FalconAttention)';
     if (mq) s.derived('model.kvHeads', 1, `config.json ${prefix}${detail}`, locOf(mq, prefix + 'multi_query'));
@@ -193,7 +193,7 @@ function readFalcon(s: FactSink, node: KNode, prefix: string): void {
   if (bias) { s.explicit('model.attnBias', b ? 'all' : 'none', locOf(bias, prefix + 'bias')); s.explicit('model.mlpBias', b, locOf(bias, prefix + 'bias')); }
   else { s.default('model.attnBias', 'none', 'FalconConfig bias = False'); s.default('model.mlpBias', false, 'FalconConfig bias = False'); }
   s.default('model.tiedEmbeddings', true, 'FalconConfig (PretrainedConfig) default tie_word_embeddings = True; FalconForCausalLM ties lm_head');
-  const key = falconParallelKey(c);
+  const key = falconParallelKey(c, modelType);
   const at = key && (entry(node, key) ?? entry(node, 'model_type'));
   if (key) s.diag(PARALLEL_BLOCK_CODE, 'info', parallelBlockMessage(key, prefix), at ? at.keyRange : undefined, ['model']);
 }

@@ -17,10 +17,17 @@ export const FALCON_KV_KEYS = ['num_kv_heads', 'n_head_kv'] as const;
 /**
  * How Falcon's attention shares keys and values (modeling_falcon.py FalconAttention): `num_kv_heads` heads under the
  * new decoder architecture (Falcon-40B, 180B) or without multi-query attention, else one (Falcon-7B; `multi_query`
- * defaults to true and is ignored under the new architecture). `num_kv_heads` unset is `num_attention_heads`.
+ * defaults to true and is ignored under the new architecture). `num_kv_heads` unset is `num_attention_heads`. The
+ * remote-code "RefinedWeb" type is the 40B's new architecture with `n_head_kv` groups (its modelling_RW.py), whatever
+ * `new_decoder_architecture` says; "RefinedWebModel" is the 7B's.
  */
-export function falconSharesOneKv(c: Record<string, unknown>): boolean {
-  return c.new_decoder_architecture !== true && c.multi_query !== false;
+export function falconNewArchitecture(c: Record<string, unknown>, modelType: string): boolean {
+  return c.new_decoder_architecture === true || modelType === 'refinedweb';
+}
+
+/** One key/value head: multi-query attention outside the new decoder architecture. */
+export function falconSharesOneKv(c: Record<string, unknown>, modelType: string): boolean {
+  return !falconNewArchitecture(c, modelType) && c.multi_query !== false;
 }
 
 /**
@@ -28,8 +35,9 @@ export function falconSharesOneKv(c: Record<string, unknown>): boolean {
  * the other: `new_decoder_architecture` (always parallel), else `parallel_attn` (FalconConfig default true, so a config
  * without it is parallel by its model_type).
  */
-export function falconParallelKey(c: Record<string, unknown>): string | undefined {
+export function falconParallelKey(c: Record<string, unknown>, modelType: string): string | undefined {
   if (c.new_decoder_architecture === true) return 'new_decoder_architecture';
+  if (falconNewArchitecture(c, modelType)) return 'model_type';
   if (c.parallel_attn === false) return undefined;
   return c.parallel_attn === true ? 'parallel_attn' : 'model_type';
 }

@@ -119,7 +119,7 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
   const h = num('hiddenSize', ['hidden_size', 'n_embd', 'n_embed', 'd_model', 'dim'], d.h, famWhy);
   const layers = num('layers', ['num_hidden_layers', 'n_layer', 'num_layers', 'n_layers'], d.L, famWhy);
   const heads = num('heads', ['num_attention_heads', 'n_head', 'n_heads'], d.H, famWhy);
-  const kvHeads = falcon ? falconKvHeads(cfg, heads, num, sources) : gpt2 && !mpt ? heads : num('kvHeads', ['num_key_value_heads', 'num_query_groups', 'n_kv_heads'], fam?.kvHeads ?? heads, famWhy ?? 'num_key_value_heads = None → heads (MHA)');
+  const kvHeads = falcon ? falconKvHeads(cfg, modelType, heads, num, sources) : gpt2 && !mpt ? heads : num('kvHeads', ['num_key_value_heads', 'num_query_groups', 'n_kv_heads'], fam?.kvHeads ?? heads, famWhy ?? 'num_key_value_heads = None → heads (MHA)');
   const headDimRead = num('headDim', ['head_dim', 'kv_channels'], fam?.headDim ?? (Math.floor(h / heads) || 1), famWhy ?? 'hidden_size / num_attention_heads');
   const ffnRead = falcon
     ? num('ffnSize', ['ffn_hidden_size'], 4 * h, 'FalconConfig ffn_hidden_size = None → 4·hidden_size')
@@ -161,7 +161,7 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
   if (sliding) problems.push({ code: SLIDING_WINDOW_CODE, severity: 'info', message: slidingWindowMessage(sliding, isObj(obj.text_config) ? 'text_config.' : ''), paths: ['model'] });
   const mla = readMla(cfg, modelType, problems, sources);
   const unmodelled = unmodelledLayers(cfg, modelType, layers);
-  const parallelKey = falcon ? falconParallelKey(cfg) : undefined;
+  const parallelKey = falcon ? falconParallelKey(cfg, modelType) : undefined;
   if (parallelKey) problems.push({ code: PARALLEL_BLOCK_CODE, severity: 'info', message: parallelBlockMessage(parallelKey, isObj(obj.text_config) ? 'text_config.' : ''), paths: ['model'] });
   if (unmodelled) problems.push({ code: UNMODELLED_LAYERS_CODE, severity: 'warning', message: unmodelled.message, paths: ['model'] });
   if (problems.some((p) => p.severity === 'error')) return { problems, sources };
@@ -205,8 +205,8 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
  * Falcon's key/value heads (shared/model/falcon.ts): one under multi-query attention (Falcon-7B), else `num_kv_heads`
  * (RWConfig `n_head_kv`), which defaults to the query heads.
  */
-function falconKvHeads(cfg: Obj, heads: number, num: (f: ModelField, keys: string[], fallback: number | undefined, why?: string) => number, sources: Partial<Record<PlanPath, InputSource>>): number {
-  if (!falconSharesOneKv(cfg)) return num('kvHeads', [...FALCON_KV_KEYS], heads, 'FalconConfig num_kv_heads = None → num_attention_heads');
+function falconKvHeads(cfg: Obj, modelType: string, heads: number, num: (f: ModelField, keys: string[], fallback: number | undefined, why?: string) => number, sources: Partial<Record<PlanPath, InputSource>>): number {
+  if (!falconSharesOneKv(cfg, modelType)) return num('kvHeads', [...FALCON_KV_KEYS], heads, 'FalconConfig num_kv_heads = None → num_attention_heads');
   sources['model.kvHeads'] = { kind: cfg.multi_query === true ? 'explicit' : 'default', detail: 'config.json: multi_query (FalconConfig default true) without new_decoder_architecture: one key/value head' };
   return 1;
 }

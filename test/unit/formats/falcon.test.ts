@@ -41,10 +41,12 @@ const FALCON_7B = {
   model_type: 'falcon', multi_query: true, new_decoder_architecture: false, num_attention_heads: 71, num_hidden_layers: 32,
   parallel_attn: true, torch_dtype: 'bfloat16', vocab_size: 65024,
 };
-// The first tiiuae/falcon-40b config.json, written for the remote-code RWConfig (configuration_RW.py).
+// The first tiiuae/falcon-40b config.json, written for the remote-code RWConfig (configuration_RW.py): no
+// new_decoder_architecture key; model_type "RefinedWeb" is the 40B's architecture (modelling_RW.py: n_head_kv groups,
+// ln_attn and ln_mlp).
 const FALCON_40B_RW = {
   alibi: false, architectures: ['RWForCausalLM'], bias: false, hidden_dropout: 0.0, attention_dropout: 0.0, model_type: 'RefinedWeb',
-  n_embed: 8192, n_head: 128, n_head_kv: 8, n_layer: 60, parallel_attn: true, new_decoder_architecture: true, vocab_size: 65024,
+  n_embed: 8192, n_head: 128, n_head_kv: 8, n_layer: 60, parallel_attn: true, vocab_size: 65024,
 };
 
 const h7 = 4544, h40 = 8192, V = 65024;
@@ -95,6 +97,13 @@ describe('Falcon config.json', () => {
   test('new_decoder_architecture ignores multi_query; num_kv_heads unset is the query heads', () => {
     const m = modelFromHfConfig({ model_type: 'falcon', hidden_size: 1024, num_hidden_layers: 2, num_attention_heads: 16, new_decoder_architecture: true, multi_query: true }).model;
     assert.equal(m?.kvHeads, 16);
+  });
+
+  test('the remote-code 7B type (RefinedWebModel) keeps multi-query attention: one key/value head', () => {
+    const { ref, opened } = readBoth({ model_type: 'RefinedWebModel', n_embed: 4544, n_head: 71, n_layer: 32, multi_query: true, parallel_attn: true, vocab_size: 65024 });
+    assert.equal(ref.model?.kvHeads, 1);
+    assert.equal(opened?.kvHeads, 1);
+    assert.equal(countParams(ref.model!).parameters - FALCON_7B_PARAMS, 32 * 2 * h7);
   });
 
   test('an empty Falcon config takes FalconConfig\'s defaults (the falcon-7b architecture)', () => {
