@@ -35,6 +35,18 @@ function mapped(flag: string, raw: string): FactValue | undefined {
   }
 }
 
+/**
+ * NVFP4 training (`--fp4-format e2m1`, megatron/training/arguments.py; Transformer Engine's NVFP4 recipe on Blackwell)
+ * runs the linears' GEMMs on FP4 tensor cores at twice the FP8 rate (NVIDIA B200: 9 PFLOPS FP4 dense against 4.5 FP8).
+ * ShardLens has no FP4 GEMM, cast or scaling-factor term: the plan keeps the precision the other flags give and the
+ * file is told, at the flag, that the step time is likely too long.
+ */
+function fp4Training(s: FactSink, fp4: FlagArg | undefined, fp8: boolean): void {
+  if (!fp4) return;
+  const as = fp8 ? 'FP8' : '16-bit';
+  s.diag('megatron-fp4-timing', 'warning', `${fp4.flag}: NVFP4 GEMMs are not modelled; the linears are timed at ${as} rates (FP4 tensor cores run about twice FP8 on Blackwell), so the step time is likely too long, and memory counts ${as} weight copies.`, here(fp4, fp4.flagRange), ['training.precision']);
+}
+
 /** Applies flags in order (a later flag wins, as argparse does) and then Megatron's defaults. */
 export function applyMegatronArgs(s: FactSink, args: readonly FlagArg[], o: { modelDefaults?: boolean; defaults?: boolean } = {}): void {
   const seen = new Map<string, FlagArg>();
@@ -305,6 +317,7 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   // FP8 runs on top of --bf16/--fp16 (Transformer Engine autocast), whichever order the flags come in.
   const fp8 = seen.get('--fp8-format');
   if (fp8?.value && mapped('--fp8-format', fp8.value)) s.explicit('training.precision', 'fp8-mixed', locOfArg(fp8));
+  fp4Training(s, seen.get('--fp4-format'), fp8 !== undefined);
   // With --recompute-method uniform, --recompute-num-layers is the chunk size and every layer is recomputed; only
   // block recomputes that many layers per stage (megatron/core/transformer/transformer_block.py `_checkpointed_forward`).
   const method = seen.get('--recompute-method')?.value?.replace(/["']/g, '');

@@ -20,7 +20,7 @@ function toFlag(e: KEntry): FlagArg | undefined {
 
 /** Renames Bridge/TransformerConfig field names that differ from their flags. */
 const RENAME: Record<string, string> = {
-  '--num-moe-experts': '--num-experts', '--fp8': '--fp8-format', '--add-bias-linear': '--disable-bias-linear',
+  '--num-moe-experts': '--num-experts', '--fp8': '--fp8-format', '--fp4': '--fp4-format', '--add-bias-linear': '--disable-bias-linear',
   '--seq-length': '--seq-length', '--recompute-num-layers': '--recompute-num-layers',
 };
 
