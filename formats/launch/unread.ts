@@ -22,7 +22,8 @@ export function describeUnread(s: FactSink, inv: Invocation | undefined, env: Sh
   }
   const unres = inv.args.filter((w) => unresolved(w)).map((w) => w.t).filter((t) => t.length < 60);
   // A trainer config named on the line (config=x.yaml, llamafactory-cli train x.yaml) is read as a reference.
-  if (!read.length && !s.references.some((r) => r.kind === 'config')) {
+  // torchtitan's trainer says itself what it could not read (formats/launch/torchtitan.ts).
+  if (!read.length && !s.references.some((r) => r.kind === 'config') && s.facts['launch.dialect']?.value !== 'torchtitan') {
     s.diag('unknown-trainer', 'info',
       `ShardLens does not know the arguments of "${inv.program}": nothing about batch, sequence length or layout was read, and the estimate uses the defaults listed as assumptions.`,
       undefined);

@@ -23,6 +23,7 @@ import rayActor from '../launch/ray-actor.json';
 import { readSedTemplates } from '../launch/sedTemplate';
 import { applyDeepSpeedScript, applyFlagDialect, flagDialect, isDeepSpeedScript, lookupFlags, recognised } from '../launch/trainerArgs';
 import { describeUnread } from '../launch/unread';
+import { isTorchtitanLaunch, readTorchtitanLaunch } from '../launch/torchtitan';
 import { applySlurm, sbatchCommand, sbatchDirectives, slurmEnv } from '../slurm/directives';
 import { applyHydra, hasOverrides, overrides } from '../verl/hydra';
 import type { PlanPath } from '../../shared/plan/paths';
@@ -93,6 +94,7 @@ function trainerConfigRef(s: FactSink, inv: Invocation, args: FlagArg[], map: So
 /** Arguments of the training command in the dialect they speak. */
 function readTrainer(s: FactSink, inv: Invocation, args: FlagArg[], map: SourceMap, readSource?: SourceReader): void {
   trainerConfigRef(s, inv, args, map);
+  if (isTorchtitanLaunch(inv, args)) { readTorchtitanLaunch(s, inv, args); return; }
   if (readConfigWithOverrides(s, inv, map, readSource)) return;
   const hydra = hasOverrides(inv.args) && !args.some((a) => /^--(tensor-model-parallel-size|num-layers)$/.test(a.flag));
   const found = hydra || /run_recipe\.py$/.test(inv.program) ? overrides(inv.args, map) : undefined;

@@ -189,7 +189,8 @@ export function gatherInput(g: Gathered, primary: ConfigFacts, model: ModelSpec,
   const loraOn = bool(f, 'lora.enabled') ?? num(f, 'lora.rank') !== undefined;
   const recipe = g.str<'tensorwise'>('training.fp8.recipe');
   const input: PlanInput = {
-    format: primary.format,
+    // A launch script that runs torchtitan's trainer trains as torchtitan does (its engine, pipeline split and defaults).
+    format: primary.format === 'megatron-script' && g.str('launch.dialect') === 'torchtitan' ? 'torchtitan' : primary.format,
     engine: g.str('engine'),
     model,
     training: {

@@ -1,0 +1,84 @@
+/**
+ * A launch script that runs torchtitan's trainer (`-m torchtitan.train`, or a `train.py` given `--job.config_file`):
+ * the plan is torchtitan's (FSDP2 engine, its pipeline split and defaults: shared/plan/gather.ts reads the dialect),
+ * its `--section.key value` options override the job TOML as torchtitan's CLI does (torchtitan/config/manager.py), and
+ * a configuration chosen as a Python function (`--module M --config F`, torchtitan ≥ 2026-02, pytorch/torchtitan#2386)
+ * is said not to be read, since ShardLens never runs a repository's code.
+ */
+import { FactSink } from '../common/sink';
+import type { FlagArg, Invocation } from '../common/shell/commandLine';
+import { toNumber } from '../common/text';
+import type { KEntry, KNode } from '../common/tree';
+import { readTorchtitan } from '../torchtitan/reader';
+import type { TextRange } from '../../shared/plan/types';
+
+/** torchtitan's trainer as a module or as the repository's script. */
+const TRAINER = /^torchtitan\.train$|(^|\/)torchtitan\/train\.py$/;
+
+/** Whether a launch runs torchtitan's trainer. */
+export function isTorchtitanLaunch(inv: Invocation, args: readonly FlagArg[]): boolean {
+  return TRAINER.test(inv.program) || args.some((a) => a.flag === '--job.config_file');
+}
+
+/** A `--section.key` option of torchtitan's CLI (tyro), with its section and key. */
+const DOTTED = /^--([a-z][a-z0-9_]*)\.([a-z][a-z0-9_.]*)$/;
+
+const NONE: TextRange = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
+
+/** An option's value as the TOML reader would see it: a number, a boolean, a comma list, or the string. */
+function scalarOf(a: FlagArg): KNode {
+  const range = a.valueRange ?? a.flagRange ?? NONE;
+  if (a.value === undefined) return { kind: 'scalar', value: true, range };
+  const v = a.value.replace(/^["']|["']$/g, '');
+  if (/^(true|false)$/i.test(v)) return { kind: 'scalar', value: v.toLowerCase() === 'true', range };
+  const n = toNumber(v);
+  if (n !== undefined && v.trim() !== '') return { kind: 'scalar', value: n, range };
+  if (v.includes(',')) return { kind: 'list', range, items: v.split(',').map((x) => ({ kind: 'scalar', value: x.trim(), range })) };
+  return { kind: 'scalar', value: v, range };
+}
+
+/** The `--section.key value` options as the tree of the TOML they override (a later option wins). */
+function overrideTree(args: readonly FlagArg[]): KNode | undefined {
+  const sections = new Map<string, KEntry[]>();
+  const ranges = new Map<string, TextRange>();
+  for (const a of args) {
+    const m = DOTTED.exec(a.flag);
+    if (!m || m[1] === 'job' || a.unresolved) continue;
+    const [, section, key] = m;
+    const list = sections.get(section!) ?? [];
+    list.push({ key: key!, keyRange: a.flagRange ?? NONE, value: scalarOf(a) });
+    sections.set(section!, list);
+    if (!ranges.has(section!)) ranges.set(section!, a.flagRange ?? NONE);
+  }
+  if (!sections.size) return undefined;
+  const entries: KEntry[] = [...sections].map(([section, list]) => ({
+    key: section, keyRange: ranges.get(section)!, value: { kind: 'map', range: ranges.get(section)!, entries: list },
+  }));
+  return { kind: 'map', range: NONE, entries };
+}
+
+/**
+ * Reads a torchtitan launch into `s`: the dialect, the values its options state (only those: what they leave to the job
+ * TOML or to torchtitan's defaults comes from there), and the Python configuration it cannot read.
+ */
+export function readTorchtitanLaunch(s: FactSink, inv: Invocation, args: readonly FlagArg[]): void {
+  s.derived('launch.dialect', 'torchtitan', `arguments of ${inv.program} (torchtitan's trainer)`);
+  const toml = args.some((a) => a.flag === '--job.config_file');
+  const tree = overrideTree(args);
+  // With a job TOML the options override what they state and the TOML gives the rest (its defaults and what it derives);
+  // without one, torchtitan's defaults stand in for the configuration (as assumptions, the warning below says why).
+  if (tree || !toml) {
+    const read = new FactSink('torchtitan', s.uri);
+    readTorchtitan(read, tree ?? { kind: 'map', range: NONE, entries: [] });
+    for (const [path, fact] of Object.entries(read.facts)) if (!toml || fact.source.kind === 'explicit') s.facts[path] = fact;
+    for (const d of read.diagnostics) s.diag(d.code, d.severity, d.message, d.range, d.paths);
+  }
+  const config = args.find((a) => a.flag === '--config');
+  const module = args.find((a) => a.flag === '--module');
+  if (config && !toml) {
+    const name = [module?.value, config.value].filter(Boolean).join('.');
+    s.diag('torchtitan-python-config', 'warning',
+      `torchtitan's configuration ${name ? `"${name}" ` : ''}is a Python function (torchtitan ≥ 2026-02, --module/--config), which ShardLens does not run or read: the model, batch and layout come from this script's --section.key options, torchtitan's defaults and the assumptions below. A job TOML (--job.config_file) is read.`,
+      config.flagRange, ['model']);
+  }
+}
