@@ -1,6 +1,6 @@
 /**
  * "Apply layout" for launch scripts that do not speak Megatron-LM flags (DeepSpeed-Chat, OpenRLHF, HF Trainer /
- * TRL / ms-swift arguments, verl overrides): a value the reader found is replaced where it is written (the literal
+ * TRL / ms-swift arguments, verl overrides; torchtitan's options in ./torchtitan.ts): a value the reader found is replaced where it is written (the literal
  * after the flag, or the variable that feeds it); a missing one is added with the dialect's own flag next to the
  * others; what the trainer cannot hold (OpenRLHF has no pipeline parallelism) is said, not written.
  */
@@ -15,6 +15,7 @@ import { parseConfig } from '../index';
 import { applyOffsetEdits, findFlags, insertNear, type OffsetEdit } from '../common/edit/shellFlags';
 import { lineStarts, offsetAt } from '../common/edit/text';
 import type { LayoutTarget, Rewrite } from '../common/edit/types';
+import { rewriteTorchtitanScript } from './torchtitan';
 
 const TABLES: Record<string, { table: DialectTable; label: string }> = {
   'deepspeed-chat': { table: dsChat as DialectTable, label: 'DeepSpeed-Chat' },
@@ -59,6 +60,7 @@ function replaceAt(text: string, facts: ConfigFacts, path: PlanPath, value: numb
 export function rewriteDialectScript(text: string, t: LayoutTarget, given?: ConfigFacts): Rewrite | undefined {
   const facts = given ?? parseConfig('file:///launch.sh', text, 'megatron-script');
   const dialect = facts.facts['launch.dialect']?.value;
+  if (dialect === 'torchtitan') return rewriteTorchtitanScript(text, t, facts);
   const spec = typeof dialect === 'string' ? TABLES[dialect] : undefined;
   if (!spec) return undefined;
   const notes: string[] = [];

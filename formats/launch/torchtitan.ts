@@ -11,6 +11,11 @@ import { toNumber } from '../common/text';
 import type { KEntry, KNode } from '../common/tree';
 import { readTorchtitan } from '../torchtitan/reader';
 import type { TextRange } from '../../shared/plan/types';
+import type { ConfigFacts } from '../../shared/plan/facts';
+import type { PlanPath } from '../../shared/plan/paths';
+import { applyOffsetEdits, type OffsetEdit } from '../common/edit/shellFlags';
+import { lineStarts, offsetAt } from '../common/edit/text';
+import type { LayoutTarget, Rewrite } from '../common/edit/types';
 
 /** torchtitan's trainer as a module or as the repository's script. */
 const TRAINER = /^torchtitan\.train$|(^|\/)torchtitan\/train\.py$/;
@@ -81,4 +86,66 @@ export function readTorchtitanLaunch(s: FactSink, inv: Invocation, args: readonl
       `torchtitan's configuration ${name ? `"${name}" ` : ''}is a Python function (torchtitan ≥ 2026-02, --module/--config), which ShardLens does not run or read: the model, batch and layout come from this script's --section.key options, torchtitan's defaults and the assumptions below. A job TOML (--job.config_file) is read.`,
       config.flagRange, ['model']);
   }
+}
+
+/** The torchtitan options "Apply layout" writes for a layout's degrees (torchtitan/config/configs.py ParallelismConfig). */
+const DEGREES: readonly [PlanPath, string, keyof LayoutTarget][] = [
+  ['parallel.tp', '--parallelism.tensor_parallel_degree', 'tp'],
+  ['parallel.pp', '--parallelism.pipeline_parallel_degree', 'pp'],
+  ['parallel.cp', '--parallelism.context_parallel_degree', 'cp'],
+  ['parallel.ep', '--parallelism.expert_parallel_degree', 'ep'],
+];
+
+/** Where torchtitan's trainer is named on a line: options go right after it (tyro reads them in any order, a later one wins). */
+const PROGRAM = /(-m[ \t]+torchtitan\.train|\S*torchtitan\/train\.py|\S*train\.py(?=[^\n]*--job\.config_file))/g;
+
+/**
+ * "Apply layout" for a torchtitan launch script: each degree the script states is rewritten where it is written, the
+ * others are added as `--parallelism.*` options right after the trainer (they override the job TOML, whatever it
+ * says); the micro batch as `--training.local_batch_size` without a pipeline. What torchtitan keeps in its job TOML or
+ * Python configuration (the pipeline micro-batches, the FSDP2 sharding) is said, not written.
+ */
+export function rewriteTorchtitanScript(text: string, t: LayoutTarget, facts: ConfigFacts): Rewrite {
+  const notes: string[] = [];
+  const unwritable: PlanPath[] = [];
+  const edits: OffsetEdit[] = [];
+  const add: string[] = [];
+  const want: [PlanPath, string, number][] = DEGREES.map(([path, flag, k]) => [path, flag, Number(t[k] ?? 1)]);
+  if (t.pp <= 1) want.push(['training.microBatch', '--training.local_batch_size', t.microBatch]);
+  else {
+    notes.push(`Micro batch ${t.microBatch} with PP ${t.pp}: set training.local_batch_size and the pipeline micro-batches in the job configuration.`);
+    unwritable.push('training.microBatch');
+  }
+  for (const [path, flag, value] of want) {
+    const f = facts.facts[path];
+    const r = f?.source.kind === 'explicit' && (!f.source.uri || f.source.uri === facts.uri) ? f.source.range : undefined;
+    if (r) {
+      const starts = lineStarts(text);
+      const from = offsetAt(starts, r.start), to = offsetAt(starts, r.end);
+      if (/^\d+$/.test(text.slice(from, to))) { if (f!.value !== value) edits.push({ from, to, text: String(value) }); continue; }
+      notes.push(`${flag} ${value}: the value in this script is computed or set elsewhere; change it there.`);
+      unwritable.push(path);
+      continue;
+    }
+    // Expert parallelism 1 needs no option (torchtitan's default), unless the job configuration says otherwise.
+    if (path === 'parallel.ep' && value <= 1) continue;
+    add.push(`${flag} ${value}`);
+  }
+  if (t.zero !== 3) {
+    notes.push(`ZeRO-${t.zero}: torchtitan shards with FSDP2 (data_parallel_shard_degree, fsdp_reshard_after_forward); set it in the job configuration.`);
+    unwritable.push('parallel.sharding.stage');
+  }
+  if (add.length) {
+    let found = false;
+    for (const m of text.matchAll(PROGRAM)) {
+      found = true;
+      const at = (m.index ?? 0) + m[0].length;
+      edits.push({ from: at, to: at, text: ` ${add.join(' ')}` });
+    }
+    if (!found) {
+      notes.push(`Add ${add.join(' ')} to the torchtitan command.`);
+      for (const [path, flag] of want) if (add.some((a) => a.startsWith(flag))) unwritable.push(path);
+    }
+  }
+  return { text: applyOffsetEdits(text, edits), notes, unwritable };
 }

@@ -13,6 +13,8 @@ import assert from 'node:assert/strict';
 import { initFormats, parseConfig } from '../../../formats/index';
 import { loadConfigGraph } from '../../../server/formats/workspace';
 import { memoryHost } from './helpers';
+import type { LayoutTarget } from '../../../formats/layout';
+import { FORMATS } from '../../../formats/registry';
 
 const TOML = `[model]
 name = "llama3"
@@ -88,5 +90,32 @@ describe('torchtitan launch scripts', () => {
     assert.equal(r.facts['launch.dialect']?.value, 'megatron');
     const g = loadConfigGraph('/ws/pretrain.sh', memoryHost({ '/ws/pretrain.sh': 'torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --num-layers 4 --hidden-size 1024 --num-attention-heads 8 --seq-length 2048 --micro-batch-size 1 --bf16\n' }), { settings: {} });
     assert.equal(g.resolved.plan?.engine, 'megatron');
+  });
+
+  const target = (t: Partial<LayoutTarget>): LayoutTarget => ({
+    tp: 1, pp: 1, vpp: 1, cp: 1, ep: 1, dp: 8, sp: false, zero: 3, sharding: 'fsdp2', distributedOptimizer: false,
+    microBatch: 1, gradAccum: 1, recompute: 'selective', offload: 'none', globalBatch: 8, layers: 32, ...t,
+  });
+
+  test('Apply layout writes torchtitan options, never Megatron flags: after the trainer, or over the stated value', () => {
+    const rewrite = FORMATS['megatron-script'].rewrite!;
+    const r = rewrite(NEW, target({ tp: 2, dp: 4, microBatch: 2 }));
+    assert.ok(!/tensor-model-parallel-size|micro-batch-size/.test(r.text), r.text);
+    assert.match(r.text, /-m torchtitan\.train --parallelism\.tensor_parallel_degree 2 --parallelism\.pipeline_parallel_degree 1 --parallelism\.context_parallel_degree 1 --training\.local_batch_size 2 --module/);
+    // Read back: the options are the layout.
+    const back = parseConfig('/ws/run_train.sh', r.text).facts;
+    assert.equal(back['parallel.tp']?.value, 2);
+    assert.equal(back['training.microBatch']?.value, 2);
+    // The stated values of the older script are rewritten in place.
+    const o = rewrite(OLD, target({ tp: 4, dp: 2, microBatch: 1 }));
+    assert.match(o.text, /--parallelism\.tensor_parallel_degree 4 --training\.local_batch_size=1\n/);
+    assert.equal((o.text.match(/tensor_parallel_degree/g) ?? []).length, 1);
+  });
+
+  test('Apply layout says what the job configuration keeps: pipeline micro-batches, ZeRO stages other than FSDP2\'s', () => {
+    const r = FORMATS['megatron-script'].rewrite!(NEW, target({ pp: 4, dp: 2, zero: 2, microBatch: 1 }));
+    assert.match(r.text, /--parallelism\.pipeline_parallel_degree 4/);
+    assert.ok(!/local_batch_size/.test(r.text));
+    assert.ok(r.notes.some((n) => /PP 4/.test(n)) && r.notes.some((n) => /ZeRO-2/.test(n)), JSON.stringify(r.notes));
   });
 });
