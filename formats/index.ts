@@ -16,6 +16,7 @@ import { detectFormat } from './detect';
 import { initShellParser } from './common/shell/treeSitter';
 import type { SourceReader } from './megatron/script';
 import { FORMATS } from './registry';
+import { readTorchtitanPython } from './torchtitan/python';
 
 export { detectFormat } from './detect';
 export { initShellParser } from './common/shell/treeSitter';
@@ -58,6 +59,25 @@ function omegaConf(s: FactSink, root: KNode | undefined, readSource: SourceReade
     s.diag('defaults-missing', 'info', `defaults: names ${m}, which was not found next to this file; only the values written here and in the bases found are read.`, undefined);
   }
   return resolveInterpolations(merged.root);
+}
+
+/**
+ * Reads function `symbol` of a torchtitan Python configuration module (formats/torchtitan/python.ts) into facts of
+ * the torchtitan format, located in that module. Nothing in it is run.
+ */
+export function parsePythonConfig(uri: string, text: string, symbol: string): ConfigFacts {
+  const s = new FactSink('torchtitan', uri);
+  if (typeof text !== 'string' || text.length > MAX_CONFIG_CHARS) {
+    s.diag('too-large', 'error', tooLarge(typeof text === 'string' ? text.length : 0), undefined);
+    return s.build();
+  }
+  try {
+    const family = /(?:^|[\\/])models[\\/](\w+)[\\/]config_registry\.py$/.exec(uri)?.[1];
+    readTorchtitanPython(s, text, new LineIndex(text), symbol, family);
+  } catch (e) {
+    s.diag('internal', 'info', `ShardLens could not finish reading this file: ${String(e).slice(0, 200)}`, undefined);
+  }
+  return s.build();
 }
 
 /** Reads a config file into facts. Unknown formats give empty facts with an info diagnostic. */

@@ -79,9 +79,9 @@ export class FactSink {
     return typeof v === 'number' ? v : undefined;
   }
 
-  ref(kind: ConfigReference['kind'], target: string, range?: TextRange, cwd?: string): void {
+  ref(kind: ConfigReference['kind'], target: string, range?: TextRange, cwd?: string, symbol?: string): void {
     if (!target.trim()) return;
-    this.references.push({ kind, target: target.trim(), range, ...(cwd ? { cwd } : {}) });
+    this.references.push({ kind, target: target.trim(), range, ...(cwd ? { cwd } : {}), ...(symbol ? { symbol } : {}) });
   }
 
   diag(code: string, severity: Severity, message: string, range: TextRange | undefined, paths: readonly PlanPath[] = []): void {

@@ -3,13 +3,15 @@
  * the plan is torchtitan's (FSDP2 engine, its pipeline split and defaults: shared/plan/gather.ts reads the dialect),
  * its `--section.key value` options override the job TOML as torchtitan's CLI does (torchtitan/config/manager.py), and
  * a configuration chosen as a Python function (`--module M --config F`, torchtitan ≥ 2026-02, pytorch/torchtitan#2386)
- * is said not to be read, since ShardLens never runs a repository's code.
+ * is a reference to that function in M's file, read statically (formats/torchtitan/python.ts): ShardLens never runs a
+ * repository's code.
  */
 import { FactSink } from '../common/sink';
 import type { FlagArg, Invocation } from '../common/shell/commandLine';
 import { toNumber } from '../common/text';
 import type { KEntry, KNode } from '../common/tree';
 import { readTorchtitan } from '../torchtitan/reader';
+import { torchtitanModulePath } from '../torchtitan/python';
 import type { TextRange } from '../../shared/plan/types';
 import type { ConfigFacts } from '../../shared/plan/facts';
 import type { PlanPath } from '../../shared/plan/paths';
@@ -69,21 +71,30 @@ function overrideTree(args: readonly FlagArg[]): KNode | undefined {
 export function readTorchtitanLaunch(s: FactSink, inv: Invocation, args: readonly FlagArg[]): void {
   s.derived('launch.dialect', 'torchtitan', `arguments of ${inv.program} (torchtitan's trainer)`);
   const toml = args.some((a) => a.flag === '--job.config_file');
+  const config = args.find((a) => a.flag === '--config');
+  const module = args.find((a) => a.flag === '--module');
+  // --module M --config F: the function F of module M, read statically (formats/torchtitan/python.ts) when the module's
+  // file is in the workspace.
+  const python = !toml && !!config?.value && !config.unresolved && !!module?.value && !module.unresolved;
+  if (python) s.ref('config', torchtitanModulePath(module!.value!), module!.valueRange, inv.command.cwd, config!.value);
   const tree = overrideTree(args);
   // With a job TOML the options override what they state and the TOML gives the rest (its defaults and what it derives);
   // without one, torchtitan's defaults stand in for the configuration (as assumptions, the warning below says why).
   if (tree || !toml) {
     const read = new FactSink('torchtitan', s.uri);
     readTorchtitan(read, tree ?? { kind: 'map', range: NONE, entries: [] });
-    for (const [path, fact] of Object.entries(read.facts)) if (!toml || fact.source.kind === 'explicit') s.facts[path] = fact;
+    // What the TOML or the Python configuration derives is theirs; torchtitan's defaults lose to any stated value.
+    const own = toml || python;
+    for (const [path, fact] of Object.entries(read.facts)) if (!own || fact.source.kind !== 'derived') s.facts[path] = fact;
     for (const d of read.diagnostics) s.diag(d.code, d.severity, d.message, d.range, d.paths);
   }
-  const config = args.find((a) => a.flag === '--config');
-  const module = args.find((a) => a.flag === '--module');
-  if (config && !toml) {
-    const name = [module?.value, config.value].filter(Boolean).join('.');
+  if (python) {
+    s.diag('torchtitan-python-config', 'info',
+      `torchtitan's configuration "${module!.value}.${config!.value}" is a Python function: ShardLens reads it from ${torchtitanModulePath(module!.value!)} without running it (literal values, keyword calls, and the module's other configurations it derives from).`,
+      config!.flagRange, []);
+  } else if (config && !toml) {
     s.diag('torchtitan-python-config', 'warning',
-      `torchtitan's configuration ${name ? `"${name}" ` : ''}is a Python function (torchtitan ≥ 2026-02, --module/--config), which ShardLens does not run or read: the model, batch and layout come from this script's --section.key options, torchtitan's defaults and the assumptions below. A job TOML (--job.config_file) is read.`,
+      `torchtitan's configuration is chosen by values ShardLens cannot evaluate (--module ${module?.value ?? '?'} --config ${config.value ?? '?'}): the model, batch and layout come from this script's --section.key options, torchtitan's defaults and the assumptions below.`,
       config.flagRange, ['model']);
   }
 }

@@ -2,14 +2,14 @@
  * Loads a config file with the files it references (DeepSpeed JSON, model config.json) or that reference it,
  * and resolves the Plan. File access goes through a host so the server can overlay open documents.
  */
-import { dirname, isAbsolute, join, normalize, resolve as resolvePath } from 'node:path';
+import { basename, dirname, isAbsolute, join, normalize, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ConfigFacts, ConfigReference, FormatId } from '../../shared/plan/facts';
 import { MODEL_NOTE_CODES, modelFromHfConfig } from '../../shared/model/hfConfig';
 import { findPreset } from '../../shared/model/presets';
 import { presetCandidates, resolvePlan, type ModelLookup, type ModelLookupInvalid, type ResolveContext, type ResolvedPlan } from '../../shared/plan/resolve';
 import type { Problem } from '../../shared/plan/types';
-import { detectFormat, parseConfig } from '../../formats/index';
+import { detectFormat, parseConfig, parsePythonConfig } from '../../formats/index';
 import type { SourceReader } from '../../formats/megatron/script';
 import { SCAN_EXT } from '../io/referenceIndex';
 import { withProfileFile } from './profileSetting';
@@ -256,6 +256,16 @@ export function loadConfigGraph(pathOrUri: string, host: WorkspaceHost, ctx: Res
       continue;
     }
     const refText = read(host, p) ?? '';
+    // A torchtitan configuration function in a Python module: read statically, never imported or run.
+    if (r.symbol && /\.py$/.test(p)) {
+      deps.push(p);
+      const facts = parsePythonConfig(p, refText, r.symbol);
+      related.push(facts);
+      // What the static reading could not follow is said with the plan of the file that names the function.
+      const at = (d: { range: { start: { line: number } } }) => `${basename(p)}:${d.range.start.line + 1}`;
+      for (const d of facts.diagnostics) problems.push({ code: d.code, severity: d.severity, message: `${at(d)} (${r.symbol}): ${d.message}`, paths: d.paths });
+      continue;
+    }
     const format = kind.format ?? detectFormat(p, refText);
     if (!format) continue;
     deps.push(p);

@@ -56,6 +56,8 @@ export interface ConfigReference {
   readonly uri?: string;
   /** Folder a launch script `cd`ed into before using the path (relative to the script's folder, or absolute). */
   readonly cwd?: string;
+  /** The function of a Python configuration module the launch names (torchtitan `--config F` with `--module M`). */
+  readonly symbol?: string;
 }
 
 /** Everything one parser read from one file. */

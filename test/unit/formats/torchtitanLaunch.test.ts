@@ -66,23 +66,30 @@ describe('torchtitan launch scripts', () => {
     assert.equal(g.primary.diagnostics.some((d) => d.code === 'torchtitan-python-config' || d.code === 'unknown-trainer'), false);
   });
 
-  test('--module/--config (torchtitan ≥ 2026-02): warned at --config, torchtitan\'s defaults stand in, no Megatron engine', () => {
+  test('--module/--config (torchtitan ≥ 2026-02): a reference to the function in the model\'s registry; without the file, torchtitan\'s defaults', () => {
     const r = parseConfig('/ws/run_train.sh', NEW);
+    const ref = r.references.find((x) => x.kind === 'config');
+    assert.deepEqual([ref?.target, ref?.symbol], ['torchtitan/models/llama3/config_registry.py', 'llama3_8b']);
     const d = r.diagnostics.find((x) => x.code === 'torchtitan-python-config');
     assert.ok(d, JSON.stringify(r.diagnostics));
-    assert.equal(d.severity, 'warning');
-    assert.match(d.message, /"llama3\.llama3_8b" is a Python function/);
+    assert.match(d.message, /"llama3\.llama3_8b" is a Python function: ShardLens reads it from torchtitan\/models\/llama3\/config_registry\.py without running it/);
     assert.equal(d.range.start.line, 4);
     assert.equal(r.diagnostics.some((x) => x.code === 'unknown-trainer'), false, 'one message, not two');
     const g = loadConfigGraph('/ws/run_train.sh', memoryHost({ '/ws/run_train.sh': NEW }), { settings: {} });
+    assert.ok(g.resolved.problems.some((p) => p.code === 'reference-missing'), JSON.stringify(g.resolved.problems));
     const plan = g.resolved.plan;
     assert.ok(plan);
     assert.equal(plan.engine, 'fsdp2');
     assert.equal(plan.parallel.sharding.style, 'fsdp2');
-    assert.equal(plan.parallel.sharding.stage, 3);
     // torchtitan's defaults: seq_len 2048, local batch 8 (torchtitan/config/job_config.py).
     assert.equal(plan.training.seqLen, 2048);
     assert.equal(plan.training.microBatch, 8);
+  });
+
+  test('a --module/--config chosen by values the script cannot evaluate is warned, not followed', () => {
+    const r = parseConfig('/ws/run.sh', 'torchrun --nproc_per_node 8 -m torchtitan.train --module "$(cat module.txt)" --config $1\n');
+    assert.equal(r.references.some((x) => x.kind === 'config'), false);
+    assert.equal(r.diagnostics.find((x) => x.code === 'torchtitan-python-config')?.severity, 'warning');
   });
 
   test('a Megatron script is still Megatron\'s', () => {
