@@ -63,6 +63,28 @@ def llama3_70b_tp8_pp4() -> Trainer.Config:
     return config
 
 
+def llama3_405b_tp8() -> Trainer.Config:
+    compile_config = CompileConfig(enable=True, enable_async_tensor_parallel=True)
+    model_spec = model_registry(
+        "405B",
+        converters=[
+            Float8LinearConverter.Config(
+                filter_fqns=["lm_head"],
+                model_compile_enabled=(compile_config.enable and "model" in compile_config.components),
+            ),
+        ],
+    )
+    return Trainer.Config(
+        loss=ChunkedLossWrapper.Config(loss_fn=CrossEntropyLoss.Config(global_vocab_size=decoder_vocab_size(model_spec))),
+        hf_assets_path="./assets/hf/Llama-3.1-405B",
+        model_spec=model_spec,
+        training=TrainingConfig(num_tokens_per_microbatch_per_dp_rank=2 * 8192, max_context_length=8192, steps=3000),
+        parallelism=ParallelismConfig(tensor_parallel_degree=8),
+        activation_checkpoint=FullAC.Config(),
+        compile=compile_config,
+    )
+
+
 def broken() -> Trainer.Config:
     return make_config(seq=SEQ)
 `;
@@ -109,6 +131,20 @@ describe('torchtitan Python configurations', () => {
     assert.equal((base.facts as Record<string, { value: unknown }>)['parallel.tp']?.value, 1);
     // The if-block is not followed, and says so.
     assert.ok(f.diagnostics.some((d) => d.code === 'torchtitan-python-branch'));
+  });
+
+  test('the shape of torchtitan\'s own 405B configuration: a compile variable, a conditional inside a converter, the loss wrapper', () => {
+    const f = parsePythonConfig('/ws/torchtitan_recipes/h100.py', RECIPES, 'llama3_405b_tp8');
+    const v = (p: string) => (f.facts as Record<string, { value: unknown } | undefined>)[p]?.value;
+    assert.equal(v('model.preset'), 'llama3:405B');
+    assert.equal(v('parallel.tp'), 8);
+    assert.equal(v('parallel.tpCommOverlap'), true, 'CompileConfig.enable_async_tensor_parallel');
+    assert.equal(v('training.compile'), true);
+    assert.equal(v('training.precision'), 'fp8-mixed');
+    assert.equal(v('training.recompute'), 'full');
+    assert.equal(v('training.microBatch'), 2);
+    // hf_assets_path names the folder of the model's config.json.
+    assert.ok(f.references.some((r) => r.kind === 'model' && r.target === './assets/hf/Llama-3.1-405B/config.json'), JSON.stringify(f.references));
   });
 
   test('what cannot be read statically is said, never guessed', () => {
