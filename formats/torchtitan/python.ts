@@ -102,10 +102,12 @@ export function readTorchtitanPython(s: FactSink, text: string, li: LineIndex, f
   if (tr?.value.t === 'call') {
     const tf = tr.value.fields;
     const ctx = tf.get('max_context_length');
-    const seq = ctx?.value.t === 'num' ? ctx.value.v : 2048;
+    // TrainingConfig's max_context_length defaults to 2048; one ShardLens cannot read leaves the micro batch unread too.
+    const seq = !ctx ? 2048 : ctx.value.t === 'num' ? ctx.value.v : undefined;
     if (ctx) training.push(entry('seq_len', ctx, 'training.max_context_length'));
     const tok = tf.get('num_tokens_per_microbatch_per_dp_rank');
-    if (tok?.value.t === 'num') {
+    if (tok?.value.t === 'num' && seq === undefined) unread.push('training.num_tokens_per_microbatch_per_dp_rank (in sequences of a context length not read)');
+    else if (tok?.value.t === 'num' && seq !== undefined) {
       const mb = tok.value.v / seq;
       if (Number.isInteger(mb) && mb >= 1) {
         const pm = par?.value.t === 'call' ? par.value.fields.get('num_pp_microbatches') : undefined;
@@ -117,7 +119,7 @@ export function readTorchtitanPython(s: FactSink, text: string, li: LineIndex, f
       } else s.diag('invalid-value', 'warning', `num_tokens_per_microbatch_per_dp_rank ${tok.value.v} is not a whole number of ${seq}-token sequences: the micro batch is not read.`, range(tok.at), ['training.microBatch']);
     } else if (tok) unread.push(`training.num_tokens_per_microbatch_per_dp_rank (${tok.value.t === 'unknown' ? tok.value.why : tok.value.t})`);
     const step = tf.get('num_tokens_per_train_step');
-    if (step?.value.t === 'num' && step.value.v > 0) {
+    if (step?.value.t === 'num' && step.value.v > 0 && seq !== undefined) {
       const g = step.value.v / seq;
       if (Number.isInteger(g)) training.push(num('global_batch_size', g, step));
     }

@@ -178,7 +178,7 @@ export class PyModule {
   private expr(t: readonly Tok[], i: number, scope: Map<string, Value>, depth: number, seen: ReadonlySet<string>): { value: Value; next: number } {
     const r = this.sum(t, i, scope, depth, seen);
     // A conditional expression or a comparison is not followed.
-    if (t[r.next] && ['if', 'and', 'or', '==', '!=', '<', '>', '<=', '>='].includes(t[r.next]!.v)) {
+    if (t[r.next] && ['if', 'and', 'or', 'in', 'not', 'is', '==', '!=', '<', '>', '<=', '>='].includes(t[r.next]!.v)) {
       let j = r.next, d = 0;
       while (j < t.length && !(d === 0 && [',', ')', ']', '}'].includes(t[j]!.v))) { if ('([{'.includes(t[j]!.v)) d++; if (')]}'.includes(t[j]!.v)) d--; j++; }
       return { value: { t: 'unknown', why: 'a conditional expression', at: { start: t[i]!.start, end: t[j - 1]!.end } }, next: j };
@@ -292,7 +292,12 @@ export class PyModule {
         j = r.next;
       }
       if (t[j]?.v === ',') j++;
-      else if (t[j]?.v !== ')') break;
+      else if (t[j]?.v !== ')') {
+        // Something this reading does not parse: skip to the call's own closing bracket, keeping what came before.
+        let d = 0;
+        while (j < t.length && !(d === 0 && t[j]!.v === ')')) { if (t[j]!.k === 'op' && '([{'.includes(t[j]!.v)) d++; else if (t[j]!.k === 'op' && ')]}'.includes(t[j]!.v)) d--; j++; }
+        args.push({ t: 'unknown', why: 'arguments ShardLens cannot read', at: { start, end: t[Math.min(j, t.length - 1)]!.end } });
+      }
     }
     const at = { start, end: t[j]?.end ?? t[t.length - 1]!.end };
     const next = j + 1;

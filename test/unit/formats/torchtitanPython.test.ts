@@ -147,6 +147,30 @@ describe('torchtitan Python configurations', () => {
     assert.ok(f.references.some((r) => r.kind === 'model' && r.target === './assets/hf/Llama-3.1-405B/config.json'), JSON.stringify(f.references));
   });
 
+  test('membership tests and conditionals inside a call\'s arguments do not end the call early', () => {
+    const text = `def f() -> Trainer.Config:
+    config = Trainer.Config(compile=CompileConfig(enable=True, components=["model"]))
+    config.model_spec = model_registry("8B", converters=[Float8LinearConverter.Config(model_compile_enabled=config.compile.enable and "model" in config.compile.components)])
+    return Trainer.Config(
+        model_spec=config.model_spec,
+        training=TrainingConfig(max_context_length=4096 if True else 2048, num_tokens_per_microbatch_per_dp_rank=4096),
+        parallelism=ParallelismConfig(tensor_parallel_degree=4, pipeline_parallel_schedule=pick(a[0], *rest)),
+    )
+`;
+    const f = parsePythonConfig('/ws/torchtitan/models/llama3/config_registry.py', text, 'f');
+    const v = (p: string) => (f.facts as Record<string, { value: unknown } | undefined>)[p]?.value;
+    assert.equal(v('model.preset'), 'llama3:8B');
+    assert.equal(v('training.precision'), 'fp8-mixed');
+    assert.equal(v('parallel.tp'), 4, 'the keyword after an unreadable one is still read');
+    // A conditional context length is not guessed, nor the micro batch in sequences of it: both stay torchtitan's
+    // defaults (seq_len 2048, local batch 8), and the info says why.
+    assert.equal(v('training.seqLen'), 2048);
+    assert.equal(f.facts['training.seqLen']?.source.kind, 'default');
+    assert.equal(v('training.microBatch'), 8);
+    assert.equal(f.facts['training.microBatch']?.source.kind, 'default');
+    assert.ok(f.diagnostics.some((d) => d.code === 'torchtitan-python-unread' && /max_context_length \(a conditional expression\)/.test(d.message)), JSON.stringify(f.diagnostics));
+  });
+
   test('what cannot be read statically is said, never guessed', () => {
     const f = parsePythonConfig('/ws/torchtitan_recipes/h100.py', RECIPES, 'broken');
     assert.ok(f.diagnostics.some((d) => d.code === 'torchtitan-python-config' && /make_config/.test(d.message)), JSON.stringify(f.diagnostics));
