@@ -10,6 +10,7 @@ import type { DashboardHub } from '../dashboard/hub';
 import { requireTrust } from '../trust';
 import { persistRunnerReport } from '../validation/persist';
 import { cancelActiveRun, runCli } from './run';
+import { validationOutcome, type ReportGist } from '../validation/outcome';
 
 /** The file a run is for, as a local path, or an error the user sees. */
 function localPath(uri: string | undefined): string {
@@ -32,20 +33,17 @@ export function lastJson(stdout: string): unknown {
   }
 }
 
-async function finish(hub: DashboardHub, log: vscode.LogOutputChannel, label: string, run: { code: number | null; cancelled: boolean }, result: ValidationResultView | undefined): Promise<void> {
-  if (run.cancelled) {
-    hub.post({ v: V, type: 'validationProgress', state: 'cancelled', fraction: 0, message: `${label} cancelled.` });
-    return;
+async function finish(hub: DashboardHub, log: vscode.LogOutputChannel, label: string, run: { code: number | null; cancelled: boolean }, result: ValidationResultView | undefined, report: ReportGist | undefined, lastLine: string): Promise<void> {
+  const o = validationOutcome(label, run, !!result, report, lastLine);
+  hub.post({ v: V, type: 'validationProgress', state: o.state, fraction: o.state === 'done' ? 1 : 0, message: o.message });
+  if (o.showResult && result) hub.post({ v: V, type: 'validationResult', result });
+  if (o.level === 'error') {
+    log.error(o.message);
+    void vscode.window.showErrorMessage(`ShardLens: ${o.message}`, 'Show Output').then((p) => { if (p) log.show(); });
+  } else if (o.level === 'warning') {
+    log.warn(o.message);
+    void vscode.window.showWarningMessage(`ShardLens: ${o.message}`);
   }
-  if (run.code !== 0 || !result) {
-    const msg = `${label} failed (exit code ${run.code ?? 'signal'}); see the ShardLens output.`;
-    hub.post({ v: V, type: 'validationProgress', state: 'failed', fraction: 0, message: msg });
-    log.error(msg);
-    void vscode.window.showErrorMessage(`ShardLens: ${msg}`, 'Show Output').then((p) => { if (p) log.show(); });
-    return;
-  }
-  hub.post({ v: V, type: 'validationProgress', state: 'done', fraction: 1, message: `${label} finished.` });
-  hub.post({ v: V, type: 'validationResult', result });
 }
 
 /** Streams one CLI stderr line to the dashboards; "[k/n]" prefixes give the fraction. */
@@ -66,11 +64,14 @@ export async function runValidation(ctx: Ctx, uri: string | undefined): Promise<
   const file = localPath(uri);
   await vscode.commands.executeCommand('shardlens.validationView.focus').then(undefined, () => undefined);
   hub.post({ v: V, type: 'validationProgress', state: 'running', fraction: 0, message: 'Starting the validation runner…' });
-  const run = await runCli(context.extensionPath, ['validate', file, '--json', '--trust'], 'ShardLens: validating', cwdOf(file), log, (l) => progressLine(hub, l));
+  let lastLine = '';
+  const run = await runCli(context.extensionPath, ['validate', file, '--json', '--trust'], 'ShardLens: validating', cwdOf(file), log, (l) => { if (l.trim()) lastLine = l; progressLine(hub, l); });
+  const report = lastJson(run.stdout);
   // Saved under the extension's storage with the previous run of the same config attached for comparison.
-  const saved = run.cancelled ? {} : await persistRunnerReport(lastJson(run.stdout), { configPath: file, storageDir: reportStorage(context), prefer: 'storage' });
+  const saved = run.cancelled ? {} : await persistRunnerReport(report, { configPath: file, storageDir: reportStorage(context), prefer: 'storage' });
   if (saved.saveError) log.warn(`Validation report not saved: ${saved.saveError}`);
-  await finish(hub, log, 'Validation', run, saved.view && uri ? { ...saved.view, configUri: uri } : saved.view);
+  const gist = typeof report === 'object' && report !== null ? report as ReportGist : undefined;
+  await finish(hub, log, 'Validation', run, saved.view && uri ? { ...saved.view, configUri: uri } : saved.view, gist, lastLine);
 }
 
 export const runValidationCmd: CommandFactory = (ctx) => (arg) => runValidation(ctx, ctx.targetUri(arg));
