@@ -13,9 +13,9 @@ import type { PlanPath } from '../../shared/plan/paths';
 import type { DialectTable } from '../common/keyTable';
 import { parseConfig } from '../index';
 import { applyOffsetEdits, findFlags, insertNear, type OffsetEdit } from '../common/edit/shellFlags';
-import { lineStarts, offsetAt } from '../common/edit/text';
 import type { LayoutTarget, Rewrite } from '../common/edit/types';
 import { rewriteTorchtitanScript } from './torchtitan';
+import { replaceFactValue } from '../common/edit/factEdit';
 
 const TABLES: Record<string, { table: DialectTable; label: string }> = {
   'deepspeed-chat': { table: dsChat as DialectTable, label: 'DeepSpeed-Chat' },
@@ -40,22 +40,6 @@ function flagFor(table: DialectTable, path: PlanPath, dotted: boolean): string |
   return spellings.find((k) => k.includes('.') === dotted) ?? keys[0];
 }
 
-/** The edit that writes `value` over a fact's written value (a number, or ms-swift's `zeroN`), if it can. */
-function replaceAt(text: string, facts: ConfigFacts, path: PlanPath, value: number): OffsetEdit | 'same' | undefined {
-  const f = facts.facts[path];
-  const r = f?.source.range;
-  if (!f || !r || f.source.kind !== 'explicit' || (f.source.uri && f.source.uri !== facts.uri)) return undefined;
-  if (f.value === value) return 'same';
-  const starts = lineStarts(text);
-  const from = offsetAt(starts, r.start);
-  const to = offsetAt(starts, r.end);
-  const written = text.slice(from, to);
-  if (/^\d+$/.test(written)) return { from, to, text: String(value) };
-  const zero = /^zero(\d)/.exec(written);
-  if (zero && path === 'parallel.sharding.stage') return { from: from + 4, to: from + 5, text: String(value) };
-  return undefined;
-}
-
 /** Rewrites a non-Megatron launch script, or undefined when the script speaks Megatron flags (or nothing known). */
 export function rewriteDialectScript(text: string, t: LayoutTarget, given?: ConfigFacts): Rewrite | undefined {
   const facts = given ?? parseConfig('file:///launch.sh', text, 'megatron-script');
@@ -71,7 +55,7 @@ export function rewriteDialectScript(text: string, t: LayoutTarget, given?: Conf
   const known = hits.filter((h) => Object.keys(spec.table.keys).includes(h.flag) || spec.table.aliases?.[h.flag]);
   const anchor = known[known.length - 1];
   for (const [path, value, dflt] of wanted(t)) {
-    const e = replaceAt(text, facts, path, value);
+    const e = replaceFactValue(text, facts, path, value);
     if (e === 'same') continue;
     if (e) { edits.push(e); continue; }
     if (facts.facts[path]?.source.kind === 'explicit') { notes.push(`${path} = ${value}: the value in this script is computed or set elsewhere; change it there.`); unwritable.push(path); continue; }

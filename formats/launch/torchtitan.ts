@@ -16,7 +16,7 @@ import type { TextRange } from '../../shared/plan/types';
 import type { ConfigFacts } from '../../shared/plan/facts';
 import type { PlanPath } from '../../shared/plan/paths';
 import { applyOffsetEdits, type OffsetEdit } from '../common/edit/shellFlags';
-import { lineStarts, offsetAt } from '../common/edit/text';
+import { replaceFactValue } from '../common/edit/factEdit';
 import type { LayoutTarget, Rewrite } from '../common/edit/types';
 
 /** torchtitan's trainer as a module or as the repository's script. */
@@ -128,12 +128,10 @@ export function rewriteTorchtitanScript(text: string, t: LayoutTarget, facts: Co
     unwritable.push('training.microBatch');
   }
   for (const [path, flag, value] of want) {
-    const f = facts.facts[path];
-    const r = f?.source.kind === 'explicit' && (!f.source.uri || f.source.uri === facts.uri) ? f.source.range : undefined;
-    if (r) {
-      const starts = lineStarts(text);
-      const from = offsetAt(starts, r.start), to = offsetAt(starts, r.end);
-      if (/^\d+$/.test(text.slice(from, to))) { if (f!.value !== value) edits.push({ from, to, text: String(value) }); continue; }
+    const e = replaceFactValue(text, facts, path, value);
+    if (e === 'same') continue;
+    if (e) { edits.push(e); continue; }
+    if (facts.facts[path]?.source.kind === 'explicit') {
       notes.push(`${flag} ${value}: the value in this script is computed or set elsewhere; change it there.`);
       unwritable.push(path);
       continue;

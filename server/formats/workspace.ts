@@ -119,7 +119,7 @@ export function modelLookup(host: WorkspaceHost): (ref: string, fromUri: string)
 
 
 /** Parses of the files around the edited one, by path: reused while their text is unchanged. */
-const parsedFiles = new Map<string, { readonly text: string; readonly format: FormatId | undefined; readonly facts: ConfigFacts }>();
+const parsedFiles = new Map<string, { readonly text: string; readonly format: FormatId | undefined; readonly symbol?: string; readonly facts: ConfigFacts }>();
 const PARSED_FILES_MAX = 256;
 
 /**
@@ -127,12 +127,13 @@ const PARSED_FILES_MAX = 256;
  * re-analyses that file, not the unchanged files that reference it (found, then read, on every keystroke).
  * ConfigFacts are immutable, so sharing them is safe.
  */
-function parseFile(path: string, text: string, format?: FormatId): ConfigFacts {
+function parseFile(path: string, text: string, format?: FormatId, symbol?: string): ConfigFacts {
   const hit = parsedFiles.get(path);
-  if (hit && hit.text === text && hit.format === format) return hit.facts;
-  const facts = parseConfig(path, text, format);
+  if (hit && hit.text === text && hit.format === format && hit.symbol === symbol) return hit.facts;
+  // A function of a Python configuration module (torchtitan --module/--config) is read statically, never run.
+  const facts = symbol ? parsePythonConfig(path, text, symbol) : parseConfig(path, text, format);
   parsedFiles.delete(path);
-  parsedFiles.set(path, { text, format, facts });
+  parsedFiles.set(path, { text, format, symbol, facts });
   if (parsedFiles.size > PARSED_FILES_MAX) parsedFiles.delete(parsedFiles.keys().next().value as string);
   return facts;
 }
@@ -259,7 +260,7 @@ export function loadConfigGraph(pathOrUri: string, host: WorkspaceHost, ctx: Res
     // A torchtitan configuration function in a Python module: read statically, never imported or run.
     if (r.symbol && /\.py$/.test(p)) {
       deps.push(p);
-      const facts = parsePythonConfig(p, refText, r.symbol);
+      const facts = parseFile(p, refText, undefined, r.symbol);
       related.push(facts);
       // What the static reading could not follow is said with the plan of the file that names the function.
       const at = (d: { range: { start: { line: number } } }) => `${basename(p)}:${d.range.start.line + 1}`;
