@@ -37,7 +37,7 @@ function median(xs: number[]): number {
 interface Core {
   readonly planLayouts: (base: Plan, opts?: PlannerOptions, est?: PlannerEstimators) => PlanResult;
   readonly peakMemoryFast: (p: Plan) => number;
-  readonly stepSecondsFast: (p: Plan, cache: TimeCache) => number;
+  readonly stepSecondsFast: (p: Plan, cache: TimeCache, worth?: (lowerBound: number) => boolean) => number;
   readonly TimeCache: typeof TimeCache;
   readonly coreEstimators: typeof coreEstimators;
 }
@@ -82,7 +82,7 @@ function figures(core: Core, base: Plan, tag: string): Record<string, number> {
   // a cluster are reused across searches); the first figure above starts every search from an empty cache.
   const shared = new core.TimeCache();
   // The fast paths alone: no re-estimation of the returned layouts with the traceable estimators.
-  const fast = (): PlannerEstimators => ({ peakBytes: core.peakMemoryFast, stepSeconds: (p) => core.stepSecondsFast(p, shared) });
+  const fast = (): PlannerEstimators => ({ peakBytes: core.peakMemoryFast, stepSeconds: (p, w) => core.stepSecondsFast(p, shared, w) });
   const searchOnly = timed(() => core.planLayouts(base, {}, fast()), 9);
   const exhaustive = timed(() => core.planLayouts(base, { exhaustive: true }, fast()), 5);
   let n = 0;

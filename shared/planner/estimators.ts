@@ -34,7 +34,7 @@ function fullMemory(plan: Plan): { allocated: number; reserved: number } {
 export function coreEstimators(cache: TimeCache = new TimeCache()): PlannerEstimators {
   return {
     peakBytes: peakMemoryFast,
-    stepSeconds: (plan) => stepSecondsFast(plan, cache),
+    stepSeconds: (plan, worth) => stepSecondsFast(plan, cache, worth),
     full(plan) {
       const mem = fullMemory(plan);
       return { peakAllocatedBytes: mem.allocated, peakReservedBytes: mem.reserved, stepSeconds: estimateStepTime(plan, cache).stepSeconds };

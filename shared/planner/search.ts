@@ -219,7 +219,8 @@ export function searchLayouts(base: Plan, gpus: number, limitBytes: number, opts
           }
           continue;
         }
-        const seconds = est.stepSeconds(plan);
+        // A time neither list would take needs no exact figure: the estimator may answer with a lower bound then.
+        const seconds = est.stepSeconds(plan, (lb) => top.accepts(lb, bytes) || front.accepts(bytes, lb));
         if (!Number.isFinite(seconds) || seconds <= 0) { prune('invalid-estimate'); continue; }
         // An exact tie with a kept layout of the same family and micro batch (only recomputation differs) joins that row
         // of the top layouts instead of taking a row of its own (it may still be on the memory/time front).

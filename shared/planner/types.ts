@@ -140,8 +140,12 @@ export interface PlanResult {
 export interface PlannerEstimators {
   /** Peak reserved bytes of the worst rank (fast path); compared with GPU memory × margin. */
   peakBytes(plan: Plan): number;
-  /** Seconds per optimizer step (fast path). */
-  stepSeconds(plan: Plan): number;
+  /**
+   * Seconds per optimizer step (fast path). With `worth`, the search's test of whether a step time could still enter
+   * its lists, the estimator may return instead any lower bound of the step for which `worth` is false (the layout
+   * cannot enter them whatever its exact time): shared/time/stepTime.ts skips the pipeline schedule's run that way.
+   */
+  stepSeconds(plan: Plan, worth?: (lowerBound: number) => boolean): number;
   /** Full traceable estimate, used for the returned layouts only. */
   full?(plan: Plan): { peakAllocatedBytes: number; peakReservedBytes: number; stepSeconds: number };
 }

@@ -3,18 +3,25 @@
  * the step-time estimate (shared/time/estimate.ts, times only): every stage runs its schedule's passes in order, a
  * pass starts when its stage is free and its inputs have arrived (the previous stage's pass plus one pipeline send),
  * the gradient sync overlaps the last backward. One run, so the estimate and the Simulate Step timeline are the same
- * number; the planner's search ranks with the closed form (shared/time/stepTime.ts pipelineSeconds) and re-estimates
- * the layouts it returns with this run.
+ * number; the planner's fast path (shared/time/stepTime.ts stepSecondsFast) runs it over its scratch stage records.
  */
 import type { Plan } from '../plan/types';
 import type { StageTiming } from '../time/stage';
-import { groupOf } from '../time/stepTime';
+import { groupOf } from '../time/shape';
 import { stageOps, type Op } from './schedule';
 import type { Block } from './types';
 
+/**
+ * What the run reads of a stage's timing: its per-micro-batch passes and sends, gradient sync, optimizer and post-step
+ * seconds, and the communication inside its passes. The traceable StageTiming and the planner's scratch records
+ * (shared/time/stage.ts StageTimingScratch) both are one, so the estimate and the fast path run the same schedule.
+ */
+export type RunStage = Pick<StageTiming, 'forward' | 'recompute' | 'backward' | 'p2p' | 'gradSync' | 'gradSyncWindow' | 'gradSyncCooldown' | 'optimizer' | 'postStep' | 'work'>
+  & { readonly comm: Pick<StageTiming['comm'], 'perMicrobatchForward' | 'perMicrobatchBackward'> };
+
 /** Exposed communication inside one forward / backward pass of a stage (all chunks): in-layer plus ZeRO-3/offload. */
-export const forwardComm = (T: StageTiming): number => T.work.parts.forward.comm + T.comm.perMicrobatchForward;
-export const backwardComm = (T: StageTiming): number => T.work.parts.backward.comm + T.comm.perMicrobatchBackward;
+export const forwardComm = (T: RunStage): number => T.work.parts.forward.comm + T.comm.perMicrobatchForward;
+export const backwardComm = (T: RunStage): number => T.work.parts.backward.comm + T.comm.perMicrobatchBackward;
 
 /** Mutable state of one stage during the run. */
 export interface Lane {
@@ -38,7 +45,7 @@ export interface Lane {
 
 /** Pass orders of recent (schedule, p, v, m, group) shapes: the same shapes recur across a model's estimates (read-only). */
 const OPS = new Map<string, Op[][]>();
-const OPS_KEPT = 64;
+const OPS_KEPT = 256;
 
 /** Each stage's pass order for the plan's schedule (chunk groups of the engine's interleaved schedule, as the memory model counts them). */
 export function planOps(plan: Plan, p: number, v: number, m: number): Op[][] {
@@ -60,7 +67,7 @@ export function planOps(plan: Plan, p: number, v: number, m: number): Op[][] {
  * arithmetic, the same numbers); ZB-H1 decides when to run a deferred pass from which inputs have arrived, so it keeps
  * the event order (the lane with the earliest clock moves first).
  */
-export function runPipeline(st: readonly StageTiming[], ops: Op[][], m: number, v: number, zb: boolean, acts: readonly number[], record: boolean): Lane[] | undefined {
+export function runPipeline(st: readonly RunStage[], ops: Op[][], m: number, v: number, zb: boolean, acts: readonly number[], record: boolean): Lane[] | undefined {
   if (!zb && !record) return runFixedOrder(st, ops, m, v);
   const p = st.length;
   const n = p * m * v;
@@ -212,65 +219,86 @@ export function runPipeline(st: readonly StageTiming[], ops: Op[][], m: number, 
   return lanes;
 }
 
+/** Each stage's passes as integers, 2·(mb·v + chunk) + (1 for a backward), per pass order (kept with it). */
+const CODES = new WeakMap<Op[][], Int32Array[]>();
+
+function passCodes(ops: Op[][], v: number): Int32Array[] {
+  let codes = CODES.get(ops);
+  if (!codes) {
+    codes = ops.map((list) => Int32Array.from(list, (op) => 2 * (op.mb * v + op.chunk) + (op.kind === 'F' ? 0 : 1)));
+    CODES.set(ops, codes);
+  }
+  return codes;
+}
+
 /**
- * runPipeline for a fixed pass order without a timeline (the estimate): the same starts and ends, with the per-pass
- * seconds computed once per stage and no closures, as the estimate runs it for every plan it times.
+ * runPipeline for a fixed pass order without a timeline (the estimate and the planner's fast path): the same starts
+ * and ends, with the per-pass seconds computed once per stage, the passes read as integers and no closures, as they
+ * run it for every plan they time.
  */
-function runFixedOrder(st: readonly StageTiming[], ops: Op[][], m: number, v: number): Lane[] | undefined {
+function runFixedOrder(st: readonly RunStage[], ops: Op[][], m: number, v: number): Lane[] | undefined {
   const p = st.length;
-  const n = p * m * v;
-  const fEnd = new Float64Array(n).fill(-1);
-  const bEnd = new Float64Array(n).fill(-1);
+  const mv = m * v;
+  const fEnd = new Float64Array(p * mv).fill(-1);
+  const bEnd = new Float64Array(p * mv).fill(-1);
   const fwd = new Float64Array(p), rec = new Float64Array(p), bwd = new Float64Array(p), send = new Float64Array(p);
   for (let s = 0; s < p; s++) {
     fwd[s] = st[s].forward / v; rec[s] = st[s].recompute / v; bwd[s] = st[s].backward / v; send[s] = st[s].p2p;
   }
+  const codes = passCodes(ops, v);
   const lanes: Lane[] = ops.map((o) => ({ ops: o, pos: 0, t: 0, blocked: false, pendingW: [], blocks: [], mem: [], busy: 0, live: 0, lastB: 0, chunkEnd: new Array<number>(v).fill(0) }));
   let left = 0;
   for (const o of ops) left += o.length;
+  const last = (p - 1) * mv;
+  // Sweeps alternate direction: forwards flow to higher stages within an upward sweep, backwards within a downward one.
+  let down = false;
   while (left > 0) {
     const before = left;
-    for (let s = 0; s < p; s++) {
+    for (let i = 0; i < p; i++) {
+      const s = down ? p - 1 - i : i;
       const L = lanes[s];
-      const list = L.ops;
-      let t = L.t, pos = L.pos;
-      while (pos < list.length) {
-        const op = list[pos];
-        const k = (s * m + op.mb) * v + op.chunk;
+      const list = codes[s];
+      const n = list.length;
+      const base = s * mv;
+      let t = L.t, pos = L.pos, busy = L.busy;
+      while (pos < n) {
+        const code = list[pos];
+        const j = code >> 1;
+        const k = base + j;
         let ready = 0;
-        if (op.kind === 'F') {
+        if ((code & 1) === 0) {
           if (s > 0) {
-            const e = fEnd[k - m * v];
+            const e = fEnd[k - mv];
             if (e < 0) break;
             ready = e + send[s - 1];
-          } else if (op.chunk > 0) {
-            const e = fEnd[((p - 1) * m + op.mb) * v + op.chunk - 1];
+          } else if (j % v > 0) {
+            // Chunk c of stage 0 takes chunk c − 1 from the last stage.
+            const e = fEnd[last + j - 1];
             if (e < 0) break;
             ready = e + send[p - 1];
           }
           const end = (ready > t ? ready : t) + fwd[s];
           fEnd[k] = end;
-          L.busy += fwd[s];
+          busy += fwd[s];
           t = end;
         } else {
           const own = fEnd[k];
           if (own < 0) break;
           ready = own;
           if (s < p - 1) {
-            const e = bEnd[k + m * v];
+            const e = bEnd[k + mv];
             if (e < 0) break;
             if (e + send[s + 1] > ready) ready = e + send[s + 1];
-          } else if (op.chunk < v - 1) {
-            const e = bEnd[op.mb * v + op.chunk + 1];
+          } else if (j % v < v - 1) {
+            // The last stage's backward of chunk c takes stage 0's of chunk c + 1.
+            const e = bEnd[j + 1];
             if (e < 0) break;
             if (e + send[0] > ready) ready = e + send[0];
           }
           const start = ready > t ? ready : t;
           const end = start + rec[s] + bwd[s];
           bEnd[k] = end;
-          L.busy += rec[s] + bwd[s];
-          L.lastB = end - start - rec[s];
-          L.chunkEnd[op.chunk] = end;
+          busy += rec[s] + bwd[s];
           t = end;
         }
         pos++;
@@ -278,8 +306,17 @@ function runFixedOrder(st: readonly StageTiming[], ops: Op[][], m: number, v: nu
       }
       L.t = t;
       L.pos = pos;
+      L.busy = busy;
     }
     if (left === before) return undefined;
+    down = !down;
+  }
+  // The last backward's length and each chunk's last backward end (the gradient syncs start there), read once at the end.
+  for (let s = 0; s < p; s++) {
+    const L = lanes[s];
+    L.lastB = bwd[s];
+    const chunkEnd = L.chunkEnd;
+    for (let k = s * mv, e = k + mv; k < e; k++) if (bEnd[k] > chunkEnd[k % v]) chunkEnd[k % v] = bEnd[k];
   }
   return lanes;
 }
@@ -288,7 +325,7 @@ function runFixedOrder(st: readonly StageTiming[], ops: Op[][], m: number, v: nu
  * One stage without a pipeline: its passes run back to back (nothing to wait for), so the run ends at m·(F + R + B)
  * with no per-pass loop (gradient accumulation can be large: a step of 10⁶ micro-batches stays O(1)).
  */
-function singleStage(T: StageTiming, m: number): Lane {
+function singleStage(T: RunStage, m: number): Lane {
   const t = m * (T.forward + T.recompute + T.backward);
   return { ops: [], pos: 0, t, blocked: false, pendingW: [], blocks: [], mem: [], busy: t, live: 0, lastB: T.backward, chunkEnd: [t] };
 }
@@ -298,7 +335,7 @@ function singleStage(T: StageTiming, m: number): Lane {
  * ends (chunk 0's inside its last backward, behind the bucket window), and the reduces run one after another on the
  * communication stream (shared/time/syncExposure.ts interleavedSyncHidden). Returns when the lane's gradients are ready.
  */
-function chunkedSync(L: Lane, T: StageTiming, v: number, cost: number, record: boolean): number {
+function chunkedSync(L: Lane, T: RunStage, v: number, cost: number, record: boolean): number {
   const d = T.gradSync / v;
   const arrivals = L.chunkEnd.map((e, c) => (c === 0 ? L.t - Math.min(T.gradSyncWindow, L.lastB) : e)).sort((a, b) => a - b);
   let free = -Infinity;
@@ -317,7 +354,7 @@ function chunkedSync(L: Lane, T: StageTiming, v: number, cost: number, record: b
  * window; per chunk under Megatron's interleaving) and its hidden part still slows the backward it overlaps by
  * `cost` (fitted overlapCost, shared/time/stepTime.ts exposedGradSync).
  */
-export function gradientsReady(lanes: readonly Lane[], st: readonly StageTiming[], v: number, cost: number, record: boolean): number[] {
+export function gradientsReady(lanes: readonly Lane[], st: readonly RunStage[], v: number, cost: number, record: boolean): number[] {
   return lanes.map((L, s) => {
     const T = st[s];
     if (!(T.gradSync > 0)) return L.t;
@@ -342,7 +379,7 @@ export interface ScheduleTimes {
 }
 
 /** Runs the plan's schedule over its stage timings (times only); undefined on a schedule deadlock. */
-export function scheduleTimes(plan: Plan, st: readonly StageTiming[], m: number, v: number, cost: number, stepOverhead: number): ScheduleTimes | undefined {
+export function scheduleTimes(plan: Plan, st: readonly RunStage[], m: number, v: number, cost: number, stepOverhead: number): ScheduleTimes | undefined {
   const p = st.length;
   const lanes = p === 1 && v === 1 ? [singleStage(st[0], m)] : runPipeline(st, planOps(plan, p, v, m), m, v, plan.parallel.schedule === 'zb-h1' && p > 1, [], false);
   if (!lanes) return undefined;

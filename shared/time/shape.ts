@@ -4,6 +4,7 @@
  */
 import type { Plan } from '../plan/types';
 import { activationBytesOf } from '../memory/dtypes';
+import { interleavedGroupSize, pipelineEngineOf } from '../memory/pipeline';
 
 export { dtypeBytes } from '../memory/dtypes';
 
@@ -44,4 +45,9 @@ export function peakFlops(plan: Plan): number {
 /** Chunks (virtual stages) per pipeline stage: v for the interleaved schedule, else 1. */
 export function chunksPerStage(plan: Plan): number {
   return plan.parallel.schedule === 'interleaved' ? posInt(plan.parallel.vpp) : 1;
+}
+
+/** Micro-batches per chunk group of the plan's interleaved schedule (shared/memory/pipeline.ts interleavedGroupSize). */
+export function groupOf(plan: Plan, m: number): number {
+  return interleavedGroupSize(pipelineEngineOf(plan.engine), posInt(plan.parallel.pp), m);
 }

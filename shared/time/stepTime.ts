@@ -1,16 +1,19 @@
 /**
- * Step time in closed form: the pipeline schedule over per-micro-batch stage times, plus exposed gradient sync,
- * optimizer step and post-step traffic. `stepSecondsFast` is the numeric path for the planner (same term functions).
+ * Step time over per-micro-batch stage times: the pipeline schedule (in closed form, or run pass by pass by
+ * shared/sim/run.ts), plus exposed gradient sync, optimizer step and post-step traffic. `stepSecondsFast` is the
+ * numeric path for the planner (same term functions, the same schedule run as the estimate).
  */
 import type { Plan, PipelineSchedule } from '../plan/types';
+
+export { groupOf } from './shape';
 import { layoutRunnable } from './problems';
-import { chunksPerStage, microbatchesPerStep, posInt } from './shape';
+import { chunksPerStage, groupOf, microbatchesPerStep, posInt } from './shape';
 import { stageLayerCount } from '../comm/stageParams';
 import { moeLayersIn } from '../model/params';
 import { TimeCache, sameKey, type LayoutEntry } from './cache';
 import { contextSlot, type ContextSlot } from './context';
 import { microbatchWork, recomputedLayers } from './microbatch';
-import { interleavedGroupSize, pipelineEngineOf } from '../memory/pipeline';
+import { scheduleTimes } from '../sim/run';
 import { allStageTimings, newStageTimingScratch, stageTimingInto, type StageTiming, type StageTimingScratch } from './stage';
 
 /** Per-micro-batch seconds of a stage for the schedule: forward + recompute + backward. */
@@ -159,10 +162,6 @@ export function stepTailSeconds(stages: readonly StageTiming[]): number {
   return tail;
 }
 
-/** Micro-batches per chunk group of the plan's interleaved schedule (shared/memory/pipeline.ts interleavedGroupSize). */
-export function groupOf(plan: Plan, m: number): number {
-  return interleavedGroupSize(pipelineEngineOf(plan.engine), posInt(plan.parallel.pp), m);
-}
 
 /** Step seconds = pipeline + exposed grad sync + max_s(optimizer + post-step traffic) + the fixed per-step overhead. */
 export function stepSecondsOf(plan: Plan, stages: readonly StageTiming[], cache: TimeCache, counts?: readonly number[]): number {
@@ -172,9 +171,9 @@ export function stepSecondsOf(plan: Plan, stages: readonly StageTiming[], cache:
 }
 
 /**
- * The closed form over the traceable stage timings: what stepSecondsFast computes through its caches, the planner's
- * ranking. The estimate itself runs the schedule pass by pass (shared/sim/run.ts); the two differ where sends or
- * unequal stages move the fill and drain (docs/time-model.md, "Pipeline schedule"). NaN when the layout cannot run.
+ * The closed form over the traceable stage timings. The estimate and the planner's fast path run the schedule pass by
+ * pass (shared/sim/run.ts); the closed form differs where sends or unequal stages move the fill and drain
+ * (docs/time-model.md §2) and is kept as the schedule tests' reference. NaN when the layout cannot run.
  */
 export function closedFormStepSeconds(plan: Plan, cache: TimeCache = new TimeCache()): number {
   if (!layoutRunnable(plan)) return Number.NaN;
@@ -233,10 +232,13 @@ function cachedStageRuns(plan: Plan, entry: LayoutEntry<ContextSlot, StageRuns>)
 
 /**
  * Fast numeric step time for the planner: the same term functions without listing collectives, one stage per run of
- * alike stages (stageRuns) weighted by the run's length, with the cache's scratch records (no StageTiming or StageComm
- * is allocated). NaN for layouts with problems.
+ * alike stages (stageRuns), with the cache's scratch records (no StageTiming or StageComm is allocated), and the same
+ * pipeline schedule run as the estimate (scheduleTimes), so the figure is the estimate's. `worth`: the caller's test of
+ * whether a step time could still matter to it; where the schedule's lower bound (scheduleLowerBound plus the tail)
+ * fails it, that bound is returned without running the schedule. Without a pipeline the closed form is the run's own
+ * figure (m·T). NaN for layouts with problems.
  */
-export function stepSecondsFast(plan: Plan, cache: TimeCache): number {
+export function stepSecondsFast(plan: Plan, cache: TimeCache, worth?: (lowerBound: number) => boolean): number {
   const entry = cache.entry<ContextSlot, StageRuns>(plan);
   if (!layoutRunnable(plan, entry.runnable)) return Number.NaN;
   const slot = contextSlot(plan, cache, entry);
@@ -263,6 +265,67 @@ export function stepSecondsFast(plan: Plan, cache: TimeCache): number {
   }
   // ctx.m and ctx.v are microbatchesPerStep and chunksPerStage of this plan (its context slot shares dp, vpp and schedule).
   const counts = runs.counts;
-  return pipelineSeconds(stages, ctx.m, ctx.v, plan.parallel.schedule, counts, groupOf(plan, ctx.m)) + exposedGradSync(stages, counts, cache.params.overlapCost)
+  const m = ctx.m, v = ctx.v;
+  if (posInt(plan.parallel.pp) > 1) {
+    // A pipeline: the schedule run pass by pass, as the estimate runs it, unless even its lower bound is not worth it.
+    const overhead = cache.params.stepOverhead;
+    if (worth) {
+      const bound = scheduleLowerBound(stages, m, v, plan.parallel.schedule === 'zb-h1', cache.params.overlapCost, counts) + stepTailSeconds(stages) + overhead;
+      if (!worth(bound)) return bound;
+    }
+    const run = scheduleTimes(plan, expandRuns(stages, counts), m, v, cache.params.overlapCost, overhead);
+    if (run) return run.stepSeconds;
+  }
+  return pipelineSeconds(stages, m, v, plan.parallel.schedule, counts, groupOf(plan, m)) + exposedGradSync(stages, counts, cache.params.overlapCost)
     + stepTailSeconds(stages) + cache.params.stepOverhead;
+}
+
+/** One entry per stage from one per run of alike stages (the run's record repeated). */
+function expandRuns<T>(stages: readonly T[], counts: readonly number[]): T[] {
+  const out: T[] = [];
+  for (let i = 0; i < counts.length; i++) for (let c = 0; c < counts[i]; c++) out.push(stages[i]);
+  return out;
+}
+
+/**
+ * A lower bound on when the schedule run (shared/sim/run.ts scheduleTimes) has every stage's gradients ready, from the
+ * stage timings alone. First principles, the schedules' dependencies:
+ * - stage b cannot start before micro-batch 0's first chunk has crossed stages 0…b−1 (Σ_{s<b} f_s/v + d_s), then runs
+ *   all its chunk passes one after another (m·T_b);
+ * - b's last pass, the last micro-batch's backward of chunk 0 (GPipe, 1F1B and the interleaved order all end on it),
+ *   crosses b−1…0 before stage 0 ends (Σ_{s<b} (r_s + b_s)/v + d_{s+1}, with the smallest send for d);
+ * - a stage's gradients are ready its exposed sync after its last pass: max(0, t_sync − w) + overlapCost·min(t_sync, w),
+ *   w = min(window, the last backward's b_s/v), as the run launches it (gradientsReady); zero for Megatron's per-chunk
+ *   sync and for ZB-H1, whose lanes end on deferred weight-gradient passes (their crossing back is left out too).
+ * Equal stages with free sends and no sync give the run's own (m + (p−1)/v)·T. `counts[i]` repeats stage i (alike
+ * consecutive stages; the first record is stage 0); the bound of a run is at its last stage.
+ */
+export function scheduleLowerBound(stages: readonly StageTiming[], m: number, v: number, zb: boolean, overlapCost: number, counts?: readonly number[]): number {
+  // A backward send into stage s leaves stage s + 1: the smallest send of any stage keeps the bound below the path.
+  let dMin = Infinity;
+  for (let i = 0; i < stages.length; i++) if (!counts || counts[i] > 0) dMin = Math.min(dMin, stages[i].p2p);
+  let laneEnds = 0, toStage0 = 0, arrive = 0, both = 0, sync0 = -1;
+  for (let i = 0; i < stages.length; i++) {
+    const c = counts ? counts[i] : 1;
+    if (c <= 0) continue;
+    const s = stages[i];
+    const sync = zb ? 0 : syncAfterLastPass(s, v, overlapCost);
+    if (sync0 < 0) sync0 = sync;
+    const work = m * stageMicrobatchSeconds(s);
+    // What each stage before b adds: its forward of the first chunk and send, and (not for ZB-H1) the last backward.
+    const fwd = s.forward / v + s.p2p;
+    const cross = fwd + (zb ? 0 : (s.recompute + s.backward) / v + dMin);
+    laneEnds = Math.max(laneEnds, arrive + (c - 1) * fwd + work + sync);
+    toStage0 = Math.max(toStage0, both + (c - 1) * cross + work);
+    arrive += c * fwd;
+    both += c * cross;
+  }
+  return Math.max(laneEnds, toStage0 + Math.max(0, sync0));
+}
+
+/** The run's exposed gradient sync after a stage's last pass (shared/sim/run.ts gradientsReady); 0 for per-chunk syncs. */
+function syncAfterLastPass(s: StageTiming, v: number, overlapCost: number): number {
+  if (!(s.gradSync > 0) || s.gradSyncCooldown > 0) return 0;
+  const w = Math.min(s.gradSyncWindow, s.backward / v);
+  return Math.max(0, s.gradSync - w) + overlapCost * Math.min(s.gradSync, w);
 }

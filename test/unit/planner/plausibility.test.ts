@@ -10,7 +10,7 @@
  *   data-parallel size and the global batch scale with the GPU count as in the recipes' weak scaling: 2,048 and 1,024).
  * Each published layout must be within 5 % of the planner's best (both simulated step by step); where the planner
  * prefers something else, the test prints why, term by term. The planner's fast path and the step simulator must agree
- * to 0.1 % on the top layouts with even pipeline splits (1 % with uneven ones).
+ * to 0.1 % on the layouts the planner returns (its top 20 and its memory/time front), even and uneven splits alike.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -122,26 +122,27 @@ describe('126 layers on PP 16 with virtual stages are in the search', () => {
   });
 });
 
-describe('the planner\'s fast path and the simulator agree (0.1 % on even splits)', () => {
+describe('the planner\'s fast path and the simulator agree (0.1 %)', () => {
   const cases: [string, Plan, number][] = [
     ['405B', base('llama-3.1-405b', 16384, 2048), 16384], ['70B', base('llama-3.1-70b', 1024, 2048), 1024], ['8B', base('llama-3.1-8b', 64, 1024), 64],
   ];
   for (const [name, b, gpus] of cases) {
-    test(`${name}: top layouts`, () => {
-      const r = planLayouts(b, { topK: 5 });
-      for (const l of r.layouts) {
+    test(`${name}: the top 20 and the memory/time front`, () => {
+      const r = planLayouts(b, { topK: 20 });
+      assert.ok(r.layouts.length > 0 && r.pareto.length > 0);
+      for (const l of [...r.layouts, ...r.pareto]) {
         const plan = planForLayout(b, choiceOf(l), gpus);
         assert.ok(plan);
         const fast = stepSecondsFast(plan, new TimeCache());
         const sim = simulateStep(plan);
         assert.ok(sim.ok, sim.problems.map((p) => p.code).join());
         const rel = Math.abs(fast / sim.stepSeconds - 1);
-        // Even splits: the closed form is the simulator's schedule (0.1 %). Uneven splits (shorter first and last
-        // stages) overlap more of the fill than (Σ_s T_s − max_s T_s)/v credits: the closed form stays within 1 %, above.
-        const tol = l.stageLayers ? 1e-2 : 1e-3;
-        assert.ok(rel <= tol, `${JSON.stringify(choiceOf(l))}: fast ${fast} vs simulated ${sim.stepSeconds} (${(rel * 100).toFixed(3)} %)`);
-        // What the planner returns is re-estimated with the schedule run pass by pass: the simulation's own number.
-        assert.equal(l.estimate, 'full');
+        // The issue's 0.1 %, on even and uneven splits alike: the fast path runs the simulator's schedule over the same
+        // stage timings (the closed form it used to rank with was up to 0.7 % slow on Meta's uneven interleaved split).
+        assert.ok(rel <= 1e-3, `${JSON.stringify(choiceOf(l))}: fast ${fast} vs simulated ${sim.stepSeconds} (${(rel * 100).toFixed(3)} %)`);
+        // What the planner shows is the simulation's own number: its top layouts re-estimated with the traceable
+        // estimate, its front with the fast figures of the search.
+        if (r.layouts.includes(l)) assert.equal(l.estimate, 'full');
         assert.ok(Math.abs(l.stepSeconds / sim.stepSeconds - 1) <= 1e-9, `${JSON.stringify(choiceOf(l))}: shown ${l.stepSeconds} vs simulated ${sim.stepSeconds}`);
       }
     });
