@@ -17,7 +17,7 @@ const BOOLEAN_FLAGS = new Set(['json', 'help', 'verbose', 'no-color', 'trust', '
 
 /** Flags every command accepts. */
 const COMMON_FLAGS = ['help', 'verbose', 'no-color'];
-const LOAD_FLAGS = ['model', 'gpus', 'json', 'workspace'];
+const LOAD_FLAGS = ['model', 'gpus', 'json', 'workspace', 'config'];
 
 /** The flags each command understands; anything else is a usage error (exit 2), not silently ignored. */
 export const COMMAND_FLAGS: ReadonlyMap<string, readonly string[]> = new Map([

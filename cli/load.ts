@@ -5,6 +5,7 @@ import { findGpu, suggestGpus } from '../shared/hardware/gpus';
 import type { ResolveSettings, ResolvedPlan } from '../shared/plan/resolve';
 import type { ConfigFacts } from '../shared/plan/facts';
 import { initFormats, MAX_CONFIG_CHARS, tooLarge } from '../formats/index';
+import { torchtitanConfigFunctions } from '../formats/torchtitan/python';
 import { detectWithHost, loadConfigGraph } from '../server/formats/workspace';
 import { checkFile, readTextFile } from '../server/io/read';
 import { parseGpusArg, stringFlag, type Flags } from './args';
@@ -18,6 +19,8 @@ export interface Loaded {
   readonly primary: ConfigFacts;
   readonly resolved: ResolvedPlan;
   readonly workspace: CliWorkspace;
+  /** A module of configuration functions (torchtitan's Python configurations): the one read, and every one's name. */
+  readonly configuration?: { readonly name: string; readonly all: readonly string[] };
 }
 
 /** A usage or input error: printed with its message, exit code 2. */
@@ -94,13 +97,20 @@ export async function loadConfig(file: string, flags: Flags): Promise<Loaded> {
   await initFormats();
   if (text.length > MAX_CONFIG_CHARS) throw new InputError(`${file}: ${tooLarge(text.length)}`);
   const workspace = workspaceOf(file, flags);
-  if (!detectWithHost(path, text, nodeHost(workspace, path))) throw new InputError(`${file}: not a training config ShardLens reads (DeepSpeed JSON, Megatron-LM script or YAML, torchtitan TOML, Accelerate, nanotron, Axolotl, LLaMA-Factory, Lightning/LitGPT/torchtune YAML, Hugging Face config.json)`);
+  if (!detectWithHost(path, text, nodeHost(workspace, path))) throw new InputError(`${file}: not a training config ShardLens reads (DeepSpeed JSON, Megatron-LM script or YAML, torchtitan TOML or Python configurations, Accelerate, nanotron, Axolotl, LLaMA-Factory, Lightning/LitGPT/torchtune YAML, Hugging Face config.json)`);
   const ws = workspaceSettings(workspace.root, workspace.roots);
   warnIgnored(ws.file, ws.ignored);
   const settings = settingsFromFlags(flags, resolveSettings(ws.settings));
   const host = nodeHost(workspace, path);
   // A model the user named on the command line is read wherever it is (bounded); one from settings stays inside.
   if (typeof flags.model === 'string' && settings.model && isAbsolute(settings.model)) nodeHost(workspace, settings.model.endsWith('.json') ? settings.model : resolve(settings.model, 'config.json'));
-  const graph = loadConfigGraph(path, host, { settings });
-  return { path, primary: graph.primary, resolved: graph.resolved, workspace };
+  // --config F: the configuration function of a torchtitan Python module to read (its first by default).
+  const all = /\.py$/i.test(path) ? torchtitanConfigFunctions(text).map((f) => f.name) : [];
+  const asked = flags.config;
+  if (asked !== undefined && (typeof asked !== 'string' || !/^[A-Za-z_]\w{0,199}$/.test(asked))) throw new InputError('--config needs the name of a configuration function, e.g. --config llama3_8b');
+  if (asked !== undefined && !all.length) throw new InputError(`--config ${asked}: ${file} is not a module of torchtitan configuration functions`);
+  if (asked !== undefined && !all.includes(asked)) throw new InputError(`--config ${asked}: ${file} has no such configuration (it has ${all.slice(0, 12).join(', ')})`);
+  const name = asked ?? all[0];
+  const graph = loadConfigGraph(path, host, { settings }, name);
+  return { path, primary: graph.primary, resolved: graph.resolved, workspace, ...(name ? { configuration: { name, all } } : {}) };
 }

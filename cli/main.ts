@@ -12,7 +12,7 @@ import { WriteRefused } from '../server/io/write';
 const HELP = `shardlens — per-GPU memory, communication and step time of distributed LLM training configs
 
 Usage:
-  shardlens estimate <file|folder> [--model <preset|config.json>] [--gpus <N>x<GPU>] [--json]
+  shardlens estimate <file|folder> [--model <preset|config.json>] [--gpus <N>x<GPU>] [--config <function>] [--json]
   shardlens simulate <file> [--gpus <N>x<GPU>] [--json] [--trace out.json]
   shardlens plan <file> [--gpus <N>x<GPU>] [--top K] [--json]
   shardlens params <preset|config.json> [--json]      (shardlens params --list for presets)
@@ -27,13 +27,14 @@ Usage:
                                  (a training log of torchtitan, Megatron-LM, DeepSpeed or the HF Trainer against
                                   the estimate, and the shardlens.calibration entry that reproduces it)
 
-estimate, simulate and plan take --profile <profile.json>: kernels and collectives timed from that measured profile.
+estimate, simulate and plan take --profile <profile.json>: kernels and collectives timed from that measured profile,
+and --config <function>: which configuration function of a torchtitan Python module to read (its first by default).
 
 Settings come from <workspace>/.vscode/settings.json, where the workspace is --workspace <dir>, else the nearest
 project folder (.vscode, .git or package.json) between the file and the current folder; never from above it.
 validate, probe and profile launch processes: they run only with --trust, for folders you trust.
 
-Formats: DeepSpeed JSON, Megatron-LM scripts/YAML, torchtitan TOML, Accelerate, nanotron, Axolotl,
+Formats: DeepSpeed JSON, Megatron-LM scripts/YAML, torchtitan TOML and Python configurations, Accelerate, nanotron, Axolotl,
 LLaMA-Factory, Lightning/LitGPT/torchtune YAML, Hugging Face config.json.
 Exit codes: 0 fits (or succeeded), 1 does not fit (or checks failed), 2 bad input.`;
 

@@ -20,6 +20,8 @@ export const DOCUMENT_SELECTOR: NonNullable<LanguageClientOptions['documentSelec
   // torchtitan TOML (VS Code has no built-in TOML language, so also match by name).
   { scheme: 'file', language: 'toml' },
   { scheme: 'file', pattern: '**/*.toml' },
+  // torchtitan's Python configurations (Trainer.Config functions); the server leaves every other Python file alone.
+  { scheme: 'file', language: 'python' },
 ];
 
 /** How long to wait for `shardlens/ready` before reporting the server as broken (not a sleep: a deadline). */

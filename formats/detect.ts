@@ -7,6 +7,7 @@ import { tomlTree } from './common/tomlTree';
 import { yamlTree } from './common/yamlTree';
 import { mergeDefaults } from './common/defaults';
 import type { SourceReader } from './megatron/script';
+import { torchtitanConfigFunctions } from './torchtitan/python';
 
 /** Texts longer than this are not parsed to detect their format (the cap of formats/index.ts). */
 const MAX_DETECT_CHARS = 256 * 1024;
@@ -130,6 +131,8 @@ export function detectFormat(uri: string, text: string, readSource?: SourceReade
       const root = yamlTree(text, li).root;
       return detectYaml(root) ?? (readSource && entry(root, 'defaults') ? detectYaml(mergeDefaults(root, readSource).root) : undefined);
     }
+    // A Python module is a configuration only when it holds torchtitan Trainer.Config functions (read, never run).
+    if (e === 'py') return torchtitanConfigFunctions(text).length ? 'torchtitan' : undefined;
     if (['sh', 'bash', 'slurm', 'sbatch', ''].includes(e) || /^#!.*\b(ba)?sh\b/.test(text)) {
       return MEGATRON_TEXT.test(text) || LAUNCH_TEXT.test(text) ? 'megatron-script' : undefined;
     }

@@ -16,7 +16,7 @@ import { detectFormat } from './detect';
 import { initShellParser } from './common/shell/treeSitter';
 import type { SourceReader } from './megatron/script';
 import { FORMATS } from './registry';
-import { readTorchtitanPython } from './torchtitan/python';
+import { readTorchtitanPython, torchtitanConfigFunctions } from './torchtitan/python';
 
 export { detectFormat } from './detect';
 export { initShellParser } from './common/shell/treeSitter';
@@ -47,6 +47,8 @@ function syntax(s: FactSink, t: ParsedTree): ParsedTree {
 export interface ParseOptions {
   /** Text of a file a script sources, by the path as written and the folder the script `cd`ed into. */
   readonly readSource?: SourceReader;
+  /** The configuration function to read in a torchtitan Python module (default: its first). */
+  readonly symbol?: string;
 }
 
 /**
@@ -88,6 +90,8 @@ export function parseConfig(uri: string, text: string, format?: FormatId, opts: 
     return s.build();
   }
   const detected = format ?? detectFormat(uri, text, opts.readSource);
+  // A torchtitan Python module opened on its own: one of its configuration functions, the first unless one is named.
+  if (detected === 'torchtitan' && /\.py$/i.test(uri)) return parsePythonConfig(uri, text, opts.symbol ?? torchtitanConfigFunctions(text)[0]?.name ?? '');
   const fmt = detected ?? 'deepspeed';
   const s = new FactSink(fmt, uri);
   if (!detected && !/\.json$/i.test(uri)) {

@@ -79,6 +79,7 @@ function toJson(path: string, format: string | null, est: MemoryEstimate | undef
   return {
     file: path,
     format,
+    ...(loaded.configuration ? { configuration: loaded.configuration.name, configurations: loaded.configuration.all } : {}),
     training: inputs?.training,
     model: inputs?.model,
     cluster: inputs?.cluster,
@@ -110,7 +111,11 @@ export async function estimateFile(file: string, flags: Flags, quietHeader = fal
   const json = toJson(loaded.path, format, est, loaded, problems);
   const code = !est || hasErrors(problems) || est.stages.length === 0 ? 2 : est.fits ? 0 : 1;
   if (!flags.json) {
-    if (!quietHeader) console.log(`${relative(process.cwd(), loaded.path) || loaded.path}  (${format ?? 'not a config ShardLens reads'})`);
+    const fn = loaded.configuration;
+    if (!quietHeader) console.log(`${relative(process.cwd(), loaded.path) || loaded.path}${fn ? ` → ${fn.name}()` : ''}  (${format ?? 'not a config ShardLens reads'})`);
+    // The module's other configurations, each one --config away.
+    const others = fn?.all.filter((n) => n !== fn.name) ?? [];
+    if (others.length) console.log(`Other configurations in this module (--config <name>): ${others.join(', ')}`);
     if (plan && est) {
       console.log(planSummary(plan, est.model.parameters));
       console.log(`\nRead (value and where it came from):\n${inputLines(readInputs(plan, loaded.resolved.factsUsed)).map((l) => '  ' + l).join('\n')}`);
@@ -137,7 +142,8 @@ export async function estimateFile(file: string, flags: Flags, quietHeader = fal
 function configsIn(dir: string, flags: Flags): { files: string[]; truncated?: string } {
   const ws = workspaceOf(dir, flags);
   const host = nodeHost(ws);
-  const walk = walkFiles(dir, { roots: ws.roots, include: (n) => SCAN_EXT.test(n), maxFiles: 2000, maxDepth: 8 });
+  // Python files too: a module of torchtitan configuration functions is a config (detection leaves every other alone).
+  const walk = walkFiles(dir, { roots: ws.roots, include: (n) => SCAN_EXT.test(n) || /\.py$/i.test(n), maxFiles: 2000, maxDepth: 8 });
   const files = walk.files.filter((p) => {
     const text = host.readFile(p);
     const fmt = text !== undefined ? detectFormat(p, text) : undefined;
@@ -149,7 +155,7 @@ function configsIn(dir: string, flags: Flags): { files: string[]; truncated?: st
 export async function estimateCommand(args: ParsedArgs): Promise<number> {
   let flags = args.flags;
   const target = args.positionals[0];
-  if (!target) throw new InputError('usage: shardlens estimate <file|folder> [--model <preset|config.json>] [--gpus <N>x<GPU>] [--json]');
+  if (!target) throw new InputError('usage: shardlens estimate <file|folder> [--model <preset|config.json>] [--gpus <N>x<GPU>] [--config <function>] [--json]');
   const abs = resolve(target);
   let files = [target];
   const kind = checkFile(abs);

@@ -19,6 +19,36 @@ export function torchtitanModulePath(module: string): string {
   return module.includes('.') ? `${module.replace(/\./g, '/')}.py` : `torchtitan/models/${module}/config_registry.py`;
 }
 
+/** At most this many configuration functions of one module are listed (and estimated when the module is opened). */
+export const MAX_CONFIG_FUNCTIONS = 24;
+
+/** Fields only a Trainer.Config has (torchtitan/trainer.py). */
+const TRAINER_FIELDS = ['model_spec', 'training', 'parallelism', 'activation_checkpoint'];
+
+/** A function of a module that returns a trainer configuration: its name and where the name is written. */
+export interface ConfigFunction { readonly name: string; readonly at: Span }
+
+/**
+ * The functions of a module that return a `Trainer.Config(...)` (or a trainer subclass's `Config`), directly or through
+ * another of its configurations, in file order: what a launch's `--config` can name. Read statically; a module without
+ * the text `Trainer.Config` or `model_spec=` is not read at all (most Python files are not configurations).
+ */
+export function torchtitanConfigFunctions(text: string, mod?: PyModule): ConfigFunction[] {
+  if (!/\bTrainer\.Config\b|\bmodel_spec\s*=/.test(text)) return [];
+  const m = mod ?? new PyModule(text);
+  const out: ConfigFunction[] = [];
+  for (const fn of m.functions.values()) {
+    const v = m.returnOf(fn.name);
+    // The reader's own test (readTorchtitanPython; ParallelismConfig(...) and the like are parts), and a trainer's:
+    // named so, or holding one of Trainer.Config's own fields (a converter's or a model's Config holds none of them).
+    if (v?.t === 'call' && /(^|\.)Config$/.test(v.callee) && (/Trainer\.Config$/.test(v.callee) || TRAINER_FIELDS.some((k) => v.fields.has(k)))) {
+      out.push({ name: fn.name, at: fn.at });
+      if (out.length >= MAX_CONFIG_FUNCTIONS) break;
+    }
+  }
+  return out.sort((a, b) => a.at.start - b.at.start);
+}
+
 /** The ParallelismConfig fields the TOML's [parallelism] holds under the same names. */
 const PARALLELISM = [
   'data_parallel_replicate_degree', 'data_parallel_shard_degree', 'fsdp_reshard_after_forward', 'tensor_parallel_degree',

@@ -4,7 +4,7 @@
  */
 import type { ConfigDiagnostic, ConfigFacts, FormatId } from '../../shared/plan/facts';
 import type { MemoryEstimate } from '../../shared/plan/result';
-import type { Plan, Problem } from '../../shared/plan/types';
+import type { Plan, Problem, TextRange } from '../../shared/plan/types';
 import type { AnalysisAssumption, AnalysisCollective, AnalysisStepTime, ShardLensSettings } from '../../shared/protocol';
 import type { CoreApi, LoaderHost } from './core';
 import { toPath, toUri } from './host';
@@ -36,13 +36,31 @@ export interface DocumentAnalysis {
   readonly problems: readonly Problem[];
   /** The plan with some facts replaced, resolved again from the same files and settings (hovers, quick fixes). */
   readonly whatIf?: (overrides: FactOverrides) => Plan | undefined;
+  /** In a module of configuration functions (torchtitan's Python configurations): the one this analysis is of. */
+  readonly symbol?: string;
+  /** Every configuration function of such a module, each analysed on its own (this one's analysis included). */
+  readonly sections?: readonly ConfigSection[];
 }
+
+/** One configuration function of a module and its analysis (without what-ifs or sections of its own). */
+export interface ConfigSection {
+  readonly symbol: string;
+  /** Where the function's name is written. */
+  readonly range: TextRange;
+  /** Undefined past MAX_ESTIMATED_SECTIONS: the function is listed, not estimated, until it is chosen. */
+  readonly analysis?: DocumentAnalysis;
+}
+
+/** Configuration functions of one module estimated on every analysis (the chosen one always is). */
+export const MAX_ESTIMATED_SECTIONS = 12;
 
 export interface AnalyzeInput {
   readonly uri: string;
   readonly version: number | null;
   readonly text: string;
   readonly settings: ShardLensSettings;
+  /** The configuration function to analyse in a module of them (default: its first). */
+  readonly symbol?: string;
 }
 
 function internal(where: string, e: unknown): Problem {
@@ -91,7 +109,32 @@ export function analyzeDocument(input: AnalyzeInput, host: LoaderHost, api: Core
   }
   const format = guard(problems, 'detect the format', () => api.detectFormat(input.uri, input.text, overlay(host, input))) ?? null;
   if (!format || !enabled(format, input.settings)) return { ...base, format: null };
-  const graph = guard(problems, 'read the file', () => api.load(input.uri, overlay(host, input), input.settings));
+  const symbols = api.configFunctions ? guard(problems, 'list the configurations', () => api.configFunctions?.(input.uri, input.text)) ?? [] : [];
+  if (!symbols.length) return analyzeGraph(input, host, api, format, base, problems);
+  // A module of configuration functions: the chosen one is the document's analysis, every one has its own section.
+  const chosen = symbols.find((f) => f.name === input.symbol) ?? symbols[0]!;
+  const main = analyzeGraph({ ...input, symbol: chosen.name }, host, api, format, base, problems);
+  const sections = symbols.map((f, i): ConfigSection => {
+    if (f === chosen) return { symbol: f.name, range: f.range, analysis: bare(main) };
+    if (i >= MAX_ESTIMATED_SECTIONS) return { symbol: f.name, range: f.range };
+    const own: Problem[] = [];
+    const a = analyzeGraph({ ...input, symbol: f.name }, host, api, format, { ...base, problems: own }, own);
+    return { symbol: f.name, range: f.range, analysis: bare(a) };
+  });
+  return { ...main, symbol: chosen.name, sections };
+}
+
+/** An analysis without its what-if function and sections (a section's own, as features read it). */
+function bare(a: DocumentAnalysis): DocumentAnalysis {
+  const { whatIf: _w, sections: _s, ...rest } = a;
+  return rest;
+}
+
+type AnalysisBase = Pick<DocumentAnalysis, 'uri' | 'version' | 'text' | 'settings' | 'graph' | 'referenced' | 'collectives' | 'assumptions' | 'fileDiagnostics' | 'problems'>;
+
+/** The analysis of one document (or one configuration function of it): its reference graph, plan and estimates. */
+function analyzeGraph(input: AnalyzeInput, host: LoaderHost, api: CoreApi, format: FormatId, base: AnalysisBase, problems: Problem[]): DocumentAnalysis {
+  const graph = guard(problems, 'read the file', () => api.load(input.uri, overlay(host, input), input.settings, input.symbol));
   const facts = graph?.files[0];
   if (!graph || !facts) return { ...base, format };
   problems.push(...graph.problems);

@@ -4,7 +4,9 @@
  */
 import type { ConfigFacts, FormatId } from '../../shared/plan/facts';
 import type { MemoryEstimate } from '../../shared/plan/result';
-import type { Plan, Problem } from '../../shared/plan/types';
+import type { Plan, Problem, TextRange } from '../../shared/plan/types';
+import { LineIndex } from '../../formats/common/text';
+import { torchtitanConfigFunctions } from '../../formats/torchtitan/python';
 import type { AnalysisAssumption, AnalysisSimulation, AnalysisStepTime, ShardLensSettings } from '../../shared/protocol';
 import { estimateMemory } from '../../shared/memory/estimate';
 import { estimateStepTime } from '../../shared/time/estimate';
@@ -34,8 +36,10 @@ export interface LoadedGraph {
 export interface CoreApi {
   /** The format of a document; with a host, also a YAML recipe recognised by the bases its `defaults:` names. */
   detectFormat(uri: string, text: string, host?: LoaderHost): FormatId | null;
-  /** Reads the document (through the host) and its references, and resolves the plan. */
-  load(uri: string, host: LoaderHost, settings: ShardLensSettings): LoadedGraph;
+  /** Reads the document (through the host) and its references, and resolves the plan; `symbol` as loadConfigGraph's. */
+  load(uri: string, host: LoaderHost, settings: ShardLensSettings, symbol?: string): LoadedGraph;
+  /** The configuration functions of a module of them (torchtitan's Python configurations), in file order; else none. */
+  configFunctions?(uri: string, text: string): readonly { readonly name: string; readonly range: TextRange }[];
   estimateMemory(plan: Plan): MemoryEstimate;
   /** Closed-form step time, with the collectives of the step (per rank, per stage). */
   stepTime(plan: Plan): AnalysisStepTime | undefined;
@@ -49,14 +53,19 @@ function uriOf(path: string): string {
 
 export const realCore: CoreApi = {
   detectFormat: (uri, text, host) => (host ? detectWithHost(uri, text, host) : detectFormat(uri, text)) ?? null,
-  load(uri, host, settings) {
+  load(uri, host, settings, symbol) {
     const ctx = { settings: resolveSettings(settings), lookupModel: modelLookup(host) };
-    const g = loadConfigGraph(uri, host, ctx);
+    const g = loadConfigGraph(uri, host, ctx, symbol);
     return {
       files: [g.primary, ...g.related], referenced: g.dependencies.map(uriOf), plan: g.resolved.plan,
       problems: g.resolved.problems, assumptions: g.resolved.assumptions,
       whatIf: (overrides) => resolvePlan(g.primary, g.related, ctx, overrides).plan,
     };
+  },
+  configFunctions(uri, text) {
+    if (!/\.py$/i.test(uri)) return [];
+    const li = new LineIndex(text);
+    return torchtitanConfigFunctions(text).map((f) => ({ name: f.name, range: { start: li.position(f.at.start), end: li.position(f.at.end) } }));
   },
   estimateMemory,
   stepTime: estimateStepTime,

@@ -11,6 +11,8 @@ export interface SchedulerOptions {
   /** Current text and version of an open document, or undefined when it is closed. */
   readonly document: (uri: string) => { readonly text: string; readonly version: number } | undefined;
   readonly settings: (uri: string) => Promise<ShardLensSettings>;
+  /** The configuration function chosen in a module of them (schedule the document again when it changes). */
+  readonly symbol?: (uri: string) => string | undefined;
   /**
    * Analyses one version, here or in a worker; `stale` says when the version has been superseded (a worker then
    * drops the job before it starts and resolves undefined).
@@ -69,7 +71,9 @@ export class AnalysisScheduler {
       const now = this.opts.document(uri);
       // A newer edit or a close arrived while the settings were fetched: this run is stale.
       if (!now || e.generation !== generation) return e.generation === generation ? undefined : this.get(uri);
-      const a = await this.opts.analyze({ uri, version: now.version, text: now.text, settings }, () => e.generation !== generation || this.entries.get(uri) !== e);
+      const symbol = this.opts.symbol?.(uri);
+      const input = { uri, version: now.version, text: now.text, settings, ...(symbol ? { symbol } : {}) };
+      const a = await this.opts.analyze(input, () => e.generation !== generation || this.entries.get(uri) !== e);
       if (!a) return this.opts.document(uri) ? this.get(uri) : undefined;
       if (e.generation === generation) {
         e.cached = a;

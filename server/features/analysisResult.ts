@@ -24,7 +24,7 @@ export function simulationOf(a: DocumentAnalysis, api: CoreApi): AnalysisSimulat
 export function buildAnalysisResult(a: DocumentAnalysis): AnalysisResult {
   const diags = buildDiagnostics(a);
   return {
-    uri: a.uri, version: a.version, format: a.format, plan: a.plan, inputs: a.plan ? readInputs(a.plan, a.facts?.facts) : undefined, memory: a.memory, replicated: a.memory?.replicated,
+    uri: a.uri, version: a.version, format: a.format, ...(a.symbol ? { symbol: a.symbol } : {}), plan: a.plan, inputs: a.plan ? readInputs(a.plan, a.facts?.facts) : undefined, memory: a.memory, replicated: a.memory?.replicated,
     collectives: a.collectives, stepTime: a.stepTime, verdict: verdictText(a),
     assumptions: a.assumptions.map((x) => {
       const fix = assumptionFix(a, x);

@@ -4,7 +4,7 @@
  * when the file itself states what decides it; resting on assumed inputs it is a warning that names them.
  */
 import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver';
-import type { Problem, Severity } from '../../shared/plan/types';
+import type { Problem, Severity, TextRange } from '../../shared/plan/types';
 import { shardingName } from '../../shared/wording/sharding';
 import { missingDeepSpeedMessage } from '../../shared/wording/references';
 import type { DocumentAnalysis } from '../analysis/analyze';
@@ -67,7 +67,7 @@ function placeOf(a: DocumentAnalysis, p: Problem): ReturnType<typeof rangeForPat
   return prefer ? rangeForPaths(a, prefer) : rangeForPaths(a, p.paths);
 }
 
-function toDiagnostic(p: Problem, range = TOP_RANGE): Diagnostic {
+function toDiagnostic(p: Problem, range: TextRange = TOP_RANGE): Diagnostic {
   return { range, severity: SEVERITY[p.severity] ?? DiagnosticSeverity.Information, code: p.code, source: SOURCE, message: p.message, data: { paths: p.paths } };
 }
 
@@ -75,6 +75,8 @@ function toDiagnostic(p: Problem, range = TOP_RANGE): Diagnostic {
 export function buildDiagnostics(a: DocumentAnalysis): Diagnostic[] {
   const out: Diagnostic[] = [...a.fileDiagnostics.map((d) => toDiagnostic(d, d.range)), ...missingReferenceDiagnostics(a)];
   const seen = new Set(out.map((d) => `${String(d.code)}\u0000${d.message}`));
+  // In a module of configuration functions, what has no key of its own goes to the analysed function's name.
+  const home = a.sections?.find((s) => s.symbol === a.symbol)?.range ?? TOP_RANGE;
   const fit = fitProblem(a);
   for (const p of fit ? [fit, ...a.problems] : a.problems) {
     // A reference the loader could not read is reported at the reference (above); others stay where they are.
@@ -82,7 +84,29 @@ export function buildDiagnostics(a: DocumentAnalysis): Diagnostic[] {
     const k = `${p.code}\u0000${p.message}`;
     if (seen.has(k)) continue;
     seen.add(k);
-    out.push(toDiagnostic(p, placeOf(a, p)));
+    out.push(toDiagnostic(p, placeOf(a, p) ?? home));
+  }
+  out.push(...sectionDiagnostics(a, seen));
+  return out;
+}
+
+/**
+ * The module's other configuration functions: what reading each found (at its place) and "does not fit" at its name,
+ * named by the function; their other problems are listed when the function is analysed.
+ */
+function sectionDiagnostics(a: DocumentAnalysis, seen: Set<string>): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const s of a.sections ?? []) {
+    if (s.symbol === a.symbol || !s.analysis) continue;
+    const fit = fitProblem(s.analysis);
+    const own = s.analysis.fileDiagnostics.map((d) => ({ d: { ...d, message: d.message.startsWith(`${s.symbol}:`) ? d.message : `${s.symbol}: ${d.message}` }, range: d.range }));
+    if (fit) own.unshift({ d: { ...fit, message: `${s.symbol}: ${fit.message}`, range: s.range }, range: s.range });
+    for (const { d, range } of own) {
+      const k = `${d.code}\u0000${d.message}\u0000${range.start.line}`;
+      if (seen.has(k)) continue;
+      seen.add(k);
+      out.push(toDiagnostic(d, range));
+    }
   }
   return out;
 }

@@ -94,7 +94,15 @@ function totalHint(a: DocumentAnalysis, withStep: boolean): Placed | undefined {
   if (!v) return undefined;
   const t = fitHint(v, withStep ? a.stepTime?.stepSeconds : undefined);
   const params = a.format === 'hf-config' && a.memory ? `${formatCount(a.memory.model.parameters)} parameters. ` : '';
-  return make(verdictPosition(a.text), { ...t, tooltip: params + t.tooltip });
+  return make(sectionPosition(a) ?? verdictPosition(a.text), { ...t, tooltip: params + t.tooltip });
+}
+
+/** In a module of configuration functions: the end of the analysed function's `def` line. */
+function sectionPosition(a: DocumentAnalysis): { line: number; character: number } | undefined {
+  const r = a.sections?.find((s) => s.symbol === a.symbol)?.range;
+  if (!r) return undefined;
+  const line = a.text.split(/\r?\n/, r.start.line + 1)[r.start.line] ?? '';
+  return { line: r.start.line, character: line.length };
 }
 
 /** Parameters + gradients + optimizer states + master weights of the peak stage, e.g. "parameters 12 GiB, gradients 1.6 GiB". */

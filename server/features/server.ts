@@ -9,8 +9,8 @@ import {
 import { dirname } from 'node:path';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import {
-  AnalysisChangedNotification, AnalysisRequest, PlanLayoutsRequest, PROTOCOL_VERSION, ReadyNotification, SimulateRequest,
-  type AnalysisChangedParams,
+  AnalysisChangedNotification, AnalysisRequest, PlanLayoutsRequest, PROTOCOL_VERSION, ReadyNotification, SelectConfigurationNotification, SimulateRequest,
+  type AnalysisChangedParams, type SelectConfigurationParams,
 } from '../../shared/protocol';
 import { analyzeDocument, type AnalyzeInput, type DocumentAnalysis } from '../analysis/analyze';
 import { AnalysisPool } from '../analysis/pool';
@@ -80,7 +80,9 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   const host = createHost((uri) => documents.get(uri)?.getText(), () => root, Date.now, readFolders);
   let ready: Promise<void> = Promise.resolve();
   // Apply Layout's check reads each layout's edited text again, with the document's settings and referenced files.
-  const planner = new PlannerCache((a, text) => analyzeDocument({ uri: a.uri, version: null, text, settings: a.settings }, host, core()).plan);
+  const planner = new PlannerCache((a, text) => analyzeDocument({ uri: a.uri, version: null, text, settings: a.settings, ...(a.symbol ? { symbol: a.symbol } : {}) }, host, core()).plan);
+  // The configuration function each open module of them is analysed for (a code lens chooses; the first by default).
+  const chosen = new Map<string, string>();
   /** The planner's layouts for an analysis: yields once first, so a request cancelled meanwhile never starts a search. */
   const planned = async (a: DocumentAnalysis, topK: number, token: { isCancellationRequested: boolean }) => {
     const hit = planner.peek(a, topK);
@@ -100,6 +102,7 @@ export function startServer(connection: Connection, options: ServerOptions = {})
       return d ? { text: d.getText(), version: d.version } : undefined;
     },
     settings: (uri) => settings.get(uri),
+    symbol: (uri) => chosen.get(uri),
     analyze: analyzeAny,
     onResult: (a) => {
       void connection.sendDiagnostics({ uri: a.uri, version: a.version ?? undefined, diagnostics: buildDiagnostics(a) });
@@ -179,7 +182,18 @@ export function startServer(connection: Connection, options: ServerOptions = {})
     scheduler.schedule(e.document.uri);
     touchDependents(e.document.uri);
   });
+  connection.onNotification(SelectConfigurationNotification, (p: unknown) => {
+    const sel = p as Partial<SelectConfigurationParams> | null;
+    // Only an open document and a Python name: the client sends what a code lens carried.
+    if (!sel || typeof sel.uri !== 'string' || typeof sel.symbol !== 'string' || !/^[A-Za-z_]\w{0,199}$/.test(sel.symbol) || !documents.get(sel.uri)) return;
+    if (chosen.get(sel.uri) === sel.symbol) return;
+    chosen.set(sel.uri, sel.symbol);
+    planner.clear(sel.uri);
+    scheduler.schedule(sel.uri);
+    refresh();
+  });
   documents.onDidClose((e) => {
+    chosen.delete(e.document.uri);
     host.fileChanged(e.document.uri, 'changed');
     pool?.broadcast({ type: 'document', uri: e.document.uri, text: undefined });
     scheduler.close(e.document.uri);

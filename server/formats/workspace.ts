@@ -223,13 +223,16 @@ const REFERENCED: Partial<Record<ConfigReference['kind'], { format?: FormatId; w
   config: { what: 'trainer config' },
 };
 
-/** Parses a file, follows its references and resolves the plan. Never throws. */
-export function loadConfigGraph(pathOrUri: string, host: WorkspaceHost, ctx: ResolveContext = {}): ConfigGraph {
+/**
+ * Parses a file, follows its references and resolves the plan. `symbol`: the configuration function to read when the
+ * file is a torchtitan Python module (its first otherwise). Never throws.
+ */
+export function loadConfigGraph(pathOrUri: string, host: WorkspaceHost, ctx: ResolveContext = {}, symbol?: string): ConfigGraph {
   const path = toPath(pathOrUri);
   const problems: Problem[] = [];
   const text = read(host, path) ?? read(host, pathOrUri);
   const deps: string[] = [];
-  const primary = parseConfig(pathOrUri, text ?? '', undefined, { readSource: sourceReader(path, host, deps) });
+  const primary = parseConfig(pathOrUri, text ?? '', undefined, { readSource: sourceReader(path, host, deps), ...(symbol ? { symbol } : {}) });
   const related: ConfigFacts[] = [];
   if (text === undefined) {
     const why = host.refusal?.(path);

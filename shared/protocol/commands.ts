@@ -15,6 +15,7 @@ export const Commands = {
   cancelValidation: 'shardlens.cancelValidation',
   selectCluster: 'shardlens.selectCluster',
   selectModel: 'shardlens.selectModel',
+  selectConfiguration: 'shardlens.selectConfiguration',
   showOutput: 'shardlens.showOutput',
   applyLayout: 'shardlens.applyLayout',
   probeRunLocal: 'shardlens.probe.runLocal',
@@ -37,6 +38,8 @@ export const ClientCommands = {
   openDashboard: Commands.openDashboard,
   selectCluster: Commands.selectCluster,
   selectModel: Commands.selectModel,
+  /** A code lens of a module of configuration functions: analyse this one (arguments: the document URI and its name). */
+  selectConfiguration: Commands.selectConfiguration,
   /** The verdict's assumed inputs (code lens, status bar, quick fixes). */
   showAssumptions: Commands.showAssumptions,
   /** A hover's "More" link: the derivation in the dashboard. */

@@ -72,6 +72,8 @@ export interface AnalysisResult {
   /** Document version the result was computed from (null for files read from disk). */
   readonly version: number | null;
   readonly format: FormatId | null;
+  /** In a module of configuration functions (torchtitan's Python configurations): the function analysed. */
+  readonly symbol?: string;
   /** Absent when the file does not say enough to build a plan; `problems` says why. */
   readonly plan?: Plan;
   /** What the estimate read: training, model and cluster inputs, each with its source as the hover shows it. */
@@ -182,6 +184,20 @@ export const AnalysisChangedNotification = new NotificationType<AnalysisChangedP
  */
 export const PlanLayoutsRequest = new RequestType<PlanLayoutsParams, PlanLayoutsResult | null, void>('shardlens/planLayouts');
 
+/** Which configuration function of a module of them (torchtitan's Python configurations) to analyse. */
+export interface SelectConfigurationParams {
+  readonly uri: string;
+  /** The function's name; the module's first configuration when it has no such function any more. */
+  readonly symbol: string;
+}
+
+/**
+ * Notification client → server: analyse this configuration function of the document from now on (its code lenses,
+ * diagnostics, hints, dashboard and status bar follow it).
+ * @since 0.1.0
+ */
+export const SelectConfigurationNotification = new NotificationType<SelectConfigurationParams>('shardlens/selectConfiguration');
+
 /** The method names of the messages above (for raw JSON-RPC clients such as the Neovim test and the server tests). */
 export const LspMethods = {
   ready: ReadyNotification.method,
@@ -189,5 +205,6 @@ export const LspMethods = {
   simulate: SimulateRequest.method,
   analysisChanged: AnalysisChangedNotification.method,
   planLayouts: PlanLayoutsRequest.method,
+  selectConfiguration: SelectConfigurationNotification.method,
 } as const;
 

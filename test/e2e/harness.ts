@@ -155,23 +155,25 @@ export const norm = (s: string) => s.replace(/\u00a0/g, ' ');
 export async function openFile(page: Page, relPath: string): Promise<void> {
   const name = relPath.split('/').pop() ?? relPath;
   const input = page.locator('.quick-input-widget input');
-  // A webview that takes the focus while it re-renders can close the quick open before it is typed into: open it again.
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first();
+  const tab = page.locator('.tab.active', { hasText: name }).first();
+  // A webview that takes the focus while it re-renders can close the quick open before it is typed into, and a list
+  // still filtering can replace the row under the click (the picker stays open, nothing opens): start over.
   for (let attempt = 1; ; attempt++) {
-    await page.keyboard.press('Control+P');
     try {
+      await page.keyboard.press('Control+P');
       await input.waitFor({ timeout: 10_000 });
       await input.fill(relPath, { timeout: 10_000 });
+      // Click the row of this file (Enter could pick a stale first row while the list is still filtering).
+      await row.waitFor({ timeout: 10_000 });
+      await row.click({ timeout: 10_000 });
+      await tab.waitFor({ timeout: 10_000 });
       break;
     } catch (e) {
       if (attempt >= 3) throw e;
-      await page.keyboard.press('Escape');
+      if (await input.isVisible()) await page.keyboard.press('Escape');
     }
   }
-  // Click the row of this file (Enter could pick a stale first row while the list is still filtering).
-  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first();
-  await row.waitFor();
-  await row.click();
-  await page.locator('.tab.active', { hasText: name }).first().waitFor();
   await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().waitFor();
 }
 

@@ -11,10 +11,11 @@
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { initFormats, parsePythonConfig } from '../../../formats/index';
+import { initFormats, parseConfig, parsePythonConfig } from '../../../formats/index';
+import { detectFormat } from '../../../formats/detect';
 import { loadConfigGraph } from '../../../server/formats/workspace';
 import { PyModule } from '../../../formats/common/python/static';
-import { torchtitanModulePath } from '../../../formats/torchtitan/python';
+import { torchtitanConfigFunctions, torchtitanModulePath } from '../../../formats/torchtitan/python';
 import { memoryHost } from './helpers';
 
 const RECIPES = `# Recipes for the H100 cluster.
@@ -228,4 +229,34 @@ test('configurations that derive from each other many times over are read once e
   assert.equal((f.facts as Record<string, { value: unknown }>)['parallel.tp']?.value, 2);
   // A bound, not a timing target: the reading must finish at all (without memoization it would not within hours).
   assert.ok(Number(process.hrtime.bigint() - started) / 1e9 < 30);
+});
+
+describe('a torchtitan configuration module opened on its own', () => {
+  test('its configuration functions, in file order: derived ones included, helpers returning parts and other Config classes left out', () => {
+    const names = torchtitanConfigFunctions(RECIPES).map((f) => f.name);
+    assert.deepEqual(names.slice(0, 3), ['llama3_8b_fsdp8', 'llama3_70b_tp8_pp4', 'llama3_405b_tp8']);
+    const parts = 'from torchtitan.trainer import Trainer\n\ndef par() -> ParallelismConfig:\n    return ParallelismConfig(tensor_parallel_degree=2)\n\n'
+      + 'def conv():\n    return Float8LinearConverter.Config(model_compile_enabled=True)\n\n'
+      + 'def run() -> Trainer.Config:\n    return Trainer.Config(parallelism=par())\n';
+    assert.deepEqual(torchtitanConfigFunctions(parts).map((f) => f.name), ['run']);
+    // The name's place, for the code lenses: "run" on line 9.
+    const run = torchtitanConfigFunctions(parts)[0]!;
+    assert.equal(parts.slice(run.at.start, run.at.end), 'run');
+  });
+
+  test('detected as torchtitan only when it holds a configuration; other Python is not a config', () => {
+    assert.equal(detectFormat('/ws/torchtitan_recipes/llama3.py', RECIPES), 'torchtitan');
+    assert.equal(detectFormat('/ws/train.py', 'import torch\n\ndef main():\n    parser.add_argument("--tensor-model-parallel-size")\n    return Config()\n'), undefined);
+    assert.equal(detectFormat('/ws/models.py', 'class Config:\n    pass\n\ndef make():\n    return Llama3Model.Config(dim=4096)\n'), undefined);
+  });
+
+  test('read as its first configuration unless one is named', () => {
+    const first = parseConfig('/ws/torchtitan_recipes/llama3.py', RECIPES);
+    const named = parseConfig('/ws/torchtitan_recipes/llama3.py', RECIPES, undefined, { symbol: 'llama3_70b_tp8_pp4' });
+    const facts = (f: typeof first) => f.facts as Record<string, { value: unknown }>;
+    assert.equal(first.format, 'torchtitan');
+    assert.equal(facts(first)['parallel.tp']?.value, 1);
+    assert.equal(facts(named)['parallel.tp']?.value, 8);
+    assert.equal(facts(named)['parallel.pp']?.value, 4);
+  });
 });
