@@ -41,6 +41,11 @@ export interface CoreApi {
   /** The configuration functions of a module of them (torchtitan's Python configurations), in file order; else none. */
   configFunctions?(uri: string, text: string): readonly { readonly name: string; readonly range: TextRange }[];
   estimateMemory(plan: Plan): MemoryEstimate;
+  /**
+   * The what-if of an analysis rebuilt from its facts graph (document first) and settings, as `load` makes it: an
+   * analysis that crossed from a worker thread arrives without the function.
+   */
+  whatIf(files: readonly ConfigFacts[], host: LoaderHost, settings: ShardLensSettings): ((overrides: FactOverrides) => Plan | undefined) | undefined;
   /** Closed-form step time, with the collectives of the step (per rank, per stage). */
   stepTime(plan: Plan): AnalysisStepTime | undefined;
   simulate(plan: Plan): AnalysisSimulation;
@@ -61,6 +66,12 @@ export const realCore: CoreApi = {
       problems: g.resolved.problems, assumptions: g.resolved.assumptions,
       whatIf: (overrides) => resolvePlan(g.primary, g.related, ctx, overrides).plan,
     };
+  },
+  whatIf(files, host, settings) {
+    const [primary, ...related] = files;
+    if (!primary) return undefined;
+    const ctx = { settings: resolveSettings(settings), lookupModel: modelLookup(host) };
+    return (overrides) => resolvePlan(primary, related, ctx, overrides).plan;
   },
   configFunctions(uri, text) {
     if (!/\.py$/i.test(uri)) return [];

@@ -45,7 +45,11 @@ export class AnalysisPool {
   private readonly documents = new Map<string, string>();
   private disposed = false;
 
-  constructor(size: number, private readonly fallback: (input: AnalyzeInput) => DocumentAnalysis) {
+  /**
+   * `fallback` analyses on the main thread (a worker failed or died); `revive` gives a worker's analysis back what
+   * cannot cross threads (its what-if function).
+   */
+  constructor(size: number, private readonly fallback: (input: AnalyzeInput) => DocumentAnalysis, private readonly revive: (a: DocumentAnalysis) => DocumentAnalysis = (a) => a) {
     for (let i = 0; i < size; i++) this.slots.push(this.start());
   }
 
@@ -76,7 +80,7 @@ export class AnalysisPool {
     slot.job = undefined;
     // An idle worker does not keep the process alive; a busy one does, until its answer arrives.
     slot.worker.unref();
-    if (job && job.id === m.id) job.done(m.type === 'result' ? m.analysis : job.stale() ? undefined : this.fallback(job.input));
+    if (job && job.id === m.id) job.done(m.type === 'result' ? this.revive(m.analysis) : job.stale() ? undefined : this.fallback(job.input));
     this.pump();
   }
 

@@ -55,7 +55,8 @@ export class AnalysisScheduler {
     if (e.timer) clearTimeout(e.timer);
     e.timer = setTimeout(() => {
       e.timer = undefined;
-      void this.get(uri).then((a) => a && this.opts.onResult(a));
+      // A rejection here is the client gone while the settings were asked for (the connection closed): nothing to do.
+      void this.get(uri).then((a) => a && this.opts.onResult(a)).catch(() => undefined);
     }, this.opts.delayMs);
   }
 

@@ -6,13 +6,17 @@
 import { parentPort } from 'node:worker_threads';
 import { analyzeDocument } from './analyze';
 import { core, initCore } from './core';
-import { createHost } from './host';
+import { dirname } from 'node:path';
+import { createHost, toPath } from './host';
 import type { ToWorker, FromWorker } from './workerProtocol';
 
 const docs = new Map<string, string>();
 let root: string | undefined;
 let folders: readonly string[] = [];
-const host = createHost((uri) => docs.get(uri), () => root, Date.now, () => folders);
+// Reads stay inside the workspace folders; with none open, inside the folders of the open documents (as on the main
+// thread, server/features/server.ts readFolders).
+const readFolders = () => (folders.length ? folders : [...docs.keys()].map((u) => toPath(u)).filter((p): p is string => !!p).map((p) => dirname(p)));
+const host = createHost((uri) => docs.get(uri), () => root, Date.now, readFolders);
 const ready = initCore();
 
 function post(m: FromWorker): void {
@@ -37,7 +41,9 @@ parentPort?.on('message', (m: ToWorker) => {
     case 'analyze':
       void ready.then(() => {
         try {
-          post({ type: 'result', id: m.id, analysis: analyzeDocument(m.input, host, core()) });
+          // A function cannot cross to the main thread (structured clone): the what-if is rebuilt there from the graph.
+          const { whatIf: _w, ...analysis } = analyzeDocument(m.input, host, core());
+          post({ type: 'result', id: m.id, analysis });
         } catch (e) {
           post({ type: 'failed', id: m.id, message: e instanceof Error ? e.message : String(e) });
         }

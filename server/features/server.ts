@@ -92,7 +92,13 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   };
 
   const inThread = (input: AnalyzeInput) => analyzeDocument(input, host, core());
-  const pool = options.analysisWorkers ? new AnalysisPool(options.analysisWorkers, inThread) : undefined;
+  // A worker's analysis arrives without its what-if (a function does not cross threads): rebuilt from its facts graph.
+  const revive = (a: DocumentAnalysis): DocumentAnalysis => {
+    if (a.whatIf || !a.graph.length) return a;
+    const whatIf = core().whatIf(a.graph, host, a.settings);
+    return whatIf ? { ...a, whatIf } : a;
+  };
+  const pool = options.analysisWorkers ? new AnalysisPool(options.analysisWorkers, inThread, revive) : undefined;
   const analyzeAny = (input: AnalyzeInput, stale: () => boolean = () => false) => (pool ? pool.analyze(input, stale) : inThread(input));
 
   const scheduler = new AnalysisScheduler({
@@ -105,8 +111,9 @@ export function startServer(connection: Connection, options: ServerOptions = {})
     symbol: (uri) => chosen.get(uri),
     analyze: analyzeAny,
     onResult: (a) => {
-      void connection.sendDiagnostics({ uri: a.uri, version: a.version ?? undefined, diagnostics: buildDiagnostics(a) });
-      void connection.sendNotification(AnalysisChangedNotification, summary(a));
+      // A result can arrive from a worker after the client has gone (the connection closed): nothing to tell then.
+      void connection.sendDiagnostics({ uri: a.uri, version: a.version ?? undefined, diagnostics: buildDiagnostics(a) }).catch(() => undefined);
+      void connection.sendNotification(AnalysisChangedNotification, summary(a)).catch(() => undefined);
     },
   });
 

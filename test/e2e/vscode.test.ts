@@ -402,12 +402,14 @@ describe('ShardLens in VS Code (code-server)', { skip: missing ? `e2e skipped: $
       }
       // code-server's webviews sometimes wait for a service-worker controller that never comes ("Found unexpected
       // service worker controller"), leaving a view on its shell; reloading the webviews is what the shell tells users.
-      const frame = await dashboardFrame(page, '.view[data-dashboard="memory"] #memory-figures', 30_000).catch(async () => {
+      // Each view has its own webview: any of them can be left on its shell, so each gets the same second chance.
+      const view = (selector: string) => dashboardFrame(page, selector, 30_000).catch(async () => {
         await runCommand(page, 'Developer: Reload Webviews');
-        return dashboardFrame(page, '.view[data-dashboard="memory"] #memory-figures', 60_000);
+        return dashboardFrame(page, selector, 60_000);
       });
+      const frame = await view('.view[data-dashboard="memory"] #memory-figures');
       assert.ok(await frame.locator('#chart-memory-variants').count());
-      const comm = await dashboardFrame(page, '.view[data-dashboard="communication"]', 60_000);
+      const comm = await view('.view[data-dashboard="communication"]');
       assert.ok(await comm.locator('#communication').count());
       await shot(page, 'ok-side-views');
     });
