@@ -157,11 +157,17 @@ export function readTorchtitanPython(s: FactSink, text: string, li: LineIndex, f
   }
   if (par?.value.t === 'call') for (const k of PARALLELISM) { const f = par.value.fields.get(k); if (f) parallelism.push(entry(k, f, `parallelism.${k}`)); }
 
-  // activation_checkpoint: FullAC, SelectiveAC (Trainer.Config's default) or None.
+  // activation_checkpoint: FullAC, SelectiveAC (Trainer.Config's default), MemoryBudgetAC(memory_budget=…) or None.
   const ac = fields.get('activation_checkpoint');
-  const acMode = !ac ? undefined : ac.value.t === 'none' ? 'none' : ac.value.t === 'call' ? (/FullAC/.test(ac.value.callee) ? 'full' : /SelectiveAC/.test(ac.value.callee) ? 'selective' : undefined) : undefined;
-  if (ac && acMode) sections.push(section('activation_checkpoint', [{ key: 'mode', keyRange: range(ac.key), value: { kind: 'scalar', value: acMode, range: range(ac.at) } }], ac.key));
-  else if (ac) unread.push(`activation_checkpoint (${ac.value.t === 'call' ? ac.value.callee : ac.value.t === 'unknown' ? ac.value.why : ac.value.t})`);
+  const acMode = !ac ? undefined : ac.value.t === 'none' ? 'none' : ac.value.t === 'call'
+    ? (/FullAC/.test(ac.value.callee) ? 'full' : /SelectiveAC/.test(ac.value.callee) ? 'selective' : /MemoryBudgetAC/.test(ac.value.callee) ? 'memory_budget' : undefined) : undefined;
+  if (ac && acMode) {
+    const budget = acMode === 'memory_budget' && ac.value.t === 'call' ? ac.value.fields.get('memory_budget') : undefined;
+    sections.push(section('activation_checkpoint', [
+      { key: 'mode', keyRange: range(ac.key), value: { kind: 'scalar', value: acMode, range: range(ac.at) } },
+      budget && entry('memory_budget', budget, 'activation_checkpoint.memory_budget'),
+    ], ac.key));
+  } else if (ac) unread.push(`activation_checkpoint (${ac.value.t === 'call' ? ac.value.callee : ac.value.t === 'unknown' ? ac.value.why : ac.value.t})`);
 
   // compile = CompileConfig(enable=…, components=[…], enable_async_tensor_parallel=…).
   const comp = call('compile');

@@ -8,6 +8,7 @@ import { optimizerOf } from '../common/maps';
 import { toNumber } from '../common/text';
 import { at, type KNode } from '../common/tree';
 import type { PlanPath } from '../../shared/plan/paths';
+import type { TextRange } from '../../shared/plan/types';
 
 const TT = 'torchtitan default (torchtitan/config/job_config.py)';
 
@@ -67,7 +68,10 @@ export function readTorchtitan(s: FactSink, root: KNode | undefined): void {
   const mode = at(root, 'activation_checkpoint.mode');
   if (mode && typeof mode.value.value === 'string') {
     const m = mode.value.value;
-    s.explicit('training.recompute', m === 'full' ? 'full' : m === 'none' ? 'none' : 'selective', locOf(mode, 'activation_checkpoint.mode'));
+    const loc = locOf(mode, 'activation_checkpoint.mode');
+    if (m === 'memory_budget') readMemoryBudget(s, root, mode.value.range, loc);
+    else if (m === 'full' || m === 'none' || m === 'selective') s.explicit('training.recompute', m, loc);
+    else s.diag('invalid-value', 'error', `activation_checkpoint.mode should be "selective", "full", "none" or "memory_budget" (got ${JSON.stringify(m)}); torchtitan refuses it. Read as "selective".`, mode.value.range, ['training.recompute']);
   }
   s.default('training.recompute', 'selective', `${TT}: activation_checkpoint.mode "selective"`);
   readSelectiveOption(s, root);
@@ -264,12 +268,47 @@ function readPipeline(s: FactSink, root: KNode, pp: number): void {
 }
 
 /**
+ * torchtitan's memory_budget mode (torchtitan/distributed/activation_checkpoint.py MemoryBudgetAC): torch.compile's
+ * partitioner keeps the activation memory at full recomputation's plus memory_budget × (its default's − full's)
+ * (`torch._functorch.config.activation_memory_budget`: 0.0 full recomputation, 1.0 compile's default; PyTorch blog
+ * "Activation checkpointing techniques"), recomputing the cheapest ops first. Modelled with the per-layer policy: a
+ * fraction 1 − b of the blocks checkpointed whole (every 1/(1 − b)-th block), the activation memory the budget
+ * targets; the recompute time is an upper bound. torchtitan refuses the mode without the model compiled.
+ */
+function readMemoryBudget(s: FactSink, root: KNode | undefined, modeRange: TextRange, modeLoc: ReturnType<typeof locOf>): void {
+  const e = at(root, 'activation_checkpoint.memory_budget');
+  const raw = e && !isEmpty(e) ? e.value.value : undefined;
+  const b = raw === undefined ? 0.5 : typeof raw === 'number' ? raw : Number.NaN;
+  const range = e && !isEmpty(e) ? e.value.range : modeRange;
+  const loc = e && !isEmpty(e) ? locOf(e, 'activation_checkpoint.memory_budget') : modeLoc;
+  const enable = at(root, 'compile.enable')?.value.value;
+  const comps = at(root, 'compile.components');
+  const model = !comps || comps.value.kind !== 'list' || (comps.value.items ?? []).some((x) => x.value === 'model');
+  if (enable !== true || !model) {
+    s.diag('invalid-value', 'error', 'activation_checkpoint.mode "memory_budget" needs the model compiled: set compile.enable = true with "model" in compile.components (torchtitan refuses to start otherwise).', modeRange, ['training.compile']);
+  }
+  if (!(b >= 0 && b <= 1)) {
+    s.diag('invalid-value', 'error', `activation_checkpoint.memory_budget should be a number from 0 (full recomputation) to 1 (none), not ${JSON.stringify(raw)}; read as selective recomputation.`, range, ['training.recompute']);
+    return;
+  }
+  if (b === 0 || b === 1) {
+    s.explicit('training.recompute', b === 0 ? 'full' : 'none', loc);
+    return;
+  }
+  const every = 1 / (1 - b);
+  s.explicit('training.recompute', 'selective', loc);
+  s.explicit('training.recomputePolicy', 'torchtitan-layer', loc);
+  s.explicit('training.recomputeEvery', every, loc);
+  s.diag('torchtitan-memory-budget', 'info', `memory_budget ${b}: modelled as ${Math.round((1 - b) * 100)} % of the blocks recomputed whole (every ${Number(every.toFixed(2))}-th), the activation memory torch.compile's partitioner targets; the recompute time is an upper bound (the partitioner recomputes the cheapest ops first).`, range, ['training.recompute']);
+}
+
+/**
  * torchtitan's selective policy (torchtitan/distributed/activation_checkpoint.py, `selective_ac_option`): "op" saves the
  * outputs of the policy's ops (every second matmul, SDPA) and recomputes the rest; a positive integer N checkpoints
  * every N-th block whole; the default is "2". Read only under mode "selective" (the option is ignored otherwise).
  */
 function readSelectiveOption(s: FactSink, root: KNode | undefined): void {
-  if (s.value('training.recompute') !== 'selective') return;
+  if (s.value('training.recompute') !== 'selective' || s.has('training.recomputePolicy')) return;
   const e = at(root, 'activation_checkpoint.selective_ac_option');
   if (!e || isEmpty(e)) {
     s.default('training.recomputePolicy', 'torchtitan-layer', `${TT}: activation_checkpoint.selective_ac_option "2" (every second block)`);

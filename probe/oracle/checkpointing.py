@@ -13,6 +13,7 @@
 - ``megatron-selective``: Megatron's default selective recomputation of core attention (handled by the Megatron
   emulation: the attention statistics are not kept).
 """
+import math
 from collections import defaultdict
 
 import torch
@@ -52,12 +53,14 @@ def wrap_blocks(container, ac):
     mode = (ac or {}).get("mode", "none")
     if mode in ("none", "hf", "megatron-selective"):
         return 0
-    every = max(1, int((ac or {}).get("every", 1)))
+    # Every N-th block; a fractional N (a torchtitan memory budget b as N = 1/(1 - b)) wraps block i when the
+    # running count i crosses a multiple of N, floor(L/N) blocks in all (as ShardLens counts them).
+    every = max(1.0, float((ac or {}).get("every", 1)))
     wrapped = 0
     count = 0
     for name, block in list(container.named_children()):
         count += 1
-        if mode == "selective-layer" and count % every != 0:
+        if mode == "selective-layer" and math.floor(count / every) == math.floor((count - 1) / every):
             continue
         if mode == "selective-op":
             new = checkpoint_wrapper(block, context_fn=_op_context, preserve_rng_state=False)

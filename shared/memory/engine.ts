@@ -51,10 +51,13 @@ export function layerPolicyCheckpointedBlocks(layers: number, every: number): nu
   return Math.floor(layers / Math.max(1, every));
 }
 
-/** Blocks between checkpointed blocks of the torchtitan per-layer policy (default 2). */
+/**
+ * Blocks between checkpointed blocks of the torchtitan per-layer policy (default 2); a fraction where a memory budget
+ * checkpoints 1/n of the blocks (torchtitan memory_budget, formats/torchtitan/reader.ts).
+ */
 export function recomputeEveryOf(plan: Pick<Plan, 'training'>): number {
   const n = plan.training.recomputeEvery;
-  return n !== undefined && Number.isInteger(n) && n >= 1 ? n : 2;
+  return n !== undefined && Number.isFinite(n) && n >= 1 ? n : 2;
 }
 
 /**

@@ -252,9 +252,10 @@ function fillBlockBackward(c: MemoryContext, o: StageNumbers, layerAct: number, 
   x.layerSaved = o.layers < 2 ? 0 : layerAct / o.layers;
   x.working1 = x.working;
   if (c.recompute === 'selective' && c.acPolicy === 'torchtitan-layer' && o.layers > 0) {
-    // torchtitan checkpoints blocks N, 2N, … (1-based): the backward starts at the last block, checkpointed or not.
+    // torchtitan checkpoints blocks N, 2N, … (1-based): the backward starts at the last block, checkpointed or not. A
+    // fractional N (a memory budget) checkpoints block i where the count i crosses a multiple of N (⌊L/N⌋ in all).
     const every = Math.max(1, c.acEvery);
-    const ck = (i: number) => i >= 0 && (i + 1) % every === 0;
+    const ck = (i: number) => i >= 0 && Math.floor((i + 1) / every) > Math.floor(i / every);
     const full = layerActivationBytes(c, 'none', ffn), input = checkpointedLayerBytes(c);
     x.layerSaved = o.layers < 2 ? 0 : ck(o.layers - 1) ? input : full;
     x.working1 = ck(o.layers - 2) ? x.working : 0;

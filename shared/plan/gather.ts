@@ -295,11 +295,14 @@ function stepsOf(g: Gathered): { steps?: number; samples?: number } {
   return samples !== undefined ? { samples } : {};
 }
 
-function optionalFacts(g: { str<T extends string>(p: PlanPath): T | undefined }): Record<string, string> {
-  const out: Record<string, string> = {};
+function optionalFacts(g: { str<T extends string>(p: PlanPath): T | undefined; num(p: PlanPath): number | undefined }): Record<string, string | number> {
+  const out: Record<string, string | number> = {};
   for (const k of ['regime', 'recomputePolicy', 'modelImpl', 'optimizerImpl', 'lossFusion'] as const) {
     const v = g.str<string>(`training.${k}`);
     if (v !== undefined) out[k] = v;
   }
+  // torchtitan's per-layer policy: every N-th block checkpointed (selective_ac_option "N", or a memory budget's 1/(1 − b)).
+  const every = g.num('training.recomputeEvery');
+  if (every !== undefined && Number.isFinite(every) && every >= 1) out.recomputeEvery = every;
   return out;
 }
