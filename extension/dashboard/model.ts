@@ -43,7 +43,8 @@ export function toDashboardModel(
   const run = runLength(plan, stepSeconds);
   const model: DashboardModel = {
     uri: r.uri,
-    fileName: fileNameOf(r.uri),
+    // A module of configuration functions names the one analysed: "llama3.py → llama3_8b()".
+    fileName: r.symbol ? `${fileNameOf(r.uri)} → ${r.symbol}()` : fileNameOf(r.uri),
     format: r.format ?? 'unknown',
     cluster: {
       gpuName: plan?.cluster.gpu.name ?? 'GPU',

@@ -366,34 +366,6 @@ describe('ShardLens in VS Code (code-server)', { skip: missing ? `e2e skipped: $
     });
   });
 
-  it('gives each configuration function of a torchtitan Python module its lens row, and analyses another in one click', { skip: existsSync(join(EXAMPLES, 'torchtitan/torchtitan_recipes/llama3.py')) ? false : 'no Python configuration module in the workspace' }, async () => {
-    await stepWithShot('python-configs', async ({ page }) => {
-      const file = 'torchtitan/torchtitan_recipes/llama3.py';
-      const text = readFileSync(join(EXAMPLES, file), 'utf8');
-      await openFile(page, file);
-      const rows = page.locator('.editor-group-container.active .codelens-decoration');
-      const texts = async () => (await rows.allInnerTexts()).map(norm);
-      // examples/torchtitan/torchtitan_recipes/llama3.py: the first configuration is analysed (the dashboard lens).
-      await until('the analysed configuration\'s lenses', async () => (await texts()).some((x) => x.includes('Dashboard') && /GiB\/GPU/.test(x)), 90_000);
-      const status = async () => norm(await page.locator('.statusbar-item', { hasText: /GiB \/ GPU/ }).first().innerText().catch(() => ''));
-      const first = await status();
-      // Monaco draws lenses of visible lines only: bring the second configuration into view.
-      const at = positionOf(text, 'def llama3_8b_tp2_32k');
-      await hoverAt(page, at.line, at.column);
-      await page.keyboard.press('Escape');
-      const row = rows.filter({ hasText: 'Analyse this one' }).filter({ hasText: /fits: ~[\d.]+ GiB\/GPU/ }).first();
-      await row.waitFor({ timeout: 60_000 });
-      const want = /~([\d.]+) GiB\/GPU/.exec(norm(await row.innerText()))?.[1];
-      assert.ok(want);
-      await shot(page, 'ok-python-configs');
-      await row.locator('a', { hasText: 'Analyse this one' }).click();
-      // Llama 3.1 8B at 32K tokens with TP 2 × FSDP 4 and full recomputation: its verdict now has the dashboard lens,
-      // and the status bar follows it.
-      await until('the chosen configuration analysed', async () => (await texts()).some((x) => x.includes('Dashboard') && x.includes(`~${want} GiB/GPU`)), 60_000);
-      await until('the status bar to follow', async () => (await status()).includes(want) && (await status()) !== first, 30_000);
-    });
-  });
-
   it('shows the side-bar dashboards of the ShardLens view container', async () => {
     await stepWithShot('side-views', async ({ page }) => {
       // The view container may already be open (Run Validation focuses its Validation view): a click would close it.
@@ -441,6 +413,34 @@ describe('ShardLens in VS Code (code-server)', { skip: missing ? `e2e skipped: $
       await frame.locator('#tab-validation').click();
       const empty = norm(await frame.locator('#validation-empty').innerText());
       assert.match(empty, new RegExp(`No results for ${name.replace('.', '\\.')} yet \\(the last results are for`), empty);
+    });
+  });
+
+  it('gives each configuration function of a torchtitan Python module its lens row, and analyses another in one click', { skip: existsSync(join(EXAMPLES, 'torchtitan/torchtitan_recipes/llama3.py')) ? false : 'no Python configuration module in the workspace' }, async () => {
+    await stepWithShot('python-configs', async ({ page }) => {
+      const file = 'torchtitan/torchtitan_recipes/llama3.py';
+      const text = readFileSync(join(EXAMPLES, file), 'utf8');
+      await openFile(page, file);
+      const rows = page.locator('.editor-group-container.active .codelens-decoration');
+      const texts = async () => (await rows.allInnerTexts()).map(norm);
+      // examples/torchtitan/torchtitan_recipes/llama3.py: the first configuration is analysed (the dashboard lens).
+      await until('the analysed configuration\'s lenses', async () => (await texts()).some((x) => x.includes('Dashboard') && /GiB\/GPU/.test(x)), 90_000);
+      const status = async () => norm(await page.locator('.statusbar-item', { hasText: /GiB \/ GPU/ }).first().innerText().catch(() => ''));
+      const first = await status();
+      // Monaco draws lenses of visible lines only: bring the second configuration into view.
+      const at = positionOf(text, 'def llama3_8b_tp2_32k');
+      await hoverAt(page, at.line, at.column);
+      await page.keyboard.press('Escape');
+      const row = rows.filter({ hasText: 'Analyse this one' }).filter({ hasText: /fits: ~[\d.]+ GiB\/GPU/ }).first();
+      await row.waitFor({ timeout: 60_000 });
+      const want = /~([\d.]+) GiB\/GPU/.exec(norm(await row.innerText()))?.[1];
+      assert.ok(want);
+      await shot(page, 'ok-python-configs');
+      await row.locator('a', { hasText: 'Analyse this one' }).click();
+      // Llama 3.1 8B at 32K tokens with TP 2 × FSDP 4 and full recomputation: its verdict now has the dashboard lens,
+      // and the status bar follows it.
+      await until('the chosen configuration analysed', async () => (await texts()).some((x) => x.includes('Dashboard') && x.includes(`~${want} GiB/GPU`)), 60_000);
+      await until('the status bar to follow', async () => (await status()).includes(want) && (await status()) !== first, 30_000);
     });
   });
 });

@@ -82,6 +82,13 @@ describe('simulationAnswer', () => {
   });
 });
 
+test('a module of configuration functions names the function analysed', () => {
+  const built = toDashboardModel({ ...analysis, uri: 'file:///work/torchtitan_recipes/llama3.py', format: 'torchtitan', symbol: 'llama3_8b' }, 'GiB');
+  assert.ok('model' in built);
+  assert.equal(built.model.fileName, 'llama3.py → llama3_8b()');
+  assert.equal(isDashboardModel(built.model), true);
+});
+
 test('fileNameOf decodes the last path segment', () => {
   assert.equal(fileNameOf('file:///a/b/ds%20config.json'), 'ds config.json');
   assert.equal(fileNameOf('untitled:Untitled-1'), 'untitled:Untitled-1');
