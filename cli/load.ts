@@ -6,6 +6,7 @@ import type { ResolveSettings, ResolvedPlan } from '../shared/plan/resolve';
 import type { ConfigFacts } from '../shared/plan/facts';
 import { initFormats, MAX_CONFIG_CHARS, tooLarge } from '../formats/index';
 import { torchtitanConfigFunctions } from '../formats/torchtitan/python';
+import { isConfigurationName } from '../shared/protocol';
 import { detectWithHost, loadConfigGraph } from '../server/formats/workspace';
 import { checkFile, readTextFile } from '../server/io/read';
 import { parseGpusArg, stringFlag, type Flags } from './args';
@@ -107,7 +108,7 @@ export async function loadConfig(file: string, flags: Flags): Promise<Loaded> {
   // --config F: the configuration function of a torchtitan Python module to read (its first by default).
   const all = /\.py$/i.test(path) ? torchtitanConfigFunctions(text).map((f) => f.name) : [];
   const asked = flags.config;
-  if (asked !== undefined && (typeof asked !== 'string' || !/^[A-Za-z_]\w{0,199}$/.test(asked))) throw new InputError('--config needs the name of a configuration function, e.g. --config llama3_8b');
+  if (asked !== undefined && !isConfigurationName(asked)) throw new InputError('--config needs the name of a configuration function, e.g. --config llama3_8b');
   if (asked !== undefined && !all.length) throw new InputError(`--config ${asked}: ${file} is not a module of torchtitan configuration functions`);
   if (asked !== undefined && !all.includes(asked)) throw new InputError(`--config ${asked}: ${file} has no such configuration (it has ${all.slice(0, 12).join(', ')})`);
   const name = asked ?? all[0];

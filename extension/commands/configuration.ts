@@ -3,16 +3,13 @@
  * configurations) asks the server to analyse that function from now on. Only the lens calls it, with the document URI
  * and the function's name; anything else is ignored.
  */
-import { SelectConfigurationNotification } from '../../shared/protocol';
+import { isConfigurationName, SelectConfigurationNotification } from '../../shared/protocol';
 import type { CommandFactory } from '../ctx';
-
-/** A Python identifier, as a configuration function's name must be (and short). */
-const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,199}$/;
 
 /** The notification's parameters from the lens arguments, or undefined when they are not a URI and a function name. */
 export function selectionOf(uri: unknown, symbol: unknown): { uri: string; symbol: string } | undefined {
   if (typeof uri !== 'string' || !/^[a-z][a-z0-9+.-]*:/i.test(uri) || uri.length > 4096) return undefined;
-  if (typeof symbol !== 'string' || !NAME.test(symbol)) return undefined;
+  if (!isConfigurationName(symbol)) return undefined;
   return { uri, symbol };
 }
 

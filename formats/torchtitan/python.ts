@@ -33,9 +33,20 @@ export interface ConfigFunction { readonly name: string; readonly at: Span }
  * another of its configurations, in file order: what a launch's `--config` can name. Read statically; a module without
  * the text `Trainer.Config` or `model_spec=` is not read at all (most Python files are not configurations).
  */
-export function torchtitanConfigFunctions(text: string, mod?: PyModule): ConfigFunction[] {
+export function torchtitanConfigFunctions(text: string): readonly ConfigFunction[] {
+  // Detection, the module's lenses and every function's reading ask on each edit: listed once per text.
+  if (listed?.text === text) return listed.functions;
+  const functions = configFunctionsOf(text);
+  listed = { text, functions };
+  return functions;
+}
+
+/** The last text listed and its configuration functions (read-only). */
+let listed: { readonly text: string; readonly functions: readonly ConfigFunction[] } | undefined;
+
+function configFunctionsOf(text: string): ConfigFunction[] {
   if (!/\bTrainer\.Config\b|\bmodel_spec\s*=/.test(text)) return [];
-  const m = mod ?? new PyModule(text);
+  const m = new PyModule(text);
   const out: ConfigFunction[] = [];
   for (const fn of m.functions.values()) {
     const v = m.returnOf(fn.name);

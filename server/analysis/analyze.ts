@@ -47,7 +47,10 @@ export interface ConfigSection {
   readonly symbol: string;
   /** Where the function's name is written. */
   readonly range: TextRange;
-  /** Undefined past MAX_ESTIMATED_SECTIONS: the function is listed, not estimated, until it is chosen. */
+  /**
+   * Undefined for the analysed function (the document's analysis is its own) and past MAX_ESTIMATED_SECTIONS (listed,
+   * not estimated, until it is chosen).
+   */
   readonly analysis?: DocumentAnalysis;
 }
 
@@ -115,13 +118,23 @@ export function analyzeDocument(input: AnalyzeInput, host: LoaderHost, api: Core
   const chosen = symbols.find((f) => f.name === input.symbol) ?? symbols[0]!;
   const main = analyzeGraph({ ...input, symbol: chosen.name }, host, api, format, base, problems);
   const sections = symbols.map((f, i): ConfigSection => {
-    if (f === chosen) return { symbol: f.name, range: f.range, analysis: bare(main) };
+    if (f === chosen) return { symbol: f.name, range: f.range };
     if (i >= MAX_ESTIMATED_SECTIONS) return { symbol: f.name, range: f.range };
     const own: Problem[] = [];
     const a = analyzeGraph({ ...input, symbol: f.name }, host, api, format, { ...base, problems: own }, own);
     return { symbol: f.name, range: f.range, analysis: bare(a) };
   });
   return { ...main, symbol: chosen.name, sections };
+}
+
+/**
+ * An analysis that crossed from a worker thread, given back its what-if (a function does not cross: the worker sends
+ * the analysis without it), rebuilt from its facts graph as `load` builds it.
+ */
+export function withWhatIf(a: DocumentAnalysis, host: LoaderHost, api: CoreApi): DocumentAnalysis {
+  if (a.whatIf || !a.graph.length) return a;
+  const whatIf = api.whatIf(a.graph, host, a.settings);
+  return whatIf ? { ...a, whatIf } : a;
 }
 
 /** An analysis without its what-if function and sections (a section's own, as features read it). */

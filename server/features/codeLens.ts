@@ -43,9 +43,7 @@ function documentLenses(a: DocumentAnalysis, range: Range): CodeLens[] {
     if (a.problems.some((p) => p.code === 'model-unknown')) return [lens('ShardLens: which model? Select a model', ClientCommands.selectModel, a.uri, range)];
     return [lens('ShardLens: not enough to estimate — see Problems', ClientCommands.openDashboard, a.uri, range)];
   }
-  const mark = v.conditional ? '$(warning)' : m.fits ? '$(check)' : '$(error)';
-  const where = v.assumed.some((x) => x.path.startsWith('cluster')) ? '' : ` on ${clusterLabel(a)}`;
-  const out: CodeLens[] = [lens(`${mark} ${v.short}${where}`, v.conditional ? SHOW_ASSUMPTIONS : ClientCommands.openDashboard, a.uri, range)];
+  const out: CodeLens[] = [lens(verdictTitle(a, v, m.fits), v.conditional ? SHOW_ASSUMPTIONS : ClientCommands.openDashboard, a.uri, range)];
   if (a.stepTime) {
     // With the steps the file plans: the run's wall-clock (steps × step time).
     const run = runLength(a.plan, a.stepTime.stepSeconds);
@@ -64,8 +62,13 @@ function sectionLenses(uri: string, s: ConfigSection): CodeLens[] {
   const a = s.analysis;
   const v = a && verdictOf(a);
   if (!a?.memory || !v) return [select(`ShardLens: analyse ${s.symbol}`)];
-  const mark = v.conditional ? '$(warning)' : a.memory.fits ? '$(check)' : '$(error)';
-  const where = v.assumed.some((x) => x.path.startsWith('cluster')) ? '' : ` on ${clusterLabel(a)}`;
   const step = a.stepTime ? ` · step ≈ ${formatSeconds(a.stepTime.stepSeconds)}` : '';
-  return [select(`${mark} ${v.short}${where}${step}`), select('Analyse this one')];
+  return [select(`${verdictTitle(a, v, a.memory.fits)}${step}`), select('Analyse this one')];
+}
+
+/** The verdict lens's words: a mark, the verdict in the shared wording, and the cluster unless it is assumed. */
+function verdictTitle(a: DocumentAnalysis, v: NonNullable<ReturnType<typeof verdictOf>>, fits: boolean): string {
+  const mark = v.conditional ? '$(warning)' : fits ? '$(check)' : '$(error)';
+  const where = v.assumed.some((x) => x.path.startsWith('cluster')) ? '' : ` on ${clusterLabel(a)}`;
+  return `${mark} ${v.short}${where}`;
 }

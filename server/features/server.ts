@@ -9,10 +9,10 @@ import {
 import { dirname } from 'node:path';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import {
-  AnalysisChangedNotification, AnalysisRequest, PlanLayoutsRequest, PROTOCOL_VERSION, ReadyNotification, SelectConfigurationNotification, SimulateRequest,
+  AnalysisChangedNotification, AnalysisRequest, PlanLayoutsRequest, PROTOCOL_VERSION, ReadyNotification, SelectConfigurationNotification, SimulateRequest, isConfigurationName,
   type AnalysisChangedParams, type SelectConfigurationParams,
 } from '../../shared/protocol';
-import { analyzeDocument, type AnalyzeInput, type DocumentAnalysis } from '../analysis/analyze';
+import { analyzeDocument, withWhatIf, type AnalyzeInput, type DocumentAnalysis } from '../analysis/analyze';
 import { AnalysisPool } from '../analysis/pool';
 import { core, initCore } from '../analysis/core';
 import { createHost, toPath } from '../analysis/host';
@@ -92,13 +92,7 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   };
 
   const inThread = (input: AnalyzeInput) => analyzeDocument(input, host, core());
-  // A worker's analysis arrives without its what-if (a function does not cross threads): rebuilt from its facts graph.
-  const revive = (a: DocumentAnalysis): DocumentAnalysis => {
-    if (a.whatIf || !a.graph.length) return a;
-    const whatIf = core().whatIf(a.graph, host, a.settings);
-    return whatIf ? { ...a, whatIf } : a;
-  };
-  const pool = options.analysisWorkers ? new AnalysisPool(options.analysisWorkers, inThread, revive) : undefined;
+  const pool = options.analysisWorkers ? new AnalysisPool(options.analysisWorkers, inThread, (a) => withWhatIf(a, host, core())) : undefined;
   const analyzeAny = (input: AnalyzeInput, stale: () => boolean = () => false) => (pool ? pool.analyze(input, stale) : inThread(input));
 
   const scheduler = new AnalysisScheduler({
@@ -192,7 +186,7 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   connection.onNotification(SelectConfigurationNotification, (p: unknown) => {
     const sel = p as Partial<SelectConfigurationParams> | null;
     // Only an open document and a Python name: the client sends what a code lens carried.
-    if (!sel || typeof sel.uri !== 'string' || typeof sel.symbol !== 'string' || !/^[A-Za-z_]\w{0,199}$/.test(sel.symbol) || !documents.get(sel.uri)) return;
+    if (!sel || typeof sel.uri !== 'string' || !isConfigurationName(sel.symbol) || !documents.get(sel.uri)) return;
     if (chosen.get(sel.uri) === sel.symbol) return;
     chosen.set(sel.uri, sel.symbol);
     planner.clear(sel.uri);

@@ -191,6 +191,11 @@ export interface SelectConfigurationParams {
   readonly symbol: string;
 }
 
+/** A configuration function's name as a selection (or the CLI's --config) carries it: a Python identifier, ≤ 200 characters. */
+export function isConfigurationName(x: unknown): x is string {
+  return typeof x === 'string' && /^[A-Za-z_]\w{0,199}$/.test(x);
+}
+
 /**
  * Notification client → server: analyse this configuration function of the document from now on (its code lenses,
  * diagnostics, hints, dashboard and status bar follow it).

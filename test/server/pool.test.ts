@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { AnalysisPool } from '../../server/analysis/pool';
-import { analyzeDocument, type DocumentAnalysis } from '../../server/analysis/analyze';
+import { analyzeDocument, withWhatIf } from '../../server/analysis/analyze';
 import { core, initCore } from '../../server/analysis/core';
 import { createHost } from '../../server/analysis/host';
 import { DEFAULT_SETTINGS, type ShardLensSettings } from '../../shared/protocol';
@@ -25,11 +25,7 @@ test('a worker\'s analysis arrives (no main-thread fallback) with what the main 
   const host = createHost(() => undefined, () => resolve('examples'), Date.now, () => [resolve('examples')]);
   let fallbacks = 0;
   const inThread = (input: Parameters<typeof analyzeDocument>[0]) => analyzeDocument(input, host, core());
-  const revive = (a: DocumentAnalysis): DocumentAnalysis => {
-    const whatIf = a.whatIf ?? core().whatIf(a.graph, host, a.settings);
-    return whatIf ? { ...a, whatIf } : a;
-  };
-  const pool = new AnalysisPool(1, (input) => { fallbacks++; return inThread(input); }, revive);
+  const pool = new AnalysisPool(1, (input) => { fallbacks++; return inThread(input); }, (a) => withWhatIf(a, host, core()));
   try {
     // The worker knows the workspace folders as the server tells it (its reads stay inside them).
     pool.broadcast({ type: 'folders', root: resolve('examples'), folders: [resolve('examples')] });

@@ -33,6 +33,15 @@ const MAX_DEPTH = 32;
 const OPS = ['**', '//', '->', '==', '!=', '<=', '>=', ':=', '(', ')', '[', ']', '{', '}', ',', ':', '.', '=', '+', '-', '*', '/', '%', '@', '<', '>', '|', '&', '~', '^', ';'];
 
 /** Python's tokens, grouped into logical lines (brackets, backslashes and triple-quoted strings join physical lines). */
+/** The last text lexed and its statements: a module is read once per function of it on every edit (read-only). */
+let lexed: { readonly text: string; readonly stmts: readonly Stmt[] } | undefined;
+
+/** statements(text), lexed once per text in a row. */
+function statementsOf(text: string): readonly Stmt[] {
+  if (lexed?.text !== text) lexed = { text, stmts: statements(text) };
+  return lexed.stmts;
+}
+
 function statements(text: string): Stmt[] {
   const out: Stmt[] = [];
   let toks: Tok[] = [];
@@ -102,7 +111,7 @@ export class PyModule {
 
   constructor(readonly text: string) {
     if (text.length > MAX_CHARS) return;
-    const stmts = statements(text);
+    const stmts = statementsOf(text);
     for (let i = 0; i < stmts.length; i++) {
       const s = stmts[i]!;
       if (s.indent > 0) continue;
