@@ -2,7 +2,8 @@
 // `npm test` builds first (end-to-end tests drive the bundled extension, server and CLI), then runs all suites.
 // `--unit` runs only the fast pure suites. Extra arguments are passed on as test file filters.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const args = process.argv.slice(2);
@@ -36,14 +37,22 @@ const groups = [
   { files: files.filter((f) => !SEALED.test(f)), preload: [] },
   { files: files.filter((f) => SEALED.test(f)), preload: ['--import', './test/setup/seal-prototypes.mjs'] },
 ];
+// Each group also writes its failures alone (scripts/failure-summary-reporter.mjs); they are printed again at the end.
+const summaries = mkdtempSync(join(tmpdir(), 'shardlens-failures-'));
 let status = 0;
-for (const g of groups) {
+for (const [i, g] of groups.entries()) {
   if (!g.files.length) continue;
   const res = spawnSync(
     process.execPath,
-    ['--import', 'tsx', ...g.preload, '--test', '--test-reporter=spec', '--test-timeout=600000', ...g.files],
+    ['--import', 'tsx', ...g.preload, '--test', '--test-timeout=600000',
+      '--test-reporter=spec', '--test-reporter-destination=stdout',
+      '--test-reporter=./scripts/failure-summary-reporter.mjs', `--test-reporter-destination=${join(summaries, `${i}.txt`)}`,
+      ...g.files],
     { stdio: 'inherit', env: { ...process.env, SHARDLENS_TEST: '1' } },
   );
   status ||= res.status ?? 1;
 }
+const failures = groups.map((_, i) => join(summaries, `${i}.txt`)).filter(existsSync).map((f) => readFileSync(f, 'utf8').trim()).filter(Boolean);
+if (failures.length) console.log(`\nFailed tests (repeated from above):\n\n${failures.join('\n\n')}`);
+rmSync(summaries, { recursive: true, force: true });
 process.exit(status);

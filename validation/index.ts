@@ -44,6 +44,7 @@ function jobOf(o: RunValidationOptions): RunnerJob {
     backend: o.backend && (o.backend === 'auto' || BACKEND_ORDER.includes(o.backend)) ? o.backend : 'auto',
     scale: o.scale ?? {},
     seed: int(o.seed, 1234, 0, 2 ** 31 - 1),
+    readyTimeoutMs: int(o.readyTimeoutMs, 120_000, 100, 600_000),
   };
 }
 

@@ -75,6 +75,8 @@ export interface RunValidationOptions {
   readonly distDir?: string;
   /** Called with the runner's process id once it is started (its process group id too, outside Windows). */
   readonly onSpawn?: (pid: number) => void;
+  /** How long the rank threads may take to start their backend, ms (default 120 000): a rank that never starts is an error, not a wait. */
+  readonly readyTimeoutMs?: number;
 }
 
 export interface ValidationProgress {

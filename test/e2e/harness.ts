@@ -121,7 +121,10 @@ export async function startSession(workspace: string, extraFiles: Readonly<Recor
     });
     const page = context.pages()[0] ?? await context.newPage();
     const consoleErrors: string[] = [];
-    page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') consoleErrors.push(`${m.type()}: ${m.text()}`.slice(0, 500)); });
+    page.on('console', (m) => {
+      // Errors and warnings, and the webview host's log line of a stalled service worker (see stalledWebviews).
+      if (m.type() === 'error' || m.type() === 'warning' || /service worker/i.test(m.text())) consoleErrors.push(`${m.type()}: ${m.text()}`.slice(0, 500));
+    });
     page.on('pageerror', (e) => consoleErrors.push(`pageerror: ${e.message}`));
     await page.goto(`${base}/?folder=${encodeURIComponent(ws)}`);
     await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
@@ -222,13 +225,84 @@ export function positionOf(text: string, needle: string): { line: number; column
   return { line: before.length, column: (before[before.length - 1]?.length ?? 0) + 1 };
 }
 
-/** The frame of the dashboard whose document has `selector` (webviews nest: iframe.webview → #active-frame). */
+/**
+ * code-server serves every webview from the workbench's own origin, and each webview's outer frame registers a service
+ * worker under its own URL (pre/index.html: `service-worker.js?...&id=<webview id>`) for the one shared scope. When two
+ * webviews load at once, one can find the other's worker already in control, log "Found unexpected service worker
+ * controller", and wait for a `controllerchange` that has already happened: its content frame is never created and the
+ * view stays blank for good ("Developer: Reload Webviews" re-sends the content to the same stalled frame). Desktop VS
+ * Code gives each webview its own origin and never stalls this way. A stalled frame resumes at the next change of
+ * controller, which any newly created webview causes; a user gets there by reopening a view. The harness does the same.
+ */
+const blankSince = new WeakMap<Frame, number>();
+
+/** Outer webview frames that have had no content frame for `graceMs` (stalled, see above). */
+export async function stalledWebviews(page: Page, graceMs = 8_000): Promise<Frame[]> {
+  const out: Frame[] = [];
+  for (const f of page.frames()) {
+    if (!/\/webview\/browser\/pre\/index\.html/.test(f.url())) continue;
+    const blank = await f.evaluate(() => !document.querySelector('iframe')).catch(() => false);
+    if (!blank) { blankSince.delete(f); continue; }
+    const since = blankSince.get(f) ?? Date.now();
+    blankSince.set(f, since);
+    if (Date.now() - since >= graceMs) out.push(f);
+  }
+  return out;
+}
+
+/** One line per webview frame pair (outer id, content, the dashboard page's view and first words), for failure reports. */
+export async function describeWebviews(page: Page): Promise<string> {
+  const lines: string[] = [];
+  for (const f of page.frames()) {
+    if (!/\/webview\/browser\/pre\/index\.html/.test(f.url())) continue;
+    const id = new URL(f.url()).searchParams.get('id')?.slice(0, 8) ?? '?';
+    const inner = f.childFrames()[0];
+    const page_ = inner ? await inner.evaluate(() => `${document.body?.dataset.view ?? '-'}: ${(document.getElementById('app')?.textContent ?? '').trim().slice(0, 60)}`).catch((e: Error) => `unreadable (${e.message.slice(0, 60)})`) : 'no content frame';
+    const box = await (await f.frameElement().catch(() => null))?.boundingBox().catch(() => null);
+    lines.push(`${id} ${box ? `${Math.round(box.width)}x${Math.round(box.height)}@${Math.round(box.x)},${Math.round(box.y)}` : 'hidden'} ${page_}`);
+  }
+  return lines.join('\n') || 'no webviews';
+}
+
+/** How many times the harness had to revive a stalled webview (reported with failures). */
+export const revivals = { count: 0 };
+
+/**
+ * Revives stalled webviews by creating one new webview: the Layouts side view is toggled twice (expanded and collapsed,
+ * or collapsed and expanded), which leaves the layout as it was. The ShardLens view container is opened for it and
+ * closed again if it was closed. Returns whether anything was stalled.
+ */
+export async function reviveStalledWebviews(page: Page): Promise<boolean> {
+  if (!(await stalledWebviews(page)).length) return false;
+  revivals.count++;
+  const checked = page.locator('.activitybar .action-item.checked [aria-label^="ShardLens"]');
+  const wasOpen = (await checked.count()) > 0;
+  const container = page.locator('.activitybar .action-item [aria-label^="ShardLens"]').first();
+  if (!wasOpen) await container.click({ timeout: 5_000 });
+  const header = page.locator('.part.sidebar .pane-header', { hasText: /^\s*Layouts/i }).first();
+  await header.click({ timeout: 5_000 });
+  // Either click created the new webview; give its frame time to register before the view is toggled back.
+  await until('a stalled webview to resume', async () => (await stalledWebviews(page, 0)).length === 0, 5_000).catch(() => undefined);
+  await header.click({ timeout: 5_000 });
+  if (!wasOpen) await container.click({ timeout: 5_000 });
+  return true;
+}
+
+/**
+ * The frame of the dashboard whose document has `selector` (webviews nest: iframe.webview → #active-frame). A webview
+ * stalled by code-server's service-worker race is revived once it has been blank for a while (see above).
+ */
 export async function dashboardFrame(page: Page, selector: string, timeoutMs = 30_000): Promise<Frame> {
+  let lastRevival = Date.now();
   return until(`a webview frame with ${selector}`, async () => {
     for (const f of page.frames()) {
       if (!f.url().includes('fake.html') && !f.url().includes('index.html')) continue;
       const n = await f.locator(selector).count().catch(() => 0);
       if (n > 0) return f;
+    }
+    if (Date.now() - lastRevival > 10_000) {
+      lastRevival = Date.now();
+      await reviveStalledWebviews(page).catch(() => undefined);
     }
     return undefined;
   }, timeoutMs);

@@ -11,8 +11,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import {
-  ROOT, clearShots, dashboardFrame, editorText, hoverAt, missingTools, norm, openFile, packageVsix, positionOf, runCommand, shot,
-  startSession, until, type Session,
+  ROOT, clearShots, dashboardFrame, editorText, hoverAt, missingTools, norm, openFile, packageVsix, positionOf, reviveStalledWebviews,
+  revivals, runCommand, shot, describeWebviews, startSession, until, type Session,
 } from './harness';
 
 const missing = missingTools();
@@ -53,8 +53,9 @@ async function stepWithShot(name: string, fn: (s: Session) => Promise<void>): Pr
     await fn(s);
   } catch (e) {
     const p = await shot(s.page, `${String(step).padStart(2, '0')}-${name}`);
-    const logs = s.consoleErrors.filter((l) => /shardlens|webview|chart/i.test(l)).slice(-10).join('\n');
-    throw new Error(`${e instanceof Error ? e.message : String(e)}\nscreenshot: ${p}${logs ? `\nconsole:\n${logs}` : ''}`);
+    const logs = s.consoleErrors.filter((l) => /shardlens|webview|chart|service worker/i.test(l)).slice(-10).join('\n');
+    const views = await describeWebviews(s.page).catch((x: Error) => x.message);
+    throw new Error(`${e instanceof Error ? e.message : String(e)}\nscreenshot: ${p}\nwebviews (stalled ones revived so far: ${revivals.count}):\n${views}${logs ? `\nconsole:\n${logs}` : ''}`);
   }
 }
 
@@ -338,7 +339,13 @@ describe('ShardLens in VS Code (code-server)', { skip: missing ? `e2e skipped: $
       // The local run trains a scaled model in four modes: about 25 s on two idle cores, minutes on a busy machine. A run
       // that failed or was cancelled ends the wait at once with its message; a timeout names the last progress line.
       let lastProgress = '';
+      let lastRevival = Date.now();
       const seen = await until('the validation headline', async () => {
+        // The Validation view may be one of the side views stalled by code-server's service-worker race (harness.ts).
+        if (Date.now() - lastRevival > 10_000) {
+          lastRevival = Date.now();
+          await reviveStalledWebviews(page).catch(() => undefined);
+        }
         for (const f of page.frames()) {
           if (!f.url().includes('fake.html') && !f.url().includes('index.html')) continue;
           if ((await f.locator('#validation-headline').count().catch(() => 0)) > 0) return { frame: f };
@@ -372,13 +379,8 @@ describe('ShardLens in VS Code (code-server)', { skip: missing ? `e2e skipped: $
       if (!(await page.locator('.activitybar .action-item.checked [aria-label^="ShardLens"]').count())) {
         await page.locator('.activitybar .action-item [aria-label^="ShardLens"]').first().click();
       }
-      // code-server's webviews sometimes wait for a service-worker controller that never comes ("Found unexpected
-      // service worker controller"), leaving a view on its shell; reloading the webviews is what the shell tells users.
-      // Each view has its own webview: any of them can be left on its shell, so each gets the same second chance.
-      const view = (selector: string) => dashboardFrame(page, selector, 30_000).catch(async () => {
-        await runCommand(page, 'Developer: Reload Webviews');
-        return dashboardFrame(page, selector, 60_000);
-      });
+      // A side view stalled by code-server's service-worker race is revived by dashboardFrame (harness.ts).
+      const view = (selector: string) => dashboardFrame(page, selector, 60_000);
       const frame = await view('.view[data-dashboard="memory"] #memory-figures');
       assert.ok(await frame.locator('#chart-memory-variants').count());
       const comm = await view('.view[data-dashboard="communication"]');

@@ -79,11 +79,11 @@ describe('cancel', () => {
 });
 
 describe('failures become error reports', () => {
-  const withFault = async (fault: string, steps = 2) => {
+  const withFault = async (fault: string, steps = 2, readyTimeoutMs?: number) => {
     process.env.SHARDLENS_VALIDATION_FAULT = fault;
     try {
       let pid = 0;
-      const r = await runValidation({ plan: planOf(LLAMA3_8B), ranks: 2, steps, modes: ['ddp'], scale: small, onSpawn: (p) => { pid = p; } });
+      const r = await runValidation({ plan: planOf(LLAMA3_8B), ranks: 2, steps, modes: ['ddp'], scale: small, readyTimeoutMs, onSpawn: (p) => { pid = p; } });
       assert.ok(await waitGone(pid, 2000));
       return r;
     } finally {
@@ -107,6 +107,15 @@ describe('failures become error reports', () => {
     const r = await withFault('worker');
     assert.equal(r.status, 'error');
     assert.match(r.error ?? '', /rank 0: injected fault/);
+  });
+
+  test('a rank that never starts its backend ends the run at the start deadline, naming the rank', async () => {
+    const t0 = Date.now();
+    const r = await withFault('stall', 2, 3_000);
+    assert.equal(r.status, 'error');
+    assert.match(r.error ?? '', /rank 0 did not start the \w+ backend within 3 s/);
+    // The deadline, not the 120 s default or a wait without end (probes and rank 1's start come before it).
+    assert.ok(Date.now() - t0 < 60_000, `${Date.now() - t0} ms`);
   });
 
   test('a plan without a model is reported, not thrown', async () => {

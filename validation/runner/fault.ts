@@ -1,12 +1,12 @@
 /**
  * Test hooks for the crash and out-of-memory paths: SHARDLENS_VALIDATION_FAULT=exit ends the runner without a
- * report, =oom exhausts its heap, =worker makes rank 0 throw in its first step. Unset in normal use.
+ * report, =oom exhausts its heap, =worker makes rank 0 throw in its first step, =stall makes rank 0 never start its backend. Unset in normal use.
  */
-export type Fault = 'exit' | 'oom' | 'worker' | undefined;
+export type Fault = 'exit' | 'oom' | 'worker' | 'stall' | undefined;
 
 export function faultFromEnv(): Fault {
   const f = process.env.SHARDLENS_VALIDATION_FAULT;
-  return f === 'exit' || f === 'oom' || f === 'worker' ? f : undefined;
+  return f === 'exit' || f === 'oom' || f === 'worker' || f === 'stall' ? f : undefined;
 }
 
 /** Runs the runner-side faults (exit, oom); returns without effect otherwise. */

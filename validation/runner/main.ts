@@ -24,6 +24,8 @@ export interface RunnerJob {
   readonly backend: 'auto' | BackendName;
   readonly scale: ScaleOverrides;
   readonly seed: number;
+  /** How long the ranks may take to start their backend, ms. */
+  readonly readyTimeoutMs: number;
 }
 
 export type ToRunner = { type: 'start'; job: RunnerJob } | { type: 'cancel' };
@@ -34,20 +36,40 @@ const send = (m: FromRunner): Promise<void> => new Promise((resolve) => {
   process.send(m, undefined, undefined, () => resolve());
 });
 
-/** Starts the rank workers and waits until each has its backend ready. */
-async function startWorkers(init: Omit<WorkerInit, 'rank'>, onMessage: (m: FromWorker) => void): Promise<{ workers: Worker[]; ready: FromWorker[] }> {
+/**
+ * Starts the rank workers and waits until each has its backend ready, at most `timeoutMs`: a rank that never reports
+ * (a backend stuck in its initialisation) ends the run with an error naming the ranks, instead of a wait without end.
+ */
+async function startWorkers(init: Omit<WorkerInit, 'rank'>, timeoutMs: number, onMessage: (m: FromWorker) => void): Promise<{ workers: Worker[]; ready: FromWorker[] }> {
   const workers: Worker[] = [];
-  const ready = await Promise.all(Array.from({ length: init.shape.ranks }, (_, rank) => new Promise<FromWorker>((resolve, reject) => {
+  const started = new Set<number>();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const missing = Array.from({ length: init.shape.ranks }, (_, r) => r).filter((r) => !started.has(r));
+      reject(new Error(`rank${missing.length > 1 ? 's' : ''} ${missing.join(', ')} did not start the ${init.backend} backend within ${timeoutMs / 1000} s`));
+    }, timeoutMs);
+  });
+  const all = Promise.all(Array.from({ length: init.shape.ranks }, (_, rank) => new Promise<FromWorker>((resolve, reject) => {
     const w = new Worker(join(__dirname, 'validation-worker.js'), { workerData: { ...init, rank } satisfies WorkerInit });
     workers.push(w);
     w.on('error', (e) => reject(e));
-    w.on('exit', (code) => { if (code !== 0) reject(new Error(`rank ${rank} exited with code ${code}`)); });
+    w.on('exit', (code) => {
+      if (code !== 0 || !started.has(rank)) reject(new Error(`rank ${rank} exited with code ${code}${started.has(rank) ? '' : ' before it started'}`));
+    });
     w.on('message', (m: FromWorker) => {
-      if (m.type === 'ready' || m.type === 'error') resolve(m);
+      if (m.type === 'ready' || m.type === 'error') { started.add(rank); resolve(m); }
       onMessage(m);
     });
   })));
-  return { workers, ready };
+  try {
+    return { workers, ready: await Promise.race([all, late]) };
+  } catch (e) {
+    await Promise.all(workers.map((w) => w.terminate()));
+    throw e;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 async function run(job: RunnerJob): Promise<ValidationReport> {
@@ -64,6 +86,7 @@ async function run(job: RunnerJob): Promise<ValidationReport> {
   let failure: ((e: Error) => void) | null = null;
   const { workers, ready } = await startWorkers(
     { mailboxes: createMailboxes(job.ranks, capacity), shape, backend, assetsDir: join(__dirname, 'assets') },
+    job.readyTimeoutMs,
     (m) => { if (m.type === 'error') failure?.(new Error(`rank ${m.rank}: ${m.message}`)); else pending?.(m); },
   );
   const bad = ready.find((m) => m.type === 'error');

@@ -31,6 +31,8 @@ async function main(): Promise<void> {
   if (!port) return;
   const init = workerData as WorkerInit;
   const post = (m: FromWorker, transfer: ArrayBuffer[] = []) => port.postMessage(m, transfer);
+  // Test hook: rank 0 stays in its start-up for good (the runner's start deadline must end the run).
+  if (init.rank === 0 && faultFromEnv() === 'stall') { setInterval(() => undefined, 60_000); return; }
   try {
     const { tf, backend, detail } = await initBackend(init.backend, init.assetsDir);
     const layout = buildLayout(init.shape.model, init.shape.ranks);
