@@ -1,7 +1,7 @@
 // A node:test reporter that writes only the failed tests, each with its file and the first lines of its error. The
 // test script prints these summaries after every suite has run, so that the end of a long CI log says what failed
 // and why (the spec reporter's report of a failure may be thousands of lines above the end).
-const LINES = 14;
+const LINES = 40;
 
 /** The error a failed test threw (node:test wraps it as the cause of an ERR_TEST_FAILURE). */
 function reasonOf(error) {

@@ -10,7 +10,6 @@ import { selectCluster } from './cluster';
 import { openDashboardCmd, showDerivation, simulateStep } from './dashboard';
 import { applyLayoutCmd } from './layout';
 import { selectModel } from './model';
-import { selectConfigurationCmd } from './configuration';
 import { cancelValidationCmd, runValidationCmd } from './validate';
 
 export function createCommands(): Readonly<Record<string, CommandFactory>> {
@@ -25,7 +24,6 @@ export function createCommands(): Readonly<Record<string, CommandFactory>> {
     'shardlens.cancelValidation': cancelValidationCmd,
     'shardlens.selectCluster': () => () => selectCluster(),
     'shardlens.selectModel': () => () => selectModel(listPresets().map((p) => ({ id: p.id, name: p.name }))),
-    'shardlens.selectConfiguration': selectConfigurationCmd,
     'shardlens.showOutput': (ctx) => () => ctx.log.show(),
     'shardlens.applyLayout': applyLayoutCmd,
     ...probeCommands,

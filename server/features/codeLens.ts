@@ -2,7 +2,7 @@
  * Code lenses at the top of a config file: the verdict and what it rests on, the step time, and at most two actions.
  */
 import type { CodeLens, Range } from 'vscode-languageserver';
-import { ClientCommands } from '../../shared/protocol';
+import { ClientCommands, ServerExecutedCommands } from '../../shared/protocol';
 import { formatSeconds } from '../../shared/units';
 import type { ConfigSection, DocumentAnalysis } from '../analysis/analyze';
 import { SHOW_ASSUMPTIONS } from './assumptionFixes';
@@ -58,7 +58,7 @@ function documentLenses(a: DocumentAnalysis, range: Range): CodeLens[] {
 
 /** A configuration function that is not the analysed one: its verdict and step time, a click analysing it. */
 function sectionLenses(uri: string, s: ConfigSection): CodeLens[] {
-  const select = (title: string) => lens(title, ClientCommands.selectConfiguration, uri, s.range, [uri, s.symbol]);
+  const select = (title: string) => lens(title, ServerExecutedCommands.selectConfiguration, uri, s.range, [uri, s.symbol]);
   const a = s.analysis;
   const v = a && verdictOf(a);
   if (!a?.memory || !v) return [select(`ShardLens: analyse ${s.symbol}`)];

@@ -9,8 +9,8 @@ import {
 import { dirname } from 'node:path';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import {
-  AnalysisChangedNotification, AnalysisRequest, PlanLayoutsRequest, PROTOCOL_VERSION, ReadyNotification, SelectConfigurationNotification, SimulateRequest, isConfigurationName,
-  type AnalysisChangedParams, type SelectConfigurationParams,
+  AnalysisChangedNotification, AnalysisRequest, PlanLayoutsRequest, PROTOCOL_VERSION, ReadyNotification, ServerExecutedCommands, SimulateRequest,
+  configurationSelection, type AnalysisChangedParams,
 } from '../../shared/protocol';
 import { analyzeDocument, withWhatIf, type AnalyzeInput, type DocumentAnalysis } from '../analysis/analyze';
 import { AnalysisPool } from '../analysis/pool';
@@ -159,6 +159,7 @@ export function startServer(connection: Connection, options: ServerOptions = {})
         codeLensProvider: { resolveProvider: false },
         codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, LAYOUT_ACTION_KIND] },
         completionProvider: { triggerCharacters: ['"', '-', '.'] },
+        executeCommandProvider: { commands: Object.values(ServerExecutedCommands) },
       },
       serverInfo: { name: 'shardlens', version: SERVER_VERSION },
     };
@@ -169,7 +170,7 @@ export function startServer(connection: Connection, options: ServerOptions = {})
     if (caps.watchedFilesDynamic) {
       // Config files in every state, and folders created or deleted (a checkout of a branch moves whole folders).
       void connection.client.register(DidChangeWatchedFilesNotification.type, {
-        watchers: [{ globPattern: '**/*.{json,yaml,yml,toml,sh,bash,slurm,sbatch}' }, { globPattern: '**/*', kind: WatchKind.Create | WatchKind.Delete }],
+        watchers: [{ globPattern: '**/*.{json,yaml,yml,toml,sh,bash,slurm,sbatch,py}' }, { globPattern: '**/*', kind: WatchKind.Create | WatchKind.Delete }],
       }).catch(() => undefined);
     }
     await ready;
@@ -183,11 +184,11 @@ export function startServer(connection: Connection, options: ServerOptions = {})
     scheduler.schedule(e.document.uri);
     touchDependents(e.document.uri);
   });
-  connection.onNotification(SelectConfigurationNotification, (p: unknown) => {
-    const sel = p as Partial<SelectConfigurationParams> | null;
-    // Only an open document and a Python name: the client sends what a code lens carried.
-    if (!sel || typeof sel.uri !== 'string' || !isConfigurationName(sel.symbol) || !documents.get(sel.uri)) return;
-    if (chosen.get(sel.uri) === sel.symbol) return;
+  connection.onExecuteCommand((p) => {
+    if (p.command !== ServerExecutedCommands.selectConfiguration) return;
+    // Only an open document and a Python name, as the function's code lens carries them; anything else does nothing.
+    const sel = configurationSelection(p.arguments);
+    if (!sel || !documents.get(sel.uri) || chosen.get(sel.uri) === sel.symbol) return;
     chosen.set(sel.uri, sel.symbol);
     planner.clear(sel.uri);
     scheduler.schedule(sel.uri);

@@ -38,16 +38,24 @@ export const ClientCommands = {
   openDashboard: Commands.openDashboard,
   selectCluster: Commands.selectCluster,
   selectModel: Commands.selectModel,
-  /** A code lens of a module of configuration functions: analyse this one (arguments: the document URI and its name). */
-  selectConfiguration: Commands.selectConfiguration,
   /** The verdict's assumed inputs (code lens, status bar, quick fixes). */
   showAssumptions: Commands.showAssumptions,
   /** A hover's "More" link: the derivation in the dashboard. */
   showDerivation: Commands.showDerivation,
 } as const satisfies Readonly<Record<string, CommandId>>;
 
+/**
+ * Commands the server executes itself (`workspace/executeCommand`, declared in its executeCommandProvider), so that
+ * every LSP client runs them from the code lenses that carry them: VS Code's language client registers them (the
+ * extension does not), Neovim's `vim.lsp.codelens.run()` sends them to the server.
+ */
+export const ServerExecutedCommands = {
+  /** A code lens of a module of configuration functions: analyse this one (arguments: the document URI and its name). */
+  selectConfiguration: Commands.selectConfiguration,
+} as const satisfies Readonly<Record<string, CommandId>>;
+
 /** A command the server may name in a code lens or an assumption. */
-export type ServerCommand = (typeof ClientCommands)[keyof typeof ClientCommands];
+export type ServerCommand = (typeof ClientCommands)[keyof typeof ClientCommands] | (typeof ServerExecutedCommands)[keyof typeof ServerExecutedCommands];
 
 type Leaf = string | number | boolean | readonly unknown[];
 /** Dotted keys of the settings object; `calibration` is one setting (a table keyed by cluster), not a group. */

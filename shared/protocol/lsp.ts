@@ -197,11 +197,14 @@ export function isConfigurationName(x: unknown): x is string {
 }
 
 /**
- * Notification client → server: analyse this configuration function of the document from now on (its code lenses,
- * diagnostics, hints, dashboard and status bar follow it).
- * @since 0.1.0
+ * The arguments of the server's `shardlens.selectConfiguration` command as its code lens carries them, `[document URI,
+ * function name]`, or undefined for anything else (the command may be run by any client with any arguments).
  */
-export const SelectConfigurationNotification = new NotificationType<SelectConfigurationParams>('shardlens/selectConfiguration');
+export function configurationSelection(args: readonly unknown[] | undefined): SelectConfigurationParams | undefined {
+  const [uri, symbol] = Array.isArray(args) ? args : [];
+  if (typeof uri !== 'string' || uri.length > 4096 || !/^[a-z][a-z0-9+.-]*:/i.test(uri)) return undefined;
+  return isConfigurationName(symbol) ? { uri, symbol } : undefined;
+}
 
 /** The method names of the messages above (for raw JSON-RPC clients such as the Neovim test and the server tests). */
 export const LspMethods = {
@@ -210,6 +213,5 @@ export const LspMethods = {
   simulate: SimulateRequest.method,
   analysisChanged: AnalysisChangedNotification.method,
   planLayouts: PlanLayoutsRequest.method,
-  selectConfiguration: SelectConfigurationNotification.method,
 } as const;
 

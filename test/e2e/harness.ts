@@ -4,7 +4,7 @@
  * The server is started in its own session (detached = setsid) and killed by process group. Waits are conditions.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -134,6 +134,25 @@ export async function startSession(workspace: string, extraFiles: Readonly<Recor
     await stop();
     throw e;
   }
+}
+
+/**
+ * The last `lines` lines of the extension's output channel ("ShardLens") in this session, newest extension host last:
+ * code-server writes it under <user data>/logs/<time>/exthost<N>/shardlens.shardlens/ShardLens.log.
+ */
+export function extensionLogTail(run: string, lines = 15): string {
+  const found: string[] = [];
+  const walk = (dir: string, depth: number) => {
+    if (depth > 4 || !existsSync(dir)) return;
+    for (const n of readdirSync(dir).sort()) {
+      const p = join(dir, n);
+      if (statSync(p).isDirectory()) walk(p, depth + 1);
+      else if (n === 'ShardLens.log') found.push(p);
+    }
+  };
+  walk(join(run, 'ud', 'logs'), 0);
+  const last = found[found.length - 1];
+  return last ? readFileSync(last, 'utf8').trimEnd().split('\n').slice(-lines).join('\n') : '';
 }
 
 /** Removes the screenshots whose names start with one of `prefixes` (each suite clears its own, not the others'). */

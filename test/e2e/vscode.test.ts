@@ -12,7 +12,7 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import { join, relative } from 'node:path';
 import {
   ROOT, clearShots, dashboardFrame, editorText, hoverAt, missingTools, norm, openFile, packageVsix, positionOf, reviveStalledWebviews,
-  revivals, runCommand, shot, describeWebviews, startSession, until, type Session,
+  revivals, runCommand, shot, describeWebviews, extensionLogTail, startSession, until, type Session,
 } from './harness';
 
 const missing = missingTools();
@@ -55,7 +55,8 @@ async function stepWithShot(name: string, fn: (s: Session) => Promise<void>): Pr
     const p = await shot(s.page, `${String(step).padStart(2, '0')}-${name}`);
     const logs = s.consoleErrors.filter((l) => /shardlens|webview|chart|service worker/i.test(l)).slice(-10).join('\n');
     const views = await describeWebviews(s.page).catch((x: Error) => x.message);
-    throw new Error(`${e instanceof Error ? e.message : String(e)}\nscreenshot: ${p}\nwebviews (stalled ones revived so far: ${revivals.count}):\n${views}${logs ? `\nconsole:\n${logs}` : ''}`);
+    const output = extensionLogTail(s.run);
+    throw new Error(`${e instanceof Error ? e.message : String(e)}\nscreenshot: ${p}\nwebviews (stalled ones revived so far: ${revivals.count}):\n${views}${logs ? `\nconsole:\n${logs}` : ''}${output ? `\nShardLens output (last lines):\n${output}` : ''}`);
   }
 }
 
@@ -360,7 +361,9 @@ describe('ShardLens in VS Code (code-server)', { skip: missing ? `e2e skipped: $
       const frame = seen.frame;
       const head = norm(await frame.locator('#validation-headline').innerText());
       const m = /Sharding arithmetic verified on a (\d+)-layer scaled model: (\d+)\/(\d+)/.exec(head);
-      assert.ok(m && m[2] === m[3], head);
+      // A check that did not pass is listed first, marked ✗ (webview/views/validation.ts).
+      const failedChecks = (await frame.locator('li.bad').allInnerTexts().catch(() => [])).map(norm).slice(0, 5);
+      assert.ok(m && m[2] === m[3], `${head}${failedChecks.length ? `\n${failedChecks.join('\n')}` : ''}`);
       assert.match(await frame.locator('#validation-scope').innerText(), /does not measure the full model/);
       assert.ok(!existsSync(join(ws, '.shardlens')) && !existsSync(join(ws, 'deepspeed', '.shardlens')), 'a report was written into the workspace');
       // The picture: the panel's Validation tab, where the headline sits above the figures.

@@ -17,6 +17,8 @@ export interface Client {
   readonly rpc: MessageConnection;
   /** Settings the fake client answers workspace/configuration with (mutable). */
   settings: Record<string, unknown>;
+  /** What the server declared in its initialize result. */
+  capabilities: { executeCommandProvider?: { commands: string[] } } & Record<string, unknown>;
   /** Called with each scope URI the server asks settings for (before the answer is sent). */
   onConfiguration?: (scopeUri: string | undefined) => void;
   open(uri: string, text: string, languageId?: string): Promise<void>;
@@ -55,7 +57,7 @@ export async function startClient(settings: Record<string, unknown> = {}, option
   const waiters = new Map<string, ((d: Diagnostic[]) => void)[]>();
   const notifications: { method: string; params: unknown }[] = [];
   const client: Client = {
-    rpc, settings, notifications, refreshes: 0,
+    rpc, settings, notifications, refreshes: 0, capabilities: {},
     async open(uri, text, languageId = 'plaintext') {
       texts.set(uri, { text, version: 1 });
       await rpc.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId, version: 1, text } });
@@ -122,11 +124,12 @@ export async function startClient(settings: Record<string, unknown> = {}, option
   rpc.onRequest('client/registerCapability', () => null);
   const ready = new Promise<void>((resolve) => rpc.onNotification(LspMethods.ready, () => resolve()));
   rpc.listen();
-  await rpc.sendRequest('initialize', {
+  const init: { capabilities: Client['capabilities'] } = await rpc.sendRequest('initialize', {
     processId: null, rootUri: options.folder ? pathToFileURL(options.folder).toString() : null,
     workspaceFolders: options.folder ? [{ uri: pathToFileURL(options.folder).toString(), name: 'workspace' }] : null,
     capabilities: { workspace: { configuration: true, inlayHint: { refreshSupport: true }, codeLens: { refreshSupport: true }, didChangeWatchedFiles: { dynamicRegistration: true } } },
   });
+  client.capabilities = init.capabilities;
   await rpc.sendNotification('initialized', {});
   await ready;
   return client;

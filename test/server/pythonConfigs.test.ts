@@ -9,7 +9,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CodeLens } from 'vscode-languageserver';
-import { LspMethods } from '../../shared/protocol';
+import { ServerExecutedCommands } from '../../shared/protocol';
 import { startClient, type Client } from './harness';
 
 const MODULE = `from torchtitan.config import ParallelismConfig, TrainingConfig
@@ -53,6 +53,10 @@ before(async () => {
 });
 after(() => c.dispose());
 
+/** Runs the server's command as a client runs a lens's command (VS Code's language client, Neovim's codelens.run). */
+const select = (uri: string, symbol: string) =>
+  c.rpc.sendRequest('workspace/executeCommand', { command: ServerExecutedCommands.selectConfiguration, arguments: [uri, symbol] });
+
 describe('a module of torchtitan configuration functions', () => {
   test('each configuration gets its lenses at its name; the helper returning a part gets none', async () => {
     const lenses = await c.lenses(URI);
@@ -64,6 +68,8 @@ describe('a module of torchtitan configuration functions', () => {
     assert.ok(titles(second).includes('Analyse this one'), titles(second).join(' | '));
     for (const l of second) {
       assert.equal(l.command?.command, 'shardlens.selectConfiguration');
+      // The server executes it (any client can run the lens), so it declares it.
+      assert.ok(c.capabilities.executeCommandProvider?.commands.includes('shardlens.selectConfiguration'), JSON.stringify(c.capabilities));
       assert.deepEqual(l.command?.arguments, [URI, 'llama3_70b']);
     }
     // The other configuration is estimated too: its verdict and step time are in its lens.
@@ -105,7 +111,7 @@ describe('a module of torchtitan configuration functions', () => {
 
   test('choosing another analyses it: plan, lenses and diagnostics follow', async () => {
     const d = c.diagnostics(URI);
-    await c.rpc.sendNotification(LspMethods.selectConfiguration, { uri: URI, symbol: 'llama3_70b' });
+    await select(URI, 'llama3_70b');
     await d;
     const a = await c.analysis(URI);
     assert.equal(a?.symbol, 'llama3_70b');
@@ -119,10 +125,13 @@ describe('a module of torchtitan configuration functions', () => {
   });
 
   test('a name that is not a Python identifier is ignored; a function that is gone falls back to the first', async () => {
-    await c.rpc.sendNotification(LspMethods.selectConfiguration, { uri: URI, symbol: 'x; rm -rf /' });
+    await select(URI, 'x; rm -rf /');
+    // Another command name, or arguments in another shape, do nothing either.
+    await c.rpc.sendRequest('workspace/executeCommand', { command: 'shardlens.simulateStep', arguments: [URI, 'llama3_8b'] });
+    await c.rpc.sendRequest('workspace/executeCommand', { command: ServerExecutedCommands.selectConfiguration, arguments: [{ uri: URI, symbol: 'llama3_8b' }] });
     assert.equal((await c.analysis(URI))?.symbol, 'llama3_70b');
     const d = c.diagnostics(URI);
-    await c.rpc.sendNotification(LspMethods.selectConfiguration, { uri: URI, symbol: 'llama3_405b' });
+    await select(URI, 'llama3_405b');
     await d;
     assert.equal((await c.analysis(URI))?.symbol, 'llama3_8b');
   });
