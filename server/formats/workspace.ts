@@ -10,8 +10,9 @@ import { findPreset } from '../../shared/model/presets';
 import { presetCandidates, resolvePlan, type ModelLookup, type ModelLookupInvalid, type ResolveContext, type ResolvedPlan } from '../../shared/plan/resolve';
 import type { Problem } from '../../shared/plan/types';
 import { detectFormat, parseConfig, parsePythonConfig } from '../../formats/index';
+import { torchtitanConfigFunctions } from '../../formats/torchtitan/python';
 import type { SourceReader } from '../../formats/megatron/script';
-import { SCAN_EXT } from '../io/referenceIndex';
+import { SCAN_EXT, mentionedConfigNames } from '../io/referenceIndex';
 import { withProfileFile } from './profileSetting';
 import { bundledDeepSpeedFacts } from './bundledDeepSpeed';
 
@@ -138,6 +139,11 @@ function parseFile(path: string, text: string, format?: FormatId, symbol?: strin
   return facts;
 }
 
+/** Whether a text names the file `base`: by name, or as the Python module a torchtitan launch imports (--module a.b). */
+function mentions(text: string | undefined, base: string): boolean {
+  return !!text && (text.includes(base) || (base.endsWith('.py') && mentionedConfigNames(text).includes(base)));
+}
+
 /** Candidate files that mention `base`: the host's index, else a bounded walk of an in-memory host's folders. */
 function mentioning(base: string, host: WorkspaceHost): { files: readonly string[]; truncated?: string } {
   if (host.mentioning) return host.mentioning(base);
@@ -150,7 +156,7 @@ function mentioning(base: string, host: WorkspaceHost): { files: readonly string
       if (n.startsWith('.') || n === 'node_modules') continue;
       const p = join(dir, n);
       if (SCAN_EXT.test(n)) {
-        if (read(host, p)?.includes(base)) files.push(p);
+        if (mentions(read(host, p), base)) files.push(p);
       } else if (depth < 16) queue.push([p, depth + 1]);
     }
   }
@@ -162,7 +168,7 @@ export function findReferencing(target: string, host: WorkspaceHost): string[] {
   return referencing(target, host).files;
 }
 
-function referencing(target: string, host: WorkspaceHost): { files: string[]; truncated?: string } {
+function referencing(target: string, host: WorkspaceHost, symbol?: string): { files: string[]; truncated?: string } {
   const base = target.replace(/^.*[\\/]/, '');
   const abs = resolvePath(target);
   const out: string[] = [];
@@ -170,13 +176,58 @@ function referencing(target: string, host: WorkspaceHost): { files: string[]; tr
   for (const p of found.files) {
     if (resolvePath(p) === abs) continue;
     const text = read(host, p);
-    if (!text || !text.includes(base)) continue;
+    if (!text || !mentions(text, base)) continue;
     const fmt = detectFormat(p, text);
     if (!fmt) continue;
     const facts = parseFile(p, text, fmt);
-    if (facts.references.some((r) => resolveReference(r, p, host) === abs)) out.push(p);
+    // A function of a Python module is named with the module: a launcher of another function does not run this one.
+    if (facts.references.some((r) => (symbol === undefined || r.symbol === symbol) && resolveReference(r, p, host) === abs)) out.push(p);
   }
   return found.truncated ? { files: out, truncated: found.truncated } : { files: out };
+}
+
+/** Launch scripts of one configuration read at most (a folder of generated sweep scripts can hold thousands). */
+const MAX_LAUNCHERS = 16;
+
+/** The cluster facts a launch script states: how many GPUs run what it launches. */
+const CLUSTER_PATHS = /^cluster\.(gpusPerNode|nodes|worldSize|gpuName)$/;
+
+/** How many GPUs a launch file runs on ("N GPUs": its world size, else nodes × GPUs per node), for messages. */
+function clusterWords(f: ConfigFacts): string | undefined {
+  const v = (k: string) => (f.facts as Record<string, { value: unknown } | undefined>)[k]?.value;
+  const nodes = v('cluster.nodes'), per = v('cluster.gpusPerNode'), world = v('cluster.worldSize');
+  if (typeof world === 'number') return `${world} GPUs`;
+  if (typeof per === 'number') return `${(typeof nodes === 'number' ? nodes : 1) * per} GPUs`;
+  return undefined;
+}
+
+/**
+ * The launch script of a torchtitan job configuration (a TOML, or a function of a Python module) opened on its own:
+ * the configuration does not say how many GPUs run it, the script that names it does (torchrun's --nnodes and
+ * --nproc_per_node, NGPU, Slurm). Only its cluster facts are taken (the configuration is what this file says, whatever
+ * the script overrides), from the nearest launcher that states any; launchers that disagree are named.
+ */
+function torchtitanLauncher(path: string, text: string, host: WorkspaceHost, symbol: string | undefined, problems: Problem[]): { path: string; facts: ConfigFacts } | undefined {
+  const fn = /\.py$/i.test(path) ? symbol ?? torchtitanConfigFunctions(text)[0]?.name : undefined;
+  if (/\.py$/i.test(path) && !fn) return undefined;
+  const found = referencing(path, host, fn);
+  if (found.truncated) problems.push({ code: 'reference-index-truncated', severity: 'info', message: `Launch scripts that run this configuration may be missed: ${found.truncated}.`, paths: [] });
+  const near = (p: string) => (dirname(p) === dirname(path) ? 0 : 1);
+  // The nearest first (the configuration's folder, then by path), at most MAX_LAUNCHERS read.
+  const stated = found.files.sort((a, b) => near(a) - near(b) || a.localeCompare(b)).slice(0, MAX_LAUNCHERS).flatMap((p) => {
+    const all = parseFile(p, read(host, p) ?? '');
+    const facts = Object.fromEntries(Object.entries(all.facts).filter(([k]) => CLUSTER_PATHS.test(k)));
+    const words = clusterWords({ ...all, facts });
+    return words ? [{ path: p, facts: { ...all, facts, references: [], diagnostics: [] } as ConfigFacts, words }] : [];
+  });
+  const first = stated[0];
+  if (!first) return undefined;
+  const others = stated.filter((s) => s.words !== first.words);
+  if (others.length) {
+    problems.push({ code: 'launchers-disagree', severity: 'info', paths: ['cluster'],
+      message: `${basename(first.path)} runs this configuration on ${first.words}, which the estimate uses; ${others.slice(0, 3).map((o) => `${basename(o.path)} on ${o.words}`).join(', ')}${others.length > 3 ? ', …' : ''}.` });
+  }
+  return first;
 }
 
 /** Reverse map: referenced absolute path → files that reference it. */
@@ -290,6 +341,10 @@ export function loadConfigGraph(pathOrUri: string, host: WorkspaceHost, ctx: Res
       deps.push(p);
       related.push(parseFile(p, read(host, p) ?? ''));
     }
+  }
+  if (primary.format === 'torchtitan' && text !== undefined) {
+    const launcher = torchtitanLauncher(path, text, host, symbol, problems);
+    if (launcher) { deps.push(launcher.path); related.push(launcher.facts); }
   }
   const settings = withProfileFile(ctx.settings, host, deps, problems);
   const resolved = resolvePlan(primary, related, { ...ctx, settings, lookupModel: ctx.lookupModel ?? modelLookup(host) });

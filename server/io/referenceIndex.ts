@@ -14,18 +14,27 @@ import type { ReadRoots } from './roots';
 export const SCAN_EXT = /\.(ya?ml|sh|bash|json|conf|cfg|slurm|sbatch|toml)$/i;
 
 /**
- * Names of DeepSpeed config files a text mentions (`.json`, and the `.conf` / `.cfg` some projects save them as):
- * bare path components, and quoted names (which may hold spaces).
+ * Names of config files a text mentions: DeepSpeed configs (`.json`, and the `.conf` / `.cfg` some projects save them
+ * as) and torchtitan job TOMLs, as bare path components and quoted names (which may hold spaces).
  */
-const JSON_NAME = /([^\s"'`=,;:(){}[\]<>|&$\\/]+\.(?:json|conf|cfg))(?![\w.])/gi;
-const QUOTED_JSON_NAME = /["']([^"'\n]*\.(?:json|conf|cfg))["']/gi;
+const CONFIG_NAME = /([^\s"'`=,;:(){}[\]<>|&$\\/]+\.(?:json|conf|cfg|toml))(?![\w.])/gi;
+const QUOTED_CONFIG_NAME = /["']([^"'\n]*\.(?:json|conf|cfg|toml))["']/gi;
+/** torchtitan's `--module a.b.c` (or a script's MODULE=a.b.c that feeds it): the Python file c.py it imports. */
+const MODULE_NAME = /(?:--module[=\s]+|\bMODULE=)["']?(?:\$\{MODULE:-["']?)?([A-Za-z_][\w.]*)/g;
 
-/** Basenames of the config files a text mentions (the only files it can reference as a DeepSpeed config). */
-export function mentionedJsonNames(text: string): string[] {
-  if (!/\.(json|conf|cfg)/i.test(text)) return [];
+/** The module file (basename) a dotted Python module name imports. */
+export function moduleFileName(dotted: string): string {
+  return `${dotted.slice(dotted.lastIndexOf('.') + 1)}.py`;
+}
+
+/** Basenames of the config files a text mentions (the only files it can reference as a config). */
+export function mentionedConfigNames(text: string): string[] {
   const out = new Set<string>();
-  for (const m of text.matchAll(JSON_NAME)) out.add(m[1]);
-  for (const m of text.matchAll(QUOTED_JSON_NAME)) out.add(basename(m[1]));
+  if (/\.(json|conf|cfg|toml)/i.test(text)) {
+    for (const m of text.matchAll(CONFIG_NAME)) out.add(m[1]);
+    for (const m of text.matchAll(QUOTED_CONFIG_NAME)) out.add(basename(m[1]));
+  }
+  if (/MODULE/i.test(text)) for (const m of text.matchAll(MODULE_NAME)) out.add(moduleFileName(m[1]));
   return [...out];
 }
 
@@ -104,7 +113,7 @@ export class ReferenceIndex {
       set?.delete(path);
       if (set?.size === 0) this.byName.delete(n);
     }
-    const names = text === undefined ? [] : mentionedJsonNames(text);
+    const names = text === undefined ? [] : mentionedConfigNames(text);
     if (names.length) this.namesOf.set(path, names);
     else this.namesOf.delete(path);
     for (const n of names) {

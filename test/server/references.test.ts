@@ -2,12 +2,14 @@
  * A change in a referenced file updates the files that reference it: the Axolotl YAML names a DeepSpeed JSON; editing
  * that JSON in the editor (unsaved) re-analyses the YAML and asks the client to refresh hints and lenses. Run on the
  * server's main thread and with an analysis worker (as the server process runs), whose reads and dependencies must be
- * the same.
+ * the same. The other way round too: a torchtitan TOML runs on the GPUs of the launch script that names it, and
+ * editing that script re-analyses the TOML.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { InlayHint } from 'vscode-languageserver';
 import { startClient, type Client } from './harness';
@@ -48,5 +50,37 @@ for (const workers of [0, 1]) describe(workers ? 'with an analysis worker' : 'on
     const t0 = Date.now();
     while (c.refreshes === refreshesBefore && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 5));
     assert.ok(c.refreshes > refreshesBefore, 'no workspace/inlayHint/refresh');
+  });
+});
+
+describe('a torchtitan TOML and the launch script that runs it', () => {
+  let c: Client;
+  let ws: string;
+  before(async () => {
+    // torchtitan's run_train.sh, abridged: torchrun over NGPU GPUs of one node with the job TOML.
+    ws = mkdtempSync(join(tmpdir(), 'shardlens-tt-'));
+    mkdirSync(join(ws, 'train_configs'));
+    writeFileSync(join(ws, 'train_configs/llama3_8b.toml'), '[model]\nname = "llama3"\nflavor = "8B"\n[training]\nlocal_batch_size = 1\nseq_len = 8192\n[parallelism]\ndata_parallel_shard_degree = -1\n');
+    writeFileSync(join(ws, 'run_train.sh'), 'NGPU=${NGPU:-"8"}\ntorchrun --nproc_per_node=${NGPU} -m torchtitan.train --job.config_file ./train_configs/llama3_8b.toml\n');
+    c = await startClient({}, { folder: ws });
+  });
+  after(() => { c.dispose(); rmSync(ws, { recursive: true, force: true }); });
+
+  test('the TOML runs on the script\'s GPUs, and editing NGPU in the script re-analyses the TOML', async () => {
+    const toml = pathToFileURL(join(ws, 'train_configs/llama3_8b.toml')).toString();
+    const sh = pathToFileURL(join(ws, 'run_train.sh')).toString();
+    let d = c.diagnostics(toml);
+    await c.open(toml, readFileSync(join(ws, 'train_configs/llama3_8b.toml'), 'utf8'));
+    await d;
+    const first = await c.analysis(toml);
+    assert.equal(first?.plan?.parallel.dp, 8);
+    assert.match(first?.plan?.sources['cluster.gpusPerNode']?.detail ?? '', /run_train\.sh/);
+    const text = readFileSync(join(ws, 'run_train.sh'), 'utf8');
+    await c.open(sh, text);
+    d = c.diagnostics(toml);
+    await c.change(sh, text.replace(':-"8"', ':-"4"'));
+    await d;
+    // data_parallel_shard_degree = -1: FSDP over the world the script launches.
+    assert.equal((await c.analysis(toml))?.plan?.parallel.dp, 4);
   });
 });
