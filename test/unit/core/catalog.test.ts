@@ -10,6 +10,7 @@ describe('GPU catalog', () => {
     ['h100-sxm5-80gb', 'h100-sxm'], ['NVIDIA H100 80GB HBM3', 'h100-sxm'], ['H100 PCIe', 'h100-pcie'], ['mi300x', 'mi300x'],
     ['MI250X', 'mi250x'], ['4090', 'rtx-4090'], ['RTX 4090', 'rtx-4090'], ['v100-32gb', 'v100-32gb'], ['b200', 'b200'], ['H200', 'h200'],
     ['L40S', 'l40s'], ['NVIDIA A100-SXM4-40GB', 'a100-40gb'],
+    ['B300', 'b300'], ['HGX B300', 'b300'], ['Blackwell Ultra', 'b300'], ['GB300', 'gb300-nvl72'], ['gb300-nvl72', 'gb300-nvl72'], ['GB200', 'gb200-nvl72'],
   ];
   for (const [name, id] of cases) test(`"${name}" finds ${id}`, () => assert.equal(findGpu(name)?.id, id));
   test('unknown names give undefined and suggestions', () => {
@@ -31,6 +32,27 @@ describe('GPU catalog', () => {
       assert.ok(g.achievableFlopsFraction > 0 && g.achievableFlopsFraction < 1);
       assert.ok(g.source.length > 10);
     }
+  });
+  test('Blackwell Ultra: the B300 has the B200\'s BF16 and FP8 peaks, the GB300 the GB200\'s, each with 288 GB of HBM3e and an 800 Gb/s adapter per GPU', () => {
+    // NVIDIA HGX B300: 36 PFLOPS BF16 and 72 PFLOPS FP8 with sparsity over 8 GPUs → 2.25 and 4.5 PFLOPS dense per GPU;
+    // GB300 NVL72: 360 and 720 PFLOPS with sparsity over 72 GPUs → 2.5 and 5 PFLOPS dense. 288 GB (listed usable: 270 GB
+    // on the B300, 279 GB on the GB300) against the B200's 180 GB; ConnectX-8 at 800 Gb/s = 100 GB/s per direction.
+    const [b200, b300, gb200, gb300] = ['b200', 'b300', 'gb200-nvl72', 'gb300-nvl72'].map((id) => findGpu(id)!);
+    assert.equal(b300.peakFlops.bf16, 36e15 / 8 / 2);
+    assert.equal(b300.peakFlops.fp8, 72e15 / 8 / 2);
+    assert.equal(gb300.peakFlops.bf16, 360e15 / 72 / 2);
+    assert.equal(gb300.peakFlops.fp8, 720e15 / 72 / 2);
+    assert.equal(b300.peakFlops.bf16, b200.peakFlops.bf16);
+    assert.equal(gb300.peakFlops.fp8, gb200.peakFlops.fp8);
+    // 270 and 279 "GB" on the footing of the B200's 180 GB = 183,359 MiB.
+    assert.ok(Math.abs(b300.memoryBytes / b200.memoryBytes - 270 / 180) < 1e-4);
+    assert.ok(Math.abs(gb300.memoryBytes / b200.memoryBytes - 279 / 180) < 1e-4);
+    for (const g of [b300, gb300]) {
+      assert.equal(g.interNodeBandwidth, 800e9 / 8);
+      assert.equal(g.intraNodeBandwidth, 1.8e12 / 2);
+      assert.equal(g.arch, 'blackwell');
+    }
+    assert.equal(gb300.gpusPerNode, 4);
   });
   test('memory sizes are the reported device sizes (A100 80GB = 80 GiB, H100 = 81,559 MiB)', () => {
     assert.equal(findGpu('a100-80gb')?.memoryBytes, 80 * 2 ** 30);
