@@ -107,6 +107,15 @@ function gatherCluster(g: Gathered, ctx: ResolveContext): { worldSize: number; g
   if (!gpn && (S.gpusPerNode ?? 0) > 0) { gpn = S.gpusPerNode!; g.sources['cluster.gpusPerNode'] = fromSetting('shardlens.cluster.gpusPerNode'); }
   if (!nodes && (S.nodes ?? 0) > 0) { nodes = S.nodes!; g.sources['cluster.nodes'] = fromSetting('shardlens.cluster.nodes'); }
   if (!world && gpn && nodes) { world = gpn * nodes; g.sources['cluster.worldSize'] = { kind: 'setting', detail: 'shardlens.cluster.nodes × shardlens.cluster.gpusPerNode' }; }
+  // A node count the file states, with neither GPUs per node nor a world size: nodes of the HGX/DGX's 8 GPUs (torchrun's
+  // --nproc_per_node and llamafactory-cli's NPROC_PER_NODE default to every GPU of the node), where that holds the
+  // file's layout; before, the one-node world was assumed and split over the nodes (2 nodes of 4 GPUs).
+  if (!world && !gpn && nodes && assumedWorld(f, 8).holds(nodes * 8)) {
+    gpn = 8;
+    g.assume('cluster.gpusPerNode', gpn, `assumed 8 GPUs per node (HGX/DGX) on the file's ${nodes} node${nodes > 1 ? 's' : ''}`, 'shardlens.cluster.gpusPerNode', 'shardlens.selectCluster');
+    world = nodes * gpn;
+    g.sources['cluster.worldSize'] = { kind: 'derived', detail: `${nodes} node${nodes > 1 ? 's' : ''} × 8 GPUs per node (assumed)` };
+  }
   if (!world) {
     const unit = gpn ?? 8;
     const a = assumedWorld(f, unit);

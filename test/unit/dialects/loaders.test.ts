@@ -106,6 +106,25 @@ describe('launch scripts: what a run without arguments does', () => {
     assert.deepEqual(r.references.filter((x) => x.kind === 'deepspeed'), []);
   });
 
+  test('a node count without GPUs per node runs on whole nodes of 8, not the one-node world split over the nodes', () => {
+    // LLaMA-Factory's README: FORCE_TORCHRUN=1 NNODES=2 NODE_RANK=0 MASTER_ADDR=… llamafactory-cli train x.yaml, with
+    // NPROC_PER_NODE left to its default, every GPU of the node (llamafactory/cli.py); torchrun's --nproc_per_node the same.
+    const yaml = 'model_name_or_path: meta-llama/Meta-Llama-3-8B\nstage: sft\nfinetuning_type: full\nper_device_train_batch_size: 1\ngradient_accumulation_steps: 8\ncutoff_len: 2048\nbf16: true\n';
+    const files = {
+      '/ws/cfg.yaml': yaml,
+      '/ws/train.sh': 'FORCE_TORCHRUN=1 NNODES=2 NODE_RANK=0 MASTER_ADDR=10.0.0.1 llamafactory-cli train cfg.yaml\n',
+    };
+    const plan = loadConfigGraph('/ws/train.sh', memoryHost(files)).resolved.plan!;
+    assert.equal(plan.cluster.nodes, 2);
+    assert.equal(plan.cluster.gpusPerNode, 8);
+    assert.equal(plan.parallel.dp, 16);
+    assert.equal(plan.sources['cluster.gpusPerNode']?.kind, 'assumed');
+    // Stated per node, it is what the script says (2 × 4).
+    const four = loadConfigGraph('/ws/train.sh', memoryHost({ ...files, '/ws/train.sh': files['/ws/train.sh'].replace('NNODES=2', 'NNODES=2 NPROC_PER_NODE=4') })).resolved.plan!;
+    assert.equal(four.parallel.dp, 8);
+    assert.equal(four.cluster.gpusPerNode, 4);
+  });
+
   test('T5: --encoder-num-layers + --decoder-num-layers are the model\'s layers (megatron/core/models/T5)', () => {
     const t5 = 'torchrun pretrain_t5.py --encoder-num-layers 12 --decoder-num-layers 6 --hidden-size 768 --num-attention-heads 12 --seq-length 512\n';
     assert.equal(sh(t5, 'model.layers'), 18);
