@@ -14,8 +14,11 @@ const MAX_DETECT_CHARS = 256 * 1024;
 
 const DS_NAME = /^(ds_config.*|ds_z[0-3].*config.*|zero[0-3].*|zero_stage[0-3].*config.*|.*deepspeed.*)\.json$/i;
 const MEGATRON_TEXT = /pretrain_[a-z0-9_]*\.py|--tensor-model-parallel-size|--num-layers\b|--num-attention-heads|--per_device_train_batch_size|--deepspeed[ =]\S+\.json/;
-/** A launch script: a launcher, a trainer CLI, a Slurm directive or a sourced script (launch dialects, issue 12). */
-const LAUNCH_TEXT = /(^|[\s;(`"'])(torchrun|deepspeed|srun|sbatch|mpirun|accelerate\s+launch|python3?\s+(-u\s+)?(-m\s+\S+|\S+\.py)|swift\s+(sft|pt|rlhf)|megatron\s+(sft|pt|rlhf)|llamafactory-cli\s+train|tune\s+run|ray\s+job\s+submit)\b|^#SBATCH\s|^\s*(\w+=\S*\s+)*(source|\.)\s+\S+\.sh\b/m;
+/**
+ * A launch script: a launcher, a trainer CLI, a Slurm directive, or a sourced script or one it runs (`bash run.sh …`,
+ * `./scripts/train.sh …`, with arguments or not) (launch dialects, issue 12).
+ */
+const LAUNCH_TEXT = /(^|[\s;(`"'])(torchrun|deepspeed|srun|sbatch|mpirun|accelerate\s+launch|python3?\s+(-u\s+)?(-m\s+\S+|\S+\.py)|swift\s+(sft|pt|rlhf)|megatron\s+(sft|pt|rlhf)|llamafactory-cli\s+train|tune\s+run|ray\s+job\s+submit)\b|^#SBATCH\s|^\s*(\w+=\S*\s+)*(source|\.)\s+\S+\.sh\b|^\s*(\w+=\S*\s+)*(nohup\s+)?((ba)?sh\s+(-[a-z]+\s+)*\S+|\S*\/\S+)\.sh(\s|$)/m;
 
 function ext(name: string): string {
   const i = name.lastIndexOf('.');

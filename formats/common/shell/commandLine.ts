@@ -17,7 +17,7 @@ export interface FlagArg {
   readonly valueRange?: TextRange;
   /** The value still holds an unexpanded variable. */
   readonly unresolved?: boolean;
-  /** File the flag was written in, when it is not the script itself. */
+  /** File the flag and its value were written in, when it is not the script itself (the value's, when they differ). */
   readonly uri?: string;
   /** The value is the script's fallback for this scheduler variable, which nothing set (`${SLURM_NNODES:-1}`). */
   readonly envDefault?: string;
@@ -58,6 +58,16 @@ export class SourceMap {
 /** Flags that take no value in any dialect ShardLens reads (so the next word is not taken as their value). */
 const SWITCHES = /^--(bf16$|fp16$|deepspeed$|gradient[_-]checkpointing|offload|adam[_-]offload|packing[_-]samples|flash[_-]attn|use[_-]|no[_-]|enable[_-]|disable[_-]|only[_-]optimize[_-]lora|colocate|load[_-]checkpoint|apply[_-]chat[_-]template|do[_-]train|do[_-]eval|overwrite|plot[_-]loss|trust[_-]remote[_-]code|lazy|normalize|sequence[_-]parallel$|swiglu|untie|group[_-]query|finetune|mock[_-]data|recompute[_-]activations|checkpoint[_-]activations|multi[_-]latent|qk[_-]layernorm|vllm[_-]enable|deepspeed[_-]enable|enforce|ds\.(packing|enable)|actor\.gradient|model\.gradient|train\.colocate|ckpt\.(save_hf|load_enable)|data\.apply|algo\.kl\.use|algo\.dynamic_filtering_enable|vllm\.(enforce|enable))/;
 
+/**
+ * Where a flag's value is: its range and file, with the flag's range when both are in one file. A value can come
+ * from another file than its flag (`--seq_length $2` in a script another script runs with `--seq-length 1024`, or a
+ * flag in a sourced file with its variable set here): the value's own place is where it is read and changed.
+ */
+function placed(flag: { range?: TextRange; uri?: string }, value: { range?: TextRange; uri?: string }): Pick<FlagArg, 'flagRange' | 'valueRange' | 'uri'> {
+  if (!value.range || value.uri === flag.uri) return { flagRange: flag.range, valueRange: value.range, uri: flag.uri };
+  return { valueRange: value.range, uri: value.uri };
+}
+
 /** `--flag value` pairs of a word list; `takesValue` decides for a flag followed by a non-flag word. */
 export function toArgs(words: readonly SV[], map: SourceMap, takesValue: (flag: string, next: string) => boolean = defaultTakes): FlagArg[] {
   const args: FlagArg[] = [];
@@ -69,12 +79,12 @@ export function toArgs(words: readonly SV[], map: SourceMap, takesValue: (flag: 
     if (eq > 0) {
       const v: SV = { t: w.t.slice(eq + 1), o: w.o.slice(eq + 1), e: w.e.slice(eq + 1), s: w.s.slice(eq + 1), u: w.u.slice(eq + 1) };
       const f: SV = { t: w.t.slice(0, eq), o: w.o.slice(0, eq), e: w.e.slice(0, eq), s: [], u: [] };
-      args.push({ flag: f.t, value: v.t, flagRange: map.of(f).range, valueRange: map.of(v).range, unresolved: unresolved(v), uri: where.uri, ...envOf(map, v) });
+      args.push({ flag: f.t, value: v.t, ...placed(map.of(f), map.of(v)), unresolved: unresolved(v), ...envOf(map, v) });
       continue;
     }
     const next = words[i + 1];
     if (next && (!next.t.startsWith('--') || /^--?\d/.test(next.t)) && takesValue(w.t, next.t)) {
-      args.push({ flag: w.t, value: next.t, flagRange: where.range, valueRange: map.of(next).range, unresolved: unresolved(next), uri: where.uri, ...envOf(map, next) });
+      args.push({ flag: w.t, value: next.t, ...placed(where, map.of(next)), unresolved: unresolved(next), ...envOf(map, next) });
       i++;
     } else args.push({ flag: w.t, flagRange: where.range, uri: where.uri });
   }

@@ -38,10 +38,30 @@ export interface ShellHooks {
 export interface Segment { readonly start: number; readonly end: number; readonly uri?: string }
 
 const MAX_INCLUDES = 16;
+/** Arguments a called script gets, and passes of a loop over them, at most. */
+const MAX_ARGUMENTS = 256;
+
+/**
+ * Index of the script a command runs: `bash [-x] x.sh …` / `sh x.sh …` (1, or after the shell's options) or
+ * `./x.sh …` / `dir/x.sh …` (0), one further after `nohup`; undefined for anything else.
+ */
+function calledScript(words: readonly SV[]): number | undefined {
+  // `nohup bash train.sh … &` runs it the same way.
+  const at = words[0]?.t === 'nohup' ? 1 : 0;
+  const name = words[at]?.t ?? '';
+  if (/^(?:\S*\/)?(?:bash|sh)$/.test(name)) {
+    let i = at + 1;
+    while (i < words.length && /^-[a-z]+$/.test(words[i]!.t)) i++;
+    return i < words.length && /\.(?:sh|bash)$/.test(words[i]!.t) ? i : undefined;
+  }
+  return /^\S*\/\S*\.(?:sh|bash)$/.test(name) ? at : undefined;
+}
 
 
 export class ShellEnv extends Expander {
   readonly commands: EvalCommand[] = [];
+  /** Names `export`ed so far: the environment of a script this one runs (see call). */
+  private readonly exported = new Set<string>();
   private steps = 0;
   /** Where each sourced file's text starts in `src` (the script itself is not listed). */
   readonly segments: Segment[] = [];
@@ -61,7 +81,17 @@ export class ShellEnv extends Expander {
     if (depth > 200 || ++this.steps > 200_000) return;
     switch (node.type) {
       case 'variable_assignment': this.assign(node); return;
-      case 'declaration_command': for (const c of node.nk) if (c.type === 'variable_assignment') this.assign(c); return;
+      case 'declaration_command': {
+        // `export A=1 B`: the names are exported (a script it runs sees them, see call).
+        const exporting = /^export\b/.test(this.text(node));
+        for (const c of node.nk) {
+          if (c.type === 'variable_assignment') this.assign(c);
+          if (!exporting) continue;
+          const name = c.type === 'variable_assignment' ? c.nk[0] : c.type === 'variable_name' ? c : undefined;
+          if (name && this.exported.size < 1_000) this.exported.add(this.text(name));
+        }
+        return;
+      }
       case 'command': this.command(node, undefined); return;
       case 'redirected_statement': {
         const body = node.body;
@@ -94,19 +124,22 @@ export class ShellEnv extends Expander {
       }
       case 'for_statement': {
         // `for X in a b c; do …; done`: the body is read once, with X the first item (a loop over layouts reads the
-        // first; a loop with no items runs nothing).
+        // first; a loop with no items runs nothing). A loop over the arguments a calling script gave ("$@", or
+        // `for x; do`) reads each of them, as an argument parser does.
         const body = node.nk.find((c) => c.type === 'do_group');
         const name = node.nk[0]?.type === 'variable_name' ? this.text(node.nk[0]) : undefined;
         const items = node.nk.slice(1).filter((c) => c !== body && c.type !== 'comment');
-        // `for x; do` iterates over "$@", which is empty for a script run without arguments.
-        const first = items.flatMap((c) => this.fields(c))[0];
-        if (!first) return;
-        if (name) this.vars.set(name, first);
-        if (body) this.run(body, depth + 1);
+        const overArgs = !!this.positional && (items.length === 0 || (items.length === 1 && /^"?\$(?:@|\*|\{@\}|\{\*\})"?$/.test(this.text(items[0]!))));
+        const values = items.length === 0 ? [...(this.positional ?? [])] : items.flatMap((c) => this.fields(c));
+        for (const v of overArgs ? values.slice(0, MAX_ARGUMENTS) : values.slice(0, 1)) {
+          if (name) this.vars.set(name, v);
+          if (body) this.run(body, depth + 1);
+        }
         return;
       }
       case 'while_statement': {
         const cond = node.nk[0];
+        if (cond && this.argumentLoop(cond)) { this.whileArguments(cond, node.nk.slice(1), depth); return; }
         if (cond && this.condition(cond) === false) return;
         for (const c of node.nk.slice(1)) this.run(c, depth + 1);
         return;
@@ -131,7 +164,26 @@ export class ShellEnv extends Expander {
 
   /** The truth of an `if`/`while` condition (a test, or a list of them), undefined when unknown. */
   private condition(n: SNode): boolean | undefined {
-    return n.type === 'test_command' || n.type === 'negated_command' ? truth(this, n) : undefined;
+    if (n.type === 'compound_statement' && this.positional && /^\(\(\s*"?\$#"?\s*\)\)$/.test(this.text(n))) return this.positional.length > 0;
+    return n.type === 'test_command' || n.type === 'negated_command' || n.type === 'compound_statement' ? truth(this, n) : undefined;
+  }
+
+  /** Whether a `while` loop walks the arguments a calling script gave (its test reads `$#` or `$1`). */
+  private argumentLoop(cond: SNode): boolean {
+    return !!this.positional && /\$(?:#|\{#\}|1\b|\{1[}:#%])/.test(this.text(cond));
+  }
+
+  /**
+   * `while [[ $# -gt 0 ]]; do case $1 in --zero-stage) ZERO_STAGE=$2; shift 2 ;; … esac; done`: the body runs while
+   * the test holds, at most once per argument. A pass that consumes nothing (an arm that would `exit`, which the
+   * reading does not do) drops the argument it was on, so the rest are still read.
+   */
+  private whileArguments(cond: SNode, body: readonly SNode[], depth: number): void {
+    for (let i = 0; i < MAX_ARGUMENTS && this.positional && this.condition(cond) === true; i++) {
+      const before = this.positional.length;
+      for (const c of body) this.run(c, depth + 1);
+      if (this.positional && this.positional.length === before) this.positional = this.positional.slice(1);
+    }
   }
 
   /** Runs the branch a decidable test picks; with an undecidable test, every branch in order. */
@@ -160,7 +212,11 @@ export class ShellEnv extends Expander {
     const target = words[1];
     if (!target || unresolved(target) || !this.hooks.include || this.includeDepth >= 4 || this.segments.length >= MAX_INCLUDES) return;
     const inc = this.hooks.include(target.t, this.cwd);
-    if (!inc) return;
+    if (inc) this.runIncluded(inc);
+  }
+
+  /** Evaluates an included file's statements here, its text appended to `src` for offsets. */
+  private runIncluded(inc: Included): void {
     const start = this.src.length + 1;
     this.src += '\n' + inc.text;
     this.segments.push({ start, end: this.src.length, uri: inc.uri });
@@ -169,6 +225,42 @@ export class ShellEnv extends Expander {
     for (const st of inc.statements) if (!st.inert) { this.base = start + st.base; this.run(st.node, 1); }
     this.includeDepth--;
     this.base = saved;
+  }
+
+  /**
+   * `bash ./run.sh --zero-stage 3 …`, `sh x.sh …`, `./x.sh …`: the script runs in a child shell with these arguments
+   * as `$1`… (without arguments it is read as any script is, as run without them). As bash(1) runs it, it sees the
+   * environment: the variables this script exported and the command's `NAME=value` prefixes, not its other variables
+   * or arrays; what it assigns, its `cd` and its arguments stay its own. Relative paths in it start from the
+   * folder this script is in then. Its commands join this script's; its text is appended to `src` like a sourced file's.
+   */
+  private call(target: SV, args: SV[], env: ReadonlyMap<string, SV> | undefined): void {
+    if (unresolved(target) || !this.hooks.include || this.includeDepth >= 4 || this.segments.length >= MAX_INCLUDES) return;
+    const inc = this.hooks.include(target.t, this.cwd);
+    if (!inc) return;
+    const saved = { positional: this.positional, cwd: this.cwd, vars: new Map(this.vars), arrays: new Map(this.arrays), exported: new Set(this.exported) };
+    const environment = [...this.exported].map((k) => [k, this.vars.get(k)] as const);
+    this.vars.clear();
+    for (const [k, v] of environment) if (v) this.vars.set(k, v);
+    for (const [k, v] of env ?? []) { this.vars.set(k, v); this.exported.add(k); }
+    this.arrays.clear();
+    this.positional = args.length ? args.slice(0, MAX_ARGUMENTS) : undefined;
+    this.runIncluded(inc);
+    this.positional = saved.positional;
+    this.cwd = saved.cwd;
+    this.vars.clear();
+    for (const [k, v] of saved.vars) this.vars.set(k, v);
+    this.arrays.clear();
+    for (const [k, v] of saved.arrays) this.arrays.set(k, v);
+    this.exported.clear();
+    for (const k of saved.exported) this.exported.add(k);
+  }
+
+  /** `shift [n]`: drops the first n arguments a calling script gave. */
+  private shift(words: SV[]): void {
+    if (!this.positional) return;
+    const n = words[1] ? Number(words[1].t) : 1;
+    if (Number.isInteger(n) && n >= 0) this.positional = this.positional.slice(Math.min(n, this.positional.length));
   }
 
   /** `cd DIR`: later relative paths are read from DIR (relative to the script's folder). */
@@ -217,6 +309,7 @@ export class ShellEnv extends Expander {
     if (name === 'read' && here) { this.readHere(words, here, env?.get('IFS') ?? this.getVar('IFS')); return; }
     if (name === 'source' || name === '.') { this.include(words); return; }
     if (name === 'cd') { this.cd(words); return; }
+    if (name === 'shift') { this.shift(words); return; }
     let heredoc: Heredoc | undefined;
     if (hd) {
       const body = hd.nk.find((c) => c.type === 'heredoc_body');
@@ -233,6 +326,8 @@ export class ShellEnv extends Expander {
       }
     }
     this.commands.push({ words, heredoc, env, cwd: this.cwd });
+    const called = calledScript(words);
+    if (called !== undefined && !heredoc) this.call(words[called]!, words.slice(called + 1), env);
     // `sbatch [options] job.sh`: the job script runs with the variables this script exported.
     const job = words[words.length - 1];
     if (name === 'sbatch' && !heredoc && job && words.length > 1 && /\.(sh|slurm|sbatch)$/.test(job.t)) this.include([words[0]!, job]);

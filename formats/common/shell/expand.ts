@@ -5,13 +5,22 @@
  */
 import type { SNode } from './plainTree';
 import { echoed, substitute } from './substitution';
-import { append, computed, FIELD_SEP, lit, push, splitWords, sv, unresolved, type SV } from './sval';
+import { append, computed, FIELD_SEP, lit, push, slice, splitWords, sv, unresolved, type SV } from './sval';
 import { own } from '../../../shared/lookup';
 
 /** A literal assignment not expanded yet: most variables of a long script are never read. */
 export interface Deferred { readonly node: SNode; readonly base: number }
 
 const POSITIONAL = /^[1-9@*]$/;
+/**
+ * A shell glob (`*`, `?`, literal characters) as an anchored regular expression; undefined for bracket expressions and
+ * for patterns too long or with too many stars to match without long backtracking.
+ */
+function globRegex(p: string): RegExp | undefined {
+  if (p.length > 200 || /[[\]]/.test(p) || (p.match(/\*/g)?.length ?? 0) > 4) return undefined;
+  return new RegExp(`^${p.replace(/[.+^${}()|\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 's');
+}
+
 /** What `${BASH_SOURCE[0]}` stands for: a file in the script's folder (shell/substitution.ts reads `dirname` of it as "."). */
 const SELF_PATH = './$BASH_SOURCE';
 
@@ -28,6 +37,26 @@ export class Expander {
    * (`${SLURM_NNODES:-1}`): the expansion's source span and the variable (commandLine.ts `SourceMap.envDefaultOf`).
    */
   readonly envDefaults: { readonly start: number; readonly end: number; readonly name: string }[] = [];
+
+  /**
+   * The positional parameters of a script another script runs with arguments (`bash ./run.sh --zero-stage 3`);
+   * undefined for the script itself, which is read as it runs without arguments.
+   */
+  protected positional: SV[] | undefined;
+
+  /** `$1`…`$9`, `$@` and `$*`: the arguments a calling script gave, or an empty value marked as an argument not given. */
+  private argument(name: string): SV {
+    const args = this.positional;
+    if (!args) return { ...sv(), arg: true };
+    if (name !== '@' && name !== '*') return args[Number(name) - 1] ?? sv();
+    // Each argument stays one field (as "$@" keeps them), like the items of an array.
+    const v = sv();
+    args.forEach((w, i) => {
+      if (i) push(v, FIELD_SEP, w.o[0] ?? 0, w.o[0] ?? 0, true, false);
+      append(v, w);
+    });
+    return v;
+  }
 
   /** `src`: the script's text, later followed by the text of every file it sourced (offsets index it). */
   constructor(protected src: string, private readonly env: Readonly<Record<string, string>> = {}) {}
@@ -148,11 +177,43 @@ export class Expander {
       }
       if (op.endsWith('+')) return empty ? sv() : this.copy(dflt, split);
     }
-    if (node.type === 'expansion' && node.kids.some((c) => !c.named && ['#', '/', '//', '%', '%%', ':'].includes(c.type))) {
-      return computed(this.text(node), this.at(node), this.end(node), true);
+    if (node.type === 'expansion' && node.kids.some((c) => !c.named && ['#', '##', '/', '//', '%', '%%', ':', ',', ',,', '^', '^^', '@'].includes(c.type))) {
+      const trimmed = nameNode ? this.trimmed(node, nameNode, set) : undefined;
+      return trimmed ? this.copy(trimmed, split) : computed(this.text(node), this.at(node), this.end(node), true);
     }
     if (set) return this.copy(set, split);
     return computed(this.text(node), this.at(node), this.end(node), true);
+  }
+
+  /**
+   * `${X#pat}`, `${X##pat}`, `${X%pat}`, `${X%%pat}` with a literal glob: the value without its shortest or longest
+   * matching prefix or suffix (bash(1), Parameter Expansion), as a slice that keeps the characters' offsets
+   * (`--zero-stage=3` → `${1#*=}` is the "3" written after the `=`). Undefined for the other operators, a pattern
+   * holding an expansion, an unknown value, or a value or pattern too long to match safely.
+   */
+  private trimmed(node: SNode, nameNode: SNode, value: SV | undefined): SV | undefined {
+    const ops = node.kids.filter((c) => !c.named && c.s >= nameNode.e && c.type !== '}');
+    const op = ops[0]?.type;
+    const pat = node.nk.filter((c) => c.s > nameNode.e);
+    if (ops.length !== 1 || !op || !['#', '##', '%', '%%'].includes(op) || pat.length !== 1 || !value || unresolved(value)) return undefined;
+    if (pat[0]!.type !== 'regex' && pat[0]!.type !== 'word') return undefined;
+    const re = globRegex(this.text(pat[0]!));
+    const t = value.t;
+    if (!re || t.length > 2000) return undefined;
+    const n = t.length;
+    if (op.startsWith('#')) {
+      // Prefix lengths tried shortest first for `#`, longest first for `##`.
+      for (let k = 0; k <= n; k++) {
+        const i = op === '#' ? k : n - k;
+        if (re.test(t.slice(0, i))) return slice(value, i, n);
+      }
+    } else {
+      for (let k = 0; k <= n; k++) {
+        const i = op === '%' ? n - k : k;
+        if (re.test(t.slice(i))) return slice(value, 0, i);
+      }
+    }
+    return value;
   }
 
   /** The value of a scalar variable, expanding a deferred literal on first use. */
@@ -173,8 +234,8 @@ export class Expander {
   }
 
   protected lookup(name: string): SV | undefined {
-    if (POSITIONAL.test(name)) return { ...sv(), arg: true };
-    if (name === '#') return computed('0', 0, 0);
+    if (POSITIONAL.test(name)) return this.argument(name);
+    if (name === '#') return computed(String(this.positional?.length ?? 0), 0, 0);
     if (name === 'PWD') return computed(this.cwd || '.', 0, 0);
     const v = this.getVar(name);
     if (v) return v;

@@ -33,10 +33,10 @@ export interface SNode {
 export interface Statement { readonly node: SNode; readonly base: number; readonly inert: boolean }
 
 /**
- * The program names the script reader looks for (launchers and trainer CLIs, `read` for heredocs, `source`/`.` and
- * `cd`, which change what later lines mean); any other literal command is inert.
+ * The program names the script reader looks for (launchers and trainer CLIs, `read` for heredocs, `source`/`.`, `cd`
+ * and `shift`, which change what later lines mean, and scripts run by path); any other literal command is inert.
  */
-const WATCHED = /^(?:.*\/)?(?:torchrun|deepspeed|python3?|srun|sbatch|bash|sh|mpirun|accelerate|read|source|\.|cd|swift|megatron|llamafactory-cli|tune|litgpt|ray)$/;
+const WATCHED = /^(?:.*\/)?(?:torchrun|deepspeed|python3?|srun|sbatch|bash|sh|mpirun|accelerate|read|source|\.|cd|shift|swift|megatron|llamafactory-cli|tune|litgpt|ray|nohup|[^/\s]*\.(?:sh|bash))$/;
 
 /**
  * True when evaluating `n` can neither assign a variable nor record a command that matters: it holds no

@@ -146,6 +146,79 @@ describe('launch scripts: shell structure', () => {
     assert.ok(g.dependencies.length <= 32, `${g.dependencies.length} files read`);
   });
 
+  // A script run with arguments by another (DeepSpeedExamples benchmarks/deepcompile: `bash ./run.sh --zero-stage 3 …`,
+  // run.sh parses them with `while [[ $# -gt 0 ]]; case $1 in --zero-stage) ZERO_STAGE="$2"; shift 2;; …`). Expected
+  // values are bash's (bash(1): positional parameters, `shift n`, `"$@"`; a child process sees exported variables only).
+  describe('scripts run with arguments', () => {
+    const parser = 'ZERO_STAGE=1\nMBS=8\nwhile [[ $# -gt 0 ]]; do\n  case $1 in\n    --zero-stage) ZERO_STAGE="$2"; shift 2 ;;\n    --batch-size) MBS="$2"; shift 2 ;;\n    --fp16) PREC=--fp16; shift ;;\n    *) echo "unknown option $1"; exit 1 ;;\n  esac\ndone\ndeepspeed main.py --zero_stage $ZERO_STAGE --per_device_train_batch_size $MBS $PREC --deepspeed\n';
+
+    test('bash ./run.sh --zero-stage 3 …: the argument loop reads each, and the value is where the caller wrote it', () => {
+      const wrapper = 'for SEQ in 1024 2048; do\n  bash ./run.sh --bogus x --zero-stage 3 --batch-size 2\ndone\n';
+      const g = loadConfigGraph('/ws/bench.sh', memoryHost({ '/ws/run.sh': parser, '/ws/bench.sh': wrapper }));
+      const stage = g.primary.facts['parallel.sharding.stage'];
+      assert.equal(stage?.value, 3);
+      assert.equal(g.primary.facts['training.microBatch']?.value, 2);
+      // The "3" of the wrapper, not run.sh's default: editing it there changes the estimate.
+      assert.equal(stage?.source.uri, '/ws/bench.sh');
+      assert.deepEqual(stage?.source.range, rangeOf(wrapper, '3'));
+      assert.ok(g.dependencies.includes('/ws/run.sh'), 'editing run.sh re-analyses the wrapper');
+      // Opened alone, run.sh runs without arguments: its own defaults.
+      const alone = loadConfigGraph('/ws/run.sh', memoryHost({ '/ws/run.sh': parser }));
+      assert.equal(alone.primary.facts['parallel.sharding.stage']?.value, 1);
+      assert.equal(alone.primary.facts['training.microBatch']?.value, 8);
+    });
+
+    test('for a in "$@" with ${a#*=}, and while (( "$#" )) with shift, in scripts run by path', () => {
+      const eq = 'for a in "$@"; do\n  case $a in\n    --tp=*) TP="${a#*=}" ;;\n    --pp=*) PP="${a##*=}" ;;\n  esac\ndone\ntorchrun pretrain_gpt.py --tensor-model-parallel-size ${TP:-1} --pipeline-model-parallel-size ${PP:-1} --num-layers 8\n';
+      const g = loadConfigGraph('/ws/go.sh', memoryHost({ '/ws/scripts/train.sh': eq, '/ws/go.sh': './scripts/train.sh --tp=4 --pp=2\n' }));
+      assert.equal(g.primary.facts['parallel.tp']?.value, 4);
+      assert.equal(g.primary.facts['parallel.pp']?.value, 2);
+      const arith = 'while (( "$#" )); do\n  if [ "$1" == "--tp" ]; then TP=$2; shift; fi\n  shift\ndone\ntorchrun pretrain_gpt.py --tensor-model-parallel-size ${TP:-1} --num-layers 8\n';
+      const h = loadConfigGraph('/ws/go.sh', memoryHost({ '/ws/t.sh': arith, '/ws/go.sh': 'sh t.sh --x --tp 8\n' }));
+      assert.equal(h.primary.facts['parallel.tp']?.value, 8);
+    });
+
+    test('the called script sees exported variables and the command\'s prefixes, not the others; its own stay its own', () => {
+      const child = 'TP=${TP:-8}\nPP=${PP:-1}\nCP=${CP:-1}\ntorchrun pretrain_gpt.py --tensor-model-parallel-size $TP --pipeline-model-parallel-size $PP --context-parallel-size $CP --num-layers 8\n';
+      const wrapper = 'TP=2\nexport PP=4\nCP=2 bash train.sh --go\n';
+      const g = loadConfigGraph('/ws/go.sh', memoryHost({ '/ws/train.sh': child, '/ws/go.sh': wrapper }));
+      assert.equal(g.primary.facts['parallel.tp']?.value, 8, 'TP=2 was not exported');
+      assert.equal(g.primary.facts['parallel.pp']?.value, 4);
+      assert.equal(g.primary.facts['parallel.cp']?.value, 2);
+      // What a called script assigns does not come back: the wrapper's own launch keeps its MBS=1.
+      const setup = 'MBS=4\nTP=8\n';
+      const back = 'MBS=1\nbash setup.sh --x\ntorchrun pretrain_gpt.py --micro-batch-size $MBS --tensor-model-parallel-size ${TP:-2} --num-layers 8\n';
+      const h = loadConfigGraph('/ws/go.sh', memoryHost({ '/ws/setup.sh': setup, '/ws/go.sh': back }));
+      assert.equal(h.primary.facts['training.microBatch']?.value, 1);
+      assert.equal(h.primary.facts['parallel.tp']?.value, 2);
+    });
+
+    test('a script called without arguments is read as run without them; one that calls itself stops', () => {
+      const child = 'ZERO_STAGE=$2\nif [ "$ZERO_STAGE" == "" ]; then\n  ZERO_STAGE=3\nfi\ndeepspeed main.py --zero_stage $ZERO_STAGE --per_device_train_batch_size 4 --deepspeed\n';
+      const g = loadConfigGraph('/ws/go.sh', memoryHost({ '/ws/train.sh': child, '/ws/go.sh': 'bash train.sh\n' }));
+      assert.equal(g.primary.facts['parallel.sharding.stage']?.value, 3);
+      const loop = 'bash ./a.sh --zero-stage 2 --zero-stage 3\nbash ./a.sh x\n' + parser;
+      const h = loadConfigGraph('/ws/a.sh', memoryHost({ '/ws/a.sh': loop }));
+      assert.equal(h.primary.facts['parallel.sharding.stage']?.value, 1, 'the file itself, run without arguments, launches last');
+      assert.ok(h.dependencies.length <= 32);
+    });
+
+    test('${X#pat} ${X##pat} ${X%pat} ${X%%pat} with globs, here as in any script; other operators stay unresolved', () => {
+      const text = 'A=--tp=4\nB=x/y/8\nC=2.b.c\nD=16-a-b\ntorchrun pretrain_gpt.py --tensor-model-parallel-size ${A#*=} --pipeline-model-parallel-size ${B##*/} --context-parallel-size ${C%%.*} --micro-batch-size ${D%-*} --num-layers 8\n';
+      const f = read(text);
+      assert.equal(f.facts['parallel.tp']?.value, 4);
+      assert.equal(f.facts['parallel.pp']?.value, 8);
+      assert.equal(f.facts['parallel.cp']?.value, 2);
+      // ${D%-*} removes the shortest suffix "-b": "16-a" is no number, so the micro batch is not read from it.
+      assert.notEqual(f.facts['training.microBatch']?.source.kind, 'explicit');
+      // The "4" of A: its place in the file.
+      assert.deepEqual(f.facts['parallel.tp']?.source.range, rangeOf(text, '4'));
+      // A substitution is not evaluated: the flag is unresolved, never read as the whole "abc".
+      const sub = read('X=abc\ntorchrun pretrain_gpt.py --tensor-model-parallel-size ${X/abc/2} --num-layers 8\n').facts['parallel.tp'];
+      assert.notEqual(sub?.source.kind, 'explicit');
+    });
+  });
+
   test('a script with no training command says so', () => {
     const f = read('#SBATCH -N 1\necho starting\n');
     assert.ok(f.diagnostics.some((x) => x.code === 'no-training-command' && x.severity === 'info'));
