@@ -92,6 +92,9 @@ describe('launch scripts: shell structure', () => {
     };
     const g = loadConfigGraph('/ws/cfg/model.sh', memoryHost(files));
     assert.equal(g.primary.facts['parallel.tp']?.value, 4);
+    // The flag is in common.sh, its value is model.sh's "4": the fact points at the value, in model.sh.
+    assert.deepEqual(g.primary.facts['parallel.tp']?.source.range, rangeOf(files['/ws/cfg/model.sh'], '4'));
+    assert.notEqual(g.primary.facts['parallel.tp']?.source.uri, '/ws/cfg/common.sh');
     assert.equal(g.primary.facts['training.precision']?.value, 'bf16-mixed');
   });
 
