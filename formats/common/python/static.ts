@@ -101,6 +101,8 @@ interface Fn { readonly name: string; readonly at: Span; readonly body: readonly
 /** A module read statically: its functions, top-level names and `from X import a as b` imports. */
 export class PyModule {
   readonly functions = new Map<string, Fn>();
+  /** Top-level classes with the names of their bases as written (`class _KimiTrainerConfig(Trainer.Config)`). */
+  readonly classes = new Map<string, string[]>();
   /** Local name → the module it was imported from ("torchtitan.models.llama3", "." for a relative import). */
   readonly imports = new Map<string, string>();
   private readonly globals = new Map<string, Stmt>();
@@ -120,6 +122,17 @@ export class PyModule {
         const body: Stmt[] = [];
         while (i + 1 < stmts.length && stmts[i + 1]!.indent > 0) body.push(stmts[++i]!);
         this.functions.set(t[1].v, { name: t[1].v, at: { start: t[1].start, end: t[1].end }, body });
+      } else if (t[0]?.v === 'class' && t[1]?.k === 'name') {
+        // Bases: the dotted names between the parentheses (keyword arguments such as metaclass= are not bases).
+        const bases: string[] = [];
+        let cur = '';
+        for (let j = 3; t[2]?.v === '(' && j < t.length && t[j]!.v !== ')'; j++) {
+          const x = t[j]!;
+          if (x.v === ',') { if (cur) bases.push(cur); cur = ''; } else if (x.k === 'name' || x.v === '.') cur += x.v;
+          else if (x.v === '=') cur = '';
+        }
+        if (cur) bases.push(cur);
+        this.classes.set(t[1].v, bases);
       } else if (t[0]?.v === 'from' && t.some((x) => x.v === 'import')) {
         const k = t.findIndex((x) => x.v === 'import');
         const mod = t.slice(1, k).map((x) => x.v).join('');

@@ -250,6 +250,29 @@ describe('a torchtitan configuration module opened on its own', () => {
     assert.equal(detectFormat('/ws/models.py', 'class Config:\n    pass\n\ndef make():\n    return Llama3Model.Config(dim=4096)\n'), undefined);
   });
 
+  // torchtitan b5bcd76c6 torchtitan/models/kimi_k2_7/config_registry.py: its functions return `_KimiTrainerConfig(...)`,
+  // a class of the module derived from Trainer.Config, with the trainer's own fields.
+  test('a trainer configuration built through a subclass of Trainer.Config of the module is a configuration', () => {
+    const kimi = 'from torchtitan.trainer import Trainer\n\n'
+      + 'def moonlight_16b_a3b() -> Trainer.Config:\n    model_spec = model_registry("moonlight-16B-A3B", attn_backend="flex")\n'
+      + '    parallelism = ParallelismConfig(\n        expert_parallel_degree=8,\n    )\n'
+      + '    return _KimiTrainerConfig(\n        model_spec=model_spec,\n'
+      + '        training=TrainingConfig(\n            num_tokens_per_microbatch_per_dp_rank=4 * 4096,\n            max_context_length=4096,\n        ),\n'
+      + '        parallelism=parallelism,\n        activation_checkpoint=FullAC.Config(),\n    )\n\n\n'
+      + 'class _KimiTrainerConfig(Trainer.Config):\n    def __post_init__(self):\n        Trainer.Config.__post_init__(self)\n';
+    assert.deepEqual(torchtitanConfigFunctions(kimi).map((f) => f.name), ['moonlight_16b_a3b']);
+    assert.equal(detectFormat('/ws/torchtitan/models/kimi_k2_7/config_registry.py', kimi), 'torchtitan');
+    const facts = parseConfig('/ws/torchtitan/models/kimi_k2_7/config_registry.py', kimi).facts as Record<string, { value: unknown }>;
+    assert.equal(facts['parallel.ep']?.value, 8);
+    assert.equal(facts['training.seqLen']?.value, 4096);
+    // 4 × 4096 input-token slots per DP rank at 4,096 tokens per sequence: 4 sequences per micro-batch.
+    assert.equal(facts['training.microBatch']?.value, 4);
+    assert.equal(facts['training.recompute']?.value, 'full');
+    // A class derived from something else that is not a Config is not a trainer's configuration.
+    const other = kimi.replace('class _KimiTrainerConfig(Trainer.Config)', 'class _KimiTrainerConfig(object)');
+    assert.deepEqual(torchtitanConfigFunctions(other).map((f) => f.name), []);
+  });
+
   test('read as its first configuration unless one is named', () => {
     const first = parseConfig('/ws/torchtitan_recipes/llama3.py', RECIPES);
     const named = parseConfig('/ws/torchtitan_recipes/llama3.py', RECIPES, undefined, { symbol: 'llama3_70b_tp8_pp4' });
