@@ -10,6 +10,7 @@ import { lineStarts, offsetAt } from '../common/edit/text';
 import type { LayoutTarget, Rewrite } from '../common/edit/types';
 import { own } from '../../shared/lookup';
 import { rewriteDialectScript } from '../launch/rewriter';
+import { MEGATRON_FLAGS } from './args';
 
 /**
  * The parser's value range for a flag (it follows variables to their definitions), when it covers a plain number
@@ -125,14 +126,25 @@ function recomputeFlags(t: LayoutTarget, hits: readonly FlagHit[], notes: string
   return want;
 }
 
-/** The anchor a new flag is written next to: a related flag, else the last flag of the script. */
+/**
+ * The anchor a new flag is written next to: a related flag, else the last Megatron flag of the script. A script whose
+ * flags are all another program's (a wrapper's `bash train.sh --tp 2`, read through train.sh) has none: a Megatron flag
+ * written there would go to that program, not to Megatron.
+ */
 function anchorFor(hits: readonly FlagHit[]): FlagHit | undefined {
   const prefer = ['--pipeline-model-parallel-size', '--tensor-model-parallel-size', '--micro-batch-size', '--global-batch-size', '--num-layers'];
   for (const f of prefer) {
     const h = hits.filter((x) => x.flag === f).pop();
     if (h) return h;
   }
-  return hits[hits.length - 1];
+  return hits.filter((h) => own(MEGATRON_FLAGS, h.flag.replace(/_/g, '-'))).pop();
+}
+
+/** The file a flag's value was read from when it is another file than this one (its name), else undefined. */
+function otherFile(facts: ConfigFacts | undefined, flag: string): string | undefined {
+  const fact = facts && Object.values(facts.facts).find((f) => f.key === flag && f.source.kind === 'explicit');
+  const uri = fact?.source.uri;
+  return uri && uri !== facts?.uri ? uri.replace(/^.*\//, '') : undefined;
 }
 
 /** Rewrites a Megatron-LM launch script for a layout. */
@@ -159,7 +171,16 @@ export function rewriteMegatronScript(text: string, t: LayoutTarget, facts?: Con
       continue;
     }
     if (found.length === 0) {
+      // The flag may be written in a script this one runs or sources while its value is written here (`bash train.sh
+      // --tp 2`, read through train.sh's `--tensor-model-parallel-size $TP`): the value is changed where it is.
+      const here = typeof value === 'string' ? factEdit(text, facts, flag, value) : undefined;
+      if (here) { edits.push(here); continue; }
       if (typeof value === 'string' && own(DEFAULTS, flag) === value) continue;
+      const elsewhere = otherFile(facts, flag);
+      if (elsewhere) {
+        notes.push(`${flag} ${value === true ? '' : `${value} `}is set in ${elsewhere}: change it there.`.replace(/ {2}/g, ' '));
+        continue;
+      }
       if (!anchor) {
         notes.push(`Add ${flag}${value === true ? '' : ` ${value}`} to the training arguments.`);
         continue;

@@ -8,6 +8,8 @@ import assert from 'node:assert/strict';
 import { initFormats, parseConfig } from '../../../formats/index';
 import { layoutEdits, type LayoutTarget } from '../../../formats/layout';
 import { applyTextEdits } from '../../../formats/common/edit/text';
+import { loadConfigGraph } from '../../../server/formats/workspace';
+import { memoryHost } from '../formats/helpers';
 
 function target(t: Partial<LayoutTarget>): LayoutTarget {
   return {
@@ -58,5 +60,43 @@ describe('Apply layout on launch dialects', () => {
     assert.match(out, /rollout\.tensor_model_parallel_size=2/);
     assert.equal(facts['parallel.tp']?.value, 4);
     assert.equal(facts['training.microBatch']?.value, 2);
+  });
+});
+
+// A wrapper that runs the launch script with arguments (`bash ./train.sh --tp 2`, read through train.sh's argument loop,
+// docs/dialects.md): its flags are train.sh's, not the trainer's.
+describe('Apply layout on a script that runs the launch script with arguments', () => {
+  before(async () => { await initFormats(); });
+  const train = 'TP=1\nMBS=1\nwhile [[ $# -gt 0 ]]; do\n  case $1 in\n    --tp) TP=$2; shift 2 ;;\n    *) shift ;;\n  esac\ndone\n'
+    + 'torchrun pretrain_gpt.py --tensor-model-parallel-size $TP --micro-batch-size $MBS --num-layers 32 --hidden-size 4096 --num-attention-heads 32 --global-batch-size 64 --seq-length 2048\n';
+
+  test('Megatron: the value passed is changed where it is written; no Megatron flag goes onto the other script\'s command line', () => {
+    const wrapper = 'bash ./train.sh --tp 2 --verbose\n';
+    const files = { '/ws/train.sh': train, '/ws/go.sh': wrapper };
+    const g = loadConfigGraph('/ws/go.sh', memoryHost(files));
+    assert.equal(g.primary.facts['parallel.tp']?.value, 2);
+    const r = layoutEdits('megatron-script', wrapper, target({ tp: 4, pp: 2, microBatch: 2, sharding: 'megatron-distopt' }), undefined, undefined, g.primary);
+    const out = applyTextEdits(wrapper, r.edits);
+    assert.equal(out, 'bash ./train.sh --tp 4 --verbose\n');
+    // Read back through train.sh: TP 4.
+    assert.equal(loadConfigGraph('/ws/go.sh', memoryHost({ ...files, '/ws/go.sh': out })).primary.facts['parallel.tp']?.value, 4);
+    // The micro batch is train.sh's own MBS=1: named there; PP has no flag anywhere: to be added to the training command.
+    assert.ok(r.notes.some((n) => /--micro-batch-size 2 is set in train\.sh/.test(n)), r.notes.join(' | '));
+    assert.ok(r.notes.some((n) => /--pipeline-model-parallel-size 2/.test(n)), r.notes.join(' | '));
+  });
+
+  test('torchtitan: options forwarded with "$@" are changed in the wrapper; what it lacks is said', () => {
+    const run = 'NGPU=${NGPU:-"8"}\nCONFIG_FILE=${CONFIG_FILE:-"./train_configs/debug_model.toml"}\ntorchrun --nproc_per_node=${NGPU} -m torchtitan.train --job.config_file ${CONFIG_FILE} "$@"\n';
+    const toml = '[model]\nname = "llama3"\nflavor = "8B"\n[training]\nlocal_batch_size = 2\nseq_len = 8192\n[parallelism]\ndata_parallel_shard_degree = -1\ntensor_parallel_degree = 1\n';
+    const wrapper = 'export CONFIG_FILE=./train_configs/llama3_8b.toml\nbash ./run_train.sh --parallelism.tensor_parallel_degree 2\n';
+    const files = { '/ws/run_train.sh': run, '/ws/go.sh': wrapper, '/ws/train_configs/llama3_8b.toml': toml };
+    const g = loadConfigGraph('/ws/go.sh', memoryHost(files));
+    // The exported CONFIG_FILE reaches run_train.sh: the TOML is read (llama3 8B, 2 sequences per micro-batch).
+    assert.equal(g.resolved.plan?.model.layers, 32);
+    assert.equal(g.resolved.plan?.training.microBatch, 2);
+    assert.equal(g.primary.facts['parallel.tp']?.value, 2);
+    const r = layoutEdits('megatron-script', wrapper, target({ tp: 4, dp: 2, sharding: 'fsdp2', microBatch: 1, globalBatch: 2 }), undefined, undefined, g.primary);
+    assert.equal(applyTextEdits(wrapper, r.edits), wrapper.replace('degree 2', 'degree 4'));
+    assert.ok(r.unwritable?.includes('training.microBatch'));
   });
 });
