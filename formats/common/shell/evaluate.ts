@@ -1,14 +1,15 @@
 /**
  * A small evaluator over a tree-sitter-bash tree (plain copies, plainTree.ts): assignments (strings, arrays, `+=`),
- * `${VAR:-default}`, `$(( ))` arithmetic, `${ARR[@]}`, quoting and word splitting, heredocs, `source`d files and
- * `cd`. Commands are returned with their expanded words; nothing is executed. The script is read as it runs without
+ * `${VAR:-default}`, `$(( ))` arithmetic, `${ARR[@]}`, quoting and word splitting, heredocs, `source`d files, scripts
+ * run with arguments, functions (evaluated where called) and `cd`. Commands are returned with their expanded words;
+ * nothing is executed. The script is read as it runs without
  * arguments ($1… are empty): decidable `if`/`case` tests pick their branch (conditions.ts); undecidable ones read
  * every branch in order (the later wins). For speed on long scripts, inert statements are skipped and literal values
  * are expanded on first use.
  */
 import { argumentChoice, argumentSubject, caseArm, truth } from './conditions';
 import type { SNode, Statement } from './plainTree';
-import { Expander } from './expand';
+import { Expander, type Deferred } from './expand';
 import { append, lit, setBudget, slice, sv, unresolved, type SV } from './sval';
 
 export interface Heredoc { readonly body: SV; readonly target?: string }
@@ -62,6 +63,11 @@ export class ShellEnv extends Expander {
   readonly commands: EvalCommand[] = [];
   /** Names `export`ed so far: the environment of a script this one runs (see call). */
   private readonly exported = new Set<string>();
+  /** Functions defined so far: the body and the offset its nodes are relative to (see callFunction). */
+  private readonly functions = new Map<string, { readonly body: SNode; readonly base: number }>();
+  /** One frame per function call in progress: its `local` names with the values they had before. */
+  private readonly frames: Map<string, SV | Deferred | undefined>[] = [];
+  private calls = 0;
   private steps = 0;
   /** Where each sourced file's text starts in `src` (the script itself is not listed). */
   readonly segments: Segment[] = [];
@@ -74,7 +80,18 @@ export class ShellEnv extends Expander {
 
   /** Evaluates top-level statements in document order. */
   runAll(stmts: readonly Statement[]): void {
-    for (const st of stmts) if (!st.inert) { this.base = st.base; this.run(st.node, 1); }
+    for (const st of stmts) if (this.live(st)) { this.base = st.base; this.run(st.node, 1); }
+  }
+
+  /**
+   * Whether a top-level statement is evaluated: any that is not inert, a function definition (kept for its calls),
+   * and a call of a function defined so far (a literal command is inert on its own).
+   */
+  private live(st: Statement): boolean {
+    if (!st.inert || st.node.type === 'function_definition') return true;
+    if (!this.functions.size || st.node.type !== 'command') return false;
+    const name = st.node.nk.find((c) => c.type === 'command_name');
+    return !!name && this.functions.has(this.src.slice(st.base + name.s, st.base + name.e));
   }
   /** Walks one statement and what it contains; node offsets are relative to `this.base`. */
   run(node: SNode, depth = 0): void {
@@ -82,9 +99,13 @@ export class ShellEnv extends Expander {
     switch (node.type) {
       case 'variable_assignment': this.assign(node); return;
       case 'declaration_command': {
-        // `export A=1 B`: the names are exported (a script it runs sees them, see call).
+        // `export A=1 B`: the names are exported (a script it runs sees them, see call). `local A=1` in a function:
+        // A is the function's own, given back its value when the function returns.
         const exporting = /^export\b/.test(this.text(node));
+        const local = this.frames.length > 0 && /^local\b/.test(this.text(node)) ? this.frames[this.frames.length - 1] : undefined;
         for (const c of node.nk) {
+          const declared = c.type === 'variable_assignment' ? c.nk[0] : c.type === 'variable_name' ? c : undefined;
+          if (local && declared) { const n = this.text(declared); if (!local.has(n)) local.set(n, this.vars.get(n)); }
           if (c.type === 'variable_assignment') this.assign(c);
           if (!exporting) continue;
           const name = c.type === 'variable_assignment' ? c.nk[0] : c.type === 'variable_name' ? c : undefined;
@@ -109,7 +130,13 @@ export class ShellEnv extends Expander {
         for (const c of node.nk) this.run(c, depth + 1);
         return;
       }
-      case 'function_definition': return;
+      case 'function_definition': {
+        // `name() { … }` / `function name { … }`: kept, and evaluated where it is called (see callFunction).
+        const nameNode = node.nk.find((c) => c.type === 'word' || c.type === 'variable_name');
+        const body = node.nk[node.nk.length - 1];
+        if (nameNode && body && body !== nameNode && this.functions.size < 256) this.functions.set(this.text(nameNode), { body, base: this.base });
+        return;
+      }
       case 'if_statement': this.ifStatement(node, depth); return;
       case 'case_statement': {
         const items = node.nk.filter((c) => c.type === 'case_item');
@@ -222,7 +249,7 @@ export class ShellEnv extends Expander {
     this.segments.push({ start, end: this.src.length, uri: inc.uri });
     const saved = this.base;
     this.includeDepth++;
-    for (const st of inc.statements) if (!st.inert) { this.base = start + st.base; this.run(st.node, 1); }
+    for (const st of inc.statements) if (this.live({ ...st, base: start + st.base })) { this.base = start + st.base; this.run(st.node, 1); }
     this.includeDepth--;
     this.base = saved;
   }
@@ -238,7 +265,12 @@ export class ShellEnv extends Expander {
     if (unresolved(target) || !this.hooks.include || this.includeDepth >= 4 || this.segments.length >= MAX_INCLUDES) return;
     const inc = this.hooks.include(target.t, this.cwd);
     if (!inc) return;
-    const saved = { positional: this.positional, cwd: this.cwd, vars: new Map(this.vars), arrays: new Map(this.arrays), exported: new Set(this.exported) };
+    const saved = {
+      positional: this.positional, cwd: this.cwd, vars: new Map(this.vars), arrays: new Map(this.arrays), exported: new Set(this.exported),
+      functions: new Map(this.functions),
+    };
+    // A child shell does not get this script's functions (bash exports a function only with `export -f`).
+    this.functions.clear();
     const environment = [...this.exported].map((k) => [k, this.vars.get(k)] as const);
     this.vars.clear();
     for (const [k, v] of environment) if (v) this.vars.set(k, v);
@@ -254,6 +286,28 @@ export class ShellEnv extends Expander {
     for (const [k, v] of saved.arrays) this.arrays.set(k, v);
     this.exported.clear();
     for (const k of saved.exported) this.exported.add(k);
+    this.functions.clear();
+    for (const [k, v] of saved.functions) this.functions.set(k, v);
+  }
+
+  /**
+   * A call of a function the script defined: its body runs here, in this shell (its assignments are global, as in
+   * bash, except its `local` ones), with the call's arguments as `$1`…; a call without arguments from a script read
+   * without arguments keeps them unknown. At most 8 calls deep and 256 calls in all.
+   */
+  private callFunction(name: string, args: SV[]): void {
+    const fn = this.functions.get(name);
+    if (!fn || this.frames.length >= 8 || ++this.calls > 256) return;
+    const saved = { positional: this.positional, base: this.base };
+    if (args.length || this.positional) this.positional = args.slice(0, MAX_ARGUMENTS);
+    const frame = new Map<string, SV | Deferred | undefined>();
+    this.frames.push(frame);
+    this.base = fn.base;
+    this.run(fn.body, 1);
+    this.frames.pop();
+    for (const [k, v] of frame) { if (v) this.vars.set(k, v); else this.vars.delete(k); }
+    this.positional = saved.positional;
+    this.base = saved.base;
   }
 
   /** `shift [n]`: drops the first n arguments a calling script gave. */
@@ -310,6 +364,7 @@ export class ShellEnv extends Expander {
     if (name === 'source' || name === '.') { this.include(words); return; }
     if (name === 'cd') { this.cd(words); return; }
     if (name === 'shift') { this.shift(words); return; }
+    if (name !== undefined && this.functions.has(name)) { this.callFunction(name, words.slice(1)); return; }
     let heredoc: Heredoc | undefined;
     if (hd) {
       const body = hd.nk.find((c) => c.type === 'heredoc_body');

@@ -222,6 +222,34 @@ describe('launch scripts: shell structure', () => {
     });
   });
 
+  // bash(1), FUNCTIONS: a function runs in the current shell where it is called, with the call's arguments as $1…;
+  // its assignments are global unless declared `local`; it must be defined before it is called.
+  describe('shell functions', () => {
+    test('a launch inside a function is read where the function is called, with its arguments', () => {
+      const text = 'TP=2\nrun() {\n  torchrun pretrain_gpt.py --tensor-model-parallel-size $TP --num-layers 8 --micro-batch-size $1\n}\nrun 4\n';
+      assert.equal(value(text, 'parallel.tp'), 2);
+      assert.equal(value(text, 'training.microBatch'), 4);
+      // The "4" of the call is where the micro batch is written.
+      assert.deepEqual(read(text).facts['training.microBatch']?.source.range, rangeOf(text, '4'));
+      // Called before it is defined, it is not found (bash: command not found).
+      assert.notEqual(read('run 4\nrun() {\n  torchrun pretrain_gpt.py --micro-batch-size $1 --num-layers 8\n}\n').facts['training.microBatch']?.source.kind, 'explicit');
+    });
+
+    test('main "$@" in a script run with arguments parses them; local values stay the function\'s', () => {
+      const train = 'main() {\n  local TP=1\n  while [[ $# -gt 0 ]]; do\n    case $1 in --tp) TP=$2; shift 2 ;; *) shift ;; esac\n  done\n  torchrun pretrain_gpt.py --tensor-model-parallel-size $TP --num-layers 8\n}\nmain "$@"\n';
+      const g = loadConfigGraph('/ws/go.sh', memoryHost({ '/ws/train.sh': train, '/ws/go.sh': 'bash train.sh --tp 4\n' }));
+      assert.equal(g.primary.facts['parallel.tp']?.value, 4);
+      const scoped = 'TP=2\nMBS=1\nf() {\n  local TP=8\n  MBS=4\n}\nf\ntorchrun pretrain_gpt.py --tensor-model-parallel-size $TP --micro-batch-size $MBS --num-layers 8\n';
+      assert.equal(value(scoped, 'parallel.tp'), 2, 'local TP=8 ends with the function');
+      assert.equal(value(scoped, 'training.microBatch'), 4, 'MBS=4 is global');
+    });
+
+    test('a function that calls itself stops', () => {
+      const text = 'TP=2\nf() {\n  f\n  f\n}\nf\ntorchrun pretrain_gpt.py --tensor-model-parallel-size $TP --num-layers 8\n';
+      assert.equal(value(text, 'parallel.tp'), 2);
+    });
+  });
+
   test('a script with no training command says so', () => {
     const f = read('#SBATCH -N 1\necho starting\n');
     assert.ok(f.diagnostics.some((x) => x.code === 'no-training-command' && x.severity === 'info'));
