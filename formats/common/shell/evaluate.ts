@@ -89,9 +89,13 @@ export class ShellEnv extends Expander {
    */
   private live(st: Statement): boolean {
     if (!st.inert || st.node.type === 'function_definition') return true;
-    if (!this.functions.size || st.node.type !== 'command') return false;
-    const name = st.node.nk.find((c) => c.type === 'command_name');
-    return !!name && this.functions.has(this.src.slice(st.base + name.s, st.base + name.e));
+    return this.functions.size > 0 && this.callsFunction(st.node, st.base, 0);
+  }
+
+  /** Whether a statement runs a function defined so far (`run 4`, `run 4 | tee log`, `run 4 > log`). */
+  private callsFunction(n: SNode, base: number, depth: number): boolean {
+    if (n.type === 'command_name') return this.functions.has(this.src.slice(base + n.s, base + n.e));
+    return depth < 6 && n.nk.some((c) => this.callsFunction(c, base, depth + 1));
   }
   /** Walks one statement and what it contains; node offsets are relative to `this.base`. */
   run(node: SNode, depth = 0): void {

@@ -231,6 +231,8 @@ describe('launch scripts: shell structure', () => {
       assert.equal(value(text, 'training.microBatch'), 4);
       // The "4" of the call is where the micro batch is written.
       assert.deepEqual(read(text).facts['training.microBatch']?.source.range, rangeOf(text, '4'));
+      // Also when its output goes to a pipe or a file.
+      assert.equal(value(text.replace('run 4\n', 'run 4 2>&1 | tee log.txt\n'), 'training.microBatch'), 4);
       // Called before it is defined, it is not found (bash: command not found).
       assert.notEqual(read('run 4\nrun() {\n  torchrun pretrain_gpt.py --micro-batch-size $1 --num-layers 8\n}\n').facts['training.microBatch']?.source.kind, 'explicit');
     });
