@@ -10,7 +10,7 @@
 import { argumentChoice, argumentSubject, caseArm, truth } from './conditions';
 import type { SNode, Statement } from './plainTree';
 import { Expander, type Deferred } from './expand';
-import { append, lit, setBudget, slice, sv, unresolved, type SV } from './sval';
+import { append, computed, lit, setBudget, slice, sv, unresolved, type SV } from './sval';
 
 export interface Heredoc { readonly body: SV; readonly target?: string }
 export interface EvalCommand {
@@ -171,6 +171,7 @@ export class ShellEnv extends Expander {
       case 'while_statement': {
         const cond = node.nk[0];
         if (cond && this.argumentLoop(cond)) { this.whileArguments(cond, node.nk.slice(1), depth); return; }
+        if (cond && this.positional && cond.type === 'command' && /^getopts\s/.test(this.text(cond))) { this.getopts(cond, node.nk.slice(1), depth); return; }
         if (cond && this.condition(cond) === false) return;
         for (const c of node.nk.slice(1)) this.run(c, depth + 1);
         return;
@@ -312,6 +313,39 @@ export class ShellEnv extends Expander {
     for (const [k, v] of frame) { if (v) this.vars.set(k, v); else this.vars.delete(k); }
     this.positional = saved.positional;
     this.base = saved.base;
+  }
+
+  /**
+   * `while getopts "n:t:v" opt; do case $opt in n) NODES=$OPTARG ;; … esac; done` over the arguments a calling script
+   * gave, as bash's getopts walks them: each `-x` (or `-xVALUE`, or `-x VALUE` when the letter takes a value, marked
+   * by `:`) sets the name to the letter and OPTARG to the value; an unknown letter sets it to `?`; the walk stops at the
+   * first word that is not an option or after `--`. OPTIND is left at the index of the first argument not read, for
+   * `shift $((OPTIND-1))`.
+   */
+  private getopts(cond: SNode, body: readonly SNode[], depth: number): void {
+    const words = cond.nk.slice(1).map((c) => this.expand(c, true));
+    const spec = words[0]?.t ?? '';
+    const name = words[1]?.t;
+    const args = this.positional ?? [];
+    if (!name || !/^[A-Za-z_]\w*$/.test(name) || unresolved(words[0]!)) return;
+    let i = 0;
+    for (let pass = 0; pass < MAX_ARGUMENTS && i < args.length; pass++) {
+      const w = args[i]!;
+      if (w.t === '--') { i++; break; }
+      if (!/^-[^-]/.test(w.t)) break;
+      const letter = w.t[1]!;
+      const at = spec.indexOf(letter);
+      const takes = at >= 0 && spec[at + 1] === ':';
+      let value: SV | undefined;
+      i++;
+      if (takes && w.t.length > 2) value = slice(w, 2, w.t.length);
+      else if (takes) value = args[i++];
+      this.vars.set(name, at >= 0 && letter !== ':' ? computed(letter, w.o[1] ?? 0, w.e[1] ?? 0) : computed('?', w.o[1] ?? 0, w.e[1] ?? 0));
+      if (value) this.vars.set('OPTARG', value);
+      else this.vars.delete('OPTARG');
+      for (const c of body) this.run(c, depth + 1);
+    }
+    this.vars.set('OPTIND', computed(String(i + 1), 0, 0));
   }
 
   /** `shift [n]`: drops the first n arguments a calling script gave. */

@@ -206,6 +206,20 @@ describe('launch scripts: shell structure', () => {
       assert.ok(h.dependencies.length <= 32);
     });
 
+    // bash(1), getopts: "-t4" and "-t 4" both give t with OPTARG 4 when the letter is followed by ":"; OPTIND is the
+    // index of the next argument to read, so `shift $((OPTIND-1))` leaves the operands.
+    test('while getopts "n:t:v" opt with OPTARG, then shift $((OPTIND-1)) for the operands', () => {
+      const train = 'NODES=1\nTP=1\nwhile getopts "n:t:v" opt; do\n  case $opt in\n    n) NODES=$OPTARG ;;\n    t) TP=$OPTARG ;;\n    v) VERBOSE=1 ;;\n    *) exit 1 ;;\n  esac\ndone\nshift $((OPTIND-1))\n'
+        + 'torchrun --nnodes $NODES --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size $TP --num-layers 8 --micro-batch-size ${1:-1}\n';
+      const g = loadConfigGraph('/ws/go.sh', memoryHost({ '/ws/train.sh': train, '/ws/go.sh': 'bash train.sh -n 2 -t4 -v 2\n' }));
+      assert.equal(g.primary.facts['cluster.nodes']?.value, 2);
+      assert.equal(g.primary.facts['parallel.tp']?.value, 4);
+      assert.equal(g.primary.facts['training.microBatch']?.value, 2);
+      // Opened alone (no arguments): the defaults.
+      const alone = loadConfigGraph('/ws/train.sh', memoryHost({ '/ws/train.sh': train }));
+      assert.equal(alone.primary.facts['parallel.tp']?.value, 1);
+    });
+
     test('${X#pat} ${X##pat} ${X%pat} ${X%%pat} with globs, here as in any script; other operators stay unresolved', () => {
       const text = 'A=--tp=4\nB=x/y/8\nC=2.b.c\nD=16-a-b\ntorchrun pretrain_gpt.py --tensor-model-parallel-size ${A#*=} --pipeline-model-parallel-size ${B##*/} --context-parallel-size ${C%%.*} --micro-batch-size ${D%-*} --num-layers 8\n';
       const f = read(text);
