@@ -244,7 +244,13 @@ export class ShellEnv extends Expander {
     const target = words[1];
     if (!target || unresolved(target) || !this.hooks.include || this.includeDepth >= 4 || this.segments.length >= MAX_INCLUDES) return;
     const inc = this.hooks.include(target.t, this.cwd);
-    if (inc) this.runIncluded(inc);
+    if (!inc) return;
+    // `source f.sh a b`: the file's $1… are a b while it runs, then this script's again (bash(1), source).
+    const args = words.slice(2);
+    const saved = this.positional;
+    if (args.length) this.positional = args.slice(0, MAX_ARGUMENTS);
+    this.runIncluded(inc);
+    this.positional = saved;
   }
 
   /** Evaluates an included file's statements here, its text appended to `src` for offsets. */
@@ -421,9 +427,10 @@ export class ShellEnv extends Expander {
     this.commands.push({ words, heredoc, env, cwd: this.cwd });
     const called = calledScript(words);
     if (called !== undefined && !heredoc) this.call(words[called]!, words.slice(called + 1), env);
-    // `sbatch [options] job.sh`: the job script runs with the variables this script exported.
-    const job = words[words.length - 1];
-    if (name === 'sbatch' && !heredoc && job && words.length > 1 && /\.(sh|slurm|sbatch)$/.test(job.t)) this.include([words[0]!, job]);
+    // `sbatch [options] job.sh [arguments]`: the job script runs with the variables this script exported, and the
+    // arguments after it as its $1….
+    const job = name === 'sbatch' && !heredoc ? words.findIndex((w, i) => i > 0 && /\.(sh|slurm|sbatch)$/.test(w.t)) : -1;
+    if (job > 0) this.include([words[0]!, ...words.slice(job)]);
   }
 
   /**

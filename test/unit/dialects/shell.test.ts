@@ -208,6 +208,17 @@ describe('launch scripts: shell structure', () => {
 
     // bash(1), getopts: "-t4" and "-t 4" both give t with OPTARG 4 when the letter is followed by ":"; OPTIND is the
     // index of the next argument to read, so `shift $((OPTIND-1))` leaves the operands.
+    test('sbatch job.sh ARGS and source f.sh ARGS give the file those arguments as $1…', () => {
+      const job = '#SBATCH -N 2\nMODEL_TP=${1:-1}\nsrun torchrun --nnodes 2 --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size $MODEL_TP --num-layers 8\n';
+      const g = loadConfigGraph('/ws/submit.sh', memoryHost({ '/ws/job.slurm': job, '/ws/submit.sh': 'sbatch --nodes 2 job.slurm 4\n' }));
+      assert.equal(g.primary.facts['parallel.tp']?.value, 4);
+      const cfg = 'case $1 in\n  8B) TP=1 ;;\n  70B) TP=8 ;;\nesac\n';
+      const h = loadConfigGraph('/ws/run.sh', memoryHost({ '/ws/cfg.sh': cfg, '/ws/run.sh': 'source ./cfg.sh 70B\ntorchrun pretrain_gpt.py --tensor-model-parallel-size $TP --num-layers 8 --micro-batch-size ${1:-2}\n' }));
+      assert.equal(h.primary.facts['parallel.tp']?.value, 8);
+      // After the sourced file, $1 is this script's again (none given: the default).
+      assert.equal(h.primary.facts['training.microBatch']?.value, 2);
+    });
+
     test('while getopts "n:t:v" opt with OPTARG, then shift $((OPTIND-1)) for the operands', () => {
       const train = 'NODES=1\nTP=1\nwhile getopts "n:t:v" opt; do\n  case $opt in\n    n) NODES=$OPTARG ;;\n    t) TP=$OPTARG ;;\n    v) VERBOSE=1 ;;\n    *) exit 1 ;;\n  esac\ndone\nshift $((OPTIND-1))\n'
         + 'torchrun --nnodes $NODES --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size $TP --num-layers 8 --micro-batch-size ${1:-1}\n';
