@@ -60,6 +60,8 @@ import m86 from '../../data/models/phi-3-mini-128k.json';
 import m87 from '../../data/models/falcon-7b.json';
 import m88 from '../../data/models/falcon-40b.json';
 import m89 from '../../data/models/falcon-180b.json';
+import m90 from '../../data/models/moonlight-16b-a3b.json';
+import m91 from '../../data/models/kimi-k2.json';
 import m57 from '../../data/models/qwen-7b.json';
 import m58 from '../../data/models/qwen1.5-moe-a2.7b.json';
 import m59 from '../../data/models/qwen2-0.5b.json';
@@ -95,5 +97,5 @@ export const PRESET_CONFIGS: readonly unknown[] = [
   m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24,
   m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43, m44, m45, m46, m47,
   m48, m49, m50, m51, m52, m53, m54, m55, m56, m57, m58, m59, m60, m61, m62, m63, m64, m65, m66, m67, m68, m69, m70,
-  m71, m72, m73, m74, m75, m76, m77, m78, m79, m80, m81, m82, m83, m84, m85, m86, m87, m88, m89,
+  m71, m72, m73, m74, m75, m76, m77, m78, m79, m80, m81, m82, m83, m84, m85, m86, m87, m88, m89, m90, m91,
 ];

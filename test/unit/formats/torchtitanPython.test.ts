@@ -268,6 +268,10 @@ describe('a torchtitan configuration module opened on its own', () => {
     // 4 × 4096 input-token slots per DP rank at 4,096 tokens per sequence: 4 sequences per micro-batch.
     assert.equal(facts['training.microBatch']?.value, 4);
     assert.equal(facts['training.recompute']?.value, 'full');
+    // model_registry("moonlight-16B-A3B") of the kimi_k2_7 family is the bundled Moonlight-16B-A3B (27 layers, 64 experts).
+    const g = loadConfigGraph('/ws/torchtitan/models/kimi_k2_7/config_registry.py', memoryHost({ '/ws/torchtitan/models/kimi_k2_7/config_registry.py': kimi }));
+    assert.equal(g.resolved.plan?.model.layers, 27);
+    assert.equal(g.resolved.plan?.model.moe?.experts, 64);
     // A class derived from something else that is not a Config is not a trainer's configuration.
     const other = kimi.replace('class _KimiTrainerConfig(Trainer.Config)', 'class _KimiTrainerConfig(object)');
     assert.deepEqual(torchtitanConfigFunctions(other).map((f) => f.name), []);
