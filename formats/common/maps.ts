@@ -18,6 +18,7 @@ export function optimizerOf(v: string): string | undefined {
   if (/8bit|bnb|8_bit/.test(x)) return 'adam-8bit';
   if (x.includes('adafactor')) return 'adafactor';
   if (x.includes('lion')) return 'lion';
+  if (x.includes('muon')) return 'muon';
   if (x.includes('adamw')) return 'adamw';
   if (x.includes('adam')) return 'adam';
   if (x.includes('sgd')) return 'sgd-momentum';

@@ -63,6 +63,7 @@ function optimizerKind(t: string): string | undefined {
   if (x === 'adamw' || x === 'fusedadam' || x === 'cpuadam') return 'adamw';
   if (x.includes('adam') || x.includes('lamb')) return 'adam';
   if (x === 'lion') return 'lion';
+  if (x === 'muon') return 'muon';
   if (x === 'sgd') return 'sgd-momentum';
   if (x === 'adagrad') return 'sgd-momentum';
   return undefined;

@@ -26,7 +26,7 @@ function mapped(flag: string, raw: string): FactValue | undefined {
     case '--activations-checkpoint-method': return v === 'uniform' || v === 'block' ? 'full' : undefined;
     case '--fp8-format': return v === 'e4m3' || v === 'hybrid' ? 'fp8-mixed' : undefined;
     case '--fp8-recipe': return ['delayed', 'tensorwise', 'mxfp8', 'blockwise'].includes(v) ? v : undefined;
-    case '--optimizer': return ({ adam: 'adamw', adamw: 'adamw', sgd: 'sgd-momentum', lion: 'lion' } as Record<string, string>)[v.toLowerCase()];
+    case '--optimizer': return ({ adam: 'adamw', adamw: 'adamw', sgd: 'sgd-momentum', lion: 'lion', muon: 'muon' } as Record<string, string>)[v.toLowerCase()];
     case '--attention-backend': return v === 'flash' ? true : v === 'unfused' || v === 'local' ? false : undefined;
     // flex means DeepEP unless --moe-flex-dispatcher-backend hybridep (applySpecial); alltoall_seq is an all-to-all.
     case '--moe-token-dispatcher-type': return ({ allgather: 'allgather', alltoall: 'alltoall', alltoall_seq: 'alltoall', flex: 'deepep' } as Record<string, string>)[v];

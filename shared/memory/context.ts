@@ -7,7 +7,7 @@ import { kvHeadsPerRank, layersOfStage as layersOfStageCount, rankParts } from '
 import type { MlaSpec, ModelImpl, ModelSpec, OffloadTarget, Plan, PipelineSchedule, PrecisionRegime, RecomputeKind, RecomputePolicy, ShardingStyle } from '../plan/types';
 import type { ActivationShape } from './activations';
 import { adafactorBytesPerParam } from './modelStates';
-import { activationBytesOf, dtypeBytes, optimizerBytesPerParam, paramBytesOf } from './dtypes';
+import { activationBytesOf, dtypeBytes, nonMatrixOptimizerBytesPerParam, optimizerBytesPerParam, paramBytesOf } from './dtypes';
 import { deepspeedBf16Optimizer, modelImplOf, precisionRegimeOf, recomputeEveryOf, recomputePolicyOf } from './engine';
 import { lossImplOf, type LossImpl } from './loss';
 import { pipelineEngineOf, type PipelineEngine } from './pipeline';
@@ -32,7 +32,7 @@ export interface MemoryContext extends ActivationShape {
   attnRank: number; denseMlpRank: number; moeDenseRank: number; expertRank: number;
   embedRank: number; positions: number; finalNorm: number; headRank: number;
   loraPerLayer: number; lora: boolean; baseBytes: number;
-  paramB: number; gradB: number; masterB: number; optB: number; accum: boolean; fp8: boolean;
+  paramB: number; gradB: number; masterB: number; optB: number; optBRest: number; accum: boolean; fp8: boolean;
   /** DeepSpeed's pipeline engine without ZeRO in bf16: BF16_Optimizer (shared/memory/engine.ts deepspeedBf16Optimizer). */
   dsBf16Opt: boolean;
   /** FP8 weights kept as parameters (Megatron --fp8-param-gather) on an engine with TE (Megatron regime). */
@@ -104,6 +104,8 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   c.optB = t.optimizer === 'adafactor'
     ? adafactorBytesPerParam(model) * (t.precision === 'bf16' ? 0.5 : 1)
     : optimizerBytesPerParam(t.optimizer, model.hiddenSize, t.precision === 'bf16' ? 2 : 4);
+  // The embedding, positions, final norm and head: AdamW's states under Muon, the layers' otherwise.
+  c.optBRest = t.optimizer === 'adafactor' ? c.optB : nonMatrixOptimizerBytesPerParam(t.optimizer, model.hiddenSize, t.precision === 'bf16' ? 2 : 4);
   // An fp32 accumulation buffer only adds memory when gradients themselves are not fp32 (Megatron bf16: main_grad is the grad).
   c.accum = t.fp32GradAccum && c.gradB < 4; c.fp8 = t.precision === 'fp8-mixed';
   c.fp8Params = c.fp8 && c.regime === 'megatron' && t.fp8?.paramGather === true;

@@ -106,7 +106,7 @@ function labeller(plan: Plan, c: MemoryContext, replicated: boolean): Labeller {
     switch (name) {
       case 'parameters': return { Ψ_rank: psi(s), b_param: der(c.lora ? c.baseBytes : c.paramB, c.lora ? 'frozen base dtype (lora.baseDtype)' : `bytes per weight for ${plan.training.precision}`), N_shard: nShard(3), offload: at(c.offParams, 'parallel.sharding.offloadParams') };
       case 'gradients': return { Ψ_train: psiT(s), b_grad: at(c.gradB, 'training.gradDtype'), N_shard: nShard(2) };
-      case 'optimizerStates': return { Ψ_train: psiT(s), b_opt: der(c.optB, `${plan.training.optimizer} state bytes per parameter`), N_shard: nShard(1), offload: at(c.offOpt, 'parallel.sharding.offloadOptimizer') };
+      case 'optimizerStates': return { Ψ_train: psiT(s), b_opt: der(c.optB, plan.training.optimizer === 'muon' ? `muon: ${c.optB} state bytes per weight-matrix parameter (one momentum); the embedding, head and norms keep AdamW's ${c.optBRest}` : `${plan.training.optimizer} state bytes per parameter`), N_shard: nShard(1), offload: at(c.offOpt, 'parallel.sharding.offloadOptimizer') };
       case 'masterWeights': return { Ψ_train: psiT(s), b_master: der(c.masterB, `fp32 master copy with ${plan.training.precision}`), N_shard: nShard(1), offload: at(c.offOpt, 'parallel.sharding.offloadOptimizer') };
       case 'gradAccumBuffer': return { Ψ_train: psiT(s), N_shard: nShard(c.style === 'megatron-distopt' ? 1 : 2), fp32GradAccum: at(c.accum, 'training.fp32GradAccum') };
       case 'fp8WeightCache': return { Ψ_linear: der(s.paramsPerRank, 'linear weights of the stage'), N_shard: nShard(3) };

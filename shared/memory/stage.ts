@@ -121,7 +121,7 @@ export function computeStageStates(c: MemoryContext, stage: number, start: numbe
   } else {
     parameters = parameterBytes(dense, c.paramB, dP) + parameterBytes(expert, c.paramB, eP);
     gradients = gradientBytes(dense, c.gradB, dG) + gradientBytes(expert, c.gradB, eG);
-    optimizerStates = optimizerStateBytes(dense, c.optB, dO) + optimizerStateBytes(expert, c.optB, eO);
+    optimizerStates = optimizerStateBytes(layerDense, c.optB, dO) + optimizerStateBytes(dense - layerDense, c.optBRest, dO) + optimizerStateBytes(expert, c.optB, eO);
     masterWeights = masterWeightBytes(dense, c.masterB, dO) + masterWeightBytes(expert, c.masterB, eO);
     gradAccumBuffer = c.accum ? gradAccumBufferBytes(dense, dA) + gradAccumBufferBytes(expert, eA) : 0;
   }

@@ -12,7 +12,7 @@ export type { AttnBias, MlaSpec, ModelSpec, MoeSpec, NormKind, PositionKind } fr
 
 export type Precision = 'fp32' | 'fp16-mixed' | 'bf16-mixed' | 'bf16' | 'fp8-mixed';
 export type Dtype = 'fp32' | 'bf16' | 'fp16' | 'fp8' | 'int8' | 'nf4';
-export type OptimizerKind = 'adamw' | 'adam' | 'sgd' | 'sgd-momentum' | 'adafactor' | 'adam-8bit' | 'lion';
+export type OptimizerKind = 'adamw' | 'adam' | 'sgd' | 'sgd-momentum' | 'adafactor' | 'adam-8bit' | 'lion' | 'muon';
 export type RecomputeKind = 'none' | 'selective' | 'full';
 
 /**

@@ -128,6 +128,7 @@ export function timeAssumptionWarnings(plan: Plan): Problem[] {
     });
   }
   if (plan.model.moe && plan.model.moe.experts > 1) out.push(MOE_HOST_WARNING);
+  if (plan.training.optimizer === 'muon') out.push(MUON_STEP_INFO);
   const sw = plan.model.slidingWindow;
   if (sw && sw.window < plan.training.seqLen) out.push(slidingWindowTiming(plan, sw));
   return out;
@@ -149,6 +150,16 @@ function slidingWindowTiming(plan: Plan, sw: NonNullable<Plan['model']['slidingW
       : 'PyTorch SDPA with the sliding mask computes every block; FlashAttention-2 (attn_implementation flash_attention_2, or the trainer\'s flash-attention setting) skips them';
   return { code: 'sliding-window-timing', severity: 'info', paths: ['training.flashAttention'], message: `${what}: timed as full causal attention (${why}).` };
 }
+
+/**
+ * Muon's step (Liu et al. 2025, arXiv:2502.16982 §2) orthogonalises each weight matrix's momentum with a few
+ * Newton-Schulz iterations of matrix products, on whole matrices (distributed Muon gathers each ZeRO shard's matrix
+ * first): only its element-wise momentum update is timed here (data/timing.json).
+ */
+const MUON_STEP_INFO: Problem = {
+  code: 'muon-step-timing', severity: 'info', paths: ['training.optimizer'],
+  message: 'Muon\'s optimizer step is timed as its momentum update only: the Newton-Schulz iterations on each weight matrix and the gathers distributed Muon needs to run them on whole matrices are not in the step time, which is a lower bound for that step. Its memory is one momentum per weight-matrix parameter and AdamW\'s two for the embedding, head and norms.',
+};
 
 /**
  * MoE layers are timed as their kernels and their dispatch: the host work of routing (the dispatchers copy the tokens

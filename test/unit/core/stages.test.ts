@@ -161,6 +161,15 @@ describe('offload, recompute, adapters, fp8', () => {
     const layerParams = 2 * h * h + 2 * h * kv + 3 * h * f + 2 * h;
     assert.ok(Math.abs(s.terms.optimizerStates!.bytes - (layerStates / layerParams) * s.parametersPerRank) < 1);
   });
+  // Muon (Liu et al. 2025, arXiv:2502.16982 §2): one fp32 momentum per weight-matrix parameter of the layers; the
+  // embedding, LM head and final norm keep AdamW's two moments. Llama 3 8B: embedding and untied head 128,256 × 4,096
+  // each and a 4,096 norm = 1,050,677,248 parameters; the layers hold the other 6,979,584,000 of 8,030,261,248.
+  test('Muon keeps one momentum per layer parameter and AdamW\'s two for the embedding, head and final norm', () => {
+    const adam = estimateMemory(llamaPlan({ training: { optimizer: 'adamw' } })).stages[0].terms.optimizerStates!.bytes;
+    const muon = estimateMemory(llamaPlan({ training: { optimizer: 'muon' } })).stages[0].terms.optimizerStates!.bytes;
+    const shard = (8 * 8_030_261_248) / adam;
+    assert.ok(Math.abs(muon - (4 * 6_979_584_000 + 8 * 1_050_677_248) / shard) < 1, `${muon}`);
+  });
   test('an fp32 accumulation buffer adds 4 bytes per parameter only when gradients are 16-bit', () => {
     // main_grad buffers are Megatron's (and nanotron's): the Megatron engine's regime.
     const g = (gradDtype: 'bf16' | 'fp32') => estimateMemory(llamaPlan({ engine: 'megatron', training: { gradDtype, fp32GradAccum: true } })).stages[0];
