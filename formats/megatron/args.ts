@@ -47,6 +47,9 @@ function fp4Training(s: FactSink, fp4: FlagArg | undefined, fp8: boolean): void 
   s.diag('megatron-fp4-timing', 'warning', `${fp4.flag}: NVFP4 GEMMs are not modelled; the linears are timed at ${as} rates (FP4 tensor cores run about twice FP8 on Blackwell), so the step time is likely too long, and memory counts ${as} weight copies.`, here(fp4, fp4.flagRange), ['training.precision']);
 }
 
+/** Flags whose values applySpecial reads (not through `mapped`). */
+const SPECIAL_VALUES: ReadonlySet<string> = new Set(['--moe-flex-dispatcher-backend']);
+
 /** Applies flags in order (a later flag wins, as argparse does) and then Megatron's defaults. */
 export function applyMegatronArgs(s: FactSink, args: readonly FlagArg[], o: { modelDefaults?: boolean; defaults?: boolean } = {}): void {
   const seen = new Map<string, FlagArg>();
@@ -80,6 +83,9 @@ export function applyMegatronArgs(s: FactSink, args: readonly FlagArg[], o: { mo
     const m = mapped(key, a.value);
     if (m !== undefined) s.explicit(spec.plan, m, loc);
     else if (spec.enum && !spec.enum.includes(a.value)) s.diag('invalid-value', 'warning', `${a.flag} should be one of ${spec.enum.join(', ')}.`, here(a, a.valueRange ?? a.flagRange), [spec.plan]);
+    // A value Megatron takes that ShardLens does not model (`--optimizer soap`) is said, never replaced silently by the
+    // default (the flex dispatcher's backend is read with its dispatcher, in applySpecial).
+    else if (spec.enum && !SPECIAL_VALUES.has(key)) s.diag('unmodelled-value', 'warning', `${a.flag} ${a.value} is a Megatron-LM choice ShardLens does not model: the estimate uses Megatron's default instead (${spec.default ?? 'see the hover'}).`, here(a, a.valueRange ?? a.flagRange), [spec.plan]);
   }
   applySpecial(s, seen);
   // A recipe launch (Megatron-Bridge overrides) takes what it does not override from the recipe, not from Megatron's CLI defaults.

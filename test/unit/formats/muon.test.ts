@@ -30,4 +30,16 @@ describe('Muon', () => {
     assert.equal(info?.severity, 'info');
     assert.match(info!.message, /Newton-Schulz/);
   });
+
+  test('a Megatron optimizer choice ShardLens does not model is warned at its value, never taken silently as the default', () => {
+    const text = 'torchrun pretrain_gpt.py --num-layers 8 --hidden-size 1024 --num-attention-heads 8 --optimizer soap\n';
+    const r = parseConfig('/ws/train.sh', text);
+    const d = r.diagnostics.find((x) => x.code === 'unmodelled-value');
+    assert.equal(d?.severity, 'warning');
+    assert.match(d!.message, /--optimizer soap/);
+    assert.equal(d?.range.start.character, text.indexOf('soap'));
+    // hybridep is read with the flex dispatcher: no such warning for it.
+    const flex = parseConfig('/ws/train.sh', 'torchrun pretrain_gpt.py --num-layers 8 --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep\n');
+    assert.ok(!flex.diagnostics.some((x) => x.code === 'unmodelled-value'));
+  });
 });
