@@ -1,7 +1,6 @@
 /** Axolotl YAML (pydantic AxolotlInputConfig, src/axolotl/utils/schemas/; docs/formats/axolotl.md). */
 import type { FactSink } from '../common/sink';
-import { isEmpty, locOf, readBool, readNum, readSteps } from '../common/read';
-import { optimizerOf } from '../common/maps';
+import { isEmpty, locOf, readBool, readNum, readOptimizer, readSteps } from '../common/read';
 import { toBool, toNumber } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
 import { readAttnImplementation, readDeepSpeedKey, readFsdpList, readLora, readModelRef, readPrecisionFlags } from '../common/finetune';
@@ -28,9 +27,7 @@ export function readAxolotl(s: FactSink, root: KNode | undefined): void {
   }
   s.default('training.recompute', 'none', `${AX}: gradient_checkpointing off`);
   readPrecisionFlags(s, root, 'Axolotl');
-  const opt = entry(root, 'optimizer');
-  const ok = opt && typeof opt.value.value === 'string' ? optimizerOf(opt.value.value) : undefined;
-  if (opt && ok) s.explicit('training.optimizer', ok, locOf(opt, 'optimizer'));
+  readOptimizer(s, entry(root, 'optimizer'), 'optimizer');
   s.default('training.optimizer', 'adamw', `${AX}: adamw_torch_fused`);
   readBool(s, root, 'flash_attention', 'training.flashAttention');
   readAttnImplementation(s, root);

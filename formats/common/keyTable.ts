@@ -119,7 +119,13 @@ export function applyTable(s: FactSink, table: DialectTable, get: (key: string) 
     const loc: Loc = { key, keyRange: f.keyRange, valueRange: f.valueRange ?? f.keyRange, uri: f.uri };
     if (f.unresolved) { s.diag('value-unresolved', 'info', `${key} uses a variable or placeholder ShardLens could not evaluate.`, f.uri ? undefined : f.valueRange ?? f.keyRange, [plan]); continue; }
     const v = scalar(spec, f.value);
-    if (v === undefined) continue;
+    if (v === undefined) {
+      // An optimizer ShardLens does not model (`optimizer: lomo`) is said at its value, never taken silently as the default.
+      if (spec.type === 'optimizer' && typeof f.value === 'string' && f.value.trim()) {
+        s.diag('unmodelled-value', 'warning', `${key}: "${f.value}" is an optimizer ShardLens does not model; the estimate uses the framework's default optimizer instead.`, f.uri ? undefined : f.valueRange ?? f.keyRange, [plan]);
+      }
+      continue;
+    }
     s.explicit(plan, v, loc);
     if (spec.type === 'preset' && typeof v === 'string') s.ref('model', v, f.uri ? undefined : f.valueRange);
     for (const [p, x] of Object.entries(spec.also ?? {})) if (isPlanPath(p)) s.explicit(p, x, loc);

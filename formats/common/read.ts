@@ -3,6 +3,7 @@ import type { FactValue } from '../../shared/plan/facts';
 import type { FactSink, Loc } from './sink';
 import { shown, toBool, toNumber } from './text';
 import { at, type KEntry, type KNode } from './tree';
+import { optimizerOf } from './maps';
 import type { PlanPath } from '../../shared/plan/paths';
 
 export function locOf(e: KEntry, key: string): Loc {
@@ -81,4 +82,18 @@ export function readStr(root: KNode | undefined, path: string): string | undefin
   const e = at(root, path);
   if (isEmpty(e) || !e || e.value.kind !== 'scalar') return undefined;
   return String(e.value.value);
+}
+
+/**
+ * The optimizer a file names at `e` (or `name`, a class path read there): the plan's kind when ShardLens models it;
+ * otherwise a warning at the value (`optimizer: lomo`), so the framework's default the estimate uses instead is never
+ * taken silently for what the file says. Returns the kind read.
+ */
+export function readOptimizer(s: FactSink, e: KEntry | undefined, key: string, name?: string): string | undefined {
+  const text = name ?? (e && typeof e.value.value === 'string' ? e.value.value : undefined);
+  if (!e || !text || !text.trim()) return undefined;
+  const kind = optimizerOf(text);
+  if (kind) { s.explicit('training.optimizer', kind, locOf(e, key)); return kind; }
+  s.diag('unmodelled-value', 'warning', `${key}: "${text}" is an optimizer ShardLens does not model; the estimate uses the framework's default optimizer instead.`, e.value.uri ? undefined : e.value.range, ['training.optimizer']);
+  return undefined;
 }

@@ -1,7 +1,7 @@
 /** Lightning CLI, LitGPT and torchtune YAML (docs/formats/lightning.md). */
 import type { FactSink } from '../common/sink';
-import { locOf, readBool, readNum, readStr } from '../common/read';
-import { optimizerOf, precisionOf } from '../common/maps';
+import { locOf, readBool, readNum, readOptimizer, readStr } from '../common/read';
+import { precisionOf } from '../common/maps';
 import { toNumber } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
 import { readHfModel } from '../hf-config/reader';
@@ -82,8 +82,7 @@ export function readLitgpt(s: FactSink, root: KNode | undefined): void {
   if (q && qe && q.includes('nf4')) s.explicit('lora.baseDtype', 'nf4', locOf(qe, 'quantize'));
   readNum(s, root, 'lora_r', 'lora.rank', { int: true, min: 1 });
   const opt = readStr(root, 'optimizer') ?? readStr(root, 'optimizer.class_path');
-  const oe = entry(root, 'optimizer');
-  if (opt && oe && optimizerOf(opt)) s.explicit('training.optimizer', optimizerOf(opt)!, locOf(oe, 'optimizer'));
+  if (opt) readOptimizer(s, entry(root, 'optimizer'), 'optimizer', opt);
 }
 
 /** torchtune recipe YAML (recipes/full_finetune_distributed.py). */
@@ -124,9 +123,7 @@ export function readTorchtune(s: FactSink, root: KNode | undefined): void {
   readNum(s, root, 'context_parallel_dim', 'parallel.cp', { int: true, min: 1 });
   if (shard && sv !== undefined && sv > 0) s.explicit('parallel.sharding.shardGroupSize', sv, locOf(shard, 'data_parallel_shard_dim'));
   readNum(s, root, 'data_parallel_replicate_dim', 'parallel.dpReplicate', { int: true, min: 1 });
-  const oc = readStr(root, 'optimizer._component_');
-  const oe = at(root, 'optimizer._component_');
-  if (oc && oe && optimizerOf(oc)) s.explicit('training.optimizer', optimizerOf(oc)!, locOf(oe, 'optimizer._component_'));
+  readOptimizer(s, at(root, 'optimizer._component_'), 'optimizer._component_', readStr(root, 'optimizer._component_'));
 }
 
 /** Lightning and LitGPT spell "all GPUs of the node" as -1 or "auto". */

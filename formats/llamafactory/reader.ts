@@ -1,7 +1,6 @@
 /** LLaMA-Factory YAML (HF Seq2SeqTrainingArguments + LLaMA-Factory hparams; docs/formats/llamafactory.md), incl. its Megatron back-end keys and the v1 schema. */
 import type { FactSink } from '../common/sink';
-import { isEmpty, locOf, readBool, readNum, readSteps } from '../common/read';
-import { optimizerOf } from '../common/maps';
+import { isEmpty, locOf, readBool, readNum, readOptimizer, readSteps } from '../common/read';
 import { toBool, toNumber } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
 import { readDeepSpeedKey, readFsdpList, readLora, readModelRef, readPrecisionFlags } from '../common/finetune';
@@ -26,9 +25,7 @@ export function readLlamaFactory(s: FactSink, root: KNode | undefined): void {
   readFlashAttn(s, root);
   const mp = entry(root, 'mixed_precision');
   if (mp && typeof mp.value.value === 'string' && mp.value.value.startsWith('bf16')) s.explicit('training.precision', 'bf16-mixed', locOf(mp, 'mixed_precision'));
-  const opt = entry(root, 'optim');
-  const ok = opt && typeof opt.value.value === 'string' ? optimizerOf(opt.value.value) : undefined;
-  if (opt && ok) s.explicit('training.optimizer', ok, locOf(opt, 'optim'));
+  readOptimizer(s, entry(root, 'optim'), 'optim');
   s.default('training.optimizer', 'adamw', `${HF}: optim adamw_torch`);
   const ft = entry(root, 'finetuning_type');
   const ftv = ft && typeof ft.value.value === 'string' ? ft.value.value : undefined;

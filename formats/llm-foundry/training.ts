@@ -3,8 +3,7 @@
  * gradient-reduction dtype of the mixed-precision mode and the optimizer's implementation.
  */
 import type { FactSink } from '../common/sink';
-import { locOf } from '../common/read';
-import { optimizerOf } from '../common/maps';
+import { locOf, readOptimizer } from '../common/read';
 import { at, type KEntry, type KNode } from '../common/tree';
 
 const str = (e: KEntry | undefined): string | undefined => (e && e.value.kind === 'scalar' && typeof e.value.value === 'string' ? e.value.value : undefined);
@@ -57,9 +56,7 @@ export function readFoundryOptimizer(s: FactSink, root: KNode): void {
   const name = str(e);
   if (e && !name && e.value.kind !== 'scalar') s.diag('invalid-value', 'warning', 'optimizer.name should be the optimizer\'s name.', e.value.range, ['training.optimizer']);
   if (!e || !name) return;
-  const kind = optimizerOf(name);
-  if (!kind) return;
-  s.explicit('training.optimizer', kind, locOf(e, 'optimizer.name'));
+  if (!readOptimizer(s, e, 'optimizer.name', name)) return;
   const loop = name.startsWith('decoupled_') || name === 'lionw';
   if (loop) s.derived('training.optimizerImpl', 'for-loop', `${name} steps each parameter in a Python loop`, locOf(e, 'optimizer.name'));
 }

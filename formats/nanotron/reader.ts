@@ -1,7 +1,7 @@
 /** nanotron YAML (src/nanotron/config/config.py, parallelism_config.py; docs/formats/nanotron.md). */
 import type { FactSink } from '../common/sink';
-import { locOf, readBool, readNum, readSteps } from '../common/read';
-import { optimizerOf, precisionOf } from '../common/maps';
+import { locOf, readBool, readNum, readOptimizer, readSteps } from '../common/read';
+import { precisionOf } from '../common/maps';
 import { at, entry, type KNode } from '../common/tree';
 import { readHfModel } from '../hf-config/reader';
 
@@ -35,9 +35,7 @@ export function readNanotron(s: FactSink, root: KNode | undefined): void {
   if (cap && typeof cap.value.value === 'number') s.explicit('parallel.sharding.reduceBucketElems', Math.round((cap.value.value * 1024 * 1024) / 4), locOf(cap, 'model.ddp_bucket_cap_mb'));
   readNum(s, root, 'optimizer.zero_stage', 'parallel.sharding.stage', { int: true, min: 0, map: (n) => (n > 0 ? 1 : 0) });
   readBool(s, root, 'optimizer.accumulate_grad_in_fp32', 'training.fp32GradAccum');
-  const on = at(root, 'optimizer.optimizer_factory.name');
-  const ok = on && typeof on.value.value === 'string' ? optimizerOf(on.value.value) : undefined;
-  if (on && ok) s.explicit('training.optimizer', ok, locOf(on, 'optimizer.optimizer_factory.name'));
+  readOptimizer(s, at(root, 'optimizer.optimizer_factory.name'), 'optimizer.optimizer_factory.name');
   s.default('training.optimizer', 'adamw', 'nanotron default: adamW');
   const mc = at(root, 'model.model_config');
   if (mc) {

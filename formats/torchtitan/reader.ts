@@ -3,8 +3,7 @@
  * [experimental] keys with batch_size (docs/formats/torchtitan.md; torchtitan/config/job_config.py at 238fa995).
  */
 import type { FactSink } from '../common/sink';
-import { isEmpty, locOf, readBool, readNum, readStr, readSteps } from '../common/read';
-import { optimizerOf } from '../common/maps';
+import { isEmpty, locOf, readBool, readNum, readOptimizer, readSteps, readStr } from '../common/read';
 import { toNumber } from '../common/text';
 import { at, type KNode } from '../common/tree';
 import type { PlanPath } from '../../shared/plan/paths';
@@ -107,9 +106,7 @@ export function readTorchtitan(s: FactSink, root: KNode | undefined): void {
   } else if (s.value('training.compile') === true) {
     s.derived('training.lossFusion', 'compiled', `${TT}: compile.components defaults to ["model", "loss"] (the loss compiled with the model since April 2025)`);
   }
-  const on = readStr(root, 'optimizer.name');
-  const oe = at(root, 'optimizer.name');
-  if (on && oe && optimizerOf(on)) s.explicit('training.optimizer', optimizerOf(on)!, locOf(oe, 'optimizer.name'));
+  readOptimizer(s, at(root, 'optimizer.name'), 'optimizer.name', readStr(root, 'optimizer.name'));
   s.default('training.optimizer', 'adamw', `${TT}: optimizer AdamW`);
   // optimizer.implementation ("fused", "foreach", "for-loop"; torchtitan ≥ 2025-02) or the older optimizer.fused flag
   // (false: foreach) name the optimizer's kernels; without either the engine's default applies (shared/memory/engine.ts).

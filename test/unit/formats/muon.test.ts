@@ -38,6 +38,11 @@ describe('Muon', () => {
     assert.equal(d?.severity, 'warning');
     assert.match(d!.message, /--optimizer soap/);
     assert.equal(d?.range.start.character, text.indexOf('soap'));
+    // The same for a trainer's optimizer name (Axolotl's optimizer: lomo, a fused-update optimizer with no states).
+    const yaml = 'base_model: meta-llama/Llama-3.1-8B\nmicro_batch_size: 1\nsequence_len: 2048\noptimizer: lomo\n';
+    const ax = parseConfig('/ws/axolotl.yaml', yaml).diagnostics.find((x) => x.code === 'unmodelled-value');
+    assert.equal(ax?.severity, 'warning');
+    assert.equal(ax?.range.start.line, 3);
     // hybridep is read with the flex dispatcher: no such warning for it.
     const flex = parseConfig('/ws/train.sh', 'torchrun pretrain_gpt.py --num-layers 8 --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep\n');
     assert.ok(!flex.diagnostics.some((x) => x.code === 'unmodelled-value'));
