@@ -9,6 +9,7 @@ import { isPlanPath } from '../../shared/plan/paths';
 import type { TextRange } from '../../shared/plan/types';
 import { optimizerOf, precisionOf } from './maps';
 import type { FactSink, Loc } from './sink';
+import { unmodelledOptimizer } from './read';
 import { toBool, toNumber } from './text';
 import { at, entry, type KEntry, type KNode } from './tree';
 import { own } from '../../shared/lookup';
@@ -121,9 +122,7 @@ export function applyTable(s: FactSink, table: DialectTable, get: (key: string) 
     const v = scalar(spec, f.value);
     if (v === undefined) {
       // An optimizer ShardLens does not model (`optimizer: lomo`) is said at its value, never taken silently as the default.
-      if (spec.type === 'optimizer' && typeof f.value === 'string' && f.value.trim()) {
-        s.diag('unmodelled-value', 'warning', `${key}: "${f.value}" is an optimizer ShardLens does not model; the estimate uses the framework's default optimizer instead.`, f.uri ? undefined : f.valueRange ?? f.keyRange, [plan]);
-      }
+      if (spec.type === 'optimizer' && typeof f.value === 'string' && f.value.trim()) unmodelledOptimizer(s, key, f.value, f.uri ? undefined : f.valueRange ?? f.keyRange);
       continue;
     }
     s.explicit(plan, v, loc);

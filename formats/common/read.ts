@@ -5,6 +5,7 @@ import { shown, toBool, toNumber } from './text';
 import { at, type KEntry, type KNode } from './tree';
 import { optimizerOf } from './maps';
 import type { PlanPath } from '../../shared/plan/paths';
+import type { TextRange } from '../../shared/plan/types';
 
 export function locOf(e: KEntry, key: string): Loc {
   return { key, keyRange: e.keyRange, valueRange: e.value.range, uri: e.value.uri };
@@ -94,6 +95,11 @@ export function readOptimizer(s: FactSink, e: KEntry | undefined, key: string, n
   if (!e || !text || !text.trim()) return undefined;
   const kind = optimizerOf(text);
   if (kind) { s.explicit('training.optimizer', kind, locOf(e, key)); return kind; }
-  s.diag('unmodelled-value', 'warning', `${key}: "${text}" is an optimizer ShardLens does not model; the estimate uses the framework's default optimizer instead.`, e.value.uri ? undefined : e.value.range, ['training.optimizer']);
+  unmodelledOptimizer(s, key, text, e.value.uri ? undefined : e.value.range);
   return undefined;
+}
+
+/** The warning at an optimizer name ShardLens does not model: the framework's default is used instead, and said. */
+export function unmodelledOptimizer(s: FactSink, key: string, name: string, range: TextRange | undefined): void {
+  s.diag('unmodelled-value', 'warning', `${key}: "${name}" is an optimizer ShardLens does not model; the estimate uses the framework's default optimizer instead.`, range, ['training.optimizer']);
 }

@@ -44,17 +44,15 @@ export function torchtitanConfigFunctions(text: string): readonly ConfigFunction
 /** The last text listed and its configuration functions (read-only). */
 let listed: { readonly text: string; readonly functions: readonly ConfigFunction[] } | undefined;
 
-/**
- * Whether a call builds a configuration: a `Config` class (`Trainer.Config`, `TrainingConfig`…) or a class of this
- * module derived from one (`class _KimiTrainerConfig(Trainer.Config)`, torchtitan's kimi_k2_7 registry).
- */
-function configClass(m: PyModule, callee: string): boolean {
-  return /(^|\.)Config$/.test(callee) || (m.classes.get(callee) ?? []).some((b) => /(^|\.)Config$/.test(b));
-}
+const CONFIG_CLASS = /(^|\.)Config$/;
+const TRAINER_CLASS = /Trainer\.Config$/;
 
-/** Whether a call builds a trainer's configuration: `Trainer.Config` or a class of this module derived from it. */
-function trainerClass(m: PyModule, callee: string): boolean {
-  return /Trainer\.Config$/.test(callee) || (m.classes.get(callee) ?? []).some((b) => /Trainer\.Config$/.test(b));
+/**
+ * Whether a call's class is named `kind` (CONFIG_CLASS: `Trainer.Config`, `TrainingConfig`…; TRAINER_CLASS), or is a
+ * class of this module derived from one (`class _KimiTrainerConfig(Trainer.Config)`, torchtitan's kimi_k2_7 registry).
+ */
+function isClass(m: PyModule, callee: string, kind: RegExp): boolean {
+  return kind.test(callee) || (m.classes.get(callee) ?? []).some((b) => kind.test(b));
 }
 
 function configFunctionsOf(text: string): ConfigFunction[] {
@@ -65,7 +63,7 @@ function configFunctionsOf(text: string): ConfigFunction[] {
     const v = m.returnOf(fn.name);
     // The reader's own test (readTorchtitanPython; ParallelismConfig(...) and the like are parts), and a trainer's:
     // named so, or holding one of Trainer.Config's own fields (a converter's or a model's Config holds none of them).
-    if (v?.t === 'call' && configClass(m, v.callee) && (trainerClass(m, v.callee) || TRAINER_FIELDS.some((k) => v.fields.has(k)))) {
+    if (v?.t === 'call' && isClass(m, v.callee, CONFIG_CLASS) && (isClass(m, v.callee, TRAINER_CLASS) || TRAINER_FIELDS.some((k) => v.fields.has(k)))) {
       out.push({ name: fn.name, at: fn.at });
       if (out.length >= MAX_CONFIG_FUNCTIONS) break;
     }
@@ -97,7 +95,7 @@ export function readTorchtitanPython(s: FactSink, text: string, li: LineIndex, f
     return;
   }
   // A Trainer.Config (or a trainer subclass's Config) built here or in a configuration it derives from.
-  if (v.t !== 'call' || !configClass(mod, v.callee)) {
+  if (v.t !== 'call' || !isClass(mod, v.callee, CONFIG_CLASS)) {
     const what = v.t === 'call' ? `${v.callee}(…)` : v.t === 'unknown' ? v.why : 'a value';
     s.diag('torchtitan-python-config', 'warning', `${fn} returns ${what}, which ShardLens cannot follow without running it: nothing was read from it.`, range(v.at), ['model']);
     return;

@@ -7,7 +7,7 @@ import { kvHeadsPerRank, layersOfStage as layersOfStageCount, rankParts } from '
 import type { MlaSpec, ModelImpl, ModelSpec, OffloadTarget, Plan, PipelineSchedule, PrecisionRegime, RecomputeKind, RecomputePolicy, ShardingStyle } from '../plan/types';
 import type { ActivationShape } from './activations';
 import { adafactorBytesPerParam } from './modelStates';
-import { activationBytesOf, dtypeBytes, nonMatrixOptimizerBytesPerParam, optimizerBytesPerParam, paramBytesOf } from './dtypes';
+import { activationBytesOf, dtypeBytes, optimizerBytesPerParam, paramBytesOf } from './dtypes';
 import { deepspeedBf16Optimizer, modelImplOf, precisionRegimeOf, recomputeEveryOf, recomputePolicyOf } from './engine';
 import { lossImplOf, type LossImpl } from './loss';
 import { pipelineEngineOf, type PipelineEngine } from './pipeline';
@@ -104,8 +104,9 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   c.optB = t.optimizer === 'adafactor'
     ? adafactorBytesPerParam(model) * (t.precision === 'bf16' ? 0.5 : 1)
     : optimizerBytesPerParam(t.optimizer, model.hiddenSize, t.precision === 'bf16' ? 2 : 4);
-  // The embedding, positions, final norm and head: AdamW's states under Muon, the layers' otherwise.
-  c.optBRest = t.optimizer === 'adafactor' ? c.optB : nonMatrixOptimizerBytesPerParam(t.optimizer, model.hiddenSize, t.precision === 'bf16' ? 2 : 4);
+  // The embedding, positions, final norm and head: AdamW's states under Muon, which orthogonalises the layers' 2-D
+  // matrices only (Liu et al. 2025, arXiv:2502.16982 §2); the layers' bytes otherwise.
+  c.optBRest = t.optimizer === 'muon' ? optimizerBytesPerParam('adamw', model.hiddenSize, t.precision === 'bf16' ? 2 : 4) : c.optB;
   // An fp32 accumulation buffer only adds memory when gradients themselves are not fp32 (Megatron bf16: main_grad is the grad).
   c.accum = t.fp32GradAccum && c.gradB < 4; c.fp8 = t.precision === 'fp8-mixed';
   c.fp8Params = c.fp8 && c.regime === 'megatron' && t.fp8?.paramGather === true;

@@ -39,7 +39,7 @@ export function activationBytesOf(p: Precision): number {
  * Adafactor ≈ 8/h (factored second moment keeps r + c fp32 values per r×c matrix, r ≈ c ≈ h; Shazeer & Stern 2018,
  * no momentum as in the HF default beta1 = None; the estimate uses the exact per-layer adafactorBytesPerParam), Muon 4 on
  * the layers' weight matrices (one momentum buffer; Jordan et al. 2024; Liu et al. 2025, "Muon is Scalable for LLM
- * Training", arXiv:2502.16982 §2; the embedding, head and norms keep AdamW: nonMatrixOptimizerBytesPerParam).
+ * Training", arXiv:2502.16982 §2; the embedding, head and norms keep AdamW's 8: MemoryContext.optBRest).
  * `stateBytes` = 2 for pure-bf16 training (states in bf16).
  */
 export function optimizerBytesPerParam(kind: OptimizerKind, hidden: number, stateBytes = 4): number {
@@ -52,13 +52,4 @@ export function optimizerBytesPerParam(kind: OptimizerKind, hidden: number, stat
     case 'adafactor': return hidden > 0 ? (8 / hidden) * s : 0;
     default: return 8 * s;
   }
-}
-
-/**
- * Optimizer state bytes per parameter of the embedding, positions, final norm and LM head: the same as the layers', but
- * AdamW's 8 under Muon, which orthogonalises 2-D hidden matrices only and runs AdamW on the embedding, the head and
- * the vector parameters (Liu et al. 2025, arXiv:2502.16982 §2; Megatron-LM's and DeepSpeed's Muon do the same).
- */
-export function nonMatrixOptimizerBytesPerParam(kind: OptimizerKind, hidden: number, stateBytes = 4): number {
-  return kind === 'muon' ? optimizerBytesPerParam('adamw', hidden, stateBytes) : optimizerBytesPerParam(kind, hidden, stateBytes);
 }

@@ -55,13 +55,21 @@ function numeric(a: string, b: string, op: string): boolean | undefined {
 }
 
 /**
+ * A shell glob (`*`, `?`, the other characters literal) as an anchored regular expression; undefined for a pattern
+ * too long or with too many stars to match without long backtracking (a hostile file must not make the reader wait).
+ */
+export function globRegex(p: string): RegExp | undefined {
+  if (p.length > 200 || (p.match(/\*/g)?.length ?? 0) > 4) return undefined;
+  return new RegExp(`^${p.replace(/[.+^${}()|\\[\]]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 's');
+}
+
+/**
  * Whether `s` matches a shell glob (`case` pattern, `[[ == ]]` right side); undefined for patterns or subjects too
- * long to match safely (a hostile file must not make the reader backtrack for long).
+ * long to match safely.
  */
 function globMatch(p: string, s: string): boolean | undefined {
-  if (p.length > 200 || s.length > 2000 || (p.match(/\*/g)?.length ?? 0) > 4) return undefined;
-  const re = p.replace(/[.+^${}()|\\[\]]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
-  return new RegExp(`^${re}$`, 's').test(s);
+  const re = s.length > 2000 ? undefined : globRegex(p);
+  return re ? re.test(s) : undefined;
 }
 
 /** The truth of a test expression node, or undefined when a value is unknown. */

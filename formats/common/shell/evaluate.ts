@@ -39,6 +39,12 @@ export interface ShellHooks {
 export interface Segment { readonly start: number; readonly end: number; readonly uri?: string }
 
 const MAX_INCLUDES = 16;
+/** Makes `m` hold exactly `entries` (the evaluator's maps are read-only fields, changed in place). */
+function refill<K, V>(m: Map<K, V>, entries: Iterable<readonly [K, V]>): void {
+  m.clear();
+  for (const [k, v] of entries) m.set(k, v);
+}
+
 /** Arguments a called script gets, and passes of a loop over them, at most. */
 const MAX_ARGUMENTS = 256;
 
@@ -109,11 +115,10 @@ export class ShellEnv extends Expander {
         const local = this.frames.length > 0 && /^local\b/.test(this.text(node)) ? this.frames[this.frames.length - 1] : undefined;
         for (const c of node.nk) {
           const declared = c.type === 'variable_assignment' ? c.nk[0] : c.type === 'variable_name' ? c : undefined;
-          if (local && declared) { const n = this.text(declared); if (!local.has(n)) local.set(n, this.vars.get(n)); }
+          const name = declared && this.text(declared);
+          if (local && name && !local.has(name)) local.set(name, this.vars.get(name));
           if (c.type === 'variable_assignment') this.assign(c);
-          if (!exporting) continue;
-          const name = c.type === 'variable_assignment' ? c.nk[0] : c.type === 'variable_name' ? c : undefined;
-          if (name && this.exported.size < 1_000) this.exported.add(this.text(name));
+          if (exporting && name && this.exported.size < 1_000) this.exported.add(name);
         }
         return;
       }
@@ -241,9 +246,7 @@ export class ShellEnv extends Expander {
 
   /** `source FILE` / `. FILE`: the file's statements run here, its text appended to `src` for offsets. */
   private include(words: SV[]): void {
-    const target = words[1];
-    if (!target || unresolved(target) || !this.hooks.include || this.includeDepth >= 4 || this.segments.length >= MAX_INCLUDES) return;
-    const inc = this.hooks.include(target.t, this.cwd);
+    const inc = this.readable(words[1]);
     if (!inc) return;
     // `source f.sh a b`: the file's $1… are a b while it runs, then this script's again (bash(1), source).
     const args = words.slice(2);
@@ -251,6 +254,12 @@ export class ShellEnv extends Expander {
     if (args.length) this.positional = args.slice(0, MAX_ARGUMENTS);
     this.runIncluded(inc);
     this.positional = saved;
+  }
+
+  /** The file a `source`d or run script names, read through the hook, within the depth and file budgets. */
+  private readable(target: SV | undefined): Included | undefined {
+    if (!target || unresolved(target) || !this.hooks.include || this.includeDepth >= 4 || this.segments.length >= MAX_INCLUDES) return undefined;
+    return this.hooks.include(target.t, this.cwd);
   }
 
   /** Evaluates an included file's statements here, its text appended to `src` for offsets. */
@@ -273,32 +282,23 @@ export class ShellEnv extends Expander {
    * folder this script is in then. Its commands join this script's; its text is appended to `src` like a sourced file's.
    */
   private call(target: SV, args: SV[], env: ReadonlyMap<string, SV> | undefined): void {
-    if (unresolved(target) || !this.hooks.include || this.includeDepth >= 4 || this.segments.length >= MAX_INCLUDES) return;
-    const inc = this.hooks.include(target.t, this.cwd);
+    const inc = this.readable(target);
     if (!inc) return;
-    const saved = {
-      positional: this.positional, cwd: this.cwd, vars: new Map(this.vars), arrays: new Map(this.arrays), exported: new Set(this.exported),
-      functions: new Map(this.functions),
-    };
-    // A child shell does not get this script's functions (bash exports a function only with `export -f`).
-    this.functions.clear();
-    const environment = [...this.exported].map((k) => [k, this.vars.get(k)] as const);
-    this.vars.clear();
-    for (const [k, v] of environment) if (v) this.vars.set(k, v);
+    const saved = { positional: this.positional, cwd: this.cwd, vars: [...this.vars], arrays: [...this.arrays], exported: [...this.exported], functions: [...this.functions] };
+    // The child's environment; a child shell does not get this script's functions (bash exports one only with `export -f`).
+    refill(this.vars, saved.exported.flatMap((k) => { const v = this.vars.get(k); return v ? [[k, v] as const] : []; }));
     for (const [k, v] of env ?? []) { this.vars.set(k, v); this.exported.add(k); }
-    this.arrays.clear();
+    refill(this.arrays, []);
+    refill(this.functions, []);
     this.positional = args.length ? args.slice(0, MAX_ARGUMENTS) : undefined;
     this.runIncluded(inc);
     this.positional = saved.positional;
     this.cwd = saved.cwd;
-    this.vars.clear();
-    for (const [k, v] of saved.vars) this.vars.set(k, v);
-    this.arrays.clear();
-    for (const [k, v] of saved.arrays) this.arrays.set(k, v);
+    refill(this.vars, saved.vars);
+    refill(this.arrays, saved.arrays);
+    refill(this.functions, saved.functions);
     this.exported.clear();
     for (const k of saved.exported) this.exported.add(k);
-    this.functions.clear();
-    for (const [k, v] of saved.functions) this.functions.set(k, v);
   }
 
   /**

@@ -4,6 +4,7 @@
  * of the characters they came from (sval.ts).
  */
 import type { SNode } from './plainTree';
+import { globRegex } from './conditions';
 import { echoed, substitute } from './substitution';
 import { append, computed, FIELD_SEP, lit, push, slice, splitWords, sv, unresolved, type SV } from './sval';
 import { own } from '../../../shared/lookup';
@@ -12,15 +13,6 @@ import { own } from '../../../shared/lookup';
 export interface Deferred { readonly node: SNode; readonly base: number }
 
 const POSITIONAL = /^[1-9@*]$/;
-/**
- * A shell glob (`*`, `?`, literal characters) as an anchored regular expression; undefined for bracket expressions and
- * for patterns too long or with too many stars to match without long backtracking.
- */
-function globRegex(p: string): RegExp | undefined {
-  if (p.length > 200 || /[[\]]/.test(p) || (p.match(/\*/g)?.length ?? 0) > 4) return undefined;
-  return new RegExp(`^${p.replace(/[.+^${}()|\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 's');
-}
-
 /** What `${BASH_SOURCE[0]}` stands for: a file in the script's folder (shell/substitution.ts reads `dirname` of it as "."). */
 const SELF_PATH = './$BASH_SOURCE';
 
@@ -197,7 +189,9 @@ export class Expander {
     const pat = node.nk.filter((c) => c.s > nameNode.e);
     if (ops.length !== 1 || !op || !['#', '##', '%', '%%'].includes(op) || pat.length !== 1 || !value || unresolved(value)) return undefined;
     if (pat[0]!.type !== 'regex' && pat[0]!.type !== 'word') return undefined;
-    const re = globRegex(this.text(pat[0]!));
+    // A bracket expression ([a-z]) is not matched: it stays unresolved.
+    const glob = this.text(pat[0]!);
+    const re = /[[\]]/.test(glob) ? undefined : globRegex(glob);
     const t = value.t;
     if (!re || t.length > 2000) return undefined;
     const n = t.length;

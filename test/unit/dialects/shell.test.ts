@@ -149,6 +149,9 @@ describe('launch scripts: shell structure', () => {
     assert.ok(g.dependencies.length <= 32, `${g.dependencies.length} files read`);
   });
 
+  /** The primary file's facts of a workspace of files (path → text) opened at `entry`. */
+  const factsOf = (entry: string, files: Record<string, string>) => loadConfigGraph(entry, memoryHost(files)).primary.facts;
+
   // A script run with arguments by another (DeepSpeedExamples benchmarks/deepcompile: `bash ./run.sh --zero-stage 3 …`,
   // run.sh parses them with `while [[ $# -gt 0 ]]; case $1 in --zero-stage) ZERO_STAGE="$2"; shift 2;; …`). Expected
   // values are bash's (bash(1): positional parameters, `shift n`, `"$@"`; a child process sees exported variables only).
@@ -166,69 +169,69 @@ describe('launch scripts: shell structure', () => {
       assert.deepEqual(stage?.source.range, rangeOf(wrapper, '3'));
       assert.ok(g.dependencies.includes('/ws/run.sh'), 'editing run.sh re-analyses the wrapper');
       // Opened alone, run.sh runs without arguments: its own defaults.
-      const alone = loadConfigGraph('/ws/run.sh', memoryHost({ '/ws/run.sh': parser }));
-      assert.equal(alone.primary.facts['parallel.sharding.stage']?.value, 1);
-      assert.equal(alone.primary.facts['training.microBatch']?.value, 8);
+      const alone = factsOf('/ws/run.sh', { '/ws/run.sh': parser });
+      assert.equal(alone['parallel.sharding.stage']?.value, 1);
+      assert.equal(alone['training.microBatch']?.value, 8);
     });
 
     test('for a in "$@" with ${a#*=}, and while (( "$#" )) with shift, in scripts run by path', () => {
       const eq = 'for a in "$@"; do\n  case $a in\n    --tp=*) TP="${a#*=}" ;;\n    --pp=*) PP="${a##*=}" ;;\n  esac\ndone\ntorchrun pretrain_gpt.py --tensor-model-parallel-size ${TP:-1} --pipeline-model-parallel-size ${PP:-1} --num-layers 8\n';
-      const g = loadConfigGraph('/ws/go.sh', memoryHost({ '/ws/scripts/train.sh': eq, '/ws/go.sh': './scripts/train.sh --tp=4 --pp=2\n' }));
-      assert.equal(g.primary.facts['parallel.tp']?.value, 4);
-      assert.equal(g.primary.facts['parallel.pp']?.value, 2);
+      const g = factsOf('/ws/go.sh', { '/ws/scripts/train.sh': eq, '/ws/go.sh': './scripts/train.sh --tp=4 --pp=2\n' });
+      assert.equal(g['parallel.tp']?.value, 4);
+      assert.equal(g['parallel.pp']?.value, 2);
       const arith = 'while (( "$#" )); do\n  if [ "$1" == "--tp" ]; then TP=$2; shift; fi\n  shift\ndone\ntorchrun pretrain_gpt.py --tensor-model-parallel-size ${TP:-1} --num-layers 8\n';
-      const h = loadConfigGraph('/ws/go.sh', memoryHost({ '/ws/t.sh': arith, '/ws/go.sh': 'sh t.sh --x --tp 8\n' }));
-      assert.equal(h.primary.facts['parallel.tp']?.value, 8);
+      const h = factsOf('/ws/go.sh', { '/ws/t.sh': arith, '/ws/go.sh': 'sh t.sh --x --tp 8\n' });
+      assert.equal(h['parallel.tp']?.value, 8);
     });
 
     test('the called script sees exported variables and the command\'s prefixes, not the others; its own stay its own', () => {
       const child = 'TP=${TP:-8}\nPP=${PP:-1}\nCP=${CP:-1}\ntorchrun pretrain_gpt.py --tensor-model-parallel-size $TP --pipeline-model-parallel-size $PP --context-parallel-size $CP --num-layers 8\n';
       const wrapper = 'TP=2\nexport PP=4\nCP=2 bash train.sh --go\n';
-      const g = loadConfigGraph('/ws/go.sh', memoryHost({ '/ws/train.sh': child, '/ws/go.sh': wrapper }));
-      assert.equal(g.primary.facts['parallel.tp']?.value, 8, 'TP=2 was not exported');
-      assert.equal(g.primary.facts['parallel.pp']?.value, 4);
-      assert.equal(g.primary.facts['parallel.cp']?.value, 2);
+      const g = factsOf('/ws/go.sh', { '/ws/train.sh': child, '/ws/go.sh': wrapper });
+      assert.equal(g['parallel.tp']?.value, 8, 'TP=2 was not exported');
+      assert.equal(g['parallel.pp']?.value, 4);
+      assert.equal(g['parallel.cp']?.value, 2);
       // What a called script assigns does not come back: the wrapper's own launch keeps its MBS=1.
       const setup = 'MBS=4\nTP=8\n';
       const back = 'MBS=1\nbash setup.sh --x\ntorchrun pretrain_gpt.py --micro-batch-size $MBS --tensor-model-parallel-size ${TP:-2} --num-layers 8\n';
-      const h = loadConfigGraph('/ws/go.sh', memoryHost({ '/ws/setup.sh': setup, '/ws/go.sh': back }));
-      assert.equal(h.primary.facts['training.microBatch']?.value, 1);
-      assert.equal(h.primary.facts['parallel.tp']?.value, 2);
+      const h = factsOf('/ws/go.sh', { '/ws/setup.sh': setup, '/ws/go.sh': back });
+      assert.equal(h['training.microBatch']?.value, 1);
+      assert.equal(h['parallel.tp']?.value, 2);
     });
 
     test('a script called without arguments is read as run without them; one that calls itself stops', () => {
       const child = 'ZERO_STAGE=$2\nif [ "$ZERO_STAGE" == "" ]; then\n  ZERO_STAGE=3\nfi\ndeepspeed main.py --zero_stage $ZERO_STAGE --per_device_train_batch_size 4 --deepspeed\n';
-      const g = loadConfigGraph('/ws/go.sh', memoryHost({ '/ws/train.sh': child, '/ws/go.sh': 'bash train.sh\n' }));
-      assert.equal(g.primary.facts['parallel.sharding.stage']?.value, 3);
+      const g = factsOf('/ws/go.sh', { '/ws/train.sh': child, '/ws/go.sh': 'bash train.sh\n' });
+      assert.equal(g['parallel.sharding.stage']?.value, 3);
       const loop = 'bash ./a.sh --zero-stage 2 --zero-stage 3\nbash ./a.sh x\n' + parser;
       const h = loadConfigGraph('/ws/a.sh', memoryHost({ '/ws/a.sh': loop }));
       assert.equal(h.primary.facts['parallel.sharding.stage']?.value, 1, 'the file itself, run without arguments, launches last');
       assert.ok(h.dependencies.length <= 32);
     });
 
-    // bash(1), getopts: "-t4" and "-t 4" both give t with OPTARG 4 when the letter is followed by ":"; OPTIND is the
-    // index of the next argument to read, so `shift $((OPTIND-1))` leaves the operands.
     test('sbatch job.sh ARGS and source f.sh ARGS give the file those arguments as $1…', () => {
       const job = '#SBATCH -N 2\nMODEL_TP=${1:-1}\nsrun torchrun --nnodes 2 --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size $MODEL_TP --num-layers 8\n';
-      const g = loadConfigGraph('/ws/submit.sh', memoryHost({ '/ws/job.slurm': job, '/ws/submit.sh': 'sbatch --nodes 2 job.slurm 4\n' }));
-      assert.equal(g.primary.facts['parallel.tp']?.value, 4);
+      const g = factsOf('/ws/submit.sh', { '/ws/job.slurm': job, '/ws/submit.sh': 'sbatch --nodes 2 job.slurm 4\n' });
+      assert.equal(g['parallel.tp']?.value, 4);
       const cfg = 'case $1 in\n  8B) TP=1 ;;\n  70B) TP=8 ;;\nesac\n';
-      const h = loadConfigGraph('/ws/run.sh', memoryHost({ '/ws/cfg.sh': cfg, '/ws/run.sh': 'source ./cfg.sh 70B\ntorchrun pretrain_gpt.py --tensor-model-parallel-size $TP --num-layers 8 --micro-batch-size ${1:-2}\n' }));
-      assert.equal(h.primary.facts['parallel.tp']?.value, 8);
+      const h = factsOf('/ws/run.sh', { '/ws/cfg.sh': cfg, '/ws/run.sh': 'source ./cfg.sh 70B\ntorchrun pretrain_gpt.py --tensor-model-parallel-size $TP --num-layers 8 --micro-batch-size ${1:-2}\n' });
+      assert.equal(h['parallel.tp']?.value, 8);
       // After the sourced file, $1 is this script's again (none given: the default).
-      assert.equal(h.primary.facts['training.microBatch']?.value, 2);
+      assert.equal(h['training.microBatch']?.value, 2);
     });
 
+    // bash(1), getopts: "-t4" and "-t 4" both give t with OPTARG 4 when the letter is followed by ":"; OPTIND is the
+    // index of the next argument to read, so `shift $((OPTIND-1))` leaves the operands.
     test('while getopts "n:t:v" opt with OPTARG, then shift $((OPTIND-1)) for the operands', () => {
       const train = 'NODES=1\nTP=1\nwhile getopts "n:t:v" opt; do\n  case $opt in\n    n) NODES=$OPTARG ;;\n    t) TP=$OPTARG ;;\n    v) VERBOSE=1 ;;\n    *) exit 1 ;;\n  esac\ndone\nshift $((OPTIND-1))\n'
         + 'torchrun --nnodes $NODES --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size $TP --num-layers 8 --micro-batch-size ${1:-1}\n';
-      const g = loadConfigGraph('/ws/go.sh', memoryHost({ '/ws/train.sh': train, '/ws/go.sh': 'bash train.sh -n 2 -t4 -v 2\n' }));
-      assert.equal(g.primary.facts['cluster.nodes']?.value, 2);
-      assert.equal(g.primary.facts['parallel.tp']?.value, 4);
-      assert.equal(g.primary.facts['training.microBatch']?.value, 2);
+      const g = factsOf('/ws/go.sh', { '/ws/train.sh': train, '/ws/go.sh': 'bash train.sh -n 2 -t4 -v 2\n' });
+      assert.equal(g['cluster.nodes']?.value, 2);
+      assert.equal(g['parallel.tp']?.value, 4);
+      assert.equal(g['training.microBatch']?.value, 2);
       // Opened alone (no arguments): the defaults.
-      const alone = loadConfigGraph('/ws/train.sh', memoryHost({ '/ws/train.sh': train }));
-      assert.equal(alone.primary.facts['parallel.tp']?.value, 1);
+      const alone = factsOf('/ws/train.sh', { '/ws/train.sh': train });
+      assert.equal(alone['parallel.tp']?.value, 1);
     });
 
     test('${X#pat} ${X##pat} ${X%pat} ${X%%pat} with globs, here as in any script; other operators stay unresolved', () => {
@@ -264,8 +267,8 @@ describe('launch scripts: shell structure', () => {
 
     test('main "$@" in a script run with arguments parses them; local values stay the function\'s', () => {
       const train = 'main() {\n  local TP=1\n  while [[ $# -gt 0 ]]; do\n    case $1 in --tp) TP=$2; shift 2 ;; *) shift ;; esac\n  done\n  torchrun pretrain_gpt.py --tensor-model-parallel-size $TP --num-layers 8\n}\nmain "$@"\n';
-      const g = loadConfigGraph('/ws/go.sh', memoryHost({ '/ws/train.sh': train, '/ws/go.sh': 'bash train.sh --tp 4\n' }));
-      assert.equal(g.primary.facts['parallel.tp']?.value, 4);
+      const g = factsOf('/ws/go.sh', { '/ws/train.sh': train, '/ws/go.sh': 'bash train.sh --tp 4\n' });
+      assert.equal(g['parallel.tp']?.value, 4);
       const scoped = 'TP=2\nMBS=1\nf() {\n  local TP=8\n  MBS=4\n}\nf\ntorchrun pretrain_gpt.py --tensor-model-parallel-size $TP --micro-batch-size $MBS --num-layers 8\n';
       assert.equal(value(scoped, 'parallel.tp'), 2, 'local TP=8 ends with the function');
       assert.equal(value(scoped, 'training.microBatch'), 4, 'MBS=4 is global');
