@@ -215,7 +215,9 @@ function torchtitanLauncher(path: string, text: string, host: WorkspaceHost, sym
   const near = (p: string) => (dirname(p) === dirname(path) ? 0 : 1);
   // The nearest first (the configuration's folder, then by path), at most MAX_LAUNCHERS read.
   const stated = found.files.sort((a, b) => near(a) - near(b) || a.localeCompare(b)).slice(0, MAX_LAUNCHERS).flatMap((p) => {
-    const all = parseFile(p, read(host, p) ?? '');
+    // Read as referencing() read it (same format, so the parse cache answers: no second parse per edit).
+    const script = read(host, p) ?? '';
+    const all = parseFile(p, script, detectFormat(p, script));
     const facts = Object.fromEntries(Object.entries(all.facts).filter(([k]) => CLUSTER_PATHS.test(k)));
     const words = clusterWords({ ...all, facts });
     return words ? [{ path: p, facts: { ...all, facts, references: [], diagnostics: [] } as ConfigFacts, words }] : [];
