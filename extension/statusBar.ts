@@ -3,7 +3,7 @@
  * It is fed by the server's `shardlens/analysisChanged` summaries, kept per document URI.
  */
 import * as vscode from 'vscode';
-import type { AnalysisChangedParams, AnalysisResult } from '../shared/protocol';
+import { trainsNothing, type AnalysisChangedParams, type AnalysisResult } from '../shared/protocol';
 import { formatBytes, formatSeconds } from '../shared/units';
 
 /** The status bar summary of a full analysis (the same figures the server's analysisChanged carries). */
@@ -14,6 +14,7 @@ export function summaryOf(r: AnalysisResult): AnalysisChangedParams {
     uri: r.uri, version: r.version, fits: m ? m.fits : null, peakBytes: peak ?? null,
     gpuMemoryBytes: m ? m.gpuMemoryBytes : null, gpuName: r.plan?.cluster.gpu.name ?? null,
     stepSeconds: r.stepTime?.stepSeconds ?? null, verdict: r.verdict ?? null,
+    ...(trainsNothing(r.plan, r.problems) ? { noTraining: true } : {}),
   };
 }
 
@@ -68,6 +69,12 @@ export class StatusBar implements vscode.Disposable {
     if (this.state === 'starting' || !s) {
       item.text = '$(loading~spin) ShardLens';
       item.tooltip = 'ShardLens is estimating this file.';
+      item.show();
+      return;
+    }
+    if (s.noTraining) {
+      item.text = '$(circle-slash) ShardLens';
+      item.tooltip = 'ShardLens: this script runs no training command (and names no model, batch or layout), so there is nothing to estimate.';
       item.show();
       return;
     }

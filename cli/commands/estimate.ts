@@ -109,7 +109,9 @@ export async function estimateFile(file: string, flags: Flags, quietHeader = fal
   // A file no reader recognises has no format (the parser's placeholder id is not shown).
   const format = loaded.primary.diagnostics.some((d) => d.code === 'unknown-format') ? null : loaded.primary.format;
   const json = toJson(loaded.path, format, est, loaded, problems);
-  const code = !est || hasErrors(problems) || est.stages.length === 0 ? 2 : est.fits ? 0 : 1;
+  // A script that runs no training command has nothing to estimate: not bad input (a folder of scripts stays green).
+  const idle = !plan && loaded.resolved.noTraining === true && !hasErrors(problems);
+  const code = idle ? 0 : !est || hasErrors(problems) || est.stages.length === 0 ? 2 : est.fits ? 0 : 1;
   if (!flags.json) {
     const fn = loaded.configuration;
     if (!quietHeader) console.log(`${relative(process.cwd(), loaded.path) || loaded.path}${fn ? ` → ${fn.name}()` : ''}  (${format ?? 'not a config ShardLens reads'})`);
@@ -130,6 +132,8 @@ export async function estimateFile(file: string, flags: Flags, quietHeader = fal
       } else {
         console.log(`\n${code === 0 ? 'FITS' : 'DOES NOT FIT'}: ${v.headline} (peak on pipeline stage ${est.peakStage}, reserved).`);
       }
+    } else if (idle) {
+      console.log('No estimate: the script runs no training command and gives no model, batch or layout value.');
     } else {
       console.log('No estimate: the file does not describe a trainable plan yet.');
     }

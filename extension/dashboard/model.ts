@@ -4,7 +4,7 @@
  */
 import type { MemoryTermName, StageMemory, Term } from '../../shared/plan/result';
 import { runLength } from '../../shared/wording/runLength';
-import type { AnalysisResult, DashboardModel, DerivationView, MemoryUnits } from '../../shared/protocol';
+import { trainsNothing, type AnalysisResult, type DashboardModel, type DerivationView, type MemoryUnits } from '../../shared/protocol';
 import { symbolLines } from '../../shared/wording/symbols';
 import { fileNameOf } from '../../shared/wording/files';
 import { clean } from './components';
@@ -31,6 +31,7 @@ export function toDashboardModel(
 ): { model: DashboardModel } | { reason: string } {
   const memory = r.memory;
   if (!memory || !memory.stages.length) {
+    if (trainsNothing(r.plan, r.problems)) return { reason: 'This script runs no training command and names no model, batch or layout: there is nothing to estimate.' };
     const why = r.problems.find((p) => p.severity === 'error')?.message;
     return { reason: why ? `No estimate yet: ${why}` : 'This file does not say enough for an estimate yet.' };
   }

@@ -4,6 +4,7 @@
  * variables or template placeholders. What is then assumed is listed by the resolver (assumptions).
  */
 import type { FactSink } from '../common/sink';
+import { givesPlanValue } from '../../shared/plan/facts';
 import type { Invocation } from '../common/shell/commandLine';
 import type { ShellEnv } from '../common/shell/evaluate';
 import { unresolved } from '../common/shell/sval';
@@ -15,9 +16,13 @@ export function describeUnread(s: FactSink, inv: Invocation | undefined, env: Sh
   if (!inv) {
     if (read.length) return;
     const programs = [...new Set(env.commands.map((c) => c.words[0]?.t).filter((t): t is string => !!t && /^[\w.-]+$/.test(t)))].slice(0, 6);
-    s.diag('no-training-command', 'info',
-      `ShardLens found no training command it can read in this script${programs.length ? ` (commands: ${programs.join(', ')})` : ''}: batch sizes, sequence length and layout are not read from it, and the estimate uses the defaults listed as assumptions.`,
-      undefined);
+    const found = `ShardLens found no training command it can read in this script${programs.length ? ` (commands: ${programs.join(', ')})` : ''}`;
+    // With some value read (a Slurm template's cluster, its trainer in a variable) the estimate runs on assumed
+    // defaults; with none (a data preprocessing script) there is nothing to estimate (shared/plan/resolve.ts).
+    s.diag('no-training-command', 'info', givesPlanValue(s.facts, ['model', 'training', 'parallel', 'cluster'])
+      ? `${found}: batch sizes, sequence length and layout are not read from it, and the estimate uses the defaults listed as assumptions.`
+      : `${found} and no model, batch, layout or cluster value: there is nothing to estimate in it.`,
+    undefined);
     return;
   }
   const unres = inv.args.filter((w) => unresolved(w)).map((w) => w.t).filter((t) => t.length < 60);

@@ -2,7 +2,7 @@
  * Code lenses at the top of a config file: the verdict and what it rests on, the step time, and at most two actions.
  */
 import type { CodeLens, Range } from 'vscode-languageserver';
-import { ClientCommands, ServerExecutedCommands } from '../../shared/protocol';
+import { ClientCommands, ServerExecutedCommands, trainsNothing } from '../../shared/protocol';
 import { formatSeconds } from '../../shared/units';
 import type { ConfigSection, DocumentAnalysis } from '../analysis/analyze';
 import { SHOW_ASSUMPTIONS } from './assumptionFixes';
@@ -39,7 +39,8 @@ function documentLenses(a: DocumentAnalysis, range: Range): CodeLens[] {
   const m = a.memory;
   const v = verdictOf(a);
   if (!m || !v) {
-    if (!a.format) return [];
+    // A script that trains nothing (data preprocessing, conversion) has no verdict to stand in for: its info says so.
+    if (!a.format || trainsNothing(a.plan, a.fileDiagnostics)) return [];
     if (a.problems.some((p) => p.code === 'model-unknown')) return [lens('ShardLens: which model? Select a model', ClientCommands.selectModel, a.uri, range)];
     return [lens('ShardLens: not enough to estimate — see Problems', ClientCommands.openDashboard, a.uri, range)];
   }

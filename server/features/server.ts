@@ -10,7 +10,7 @@ import { dirname } from 'node:path';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import {
   AnalysisChangedNotification, AnalysisRequest, PlanLayoutsRequest, PROTOCOL_VERSION, ReadyNotification, ServerExecutedCommands, SimulateRequest,
-  configurationSelection, type AnalysisChangedParams,
+  configurationSelection, trainsNothing, type AnalysisChangedParams,
 } from '../../shared/protocol';
 import { analyzeDocument, withWhatIf, type AnalyzeInput, type DocumentAnalysis } from '../analysis/analyze';
 import { AnalysisPool } from '../analysis/pool';
@@ -65,6 +65,7 @@ function summary(a: DocumentAnalysis): AnalysisChangedParams {
     uri: a.uri, version: a.version, fits: verdictOf(a) && a.memory ? a.memory.fits : null, peakBytes: peakBytes(a.memory) ?? null,
     gpuMemoryBytes: a.memory?.gpuMemoryBytes ?? null, gpuName: a.plan?.cluster.gpu.name ?? null,
     stepSeconds: a.stepTime?.stepSeconds ?? null, verdict: verdictText(a) ?? null,
+    ...(trainsNothing(a.plan, a.fileDiagnostics) ? { noTraining: true } : {}),
   };
 }
 

@@ -87,6 +87,11 @@ export function factEntries(facts: ConfigFacts['facts']): [PlanPath, Fact][] {
   return Object.entries(facts) as [PlanPath, Fact][];
 }
 
+/** Whether any value of the given plan sections was read from a file (not a framework default). */
+export function givesPlanValue(facts: ConfigFacts['facts'], sections: readonly ('model' | 'training' | 'parallel' | 'cluster')[]): boolean {
+  return factEntries(facts).some(([path, f]) => !!f && f.source.kind !== 'default' && sections.includes(path.slice(0, path.indexOf('.')) as 'model'));
+}
+
 /** A problem found while reading a file, anchored at a range. */
 export interface ConfigDiagnostic extends Problem {
   readonly range: TextRange;

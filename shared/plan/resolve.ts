@@ -9,7 +9,7 @@ import type { ServerCommand, SettingId } from '../protocol/commands';
 import type { ClusterCorrection } from './calibration';
 import type { ClusterProfile } from '../hardware/profile';
 import { derivePlan } from './derive';
-import { factEntries, type ConfigFacts, type Fact, type FactValue } from './facts';
+import { factEntries, givesPlanValue, type ConfigFacts, type Fact, type FactValue } from './facts';
 import { fromSetting, Gathered, gatherInput, num, str, type Facts } from './gather';
 import type { PlanPath } from './paths';
 import { hasInlineModel, modelFromFacts } from './resolveModel';
@@ -78,6 +78,11 @@ export interface ResolvedPlan {
   readonly assumptions: Assumption[];
   /** The winning fact per path after merging. */
   readonly factsUsed: Partial<Record<PlanPath, Fact>>;
+  /**
+   * True when the document is a script that runs no training command and no file gives a training value (a data
+   * preprocessing or conversion script): there is nothing to estimate, which is not an error, and no plan.
+   */
+  readonly noTraining?: boolean;
 }
 
 /** Model assumed when no file names one (shown as an assumption the user can change). */
@@ -211,6 +216,15 @@ function withOverrides(facts: Partial<Record<PlanPath, Fact>>, overrides: FactOv
  * Resolves facts into a Plan plus problems and assumptions. `overrides` replaces facts after merging (a what-if): the
  * plan is derived again from the changed facts, exactly as it would be from an edited file.
  */
+/**
+ * A script in which the shell reader found no training command (formats/launch/unread.ts, `no-training-command`) and
+ * from which, with every file it reads, no model, training, layout or cluster value came: a verdict there would rest on
+ * nothing but assumed defaults (a data preprocessing script "does not fit"), so none is made.
+ */
+function runsNoTraining(primary: ConfigFacts, facts: Partial<Record<PlanPath, Fact>>): boolean {
+  return primary.diagnostics.some((d) => d.code === 'no-training-command') && !givesPlanValue(facts, ['model', 'training', 'parallel', 'cluster']);
+}
+
 export function resolvePlan(primary: ConfigFacts, related: readonly ConfigFacts[], ctx: ResolveContext = {}, overrides?: FactOverrides): ResolvedPlan {
   const problems: Problem[] = [];
   const assumptions: Assumption[] = [];
@@ -224,6 +238,7 @@ export function resolvePlan(primary: ConfigFacts, related: readonly ConfigFacts[
 
 function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx: ResolveContext, problems: Problem[], assumptions: Assumption[], overrides?: FactOverrides): ResolvedPlan {
   const facts = withOverrides(merge(primary, related, problems), overrides);
+  if (runsNoTraining(primary, facts)) return { problems, assumptions, factsUsed: facts, noTraining: true };
   const g = new Gathered(facts, assumptions, problems);
   const S = ctx.settings ?? {};
   // Sequence length before the model (an inline model may default its positions to it).

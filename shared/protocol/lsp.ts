@@ -151,6 +151,13 @@ export interface AnalysisChangedParams {
   readonly stepSeconds: number | null;
   /** The verdict in words, null when unknown. */
   readonly verdict: VerdictText | null;
+  /** True for a script that runs no training command (data preprocessing, conversion): nothing to estimate. */
+  readonly noTraining?: boolean;
+}
+
+/** Whether an analysis is of a script that trains nothing: no plan, and the reader's `no-training-command` info. */
+export function trainsNothing(plan: unknown, problems: readonly { readonly code: string }[]): boolean {
+  return !plan && problems.some((p) => p.code === 'no-training-command');
 }
 
 /**

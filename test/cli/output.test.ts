@@ -63,4 +63,30 @@ describe('CLI text output', () => {
       t.cleanup();
     }
   });
+  test('estimate: a script that runs no training command gets no verdict, and is not an error (a data preprocessing script)', () => {
+    // Megatron-LM's tools/preprocess_data.py tokenises a corpus; nothing in the script says a model, batch or layout, so
+    // a memory verdict would rest on assumed defaults alone ("DOES NOT FIT" for a script that trains nothing).
+    const prep = '#!/bin/bash\npython tools/preprocess_data.py --input data.json --output-prefix my-gpt2 --tokenizer-type GPT2BPETokenizer --workers 8\n';
+    // The same shape of script that also sources an options file with layout flags is something to estimate.
+    const opts = '#!/bin/bash\nOPTIONS="--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --micro-batch-size 2"\n';
+    const t = tempTree({ '.git/HEAD': 'ref: x\n', 'prep.sh': prep, 'CONFIG.sh': opts, 'run.sh': '#!/bin/bash\nsource CONFIG.sh\nmkdir -p out\n' });
+    try {
+      const r = runCli(['estimate', 'prep.sh'], { cwd: t.dir });
+      assert.equal(r.status, 0, r.stderr + r.stdout);
+      assert.match(r.stdout, /^No estimate: the script runs no training command/m);
+      assert.doesNotMatch(r.stdout, /FITS|DOES NOT FIT|Llama-3\.1-8B/);
+      assert.match(r.stdout, /no training command .*nothing to estimate in it/);
+      const j = JSON.parse(runCli(['estimate', 'prep.sh', '--json'], { cwd: t.dir }).stdout);
+      assert.deepEqual(j.problems.map((p: { code: string }) => p.code), ['no-training-command']);
+      // The folder holds it among other scripts: the run stays green.
+      const folder = runCli(['estimate', '.'], { cwd: t.dir });
+      assert.notEqual(folder.status, 2, folder.stdout);
+      // A script that sources layout values (Megatron's sc21 CONFIG.sh pattern) keeps its estimate.
+      const run = runCli(['estimate', 'run.sh'], { cwd: t.dir });
+      assert.match(run.stdout, /^(FITS|DOES NOT FIT)/m, run.stdout);
+      assert.doesNotMatch(run.stdout, /no-training-command|nothing to estimate/);
+    } finally {
+      t.cleanup();
+    }
+  });
 });

@@ -331,6 +331,29 @@ describe('notifications', () => {
   });
 });
 
+describe('a script that trains nothing', () => {
+  test('a data preprocessing script gets one info and no verdict: no hints, no lenses, a status summary that says it trains nothing', async () => {
+    // Megatron-LM's tools/preprocess_data.py tokenises a corpus: the script names no model, batch or layout, so any
+    // verdict would rest on assumed defaults alone.
+    const uri = 'file:///ws/prep/preprocess.sh';
+    const text = '#!/bin/bash\npython tools/preprocess_data.py --input data.json --output-prefix gpt2 --workers 8\n';
+    const d = c.diagnostics(uri);
+    await c.open(uri, text, 'shellscript');
+    const diags = await d;
+    assert.deepEqual(diags.map((x) => [x.code, x.severity]), [['no-training-command', 3]]);
+    assert.match(String(diags[0].message), /nothing to estimate/);
+    assert.deepEqual((await c.hints(uri)).map(label), []);
+    assert.deepEqual((await c.lenses(uri)).map((l) => l.command?.title ?? ''), []);
+    const a = await c.analysis(uri);
+    assert.equal(a?.plan, undefined);
+    assert.equal(a?.memory, undefined);
+    // The status bar's summary says why there is no figure, so it does not ask for more input.
+    const summaries = () => c.notifications.filter((x) => x.method === LspMethods.analysisChanged).map((x) => x.params as AnalysisChangedParams).filter((p) => p.uri === uri);
+    for (let i = 0; i < 2000 && !summaries().length; i++) await new Promise((r) => setTimeout(r, 5));
+    assert.deepEqual(summaries().map((p) => [p.fits, p.noTraining]), [[null, true]]);
+  });
+});
+
 describe('shardlens/analysis', () => {
   test('returns the plan, memory with the replicated baseline, collectives, step time and assumptions', async () => {
     const { uri } = await openFixture('pretrain_llama.sh');

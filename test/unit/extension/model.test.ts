@@ -65,6 +65,11 @@ describe('toDashboardModel', () => {
     assert.ok('reason' in r);
     assert.match(r.reason, /no model/);
   });
+  test('a script that trains nothing says so instead of asking for more input', () => {
+    const r = toDashboardModel({ ...analysis, plan: undefined, memory: undefined, problems: [{ code: 'no-training-command', severity: 'info', message: 'x', paths: [] }] }, 'GiB');
+    assert.ok('reason' in r);
+    assert.match(r.reason, /nothing to estimate/);
+  });
 });
 
 describe('simulationAnswer', () => {
