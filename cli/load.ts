@@ -7,7 +7,7 @@ import type { ConfigFacts } from '../shared/plan/facts';
 import { initFormats, MAX_CONFIG_CHARS, tooLarge } from '../formats/index';
 import { torchtitanConfigFunctions } from '../formats/torchtitan/python';
 import { isConfigurationName } from '../shared/protocol';
-import { detectWithHost, loadConfigGraph } from '../server/formats/workspace';
+import { detectWithHost, launchedConfiguration, loadConfigGraph } from '../server/formats/workspace';
 import { checkFile, readTextFile } from '../server/io/read';
 import { parseGpusArg, stringFlag, type Flags } from './args';
 import { readProfileFile } from '../validation/torch/profile';
@@ -111,7 +111,10 @@ export async function loadConfig(file: string, flags: Flags): Promise<Loaded> {
   if (asked !== undefined && !isConfigurationName(asked)) throw new InputError('--config needs the name of a configuration function, e.g. --config llama3_8b');
   if (asked !== undefined && !all.length) throw new InputError(`--config ${asked}: ${file} is not a module of torchtitan configuration functions`);
   if (asked !== undefined && !all.includes(asked)) throw new InputError(`--config ${asked}: ${file} has no such configuration (it has ${all.slice(0, 12).join(', ')})`);
-  const name = asked ?? all[0];
+  // None asked: the one a launch script of the workspace runs, else the first.
+  const launched = asked === undefined ? launchedConfiguration(path, all, host) : undefined;
+  const name = asked ?? launched?.name ?? all[0];
   const graph = loadConfigGraph(path, host, { settings }, name);
+  if (launched) graph.resolved.problems.push(launched.problem);
   return { path, primary: graph.primary, resolved: graph.resolved, workspace, ...(name ? { configuration: { name, all } } : {}) };
 }

@@ -115,7 +115,11 @@ export function analyzeDocument(input: AnalyzeInput, host: LoaderHost, api: Core
   const symbols = api.configFunctions ? guard(problems, 'list the configurations', () => api.configFunctions?.(input.uri, input.text)) ?? [] : [];
   if (!symbols.length) return analyzeGraph(input, host, api, format, base, problems);
   // A module of configuration functions: the chosen one is the document's analysis, every one has its own section.
-  const chosen = symbols.find((f) => f.name === input.symbol) ?? symbols[0]!;
+  // None chosen: the one a launch script runs, else the first.
+  const asked = symbols.find((f) => f.name === input.symbol);
+  const launched = asked ? undefined : guard(problems, 'find the launched configuration', () => api.launchedConfiguration?.(input.uri, symbols.map((f) => f.name), overlay(host, input)));
+  const chosen = asked ?? symbols.find((f) => f.name === launched?.name) ?? symbols[0]!;
+  if (launched && chosen.name === launched.name) problems.push(launched.problem);
   const main = analyzeGraph({ ...input, symbol: chosen.name }, host, api, format, base, problems);
   const sections = symbols.map((f, i): ConfigSection => {
     if (f === chosen) return { symbol: f.name, range: f.range };

@@ -12,7 +12,7 @@ import { estimateMemory } from '../../shared/memory/estimate';
 import { estimateStepTime } from '../../shared/time/estimate';
 import { simulateStep } from '../../shared/sim/simulate';
 import { detectFormat, initFormats } from '../../formats/index';
-import { detectWithHost, loadConfigGraph, modelLookup, type WorkspaceHost } from '../formats/workspace';
+import { detectWithHost, launchedConfiguration, loadConfigGraph, modelLookup, toPath, type WorkspaceHost } from '../formats/workspace';
 import { resolvePlan, type FactOverrides } from '../../shared/plan/resolve';
 import { resolveSettings } from './resolveAdapter';
 
@@ -40,6 +40,8 @@ export interface CoreApi {
   load(uri: string, host: LoaderHost, settings: ShardLensSettings, symbol?: string): LoadedGraph;
   /** The configuration functions of a module of them (torchtitan's Python configurations), in file order; else none. */
   configFunctions?(uri: string, text: string): readonly { readonly name: string; readonly range: TextRange }[];
+  /** Which of those functions a launch script of the workspace runs (the module opens on it), with the info that says so. */
+  launchedConfiguration?(uri: string, names: readonly string[], host: LoaderHost): { readonly name: string; readonly problem: Problem } | undefined;
   estimateMemory(plan: Plan): MemoryEstimate;
   /**
    * The what-if of an analysis rebuilt from its facts graph (document first) and settings, as `load` makes it: an
@@ -78,6 +80,7 @@ export const realCore: CoreApi = {
     const li = new LineIndex(text);
     return torchtitanConfigFunctions(text).map((f) => ({ name: f.name, range: { start: li.position(f.at.start), end: li.position(f.at.end) } }));
   },
+  launchedConfiguration: (uri, names, host) => launchedConfiguration(toPath(uri), names, host),
   estimateMemory,
   stepTime: estimateStepTime,
   simulate(plan) {

@@ -232,6 +232,29 @@ function torchtitanLauncher(path: string, text: string, host: WorkspaceHost, sym
   return first;
 }
 
+/**
+ * The configuration function a module of them opens on when none is chosen: the one the nearest launch script runs
+ * (`--module llama3 --config llama3_70b`, `MODULE=… CONFIG=…`; the module's folder first, then by path, at most
+ * MAX_LAUNCHERS read), else undefined (the caller takes the module's first, as torchtitan's own scripts default to its
+ * debug model). The info names the script, so a user who expected the first knows why.
+ */
+export function launchedConfiguration(path: string, names: readonly string[], host: WorkspaceHost): { name: string; problem: Problem } | undefined {
+  if (!/\.py$/i.test(path) || !names.length) return undefined;
+  const abs = resolvePath(path);
+  const near = (p: string) => (dirname(p) === dirname(path) ? 0 : 1);
+  const files = referencing(path, host).files.sort((a, b) => near(a) - near(b) || a.localeCompare(b)).slice(0, MAX_LAUNCHERS);
+  for (const p of files) {
+    const script = read(host, p) ?? '';
+    const facts = parseFile(p, script, detectFormat(p, script));
+    const r = facts.references.find((x) => x.symbol !== undefined && names.includes(x.symbol) && resolveReference(x, p, host) === abs);
+    if (r?.symbol) {
+      return { name: r.symbol, problem: { code: 'configuration-from-launcher', severity: 'info', paths: [],
+        message: `${r.symbol} is analysed first: ${basename(p)} runs it. Every configuration of the module has its own lens to analyse it.` } };
+    }
+  }
+  return undefined;
+}
+
 /** Reverse map: referenced absolute path → files that reference it. */
 export function reverseReferences(files: readonly { path: string; facts: ConfigFacts }[], host: WorkspaceHost): Map<string, Set<string>> {
   const m = new Map<string, Set<string>>();

@@ -44,3 +44,24 @@ test('estimate reads the first configuration, or the one --config names, and lis
     t.cleanup();
   }
 });
+
+test('a module opens on the configuration a launch script of the workspace runs, and says which script', () => {
+  // torchtitan's launch spelling (run_train.sh: python -m torchtitan.train --module M --config F): the script runs the
+  // module's third function on 2 nodes of 8 GPUs, so that function (Llama 3 70B: 80 layers) is the one estimated.
+  const run = 'torchrun --nnodes 2 --nproc_per_node 8 -m torchtitan.train --module recipes.llama3 --config llama3_70b_fsdp\n';
+  const t = tempTree({ '.git/HEAD': 'ref: x\n', 'recipes/llama3.py': MODULE, 'launch/run.sh': run });
+  try {
+    const j = JSON.parse(runCli(['estimate', 'recipes/llama3.py', '--json'], { cwd: t.dir }).stdout);
+    assert.equal(j.configuration, 'llama3_70b_fsdp');
+    assert.equal(j.model.layers.value, 80);
+    assert.equal(j.worldSize, 16);
+    const info = j.problems.find((p: { code: string }) => p.code === 'configuration-from-launcher');
+    assert.match(info?.message ?? '', /llama3_70b_fsdp is analysed first: run\.sh runs it/);
+    // --config still decides, without the info.
+    const named = JSON.parse(runCli(['estimate', 'recipes/llama3.py', '--config', 'llama3_8b_fsdp', '--json'], { cwd: t.dir }).stdout);
+    assert.equal(named.configuration, 'llama3_8b_fsdp');
+    assert.equal(named.problems.some((p: { code: string }) => p.code === 'configuration-from-launcher'), false);
+  } finally {
+    t.cleanup();
+  }
+});

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { InlayHint } from 'vscode-languageserver';
 import { startClient, type Client } from './harness';
@@ -53,16 +53,25 @@ for (const workers of [0, 1]) describe(workers ? 'with an analysis worker' : 'on
   });
 });
 
+/** A temporary workspace folder holding `files` (relative path → text) and a client opened on it. */
+async function workspaceClient(files: Readonly<Record<string, string>>): Promise<{ c: Client; ws: string }> {
+  const ws = mkdtempSync(join(tmpdir(), 'shardlens-ws-'));
+  for (const [rel, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(ws, rel)), { recursive: true });
+    writeFileSync(join(ws, rel), text);
+  }
+  return { c: await startClient({}, { folder: ws }), ws };
+}
+
 describe('a torchtitan TOML and the launch script that runs it', () => {
   let c: Client;
   let ws: string;
   before(async () => {
     // torchtitan's run_train.sh, abridged: torchrun over NGPU GPUs of one node with the job TOML.
-    ws = mkdtempSync(join(tmpdir(), 'shardlens-tt-'));
-    mkdirSync(join(ws, 'train_configs'));
-    writeFileSync(join(ws, 'train_configs/llama3_8b.toml'), '[model]\nname = "llama3"\nflavor = "8B"\n[training]\nlocal_batch_size = 1\nseq_len = 8192\n[parallelism]\ndata_parallel_shard_degree = -1\n');
-    writeFileSync(join(ws, 'run_train.sh'), 'NGPU=${NGPU:-"8"}\ntorchrun --nproc_per_node=${NGPU} -m torchtitan.train --job.config_file ./train_configs/llama3_8b.toml\n');
-    c = await startClient({}, { folder: ws });
+    ({ c, ws } = await workspaceClient({
+      'train_configs/llama3_8b.toml': '[model]\nname = "llama3"\nflavor = "8B"\n[training]\nlocal_batch_size = 1\nseq_len = 8192\n[parallelism]\ndata_parallel_shard_degree = -1\n',
+      'run_train.sh': 'NGPU=${NGPU:-"8"}\ntorchrun --nproc_per_node=${NGPU} -m torchtitan.train --job.config_file ./train_configs/llama3_8b.toml\n',
+    }));
   });
   after(() => { c.dispose(); rmSync(ws, { recursive: true, force: true }); });
 
@@ -82,5 +91,43 @@ describe('a torchtitan TOML and the launch script that runs it', () => {
     await d;
     // data_parallel_shard_degree = -1: FSDP over the world the script launches.
     assert.equal((await c.analysis(toml))?.plan?.parallel.dp, 4);
+  });
+});
+
+describe('a module of torchtitan configurations and the launch script that runs one of them', () => {
+  let c: Client;
+  let ws: string;
+  // Two configurations; the first is what the module would open on with no launcher (Llama 3 8B: 32 layers, 70B: 80).
+  const MODULE = 'from torchtitan.trainer import Trainer\nfrom torchtitan.models.llama3 import model_registry\nfrom torchtitan.config import ParallelismConfig\n\n\n'
+    + 'def llama3_8b() -> Trainer.Config:\n    return Trainer.Config(model_spec=model_registry("8B"), parallelism=ParallelismConfig(data_parallel_shard_degree=-1))\n\n\n'
+    + 'def llama3_70b() -> Trainer.Config:\n    return Trainer.Config(model_spec=model_registry("70B"), parallelism=ParallelismConfig(data_parallel_shard_degree=-1, tensor_parallel_degree=8))\n';
+  before(async () => {
+    // torchtitan's multinode_trainer.slurm, abridged: MODULE and CONFIG name the function, 2 nodes of 8 GPUs.
+    ({ c, ws } = await workspaceClient({
+      'recipes/llama3.py': MODULE,
+      'train.slurm': 'MODULE=recipes.llama3\nCONFIG=llama3_70b\nsrun torchrun --nnodes 2 --nproc_per_node 8 -m torchtitan.train --module ${MODULE} --config ${CONFIG}\n',
+    }));
+  });
+  after(() => { c.dispose(); rmSync(ws, { recursive: true, force: true }); });
+
+  test('the module opens on the function the script runs, says so, and follows an edit of the script', async () => {
+    const py = pathToFileURL(join(ws, 'recipes/llama3.py')).toString();
+    const slurm = pathToFileURL(join(ws, 'train.slurm')).toString();
+    let d = c.diagnostics(py);
+    await c.open(py, MODULE, 'python');
+    const diags = await d;
+    const a = await c.analysis(py);
+    assert.equal(a?.symbol, 'llama3_70b');
+    assert.equal(a?.plan?.model.layers, 80);
+    assert.equal(a?.plan?.parallel.dp, 2, 'TP 8 on the 16 GPUs the script launches');
+    assert.ok(diags.some((x) => x.code === 'configuration-from-launcher' && /train\.slurm runs it/.test(String(x.message))), JSON.stringify(diags.map((x) => x.code)));
+    const text = readFileSync(join(ws, 'train.slurm'), 'utf8');
+    await c.open(slurm, text);
+    d = c.diagnostics(py);
+    await c.change(slurm, text.replace('CONFIG=llama3_70b', 'CONFIG=llama3_8b'));
+    await d;
+    const b = await c.analysis(py);
+    assert.equal(b?.symbol, 'llama3_8b');
+    assert.equal(b?.plan?.model.layers, 32);
   });
 });
