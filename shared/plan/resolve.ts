@@ -213,10 +213,6 @@ function withOverrides(facts: Partial<Record<PlanPath, Fact>>, overrides: FactOv
 }
 
 /**
- * Resolves facts into a Plan plus problems and assumptions. `overrides` replaces facts after merging (a what-if): the
- * plan is derived again from the changed facts, exactly as it would be from an edited file.
- */
-/**
  * A script in which the shell reader found no training command (formats/launch/unread.ts, `no-training-command`) and
  * from which, with every file it reads, no model, training, layout or cluster value came: a verdict there would rest on
  * nothing but assumed defaults (a data preprocessing script "does not fit"), so none is made.
@@ -225,6 +221,10 @@ function runsNoTraining(primary: ConfigFacts, facts: Partial<Record<PlanPath, Fa
   return primary.diagnostics.some((d) => d.code === 'no-training-command') && !givesPlanValue(facts, ['model', 'training', 'parallel', 'cluster']);
 }
 
+/**
+ * Resolves facts into a Plan plus problems and assumptions. `overrides` replaces facts after merging (a what-if): the
+ * plan is derived again from the changed facts, exactly as it would be from an edited file.
+ */
 export function resolvePlan(primary: ConfigFacts, related: readonly ConfigFacts[], ctx: ResolveContext = {}, overrides?: FactOverrides): ResolvedPlan {
   const problems: Problem[] = [];
   const assumptions: Assumption[] = [];
