@@ -65,3 +65,19 @@ test('a module opens on the configuration a launch script of the workspace runs,
     t.cleanup();
   }
 });
+
+test('of several launch scripts the one in the module\'s folder decides; a function the module lacks is passed over', () => {
+  const run = (config: string) => `torchrun --nnodes 1 --nproc_per_node 8 -m torchtitan.train --module recipes.llama3 --config ${config}\n`;
+  const t = tempTree({
+    '.git/HEAD': 'ref: x\n', 'recipes/llama3.py': MODULE,
+    'a/run.sh': run('llama3_70b_fsdp'), 'recipes/tp2.sh': run('llama3_8b_tp2_32k'), 'recipes/gone.sh': run('llama3_405b'),
+  });
+  try {
+    const j = JSON.parse(runCli(['estimate', 'recipes/llama3.py', '--json'], { cwd: t.dir }).stdout);
+    assert.equal(j.configuration, 'llama3_8b_tp2_32k');
+    assert.equal(j.layout.tp, 2);
+    assert.match(j.problems.find((p: { code: string }) => p.code === 'configuration-from-launcher')?.message ?? '', /tp2\.sh runs it/);
+  } finally {
+    t.cleanup();
+  }
+});
