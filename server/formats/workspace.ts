@@ -165,13 +165,14 @@ function mentioning(base: string, host: WorkspaceHost): { files: readonly string
 
 /** Files of the workspace whose references resolve to `target` (every one the index holds, wherever it lies). */
 export function findReferencing(target: string, host: WorkspaceHost): string[] {
-  return referencing(target, host).files;
+  return referencing(target, host).files.map((f) => f.path);
 }
 
-function referencing(target: string, host: WorkspaceHost, symbol?: string): { files: string[]; truncated?: string } {
+/** The files whose references resolve to `target` (one of them naming function `symbol` when given), each parsed once. */
+function referencing(target: string, host: WorkspaceHost, symbol?: string): { files: { path: string; facts: ConfigFacts }[]; truncated?: string } {
   const base = target.replace(/^.*[\\/]/, '');
   const abs = resolvePath(target);
-  const out: string[] = [];
+  const out: { path: string; facts: ConfigFacts }[] = [];
   const found = mentioning(base, host);
   for (const p of found.files) {
     if (resolvePath(p) === abs) continue;
@@ -181,13 +182,24 @@ function referencing(target: string, host: WorkspaceHost, symbol?: string): { fi
     if (!fmt) continue;
     const facts = parseFile(p, text, fmt);
     // A function of a Python module is named with the module: a launcher of another function does not run this one.
-    if (facts.references.some((r) => (symbol === undefined || r.symbol === symbol) && resolveReference(r, p, host) === abs)) out.push(p);
+    if (facts.references.some((r) => (symbol === undefined || r.symbol === symbol) && resolveReference(r, p, host) === abs)) out.push({ path: p, facts });
   }
   return found.truncated ? { files: out, truncated: found.truncated } : { files: out };
 }
 
 /** Launch scripts of one configuration read at most (a folder of generated sweep scripts can hold thousands). */
 const MAX_LAUNCHERS = 16;
+
+/**
+ * The launch scripts that run `path` (its function `symbol` when given), the nearest first: the configuration's folder,
+ * then by path; at most MAX_LAUNCHERS.
+ */
+function nearestLaunchers(path: string, host: WorkspaceHost, symbol?: string): { files: { path: string; facts: ConfigFacts }[]; truncated?: string } {
+  const found = referencing(path, host, symbol);
+  const near = (p: string) => (dirname(p) === dirname(path) ? 0 : 1);
+  const files = found.files.sort((a, b) => near(a.path) - near(b.path) || a.path.localeCompare(b.path)).slice(0, MAX_LAUNCHERS);
+  return found.truncated ? { files, truncated: found.truncated } : { files };
+}
 
 /** The cluster facts a launch script states: how many GPUs run what it launches. */
 const CLUSTER_PATHS = /^cluster\.(gpusPerNode|nodes|worldSize|gpuName)$/;
@@ -210,14 +222,9 @@ function clusterWords(f: ConfigFacts): string | undefined {
 function torchtitanLauncher(path: string, text: string, host: WorkspaceHost, symbol: string | undefined, problems: Problem[]): { path: string; facts: ConfigFacts } | undefined {
   const fn = /\.py$/i.test(path) ? symbol ?? torchtitanConfigFunctions(text)[0]?.name : undefined;
   if (/\.py$/i.test(path) && !fn) return undefined;
-  const found = referencing(path, host, fn);
+  const found = nearestLaunchers(path, host, fn);
   if (found.truncated) problems.push({ code: 'reference-index-truncated', severity: 'info', message: `Launch scripts that run this configuration may be missed: ${found.truncated}.`, paths: [] });
-  const near = (p: string) => (dirname(p) === dirname(path) ? 0 : 1);
-  // The nearest first (the configuration's folder, then by path), at most MAX_LAUNCHERS read.
-  const stated = found.files.sort((a, b) => near(a) - near(b) || a.localeCompare(b)).slice(0, MAX_LAUNCHERS).flatMap((p) => {
-    // Read as referencing() read it (same format, so the parse cache answers: no second parse per edit).
-    const script = read(host, p) ?? '';
-    const all = parseFile(p, script, detectFormat(p, script));
+  const stated = found.files.flatMap(({ path: p, facts: all }) => {
     const facts = Object.fromEntries(Object.entries(all.facts).filter(([k]) => CLUSTER_PATHS.test(k)));
     const words = clusterWords({ ...all, facts });
     return words ? [{ path: p, facts: { ...all, facts, references: [], diagnostics: [] } as ConfigFacts, words }] : [];
@@ -241,11 +248,7 @@ function torchtitanLauncher(path: string, text: string, host: WorkspaceHost, sym
 export function launchedConfiguration(path: string, names: readonly string[], host: WorkspaceHost): { name: string; problem: Problem } | undefined {
   if (!/\.py$/i.test(path) || !names.length) return undefined;
   const abs = resolvePath(path);
-  const near = (p: string) => (dirname(p) === dirname(path) ? 0 : 1);
-  const files = referencing(path, host).files.sort((a, b) => near(a) - near(b) || a.localeCompare(b)).slice(0, MAX_LAUNCHERS);
-  for (const p of files) {
-    const script = read(host, p) ?? '';
-    const facts = parseFile(p, script, detectFormat(p, script));
+  for (const { path: p, facts } of nearestLaunchers(path, host).files) {
     const r = facts.references.find((x) => x.symbol !== undefined && names.includes(x.symbol) && resolveReference(x, p, host) === abs);
     if (r?.symbol) {
       return { name: r.symbol, problem: { code: 'configuration-from-launcher', severity: 'info', paths: [],
@@ -362,9 +365,9 @@ export function loadConfigGraph(pathOrUri: string, host: WorkspaceHost, ctx: Res
     const near = (p: string) => (dirname(p) === dirname(path) ? 0 : 1);
     const found = referencing(path, host);
     if (found.truncated) problems.push({ code: 'reference-index-truncated', severity: 'info', message: `Launchers that use this file may be missed: ${found.truncated}.`, paths: [] });
-    for (const p of found.files.sort((a, b) => near(a) - near(b)).slice(0, 3)) {
+    for (const { path: p, facts } of found.files.sort((a, b) => near(a.path) - near(b.path)).slice(0, 3)) {
       deps.push(p);
-      related.push(parseFile(p, read(host, p) ?? ''));
+      related.push(facts);
     }
   }
   if (primary.format === 'torchtitan' && text !== undefined) {
