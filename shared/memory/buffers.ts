@@ -10,7 +10,7 @@ import { dsBucketBytes } from './deepspeed';
  * FSDP: reshard after forward → 2 units (current + prefetched) of params, else the whole stage stays gathered
  * (Zhao et al. 2023, PyTorch FSDP §3.2: peak ≈ Σψ/F + max ψ); plus one unit's unsharded gradient before reduce-scatter.
  * DeepSpeed: min(max_live, unit + prefetch bucket) params (stage3_prefetch_bucket_size, stage3_max_live_parameters)
- * + one unit's gradient (DeepSpeed memory.rst: largest_layer_memory = 4·largest_layer_params with 16-bit params/grads).
+ * + one unit's gradient (largest_layer_memory = 4·largest_layer_params with 16-bit params/grads: docs/framework-facts.md#zero-3-live-parameters-and-offload-host-memory).
  */
 export function gatheredParameterBytes(
   style: ShardingStyle, unitParams: number, stageParams: number, paramBytes: number, gradBytes: number,
@@ -53,7 +53,7 @@ export function cudaContextBytes(contextBytes: number): number {
   return contextBytes;
 }
 
-/** Host memory per node for offload: Σ over the node's ranks of their offloaded bytes (DeepSpeed ZeRO-Offload, memory.rst). */
+/** Host memory per node for offload: Σ over the node's ranks of their offloaded bytes (DeepSpeed ZeRO-Offload: docs/framework-facts.md#zero-3-live-parameters-and-offload-host-memory). */
 export function hostOffloadBytesPerNode(offloadedBytesPerRank: number, gpusPerNode: number): number {
   return offloadedBytesPerRank * gpusPerNode;
 }

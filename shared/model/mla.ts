@@ -10,8 +10,7 @@
  *   a·(d_n + d_v) (up);
  * - output: a·d_v → h.
  * Under tensor parallelism the up and output projections split by heads like Q/K/V and O; the down projections are
- * held whole by every rank (Megatron-LM multi_latent_attention.py builds them `parallel_mode='duplicated'` and runs
- * them on the sequence-parallel shard; torchtitan's DeepSeek-V3 plan leaves `wq_a` / `wkv_a` unsharded).
+ * held whole by every rank, as Megatron-LM and torchtitan build them (docs/framework-facts.md#mla-down-projections-under-tensor-parallelism).
  */
 import type { MlaSpec, ModelSpec } from '../plan/types';
 
@@ -75,8 +74,8 @@ export function validMla(x: Partial<MlaSpec> | undefined): MlaSpec | undefined {
 export const MLA_MODEL_TYPES: ReadonlySet<string> = new Set(['deepseek_v2', 'deepseek_v3', 'kimi_k2']);
 
 /**
- * config.json keys of multi-head latent attention with DeepseekV3Config's defaults (transformers
- * models/deepseek_v3/configuration_deepseek_v3.py: 1536, 512, 128, 64, 128), as [field, key, default].
+ * config.json keys of multi-head latent attention with DeepseekV3Config's defaults (1536, 512, 128, 64, 128;
+ * docs/framework-facts.md#deepseek-v3-mla-defaults), as [field, key, default].
  */
 export const MLA_CONFIG_KEYS: readonly (readonly [keyof MlaSpec, string, number])[] = [
   ['qLoraRank', 'q_lora_rank', 1536], ['kvLoraRank', 'kv_lora_rank', 512], ['qkNopeHeadDim', 'qk_nope_head_dim', 128],

@@ -72,7 +72,7 @@ export function normParams(model: ModelSpec): number {
 /**
  * The phase of the MoE layers on their frequency f: layer i is MoE when (i − phase) is a multiple of f. The Qwen-MoE
  * rule ((i + 1) % f = 0, decoder_sparse_step) is phase f − 1, the default; Megatron's integer --moe-layer-freq
- * (i % f = 0, gpt_layer_specs.py) is phase 0 (MoeSpec.firstLayerMoe).
+ * (i % f = 0) is phase 0 (MoeSpec.firstLayerMoe); sources in docs/framework-facts.md#moe-layer-frequency.
  */
 function moePhase(moe: NonNullable<ModelSpec['moe']>, f: number): number {
   return moe.firstLayerMoe ? 0 : f - 1;

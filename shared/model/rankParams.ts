@@ -7,7 +7,7 @@ import type { ModelSpec } from '../plan/types';
 
 /**
  * KV heads one tensor-parallel rank holds: KV/TP when TP divides them; one when TP is a multiple of the KV heads (each
- * head replicated TP/KV times: Megatron `--num-query-groups` < TP, megatron/core/transformer/attention.py); otherwise
+ * head replicated TP/KV times: Megatron `--num-query-groups` < TP, docs/framework-facts.md#kv-heads-under-tensor-parallelism); otherwise
  * ⌈KV/TP⌉.
  */
 export function kvHeadsPerRank(kvHeads: number, tp: number): number {

@@ -236,7 +236,7 @@ function deriveCluster(c: NonNullable<PlanInput['cluster']>, world: number, gpu:
   return { gpu: gpuSpec, gpusPerNode, nodes };
 }
 
-/** Micro batch × accumulation × DP = global batch, solved as DeepSpeed does (runtime/config.py `_set_batch_related_parameters`). */
+/** Micro batch × accumulation × DP = global batch, solved as DeepSpeed does (docs/framework-facts.md#deepspeed-batch-arithmetic). */
 function deriveTraining(input: PlanInput, dp: number, pick: Pick, problems: Problem[]): TrainingSpec {
   const t = input.training ?? {};
   const precision = pick('training.precision', t.precision, TRAINING_DEFAULTS.precision[0], TRAINING_DEFAULTS.precision[1]);

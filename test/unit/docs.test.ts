@@ -1,6 +1,6 @@
 /**
  * What code and hovers cite lives in the repository (issue 11): no citation of the team's reference notes outside the
- * checkout (formulas.md / config-formats.md), every `docs/formulas.md#…` and `docs/formats/…` citation names a page and
+ * checkout (formulas.md / config-formats.md), every `docs/formulas.md#…`, `docs/framework-facts.md#…` and `docs/formats/…` citation names a page and
  * a heading that exist, and the key tables in docs/formats/ match formats/<name>/keys.json.
  */
 import { describe, test } from 'node:test';
@@ -34,10 +34,10 @@ describe('docs the code cites', () => {
     }
   });
 
-  test('every citation of docs/formulas.md and docs/formats/ names an existing page and heading', () => {
+  test('every citation of docs/formulas.md, docs/framework-facts.md and docs/formats/ names an existing page and heading', () => {
     let n = 0;
     for (const [f, text] of all) {
-      for (const m of text.matchAll(/docs\/(formulas\.md|formats\/[\w.-]*\.md)(#[\w-]+)?/g)) {
+      for (const m of text.matchAll(/docs\/(formulas\.md|framework-facts\.md|formats\/[\w.-]*\.md)(#[\w-]+)?/g)) {
         n++;
         const page = join('docs', m[1]!);
         assert.ok(existsSync(page), `${f} cites ${page}`);
