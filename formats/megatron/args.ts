@@ -30,6 +30,7 @@ function mapped(flag: string, raw: string): FactValue | undefined {
     case '--attention-backend': return v === 'flash' ? true : v === 'unfused' || v === 'local' ? false : undefined;
     // flex means DeepEP unless --moe-flex-dispatcher-backend hybridep (applySpecial); alltoall_seq is an all-to-all.
     case '--moe-token-dispatcher-type': return ({ allgather: 'allgather', alltoall: 'alltoall', alltoall_seq: 'alltoall', flex: 'deepep' } as Record<string, string>)[v];
+    case '--cuda-graph-impl': return ['none', 'local', 'transformer_engine', 'full_iteration'].includes(v) ? v : undefined;
     case '--moe-layer-freq': { const n = toNumber(v); return n !== undefined && Number.isInteger(n) && n >= 1 ? n : undefined; }
     default: return undefined;
   }
@@ -45,6 +46,28 @@ function fp4Training(s: FactSink, fp4: FlagArg | undefined, fp8: boolean): void 
   if (!fp4) return;
   const as = fp8 ? 'FP8' : '16-bit';
   s.diag('megatron-fp4-timing', 'warning', `${fp4.flag}: NVFP4 GEMMs are not modelled; the linears are timed at ${as} rates (FP4 tensor cores run about twice FP8 on Blackwell), so the step time is likely too long, and memory counts ${as} weight copies.`, here(fp4, fp4.flagRange), ['training.precision']);
+}
+
+/**
+ * Transformer Engine's FP8 fused attention (`--fp8-dot-product-attention`, megatron/training/arguments.py; the
+ * Megatron-Bridge field `fp8_dot_product_attention`): ShardLens has no FP8 attention curve, so attention stays timed at
+ * 16-bit rates and the file is told, at the flag, that the step time is likely too long.
+ */
+function fp8Attention(s: FactSink, flag: FlagArg | undefined): void {
+  if (!flag || toBool(flag.value ?? 'true') === false) return;
+  s.diag('megatron-fp8-attention-timing', 'warning', `${flag.flag}: FP8 fused attention is not modelled; attention is timed at 16-bit rates, so the step time is likely too long.`, here(flag, flag.flagRange), ['training.flashAttention']);
+}
+
+/**
+ * The deprecated `--cuda-graph-scope full_iteration` (with `--enable-cuda-graph` or without an implementation) is the
+ * full-iteration graph: Megatron migrates it to `--cuda-graph-impl full_iteration`
+ * (megatron/core/transformer/transformer_config.py `__post_init__`, "deprecated values full_iteration").
+ */
+function cudaGraphScope(s: FactSink, seen: Map<string, FlagArg>): void {
+  const scope = seen.get('--cuda-graph-scope');
+  if (!scope?.value || scope.unresolved || !/^["']?full_iteration["']?$/.test(scope.value.trim())) return;
+  const impl = s.value('training.cudaGraph');
+  if (impl === undefined || impl === 'local') s.explicit('training.cudaGraph', 'full_iteration', locOfArg(scope));
 }
 
 /** Flags whose values applySpecial reads (not through `mapped`). */
@@ -324,6 +347,8 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   const fp8 = seen.get('--fp8-format');
   if (fp8?.value && mapped('--fp8-format', fp8.value)) s.explicit('training.precision', 'fp8-mixed', locOfArg(fp8));
   fp4Training(s, seen.get('--fp4-format'), fp8 !== undefined);
+  fp8Attention(s, seen.get('--fp8-dot-product-attention'));
+  cudaGraphScope(s, seen);
   // With --recompute-method uniform, --recompute-num-layers is the chunk size and every layer is recomputed; only
   // block recomputes that many layers per stage (megatron/core/transformer/transformer_block.py `_checkpointed_forward`).
   const method = seen.get('--recompute-method')?.value?.replace(/["']/g, '');

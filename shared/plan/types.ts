@@ -96,7 +96,19 @@ export interface TrainingSpec {
   readonly optimizerImpl?: OptimizerImpl;
   /** Megatron --cross-entropy-loss-fusion (with --cross-entropy-fusion-impl); undefined = none. */
   readonly lossFusion?: LossFusion;
+  /**
+   * How much of a training step replays as CUDA graphs (Megatron `--cuda-graph-impl`): per-layer graphs of some modules
+   * (`local`, `transformer_engine`) or the whole forward-backward pass (`full_iteration`); undefined = none.
+   */
+  readonly cudaGraph?: CudaGraphImpl;
 }
+
+/**
+ * Megatron-LM's CUDA graph implementations (megatron/core/transformer/transformer_config.py `cuda_graph_impl`): none,
+ * per-layer graphs of MCore's own (`local`) or of Transformer Engine's make_graphed_callables (`transformer_engine`),
+ * or one graph for the whole forward-backward pass of an iteration, the optimizer step excluded (`full_iteration`).
+ */
+export type CudaGraphImpl = 'none' | 'local' | 'transformer_engine' | 'full_iteration';
 
 export type PipelineSchedule = 'gpipe' | '1f1b' | 'interleaved' | 'zb-h1';
 export type ShardingStyle = 'ddp' | 'deepspeed' | 'fsdp' | 'fsdp2' | 'megatron-distopt';

@@ -44,4 +44,22 @@ describe('MoE step time says what it leaves out', () => {
     const dense = planOf(moe.replace(/--num-experts 8 --moe-router-topk 2 --expert-model-parallel-size 8/, ''));
     assert.equal(estimateStepTime(dense).problems.some((p) => p.code === 'moe-host-timing'), false);
   });
+  // Megatron's full-iteration CUDA graph replays the whole forward-backward pass (transformer_config.py
+  // `cuda_graph_impl`), so no host work of routing enters the step: the same code is an info there, at the flag.
+  // Megatron-Bridge's 26.06 GB200 and B300 Qwen3-30B-A3B rows, which run such a graph, are what shows it.
+  test('under a full-iteration CUDA graph it is an info at training.cudaGraph', () => {
+    const plan = planOf(`${moe} --cuda-graph-impl full_iteration`);
+    assert.equal(plan.training.cudaGraph, 'full_iteration');
+    for (const problems of [estimateStepTime(plan).problems, simulateStep(plan).problems]) {
+      const w = problems.filter((p) => p.code === 'moe-host-timing');
+      assert.equal(w.length, 1, JSON.stringify(problems));
+      assert.ok(w[0].severity === 'info' && w[0].paths[0] === 'training.cudaGraph', JSON.stringify(w));
+    }
+  });
+  test('per-layer CUDA graphs keep the warning: the routing sync stays on the host', () => {
+    for (const flags of ['--cuda-graph-impl transformer_engine --cuda-graph-modules moe_router moe_preprocess', '--external-cuda-graph', '--cuda-graph-impl none']) {
+      const w = estimateStepTime(planOf(`${moe} ${flags}`)).problems.find((p) => p.code === 'moe-host-timing');
+      assert.equal(w?.severity, 'warning', flags);
+    }
+  });
 });

@@ -1,9 +1,10 @@
 #!/bin/bash
 # Megatron-Bridge performance summary, 26.06 NeMo container, DGX-H100 (docs/performance-summary-archive.md):
 # Qwen3_30B_a3B, 16 GPUs, FP8, GBS 1024, MBS 1, seq 4096, TP 1 PP 1 CP 1 EP 16; measured 8826 tokens/s/GPU.
-# A check row (never fitted). Settings of the recipe qwen3_30b_a3b_pretrain_16gpu_h100_fp8cs_config
-# (src/megatron/bridge/perf_recipes/qwen/h100/qwen3_moe.py): FP8 current scaling, no recomputation, the flex dispatcher
-# with the HybridEP backend and no all-to-all overlap (moe_a2a_overlap False), balanced routing
+# A check row (never fitted). Settings of the 26.06 performance scripts (Megatron-Bridge 63b08b397,
+# scripts/performance/configs/qwen/: QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1; the later recipe
+# qwen3_30b_a3b_pretrain_16gpu_h100_fp8cs_config agrees but adds per-layer CUDA graphs): FP8 current scaling, no
+# recomputation, no CUDA graphs, the flex dispatcher with the HybridEP backend and no all-to-all overlap, balanced routing
 # (moe_router_force_load_balancing). Model: Qwen3-30B-A3B config.json (48 layers, hidden 2048, 32 heads, 4 KV heads of
 # 128, 128 experts of 768, top 8).
 GPUS_PER_NODE=8
