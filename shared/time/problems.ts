@@ -176,9 +176,9 @@ const MOE_HOST_WARNING: Problem = {
 /**
  * Under a full-iteration CUDA graph (Megatron `--cuda-graph-impl full_iteration`: one graph for the forward-backward
  * pass, the optimizer step excluded) the host launches nothing per layer, so the routing sync and the expert GEMMs'
- * launches leave the step and the MoE layers are timed as their kernels and dispatch. Megatron-Bridge's 26.06
- * Qwen3-30B-A3B rows on 8 GB200 and 8 B300, whose MXFP8 recipes run such a graph, are within 10 % of this model
- * (docs/time-model.md#expert-parallel-dispatch).
+ * launches leave the step and the MoE layers are timed as their kernels and dispatch. Megatron-Bridge's 26.06 rows
+ * whose MXFP8 presets run such a graph (Qwen3-30B-A3B on 8 GB200 and 8 B300, Qwen3-235B-A22B on 256 GB200) are within
+ * 10 % of this model (docs/time-model.md#7-calibration-in-the-open).
  */
 const MOE_GRAPHED_INFO: Problem = {
   code: 'moe-host-timing', severity: 'info', paths: ['training.cudaGraph', 'model.moe'],
