@@ -74,6 +74,7 @@ export function readHfModel(s: FactSink, node: KNode | undefined, prefix = ''): 
   if (mb && typeof mb.value.value === 'boolean') s.explicit('model.mlpBias', mb.value.value, locOf(mb, prefix + 'mlp_bias'));
   if (modelType.startsWith('qwen3')) s.default('model.qkNorm', true, 'transformers modeling_qwen3.py: q_norm/k_norm per head');
   if (isGemma3(modelType)) s.default('model.qkNorm', true, 'transformers modeling_gemma3.py: q_norm/k_norm per head');
+  if (isGptOss(modelType)) s.default('model.attentionSinks', true, 'transformers modeling_gpt_oss.py: a learned sink logit per head (GptOssAttention sinks)');
   readFamily(s, node, prefix, modelType);
   if (isLlama4(modelType)) readLlama4(s, node, prefix);
   if (modelType === 'mpt' || entry(node, 'expansion_ratio')) readMpt(s, node, prefix);

@@ -30,6 +30,8 @@ function mapped(flag: string, raw: string): FactValue | undefined {
     case '--attention-backend': return v === 'flash' ? true : v === 'unfused' || v === 'local' ? false : undefined;
     // flex means DeepEP unless --moe-flex-dispatcher-backend hybridep (applySpecial); alltoall_seq is an all-to-all.
     case '--moe-token-dispatcher-type': return ({ allgather: 'allgather', alltoall: 'alltoall', alltoall_seq: 'alltoall', flex: 'deepep' } as Record<string, string>)[v];
+    // A softmax with an offset in its denominator, learned or fixed, is an attention sink (transformer_config.py).
+    case '--softmax-type': return v === 'learnable' || v === 'off-by-one' ? true : v === 'vanilla' ? false : undefined;
     case '--cuda-graph-impl': return ['none', 'local', 'transformer_engine', 'full_iteration'].includes(v) ? v : undefined;
     case '--moe-layer-freq': { const n = toNumber(v); return n !== undefined && Number.isInteger(n) && n >= 1 ? n : undefined; }
     default: return undefined;

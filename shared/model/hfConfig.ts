@@ -190,6 +190,8 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
     maxPositions,
     norm: mpt && cfg.rms_norm === true ? 'rmsnorm' : gpt2 || neox || falcon ? 'layernorm' : 'rmsnorm',
     qkNorm: QK_NORM_TYPES.has(modelType),
+    // gpt-oss learns one sink logit per head and layer (transformers modeling_gpt_oss.py GptOssAttention `sinks`).
+    ...(isGptOss(modelType) ? { attentionSinks: true } : {}),
     dropout,
     vocabSize,
     ...(moe ? { moe } : {}),

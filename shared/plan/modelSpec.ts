@@ -93,6 +93,11 @@ export interface ModelSpec {
    */
   readonly lowPrecisionNorm?: boolean;
   /**
+   * Attention sinks: a per-head offset in the softmax's denominator, learned (gpt-oss: transformers modeling_gpt_oss.py
+   * GptOssAttention `sinks`; Megatron `--softmax-type learnable`) or fixed (`off-by-one`). Undefined = plain softmax.
+   */
+  readonly attentionSinks?: boolean;
+  /**
    * Dropout is active (attention/hidden dropout > 0): activations then keep 1-byte masks (Korthikanti et al. 2022).
    * Undefined = true (GPT/Megatron default 0.1); Llama-family configs have 0.
    */

@@ -65,6 +65,7 @@ export function modelFromFacts(f: Facts, sources: Partial<Record<PlanPath, Input
     norm: take('model.norm', str(f, 'model.norm') as NormKind | undefined, gpt2 ? 'layernorm' : 'rmsnorm', 'RMSNorm'),
     qkNorm: take('model.qkNorm', bool(f, 'model.qkNorm'), false, 'no q/k norm'),
     ...(bool(f, 'model.lowPrecisionNorm') ? { lowPrecisionNorm: true } : {}),
+    ...(bool(f, 'model.attentionSinks') ? { attentionSinks: true } : {}),
     vocabSize: vocab,
     ...(num(f, 'model.vocabPadMultiple') !== undefined ? { vocabPadMultiple: take('model.vocabPadMultiple', num(f, 'model.vocabPadMultiple'), 0, '') } : {}),
   };

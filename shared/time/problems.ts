@@ -128,6 +128,7 @@ export function timeAssumptionWarnings(plan: Plan): Problem[] {
     });
   }
   if (plan.model.moe && plan.model.moe.experts > 1) out.push(plan.training.cudaGraph === 'full_iteration' ? MOE_GRAPHED_INFO : MOE_HOST_WARNING);
+  if (plan.model.attentionSinks) out.push(ATTENTION_SINK_WARNING);
   if (plan.training.optimizer === 'muon') out.push(MUON_STEP_INFO);
   const sw = plan.model.slidingWindow;
   if (sw && sw.window < plan.training.seqLen) out.push(slidingWindowTiming(plan, sw));
@@ -170,7 +171,19 @@ const MUON_STEP_INFO: Problem = {
  */
 const MOE_HOST_WARNING: Problem = {
   code: 'moe-host-timing', severity: 'warning', paths: ['model.moe.experts', 'model.moe', 'parallel.ep', 'training.cudaGraph'],
-  message: 'MoE step time leaves out the host work of routing (a per-layer sync for the tokens per expert) and the launch cost of many small expert GEMMs: Megatron-Bridge measured Qwen3-30B-A3B on 16 H100 and GPT OSS 120B on 64 H100 about a third slower than this model gives, so the step time here is likely too short, the more so with many local experts and a small hidden size. A full-iteration CUDA graph (--cuda-graph-impl full_iteration) takes that host work out of the step.',
+  message: 'MoE step time leaves out the host work of routing (a per-layer sync for the tokens per expert) and the launch cost of many small expert GEMMs: Megatron-Bridge measured Qwen3-30B-A3B on 16 H100 without CUDA graphs about a third slower than this model gives, and within 4 % of it on 8 GB200 and 8 B300 under a full-iteration CUDA graph, so the step time here is likely too short, the more so with many local experts and a small hidden size. A full-iteration CUDA graph (--cuda-graph-impl full_iteration) takes that host work out of the step.',
+};
+
+/**
+ * Attention sinks (a per-head offset in the softmax's denominator: gpt-oss, Megatron `--softmax-type learnable`) are
+ * timed as plain fused attention, for want of a published rate of the kernels that run them. Megatron-Bridge's 26.06
+ * GPT OSS 120B rows are about a third slower than this model gives both on 64 H100 (+45 %) and on 64 GB200 under a
+ * full-iteration CUDA graph (+51 %), where Qwen3-30B-A3B, without sinks, is within 4 % on GB200 and B300: the gap
+ * follows the model, not the host (docs/time-model.md#7-calibration-in-the-open).
+ */
+const ATTENTION_SINK_WARNING: Problem = {
+  code: 'attention-sink-timing', severity: 'warning', paths: ['model.attentionSinks', 'model'],
+  message: 'Attention sinks (a learned softmax offset per head, as gpt-oss has) are timed as plain fused attention: Megatron-Bridge measured GPT OSS 120B about a third slower than this model gives, on 64 H100 and on 64 GB200 under a full-iteration CUDA graph (so not for host work), so the step time here is likely too short.',
 };
 
 /**

@@ -9,7 +9,8 @@
 # (recipes/common.py _pretrain_common), TE cross-entropy fusion (_benchmark_common). Model: openai/gpt-oss-120b
 # config.json (36 layers, hidden 2880, 64 heads of 64, 8 KV heads, 128 experts of 2880, top 4, biases, untied,
 # vocabulary 201,088; sliding window 128 on every other layer from the first, as the bridge's provider sets
-# window_size (128, 0) and window_attn_skip_freq 2). Attention sinks are not modelled.
+# window_size (128, 0) and window_attn_skip_freq 2). Its attention sinks (gpt_oss_bridge.py: softmax_type learnable) are
+# timed as plain fused attention (warning attention-sink-timing).
 GPUS_PER_NODE=8
 NUM_NODES=8
 torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NUM_NODES pretrain_gpt.py \
@@ -17,7 +18,7 @@ torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NUM_NODES pretrain_gpt.py \
     --num-layers 36 --hidden-size 2880 --num-attention-heads 64 --group-query-attention --num-query-groups 8 --kv-channels 64 \
     --ffn-hidden-size 2880 --swiglu --normalization RMSNorm \
     --position-embedding-type rope --untie-embeddings-and-output-weights --vocab-size 201088 \
-    --window-size '(128,0)' --window-attn-skip-freq 2 \
+    --window-size '(128,0)' --window-attn-skip-freq 2 --softmax-type learnable \
     --num-experts 128 --moe-router-topk 4 --moe-ffn-hidden-size 2880 --expert-model-parallel-size 8 \
     --moe-token-dispatcher-type alltoall --moe-grouped-gemm --moe-permute-fusion \
     --hidden-dropout 0.0 --attention-dropout 0.0 \
