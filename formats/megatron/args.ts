@@ -72,6 +72,22 @@ function cudaGraphScope(s: FactSink, seen: Map<string, FlagArg>): void {
   if (impl === undefined || impl === 'local') s.explicit('training.cudaGraph', 'full_iteration', locOfArg(scope));
 }
 
+/**
+ * Drop and pad to capacity: `--moe-pad-expert-input-to-capacity` with `--moe-expert-capacity-factor c` makes every
+ * expert run exactly ⌈T·k/E · c⌉ tokens (megatron/core/transformer/moe/token_dispatcher.py `drop_and_pad`,
+ * moe_utils.py `get_capacity`), read as model.moe.capacityFactor. Megatron refuses the flag without a factor
+ * (transformer_config.py `__post_init__`), so the flag alone is a warning and the plan stays dropless; a factor alone only drops tokens past capacity, which balanced
+ * routing never reaches, and changes nothing here.
+ */
+function moeCapacity(s: FactSink, seen: Map<string, FlagArg>): void {
+  const pad = seen.get('--moe-pad-expert-input-to-capacity');
+  if (!pad || toBool(pad.value ?? 'true') === false) return;
+  const cf = seen.get('--moe-expert-capacity-factor');
+  const c = cf?.value !== undefined && !cf.unresolved ? toNumber(cf.value) : undefined;
+  if (cf && c !== undefined && c > 0) s.explicit('model.moe.capacityFactor', c, locOfArg(cf));
+  else if (!cf) s.diag('megatron-pad-without-capacity', 'warning', `${pad.flag} needs --moe-expert-capacity-factor: Megatron stops with an error without one (transformer_config.py); the experts are timed dropless.`, here(pad, pad.flagRange), ['model.moe.capacityFactor']);
+}
+
 /** Flags whose values applySpecial reads (not through `mapped`). */
 const SPECIAL_VALUES: ReadonlySet<string> = new Set(['--moe-flex-dispatcher-backend']);
 
@@ -350,6 +366,7 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   if (fp8?.value && mapped('--fp8-format', fp8.value)) s.explicit('training.precision', 'fp8-mixed', locOfArg(fp8));
   fp4Training(s, seen.get('--fp4-format'), fp8 !== undefined);
   fp8Attention(s, seen.get('--fp8-dot-product-attention'));
+  moeCapacity(s, seen);
   cudaGraphScope(s, seen);
   // With --recompute-method uniform, --recompute-num-layers is the chunk size and every layer is recomputed; only
   // block recomputes that many layers per stage (megatron/core/transformer/transformer_block.py `_checkpointed_forward`).

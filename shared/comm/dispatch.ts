@@ -6,6 +6,7 @@
 import type { EpDispatcher, MoeSpec, Plan } from '../plan/types';
 import { epAllToAllBytes } from './volumes';
 import { adapterBandwidth, busBandwidth, intraNodeTier, linkSeconds, type GroupLink } from './links';
+import { routedTokenFactor } from '../model/capacity';
 
 /** One dispatcher's pass on a rank: the two collectives and their seconds. */
 export interface DispatchPass {
@@ -88,8 +89,13 @@ export function dispatchPass(plan: Plan, dispatcher: EpDispatcher, tokens: numbe
     const bytes = n * tokens * spSplit(plan) * hidden * B;
     return { bytes, seconds: linkSeconds('all-gather', bytes, link) + linkSeconds('reduce-scatter', bytes, link) };
   }
+  // Megatron's all-to-all dispatcher sends each expert its padded capacity under drop and pad (token_dispatcher.py
+  // `num_out_tokens = capacity · E`); the flex kernels' padding is not published and is left at the routed tokens.
+  if (dispatcher === 'alltoall') {
+    const padded = epAllToAllBytes(tokens, topK * routedTokenFactor(moe), hidden, B);
+    return { bytes: padded, seconds: 2 * linkSeconds('all-to-all', padded, link) };
+  }
   const bytes = epAllToAllBytes(tokens, topK, hidden, B);
-  if (dispatcher === 'alltoall') return { bytes, seconds: 2 * linkSeconds('all-to-all', bytes, link) };
   const intra = busBandwidth(plan, intraNodeTier(plan), Math.max(1, link.perNode), 1);
   const perNode = Math.max(1, Math.min(n, link.perNode));
   if (link.tier !== 'network') return { bytes, seconds: 2 * (bytes * (n - 1) / n / intra + link.alpha) };

@@ -12,6 +12,7 @@ import { deepspeedBf16Optimizer, modelImplOf, precisionRegimeOf, recomputeEveryO
 import { lossImplOf, type LossImpl } from './loss';
 import { pipelineEngineOf, type PipelineEngine } from './pipeline';
 import { regimeBytes } from './regime';
+import { routedTokenFactor } from '../model/capacity';
 
 /** Everything the per-stage computation reads. Mutable so the fast path can refill one instance. */
 export interface MemoryContext extends ActivationShape {
@@ -78,7 +79,8 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   c.kvHeadsEff = kvPerRank * tp; c.headDim = model.headDim; c.ffn = model.ffnSize; c.gated = model.gatedMlp;
   c.tp = tp; c.sp = p.sp && tp > 1; c.flash = t.flashAttention; c.actBytes = activationBytesOf(t.precision); c.sKeys = t.seqLen;
   c.dropout = model.dropout !== false;
-  c.moeFfn = model.moe ? model.moe.topK * model.moe.expertFfnSize + model.moe.sharedExperts * model.moe.sharedExpertFfnSize : model.ffnSize;
+  // Under drop and pad the experts' activations hold their padded capacity (routedTokenFactor).
+  c.moeFfn = model.moe ? model.moe.topK * routedTokenFactor(model.moe) * model.moe.expertFfnSize + model.moe.sharedExperts * model.moe.sharedExpertFfnSize : model.ffnSize;
   c.pp = p.pp; c.vpp = p.schedule === 'interleaved' ? Math.max(1, p.vpp) : 1; c.m = t.gradAccum; c.schedule = p.schedule;
   c.recompute = t.recompute; c.recomputeLayers = t.recomputeLayers ?? Number.MAX_SAFE_INTEGER;
   c.ppEngine = pipelineEngineOf(plan.engine); c.reduceB = dtypeBytes(t.gradDtype);

@@ -33,6 +33,13 @@ export interface MoeSpec {
    */
   readonly routerGroups?: number;
   readonly routerGroupTopK?: number;
+  /**
+   * Drop and pad to capacity (Megatron `--moe-expert-capacity-factor` with `--moe-pad-expert-input-to-capacity`;
+   * megatron/core/transformer/moe/moe_utils.py `get_capacity`: ⌈T·k/E · c⌉ tokens per expert): every expert runs
+   * exactly its capacity, so the expert GEMMs, the permutation and the all-to-all carry c times the balanced T·k/E
+   * tokens, and the dispatcher needs no device-to-host copy of the tokens per expert. Absent: dropless.
+   */
+  readonly capacityFactor?: number;
 }
 
 /**

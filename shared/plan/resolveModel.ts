@@ -94,11 +94,18 @@ export function modelFromFacts(f: Facts, sources: Partial<Record<PlanPath, Input
       sharedExpertGate: false,
       ...(bool(f, 'model.moe.firstLayerMoe') && (num(f, 'model.moe.layerFrequency') ?? 1) > 1 ? { firstLayerMoe: take('model.moe.firstLayerMoe', true, false, '') } : {}),
       ...routerGroups(num(f, 'model.moe.routerGroups'), num(f, 'model.moe.routerGroupTopK')),
+      ...paddedCapacity(num(f, 'model.moe.capacityFactor')),
     };
     for (const p of ['model.moe.routerGroups', 'model.moe.routerGroupTopK'] as const) if (moe.routerGroups && f[p]) sources[p] = f[p]!.source;
+    if (moe.capacityFactor && f['model.moe.capacityFactor']) sources['model.moe.capacityFactor'] = f['model.moe.capacityFactor'].source;
     return { ...withMla, moe };
   }
   return withMla;
+}
+
+/** A drop-and-pad capacity factor as the MoE spec holds it: a positive finite factor, else dropless (absent). */
+function paddedCapacity(c: number | undefined): { capacityFactor?: number } {
+  return c !== undefined && Number.isFinite(c) && c > 0 && c <= 1000 ? { capacityFactor: c } : {};
 }
 
 /**

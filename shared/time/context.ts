@@ -24,6 +24,7 @@ import { emptyParts, partsTotal, type Parts } from './parts';
 import { chunksPerStage, microbatchesPerStep, peakFlops, posInt, tokensPerRank } from './shape';
 import { kvHeadsPerRank, qHeadsPerRank } from '../model/rankParams';
 import { loraShapes } from '../model/params';
+import { routedTokenFactor } from '../model/capacity';
 
 /** Forward FLOPs (weights, core attention), stored activation bytes and kernel cost of one layer of a kind on one rank. */
 export interface LayerUnit {
@@ -185,7 +186,8 @@ function layerShape(plan: Plan, tokens: number, moe: boolean): LayerShape {
     moe: {
       // The rank's sequence shard is routed (normTokens); with expert TP its ETP group gathers etp shards and each rank
       // runs 1/etp of every expert's FFN on them.
-      experts, tokensPerExpert: (base.normTokens * posInt(par.etp) * e.topK * ep) / Math.max(1, e.experts), expertFfn: e.expertFfnSize / posInt(par.etp),
+      // Under drop and pad every expert runs its capacity, c times the balanced share (routedTokenFactor).
+      experts, tokensPerExpert: (base.normTokens * posInt(par.etp) * e.topK * routedTokenFactor(e) * ep) / Math.max(1, e.experts), expertFfn: e.expertFfnSize / posInt(par.etp),
       sharedFfn: (e.sharedExperts * e.sharedExpertFfnSize) / tp, routerOut: e.experts,
     },
   };
@@ -195,7 +197,7 @@ function layerShape(plan: Plan, tokens: number, moe: boolean): LayerShape {
 function layerUnit(plan: Plan, x: FlopShape, a: ActivationShape, moe: boolean, loraF: number, t: KernelTimers, l: LayoutLinks, m: number): LayerUnit {
   const mod = plan.model;
   const f = layerForwardFlops(mod, moe, x);
-  const ffn = moe && mod.moe ? mod.moe.topK * mod.moe.expertFfnSize + mod.moe.sharedExperts * mod.moe.sharedExpertFfnSize : mod.ffnSize;
+  const ffn = moe && mod.moe ? mod.moe.topK * routedTokenFactor(mod.moe) * mod.moe.expertFfnSize + mod.moe.sharedExperts * mod.moe.sharedExpertFfnSize : mod.ffnSize;
   const cost = layerCost(plan, layerShape(plan, x.tokens, moe), t, { tp: l.tpLink, cp: l.cpLink, ep: l.epLink }, m);
   return { weights: f.weights + loraF, core: f.core, act: layerActivationBytes(a, 'none', ffn), cost };
 }

@@ -16,6 +16,7 @@ import { projectionWidths } from './projections';
 import { ringAttentionBlocks, ringKvHeads, ringMergeBytes, ringStepBytes, torchRing, torchRingGatherBytes, torchRingGradBytes } from './kernels/ring';
 import type { TimeParams } from './params';
 import { addParts, emptyParts, partsTotal, type Parts } from './parts';
+import { routedTokenFactor } from '../model/capacity';
 
 /** The timers a context provides: GEMM seconds per dtype, attention seconds, HBM seconds, one collective. */
 export interface KernelTimers {
@@ -207,7 +208,7 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   fwd.elementwise += ew;
   bwd.elementwise += t.hbm(backwardBytes(layerElementwiseBytes(mod, s, s.actBytes, t.fusion)));
   if (s.moe && mod.moe) {
-    const route = t.hbm(moePermuteBytes(s.normTokens, mod.moe.topK, h, s.actBytes));
+    const route = t.hbm(moePermuteBytes(s.normTokens, mod.moe.topK * routedTokenFactor(mod.moe), h, s.actBytes));
     fwd.elementwise += route;
     bwd.elementwise += route;
   }
