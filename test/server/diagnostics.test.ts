@@ -40,6 +40,14 @@ interface Case {
 }
 
 const SCRIPT = readFileSync('test/server/fixtures/pretrain_llama.sh', 'utf8');
+// A small Megatron MoE launch, one flag group per line so each diagnostic's line is the flag's.
+const MOE_SCRIPT = [
+  'torchrun --nproc_per_node 8 pretrain_gpt.py \\',
+  '    --num-layers 8 --hidden-size 2048 --num-attention-heads 16 --seq-length 4096 --max-position-embeddings 4096 \\',
+  '    --num-experts 64 --moe-router-topk 8 --moe-ffn-hidden-size 768 --expert-model-parallel-size 8 \\',
+  '    --micro-batch-size 1 --global-batch-size 64 --bf16',
+  '',
+].join('\n');
 
 // ZeRO paper §3: replicated mixed-precision Adam holds 16 bytes per parameter; a 7B-parameter model on 80 GB GPUs
 // cannot hold 16·7e9 = 112 GB, so stage 0 does not fit whatever the activations.
@@ -82,6 +90,25 @@ const CASES: readonly Case[] = [
     // Pipeline stages hold whole layers: 32 layers over 3 stages is uneven without an explicit split.
     name: 'PP does not divide the layers', file: 'pretrain.sh', code: 'pp-divides-layers', severity: 1, at: 'PP_SIZE',
     text: SCRIPT.replace('PP_SIZE=2', 'PP_SIZE=3').replace('GPUS_PER_NODE=8', 'GPUS_PER_NODE=6'),
+  },
+  {
+    // gpt-oss's attention sinks (Megatron softmax_type learnable) are timed as plain attention: a warning at the flag.
+    name: 'attention sinks timed as plain attention', file: 'pretrain_moe.sh', code: 'attention-sink-timing', severity: 2, at: '--softmax-type',
+    text: MOE_SCRIPT.replace('--bf16', '--bf16 \\\n    --softmax-type learnable'),
+  },
+  {
+    // A full-iteration CUDA graph takes the host out of the step: the MoE note is an info at the graph flag.
+    name: 'MoE under a full-iteration CUDA graph', file: 'pretrain_moe.sh', code: 'moe-host-timing', severity: 3, at: '--cuda-graph-impl',
+    text: MOE_SCRIPT.replace('--bf16', '--bf16 \\\n    --cuda-graph-impl full_iteration'),
+  },
+  {
+    // Without one, the host work of routing is left out of a dropless MoE step: a warning at the expert count.
+    name: 'MoE host work left out', file: 'pretrain_moe.sh', code: 'moe-host-timing', severity: 2, at: '--num-experts',
+    text: MOE_SCRIPT,
+  },
+  {
+    name: 'FP8 attention timed at 16-bit rates', file: 'pretrain_moe.sh', code: 'megatron-fp8-attention-timing', severity: 2, at: '--fp8-dot-product-attention',
+    text: MOE_SCRIPT.replace('--bf16', '--bf16 --fp8-format e4m3 \\\n    --fp8-dot-product-attention'),
   },
 ];
 
