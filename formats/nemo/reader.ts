@@ -8,8 +8,21 @@ import { applyTable, getter, type DialectTable } from '../common/keyTable';
 import type { FactSink } from '../common/sink';
 import { at, entry, type KNode } from '../common/tree';
 import { locOf } from '../common/read';
+import { toBool, toNumber } from '../common/text';
 
 const NEMO = nemo as DialectTable;
+
+/**
+ * Drop and pad (Megatron-core's `moe_pad_expert_input_to_capacity` with `moe_expert_capacity_factor`, as
+ * formats/megatron/args.ts reads the flags): the factor is model.moe.capacityFactor only with the padding on.
+ */
+function nemoCapacity(s: FactSink, root: KNode): void {
+  const pad = at(root, 'model.moe_pad_expert_input_to_capacity');
+  if (!pad || pad.value.kind !== 'scalar' || toBool(pad.value.value) !== true) return;
+  const cf = at(root, 'model.moe_expert_capacity_factor');
+  const c = cf?.value.kind === 'scalar' ? toNumber(cf.value.value) : undefined;
+  if (cf && c !== undefined && c > 0) s.explicit('model.moe.capacityFactor', c, locOf(cf, 'model.moe_expert_capacity_factor'));
+}
 
 /** NeMo (1, launcher, 2 overrides): layout, batch, sequence, precision, distributed optimizer, PEFT. */
 export function readNemo(s: FactSink, root: KNode | undefined): void {
@@ -20,6 +33,7 @@ export function readNemo(s: FactSink, root: KNode | undefined): void {
   // seq_length=self.cfg.data.seq_length); it usually interpolates encoder_seq_length, but a number written there wins.
   const data = at(root, 'model.data.seq_length');
   if (data && typeof data.value.value === 'number' && Number.isInteger(data.value.value) && data.value.value > 0) s.explicit('training.seqLen', data.value.value, locOf(data, 'model.data.seq_length'));
+  nemoCapacity(s, root);
   const optim = s.value('parallel.sharding.stage');
   if (optim !== undefined) {
     const f = s.facts['parallel.sharding.stage']!;

@@ -35,6 +35,17 @@ describe('Megatron drop and pad', () => {
     assert.equal(planOf('--moe-expert-capacity-factor 1.25').model.moe?.capacityFactor, undefined);
   });
 
+  test('a NeMo YAML says the same with moe_pad_expert_input_to_capacity and moe_expert_capacity_factor', () => {
+    // NeMo-Framework-Launcher conf/training/mixtral/mixtral_8x7b.yaml writes both, with the all-to-all dispatcher.
+    const yaml = (pad: boolean) => `trainer:\n  devices: 8\n  num_nodes: 1\nmodel:\n  micro_batch_size: 1\n  global_batch_size: 64\n  encoder_seq_length: 4096\n  num_layers: 4\n  hidden_size: 2048\n  ffn_hidden_size: 768\n  num_attention_heads: 16\n  num_moe_experts: 8\n  moe_router_topk: 2\n  expert_model_parallel_size: 8\n  moe_token_dispatcher_type: alltoall\n  moe_pad_expert_input_to_capacity: ${pad}\n  moe_expert_capacity_factor: 1.5\n`;
+    const r = parseConfig('/ws/conf/training/mixtral.yaml', yaml(true), 'nemo');
+    assert.equal(r.facts['model.moe.capacityFactor']?.value, 1.5);
+    assert.equal(r.facts['model.moe.topK']?.value, 2);
+    assert.equal(r.facts['parallel.epDispatcher']?.value, 'alltoall');
+    assert.equal(r.facts['model.moe.capacityFactor']?.source.range?.start.line, 16, 'the factor\'s line (0-based)');
+    assert.equal(parseConfig('/ws/conf/training/mixtral.yaml', yaml(false), 'nemo').facts['model.moe.capacityFactor'], undefined);
+  });
+
   test('padding without a factor is a warning at the flag, and the plan stays dropless', () => {
     const text = `torchrun --nproc_per_node 8 pretrain_gpt.py ${moeFlags} --moe-pad-expert-input-to-capacity\n`;
     const r = parseConfig('/ws/train.sh', text);
