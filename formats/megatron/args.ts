@@ -88,6 +88,19 @@ function moeCapacity(s: FactSink, seen: Map<string, FlagArg>): void {
   else if (!cf) s.diag('megatron-pad-without-capacity', 'warning', `${pad.flag} needs --moe-expert-capacity-factor: Megatron stops with an error without one (transformer_config.py); the experts are timed dropless.`, here(pad, pad.flagRange), ['model.moe.capacityFactor']);
 }
 
+/**
+ * Multi-token prediction (`--mtp-num-layers D`, megatron/core/transformer/transformer_config.py `mtp_num_layers`;
+ * multi_token_prediction.py: each of the D modules adds two norms, a 2h → h projection, one transformer layer and a pass
+ * through the shared output layer with its own loss, DeepSeek-V3 §2.2) is not in the model: its parameters, activations,
+ * logits and time are missing, which the file is told at the flag.
+ */
+function multiTokenPrediction(s: FactSink, flag: FlagArg | undefined): void {
+  if (!flag?.value || flag.unresolved) return;
+  const d = toNumber(flag.value);
+  if (d === undefined || !(d > 0)) return;
+  s.diag('megatron-mtp-unmodelled', 'warning', `${flag.flag} ${d}: multi-token prediction is not modelled; its ${d === 1 ? 'module' : `${d} modules`} (a transformer layer, a projection and another pass through the output layer each) ${d === 1 ? 'is' : 'are'} missing from the memory and the step time, so both are likely too low.`, here(flag, flag.flagRange), ['model.layers']);
+}
+
 /** Flags whose values applySpecial reads (not through `mapped`). */
 const SPECIAL_VALUES: ReadonlySet<string> = new Set(['--moe-flex-dispatcher-backend']);
 
@@ -367,6 +380,7 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   fp4Training(s, seen.get('--fp4-format'), fp8 !== undefined);
   fp8Attention(s, seen.get('--fp8-dot-product-attention'));
   moeCapacity(s, seen);
+  multiTokenPrediction(s, seen.get('--mtp-num-layers'));
   cudaGraphScope(s, seen);
   // With --recompute-method uniform, --recompute-num-layers is the chunk size and every layer is recomputed; only
   // block recomputes that many layers per stage (megatron/core/transformer/transformer_block.py `_checkpointed_forward`).
