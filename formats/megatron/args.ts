@@ -84,7 +84,8 @@ function moeCapacity(s: FactSink, seen: Map<string, FlagArg>): void {
   if (!pad || toBool(pad.value ?? 'true') === false) return;
   const cf = seen.get('--moe-expert-capacity-factor');
   const c = cf?.value !== undefined && !cf.unresolved ? toNumber(cf.value) : undefined;
-  if (cf && c !== undefined && c > 0) s.explicit('model.moe.capacityFactor', c, locOfArg(cf));
+  if (cf && c !== undefined && c > 0 && c <= 1000) s.explicit('model.moe.capacityFactor', c, locOfArg(cf));
+  else if (cf && !cf.unresolved) s.diag('invalid-value', 'warning', `${cf.flag} expects a positive number (got "${cf.value ?? ''}"); the experts are timed dropless.`, here(cf, cf.valueRange ?? cf.flagRange), ['model.moe.capacityFactor']);
   else if (!cf) s.diag('megatron-pad-without-capacity', 'warning', `${pad.flag} needs --moe-expert-capacity-factor: Megatron stops with an error without one (transformer_config.py); the experts are timed dropless.`, here(pad, pad.flagRange), ['model.moe.capacityFactor']);
 }
 
@@ -97,7 +98,11 @@ function moeCapacity(s: FactSink, seen: Map<string, FlagArg>): void {
 function multiTokenPrediction(s: FactSink, flag: FlagArg | undefined): void {
   if (!flag?.value || flag.unresolved) return;
   const d = toNumber(flag.value);
-  if (d === undefined || !(d > 0)) return;
+  if (d === undefined || !Number.isInteger(d) || d < 0) {
+    s.diag('invalid-value', 'warning', `${flag.flag} expects a whole number of modules (got "${flag.value}").`, here(flag, flag.valueRange ?? flag.flagRange), ['model.layers']);
+    return;
+  }
+  if (d === 0) return;
   s.diag('megatron-mtp-unmodelled', 'warning', `${flag.flag} ${d}: multi-token prediction is not modelled; its ${d === 1 ? 'module' : `${d} modules`} (a transformer layer, a projection and another pass through the output layer each) ${d === 1 ? 'is' : 'are'} missing from the memory and the step time, so both are likely too low.`, here(flag, flag.flagRange), ['model.layers']);
 }
 

@@ -32,6 +32,14 @@ describe('Megatron multi-token prediction (--mtp-num-layers)', () => {
     assert.match(r.diagnostics.find((x) => x.code === 'megatron-mtp-unmodelled')?.message ?? '', /2 modules/);
   });
 
+  test('a count that is not a whole number is a warning at its value', () => {
+    for (const v of ['1.5', '-1', 'one']) {
+      const r = parseConfig('/ws/train.sh', script(`--mtp-num-layers ${v}`));
+      assert.ok(r.diagnostics.some((d) => d.code === 'invalid-value' && d.message.includes('--mtp-num-layers')), `${v}: ${JSON.stringify(r.diagnostics)}`);
+      assert.equal(r.diagnostics.some((d) => d.code === 'megatron-mtp-unmodelled'), false, v);
+    }
+  });
+
   test('none, zero or a variable: no warning', () => {
     for (const extra of ['', '--mtp-num-layers 0', '--mtp-num-layers $MTP']) {
       const r = parseConfig('/ws/train.sh', script(extra));

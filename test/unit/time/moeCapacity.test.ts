@@ -46,6 +46,14 @@ describe('Megatron drop and pad', () => {
     assert.equal(parseConfig('/ws/conf/training/mixtral.yaml', yaml(false), 'nemo').facts['model.moe.capacityFactor'], undefined);
   });
 
+  test('a factor that is not a positive number is a warning at its value, and the plan stays dropless', () => {
+    for (const v of ['-1', '0', 'lots']) {
+      const r = parse(`--moe-expert-capacity-factor ${v} --moe-pad-expert-input-to-capacity`);
+      assert.ok(r.diagnostics.some((d) => d.code === 'invalid-value' && d.message.includes('--moe-expert-capacity-factor')), `${v}: ${JSON.stringify(r.diagnostics)}`);
+      assert.equal(r.facts['model.moe.capacityFactor'], undefined, v);
+    }
+  });
+
   test('padding without a factor is a warning at the flag, and the plan stays dropless', () => {
     const text = `torchrun --nproc_per_node 8 pretrain_gpt.py ${moeFlags} --moe-pad-expert-input-to-capacity\n`;
     const r = parseConfig('/ws/train.sh', text);
