@@ -24,6 +24,41 @@ function nemoCapacity(s: FactSink, root: KNode): void {
   if (cf && c !== undefined && c > 0) s.explicit('model.moe.capacityFactor', c, locOf(cf, 'model.moe_expert_capacity_factor'));
 }
 
+/**
+ * FP8 of NeMo 1 and the launcher (nemo/collections/nlp/models/language_modeling/megatron_base_model.py
+ * build_transformer_config): `model.fp8` turns it on and the format is E4M3 when `fp8_e4m3` is true, else HYBRID when
+ * `fp8_hybrid` is; with neither NeMo raises "fp8 enabled but fp8_format (fp8_e4m3 | fp8_hybrid) is not set". The
+ * scaling is Transformer Engine's delayed recipe (amax history `fp8_amax_history_len`). `fp8_params` only counts with
+ * FP8 on.
+ */
+function nemoFp8(s: FactSink, root: KNode): void {
+  const on = at(root, 'model.fp8');
+  const flag = (k: string) => { const e = at(root, k); return e?.value.kind === 'scalar' ? toBool(e.value.value) === true : false; };
+  if (!on || on.value.kind !== 'scalar' || toBool(on.value.value) !== true) {
+    delete s.facts['training.fp8.paramGather'];
+    return;
+  }
+  if (!flag('model.fp8_e4m3') && !flag('model.fp8_hybrid')) {
+    delete s.facts['training.fp8.paramGather'];
+    s.diag('invalid-value', 'warning', 'model.fp8 is true but neither model.fp8_e4m3 nor model.fp8_hybrid is: NeMo stops with "fp8 enabled but fp8_format (fp8_e4m3 | fp8_hybrid) is not set". Set model.fp8_hybrid: True (E4M3 forward, E5M2 gradients); the estimate stays 16-bit.', on.value.range, ['training.precision']);
+    return;
+  }
+  s.explicit('training.precision', 'fp8-mixed', locOf(on, 'model.fp8'));
+  s.default('training.fp8.recipe', 'delayed', 'NeMo 1 FP8 uses Transformer Engine\'s delayed scaling (fp8_amax_history_len, fp8_amax_compute_algo)');
+  s.default('training.fp8.paramGather', false, 'no model.fp8_params');
+}
+
+/**
+ * Full recomputation spread by `model.activations_checkpoint_method`: only `block` recomputes
+ * `activations_checkpoint_num_layers` layers per stage; `uniform` recomputes every layer in chunks of that many
+ * (Megatron-core transformer_block.py `_checkpointed_forward`, which NeMo's config is passed to).
+ */
+function nemoRecomputeLayers(s: FactSink, root: KNode): void {
+  const m = at(root, 'model.activations_checkpoint_method');
+  const method = m?.value.kind === 'scalar' ? String(m.value.value) : undefined;
+  if (s.has('training.recomputeLayers') && (method !== 'block' || s.value('training.recompute') !== 'full')) delete s.facts['training.recomputeLayers'];
+}
+
 /** NeMo (1, launcher, 2 overrides): layout, batch, sequence, precision, distributed optimizer, PEFT. */
 export function readNemo(s: FactSink, root: KNode | undefined): void {
   if (!root || root.kind !== 'map') return;
@@ -34,6 +69,8 @@ export function readNemo(s: FactSink, root: KNode | undefined): void {
   const data = at(root, 'model.data.seq_length');
   if (data && typeof data.value.value === 'number' && Number.isInteger(data.value.value) && data.value.value > 0) s.explicit('training.seqLen', data.value.value, locOf(data, 'model.data.seq_length'));
   nemoCapacity(s, root);
+  nemoFp8(s, root);
+  nemoRecomputeLayers(s, root);
   const optim = s.value('parallel.sharding.stage');
   if (optim !== undefined) {
     const f = s.facts['parallel.sharding.stage']!;
