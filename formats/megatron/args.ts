@@ -9,6 +9,7 @@ import { lookupTable } from '../../shared/lookup';
 import type { PlanPath } from '../../shared/plan/paths';
 import { layersPerRank, parsePipelineLayout } from './layout';
 import { gptPipeSplit } from './deepspeedPipe';
+import { vocabOfTokenizer } from '../common/tokenizerVocab';
 
 export type { FlagArg } from '../common/shell/commandLine';
 
@@ -104,6 +105,24 @@ function multiTokenPrediction(s: FactSink, flag: FlagArg | undefined): void {
   }
   if (d === 0) return;
   s.diag('megatron-mtp-unmodelled', 'warning', `${flag.flag} ${d}: multi-token prediction is not modelled; its ${d === 1 ? 'module' : `${d} modules`} (a transformer layer, a projection and another pass through the output layer each) ${d === 1 ? 'is' : 'are'} missing from the memory and the step time, so both are likely too low.`, here(flag, flag.flagRange), ['model.layers']);
+}
+
+/**
+ * The vocabulary the tokenizer gives when no --vocab-size is written (Megatron sizes the embedding from
+ * `tokenizer.vocab_size`, megatron/training/tokenizer/tokenizer.py): GPT-2 BPE files, Llama2Tokenizer, or a Hub id of a
+ * bundled model in --tokenizer-model (Megatron-DeepSpeed: --tokenizer-name-or-path), formats/common/tokenizerVocab.ts.
+ */
+function tokenizerVocab(s: FactSink, seen: Map<string, FlagArg>): void {
+  if (s.has('model.vocabSize')) return;
+  const arg = (f: string) => { const a = seen.get(f); return a && !a.unresolved ? a.value : undefined; };
+  // pretrain_gpt.py passes args_defaults={'tokenizer_type': 'GPT2BPETokenizer'}: a BPE vocabulary and merge file with no
+  // --tokenizer-type is GPT-2's, whatever the files are called.
+  const bpe = !seen.has('--tokenizer-type') && seen.has('--vocab-file') && seen.has('--merge-file');
+  const v = vocabOfTokenizer({ type: arg('--tokenizer-type') ?? (bpe ? 'GPT2BPETokenizer' : undefined), model: arg('--tokenizer-model') ?? arg('--tokenizer-name-or-path'), vocabFile: arg('--vocab-file') });
+  const flag = { type: [bpe ? '--vocab-file' : '--tokenizer-type'], model: ['--tokenizer-model', '--tokenizer-name-or-path'], vocabFile: ['--vocab-file'] };
+  const at = v ? flag[v.from].map((f) => seen.get(f)).find((a) => a) : undefined;
+  const why = bpe && v ? `${v.why}: no --tokenizer-type with --vocab-file and --merge-file is pretrain_gpt.py's default GPT2BPETokenizer (args_defaults)` : v?.why;
+  if (v && at && why) s.derived('model.vocabSize', v.vocab, why, locOfArg(at));
 }
 
 /** Flags whose values applySpecial reads (not through `mapped`). */
@@ -387,6 +406,7 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   moeCapacity(s, seen);
   multiTokenPrediction(s, seen.get('--mtp-num-layers'));
   cudaGraphScope(s, seen);
+  tokenizerVocab(s, seen);
   // With --recompute-method uniform, --recompute-num-layers is the chunk size and every layer is recomputed; only
   // block recomputes that many layers per stage (megatron/core/transformer/transformer_block.py `_checkpointed_forward`).
   const method = seen.get('--recompute-method')?.value?.replace(/["']/g, '');

@@ -9,6 +9,7 @@ import type { FactSink } from '../common/sink';
 import { at, entry, type KNode } from '../common/tree';
 import { locOf } from '../common/read';
 import { toBool, toNumber } from '../common/text';
+import { vocabOfTokenizer } from '../common/tokenizerVocab';
 
 const NEMO = nemo as DialectTable;
 
@@ -59,6 +60,23 @@ function nemoRecomputeLayers(s: FactSink, root: KNode): void {
   if (s.has('training.recomputeLayers') && (method !== 'block' || s.value('training.recompute') !== 'full')) delete s.facts['training.recomputeLayers'];
 }
 
+/**
+ * The vocabulary NeMo builds from `model.tokenizer` when no size is written (the embedding is sized from the tokenizer,
+ * padded to make_vocab_size_divisible_by): library `megatron` with a Megatron type (GPT2BPETokenizer), or library
+ * `huggingface` with a Hub id of a bundled model (formats/common/tokenizerVocab.ts). A SentencePiece model path says
+ * nothing by its name.
+ */
+function nemoTokenizer(s: FactSink, root: KNode): void {
+  if (s.has('model.vocabSize')) return;
+  const type = at(root, 'model.tokenizer.type');
+  const lib = at(root, 'model.tokenizer.library');
+  const text = (e: typeof type) => (e?.value.kind === 'scalar' && typeof e.value.value === 'string' ? e.value.value : undefined);
+  const library = text(lib)?.toLowerCase(), name = text(type);
+  if (!type || !name || /\$\{|\?\?\?/.test(name)) return;
+  const v = library === 'huggingface' ? vocabOfTokenizer({ model: name }) : library === 'megatron' ? vocabOfTokenizer({ type: name }) : undefined;
+  if (v) s.derived('model.vocabSize', v.vocab, v.why, locOf(type, 'model.tokenizer.type'));
+}
+
 /** NeMo (1, launcher, 2 overrides): layout, batch, sequence, precision, distributed optimizer, PEFT. */
 export function readNemo(s: FactSink, root: KNode | undefined): void {
   if (!root || root.kind !== 'map') return;
@@ -71,6 +89,7 @@ export function readNemo(s: FactSink, root: KNode | undefined): void {
   nemoCapacity(s, root);
   nemoFp8(s, root);
   nemoRecomputeLayers(s, root);
+  nemoTokenizer(s, root);
   const optim = s.value('parallel.sharding.stage');
   if (optim !== undefined) {
     const f = s.facts['parallel.sharding.stage']!;

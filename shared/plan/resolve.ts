@@ -247,6 +247,8 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
   const invalid: string[] = [];
   const notes: Problem[] = [];
   let model = findModel(facts, files, ctx, g.sources, seqLen, invalid, notes);
+  const vocabGuess = g.sources['model.vocabSize'];
+  if (model && vocabGuess?.kind === 'assumed' && !assumptions.some((a) => a.path === 'model.vocabSize')) assumptions.push({ path: 'model.vocabSize', value: String(model.vocabSize), detail: vocabGuess.detail });
   problems.push(...notes);
   const assumedModel = !model;
   for (const message of invalid) problems.push({ code: 'model-config-invalid', severity: 'error', paths: ['model'], message });

@@ -24,6 +24,9 @@ const bool = (f: Facts, p: PlanPath): boolean | undefined => {
   return typeof v === 'boolean' ? v : undefined;
 };
 
+/** Why an inline model without a vocabulary size gets 32,000 (the assumption the verdict lists). */
+export const ASSUMED_VOCAB_DETAIL = 'no vocabulary size in the files and no tokenizer whose size is known: assumed 32,000 tokens (Llama 2\'s); write --vocab-size (vocab_size, padded_vocab_size) or name the tokenizer';
+
 /** True when the facts describe a model inline (layers, hidden size and heads all present). */
 export function hasInlineModel(f: Facts): boolean {
   return (['model.layers', 'model.hiddenSize', 'model.heads'] as const).every((p) => (num(f, p) ?? 0) > 0);
@@ -47,6 +50,9 @@ export function modelFromFacts(f: Facts, sources: Partial<Record<PlanPath, Input
   const gated = take('model.gatedMlp', bool(f, 'model.gatedMlp'), !gpt2, gpt2 ? 'GPT-2: plain MLP' : 'HF decoder (Llama-style): gated SwiGLU MLP');
   const ffn = take('model.ffnSize', num(f, 'model.ffnSize'), 4 * h, 'FFN = 4·hidden');
   const vocab = take('model.vocabSize', num(f, 'model.vocabSize'), 32000, 'vocabulary 32000 (LlamaConfig default); set --vocab-size or vocab_size');
+  // Megatron, NeMo and GPT-NeoX size the embedding from their tokenizer, so a file that names none that ShardLens knows
+  // (formats/common/tokenizerVocab.ts) leaves the vocabulary unknown: 32,000 is a guess, and the verdict says it rests on it.
+  if (!f['model.vocabSize']) sources['model.vocabSize'] = { kind: 'assumed', detail: ASSUMED_VOCAB_DETAIL };
   const maxPos = take('model.maxPositions', num(f, 'model.maxPositions'), seqLen ?? 2048, 'max positions = sequence length');
   const model: ModelSpec = {
     name: str(f, 'model.name') ?? str(f, 'model.preset') ?? inlineName(L, h, heads, kv > 0 ? kv : heads, ffn, vocab),
@@ -124,10 +130,12 @@ function mlaFromFacts(f: Facts, sources: Partial<Record<PlanPath, InputSource>>,
 
 /** A readable name for an inline architecture, naming the bundled preset with the same shape when there is one. */
 function inlineName(layers: number, hidden: number, heads: number, kvHeads: number, ffn: number, vocab: number): string {
-  const same = listPresets().find((p) => {
+  // A base model names the shape before a distilled copy of it (DeepSeek-R1-Distill-Llama-8B has Llama 3.1 8B's widths).
+  const matches = listPresets().filter((p) => {
     const m = p.model;
     return m.layers === layers && m.hiddenSize === hidden && m.heads === heads && m.kvHeads === kvHeads && m.ffnSize === ffn && m.vocabSize === vocab && !m.moe;
   });
+  const same = matches.find((p) => !/distill/i.test(p.name)) ?? matches[0];
   const shape = `${layers} layers × ${hidden} hidden`;
   return same ? `${shape} (${same.name} shape)` : shape;
 }

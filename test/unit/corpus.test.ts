@@ -66,9 +66,9 @@ describe('real config corpus', { skip: corpusSkip }, () => {
         for (const v of [plan.training.microBatch, plan.training.globalBatch, plan.training.gradAccum, plan.training.seqLen, plan.parallel.dp, plan.parallel.tp, plan.parallel.pp]) {
           assert.ok(Number.isInteger(v) && v >= 1, `positive integer, got ${v}`);
         }
-        // A setting or a command changes it, or the detail says what to write: a value for "auto", or the file a
-        // framework's bundled DeepSpeed values stand in for.
-        for (const a of g.resolved.assumptions) assert.ok(a.detail.length > 0 && (a.setting || a.command || /"auto"|add the file to use its own values/.test(a.detail)), `assumption ${a.path} says how to change it`);
+        // A setting or a command changes it, or the detail says what to write: a value for "auto", the file a
+        // framework's bundled DeepSpeed values stand in for, or the vocabulary size a tokenizer would have given.
+        for (const a of g.resolved.assumptions) assert.ok(a.detail.length > 0 && (a.setting || a.command || /"auto"|add the file to use its own values|write --vocab-size/.test(a.detail)), `assumption ${a.path} says how to change it`);
         const assumed = new Set(g.resolved.assumptions.map((a) => a.path));
         for (const [p, src] of Object.entries(plan.sources) as [PlanPath, InputSource][]) if (src.kind === 'assumed') assert.ok(assumed.has(p), `assumed ${p} is listed`);
       });
