@@ -77,6 +77,35 @@ function nemoTokenizer(s: FactSink, root: KNode): void {
   if (v) s.derived('model.vocabSize', v.vocab, v.why, locOf(type, 'model.tokenizer.type'));
 }
 
+/**
+ * The architecture NeMo builds from an inline model (megatron_base_model.py build_transformer_config and the model
+ * classes): `activation` ending in `glu` is a gated MLP (`gated_linear_unit = activation.endswith('glu')`), `bias`
+ * puts biases on every linear layer and `qkv_bias` on QKV alone; unset, NeMo takes gelu, bias True, LayerNorm,
+ * learned absolute positions, tied output weights and a vocabulary padded to 128 (`self.cfg.get(…)` defaults), GPT-3's
+ * layout rather than Llama's. Only applied when the file writes the model's sizes.
+ */
+function nemoArchitecture(s: FactSink, root: KNode): void {
+  if (!s.has('model.layers')) return;
+  const scalar = (k: string) => { const e = at(root, k); return e?.value.kind === 'scalar' && e.value.value !== null && e.value.value !== undefined && e.value.value !== '' ? e : undefined; };
+  const act = scalar('model.activation');
+  if (act && typeof act.value.value === 'string' && !/\$\{/.test(act.value.value)) s.explicit('model.gatedMlp', act.value.value.trim().toLowerCase().endsWith('glu'), locOf(act, 'model.activation'));
+  const bias = scalar('model.bias'), qkv = scalar('model.qkv_bias');
+  const b = bias ? toBool(bias.value.value) : undefined, q = qkv ? toBool(qkv.value.value) : undefined;
+  if (bias && b !== undefined) {
+    s.explicit('model.mlpBias', b, locOf(bias, 'model.bias'));
+    const onQkv = !b && q === true && qkv !== undefined;
+    s.explicit('model.attnBias', b ? 'all' : onQkv ? 'qkv' : 'none', onQkv ? locOf(qkv, 'model.qkv_bias') : locOf(bias, 'model.bias'));
+  } else if (qkv && q) s.explicit('model.attnBias', 'all', locOf(qkv, 'model.qkv_bias'));
+  const d = (p: Parameters<FactSink['default']>[0], v: Parameters<FactSink['default']>[1], why: string) => s.default(p, v, `NeMo default: ${why} (megatron_base_model.py)`);
+  d('model.gatedMlp', false, 'activation gelu, a plain MLP');
+  d('model.mlpBias', true, 'bias True');
+  d('model.attnBias', 'all', 'bias True');
+  d('model.norm', 'layernorm', 'normalization layernorm');
+  d('model.positions', 'learned', 'position_embedding_type learned_absolute');
+  d('model.tiedEmbeddings', true, 'share_embeddings_and_output_weights True');
+  d('model.vocabPadMultiple', 128, 'make_vocab_size_divisible_by 128');
+}
+
 /** NeMo (1, launcher, 2 overrides): layout, batch, sequence, precision, distributed optimizer, PEFT. */
 export function readNemo(s: FactSink, root: KNode | undefined): void {
   if (!root || root.kind !== 'map') return;
@@ -90,6 +119,7 @@ export function readNemo(s: FactSink, root: KNode | undefined): void {
   nemoFp8(s, root);
   nemoRecomputeLayers(s, root);
   nemoTokenizer(s, root);
+  nemoArchitecture(s, root);
   const optim = s.value('parallel.sharding.stage');
   if (optim !== undefined) {
     const f = s.facts['parallel.sharding.stage']!;
