@@ -1,6 +1,6 @@
 /** Axolotl YAML (pydantic AxolotlInputConfig, src/axolotl/utils/schemas/; docs/formats/axolotl.md). */
 import type { FactSink } from '../common/sink';
-import { isEmpty, locOf, readBool, readNum, readOptimizer, readSteps } from '../common/read';
+import { isEmpty, locOf, readBool, readNum, readOptimizer, readPacking, readSteps } from '../common/read';
 import { toBool, toNumber } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
 import { readAttnImplementation, readDeepSpeedKey, readFsdpList, readLora, readModelRef, readPrecisionFlags } from '../common/finetune';
@@ -30,6 +30,8 @@ export function readAxolotl(s: FactSink, root: KNode | undefined): void {
   readOptimizer(s, entry(root, 'optimizer'), 'optimizer');
   s.default('training.optimizer', 'adamw', `${AX}: adamw_torch_fused`);
   readBool(s, root, 'flash_attention', 'training.flashAttention');
+  // Multipack (src/axolotl/utils/samplers/multipack.py) with FlashAttention's variable-length kernel over position ids.
+  readPacking(s, root, 'sample_packing');
   readAttnImplementation(s, root);
   const adapter = entry(root, 'adapter');
   const ad = adapter && typeof adapter.value.value === 'string' ? adapter.value.value : '';

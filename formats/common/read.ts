@@ -78,6 +78,16 @@ export function readBool(s: FactSink, root: KNode | undefined, path: string, fac
   return b;
 }
 
+/**
+ * A packing switch whose samples attend only within themselves (axolotl `sample_packing`, LLaMA-Factory
+ * `neat_packing`, torchtune `dataset.packed`, NeMo `packed_sequence`): true is `training.packing` varlen, false says
+ * nothing (one sample per sequence); anything else is a warning at the value.
+ */
+export function readPacking(s: FactSink, root: KNode | undefined, path: string): void {
+  const e = at(root, path);
+  if (readBool(s, root, path) === true && e) s.explicit('training.packing', 'varlen', locOf(e, path));
+}
+
 /** Reads a scalar as a string (numbers stringified); returns it. */
 export function readStr(root: KNode | undefined, path: string): string | undefined {
   const e = at(root, path);

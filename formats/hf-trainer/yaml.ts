@@ -14,6 +14,11 @@ export function readHfTrainerYaml(s: FactSink, root: KNode | undefined): void {
   const lookup = (key: string) => (key === '--attn_implementation' ? get('attn_implementation') ?? get('model_init_kwargs.attn_implementation') : get(key.slice(2)));
   applyTable(s, HF, (key) => (key.startsWith('--') ? lookup(key) : undefined));
   if (s.value('lora.enabled') === false) { delete s.facts['lora.enabled']; delete s.facts['lora.rank']; }
+  // TRL SFTConfig: packing with packing_strategy bfd packs padding-free (each sample attends within itself).
+  const packing = get('packing'), strategy = get('packing_strategy');
+  if (packing && String(packing.value).toLowerCase() === 'true' && strategy && String(strategy.value) === 'bfd' && !s.has('training.packing')) {
+    s.explicit('training.packing', 'varlen', { key: 'packing_strategy', keyRange: strategy.keyRange, valueRange: strategy.valueRange ?? strategy.keyRange, uri: strategy.uri });
+  }
   const ds = found(entry(root, 'deepspeed'));
   if (ds && typeof ds.value === 'string' && /\.json$/i.test(ds.value)) s.ref('deepspeed', ds.value, ds.valueRange);
 }

@@ -1,6 +1,6 @@
 /** Lightning CLI, LitGPT and torchtune YAML (docs/formats/lightning.md). */
 import type { FactSink } from '../common/sink';
-import { locOf, readBool, readNum, readOptimizer, readStr } from '../common/read';
+import { locOf, readBool, readNum, readOptimizer, readPacking, readStr } from '../common/read';
 import { precisionOf } from '../common/maps';
 import { toNumber } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
@@ -124,6 +124,8 @@ export function readTorchtune(s: FactSink, root: KNode | undefined): void {
   if (shard && sv !== undefined && sv > 0) s.explicit('parallel.sharding.shardGroupSize', sv, locOf(shard, 'data_parallel_shard_dim'));
   readNum(s, root, 'data_parallel_replicate_dim', 'parallel.dpReplicate', { int: true, min: 1 });
   readOptimizer(s, at(root, 'optimizer._component_'), 'optimizer._component_', readStr(root, 'optimizer._component_'));
+  // torchtune's PackedDataset gives each pack a block-causal mask (torchtune/datasets/_packed.py), run by FlexAttention.
+  readPacking(s, root, 'dataset.packed');
 }
 
 /** Lightning and LitGPT spell "all GPUs of the node" as -1 or "auto". */

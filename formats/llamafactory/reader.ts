@@ -1,6 +1,6 @@
 /** LLaMA-Factory YAML (HF Seq2SeqTrainingArguments + LLaMA-Factory hparams; docs/formats/llamafactory.md), incl. its Megatron back-end keys and the v1 schema. */
 import type { FactSink } from '../common/sink';
-import { isEmpty, locOf, readBool, readNum, readOptimizer, readSteps } from '../common/read';
+import { isEmpty, locOf, readBool, readNum, readOptimizer, readPacking, readSteps } from '../common/read';
 import { toBool, toNumber } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
 import { readDeepSpeedKey, readFsdpList, readLora, readModelRef, readPrecisionFlags } from '../common/finetune';
@@ -23,6 +23,9 @@ export function readLlamaFactory(s: FactSink, root: KNode | undefined): void {
   s.default('training.recompute', 'full', `${LF}: gradient checkpointing is on unless disable_gradient_checkpointing`);
   readPrecisionFlags(s, root, 'HF Trainer');
   readFlashAttn(s, root);
+  // neat_packing packs without cross-attention between samples (data/collator.py, FlashAttention's varlen path);
+  // plain `packing` lets the samples of a pack attend to each other, one causal sequence as timed.
+  readPacking(s, root, 'neat_packing');
   const mp = entry(root, 'mixed_precision');
   if (mp && typeof mp.value.value === 'string' && mp.value.value.startsWith('bf16')) s.explicit('training.precision', 'bf16-mixed', locOf(mp, 'mixed_precision'));
   readOptimizer(s, entry(root, 'optim'), 'optim');

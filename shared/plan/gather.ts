@@ -306,7 +306,7 @@ function stepsOf(g: Gathered): { steps?: number; samples?: number } {
 
 function optionalFacts(g: { str<T extends string>(p: PlanPath): T | undefined; num(p: PlanPath): number | undefined }): Record<string, string | number> {
   const out: Record<string, string | number> = {};
-  for (const k of ['regime', 'recomputePolicy', 'modelImpl', 'optimizerImpl', 'lossFusion', 'cudaGraph'] as const) {
+  for (const k of ['regime', 'recomputePolicy', 'modelImpl', 'optimizerImpl', 'lossFusion', 'cudaGraph', 'packing'] as const) {
     const v = g.str<string>(`training.${k}`);
     if (v !== undefined) out[k] = v;
   }

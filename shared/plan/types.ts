@@ -101,6 +101,12 @@ export interface TrainingSpec {
    * (`local`, `transformer_engine`) or the whole forward-backward pass (`full_iteration`); undefined = none.
    */
   readonly cudaGraph?: CudaGraphImpl;
+  /**
+   * Several samples packed into each sequence with attention kept within each sample (FlashAttention's variable-length
+   * kernel, Transformer Engine's THD layout, block-causal masks); undefined = one sample per sequence, or packing whose
+   * samples attend across each other.
+   */
+  readonly packing?: SamplePacking;
 }
 
 /**
@@ -109,6 +115,8 @@ export interface TrainingSpec {
  * or one graph for the whole forward-backward pass of an iteration, the optimizer step excluded (`full_iteration`).
  */
 export type CudaGraphImpl = 'none' | 'local' | 'transformer_engine' | 'full_iteration';
+/** Packed samples whose attention stays within each sample (see TrainingSpec.packing). */
+export type SamplePacking = 'varlen';
 
 export type PipelineSchedule = 'gpipe' | '1f1b' | 'interleaved' | 'zb-h1';
 export type ShardingStyle = 'ddp' | 'deepspeed' | 'fsdp' | 'fsdp2' | 'megatron-distopt';

@@ -107,6 +107,11 @@ const CASES: readonly Case[] = [
     text: MOE_SCRIPT,
   },
   {
+    // Axolotl's multipack keeps each sample's attention to itself: attention is timed for whole sequences (an info).
+    name: 'packed samples timed as whole sequences', file: 'axolotl.yaml', code: 'packed-attention-timing', severity: 3, at: 'sample_packing',
+    text: 'base_model: meta-llama/Llama-2-7b-hf\nsequence_len: 4096\nsample_packing: true\nflash_attention: true\nmicro_batch_size: 1\ngradient_accumulation_steps: 4\nbf16: true\n',
+  },
+  {
     name: 'FP8 attention timed at 16-bit rates', file: 'pretrain_moe.sh', code: 'megatron-fp8-attention-timing', severity: 2, at: '--fp8-dot-product-attention',
     text: MOE_SCRIPT.replace('--bf16', '--bf16 --fp8-format e4m3 \\\n    --fp8-dot-product-attention'),
   },

@@ -1,0 +1,68 @@
+/**
+ * Packed samples whose attention stays within each sample (axolotl `sample_packing`, LLaMA-Factory `neat_packing`,
+ * torchtune `dataset.packed`, NeMo `packed_sequence`, TRL `padding_free` or `packing` with `packing_strategy: bfd`).
+ * A sample of l tokens costs l²/2 score elements, at most the S²/2 of one S-token sequence; the lengths are in the
+ * dataset, so attention is timed for whole sequences and the estimate says it is an upper bound (first principles:
+ * Σ lᵢ² ≤ (Σ lᵢ)² for lᵢ ≥ 0). Packing that lets samples attend to each other (LLaMA-Factory `packing` alone) is one
+ * causal sequence, as timed, and says nothing.
+ */
+import { before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { initFormats, parseConfig } from '../../../formats/index';
+import { resolvePlan } from '../../../shared/plan/resolve';
+import { estimateStepTime } from '../../../shared/time/estimate';
+
+const planOf = (file: string, text: string) => resolvePlan(parseConfig(file, text), []).plan!;
+const packedInfo = (file: string, text: string) => estimateStepTime(planOf(file, text)).problems.find((p) => p.code === 'packed-attention-timing');
+
+const AXOLOTL = (extra: string) => `base_model: meta-llama/Llama-2-7b-hf\nsequence_len: 4096\nmicro_batch_size: 1\ngradient_accumulation_steps: 4\nbf16: true\n${extra}`;
+
+describe('packed samples', () => {
+  before(async () => { await initFormats(); });
+
+  test('axolotl sample_packing with FlashAttention: varlen, and an info naming the upper bound', () => {
+    const p = planOf('/ws/axolotl.yaml', AXOLOTL('sample_packing: true\nflash_attention: true\n'));
+    assert.equal(p.training.packing, 'varlen');
+    const info = packedInfo('/ws/axolotl.yaml', AXOLOTL('sample_packing: true\nflash_attention: true\n'));
+    assert.ok(info && info.severity === 'info');
+    assert.deepEqual(info.paths, ['training.packing']);
+    assert.match(info.message, /upper bound/);
+    assert.match(info.message, /4,096-token/);
+  });
+
+  test('no packing, packing off, or eager attention (every block computed): nothing said', () => {
+    assert.equal(packedInfo('/ws/axolotl.yaml', AXOLOTL('flash_attention: true\n')), undefined);
+    assert.equal(packedInfo('/ws/axolotl.yaml', AXOLOTL('sample_packing: false\nflash_attention: true\n')), undefined);
+    assert.equal(planOf('/ws/axolotl.yaml', AXOLOTL('sample_packing: false\n')).training.packing, undefined);
+    assert.equal(packedInfo('/ws/axolotl.yaml', AXOLOTL('sample_packing: true\nflash_attention: false\nattn_implementation: eager\n')), undefined);
+  });
+
+  test('a packing value that is not true or false is a warning at it', () => {
+    const r = parseConfig('/ws/axolotl.yaml', AXOLOTL('sample_packing: sometimes\n'));
+    assert.ok(r.diagnostics.some((d) => d.code === 'invalid-value' && d.message.includes('sample_packing')), JSON.stringify(r.diagnostics));
+  });
+
+  test('LLaMA-Factory: neat_packing is varlen; packing alone lets samples attend to each other', () => {
+    const lf = (extra: string) => `model_name_or_path: meta-llama/Llama-2-7b-hf\nstage: sft\nfinetuning_type: full\ncutoff_len: 4096\nper_device_train_batch_size: 1\ngradient_accumulation_steps: 4\nbf16: true\nflash_attn: fa2\n${extra}`;
+    assert.equal(planOf('/ws/llama2_full_sft.yaml', lf('packing: true\nneat_packing: true\n')).training.packing, 'varlen');
+    assert.equal(planOf('/ws/llama2_full_sft.yaml', lf('packing: true\n')).training.packing, undefined);
+  });
+
+  test('torchtune dataset.packed', () => {
+    const tt = (packed: string) => `model:\n  _component_: torchtune.models.llama3_1.llama3_1_8b\ntokenizer:\n  max_seq_len: 8192\ndataset:\n  _component_: torchtune.datasets.alpaca_dataset\n  packed: ${packed}\nbatch_size: 1\ngradient_accumulation_steps: 1\ndtype: bf16\n`;
+    assert.equal(planOf('/ws/8B_full.yaml', tt('True')).training.packing, 'varlen');
+    assert.equal(planOf('/ws/8B_full.yaml', tt('False')).training.packing, undefined);
+  });
+
+  test('NeMo packed_sequence', () => {
+    const nemo = `trainer:\n  devices: 8\n  num_nodes: 1\nmodel:\n  micro_batch_size: 1\n  global_batch_size: 32\n  encoder_seq_length: 4096\n  num_layers: 4\n  hidden_size: 1024\n  ffn_hidden_size: 4096\n  num_attention_heads: 16\n  data:\n    train_ds:\n      packed_sequence: True\n`;
+    assert.equal(planOf('/ws/conf/fine_tuning/squad.yaml', nemo).training.packing, 'varlen');
+  });
+
+  test('TRL: padding_free, or packing with packing_strategy bfd', () => {
+    const trl = (extra: string) => `model_name_or_path: meta-llama/Llama-2-7b-hf\ndataset_name: trl-lib/Capybara\nper_device_train_batch_size: 1\ngradient_accumulation_steps: 4\nmax_length: 4096\nbf16: true\nattn_implementation: flash_attention_2\n${extra}`;
+    assert.equal(planOf('/ws/sft.yaml', trl('padding_free: true\n')).training.packing, 'varlen');
+    assert.equal(planOf('/ws/sft.yaml', trl('packing: true\npacking_strategy: bfd\n')).training.packing, 'varlen');
+    assert.equal(planOf('/ws/sft.yaml', trl('packing: true\npacking_strategy: wrapped\n')).training.packing, undefined);
+  });
+});
