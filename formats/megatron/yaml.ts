@@ -24,11 +24,16 @@ const RENAME: Record<string, string> = {
   '--seq-length': '--seq-length', '--recompute-num-layers': '--recompute-num-layers',
 };
 
+/** Keys of Megatron-Bridge's `tokenizer:` block that decide the vocabulary size. */
+const TOKENIZER_KEYS: ReadonlySet<string> = new Set(['tokenizer_type', 'tokenizer_model', 'vocab_size', 'vocab_file', 'merge_file']);
+
 function collect(node: KNode | undefined, out: FlagArg[], depth: number): void {
   if (!node || node.kind !== 'map' || depth > 4) return;
   for (const e of node.entries ?? []) {
     if (e.value.kind === 'map') {
-      if (['perf_matrix', 'ENV_VARS', 'logger', 'checkpoint', 'tokenizer', 'dataset', 'scheduler', 'rng', 'profiling'].includes(e.key)) continue;
+      // Megatron-Bridge's TokenizerConfig: only what sizes the vocabulary (formats/common/tokenizerVocab.ts).
+      if (e.key === 'tokenizer' || e.key === 'tokenizer_config') { for (const t of e.value.entries ?? []) if (TOKENIZER_KEYS.has(t.key)) { const f = toFlag(t); if (f) out.push(f); } continue; }
+      if (['perf_matrix', 'ENV_VARS', 'logger', 'checkpoint', 'dataset', 'scheduler', 'rng', 'profiling'].includes(e.key)) continue;
       collect(e.value, out, depth + 1);
       continue;
     }

@@ -94,3 +94,16 @@ describe('vocabulary from the tokenizer (NeMo YAML)', () => {
     assert.ok(r.assumptions.some((a) => a.path === 'model.vocabSize'));
   });
 });
+
+describe('vocabulary from the tokenizer (Megatron-Bridge YAML)', () => {
+  before(async () => { await initFormats(); });
+
+  test("the tokenizer block's Hub id sizes the vocabulary; the rest of the block is not read", () => {
+    // Megatron-Bridge TokenizerConfig (src/megatron/bridge/training/tokenizers/config.py): tokenizer_type, tokenizer_model.
+    const yaml = 'ConfigContainer:\n  model:\n    num_layers: 32\n    hidden_size: 4096\n    ffn_hidden_size: 14336\n    num_attention_heads: 32\n    num_query_groups: 8\n    seq_length: 8192\n  train:\n    micro_batch_size: 1\n    global_batch_size: 128\n  tokenizer:\n    tokenizer_type: HuggingFaceTokenizer\n    tokenizer_model: meta-llama/Meta-Llama-3-8B\n    seq_length: 99\n';
+    const r = parseConfig('/ws/llama3_8b_pretrain_override.yaml', yaml);
+    assert.equal(r.facts['model.vocabSize']?.value, 128256, `${r.format}: ${JSON.stringify(r.facts['model.vocabSize'])}`);
+    assert.equal(r.facts['model.vocabSize']?.source.range?.start.line, 13);
+    assert.notEqual(r.facts['training.seqLen']?.value, 99);
+  });
+});
