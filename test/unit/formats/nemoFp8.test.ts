@@ -74,13 +74,16 @@ describe('NeMo YAML: FP8 and its companions', () => {
     assert.equal(planOf('  fp8: True\n  fp8_hybrid: True\n  fp8_params: True\n').training.fp8?.paramGather, true);
   });
 
-  test('ub_tp_comm_overlap and grad_sync_dtype are read', () => {
+  test('ub_tp_comm_overlap, grad_sync_dtype and overlap_grad_sync are read', () => {
     const on = planOf('  ub_tp_comm_overlap: True\n  optim:\n    name: distributed_fused_adam\n    grad_sync_dtype: bf16\n');
     assert.equal(on.parallel.tpCommOverlap, true);
     assert.equal(on.training.gradDtype, 'bf16');
     const off = planOf('  ub_tp_comm_overlap: False\n  optim:\n    name: distributed_fused_adam\n    grad_sync_dtype: fp32\n');
     assert.equal(off.parallel.tpCommOverlap, false);
     assert.equal(off.training.gradDtype, 'fp32');
+    // optim.overlap_grad_sync is the distributed optimizer's bucketed reduce-scatter overlap.
+    assert.equal(planOf('  optim:\n    name: mcore_distributed_optim\n    overlap_grad_sync: false\n').parallel.sharding.overlapComm, false);
+    assert.equal(planOf('  optim:\n    name: mcore_distributed_optim\n    overlap_grad_sync: true\n').parallel.sharding.overlapComm, true);
   });
 
   test('activations_checkpoint_num_layers counts only with the block method', () => {
