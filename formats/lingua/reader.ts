@@ -35,4 +35,39 @@ export function readLingua(s: FactSink, root: KNode | undefined): void {
   s.default('training.recompute', 'none', `Lingua default selective_activation_checkpointing false (${SRC})`);
   s.default('training.gradAccum', 1, 'Lingua default grad_acc_steps 1 (apps/main/train.py)');
   s.default('parallel.tp', 1, `Lingua default tp_size 1 (${SRC})`);
+  linguaVocab(s, root);
+  linguaFfn(s, root);
+}
+
+/**
+ * Lingua's SwiGLU width (lingua/transformer.py FeedForward, built with hidden_dim = 4·dim): int(2·4·dim/3), times
+ * ffn_dim_multiplier when set, rounded up to a multiple of multiple_of (BaseTransformerArgs default 256), as Llama's
+ * reference model does. Not 4·dim.
+ */
+function linguaFfn(s: FactSink, root: KNode): void {
+  const dim = s.num('model.hiddenSize');
+  if (!dim || s.has('model.ffnSize')) return;
+  const m = at(root, 'model.multiple_of'), f = at(root, 'model.ffn_dim_multiplier');
+  const multiple = toNumber(m?.value.value) ?? 256;
+  const mult = f && f.value.value !== null ? toNumber(f.value.value) : undefined;
+  if (!(multiple >= 1) || (mult !== undefined && !(mult > 0))) return;
+  let hidden = Math.floor((2 * 4 * dim) / 3);
+  if (mult !== undefined) hidden = Math.floor(mult * hidden);
+  hidden = multiple * Math.ceil(hidden / multiple);
+  s.derived('model.ffnSize', hidden, `Lingua FeedForward: int(2·4·dim/3)${mult !== undefined ? ` × ${mult}` : ''} rounded up to a multiple of ${multiple}`);
+}
+
+/**
+ * Lingua sizes the model from its tokenizer when model.vocab_size is unset (apps/main/train.py: `vocab_size =
+ * tokenizer.n_words`). Its example configs name Llama 3's tiktoken file, `cl_toplang_128k` (the tokenizer.model of the
+ * Llama 3 checkpoints, whose params give vocab_size 128,256): that size. Other tokenizers stay unknown.
+ */
+function linguaVocab(s: FactSink, root: KNode): void {
+  if (s.has('model.vocabSize')) return;
+  const path = at(root, 'data.tokenizer.path');
+  const name = at(root, 'data.tokenizer.name');
+  const p = typeof path?.value.value === 'string' ? path.value.value : '';
+  if (path && name?.value.value === 'tiktoken' && /(^|\/)cl_toplang_128k(\.tiktoken)?\/?$/.test(p)) {
+    s.derived('model.vocabSize', 128256, 'tiktoken cl_toplang_128k: Llama 3\'s tokenizer, 128,256 tokens (its checkpoints\' params.json vocab_size)', locOf(path, 'data.tokenizer.path'));
+  }
 }

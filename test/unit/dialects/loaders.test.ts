@@ -152,6 +152,20 @@ describe('trainers without a reader before: Meta Lingua and picotron', () => {
     assert.equal(noShard['parallel.sharding.stage']?.value, 0);
   });
 
+  test("Lingua: the SwiGLU width is Llama's rounding of 2·4·dim/3, not 4·dim; Llama 3's tiktoken file sizes the vocabulary", () => {
+    // lingua/transformer.py FeedForward(hidden_dim=4·dim): int(2·hidden/3) (× ffn_dim_multiplier), rounded up to
+    // multiple_of (default 256). dim 2048: int(16384/3) = 5461 → 5632; with multiple_of 1024 and multiplier 1.3:
+    // int(1.3 · 5461) = 7099 → 7168. cl_toplang_128k is Llama 3's tokenizer.model (128,256 tokens in its params.json).
+    const base = 'distributed:\n  fsdp_type: full_shard\nmodel:\n  dim: 2048\n  n_layers: 25\n  n_heads: 16\ndata:\n  batch_size: 4\n  seq_len: 4096\n  tokenizer:\n    name: tiktoken\n    path: tokenizers/cl_toplang_128k\n';
+    const f = facts('file:///ws/llama_1B.yaml', base);
+    assert.equal(f['model.ffnSize']?.value, 5632);
+    assert.equal(f['model.vocabSize']?.value, 128256);
+    const g = facts('file:///ws/llama_1B.yaml', base.replace('  n_heads: 16\n', '  n_heads: 16\n  multiple_of: 1024\n  ffn_dim_multiplier: 1.3\n'));
+    assert.equal(g['model.ffnSize']?.value, 7168);
+    const other = facts('file:///ws/llama_1B.yaml', base.replace('cl_toplang_128k', 'my_tokenizer.model'));
+    assert.equal(other['model.vocabSize'], undefined);
+  });
+
   test('picotron: the four degrees, the batch per GPU, bf16 weights without fp32 master (train.py model.to(dtype))', () => {
     const text = '{"distributed": {"tp_size": 2, "cp_size": 2, "pp_size": 2, "dp_size": 1, "pp_engine": "afab"}, "model": {"name": "HuggingFaceTB/SmolLM-360M-Instruct", "num_hidden_layers": 16, "dtype": "float32"}, "training": {"seq_length": 1024, "micro_batch_size": 4, "gradient_accumulation_steps": 8}}';
     assert.equal(detectFormat('file:///ws/template/base_config.json', text), 'picotron');
