@@ -10,6 +10,7 @@ import { at, entry, type KNode } from '../common/tree';
 import { locOf } from '../common/read';
 import { toBool, toNumber } from '../common/text';
 import { vocabOfTokenizer } from '../common/tokenizerVocab';
+import type { PlanPath } from '../../shared/plan/paths';
 
 const NEMO = nemo as DialectTable;
 
@@ -25,6 +26,16 @@ function nemoCapacity(s: FactSink, root: KNode): void {
   if (cf && c !== undefined && c > 0) s.explicit('model.moe.capacityFactor', c, locOf(cf, 'model.moe_expert_capacity_factor'));
 }
 
+/** A switch NeMo reads as a boolean but the file gives something else (`fp8: maybe`): a warning at the value. */
+function notBool(s: FactSink, root: KNode, keys: readonly string[], path: PlanPath): void {
+  for (const k of keys) {
+    const e = at(root, k);
+    if (!e || e.value.kind !== 'scalar' || e.value.value === null || e.value.value === undefined || e.value.value === '') continue;
+    if (typeof e.value.value === 'string' && /\$\{|\?\?\?/.test(e.value.value)) continue;
+    if (toBool(e.value.value) === undefined) s.diag('invalid-value', 'warning', `${k} should be true or false.`, e.value.range, [path]);
+  }
+}
+
 /**
  * FP8 of NeMo 1 and the launcher (nemo/collections/nlp/models/language_modeling/megatron_base_model.py
  * build_transformer_config): `model.fp8` turns it on and the format is E4M3 when `fp8_e4m3` is true, else HYBRID when
@@ -35,6 +46,7 @@ function nemoCapacity(s: FactSink, root: KNode): void {
 function nemoFp8(s: FactSink, root: KNode): void {
   const on = at(root, 'model.fp8');
   const flag = (k: string) => { const e = at(root, k); return e?.value.kind === 'scalar' ? toBool(e.value.value) === true : false; };
+  notBool(s, root, ['model.fp8', 'model.fp8_e4m3', 'model.fp8_hybrid'], 'training.precision');
   if (!on || on.value.kind !== 'scalar' || toBool(on.value.value) !== true) {
     delete s.facts['training.fp8.paramGather'];
     return;
@@ -89,6 +101,7 @@ function nemoArchitecture(s: FactSink, root: KNode): void {
   const scalar = (k: string) => { const e = at(root, k); return e?.value.kind === 'scalar' && e.value.value !== null && e.value.value !== undefined && e.value.value !== '' ? e : undefined; };
   const act = scalar('model.activation');
   if (act && typeof act.value.value === 'string' && !/\$\{/.test(act.value.value)) s.explicit('model.gatedMlp', act.value.value.trim().toLowerCase().endsWith('glu'), locOf(act, 'model.activation'));
+  notBool(s, root, ['model.bias', 'model.qkv_bias'], 'model.attnBias');
   const bias = scalar('model.bias'), qkv = scalar('model.qkv_bias');
   const b = bias ? toBool(bias.value.value) : undefined, q = qkv ? toBool(qkv.value.value) : undefined;
   if (bias && b !== undefined) {

@@ -70,6 +70,14 @@ describe('NeMo YAML: FP8 and its companions', () => {
     assert.equal(r.facts['training.precision']?.value, 'bf16-mixed');
   });
 
+  test('a switch that is not true or false is a warning at its value, and reads as off', () => {
+    const r = parse('  fp8: maybe\n  fp8_hybrid: True\n');
+    const d = r.diagnostics.find((x) => x.code === 'invalid-value' && x.message.startsWith('model.fp8 should'));
+    assert.ok(d, JSON.stringify(r.diagnostics));
+    assert.equal(d.range.start.line, 14);
+    assert.equal(r.facts['training.precision']?.value, 'bf16-mixed');
+  });
+
   test('fp8_params is the FP8 parameter all-gather', () => {
     assert.equal(planOf('  fp8: True\n  fp8_hybrid: True\n  fp8_params: True\n').training.fp8?.paramGather, true);
   });
