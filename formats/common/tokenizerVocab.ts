@@ -34,5 +34,20 @@ export function vocabOfTokenizer(t: TokenizerRef): { vocab: number; why: string;
     const p = findPreset(model);
     if (p) return { vocab: p.model.vocabSize, why: `tokenizer ${model}: the vocabulary of ${p.name} (${p.model.vocabSize.toLocaleString('en-US')} tokens; ${p.source})`, from: 'model' };
   }
+  // A local copy named after its model (/models/Llama-3.1-8B, or its tokenizer.model / tokenizer.json inside).
+  const folder = model ? namedFolder(model) : undefined;
+  const q = folder ? findPreset(folder) : undefined;
+  if (q && folder) return { vocab: q.model.vocabSize, why: `tokenizer ${model}: a folder named ${folder}, the vocabulary of ${q.name} (${q.model.vocabSize.toLocaleString('en-US')} tokens; ${q.source})`, from: 'model' };
   return undefined;
+}
+
+/** The folder a tokenizer path is named after: its last part, or the folder holding a tokenizer file. */
+function namedFolder(path: string): string | undefined {
+  const parts = path.replace(/\/+$/, '').split('/').filter((x) => x && x !== '.');
+  if (parts.length < 2) return undefined;
+  const file = /^(tokenizer(_config)?\.json|tokenizer\.model|[\w.-]+\.(model|tiktoken))$/i.test(parts[parts.length - 1]!);
+  const dirs = file ? parts.slice(0, -1) : parts;
+  // Meta's checkpoints keep the tokenizer in original/ under the model's folder.
+  const name = dirs.slice(-2).reverse().find((d) => !/^(original|tokenizers?|models?|checkpoints?|hf|data|weights)$/i.test(d));
+  return name && dirs.length >= 1 ? name : undefined;
 }

@@ -107,3 +107,19 @@ describe('vocabulary from the tokenizer (Megatron-Bridge YAML)', () => {
     assert.notEqual(r.facts['training.seqLen']?.value, 99);
   });
 });
+
+describe('vocabulary from a local tokenizer path named after its model', () => {
+  before(async () => { await initFormats(); });
+
+  test('a folder named after a bundled model, or its tokenizer file, gives that model\'s vocabulary', () => {
+    for (const path of ['/models/Llama-3.1-8B', '/models/Meta-Llama-3.1-8B/original/tokenizer.model', '/ckpt/llama-3.1-8b/tokenizer.json']) {
+      assert.equal(parse(`--tokenizer-type HuggingFaceTokenizer --tokenizer-model ${path}`).facts['model.vocabSize']?.value, 128256, path);
+    }
+  });
+
+  test('generic folders and unknown names stay unknown', () => {
+    for (const path of ['/data/tokenizer.model', '/models/original/tokenizer.model', '/models/my-company-llm/tokenizer.json', 'tokenizer.model']) {
+      assert.equal(parse(`--tokenizer-type HuggingFaceTokenizer --tokenizer-model ${path}`).facts['model.vocabSize'], undefined, path);
+    }
+  });
+});
