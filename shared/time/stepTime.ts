@@ -12,7 +12,7 @@ import { stageLayerCount } from '../comm/stageParams';
 import { moeLayersIn } from '../model/params';
 import { TimeCache, sameKey, type LayoutEntry } from './cache';
 import { contextSlot, type ContextSlot } from './context';
-import { microbatchWork, recomputedLayers } from './microbatch';
+import { microbatchWork, recomputedLayers, type MicrobatchWork } from './microbatch';
 import { scheduleTimes } from '../sim/run';
 import { allStageTimings, newStageTimingScratch, stageTimingInto, type StageTiming, type StageTimingScratch } from './stage';
 
@@ -261,16 +261,25 @@ export function stepSecondsFast(plan: Plan, cache: TimeCache, worth?: (lowerBoun
       if (kind >= 0) slot.works[s * 3 + kind] = work;
     }
     if (i >= stages.length) stages.push(newStageTimingScratch(work));
-    stageTimingInto(plan, s, ctx, work, cache, entry, stages[i]);
+    computeOnlyInto(work, stages[i]);
   }
   // ctx.m and ctx.v are microbatchesPerStep and chunksPerStage of this plan (its context slot shares dp, vpp and schedule).
   const counts = runs.counts;
   const m = ctx.m, v = ctx.v;
-  if (posInt(plan.parallel.pp) > 1) {
+  const pipeline = posInt(plan.parallel.pp) > 1;
+  const overhead = cache.params.stepOverhead;
+  const zb = plan.parallel.schedule === 'zb-h1';
+  // The same bound over the stages' compute alone, before any communication is costed (computeOnlyInto); below the full
+  // bound when no overlapped communication can speed the compute up (overlapCost ≥ 0).
+  if (pipeline && worth && cache.params.overlapCost >= 0) {
+    const compute = scheduleLowerBound(stages, m, v, zb, cache.params.overlapCost, counts) + overhead;
+    if (compute > 0 && compute < Infinity && !worth(compute)) return compute;
+  }
+  for (let i = 0; i < firsts.length; i++) stageTimingInto(plan, firsts[i], ctx, stages[i].work, cache, entry, stages[i]);
+  if (pipeline) {
     // A pipeline: the schedule run pass by pass, as the estimate runs it, unless even its lower bound is not worth it.
-    const overhead = cache.params.stepOverhead;
     if (worth) {
-      const bound = scheduleLowerBound(stages, m, v, plan.parallel.schedule === 'zb-h1', cache.params.overlapCost, counts) + stepTailSeconds(stages) + overhead;
+      const bound = scheduleLowerBound(stages, m, v, zb, cache.params.overlapCost, counts) + stepTailSeconds(stages) + overhead;
       if (!worth(bound)) return bound;
     }
     const run = scheduleTimes(plan, expandRuns(stages, counts), m, v, cache.params.overlapCost, overhead);
@@ -278,6 +287,18 @@ export function stepSecondsFast(plan: Plan, cache: TimeCache, worth?: (lowerBoun
   }
   return pipelineSeconds(stages, m, v, plan.parallel.schedule, counts, groupOf(plan, m)) + exposedGradSync(stages, counts, cache.params.overlapCost)
     + stepTailSeconds(stages) + cache.params.stepOverhead;
+}
+
+/**
+ * Writes a stage's compute alone into its scratch record: the micro-batch work without the communication stageTimingInto
+ * adds (non-negative exposed seconds), and no sync, optimizer, post-step or send. Every field is at most the stage
+ * timing's, and scheduleLowerBound only adds, scales by positive counts and takes maxima, so its bound over these
+ * records is at most its bound over the full timings (floating-point rounding is monotone), and so below the step.
+ */
+function computeOnlyInto(work: MicrobatchWork, out: StageTimingScratch): void {
+  out.forward = work.forward; out.recompute = work.recompute; out.backward = work.backward;
+  out.gradSync = 0; out.gradSyncWindow = 0; out.gradSyncCooldown = 0; out.optimizer = 0; out.postStep = 0; out.p2p = 0;
+  out.layers = work.layers; out.work = work;
 }
 
 /** One entry per stage from one per run of alike stages (the run's record repeated). */
