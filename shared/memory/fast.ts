@@ -71,8 +71,10 @@ function uniformMiddle(c: MemoryContext): boolean {
  * to reject; never shown). With uniform stages only stages 0, 1 and p − 1 are evaluated: in-flight micro-batches
  * never grow with the stage index, so a middle stage cannot exceed stage 1. The states half of each evaluated stage
  * (computeStageStates) is kept for the last layout family; only the activations half runs per micro batch and recomputation.
+ * With `enough`, the caller needs no peak above it: once the stages evaluated so far exceed it, their largest peak (at
+ * most the plan's) is returned without evaluating the others.
  */
-export function peakMemoryFast(plan: Plan): number {
+export function peakMemoryFast(plan: Plan, enough = Number.POSITIVE_INFINITY): number {
   // A plan of the last family passed planComputable on everything but micro batch and accumulation.
   let same: boolean;
   try {
@@ -98,6 +100,7 @@ export function peakMemoryFast(plan: Plan): number {
       act = stageLayerActs(c, lastLayers, lastMoe);
     }
     peak = Math.max(peak, computeStageActivations(c, st, act, false).reserved);
+    if (peak > enough) return peak;
   }
   return peak;
 }

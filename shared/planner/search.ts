@@ -206,7 +206,8 @@ export function searchLayouts(base: Plan, gpus: number, limitBytes: number, opts
         const gradAccum = B / (f.dp * microBatch);
         if (f.vpp > 1 && gradAccum % f.pp !== 0) { prune('interleave-microbatches'); continue; }
         const plan = searchPlan(base, cluster, f.parallel, specsR[i]);
-        const bytes = est.peakBytes(plan);
+        // Above the limit and the lowest peak so far, a layout's exact peak changes nothing: the estimator may stop there.
+        const bytes = est.peakBytes(plan, lowest ? Math.max(limitBytes, lowest.peakReservedBytes) : Number.POSITIVE_INFINITY);
         evaluated++;
         if (!Number.isFinite(bytes) || bytes < 0) { prune('invalid-estimate'); continue; }
         if (bytes > limitBytes) {

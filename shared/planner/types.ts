@@ -138,8 +138,12 @@ export interface PlanResult {
 
 /** The estimators the planner calls: fast numeric paths for the search, full ones for the top layouts. */
 export interface PlannerEstimators {
-  /** Peak reserved bytes of the worst rank (fast path); compared with GPU memory × margin. */
-  peakBytes(plan: Plan): number;
+  /**
+   * Peak reserved bytes of the worst rank (fast path); compared with GPU memory × margin. With `enough`, the search's
+   * largest peak it needs exactly (a layout above it neither fits nor is the lowest), the estimator may return instead
+   * any value above `enough` and at most the peak: shared/memory/fast.ts stops at the first stage past it.
+   */
+  peakBytes(plan: Plan, enough?: number): number;
   /**
    * Seconds per optimizer step (fast path). With `worth`, the search's test of whether a step time could still enter
    * its lists, the estimator may return instead any lower bound of the step for which `worth` is false (the layout
