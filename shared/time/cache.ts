@@ -17,12 +17,13 @@ import { layoutChecksRunnable } from './problems';
 /**
  * What a cached part depends on: 'layout' (the same parallel spec, model, cluster and LoRA objects), 'core' (the same
  * model, cluster and LoRA, and a parallel spec equal but for the sharding: step contexts, stage runs and stage
- * parameters read no sharding field), 'layer' (what one layer's kernels and in-layer communication read: the in-layer
+ * parameters read no sharding field), 'links' ('core' and the sharding fields the process groups' links read: whether
+ * states are sharded, the shard group and whether anything is offloaded), 'layer' (what one layer's kernels and in-layer communication read: the in-layer
  * degrees and axis order, the micro-batch shape, precision and engine, not the pipeline or data-parallel layout),
  * 'shape' (the training fields a step context reads), 'traffic' (gradient dtype,
  * precision and FP8 parameter gather), 'runs' (recomputation), 'optimizer'.
  */
-export type KeyLevel = 'layout' | 'core' | 'layer' | 'shape' | 'traffic' | 'runs' | 'optimizer';
+export type KeyLevel = 'layout' | 'core' | 'links' | 'layer' | 'shape' | 'traffic' | 'runs' | 'optimizer';
 
 /** The one key function: whether a part cached for plan `a` is valid for plan `b` at a level. */
 export function sameKey(level: KeyLevel, a: Plan, b: Plan): boolean {
@@ -39,6 +40,12 @@ export function sameKey(level: KeyLevel, a: Plan, b: Plan): boolean {
         && (x === y || (x.tp === y.tp && x.pp === y.pp && x.vpp === y.vpp && x.schedule === y.schedule && x.cp === y.cp && x.ep === y.ep
           && x.etp === y.etp && x.sp === y.sp && x.dp === y.dp && x.order === y.order && x.stageLayers === y.stageLayers
           && x.tpCommOverlap === y.tpCommOverlap && x.epDispatcher === y.epDispatcher && x.epCommOverlap === y.epCommOverlap));
+    }
+    case 'links': {
+      const x = a.parallel.sharding;
+      const y = b.parallel.sharding;
+      return sameKey('core', a, b) && (x === y || ((x.stage === 0) === (y.stage === 0) && x.shardGroupSize === y.shardGroupSize
+        && (x.offloadOptimizer !== 'none' || x.offloadParams !== 'none') === (y.offloadOptimizer !== 'none' || y.offloadParams !== 'none')));
     }
     case 'layer': {
       const x = a.parallel;
@@ -69,6 +76,7 @@ export function sameKey(level: KeyLevel, a: Plan, b: Plan): boolean {
 export interface LayoutEntry<C = unknown, R = unknown> {
   /** The plan the entry was built from (the key for `sameKey`). */
   readonly plan: Plan;
+  /** The process groups' links (shared/comm/layout.ts); shared with the previous layout when 'links'-equal. */
   readonly links: LayoutLinks;
   /** Per-rank parameters by stage index, filled on first use; shared with 'core'-equal layouts. */
   readonly stageParams: (StageParams | undefined)[];
@@ -118,7 +126,7 @@ export class TimeCache {
     // The planner's consecutive layouts often differ only in sharding: they share everything that does not read it.
     const prev = last && sameKey('core', last.plan, plan) ? last : undefined;
     const entry: LayoutEntry = {
-      plan, links: layoutLinks(plan), stageParams: prev ? prev.stageParams : [], traffic: [], trafficFor: undefined,
+      plan, links: prev && sameKey('links', prev.plan, plan) ? prev.links : layoutLinks(plan), stageParams: prev ? prev.stageParams : [], traffic: [], trafficFor: undefined,
       optimizer: [], optimizerFor: undefined, contexts: prev ? prev.contexts : [], runs: prev ? prev.runs : [],
       runnable: layoutChecksRunnable(plan),
     };
