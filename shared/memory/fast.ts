@@ -72,7 +72,8 @@ function uniformMiddle(c: MemoryContext): boolean {
  * never grow with the stage index, so a middle stage cannot exceed stage 1. The states half of each evaluated stage
  * (computeStageStates) is kept for the last layout family; only the activations half runs per micro batch and recomputation.
  * With `enough`, the caller needs no peak above it: once the stages evaluated so far exceed it, their largest peak (at
- * most the plan's) is returned without evaluating the others.
+ * most the plan's) is returned without evaluating the others. A stage after that stop is then never evaluated, so a
+ * layout whose later stage would give no finite estimate is pruned for memory rather than as an invalid estimate.
  */
 export function peakMemoryFast(plan: Plan, enough = Number.POSITIVE_INFINITY): number {
   // A plan of the last family passed planComputable on everything but micro batch and accumulation.
