@@ -5,7 +5,9 @@
  */
 import type { FactSink } from '../common/sink';
 import { applyMegatronArgs, type FlagArg } from './args';
-import { entry, type KEntry, type KNode } from '../common/tree';
+import { at, entry, type KEntry, type KNode } from '../common/tree';
+import { locOf } from '../common/read';
+import { toNumber } from '../common/text';
 import { own } from '../../shared/lookup';
 
 function toFlag(e: KEntry): FlagArg | undefined {
@@ -58,4 +60,19 @@ export function readMegatronYaml(s: FactSink, root: KNode | undefined): void {
   const gqa = args.find((a) => a.flag === '--num-query-groups');
   if (gqa && legacy && !args.some((a) => a.flag === '--group-query-attention')) args.unshift({ flag: '--group-query-attention' });
   applyMegatronArgs(s, args, { modelDefaults: legacy && args.some((a) => a.flag === '--num-layers') });
+  bridgePacking(s, root);
+}
+
+/**
+ * Megatron-Bridge's packed fine-tuning (src/megatron/bridge/data/datasets/packed_sequence.py PackedSequenceSpecs): a
+ * positive `packed_sequence_size` packs samples in the THD layout, each attending only within itself (cu_seqlens);
+ * -1, its default, or 0 is off. Found under `dataset` (or `dataset_config`), optionally inside ConfigContainer.
+ */
+function bridgePacking(s: FactSink, root: KNode): void {
+  const top = entry(root, 'ConfigContainer')?.value.kind === 'map' ? entry(root, 'ConfigContainer')!.value : root;
+  for (const block of ['dataset', 'dataset_config']) {
+    const e = at(top, `${block}.packed_sequence_specs.packed_sequence_size`);
+    const n = e?.value.kind === 'scalar' ? toNumber(e.value.value) : undefined;
+    if (e && n !== undefined && n > 0) { s.explicit('training.packing', 'varlen', locOf(e, `${block}.packed_sequence_specs.packed_sequence_size`)); return; }
+  }
 }

@@ -66,3 +66,15 @@ describe('packed samples', () => {
     assert.equal(planOf('/ws/sft.yaml', trl('packing: true\npacking_strategy: wrapped\n')).training.packing, undefined);
   });
 });
+
+describe('packed samples (Megatron-Bridge)', () => {
+  before(async () => { await initFormats(); });
+  const bridge = (size: string) => `ConfigContainer:\n  model:\n    num_layers: 4\n    hidden_size: 1024\n    num_attention_heads: 16\n    seq_length: 4096\n  train:\n    micro_batch_size: 1\n    global_batch_size: 32\n  dataset:\n    packed_sequence_specs:\n      packed_sequence_size: ${size}\n`;
+
+  test('a positive packed_sequence_size packs in THD (each sample attends within itself); -1 and 0 are off', () => {
+    const r = parseConfig('/ws/llama3_70b_finetune_override.yaml', bridge('4096'));
+    assert.equal(r.facts['training.packing']?.value, 'varlen', `${r.format}: ${JSON.stringify(r.facts['training.packing'])}`);
+    assert.equal(r.facts['training.packing']?.source.range?.start.line, 11);
+    for (const off of ['-1', '0']) assert.equal(parseConfig('/ws/llama3_70b_finetune_override.yaml', bridge(off)).facts['training.packing'], undefined, off);
+  });
+});
