@@ -11,6 +11,7 @@ import { locOf } from '../common/read';
 import { toBool, toNumber } from '../common/text';
 import { vocabOfTokenizer } from '../common/tokenizerVocab';
 import type { PlanPath } from '../../shared/plan/paths';
+import type { FactValue } from '../../shared/plan/facts';
 
 const NEMO = nemo as DialectTable;
 
@@ -109,7 +110,7 @@ function nemoArchitecture(s: FactSink, root: KNode): void {
     const onQkv = !b && q === true && qkv !== undefined;
     s.explicit('model.attnBias', b ? 'all' : onQkv ? 'qkv' : 'none', onQkv ? locOf(qkv, 'model.qkv_bias') : locOf(bias, 'model.bias'));
   } else if (qkv && q) s.explicit('model.attnBias', 'all', locOf(qkv, 'model.qkv_bias'));
-  const d = (p: Parameters<FactSink['default']>[0], v: Parameters<FactSink['default']>[1], why: string) => s.default(p, v, `NeMo default: ${why} (megatron_base_model.py)`);
+  const d = (p: PlanPath, v: FactValue, why: string) => s.default(p, v, `NeMo default: ${why} (megatron_base_model.py)`);
   d('model.gatedMlp', false, 'activation gelu, a plain MLP');
   d('model.mlpBias', true, 'bias True');
   d('model.attnBias', 'all', 'bias True');
