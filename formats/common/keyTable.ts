@@ -9,7 +9,7 @@ import { isPlanPath } from '../../shared/plan/paths';
 import type { TextRange } from '../../shared/plan/types';
 import { optimizerOf, precisionOf } from './maps';
 import type { FactSink, Loc } from './sink';
-import { unmodelledOptimizer } from './read';
+import { isUnresolved, unmodelledOptimizer } from './read';
 import { toBool, toNumber } from './text';
 import { at, entry, type KEntry, type KNode } from './tree';
 import { own } from '../../shared/lookup';
@@ -137,7 +137,7 @@ export function applyTable(s: FactSink, table: DialectTable, get: (key: string) 
 export function found(e: KEntry | undefined): Found | undefined {
   if (!e || e.value.kind !== 'scalar' || e.value.value === null || e.value.value === undefined || e.value.value === '') return undefined;
   const v = e.value.value;
-  return { value: typeof v === 'boolean' || typeof v === 'number' ? v : String(v), keyRange: e.keyRange, valueRange: e.value.range, unresolved: typeof v === 'string' && /\$\{|\?\?\?/.test(v), uri: e.value.uri };
+  return { value: typeof v === 'boolean' || typeof v === 'number' ? v : String(v), keyRange: e.keyRange, valueRange: e.value.range, unresolved: isUnresolved(v), uri: e.value.uri };
 }
 
 /** Looks `path` up as nested keys, then as a literal dotted key in `flat` (a map of dotted overrides). */

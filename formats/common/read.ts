@@ -20,6 +20,11 @@ export function isAuto(e: KEntry | undefined): boolean {
   return !!e && e.value.kind === 'scalar' && typeof e.value.value === 'string' && e.value.value.trim().toLowerCase() === 'auto';
 }
 
+/** True when a scalar is an unresolved OmegaConf/Hydra value (`${…}` interpolation, `???` mandatory): not a wrong type. */
+export function isUnresolved(v: unknown): boolean {
+  return typeof v === 'string' && /\$\{|\?\?\?/.test(v);
+}
+
 export interface NumOpts { readonly auto?: boolean; readonly int?: boolean; readonly min?: number; readonly map?: (n: number) => FactValue }
 
 /** Reads a number at `path` (dotted, within `root`) into `factPath`; returns the number read. */
@@ -54,7 +59,7 @@ export function readSteps(s: FactSink, root: KNode | undefined, path: string): n
   const e = at(root, path);
   if (isEmpty(e) || !e || e.value.kind !== 'scalar') return undefined;
   const raw = e.value.value;
-  if (typeof raw === 'string' && /\$\{|\?\?\?/.test(raw)) return undefined;
+  if (isUnresolved(raw)) return undefined;
   const n = toNumber(raw);
   if (n === undefined || !Number.isInteger(n)) {
     s.diag('invalid-value', 'warning', `${path} should be a whole number of steps (got ${n === undefined ? JSON.stringify(String(raw).slice(0, 40)) : shown(n)}); the run length is not shown.`, e.value.range, ['training.steps']);
@@ -65,16 +70,23 @@ export function readSteps(s: FactSink, root: KNode | undefined, path: string): n
   return n;
 }
 
-/** Reads a boolean at `path`; returns it. */
-export function readBool(s: FactSink, root: KNode | undefined, path: string, factPath?: PlanPath, map?: (b: boolean) => FactValue): boolean | undefined {
+/**
+ * The boolean at `path`, or undefined when it is absent, empty, "auto" or unresolved; any other value is a warning at
+ * it ("should be true or false") naming `about`, the plan paths it would have set.
+ */
+export function boolAt(s: FactSink, root: KNode | undefined, path: string, about: readonly PlanPath[]): boolean | undefined {
   const e = at(root, path);
-  if (isEmpty(e) || !e) return undefined;
+  if (isEmpty(e) || !e || (e.value.kind === 'scalar' && isUnresolved(e.value.value))) return undefined;
   const b = e.value.kind === 'scalar' ? toBool(e.value.value) : undefined;
-  if (b === undefined) {
-    if (!isAuto(e)) s.diag('invalid-value', 'warning', `${path} should be true or false.`, e.value.range, factPath ? [factPath] : []);
-    return undefined;
-  }
-  if (factPath) s.explicit(factPath, map ? map(b) : b, locOf(e, path));
+  if (b === undefined && !isAuto(e)) s.diag('invalid-value', 'warning', `${path} should be true or false.`, e.value.range, about);
+  return b;
+}
+
+/** Reads a boolean at `path` into `factPath` (through `map`); returns it. */
+export function readBool(s: FactSink, root: KNode | undefined, path: string, factPath?: PlanPath, map?: (b: boolean) => FactValue): boolean | undefined {
+  const b = boolAt(s, root, path, factPath ? [factPath] : []);
+  const e = at(root, path);
+  if (b !== undefined && factPath && e) s.explicit(factPath, map ? map(b) : b, locOf(e, path));
   return b;
 }
 

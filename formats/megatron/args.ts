@@ -10,6 +10,7 @@ import type { PlanPath } from '../../shared/plan/paths';
 import { layersPerRank, parsePipelineLayout } from './layout';
 import { gptPipeSplit } from './deepspeedPipe';
 import { vocabOfTokenizer } from '../common/tokenizerVocab';
+import { keepBlockRecomputeLayers } from '../common/recomputeLayers';
 
 export type { FlagArg } from '../common/shell/commandLine';
 
@@ -407,10 +408,7 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   multiTokenPrediction(s, seen.get('--mtp-num-layers'));
   cudaGraphScope(s, seen);
   tokenizerVocab(s, seen);
-  // With --recompute-method uniform, --recompute-num-layers is the chunk size and every layer is recomputed; only
-  // block recomputes that many layers per stage (megatron/core/transformer/transformer_block.py `_checkpointed_forward`).
-  const method = seen.get('--recompute-method')?.value?.replace(/["']/g, '');
-  if (s.has('training.recomputeLayers') && method !== 'block') delete s.facts['training.recomputeLayers'];
+  keepBlockRecomputeLayers(s, seen.get('--recompute-method')?.value?.replace(/["']/g, ''));
   const inst = seen.get('--num-distributed-optimizer-instances');
   const n = inst?.value ? toNumber(inst.value) : undefined;
   if (inst && n && n > 1) s.explicit('parallel.sharding.instances', n, locOfArg(inst));

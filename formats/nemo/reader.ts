@@ -7,7 +7,8 @@ import nemo from './keys.json';
 import { applyTable, getter, type DialectTable } from '../common/keyTable';
 import type { FactSink } from '../common/sink';
 import { at, entry, type KNode } from '../common/tree';
-import { locOf } from '../common/read';
+import { boolAt, isEmpty, isUnresolved, locOf, readStr } from '../common/read';
+import { keepBlockRecomputeLayers } from '../common/recomputeLayers';
 import { toBool, toNumber } from '../common/text';
 import { vocabOfTokenizer } from '../common/tokenizerVocab';
 import type { PlanPath } from '../../shared/plan/paths';
@@ -27,16 +28,6 @@ function nemoCapacity(s: FactSink, root: KNode): void {
   if (cf && c !== undefined && c > 0) s.explicit('model.moe.capacityFactor', c, locOf(cf, 'model.moe_expert_capacity_factor'));
 }
 
-/** A switch NeMo reads as a boolean but the file gives something else (`fp8: maybe`): a warning at the value. */
-function notBool(s: FactSink, root: KNode, keys: readonly string[], path: PlanPath): void {
-  for (const k of keys) {
-    const e = at(root, k);
-    if (!e || e.value.kind !== 'scalar' || e.value.value === null || e.value.value === undefined || e.value.value === '') continue;
-    if (typeof e.value.value === 'string' && /\$\{|\?\?\?/.test(e.value.value)) continue;
-    if (toBool(e.value.value) === undefined) s.diag('invalid-value', 'warning', `${k} should be true or false.`, e.value.range, [path]);
-  }
-}
-
 /**
  * FP8 of NeMo 1 and the launcher (nemo/collections/nlp/models/language_modeling/megatron_base_model.py
  * build_transformer_config): `model.fp8` turns it on and the format is E4M3 when `fp8_e4m3` is true, else HYBRID when
@@ -47,7 +38,7 @@ function notBool(s: FactSink, root: KNode, keys: readonly string[], path: PlanPa
 function nemoFp8(s: FactSink, root: KNode): void {
   const on = at(root, 'model.fp8');
   const flag = (k: string) => { const e = at(root, k); return e?.value.kind === 'scalar' ? toBool(e.value.value) === true : false; };
-  notBool(s, root, ['model.fp8', 'model.fp8_e4m3', 'model.fp8_hybrid'], 'training.precision');
+  for (const k of ['model.fp8', 'model.fp8_e4m3', 'model.fp8_hybrid']) boolAt(s, root, k, ['training.precision']);
   if (!on || on.value.kind !== 'scalar' || toBool(on.value.value) !== true) {
     delete s.facts['training.fp8.paramGather'];
     return;
@@ -63,17 +54,6 @@ function nemoFp8(s: FactSink, root: KNode): void {
 }
 
 /**
- * Full recomputation spread by `model.activations_checkpoint_method`: only `block` recomputes
- * `activations_checkpoint_num_layers` layers per stage; `uniform` recomputes every layer in chunks of that many
- * (Megatron-core transformer_block.py `_checkpointed_forward`, which NeMo's config is passed to).
- */
-function nemoRecomputeLayers(s: FactSink, root: KNode): void {
-  const m = at(root, 'model.activations_checkpoint_method');
-  const method = m?.value.kind === 'scalar' ? String(m.value.value) : undefined;
-  if (s.has('training.recomputeLayers') && (method !== 'block' || s.value('training.recompute') !== 'full')) delete s.facts['training.recomputeLayers'];
-}
-
-/**
  * The vocabulary NeMo builds from `model.tokenizer` when no size is written (the embedding is sized from the tokenizer,
  * padded to make_vocab_size_divisible_by): library `megatron` with a Megatron type (GPT2BPETokenizer), or library
  * `huggingface` with a Hub id of a bundled model (formats/common/tokenizerVocab.ts). A SentencePiece model path says
@@ -85,7 +65,7 @@ function nemoTokenizer(s: FactSink, root: KNode): void {
   const lib = at(root, 'model.tokenizer.library');
   const text = (e: typeof type) => (e?.value.kind === 'scalar' && typeof e.value.value === 'string' ? e.value.value : undefined);
   const library = text(lib)?.toLowerCase(), name = text(type);
-  if (!type || !name || /\$\{|\?\?\?/.test(name)) return;
+  if (!type || !name || isUnresolved(name)) return;
   const v = library === 'huggingface' ? vocabOfTokenizer({ model: name }) : library === 'megatron' ? vocabOfTokenizer({ type: name }) : undefined;
   if (v) s.derived('model.vocabSize', v.vocab, v.why, locOf(type, 'model.tokenizer.type'));
 }
@@ -99,10 +79,10 @@ function nemoTokenizer(s: FactSink, root: KNode): void {
  */
 function nemoArchitecture(s: FactSink, root: KNode): void {
   if (!s.has('model.layers')) return;
-  const scalar = (k: string) => { const e = at(root, k); return e?.value.kind === 'scalar' && e.value.value !== null && e.value.value !== undefined && e.value.value !== '' ? e : undefined; };
+  const scalar = (k: string) => { const e = at(root, k); return !isEmpty(e) && e?.value.kind === 'scalar' ? e : undefined; };
   const act = scalar('model.activation');
   if (act && typeof act.value.value === 'string' && !/\$\{/.test(act.value.value)) s.explicit('model.gatedMlp', act.value.value.trim().toLowerCase().endsWith('glu'), locOf(act, 'model.activation'));
-  notBool(s, root, ['model.bias', 'model.qkv_bias'], 'model.attnBias');
+  for (const k of ['model.bias', 'model.qkv_bias']) boolAt(s, root, k, ['model.attnBias']);
   const bias = scalar('model.bias'), qkv = scalar('model.qkv_bias');
   const b = bias ? toBool(bias.value.value) : undefined, q = qkv ? toBool(qkv.value.value) : undefined;
   if (bias && b !== undefined) {
@@ -131,7 +111,7 @@ export function readNemo(s: FactSink, root: KNode | undefined): void {
   if (data && typeof data.value.value === 'number' && Number.isInteger(data.value.value) && data.value.value > 0) s.explicit('training.seqLen', data.value.value, locOf(data, 'model.data.seq_length'));
   nemoCapacity(s, root);
   nemoFp8(s, root);
-  nemoRecomputeLayers(s, root);
+  keepBlockRecomputeLayers(s, readStr(root, 'model.activations_checkpoint_method'));
   nemoTokenizer(s, root);
   nemoArchitecture(s, root);
   const optim = s.value('parallel.sharding.stage');

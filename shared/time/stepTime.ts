@@ -270,7 +270,11 @@ export function stepSecondsFast(plan: Plan, cache: TimeCache, worth?: (lowerBoun
   const overhead = cache.params.stepOverhead;
   const zb = plan.parallel.schedule === 'zb-h1';
   // The same bound over the stages' compute alone, before any communication is costed (computeOnlyInto); below the full
-  // bound when no overlapped communication can speed the compute up (overlapCost ≥ 0).
+  // bound when no overlapped communication can speed the compute up (overlapCost ≥ 0). A layout whose communication,
+  // optimizer or send would come out NaN (a NaN catalog or overhead figure) can still have a finite compute bound: when
+  // that bound is not worth it the layout is set aside here as not worth costing, where the full estimate would have
+  // given NaN and the search would have counted it as 'invalid-estimate'. What the search keeps is the same; only its
+  // pruning counts by reason differ.
   if (pipeline && worth && cache.params.overlapCost >= 0) {
     const compute = scheduleLowerBound(stages, m, v, zb, cache.params.overlapCost, counts) + overhead;
     if (compute > 0 && compute < Infinity && !worth(compute)) return compute;

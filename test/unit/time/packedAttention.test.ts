@@ -52,6 +52,12 @@ describe('packed samples', () => {
     const tt = (packed: string) => `model:\n  _component_: torchtune.models.llama3_1.llama3_1_8b\ntokenizer:\n  max_seq_len: 8192\ndataset:\n  _component_: torchtune.datasets.alpaca_dataset\n  packed: ${packed}\nbatch_size: 1\ngradient_accumulation_steps: 1\ndtype: bf16\n`;
     assert.equal(planOf('/ws/8B_full.yaml', tt('True')).training.packing, 'varlen');
     assert.equal(planOf('/ws/8B_full.yaml', tt('False')).training.packing, undefined);
+    // An OmegaConf interpolation is resolved by torchtune at launch: not a wrong type, so no warning and nothing read.
+    const r = parseConfig('/ws/8B_full.yaml', tt('${oc.env:PACKED}'));
+    assert.equal(r.diagnostics.find((d) => d.code === 'invalid-value'), undefined, JSON.stringify(r.diagnostics));
+    assert.equal(r.facts['training.packing'], undefined);
+    // Anything else is a warning at the value.
+    assert.ok(parseConfig('/ws/8B_full.yaml', tt('sometimes')).diagnostics.some((d) => d.code === 'invalid-value' && d.message.startsWith('dataset.packed should be true or false')));
   });
 
   test('NeMo packed_sequence', () => {
