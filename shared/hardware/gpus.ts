@@ -39,9 +39,32 @@ export function listGpus(): readonly CatalogGpu[] {
   return GPUS;
 }
 
+/** Form-factor words that make a different part of the same chip: "H800 PCIe" is not the H800 SXM. */
+const FORM = /pcie|nvl|sxm|oam|hgx|dgx/;
+
+/** Memory sizes (in GB or GiB, rounded) an entry stands for: those its names carry and its capacity in either unit. */
+function sizesOf(g: CatalogGpu): Set<number> {
+  const out = new Set([Math.round(g.memoryBytes / 1e9), Math.round(g.memoryBytes / 2 ** 30)]);
+  for (const k of keysOf(g)) for (const m of k.matchAll(/(\d+)g(?![a-z])|(\d+)g(?=hbm)/g)) out.add(Number(m[1] ?? m[2]));
+  return out;
+}
+
+/**
+ * Whether the rest of a query after a catalog key only restates the entry (memory type, a size it has, a revision
+ * digit): a form factor or a memory size the entry does not have names another part ("H200 NVL", "H100 94GB"), which
+ * must not be read as this one.
+ */
+function restFits(rest: string, g: CatalogGpu): boolean {
+  if (FORM.test(rest)) return false;
+  const sizes = sizesOf(g);
+  for (const m of rest.matchAll(/(\d+)g/g)) if (!sizes.has(Number(m[1]))) return false;
+  return true;
+}
+
 /**
  * Finds a GPU by id, name or alias, forgivingly: exact key first, then the longest catalog key that prefixes the query
- * (so "h100sxm580ghbm3" finds "h100sxm580g"). Returns undefined for unknown or empty names.
+ * where the rest only restates the entry (so "h100sxm580ghbm3" finds "h100sxm580g", while "H200 NVL" and "H100 94GB"
+ * find nothing rather than the H200 SXM and the H100 SXM 80GB). Returns undefined for unknown or empty names.
  */
 export function findGpu(name: unknown): CatalogGpu | undefined {
   if (typeof name !== 'string') return undefined;
@@ -52,7 +75,7 @@ export function findGpu(name: unknown): CatalogGpu | undefined {
   let best: CatalogGpu | undefined;
   let bestLen = 0;
   for (const [k, g] of INDEX) {
-    if (k.length > bestLen && k.length >= 3 && key.startsWith(k)) {
+    if (k.length > bestLen && k.length >= 3 && key.startsWith(k) && restFits(key.slice(k.length), g)) {
       best = g;
       bestLen = k.length;
     }
@@ -75,11 +98,17 @@ function distance(a: string, b: string): number {
   return row[b.length];
 }
 
-/** Up to `max` catalog ids closest to a misspelt name, for "did you mean …?". */
+/** The chip a key names, its leading letters and digits ("v100pcie32g" → "v100", "mi325x" → "mi325x"). */
+function chipOf(key: string): string {
+  return /^[a-z]*\d+(?:[a-z](?![a-z]))?/.exec(key)?.[0] ?? key;
+}
+
+/** Up to `max` catalog ids closest to a misspelt name, for "did you mean …?"; the same chip in another form ranks first. */
 export function suggestGpus(name: string, max = 3): string[] {
   const key = gpuKey(name);
+  const chip = chipOf(key);
   const scored = GPUS.map((g) => {
-    const d = Math.min(...keysOf(g).map((k) => distance(key, k) - (k.includes(key) || key.includes(k) ? 2 : 0)));
+    const d = Math.min(...keysOf(g).map((k) => distance(key, k) - (k.includes(key) || key.includes(k) ? 2 : 0) - (chipOf(k) === chip ? 3 : 0)));
     return { id: g.id, d };
   });
   return scored

@@ -3,7 +3,7 @@
  * settings and records assumptions for what nothing states; it derives nothing that depends on another input:
  * derivePlan (derive.ts) does that, for files and what-ifs alike.
  */
-import { findGpu } from '../hardware/gpus';
+import { findGpu, suggestGpus } from '../hardware/gpus';
 import type { ServerCommand, SettingId } from '../protocol/commands';
 import { calibrationFor } from './calibration';
 import type { PlanInput } from './derive';
@@ -146,9 +146,18 @@ function gatherGpu(g: Gathered, ctx: ResolveContext): GpuSpec | undefined {
   const name = (S.gpu || undefined) ?? str(g.facts, 'cluster.gpuName');
   const lookup = (n: string) => ctx.lookupGpu?.(n) ?? findGpu(n);
   let gpu = name ? lookup(name) : undefined;
-  if (name && !gpu) g.problems.push({ code: 'unknown-gpu', severity: 'warning', message: `Unknown GPU "${name}"; using H100 SXM.`, paths: ['cluster.gpu'] });
+  if (name && !gpu) {
+    const near = suggestGpus(name);
+    const hint = near.length ? ` Did you mean ${near.map((id) => `"${id}"`).join(', ')}?` : '';
+    const where = S.gpu ? 'shardlens.cluster.gpu' : 'the file or shardlens.cluster.gpu';
+    g.problems.push({ code: 'unknown-gpu', severity: 'warning', message: `Unknown GPU "${name}": it is not in ShardLens's catalog, so every figure here is for an H100 SXM 80GB instead.${hint} Name a catalog GPU in ${where}.`, paths: S.gpu ? ['cluster.gpu'] : ['cluster.gpuName', 'cluster.gpu'] });
+  }
   if (gpu) g.sources['cluster.gpu'] = S.gpu ? fromSetting('shardlens.cluster.gpu') : g.facts['cluster.gpuName']?.source ?? fromSetting('shardlens.cluster.gpu');
-  else { gpu = lookup('h100-sxm'); g.assume('cluster.gpu', gpu?.name ?? 'H100 SXM', 'no GPU type in the file or settings: assumed H100 SXM 80GB', 'shardlens.cluster.gpu', 'shardlens.selectCluster'); }
+  else {
+    gpu = lookup('h100-sxm');
+    const why = name ? `"${name}" is not in the GPU catalog: assumed H100 SXM 80GB` : 'no GPU type in the file or settings: assumed H100 SXM 80GB';
+    g.assume('cluster.gpu', gpu?.name ?? 'H100 SXM', why, 'shardlens.cluster.gpu', 'shardlens.selectCluster');
+  }
   return gpu;
 }
 

@@ -11,8 +11,19 @@ describe('GPU catalog', () => {
     ['MI250X', 'mi250x'], ['4090', 'rtx-4090'], ['RTX 4090', 'rtx-4090'], ['v100-32gb', 'v100-32gb'], ['b200', 'b200'], ['H200', 'h200'],
     ['L40S', 'l40s'], ['NVIDIA A100-SXM4-40GB', 'a100-40gb'],
     ['B300', 'b300'], ['HGX B300', 'b300'], ['Blackwell Ultra', 'b300'], ['GB300', 'gb300-nvl72'], ['gb300-nvl72', 'gb300-nvl72'], ['GB200', 'gb200-nvl72'],
+    // Export and variant parts, by the names torch and nvidia-smi give them.
+    ['H20', 'h20'], ['NVIDIA H20', 'h20'], ['NVIDIA H20 96GB HBM3', 'h20'], ['A800', 'a800'], ['NVIDIA A800-SXM4-80GB', 'a800'],
+    ['NVIDIA A800 80GB PCIe', 'a800-pcie-80gb'], ['H800 PCIe', 'h800-pcie'], ['NVIDIA H200 NVL', 'h200-nvl'], ['MI325X', 'mi325x'],
+    ['AMD Instinct MI325X', 'mi325x'], ['NVIDIA A100 80GB PCIe', 'a100-pcie-80gb'], ['A100 PCIe 40GB', 'a100-pcie-40gb'],
+    ['NVIDIA GH200 480GB', 'gh200'], ['NVIDIA H100 80GB HBM3', 'h100-sxm'],
   ];
   for (const [name, id] of cases) test(`"${name}" finds ${id}`, () => assert.equal(findGpu(name)?.id, id));
+  test('a form factor or a memory size the catalog does not have is not read as a nearby entry', () => {
+    // Before, "Tesla V100-PCIE-32GB" (torch's name) was the V100 SXM 16 GB, "NVIDIA H200 NVL" the H200 SXM and
+    // "NVIDIA H100 94GB" the H100 SXM 80 GB: a prefix of the name matched and the rest was ignored.
+    for (const name of ['Tesla V100-PCIE-32GB', 'NVIDIA H100 94GB', 'MI355X', 'H100 OAM']) assert.equal(findGpu(name), undefined, name);
+    assert.ok(suggestGpus('V100-PCIE-32GB').includes('v100-32gb'));
+  });
   test('unknown names give undefined and suggestions', () => {
     assert.equal(findGpu('tpu-v5'), undefined);
     assert.equal(findGpu(''), undefined);
@@ -53,6 +64,33 @@ describe('GPU catalog', () => {
       assert.equal(g.arch, 'blackwell');
     }
     assert.equal(gb300.gpusPerNode, 4);
+  });
+  test('export and variant parts carry their own datasheet figures, not the part they are cut from', () => {
+    const g = (id: string) => findGpu(id)!;
+    // NVIDIA H20 product brief: 148 TFLOPS BF16 and 296 FP8 dense, 4.0 TB/s, NVLink 900 GB/s; nvidia-smi 97,871 MiB, 78 SMs.
+    assert.equal(g('h20').peakFlops.bf16, 148e12);
+    assert.equal(g('h20').peakFlops.fp8, 296e12);
+    assert.equal(g('h20').hbmBandwidth, 4.0e12);
+    assert.equal(g('h20').intraNodeBandwidth, 900e9 / 2);
+    assert.equal(g('h20').memoryBytes, 97_871 * 2 ** 20);
+    assert.equal(g('h20').sms, 78);
+    // A800: the A100's compute and HBM, NVLink 400 GB/s bidirectional instead of 600.
+    assert.equal(g('a800').peakFlops.bf16, g('a100-80gb').peakFlops.bf16);
+    assert.equal(g('a800').intraNodeBandwidth, 400e9 / 2);
+    assert.equal(g('a800').memoryBytes, g('a100-80gb').memoryBytes);
+    // H200 NVL: 1,671 TFLOPS BF16 listed with sparsity, half of it dense; the H200 SXM's 141 GB.
+    assert.equal(g('h200-nvl').peakFlops.bf16, 1671e12 / 2);
+    assert.ok(g('h200-nvl').peakFlops.bf16! < g('h200').peakFlops.bf16!);
+    assert.equal(g('h200-nvl').memoryBytes, g('h200').memoryBytes);
+    // H800 PCIe: the H100 PCIe's compute (756 TFLOPS BF16 dense), not the H800 SXM's 989.
+    assert.equal(g('h800-pcie').peakFlops.bf16, g('h100-pcie').peakFlops.bf16);
+    // A100 PCIe 40GB: 1,555 GB/s and the 40 GB part's capacity.
+    assert.equal(g('a100-pcie-40gb').hbmBandwidth, 1555e9);
+    assert.equal(g('a100-pcie-40gb').memoryBytes, g('a100-40gb').memoryBytes);
+    // MI325X: the MI300X's CDNA 3 compute with 256 GB at 6 TB/s (the MI300X's 192 GB at 5.3).
+    assert.equal(g('mi325x').peakFlops.bf16, g('mi300x').peakFlops.bf16);
+    assert.equal(g('mi325x').hbmBandwidth, 6e12);
+    assert.ok(Math.abs(g('mi325x').memoryBytes / g('mi300x').memoryBytes - 256 / 192) < 0.002);
   });
   test('memory sizes are the reported device sizes (A100 80GB = 80 GiB, H100 = 81,559 MiB)', () => {
     assert.equal(findGpu('a100-80gb')?.memoryBytes, 80 * 2 ** 30);

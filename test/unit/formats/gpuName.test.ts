@@ -28,6 +28,19 @@ describe('cluster.gpuName', () => {
     assert.equal(r.plan!.sources['cluster.gpu']?.kind, 'explicit');
     assert.ok(!r.assumptions.some((a) => a.path === 'cluster.gpu'), 'the GPU is not assumed');
   });
+  test('a GPU the catalog does not have is a warning naming the nearest entries, and the H100 stand-in is an assumption', () => {
+    // "V100-PCIE-32GB" (torch's name for the PCIe V100) has no entry; before, a prefix match read it as the V100 SXM 16GB.
+    const facts = parseConfig('file:///ws/train.slurm', SCRIPT.replace('gpu:a100:8', 'gpu:v100-pcie-32gb:8'));
+    const r = resolvePlan(facts, []);
+    const p = r.problems.find((x) => x.code === 'unknown-gpu');
+    assert.ok(p && p.severity === 'warning', JSON.stringify(r.problems));
+    assert.match(p.message, /"v100-32gb"/);
+    // It points at the file's GPU name (the --gres value), where the fix is typed.
+    assert.ok(p.paths.includes('cluster.gpuName'));
+    assert.equal(r.plan!.cluster.gpu.id, 'h100-sxm');
+    const a = r.assumptions.find((x) => x.path === 'cluster.gpu');
+    assert.ok(a && a.detail.includes('"v100-pcie-32gb" is not in the GPU catalog'), JSON.stringify(r.assumptions));
+  });
   test('the GPU setting wins over the file', () => {
     const facts = parseConfig('file:///ws/train.slurm', SCRIPT);
     const r = resolvePlan(facts, [], { settings: { gpu: 'H100-SXM' } });
