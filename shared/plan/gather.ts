@@ -161,8 +161,27 @@ function gatherGpu(g: Gathered, ctx: ResolveContext): GpuSpec | undefined {
   return gpu;
 }
 
-/** Stated batch terms; DeepSpeed "auto" with nothing to fill it becomes the HF Trainer default, as an assumption. */
-function gatherBatch(g: Gathered, microSetting: number | undefined): { microBatch?: number; gradAccum?: number; globalBatch?: number } {
+/**
+ * The settings a file writes with a value only the run gives (`--gradient_accumulation_steps=$grad_acc` with grad_acc
+ * computed from nvidia-smi): each reader reports them as an `…-unresolved` info naming the plan path; the setting as the
+ * file spells it, by path.
+ */
+function unresolvedSettings(primary: ConfigFacts): Map<PlanPath, string> {
+  const out = new Map<PlanPath, string>();
+  for (const d of primary.diagnostics) {
+    if (!d.code.endsWith('-unresolved')) continue;
+    const name = d.message.split(' uses a variable')[0] ?? '';
+    for (const p of d.paths) if (!out.has(p)) out.set(p, name);
+  }
+  return out;
+}
+
+/**
+ * Stated batch terms; DeepSpeed "auto" with nothing to fill it becomes the HF Trainer default, and a term written with a
+ * value set only when the script runs becomes 1, both as assumptions (never "not given": the file gives it, ShardLens
+ * cannot read it).
+ */
+function gatherBatch(g: Gathered, microSetting: number | undefined, unresolved: ReadonlyMap<PlanPath, string>): { microBatch?: number; gradAccum?: number; globalBatch?: number } {
   const get = (p: PlanPath): number | undefined => {
     const v = num(g.facts, p);
     return v !== undefined && v >= 1 ? g.use(p, Math.round(v)) : undefined;
@@ -177,7 +196,16 @@ function gatherBatch(g: Gathered, microSetting: number | undefined): { microBatc
   }
   if (m === undefined && auto('training.microBatch')) { m = 8; g.assume('training.microBatch', 8, `train_micro_batch_size_per_gpu "auto" with no referencing file: ${HF} per_device_train_batch_size 8`, 'shardlens.microBatch'); }
   if (gas === undefined && auto('training.gradAccum')) { gas = 1; g.assume('training.gradAccum', 1, `gradient_accumulation_steps "auto" with no referencing file: ${HF} gradient_accumulation_steps 1`); }
-  if (m === undefined && B === undefined) { m = 1; g.assume('training.microBatch', 1, 'no micro batch in the file: assumed 1 sequence per GPU', 'shardlens.microBatch'); }
+  const atRun = (p: PlanPath) => `${unresolved.get(p) || p} is set when the script runs (a value ShardLens could not evaluate)`;
+  if (m === undefined && B === undefined) {
+    m = 1;
+    g.assume('training.microBatch', 1, unresolved.has('training.microBatch') ? `${atRun('training.microBatch')}: assumed 1 sequence per GPU` : 'no micro batch in the file: assumed 1 sequence per GPU', 'shardlens.microBatch');
+  }
+  // Accumulation is implied when the micro and global batches are both known; otherwise the run's value is unknown.
+  if (gas === undefined && unresolved.has('training.gradAccum') && !(m !== undefined && B !== undefined)) {
+    gas = 1;
+    g.assume('training.gradAccum', 1, `${atRun('training.gradAccum')}: assumed 1, so the global batch and the step time are for one micro-batch per step`);
+  }
   return { ...(m !== undefined ? { microBatch: m } : {}), ...(gas !== undefined ? { gradAccum: gas } : {}), ...(B !== undefined ? { globalBatch: B } : {}) };
 }
 
@@ -212,7 +240,7 @@ export function gatherInput(g: Gathered, primary: ConfigFacts, model: ModelSpec,
     engine: g.str('engine'),
     model,
     training: {
-      ...gatherBatch(g, S.microBatch), deviceBatch: g.num('training.deviceBatch'), ...stepsOf(g), seqLen, precision,
+      ...gatherBatch(g, S.microBatch, unresolvedSettings(primary)), deviceBatch: g.num('training.deviceBatch'), ...stepsOf(g), seqLen, precision,
       gradDtype: g.str('training.gradDtype'), fp32GradAccum: g.bool('training.fp32GradAccum'), optimizer: g.str('training.optimizer'),
       recompute: g.str('training.recompute'), recomputeLayers: g.num('training.recomputeLayers'),
       flashAttention: g.bool('training.flashAttention'), compile: g.bool('training.compile'),
