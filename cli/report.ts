@@ -34,7 +34,7 @@ export function hasErrors(problems: readonly { severity: string }[]): boolean {
 /** Prints problems and assumptions below a report. */
 export function printNotes(problems: ReturnType<typeof allProblems>, assumptions: readonly Assumption[]): void {
   if (assumptions.length) {
-    console.log('\nAssumed (nothing in the files said; change with the setting or flag shown):');
+    console.log('\nAssumed (the files do not say, or only at run time; change with the setting or flag shown):');
     for (const a of assumptions) console.log(`  • ${a.detail}${a.setting ? `  [${a.setting}]` : ''}`);
   }
   if (problems.length) {

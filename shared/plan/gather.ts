@@ -90,8 +90,10 @@ function assumedWorld(f: Facts, unit: number): { world: number; holds: (w: numbe
 }
 
 /** World size, GPUs per node and nodes: settings.worldSize, the file, DP × TP·PP·CP from the file, settings, assumption. */
-function gatherCluster(g: Gathered, ctx: ResolveContext): { worldSize: number; gpusPerNode: number; nodes: number | undefined } {
+function gatherCluster(g: Gathered, ctx: ResolveContext, unresolved: ReadonlyMap<PlanPath, string>): { worldSize: number; gpusPerNode: number; nodes: number | undefined } {
   const S = ctx.settings ?? {};
+  // The file's own GPU counts, written with values only the run gives (`--nproc_per_node=$gpu_count`).
+  const atRun = runTimeNote(unresolved, ['cluster.worldSize', 'cluster.nodes', 'cluster.gpusPerNode']);
   const f = g.facts;
   let gpn = g.num('cluster.gpusPerNode');
   // A node count that is only a script's fallback for an unset scheduler variable (`${SLURM_NNODES:-1}`) is weighed
@@ -127,7 +129,7 @@ function gatherCluster(g: Gathered, ctx: ResolveContext): { worldSize: number; g
     } else {
       world = a.world;
       const held = world > unit ? ', the fewest whole nodes that hold the file\'s TP·PP·CP and EP groups' : '';
-      const why = fallback ? `${fallback.source.detail}; too few for the file's layout` : 'no world size in the file, the launcher or settings';
+      const why = fallback ? `${fallback.source.detail}; too few for the file's layout` : atRun ?? 'no world size in the file, the launcher or settings';
       g.assume('cluster.worldSize', world, `${why}: assumed ${world} GPUs (${nodesOf(world)}${held})`, 'shardlens.worldSize', 'shardlens.selectCluster');
     }
   }
@@ -136,7 +138,12 @@ function gatherCluster(g: Gathered, ctx: ResolveContext): { worldSize: number; g
     gpn = world / nodes;
     g.sources['cluster.gpusPerNode'] = { kind: 'derived', detail: `world size ${world} / ${nodes} nodes` };
   }
-  if (!gpn) { gpn = Math.min(8, world); if (!g.sources['cluster.gpusPerNode']) g.assume('cluster.gpusPerNode', gpn, gpn === 8 ? `assumed ${gpn} GPUs per node (HGX/DGX)` : `assumed the ${gpn} GPUs on one node`, 'shardlens.cluster.gpusPerNode', 'shardlens.selectCluster'); }
+  if (!gpn) {
+    gpn = Math.min(8, world);
+    const perNode = runTimeNote(unresolved, ['cluster.gpusPerNode']);
+    const why = gpn === 8 ? `assumed ${gpn} GPUs per node (HGX/DGX)` : `assumed the ${gpn} GPUs on one node`;
+    if (!g.sources['cluster.gpusPerNode']) g.assume('cluster.gpusPerNode', gpn, perNode ? `${perNode}: ${why}` : why, 'shardlens.cluster.gpusPerNode', 'shardlens.selectCluster');
+  }
   return { worldSize: world, gpusPerNode: gpn, nodes };
 }
 
@@ -166,7 +173,7 @@ function gatherGpu(g: Gathered, ctx: ResolveContext): GpuSpec | undefined {
  * computed from nvidia-smi): each reader reports them as an `…-unresolved` info naming the plan path; the setting as the
  * file spells it, by path.
  */
-function unresolvedSettings(primary: ConfigFacts): Map<PlanPath, string> {
+export function unresolvedSettings(primary: ConfigFacts): Map<PlanPath, string> {
   const out = new Map<PlanPath, string>();
   for (const d of primary.diagnostics) {
     if (!d.code.endsWith('-unresolved')) continue;
@@ -174,6 +181,13 @@ function unresolvedSettings(primary: ConfigFacts): Map<PlanPath, string> {
     for (const p of d.paths) if (!out.has(p)) out.set(p, name);
   }
   return out;
+}
+
+/** "--nnodes and --nproc_per_node are set when the script runs" for those of `paths` a file writes that way, else undefined. */
+export function runTimeNote(unresolved: ReadonlyMap<PlanPath, string>, paths: readonly PlanPath[]): string | undefined {
+  const names = [...new Set(paths.filter((p) => unresolved.has(p)).map((p) => unresolved.get(p) || p))];
+  if (!names.length) return undefined;
+  return `${names.join(' and ')} ${names.length > 1 ? 'are' : 'is'} set when the script runs (a value ShardLens could not evaluate)`;
 }
 
 /**
@@ -196,7 +210,7 @@ function gatherBatch(g: Gathered, microSetting: number | undefined, unresolved: 
   }
   if (m === undefined && auto('training.microBatch')) { m = 8; g.assume('training.microBatch', 8, `train_micro_batch_size_per_gpu "auto" with no referencing file: ${HF} per_device_train_batch_size 8`, 'shardlens.microBatch'); }
   if (gas === undefined && auto('training.gradAccum')) { gas = 1; g.assume('training.gradAccum', 1, `gradient_accumulation_steps "auto" with no referencing file: ${HF} gradient_accumulation_steps 1`); }
-  const atRun = (p: PlanPath) => `${unresolved.get(p) || p} is set when the script runs (a value ShardLens could not evaluate)`;
+  const atRun = (p: PlanPath) => runTimeNote(unresolved, [p]);
   if (m === undefined && B === undefined) {
     m = 1;
     g.assume('training.microBatch', 1, unresolved.has('training.microBatch') ? `${atRun('training.microBatch')}: assumed 1 sequence per GPU` : 'no micro batch in the file: assumed 1 sequence per GPU', 'shardlens.microBatch');
@@ -223,7 +237,8 @@ function bucket(g: Gathered, p: PlanPath, hidden: number, auto: number, why: str
 export function gatherInput(g: Gathered, primary: ConfigFacts, model: ModelSpec, seqLen: number, ctx: ResolveContext): PlanInput {
   const S = ctx.settings ?? {};
   const f = g.facts;
-  const cluster = gatherCluster(g, ctx);
+  const unresolved = unresolvedSettings(primary);
+  const cluster = gatherCluster(g, ctx, unresolved);
   const gpu = gatherGpu(g, ctx);
   const hidden = model.hiddenSize;
   let precision = g.str<NonNullable<NonNullable<PlanInput['training']>['precision']>>('training.precision');
@@ -240,7 +255,7 @@ export function gatherInput(g: Gathered, primary: ConfigFacts, model: ModelSpec,
     engine: g.str('engine'),
     model,
     training: {
-      ...gatherBatch(g, S.microBatch, unresolvedSettings(primary)), deviceBatch: g.num('training.deviceBatch'), ...stepsOf(g), seqLen, precision,
+      ...gatherBatch(g, S.microBatch, unresolved), deviceBatch: g.num('training.deviceBatch'), ...stepsOf(g), seqLen, precision,
       gradDtype: g.str('training.gradDtype'), fp32GradAccum: g.bool('training.fp32GradAccum'), optimizer: g.str('training.optimizer'),
       recompute: g.str('training.recompute'), recomputeLayers: g.num('training.recomputeLayers'),
       flashAttention: g.bool('training.flashAttention'), compile: g.bool('training.compile'),

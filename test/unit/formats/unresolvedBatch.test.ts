@@ -38,6 +38,22 @@ describe('batch terms set when the script runs', () => {
     assert.ok(!r.assumptions.some((x) => x.path === 'training.gradAccum'));
   });
 
+  test('GPU counts and the sequence length from run-time values say so in their assumptions', () => {
+    const text = `#!/bin/bash
+nnodes=$(scontrol show hostnames $SLURM_JOB_NODELIST | wc -l)
+gpu_count=$(nvidia-smi -L | wc -l)
+torchrun --nnodes=$nnodes --nproc_per_node=$gpu_count train/sft.py \\
+    --model_name="Qwen/Qwen2.5-7B-Instruct" --block_size=$SEQ \\
+    --per_device_train_batch_size=1 --gradient_accumulation_steps=4 --bf16=True
+`;
+    const r = resolvePlan(parseConfig('/ws/train/sft.sh', text), []);
+    const detail = (p: string) => r.assumptions.find((x) => x.path === p)?.detail ?? '';
+    assert.match(detail('cluster.worldSize'), /--nnodes and --nproc_per_node are set when the script runs/);
+    assert.match(detail('cluster.gpusPerNode'), /--nproc_per_node is set when the script runs/);
+    assert.match(detail('training.seqLen'), /--block_size is set when the script runs/);
+    assert.equal(r.plan!.cluster.nodes * r.plan!.cluster.gpusPerNode, 8);
+  });
+
   test('a micro batch from a run-time value is assumed 1 and says why', () => {
     const r = resolved('--per_device_train_batch_size=$mbs --gradient_accumulation_steps=2');
     const a = r.assumptions.find((x) => x.path === 'training.microBatch');
