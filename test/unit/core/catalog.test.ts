@@ -16,6 +16,8 @@ describe('GPU catalog', () => {
     ['NVIDIA A800 80GB PCIe', 'a800-pcie-80gb'], ['H800 PCIe', 'h800-pcie'], ['NVIDIA H200 NVL', 'h200-nvl'], ['MI325X', 'mi325x'],
     ['AMD Instinct MI325X', 'mi325x'], ['NVIDIA A100 80GB PCIe', 'a100-pcie-80gb'], ['A100 PCIe 40GB', 'a100-pcie-40gb'],
     ['NVIDIA GH200 480GB', 'gh200'], ['NVIDIA H100 80GB HBM3', 'h100-sxm'],
+    // The L40 is not the L40S (before, "L40" was an alias of the L40S, at twice its tensor rate).
+    ['L40', 'l40'], ['NVIDIA L40', 'l40'], ['NVIDIA L40S', 'l40s'], ['A40', 'a40'], ['NVIDIA A40', 'a40'],
   ];
   for (const [name, id] of cases) test(`"${name}" finds ${id}`, () => assert.equal(findGpu(name)?.id, id));
   test('a form factor or a memory size the catalog does not have is not read as a nearby entry', () => {
@@ -91,6 +93,11 @@ describe('GPU catalog', () => {
     assert.equal(g('mi325x').peakFlops.bf16, g('mi300x').peakFlops.bf16);
     assert.equal(g('mi325x').hbmBandwidth, 6e12);
     assert.ok(Math.abs(g('mi325x').memoryBytes / g('mi300x').memoryBytes - 256 / 192) < 0.002);
+    // L40 datasheet: 181.05 TFLOPS BF16 dense (362.1 with sparsity), the L40S 362.05; A40 datasheet: 149.7 dense.
+    assert.equal(g('l40').peakFlops.bf16, 181.05e12);
+    assert.ok(Math.abs(g('l40s').peakFlops.bf16! / g('l40').peakFlops.bf16! - 2) < 0.001);
+    assert.equal(g('a40').peakFlops.bf16, 149.7e12);
+    assert.equal(g('a40').hbmBandwidth, 696e9);
   });
   test('memory sizes are the reported device sizes (A100 80GB = 80 GiB, H100 = 81,559 MiB)', () => {
     assert.equal(findGpu('a100-80gb')?.memoryBytes, 80 * 2 ** 30);
