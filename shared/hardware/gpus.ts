@@ -4,6 +4,7 @@
  */
 import catalog from '../../data/gpus.json';
 import type { GpuSpec } from '../plan/types';
+import { editDistance } from '../editDistance';
 
 /** A catalog entry: the GpuSpec plus the names it answers to and where its figures come from. */
 export interface CatalogGpu extends GpuSpec {
@@ -39,8 +40,10 @@ export function listGpus(): readonly CatalogGpu[] {
   return GPUS;
 }
 
-/** Form-factor words that make a different part of the same chip: "H800 PCIe" is not the H800 SXM. */
-const FORM = /pcie|nvl|sxm|oam|hgx|dgx/;
+/** Board words that make a different part of the same chip: "H800 PCIe" is not the H800 SXM, "H200 NVL" not the H200. */
+const PART = /pcie|nvl/g;
+/** The socketed module (SXM, OAM) and the baseboards built on it (HGX, DGX): the catalog's default form of a chip. */
+const MODULE = /sxm|oam|hgx|dgx/;
 
 /** Memory sizes (in GB or GiB, rounded) an entry stands for: those its names carry and its capacity in either unit. */
 function sizesOf(g: CatalogGpu): Set<number> {
@@ -51,11 +54,16 @@ function sizesOf(g: CatalogGpu): Set<number> {
 
 /**
  * Whether the rest of a query after a catalog key only restates the entry (memory type, a size it has, a revision
- * digit): a form factor or a memory size the entry does not have names another part ("H200 NVL", "H100 94GB"), which
- * must not be read as this one.
+ * digit, its own board: "H100 HGX", "MI300X OAM"): a board or a memory size the entry does not have names another part
+ * ("H200 NVL", "H100 PCIe" after "h100", "H100 94GB"), which must not be read as this one.
  */
-function restFits(rest: string, g: CatalogGpu): boolean {
-  if (FORM.test(rest)) return false;
+function restFits(key: string, rest: string, g: CatalogGpu): boolean {
+  // A key never ends inside a number of the query: "a10" is not a prefix of "A100 24GB".
+  if (/\d$/.test(key) && /^\d/.test(rest)) return false;
+  const own = keysOf(g).join(' ');
+  for (const w of rest.match(PART) ?? []) if (!own.includes(w)) return false;
+  // A module or baseboard word fits the socketed parts, not a PCIe or NVL card (GB200 NVL72's "nvl72" is its rack).
+  if (MODULE.test(rest) && /pcie|nvl(?!\d)/.test(own)) return false;
   const sizes = sizesOf(g);
   for (const m of rest.matchAll(/(\d+)g/g)) if (!sizes.has(Number(m[1]))) return false;
   return true;
@@ -75,27 +83,12 @@ export function findGpu(name: unknown): CatalogGpu | undefined {
   let best: CatalogGpu | undefined;
   let bestLen = 0;
   for (const [k, g] of INDEX) {
-    if (k.length > bestLen && k.length >= 3 && key.startsWith(k) && restFits(key.slice(k.length), g)) {
+    if (k.length > bestLen && k.length >= 3 && key.startsWith(k) && restFits(k, key.slice(k.length), g)) {
       best = g;
       bestLen = k.length;
     }
   }
   return best;
-}
-
-/** Edit distance between two short strings (Levenshtein). */
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0];
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = row[j];
-      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = tmp;
-    }
-  }
-  return row[b.length];
 }
 
 /** The chip a key names, its leading letters and digits ("v100pcie32g" → "v100", "mi325x" → "mi325x"). */
@@ -108,7 +101,7 @@ export function suggestGpus(name: string, max = 3): string[] {
   const key = gpuKey(name);
   const chip = chipOf(key);
   const scored = GPUS.map((g) => {
-    const d = Math.min(...keysOf(g).map((k) => distance(key, k) - (k.includes(key) || key.includes(k) ? 2 : 0) - (chipOf(k) === chip ? 3 : 0)));
+    const d = Math.min(...keysOf(g).map((k) => editDistance(key, k) - (k.includes(key) || key.includes(k) ? 2 : 0) - (chipOf(k) === chip ? 3 : 0)));
     return { id: g.id, d };
   });
   return scored

@@ -5,6 +5,7 @@
 import type { ModelSpec, Problem } from '../plan/types';
 import { MODEL_NOTE_CODES, modelFromHfConfig } from './hfConfig';
 import { PRESET_CONFIGS } from './presetData';
+import { editDistance } from '../editDistance';
 
 /** One bundled model preset. */
 export interface ModelPreset {
@@ -66,5 +67,42 @@ export function listPresets(): readonly ModelPreset[] {
 export function findPreset(name: unknown): ModelPreset | undefined {
   if (typeof name !== 'string' || !name.trim()) return undefined;
   const key = presetKey(name);
-  return INDEX.get(key) ?? INDEX.get(key.replace(/(instruct|chat|it)$/, '')) ?? INDEX.get(key.replace(/v0\d$/, ''));
+  return INDEX.get(key) ?? INDEX.get(key.replace(/(instruct|chat|it)$/, '')) ?? INDEX.get(key.replace(/v0\d$/, '')) ?? INDEX.get(stemOf(key));
+}
+
+/**
+ * The parameter count a model name carries, read before punctuation is dropped ("Qwen2.5-Coder-7B" → "7b",
+ * "Mixtral-8x22B" → "8x22b", "gemma-3-4b" → "4b", "Qwen3-30B-A3B" → "30b"), if any.
+ */
+function sizeOf(name: string): string | undefined {
+  return /(?<![\w.])(\d+x)?\d+(?:\.\d+)?b(?![a-z])/.exec(name.toLowerCase().replace(/^.*\//, ''))?.[0];
+}
+
+/** A normalised name without the release decorations at its end (instruct, chat, it, base, fp8, awq, gptq, 4bit …). */
+function stemOf(key: string): string {
+  let k = key;
+  for (let prev = ''; prev !== k;) { prev = k; k = k.replace(/(instruct|chat|it|base|hf|fp8|fp16|bf16|awq|gptq|int[48]|bnb|[48]bit|gguf)$/, ''); }
+  return k || key;
+}
+
+/**
+ * Up to `max` bundled preset ids whose names are closest to a name that is not bundled, for "did you mean …?": the same
+ * parameter count ranks first ("Qwen/Qwen2.5-Coder-7B" → qwen2.5-7b), then the edit distance of the normalised names.
+ * A suggestion is only a name that looks alike: the user decides whether the shapes are the same.
+ */
+export function suggestPresets(name: string, max = 3): string[] {
+  const key = presetKey(name);
+  if (!key) return [];
+  const size = sizeOf(name);
+  const stem = stemOf(key);
+  const scored = PRESETS.map((p) => {
+    const names = [p.id, p.name, ...p.aliases];
+    const d = Math.min(...names.map((k) => editDistance(stem, stemOf(presetKey(k))))) - (size && names.some((k) => sizeOf(k) === size) ? 4 : 0);
+    return { id: p.id, d };
+  });
+  return scored
+    .filter((s) => s.d <= Math.max(3, Math.floor(key.length / 2)))
+    .sort((a, b) => a.d - b.d || a.id.localeCompare(b.id))
+    .slice(0, max)
+    .map((s) => s.id);
 }

@@ -4,7 +4,7 @@
  * derives the batch identity as DeepSpeed does (runtime/config.py `_set_batch_related_parameters`),
  * and turns everything still unknown into an explicit Assumption. Pure: no I/O, never throws.
  */
-import { findPreset } from '../model/presets';
+import { findPreset, suggestPresets } from '../model/presets';
 import type { ServerCommand, SettingId } from '../protocol/commands';
 import type { ClusterCorrection } from './calibration';
 import type { ClusterProfile } from '../hardware/profile';
@@ -47,6 +47,12 @@ export interface ModelLookup {
   readonly source: InputSource;
   /** What reading the model's config says to the plan (its sliding window, layers read as attention). */
   readonly notes?: readonly Problem[];
+}
+
+/** " Bundled presets with a close name: …" for a model name that is not bundled, or nothing. */
+function closePresets(named: string): string {
+  const near = suggestPresets(named);
+  return near.length ? ` Bundled presets with a close name: ${near.join(', ')} (the same shape only if its config.json says so).` : '';
 }
 
 /** A reference whose config.json exists but is not a usable model config: said as an error, never replaced by a guess. */
@@ -257,7 +263,7 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
     const named = str(facts, 'model.preset') ?? files.flatMap((f) => f.references).find((r) => r.kind === 'model')?.target;
     const fallback = findPreset(ASSUMED_MODEL);
     problems.push({ code: 'model-unknown', severity: named ? 'warning' : 'info', paths: ['model'],
-      message: named ? `Model "${named}" was not found (no config.json in the workspace and no bundled preset); the estimate uses ${fallback?.name ?? ASSUMED_MODEL} until you set shardlens.model or add its config.json.`
+      message: named ? `Model "${named}" was not found (no config.json in the workspace and no bundled preset); the estimate uses ${fallback?.name ?? ASSUMED_MODEL} until you set shardlens.model or add its config.json.${closePresets(named)}`
         : `The file does not say which model is trained; the estimate uses ${fallback?.name ?? ASSUMED_MODEL} until you pick one (shardlens.model).` });
     if (!fallback) return { problems, assumptions, factsUsed: facts };
     model = fallback.model;

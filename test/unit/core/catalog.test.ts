@@ -2,7 +2,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { findGpu, listGpus, suggestGpus } from '../../../shared/hardware/gpus';
-import { findPreset, listPresets } from '../../../shared/model/presets';
+import { findPreset, listPresets, suggestPresets } from '../../../shared/model/presets';
 
 describe('GPU catalog', () => {
   const cases: [string, string][] = [
@@ -23,7 +23,11 @@ describe('GPU catalog', () => {
   test('a form factor or a memory size the catalog does not have is not read as a nearby entry', () => {
     // Before, "Tesla V100-PCIE-32GB" (torch's name) was the V100 SXM 16 GB, "NVIDIA H200 NVL" the H200 SXM and
     // "NVIDIA H100 94GB" the H100 SXM 80 GB: a prefix of the name matched and the rest was ignored.
-    for (const name of ['Tesla V100-PCIE-32GB', 'NVIDIA H100 94GB', 'MI355X', 'H100 OAM']) assert.equal(findGpu(name), undefined, name);
+    for (const name of ['Tesla V100-PCIE-32GB', 'A100 24GB', 'MI355X', 'H100 NVL SXM']) assert.equal(findGpu(name), undefined, name);
+    // The entry's own board and a size it has still match: HGX and OAM are the socketed parts; 94 GB is the H100 NVL.
+    assert.equal(findGpu('H100 HGX')?.id, 'h100-sxm');
+    assert.equal(findGpu('MI300X OAM')?.id, 'mi300x');
+    assert.equal(findGpu('NVIDIA H100 94GB')?.id, 'h100-nvl');
     assert.ok(suggestGpus('V100-PCIE-32GB').includes('v100-32gb'));
   });
   test('unknown names give undefined and suggestions', () => {
@@ -120,5 +124,22 @@ describe('model presets', () => {
     }
     assert.equal(findPreset('no-such-model'), undefined);
     assert.equal(findPreset(undefined), undefined);
+  });
+});
+
+describe('model presets: names that are not bundled', () => {
+  test('a release decoration at the end of a name still finds the base model', () => {
+    // An FP8 or AWQ checkpoint of Llama 3.1 8B has Llama 3.1 8B's shape (its config.json is the base model's).
+    assert.equal(findPreset('meta-llama/Llama-3.1-8B-Instruct-FP8')?.id, 'llama-3.1-8b');
+    assert.equal(findPreset('Qwen/Qwen2.5-7B-Instruct-AWQ')?.id, 'qwen2.5-7b');
+  });
+  test('suggestions rank the same parameter count first and never invent a match', () => {
+    assert.equal(findPreset('Qwen/Qwen2.5-Coder-7B'), undefined);
+    assert.equal(suggestPresets('Qwen/Qwen2.5-Coder-7B')[0], 'qwen2.5-7b');
+    assert.equal(suggestPresets('Qwen/Qwen3.5-35B-A3B')[0], 'qwen3-30b-a3b');
+    // The count is read before punctuation is dropped: "Llama-3.1-8B…" carries 8B (not "3.18B"), so the 8B ranks above
+    // the 70B whose alias "Llama-3.3-70B-Instruct" is fewer edits away.
+    assert.equal(suggestPresets('meta-llama/Llama-3.1-8B-Instruct-QAT')[0], 'llama-3.1-8b');
+    assert.deepEqual(suggestPresets('my-custom-model'), []);
   });
 });
