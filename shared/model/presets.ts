@@ -91,6 +91,18 @@ function stemOf(key: string): string {
  * A suggestion is only a name that looks alike: the user decides whether the shapes are the same.
  */
 export function suggestPresets(name: string, max = 3): string[] {
+  const memo = SUGGESTED.get(`${max} ${name}`);
+  if (memo) return [...memo];
+  const out = rankPresets(name, max);
+  // Resolving an unknown model runs on every edit of its file: the ranking is kept for the few names in play.
+  if (SUGGESTED.size >= 64) SUGGESTED.clear();
+  SUGGESTED.set(`${max} ${name}`, out);
+  return [...out];
+}
+
+const SUGGESTED = new Map<string, readonly string[]>();
+
+function rankPresets(name: string, max: number): string[] {
   const key = presetKey(name);
   if (!key) return [];
   const size = sizeOf(name);

@@ -170,8 +170,9 @@ function gatherGpu(g: Gathered, ctx: ResolveContext): GpuSpec | undefined {
 
 /**
  * The settings a file writes with a value only the run gives (`--gradient_accumulation_steps=$grad_acc` with grad_acc
- * computed from nvidia-smi): each reader reports them as an `…-unresolved` info naming the plan path; the setting as the
- * file spells it, by path.
+ * computed from nvidia-smi): each reader reports them as an `…-unresolved` info naming the plan path, its message
+ * starting with the setting as the file spells it ("<setting> uses a variable …": formats/common/keyTable.ts,
+ * formats/megatron/args.ts, formats/launch/launcher.ts); that name, by path.
  */
 export function unresolvedSettings(primary: ConfigFacts): Map<PlanPath, string> {
   const out = new Map<PlanPath, string>();
