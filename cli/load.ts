@@ -1,7 +1,7 @@
 /** Loads a config file for the CLI: parse, follow references, apply --gpus/--model, resolve the Plan. */
 import { isAbsolute, resolve } from 'node:path';
 import { resolveSettings } from '../server/analysis/resolveAdapter';
-import { findGpu, suggestGpus } from '../shared/hardware/gpus';
+import { findGpu, isMigSlice, suggestGpus } from '../shared/hardware/gpus';
 import type { ResolveSettings, ResolvedPlan } from '../shared/plan/resolve';
 import type { ConfigFacts } from '../shared/plan/facts';
 import { initFormats, MAX_CONFIG_CHARS, tooLarge } from '../formats/index';
@@ -37,7 +37,8 @@ export function settingsFromFlags(flags: Flags, base: ResolveSettings = {}): Res
     if ('error' in parsed) throw new InputError(parsed.error);
     if (!findGpu(parsed.gpuName)) {
       const hint = suggestGpus(parsed.gpuName);
-      throw new InputError(`--gpus: unknown GPU "${parsed.gpuName}".${hint.length ? ` Did you mean ${hint.join(', ')}?` : ''} Run \`shardlens gpus\` for the catalog.`);
+      const what = isMigSlice(parsed.gpuName) ? `"${parsed.gpuName}" is a MIG slice, which ShardLens does not model` : `unknown GPU "${parsed.gpuName}"`;
+      throw new InputError(`--gpus: ${what}.${hint.length ? ` Did you mean ${hint.join(', ')}?` : ''} Run \`shardlens gpus\` for the catalog.`);
     }
     settings.gpu = parsed.gpuName;
     if (parsed.worldSize) settings.worldSize = parsed.worldSize;

@@ -5,10 +5,13 @@
 import catalog from '../../data/gpus.json';
 import type { GpuSpec } from '../plan/types';
 import { editDistance } from '../editDistance';
+import { FORM_CLASS, readGpuName, type BoardClass, type GpuNameParts } from './gpuName';
 
 /** A catalog entry: the GpuSpec plus the names it answers to and where its figures come from. */
 export interface CatalogGpu extends GpuSpec {
   readonly aliases: readonly string[];
+  /** The board the figures are for: sxm, oam, pcie, nvl or superchip. */
+  readonly form: string;
   /** Vendor datasheet the figures come from. */
   readonly source: string;
 }
@@ -40,39 +43,52 @@ export function listGpus(): readonly CatalogGpu[] {
   return GPUS;
 }
 
-/** Board words that make a different part of the same chip: "H800 PCIe" is not the H800 SXM, "H200 NVL" not the H200. */
-const PART = /pcie|nvl/g;
-/** The socketed module (SXM, OAM) and the baseboards built on it (HGX, DGX): the catalog's default form of a chip. */
-const MODULE = /sxm|oam|hgx|dgx/;
-
-/** Memory sizes (in GB or GiB, rounded) an entry stands for: those its names carry and its capacity in either unit. */
-function sizesOf(g: CatalogGpu): Set<number> {
-  const out = new Set([Math.round(g.memoryBytes / 1e9), Math.round(g.memoryBytes / 2 ** 30)]);
-  for (const k of keysOf(g)) for (const m of k.matchAll(/(\d+)g(?![a-z])|(\d+)g(?=hbm)/g)) out.add(Number(m[1] ?? m[2]));
-  return out;
+/** What an entry's names say together (id, name, aliases), with its capacity in GB and GiB among its sizes. */
+interface EntryParts {
+  readonly gpu: CatalogGpu;
+  readonly board: BoardClass;
+  readonly chips: ReadonlySet<string>;
+  readonly sizes: ReadonlySet<number>;
+  readonly racks: ReadonlySet<string>;
+  readonly mems: ReadonlySet<string>;
+  readonly words: ReadonlySet<string>;
+  /** A name that is the chip alone, or the chip and its board ("a100", "h100-sxm5"): the entry a bare name means. */
+  readonly bare: boolean;
 }
 
+function entryParts(g: CatalogGpu): EntryParts {
+  const names = [g.id, g.name, ...g.aliases].map(readGpuName);
+  const all = <T>(f: (p: GpuNameParts) => readonly T[]) => new Set(names.flatMap(f));
+  const sizes = all((p) => p.sizes);
+  sizes.add(Math.round(g.memoryBytes / 1e9));
+  sizes.add(Math.round(g.memoryBytes / 2 ** 30));
+  const bare = names.some((p) => p.chips.length > 0 && !p.sizes.length && !p.mems.length && !p.racks.length && !p.watts.length && !p.words.length);
+  return { gpu: g, board: FORM_CLASS[g.form] ?? 'module', chips: all((p) => p.chips), sizes, racks: all((p) => p.racks), mems: all((p) => p.mems), words: all((p) => p.words), bare };
+}
+
+const PARTS: readonly EntryParts[] = GPUS.map(entryParts);
+
 /**
- * Whether the rest of a query after a catalog key only restates the entry (memory type, a size it has, a revision
- * digit, its own board: "H100 HGX", "MI300X OAM"): a board or a memory size the entry does not have names another part
- * ("H200 NVL", "H100 PCIe" after "h100", "H100 94GB"), which must not be read as this one.
+ * Whether an entry is what a name says: its chip, its board, a memory size and type it has, its power limit, and no
+ * word the entry does not carry. A board, size or word of another part ("H200 NVL", "H100 94GB", "V100 PCIe") is
+ * that part, not this one.
  */
-function restFits(key: string, rest: string, g: CatalogGpu): boolean {
-  // A key never ends inside a number of the query: "a10" is not a prefix of "A100 24GB".
-  if (/\d$/.test(key) && /^\d/.test(rest)) return false;
-  const own = keysOf(g).join(' ');
-  for (const w of rest.match(PART) ?? []) if (!own.includes(w)) return false;
-  // A module or baseboard word fits the socketed parts, not a PCIe or NVL card (GB200 NVL72's "nvl72" is its rack).
-  if (MODULE.test(rest) && /pcie|nvl(?!\d)/.test(own)) return false;
-  const sizes = sizesOf(g);
-  for (const m of rest.matchAll(/(\d+)g/g)) if (!sizes.has(Number(m[1]))) return false;
-  return true;
+function fits(q: GpuNameParts, e: EntryParts): boolean {
+  if (!q.chips.every((c) => e.chips.has(c))) return false;
+  if (q.boards.some((b) => b !== e.board)) return false;
+  if (!q.racks.every((r) => e.racks.has(r))) return false;
+  if (!q.sizes.every((s) => e.sizes.has(s))) return false;
+  if (e.mems.size && !q.mems.every((m) => e.mems.has(m))) return false;
+  if (!q.watts.every((w) => w === e.gpu.powerWatts)) return false;
+  return q.words.every((w) => e.words.has(w) || e.chips.has(w));
 }
 
 /**
- * Finds a GPU by id, name or alias, forgivingly: exact key first, then the longest catalog key that prefixes the query
- * where the rest only restates the entry (so "h100sxm580ghbm3" finds "h100sxm580g", while "H200 NVL" and "H100 94GB"
- * find nothing rather than the H200 SXM and the H100 SXM 80GB). Returns undefined for unknown or empty names.
+ * Finds a GPU by id, name or alias, forgivingly: an exact key first ("grace-hopper"), then the entries whose chip,
+ * board, sizes and words the name's tokens all fit ("NVIDIA H100 80GB HBM3", "Tesla V100-SXM3-32GB",
+ * "gb200_nvl72_186gb"). Where several fit, a name that states no board means the socketed part ("H200" is the SXM,
+ * not the NVL) and then the entry the bare chip names ("A100" is the 80 GB). A name that fits nothing — another
+ * board, a size no part has, a MIG slice, two boards at once — is undefined, never a nearby part.
  */
 export function findGpu(name: unknown): CatalogGpu | undefined {
   if (typeof name !== 'string') return undefined;
@@ -80,29 +96,36 @@ export function findGpu(name: unknown): CatalogGpu | undefined {
   if (!key) return undefined;
   const exact = INDEX.get(key);
   if (exact) return exact;
-  let best: CatalogGpu | undefined;
-  let bestLen = 0;
-  for (const [k, g] of INDEX) {
-    if (k.length > bestLen && k.length >= 3 && key.startsWith(k) && restFits(k, key.slice(k.length), g)) {
-      best = g;
-      bestLen = k.length;
-    }
-  }
-  return best;
+  const q = readGpuName(name);
+  if (q.mig || !q.chips.length || new Set(q.boards).size > 1) return undefined;
+  let hits = PARTS.filter((e) => fits(q, e));
+  if (hits.length > 1 && !q.boards.length) hits = narrow(hits, (e) => e.board === 'module');
+  if (hits.length > 1) hits = narrow(hits, (e) => e.bare);
+  return hits.length === 1 ? hits[0].gpu : undefined;
 }
 
-/** The chip a key names, its leading letters and digits ("v100pcie32g" → "v100", "mi325x" → "mi325x"). */
-function chipOf(key: string): string {
-  return /^[a-z]*\d+(?:[a-z](?![a-z]))?/.exec(key)?.[0] ?? key;
+/** Keeps the entries that pass, unless none does. */
+function narrow(hits: EntryParts[], keep: (e: EntryParts) => boolean): EntryParts[] {
+  const kept = hits.filter(keep);
+  return kept.length ? kept : hits;
 }
 
-/** Up to `max` catalog ids closest to a misspelt name, for "did you mean …?"; the same chip in another form ranks first. */
+/** Whether a name is a MIG slice ("NVIDIA A100-SXM4-40GB MIG 3g.20gb"), which the catalog does not model. */
+export function isMigSlice(name: string): boolean {
+  return readGpuName(name).mig;
+}
+
+/**
+ * Up to `max` catalog ids closest to a name that is not in the catalog, for "did you mean …?": the same chip ranks first
+ * (the board it names, then the others: "V100-PCIE-32GB" suggests the V100s), then the closest spelling.
+ */
 export function suggestGpus(name: string, max = 3): string[] {
   const key = gpuKey(name);
-  const chip = chipOf(key);
-  const scored = GPUS.map((g) => {
-    const d = Math.min(...keysOf(g).map((k) => editDistance(key, k) - (k.includes(key) || key.includes(k) ? 2 : 0) - (chipOf(k) === chip ? 3 : 0)));
-    return { id: g.id, d };
+  const q = readGpuName(name);
+  const scored = PARTS.map((e) => {
+    const spelling = Math.min(...keysOf(e.gpu).map((k) => editDistance(key, k) - (k.includes(key) || key.includes(k) ? 2 : 0)));
+    const chip = q.chips.some((c) => e.chips.has(c)) ? 3 + (q.boards.includes(e.board) ? 1 : 0) : 0;
+    return { id: e.gpu.id, d: spelling - chip };
   });
   return scored
     .filter((s) => s.d <= Math.max(3, Math.floor(key.length / 2)))

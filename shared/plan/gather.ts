@@ -3,7 +3,7 @@
  * settings and records assumptions for what nothing states; it derives nothing that depends on another input:
  * derivePlan (derive.ts) does that, for files and what-ifs alike.
  */
-import { findGpu, suggestGpus } from '../hardware/gpus';
+import { findGpu, isMigSlice, suggestGpus } from '../hardware/gpus';
 import type { ServerCommand, SettingId } from '../protocol/commands';
 import { calibrationFor } from './calibration';
 import type { PlanInput } from './derive';
@@ -157,7 +157,10 @@ function gatherGpu(g: Gathered, ctx: ResolveContext): GpuSpec | undefined {
     const near = suggestGpus(name);
     const hint = near.length ? ` Did you mean ${near.map((id) => `"${id}"`).join(', ')}?` : '';
     const where = S.gpu ? 'shardlens.cluster.gpu' : 'the file or shardlens.cluster.gpu';
-    g.problems.push({ code: 'unknown-gpu', severity: 'warning', message: `Unknown GPU "${name}": it is not in ShardLens's catalog, so every figure here is for an H100 SXM 80GB instead.${hint} Name a catalog GPU in ${where}.`, paths: S.gpu ? ['cluster.gpu'] : ['cluster.gpuName', 'cluster.gpu'] });
+    const what = isMigSlice(name)
+      ? `"${name}" is a MIG slice, a fraction of a GPU's compute and memory, which ShardLens does not model`
+      : `Unknown GPU "${name}": it is not in ShardLens's catalog`;
+    g.problems.push({ code: 'unknown-gpu', severity: 'warning', message: `${what}, so every figure here is for an H100 SXM 80GB instead.${hint} Name a catalog GPU in ${where}.`, paths: S.gpu ? ['cluster.gpu'] : ['cluster.gpuName', 'cluster.gpu'] });
   }
   if (gpu) g.sources['cluster.gpu'] = S.gpu ? fromSetting('shardlens.cluster.gpu') : g.facts['cluster.gpuName']?.source ?? fromSetting('shardlens.cluster.gpu');
   else {

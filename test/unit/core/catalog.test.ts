@@ -1,7 +1,7 @@
 /** GPU catalog and preset lookup: forgiving names, complete entries. */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { findGpu, listGpus, suggestGpus } from '../../../shared/hardware/gpus';
+import { findGpu, isMigSlice, listGpus, suggestGpus } from '../../../shared/hardware/gpus';
 import { findPreset, listPresets, suggestPresets } from '../../../shared/model/presets';
 
 describe('GPU catalog', () => {
@@ -23,12 +23,42 @@ describe('GPU catalog', () => {
   test('a form factor or a memory size the catalog does not have is not read as a nearby entry', () => {
     // Before, "Tesla V100-PCIE-32GB" (torch's name) was the V100 SXM 16 GB, "NVIDIA H200 NVL" the H200 SXM and
     // "NVIDIA H100 94GB" the H100 SXM 80 GB: a prefix of the name matched and the rest was ignored.
-    for (const name of ['Tesla V100-PCIE-32GB', 'A100 24GB', 'MI355X', 'H100 NVL SXM']) assert.equal(findGpu(name), undefined, name);
+    // Two boards at once ("H100 NVL SXM") contradict each other; "B200 Ultra" carries a word the B200 does not.
+    for (const name of ['Tesla V100-PCIE-32GB', 'A100 24GB', 'MI355X', 'H100 NVL SXM', 'B200 Ultra', 'H100 96GB 700W']) assert.equal(findGpu(name), undefined, name);
     // The entry's own board and a size it has still match: HGX and OAM are the socketed parts; 94 GB is the H100 NVL.
     assert.equal(findGpu('H100 HGX')?.id, 'h100-sxm');
     assert.equal(findGpu('MI300X OAM')?.id, 'mi300x');
     assert.equal(findGpu('NVIDIA H100 94GB')?.id, 'h100-nvl');
     assert.ok(suggestGpus('V100-PCIE-32GB').includes('v100-32gb'));
+  });
+  // The names torch, nvidia-smi, Slurm gres and Kubernetes node labels give, read token by token. Each of these was
+  // misread by a lookup on the compacted key: "V100-SXM3-32GB" read "332g" as a size and "B200 192GB" compared 192
+  // with the 180 of the entry's name (the B200's HBM is 192 GB per NVIDIA's DGX B200 datasheet; the name states the
+  // usable 180 GB). The expected ids are the catalog entries those parts are (V100 SXM3 32GB is the DGX-2's V100).
+  const written: [string, string][] = [
+    ['Tesla V100-SXM3-32GB', 'v100-32gb'], ['Tesla V100-SXM2-16GB', 'v100-16gb'], ['Tesla V100-SXM2-32GB', 'v100-32gb'],
+    ['NVIDIA B200 192GB', 'b200'], ['b200_192gb', 'b200'], ['NVIDIA H200 SXM5 141GB', 'h200'], ['B300 SXM6 288GB', 'b300'],
+    ['gb200_nvl72_186gb', 'gb200-nvl72'], ['A100 PCIe Gen4 80GB', 'a100-pcie-80gb'], ['H100-HBM3-80GB', 'h100-sxm'],
+    ['nvidia_h100_80gb_hbm3', 'h100-sxm'], ['NVIDIA-H100-80GB-HBM3', 'h100-sxm'], ['h100sxm580ghbm3', 'h100-sxm'], ['H100 80 GB', 'h100-sxm'],
+    ['H100 80GB PCIe', 'h100-pcie'], ['H800 80GB PCIe', 'h800-pcie'], ['H200 NVL 141GB', 'h200-nvl'], ['H100 SXM5 96GB', 'h100-96gb-500w'],
+    ['H100 96GB 500W', 'h100-96gb-500w'], ['NVIDIA GeForce RTX 4090', 'rtx-4090'], ['NVIDIA GH200 Grace Hopper 96GB', 'gh200'],
+    // PCIe-only cards accept their board; an architecture name restates the chip.
+    ['L40S PCIe', 'l40s'], ['NVIDIA A10 PCIe', 'a10g'], ['H100 Hopper', 'h100-sxm'],
+  ];
+  for (const [name, id] of written) test(`written as "${name}", finds ${id}`, () => assert.equal(findGpu(name)?.id, id));
+  test('a MIG slice is not the whole GPU', () => {
+    // torch.cuda.get_device_name on a MIG instance appends "MIG <g>g.<mem>gb": a fraction of the GPU's SMs and memory.
+    for (const name of ['NVIDIA A100-SXM4-40GB MIG 3g.20gb', 'NVIDIA H100 80GB HBM3 MIG 1g.10gb']) {
+      assert.equal(findGpu(name), undefined, name);
+      assert.ok(isMigSlice(name), name);
+    }
+    assert.equal(isMigSlice('NVIDIA A100-SXM4-40GB'), false);
+  });
+  test('suggestions rank the named chip first, on the board the name gives', () => {
+    assert.deepEqual(suggestGpus('A100 24GB').slice(0, 2).sort(), ['a100-40gb', 'a100-80gb']);
+    assert.equal(findGpu('H100 PCIe 96GB'), undefined);
+    assert.equal(suggestGpus('H100 PCIe 96GB')[0], 'h100-pcie');
+    assert.ok(!suggestGpus('A100 24GB').includes('a10g'));
   });
   test('unknown names give undefined and suggestions', () => {
     assert.equal(findGpu('tpu-v5'), undefined);
@@ -48,6 +78,14 @@ describe('GPU catalog', () => {
       assert.ok((g.peakFlops.bf16 ?? g.peakFlops.fp16 ?? 0) > 0, g.id);
       assert.ok(g.achievableFlopsFraction > 0 && g.achievableFlopsFraction < 1);
       assert.ok(g.source.length > 10);
+      // The board is one of the catalog's forms, and a name that says PCIe or NVL is on an entry of that form.
+      assert.ok(['sxm', 'oam', 'pcie', 'nvl', 'superchip'].includes(g.form), `${g.id}.form`);
+      for (const n of [g.id, g.name, ...g.aliases]) {
+        if (/pcie/i.test(n)) assert.equal(g.form, 'pcie', n);
+        if (/nvl(?!\d)/i.test(n)) assert.equal(g.form, 'nvl', n);
+        // Every name an entry answers to finds it.
+        assert.equal(findGpu(n)?.id, g.id, n);
+      }
     }
   });
   test('Blackwell Ultra: the B300 has the B200\'s BF16 and FP8 peaks, the GB300 the GB200\'s, each with 288 GB of HBM3e and an 800 Gb/s adapter per GPU', () => {

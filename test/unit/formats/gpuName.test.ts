@@ -41,6 +41,16 @@ describe('cluster.gpuName', () => {
     const a = r.assumptions.find((x) => x.path === 'cluster.gpu');
     assert.ok(a && a.detail.includes('"v100-pcie-32gb" is not in the GPU catalog'), JSON.stringify(r.assumptions));
   });
+  test('a MIG slice in the settings is named as one, not as an unknown GPU, and the estimate says it stands in for it', () => {
+    // torch names a MIG instance "NVIDIA A100-SXM4-40GB MIG 3g.20gb": 3 of 7 compute slices and 20 GB, not the A100.
+    const facts = parseConfig('file:///ws/train.slurm', SCRIPT);
+    const r = resolvePlan(facts, [], { settings: { gpu: 'NVIDIA A100-SXM4-40GB MIG 3g.20gb' } });
+    const p = r.problems.find((x) => x.code === 'unknown-gpu');
+    assert.ok(p, JSON.stringify(r.problems));
+    assert.match(p.message, /MIG slice/);
+    assert.ok(p.paths.includes('cluster.gpu'));
+    assert.ok(r.assumptions.some((x) => x.path === 'cluster.gpu'));
+  });
   test('the GPU setting wins over the file', () => {
     const facts = parseConfig('file:///ws/train.slurm', SCRIPT);
     const r = resolvePlan(facts, [], { settings: { gpu: 'H100-SXM' } });

@@ -1,0 +1,110 @@
+/**
+ * What a GPU name says, read token by token from the name as written: the chip ("H100", "MI300X", "4090"), the board
+ * ("SXM5", "PCIe", "NVL", "OAM", "HGX"), memory sizes ("80GB", "141 GiB"), the memory type, a power limit ("500W"),
+ * an NVLink rack ("NVL72") and any other words. torch and nvidia-smi name devices this way
+ * ("NVIDIA H100 80GB HBM3", "Tesla V100-SXM2-32GB", "NVIDIA A100-SXM4-40GB MIG 3g.20gb"), and so do Slurm gres names
+ * and Kubernetes node labels ("nvidia_h100_80gb_hbm3", "NVIDIA-H100-80GB-HBM3").
+ *
+ * Reading the tokens of the written name, not a compacted key, keeps numbers apart: "A100 24GB" is an A100 with
+ * 24 GB (no such part), never the A10; "V100-SXM3-32GB" is a V100 with 32 GB, not a V100 with "332g".
+ */
+
+/** The board class a name asks for: a socketed module (SXM, OAM, and the HGX/DGX baseboards), a PCIe card, or an NVL card. */
+export type BoardClass = 'module' | 'pcie' | 'nvl';
+
+/** The catalog's board forms (data/gpus.json "form") and the class each belongs to. */
+export const FORM_CLASS: Readonly<Record<string, BoardClass>> = { sxm: 'module', oam: 'module', superchip: 'module', pcie: 'pcie', nvl: 'nvl' };
+
+/** One GPU name, read. */
+export interface GpuNameParts {
+  /** Chip tokens, lowercase, "rtx" dropped: "h100", "mi300x", "l40s", "4090". */
+  readonly chips: readonly string[];
+  /** Board classes the name states (two different ones contradict each other). */
+  readonly boards: readonly BoardClass[];
+  /** NVLink racks ("nvl72"): GB200 NVL72 is a rack of superchips, not an NVL card. */
+  readonly racks: readonly string[];
+  /** Memory sizes as written, in GB or GiB. */
+  readonly sizes: readonly number[];
+  /** Memory types ("hbm3", "hbm2e"). */
+  readonly mems: readonly string[];
+  /** Power limits in watts. */
+  readonly watts: readonly number[];
+  /** Other words ("grace", "ultra", "rtx"); a word the catalog entry does not carry makes the name another part. */
+  readonly words: readonly string[];
+  /** A MIG slice ("MIG 3g.20gb"): a fraction of a GPU, not the GPU. */
+  readonly mig: boolean;
+}
+
+/** Vendor and marketing words that carry no identity. */
+const NOISE = new Set(['nvidia', 'amd', 'instinct', 'tesla', 'geforce', 'tensor', 'core', 'gpu', 'graphics', 'accelerator']);
+/** Architecture names: they restate the chip ("H100 Hopper") and never tell two catalog parts apart. */
+const ARCH = new Set(['volta', 'ampere', 'hopper', 'ada', 'lovelace', 'blackwell', 'cdna', 'cdna2', 'cdna3']);
+
+const MODULE_BOARD = /^(?:sxm\d?|oam|hgx|dgx)/;
+/** One piece of a token after its chip, tried in order; the first group says which kind it is. */
+const PIECES: readonly [RegExp, (m: RegExpExecArray, p: Mutable) => void][] = [
+  [MODULE_BOARD, (_m, p) => p.boards.push('module')],
+  [/^pcie(?:gen\d)?/, (_m, p) => p.boards.push('pcie')],
+  [/^nvl(\d+)/, (m, p) => p.racks.push(`nvl${m[1]}`)],
+  [/^nvl(?:ink)?/, (m, p) => (m[0] === 'nvlink' ? p.words.push('nvlink') : p.boards.push('nvl'))],
+  [/^hbm\d?e?/, (m, p) => p.mems.push(m[0])],
+  [/^gen\d/, () => undefined],
+  [/^(\d+)(?:gib|gb|g)(?!\d)/, (m, p) => p.sizes.push(Number(m[1]))],
+  [/^(\d+)w(?![a-z0-9])/, (m, p) => p.watts.push(Number(m[1]))],
+];
+
+type Mutable = { -readonly [K in keyof GpuNameParts]: GpuNameParts[K] extends readonly (infer T)[] ? T[] : GpuNameParts[K] };
+
+/** Letters then digits then at most one letter that ends the chip ("mi300x", "l40s", "a10g", "h100" of "h100sxm5"). */
+const CHIP = /^[a-z]*\d+(?:[a-z](?![a-z]))?/;
+
+/** Reads the pieces of one token after its chip; false when something is left that is not a known piece. */
+function readPieces(rest: string, p: Mutable): boolean {
+  let s = rest;
+  while (s) {
+    const hit = PIECES.find(([re]) => re.test(s));
+    if (!hit) return false;
+    const m = hit[0].exec(s)!;
+    hit[1](m, p);
+    s = s.slice(m[0].length);
+  }
+  return true;
+}
+
+/** Reads a GPU name into its parts (see the file comment). */
+export function readGpuName(name: string): GpuNameParts {
+  const p = empty();
+  // "80 GB" and "500 W" are one token each.
+  const text = name.toLowerCase().replace(/(\d)\s+(gib|gb|w)(?![a-z0-9])/g, '$1$2');
+  for (const token of text.split(/[^a-z0-9]+/)) {
+    if (!token || NOISE.has(token) || ARCH.has(token)) continue;
+    if (token === 'mig') {
+      p.mig = true;
+      continue;
+    }
+    const scratch = empty();
+    if (readPieces(token, scratch)) {
+      merge(p, scratch);
+      continue;
+    }
+    const chip = /\d/.test(token) ? CHIP.exec(token)?.[0] : undefined;
+    if (chip && readPieces(token.slice(chip.length), scratch)) {
+      p.chips.push(chip.replace(/^rtx(?=\d)/, ''));
+      merge(p, scratch);
+    } else p.words.push(token);
+  }
+  return p;
+}
+
+function empty(): Mutable {
+  return { chips: [], boards: [], racks: [], sizes: [], mems: [], watts: [], words: [], mig: false };
+}
+
+function merge(into: Mutable, from: Mutable): void {
+  into.boards.push(...from.boards);
+  into.racks.push(...from.racks);
+  into.sizes.push(...from.sizes);
+  into.mems.push(...from.mems);
+  into.watts.push(...from.watts);
+  into.words.push(...from.words);
+}
