@@ -118,7 +118,7 @@ export function applyTable(s: FactSink, table: DialectTable, get: (key: string) 
     if (!f) continue;
     if (spec.fallback && s.has(plan)) continue;
     const loc: Loc = { key, keyRange: f.keyRange, valueRange: f.valueRange ?? f.keyRange, uri: f.uri };
-    if (f.unresolved) { s.diag('value-unresolved', 'info', `${key} uses a variable or placeholder ShardLens could not evaluate.`, f.uri ? undefined : f.valueRange ?? f.keyRange, [plan]); continue; }
+    if (f.unresolved) { s.unresolved('value-unresolved', key, `${key} uses a variable or placeholder ShardLens could not evaluate.`, f.uri ? undefined : f.valueRange ?? f.keyRange, [plan]); continue; }
     const v = scalar(spec, f.value);
     if (v === undefined) {
       // An optimizer ShardLens does not model (`optimizer: lomo`) is said at its value, never taken silently as the default.

@@ -27,11 +27,19 @@ export function isUnresolved(v: unknown): boolean {
 
 export interface NumOpts { readonly auto?: boolean; readonly int?: boolean; readonly min?: number; readonly map?: (n: number) => FactValue }
 
-/** Reads a number at `path` (dotted, within `root`) into `factPath`; returns the number read. */
+/**
+ * Reads a number at `path` (dotted, within `root`) into `factPath`; returns the number read. A value only the run gives
+ * (`${oc.env:SEQ}`, `???`) is an information naming the setting, which the estimate turns into a stated assumption;
+ * any other non-number is an error at the value.
+ */
 export function readNum(s: FactSink, root: KNode | undefined, path: string, factPath: PlanPath, o: NumOpts = {}): number | undefined {
   const e = at(root, path);
   if (isEmpty(e) || !e) return undefined;
   if (o.auto && isAuto(e)) { s.explicit(factPath, 'auto', locOf(e, path)); return undefined; }
+  if (e.value.kind === 'scalar' && isUnresolved(e.value.value)) {
+    s.unresolved('value-unresolved', path, `${path} uses a variable or placeholder ShardLens could not evaluate.`, e.value.range, [factPath]);
+    return undefined;
+  }
   const n = e.value.kind === 'scalar' ? toNumber(e.value.value) : undefined;
   if (n === undefined) {
     // The estimate needs this number: reading past it would give a verdict from a default, so it is an error.
@@ -71,12 +79,17 @@ export function readSteps(s: FactSink, root: KNode | undefined, path: string): n
 }
 
 /**
- * The boolean at `path`, or undefined when it is absent, empty, "auto" or unresolved; any other value is a warning at
- * it ("should be true or false") naming `about`, the plan paths it would have set.
+ * The boolean at `path`, or undefined when it is absent, empty, "auto" or unresolved (an information at it, so the
+ * estimate can say the run sets it); any other value is a warning at it ("should be true or false") naming `about`,
+ * the plan paths it would have set.
  */
 export function boolAt(s: FactSink, root: KNode | undefined, path: string, about: readonly PlanPath[]): boolean | undefined {
   const e = at(root, path);
-  if (isEmpty(e) || !e || (e.value.kind === 'scalar' && isUnresolved(e.value.value))) return undefined;
+  if (isEmpty(e) || !e) return undefined;
+  if (e.value.kind === 'scalar' && isUnresolved(e.value.value)) {
+    s.unresolved('value-unresolved', path, `${path} uses a variable or placeholder ShardLens could not evaluate.`, e.value.range, about);
+    return undefined;
+  }
   const b = e.value.kind === 'scalar' ? toBool(e.value.value) : undefined;
   if (b === undefined && !isAuto(e)) s.diag('invalid-value', 'warning', `${path} should be true or false.`, e.value.range, about);
   return b;

@@ -89,6 +89,15 @@ export class FactSink {
     this.diagnostics.push({ code, severity, message, paths, range: range ?? TOP });
   }
 
+  /**
+   * An information that `setting` (the flag or key as written) has a value only the run gives — a shell variable, an
+   * OmegaConf interpolation, a placeholder — so the estimate stands in for the plan `paths` it would set and says so.
+   */
+  unresolved(code: string, setting: string, message: string, range: TextRange | undefined, paths: readonly PlanPath[]): void {
+    if (this.diagnostics.length >= 500) return;
+    this.diagnostics.push({ code, severity: 'info', message, paths, range: range ?? TOP, setting });
+  }
+
   build(): ConfigFacts {
     return { format: this.format, uri: this.uri, facts: this.facts, references: this.references, diagnostics: this.diagnostics };
   }

@@ -23,7 +23,7 @@ function count(v: string | undefined): number | undefined {
 function set(s: FactSink, path: PlanPath, a: FlagArg | undefined): boolean {
   if (!a?.value) return false;
   if (a.unresolved) {
-    if (!a.uri) s.diag('launcher-unresolved', 'info', `${a.flag} uses a variable ShardLens could not evaluate.`, a.valueRange, [path]);
+    if (!a.uri) s.unresolved('launcher-unresolved', a.flag, `${a.flag} uses a variable ShardLens could not evaluate.`, a.valueRange, [path]);
     return false;
   }
   const n = count(a.value);

@@ -149,7 +149,7 @@ export function applyMegatronArgs(s: FactSink, args: readonly FlagArg[], o: { mo
       continue;
     }
     if (a.value === undefined) { s.diag('megatron-missing-value', 'warning', `${a.flag} needs a value.`, here(a, a.flagRange), [spec.plan]); continue; }
-    if (a.unresolved) { s.diag('megatron-unresolved', 'info', `${a.flag} uses a variable ShardLens could not evaluate ("${a.value}").`, here(a, a.valueRange ?? a.flagRange), [spec.plan]); continue; }
+    if (a.unresolved) { s.unresolved('megatron-unresolved', a.flag, `${a.flag} uses a variable ShardLens could not evaluate ("${a.value}").`, here(a, a.valueRange ?? a.flagRange), [spec.plan]); continue; }
     if (spec.type === 'int' || spec.type === 'float') {
       const n = toNumber(a.value);
       if (n === undefined || (spec.type === 'int' && !Number.isInteger(n)) || n < 0) {

@@ -95,4 +95,10 @@ export function givesPlanValue(facts: ConfigFacts['facts'], sections: readonly (
 /** A problem found while reading a file, anchored at a range. */
 export interface ConfigDiagnostic extends Problem {
   readonly range: TextRange;
+  /**
+   * For a setting the file writes with a value only the run gives (`--micro-batch-size $MBS`, `seq_length: ${oc.env:SEQ}`):
+   * the flag or key as the file spells it. The estimate names it in the assumption that stands in for the value
+   * (shared/plan/gather.ts unresolvedSettings).
+   */
+  readonly setting?: string;
 }

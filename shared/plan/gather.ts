@@ -42,15 +42,24 @@ export function fromSetting(id: SettingId): InputSource {
 /** Records what gathering needs to report: sources of stated values, assumptions and problems. */
 export class Gathered {
   readonly sources: Partial<Record<PlanPath, InputSource>> = {};
-  constructor(readonly facts: Facts, readonly assumptions: Assumption[], readonly problems: Problem[]) {}
+  /**
+   * @param runTime the settings the primary file writes with a value only the run gives, by plan path
+   *   (unresolvedSettings): a framework default in their place is not what runs, so it is used as an assumption.
+   */
+  constructor(readonly facts: Facts, readonly assumptions: Assumption[], readonly problems: Problem[], readonly runTime: ReadonlyMap<PlanPath, string> = new Map()) {}
 
   /**
    * The value of a fact, recording its source when it is used. A fact a loader could only assume (a framework's
    * bundled DeepSpeed file that is not in the workspace) is listed with the assumptions, so the verdict says it rests
-   * on it.
+   * on it; so is a framework default standing in for a setting the file writes with a run-time value
+   * (`--tensor-model-parallel-size $TP` is not "Megatron-LM default 1": the run decides).
    */
   use<T>(path: PlanPath, v: T | undefined): T | undefined {
     const f = this.facts[path];
+    if (v !== undefined && f && f.source.kind === 'default' && this.runTime.has(path)) {
+      if (!this.assumptions.some((a) => a.path === path)) this.assume(path, String(v), `${runTimeNote(this.runTime, [path])}: assumed ${String(v)}, the ${f.source.detail}`);
+      return v;
+    }
     if (v !== undefined && f) {
       this.sources[path] = f.source;
       if (f.source.kind === 'assumed' && !this.assumptions.some((a) => a.path === path)) {
@@ -173,31 +182,39 @@ function gatherGpu(g: Gathered, ctx: ResolveContext): GpuSpec | undefined {
 
 /**
  * The settings a file writes with a value only the run gives (`--gradient_accumulation_steps=$grad_acc` with grad_acc
- * computed from nvidia-smi): each reader reports them as an `…-unresolved` info naming the plan path, its message
- * starting with the setting as the file spells it ("<setting> uses a variable …": formats/common/keyTable.ts,
- * formats/megatron/args.ts, formats/launch/launcher.ts); that name, by path.
+ * computed from nvidia-smi): each reader reports them as an information carrying the setting as the file spells it
+ * (ConfigDiagnostic.setting, formats/common/sink.ts unresolved); that name, by the plan path it would set. Computed
+ * once per primary file, as the resolver asks for it before gathering.
  */
-export function unresolvedSettings(primary: ConfigFacts): Map<PlanPath, string> {
+export function unresolvedSettings(primary: ConfigFacts): ReadonlyMap<PlanPath, string> {
+  const known = UNRESOLVED.get(primary);
+  if (known) return known;
   const out = new Map<PlanPath, string>();
   for (const d of primary.diagnostics) {
-    if (!d.code.endsWith('-unresolved')) continue;
-    const name = d.message.split(' uses a variable')[0] ?? '';
-    for (const p of d.paths) if (!out.has(p)) out.set(p, name);
+    if (d.setting === undefined) continue;
+    for (const p of d.paths) if (!out.has(p)) out.set(p, d.setting);
   }
+  UNRESOLVED.set(primary, out);
   return out;
 }
 
-/** "--nnodes and --nproc_per_node are set when the script runs" for those of `paths` a file writes that way, else undefined. */
+const UNRESOLVED = new WeakMap<ConfigFacts, ReadonlyMap<PlanPath, string>>();
+
+/** "--nnodes and --nproc_per_node are set when the run starts" for those of `paths` a file writes that way, else undefined. */
 export function runTimeNote(unresolved: ReadonlyMap<PlanPath, string>, paths: readonly PlanPath[]): string | undefined {
   const names = [...new Set(paths.filter((p) => unresolved.has(p)).map((p) => unresolved.get(p) || p))];
   if (!names.length) return undefined;
-  return `${names.join(' and ')} ${names.length > 1 ? 'are' : 'is'} set when the script runs (a value ShardLens could not evaluate)`;
+  return `${names.join(' and ')} ${names.length > 1 ? 'are' : 'is'} set when the run starts (a value ShardLens could not evaluate)`;
 }
 
 /**
  * Stated batch terms; DeepSpeed "auto" with nothing to fill it becomes the HF Trainer default, and a term written with a
- * value set only when the script runs becomes 1, both as assumptions (never "not given": the file gives it, ShardLens
- * cannot read it).
+ * value set only when the run starts is assumed, never "not given" (the file gives it, ShardLens cannot read it):
+ * - a run-time micro batch is 1 sequence per GPU unless the global batch and the accumulation both fix it, and the
+ *   accumulation then follows from the global batch (`--micro-batch-size $MBS --global-batch-size 1024` is 1 × 128
+ *   steps on 8 ranks, not 128 sequences per GPU);
+ * - a run-time accumulation is 1 unless the micro and global batches fix it;
+ * - a run-time global batch with no accumulation stated is one micro-batch per step.
  */
 function gatherBatch(g: Gathered, microSetting: number | undefined, unresolved: ReadonlyMap<PlanPath, string>): { microBatch?: number; gradAccum?: number; globalBatch?: number } {
   const get = (p: PlanPath): number | undefined => {
@@ -208,21 +225,32 @@ function gatherBatch(g: Gathered, microSetting: number | undefined, unresolved: 
   let gas = get('training.gradAccum');
   const B = get('training.globalBatch');
   const auto = (p: PlanPath) => g.facts[p]?.value === 'auto';
-  if (m === undefined && B === undefined && microSetting && microSetting >= 1) {
+  const atRun = (...p: PlanPath[]) => runTimeNote(unresolved, p);
+  // The micro batch is open when nothing fixes it: no global batch, or a run-time micro batch the accumulation cannot give.
+  const microOpen = () => m === undefined && (B === undefined || (unresolved.has('training.microBatch') && gas === undefined));
+  if (microOpen() && microSetting && microSetting >= 1) {
     m = microSetting;
     g.sources['training.microBatch'] = fromSetting('shardlens.microBatch');
   }
   if (m === undefined && auto('training.microBatch')) { m = 8; g.assume('training.microBatch', 8, `train_micro_batch_size_per_gpu "auto" with no referencing file: ${HF} per_device_train_batch_size 8`, 'shardlens.microBatch'); }
   if (gas === undefined && auto('training.gradAccum')) { gas = 1; g.assume('training.gradAccum', 1, `gradient_accumulation_steps "auto" with no referencing file: ${HF} gradient_accumulation_steps 1`); }
-  const atRun = (p: PlanPath) => runTimeNote(unresolved, [p]);
-  if (m === undefined && B === undefined) {
+  if (microOpen()) {
     m = 1;
-    g.assume('training.microBatch', 1, unresolved.has('training.microBatch') ? `${atRun('training.microBatch')}: assumed 1 sequence per GPU` : 'no micro batch in the file: assumed 1 sequence per GPU', 'shardlens.microBatch');
+    const why = unresolved.has('training.microBatch')
+      ? `${atRun('training.microBatch')}: assumed 1 sequence per GPU${B !== undefined ? `, so the accumulation follows from the global batch of ${B}` : ''}`
+      : 'no micro batch in the file: assumed 1 sequence per GPU';
+    g.assume('training.microBatch', 1, why, 'shardlens.microBatch');
   }
   // Accumulation is implied when the micro and global batches are both known; otherwise the run's value is unknown.
-  if (gas === undefined && unresolved.has('training.gradAccum') && !(m !== undefined && B !== undefined)) {
-    gas = 1;
-    g.assume('training.gradAccum', 1, `${atRun('training.gradAccum')}: assumed 1, so the global batch and the step time are for one micro-batch per step`);
+  if (gas === undefined && !(m !== undefined && B !== undefined)) {
+    const note = atRun('training.gradAccum', 'training.globalBatch');
+    if (note) {
+      gas = 1;
+      const then = B !== undefined
+        ? `so the micro batch is the global batch of ${B} over the data-parallel ranks`
+        : 'so the global batch is one micro-batch per data-parallel rank and the step time is for one micro-batch per step';
+      g.assume('training.gradAccum', 1, `${note}: assumed accumulation 1, ${then}`);
+    }
   }
   return { ...(m !== undefined ? { microBatch: m } : {}), ...(gas !== undefined ? { gradAccum: gas } : {}), ...(B !== undefined ? { globalBatch: B } : {}) };
 }

@@ -245,7 +245,7 @@ export function resolvePlan(primary: ConfigFacts, related: readonly ConfigFacts[
 function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx: ResolveContext, problems: Problem[], assumptions: Assumption[], overrides?: FactOverrides): ResolvedPlan {
   const facts = withOverrides(merge(primary, related, problems), overrides);
   if (runsNoTraining(primary, facts)) return { problems, assumptions, factsUsed: facts, noTraining: true };
-  const g = new Gathered(facts, assumptions, problems);
+  const g = new Gathered(facts, assumptions, problems, unresolvedSettings(primary));
   const S = ctx.settings ?? {};
   // Sequence length before the model (an inline model may default its positions to it).
   let seqLen = g.num('training.seqLen');
