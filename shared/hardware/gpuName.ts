@@ -31,7 +31,7 @@ export interface GpuNameParts {
   readonly watts: readonly number[];
   /** Other words ("grace", "ultra", "rtx"); a word the catalog entry does not carry makes the name another part. */
   readonly words: readonly string[];
-  /** A MIG slice ("MIG 3g.20gb"): a fraction of a GPU, not the GPU. */
+  /** A MIG slice ("MIG 3g.20gb", "a100_3g.40gb"): a fraction of a GPU, not the GPU. */
   readonly mig: boolean;
 }
 
@@ -76,6 +76,8 @@ export function readGpuName(name: string): GpuNameParts {
   const p = empty();
   // "80 GB" and "500 W" are one token each.
   const text = name.toLowerCase().replace(/(\d)\s+(gib|gb|w)(?![a-z0-9])/g, '$1$2');
+  // A MIG profile, "<compute slices>g.<memory>gb", names a slice even without the word MIG ("a100_3g.40gb").
+  if (/(?:^|[^a-z0-9])\d+g\.\d+gb(?![a-z0-9])/.test(text)) p.mig = true;
   for (const token of text.split(/[^a-z0-9]+/)) {
     if (!token || NOISE.has(token) || ARCH.has(token)) continue;
     if (token === 'mig') {

@@ -67,7 +67,7 @@ export function listPresets(): readonly ModelPreset[] {
 export function findPreset(name: unknown): ModelPreset | undefined {
   if (typeof name !== 'string' || !name.trim()) return undefined;
   const key = presetKey(name);
-  return INDEX.get(key) ?? INDEX.get(key.replace(/(instruct|chat|it)$/, '')) ?? INDEX.get(key.replace(/v0\d$/, '')) ?? INDEX.get(stemOf(key));
+  return INDEX.get(key) ?? INDEX.get(stemOf(name));
 }
 
 /**
@@ -78,11 +78,17 @@ function sizeOf(name: string): string | undefined {
   return /(?<![\w.])(\d+x)?\d+(?:\.\d+)?b(?![a-z])/.exec(name.toLowerCase().replace(/^.*\//, ''))?.[0];
 }
 
-/** A normalised name without the release decorations at its end (instruct, chat, it, base, fp8, awq, gptq, 4bit …). */
-function stemOf(key: string): string {
-  let k = key;
-  for (let prev = ''; prev !== k;) { prev = k; k = k.replace(/(instruct|chat|it|base|hf|fp8|fp16|bf16|awq|gptq|int[48]|bnb|[48]bit|gguf)$/, ''); }
-  return k || key;
+/** Release decorations: words after the model's name that do not change its shape (a tuned or quantized checkpoint). */
+const DECORATION = /^(?:instruct|chat|it|base|hf|fp8|fp16|bf16|awq|gptq|int[48]|bnb|nf4|[248]bit|gguf)$/;
+
+/**
+ * The normalised name without its release decorations, read word by word from the name as written
+ * ("gemma-3-4b-it-bnb-4bit" → "gemma34b": the "4bit" word goes, the "4b" size stays; "Mixtral-8x7B-Instruct-v0.1" →
+ * "mixtral8x7bv0.1"). A version ("v0.3") is not a decoration: Mistral 7B v0.3 has another vocabulary than v0.1.
+ */
+function stemOf(name: string): string {
+  const words = name.toLowerCase().replace(/^.*\//, '').split(/[-_\s]+/).filter(Boolean);
+  return presetKey(words.filter((w, i) => i === 0 || !DECORATION.test(w)).join('-'));
 }
 
 /**
@@ -106,10 +112,10 @@ function rankPresets(name: string, max: number): string[] {
   const key = presetKey(name);
   if (!key) return [];
   const size = sizeOf(name);
-  const stem = stemOf(key);
+  const stem = stemOf(name);
   const scored = PRESETS.map((p) => {
     const names = [p.id, p.name, ...p.aliases];
-    const d = Math.min(...names.map((k) => editDistance(stem, stemOf(presetKey(k))))) - (size && names.some((k) => sizeOf(k) === size) ? 4 : 0);
+    const d = Math.min(...names.map((k) => editDistance(stem, stemOf(k)))) - (size && names.some((k) => sizeOf(k) === size) ? 4 : 0);
     return { id: p.id, d };
   });
   return scored

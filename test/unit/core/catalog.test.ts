@@ -48,7 +48,8 @@ describe('GPU catalog', () => {
   for (const [name, id] of written) test(`written as "${name}", finds ${id}`, () => assert.equal(findGpu(name)?.id, id));
   test('a MIG slice is not the whole GPU', () => {
     // torch.cuda.get_device_name on a MIG instance appends "MIG <g>g.<mem>gb": a fraction of the GPU's SMs and memory.
-    for (const name of ['NVIDIA A100-SXM4-40GB MIG 3g.20gb', 'NVIDIA H100 80GB HBM3 MIG 1g.10gb']) {
+    // A Slurm gres type or a Kubernetes resource names the profile alone ("a100_3g.40gb").
+    for (const name of ['NVIDIA A100-SXM4-40GB MIG 3g.20gb', 'NVIDIA H100 80GB HBM3 MIG 1g.10gb', 'a100_3g.40gb', 'nvidia.com/mig-1g.10gb']) {
       assert.equal(findGpu(name), undefined, name);
       assert.ok(isMigSlice(name), name);
     }
@@ -170,6 +171,13 @@ describe('model presets: names that are not bundled', () => {
     // An FP8 or AWQ checkpoint of Llama 3.1 8B has Llama 3.1 8B's shape (its config.json is the base model's).
     assert.equal(findPreset('meta-llama/Llama-3.1-8B-Instruct-FP8')?.id, 'llama-3.1-8b');
     assert.equal(findPreset('Qwen/Qwen2.5-7B-Instruct-AWQ')?.id, 'qwen2.5-7b');
+    // Decorations are whole words of the name: "4bit" goes, the "4b" size stays (before, the compacted
+    // "gemma34bitbnb4bit" lost its "4b…it" and found nothing). Unsloth's 4-bit Gemma 3 4B is Gemma 3 4B's shape.
+    assert.equal(findPreset('unsloth/gemma-3-4b-it-bnb-4bit')?.id, 'gemma-3-4b');
+    // A decoration before the version: Mixtral 8x7B Instruct v0.1 is tuned from Mixtral 8x7B v0.1 (same config.json).
+    assert.equal(findPreset('mistralai/Mixtral-8x7B-Instruct-v0.1')?.id, 'mixtral-8x7b');
+    // A version is not a decoration: Mistral 7B v0.3's config.json has vocab_size 32768, the bundled v0.1 32000.
+    assert.equal(findPreset('mistralai/Mistral-7B-v0.3'), undefined);
   });
   test('suggestions rank the same parameter count first and never invent a match', () => {
     assert.equal(findPreset('Qwen/Qwen2.5-Coder-7B'), undefined);
