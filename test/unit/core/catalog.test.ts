@@ -14,7 +14,7 @@ describe('GPU catalog', () => {
     // Export and variant parts, by the names torch and nvidia-smi give them.
     ['H20', 'h20'], ['NVIDIA H20', 'h20'], ['NVIDIA H20 96GB HBM3', 'h20'], ['A800', 'a800'], ['NVIDIA A800-SXM4-80GB', 'a800'],
     ['NVIDIA A800 80GB PCIe', 'a800-pcie-80gb'], ['H800 PCIe', 'h800-pcie'], ['NVIDIA H200 NVL', 'h200-nvl'], ['MI325X', 'mi325x'],
-    ['AMD Instinct MI325X', 'mi325x'], ['NVIDIA A100 80GB PCIe', 'a100-pcie-80gb'], ['A100 PCIe 40GB', 'a100-pcie-40gb'],
+    ['AMD Instinct MI325X', 'mi325x'], ['AMD Instinct MI355X', 'mi355x'], ['MI350X', 'mi350x'], ['NVIDIA A100 80GB PCIe', 'a100-pcie-80gb'], ['A100 PCIe 40GB', 'a100-pcie-40gb'],
     ['NVIDIA GH200 480GB', 'gh200'], ['NVIDIA H100 80GB HBM3', 'h100-sxm'],
     // The L40 is not the L40S (before, "L40" was an alias of the L40S, at twice its tensor rate).
     ['L40', 'l40'], ['NVIDIA L40', 'l40'], ['NVIDIA L40S', 'l40s'], ['A40', 'a40'], ['NVIDIA A40', 'a40'],
@@ -24,7 +24,8 @@ describe('GPU catalog', () => {
     // Before, "Tesla V100-PCIE-32GB" (torch's name) was the V100 SXM 16 GB, "NVIDIA H200 NVL" the H200 SXM and
     // "NVIDIA H100 94GB" the H100 SXM 80 GB: a prefix of the name matched and the rest was ignored.
     // Two boards at once ("H100 NVL SXM") contradict each other; "B200 Ultra" carries a word the B200 does not.
-    for (const name of ['Tesla V100-PCIE-32GB', 'A100 24GB', 'MI355X', 'H100 NVL SXM', 'B200 Ultra', 'H100 96GB 700W']) assert.equal(findGpu(name), undefined, name);
+    // The MI300A (an APU with 128 GB of unified memory) is not the MI300X.
+    for (const name of ['Tesla V100-PCIE-32GB', 'A100 24GB', 'MI300A', 'H100 NVL SXM', 'B200 Ultra', 'H100 96GB 700W']) assert.equal(findGpu(name), undefined, name);
     // The entry's own board and a size it has still match: HGX and OAM are the socketed parts; 94 GB is the H100 NVL.
     assert.equal(findGpu('H100 HGX')?.id, 'h100-sxm');
     assert.equal(findGpu('MI300X OAM')?.id, 'mi300x');
@@ -132,6 +133,13 @@ describe('GPU catalog', () => {
     // A100 PCIe 40GB: 1,555 GB/s and the 40 GB part's capacity.
     assert.equal(g('a100-pcie-40gb').hbmBandwidth, 1555e9);
     assert.equal(g('a100-pcie-40gb').memoryBytes, g('a100-40gb').memoryBytes);
+    // MI355X and MI350X: one CDNA 4 die, 256 CUs, at 2.4 and 2.2 GHz (AMD CDNA 4 whitepaper), so the peaks scale with the
+    // clock; FP8 is twice BF16 (8,192 and 4,096 dense FLOP per CU per clock); 288 GB (the MI325X's 256 GB × 9/8).
+    assert.ok(Math.abs(g('mi355x').peakFlops.bf16! / g('mi350x').peakFlops.bf16! - 2.4 / 2.2) < 1e-9);
+    assert.equal(g('mi355x').peakFlops.fp8, 2 * g('mi355x').peakFlops.bf16!);
+    assert.ok(Math.abs(g('mi355x').peakFlops.bf16! - 256 * 4096 * 2.4e9) < 1e9);
+    assert.ok(Math.abs(g('mi355x').memoryBytes / g('mi325x').memoryBytes - 288 / 256) < 0.002);
+    assert.equal(g('mi355x').hbmBandwidth, 8e12);
     // MI325X: the MI300X's CDNA 3 compute with 256 GB at 6 TB/s (the MI300X's 192 GB at 5.3).
     assert.equal(g('mi325x').peakFlops.bf16, g('mi300x').peakFlops.bf16);
     assert.equal(g('mi325x').hbmBandwidth, 6e12);
