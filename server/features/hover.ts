@@ -119,7 +119,10 @@ export function buildHover(a: DocumentAnalysis, pos: Position, api: CoreApi): Ho
   const hit = factAt(a, pos, (path) => path in TERMS_OF || RUN_PATHS.has(path));
   if (!hit) {
     const doc = keyDocAt(a.format, a.text, pos);
-    return doc ? keyDocHover(...doc) : null;
+    if (!doc) return null;
+    // A key the file writes with a run-time value has no fact, only the assumption standing in for it.
+    const stand = doc[1].plan ? a.assumptions.find((x) => x.path === doc[1].plan) : undefined;
+    return keyDocHover(doc[0], doc[1], stand);
   }
   const [path, fact] = hit;
   const tableKey = keyForPath(a.format, path);

@@ -5,7 +5,7 @@ import { MarkupKind } from 'vscode-languageserver';
 import type { FormatId } from '../../shared/plan/facts';
 import { offsetAt } from './edits';
 import { keyTable, type KeyDoc } from '../../formats/keyTables';
-import { inlineCode } from './markdown';
+import { escapeMarkdown, inlineCode } from './markdown';
 
 /** Dotted path of the YAML mapping keys enclosing `line` (by indentation). */
 function yamlPath(lines: readonly string[], line: number): string[] {
@@ -59,9 +59,14 @@ export function keyDocAt(format: FormatId | null, text: string, pos: Position): 
   return doc ? [key, doc] : undefined;
 }
 
-/** A documentation hover for a table key. */
-export function keyDocHover(key: string, d: KeyDoc): Hover {
-  const md = [`**ShardLens** · ${inlineCode(key)}${d.type ? ` (${d.type})` : ''}`, '', d.description ?? ''];
+/**
+ * A documentation hover for a table key. `assumed` is what the estimate stands in for the key's value when the file
+ * writes it with a value only the run gives (`--micro-batch-size $MBS`): said first, as the assumption it is.
+ */
+export function keyDocHover(key: string, d: KeyDoc, assumed?: { readonly value: string; readonly detail: string }): Hover {
+  const md = [`**ShardLens** · ${inlineCode(key)}${d.type ? ` (${d.type})` : ''}`, ''];
+  if (assumed) md.push(`The estimate assumes ${inlineCode(assumed.value.slice(0, 200))}: ${escapeMarkdown(assumed.detail)}.`, '');
+  md.push(d.description ?? '');
   if (d.default !== undefined && d.default !== null) md.push('', `Default: \`${JSON.stringify(d.default)}\``);
   if (d.auto) md.push('', `"auto": ${d.auto}`);
   if (d.deprecated) md.push('', `Deprecated${typeof d.deprecated === 'string' ? `: use \`${d.deprecated}\`` : ''}.`);

@@ -199,6 +199,20 @@ describe('hover', () => {
     assert.match(md, /does not use this key/);
   });
 
+  test('on a flag whose value only the run gives: the assumption that stands in for it, first', async () => {
+    // `--micro-batch-size $MBS` with a stated global batch: the estimate runs 1 sequence per GPU and lets the
+    // accumulation follow (Megatron: global = micro × DP × accumulation), and the hover says so before the flag's docs.
+    const uri = pathToFileURL(`${DIR}/runtime_micro.sh`).toString();
+    const text = '#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 \\\n  --num-attention-heads 32 --seq-length 4096 --micro-batch-size $MBS --global-batch-size 1024 --bf16\n';
+    const d = c.diagnostics(uri);
+    await c.open(uri, text, 'shellscript');
+    await d;
+    const h = await c.hover(uri, posOf(text, '--micro-batch-size', 3));
+    const md = h && typeof h.contents === 'object' && 'value' in h.contents ? h.contents.value : '';
+    const lines = md.split('\n').filter((l) => l.trim());
+    assert.match(lines[1] ?? '', /^The estimate assumes `1`: .*set when the run starts.*global batch of 1024/, md);
+  });
+
   test('on a line without a known key there is no hover', async () => {
     const { uri } = await openFixture('ds_zero2.json');
     assert.equal(await c.hover(uri, { line: 0, character: 0 }), null);
