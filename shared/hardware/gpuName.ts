@@ -31,12 +31,22 @@ export interface GpuNameParts {
   readonly watts: readonly number[];
   /** Other words ("grace", "ultra", "rtx"); a word the catalog entry does not carry makes the name another part. */
   readonly words: readonly string[];
+  /** Bare one- or two-digit numbers: a GPU count ("gpu:h100:8") or a size written without its unit ("A100 40"). */
+  readonly loose: readonly number[];
   /** A MIG slice ("MIG 3g.20gb", "a100_3g.40gb"): a fraction of a GPU, not the GPU. */
   readonly mig: boolean;
 }
 
-/** Vendor and marketing words that carry no identity. */
-const NOISE = new Set(['nvidia', 'amd', 'instinct', 'tesla', 'geforce', 'tensor', 'core', 'gpu', 'graphics', 'accelerator']);
+/**
+ * Words that carry no identity: vendor and marketing words, the runtime a log names the device with ("cuda:NVIDIA …"),
+ * and descriptors that do not make another part: "Superchip" (GH200, GB200), an SR-IOV virtual function ("AMD Instinct
+ * MI300X VF", a whole GPU on Azure), a Kubernetes time-slicing label's "SHARED", torch's "NVIDIA B300 SXM6 AC", the
+ * V100's "-LS".
+ */
+const NOISE = new Set([
+  'nvidia', 'amd', 'instinct', 'tesla', 'geforce', 'tensor', 'core', 'gpu', 'graphics', 'accelerator', 'cuda', 'rocm', 'hip',
+  'superchip', 'vf', 'shared', 'ac', 'ls',
+]);
 /** Architecture names: they restate the chip ("H100 Hopper") and never tell two catalog parts apart. */
 const ARCH = new Set(['volta', 'ampere', 'hopper', 'ada', 'lovelace', 'blackwell', 'cdna', 'cdna2', 'cdna3']);
 
@@ -47,7 +57,7 @@ const PIECES: readonly [RegExp, (m: RegExpExecArray, p: Mutable) => void][] = [
   [/^pcie(?:gen\d)?/, (_m, p) => p.boards.push('pcie')],
   [/^nvl(\d+)/, (m, p) => p.racks.push(`nvl${m[1]}`)],
   [/^nvl(?:ink)?/, (m, p) => (m[0] === 'nvlink' ? p.words.push('nvlink') : p.boards.push('nvl'))],
-  [/^hbm\d?e?/, (m, p) => p.mems.push(m[0])],
+  [/^(?:hbm\d?e?|gddr\dx?)/, (m, p) => p.mems.push(m[0])],
   [/^gen\d/, () => undefined],
   [/^(\d+)(?:gib|gb|g)(?!\d)/, (m, p) => p.sizes.push(Number(m[1]))],
   [/^(\d+)w(?![a-z0-9])/, (m, p) => p.watts.push(Number(m[1]))],
@@ -75,7 +85,11 @@ function readPieces(rest: string, p: Mutable): boolean {
 export function readGpuName(name: string): GpuNameParts {
   const p = empty();
   // "80 GB" and "500 W" are one token each.
-  const text = name.toLowerCase().replace(/(\d)\s+(gib|gb|w)(?![a-z0-9])/g, '$1$2');
+  // "80 GB" and "500 W" are one token each; a count glued to the chip ("H100x8", "8xH100") is a word of its own.
+  const text = name.toLowerCase()
+    .replace(/(\d)\s+(gib|gb|w)(?![a-z0-9])/g, '$1$2')
+    .replace(/([a-z]\d{2,})x(\d{1,4})(?![a-z0-9])/g, '$1 x$2')
+    .replace(/(?<![a-z0-9])(\d{1,4})x(?=[a-z])/g, '$1x ');
   // A MIG profile, "<compute slices>g.<memory>gb", names a slice even without the word MIG ("a100_3g.40gb").
   if (/(?:^|[^a-z0-9])\d+g\.\d+gb(?![a-z0-9])/.test(text)) p.mig = true;
   for (const token of text.split(/[^a-z0-9]+/)) {
@@ -84,6 +98,12 @@ export function readGpuName(name: string): GpuNameParts {
       p.mig = true;
       continue;
     }
+    // A count ("8", "x8", "8x") or a size without its unit: never a chip.
+    if (/^\d{1,2}$/.test(token)) {
+      p.loose.push(Number(token));
+      continue;
+    }
+    if (/^(?:x|x\d{1,4}|\d{1,4}x)$/.test(token)) continue;
     const scratch = empty();
     if (readPieces(token, scratch)) {
       merge(p, scratch);
@@ -99,7 +119,7 @@ export function readGpuName(name: string): GpuNameParts {
 }
 
 function empty(): Mutable {
-  return { chips: [], boards: [], racks: [], sizes: [], mems: [], watts: [], words: [], mig: false };
+  return { chips: [], boards: [], racks: [], sizes: [], mems: [], watts: [], words: [], loose: [], mig: false };
 }
 
 function merge(into: Mutable, from: Mutable): void {

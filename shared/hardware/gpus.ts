@@ -52,8 +52,8 @@ interface EntryParts {
   readonly racks: ReadonlySet<string>;
   readonly mems: ReadonlySet<string>;
   readonly words: ReadonlySet<string>;
-  /** A name that is the chip alone, or the chip and its board ("a100", "h100-sxm5"): the entry a bare name means. */
-  readonly bare: boolean;
+  /** Chips a name of the entry states alone, or with its board only ("a100", "h100-sxm5"): what a bare chip means. */
+  readonly bareChips: ReadonlySet<string>;
 }
 
 function entryParts(g: CatalogGpu): EntryParts {
@@ -62,23 +62,25 @@ function entryParts(g: CatalogGpu): EntryParts {
   const sizes = all((p) => p.sizes);
   sizes.add(Math.round(g.memoryBytes / 1e9));
   sizes.add(Math.round(g.memoryBytes / 2 ** 30));
-  const bare = names.some((p) => p.chips.length > 0 && !p.sizes.length && !p.mems.length && !p.racks.length && !p.watts.length && !p.words.length);
-  return { gpu: g, board: FORM_CLASS[g.form] ?? 'module', chips: all((p) => p.chips), sizes, racks: all((p) => p.racks), mems: all((p) => p.mems), words: all((p) => p.words), bare };
+  const bare = names.filter((p) => !p.sizes.length && !p.mems.length && !p.racks.length && !p.watts.length && !p.words.length);
+  return {
+    gpu: g, board: FORM_CLASS[g.form] ?? 'module', chips: all((p) => p.chips), sizes, racks: all((p) => p.racks),
+    mems: all((p) => p.mems), words: all((p) => p.words), bareChips: new Set(bare.flatMap((p) => p.chips)),
+  };
 }
 
 const PARTS: readonly EntryParts[] = GPUS.map(entryParts);
 
 /**
- * Whether an entry is what a name says: its chip, its board, a memory size and type it has, its power limit, and no
- * word the entry does not carry. A board, size or word of another part ("H200 NVL", "H100 94GB", "V100 PCIe") is
- * that part, not this one.
+ * Whether an entry is what a name says: its chip, its board, a memory size it has, its power limit, and no word the
+ * entry does not carry. A board, size or word of another part ("H200 NVL", "H100 94GB", "V100 PCIe") is that part, not
+ * this one. The memory type only chooses between entries that fit (findGpu): names disagree on it for one part.
  */
 function fits(q: GpuNameParts, e: EntryParts): boolean {
   if (!q.chips.every((c) => e.chips.has(c))) return false;
   if (q.boards.some((b) => b !== e.board)) return false;
   if (!q.racks.every((r) => e.racks.has(r))) return false;
   if (!q.sizes.every((s) => e.sizes.has(s))) return false;
-  if (e.mems.size && !q.mems.every((m) => e.mems.has(m))) return false;
   if (!q.watts.every((w) => w === e.gpu.powerWatts)) return false;
   return q.words.every((w) => e.words.has(w) || e.chips.has(w));
 }
@@ -99,8 +101,12 @@ export function findGpu(name: unknown): CatalogGpu | undefined {
   const q = readGpuName(name);
   if (q.mig || !q.chips.length || new Set(q.boards).size > 1) return undefined;
   let hits = PARTS.filter((e) => fits(q, e));
+  // Among the entries that fit: the memory type and a bare number the name states ("A100 40" is the 40 GB; the 8 of
+  // "gpu:a100:8" is a count and chooses nothing), the socketed part when no board is named, then the bare chip's entry.
+  if (hits.length > 1 && q.mems.length) hits = narrow(hits, (e) => !e.mems.size || q.mems.every((m) => e.mems.has(m)));
+  if (hits.length > 1 && q.loose.length) hits = narrow(hits, (e) => q.loose.some((n) => e.sizes.has(n)));
   if (hits.length > 1 && !q.boards.length) hits = narrow(hits, (e) => e.board === 'module');
-  if (hits.length > 1) hits = narrow(hits, (e) => e.bare);
+  if (hits.length > 1) hits = narrow(hits, (e) => q.chips.every((c) => e.bareChips.has(c)));
   return hits.length === 1 ? hits[0].gpu : undefined;
 }
 

@@ -238,7 +238,9 @@ function gatherBatch(g: Gathered, microSetting: number | undefined, unresolved: 
     m = 1;
     const why = unresolved.has('training.microBatch')
       ? `${atRun('training.microBatch')}: assumed 1 sequence per GPU${B !== undefined ? `, so the accumulation follows from the global batch of ${B}` : ''}`
-      : 'no micro batch in the file: assumed 1 sequence per GPU';
+      : unresolved.has('training.globalBatch') && gas !== undefined
+        ? `no micro batch in the file, and ${atRun('training.globalBatch')}: assumed 1 sequence per GPU, so the global batch is ${gas} × the data-parallel ranks`
+        : 'no micro batch in the file: assumed 1 sequence per GPU';
     g.assume('training.microBatch', 1, why, 'shardlens.microBatch');
   }
   // Accumulation is implied when the micro and global batches are both known; otherwise the run's value is unknown.

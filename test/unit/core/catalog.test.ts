@@ -45,6 +45,17 @@ describe('GPU catalog', () => {
     ['H100 96GB 500W', 'h100-96gb-500w'], ['NVIDIA GeForce RTX 4090', 'rtx-4090'], ['NVIDIA GH200 Grace Hopper 96GB', 'gh200'],
     // PCIe-only cards accept their board; an architecture name restates the chip.
     ['L40S PCIe', 'l40s'], ['NVIDIA A10 PCIe', 'a10g'], ['H100 Hopper', 'h100-sxm'],
+    // Descriptors that name no other part: torch's "AC" on the B300, an SR-IOV virtual function (Azure's MI300X), a
+    // Kubernetes time-slicing label, "Superchip", the V100's "-LS"; a log's "cuda:" prefix; GDDR memory types.
+    ['NVIDIA B300 SXM6 AC', 'b300'], ['AMD Instinct MI300X VF', 'mi300x'], ['NVIDIA-H100-80GB-HBM3-SHARED', 'h100-sxm'],
+    ['NVIDIA GH200 Grace Hopper Superchip', 'gh200'], ['GB200 Grace Blackwell Superchip', 'gb200-nvl72'], ['Tesla V100-SXM2-32GB-LS', 'v100-32gb'],
+    ['cuda:NVIDIA H100 80GB HBM3', 'h100-sxm'], ['L40S 48GB GDDR6', 'l40s'], ['RTX 4090 24GB GDDR6X', 'rtx-4090'],
+    // A GPU count is not a chip ("gpu:h100_80gb:8" typed whole, "H100x8", "8xH100"); a bare number that is a size of
+    // one of the chip's parts chooses it ("A100 40").
+    ['gpu:h100_80gb:8', 'h100-sxm'], ['H100 x 8', 'h100-sxm'], ['H100x8', 'h100-sxm'], ['8xH100', 'h100-sxm'], ['gpu:a100:8', 'a100-80gb'], ['A100 40', 'a100-40gb'],
+    // A bare chip means the entry that answers to the chip alone: "V100" is the V100 SXM2 16GB (the V100S alias of the
+    // 32 GB entry is another chip); a memory type names a part only where the others fit too ("H100 96GB HBM3").
+    ['V100 SXM', 'v100-16gb'], ['Tesla V100 Volta', 'v100-16gb'], ['NVIDIA H100 96GB HBM3', 'h100-96gb-500w'],
   ];
   for (const [name, id] of written) test(`written as "${name}", finds ${id}`, () => assert.equal(findGpu(name)?.id, id));
   test('a MIG slice is not the whole GPU', () => {

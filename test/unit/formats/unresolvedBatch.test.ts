@@ -113,6 +113,19 @@ torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 \
     assert.ok(!megatron('--tensor-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 64').assumptions.some((x) => x.path === 'parallel.tp'));
   });
 
+  test('a run-time global batch beside a stated accumulation and no micro batch is named in the micro-batch assumption', () => {
+    // train_batch_size from the run, gradient_accumulation_steps 4, 8 GPUs: micro 1 makes the global batch 1 × 4 × 8 = 32
+    // (DeepSpeed: train_batch_size = micro × accumulation × DP), which rests on the run-time value being that.
+    const s = new FactSink('deepspeed', 'file:///ws/ds.json');
+    s.explicit('training.gradAccum', 4, { key: 'gradient_accumulation_steps' });
+    s.explicit('cluster.worldSize', 8, { key: 'world_size' });
+    s.unresolved('value-unresolved', 'train_batch_size', 'train_batch_size uses a variable.', undefined, ['training.globalBatch']);
+    const r = resolvePlan(s.build(), []);
+    assert.equal(r.plan!.training.globalBatch, 32);
+    const a = r.assumptions.find((x) => x.path === 'training.microBatch');
+    assert.ok(a && a.detail.includes('train_batch_size is set when the run starts'), JSON.stringify(r.assumptions));
+  });
+
   test('an OmegaConf interpolation in a number or a switch is information naming the key, not an error', () => {
     // torchtune and NeMo configs interpolate (`${oc.env:SEQ}`); the run resolves them, ShardLens cannot.
     const nemo = `trainer:\n  devices: 8\n  num_nodes: 1\nmodel:\n  micro_batch_size: 1\n  global_batch_size: 8\n  encoder_seq_length: 4096\n  num_layers: 32\n  hidden_size: 4096\n  num_attention_heads: 32\n  ffn_hidden_size: 11008\n  fp8: \${oc.env:FP8}\n`;
