@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import { listGpus } from '../../shared/hardware/gpus';
 import { SETTINGS_SECTION } from '../../shared/protocol';
-import { formatBytes } from '../../shared/units';
+import { gpuItems, perNodeItems } from './clusterItems';
 
 /** Workspace settings when a folder is open, else user settings. */
 export function settingsTarget(): vscode.ConfigurationTarget {
@@ -21,14 +21,11 @@ async function askInt(prompt: string, value: number, max: number): Promise<numbe
 export async function selectCluster(): Promise<void> {
   const cfg = vscode.workspace.getConfiguration(SETTINGS_SECTION);
   const currentGpu = cfg.get<string>('cluster.gpu', '');
-  const items = listGpus().map((g) => ({
-    label: g.name, description: `${formatBytes(g.memoryBytes, 'GiB')}`, detail: g.id, id: g.id,
-    picked: g.id === currentGpu,
-  }));
-  const gpu = await vscode.window.showQuickPick(items, { title: 'ShardLens: GPU type (1/3)', placeHolder: 'GPU the estimate is for', matchOnDetail: true });
+  const items = gpuItems(listGpus(), currentGpu);
+  const gpu = await vscode.window.showQuickPick(items, { title: 'ShardLens: GPU type (1/3)', placeHolder: 'GPU the estimate is for', matchOnDetail: true, matchOnDescription: true });
   if (!gpu) return;
-  const perNodeItems = [1, 2, 4, 8, 16].map((n) => ({ label: String(n), description: n === 8 ? 'typical DGX/HGX node' : '' }));
-  const per = await vscode.window.showQuickPick(perNodeItems, { title: 'ShardLens: GPUs per node (2/3)' });
+  const chosen = listGpus().find((g) => g.id === gpu.id);
+  const per = await vscode.window.showQuickPick(chosen ? perNodeItems(chosen) : perNodeItems({ name: gpu.label }), { title: 'ShardLens: GPUs per node (2/3)' });
   if (!per) return;
   const nodes = await askInt('ShardLens: number of nodes (3/3)', Math.max(1, cfg.get<number>('cluster.nodes', 1) || 1), 100_000);
   if (nodes === undefined) return;
