@@ -14,6 +14,7 @@ import type { DocumentAnalysis } from '../analysis/analyze';
 import { endOf, localFact } from './facts';
 import { commBytes, maxOver, peakStage } from './figures';
 import { verdictInput } from './verdict';
+import { escapeMarkdown, inlineCode } from './markdown';
 import type { PlanPath } from '../../shared/plan/paths';
 
 /** Plan paths whose key carries the data-parallel (sharding) figures, in order of preference. */
@@ -132,6 +133,22 @@ function activationTerms(a: DocumentAnalysis): { activations: number; logits: nu
   return best;
 }
 
+/**
+ * "= 1 assumed" after each value only the run gives (`--micro-batch-size $MBS`, `seq_length: ${oc.env:SEQ}`): what the
+ * estimate stands in for it, so a verdict resting on it is seen where the value is written.
+ */
+function runTimeHints(a: DocumentAnalysis): Placed[] {
+  const out: Placed[] = [];
+  for (const d of a.facts?.diagnostics ?? []) {
+    const r = d.range;
+    // A value from another file (a sourced script) has no range here: its assumption is in the verdict's list.
+    if (d.setting === undefined || (r.end.line === 0 && r.end.character === 0)) continue;
+    const x = a.assumptions.find((y) => d.paths.includes(y.path));
+    if (x) out.push(make(r.end, { label: `= ${x.value} assumed`, tooltip: `The estimate assumes ${inlineCode(x.value.slice(0, 200))}: ${escapeMarkdown(x.detail)}.` }));
+  }
+  return out;
+}
+
 /** Every hint for the document, filtered to `range` and to the detail setting. */
 export function buildInlayHints(a: DocumentAnalysis, range?: Range): InlayHint[] {
   const detail = a.settings.hints.detail;
@@ -140,7 +157,7 @@ export function buildInlayHints(a: DocumentAnalysis, range?: Range): InlayHint[]
   const u = a.settings.units;
   const verbose = detail === 'verbose';
   const shard = first(a, SHARDING_KEYS);
-  const out: (Placed | undefined)[] = [totalHint(a, detail !== 'minimal' && (verbose || !shard))];
+  const out: (Placed | undefined)[] = [totalHint(a, detail !== 'minimal' && (verbose || !shard)), ...runTimeHints(a)];
   if (detail !== 'minimal') {
     const states = statesHint(maxOver(m.stages, (s) => s.modelStatesBytes) ?? 0, maxOver(m.replicated.stages, (s) => s.modelStatesBytes) ?? 0, u, breakdown(a));
     out.push(shard ? hint(shard, states) : referenceHint(a, 'deepspeed', states));

@@ -211,6 +211,10 @@ describe('hover', () => {
     const md = h && typeof h.contents === 'object' && 'value' in h.contents ? h.contents.value : '';
     const lines = md.split('\n').filter((l) => l.trim());
     assert.match(lines[1] ?? '', /^The estimate assumes `1`: .*set when the run starts.*global batch of 1024/, md);
+    // The inlay hint after `$MBS` says the same where the value is written.
+    const hints = (await c.hints(uri)) ?? [];
+    const at = hintsAt(hints, text, '$MBS');
+    assert.ok(at.some((l) => /^= 1 assumed/.test(l)), JSON.stringify(at));
   });
 
   test('on a line without a known key there is no hover', async () => {
