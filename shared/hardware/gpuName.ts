@@ -41,11 +41,11 @@ export interface GpuNameParts {
  * Words that carry no identity: vendor and marketing words, the runtime a log names the device with ("cuda:NVIDIA …"),
  * and descriptors that do not make another part: "Superchip" (GH200, GB200), an SR-IOV virtual function ("AMD Instinct
  * MI300X VF", a whole GPU on Azure), a Kubernetes time-slicing label's "SHARED", torch's "NVIDIA B300 SXM6 AC", the
- * V100's "-LS".
+ * V100's "-LS", Google Cloud's "nvidia-h100-mega-80gb" (the H100 of its A3 Mega machines).
  */
 const NOISE = new Set([
   'nvidia', 'amd', 'instinct', 'tesla', 'geforce', 'tensor', 'core', 'gpu', 'graphics', 'accelerator', 'cuda', 'rocm', 'hip',
-  'superchip', 'vf', 'shared', 'ac', 'ls',
+  'superchip', 'vf', 'shared', 'ac', 'ls', 'mega',
 ]);
 /** Architecture names: they restate the chip ("H100 Hopper") and never tell two catalog parts apart. */
 const ARCH = new Set(['volta', 'ampere', 'hopper', 'ada', 'lovelace', 'blackwell', 'cdna', 'cdna2', 'cdna3']);

@@ -93,7 +93,7 @@ function fits(q: GpuNameParts, e: EntryParts): boolean {
  * board, a size no part has, a MIG slice, two boards at once — is undefined, never a nearby part.
  */
 export function findGpu(name: unknown): CatalogGpu | undefined {
-  if (typeof name !== 'string') return undefined;
+  if (typeof name !== 'string' || name.length > MAX_NAME) return undefined;
   const key = gpuKey(name);
   if (!key) return undefined;
   const exact = INDEX.get(key);
@@ -109,6 +109,9 @@ export function findGpu(name: unknown): CatalogGpu | undefined {
   if (hits.length > 1) hits = narrow(hits, (e) => q.chips.every((c) => e.bareChips.has(c)));
   return hits.length === 1 ? hits[0].gpu : undefined;
 }
+
+/** Longest name read as a GPU: device names are under 60 characters; a longer value is not one. */
+const MAX_NAME = 200;
 
 /** Keeps the entries that pass, unless none does. */
 function narrow(hits: EntryParts[], keep: (e: EntryParts) => boolean): EntryParts[] {
@@ -126,6 +129,8 @@ export function isMigSlice(name: string): boolean {
  * (the board it names, then the others: "V100-PCIE-32GB" suggests the V100s), then the closest spelling.
  */
 export function suggestGpus(name: string, max = 3): string[] {
+  // Edit distances are quadratic in the name: a value no GPU name is that long has no close catalog name.
+  if (name.length > MAX_NAME) return [];
   const key = gpuKey(name);
   const q = readGpuName(name);
   const scored = PARTS.map((e) => {

@@ -49,7 +49,7 @@ describe('GPU catalog', () => {
     // Kubernetes time-slicing label, "Superchip", the V100's "-LS"; a log's "cuda:" prefix; GDDR memory types.
     ['NVIDIA B300 SXM6 AC', 'b300'], ['AMD Instinct MI300X VF', 'mi300x'], ['NVIDIA-H100-80GB-HBM3-SHARED', 'h100-sxm'],
     ['NVIDIA GH200 Grace Hopper Superchip', 'gh200'], ['GB200 Grace Blackwell Superchip', 'gb200-nvl72'], ['Tesla V100-SXM2-32GB-LS', 'v100-32gb'],
-    ['cuda:NVIDIA H100 80GB HBM3', 'h100-sxm'], ['L40S 48GB GDDR6', 'l40s'], ['RTX 4090 24GB GDDR6X', 'rtx-4090'],
+    ['cuda:NVIDIA H100 80GB HBM3', 'h100-sxm'], ['nvidia-h100-mega-80gb', 'h100-sxm'], ['L40S 48GB GDDR6', 'l40s'], ['RTX 4090 24GB GDDR6X', 'rtx-4090'],
     // A GPU count is not a chip ("gpu:h100_80gb:8" typed whole, "H100x8", "8xH100"); a bare number that is a size of
     // one of the chip's parts chooses it ("A100 40").
     ['gpu:h100_80gb:8', 'h100-sxm'], ['H100 x 8', 'h100-sxm'], ['H100x8', 'h100-sxm'], ['8xH100', 'h100-sxm'], ['gpu:a100:8', 'a100-80gb'], ['A100 40', 'a100-40gb'],

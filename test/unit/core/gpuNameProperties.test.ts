@@ -6,7 +6,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { findGpu, listGpus } from '../../../shared/hardware/gpus';
+import { findGpu, listGpus, suggestGpus } from '../../../shared/hardware/gpus';
 import { FORM_CLASS } from '../../../shared/hardware/gpuName';
 import { rng } from '../../../shared/random';
 
@@ -55,6 +55,9 @@ describe('GPU names, over the catalog', () => {
       samples.push(s);
     }
     const ids = new Set(listGpus().map((g) => g.id));
+    // A value far longer than any device name is no GPU and gets no suggestion (edit distance is quadratic).
+    assert.equal(findGpu(`H100 ${'x'.repeat(300)}`), undefined);
+    assert.deepEqual(suggestGpus('h'.repeat(100_000)), []);
     for (const s of samples) {
       const hit = findGpu(s);
       assert.ok(hit === undefined || ids.has(hit.id), JSON.stringify(s.slice(0, 40)));
