@@ -51,7 +51,7 @@ const NOISE = new Set([
 const ARCH = new Set(['volta', 'ampere', 'hopper', 'ada', 'lovelace', 'blackwell', 'cdna', 'cdna2', 'cdna3']);
 
 const MODULE_BOARD = /^(?:sxm\d?|oam|hgx|dgx)/;
-/** One piece of a token after its chip, tried in order; the first group says which kind it is. */
+/** The pieces a token holds after its chip (or instead of one), tried in order, each with what it records. */
 const PIECES: readonly [RegExp, (m: RegExpExecArray, p: Mutable) => void][] = [
   [MODULE_BOARD, (_m, p) => p.boards.push('module')],
   [/^pcie(?:gen\d)?/, (_m, p) => p.boards.push('pcie')],
@@ -84,7 +84,6 @@ function readPieces(rest: string, p: Mutable): boolean {
 /** Reads a GPU name into its parts (see the file comment). */
 export function readGpuName(name: string): GpuNameParts {
   const p = empty();
-  // "80 GB" and "500 W" are one token each.
   // "80 GB" and "500 W" are one token each; a count glued to the chip ("H100x8", "8xH100") is a word of its own.
   const text = name.toLowerCase()
     .replace(/(\d)\s+(gib|gb|w)(?![a-z0-9])/g, '$1$2')
@@ -104,12 +103,13 @@ export function readGpuName(name: string): GpuNameParts {
       continue;
     }
     if (/^(?:x|x\d{1,4}|\d{1,4}x)$/.test(token)) continue;
-    const scratch = empty();
-    if (readPieces(token, scratch)) {
-      merge(p, scratch);
+    const whole = empty();
+    if (readPieces(token, whole)) {
+      merge(p, whole);
       continue;
     }
     const chip = /\d/.test(token) ? CHIP.exec(token)?.[0] : undefined;
+    const scratch = empty();
     if (chip && readPieces(token.slice(chip.length), scratch)) {
       p.chips.push(chip.replace(/^rtx(?=\d)/, ''));
       merge(p, scratch);
