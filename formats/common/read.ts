@@ -25,6 +25,16 @@ export function isUnresolved(v: unknown): boolean {
   return typeof v === 'string' && /\$\{|\?\?\?/.test(v);
 }
 
+/**
+ * Whether the value at `path` is one only the run gives (`${oc.env:SEQ}`, `???`); if so, says so at it, naming the
+ * setting, so the estimate can state what it assumes for the plan `paths` instead.
+ */
+function setAtRunTime(s: FactSink, e: KEntry, path: string, paths: readonly PlanPath[]): boolean {
+  if (e.value.kind !== 'scalar' || !isUnresolved(e.value.value)) return false;
+  s.unresolved('value-unresolved', path, `${path} uses a variable or placeholder ShardLens could not evaluate.`, e.value.range, paths);
+  return true;
+}
+
 export interface NumOpts { readonly auto?: boolean; readonly int?: boolean; readonly min?: number; readonly map?: (n: number) => FactValue }
 
 /**
@@ -36,10 +46,7 @@ export function readNum(s: FactSink, root: KNode | undefined, path: string, fact
   const e = at(root, path);
   if (isEmpty(e) || !e) return undefined;
   if (o.auto && isAuto(e)) { s.explicit(factPath, 'auto', locOf(e, path)); return undefined; }
-  if (e.value.kind === 'scalar' && isUnresolved(e.value.value)) {
-    s.unresolved('value-unresolved', path, `${path} uses a variable or placeholder ShardLens could not evaluate.`, e.value.range, [factPath]);
-    return undefined;
-  }
+  if (setAtRunTime(s, e, path, [factPath])) return undefined;
   const n = e.value.kind === 'scalar' ? toNumber(e.value.value) : undefined;
   if (n === undefined) {
     // The estimate needs this number: reading past it would give a verdict from a default, so it is an error.
@@ -85,11 +92,7 @@ export function readSteps(s: FactSink, root: KNode | undefined, path: string): n
  */
 export function boolAt(s: FactSink, root: KNode | undefined, path: string, about: readonly PlanPath[]): boolean | undefined {
   const e = at(root, path);
-  if (isEmpty(e) || !e) return undefined;
-  if (e.value.kind === 'scalar' && isUnresolved(e.value.value)) {
-    s.unresolved('value-unresolved', path, `${path} uses a variable or placeholder ShardLens could not evaluate.`, e.value.range, about);
-    return undefined;
-  }
+  if (isEmpty(e) || !e || setAtRunTime(s, e, path, about)) return undefined;
   const b = e.value.kind === 'scalar' ? toBool(e.value.value) : undefined;
   if (b === undefined && !isAuto(e)) s.diag('invalid-value', 'warning', `${path} should be true or false.`, e.value.range, about);
   return b;

@@ -98,7 +98,7 @@ export interface ConfigDiagnostic extends Problem {
   /**
    * For a setting the file writes with a value only the run gives (`--micro-batch-size $MBS`, `seq_length: ${oc.env:SEQ}`):
    * the flag or key as the file spells it. The estimate names it in the assumption that stands in for the value
-   * (shared/plan/gather.ts unresolvedSettings).
+   * (shared/plan/runTime.ts unresolvedSettings).
    */
   readonly setting?: string;
 }

@@ -4,6 +4,7 @@
  * derivePlan (derive.ts) does that, for files and what-ifs alike.
  */
 import { findGpu, isMigSlice, suggestGpus } from '../hardware/gpus';
+import { runTimeNote } from './runTime';
 import type { ServerCommand, SettingId } from '../protocol/commands';
 import { calibrationFor } from './calibration';
 import type { PlanInput } from './derive';
@@ -99,10 +100,10 @@ function assumedWorld(f: Facts, unit: number): { world: number; holds: (w: numbe
 }
 
 /** World size, GPUs per node and nodes: settings.worldSize, the file, DP × TP·PP·CP from the file, settings, assumption. */
-function gatherCluster(g: Gathered, ctx: ResolveContext, unresolved: ReadonlyMap<PlanPath, string>): { worldSize: number; gpusPerNode: number; nodes: number | undefined } {
+function gatherCluster(g: Gathered, ctx: ResolveContext): { worldSize: number; gpusPerNode: number; nodes: number | undefined } {
   const S = ctx.settings ?? {};
   // The file's own GPU counts, written with values only the run gives (`--nproc_per_node=$gpu_count`).
-  const atRun = runTimeNote(unresolved, ['cluster.worldSize', 'cluster.nodes', 'cluster.gpusPerNode']);
+  const atRun = runTimeNote(g.runTime, ['cluster.worldSize', 'cluster.nodes', 'cluster.gpusPerNode']);
   const f = g.facts;
   let gpn = g.num('cluster.gpusPerNode');
   // A node count that is only a script's fallback for an unset scheduler variable (`${SLURM_NNODES:-1}`) is weighed
@@ -149,7 +150,7 @@ function gatherCluster(g: Gathered, ctx: ResolveContext, unresolved: ReadonlyMap
   }
   if (!gpn) {
     gpn = Math.min(8, world);
-    const perNode = runTimeNote(unresolved, ['cluster.gpusPerNode']);
+    const perNode = runTimeNote(g.runTime, ['cluster.gpusPerNode']);
     const why = gpn === 8 ? `assumed ${gpn} GPUs per node (HGX/DGX)` : `assumed the ${gpn} GPUs on one node`;
     if (!g.sources['cluster.gpusPerNode']) g.assume('cluster.gpusPerNode', gpn, perNode ? `${perNode}: ${why}` : why, 'shardlens.cluster.gpusPerNode', 'shardlens.selectCluster');
   }
@@ -181,33 +182,6 @@ function gatherGpu(g: Gathered, ctx: ResolveContext): GpuSpec | undefined {
 }
 
 /**
- * The settings a file writes with a value only the run gives (`--gradient_accumulation_steps=$grad_acc` with grad_acc
- * computed from nvidia-smi): each reader reports them as an information carrying the setting as the file spells it
- * (ConfigDiagnostic.setting, formats/common/sink.ts unresolved); that name, by the plan path it would set. Computed
- * once per primary file, as the resolver asks for it before gathering.
- */
-export function unresolvedSettings(primary: ConfigFacts): ReadonlyMap<PlanPath, string> {
-  const known = UNRESOLVED.get(primary);
-  if (known) return known;
-  const out = new Map<PlanPath, string>();
-  for (const d of primary.diagnostics) {
-    if (d.setting === undefined) continue;
-    for (const p of d.paths) if (!out.has(p)) out.set(p, d.setting);
-  }
-  UNRESOLVED.set(primary, out);
-  return out;
-}
-
-const UNRESOLVED = new WeakMap<ConfigFacts, ReadonlyMap<PlanPath, string>>();
-
-/** "--nnodes and --nproc_per_node are set when the run starts" for those of `paths` a file writes that way, else undefined. */
-export function runTimeNote(unresolved: ReadonlyMap<PlanPath, string>, paths: readonly PlanPath[]): string | undefined {
-  const names = [...new Set(paths.filter((p) => unresolved.has(p)).map((p) => unresolved.get(p) || p))];
-  if (!names.length) return undefined;
-  return `${names.join(' and ')} ${names.length > 1 ? 'are' : 'is'} set when the run starts (a value ShardLens could not evaluate)`;
-}
-
-/**
  * Stated batch terms; DeepSpeed "auto" with nothing to fill it becomes the HF Trainer default, and a term written with a
  * value set only when the run starts is assumed, never "not given" (the file gives it, ShardLens cannot read it):
  * - a run-time micro batch is 1 sequence per GPU unless the global batch and the accumulation both fix it, and the
@@ -216,7 +190,7 @@ export function runTimeNote(unresolved: ReadonlyMap<PlanPath, string>, paths: re
  * - a run-time accumulation is 1 unless the micro and global batches fix it;
  * - a run-time global batch with no accumulation stated is one micro-batch per step.
  */
-function gatherBatch(g: Gathered, microSetting: number | undefined, unresolved: ReadonlyMap<PlanPath, string>): { microBatch?: number; gradAccum?: number; globalBatch?: number } {
+function gatherBatch(g: Gathered, microSetting: number | undefined): { microBatch?: number; gradAccum?: number; globalBatch?: number } {
   const get = (p: PlanPath): number | undefined => {
     const v = num(g.facts, p);
     return v !== undefined && v >= 1 ? g.use(p, Math.round(v)) : undefined;
@@ -225,6 +199,7 @@ function gatherBatch(g: Gathered, microSetting: number | undefined, unresolved: 
   let gas = get('training.gradAccum');
   const B = get('training.globalBatch');
   const auto = (p: PlanPath) => g.facts[p]?.value === 'auto';
+  const unresolved = g.runTime;
   const atRun = (...p: PlanPath[]) => runTimeNote(unresolved, p);
   // The micro batch is open when nothing fixes it: no global batch, or a run-time micro batch the accumulation cannot give.
   const microOpen = () => m === undefined && (B === undefined || (unresolved.has('training.microBatch') && gas === undefined));
@@ -271,8 +246,7 @@ function bucket(g: Gathered, p: PlanPath, hidden: number, auto: number, why: str
 export function gatherInput(g: Gathered, primary: ConfigFacts, model: ModelSpec, seqLen: number, ctx: ResolveContext): PlanInput {
   const S = ctx.settings ?? {};
   const f = g.facts;
-  const unresolved = unresolvedSettings(primary);
-  const cluster = gatherCluster(g, ctx, unresolved);
+  const cluster = gatherCluster(g, ctx);
   const gpu = gatherGpu(g, ctx);
   const hidden = model.hiddenSize;
   let precision = g.str<NonNullable<NonNullable<PlanInput['training']>['precision']>>('training.precision');
@@ -289,7 +263,7 @@ export function gatherInput(g: Gathered, primary: ConfigFacts, model: ModelSpec,
     engine: g.str('engine'),
     model,
     training: {
-      ...gatherBatch(g, S.microBatch, unresolved), deviceBatch: g.num('training.deviceBatch'), ...stepsOf(g), seqLen, precision,
+      ...gatherBatch(g, S.microBatch), deviceBatch: g.num('training.deviceBatch'), ...stepsOf(g), seqLen, precision,
       gradDtype: g.str('training.gradDtype'), fp32GradAccum: g.bool('training.fp32GradAccum'), optimizer: g.str('training.optimizer'),
       recompute: g.str('training.recompute'), recomputeLayers: g.num('training.recomputeLayers'),
       flashAttention: g.bool('training.flashAttention'), compile: g.bool('training.compile'),

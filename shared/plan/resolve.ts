@@ -10,7 +10,8 @@ import type { ClusterCorrection } from './calibration';
 import type { ClusterProfile } from '../hardware/profile';
 import { derivePlan } from './derive';
 import { factEntries, givesPlanValue, type ConfigFacts, type Fact, type FactValue } from './facts';
-import { fromSetting, Gathered, gatherInput, num, runTimeNote, str, unresolvedSettings, type Facts } from './gather';
+import { fromSetting, Gathered, gatherInput, num, str, type Facts } from './gather';
+import { runTimeNote, unresolvedSettings } from './runTime';
 import type { PlanPath } from './paths';
 import { hasInlineModel, modelFromFacts } from './resolveModel';
 import type { GpuSpec, InputSource, ModelSpec, Plan, Problem } from './types';
@@ -272,7 +273,7 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
   if (!seqLen && (S.seqLen ?? 0) > 0) { seqLen = S.seqLen!; g.sources['training.seqLen'] = fromSetting('shardlens.seqLen'); }
   if (!seqLen) {
     seqLen = Math.min(model.maxPositions || 2048, 2048);
-    const atRun = runTimeNote(unresolvedSettings(primary), ['training.seqLen']);
+    const atRun = runTimeNote(g.runTime, ['training.seqLen']);
     g.assume('training.seqLen', seqLen, `${atRun ?? 'no sequence length in the file'}: assumed ${seqLen} tokens`, 'shardlens.seqLen');
   }
   const derived = derivePlan(gatherInput(g, primary, model, seqLen, ctx));
