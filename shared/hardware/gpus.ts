@@ -14,6 +14,11 @@ export interface CatalogGpu extends GpuSpec {
   readonly form: string;
   /** Vendor datasheet the figures come from. */
   readonly source: string;
+  /**
+   * A cloud's accelerator-type ids for exactly this part, matched whole before any reading by words: Google Cloud's
+   * `nvidia-tesla-a100` is the 40 GB, though its words say only "A100".
+   */
+  readonly cloudIds?: readonly string[];
 }
 
 const GPUS: readonly CatalogGpu[] = catalog.gpus as unknown as CatalogGpu[];
@@ -37,6 +42,9 @@ function keysOf(g: CatalogGpu): string[] {
 }
 
 const INDEX: ReadonlyMap<string, CatalogGpu> = new Map(GPUS.flatMap((g) => keysOf(g).map((k) => [k, g] as const)));
+
+/** Cloud accelerator-type ids, lowercase, each naming one entry. */
+const CLOUD: ReadonlyMap<string, CatalogGpu> = new Map(GPUS.flatMap((g) => (g.cloudIds ?? []).map((id) => [id.toLowerCase(), g] as const)));
 
 /** Lists the GPU catalog in file order. */
 export function listGpus(): readonly CatalogGpu[] {
@@ -93,21 +101,47 @@ function fits(q: GpuNameParts, e: EntryParts): boolean {
  * board, a size no part has, a MIG slice, two boards at once — is undefined, never a nearby part.
  */
 export function findGpu(name: unknown): CatalogGpu | undefined {
+  return lookUp(name)?.gpu;
+}
+
+/**
+ * A name's entry and the entries it also fits that differ only where the name is silent: `stated` keeps the entries
+ * every stated token fits (chip, board, sizes, words, memory type, a bare number); `gpu` is the one the defaults then
+ * choose (the socketed board, the bare chip's entry). An exact key has no alternatives.
+ */
+function lookUp(name: unknown): { gpu: CatalogGpu; stated: readonly CatalogGpu[] } | undefined {
   if (typeof name !== 'string' || name.length > MAX_NAME) return undefined;
+  const cloud = CLOUD.get(name.trim().toLowerCase());
+  if (cloud) return { gpu: cloud, stated: [cloud] };
   const key = gpuKey(name);
   if (!key) return undefined;
-  const exact = INDEX.get(key);
-  if (exact) return exact;
   const q = readGpuName(name);
-  if (q.mig || !q.chips.length || new Set(q.boards).size > 1) return undefined;
+  const exact = INDEX.get(key);
+  // An exact key is a name of one entry, unless it is its bare chip alone ("a100"), which says no size.
+  if (exact && (q.sizes.length || q.words.length || q.mems.length || !q.chips.length)) return { gpu: exact, stated: [exact] };
+  if (q.mig || !q.chips.length || new Set(q.boards).size > 1) return exact ? { gpu: exact, stated: [exact] } : undefined;
   let hits = PARTS.filter((e) => fits(q, e));
   // Among the entries that fit: the memory type and a bare number the name states ("A100 40" is the 40 GB; the 8 of
   // "gpu:a100:8" is a count and chooses nothing), the socketed part when no board is named, then the bare chip's entry.
   if (hits.length > 1 && q.mems.length) hits = narrow(hits, (e) => !e.mems.size || q.mems.every((m) => e.mems.has(m)));
   if (hits.length > 1 && q.loose.length) hits = narrow(hits, (e) => q.loose.some((n) => e.sizes.has(n)));
+  const stated = hits.map((e) => e.gpu);
   if (hits.length > 1 && !q.boards.length) hits = narrow(hits, (e) => e.board === 'module');
   if (hits.length > 1) hits = narrow(hits, (e) => q.chips.every((c) => e.bareChips.has(c)));
-  return hits.length === 1 ? hits[0].gpu : undefined;
+  const gpu = exact ?? (hits.length === 1 ? hits[0].gpu : undefined);
+  return gpu ? { gpu, stated: stated.includes(gpu) ? stated : [gpu] } : undefined;
+}
+
+/**
+ * The catalog parts a name also fits that have less memory than the one it is read as ("A100" is read as the 80 GB;
+ * the 40 GB fits it too): where the name does not say which, a memory verdict on the larger part may not hold on the
+ * smaller one, so the reading is an assumption to name. A larger alternative ("H100" could be the 96 GB) makes the
+ * verdict conservative and is not listed.
+ */
+export function smallerGpusNamed(name: unknown): readonly CatalogGpu[] {
+  const r = lookUp(name);
+  if (!r) return [];
+  return r.stated.filter((g) => g.memoryBytes < r.gpu.memoryBytes).sort((a, b) => a.memoryBytes - b.memoryBytes);
 }
 
 /** Longest name read as a GPU: device names are under 60 characters; a longer value is not one. */

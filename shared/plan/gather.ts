@@ -3,7 +3,7 @@
  * settings and records assumptions for what nothing states; it derives nothing that depends on another input:
  * derivePlan (derive.ts) does that, for files and what-ifs alike.
  */
-import { findGpu, isMigSlice, suggestGpus } from '../hardware/gpus';
+import { findGpu, isMigSlice, smallerGpusNamed, suggestGpus } from '../hardware/gpus';
 import { runTimeNote } from './runTime';
 import type { ServerCommand, SettingId } from '../protocol/commands';
 import { calibrationFor } from './calibration';
@@ -172,13 +172,27 @@ function gatherGpu(g: Gathered, ctx: ResolveContext): GpuSpec | undefined {
       : `Unknown GPU "${name}": it is not in ShardLens's catalog`;
     g.problems.push({ code: 'unknown-gpu', severity: 'warning', message: `${what}, so every figure here is for an H100 SXM 80GB instead.${hint} Name a catalog GPU in ${where}.`, paths: S.gpu ? ['cluster.gpu'] : ['cluster.gpuName', 'cluster.gpu'] });
   }
-  if (gpu) g.sources['cluster.gpu'] = S.gpu ? fromSetting('shardlens.cluster.gpu') : g.facts['cluster.gpuName']?.source ?? fromSetting('shardlens.cluster.gpu');
-  else {
+  if (gpu) {
+    g.sources['cluster.gpu'] = S.gpu ? fromSetting('shardlens.cluster.gpu') : g.facts['cluster.gpuName']?.source ?? fromSetting('shardlens.cluster.gpu');
+    const smaller = name && gpu === findGpu(name) ? smallerGpusNamed(name) : [];
+    if (smaller.length) g.assume('cluster.gpu', gpu.name, smallerPartNote(name!, gpu, smaller), 'shardlens.cluster.gpu', 'shardlens.selectCluster');
+  } else {
     gpu = lookup('h100-sxm');
     const why = name ? `"${name}" is not in the GPU catalog: assumed H100 SXM 80GB` : 'no GPU type in the file or settings: assumed H100 SXM 80GB';
     g.assume('cluster.gpu', gpu?.name ?? 'H100 SXM', why, 'shardlens.cluster.gpu', 'shardlens.selectCluster');
   }
   return gpu;
+}
+
+/**
+ * Why a GPU name's reading is an assumption: the name also fits parts with less memory ("A100" is read as the 80 GB;
+ * the 40 GB answers to it too), on which the memory verdict may not hold.
+ */
+function smallerPartNote(name: string, gpu: GpuSpec, smaller: readonly GpuSpec[]): string {
+  const gib = (b: number) => `${Math.round(b / 2 ** 30)} GiB`;
+  const sizes = [...new Set(smaller.map((s) => gib(s.memoryBytes)))].join(' or ');
+  const ids = smaller.map((s) => (s as { id?: string }).id).filter(Boolean).map((id) => `"${id}"`).join(', ');
+  return `"${name}" does not say how much memory: read as the ${gpu.name} (${gib(gpu.memoryBytes)}); it also names ${sizes} parts${ids ? ` (${ids})` : ''}, on which this verdict may not hold`;
 }
 
 /**

@@ -1,7 +1,7 @@
 /** GPU catalog and preset lookup: forgiving names, complete entries. */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { findGpu, isMigSlice, listGpus, suggestGpus } from '../../../shared/hardware/gpus';
+import { findGpu, isMigSlice, listGpus, smallerGpusNamed, suggestGpus } from '../../../shared/hardware/gpus';
 import { findPreset, listPresets, suggestPresets } from '../../../shared/model/presets';
 
 describe('GPU catalog', () => {
@@ -58,6 +58,24 @@ describe('GPU catalog', () => {
     ['V100 SXM', 'v100-16gb'], ['Tesla V100 Volta', 'v100-16gb'], ['NVIDIA H100 96GB HBM3', 'h100-96gb-500w'],
   ];
   for (const [name, id] of written) test(`written as "${name}", finds ${id}`, () => assert.equal(findGpu(name)?.id, id));
+  test("a cloud's accelerator-type id is the part it names, though its words say less", () => {
+    // Google Cloud's GPU docs: nvidia-tesla-a100 is the A100 40GB, nvidia-a100-80gb the 80GB, nvidia-tesla-v100 the
+    // V100 16GB. Read by its words, "nvidia-tesla-a100" is a bare "A100", which is the 80 GB.
+    assert.equal(findGpu('nvidia-tesla-a100')?.id, 'a100-40gb');
+    assert.equal(findGpu('NVIDIA-TESLA-A100')?.id, 'a100-40gb');
+    assert.equal(findGpu('nvidia-a100-80gb')?.id, 'a100-80gb');
+    assert.equal(findGpu('nvidia-tesla-v100')?.id, 'v100-16gb');
+  });
+  test('the smaller parts a name also fits are listed where the name does not say its memory', () => {
+    // NVIDIA's A100 datasheet: SXM4 and PCIe parts of 40 GB and 80 GB. A bare "A100" is read as the 80 GB SXM.
+    const ids = (n: string) => smallerGpusNamed(n).map((g) => g.id);
+    assert.deepEqual(ids('A100'), ['a100-40gb', 'a100-pcie-40gb']);
+    assert.deepEqual(ids('gpu:a100:8'), ['a100-40gb', 'a100-pcie-40gb']);
+    assert.deepEqual(ids('A100 PCIe'), ['a100-pcie-40gb']);
+    // A stated size, the entry's own id or a cloud id leave nothing to choose; so does a bare name whose other parts
+    // are larger (the H100 96 GB, the V100 32 GB): a verdict on the smaller part holds on them.
+    for (const n of ['A100-SXM4-80GB', 'A100 40', 'a100-80gb', 'nvidia-tesla-a100', 'H100', 'V100', 'H200', 'not a gpu', '']) assert.deepEqual(ids(n), [], n);
+  });
   test('a MIG slice is not the whole GPU', () => {
     // torch.cuda.get_device_name on a MIG instance appends "MIG <g>g.<mem>gb": a fraction of the GPU's SMs and memory.
     // A Slurm gres type or a Kubernetes resource names the profile alone ("a100_3g.40gb").

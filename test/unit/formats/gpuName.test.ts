@@ -25,8 +25,24 @@ describe('cluster.gpuName', () => {
     assert.equal(facts.facts['cluster.gpuName']?.value, 'a100');
     const r = resolvePlan(facts, []);
     assert.match(r.plan!.cluster.gpu.id, /^a100/);
-    assert.equal(r.plan!.sources['cluster.gpu']?.kind, 'explicit');
-    assert.ok(!r.assumptions.some((a) => a.path === 'cluster.gpu'), 'the GPU is not assumed');
+  });
+  test('a GPU name that does not say its memory is an assumption when a smaller part answers to it too', () => {
+    // "a100" names the A100 40 GB and 80 GB alike (NVIDIA A100 datasheet: both SXM4 parts); the estimate reads the
+    // 80 GB, so a "fits" verdict on it may not hold on the 40 GB, and the reading is an assumption that says so.
+    const r = resolvePlan(parseConfig('file:///ws/train.slurm', SCRIPT), []);
+    assert.equal(r.plan!.cluster.gpu.id, 'a100-80gb');
+    assert.equal(r.plan!.sources['cluster.gpu']?.kind, 'assumed');
+    const a = r.assumptions.find((x) => x.path === 'cluster.gpu');
+    assert.ok(a && /40 GiB/.test(a.detail) && a.detail.includes('"a100-40gb"') && a.setting === 'shardlens.cluster.gpu', JSON.stringify(r.assumptions));
+    // A name that states the memory, or the 80 GB's own id, is not assumed.
+    for (const gres of ['a100-80gb', 'a100_80g', 'a100-sxm4-40gb']) {
+      const s = resolvePlan(parseConfig('file:///ws/train.slurm', SCRIPT.replace('gpu:a100:8', `gpu:${gres}:8`)), []);
+      assert.equal(s.plan!.sources['cluster.gpu']?.kind, 'explicit', gres);
+      assert.ok(!s.assumptions.some((x) => x.path === 'cluster.gpu'), gres);
+    }
+    // A bare name whose other parts are larger ("H100": the 96 GB) keeps the verdict conservative and is not assumed.
+    const h = resolvePlan(parseConfig('file:///ws/train.slurm', SCRIPT.replace('gpu:a100:8', 'gpu:h100:8')), []);
+    assert.equal(h.plan!.sources['cluster.gpu']?.kind, 'explicit');
   });
   test('a GPU the catalog does not have is a warning naming the nearest entries, and the H100 stand-in is an assumption', () => {
     // "V100-PCIE-32GB" (torch's name for the PCIe V100) has no entry; before, a prefix match read it as the V100 SXM 16GB.
