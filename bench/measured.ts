@@ -12,6 +12,7 @@ import { CASES, errorsOf, loadRuns, predictedTokensPerGpu } from './measured/run
 import { leaveOneSourceOut, medianMax, PRIORS } from './measured/fit';
 import { findReferenceSet, inRepositoryCopy, loadReferenceRow, readReferenceRows } from './measured/reference';
 import { loadCheckRuns } from './measured/checks';
+import { chargesHost, leaveOneRowOut, type HostRow } from './measured/moeHost';
 
 type Figures = Record<string, number | string>;
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
@@ -51,22 +52,32 @@ async function referenceFigures(out: Figures): Promise<void> {
 
 /**
  * The check set (data/calibration/checks/, bench/measured/checks.ts): published rows never fitted on, predicted with
- * the shipped parameters; per group median, max and mean signed error, the long-sequence split of llm-foundry's rows
- * (they ran Triton FlashAttention, timed here on FlashAttention-2's rates) and each row of the smaller groups.
+ * the shipped parameters (the rows the MoE host constant is fitted on, each with the constant fitted on the others);
+ * per group median, max and mean signed error, the long-sequence split of llm-foundry's rows
+ * (they ran Triton FlashAttention, timed here on FlashAttention-2's rates) and each row with a launch file.
  */
 async function checkFigures(out: Figures): Promise<void> {
   const runs = await loadCheckRuns();
   const failed = runs.filter((r) => !r.plan);
   const cache = new TimeCache(FITTED_PARAMS);
-  const errs = runs.filter((r) => r.plan).map((r) => ({ ...r, e: predictedTokensPerGpu(r.plan!, cache) / r.measured - 1 }));
+  // The rows the MoE host constant is fitted on are predicted with the constant fitted on the other such rows.
+  const hostRows: HostRow[] = runs.flatMap((r) => (r.plan && chargesHost(r.plan) ? [{ id: r.id, measured: r.measured, plan: r.plan }] : []));
+  const heldOut = new Map(leaveOneRowOut(hostRows).map((x) => [x.id, x] as const));
+  const errs = runs.filter((r) => r.plan).map((r) => ({ ...r, e: heldOut.get(r.id)?.error ?? predictedTokensPerGpu(r.plan!, cache) / r.measured - 1 }));
   out['check set: rows read through the CLI pipeline (never fitted)'] = `${errs.length} of ${runs.length}${failed.length ? `; failed: ${failed.map((f) => `${f.id}: ${f.failure}`).join(' | ')}` : ''}`;
+  out[`MoE host constant, ms per MoE layer forward and micro-batch (shipped, fitted on ${hostRows.length} check rows; data/time/moeHost.json)`] = ((FITTED_PARAMS.moeHostSeconds ?? 0) * 1e3).toFixed(2);
+  for (const [id, x] of heldOut) {
+    const r = errs.find((y) => y.id === id);
+    if (r) out[`MoE host constant left out of ${id}: fitted on the others (ms) → row error`] = `${(x.seconds * 1e3).toFixed(2)} → ${pct(x.error)}`;
+  }
+  out['MoE host rows, each predicted with the constant fitted on the others: median / max |error|'] = (() => { const m = medianMax([...heldOut.values()].map((x) => x.error)); return `${pct(m.median)} / ${pct(m.max)} (${heldOut.size} rows)`; })();
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
   const line = (xs: number[]) => { const m = medianMax(xs); return `${pct(m.median)} / ${pct(m.max)} (${xs.length} rows, mean signed ${pct(mean(xs))})`; };
   const groups = [...new Set(errs.map((r) => r.group))];
   for (const g of groups) {
     const rows = errs.filter((r) => r.group === g);
     out[`check ${g}: median / max |error|`] = line(rows.map((r) => r.e));
-    if (rows.length <= 8) for (const r of rows) out[`check ${r.id} (measured → predicted)`] = `${r.measured.toFixed(0)} → ${(r.measured * (1 + r.e)).toFixed(0)} (${pct(r.e)})`;
+    if (!g.startsWith('llm-foundry')) for (const r of rows) out[`check ${r.id} (measured → predicted)`] = `${r.measured.toFixed(0)} → ${(r.measured * (1 + r.e)).toFixed(0)} (${pct(r.e)})`;
   }
   const foundry = errs.filter((r) => r.group.startsWith('llm-foundry'));
   out['check llm-foundry, sequences ≤ 8192: median / max |error|'] = line(foundry.filter((r) => r.seqLen <= 8192).map((r) => r.e));

@@ -3,13 +3,13 @@
  * mean over sources of the mean squared log error of tokens/s/GPU (each source weighs the same, whatever its row
  * count), with a weak pull towards the priors; and the leave-one-source-out report (fit without a source, predict it).
  */
-import { PARAM_NAMES, type TimeParams } from '../../shared/time/params';
+import { PARAM_NAMES, type FittedParamName, type TimeParams } from '../../shared/time/params';
 import { errorsOf, type MeasuredRun } from './runs';
 import { nelderMead } from './nelderMead';
 
 /** Priors (data/time/fitted.json comments) and the physical range each parameter is kept in. */
 export const PRIORS: TimeParams = { gemmScale: 0.95, attentionScale: 1, memoryFraction: 0.7, kernelGap: 2e-6, overlapCost: 0.1, stepOverhead: 0.02 };
-const RANGE: Readonly<Record<keyof TimeParams, readonly [number, number]>> = {
+const RANGE: Readonly<Record<FittedParamName, readonly [number, number]>> = {
   gemmScale: [0.5, 1.1], attentionScale: [0.3, 1.3], memoryFraction: [0.25, 0.95], kernelGap: [0, 2e-5], overlapCost: [0, 0.6], stepOverhead: [0, 0.5],
 };
 /** Nelder–Mead evaluations of one fit: the full fit and every leave-one-source-out fold (bench and fit script alike). */

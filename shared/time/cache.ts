@@ -54,7 +54,7 @@ export function sameKey(level: KeyLevel, a: Plan, b: Plan): boolean {
         && x.tp === y.tp && x.cp === y.cp && x.ep === y.ep && x.etp === y.etp && x.sp === y.sp && x.tpCommOverlap === y.tpCommOverlap
         && x.epDispatcher === y.epDispatcher && x.epCommOverlap === y.epCommOverlap
         && x.order === y.order && ta.microBatch === tb.microBatch && ta.seqLen === tb.seqLen && ta.precision === tb.precision
-        && ta.flashAttention === tb.flashAttention && ta.compile === tb.compile && ta.fp8 === tb.fp8
+        && ta.flashAttention === tb.flashAttention && ta.compile === tb.compile && ta.fp8 === tb.fp8 && ta.cudaGraph === tb.cudaGraph
         && (a.engine !== 'megatron' || (ta.gradAccum === tb.gradAccum && ta.globalBatch === tb.globalBatch && x.dp === y.dp));
     }
     case 'shape':

@@ -25,6 +25,7 @@ import { chunksPerStage, microbatchesPerStep, peakFlops, posInt, tokensPerRank }
 import { kvHeadsPerRank, qHeadsPerRank } from '../model/rankParams';
 import { loraShapes } from '../model/params';
 import { routedTokenFactor } from '../model/capacity';
+import { moeHostSeconds } from './moeHost';
 
 /** Forward FLOPs (weights, core attention), stored activation bytes and kernel cost of one layer of a kind on one rank. */
 export interface LayerUnit {
@@ -160,6 +161,8 @@ export function kernelTimers(plan: Plan, params: TimeCache['params']): { timers:
     // No sweep measures host-side launch overhead: the gap stays the fitted constant with or without a profile.
     `launch: kernels per layer × fitted gap ${(params.kernelGap * 1e6).toFixed(2)} µs`,
   ];
+  const host = plan.model.moe && plan.model.moe.experts > 1 ? moeHostSeconds(plan, params) : 0;
+  if (host > 0) provenance.push(`host: ${(host * 1e3).toFixed(2)} ms per MoE layer forward and micro-batch, fitted on Megatron-Bridge rows (data/time/moeHost.json)`);
   if (prof?.collectives.length) provenance.push(`collectives: ${src} where its group layouts match`);
   if (speed !== 1) provenance.push(`kernels: ×${speed.toFixed(3)} speed measured on this cluster (${plan.sources['cluster.gpu.kernelSpeed']?.detail ?? 'shardlens.calibration'})`);
   return { timers, provenance };

@@ -35,6 +35,8 @@ const OPERATOR_INFO: Readonly<Record<PartName | 'stepOverhead', readonly [string
   fp8: ['FP8 casts and transposes', 'per FP8 linear: input (B+1)·MK, weight (B+1)·NK, grad (B+1)·MN + transposes / HBM',
     'Micikevicius et al. 2022 (FP8 formats); Transformer Engine and torchao float8 docs'],
   launch: ['Kernel launch gaps', 'kernels per layer (engine, FP8) × kernelGap', 'data/time/kernels.json kernelsPerLayer; fitted kernelGap'],
+  host: ['Host work of MoE routing', 'MoE layers × moeHostSeconds per forward, where the host launches the layer (a per-layer sync for the tokens per expert, no full-iteration CUDA graph, no EP overlap)',
+    'megatron/core/transformer/moe/token_dispatcher.py (_maybe_dtoh_and_synchronize); fitted on Megatron-Bridge rows, data/time/moeHost.json; docs/time-model.md#expert-parallel-dispatch'],
   comm: ['Exposed in-layer communication', 'TP: max(0, c − g) + overlapCost·min(c, g) per collective with overlap, else c; CP: PyTorch one K/V all-gather behind the first block + (cp−1) dK/dV steps, TE (cp−1)·exposed step; EP all-to-all',
     'Narayanan et al. 2021 §3.2; Liu et al. 2023 (Ring Attention); torch/distributed/tensor/experimental/_attention.py (_AllGatherRotater); Wang et al. 2022 (TP overlap)'],
   stepOverhead: ['Fixed per-step overhead', 'fitted seconds per step (gradient-norm reduction, clipping, scheduler, data loading)', FIT_PROVENANCE],
@@ -46,9 +48,10 @@ export function operatorTerms(busiest: StageTiming, m: number, stepOverhead: num
   // A cluster calibration's kernel speed applies to every kernel term (not to collectives or launch gaps).
   const speed = provenance.find((x) => x.startsWith('kernels:'));
   const src = (name: PartName): string => {
-    const key = name === 'gemm' || name === 'fp8' ? 'GEMM' : name === 'attention' ? 'attention' : name === 'comm' ? 'collectives' : name === 'launch' ? 'launch' : 'memory-bound';
+    const key = name === 'gemm' || name === 'fp8' ? 'GEMM' : name === 'attention' ? 'attention' : name === 'comm' ? 'collectives'
+      : name === 'launch' || name === 'host' ? name : 'memory-bound';
     const base = provenance.find((x) => x.startsWith(`${key}:`)) ?? `${key}: catalog curves, ${FIT_PROVENANCE}`;
-    return speed && name !== 'comm' && name !== 'launch' ? `${base}; ${speed}` : base;
+    return speed && name !== 'comm' && name !== 'launch' && name !== 'host' ? `${base}; ${speed}` : base;
   };
   const out: OperatorTerm[] = PART_NAMES.map((name) => {
     const [label, formula, citation] = OPERATOR_INFO[name];

@@ -3,6 +3,7 @@
  * linear GEMMs from their shapes, core attention, the memory-bound kernels, FP8 casts, launch gaps and the exposed
  * part of the in-layer TP/CP/EP communication, for forward, backward and selective recomputation.
  */
+import { moeHostSeconds } from './moeHost';
 import type { MlaSpec, Plan } from '../plan/types';
 import { qkHeadDim, vHeadDim } from '../model/mla';
 import type { GroupLink } from '../comm/links';
@@ -295,6 +296,9 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
     bwd.comm += shown;
     epSeconds = 2 * pass;
   }
+  // A MoE layer's host work where the host launches the layer (shared/time/moeHost.ts): the forward's dispatch syncs
+  // on the tokens per expert, so it is charged there (and again where recomputation reruns the forward).
+  if (s.moe) fwd.host += moeHostSeconds(plan, t.params);
   // What selective recomputation reruns (used only when the plan recomputes selectively; computed always so the
   // planner's recomputation variants share one step context).
   // Megatron's selective recomputation reruns eager core attention (nothing with flash attention, Korthikanti et al.

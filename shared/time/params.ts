@@ -5,6 +5,7 @@
  * leave-one-source-out report of `npm run bench` evaluate others.
  */
 import fitted from '../../data/time/fitted.json';
+import moeHost from '../../data/time/moeHost.json';
 
 export interface TimeParams {
   /** Sustained fraction of the GEMM curve's rate during training. */
@@ -19,13 +20,21 @@ export interface TimeParams {
   readonly overlapCost: number;
   /** Seconds per optimizer step outside the modelled kernels. */
   readonly stepOverhead: number;
+  /**
+   * Host seconds a MoE layer's forward adds per micro-batch where the host launches it (shared/time/moeHost.ts):
+   * fitted apart from the six above, on MoE rows (data/time/moeHost.json); absent or 0 charges nothing.
+   */
+  readonly moeHostSeconds?: number;
 }
 
-/** Names of the parameters, in the order the fit varies them. */
-export const PARAM_NAMES: readonly (keyof TimeParams)[] = ['gemmScale', 'attentionScale', 'memoryFraction', 'kernelGap', 'overlapCost', 'stepOverhead'];
+/** The six parameters the joint fit varies (moeHostSeconds has its own fit). */
+export type FittedParamName = Exclude<keyof TimeParams, 'moeHostSeconds'>;
 
-/** The shipped parameters (the last full fit). */
-export const FITTED_PARAMS: TimeParams = fitted.params;
+/** Names of the jointly fitted parameters, in the order the fit varies them. */
+export const PARAM_NAMES: readonly FittedParamName[] = ['gemmScale', 'attentionScale', 'memoryFraction', 'kernelGap', 'overlapCost', 'stepOverhead'];
+
+/** The shipped parameters (the last full fit, and the MoE host constant's own fit). */
+export const FITTED_PARAMS: TimeParams = { ...fitted.params, moeHostSeconds: moeHost.value };
 
 /** Where the shipped parameters come from, for provenance lines. */
 export const FIT_PROVENANCE = 'fitted to published runs (data/time/fitted.json, docs/time-model.md)';

@@ -1,0 +1,43 @@
+/**
+ * Host work a MoE layer's forward costs per micro-batch when the host launches the layer kernel by kernel.
+ *
+ * Megatron's token dispatchers copy the tokens per expert to the host every MoE layer to size the all-to-all and the
+ * grouped GEMMs (megatron/core/transformer/moe/token_dispatcher.py `_maybe_dtoh_and_synchronize`; Transformer
+ * Engine's GroupedLinear takes its `m_splits` as a host list). The copy synchronises: the GPU's queue drains, and the
+ * rest of the layer runs as fast as Python launches it. What that costs is host time, not a kernel's, so no datasheet
+ * gives it: it is one constant per MoE layer forward and micro-batch, `moeHostSeconds`, fitted on the published
+ * Megatron-Bridge rows that run this way (data/time/moeHost.json, bench/measured/moeHost.ts; each row predicted with the
+ * constant fitted on the others, docs/time-model.md#7-calibration-in-the-open). The rows agree on it within about a
+ * quarter across 4,096 to 16,384 tokens per micro-batch, 8 to 32 local experts and hidden sizes of 2,048 and 7,168,
+ * which is the shape a fixed host cost has.
+ *
+ * It is not charged where the host is out of the way:
+ * - under a full-iteration CUDA graph (`--cuda-graph-impl full_iteration`), the host launches nothing per layer;
+ * - with dropping and padding to capacity and a dispatcher that then copies nothing to the host (all-to-all and flex
+ *   skip the copy when `drop_and_pad`, the same function);
+ * - with the EP overlap (`--overlap-moe-expert-parallel-comm`), whose merged forward-backward keeps another
+ *   micro-batch's backward queued while the host waits (megatron/core/pipeline_parallel/combined_1f1b.py);
+ *   Megatron-Bridge's Qwen3-235B-A22B row on 256 H100 runs so without graphs and is within 12 % without the term.
+ * Other engines sync too (torchtitan's all-to-all split sizes, the Hugging Face loop over experts), but no published
+ * run measures them: they keep a warning instead (shared/time/problems.ts).
+ */
+import type { Plan } from '../plan/types';
+import type { TimeParams } from './params';
+
+/** How a MoE plan's host meets its layers: charged ('eager'), or why not. */
+export type MoeHostRegime = 'eager' | 'graphed' | 'no-sync' | 'overlapped' | 'unmeasured-engine';
+
+/** The plan's regime (meaningful for MoE plans only). */
+export function moeHostRegime(plan: Plan): MoeHostRegime {
+  if (plan.training.cudaGraph === 'full_iteration') return 'graphed';
+  if (plan.model.moe?.capacityFactor !== undefined && plan.parallel.epDispatcher !== 'allgather') return 'no-sync';
+  if (plan.parallel.epCommOverlap) return 'overlapped';
+  if (plan.engine !== 'megatron') return 'unmeasured-engine';
+  return 'eager';
+}
+
+/** Host seconds one MoE layer's forward adds per micro-batch: moeHostSeconds where charged, else 0. */
+export function moeHostSeconds(plan: Plan, params: TimeParams): number {
+  const s = params.moeHostSeconds;
+  return moeHostRegime(plan) === 'eager' && s !== undefined && Number.isFinite(s) && s > 0 ? s : 0;
+}
