@@ -7,9 +7,9 @@
  * rest of the layer runs as fast as Python launches it. What that costs is host time, not a kernel's, so no datasheet
  * gives it: it is one constant per MoE layer forward and micro-batch, `moeHostSeconds`, fitted on the published
  * Megatron-Bridge rows that run this way (data/time/moeHost.json, bench/measured/moeHost.ts; each row predicted with the
- * constant fitted on the others, docs/time-model.md#7-calibration-in-the-open). The rows agree on it within about a
- * quarter across 4,096 to 16,384 tokens per micro-batch, 8 to 32 local experts and hidden sizes of 2,048 and 7,168,
- * which is the shape a fixed host cost has.
+ * constant fitted on the others, docs/time-model.md#7-calibration-in-the-open). Their gaps without it are 3.3 to
+ * 4.7 ms per layer across 4,096 to 16,384 tokens per micro-batch, 8 to 32 local experts and hidden sizes of 2,048 and
+ * 7,168: the shape a fixed host cost has, not one that grows with the experts or the tokens.
  *
  * It is not charged where the host is out of the way:
  * - under a full-iteration CUDA graph (`--cuda-graph-impl full_iteration`), the host launches nothing per layer;
@@ -19,7 +19,8 @@
  *   micro-batch's backward queued while the host waits (megatron/core/pipeline_parallel/combined_1f1b.py);
  *   Megatron-Bridge's Qwen3-235B-A22B row on 256 H100 runs so without graphs and is within 12 % without the term.
  * Other engines sync too (torchtitan's all-to-all split sizes, the Hugging Face loop over experts), but no published
- * run measures them: they keep a warning instead (shared/time/problems.ts).
+ * run measures them, and Megatron-DeepSpeed runs DeepSpeed's own MoE layer (deepspeed/moe/sharded_moe.py, gating to a
+ * capacity): they keep a warning instead (shared/time/problems.ts).
  */
 import type { Plan } from '../plan/types';
 import type { TimeParams } from './params';
@@ -32,7 +33,8 @@ export function moeHostRegime(plan: Plan): MoeHostRegime {
   if (plan.training.cudaGraph === 'full_iteration') return 'graphed';
   if (plan.model.moe?.capacityFactor !== undefined && plan.parallel.epDispatcher !== 'allgather') return 'no-sync';
   if (plan.parallel.epCommOverlap) return 'overlapped';
-  if (plan.engine !== 'megatron') return 'unmeasured-engine';
+  // Megatron-DeepSpeed runs DeepSpeed's MoE layer (capacity-padded gating and all-to-all), not Megatron's dispatchers.
+  if (plan.engine !== 'megatron' || plan.training.regime === 'deepspeed') return 'unmeasured-engine';
   return 'eager';
 }
 

@@ -72,6 +72,10 @@ describe('MoE host work per layer forward and micro-batch', () => {
     const tw = estimateStepTime(titan).problems.find((p) => p.code === 'moe-host-timing');
     assert.ok(tw && tw.severity === 'warning' && /leaves out the host work/.test(tw.message), JSON.stringify(tw));
     assert.equal(estimateStepTime(titan).operatorTerms?.find((t) => t.name === 'host')?.stepSeconds, 0);
+    // Megatron-DeepSpeed (--deepspeed) runs DeepSpeed's MoE layer, not Megatron's dispatchers: not charged either.
+    const mds = planOf(`${MOE} --deepspeed --zero-stage 1`);
+    assert.equal(mds.training.regime, 'deepspeed');
+    assert.equal(moeHostRegime(mds), 'unmeasured-engine');
   });
 
   test('the simulation and the estimate charge the same host time', () => {
