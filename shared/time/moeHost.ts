@@ -7,9 +7,12 @@
  * rest of the layer runs as fast as Python launches it. What that costs is host time, not a kernel's, so no datasheet
  * gives it: it is one constant per MoE layer forward and micro-batch, `moeHostSeconds`, fitted on the published
  * Megatron-Bridge rows that run this way (data/time/moeHost.json, bench/measured/moeHost.ts; each row predicted with the
- * constant fitted on the others, docs/time-model.md#7-calibration-in-the-open). Their gaps without it are 3.3 to
- * 4.7 ms per layer across 4,096 to 16,384 tokens per micro-batch, 8 to 32 local experts and hidden sizes of 2,048 and
- * 7,168: the shape a fixed host cost has, not one that grows with the experts or the tokens.
+ * constant fitted on the others, docs/time-model.md#7-calibration-in-the-open). Their gaps without it are 0.7 to 4.7 ms
+ * per layer and micro-batch. They differ between container releases for one layout (Qwen3-30B-A3B on 8 GB200 at 4
+ * sequences: 3.8 ms in 25.11, 2.5 ms in 26.04.01), and within one release they shrink with longer micro-batches (26.04.01,
+ * Blackwell: 1.4–2.5 ms at 4 sequences, 0.7–1.0 ms at 8), as longer kernels let the host run ahead again. Neither
+ * follows from anything a config states, so one constant is what the rows can fit out of sample; held out, it halves
+ * their error (bench/measured/moeHost.ts).
  *
  * It is not charged where the host is out of the way:
  * - under a full-iteration CUDA graph (`--cuda-graph-impl full_iteration`), the host launches nothing per layer;

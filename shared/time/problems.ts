@@ -198,7 +198,7 @@ function moeHostCharged(): Problem {
   const ms = ((FITTED_PARAMS.moeHostSeconds ?? 0) * 1e3).toFixed(1);
   return {
     code: 'moe-host-timing', severity: 'warning', paths: ['model.moe.experts', 'model.moe', 'parallel.ep', 'training.cudaGraph'],
-    message: `MoE layers carry ${ms} ms of host work per layer forward and micro-batch (the sync for the tokens per expert, then the host launching the rest of the layer): fitted on Megatron-Bridge runs without a full-iteration CUDA graph (Qwen3-30B-A3B on H100 and GB200, DeepSeek-V3 on B300), each within 7 % when left out of the fit, but one layout measured 1.77× apart between two point releases, so this share of the step is the least certain. A full-iteration CUDA graph (--cuda-graph-impl full_iteration) or the EP overlap (--overlap-moe-expert-parallel-comm) takes it out of the step.`,
+    message: `MoE layers carry ${ms} ms of host work per layer forward and micro-batch (the sync for the tokens per expert, then the host launching the rest of the layer): fitted on Megatron-Bridge runs without a full-iteration CUDA graph (Qwen3-30B-A3B on H100, B200, B300, GB200 and GB300, DeepSeek-V3 on B300), each within 11 % when left out of the fit, but one layout measured 1.77× apart between two point releases, so this share of the step is the least certain. A full-iteration CUDA graph (--cuda-graph-impl full_iteration) or the EP overlap (--overlap-moe-expert-parallel-comm) takes it out of the step.`,
   };
 }
 
