@@ -1,12 +1,12 @@
 /**
  * Properties of the GPU name lookup over the whole catalog (shared/hardware/gpuName.ts, gpus.ts): every name an entry
  * answers to finds it however it is punctuated or cased; the same name with another board, a memory size no part of
- * that chip has, or a MIG profile never finds it; and any string, hostile ones included, gives an entry or undefined
- * without throwing.
+ * that chip has, or a MIG profile never finds it; any string, hostile ones included, gives an entry or undefined
+ * without throwing; and an entry's own id or full name leaves no smaller part for the memory assumption to name.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { findGpu, listGpus, suggestGpus } from '../../../shared/hardware/gpus';
+import { findGpu, listGpus, smallerGpusNamed, suggestGpus } from '../../../shared/hardware/gpus';
 import { FORM_CLASS } from '../../../shared/hardware/gpuName';
 import { rng } from '../../../shared/random';
 
@@ -61,6 +61,16 @@ describe('GPU names, over the catalog', () => {
     for (const s of samples) {
       const hit = findGpu(s);
       assert.ok(hit === undefined || ids.has(hit.id), JSON.stringify(s.slice(0, 40)));
+      // The smaller parts a name also fits exist only where the name finds a part, and each has less memory than it.
+      const smaller = smallerGpusNamed(s);
+      assert.ok(hit ? smaller.every((g) => ids.has(g.id) && g.memoryBytes < hit.memoryBytes) : smaller.length === 0, JSON.stringify(s.slice(0, 40)));
+    }
+  });
+
+  test('an entry\'s own id, and its name with its memory stated, leave no smaller part to name', () => {
+    for (const g of listGpus()) {
+      assert.deepEqual(smallerGpusNamed(g.id), [], g.id);
+      assert.deepEqual(smallerGpusNamed(g.name), [], g.name);
     }
   });
 });
