@@ -50,7 +50,9 @@ export function operatorTerms(busiest: StageTiming, m: number, stepOverhead: num
   const src = (name: PartName): string => {
     const key = name === 'gemm' || name === 'fp8' ? 'GEMM' : name === 'attention' ? 'attention' : name === 'comm' ? 'collectives'
       : name === 'launch' || name === 'host' ? name : 'memory-bound';
-    const base = provenance.find((x) => x.startsWith(`${key}:`)) ?? `${key}: catalog curves, ${FIT_PROVENANCE}`;
+    const found = provenance.find((x) => x.startsWith(`${key}:`));
+    // No host line: no MoE layer, or the host is out of the step (shared/time/moeHost.ts); nothing is charged.
+    const base = found ?? (name === 'host' ? 'host: none charged (no MoE layer the host launches one by one)' : `${key}: catalog curves, ${FIT_PROVENANCE}`);
     return speed && name !== 'comm' && name !== 'launch' && name !== 'host' ? `${base}; ${speed}` : base;
   };
   const out: OperatorTerm[] = PART_NAMES.map((name) => {

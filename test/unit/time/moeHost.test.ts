@@ -103,3 +103,14 @@ describe('fitting the constant (bench/measured/moeHost.ts)', () => {
     assert.equal(chargesHost(planOf(`${MOE} --cuda-graph-impl full_iteration`)), false);
   });
 });
+
+describe('the host term of a plan that is not charged', () => {
+  before(async () => { await initFormats(); });
+  test('says none is charged rather than naming rates it does not use', () => {
+    const dense = planOf(MOE.replace(/--num-experts .*$/, ''));
+    const t = estimateStepTime(dense).operatorTerms?.find((x) => x.name === 'host');
+    assert.ok(t && t.stepSeconds === 0 && /none charged/.test(t.provenance), JSON.stringify(t));
+    const graphed = estimateStepTime(planOf(`${MOE} --cuda-graph-impl full_iteration`)).operatorTerms?.find((x) => x.name === 'host');
+    assert.ok(graphed && /none charged/.test(graphed.provenance), JSON.stringify(graphed));
+  });
+});
