@@ -84,9 +84,9 @@ export class FactSink {
     this.references.push({ kind, target: target.trim(), range, ...(cwd ? { cwd } : {}), ...(symbol ? { symbol } : {}) });
   }
 
-  diag(code: string, severity: Severity, message: string, range: TextRange | undefined, paths: readonly PlanPath[] = []): void {
+  diag(code: string, severity: Severity, message: string, range: TextRange | undefined, paths: readonly PlanPath[] = [], setting?: string): void {
     if (this.diagnostics.length >= 500) return;
-    this.diagnostics.push({ code, severity, message, paths, range: range ?? TOP });
+    this.diagnostics.push({ code, severity, message, paths, range: range ?? TOP, ...(setting !== undefined ? { setting } : {}) });
   }
 
   /**
@@ -94,8 +94,7 @@ export class FactSink {
    * OmegaConf interpolation, a placeholder — so the estimate stands in for the plan `paths` it would set and says so.
    */
   unresolved(code: string, setting: string, message: string, range: TextRange | undefined, paths: readonly PlanPath[]): void {
-    if (this.diagnostics.length >= 500) return;
-    this.diagnostics.push({ code, severity: 'info', message, paths, range: range ?? TOP, setting });
+    this.diag(code, 'info', message, range, paths, setting);
   }
 
   build(): ConfigFacts {

@@ -14,7 +14,7 @@ import type { DocumentAnalysis } from '../analysis/analyze';
 import { endOf, localFact } from './facts';
 import { commBytes, maxOver, peakStage } from './figures';
 import { verdictInput } from './verdict';
-import { escapeMarkdown, inlineCode } from './markdown';
+import { assumedSentence } from './markdown';
 import type { PlanPath } from '../../shared/plan/paths';
 
 /** Plan paths whose key carries the data-parallel (sharding) figures, in order of preference. */
@@ -144,7 +144,7 @@ function runTimeHints(a: DocumentAnalysis): Placed[] {
     // A value from another file (a sourced script) has no range here: its assumption is in the verdict's list.
     if (d.setting === undefined || (r.end.line === 0 && r.end.character === 0)) continue;
     const x = a.assumptions.find((y) => d.paths.includes(y.path));
-    if (x) out.push(make(r.end, { label: `= ${x.value} assumed`, tooltip: `The estimate assumes ${inlineCode(x.value.slice(0, 200))}: ${escapeMarkdown(x.detail)}.` }));
+    if (x) out.push(make(r.end, { label: `= ${x.value} assumed`, tooltip: assumedSentence(x.value, x.detail) }));
   }
   return out;
 }

@@ -5,7 +5,7 @@ import { MarkupKind } from 'vscode-languageserver';
 import type { FormatId } from '../../shared/plan/facts';
 import { offsetAt } from './edits';
 import { keyTable, type KeyDoc } from '../../formats/keyTables';
-import { escapeMarkdown, inlineCode } from './markdown';
+import { assumedSentence, inlineCode } from './markdown';
 
 /** Dotted path of the YAML mapping keys enclosing `line` (by indentation). */
 function yamlPath(lines: readonly string[], line: number): string[] {
@@ -65,7 +65,7 @@ export function keyDocAt(format: FormatId | null, text: string, pos: Position): 
  */
 export function keyDocHover(key: string, d: KeyDoc, assumed?: { readonly value: string; readonly detail: string }): Hover {
   const md = [`**ShardLens** · ${inlineCode(key)}${d.type ? ` (${d.type})` : ''}`, ''];
-  if (assumed) md.push(`The estimate assumes ${inlineCode(assumed.value.slice(0, 200))}: ${escapeMarkdown(assumed.detail)}.`, '');
+  if (assumed) md.push(assumedSentence(assumed.value, assumed.detail), '');
   md.push(d.description ?? '');
   if (d.default !== undefined && d.default !== null) md.push('', `Default: \`${JSON.stringify(d.default)}\``);
   if (d.auto) md.push('', `"auto": ${d.auto}`);

@@ -17,6 +17,11 @@ export function escapeMarkdown(text: string): string {
     .replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
+/** "The estimate assumes `v`: why." for an assumption standing in for a value, as the hover and the inlay tooltip say it. */
+export function assumedSentence(value: string, detail: string): string {
+  return `The estimate assumes ${inlineCode(value.slice(0, 200))}: ${escapeMarkdown(detail)}.`;
+}
+
 /** A code span holding `text` literally: fenced by more backticks than any run inside it, padded when needed. */
 export function inlineCode(text: string): string {
   const flat = text.replace(/[\r\n]+/g, ' ');

@@ -136,11 +136,12 @@ function lookUp(name: unknown): { gpu: CatalogGpu; stated: readonly CatalogGpu[]
  * The catalog parts a name also fits that have less memory than the one it is read as ("A100" is read as the 80 GB;
  * the 40 GB fits it too): where the name does not say which, a memory verdict on the larger part may not hold on the
  * smaller one, so the reading is an assumption to name. A larger alternative ("H100" could be the 96 GB) makes the
- * verdict conservative and is not listed.
+ * verdict conservative and is not listed. With `readAs` (the part a caller resolved the name to, perhaps through its
+ * own lookup), nothing unless the catalog reads the name as that part.
  */
-export function smallerGpusNamed(name: unknown): readonly CatalogGpu[] {
+export function smallerGpusNamed(name: unknown, readAs?: GpuSpec): readonly CatalogGpu[] {
   const r = lookUp(name);
-  if (!r) return [];
+  if (!r || (readAs && readAs !== r.gpu)) return [];
   return r.stated.filter((g) => g.memoryBytes < r.gpu.memoryBytes).sort((a, b) => a.memoryBytes - b.memoryBytes);
 }
 

@@ -3,7 +3,7 @@
  * settings and records assumptions for what nothing states; it derives nothing that depends on another input:
  * derivePlan (derive.ts) does that, for files and what-ifs alike.
  */
-import { findGpu, isMigSlice, smallerGpusNamed, suggestGpus } from '../hardware/gpus';
+import { findGpu, isMigSlice, smallerGpusNamed, suggestGpus, type CatalogGpu } from '../hardware/gpus';
 import { runTimeNote } from './runTime';
 import type { ServerCommand, SettingId } from '../protocol/commands';
 import { calibrationFor } from './calibration';
@@ -174,7 +174,7 @@ function gatherGpu(g: Gathered, ctx: ResolveContext): GpuSpec | undefined {
   }
   if (gpu) {
     g.sources['cluster.gpu'] = S.gpu ? fromSetting('shardlens.cluster.gpu') : g.facts['cluster.gpuName']?.source ?? fromSetting('shardlens.cluster.gpu');
-    const smaller = name && gpu === findGpu(name) ? smallerGpusNamed(name) : [];
+    const smaller = name ? smallerGpusNamed(name, gpu) : [];
     if (smaller.length) g.assume('cluster.gpu', gpu.name, smallerPartNote(name!, gpu, smaller), 'shardlens.cluster.gpu', 'shardlens.selectCluster');
   } else {
     gpu = lookup('h100-sxm');
@@ -188,11 +188,11 @@ function gatherGpu(g: Gathered, ctx: ResolveContext): GpuSpec | undefined {
  * Why a GPU name's reading is an assumption: the name also fits parts with less memory ("A100" is read as the 80 GB;
  * the 40 GB answers to it too), on which the memory verdict may not hold.
  */
-function smallerPartNote(name: string, gpu: GpuSpec, smaller: readonly GpuSpec[]): string {
+function smallerPartNote(name: string, gpu: GpuSpec, smaller: readonly CatalogGpu[]): string {
   const gib = (b: number) => `${Math.round(b / 2 ** 30)} GiB`;
   const sizes = [...new Set(smaller.map((s) => gib(s.memoryBytes)))].join(' or ');
-  const ids = smaller.map((s) => (s as { id?: string }).id).filter(Boolean).map((id) => `"${id}"`).join(', ');
-  return `"${name}" does not say how much memory: read as the ${gpu.name} (${gib(gpu.memoryBytes)}); it also names ${sizes} parts${ids ? ` (${ids})` : ''}, on which this verdict may not hold`;
+  const ids = smaller.map((s) => `"${s.id}"`).join(', ');
+  return `"${name}" does not say how much memory: read as the ${gpu.name} (${gib(gpu.memoryBytes)}); it also names ${sizes} parts (${ids}), on which this verdict may not hold`;
 }
 
 /**
