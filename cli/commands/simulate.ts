@@ -8,6 +8,7 @@ import { InputError, loadConfig } from '../load';
 import { allProblems, hasErrors, planSummary, printNotes } from '../report';
 import { countParams } from '../../shared/model/params';
 import { RUN_LENGTH_SCOPE, runLength, runLine } from '../../shared/wording/runLength';
+import { elidedSentence } from '../../shared/wording/comm';
 
 export async function simulateCommand(args: ParsedArgs): Promise<number> {
   const file = args.positionals[0];
@@ -36,7 +37,11 @@ export async function simulateCommand(args: ParsedArgs): Promise<number> {
     for (const s of sim.stages) console.log(`${String(s.stage).padStart(5)}  ${formatSeconds(s.busySeconds).padEnd(10)}  ${formatSeconds(s.idleSeconds).padEnd(10)}  ${formatSeconds(s.exposedCommSeconds).padEnd(12)}  ${formatBytes(s.peakBytes, 'GiB').padEnd(11)}  ${s.maxInFlight}`);
     console.log('\nCollectives per rank per step:');
     for (const c of sim.collectives) console.log(`  ${c.label.padEnd(40)} ${c.kind.padEnd(14)} ${c.group}×${String(c.groupSize).padEnd(5)} ${c.tier.padEnd(8)} ${formatVolume(c.bytesPerRank).padStart(9)} ${formatSeconds(c.seconds).padStart(9)}  exposed ${formatSeconds(c.exposedSeconds)}`);
-    if (trace !== undefined) console.log(`\nChrome trace written to ${trace} (open in https://ui.perfetto.dev or chrome://tracing).`);
+    if (trace !== undefined) {
+      console.log(`\nChrome trace written to ${trace} (open in https://ui.perfetto.dev or chrome://tracing).`);
+      const elided = elidedSentence(sim.stages);
+      if (elided) console.log(elided);
+    }
   } else {
     console.log('\nNo timeline: the layout cannot run as written.');
   }

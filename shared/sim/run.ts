@@ -9,7 +9,7 @@ import type { Plan } from '../plan/types';
 import type { StageTiming } from '../time/stage';
 import { groupOf } from '../time/shape';
 import { stageOps, type Op } from './schedule';
-import type { Block } from './types';
+import type { Block, BlockKind, ElidedSpan } from './types';
 
 /**
  * What the run reads of a stage's timing: its per-micro-batch passes and sends, gradient sync, optimizer and post-step
@@ -30,10 +30,22 @@ export interface Lane {
   t: number;
   blocked: boolean;
   pendingW: Op[];
-  /** The timeline's blocks (filled only when the run records). */
+  /** The timeline's blocks (filled only when the run records; passes inside `elided` are not kept). */
   blocks: Block[];
-  /** Activation (time, ±bytes) events (filled only when the run records). */
+  /**
+   * Activation bytes over time as (time, bytes allocated after the event) points, in time order (filled only when the
+   * run records; one point where the elided span starts, none inside it).
+   */
   mem: [number, number][];
+  /** Seconds of each block kind on the compute stream over every pass, drawn or not (filled only when the run records). */
+  totals: Record<BlockKind, number>;
+  /** Activation bytes allocated now and their most over the step (filled only when the run records). */
+  act: number;
+  actPeak: number;
+  /** Most chunks alive at once (`live` at its highest). */
+  maxLive: number;
+  /** The steady-state passes run but not drawn (absent when every pass is drawn). */
+  elided?: { -readonly [K in keyof ElidedSpan]: ElidedSpan[K] };
   busy: number;
   /** Micro-batch chunks started and not yet fully backpropagated. */
   live: number;
@@ -41,6 +53,29 @@ export interface Lane {
   lastB: number;
   /** End of each chunk's last backward pass (interleaved schedules launch each chunk's gradient sync there). */
   chunkEnd: number[];
+}
+
+/**
+ * Passes drawn at each end of a stage's pass order when a timeline records: the rest run and count (step time, totals,
+ * peak memory) but keep no blocks, so a step of 10⁶ micro-batches gives a timeline of bounded size.
+ */
+export interface DrawWindow {
+  readonly head: number;
+  readonly tail: number;
+}
+
+/** A fresh lane over a stage's pass order. */
+function newLane(ops: Op[], v: number): Lane {
+  return {
+    ops, pos: 0, t: 0, blocked: false, pendingW: [], blocks: [], mem: [], busy: 0, live: 0, lastB: 0, chunkEnd: new Array<number>(v).fill(0),
+    totals: { forward: 0, backward: 0, recompute: 0, comm: 0, idle: 0, optimizer: 0 }, act: 0, actPeak: 0, maxLive: 0,
+  };
+}
+
+/** Adds a step-level block to a recording lane: kept, and counted in the lane's totals when on the compute stream. */
+export function addBlock(L: Lane, b: Block): void {
+  L.blocks.push(b);
+  if (b.lane === 'compute') L.totals[b.kind] += b.end - b.start;
 }
 
 /** Pass orders of recent (schedule, p, v, m, group) shapes: the same shapes recur across a model's estimates (read-only). */
@@ -62,24 +97,46 @@ export function planOps(plan: Plan, p: number, v: number, m: number): Op[][] {
 
 /**
  * Runs the passes of every stage; returns the lanes, or undefined on a schedule deadlock. `record` fills the lanes'
- * blocks and memory events (the timeline); without it only times are kept. Schedules without deferred weight-gradient
+ * blocks, totals and memory points (the timeline); without it only times are kept. With `window`, a lane keeps the
+ * blocks of its first `head` and last `tail` passes only; the passes between run the same and are summed in `elided`. Schedules without deferred weight-gradient
  * passes are a longest path over a fixed pass order, so their lanes are advanced one after another (the same
  * arithmetic, the same numbers); ZB-H1 decides when to run a deferred pass from which inputs have arrived, so it keeps
  * the event order (the lane with the earliest clock moves first).
  */
-export function runPipeline(st: readonly RunStage[], ops: Op[][], m: number, v: number, zb: boolean, acts: readonly number[], record: boolean): Lane[] | undefined {
+export function runPipeline(
+  st: readonly RunStage[], ops: Op[][], m: number, v: number, zb: boolean, acts: readonly number[], record: boolean, window?: DrawWindow,
+): Lane[] | undefined {
   if (!zb && !record) return runFixedOrder(st, ops, m, v);
   const p = st.length;
   const n = p * m * v;
   const fEnd = new Float64Array(n).fill(-1);
   const bEnd = new Float64Array(n).fill(-1);
   const idx = (s: number, mb: number, c: number) => (s * m + mb) * v + c;
-  const lanes: Lane[] = ops.map((o) => ({ ops: o, pos: 0, t: 0, blocked: false, pendingW: [], blocks: [], mem: [], busy: 0, live: 0, lastB: 0, chunkEnd: new Array<number>(v).fill(0) }));
+  const lanes: Lane[] = ops.map((o) => newLane(o, v));
   const total = ops.reduce((a, o) => a + o.length, 0);
   let done = 0;
+  /** Whether the lane's current pass is drawn (its position in the pass order is inside the window's ends). */
+  const drawn = (L: Lane): boolean => !window || L.pos < window.head || L.pos >= L.ops.length - window.tail;
   const push = (L: Lane, b: Block) => {
-    if (record) L.blocks.push(b);
-    if (b.lane === 'compute' && b.kind !== 'idle') L.busy += b.end - b.start;
+    if (b.lane === 'compute') {
+      L.totals[b.kind] += b.end - b.start;
+      if (b.kind !== 'idle') L.busy += b.end - b.start;
+    }
+    if (drawn(L)) L.blocks.push(b);
+  };
+  /** A pass that is not drawn opens the lane's elided span (with a memory point where it starts) or counts in it. */
+  const elide = (L: Lane, start: number) => {
+    if (!L.elided) {
+      L.elided = { start, end: start, passes: 0 };
+      L.mem.push([start, L.act]);
+    }
+    L.elided.passes++;
+  };
+  /** Activation bytes allocated (+) or freed (−) at time t: the running total, its peak and the live chunks. */
+  const memEvent = (L: Lane, t: number, bytes: number) => {
+    L.act += bytes;
+    if (L.act > L.actPeak) L.actPeak = L.act;
+    if (drawn(L)) L.mem.push([t, L.act]);
   };
   /**
    * One pass on the compute stream: the compute part, then the communication it waits for (the exposed TP/EP/CP and
@@ -88,9 +145,9 @@ export function runPipeline(st: readonly RunStage[], ops: Op[][], m: number, v: 
   const pass = (L: Lane, kind: 'forward' | 'backward' | 'recompute', start: number, dur: number, comm: number, mb: number, chunk: number, tag: 'F' | 'B' | 'R' | 'W'): number => {
     if (record) {
       const c = Math.min(dur, Math.max(0, comm));
-      const l = `${tag}${mb}.${chunk}${tag === 'W' ? ' weight grad' : ''}`;
+      const l = drawn(L) ? `${tag}${mb}.${chunk}${tag === 'W' ? ' weight grad' : ''}` : '';
       push(L, { kind, microbatch: mb, chunk, start, end: start + dur - c, label: l, lane: 'compute' });
-      if (c > 0) push(L, { kind: 'comm', microbatch: mb, chunk, start: start + dur - c, end: start + dur, label: `${l}: exposed communication`, lane: 'compute' });
+      if (c > 0) push(L, { kind: 'comm', microbatch: mb, chunk, start: start + dur - c, end: start + dur, label: l && `${l}: exposed communication`, lane: 'compute' });
     } else {
       L.busy += dur;
     }
@@ -100,9 +157,11 @@ export function runPipeline(st: readonly RunStage[], ops: Op[][], m: number, v: 
     const w = L.pendingW.shift() as Op;
     const T = st[s];
     const d = T.backward / v / 2;
+    if (record && !drawn(L)) elide(L, L.t);
     pass(L, 'backward', L.t, d, backwardComm(T) / v / 2, w.mb, w.chunk, 'W');
     L.t += d;
-    if (record) L.mem.push([L.t, -acts[s]]);
+    if (L.elided && !drawn(L)) L.elided.end = L.t;
+    if (record) memEvent(L, L.t, -acts[s]);
     L.live--;
   };
   /** Ready time of lane s's next pass (its inputs from the neighbouring stage plus one pipeline send), −1 when not produced yet. */
@@ -138,15 +197,17 @@ export function runPipeline(st: readonly RunStage[], ops: Op[][], m: number, v: 
   /** Runs lane s's next pass from `start`. */
   const run = (L: Lane, s: number, op: Op, start: number) => {
     const T = st[s];
+    if (record && !drawn(L)) elide(L, L.t);
     if (record && start > L.t) push(L, { kind: 'idle', microbatch: -1, chunk: -1, start: L.t, end: start, label: 'bubble', lane: 'compute' });
     let end = start;
     if (op.kind === 'F') {
       end = pass(L, 'forward', start, T.forward / v, forwardComm(T) / v, op.mb, op.chunk, 'F');
       fEnd[idx(s, op.mb, op.chunk)] = end;
-      if (record) L.mem.push([start, acts[s]]);
+      if (record) memEvent(L, start, acts[s]);
       L.live++;
+      if (L.live > L.maxLive) L.maxLive = L.live;
       if (record && (s < p - 1 || op.chunk < v - 1) && T.p2p > 0) {
-        push(L, { kind: 'comm', microbatch: op.mb, chunk: op.chunk, start: end, end: end + T.p2p, label: `send activations F${op.mb}.${op.chunk}`, lane: 'comm' });
+        push(L, { kind: 'comm', microbatch: op.mb, chunk: op.chunk, start: end, end: end + T.p2p, label: drawn(L) ? `send activations F${op.mb}.${op.chunk}` : '', lane: 'comm' });
       }
     } else {
       const r = T.recompute / v;
@@ -158,14 +219,15 @@ export function runPipeline(st: readonly RunStage[], ops: Op[][], m: number, v: 
       L.chunkEnd[op.chunk] = end;
       if (zb) L.pendingW.push(op);
       else {
-        if (record) L.mem.push([end, -acts[s]]);
+        if (record) memEvent(L, end, -acts[s]);
         L.live--;
       }
       if (record && (s > 0 || op.chunk > 0) && T.p2p > 0) {
-        push(L, { kind: 'comm', microbatch: op.mb, chunk: op.chunk, start: end, end: end + T.p2p, label: `send gradients B${op.mb}.${op.chunk}`, lane: 'comm' });
+        push(L, { kind: 'comm', microbatch: op.mb, chunk: op.chunk, start: end, end: end + T.p2p, label: drawn(L) ? `send gradients B${op.mb}.${op.chunk}` : '', lane: 'comm' });
       }
     }
     L.t = end;
+    if (L.elided && !drawn(L)) L.elided.end = end;
     L.pos++;
     done++;
     if (L.pos === L.ops.length) while (L.pendingW.length) runW(L, s);
@@ -246,7 +308,7 @@ function runFixedOrder(st: readonly RunStage[], ops: Op[][], m: number, v: numbe
     fwd[s] = st[s].forward / v; rec[s] = st[s].recompute / v; bwd[s] = st[s].backward / v; send[s] = st[s].p2p;
   }
   const codes = passCodes(ops, v);
-  const lanes: Lane[] = ops.map((o) => ({ ops: o, pos: 0, t: 0, blocked: false, pendingW: [], blocks: [], mem: [], busy: 0, live: 0, lastB: 0, chunkEnd: new Array<number>(v).fill(0) }));
+  const lanes: Lane[] = ops.map((o) => newLane(o, v));
   let left = 0;
   for (const o of ops) left += o.length;
   const last = (p - 1) * mv;
@@ -327,7 +389,9 @@ function runFixedOrder(st: readonly RunStage[], ops: Op[][], m: number, v: numbe
  */
 function singleStage(T: RunStage, m: number): Lane {
   const t = m * (T.forward + T.recompute + T.backward);
-  return { ops: [], pos: 0, t, blocked: false, pendingW: [], blocks: [], mem: [], busy: t, live: 0, lastB: T.backward, chunkEnd: [t] };
+  const L = newLane([], 1);
+  L.t = t; L.busy = t; L.lastB = T.backward; L.chunkEnd[0] = t;
+  return L;
 }
 
 /**
@@ -344,7 +408,7 @@ function chunkedSync(L: Lane, T: RunStage, v: number, cost: number, record: bool
     const start = Math.max(free, a);
     free = start + d;
     hidden += Math.max(0, Math.min(free, L.t) - start);
-    if (record) L.blocks.push({ kind: 'comm', microbatch: -1, chunk: -1, start, end: free, label: 'gradient sync (DP, one chunk)', lane: 'comm' });
+    if (record) addBlock(L, { kind: 'comm', microbatch: -1, chunk: -1, start, end: free, label: 'gradient sync (DP, one chunk)', lane: 'comm' });
   }
   return Math.max(L.t, free) + cost * hidden;
 }
@@ -360,7 +424,7 @@ export function gradientsReady(lanes: readonly Lane[], st: readonly RunStage[], 
     if (!(T.gradSync > 0)) return L.t;
     if (T.gradSyncCooldown > 0) return chunkedSync(L, T, v, cost, record);
     const syncStart = L.t - Math.min(T.gradSyncWindow, L.lastB);
-    if (record) L.blocks.push({ kind: 'comm', microbatch: -1, chunk: -1, start: syncStart, end: syncStart + T.gradSync, label: 'gradient sync (DP)', lane: 'comm' });
+    if (record) addBlock(L, { kind: 'comm', microbatch: -1, chunk: -1, start: syncStart, end: syncStart + T.gradSync, label: 'gradient sync (DP)', lane: 'comm' });
     const hidden = T.gradSync - Math.max(0, syncStart + T.gradSync - L.t);
     return Math.max(L.t, syncStart + T.gradSync) + cost * hidden;
   });

@@ -13,7 +13,8 @@ import { layoutProblems, timeAssumptionWarnings } from '../time/problems';
 import { chunksPerStage, microbatchesPerStep, peakFlops, posInt } from '../time/shape';
 import { allStageTimings, type StageTiming } from '../time/stage';
 import { stageMicrobatchSeconds } from '../time/stepTime';
-import { gradientsReady, planOps, runPipeline } from './run';
+import { addBlock, gradientsReady, planOps, runPipeline, type DrawWindow, type Lane } from './run';
+import type { Op } from './schedule';
 import type { MemoryPoint, Simulation, StageTimeline } from './types';
 
 /** Collectives that make up the gradient sync after the last backward. */
@@ -28,22 +29,25 @@ function failed(plan: Plan, problems: Simulation['problems']): Simulation {
   };
 }
 
-/** Memory step function from (time, delta) events on top of the static bytes; also the peak and most live micro-batches. */
-function memoryCurve(events: [number, number][], base: number, act: number, v: number): { points: MemoryPoint[]; peak: number; live: number } {
-  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+/**
+ * Most passes a timeline draws over all its stages (about 500 bytes of JSON each with their sends and bubbles): a longer
+ * step draws each stage's first and last passes and sums the steady state between them (StageTimeline.elided).
+ */
+export const DRAWN_PASSES = 8_000;
+
+/** The passes drawn at each end of every stage's order, or undefined when the whole step fits DRAWN_PASSES. */
+export function drawWindow(ops: readonly Op[][]): DrawWindow | undefined {
+  const perEnd = Math.max(32, Math.floor(DRAWN_PASSES / (2 * Math.max(1, ops.length))));
+  const longest = ops.reduce((a, o) => Math.max(a, o.length), 0);
+  // A few passes more than the two ends are drawn rather than elided.
+  return longest > 2 * perEnd + 16 ? { head: perEnd, tail: perEnd } : undefined;
+}
+
+/** The lane's allocated memory over time on top of the static bytes; also the peak and the most live micro-batches. */
+function memoryCurve(L: Lane, base: number, act: number, v: number): { points: MemoryPoint[]; peak: number; live: number } {
   const points: MemoryPoint[] = [{ t: 0, bytes: base }];
-  let cur = base;
-  let peak = base;
-  let live = 0;
-  let maxLive = 0;
-  for (const [t, d] of events) {
-    cur += d;
-    live += d > 0 ? 1 : -1;
-    maxLive = Math.max(maxLive, live);
-    peak = Math.max(peak, cur);
-    points.push({ t, bytes: cur });
-  }
-  return { points, peak, live: act > 0 ? maxLive / v : 0 };
+  for (const [t, a] of L.mem) points.push({ t, bytes: base + a });
+  return { points, peak: base + L.actPeak, live: act > 0 ? L.maxLive / v : 0 };
 }
 
 /** Simulates one optimizer step of a plan. Bad layouts give problems and no timeline. */
@@ -58,7 +62,8 @@ export function simulateStep(plan: Plan, cache: TimeCache = new TimeCache()): Si
   const st = allStageTimings(plan, cache);
   const cost = cache.params.overlapCost;
   const acts = st.map((_, s) => activationBytesPerMicrobatch(plan, s) / v);
-  const lanes = runPipeline(st, planOps(plan, p, v, m), m, v, sched === 'zb-h1' && p > 1, acts, true);
+  const ops = planOps(plan, p, v, m);
+  const lanes = runPipeline(st, ops, m, v, sched === 'zb-h1' && p > 1, acts, true, drawWindow(ops));
   if (!lanes) {
     return failed(plan, [...problems, { code: 'schedule-deadlock', severity: 'error', message: `The ${sched} schedule deadlocked for p=${p}, v=${v}, m=${m}.`, paths: ['parallel.schedule'] }]);
   }
@@ -74,21 +79,21 @@ export function simulateStep(plan: Plan, cache: TimeCache = new TimeCache()): Si
   const timelines: StageTimeline[] = lanes.map((L, s) => {
     const T = st[s];
     const E = L.t;
-    if (R > E) L.blocks.push({ kind: 'idle', microbatch: -1, chunk: -1, start: E, end: R, label: E < pipeEnd ? 'pipeline drain / gradient sync' : 'gradient sync', lane: 'compute' });
+    if (R > E) addBlock(L, { kind: 'idle', microbatch: -1, chunk: -1, start: E, end: R, label: E < pipeEnd ? 'pipeline drain / gradient sync' : 'gradient sync', lane: 'compute' });
     const optEnd = R + T.optimizer;
-    L.blocks.push({ kind: 'optimizer', microbatch: -1, chunk: -1, start: R, end: optEnd, label: 'optimizer step', lane: 'compute' });
+    addBlock(L, { kind: 'optimizer', microbatch: -1, chunk: -1, start: R, end: optEnd, label: 'optimizer step', lane: 'compute' });
     const postEnd = optEnd + T.postStep;
-    if (T.postStep > 0) L.blocks.push({ kind: 'comm', microbatch: -1, chunk: -1, start: optEnd, end: postEnd, label: 'parameter all-gather / offload copies', lane: 'comm' });
+    if (T.postStep > 0) addBlock(L, { kind: 'comm', microbatch: -1, chunk: -1, start: optEnd, end: postEnd, label: 'parameter all-gather / offload copies', lane: 'comm' });
     const end = postEnd + cache.params.stepOverhead;
-    if (cache.params.stepOverhead > 0) L.blocks.push({ kind: 'optimizer', microbatch: -1, chunk: -1, start: postEnd, end, label: 'per-step overhead (fitted: grad-norm, clipping, data loading)', lane: 'compute' });
+    if (cache.params.stepOverhead > 0) addBlock(L, { kind: 'optimizer', microbatch: -1, chunk: -1, start: postEnd, end, label: 'per-step overhead (fitted: grad-norm, clipping, data loading)', lane: 'compute' });
     step = Math.max(step, end);
     syncExposed[s] = ready[s] - E;
     const exposed = T.work.exposedCommSeconds * m + (T.forward + T.backward - T.work.forward - T.work.backward) * m + syncExposed[s] + T.postStep;
     exposedMax = Math.max(exposedMax, exposed);
     const base = staticBytes(plan, s);
-    const mem = memoryCurve(L.mem, base, acts[s], v);
+    const mem = memoryCurve(L, base, acts[s], v);
     return {
-      stage: s, blocks: L.blocks, memory: mem.points, staticBytes: base, peakBytes: mem.peak, maxInFlight: mem.live,
+      stage: s, blocks: L.blocks, computeSeconds: L.totals, ...(L.elided ? { elided: L.elided } : {}), memory: mem.points, staticBytes: base, peakBytes: mem.peak, maxInFlight: mem.live,
       busySeconds: L.busy, idleSeconds: Math.max(0, pipeEnd - L.busy), exposedCommSeconds: exposed, parts: T.work.parts,
     };
   });

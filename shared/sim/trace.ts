@@ -40,6 +40,13 @@ export function toChromeTrace(sim: Simulation): ChromeTrace {
         args: { microbatch: b.microbatch, chunk: b.chunk },
       });
     }
+    // The steady state of a long step ran but has no blocks: one event over its span says so in the trace.
+    if (st.elided && st.elided.end > st.elided.start) {
+      ev.push({
+        name: `steady state: ${st.elided.passes} passes not drawn`, ph: 'X', pid, tid: 0, ts: st.elided.start * US, dur: (st.elided.end - st.elided.start) * US,
+        cat: 'elided', args: { passes: st.elided.passes },
+      });
+    }
     for (const pt of st.memory) ev.push({ name: 'memory', ph: 'C', pid, tid: 0, ts: pt.t * US, args: { GiB: pt.bytes / 2 ** 30 } });
   }
   return {

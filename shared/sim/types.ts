@@ -20,6 +20,19 @@ export interface Block {
   readonly lane: 'compute' | 'comm';
 }
 
+/**
+ * Passes of a stage that ran but are not drawn: the steady state between the drawn first and last passes of a long
+ * step (its blocks would make the timeline too large to send and draw). Their seconds are in the stage's totals.
+ */
+export interface ElidedSpan {
+  /** Seconds from the step start where the first pass not drawn starts (its bubble included). */
+  readonly start: number;
+  /** Where the compute of the last pass not drawn ends (its sends, on the communication lane, may end later). */
+  readonly end: number;
+  /** Passes not drawn (forward, backward and weight-gradient passes). */
+  readonly passes: number;
+}
+
 /** Bytes allocated on one rank of a stage at a point in time (a step function). */
 export interface MemoryPoint {
   readonly t: number;
@@ -29,6 +42,11 @@ export interface MemoryPoint {
 export interface StageTimeline {
   readonly stage: number;
   readonly blocks: readonly Block[];
+  /** Seconds of each block kind on the compute stream over the whole step, the passes not drawn included. */
+  readonly computeSeconds: Readonly<Record<BlockKind, number>>;
+  /** The steady-state passes not drawn (absent when every pass has its blocks). */
+  readonly elided?: ElidedSpan;
+  /** Allocated bytes over time; no points inside `elided`. */
   readonly memory: readonly MemoryPoint[];
   readonly staticBytes: number;
   readonly peakBytes: number;

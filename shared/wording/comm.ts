@@ -21,6 +21,17 @@ export const BLOCK_LABELS: Readonly<Record<BlockKind, string>> = {
   forward: 'Forward', backward: 'Backward', recompute: 'Recompute', comm: 'Communication', optimizer: 'Optimizer', idle: 'Idle (bubble)',
 };
 
+/** Legend entry of the span of a long step whose passes run but are not drawn (StageTimeline.elided). */
+export const ELIDED_LABEL = 'Steady state (not drawn)';
+
+/** The sentence under the timeline when some stage's steady state is not drawn. */
+export function elidedSentence(stages: readonly { readonly elided?: { readonly passes: number } }[]): string | undefined {
+  const passes = stages.reduce((a, st) => a + (st.elided?.passes ?? 0), 0);
+  if (!(passes > 0)) return undefined;
+  return `Each stage draws its first and last passes; the ${passes.toLocaleString('en-US')} passes of the steady state between them `
+    + 'run and count in every figure (step time, totals, peak memory) but are not drawn, to keep the timeline small enough to send and draw.';
+}
+
 /** Exposed seconds per step of the collectives of one group, summed over a stage (or the busiest stage when none). */
 export function exposedSeconds(cs: readonly Collective[], group: CommGroup, stage?: number): number {
   const per = new Map<number, number>();

@@ -27,10 +27,11 @@ const missing = !existsSync(CHROMIUM) ? `chromium missing: ${CHROMIUM}` : !exist
 if (missing && process.env.CI === 'true') throw new Error(`webview e2e: ${missing} (required in CI)`);
 
 /** A 16-GPU TP 2 × PP 4 × DP 2 Llama-3.1-8B plan: every dashboard has something to draw. */
-const plan = missing ? undefined : makePlan({
-    model: findPreset('llama-3.1-8b')!.model, training: { microBatch: 1, gradAccum: 8, globalBatch: 16, seqLen: 4096 },
+const llama8b = (gradAccum: number) => makePlan({
+    model: findPreset('llama-3.1-8b')!.model, training: { microBatch: 1, gradAccum, globalBatch: 2 * gradAccum, seqLen: 4096 },
     parallel: { dp: 2, tp: 2, pp: 4, sharding: { stage: 1, style: 'deepspeed', shardGroupSize: 2 } }, cluster: { gpusPerNode: 8, nodes: 2 },
 });
+const plan = missing ? undefined : llama8b(8);
 
 function model() {
   assert.ok(plan);
@@ -76,7 +77,7 @@ window.violations=[];document.addEventListener('securitypolicyviolation',(e)=>vi
     server?.close();
   });
 
-  async function open(view: string, width: number, initial = ''): Promise<Page> {
+  async function open(view: string, width: number, initial = '', simulation = sim): Promise<Page> {
     const page = await browser.newPage({ viewport: { width, height: 1000 } });
     await page.goto(`${base}/?view=${view}&initial=${initial}`);
     await page.waitForFunction(() => (window as unknown as { sent: unknown[] }).sent.length > 0);
@@ -84,7 +85,7 @@ window.violations=[];document.addEventListener('securitypolicyviolation',(e)=>vi
       window.postMessage({ v: 1, type: 'environment', trusted: true }, '*');
       window.postMessage({ v: 1, type: 'model', model }, '*');
       window.postMessage({ v: 1, type: 'simulation', uri: 'file:///w/ds_config.json', simulation: { ok: true, result: simulation } }, '*');
-    }, [m, sim] as const);
+    }, [m, simulation] as const);
     await page.locator('#summary').waitFor();
     return page;
   }
@@ -185,6 +186,24 @@ window.violations=[];document.addEventListener('securitypolicyviolation',(e)=>vi
     const shown = Number(await line.getAttribute('data-exposed-tp')) + Number(await line.getAttribute('data-exposed-pp') ?? 0);
     const stage = Number(await line.getAttribute('data-stage'));
     assert.ok(Math.abs(shown - timeline[stage]) <= 1e-9 * shown, `${shown} vs ${timeline[stage]}`);
+    await page.close();
+  });
+
+  it('a step of 4,000 micro-batches draws each stage\'s ends, says how many passes it did not draw, and keeps every total', async () => {
+    // The same model with a long accumulation: 4 stages × 4,000 micro-batches × 2 passes, more than the simulator draws
+    // (shared/sim/simulate.ts DRAWN_PASSES); the figures are totals over every pass (StageTimeline.computeSeconds).
+    const longSim = simulateStep(llama8b(4000));
+    assert.ok(longSim.ok && longSim.stages.every((st) => st.elided));
+    const page = await open('all', 900, 'simulation', longSim);
+    await page.locator('#sim-elided').waitFor();
+    const passes = longSim.stages.reduce((a, st) => a + (st.elided?.passes ?? 0), 0);
+    assert.ok((await page.locator('#sim-elided').innerText()).includes(passes.toLocaleString('en-US')));
+    const exposed = await page.locator('#sim-table tbody tr').evaluateAll((trs) => trs.map((t) => Number((t as HTMLElement).dataset.exposedComm)));
+    assert.deepEqual(exposed, longSim.stages.map((st) => st.computeSeconds.comm));
+    const box = await page.locator('#chart-timeline').boundingBox();
+    assert.ok(box && box.width > 150 && box.height > 100);
+    assert.deepEqual(await page.evaluate(() => (window as unknown as { violations: string[] }).violations), []);
+    await shot(page, 'webview-simulation-long-step');
     await page.close();
   });
 

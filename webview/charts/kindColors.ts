@@ -16,3 +16,6 @@ export const KIND_COLORS: Readonly<Record<BlockKind, string>> = {
 
 /** Kinds drawn with a hatch pattern over their colour. */
 export const HATCHED: ReadonlySet<BlockKind> = new Set<BlockKind>(['comm']);
+
+/** The span of a long step whose passes are counted but not drawn: a denser grey than idle, with its own legend entry. */
+export const ELIDED_COLOR = 'rgba(128,128,128,0.8)';

@@ -65,8 +65,19 @@ function isBlock(x: unknown): boolean {
     && x.end >= x.start && isStr(x.label) && (x.lane === 'compute' || x.lane === 'comm');
 }
 
+/** Seconds per block kind on the compute stream: every kind present, each finite and non-negative. */
+function isKindSeconds(x: unknown): boolean {
+  return isObj(x) && (['forward', 'backward', 'recompute', 'comm', 'idle', 'optimizer'] as const).every((k) => isAmount(x[k]));
+}
+
+/** The span of passes not drawn: a forward interval and a whole, positive pass count. */
+function isElided(x: unknown): boolean {
+  return isObj(x) && isAmount(x.start) && isAmount(x.end) && x.end >= x.start && isInt(x.passes) && x.passes > 0;
+}
+
 function isStageTimeline(x: unknown): boolean {
-  return isObj(x) && isInt(x.stage) && isArr(x.blocks, (b): b is unknown => isBlock(b))
+  return isObj(x) && isInt(x.stage) && isArr(x.blocks, (b): b is unknown => isBlock(b)) && isKindSeconds(x.computeSeconds)
+    && (x.elided === undefined || isElided(x.elided))
     && isArr(x.memory, (p): p is unknown => isObj(p) && isAmount(p.t) && isAmount(p.bytes))
     && isAmount(x.peakBytes) && isAmount(x.exposedCommSeconds);
 }

@@ -7,8 +7,8 @@
 import type { DashboardModel } from '../../shared/protocol/webview';
 import type { BlockKind, Simulation, StageTimeline } from '../../shared/sim/types';
 import { formatBytes, formatSeconds, toUnit } from '../../shared/units';
-import { BLOCK_LABELS } from '../../shared/wording/comm';
-import { HATCHED, KIND_COLORS } from '../charts/kindColors';
+import { BLOCK_LABELS, ELIDED_LABEL, elidedSentence } from '../../shared/wording/comm';
+import { ELIDED_COLOR, HATCHED, KIND_COLORS } from '../charts/kindColors';
 import { chartById, makeChart, palette } from '../charts/theme';
 import { el, section, table } from '../dom';
 import { WEBVIEW_PROTOCOL_VERSION } from '../../shared/protocol/webview';
@@ -36,9 +36,12 @@ function lanesOf(sim: Simulation): Lane[] {
   });
 }
 
-/** Seconds of exposed communication the compute stream waits for on one stage (the timeline's side of the comparison). */
+/**
+ * Seconds of exposed communication the compute stream waits for on one stage (the timeline's side of the comparison),
+ * over every pass, drawn or not.
+ */
 export function exposedOnTimeline(st: StageTimeline): number {
-  return st.blocks.filter((b) => b.lane === 'compute' && b.kind === 'comm').reduce((a, b) => a + b.end - b.start, 0);
+  return st.computeSeconds.comm;
 }
 
 /** A diagonal hatch over `color`, so communication never differs from the other blocks by hue alone. */
@@ -85,18 +88,22 @@ function timeline(s: HTMLElement, sim: Simulation, ui: UiState, save: () => void
   const lanes = lanesOf(sim);
   const present = KINDS.filter((k) => sim.stages.some((st) => st.blocks.some((b) => b.kind === k)));
   const win = ui.zoom ?? { min: 0, max: step };
+  const datasets = present.map((k) => ({
+    label: BLOCK_LABELS[k], backgroundColor: HATCHED.has(k) ? hatch(KIND_COLORS[k]) : KIND_COLORS[k] as CanvasPattern | string, borderWidth: 0, grouped: false,
+    barPercentage: 0.9, categoryPercentage: 0.9,
+    data: lanes.flatMap((l) => (sim.stages.find((st) => st.stage === l.stage)?.blocks ?? [])
+      .filter((b) => b.kind === k && b.lane === l.stream)
+      .map((b) => ({ x: [b.start * 1000, b.end * 1000] as [number, number], y: l.label, text: b.label }))),
+  }));
+  // The steady state of a long step: one bar per stage over the span whose passes are counted but not drawn.
+  const elided = lanes.flatMap((l) => {
+    const e = l.stream === 'compute' ? sim.stages.find((st) => st.stage === l.stage)?.elided : undefined;
+    return e ? [{ x: [e.start * 1000, e.end * 1000] as [number, number], y: l.label, text: `${e.passes.toLocaleString('en-US')} passes run here, not drawn` }] : [];
+  });
+  if (elided.length) datasets.push({ label: ELIDED_LABEL, backgroundColor: ELIDED_COLOR, borderWidth: 0, grouped: false, barPercentage: 0.9, categoryPercentage: 0.9, data: elided });
   const chart = makeChart(s, 'chart-timeline', 'Timeline of the step per pipeline stage', {
     type: 'bar',
-    data: {
-      labels: lanes.map((l) => l.label),
-      datasets: present.map((k) => ({
-        label: BLOCK_LABELS[k], backgroundColor: HATCHED.has(k) ? hatch(KIND_COLORS[k]) : KIND_COLORS[k], borderWidth: 0, grouped: false,
-        barPercentage: 0.9, categoryPercentage: 0.9,
-        data: lanes.flatMap((l) => (sim.stages.find((st) => st.stage === l.stage)?.blocks ?? [])
-          .filter((b) => b.kind === k && b.lane === l.stream)
-          .map((b) => ({ x: [b.start * 1000, b.end * 1000] as [number, number], y: l.label, text: b.label }))),
-      })),
-    },
+    data: { labels: lanes.map((l) => l.label), datasets },
     options: {
       indexAxis: 'y',
       parsing: { xAxisKey: 'x', yAxisKey: 'y' },
@@ -136,7 +143,11 @@ function memoryChart(s: HTMLElement, sim: Simulation, m: DashboardModel, ui: UiS
     data: {
       datasets: sim.stages.map((st, i) => ({
         label: `Stage ${st.stage}`, stepped: true, pointRadius: 0, borderColor: colors[i % colors.length],
-        data: st.memory.map((p) => ({ x: p.t * 1000, y: toUnit(p.bytes, m.units) })),
+        // No line through a span whose passes are not drawn: its memory rises and falls with every micro-batch.
+        data: st.memory.flatMap((p) => {
+          const pt = { x: p.t * 1000, y: toUnit(p.bytes, m.units) as number | null };
+          return st.elided && p.t === st.elided.start ? [pt, { x: p.t * 1000, y: null }] : [pt];
+        }),
       })),
     },
     options: {
@@ -176,6 +187,12 @@ export function renderSimulation(host: HTMLElement, m: DashboardModel, ui: UiSta
   const sim = answer.result;
   const step = sim.stepSeconds > 0 ? sim.stepSeconds : 1;
   s.appendChild(el('p', undefined, `Step time ${formatSeconds(sim.stepSeconds)} over ${sim.stages.length} pipeline stage(s), ${sim.microbatches} micro-batches (${sim.schedule}).`));
+  const notDrawn = elidedSentence(sim.stages);
+  if (notDrawn) {
+    const p = el('p', 'muted', notDrawn);
+    p.id = 'sim-elided';
+    s.appendChild(p);
+  }
   const bar = el('div', 'toolbar');
   bar.append(
     button('Zoom in', () => { zoomBy(ui, 0.5, step); save(); }, { secondary: true, id: 'zoom-in' }),
@@ -185,9 +202,10 @@ export function renderSimulation(host: HTMLElement, m: DashboardModel, ui: UiSta
   s.appendChild(bar);
   timeline(s, sim, ui, save);
   memoryChart(s, sim, m, ui);
-  const present = KINDS.filter((k) => sim.stages.some((st) => st.blocks.some((b) => b.kind === k && b.lane === 'compute')));
+  // Totals over every pass, drawn or not (StageTimeline.computeSeconds).
+  const present = KINDS.filter((k) => sim.stages.some((st) => st.computeSeconds[k] > 0));
   s.appendChild(table('sim-table', 'Figures', ['Stage', ...present.map((k) => (k === 'comm' ? 'Exposed comm' : BLOCK_LABELS[k])), 'Peak allocated'], sim.stages.map((st) => {
-    const sum = (k: BlockKind) => st.blocks.filter((b) => b.kind === k && b.lane === 'compute').reduce((a, b) => a + b.end - b.start, 0);
+    const sum = (k: BlockKind) => st.computeSeconds[k];
     return [`Stage ${st.stage}`, ...present.map((k) => formatSeconds(sum(k))), formatBytes(st.peakBytes, m.units)];
   }), sim.stages.map((st) => ({ stage: String(st.stage), segments: String(st.blocks.length), exposedComm: String(exposedOnTimeline(st)) }))));
   operatorTermsSection(s, sim);
