@@ -43,6 +43,8 @@ export function fsdpStrategyOf(v: unknown): { stage: 0 | 2 | 3; strategy: string
 export function loraTargetsOf(mods: readonly string[]): FactValue | undefined {
   const map: Record<string, string> = { q_proj: 'q', k_proj: 'k', v_proj: 'v', o_proj: 'o', gate_proj: 'gate', up_proj: 'up', down_proj: 'down',
     wq: 'q', wk: 'k', wv: 'v', wo: 'o', w1: 'gate', w3: 'up', w2: 'down', q: 'q', k: 'k', v: 'v', o: 'o',
+    // torchtune's attention output projection (torchtune/modules/peft/_utils.py LORA_ATTN_MODULES).
+    output_proj: 'o',
     // Multi-head latent attention (transformers DeepseekV3Attention; shared/model/mla.ts mlaLoraShapes).
     q_a_proj: 'q', q_b_proj: 'q', kv_a_proj_with_mqa: 'k', kv_b_proj: 'v' };
   if (mods.some((m) => m === 'all' || m === 'all-linear')) return 'q,k,v,o,gate,up,down';

@@ -5,6 +5,7 @@ import { precisionOf } from '../common/maps';
 import { toNumber } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
 import { readHfModel } from '../hf-config/reader';
+import { readTorchtuneLora, readTorchtuneTraining } from './torchtune';
 
 function precision(s: FactSink, root: KNode, path: string): void {
   const e = at(root, path);
@@ -96,6 +97,7 @@ export function readTorchtune(s: FactSink, root: KNode | undefined): void {
     if (/lora|qlora/.test(id)) {
       s.derived('lora.enabled', true, 'torchtune LoRA builder');
       readNum(s, root, 'model.lora_rank', 'lora.rank', { int: true, min: 1 });
+      readTorchtuneLora(s, root);
       if (id.startsWith('qlora')) s.derived('lora.baseDtype', 'nf4', 'torchtune qlora_* builder: NF4 base weights');
     }
   }
@@ -126,6 +128,7 @@ export function readTorchtune(s: FactSink, root: KNode | undefined): void {
   readOptimizer(s, at(root, 'optimizer._component_'), 'optimizer._component_', readStr(root, 'optimizer._component_'));
   // torchtune's PackedDataset gives each pack a block-causal mask (torchtune/datasets/_packed.py), run by FlexAttention.
   readPacking(s, root, 'dataset.packed');
+  readTorchtuneTraining(s, root);
 }
 
 /** Lightning and LitGPT spell "all GPUs of the node" as -1 or "auto". */

@@ -1,0 +1,80 @@
+/**
+ * torchtune recipe keys beyond the layout (docs/formats/lightning.md): LoRA targets, torch.compile, the chunked losses,
+ * and the memory switches ShardLens does not model (optimizer in backward, activation offloading), with the recipes'
+ * own start-up checks (recipes/full_finetune_single_device.py and lora_finetune_*.py raise RuntimeError on them).
+ */
+import type { FactSink } from '../common/sink';
+import { locOf, readBool, readStr } from '../common/read';
+import { loraTargetsOf } from '../common/maps';
+import { at, type KNode } from '../common/tree';
+import { toBool, toNumber } from '../common/text';
+
+const TT = 'torchtune';
+
+/**
+ * The projections a torchtune LoRA builder adapts: `lora_attn_modules` (q_proj, k_proj, v_proj, output_proj) and, with
+ * `apply_lora_to_mlp` (builder default False), the MLP's w1, w3, w2 (torchtune/models/llama3_2/_model_builders.py
+ * lora_llama3_2_3b and the other lora_* builders).
+ */
+export function readTorchtuneLora(s: FactSink, root: KNode): void {
+  const attn = at(root, 'model.lora_attn_modules');
+  const mlp = at(root, 'model.apply_lora_to_mlp');
+  const mods = attn && attn.value.kind === 'list' ? (attn.value.items ?? []).map((i) => String(i.value)) : [];
+  const mlpOn = mlp?.value.kind === 'scalar' && toBool(mlp.value.value) === true;
+  const targets = loraTargetsOf([...mods, ...(mlpOn ? ['w1', 'w3', 'w2'] : [])]);
+  const where = attn ?? mlp;
+  if (targets && where) s.explicit('lora.targets', targets, locOf(where, attn ? 'model.lora_attn_modules' : 'model.apply_lora_to_mlp'));
+  const out = at(root, 'model.apply_lora_to_output');
+  if (out?.value.kind === 'scalar' && toBool(out.value.value) === true) {
+    s.diag('unmodelled-value', 'info', 'apply_lora_to_output: the adapter on the output projection (rank × (hidden + vocabulary) weights and their optimizer states) is not counted.',
+      out.value.range, ['lora.targets']);
+  }
+}
+
+/** torchtune's chunked losses (torchtune/modules/loss): logits formed and upcast chunk by chunk. */
+const CHUNKED_LOSS = /(^|\.)(LinearCrossEntropyLoss|CEWithChunkedOutputLoss)$/;
+
+/**
+ * torch.compile, the loss, and the switches that save memory in ways the estimate does not follow. With `compile`, the
+ * recipe compiles the loss (training.compile_loss): a chunked loss then keeps each chunk's 16-bit logits and its
+ * log-sum-exp for backward and no fp32 copy, the compiled loss ShardLens models (shared/memory/loss.ts 'compiled').
+ */
+export function readTorchtuneTraining(s: FactSink, root: KNode): void {
+  const compile = readBool(s, root, 'compile', 'training.compile');
+  s.default('training.compile', false, `${TT} default: compile False`);
+  const lossName = readStr(root, 'loss._component_');
+  const loss = at(root, 'loss._component_');
+  if (lossName && loss && CHUNKED_LOSS.test(lossName)) {
+    if (compile) s.explicit('training.lossFusion', 'compiled', locOf(loss, 'loss._component_'));
+    else {
+      s.diag('unmodelled-value', 'info', `${lossName.split('.').pop()}: without compile the loss runs eagerly chunk by chunk, which ShardLens does not model; `
+        + 'the estimate counts the whole logits and their fp32 copies at once, so the loss peak is over-stated.', loss.value.range, ['training.lossFusion']);
+    }
+  }
+  const accum = toNumber(at(root, 'gradient_accumulation_steps')?.value.value);
+  const clip = at(root, 'clip_grad_norm');
+  const opt = at(root, 'optimizer_in_bwd');
+  if (opt && readBool(s, root, 'optimizer_in_bwd') === true) {
+    s.diag('unmodelled-value', 'warning', 'optimizer_in_bwd: torchtune steps the optimizer inside backward and frees each gradient as soon as it is applied; '
+      + 'the estimate keeps every gradient until the step, so the peak is over-stated by up to the gradients\' bytes.', opt.value.range, ['training.optimizer']);
+    if (accum !== undefined && accum > 1) {
+      s.diag('torchtune-optimizer-in-bwd', 'error', 'torchtune refuses this at start-up: "Gradient accumulation is not supported with optimizer_in_bwd: True" (set gradient_accumulation_steps: 1).',
+        at(root, 'gradient_accumulation_steps')?.value.range ?? opt.value.range, ['training.gradAccum']);
+    }
+    const clipOn = clip?.value.kind === 'scalar' && clip.value.value !== null && clip.value.value !== undefined && String(clip.value.value).trim() !== '' && String(clip.value.value) !== 'null';
+    if (clip && clipOn) {
+      s.diag('torchtune-optimizer-in-bwd', 'error', 'torchtune refuses this at start-up: "Gradient clipping is not supported with optimizer_in_bwd: True" (set clip_grad_norm: null).',
+        clip.value.range, ['training.optimizer']);
+    }
+  }
+  const off = at(root, 'enable_activation_offloading');
+  if (off && readBool(s, root, 'enable_activation_offloading') === true) {
+    s.diag('unmodelled-value', 'warning', 'enable_activation_offloading: the checkpointed activations go to CPU memory during forward, which ShardLens does not model; '
+      + 'the estimate keeps them on the GPU, so the activation peak is over-stated.', off.value.range, ['training.recompute']);
+    const ac = at(root, 'enable_activation_checkpointing');
+    if (ac?.value.kind === 'scalar' && toBool(ac.value.value) === false) {
+      s.diag('torchtune-activation-offloading', 'error', 'torchtune refuses this at start-up: "enable_activation_offloading should only be True when enable_activation_checkpointing is True".',
+        ac.value.range, ['training.recompute']);
+    }
+  }
+}

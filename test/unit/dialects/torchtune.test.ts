@@ -1,0 +1,79 @@
+/**
+ * torchtune recipe keys (formats/lightning/torchtune.ts). Expected values from torchtune's source at the mirror's
+ * HEAD (pytorch/torchtune bd2a0fc7c): the lora_* builders adapt `lora_attn_modules` (q_proj, k_proj, v_proj,
+ * output_proj) and, with `apply_lora_to_mlp` (default False), w1, w2, w3 (torchtune/models/llama3_2/_model_builders.py);
+ * the recipes raise RuntimeError for optimizer_in_bwd with gradient accumulation or clipping, and for activation
+ * offloading without activation checkpointing (recipes/full_finetune_single_device.py __init__).
+ */
+import { before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { initFormats, parseConfig } from '../../../formats/index';
+import { resolvePlan } from '../../../shared/plan/resolve';
+import { countParams } from '../../../shared/model/params';
+
+const URI = 'file:///ws/3B_lora_single_device.yaml';
+const LORA = 'model:\n  _component_: torchtune.models.llama3_2.lora_llama3_2_3b\n  lora_attn_modules: [\'q_proj\', \'v_proj\', \'output_proj\']\n  apply_lora_to_mlp: True\n  lora_rank: 64\n'
+  + 'tokenizer:\n  max_seq_len: 2048\nbatch_size: 4\ngradient_accumulation_steps: 1\ndtype: bf16\n';
+
+const read = (text: string) => parseConfig(URI, text);
+const codes = (text: string) => read(text).diagnostics.map((d) => `${d.severity}:${d.code}`);
+const diagAt = (text: string, code: string) => read(text).diagnostics.find((d) => d.code === code);
+
+describe('torchtune recipe keys', () => {
+  before(async () => { await initFormats(); });
+
+  test('LoRA targets: lora_attn_modules and apply_lora_to_mlp, counted as torchtune builds them', () => {
+    const f = read(LORA);
+    assert.equal(f.facts['lora.targets']?.value, 'q,v,o,gate,up,down');
+    const plan = resolvePlan(f, [], { settings: { worldSize: 1 } }).plan;
+    assert.ok(plan?.lora);
+    // Llama 3.2 3B (h 3072, 24 heads × 128, 8 KV heads × 128, FFN 8192, 28 layers), rank 64:
+    // q 64·(3072 + 3072) + v 64·(3072 + 1024) + o 64·(3072 + 3072) + 3 × 64·(3072 + 8192) = 3,211,264 per layer.
+    assert.equal(countParams(plan.model, plan.lora).lora, 28 * 3_211_264);
+  });
+
+  test('without apply_lora_to_mlp (builder default False) only the attention modules are adapted', () => {
+    assert.equal(read(LORA.replace('  apply_lora_to_mlp: True\n', '')).facts['lora.targets']?.value, 'q,v,o');
+    assert.equal(read(LORA.replace('apply_lora_to_mlp: True', 'apply_lora_to_mlp: False')).facts['lora.targets']?.value, 'q,v,o');
+  });
+
+  test('apply_lora_to_output is said to be left out, at its key', () => {
+    const text = LORA.replace('  lora_rank: 64\n', '  apply_lora_to_output: True\n  lora_rank: 64\n');
+    const d = diagAt(text, 'unmodelled-value');
+    assert.ok(d && /output projection/.test(d.message));
+    assert.equal(d.range?.start.line, 4);
+  });
+
+  test('compile is read; a chunked loss under compile is the compiled loss, without it an info at the loss', () => {
+    const chunked = `${LORA}loss:\n  _component_: torchtune.modules.loss.LinearCrossEntropyLoss\n`;
+    const on = read(`${chunked}compile: True\n`);
+    assert.equal(on.facts['training.compile']?.value, true);
+    assert.equal(on.facts['training.lossFusion']?.value, 'compiled');
+    const off = read(`${chunked}compile: False\n`);
+    assert.equal(off.facts['training.compile']?.value, false);
+    assert.equal(off.facts['training.lossFusion'], undefined);
+    assert.ok(codes(`${chunked}compile: False\n`).includes('info:unmodelled-value'));
+    // A plain loss says nothing.
+    assert.deepEqual(codes(`${LORA}loss:\n  _component_: torch.nn.CrossEntropyLoss\ncompile: True\n`).filter((c) => c.includes('unmodelled')), []);
+  });
+
+  test('optimizer_in_bwd: a warning that the peak is over-stated; with accumulation or clipping, torchtune\'s start-up error', () => {
+    const text = `${LORA}optimizer_in_bwd: True\nclip_grad_norm: null\n`;
+    assert.deepEqual(codes(text).filter((c) => c !== 'info:unmodelled-value'), ['warning:unmodelled-value']);
+    const accum = diagAt(text.replace('gradient_accumulation_steps: 1', 'gradient_accumulation_steps: 8'), 'torchtune-optimizer-in-bwd');
+    assert.ok(accum && accum.severity === 'error' && /Gradient accumulation is not supported/.test(accum.message));
+    assert.equal(accum.range?.start.line, 8, 'at gradient_accumulation_steps');
+    const clip = diagAt(text.replace('clip_grad_norm: null', 'clip_grad_norm: 1.0'), 'torchtune-optimizer-in-bwd');
+    assert.ok(clip && /Gradient clipping is not supported/.test(clip.message));
+    assert.deepEqual(codes(text.replace('optimizer_in_bwd: True', 'optimizer_in_bwd: False')), []);
+  });
+
+  test('enable_activation_offloading: a warning; without activation checkpointing, torchtune\'s start-up error at that key', () => {
+    const text = `${LORA}enable_activation_checkpointing: True\nenable_activation_offloading: True\n`;
+    assert.deepEqual(codes(text), ['warning:unmodelled-value']);
+    const bad = text.replace('enable_activation_checkpointing: True', 'enable_activation_checkpointing: False');
+    const d = diagAt(bad, 'torchtune-activation-offloading');
+    assert.ok(d && d.severity === 'error');
+    assert.equal(d.range?.start.line, 10, 'at enable_activation_checkpointing');
+  });
+});
