@@ -115,6 +115,12 @@ export function readTorchtune(s: FactSink, root: KNode | undefined): void {
   const shard = at(root, 'data_parallel_shard_dim');
   const sv = shard ? toNumber(shard.value.value) : undefined;
   if (shard && sv !== undefined && (sv === -1 || sv > 1)) s.explicit('parallel.sharding.style', 'fsdp2', locOf(shard, 'data_parallel_shard_dim'));
+  // torchtune names the configs of its single-device recipes *_single_device.yaml (`tune run full_finetune_single_device
+  // --config llama3_1/8B_full_single_device`): those recipes train the model on one GPU without FSDP.
+  if (!s.has('parallel.sharding.style') && /single_device/i.test(s.file)) {
+    s.derived('parallel.sharding.style', 'ddp', 'torchtune *_single_device config: recipes/*_single_device.py train on one GPU, no FSDP');
+    s.derived('parallel.sharding.stage', 0, 'torchtune *_single_device config: nothing sharded');
+  }
   s.default('parallel.sharding.style', 'fsdp2', `${T}: FSDP2 fully_shard`);
   readBool(s, root, 'fsdp_reshard_after_forward', 'parallel.sharding.stage', (b) => (b ? 3 : 2));
   if (shard && sv !== undefined && (sv === -1 || sv > 1) && !s.has('parallel.sharding.stage')) s.derived('parallel.sharding.stage', 3, `${T}: data_parallel_shard_dim ${sv} shards parameters, gradients and optimizer states (fsdp_reshard_after_forward True)`, locOf(shard, 'data_parallel_shard_dim'));

@@ -68,6 +68,18 @@ describe('torchtune recipe keys', () => {
     assert.deepEqual(codes(text.replace('optimizer_in_bwd: True', 'optimizer_in_bwd: False')), []);
   });
 
+  test('a *_single_device config trains without FSDP; the distributed recipes\' configs keep FSDP2', () => {
+    // recipes/full_finetune_single_device.py and lora_finetune_single_device.py build the model on one device; the
+    // distributed recipes wrap it with fully_shard (recipes/full_finetune_distributed.py).
+    const single = read(LORA);
+    assert.equal(single.facts['parallel.sharding.style']?.value, 'ddp');
+    assert.equal(single.facts['parallel.sharding.stage']?.value, 0);
+    const dist = parseConfig('file:///ws/3B_lora.yaml', LORA);
+    assert.equal(dist.facts['parallel.sharding.style']?.value, 'fsdp2');
+    // A stated shard dimension is FSDP even in a file of that name.
+    assert.equal(read(`${LORA}data_parallel_shard_dim: -1\n`).facts['parallel.sharding.style']?.value, 'fsdp2');
+  });
+
   test('enable_activation_offloading: a warning; without activation checkpointing, torchtune\'s start-up error at that key', () => {
     const text = `${LORA}enable_activation_checkpointing: True\nenable_activation_offloading: True\n`;
     assert.deepEqual(codes(text), ['warning:unmodelled-value']);
