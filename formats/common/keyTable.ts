@@ -9,7 +9,7 @@ import { isPlanPath } from '../../shared/plan/paths';
 import type { TextRange } from '../../shared/plan/types';
 import { optimizerOf, precisionOf } from './maps';
 import type { FactSink, Loc } from './sink';
-import { isUnresolved, pagedOptimizerNote, unmodelledOptimizer } from './read';
+import { isUnresolved, readPagedOptimizer, unmodelledOptimizer } from './read';
 import { toBool, toNumber } from './text';
 import { at, entry, type KEntry, type KNode } from './tree';
 import { own } from '../../shared/lookup';
@@ -126,7 +126,7 @@ export function applyTable(s: FactSink, table: DialectTable, get: (key: string) 
       continue;
     }
     s.explicit(plan, v, loc);
-    if (spec.type === 'optimizer' && typeof f.value === 'string') pagedOptimizerNote(s, key, f.value, f.uri ? undefined : f.valueRange ?? f.keyRange);
+    if (spec.type === 'optimizer' && typeof f.value === 'string') readPagedOptimizer(s, f.value, loc);
     if (spec.type === 'preset' && typeof v === 'string') s.ref('model', v, f.uri ? undefined : f.valueRange);
     for (const [p, x] of Object.entries(spec.also ?? {})) if (isPlanPath(p)) s.explicit(p, x, loc);
     read.push(key);

@@ -134,7 +134,7 @@ export function readOptimizer(s: FactSink, e: KEntry | undefined, key: string, n
   const kind = optimizerOf(text);
   if (kind) {
     s.explicit('training.optimizer', kind, locOf(e, key));
-    pagedOptimizerNote(s, key, text, e.value.uri ? undefined : e.value.range);
+    readPagedOptimizer(s, text, locOf(e, key));
     return kind;
   }
   unmodelledOptimizer(s, key, text, e.value.uri ? undefined : e.value.range);
@@ -145,12 +145,10 @@ export function readOptimizer(s: FactSink, e: KEntry | undefined, key: string, n
  * bitsandbytes' paged optimizers (PagedAdamW8bit, `optim: paged_adamw_8bit`) keep their states in CUDA unified memory,
  * which the driver pages out to CPU memory when the GPU runs short (bitsandbytes docs, "Paged optimizers"; Dettmers
  * et al. 2023, QLoRA §2): the states cannot cause an out-of-memory error, and PyTorch's allocator does not count them.
- * The estimate keeps them on the GPU, so a warning at the name says the peak is over-stated when memory is tight.
+ * The plan says so (`training.pagedOptimizer`): the states are counted with the host's memory, not the GPU's peak.
  */
-export function pagedOptimizerNote(s: FactSink, key: string, name: string, range: TextRange | undefined): void {
-  if (!/paged/i.test(name)) return;
-  s.diag('unmodelled-value', 'warning', `${key}: "${name}" keeps its optimizer states in paged (CUDA unified) memory, which moves to CPU memory when the GPU runs short; `
-    + 'the estimate counts the states on the GPU, so where memory is tight the peak is over-stated and a "does not fit" may still run.', range, ['training.optimizer']);
+export function readPagedOptimizer(s: FactSink, name: string, loc: Loc): void {
+  if (/paged/i.test(name)) s.explicit('training.pagedOptimizer', true, loc);
 }
 
 /** The warning at an optimizer name ShardLens does not model: the framework's default is used instead, and said. */

@@ -102,6 +102,9 @@ export function readTorchtune(s: FactSink, root: KNode | undefined): void {
     }
   }
   const T = 'torchtune default (recipes/full_finetune_distributed.py)';
+  // torchtune builds its own decoder in plain PyTorch (torchtune/modules/transformer.py): a Llama block like
+  // torchtitan's, whatever the recipe shards it with (single-device recipes would otherwise read as transformers').
+  s.derived('training.modelImpl', 'torchtitan', 'torchtune decoder (torchtune/modules/transformer.py): plain-PyTorch blocks, saved as torchtitan\'s');
   readNum(s, root, 'batch_size', 'training.microBatch', { int: true, min: 1 });
   readNum(s, root, 'gradient_accumulation_steps', 'training.gradAccum', { int: true, min: 1 });
   s.default('training.gradAccum', 1, T);
@@ -120,6 +123,7 @@ export function readTorchtune(s: FactSink, root: KNode | undefined): void {
   if (!s.has('parallel.sharding.style') && /single_device/i.test(s.file)) {
     s.derived('parallel.sharding.style', 'ddp', 'torchtune *_single_device config: recipes/*_single_device.py train on one GPU, no FSDP');
     s.derived('parallel.sharding.stage', 0, 'torchtune *_single_device config: nothing sharded');
+    s.derived('cluster.worldSize', 1, 'torchtune *_single_device config: the recipe runs on one GPU');
   }
   s.default('parallel.sharding.style', 'fsdp2', `${T}: FSDP2 fully_shard`);
   readBool(s, root, 'fsdp_reshard_after_forward', 'parallel.sharding.stage', (b) => (b ? 3 : 2));

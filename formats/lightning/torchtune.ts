@@ -54,9 +54,8 @@ export function readTorchtuneTraining(s: FactSink, root: KNode): void {
   const accum = toNumber(at(root, 'gradient_accumulation_steps')?.value.value);
   const clip = at(root, 'clip_grad_norm');
   const opt = at(root, 'optimizer_in_bwd');
-  if (opt && readBool(s, root, 'optimizer_in_bwd') === true) {
-    s.diag('unmodelled-value', 'warning', 'optimizer_in_bwd: torchtune steps the optimizer inside backward and frees each gradient as soon as it is applied; '
-      + 'the estimate keeps every gradient until the step, so the peak is over-stated by up to the gradients\' bytes.', opt.value.range, ['training.optimizer']);
+  // torchtune steps each parameter inside the backward and frees its gradient (training.optimizerInBackward).
+  if (opt && readBool(s, root, 'optimizer_in_bwd', 'training.optimizerInBackward') === true) {
     if (accum !== undefined && accum > 1) {
       s.diag('torchtune-optimizer-in-bwd', 'error', 'torchtune refuses this at start-up: "Gradient accumulation is not supported with optimizer_in_bwd: True" (set gradient_accumulation_steps: 1).',
         at(root, 'gradient_accumulation_steps')?.value.range ?? opt.value.range, ['training.gradAccum']);

@@ -57,6 +57,12 @@ export interface MemoryContext extends ActivationShape {
   dsFusedAdam: boolean;
   ctxBytes: number; frag: number;
   offOpt: OffloadTarget; offParams: OffloadTarget;
+  /** The optimizer applies and frees each gradient inside the backward (training.optimizerInBackward). */
+  optInBwd: boolean;
+  /** The optimizer states are in paged (unified) memory, off the GPU's peak (training.pagedOptimizer). */
+  pagedOpt: boolean;
+  /** Parameters of a layer's largest trained weight matrix on one rank (a LoRA adapter's under LoRA). */
+  largestLayerParam: number;
   gpusPerNode: number; gpuMemory: number;
 }
 
@@ -130,6 +136,11 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   c.dsFusedAdam = s.dsFusedAdam === true;
   c.ctxBytes = plan.overhead.cudaContextBytes; c.frag = plan.overhead.allocatorFragmentation;
   c.offOpt = replicated ? 'none' : s.offloadOptimizer; c.offParams = replicated ? 'none' : s.offloadParams;
+  // Properties of the training loop, not of the sharding: the replicated baseline keeps them.
+  c.optInBwd = t.optimizerInBackward === true; c.pagedOpt = t.pagedOptimizer === true;
+  c.largestLayerParam = plan.lora
+    ? plan.lora.rank * Math.max(model.hiddenSize, model.ffnSize)
+    : (model.hiddenSize * Math.max(model.ffnSize, model.heads * model.headDim)) / tp;
   c.gpusPerNode = plan.cluster.gpusPerNode; c.gpuMemory = plan.cluster.gpu.memoryBytes;
   return c;
 }

@@ -136,6 +136,18 @@ export function computeStageStates(c: MemoryContext, stage: number, start: numbe
     if (c.offParams === 'cpu') hostBytes += parameters;
     parameters = 0;
   }
+  // bitsandbytes' paged optimizer states live in unified memory that the driver pages to CPU memory under pressure
+  // (Dettmers et al. 2023 §2): never the cause of an out-of-memory error, so counted with the host's bytes.
+  if (c.pagedOpt) {
+    hostBytes += optimizerStates;
+    optimizerStates = 0;
+  }
+  // torchtune's optimizer in the backward applies each gradient as soon as it is final and frees it (torch
+  // register_post_accumulate_grad_hook): one weight's gradient at a time, at most the stage's largest.
+  if (c.optInBwd) {
+    const largest = c.lora ? c.largestLayerParam : Math.max(layers > 0 ? c.largestLayerParam : 0, first ? c.embedRank : 0, last ? c.headRank : 0);
+    gradients = Math.min(gradients, gradientBytes(largest, c.gradB, dG));
+  }
   const perLayerUnit = c.attnRank + Math.max(c.denseMlpRank, nMoe > 0 ? c.moeDenseRank + c.expertRank : 0);
   // FSDP2 wraps each block; the embedding and head belong to the root group, counted on its own (fsdp2RootBytes).
   const unitParams = c.style === 'fsdp2' && layers > 0 ? perLayerUnit : Math.max(layers > 0 ? perLayerUnit : 0, first ? c.embedRank : 0, last ? c.headRank : 0);

@@ -4,8 +4,8 @@ export interface TermInfo { readonly label: string; readonly formula: string; re
 
 export const TERM_INFO = {
   parameters: { label: 'Parameters', formula: 'Ψ_rank · b_param / N_shard (0 on GPU with parameter offload)', citation: 'Rajbhandari et al. 2020 (ZeRO) §5.3; Megatron theoretical_memory_usage.py sharding map' },
-  gradients: { label: 'Gradients', formula: 'Ψ_train · b_grad / N_shard', citation: 'Rajbhandari et al. 2020 (ZeRO) §5.2' },
-  optimizerStates: { label: 'Optimizer states', formula: 'Ψ_train · b_opt / N_shard (Adam 8, SGD-momentum 4, Lion 4, 8-bit Adam 2, Adafactor ≈ 8/h)', citation: 'Rajbhandari et al. 2020 (ZeRO) §5.1; Kingma & Ba 2015; Dettmers et al. 2022; Chen et al. 2023; Shazeer & Stern 2018' },
+  gradients: { label: 'Gradients', formula: 'Ψ_train · b_grad / N_shard (optimizer in the backward: one weight\'s at a time, Ψ_largest · b_grad / N_shard)', citation: 'Rajbhandari et al. 2020 (ZeRO) §5.2; torchtune optimizer_in_bwd (torch register_post_accumulate_grad_hook)' },
+  optimizerStates: { label: 'Optimizer states', formula: 'Ψ_train · b_opt / N_shard (Adam 8, SGD-momentum 4, Lion 4, 8-bit Adam 2, Adafactor ≈ 8/h; a paged optimizer\'s in unified memory, counted with the host)', citation: 'Rajbhandari et al. 2020 (ZeRO) §5.1; Kingma & Ba 2015; Dettmers et al. 2022; Chen et al. 2023; Shazeer & Stern 2018; Dettmers et al. 2023 §2 (paged optimizers)' },
   masterWeights: { label: 'fp32 master weights', formula: 'Ψ_train · 4 / N_shard', citation: 'Micikevicius et al. 2018 (mixed precision); ZeRO K = 12' },
   gradAccumBuffer: { label: 'fp32 gradient buffer', formula: '4 · Ψ_train / N_shard', citation: 'Megatron main_grad / nanotron accumulate_grad_in_fp32; Ultra-Scale Playbook' },
   fp8WeightCache: { label: 'FP8 weight caches', formula: '2 · Ψ_linear / N_shard (fp8 weight + transpose)', citation: 'NVIDIA TransformerEngine Float8Tensor transpose cache' },

@@ -378,8 +378,12 @@ function stepsOf(g: Gathered): { steps?: number; samples?: number } {
   return samples !== undefined ? { samples } : {};
 }
 
-function optionalFacts(g: { str<T extends string>(p: PlanPath): T | undefined; num(p: PlanPath): number | undefined }): Record<string, string | number> {
-  const out: Record<string, string | number> = {};
+function optionalFacts(g: { str<T extends string>(p: PlanPath): T | undefined; num(p: PlanPath): number | undefined; bool(p: PlanPath): boolean | undefined }): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  for (const k of ['optimizerInBackward', 'pagedOptimizer'] as const) {
+    const b = g.bool(`training.${k}`);
+    if (b !== undefined) out[k] = b;
+  }
   for (const k of ['regime', 'recomputePolicy', 'modelImpl', 'optimizerImpl', 'lossFusion', 'cudaGraph', 'packing'] as const) {
     const v = g.str<string>(`training.${k}`);
     if (v !== undefined) out[k] = v;

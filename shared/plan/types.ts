@@ -94,6 +94,16 @@ export interface TrainingSpec {
   readonly modelImpl?: ModelImpl;
   /** Optimizer implementation; undefined = the engine's default. */
   readonly optimizerImpl?: OptimizerImpl;
+  /**
+   * The optimizer steps each parameter inside the backward as soon as its gradient is final and frees that gradient
+   * (torchtune `optimizer_in_bwd`: torch `register_post_accumulate_grad_hook`); undefined = one step after the backward.
+   */
+  readonly optimizerInBackward?: boolean;
+  /**
+   * The optimizer states live in paged (CUDA unified) memory that the driver moves to CPU memory when the GPU runs short
+   * (bitsandbytes' paged optimizers, Dettmers et al. 2023 §2); undefined = ordinary GPU memory.
+   */
+  readonly pagedOptimizer?: boolean;
   /** Megatron --cross-entropy-loss-fusion (with --cross-entropy-fusion-impl); undefined = none. */
   readonly lossFusion?: LossFusion;
   /**

@@ -1,7 +1,8 @@
 // Peak memory against published runs (issue 13 §4): torchtitan's December 2024 H100 benchmark tables (Llama 3.1 8B
 // at CP 1–8, Table 2; Llama 3.1 70B with FSDP × TP, Table 4), each launch file read through the CLI's own path. The
 // expected values are the published max reserved GiB (data/calibration/measured-memory.json with sources); no
-// memory parameter is fitted to them.
+// memory parameter is fitted to them. The torchtune README's Optimization flags rows (Llama 3.2 3B on one A100, peak
+// active memory, November 2024) are compared with the estimate's peak allocated.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { predictMeasuredMemory } from '../../../bench/measuredMemory';

@@ -10,6 +10,8 @@ import assert from 'node:assert/strict';
 import { initFormats, parseConfig } from '../../../formats/index';
 import { resolvePlan } from '../../../shared/plan/resolve';
 import { countParams } from '../../../shared/model/params';
+import { fillContext } from '../../../shared/memory/context';
+import { computeStage, newStageNumbers } from '../../../shared/memory/stage';
 
 const URI = 'file:///ws/3B_lora_single_device.yaml';
 const LORA = 'model:\n  _component_: torchtune.models.llama3_2.lora_llama3_2_3b\n  lora_attn_modules: [\'q_proj\', \'v_proj\', \'output_proj\']\n  apply_lora_to_mlp: True\n  lora_rank: 64\n'
@@ -57,15 +59,32 @@ describe('torchtune recipe keys', () => {
     assert.deepEqual(codes(`${LORA}loss:\n  _component_: torch.nn.CrossEntropyLoss\ncompile: True\n`).filter((c) => c.includes('unmodelled')), []);
   });
 
-  test('optimizer_in_bwd: a warning that the peak is over-stated; with accumulation or clipping, torchtune\'s start-up error', () => {
+  test('optimizer_in_bwd: stated in the plan; with accumulation or clipping, torchtune\'s start-up error at the key', () => {
     const text = `${LORA}optimizer_in_bwd: True\nclip_grad_norm: null\n`;
-    assert.deepEqual(codes(text).filter((c) => c !== 'info:unmodelled-value'), ['warning:unmodelled-value']);
+    assert.equal(read(text).facts['training.optimizerInBackward']?.value, true);
+    assert.deepEqual(codes(text), []);
     const accum = diagAt(text.replace('gradient_accumulation_steps: 1', 'gradient_accumulation_steps: 8'), 'torchtune-optimizer-in-bwd');
     assert.ok(accum && accum.severity === 'error' && /Gradient accumulation is not supported/.test(accum.message));
     assert.equal(accum.range?.start.line, 8, 'at gradient_accumulation_steps');
     const clip = diagAt(text.replace('clip_grad_norm: null', 'clip_grad_norm: 1.0'), 'torchtune-optimizer-in-bwd');
     assert.ok(clip && /Gradient clipping is not supported/.test(clip.message));
-    assert.deepEqual(codes(text.replace('optimizer_in_bwd: True', 'optimizer_in_bwd: False')), []);
+    assert.equal(read(text.replace('optimizer_in_bwd: True', 'optimizer_in_bwd: False')).facts['training.optimizerInBackward']?.value, false);
+  });
+
+  test('optimizer_in_bwd frees each gradient once applied: the stage holds one weight\'s gradient, the largest', () => {
+    // Full fine-tune of Llama 3.2 3B on one GPU: every gradient is bf16 (2 bytes), and the largest weight is the tied
+    // embedding, 128,256 × 3,072; without the hook all 3.21 B parameters' gradients exist at the end of the backward.
+    const full = 'model:\n  _component_: torchtune.models.llama3_2.llama3_2_3b\ntokenizer:\n  max_seq_len: 2048\nbatch_size: 1\ngradient_accumulation_steps: 1\ndtype: bf16\n';
+    const uri = 'file:///ws/3B_full_single_device.yaml';
+    const numbers = (text: string) => {
+      const plan = resolvePlan(parseConfig(uri, text), [], { settings: { worldSize: 1 } }).plan;
+      assert.ok(plan);
+      return computeStage(fillContext(plan, undefined, false), 0, 0, plan.model.layers, newStageNumbers());
+    };
+    const hooked = numbers(`${full}optimizer_in_bwd: True\n`);
+    const plain = numbers(full);
+    assert.equal(hooked.gradients, 2 * 128_256 * 3_072);
+    assert.equal(plain.gradients, 2 * countParams(resolvePlan(parseConfig(uri, full), [], { settings: { worldSize: 1 } }).plan!.model).parameters);
   });
 
   test('a *_single_device config trains without FSDP; the distributed recipes\' configs keep FSDP2', () => {
@@ -74,8 +93,13 @@ describe('torchtune recipe keys', () => {
     const single = read(LORA);
     assert.equal(single.facts['parallel.sharding.style']?.value, 'ddp');
     assert.equal(single.facts['parallel.sharding.stage']?.value, 0);
+    assert.equal(single.facts['cluster.worldSize']?.value, 1);
     const dist = parseConfig('file:///ws/3B_lora.yaml', LORA);
     assert.equal(dist.facts['parallel.sharding.style']?.value, 'fsdp2');
+    assert.equal(dist.facts['cluster.worldSize'], undefined);
+    // Either way torchtune's own plain-PyTorch decoder: counted as torchtitan's graph, not transformers'.
+    assert.equal(single.facts['training.modelImpl']?.value, 'torchtitan');
+    assert.equal(dist.facts['training.modelImpl']?.value, 'torchtitan');
     // A stated shard dimension is FSDP even in a file of that name.
     assert.equal(read(`${LORA}data_parallel_shard_dim: -1\n`).facts['parallel.sharding.style']?.value, 'fsdp2');
   });

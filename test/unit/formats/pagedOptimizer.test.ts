@@ -1,33 +1,48 @@
 /**
  * bitsandbytes' paged optimizers keep their states in CUDA unified memory, paged out to CPU memory when the GPU runs
- * short (bitsandbytes docs "Paged optimizers"; Dettmers et al. 2023, QLoRA §2): the estimate counts the states on the
- * GPU, so a warning at the optimizer's name says the peak is over-stated. Read through a reader (torchtune's
- * `optimizer._component_`) and through a key table (axolotl `optimizer:`); a plain optimizer gets no such warning.
+ * short (bitsandbytes docs "Paged optimizers"; Dettmers et al. 2023, QLoRA §2), outside PyTorch's allocator: the plan
+ * says so (training.pagedOptimizer) and the estimate counts the states with the host's memory, not the GPU's peak.
+ * Read through a reader (torchtune's `optimizer._component_`) and through a key table (axolotl `optimizer:`).
+ * Expected bytes from first principles: 8-bit Adam keeps 2 bytes per trained parameter (Dettmers et al. 2022).
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { initFormats, parseConfig } from '../../../formats/index';
+import { resolvePlan } from '../../../shared/plan/resolve';
+import { estimateMemory } from '../../../shared/memory/estimate';
+import { countParams } from '../../../shared/model/params';
 
-const paged = (uri: string, text: string) => parseConfig(uri, text).diagnostics.filter((d) => /paged \(CUDA unified\) memory/.test(d.message));
+const TT = 'model:\n  _component_: torchtune.models.llama3_2.llama3_2_3b\ntokenizer:\n  max_seq_len: 2048\nbatch_size: 2\ndtype: bf16\noptimizer:\n  _component_: bitsandbytes.optim.PagedAdamW8bit\n  lr: 2e-5\n';
+const URI = 'file:///ws/3B_full_single_device.yaml';
 
 describe('paged optimizers', () => {
   before(async () => { await initFormats(); });
 
-  test('torchtune bitsandbytes.optim.PagedAdamW8bit: 8-bit Adam, and a warning at the class path', () => {
-    const text = 'model:\n  _component_: torchtune.models.llama3_1.llama3_1_8b\nbatch_size: 2\noptimizer:\n  _component_: bitsandbytes.optim.PagedAdamW8bit\n  lr: 2e-5\n';
-    const f = parseConfig('file:///ws/8B_full_single_device.yaml', text);
+  test('torchtune bitsandbytes.optim.PagedAdamW8bit: 8-bit Adam whose states are paged, stated at the class path', () => {
+    const f = parseConfig(URI, TT);
     assert.equal(f.facts['training.optimizer']?.value, 'adam-8bit');
-    const d = paged('file:///ws/8B_full_single_device.yaml', text);
-    assert.equal(d.length, 1);
-    assert.equal(d[0].severity, 'warning');
-    assert.equal(d[0].range?.start.line, 4);
+    assert.equal(f.facts['training.pagedOptimizer']?.value, true);
+    assert.equal(f.facts['training.pagedOptimizer']?.source.range?.start.line, 7);
   });
 
-  test('axolotl optimizer: paged_adamw_8bit through the key table; adamw_torch says nothing', () => {
+  test('the states leave the GPU\'s peak and count with the host: 2 bytes per parameter', () => {
+    const paged = resolvePlan(parseConfig(URI, TT), [], { settings: { worldSize: 1, gpu: 'a100-80gb' } }).plan;
+    const plain = resolvePlan(parseConfig(URI, TT.replace('PagedAdamW8bit', 'AdamW8bit')), [], { settings: { worldSize: 1, gpu: 'a100-80gb' } }).plan;
+    assert.ok(paged && plain);
+    assert.equal(plain.training.pagedOptimizer, undefined);
+    const psi = countParams(paged.model).parameters;
+    const p = estimateMemory(paged), q = estimateMemory(plain);
+    assert.equal(p.stages[0].terms.optimizerStates?.bytes ?? 0, 0);
+    assert.ok(Math.abs(p.hostBytesPerNode - 2 * psi) <= 1e-9 * psi, `${p.hostBytesPerNode} vs ${2 * psi}`);
+    assert.equal(q.hostBytesPerNode, 0);
+    assert.ok(q.stages[0].peakAllocatedBytes - p.stages[0].peakAllocatedBytes >= 2 * psi * (1 - 1e-9), 'the GPU peak drops by the states at least');
+  });
+
+  test('axolotl optimizer: paged_adamw_8bit through the key table; adamw_torch is not paged', () => {
     const text = 'base_model: NousResearch/Llama-2-7b-hf\nadapter: qlora\nload_in_4bit: true\nsequence_len: 4096\nmicro_batch_size: 2\ngradient_accumulation_steps: 4\noptimizer: paged_adamw_8bit\n';
-    const d = paged('file:///ws/qlora.yml', text);
-    assert.equal(d.length, 1);
-    assert.equal(d[0].range?.start.line, 6);
-    assert.deepEqual(paged('file:///ws/qlora.yml', text.replace('paged_adamw_8bit', 'adamw_torch')), []);
+    const f = parseConfig('file:///ws/qlora.yml', text);
+    assert.equal(f.facts['training.pagedOptimizer']?.value, true);
+    assert.equal(f.facts['training.pagedOptimizer']?.source.range?.start.line, 6);
+    assert.equal(parseConfig('file:///ws/qlora.yml', text.replace('paged_adamw_8bit', 'adamw_torch')).facts['training.pagedOptimizer'], undefined);
   });
 });
