@@ -124,7 +124,7 @@ export async function estimateFile(file: string, flags: Flags, quietHeader = fal
       const gpu = est.gpuMemoryBytes;
       printStages(`Per GPU, sharded as configured (peak on pipeline stage ${est.peakStage}; GPU memory ${formatBytes(gpu, 'GiB')}):`, est.stages, gpu);
       printStages('Per GPU, replicated data parallel (no ZeRO/FSDP sharding, no offload):', est.replicated.stages, gpu);
-      if (est.hostBytesPerNode > 0) console.log(`\nHost memory per node for offload: ${formatBytes(est.hostBytesPerNode, 'GiB')}`);
+      if (est.hostBytesPerNode > 0) console.log(`\nHost memory per node for offloaded or paged states: ${formatBytes(est.hostBytesPerNode, 'GiB')}`);
       const peak = est.stages[est.peakStage];
       const v = code === 2 ? undefined : verdictOf(est, loaded, problems);
       if (!v || !peak) {
