@@ -1,6 +1,8 @@
 /**
  * Broken and half-typed input: every example file truncated and mutated (deterministic seed) is read
- * without throwing, with finite numbers and well-formed ranges, and resolvePlan never throws either.
+ * without throwing, with finite numbers and well-formed ranges, and resolvePlan never throws either. One mutated plan
+ * in three also runs the memory and step-time estimates and the step simulator: finite figures, and a simulation the
+ * server can send (it turns into JSON of bounded size: a long accumulation once made one too large for a string).
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,11 +13,16 @@ import { detectFormat, initFormats, parseConfig } from '../../../formats/index';
 import { resolvePlan } from '../../../shared/plan/resolve';
 import { rng } from '../../../shared/random';
 import { configFiles } from './helpers';
+import { estimateMemory } from '../../../shared/memory/estimate';
+import { estimateStepTime } from '../../../shared/time/estimate';
+import { simulateStep } from '../../../shared/sim/simulate';
 
 const ROOT = resolve(__dirname, '../../../examples');
 
 
-const JUNK = ['"', '{', '}', '[', ']', ':', '\n', '\\', '$', '$((', '${', '=', '-', '#', ' ', '\t', 'auto', '1e999', '-1', '0', 'NaN', '<<EOF\n'];
+const JUNK = ['"', '{', '}', '[', ']', ':', '\n', '\\', '$', '$((', '${', '=', '-', '#', ' ', '\t', 'auto', '1e999', '-1', '0', 'NaN', '<<EOF\n',
+  // Digits next to a number make it huge (a global batch of millions: long steps).
+  '99999', '000'];
 
 function mutate(text: string, r: () => number): string {
   let t = text;
@@ -30,6 +37,8 @@ function mutate(text: string, r: () => number): string {
   return t;
 }
 
+let checked = 0;
+
 function check(path: string, text: string, fmt: FormatId): void {
   const f = parseConfig(path, text, fmt);
   for (const [k, fact] of Object.entries(f.facts)) {
@@ -40,6 +49,17 @@ function check(path: string, text: string, fmt: FormatId): void {
   for (const d of f.diagnostics) assert.ok(d.range.start.line >= 0);
   const res = resolvePlan(f, [], { settings: { worldSize: 8 } });
   if (res.plan) for (const v of [res.plan.training.microBatch, res.plan.training.globalBatch, res.plan.parallel.dp]) assert.ok(Number.isFinite(v) && v > 0);
+  if (res.plan && checked++ % 3 === 0) {
+    const mem = estimateMemory(res.plan);
+    for (const st of mem.stages) assert.ok(Number.isFinite(st.peakReservedBytes) && st.peakReservedBytes >= 0, 'peak finite');
+    const time = estimateStepTime(res.plan);
+    assert.ok(Number.isFinite(time.stepSeconds) && time.stepSeconds >= 0, 'step finite');
+    const sim = simulateStep(res.plan);
+    if (sim.ok) {
+      assert.ok(sim.stepSeconds > 0 && Number.isFinite(sim.stepSeconds), 'simulated step finite');
+      assert.ok(JSON.stringify(sim).length < 16e6, 'the simulation stays small enough to send');
+    }
+  }
 }
 
 describe('broken input never throws', () => {
