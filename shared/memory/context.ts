@@ -33,6 +33,12 @@ export interface MemoryContext extends ActivationShape {
   attnRank: number; denseMlpRank: number; moeDenseRank: number; expertRank: number;
   embedRank: number; positions: number; finalNorm: number; headRank: number;
   loraPerLayer: number; lora: boolean; baseBytes: number;
+  /**
+   * Bytes per weight of a LoRA model's embedding, positions, final norm and head: 16-bit when the base is quantized
+   * (QLoRA replaces the layers' linear weights only: bitsandbytes skips nn.Embedding and the output head,
+   * transformers get_keys_to_not_convert; torchtune FrozenNF4Linear in the blocks, nn.Embedding and TiedLinear kept).
+   */
+  loraRestBytes: number;
   paramB: number; gradB: number; masterB: number; optB: number; optBRest: number; accum: boolean; fp8: boolean;
   /** DeepSpeed's pipeline engine without ZeRO in bf16: BF16_Optimizer (shared/memory/engine.ts deepspeedBf16Optimizer). */
   dsBf16Opt: boolean;
@@ -61,6 +67,8 @@ export interface MemoryContext extends ActivationShape {
   optInBwd: boolean;
   /** The optimizer states are in paged (unified) memory, off the GPU's peak (training.pagedOptimizer). */
   pagedOpt: boolean;
+  /** Checkpointed activations go to CPU memory, the forward stash of the last few stays (training.activationOffload). */
+  actOffload: boolean;
   /** Parameters of a layer's largest trained weight matrix on one rank (a LoRA adapter's under LoRA). */
   largestLayerParam: number;
   gpusPerNode: number; gpuMemory: number;
@@ -97,6 +105,7 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   c.lora = plan.lora !== undefined;
   c.loraPerLayer = plan.lora ? loraLayerParams(model, plan.lora) : 0;
   c.baseBytes = plan.lora ? dtypeBytes(plan.lora.baseDtype) : paramBytesOf(t.precision);
+  c.loraRestBytes = plan.lora && c.baseBytes < 2 ? 2 : c.baseBytes;
   // Bytes per parameter as the engine's precision regime keeps them (shared/memory/regime.ts).
   c.regime = precisionRegimeOf(plan); c.impl = modelImplOf(plan); c.loss = lossImplOf(c.impl, t.lossFusion, p.tp);
   // What the block saves (shared/memory/blocks.ts): transformers models with fp32 weights under autocast keep an fp32
@@ -137,7 +146,7 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   c.ctxBytes = plan.overhead.cudaContextBytes; c.frag = plan.overhead.allocatorFragmentation;
   c.offOpt = replicated ? 'none' : s.offloadOptimizer; c.offParams = replicated ? 'none' : s.offloadParams;
   // Properties of the training loop, not of the sharding: the replicated baseline keeps them.
-  c.optInBwd = t.optimizerInBackward === true; c.pagedOpt = t.pagedOptimizer === true;
+  c.optInBwd = t.optimizerInBackward === true; c.pagedOpt = t.pagedOptimizer === true; c.actOffload = t.activationOffload === true;
   c.largestLayerParam = plan.lora
     ? plan.lora.rank * Math.max(model.hiddenSize, model.ffnSize)
     : (model.hiddenSize * Math.max(model.ffnSize, model.heads * model.headDim)) / tp;

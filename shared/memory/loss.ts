@@ -13,13 +13,18 @@ import type { LossFusion, ModelImpl } from '../plan/types';
  * turned into the softmax in place, the gradient formed in place); 'parallel' — torchtitan's loss_parallel with TP, the
  * DTensor log_softmax written as separate ops (torch/distributed/tensor/parallel/loss.py `_log_softmax`:
  * shifted = x − max, exp, log-sum-exp, result); 'native' / 'te' — Megatron's fused cross-entropy
- * (`--cross-entropy-loss-fusion`), which never materialises fp32 logits.
+ * (`--cross-entropy-loss-fusion`), which never materialises fp32 logits; 'chunked' — the compiled loss run over C
+ * chunks of the tokens (torchtune's chunked losses under compile: the backward frees each chunk's saved logits as it
+ * makes that chunk's gradient).
  */
-export type LossImpl = 'upcast' | 'parallel' | 'compiled' | 'megatron' | 'native' | 'te';
+export type LossImpl = 'upcast' | 'parallel' | 'compiled' | 'megatron' | 'native' | 'te' | 'chunked';
+
+/** Chunks of torchtune's chunked losses (num_output_chunks, torchtune/modules/loss: 8 by default). */
+export const LOSS_CHUNKS = 8;
 
 /** The loss implementation of a plan: the stated fusion, else the model implementation's. */
 export function lossImplOf(impl: ModelImpl, fusion: LossFusion | undefined, tp: number): LossImpl {
-  if (fusion === 'native' || fusion === 'te' || fusion === 'compiled') return fusion;
+  if (fusion === 'native' || fusion === 'te' || fusion === 'compiled' || fusion === 'chunked') return fusion;
   if (impl === 'megatron') return 'megatron';
   return impl === 'torchtitan' && tp > 1 ? 'parallel' : 'upcast';
 }
@@ -37,7 +42,7 @@ export function lossForwardBytes(impl: LossImpl, n: number, tokens: number, actB
   switch (impl) {
     case 'upcast': return (b === 4 ? 8 : b + 8) * n;
     case 'parallel': return (b === 4 ? 12 : b + 12) * n;
-    case 'compiled': return b * n + 4 * tokens;
+    case 'compiled': case 'chunked': return b * n + 4 * tokens;
     case 'megatron': return (b === 4 ? 4 : b + 4) * n;
     case 'native': case 'te': return b * n + 4 * tokens;
   }
@@ -52,7 +57,7 @@ export function lossSavedBytes(impl: LossImpl, n: number, tokens: number, actByt
   const b = actBytes;
   switch (impl) {
     case 'upcast': case 'parallel': return 4 * n;
-    case 'compiled': return b * n + 4 * tokens;
+    case 'compiled': case 'chunked': return b * n + 4 * tokens;
     case 'megatron': return 4 * n;
     case 'native': case 'te': return b * n + 4 * tokens;
   }
@@ -64,7 +69,8 @@ export function lossSavedBytes(impl: LossImpl, n: number, tokens: number, actByt
  * at once, the DTensor nll_loss's gradient (zeros with the targets scattered in), exp(output) and their sum, then the
  * product (loss.py `_nll_loss_and_log_softmax_backward`, all fp32); compiled 2n + 2n (logits and their gradient in
  * one fused kernel); megatron (4 + 2)·n (the in-place fp32 gradient and its cast to the logits' dtype); native 2n + 2n;
- * te 2n (the gradient is written into the logits).
+ * te 2n (the gradient is written into the logits); chunked 2n + 2n/C (the chunks' gradients replace their saved logits
+ * one chunk at a time).
  */
 export function lossBackwardBytes(impl: LossImpl, n: number, tokens: number, actBytes: number): number {
   const b = actBytes;
@@ -72,6 +78,7 @@ export function lossBackwardBytes(impl: LossImpl, n: number, tokens: number, act
     case 'upcast': return 12 * n;
     case 'parallel': return 16 * n;
     case 'compiled': return 2 * b * n + 4 * tokens;
+    case 'chunked': return b * n + (b * n) / LOSS_CHUNKS + 4 * tokens;
     case 'megatron': return (b === 4 ? 4 : 4 + b) * n;
     case 'native': return 2 * b * n + 4 * tokens;
     case 'te': return b * n + 4 * tokens;

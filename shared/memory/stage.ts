@@ -113,7 +113,9 @@ export function computeStageStates(c: MemoryContext, stage: number, start: numbe
   let parameters: number, gradients: number, optimizerStates: number, masterWeights: number, gradAccumBuffer: number;
   if (c.lora) {
     // Frozen base in its storage dtype (QLoRA: NF4); adapters train normally.
-    parameters = parameterBytes(dense, c.baseBytes, dP) + parameterBytes(expert, c.baseBytes, eP) + parameterBytes(lora, c.paramB, dP);
+    // A quantized base quantizes the layers' linear weights only: the embedding and head stay 16-bit (loraRestBytes).
+    parameters = parameterBytes(layerDense, c.baseBytes, dP) + parameterBytes(dense - layerDense, c.loraRestBytes, dP)
+      + parameterBytes(expert, c.baseBytes, eP) + parameterBytes(lora, c.paramB, dP);
     gradients = gradientBytes(lora, c.gradB, dG);
     optimizerStates = optimizerStateBytes(lora, c.optB, dO);
     masterWeights = masterWeightBytes(lora, c.masterB, dO);
@@ -175,6 +177,9 @@ export function computeStageStates(c: MemoryContext, stage: number, start: numbe
   return o;
 }
 
+/** Saved tensors torchtune's activation offloading keeps on the GPU in the forward (OffloadActivations max_fwd_stash_size, 5). */
+export const ACTIVATION_STASH = 5;
+
 /**
  * The second half of computeStage: activations of the in-flight micro-batches (micro batch, accumulation and
  * recomputation of the context), then the totals, CUDA context and the caching allocator's cached bytes, on a stage `o`
@@ -196,7 +201,10 @@ export function computeStageActivations(
   x.commBuffers = o.commBuffers; x.gathered = o.gatheredParameters; x.rootBytes = o.rootBytes; x.unitBytes = o.unitBytes;
   x.headBytes = o.headBytes; x.unitShardedGrad = o.unitBytes > 0 ? (o.unitBytes / c.gatherB) * c.gradB / c.nd : 0;
   x.rootShardedGrad = o.rootBytes > 0 ? (o.rootBytes / c.gatherB) * c.gradB / c.nd : 0; x.reduceRatio = c.reduceB / c.gatherB;
-  x.layerActivations = inFlight * layerAct; x.embeddingActivations = inFlight * embAct; x.working = working;
+  // Activation offloading (with full recomputation, torchtune OffloadActivations): each layer's checkpointed input goes
+  // to CPU memory; the forward stash keeps the last ACTIVATION_STASH of them on the GPU until their copies finish.
+  const kept = c.actOffload && c.recompute === 'full' && layers > ACTIVATION_STASH ? (layerAct * ACTIVATION_STASH) / layers : layerAct;
+  x.layerActivations = inFlight * kept; x.embeddingActivations = inFlight * embAct; x.working = working;
   x.stepCopy = c.regime === 'megatron' && c.gradB < 4 ? o.masterWeights : 0;
   fillBlockBackward(c, o, layerAct, x);
   fillLossParts(c, last, x, nMoe > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn);

@@ -57,9 +57,10 @@ export type ModelImpl = 'megatron' | 'torchtitan' | 'hf';
 export type OptimizerImpl = 'fused' | 'foreach' | 'for-loop';
 /**
  * Cross-entropy as the engine computes it: fp32 logits copy (default), Megatron's native fusion, TE's in-place kernel,
- * or the loss compiled with torch.compile (torchtitan `compile.components` with "loss").
+ * the loss compiled with torch.compile (torchtitan `compile.components` with "loss"), or compiled chunk by chunk
+ * (torchtune's CEWithChunkedOutputLoss and LinearCrossEntropyLoss under compile, 8 chunks).
  */
-export type LossFusion = 'none' | 'native' | 'te' | 'compiled';
+export type LossFusion = 'none' | 'native' | 'te' | 'compiled' | 'chunked';
 
 export interface TrainingSpec {
   /** Sequences per GPU per forward/backward (b). */
@@ -104,6 +105,12 @@ export interface TrainingSpec {
    * (bitsandbytes' paged optimizers, Dettmers et al. 2023 §2); undefined = ordinary GPU memory.
    */
   readonly pagedOptimizer?: boolean;
+  /**
+   * Saved activations go to pinned CPU memory in the forward and come back in the backward (torchtune
+   * `enable_activation_offloading`, torchtune/training/_activation_offloading.py OffloadActivations, with activation
+   * checkpointing): the GPU keeps the forward stash of the last few; undefined = saved activations stay on the GPU.
+   */
+  readonly activationOffload?: boolean;
   /** Megatron --cross-entropy-loss-fusion (with --cross-entropy-fusion-impl); undefined = none. */
   readonly lossFusion?: LossFusion;
   /**

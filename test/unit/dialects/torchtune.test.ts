@@ -12,12 +12,20 @@ import { resolvePlan } from '../../../shared/plan/resolve';
 import { countParams } from '../../../shared/model/params';
 import { fillContext } from '../../../shared/memory/context';
 import { computeStage, newStageNumbers } from '../../../shared/memory/stage';
+import { NF4_BYTES } from '../../../shared/memory/dtypes';
 
 const URI = 'file:///ws/3B_lora_single_device.yaml';
 const LORA = 'model:\n  _component_: torchtune.models.llama3_2.lora_llama3_2_3b\n  lora_attn_modules: [\'q_proj\', \'v_proj\', \'output_proj\']\n  apply_lora_to_mlp: True\n  lora_rank: 64\n'
   + 'tokenizer:\n  max_seq_len: 2048\nbatch_size: 4\ngradient_accumulation_steps: 1\ndtype: bf16\n';
 
 const read = (text: string) => parseConfig(URI, text);
+const FULL_URI = 'file:///ws/3B_full_single_device.yaml';
+/** The single stage's numbers of a one-GPU torchtune file (memory states and moment inputs). */
+const stageOf = (text: string) => {
+  const plan = resolvePlan(parseConfig(FULL_URI, text), [], { settings: { worldSize: 1 } }).plan;
+  assert.ok(plan);
+  return computeStage(fillContext(plan, undefined, false), 0, 0, plan.model.layers, newStageNumbers());
+};
 const codes = (text: string) => read(text).diagnostics.map((d) => `${d.severity}:${d.code}`);
 const diagAt = (text: string, code: string) => read(text).diagnostics.find((d) => d.code === code);
 
@@ -46,11 +54,11 @@ describe('torchtune recipe keys', () => {
     assert.equal(d.range?.start.line, 4);
   });
 
-  test('compile is read; a chunked loss under compile is the compiled loss, without it an info at the loss', () => {
+  test('compile is read; a chunked loss under compile is compiled chunk by chunk, without it an info at the loss', () => {
     const chunked = `${LORA}loss:\n  _component_: torchtune.modules.loss.LinearCrossEntropyLoss\n`;
     const on = read(`${chunked}compile: True\n`);
     assert.equal(on.facts['training.compile']?.value, true);
-    assert.equal(on.facts['training.lossFusion']?.value, 'compiled');
+    assert.equal(on.facts['training.lossFusion']?.value, 'chunked');
     const off = read(`${chunked}compile: False\n`);
     assert.equal(off.facts['training.compile']?.value, false);
     assert.equal(off.facts['training.lossFusion'], undefined);
@@ -75,16 +83,23 @@ describe('torchtune recipe keys', () => {
     // Full fine-tune of Llama 3.2 3B on one GPU: every gradient is bf16 (2 bytes), and the largest weight is the tied
     // embedding, 128,256 × 3,072; without the hook all 3.21 B parameters' gradients exist at the end of the backward.
     const full = 'model:\n  _component_: torchtune.models.llama3_2.llama3_2_3b\ntokenizer:\n  max_seq_len: 2048\nbatch_size: 1\ngradient_accumulation_steps: 1\ndtype: bf16\n';
-    const uri = 'file:///ws/3B_full_single_device.yaml';
-    const numbers = (text: string) => {
-      const plan = resolvePlan(parseConfig(uri, text), [], { settings: { worldSize: 1 } }).plan;
-      assert.ok(plan);
-      return computeStage(fillContext(plan, undefined, false), 0, 0, plan.model.layers, newStageNumbers());
-    };
-    const hooked = numbers(`${full}optimizer_in_bwd: True\n`);
-    const plain = numbers(full);
+    const hooked = stageOf(`${full}optimizer_in_bwd: True\n`);
+    const plain = stageOf(full);
     assert.equal(hooked.gradients, 2 * 128_256 * 3_072);
-    assert.equal(plain.gradients, 2 * countParams(resolvePlan(parseConfig(uri, full), [], { settings: { worldSize: 1 } }).plan!.model).parameters);
+    assert.equal(plain.gradients, 2 * countParams(resolvePlan(parseConfig(FULL_URI, full), [], { settings: { worldSize: 1 } }).plan!.model).parameters);
+  });
+
+  test('QLoRA quantizes the blocks\' linear weights only: the tied embedding and the final norm stay bf16', () => {
+    // torchtune qlora_llama3_2_3b: FrozenNF4Linear in the blocks, nn.Embedding and TiedLinear kept (torchtune/models/
+    // llama3_2/_component_builders.py); NF4 is 0.5 byte per weight plus its double-quantized scales (Dettmers et al.
+    // 2023 §2), the adapters bf16.
+    const text = LORA.replace('lora_llama3_2_3b', 'qlora_llama3_2_3b');
+    const plan = resolvePlan(parseConfig(FULL_URI, text), [], { settings: { worldSize: 1 } }).plan;
+    assert.ok(plan?.lora);
+    const p = countParams(plan.model, plan.lora);
+    const blocks = p.parameters - p.lora - p.embedding - p.finalNorm - p.lmHead;
+    const want = blocks * NF4_BYTES + (p.embedding + p.finalNorm + p.lmHead) * 2 + p.lora * 2;
+    assert.ok(Math.abs(stageOf(text).parameters - want) <= 1e-9 * want, `${stageOf(text).parameters} vs ${want}`);
   });
 
   test('a *_single_device config trains without FSDP; the distributed recipes\' configs keep FSDP2', () => {
@@ -104,12 +119,23 @@ describe('torchtune recipe keys', () => {
     assert.equal(read(`${LORA}data_parallel_shard_dim: -1\n`).facts['parallel.sharding.style']?.value, 'fsdp2');
   });
 
-  test('enable_activation_offloading: a warning; without activation checkpointing, torchtune\'s start-up error at that key', () => {
+  test('enable_activation_offloading: stated in the plan with an info that the copies are not timed; without activation checkpointing, torchtune\'s start-up error at that key', () => {
     const text = `${LORA}enable_activation_checkpointing: True\nenable_activation_offloading: True\n`;
-    assert.deepEqual(codes(text), ['warning:unmodelled-value']);
+    assert.equal(read(text).facts['training.activationOffload']?.value, true);
+    assert.deepEqual(codes(text), ['info:unmodelled-value']);
     const bad = text.replace('enable_activation_checkpointing: True', 'enable_activation_checkpointing: False');
     const d = diagAt(bad, 'torchtune-activation-offloading');
     assert.ok(d && d.severity === 'error');
     assert.equal(d.range?.start.line, 10, 'at enable_activation_checkpointing');
+  });
+
+  test('activation offloading keeps the forward stash of five checkpointed layer inputs on the GPU, not all 28', () => {
+    // Llama 3.2 3B, full checkpointing: each layer keeps its input, b·s·h·2 bytes = 2 · 4096 · 3072 · 2; torchtune's
+    // OffloadActivations (max_fwd_stash_size 5) keeps the last five of the 28 on the GPU.
+    const full = 'model:\n  _component_: torchtune.models.llama3_2.llama3_2_3b\ntokenizer:\n  max_seq_len: 4096\nbatch_size: 2\ngradient_accumulation_steps: 1\ndtype: bf16\nenable_activation_checkpointing: True\n';
+    const kept = (text: string) => stageOf(text).momentInputs.layerActivations;
+    const input = 2 * 4096 * 3072 * 2;
+    assert.equal(kept(full), 28 * input);
+    assert.equal(kept(`${full}enable_activation_offloading: True\n`), 5 * input);
   });
 });
