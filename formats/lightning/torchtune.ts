@@ -45,13 +45,8 @@ export function readTorchtuneTraining(s: FactSink, root: KNode): void {
   s.default('training.compile', false, `${TT} default: compile False`);
   const lossName = readStr(root, 'loss._component_');
   const loss = at(root, 'loss._component_');
-  if (lossName && loss && CHUNKED_LOSS.test(lossName)) {
-    if (compile) s.explicit('training.lossFusion', 'chunked', locOf(loss, 'loss._component_'));
-    else {
-      s.diag('unmodelled-value', 'info', `${lossName.split('.').pop()}: without compile the loss runs eagerly chunk by chunk, which ShardLens does not model; `
-        + 'the estimate counts the whole logits and their fp32 copies at once, so the loss peak is over-stated.', loss.value.range, ['training.lossFusion']);
-    }
-  }
+  // Eager, each chunk is upcast and its log_softmax output saved (shared/memory/loss.ts 'chunked-eager').
+  if (lossName && loss && CHUNKED_LOSS.test(lossName)) s.explicit('training.lossFusion', compile ? 'chunked' : 'chunked-eager', locOf(loss, 'loss._component_'));
   const accum = toNumber(at(root, 'gradient_accumulation_steps')?.value.value);
   const clip = at(root, 'clip_grad_norm');
   const opt = at(root, 'optimizer_in_bwd');

@@ -15,16 +15,17 @@ import type { LossFusion, ModelImpl } from '../plan/types';
  * shifted = x − max, exp, log-sum-exp, result); 'native' / 'te' — Megatron's fused cross-entropy
  * (`--cross-entropy-loss-fusion`), which never materialises fp32 logits; 'chunked' — the compiled loss run over C
  * chunks of the tokens (torchtune's chunked losses under compile: the backward frees each chunk's saved logits as it
- * makes that chunk's gradient).
+ * makes that chunk's gradient); 'chunked-eager' — the same chunks without compile, each upcast to fp32 with its
+ * log_softmax output saved (torchtune/modules/loss/ce_chunked_output_loss.py).
  */
-export type LossImpl = 'upcast' | 'parallel' | 'compiled' | 'megatron' | 'native' | 'te' | 'chunked';
+export type LossImpl = 'upcast' | 'parallel' | 'compiled' | 'megatron' | 'native' | 'te' | 'chunked' | 'chunked-eager';
 
 /** Chunks of torchtune's chunked losses (num_output_chunks, torchtune/modules/loss: 8 by default). */
 export const LOSS_CHUNKS = 8;
 
 /** The loss implementation of a plan: the stated fusion, else the model implementation's. */
 export function lossImplOf(impl: ModelImpl, fusion: LossFusion | undefined, tp: number): LossImpl {
-  if (fusion === 'native' || fusion === 'te' || fusion === 'compiled' || fusion === 'chunked') return fusion;
+  if (fusion === 'native' || fusion === 'te' || fusion === 'compiled' || fusion === 'chunked' || fusion === 'chunked-eager') return fusion;
   if (impl === 'megatron') return 'megatron';
   return impl === 'torchtitan' && tp > 1 ? 'parallel' : 'upcast';
 }
@@ -34,7 +35,8 @@ export function lossImplOf(impl: ModelImpl, fusion: LossFusion | undefined, tp: 
  * log_softmax's output (aten log_softmax; with fp32 logits the copy is the logits: 4 + 4); parallel
  * (2 + 4·3)·n — the fp32 copy, x − max and exp(x − max) before its sum (then the result replaces the exp); compiled 2n + the
  * per-token logsumexp; megatron (2 + 4)·n (the fp32 copy is reused in place for max, exp and the division,
- * megatron/core/tensor_parallel/cross_entropy.py); native/te the logits only, 2n.
+ * megatron/core/tensor_parallel/cross_entropy.py); native/te the logits only, 2n; chunked-eager 2n + 4n + 4n/C — the
+ * model's logits, the chunks done so far saved as fp32 log_softmax outputs, the last chunk's fp32 copy.
  */
 export function lossForwardBytes(impl: LossImpl, n: number, tokens: number, actBytes: number): number {
   // Bytes per logit of the logits the model emits: 2 in 16-bit training, 4 in fp32.
@@ -45,6 +47,7 @@ export function lossForwardBytes(impl: LossImpl, n: number, tokens: number, actB
     case 'compiled': case 'chunked': return b * n + 4 * tokens;
     case 'megatron': return (b === 4 ? 4 : b + 4) * n;
     case 'native': case 'te': return b * n + 4 * tokens;
+    case 'chunked-eager': return b * n + 4 * n + (4 * n) / LOSS_CHUNKS;
   }
 }
 
@@ -56,7 +59,7 @@ export function lossForwardBytes(impl: LossImpl, n: number, tokens: number, actB
 export function lossSavedBytes(impl: LossImpl, n: number, tokens: number, actBytes: number): number {
   const b = actBytes;
   switch (impl) {
-    case 'upcast': case 'parallel': return 4 * n;
+    case 'upcast': case 'parallel': case 'chunked-eager': return 4 * n;
     case 'compiled': case 'chunked': return b * n + 4 * tokens;
     case 'megatron': return 4 * n;
     case 'native': case 'te': return b * n + 4 * tokens;
@@ -70,7 +73,8 @@ export function lossSavedBytes(impl: LossImpl, n: number, tokens: number, actByt
  * product (loss.py `_nll_loss_and_log_softmax_backward`, all fp32); compiled 2n + 2n (logits and their gradient in
  * one fused kernel); megatron (4 + 2)·n (the in-place fp32 gradient and its cast to the logits' dtype); native 2n + 2n;
  * te 2n (the gradient is written into the logits); chunked 2n + 2n/C (the chunks' gradients replace their saved logits
- * one chunk at a time).
+ * one chunk at a time); chunked-eager 4n + (8 + 2)·n/C (the saved fp32 outputs, and one chunk's nll_loss and
+ * log_softmax gradients in fp32 and their 16-bit cast; the saved output of a chunk is freed once its gradient is made).
  */
 export function lossBackwardBytes(impl: LossImpl, n: number, tokens: number, actBytes: number): number {
   const b = actBytes;
@@ -79,6 +83,7 @@ export function lossBackwardBytes(impl: LossImpl, n: number, tokens: number, act
     case 'parallel': return 16 * n;
     case 'compiled': return 2 * b * n + 4 * tokens;
     case 'chunked': return b * n + (b * n) / LOSS_CHUNKS + 4 * tokens;
+    case 'chunked-eager': return 4 * n + ((8 + b) * n) / LOSS_CHUNKS;
     case 'megatron': return (b === 4 ? 4 : 4 + b) * n;
     case 'native': return 2 * b * n + 4 * tokens;
     case 'te': return b * n + 4 * tokens;

@@ -57,10 +57,10 @@ export type ModelImpl = 'megatron' | 'torchtitan' | 'hf';
 export type OptimizerImpl = 'fused' | 'foreach' | 'for-loop';
 /**
  * Cross-entropy as the engine computes it: fp32 logits copy (default), Megatron's native fusion, TE's in-place kernel,
- * the loss compiled with torch.compile (torchtitan `compile.components` with "loss"), or compiled chunk by chunk
- * (torchtune's CEWithChunkedOutputLoss and LinearCrossEntropyLoss under compile, 8 chunks).
+ * the loss compiled with torch.compile (torchtitan `compile.components` with "loss"), or chunk by chunk, compiled or
+ * eager (torchtune's CEWithChunkedOutputLoss and LinearCrossEntropyLoss, 8 chunks).
  */
-export type LossFusion = 'none' | 'native' | 'te' | 'compiled' | 'chunked';
+export type LossFusion = 'none' | 'native' | 'te' | 'compiled' | 'chunked' | 'chunked-eager';
 
 export interface TrainingSpec {
   /** Sequences per GPU per forward/backward (b). */

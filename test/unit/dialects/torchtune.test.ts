@@ -54,15 +54,15 @@ describe('torchtune recipe keys', () => {
     assert.equal(d.range?.start.line, 4);
   });
 
-  test('compile is read; a chunked loss under compile is compiled chunk by chunk, without it an info at the loss', () => {
+  test('compile is read; a chunked loss runs chunk by chunk, compiled or eager', () => {
     const chunked = `${LORA}loss:\n  _component_: torchtune.modules.loss.LinearCrossEntropyLoss\n`;
     const on = read(`${chunked}compile: True\n`);
     assert.equal(on.facts['training.compile']?.value, true);
     assert.equal(on.facts['training.lossFusion']?.value, 'chunked');
     const off = read(`${chunked}compile: False\n`);
     assert.equal(off.facts['training.compile']?.value, false);
-    assert.equal(off.facts['training.lossFusion'], undefined);
-    assert.ok(codes(`${chunked}compile: False\n`).includes('info:unmodelled-value'));
+    assert.equal(off.facts['training.lossFusion']?.value, 'chunked-eager');
+    assert.deepEqual(codes(`${chunked}compile: False\n`), []);
     // A plain loss says nothing.
     assert.deepEqual(codes(`${LORA}loss:\n  _component_: torch.nn.CrossEntropyLoss\ncompile: True\n`).filter((c) => c.includes('unmodelled')), []);
   });
