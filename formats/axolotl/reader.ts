@@ -7,6 +7,25 @@ import { readAttnImplementation, readDeepSpeedKey, readFsdpList, readLora, readM
 
 const AX = 'Axolotl default (src/axolotl/utils/schemas/config.py)';
 
+/**
+ * Checkpointed activations sent to CPU memory (or disk): `gradient_checkpointing: offload` / `offload_disk` (Unsloth's
+ * offloaded checkpointer, src/axolotl/utils/gradient_checkpointing/unsloth.py) and `activation_offloading` true,
+ * legacy or disk (TRL's OffloadActivations, torchtune's offloader, with checkpointing applied by axolotl's
+ * ActivationOffloadingMixin). Either keeps a few layer inputs on the GPU (training.activationOffload).
+ */
+function readAxolotlOffload(s: FactSink, root: KNode, gc: ReturnType<typeof entry>): void {
+  const off = entry(root, 'activation_offloading');
+  const v = off && !isEmpty(off) ? off.value.value : undefined;
+  const viaOff = off && (toBool(v) === true || v === 'legacy' || v === 'disk');
+  const g = gc && !isEmpty(gc) ? gc.value.value : undefined;
+  const viaGc = typeof g === 'string' && g.startsWith('offload');
+  const at_ = viaOff ? off : viaGc ? gc : undefined;
+  if (!at_) return;
+  const key = viaOff ? 'activation_offloading' : 'gradient_checkpointing';
+  s.explicit('training.activationOffload', true, locOf(at_, key));
+  if (viaOff && !s.has('training.recompute')) s.derived('training.recompute', 'full', `${AX}: activation_offloading applies activation checkpointing (ActivationOffloadingMixin)`, locOf(at_, key));
+}
+
 export function readAxolotl(s: FactSink, root: KNode | undefined): void {
   if (!root || root.kind !== 'map') return;
   readModelRef(s, root, 'base_model_config', 'base_model');
@@ -25,6 +44,7 @@ export function readAxolotl(s: FactSink, root: KNode | undefined): void {
     const on = typeof v === 'string' ? v.startsWith('offload') || toBool(v) === true : toBool(v) === true;
     s.explicit('training.recompute', on ? 'full' : 'none', locOf(gc, 'gradient_checkpointing'));
   }
+  readAxolotlOffload(s, root, gc);
   s.default('training.recompute', 'none', `${AX}: gradient_checkpointing off`);
   readPrecisionFlags(s, root, 'Axolotl');
   readOptimizer(s, entry(root, 'optimizer'), 'optimizer');
