@@ -105,6 +105,7 @@ export function readTorchtune(s: FactSink, root: KNode | undefined): void {
   // torchtune builds its own decoder in plain PyTorch (torchtune/modules/transformer.py): a Llama block like
   // torchtitan's, whatever the recipe shards it with (single-device recipes would otherwise read as transformers').
   s.derived('training.modelImpl', 'torchtitan', 'torchtune decoder (torchtune/modules/transformer.py): plain-PyTorch blocks, saved as torchtitan\'s');
+  s.derived('training.normUpcast', true, 'torchtune RMSNorm (torchtune/modules/rms_norm.py): x.float(); eager, its fp32 input and unscaled output are saved');
   readNum(s, root, 'batch_size', 'training.microBatch', { int: true, min: 1 });
   readNum(s, root, 'gradient_accumulation_steps', 'training.gradAccum', { int: true, min: 1 });
   s.default('training.gradAccum', 1, T);

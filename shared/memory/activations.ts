@@ -53,6 +53,11 @@ export interface ActivationShape {
    * backward instead of saving it (shared/memory/blocks.ts titanBlockBytes).
    */
   readonly compiled?: boolean;
+  /**
+   * Eager torchtitan-graph blocks whose RMSNorms upcast explicitly (torchtune): each norm saves its fp32 input, its
+   * rsqrt and its unscaled 16-bit output (the scale's multiply), instead of the fused norm's input and rstd.
+   */
+  readonly normUpcast?: boolean;
   readonly acEvery?: number;
   /** Multi-head latent attention: its latents and head widths replace q/k/v of heads·headDim (shared/memory/mlaSaves.ts). */
   readonly mla?: MlaSpec;
@@ -187,7 +192,9 @@ export function outputLayerInputBytes(x: ActivationShape, headSavesGathered = fa
     const S = x.streamBytes ?? x.actBytes, tokens = x.sLocal * x.b;
     return (4 + S) * tokens * x.h + 4 * tokens + (S > x.actBytes ? sbh : S * tokens * x.h) + (x.autocastHeadBytes ?? 0);
   }
-  if (x.impl === 'torchtitan') return sbh / split + (4 * x.sLocal * x.b) / split + (headSavesGathered ? sbh : sbh / split);
+  // The final norm's saved input: 16-bit for the fused norm; the fp32 copy and the unscaled output for an upcasting one.
+  const normIn = x.normUpcast ? 4 * x.sLocal * x.b * x.h + sbh : sbh;
+  if (x.impl === 'torchtitan') return normIn / split + (4 * x.sLocal * x.b) / split + (headSavesGathered ? sbh : sbh / split);
   return sbh / split + (headSavesGathered ? sbh : sbh / split);
 }
 

@@ -17,7 +17,7 @@ import { routedTokenFactor } from '../model/capacity';
 /** Everything the per-stage computation reads. Mutable so the fast path can refill one instance. */
 export interface MemoryContext extends ActivationShape {
   streamBytes: number; autocastWeightBytes: number; autocastHeadBytes: number; qkNorm: boolean; lowPrecisionNorm: boolean; acPolicy: RecomputePolicy; acEvery: number;
-  compiled: boolean;
+  compiled: boolean; normUpcast: boolean;
   model: ModelSpec;
   /** The model's multi-head latent attention, if any (shared/memory/mlaSaves.ts). */
   mla: MlaSpec | undefined;
@@ -116,6 +116,7 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   c.autocastHeadBytes = autocast && c.impl === 'hf' && !plan.lora ? (c.actBytes * c.vocab * c.h) / tp : 0;
   c.qkNorm = model.qkNorm; c.lowPrecisionNorm = model.lowPrecisionNorm === true; c.acPolicy = recomputePolicyOf(plan); c.acEvery = recomputeEveryOf(plan);
   c.compiled = plan.training.compile === true && c.impl === 'torchtitan';
+  c.normUpcast = t.normUpcast === true && c.impl === 'torchtitan' && !c.compiled;
   const rb = regimeBytes(c.regime, t.precision);
   c.paramB = rb.param; c.gradB = rb.grad ?? dtypeBytes(t.gradDtype); c.masterB = rb.master; c.gatherB = rb.gathered;
   c.optB = t.optimizer === 'adafactor'

@@ -121,7 +121,7 @@ function sameFamily(plan: Plan): boolean {
   const a = f.training, b = plan.training;
   return f.parallel === plan.parallel && f.model === plan.model && f.cluster === plan.cluster && f.overhead === plan.overhead
     && f.lora === plan.lora && a.seqLen === b.seqLen && a.precision === b.precision && a.gradDtype === b.gradDtype
-    && a.optimizerInBackward === b.optimizerInBackward && a.pagedOptimizer === b.pagedOptimizer && a.activationOffload === b.activationOffload
+    && a.optimizerInBackward === b.optimizerInBackward && a.pagedOptimizer === b.pagedOptimizer && a.activationOffload === b.activationOffload && a.normUpcast === b.normUpcast
     && a.fp32GradAccum === b.fp32GradAccum && a.compile === b.compile && a.optimizer === b.optimizer && a.flashAttention === b.flashAttention;
 }
 

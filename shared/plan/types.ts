@@ -111,6 +111,11 @@ export interface TrainingSpec {
    * checkpointing): the GPU keeps the forward stash of the last few; undefined = saved activations stay on the GPU.
    */
   readonly activationOffload?: boolean;
+  /**
+   * The model's RMSNorms upcast explicitly and save their fp32 input and unscaled output in eager mode (torchtune
+   * torchtune/modules/rms_norm.py `x.float()`); undefined = the engine's norm (torchtitan's fused RMSNorm).
+   */
+  readonly normUpcast?: boolean;
   /** Megatron --cross-entropy-loss-fusion (with --cross-entropy-fusion-impl); undefined = none. */
   readonly lossFusion?: LossFusion;
   /**

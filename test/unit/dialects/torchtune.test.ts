@@ -102,6 +102,20 @@ describe('torchtune recipe keys', () => {
     assert.ok(Math.abs(stageOf(text).parameters - want) <= 1e-9 * want, `${stageOf(text).parameters} vs ${want}`);
   });
 
+  test('an eager torchtune layer saves what torchtune\'s code saves: its RMSNorms\' fp32 inputs and unscaled outputs too', () => {
+    // Measured on torchtune's own Llama 3.2 3B decoder layer (commit 1814feb17, llama3_2 component builder with one
+    // layer, eager bf16, b = 2, s = 4000), run on fake tensors with the GPU's FlashAttention op (probe/oracle/attention.py
+    // use_gpu_sdpa) under saved_tensors_hooks, counting storages with a token axis: 1,114,944,000 bytes per layer.
+    // Compiled, Inductor fuses the norms: the layer saves what torchtitan's compiled block saves.
+    const eager = 'model:\n  _component_: torchtune.models.llama3_2.llama3_2_3b\ntokenizer:\n  max_seq_len: 4000\nbatch_size: 2\ngradient_accumulation_steps: 1\ndtype: bf16\nenable_activation_checkpointing: False\n';
+    assert.equal(stageOf(eager).momentInputs.layerActivations, 28 * 1_114_944_000);
+    const compiled = stageOf(`${eager}compile: True\n`).momentInputs.layerActivations;
+    // The compiled block: the norms' 16-bit inputs (2·B·T·h), no fp32 copies, silu's output recomputed (3 of 4 MLP tensors).
+    const T = 2 * 4000, h = 3072, f = 8192;
+    const removed = 2 * (4 + 2) * T * h - 2 * 2 * T * h + 2 * T * f;
+    assert.equal(compiled, 28 * (1_114_944_000 - removed));
+  });
+
   test('a *_single_device config trains without FSDP; the distributed recipes\' configs keep FSDP2', () => {
     // recipes/full_finetune_single_device.py and lora_finetune_single_device.py build the model on one device; the
     // distributed recipes wrap it with fully_shard (recipes/full_finetune_distributed.py).
