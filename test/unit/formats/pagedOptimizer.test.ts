@@ -38,6 +38,14 @@ describe('paged optimizers', () => {
     assert.ok(q.stages[0].peakAllocatedBytes - p.stages[0].peakAllocatedBytes >= 2 * psi * (1 - 1e-9), 'the GPU peak drops by the states at least');
   });
 
+  test('the Hugging Face launch flag --optim and TRL YAML optim: name a paged optimizer too', () => {
+    const sh = '#!/bin/bash\ntorchrun --nproc_per_node 8 run_clm.py --model_name_or_path meta-llama/Llama-3.1-8B --per_device_train_batch_size 2 --optim paged_adamw_8bit --bf16\n';
+    assert.equal(parseConfig('file:///ws/train.sh', sh).facts['training.pagedOptimizer']?.value, true);
+    const yaml = 'model_name_or_path: Qwen/Qwen2.5-7B\nper_device_train_batch_size: 2\noptim: paged_adamw_8bit\nbf16: true\nmax_length: 2048\n';
+    assert.equal(parseConfig('file:///ws/sft.yaml', yaml).facts['training.pagedOptimizer']?.value, true);
+    assert.equal(parseConfig('file:///ws/sft.yaml', yaml.replace('paged_adamw_8bit', 'adamw_torch_fused')).facts['training.pagedOptimizer'], undefined);
+  });
+
   test('axolotl optimizer: paged_adamw_8bit through the key table; adamw_torch is not paged', () => {
     const text = 'base_model: NousResearch/Llama-2-7b-hf\nadapter: qlora\nload_in_4bit: true\nsequence_len: 4096\nmicro_batch_size: 2\ngradient_accumulation_steps: 4\noptimizer: paged_adamw_8bit\n';
     const f = parseConfig('file:///ws/qlora.yml', text);
