@@ -19,11 +19,11 @@ function readAxolotlOffload(s: FactSink, root: KNode, gc: ReturnType<typeof entr
   const viaOff = off && (toBool(v) === true || v === 'legacy' || v === 'disk');
   const g = gc && !isEmpty(gc) ? gc.value.value : undefined;
   const viaGc = typeof g === 'string' && g.startsWith('offload');
-  const at_ = viaOff ? off : viaGc ? gc : undefined;
-  if (!at_) return;
+  const where = viaOff ? off : viaGc ? gc : undefined;
+  if (!where) return;
   const key = viaOff ? 'activation_offloading' : 'gradient_checkpointing';
-  s.explicit('training.activationOffload', true, locOf(at_, key));
-  if (viaOff && !s.has('training.recompute')) s.derived('training.recompute', 'full', `${AX}: activation_offloading applies activation checkpointing (ActivationOffloadingMixin)`, locOf(at_, key));
+  s.explicit('training.activationOffload', true, locOf(where, key));
+  if (viaOff && !s.has('training.recompute')) s.derived('training.recompute', 'full', `${AX}: activation_offloading applies activation checkpointing (ActivationOffloadingMixin)`, locOf(where, key));
 }
 
 export function readAxolotl(s: FactSink, root: KNode | undefined): void {

@@ -4,7 +4,7 @@
  * own start-up checks (recipes/full_finetune_single_device.py and lora_finetune_*.py raise RuntimeError on them).
  */
 import type { FactSink } from '../common/sink';
-import { locOf, readBool, readStr } from '../common/read';
+import { isEmpty, locOf, readBool, readStr } from '../common/read';
 import { loraTargetsOf } from '../common/maps';
 import { at, type KNode } from '../common/tree';
 import { toBool, toNumber } from '../common/text';
@@ -47,17 +47,17 @@ export function readTorchtuneTraining(s: FactSink, root: KNode): void {
   const loss = at(root, 'loss._component_');
   // Eager, each chunk is upcast and its log_softmax output saved (shared/memory/loss.ts 'chunked-eager').
   if (lossName && loss && CHUNKED_LOSS.test(lossName)) s.explicit('training.lossFusion', compile ? 'chunked' : 'chunked-eager', locOf(loss, 'loss._component_'));
-  const accum = toNumber(at(root, 'gradient_accumulation_steps')?.value.value);
+  const accum = at(root, 'gradient_accumulation_steps');
   const clip = at(root, 'clip_grad_norm');
   const opt = at(root, 'optimizer_in_bwd');
   // torchtune steps each parameter inside the backward and frees its gradient (training.optimizerInBackward).
   if (opt && readBool(s, root, 'optimizer_in_bwd', 'training.optimizerInBackward') === true) {
-    if (accum !== undefined && accum > 1) {
+    if (accum && (toNumber(accum.value.value) ?? 1) > 1) {
       s.diag('torchtune-optimizer-in-bwd', 'error', 'torchtune refuses this at start-up: "Gradient accumulation is not supported with optimizer_in_bwd: True" (set gradient_accumulation_steps: 1).',
-        at(root, 'gradient_accumulation_steps')?.value.range ?? opt.value.range, ['training.gradAccum']);
+        accum.value.range, ['training.gradAccum']);
     }
-    const clipOn = clip?.value.kind === 'scalar' && clip.value.value !== null && clip.value.value !== undefined && String(clip.value.value).trim() !== '' && String(clip.value.value) !== 'null';
-    if (clip && clipOn) {
+    // clip_grad_norm: null (YAML null) leaves clipping off.
+    if (clip && !isEmpty(clip)) {
       s.diag('torchtune-optimizer-in-bwd', 'error', 'torchtune refuses this at start-up: "Gradient clipping is not supported with optimizer_in_bwd: True" (set clip_grad_norm: null).',
         clip.value.range, ['training.optimizer']);
     }

@@ -6,54 +6,12 @@
  * number; the planner's fast path (shared/time/stepTime.ts stepSecondsFast) runs it over its scratch stage records.
  */
 import type { Plan } from '../plan/types';
-import type { StageTiming } from '../time/stage';
 import { groupOf } from '../time/shape';
+import { backwardComm, forwardComm, newLane, type Lane, type RunStage } from './lane';
+import { gradientsReady } from './gradientSync';
 import { stageOps, type Op } from './schedule';
-import type { Block, BlockKind, ElidedSpan } from './types';
+import type { Block } from './types';
 
-/**
- * What the run reads of a stage's timing: its per-micro-batch passes and sends, gradient sync, optimizer and post-step
- * seconds, and the communication inside its passes. The traceable StageTiming and the planner's scratch records
- * (shared/time/stage.ts StageTimingScratch) both are one, so the estimate and the fast path run the same schedule.
- */
-export type RunStage = Pick<StageTiming, 'forward' | 'recompute' | 'backward' | 'p2p' | 'gradSync' | 'gradSyncWindow' | 'gradSyncCooldown' | 'optimizer' | 'postStep' | 'work'>
-  & { readonly comm: Pick<StageTiming['comm'], 'perMicrobatchForward' | 'perMicrobatchBackward'> };
-
-/** Exposed communication inside one forward / backward pass of a stage (all chunks): in-layer plus ZeRO-3/offload. */
-export const forwardComm = (T: RunStage): number => T.work.parts.forward.comm + T.comm.perMicrobatchForward;
-export const backwardComm = (T: RunStage): number => T.work.parts.backward.comm + T.comm.perMicrobatchBackward;
-
-/** Mutable state of one stage during the run. */
-export interface Lane {
-  ops: Op[];
-  pos: number;
-  t: number;
-  blocked: boolean;
-  pendingW: Op[];
-  /** The timeline's blocks (filled only when the run records; passes inside `elided` are not kept). */
-  blocks: Block[];
-  /**
-   * Activation bytes over time as (time, bytes allocated after the event) points, in time order (filled only when the
-   * run records; one point where the elided span starts, none inside it).
-   */
-  mem: [number, number][];
-  /** Seconds of each block kind on the compute stream over every pass, drawn or not (filled only when the run records). */
-  totals: Record<BlockKind, number>;
-  /** Activation bytes allocated now and their most over the step (filled only when the run records). */
-  act: number;
-  actPeak: number;
-  /** Most chunks alive at once (`live` at its highest). */
-  maxLive: number;
-  /** The steady-state passes run but not drawn (absent when every pass is drawn). */
-  elided?: { -readonly [K in keyof ElidedSpan]: ElidedSpan[K] };
-  busy: number;
-  /** Micro-batch chunks started and not yet fully backpropagated. */
-  live: number;
-  /** Duration of the last backward pass. */
-  lastB: number;
-  /** End of each chunk's last backward pass (interleaved schedules launch each chunk's gradient sync there). */
-  chunkEnd: number[];
-}
 
 /**
  * Passes drawn at each end of a stage's pass order when a timeline records: the rest run and count (step time, totals,
@@ -62,20 +20,6 @@ export interface Lane {
 export interface DrawWindow {
   readonly head: number;
   readonly tail: number;
-}
-
-/** A fresh lane over a stage's pass order. */
-function newLane(ops: Op[], v: number): Lane {
-  return {
-    ops, pos: 0, t: 0, blocked: false, pendingW: [], blocks: [], mem: [], busy: 0, live: 0, lastB: 0, chunkEnd: new Array<number>(v).fill(0),
-    totals: { forward: 0, backward: 0, recompute: 0, comm: 0, idle: 0, optimizer: 0 }, act: 0, actPeak: 0, maxLive: 0,
-  };
-}
-
-/** Adds a step-level block to a recording lane: kept, and counted in the lane's totals when on the compute stream. */
-export function addBlock(L: Lane, b: Block): void {
-  L.blocks.push(b);
-  if (b.lane === 'compute') L.totals[b.kind] += b.end - b.start;
 }
 
 /** Pass orders of recent (schedule, p, v, m, group) shapes: the same shapes recur across a model's estimates (read-only). */
@@ -112,7 +56,7 @@ export function runPipeline(
   const fEnd = new Float64Array(n).fill(-1);
   const bEnd = new Float64Array(n).fill(-1);
   const idx = (s: number, mb: number, c: number) => (s * m + mb) * v + c;
-  const lanes: Lane[] = ops.map((o) => newLane(o, v));
+  const lanes: Lane[] = ops.map((o) => newLane(o, v, record));
   const total = ops.reduce((a, o) => a + o.length, 0);
   let done = 0;
   /** Whether the lane's current pass is drawn (its position in the pass order is inside the window's ends). */
@@ -308,7 +252,7 @@ function runFixedOrder(st: readonly RunStage[], ops: Op[][], m: number, v: numbe
     fwd[s] = st[s].forward / v; rec[s] = st[s].recompute / v; bwd[s] = st[s].backward / v; send[s] = st[s].p2p;
   }
   const codes = passCodes(ops, v);
-  const lanes: Lane[] = ops.map((o) => newLane(o, v));
+  const lanes: Lane[] = ops.map((o) => newLane(o, v, false));
   let left = 0;
   for (const o of ops) left += o.length;
   const last = (p - 1) * mv;
@@ -389,45 +333,9 @@ function runFixedOrder(st: readonly RunStage[], ops: Op[][], m: number, v: numbe
  */
 function singleStage(T: RunStage, m: number): Lane {
   const t = m * (T.forward + T.recompute + T.backward);
-  const L = newLane([], 1);
+  const L = newLane([], 1, false);
   L.t = t; L.busy = t; L.lastB = T.backward; L.chunkEnd[0] = t;
   return L;
-}
-
-/**
- * Megatron's interleaved gradient sync on one lane: each chunk's reduce (t/v) is launched when the chunk's last backward
- * ends (chunk 0's inside its last backward, behind the bucket window), and the reduces run one after another on the
- * communication stream (shared/time/syncExposure.ts interleavedSyncHidden). Returns when the lane's gradients are ready.
- */
-function chunkedSync(L: Lane, T: RunStage, v: number, cost: number, record: boolean): number {
-  const d = T.gradSync / v;
-  const arrivals = L.chunkEnd.map((e, c) => (c === 0 ? L.t - Math.min(T.gradSyncWindow, L.lastB) : e)).sort((a, b) => a - b);
-  let free = -Infinity;
-  let hidden = 0;
-  for (const a of arrivals) {
-    const start = Math.max(free, a);
-    free = start + d;
-    hidden += Math.max(0, Math.min(free, L.t) - start);
-    if (record) addBlock(L, { kind: 'comm', microbatch: -1, chunk: -1, start, end: free, label: 'gradient sync (DP, one chunk)', lane: 'comm' });
-  }
-  return Math.max(L.t, free) + cost * hidden;
-}
-
-/**
- * When each stage's gradients are ready after its last backward: the sync starts in that backward (behind the bucket
- * window; per chunk under Megatron's interleaving) and its hidden part still slows the backward it overlaps by
- * `cost` (fitted overlapCost, shared/time/stepTime.ts exposedGradSync).
- */
-export function gradientsReady(lanes: readonly Lane[], st: readonly RunStage[], v: number, cost: number, record: boolean): number[] {
-  return lanes.map((L, s) => {
-    const T = st[s];
-    if (!(T.gradSync > 0)) return L.t;
-    if (T.gradSyncCooldown > 0) return chunkedSync(L, T, v, cost, record);
-    const syncStart = L.t - Math.min(T.gradSyncWindow, L.lastB);
-    if (record) addBlock(L, { kind: 'comm', microbatch: -1, chunk: -1, start: syncStart, end: syncStart + T.gradSync, label: 'gradient sync (DP)', lane: 'comm' });
-    const hidden = T.gradSync - Math.max(0, syncStart + T.gradSync - L.t);
-    return Math.max(L.t, syncStart + T.gradSync) + cost * hidden;
-  });
 }
 
 /** The schedule's times without a timeline: when the last pass ends, when every stage's gradients are ready, and the step. */

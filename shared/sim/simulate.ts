@@ -13,7 +13,9 @@ import { layoutProblems, timeAssumptionWarnings } from '../time/problems';
 import { chunksPerStage, microbatchesPerStep, peakFlops, posInt } from '../time/shape';
 import { allStageTimings, type StageTiming } from '../time/stage';
 import { stageMicrobatchSeconds } from '../time/stepTime';
-import { addBlock, gradientsReady, planOps, runPipeline, type DrawWindow, type Lane } from './run';
+import { gradientsReady } from './gradientSync';
+import { addBlock, type Lane } from './lane';
+import { planOps, runPipeline, type DrawWindow } from './run';
 import type { Op } from './schedule';
 import type { MemoryPoint, Simulation, StageTimeline } from './types';
 

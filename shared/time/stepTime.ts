@@ -348,7 +348,7 @@ export function scheduleLowerBound(stages: readonly StageTiming[], m: number, v:
   return Math.max(laneEnds, toStage0 + Math.max(0, sync0));
 }
 
-/** The run's exposed gradient sync after a stage's last pass (shared/sim/run.ts gradientsReady); 0 for per-chunk syncs. */
+/** The run's exposed gradient sync after a stage's last pass (shared/sim/gradientSync.ts gradientsReady); 0 for per-chunk syncs. */
 function syncAfterLastPass(s: StageTiming, v: number, overlapCost: number): number {
   if (!(s.gradSync > 0) || s.gradSyncCooldown > 0) return 0;
   const w = Math.min(s.gradSyncWindow, s.backward / v);

@@ -205,8 +205,7 @@ export function renderSimulation(host: HTMLElement, m: DashboardModel, ui: UiSta
   // Totals over every pass, drawn or not (StageTimeline.computeSeconds).
   const present = KINDS.filter((k) => sim.stages.some((st) => st.computeSeconds[k] > 0));
   s.appendChild(table('sim-table', 'Figures', ['Stage', ...present.map((k) => (k === 'comm' ? 'Exposed comm' : BLOCK_LABELS[k])), 'Peak allocated'], sim.stages.map((st) => {
-    const sum = (k: BlockKind) => st.computeSeconds[k];
-    return [`Stage ${st.stage}`, ...present.map((k) => formatSeconds(sum(k))), formatBytes(st.peakBytes, m.units)];
+    return [`Stage ${st.stage}`, ...present.map((k) => formatSeconds(st.computeSeconds[k])), formatBytes(st.peakBytes, m.units)];
   }), sim.stages.map((st) => ({ stage: String(st.stage), segments: String(st.blocks.length), exposedComm: String(exposedOnTimeline(st)) }))));
   operatorTermsSection(s, sim);
   host.appendChild(s);

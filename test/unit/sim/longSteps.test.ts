@@ -12,7 +12,8 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runPipeline, type Lane } from '../../../shared/sim/run';
+import type { Lane } from '../../../shared/sim/lane';
+import { runPipeline } from '../../../shared/sim/run';
 import { stageOps } from '../../../shared/sim/schedule';
 import { DRAWN_PASSES, drawWindow, simulateStep } from '../../../shared/sim/simulate';
 import { toChromeTrace } from '../../../shared/sim/trace';

@@ -11,7 +11,8 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { gradientsReady, runPipeline } from '../../../shared/sim/run';
+import { gradientsReady } from '../../../shared/sim/gradientSync';
+import { runPipeline } from '../../../shared/sim/run';
 import { stageOps } from '../../../shared/sim/schedule';
 import type { StageTiming } from '../../../shared/time/stage';
 import type { PipelineSchedule } from '../../../shared/plan/types';
