@@ -31,6 +31,7 @@ import { readLlamaFactory } from './llamafactory/reader';
 import { rewriteLlamaFactory } from './llamafactory/rewriter';
 import llamafactoryKeys from './llamafactory/keys.json';
 import megatronKeys from './megatron/keys.json';
+import { megatronYamlKeys } from './megatron/yamlKeys';
 import { rewriteMegatronScript } from './megatron/rewriter';
 import { readMegatronScript, type SourceReader } from './megatron/script';
 import { readMegatronYaml } from './megatron/yaml';
@@ -42,6 +43,7 @@ import openrlhfKeys from './openrlhf/keys.json';
 import { readTorchtitan } from './torchtitan/reader';
 import { rewriteTorchtitan } from './torchtitan/rewriter';
 import torchtitanKeys from './torchtitan/keys.json';
+import torchtuneKeys from './torchtune/keys.json';
 import verlKeys from './verl/keys.json';
 import { readVerlYaml } from './verl/yaml';
 import { readNemoRl } from './nemo-rl/reader';
@@ -86,14 +88,14 @@ export const FORMATS: Readonly<Record<FormatId, FormatModule>> = {
   'hf-config': { syntax: 'json', read: tree(readHfConfig) },
   torchtitan: { syntax: 'toml', read: tree(readTorchtitan), keys: table(torchtitanKeys), rewrite: rewriteTorchtitan },
   'megatron-script': { syntax: 'shell', read: (s, i) => readMegatronScript(s, i.text, i.li, i.readSource), keys: LAUNCH, rewrite: rewriteMegatronScript },
-  'megatron-yaml': { syntax: 'yaml', read: tree(readMegatronYaml) },
+  'megatron-yaml': { syntax: 'yaml', read: tree(readMegatronYaml), keys: megatronYamlKeys(table(megatronKeys)) },
   accelerate: { syntax: 'yaml', read: tree(readAccelerate), keys: table(accelerateKeys), rewrite: rewriteAccelerate },
   axolotl: { syntax: 'yaml', read: tree(readAxolotl), keys: table(axolotlKeys), rewrite: rewriteAxolotl },
   llamafactory: { syntax: 'yaml', read: tree(readLlamaFactory), keys: table(llamafactoryKeys), rewrite: rewriteLlamaFactory },
   nanotron: { syntax: 'yaml', read: tree(readNanotron), keys: table(nanotronKeys) },
   lightning: { syntax: 'yaml', read: tree(readLightning) },
   litgpt: { syntax: 'yaml', read: tree(readLitgpt) },
-  torchtune: { syntax: 'yaml', read: tree(readTorchtune) },
+  torchtune: { syntax: 'yaml', read: tree(readTorchtune), keys: table(torchtuneKeys) },
   nemo: { syntax: 'yaml', read: tree(readNemo), keys: dialect(nemoKeys) },
   'gpt-neox': { syntax: 'yaml', read: tree(readGptNeox), keys: dialect(gptNeoxKeys) },
   'hf-trainer': { syntax: 'yaml', read: tree(readHfTrainerYaml), keys: dialect(hfTrainerKeys, true) },

@@ -4,7 +4,7 @@
  * what-if plan's layout. Quick fixes apply it; the what-if property test checks that the edited file, read again,
  * gives the what-if's figures.
  */
-import type { FactValue } from '../shared/plan/facts';
+import type { ConfigFacts, FactValue } from '../shared/plan/facts';
 import type { PlanPath } from '../shared/plan/paths';
 import type { Plan } from '../shared/plan/types';
 import { layoutOfPlan } from '../shared/planner/build';
@@ -65,10 +65,10 @@ export function readsBack(file: EditableFile, overrides: Readonly<Partial<Record
  * edit removed it). A key can set several facts (Accelerate's `fsdp_offload_params`), and a script variable can feed
  * several flags and the values the script computes from it; all of them change together.
  */
-export function changedFacts(file: EditableFile, edits: readonly TextEdit[]): FactOverrides {
-  if (!file.format || !file.facts) return {};
+export function changedFacts(file: EditableFile, edits: readonly TextEdit[], edited = editedFacts(file, edits)): FactOverrides {
+  if (!file.format || !file.facts || !edited) return {};
   const before = file.facts.facts;
-  const after = parseConfig(file.uri, applyTextEdits(file.text, edits), file.format).facts;
+  const after = edited.facts;
   const out: Partial<Record<PlanPath, FactValue | undefined>> = {};
   for (const path of new Set([...Object.keys(before), ...Object.keys(after)]) as Set<PlanPath>) {
     const a = before[path]?.value;
@@ -76,6 +76,22 @@ export function changedFacts(file: EditableFile, edits: readonly TextEdit[]): Fa
     if (JSON.stringify(a) !== JSON.stringify(b)) out[path] = b;
   }
   return out;
+}
+
+/** The edited file read again (undefined without a format). */
+function editedFacts(file: EditableFile, edits: readonly TextEdit[]): ConfigFacts | undefined {
+  return file.format ? parseConfig(file.uri, applyTextEdits(file.text, edits), file.format) : undefined;
+}
+
+/**
+ * True when the edited file has an error the file did not have: the engine would refuse the what-if at start-up
+ * (torchtune's optimizer in the backward with gradient accumulation, offloading without checkpointing), so it is no
+ * alternative to offer.
+ */
+export function refusedEdit(file: EditableFile, edited: ConfigFacts): boolean {
+  const key = (d: { code: string; message: string }) => `${d.code}\u0000${d.message}`;
+  const had = new Set((file.facts?.diagnostics ?? []).filter((d) => d.severity === 'error').map(key));
+  return edited.diagnostics.some((d) => d.severity === 'error' && !had.has(key(d)));
 }
 
 /** A what-if the file can hold: the facts its edit changes, its plan and the edits that write it. */
@@ -97,7 +113,9 @@ export function expressibleWhatIfs(file: EditableFile, plan: Plan, path: PlanPat
     const first = resolveWith(w.overrides);
     const edit = first ? whatIfEdits(file, w.overrides, first) : undefined;
     if (!edit) continue;
-    const overrides = changedFacts(file, edit.edits);
+    const edited = editedFacts(file, edit.edits);
+    if (!edited || refusedEdit(file, edited)) continue;
+    const overrides = changedFacts(file, edit.edits, edited);
     const after = resolveWith(overrides);
     if (after) out.push({ whatIf: { ...w, overrides }, plan: after, edits: edit.edits, how: edit.how });
   }

@@ -1,6 +1,6 @@
 /**
- * torchtune recipe keys beyond the layout (docs/formats/lightning.md): LoRA targets, torch.compile, the chunked losses,
- * and the memory switches ShardLens does not model (optimizer in backward, activation offloading), with the recipes'
+ * torchtune recipe keys beyond the layout (docs/formats/lightning.md; key table formats/torchtune/keys.json): LoRA targets,
+ * torch.compile, the chunked losses and the memory switches (optimizer in backward, activation offloading), with the recipes'
  * own start-up checks (recipes/full_finetune_single_device.py and lora_finetune_*.py raise RuntimeError on them).
  */
 import type { FactSink } from '../common/sink';
@@ -61,6 +61,13 @@ export function readTorchtuneTraining(s: FactSink, root: KNode): void {
       s.diag('torchtune-optimizer-in-bwd', 'error', 'torchtune refuses this at start-up: "Gradient clipping is not supported with optimizer_in_bwd: True" (set clip_grad_norm: null).',
         clip.value.range, ['training.optimizer']);
     }
+  }
+  // torchao float8 on a bf16 model (full_finetune_distributed `enable_fp8_training`): the plan's FP8 precision keeps an
+  // fp32 master copy that torchtune's bf16 recipe does not have, so the run is timed and sized as bf16 and says so.
+  const fp8 = at(root, 'enable_fp8_training');
+  if (fp8?.value.kind === 'scalar' && toBool(fp8.value.value) === true) {
+    s.diag('unmodelled-value', 'warning', 'enable_fp8_training: torchao float8 linear layers are not modelled for torchtune\'s bf16 recipe; '
+      + 'the estimate times the GEMMs at bf16 rates (the step is likely too long) and sizes the run as bf16.', fp8.value.range, ['training.precision']);
   }
   // The checkpointed activations go to pinned CPU memory on a side stream (training.activationOffload).
   const off = at(root, 'enable_activation_offloading');

@@ -21,7 +21,7 @@ function toFlag(e: KEntry): FlagArg | undefined {
 }
 
 /** Renames Bridge/TransformerConfig field names that differ from their flags. */
-const RENAME: Record<string, string> = {
+export const YAML_FLAG_RENAME: Readonly<Record<string, string>> = {
   '--num-moe-experts': '--num-experts', '--fp8': '--fp8-format', '--fp4': '--fp4-format', '--add-bias-linear': '--disable-bias-linear',
   '--seq-length': '--seq-length', '--recompute-num-layers': '--recompute-num-layers',
 };
@@ -41,7 +41,7 @@ function collect(node: KNode | undefined, out: FlagArg[], depth: number): void {
     }
     const f = toFlag(e);
     if (!f) continue;
-    const renamed = own(RENAME, f.flag);
+    const renamed = own(YAML_FLAG_RENAME, f.flag);
     if (f.flag === '--add-bias-linear') { if (f.value === 'false') out.push({ flag: '--disable-bias-linear', flagRange: f.flagRange }); continue; }
     if (f.flag === '--untie-embeddings-and-output-weights' || f.flag === '--share-embeddings-and-output-weights') {
       const untie = f.flag === '--untie-embeddings-and-output-weights' ? f.value !== 'false' : f.value === 'false';

@@ -1,6 +1,7 @@
 /**
- * Quick fixes with the predicted effect in their titles: raise the ZeRO stage, recompute, offload, raise TP or PP,
- * trade micro batch for accumulation (for "does not fit"), and repair the batch identity.
+ * Quick fixes with the predicted effect in their titles: raise the ZeRO stage, recompute, offload, turn on activation
+ * offloading, the optimizer in the backward or torch.compile, raise TP or PP, trade micro batch for accumulation (for
+ * "does not fit"), and repair the batch identity.
  */
 import { CodeActionKind, type CodeAction, type Diagnostic } from 'vscode-languageserver';
 import type { CoreApi } from '../analysis/core';
@@ -22,6 +23,9 @@ const FIT_FIXES: readonly { readonly path: PlanPath; readonly verb: string }[] =
   { path: 'training.recompute', verb: 'Enable recomputation:' },
   { path: 'parallel.sharding.offloadOptimizer', verb: 'Offload optimizer states:' },
   { path: 'parallel.sharding.offloadParams', verb: 'Offload parameters:' },
+  { path: 'training.activationOffload', verb: 'Turn on' },
+  { path: 'training.optimizerInBackward', verb: 'Turn on' },
+  { path: 'training.compile', verb: 'Turn on' },
   { path: 'parallel.tp', verb: 'Raise' },
   { path: 'parallel.pp', verb: 'Raise' },
   { path: 'training.microBatch', verb: 'Lower' },
@@ -50,8 +54,12 @@ function fixVariants(a: DocumentAnalysis, path: PlanPath): PlannedWhatIf[] {
     const selective = plannedWhatIfs(a, path).filter((v) => v.whatIf.value === 'selective');
     return [...selective, ...full];
   }
+  // A switch helps only by being turned on (activation offloading, the optimizer in the backward, torch.compile).
+  if (SWITCH_FIXES.has(path)) return plannedWhatIfs(a, path).filter((v) => v.whatIf.value === true);
   return plannedWhatIfs(a, path).filter((v) => !(path === 'parallel.sharding.stage' && v.plan.parallel.sharding.stage < plan.parallel.sharding.stage));
 }
+
+const SWITCH_FIXES: ReadonlySet<PlanPath> = new Set(['training.activationOffload', 'training.optimizerInBackward', 'training.compile']);
 
 function fitFixes(a: DocumentAnalysis, api: CoreApi, diag: Diagnostic): CodeAction[] {
   const { plan, memory } = a;
@@ -65,7 +73,7 @@ function fitFixes(a: DocumentAnalysis, api: CoreApi, diag: Diagnostic): CodeActi
       const edits = v.edits;
       if (!edits.length) continue;
       out.push({
-        title: `${verb} ${v.whatIf.label.replace(/^(offload|recompute) /, '')} (${describe(d, a)})`,
+        title: `${verb} ${v.whatIf.label.replace(/^(offload|recompute) /, '').replace(/ off → on$/, '')} (${describe(d, a)})`,
         kind: CodeActionKind.QuickFix,
         diagnostics: [diag],
         isPreferred: out.length === 0 && d.fitsAfter,

@@ -11,6 +11,8 @@ import { keyTable, type KeyDoc } from '../../formats/keyTables';
 type Context = { kind: 'key'; parent: string } | { kind: 'value'; key: string } | { kind: 'flag' };
 
 const SCRIPT: readonly FormatId[] = ['megatron-script'];
+/** YAML formats whose fields mean the same at any depth (Megatron YAML: each field is a flag): completed flat. */
+const FLAT: readonly FormatId[] = ['megatron-yaml'];
 const TOML: readonly FormatId[] = ['torchtitan'];
 
 function docOf(key: string, d: KeyDoc): string {
@@ -84,8 +86,9 @@ export function buildCompletion(format: FormatId | null, text: string, pos: Posi
   if (!format || !table) return [];
   const ctx = completionContext(format, text, pos);
   const entries = Object.entries(table.keys);
+  const flat = FLAT.includes(format);
   if (ctx.kind === 'value') {
-    const d = table.keys[ctx.key];
+    const d = table.keys[ctx.key] ?? (flat ? table.keys[ctx.key.split('.').pop() ?? ''] : undefined);
     return d ? valueItems(d) : [];
   }
   const items = new Map<string, CompletionItem>();
@@ -94,7 +97,8 @@ export function buildCompletion(format: FormatId | null, text: string, pos: Posi
       if (key.startsWith('--')) items.set(key, { label: key, kind: CompletionItemKind.Property, documentation: { kind: MarkupKind.Markdown, value: docOf(key, d) } });
       continue;
     }
-    const prefix = ctx.parent ? `${ctx.parent}.` : '';
+    if (flat && key.startsWith('--')) continue;
+    const prefix = ctx.parent && !flat ? `${ctx.parent}.` : '';
     if (!key.startsWith(prefix)) continue;
     const rest = key.slice(prefix.length).split('.');
     const label = rest[0];

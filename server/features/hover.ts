@@ -19,6 +19,8 @@ import { verdictOf } from './verdict';
 import { escapeMarkdown, inlineCode } from './markdown';
 import type { PlanPath } from '../../shared/plan/paths';
 import { RUN_LENGTH_SCOPE, runLength, runLine } from '../../shared/wording/runLength';
+import { valueInWords } from '../../shared/wording/values';
+import { textIn } from './edits';
 
 /** Memory terms each plan path feeds (first principles: which symbols appear in the term's formula). */
 const TERMS_OF: Partial<Record<PlanPath, readonly MemoryTermName[]>> = {
@@ -43,6 +45,14 @@ const TERMS_OF: Partial<Record<PlanPath, readonly MemoryTermName[]>> = {
   'parallel.cp': ['activations', 'logits'],
   'parallel.ep': ['parameters', 'gradients', 'optimizerStates', 'masterWeights'],
   'parallel.vpp': ['activations'],
+  // Switches of the training loop: compiled kernels save fewer tensors (and a compiled chunked loss no fp32 copies);
+  // offloading keeps a few layers' checkpointed inputs on the GPU; the optimizer in the backward holds one weight's
+  // gradient; a paged optimizer's states live in unified memory; the loss's implementation decides its logits' copies.
+  'training.compile': ['activations', 'logits'],
+  'training.activationOffload': ['activations'],
+  'training.optimizerInBackward': ['gradients'],
+  'training.pagedOptimizer': ['optimizerStates'],
+  'training.lossFusion': ['logits'],
 };
 
 /** Text from a file or a setting, shown inside a code span: nothing in it can become a link or markup. */
@@ -66,7 +76,10 @@ function deltaLine(d: Delta, a: DocumentAnalysis): string {
   const change = stepChange(d);
   const step = change && d.stepBefore !== undefined && d.stepAfter !== undefined
     ? ` · step ${formatSeconds(d.stepBefore)} → ${formatSeconds(d.stepAfter)} (${change})` : '';
-  return `- ${label}: ${formatDeltaBytes(d.peakAfter - d.peakBefore, u)}/GPU → ${formatBytes(d.peakAfter, u)}, ${d.fitsAfter ? 'fits' : 'does not fit'}${comm}${step}`;
+  // A change below the shown precision reads as none (a switch that acts where the peak is not).
+  const peak = formatBytes(d.peakAfter, u) === formatBytes(d.peakBefore, u)
+    ? `peak unchanged (${formatBytes(d.peakAfter, u)})` : `${formatDeltaBytes(d.peakAfter - d.peakBefore, u)}/GPU → ${formatBytes(d.peakAfter, u)}`;
+  return `- ${label}: ${peak}, ${d.fitsAfter ? 'fits' : 'does not fit'}${comm}${step}`;
 }
 
 /** The step's operator terms with their formulas and sources (the busiest stage, per step). */
@@ -126,7 +139,9 @@ export function buildHover(a: DocumentAnalysis, pos: Position, api: CoreApi): Ho
   }
   const [path, fact] = hit;
   const tableKey = keyForPath(a.format, path);
-  const written = fact.key ?? path;
+  // A YAML field read as a Megatron flag (formats/megatron/yaml.ts) is shown as the file spells it.
+  const spelled = fact.keyRange ? textIn(a.text, fact.keyRange) : '';
+  const written = fact.key?.startsWith('--') && spelled && !spelled.startsWith('-') && !/\s/.test(spelled) ? spelled : fact.key ?? path;
   const key = tableKey && tableKey.endsWith(written) ? tableKey : written;
   const assumption = a.assumptions.find((x) => x.path === path);
   const assumed = assumption ? ` → ${code(assumption.value)} (assumed: ${escapeMarkdown(assumption.detail.replace(/\s*\([^)]*\.(py|ts|md)\)/g, ''))})` : '';
@@ -135,7 +150,11 @@ export function buildHover(a: DocumentAnalysis, pos: Position, api: CoreApi): Ho
   const terms = st ? (TERMS_OF[path] ?? []).flatMap((n): [MemoryTermName, Term][] => (st.terms[n] ? [[n, st.terms[n] as Term]] : [])) : [];
   // A flag without a value (--use-distributed-optimizer) is on; anything else shows its value.
   const bare = key.startsWith('--') && (!fact.source.range || JSON.stringify(fact.source.range) === JSON.stringify(fact.keyRange));
-  const md: string[] = [`**ShardLens** · ${inlineCode(key)}${bare ? ' (on)' : ` = ${code(fact.value)}`}${assumed}`, ''];
+  // A value the plan names internally (a loss class read as its implementation) is shown as written, then in words.
+  const words = valueInWords(path, fact.value);
+  const asWritten = words && fact.source.range ? textIn(a.text, fact.source.range) : undefined;
+  const shown = words ? `${asWritten ? code(asWritten) : ''} (${escapeMarkdown(words)})`.trim() : code(fact.value);
+  const md: string[] = [`**ShardLens** · ${inlineCode(key)}${bare ? ' (on)' : ` = ${shown}`}${assumed}`, ''];
   if (RUN_PATHS.has(path)) return stepsHover(a, md, fact.keyRange ?? fact.source.range);
   const head = m ? answer(a, terms) : '';
   if (head) md.push(head, '');

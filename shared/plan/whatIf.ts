@@ -22,7 +22,19 @@ export interface WhatIf {
 export const WHAT_IF_PATHS: readonly PlanPath[] = [
   'parallel.sharding.stage', 'parallel.tp', 'parallel.pp', 'training.microBatch', 'training.recompute',
   'parallel.sharding.offloadOptimizer', 'parallel.sharding.offloadParams', 'training.seqLen',
+  'training.compile', 'training.activationOffload', 'training.optimizerInBackward',
 ];
+
+/**
+ * On/off switches whose other setting is always worth showing, with the words a label uses: torch.compile (fused
+ * kernels, fewer saved tensors), activation offloading (checkpointed inputs in CPU memory) and the optimizer step in
+ * the backward (one weight's gradient at a time).
+ */
+const SWITCHES: Readonly<Partial<Record<PlanPath, { readonly name: string; readonly get: (p: Plan) => boolean }>>> = {
+  'training.compile': { name: 'torch.compile', get: (p) => p.training.compile === true },
+  'training.activationOffload': { name: 'activation offloading', get: (p) => p.training.activationOffload === true },
+  'training.optimizerInBackward': { name: 'optimizer in the backward', get: (p) => p.training.optimizerInBackward === true },
+};
 
 /** True when a value was stated by a file or a setting (not defaulted or derived by ShardLens). */
 function stated(plan: Plan, path: PlanPath): boolean {
@@ -123,6 +135,12 @@ export function whatIfsFor(plan: Plan, path: PlanPath): WhatIf[] {
     case 'training.seqLen':
       out.push(single(path, `sequence ${t.seqLen} → ${t.seqLen * 2}`, t.seqLen * 2));
       break;
+    default: {
+      const sw = SWITCHES[path];
+      if (!sw) break;
+      const on = sw.get(plan);
+      out.push(single(path, `${sw.name} ${on ? 'on' : 'off'} → ${on ? 'off' : 'on'}`, !on));
+    }
   }
   return out.filter((v): v is WhatIf => v !== undefined);
 }

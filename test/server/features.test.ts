@@ -217,6 +217,54 @@ describe('hover', () => {
     assert.ok(at.some((l) => /^= 1 assumed/.test(l)), JSON.stringify(at));
   });
 
+  test('on a torchtune switch: what the other setting does, and nothing the recipe would refuse', async () => {
+    // A single-device Llama 3.1 8B full fine-tune (recipes/configs/llama3_1/8B_full_single_device.yaml, shortened).
+    const body = (accum: number) => ['model:', '  _component_: torchtune.models.llama3_1.llama3_1_8b', 'tokenizer:',
+      '  _component_: torchtune.models.llama3.llama3_tokenizer', '  max_seq_len: 4096', 'batch_size: 2',
+      `gradient_accumulation_steps: ${accum}`, 'dtype: bf16', 'optimizer:', '  _component_: torch.optim.AdamW',
+      'loss:', '  _component_: torchtune.modules.loss.LinearCrossEntropyLoss',
+      'clip_grad_norm: null', 'compile: False', 'optimizer_in_bwd: False', 'enable_activation_checkpointing: True', ''].join('\n');
+    const hover = async (uri: string, text: string, key: string) => {
+      const d = c.diagnostics(uri);
+      await c.open(uri, text, 'yaml');
+      await d;
+      const h = await c.hover(uri, posOf(text, key, 2));
+      return h && typeof h.contents === 'object' && 'value' in h.contents ? h.contents.value : '';
+    };
+    const one = body(1);
+    const md = await hover('file:///ws/tt-switch/8B_full_single_device.yaml', one, 'optimizer_in_bwd');
+    assert.match(md, /^\*\*ShardLens\*\* · `optimizer_in_bwd` = `false`/);
+    // One weight's gradient at a time instead of all of them (torchtune optimizer_in_bwd): with the chunked loss the
+    // peak is where the gradients are (the torchtune README's "+ optimizer in backward" row falls too).
+    assert.match(md, /^- optimizer in the backward off → on: −[\d.]+ [GM]iB\/GPU → [\d.]+ GiB, fits/m, md);
+    assert.match(md, /Steps each parameter in the backward/);
+    // torchtune raises "Gradient accumulation is not supported with optimizer in bwd": no what-if to offer.
+    const eight = await hover('file:///ws/tt-switch8/8B_full_single_device.yaml', body(8), 'optimizer_in_bwd');
+    assert.doesNotMatch(eight, /If you change it/);
+    const comp = await hover('file:///ws/tt-switch/8B_full_single_device.yaml', one, 'compile:');
+    // Fused kernels: the step can only get shorter; the peak here is at the optimizer step, which compile leaves.
+    assert.match(comp, /^- torch\.compile off → on: peak unchanged \([\d.]+ GiB\), fits · step [\d.]+ m?s → [\d.]+ m?s \(−[\d.]+ %\)$/m, comp);
+  });
+
+  test('on a Megatron YAML field: the field as the file spells it, with its flag\'s documentation', async () => {
+    // Megatron-LM's legacy --yaml-cfg layout (examples/gpt3/gpt_config.yaml): each field is the flag of that name.
+    const uri = 'file:///ws/myaml/gpt_config.yaml';
+    const text = 'language_model:\n  num_layers: 24\n  hidden_size: 1024\n  num_attention_heads: 16\n  attention_dropout: 0.0\n'
+      + 'model_parallel:\n  tensor_model_parallel_size: 1\n  pipeline_model_parallel_size: 1\nmicro_batch_size: 2\nglobal_batch_size: 128\nseq_length: 1024\n';
+    const d = c.diagnostics(uri);
+    await c.open(uri, text, 'yaml');
+    await d;
+    const md = async (needle: string) => {
+      const h = await c.hover(uri, posOf(text, needle, 2));
+      return h && typeof h.contents === 'object' && 'value' in h.contents ? h.contents.value : '';
+    };
+    const layers = await md('num_layers');
+    assert.match(layers, /^\*\*ShardLens\*\* · `num_layers` = `24`/, layers);
+    assert.match(layers, /Transformer layers \(L\)\./);
+    const dropout = await md('attention_dropout');
+    assert.match(dropout, /`language_model\.attention_dropout` \(float\)/);
+  });
+
   test('on a line without a known key there is no hover', async () => {
     const { uri } = await openFixture('ds_zero2.json');
     assert.equal(await c.hover(uri, { line: 0, character: 0 }), null);
@@ -317,6 +365,10 @@ describe('completion in other formats', () => {
     { name: 'Megatron flags', file: 'train.sh', text: '#!/bin/bash\ntorchrun pretrain_gpt.py \\\n    --tensor-model-parallel-size 2 \\\n    --\n', line: 3, character: 6, want: '--pipeline-model-parallel-size' },
     { name: 'torchtitan keys in [parallelism]', file: 'train.toml', text: '[model]\nname = "llama3"\nflavor = "8B"\n\n[training]\nlocal_batch_size = 1\n\n[parallelism]\n\n', line: 8, character: 0, want: 'tensor_parallel_degree' },
     { name: 'Axolotl top-level keys', file: 'axolotl.yaml', text: 'base_model: meta-llama/Llama-3.1-8B\nsequence_len: 2048\nmicro_batch_size: 1\n\n', line: 3, character: 0, want: 'gradient_accumulation_steps' },
+    // Megatron-Bridge override YAML: any field of the flag table, under any section (each field is a flag).
+    { name: 'Megatron YAML fields under a section', file: 'override.yaml', text: 'model:\n  tensor_model_parallel_size: 2\n  \ntrain:\n  micro_batch_size: 1\nddp:\n  overlap_grad_reduce: true\n', line: 2, character: 2, want: 'pipeline_model_parallel_size' },
+    { name: 'torchtune recipe keys', file: 'torchtune.yaml', text: 'model:\n  _component_: torchtune.models.llama3_1.llama3_1_8b\nbatch_size: 2\n\n', line: 3, character: 0, want: 'enable_activation_offloading' },
+    { name: 'torchtune LoRA keys under model', file: 'lora.yaml', text: 'model:\n  _component_: torchtune.models.llama3_1.lora_llama3_1_8b\n  \nbatch_size: 2\n', line: 2, character: 2, want: 'lora_attn_modules' },
   ];
   for (const k of CASES) {
     test(k.name, async () => {

@@ -48,6 +48,13 @@ const TITAN_NO_AC = fixture('llama3_8b.toml').replace('mode = "selective"', 'mod
 const AXOLOTL_NO_GC = fixture('axolotl.yaml').replace('gradient_checkpointing: true', 'gradient_checkpointing: false').replace('micro_batch_size: 2', 'micro_batch_size: 16').replace(/^deepspeed:.*\n/m, '');
 const DS_BATCH = '{\n  "train_batch_size": 100,\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 8,\n  "zero_optimization": { "stage": 2 }\n}\n';
 const DS_BATCH_WHOLE = '{\n  "train_batch_size": 512,\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 8,\n  "zero_optimization": { "stage": 2 }\n}\n';
+// torchtune on one 80 GB GPU: Llama 3.1 8B in bf16 with AdamW holds 2 + 2 + 4 bytes per weight ≈ 64 GB, and the
+// checkpointed inputs of 32 layers at 8 × 8,192 tokens (b·s·h·2 bytes each) ≈ 17 GB more; offloading keeps 5 of them.
+const TUNE_BIG = ['model:', '  _component_: torchtune.models.llama3_1.llama3_1_8b', 'tokenizer:', '  _component_: torchtune.models.llama3.llama3_tokenizer',
+  '  max_seq_len: 8192', 'batch_size: 8', 'gradient_accumulation_steps: 1', 'dtype: bf16', 'optimizer:', '  _component_: torch.optim.AdamW',
+  'loss:', '  _component_: torchtune.modules.loss.LinearCrossEntropyLoss', 'clip_grad_norm: null', 'optimizer_in_bwd: False',
+  'enable_activation_checkpointing: True', 'enable_activation_offloading: False', ''].join('\n');
+const TUNE_FP32 = TUNE_BIG.replace('batch_size: 8', 'batch_size: 1').replace('max_seq_len: 8192', 'max_seq_len: 2048').replace('dtype: bf16', 'dtype: fp32');
 const DELTA = /\(−[\d.]+ [GM]iB per GPU → [\d.]+ GiB/;
 
 const CASES: readonly FixCase[] = [
@@ -70,6 +77,13 @@ const CASES: readonly FixCase[] = [
   },
   { name: 'enable full recomputation (TOML)', file: 'llama3_8b.toml', text: TITAN_NO_AC, code: 'does-not-fit', title: /^Enable recomputation: none → full \(−/, edits: [['mode = "none"', 'mode = "full"']] },
   { name: 'enable recomputation (YAML boolean)', file: 'axolotl.yaml', text: AXOLOTL_NO_GC, code: 'does-not-fit', title: /^Enable recomputation: none → full \(−/, edits: [['gradient_checkpointing: false', 'gradient_checkpointing: true']] },
+  {
+    name: 'turn on activation offloading (torchtune, the file\'s True/False kept)', file: '8B_full_single_device.yaml', text: TUNE_BIG, code: 'does-not-fit',
+    title: /^Turn on activation offloading \(−/, edits: [['enable_activation_offloading: False', 'enable_activation_offloading: True']],
+  },
+  // In fp32 the states alone are 4 + 4 + 8 bytes per weight ≈ 128 GB, and the peak is at the optimizer step with every
+  // gradient held; in the backward torchtune holds one weight's gradient at a time (optimizer_in_bwd).
+  { name: 'turn on the optimizer in the backward (torchtune)', file: '8B_full_single_device.yaml', text: TUNE_FP32, code: 'does-not-fit', title: /^Turn on optimizer in the backward \(−/, edits: [['optimizer_in_bwd: False', 'optimizer_in_bwd: True']] },
   // DeepSpeed runtime/config.py: train_batch_size = micro × accumulation × world; 100 is not a multiple of 4 × 8.
   { name: 'repair the batch identity (global batch)', file: 'ds_config.json', text: DS_BATCH, code: 'batch-identity', title: /^Set global batch to 256 \(4 × 8 × 8 GPUs\)$/, edits: [['"train_batch_size": 100', '"train_batch_size": 256']] },
   // 512 / (4 × 8 GPUs) = 16 whole accumulation steps.

@@ -51,13 +51,16 @@ export function literalFor(written: string, oldValue: unknown, value: FactValue)
   if (oldValue === 'auto' && typeof value === 'number' && bare.toLowerCase() === 'auto') return String(value);
   if (typeof oldValue === 'number' && Number(bare.replace(/_/g, '')) === oldValue) return `${q}${String(value)}${q}`;
   if (typeof oldValue === 'string' && bare.toLowerCase() === oldValue.toLowerCase()) return `${q}${String(value)}${q}`;
-  if (/^(true|false)$/i.test(bare) && typeof value === 'string') {
-    const on = value !== 'none';
-    const word = on ? 'true' : 'false';
-    return `${q}${/^[A-Z]/.test(bare) ? word[0].toUpperCase() + word.slice(1) : word}${q}`;
-  }
-  if (typeof oldValue === 'boolean' && /^(true|false)$/i.test(bare) && typeof value === 'boolean') return `${q}${String(value)}${q}`;
+  if (/^(true|false)$/i.test(bare) && typeof value === 'string') return `${q}${boolWord(bare, value !== 'none')}${q}`;
+  if (typeof oldValue === 'boolean' && /^(true|false)$/i.test(bare) && typeof value === 'boolean') return `${q}${boolWord(bare, value)}${q}`;
   return undefined;
+}
+
+/** `on` spelled as the file spells the boolean it replaces: true, True (torchtune, Python-style YAML) or TRUE. */
+function boolWord(written: string, on: boolean): string {
+  const word = on ? 'true' : 'false';
+  if (/^[A-Z]+$/.test(written)) return word.toUpperCase();
+  return /^[A-Z]/.test(written) ? word[0].toUpperCase() + word.slice(1) : word;
 }
 
 /** Plan paths a missing key may be inserted for (JSON); others are only edited where the file already sets them. */

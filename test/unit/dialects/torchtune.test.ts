@@ -152,4 +152,15 @@ describe('torchtune recipe keys', () => {
     assert.equal(kept(full), 28 * input);
     assert.equal(kept(`${full}enable_activation_offloading: True\n`), 5 * input);
   });
+
+  test('enable_fp8_training: a warning at the key that the run is timed and sized as bf16; the precision stays the dtype', () => {
+    // full_finetune_distributed.py converts the linears with torchao float8 on a bf16 model (no fp32 master copy).
+    const text = `${LORA}enable_fp8_training: True\n`;
+    const d = diagAt(text, 'unmodelled-value');
+    assert.equal(d?.severity, 'warning');
+    assert.match(d?.message ?? '', /^enable_fp8_training: .*bf16 rates/);
+    assert.equal(d?.range.start.line, text.split('\n').findIndex((l) => l.startsWith('enable_fp8_training')));
+    assert.equal(read(text).facts['training.precision']?.value, 'bf16');
+    assert.equal(diagAt(`${LORA}enable_fp8_training: False\n`, 'unmodelled-value'), undefined);
+  });
 });

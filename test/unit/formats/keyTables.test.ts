@@ -7,7 +7,7 @@ import { isPlanPath } from '../../../shared/plan/paths';
 import type { FormatId } from '../../../shared/plan/facts';
 
 
-const FORMATS: FormatId[] = ['deepspeed', 'megatron-script', 'accelerate', 'axolotl', 'llamafactory', 'torchtitan', 'nanotron'];
+const FORMATS: FormatId[] = ['deepspeed', 'megatron-script', 'accelerate', 'axolotl', 'llamafactory', 'torchtitan', 'nanotron', 'torchtune', 'megatron-yaml'];
 
 describe('format key tables', () => {
   for (const f of FORMATS) {
@@ -21,6 +21,17 @@ describe('format key tables', () => {
       }
     });
   }
+
+  test('Megatron YAML: each field documented as the flag the YAML reader turns it into', () => {
+    // formats/megatron/yaml.ts: `num_layers` is --num-layers, TransformerConfig's num_moe_experts is --num-experts.
+    const y = keyTable('megatron-yaml')!.keys;
+    const f = keyTable('megatron-script')!.keys;
+    assert.equal(y.num_layers, f['--num-layers']);
+    assert.equal(y.tensor_model_parallel_size?.plan, f['--tensor-model-parallel-size']?.plan);
+    assert.equal(y.num_moe_experts?.plan, f['--num-experts']?.plan);
+    assert.match(y.num_moe_experts?.description ?? '', /--num-experts/);
+    assert.equal(y.add_bias_linear?.default, true);
+  });
 
   test('DeepSpeed: stage3_ aliases, "auto" fillers and deprecations are recorded', () => {
     const t = keyTable('deepspeed')?.keys ?? {};

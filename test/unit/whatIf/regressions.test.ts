@@ -8,38 +8,11 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { initFormats } from '../../../formats/index';
-import { applyTextEdits } from '../../../formats/common/edit/text';
-import { expressibleWhatIfs } from '../../../formats/whatIfEdit';
-import { loadConfigGraph, modelLookup, type WorkspaceHost } from '../../../server/formats/workspace';
+import { whatIfs } from './helpers';
 import { estimateMemory } from '../../../shared/memory/estimate';
 import { rederive } from '../../../shared/plan/derive';
-import { resolvePlan, type FactOverrides } from '../../../shared/plan/resolve';
 import type { Plan } from '../../../shared/plan/types';
-import type { PlanPath } from '../../../shared/plan/paths';
 import { estimateStepTime } from '../../../shared/time/estimate';
-
-/** A host over in-memory files (path → text). */
-function memoryHost(files: Record<string, string>): WorkspaceHost {
-  return { root: '/ws', readFile: (p) => files[p], exists: (p) => p in files, listDir: () => [] };
-}
-
-/** Loads `path`, runs the what-ifs of `key`, and re-reads the file each what-if's edit produces. */
-function whatIfs(files: Record<string, string>, path: string, key: PlanPath) {
-  const host = memoryHost(files);
-  const ctx = { lookupModel: modelLookup(host) };
-  const g = loadConfigGraph(path, host, ctx);
-  const plan = g.resolved.plan;
-  assert.ok(plan, 'the file resolves');
-  const file = { uri: path, text: files[path]!, format: g.primary.format, facts: g.primary };
-  const resolveWith = (o: FactOverrides) => resolvePlan(g.primary, g.related, ctx, o).plan;
-  return {
-    plan,
-    results: expressibleWhatIfs(file, plan, key, resolveWith).map((w) => ({
-      ...w,
-      edited: loadConfigGraph(path, memoryHost({ ...files, [path]: applyTextEdits(files[path]!, w.edits) }), ctx).resolved.plan!,
-    })),
-  };
-}
 
 const peak = (p: Plan) => Math.max(...estimateMemory(p).stages.map((s) => s.peakReservedBytes));
 const step = (p: Plan) => estimateStepTime(p)!.stepSeconds;

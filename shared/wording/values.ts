@@ -1,0 +1,20 @@
+/**
+ * Plan values a hover shows in words where the plan's own name is internal (docs/engine-memory.md#the-loss): the
+ * loss implementations a file's loss class or fusion flag is read as.
+ */
+import type { LossFusion } from '../plan/types';
+
+const LOSS_FUSION: Readonly<Record<LossFusion, string>> = {
+  none: 'the unfused loss: fp32 logits and log-softmax as separate kernels',
+  native: "Megatron's fused cross-entropy",
+  te: "Transformer Engine's fused cross-entropy",
+  compiled: 'the loss compiled with torch.compile',
+  chunked: 'a chunked loss, compiled: 16-bit logits, one chunk at a time',
+  'chunked-eager': 'a chunked loss, eager: each chunk upcast to fp32 and its log-softmax kept',
+};
+
+/** The words for a value at a plan path, or undefined where the value reads as it is. */
+export function valueInWords(path: string, value: unknown): string | undefined {
+  if (path === 'training.lossFusion' && typeof value === 'string') return (LOSS_FUSION as Record<string, string | undefined>)[value];
+  return undefined;
+}
