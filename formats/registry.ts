@@ -24,6 +24,7 @@ import { readGptNeox } from './gpt-neox/reader';
 import gptNeoxKeys from './gpt-neox/keys.json';
 import { readHfConfig } from './hf-config/reader';
 import hfTrainerKeys from './hf-trainer/keys.json';
+import hfConfigKeys from './hf-config/keys.json';
 import { readHfTrainerYaml } from './hf-trainer/yaml';
 import rayActorKeys from './launch/ray-actor.json';
 import { readLightning, readLitgpt, readTorchtune } from './lightning/reader';
@@ -85,7 +86,7 @@ const tree = (read: (s: FactSink, root: KNode | undefined) => void) => (s: FactS
 
 export const FORMATS: Readonly<Record<FormatId, FormatModule>> = {
   deepspeed: { syntax: 'json', read: tree(readDeepSpeed), keys: table(deepspeedKeys), rewrite: rewriteDeepSpeed },
-  'hf-config': { syntax: 'json', read: tree(readHfConfig) },
+  'hf-config': { syntax: 'json', read: tree(readHfConfig), keys: table(hfConfigKeys) },
   torchtitan: { syntax: 'toml', read: tree(readTorchtitan), keys: table(torchtitanKeys), rewrite: rewriteTorchtitan },
   'megatron-script': { syntax: 'shell', read: (s, i) => readMegatronScript(s, i.text, i.li, i.readSource), keys: LAUNCH, rewrite: rewriteMegatronScript },
   'megatron-yaml': { syntax: 'yaml', read: tree(readMegatronYaml), keys: megatronYamlKeys(table(megatronKeys)) },

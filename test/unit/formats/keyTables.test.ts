@@ -7,7 +7,7 @@ import { isPlanPath } from '../../../shared/plan/paths';
 import type { FormatId } from '../../../shared/plan/facts';
 
 
-const FORMATS: FormatId[] = ['deepspeed', 'megatron-script', 'accelerate', 'axolotl', 'llamafactory', 'torchtitan', 'nanotron', 'torchtune', 'megatron-yaml'];
+const FORMATS: FormatId[] = ['deepspeed', 'megatron-script', 'accelerate', 'axolotl', 'llamafactory', 'torchtitan', 'nanotron', 'torchtune', 'megatron-yaml', 'hf-config'];
 
 describe('format key tables', () => {
   for (const f of FORMATS) {
