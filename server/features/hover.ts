@@ -22,8 +22,23 @@ import { RUN_LENGTH_SCOPE, runLength, runLine } from '../../shared/wording/runLe
 import { valueInWords } from '../../shared/wording/values';
 import { textIn } from './edits';
 
+/** The model states: every one scales with the parameter count Ψ. */
+const STATES: readonly MemoryTermName[] = ['parameters', 'gradients', 'optimizerStates', 'masterWeights'];
+
 /** Memory terms each plan path feeds (first principles: which symbols appear in the term's formula). */
 const TERMS_OF: Partial<Record<PlanPath, readonly MemoryTermName[]>> = {
+  // The model's sizes: Ψ (docs/formulas.md#parameters) and the activations' b·s·h, f, a, KV and V factors.
+  'model.layers': [...STATES, 'activations'],
+  'model.hiddenSize': [...STATES, 'activations', 'logits'],
+  'model.ffnSize': [...STATES, 'activations'],
+  'model.heads': [...STATES, 'activations'],
+  'model.kvHeads': [...STATES, 'activations'],
+  'model.headDim': [...STATES, 'activations'],
+  'model.vocabSize': [...STATES, 'logits'],
+  'model.tiedEmbeddings': STATES,
+  'model.moe.experts': STATES,
+  'model.moe.expertFfnSize': [...STATES, 'activations'],
+  'model.moe.topK': ['activations'],
   'parallel.sharding.stage': ['parameters', 'gradients', 'optimizerStates', 'masterWeights'],
   'parallel.sharding.fsdpStrategy': ['parameters', 'gradients', 'optimizerStates', 'masterWeights'],
   'parallel.dp': ['parameters', 'gradients', 'optimizerStates', 'masterWeights'],

@@ -34,6 +34,7 @@ export const SYMBOL_MEANINGS: Readonly<Record<string, string>> = {
   'b_param': 'bytes per parameter',
   'b_grad': 'bytes per gradient',
   'b_opt': 'optimizer-state bytes per parameter',
+  'b_master': 'bytes per fp32 master weight',
   'N_shard': 'GPUs the states are sharded over',
   'offload': 'offload target',
   'style': 'sharding implementation',
