@@ -262,8 +262,8 @@ describe('hover', () => {
     assert.match(layers, /^\*\*ShardLens\*\* · `num_layers` = `24`/, layers);
     assert.match(layers, /Transformer layers \(L\)\./);
     // L multiplies Ψ (every model state) and the activations of the stage (Korthikanti et al. 2022, Table 2 × L).
-    assert.match(layers.split('\n').filter((l) => l.trim())[1] ?? '', /^parameters [\d.]+ [GM]iB \+ gradients .* \+ activations [\d.]+ [GM]iB per GPU · /);
-    assert.match(layers, /- `b_master` = `4`: bytes per fp32 master weight/);
+    assert.match(layers.split('\n').filter((l) => l.trim())[1] ?? '', /^parameters [\d.]+ [GM]iB( \+ [a-z0-9 ]+ [\d.]+ [GM]iB)* \+ activations [\d.]+ [GM]iB per GPU · /);
+    assert.match(layers, /- `Ψ_rank` = `\d+`: parameters held by one GPU/);
     const dropout = await md('attention_dropout');
     assert.match(dropout, /`language_model\.attention_dropout` \(float\)/);
   });
