@@ -6,6 +6,7 @@ import { toNumber } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
 import { readHfModel } from '../hf-config/reader';
 import { readTorchtuneLora, readTorchtuneTraining } from './torchtune';
+import { readLitgptLora, readLitgptQuantize, readLitgptStrategy } from './litgpt';
 
 function precision(s: FactSink, root: KNode, path: string): void {
   const e = at(root, path);
@@ -74,14 +75,13 @@ export function readLitgpt(s: FactSink, root: KNode | undefined): void {
   readNum(s, root, 'train.global_batch_size', 'training.globalBatch', { int: true, min: 1 });
   readNum(s, root, 'train.micro_batch_size', 'training.microBatch', { int: true, min: 1 });
   readNum(s, root, 'train.max_seq_length', 'training.seqLen', { int: true, min: 1 });
-  const d = 'LitGPT: FSDPStrategy(FULL_SHARD, activation_checkpointing_policy={Block}) in litgpt/finetune/full.py';
-  s.default('parallel.sharding.style', 'fsdp', d);
-  s.default('parallel.sharding.stage', 3, d);
-  s.default('training.recompute', 'full', d);
+  readLitgptStrategy(s, root, dev, s.num('cluster.nodes'));
   const q = readStr(root, 'quantize');
   const qe = entry(root, 'quantize');
   if (q && qe && q.includes('nf4')) s.explicit('lora.baseDtype', 'nf4', locOf(qe, 'quantize'));
   readNum(s, root, 'lora_r', 'lora.rank', { int: true, min: 1 });
+  readLitgptLora(s, root);
+  readLitgptQuantize(s, root, dev);
   const opt = readStr(root, 'optimizer') ?? readStr(root, 'optimizer.class_path');
   if (opt) readOptimizer(s, entry(root, 'optimizer'), 'optimizer', opt);
 }

@@ -1,0 +1,77 @@
+/**
+ * LitGPT's recipes decide the strategy from the device count (litgpt/finetune/full.py, lora.py, pretrain.py at
+ * Lightning-AI/litgpt 01fe959c): more than one device trains with FSDP — full sharding with every Block checkpointed for
+ * fine-tuning, HYBRID_SHARD (sharded within a node, replicated across nodes) without checkpointing and under
+ * torch.compile for pre-training — and one device with strategy "auto": the plain model, nothing sharded, nothing
+ * recomputed. LoRA adapts the projections its lora_* switches name (query and value by default); quantization
+ * (bnb.nf4, QLoRA) trains with bitsandbytes' PagedAdamW and on one device only.
+ */
+import type { FactSink } from '../common/sink';
+import { locOf, readBool } from '../common/read';
+import { at, entry, type KNode } from '../common/tree';
+import { toBool } from '../common/text';
+
+const SRC = 'LitGPT (litgpt/finetune/full.py, lora.py; pretrain.py)';
+
+/** The strategy and recomputation for `devices` × `nodes` GPUs (undefined devices: every GPU of a node, at least two). */
+export function readLitgptStrategy(s: FactSink, root: KNode, devices: number | undefined, nodes: number | undefined): void {
+  const pretrain = !!entry(root, 'model_name') || at(root, 'train.max_tokens')?.value.value != null;
+  if (devices === 1 && (nodes ?? 1) === 1) {
+    const why = `${SRC}: one device trains with strategy "auto", the plain model without FSDP or activation checkpointing`;
+    s.derived('parallel.sharding.style', 'ddp', why);
+    s.derived('parallel.sharding.stage', 0, why);
+    s.derived('training.recompute', 'none', why);
+    s.derived('cluster.worldSize', 1, why);
+  } else if (pretrain) {
+    const why = `${SRC}: pretrain.py shards with FSDPStrategy(sharding_strategy="HYBRID_SHARD") over each node's GPUs, no activation checkpointing`;
+    s.default('parallel.sharding.style', 'fsdp', why);
+    s.default('parallel.sharding.stage', 3, why);
+    s.default('parallel.sharding.fsdpStrategy', 'HYBRID_SHARD', why);
+    if (devices !== undefined && devices > 1 && (nodes ?? 1) > 1) s.derived('parallel.sharding.shardGroupSize', devices, why);
+    s.default('training.recompute', 'none', why);
+  } else {
+    const why = `${SRC}: FSDPStrategy(FULL_SHARD, activation_checkpointing_policy={Block}) on more than one device`;
+    s.default('parallel.sharding.style', 'fsdp', why);
+    s.default('parallel.sharding.stage', 3, why);
+    s.default('training.recompute', 'full', why);
+  }
+  if (pretrain) s.default('training.compile', true, `${SRC}: pretrain.py compiles the model (torch.compile)`);
+}
+
+/** LitGPT's LoRA switches (litgpt/finetune/lora.py setup) and the projections they adapt in its GPT. */
+const SWITCHES: readonly (readonly [string, boolean, readonly string[]])[] = [
+  ['lora_query', true, ['q']], ['lora_key', false, ['k']], ['lora_value', true, ['v']], ['lora_projection', false, ['o']],
+  ['lora_mlp', false, ['gate', 'up', 'down']], ['lora_head', false, []],
+];
+
+/** LoRA targets from the lora_* switches (read only for a LoRA file: one that sets lora_r). */
+export function readLitgptLora(s: FactSink, root: KNode): void {
+  if (!entry(root, 'lora_r')) return;
+  const targets: string[] = [];
+  let where: string | undefined;
+  for (const [key, on, mods] of SWITCHES) {
+    const e = entry(root, key);
+    const b = e?.value.kind === 'scalar' ? toBool(e.value.value) : undefined;
+    if (e && b !== undefined) where ??= key;
+    if (b ?? on) targets.push(...mods);
+  }
+  const we = where ? entry(root, where) : undefined;
+  if (we && where) s.explicit('lora.targets', targets.join(','), locOf(we, where));
+  else s.default('lora.targets', targets.join(','), `${SRC}: lora_query and lora_value default to True, the rest to False`);
+  if (readBool(s, root, 'lora_head') === true) {
+    s.diag('unmodelled-value', 'info', 'lora_head: the adapter on the output head (rank × (hidden + vocabulary) weights and their optimizer states) is not counted.',
+      entry(root, 'lora_head')?.value.range, ['lora.targets']);
+  }
+}
+
+/** QLoRA (quantize: bnb.*): bitsandbytes' PagedAdamW, and LitGPT's refusal to quantize on more than one device. */
+export function readLitgptQuantize(s: FactSink, root: KNode, devices: number | undefined): void {
+  const qe = entry(root, 'quantize');
+  const q = qe?.value.kind === 'scalar' && typeof qe.value.value === 'string' ? qe.value.value : '';
+  if (!qe || !q.startsWith('bnb.')) return;
+  s.derived('training.pagedOptimizer', true, `${SRC}: a quantized model trains with bitsandbytes.optim.PagedAdamW`, locOf(qe, 'quantize'));
+  if (devices !== undefined && devices > 1) {
+    s.diag('litgpt-quantize-devices', 'error', 'LitGPT refuses this at start-up: "Quantization is currently not supported for multi-GPU training. Please set devices=1 when using the --quantize flag."',
+      qe.value.range, ['cluster.gpusPerNode']);
+  }
+}
