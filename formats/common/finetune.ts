@@ -53,6 +53,14 @@ export function readLora(s: FactSink, root: KNode, o: { rankKey: string; targetK
   }
   const lin = entry(root, 'lora_target_linear');
   if (lin && toBool(lin.value.value)) s.explicit('lora.targets', 'q,k,v,o,gate,up,down', locOf(lin, 'lora_target_linear'));
+  // Each adapter's input dropout (PEFT LoraConfig lora_dropout): p > 0 saves a dropped copy and its mask per adapter.
+  const d = entry(root, 'lora_dropout');
+  if (d && typeof d.value.value === 'number' && d.value.value >= 0 && d.value.value < 1) s.explicit('lora.dropout', d.value.value, locOf(d, 'lora_dropout'));
+}
+
+/** bitsandbytes' 4- and 8-bit linears save their inputs for the backward (MatMul4Bit / MatMul8bitLt ctx.tensors). */
+export function bnbSavesInputs(s: FactSink, why: string): void {
+  s.derived('lora.baseSavesInputs', true, `${why}: bitsandbytes' quantized linear saves its input (bitsandbytes/autograd/_functions.py ctx.tensors)`);
 }
 
 /** HF Trainer / Axolotl `fsdp:` list or string ("full_shard auto_wrap offload"). */

@@ -9,7 +9,8 @@
 import type { FactSink } from '../common/sink';
 import { locOf, readBool } from '../common/read';
 import { at, entry, type KNode } from '../common/tree';
-import { toBool } from '../common/text';
+import { toBool, toNumber } from '../common/text';
+import { bnbSavesInputs } from '../common/finetune';
 
 const SRC = 'LitGPT (litgpt/finetune/full.py, lora.py; pretrain.py)';
 
@@ -55,6 +56,12 @@ export function readLitgptLora(s: FactSink, root: KNode): void {
     if (e && b !== undefined) where ??= key;
     if (b ?? on) targets.push(...mods);
   }
+  // LitGPT's LoRAQKVLinear runs one dropout for the fused q/k/v adapters; lora_dropout defaults to 0.05 (lora.py setup).
+  s.derived('lora.fusedQkv', true, `${SRC}: litgpt/lora.py LoRAQKVLinear adapts the fused qkv projection with one dropout`);
+  const d = entry(root, 'lora_dropout');
+  const p = d?.value.kind === 'scalar' ? toNumber(d.value.value) : undefined;
+  if (d && p !== undefined && p >= 0 && p < 1) s.explicit('lora.dropout', p, locOf(d, 'lora_dropout'));
+  s.default('lora.dropout', 0.05, `${SRC}: lora_dropout 0.05`);
   const we = where ? entry(root, where) : undefined;
   if (we && where) s.explicit('lora.targets', targets.join(','), locOf(we, where));
   else s.default('lora.targets', targets.join(','), `${SRC}: lora_query and lora_value default to True, the rest to False`);
@@ -70,6 +77,7 @@ export function readLitgptQuantize(s: FactSink, root: KNode, devices: number | u
   const q = qe?.value.kind === 'scalar' && typeof qe.value.value === 'string' ? qe.value.value : '';
   if (!qe || !q.startsWith('bnb.')) return;
   s.derived('training.pagedOptimizer', true, `${SRC}: a quantized model trains with bitsandbytes.optim.PagedAdamW`, locOf(qe, 'quantize'));
+  bnbSavesInputs(s, `${SRC}: quantize ${q}`);
   if (devices !== undefined && devices > 1) {
     s.diag('litgpt-quantize-devices', 'error', 'LitGPT refuses this at start-up: "Quantization is currently not supported for multi-GPU training. Please set devices=1 when using the --quantize flag."',
       qe.value.range, ['cluster.gpusPerNode']);

@@ -24,6 +24,11 @@ export function readTorchtuneLora(s: FactSink, root: KNode): void {
   const targets = loraTargetsOf([...mods, ...(mlpOn ? ['w1', 'w3', 'w2'] : [])]);
   const where = attn ?? mlp;
   if (targets && where) s.explicit('lora.targets', targets, locOf(where, attn ? 'model.lora_attn_modules' : 'model.apply_lora_to_mlp'));
+  // Each LoRALinear's own nn.Dropout (torchtune/modules/peft/lora.py; the builders' lora_dropout defaults to 0.0).
+  const d = at(root, 'model.lora_dropout');
+  const p = d?.value.kind === 'scalar' ? toNumber(d.value.value) : undefined;
+  if (d && p !== undefined && p >= 0 && p < 1) s.explicit('lora.dropout', p, locOf(d, 'model.lora_dropout'));
+  s.default('lora.dropout', 0, `${TT} lora_* builders: lora_dropout 0.0`);
   const out = at(root, 'model.apply_lora_to_output');
   if (out?.value.kind === 'scalar' && toBool(out.value.value) === true) {
     s.diag('unmodelled-value', 'info', 'apply_lora_to_output: the adapter on the output projection (rank × (hidden + vocabulary) weights and their optimizer states) is not counted.',

@@ -3,7 +3,7 @@ import type { FactSink } from '../common/sink';
 import { isEmpty, locOf, readBool, readNum, readOptimizer, readPacking, readSteps } from '../common/read';
 import { toBool, toNumber } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
-import { readDeepSpeedKey, readFsdpList, readLora, readModelRef, readPrecisionFlags } from '../common/finetune';
+import { readDeepSpeedKey, readFsdpList, readLora, readModelRef, readPrecisionFlags, bnbSavesInputs } from '../common/finetune';
 
 const LF = 'LLaMA-Factory default (src/llamafactory/hparams/finetuning_args.py, model_args.py)';
 const HF = 'HF TrainingArguments default (transformers/training_args.py)';
@@ -50,6 +50,10 @@ export function readLlamaFactory(s: FactSink, root: KNode | undefined): void {
     if (q && qb === 4) s.explicit('lora.baseDtype', 'nf4', locOf(q, 'quantization_bit'));
     else if (q && qb === 8) s.explicit('lora.baseDtype', 'int8', locOf(q, 'quantization_bit'));
     else s.default('lora.baseDtype', 'bf16', LF);
+    // quantization_method defaults to bitsandbytes (hparams/model_args.py QuantizationArguments); hqq and eetq do not use it.
+    const method = at(root, 'quantization_method')?.value.value;
+    if (q && (qb === 4 || qb === 8) && (method === undefined || method === null || method === 'bnb' || method === 'bitsandbytes')) bnbSavesInputs(s, `${LF} quantizes with bitsandbytes`);
+    s.default('lora.dropout', 0, `${LF}: lora_dropout 0.0`);
   }
   readDeepSpeedKey(s, root);
   readFsdpList(s, root);

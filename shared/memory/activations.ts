@@ -3,6 +3,7 @@
  * Table 2), generalised to GQA (k/v of KV·d columns), gated MLPs, flash attention, context parallelism and fp32.
  * All functions return bytes for ONE micro-batch on one rank unless stated otherwise.
  */
+import type { LoraSaves } from './loraSaves';
 import type { MlaSpec, ModelImpl, PipelineSchedule, RecomputeKind, RecomputePolicy } from '../plan/types';
 import { blockInputBytes, hfBlockBytes, titanBlockBytes, titanOpSelectiveBytes } from './blocks';
 import { layerPolicyCheckpointedBlocks } from './engine';
@@ -61,6 +62,8 @@ export interface ActivationShape {
   readonly acEvery?: number;
   /** Multi-head latent attention: its latents and head widths replace q/k/v of heads·headDim (shared/memory/mlaSaves.ts). */
   readonly mla?: MlaSpec;
+  /** LoRA: the frozen base linears' inputs and the adapters' saved tensors (shared/memory/loraSaves.ts). */
+  readonly loraSaves?: LoraSaves;
 }
 
 /**

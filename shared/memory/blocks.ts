@@ -5,6 +5,7 @@
  * (docs/engine-memory.md#what-a-block-saves). T = b·s/cp tokens on the rank; widths q = a·d, kv = g·d; t = TP degree.
  */
 import type { ActivationShape } from './activations';
+import { loraAdapterBytesPerToken } from './loraSaves';
 import { hfMlaAttentionBytes, mlaAttentionOutputWidth, titanMlaAttentionBytes, titanMlaMatmulWidths } from './mlaSaves';
 
 /** Bytes of the rank's query width (a·d/t) and of its K/V as saved by attention (repeated to the query heads or not). */
@@ -52,12 +53,26 @@ export function titanBlockBytes(x: ActivationShape, ffn = x.ffn): number {
   const B = x.actBytes, T = x.sLocal * x.b, sp = x.sp ? x.tp : 1;
   const w = widths(x, true);
   const norms = ((x.normUpcast ? 2 * (4 + B) * T * x.h : 2 * B * T * x.h) + 2 * 4 * T) / sp;
-  const linearInputs = 2 * B * T * x.h;
+  // Under LoRA the frozen linears keep no input for a weight gradient, and w2's input (the product) goes too.
+  const frozen = frozenBase(x);
+  const linearInputs = frozen ? 0 : 2 * B * T * x.h;
   const qkNorm = x.qkNorm ? B * T * ((x.heads + x.kvHeadsEff) * x.headDim) / x.tp : 0;
   const saved = x.mla ? titanMlaAttentionBytes(x, x.mla) : B * T * (2 * w.q + 2 * w.kv);
   const attention = saved + (x.flash ? flashStatsBytes(x) : eagerScoreBytes(x, 1));
-  const mlp = (x.gated ? (x.compiled ? 3 : 4) : 2) * B * T * ffn / x.tp;
-  return norms + linearInputs + qkNorm + attention + mlp;
+  const mlp = ((x.gated ? (x.compiled ? 3 : 4) : 2) - (frozen ? 1 : 0)) * B * T * ffn / x.tp;
+  return norms + linearInputs + qkNorm + attention + mlp + loraBytes(x, ffn);
+}
+
+/** True when the block's linears are LoRA's frozen base and keep no inputs (not bitsandbytes' 4-bit linears). */
+function frozenBase(x: ActivationShape): boolean {
+  return !!x.loraSaves && !x.loraSaves.baseSavesInputs;
+}
+
+/** What the LoRA adapters of one block save (shared/memory/loraSaves.ts), for the rank's T tokens. */
+function loraBytes(x: ActivationShape, ffn: number): number {
+  if (!x.loraSaves) return 0;
+  const widthsPerToken = { h: x.h, q: (x.heads * x.headDim) / x.tp, f: ffn / x.tp };
+  return x.sLocal * x.b * loraAdapterBytesPerToken(x.loraSaves, widthsPerToken, x.actBytes);
 }
 
 /**
@@ -100,12 +115,13 @@ export function hfBlockBytes(x: ActivationShape, ffn = x.ffn): number {
   const w = widths(x, !x.flash || B === 4);
   const norms = x.lowPrecisionNorm ? 2 * (B * T * x.h + 8 * T) : 2 * ((4 + S) * T * x.h + 4 * T);
   // Under MLA two linears take the attention norm's output (q_a_proj or q_proj, kv_a_proj_with_mqa), not three.
-  const linearInputs = (amp ? (x.mla ? 4 : 5) * B : 2 * S) * T * x.h;
+  const frozen = frozenBase(x);
+  const linearInputs = frozen ? 0 : (amp ? (x.mla ? 4 : 5) * B : 2 * S) * T * x.h;
   const qkNorm = x.qkNorm ? (4 + S) * T * (x.heads + x.kvHeadsEff) * x.headDim : 0;
   const saved = x.mla ? hfMlaAttentionBytes(x, x.mla) : B * T * (2 * w.q + 2 * w.kv);
   const attention = saved + (x.flash ? flashStatsBytes(x) : eagerScoreBytes(x));
-  const mlp = (x.gated ? 4 : 2) * B * T * ffn / x.tp;
-  return norms + linearInputs + qkNorm + attention + mlp + (x.autocastWeightBytes ?? 0);
+  const mlp = ((x.gated ? 4 : 2) - (frozen ? 1 : 0)) * B * T * ffn / x.tp;
+  return norms + linearInputs + qkNorm + attention + mlp + (x.autocastWeightBytes ?? 0) + loraBytes(x, ffn);
 }
 
 /**

@@ -2,6 +2,7 @@
  * The numeric context of one plan: every per-rank count, byte size and divisor the term functions need, computed once.
  * Both the traceable estimate and the fast path read it; `fillContext` reuses one mutable object (no allocation).
  */
+import { loraSavesOf, type LoraSaves } from './loraSaves';
 import { loraLayerParams, paddedVocabSize } from '../model/params';
 import { kvHeadsPerRank, layersOfStage as layersOfStageCount, rankParts } from '../model/rankParams';
 import type { MlaSpec, ModelImpl, ModelSpec, OffloadTarget, Plan, PipelineSchedule, PrecisionRegime, RecomputeKind, RecomputePolicy, ShardingStyle } from '../plan/types';
@@ -32,7 +33,7 @@ export interface MemoryContext extends ActivationShape {
   /** Per-rank parameters of one layer's attention (incl. norms), dense MLP, MoE non-expert part, routed experts. */
   attnRank: number; denseMlpRank: number; moeDenseRank: number; expertRank: number;
   embedRank: number; positions: number; finalNorm: number; headRank: number;
-  loraPerLayer: number; lora: boolean; baseBytes: number;
+  loraPerLayer: number; lora: boolean; loraSaves: LoraSaves | undefined; baseBytes: number;
   /**
    * Bytes per weight of a LoRA model's embedding, positions, final norm and head: 16-bit when the base is quantized
    * (QLoRA replaces the layers' linear weights only: bitsandbytes skips nn.Embedding and the output head,
@@ -102,7 +103,7 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   // Per-rank parameters from the one model memory, communication and time share (shared/model/rankParams.ts).
   c.attnRank = r.attn; c.denseMlpRank = r.denseMlp; c.moeDenseRank = r.moeDense; c.expertRank = r.expert;
   c.embedRank = r.embed; c.positions = r.positions; c.finalNorm = r.finalNorm; c.headRank = r.head;
-  c.lora = plan.lora !== undefined;
+  c.lora = plan.lora !== undefined; c.loraSaves = loraSavesOf(plan.lora);
   c.loraPerLayer = plan.lora ? loraLayerParams(model, plan.lora) : 0;
   c.baseBytes = plan.lora ? dtypeBytes(plan.lora.baseDtype) : paramBytesOf(t.precision);
   c.loraRestBytes = plan.lora && c.baseBytes < 2 ? 2 : c.baseBytes;

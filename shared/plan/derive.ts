@@ -200,7 +200,12 @@ export function derivePlan(input: PlanInput, gpu?: GpuSpec): Derived {
   src.model = given.model ?? { kind: 'explicit', detail: input.model.name };
   for (const [k, v] of Object.entries(given) as [PlanPath, InputSource][]) if (!(k in src)) src[k] = v;
   const lora = input.lora && input.lora.rank !== undefined
-    ? { rank: input.lora.rank, targets: input.lora.targets ?? ['q', 'k', 'v', 'o'], baseDtype: input.lora.baseDtype ?? 'bf16' }
+    ? {
+      rank: input.lora.rank, targets: input.lora.targets ?? ['q', 'k', 'v', 'o'], baseDtype: input.lora.baseDtype ?? 'bf16',
+      ...(input.lora.dropout !== undefined ? { dropout: input.lora.dropout } : {}),
+      ...(input.lora.fusedQkv !== undefined ? { fusedQkv: input.lora.fusedQkv } : {}),
+      ...(input.lora.baseSavesInputs !== undefined ? { baseSavesInputs: input.lora.baseSavesInputs } : {}),
+    }
     : undefined;
   const plan: Plan = {
     engine, model: input.model, training, parallel, overhead, cluster,

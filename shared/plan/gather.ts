@@ -314,6 +314,7 @@ export function gatherInput(g: Gathered, primary: ConfigFacts, model: ModelSpec,
       rank: num(f, 'lora.rank') ?? 8,
       targets: (str(f, 'lora.targets') ?? 'q,k,v,o').split(',') as never,
       baseDtype: (str(f, 'lora.baseDtype') ?? 'bf16') as never,
+      dropout: num(f, 'lora.dropout'), fusedQkv: bool(f, 'lora.fusedQkv'), baseSavesInputs: bool(f, 'lora.baseSavesInputs'),
     } } : {}),
     sources: g.sources,
   };

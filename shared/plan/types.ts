@@ -231,6 +231,12 @@ export interface LoraSpec {
   readonly targets: readonly ('q' | 'k' | 'v' | 'o' | 'gate' | 'up' | 'down')[];
   /** Dtype the frozen base weights are stored in (QLoRA: nf4). */
   readonly baseDtype: Dtype;
+  /** Dropout probability on each adapter's input (PEFT, LitGPT, torchtune `lora_dropout`); 0 or absent: none. */
+  readonly dropout?: number;
+  /** The q, k and v adapters share one input dropout (LitGPT's fused LoRAQKVLinear) instead of one each (PEFT, torchtune). */
+  readonly fusedQkv?: boolean;
+  /** The frozen 4-bit base linears save their inputs for the backward (bitsandbytes MatMul4Bit); torchao's NF4 linear does not. */
+  readonly baseSavesInputs?: boolean;
 }
 
 /** One GPU model from the catalog (data/gpus.json). */

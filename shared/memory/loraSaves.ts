@@ -1,0 +1,66 @@
+/**
+ * What LoRA changes in the tensors an eager block saves (docs/engine-memory.md#lora-adapters), per token on the rank.
+ *
+ * The frozen base: autograd saves an input of a matmul only for the gradient of the other operand (derivatives.yaml
+ * `mm`: mat2's gradient needs self), so a frozen linear keeps no input for its weight. The block then no longer saves
+ * the attention norm's output (q/k/v's input), the MLP norm's output (gate/up's input) and the gated product (down's
+ * input); the attention output, o's input, stays saved by SDPA. bitsandbytes' 4-bit linear saves its input whatever
+ * the weight (bitsandbytes/autograd/_functions.py MatMul4Bit.forward: `ctx.tensors = (A, B)`), so QLoRA through
+ * bitsandbytes keeps them; torchao's NF4 linear (torchtune's QLoRA) does not.
+ *
+ * The adapters (peft/tuners/lora/layer.py Linear.forward, torchtune/modules/peft/lora.py, litgpt/lora.py): B(A(dropout(x))).
+ * A saves its input: with dropout (p > 0) a fresh dropped copy, B bytes per element, and dropout's 1-byte mask — one
+ * per adapter (PEFT, torchtune), one for the fused q/k/v adapters (LitGPT's LoRAQKVLinear); without dropout the input
+ * itself, a tensor the block keeps once however many adapters read it (q/k/v the attention norm's output, gate/up the
+ * MLP norm's, o the attention output SDPA already saves, down the product). B saves A's output, r values per token.
+ */
+import type { LoraSpec } from '../plan/types';
+
+/** The LoRA facts a block's saves depend on. */
+export interface LoraSaves {
+  readonly targets: ReadonlySet<string>;
+  readonly rank: number;
+  /** Adapters' input dropout p > 0. */
+  readonly dropout: boolean;
+  readonly fusedQkv: boolean;
+  /** The frozen base linears save their inputs anyway (bitsandbytes 4-bit). */
+  readonly baseSavesInputs: boolean;
+}
+
+/** The block-relevant LoRA facts of a plan's LoRA (undefined without LoRA). */
+export function loraSavesOf(l: LoraSpec | undefined): LoraSaves | undefined {
+  if (!l) return undefined;
+  return {
+    targets: new Set(l.targets), rank: l.rank, dropout: (l.dropout ?? 0) > 0, fusedQkv: l.fusedQkv === true,
+    baseSavesInputs: l.baseSavesInputs === true,
+  };
+}
+
+/** Widths per token of the tensors the adapters read: the norm outputs h, the attention output q/t, the product f/t. */
+interface Widths { readonly h: number; readonly q: number; readonly f: number }
+
+const ATTN_IN = ['q', 'k', 'v'] as const;
+const MLP_IN = ['gate', 'up'] as const;
+
+/**
+ * Bytes per token the adapters save: (B + mask)·width per dropout, or B·width once per input the block does not keep
+ * already (without dropout), plus B·r per adapter for A's output. `B` = activation bytes; `mask` = bytes per element of
+ * dropout's mask: 1 on a GPU (native_dropout's bool mask), 2 in bf16 on a CPU (at::dropout's noise tensor in the input dtype).
+ */
+export function loraAdapterBytesPerToken(l: LoraSaves, w: Widths, B: number, mask = 1): number {
+  const on = (t: string) => l.targets.has(t);
+  const widthOf = (t: string) => (t === 'o' ? w.q : t === 'down' ? w.f : w.h);
+  let bytes = 0;
+  if (l.dropout) {
+    // One dropout per adapter, or one for the fused q/k/v adapters.
+    const dropouts = [...l.targets].filter((t) => !(l.fusedQkv && ATTN_IN.includes(t as never)));
+    if (l.fusedQkv && ATTN_IN.some(on)) dropouts.push('q');
+    for (const t of dropouts) bytes += (B + mask) * widthOf(t);
+  } else if (!l.baseSavesInputs) {
+    // The inputs themselves, once each, where the frozen block no longer keeps them.
+    if (ATTN_IN.some(on)) bytes += B * w.h;
+    if (MLP_IN.some(on)) bytes += B * w.h;
+    if (on('down')) bytes += B * w.f;
+  }
+  return bytes + B * l.rank * l.targets.size;
+}
