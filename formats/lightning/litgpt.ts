@@ -53,7 +53,8 @@ export function readLitgptLora(s: FactSink, root: KNode): void {
   for (const [key, on, mods] of SWITCHES) {
     const e = entry(root, key);
     const b = e?.value.kind === 'scalar' ? toBool(e.value.value) : undefined;
-    if (e && b !== undefined) where ??= key;
+    // The head's adapter is not counted: its switch is no place for the targets fact.
+    if (e && b !== undefined && mods.length) where ??= key;
     if (b ?? on) targets.push(...mods);
   }
   // LitGPT's LoRAQKVLinear runs one dropout for the fused q/k/v adapters; lora_dropout defaults to 0.05 (lora.py setup).

@@ -371,6 +371,7 @@ describe('completion in other formats', () => {
     // Megatron-Bridge override YAML: any field of the flag table, under any section (each field is a flag).
     { name: 'Megatron YAML fields under a section', file: 'override.yaml', text: 'model:\n  tensor_model_parallel_size: 2\n  \ntrain:\n  micro_batch_size: 1\nddp:\n  overlap_grad_reduce: true\n', line: 2, character: 2, want: 'pipeline_model_parallel_size' },
     { name: 'Hugging Face config.json keys', file: 'config.json', text: '{\n  "model_type": "llama",\n  "hidden_size": 4096,\n  "num_hidden_layers": 32,\n  "\n}\n', line: 4, character: 3, want: 'num_key_value_heads' },
+    { name: 'LitGPT keys', file: 'lora.yaml', text: 'checkpoint_dir: checkpoints/meta-llama/Meta-Llama-3.1-8B\ntrain:\n  micro_batch_size: 2\n\n', line: 3, character: 0, want: 'lora_dropout' },
     { name: 'torchtune recipe keys', file: 'torchtune.yaml', text: 'model:\n  _component_: torchtune.models.llama3_1.llama3_1_8b\nbatch_size: 2\n\n', line: 3, character: 0, want: 'enable_activation_offloading' },
     { name: 'torchtune LoRA keys under model', file: 'lora.yaml', text: 'model:\n  _component_: torchtune.models.llama3_1.lora_llama3_1_8b\n  \nbatch_size: 2\n', line: 2, character: 2, want: 'lora_attn_modules' },
   ];

@@ -7,7 +7,7 @@ import { isPlanPath } from '../../../shared/plan/paths';
 import type { FormatId } from '../../../shared/plan/facts';
 
 
-const FORMATS: FormatId[] = ['deepspeed', 'megatron-script', 'accelerate', 'axolotl', 'llamafactory', 'torchtitan', 'nanotron', 'torchtune', 'megatron-yaml', 'hf-config'];
+const FORMATS: FormatId[] = ['deepspeed', 'megatron-script', 'accelerate', 'axolotl', 'llamafactory', 'torchtitan', 'nanotron', 'torchtune', 'megatron-yaml', 'hf-config', 'litgpt'];
 
 describe('format key tables', () => {
   for (const f of FORMATS) {
