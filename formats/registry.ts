@@ -46,6 +46,7 @@ import { rewriteTorchtitan } from './torchtitan/rewriter';
 import torchtitanKeys from './torchtitan/keys.json';
 import torchtuneKeys from './torchtune/keys.json';
 import litgptKeys from './litgpt/keys.json';
+import lightningKeys from './lightning/keys.json';
 import verlKeys from './verl/keys.json';
 import { readVerlYaml } from './verl/yaml';
 import { readNemoRl } from './nemo-rl/reader';
@@ -95,7 +96,7 @@ export const FORMATS: Readonly<Record<FormatId, FormatModule>> = {
   axolotl: { syntax: 'yaml', read: tree(readAxolotl), keys: table(axolotlKeys), rewrite: rewriteAxolotl },
   llamafactory: { syntax: 'yaml', read: tree(readLlamaFactory), keys: table(llamafactoryKeys), rewrite: rewriteLlamaFactory },
   nanotron: { syntax: 'yaml', read: tree(readNanotron), keys: table(nanotronKeys) },
-  lightning: { syntax: 'yaml', read: tree(readLightning) },
+  lightning: { syntax: 'yaml', read: tree(readLightning), keys: table(lightningKeys) },
   litgpt: { syntax: 'yaml', read: tree(readLitgpt), keys: table(litgptKeys) },
   torchtune: { syntax: 'yaml', read: tree(readTorchtune), keys: table(torchtuneKeys) },
   nemo: { syntax: 'yaml', read: tree(readNemo), keys: dialect(nemoKeys) },
