@@ -42,22 +42,29 @@ function literalEdits(file: EditableFile, overrides: Readonly<Partial<Record<Pla
 
 /**
  * Edits that make `file` hold the what-if (`overrides`, whose resolved plan is `after`); undefined when the file cannot
- * express it. `how` says which writer made them.
+ * express it. `how` says which writer made them; `edited` is the edited file as read again.
  */
 export function whatIfEdits(
   file: EditableFile, overrides: Readonly<Partial<Record<PlanPath, FactValue>>>, after: Plan,
-): { edits: TextEdit[]; how: 'literal' | 'rewriter' } | undefined {
+): { edits: TextEdit[]; how: 'literal' | 'rewriter'; edited: ConfigFacts } | undefined {
   const literal = literalEdits(file, overrides);
-  if (literal && readsBack(file, overrides, literal)) return { edits: literal, how: 'literal' };
+  const literalRead = literal && readBack(file, overrides, literal);
+  if (literal && literalRead) return { edits: literal, how: 'literal', edited: literalRead };
   const rewritten = rewriterEdits(file, overrides, after);
-  return rewritten && readsBack(file, overrides, rewritten.edits) ? rewritten : undefined;
+  const rewrittenRead = rewritten && readBack(file, overrides, rewritten.edits);
+  return rewritten && rewrittenRead ? { ...rewritten, edited: rewrittenRead } : undefined;
 }
 
-/** True when the edited file, read again, states every overridden value (the edit says what the what-if supposes). */
+/** The edited file read again, when it states every overridden value (the edit says what the what-if supposes). */
+function readBack(file: EditableFile, overrides: Readonly<Partial<Record<PlanPath, FactValue>>>, edits: readonly TextEdit[]): ConfigFacts | undefined {
+  const edited = editedFacts(file, edits);
+  if (!edited) return undefined;
+  return (Object.entries(overrides) as [PlanPath, FactValue][]).every(([path, value]) => edited.facts[path]?.value === value) ? edited : undefined;
+}
+
+/** True when the edited file, read again, states every overridden value. */
 export function readsBack(file: EditableFile, overrides: Readonly<Partial<Record<PlanPath, FactValue>>>, edits: readonly TextEdit[]): boolean {
-  if (!file.format) return false;
-  const facts = parseConfig(file.uri, applyTextEdits(file.text, edits), file.format).facts;
-  return (Object.entries(overrides) as [PlanPath, FactValue][]).every(([path, value]) => facts[path]?.value === value);
+  return readBack(file, overrides, edits) !== undefined;
 }
 
 /**
@@ -112,10 +119,8 @@ export function expressibleWhatIfs(file: EditableFile, plan: Plan, path: PlanPat
     // The layout rewriter needs the what-if's layout; the facts the edit then changes are what the what-if replaces.
     const first = resolveWith(w.overrides);
     const edit = first ? whatIfEdits(file, w.overrides, first) : undefined;
-    if (!edit) continue;
-    const edited = editedFacts(file, edit.edits);
-    if (!edited || refusedEdit(file, edited)) continue;
-    const overrides = changedFacts(file, edit.edits, edited);
+    if (!edit || refusedEdit(file, edit.edited)) continue;
+    const overrides = changedFacts(file, edit.edits, edit.edited);
     const after = resolveWith(overrides);
     if (after) out.push({ whatIf: { ...w, overrides }, plan: after, edits: edit.edits, how: edit.how });
   }

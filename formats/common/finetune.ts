@@ -1,6 +1,6 @@
 /** Shared readers for fine-tuning front-ends (Axolotl, LLaMA-Factory): precision, LoRA, FSDP lists, DeepSpeed refs. */
 import type { FactSink } from './sink';
-import { isAuto, isEmpty, locOf } from './read';
+import { isAuto, isEmpty, locOf, readNum } from './read';
 import { fsdpStrategyOf, loraTargetsOf } from './maps';
 import { toBool } from './text';
 import { entry, type KNode } from './tree';
@@ -54,8 +54,7 @@ export function readLora(s: FactSink, root: KNode, o: { rankKey: string; targetK
   const lin = entry(root, 'lora_target_linear');
   if (lin && toBool(lin.value.value)) s.explicit('lora.targets', 'q,k,v,o,gate,up,down', locOf(lin, 'lora_target_linear'));
   // Each adapter's input dropout (PEFT LoraConfig lora_dropout): p > 0 saves a dropped copy and its mask per adapter.
-  const d = entry(root, 'lora_dropout');
-  if (d && typeof d.value.value === 'number' && d.value.value >= 0 && d.value.value < 1) s.explicit('lora.dropout', d.value.value, locOf(d, 'lora_dropout'));
+  readNum(s, root, 'lora_dropout', 'lora.dropout', { min: 0, max: 1 });
 }
 
 /** bitsandbytes' 4- and 8-bit linears save their inputs for the backward (MatMul4Bit / MatMul8bitLt ctx.tensors). */

@@ -35,7 +35,7 @@ function setAtRunTime(s: FactSink, e: KEntry, path: string, paths: readonly Plan
   return true;
 }
 
-export interface NumOpts { readonly auto?: boolean; readonly int?: boolean; readonly min?: number; readonly map?: (n: number) => FactValue }
+export interface NumOpts { readonly auto?: boolean; readonly int?: boolean; readonly min?: number; readonly max?: number; readonly map?: (n: number) => FactValue }
 
 /**
  * Reads a number at `path` (dotted, within `root`) into `factPath`; returns the number read. A value only the run gives
@@ -59,6 +59,10 @@ export function readNum(s: FactSink, root: KNode | undefined, path: string, fact
   }
   if (o.min !== undefined && n < o.min) {
     s.diag('invalid-value', 'error', `${path} must be at least ${o.min} (got ${shown(n)}).`, e.value.range, [factPath]);
+    return undefined;
+  }
+  if (o.max !== undefined && n > o.max) {
+    s.diag('invalid-value', 'error', `${path} must be at most ${o.max} (got ${shown(n)}).`, e.value.range, [factPath]);
     return undefined;
   }
   s.explicit(factPath, o.map ? o.map(n) : n, locOf(e, path));

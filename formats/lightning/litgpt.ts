@@ -7,9 +7,9 @@
  * (bnb.nf4, QLoRA) trains with bitsandbytes' PagedAdamW and on one device only.
  */
 import type { FactSink } from '../common/sink';
-import { locOf, readBool } from '../common/read';
+import { locOf, readBool, readNum } from '../common/read';
 import { at, entry, type KNode } from '../common/tree';
-import { toBool, toNumber } from '../common/text';
+import { toBool } from '../common/text';
 import { bnbSavesInputs } from '../common/finetune';
 
 const SRC = 'LitGPT (litgpt/finetune/full.py, lora.py; pretrain.py)';
@@ -59,9 +59,7 @@ export function readLitgptLora(s: FactSink, root: KNode): void {
   }
   // LitGPT's LoRAQKVLinear runs one dropout for the fused q/k/v adapters; lora_dropout defaults to 0.05 (lora.py setup).
   s.derived('lora.fusedQkv', true, `${SRC}: litgpt/lora.py LoRAQKVLinear adapts the fused qkv projection with one dropout`);
-  const d = entry(root, 'lora_dropout');
-  const p = d?.value.kind === 'scalar' ? toNumber(d.value.value) : undefined;
-  if (d && p !== undefined && p >= 0 && p < 1) s.explicit('lora.dropout', p, locOf(d, 'lora_dropout'));
+  readNum(s, root, 'lora_dropout', 'lora.dropout', { min: 0, max: 1 });
   s.default('lora.dropout', 0.05, `${SRC}: lora_dropout 0.05`);
   const we = where ? entry(root, where) : undefined;
   if (we && where) s.explicit('lora.targets', targets.join(','), locOf(we, where));
@@ -72,11 +70,15 @@ export function readLitgptLora(s: FactSink, root: KNode): void {
   }
 }
 
-/** QLoRA (quantize: bnb.*): bitsandbytes' PagedAdamW, and LitGPT's refusal to quantize on more than one device. */
+/**
+ * QLoRA (quantize: bnb.*): NF4 base weights for the nf4 modes, bitsandbytes' PagedAdamW, and LitGPT's refusal to
+ * quantize on more than one device.
+ */
 export function readLitgptQuantize(s: FactSink, root: KNode, devices: number | undefined): void {
   const qe = entry(root, 'quantize');
   const q = qe?.value.kind === 'scalar' && typeof qe.value.value === 'string' ? qe.value.value : '';
   if (!qe || !q.startsWith('bnb.')) return;
+  if (q.includes('nf4')) s.explicit('lora.baseDtype', 'nf4', locOf(qe, 'quantize'));
   s.derived('training.pagedOptimizer', true, `${SRC}: a quantized model trains with bitsandbytes.optim.PagedAdamW`, locOf(qe, 'quantize'));
   bnbSavesInputs(s, `${SRC}: quantize ${q}`);
   if (devices !== undefined && devices > 1) {

@@ -76,9 +76,6 @@ export function readLitgpt(s: FactSink, root: KNode | undefined): void {
   readNum(s, root, 'train.micro_batch_size', 'training.microBatch', { int: true, min: 1 });
   readNum(s, root, 'train.max_seq_length', 'training.seqLen', { int: true, min: 1 });
   readLitgptStrategy(s, root, dev, s.num('cluster.nodes'));
-  const q = readStr(root, 'quantize');
-  const qe = entry(root, 'quantize');
-  if (q && qe && q.includes('nf4')) s.explicit('lora.baseDtype', 'nf4', locOf(qe, 'quantize'));
   readNum(s, root, 'lora_r', 'lora.rank', { int: true, min: 1 });
   readLitgptLora(s, root);
   readLitgptQuantize(s, root, dev);

@@ -4,7 +4,7 @@
  * own start-up checks (recipes/full_finetune_single_device.py and lora_finetune_*.py raise RuntimeError on them).
  */
 import type { FactSink } from '../common/sink';
-import { isEmpty, locOf, readBool, readStr } from '../common/read';
+import { isEmpty, locOf, readBool, readNum, readStr } from '../common/read';
 import { loraTargetsOf } from '../common/maps';
 import { at, type KNode } from '../common/tree';
 import { toBool, toNumber } from '../common/text';
@@ -25,9 +25,7 @@ export function readTorchtuneLora(s: FactSink, root: KNode): void {
   const where = attn ?? mlp;
   if (targets && where) s.explicit('lora.targets', targets, locOf(where, attn ? 'model.lora_attn_modules' : 'model.apply_lora_to_mlp'));
   // Each LoRALinear's own nn.Dropout (torchtune/modules/peft/lora.py; the builders' lora_dropout defaults to 0.0).
-  const d = at(root, 'model.lora_dropout');
-  const p = d?.value.kind === 'scalar' ? toNumber(d.value.value) : undefined;
-  if (d && p !== undefined && p >= 0 && p < 1) s.explicit('lora.dropout', p, locOf(d, 'model.lora_dropout'));
+  readNum(s, root, 'model.lora_dropout', 'lora.dropout', { min: 0, max: 1 });
   s.default('lora.dropout', 0, `${TT} lora_* builders: lora_dropout 0.0`);
   const out = at(root, 'model.apply_lora_to_output');
   if (out?.value.kind === 'scalar' && toBool(out.value.value) === true) {

@@ -137,7 +137,7 @@ export function applyMegatronArgs(s: FactSink, args: readonly FlagArg[], o: { mo
     const key = a.flag.startsWith('--deepspeed_config') ? '--deepspeed_config' : flag;
     seen.set(key, a);
     const spec = MEGATRON_FLAGS[key];
-    const loc: Loc = { key: a.flag, keyRange: a.flagRange, valueRange: a.valueRange ?? a.flagRange, uri: a.uri };
+    const loc: Loc = { key: a.spelled ?? a.flag, keyRange: a.flagRange, valueRange: a.valueRange ?? a.flagRange, uri: a.uri };
     if (key === '--deepspeed_config' || key === '--deepspeed-config') {
       if (a.value && !a.unresolved) s.ref('deepspeed', a.value, a.valueRange);
       continue;
@@ -352,7 +352,7 @@ function here(a: FlagArg, r: TextRange | undefined): TextRange | undefined {
 }
 
 function locOfArg(a: FlagArg): Loc {
-  return { key: a.flag, keyRange: a.flagRange, valueRange: a.valueRange ?? a.flagRange, uri: a.uri };
+  return { key: a.spelled ?? a.flag, keyRange: a.flagRange, valueRange: a.valueRange ?? a.flagRange, uri: a.uri };
 }
 
 /** Flags whose meaning depends on other flags. */

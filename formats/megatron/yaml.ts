@@ -14,10 +14,11 @@ function toFlag(e: KEntry): FlagArg | undefined {
   const v = e.value;
   if (v.kind !== 'scalar' || v.value === null || v.value === undefined) return undefined;
   const flag = e.key.startsWith('--') ? e.key : `--${e.key.replace(/_/g, '-')}`;
+  const spelled = e.key.startsWith('--') ? {} : { spelled: e.key };
   const value = typeof v.value === 'boolean' ? (v.value ? undefined : 'false') : String(v.value);
-  if (typeof v.value === 'boolean' && !v.value) return { flag, value: 'false', flagRange: e.keyRange, valueRange: v.range };
+  if (typeof v.value === 'boolean' && !v.value) return { flag, value: 'false', flagRange: e.keyRange, valueRange: v.range, ...spelled };
   const unres = typeof value === 'string' && /\$\{/.test(value);
-  return { flag, value, flagRange: e.keyRange, valueRange: v.range, unresolved: unres };
+  return { flag, value, flagRange: e.keyRange, valueRange: v.range, unresolved: unres, ...spelled };
 }
 
 /** Renames Bridge/TransformerConfig field names that differ from their flags. */
@@ -42,10 +43,10 @@ function collect(node: KNode | undefined, out: FlagArg[], depth: number): void {
     const f = toFlag(e);
     if (!f) continue;
     const renamed = own(YAML_FLAG_RENAME, f.flag);
-    if (f.flag === '--add-bias-linear') { if (f.value === 'false') out.push({ flag: '--disable-bias-linear', flagRange: f.flagRange }); continue; }
+    if (f.flag === '--add-bias-linear') { if (f.value === 'false') out.push({ flag: '--disable-bias-linear', flagRange: f.flagRange, spelled: f.spelled }); continue; }
     if (f.flag === '--untie-embeddings-and-output-weights' || f.flag === '--share-embeddings-and-output-weights') {
       const untie = f.flag === '--untie-embeddings-and-output-weights' ? f.value !== 'false' : f.value === 'false';
-      if (untie) out.push({ flag: '--untie-embeddings-and-output-weights', flagRange: f.flagRange });
+      if (untie) out.push({ flag: '--untie-embeddings-and-output-weights', flagRange: f.flagRange, spelled: f.spelled });
       continue;
     }
     out.push(renamed ? { ...f, flag: renamed } : f);

@@ -16,6 +16,7 @@ import { formatTraffic } from '../../shared/wording/hints';
 import { keyEdits } from '../../formats/common/edit/keyEdit';
 import { changedFacts, whatIfEdits } from '../../formats/whatIfEdit';
 import { isPlanPath, type PlanPath } from '../../shared/plan/paths';
+import { SWITCH_PATHS } from '../../shared/plan/whatIf';
 
 /** Paths whose next setting the "does not fit" fixes try, in the order they are offered. */
 const FIT_FIXES: readonly { readonly path: PlanPath; readonly verb: string }[] = [
@@ -48,18 +49,16 @@ function fixVariants(a: DocumentAnalysis, path: PlanPath): PlannedWhatIf[] {
     const asked = { 'training.recompute': 'full' } as const;
     const first = a.whatIf(asked);
     const edit = first ? whatIfEdits(a, asked, first) : undefined;
-    const overrides = edit ? changedFacts(a, edit.edits) : asked;
+    const overrides = edit ? changedFacts(a, edit.edits, edit.edited) : asked;
     const fullPlan = edit ? a.whatIf(overrides) : undefined;
-    const full: PlannedWhatIf[] = fullPlan && edit ? [{ whatIf: { label: `recompute ${plan.training.recompute} → full`, path, value: 'full', overrides }, plan: fullPlan, ...edit }] : [];
+    const full: PlannedWhatIf[] = fullPlan && edit ? [{ whatIf: { label: `recompute ${plan.training.recompute} → full`, path, value: 'full', overrides }, plan: fullPlan, edits: edit.edits, how: edit.how }] : [];
     const selective = plannedWhatIfs(a, path).filter((v) => v.whatIf.value === 'selective');
     return [...selective, ...full];
   }
   // A switch helps only by being turned on (activation offloading, the optimizer in the backward, torch.compile).
-  if (SWITCH_FIXES.has(path)) return plannedWhatIfs(a, path).filter((v) => v.whatIf.value === true);
+  if (SWITCH_PATHS.includes(path)) return plannedWhatIfs(a, path).filter((v) => v.whatIf.value === true);
   return plannedWhatIfs(a, path).filter((v) => !(path === 'parallel.sharding.stage' && v.plan.parallel.sharding.stage < plan.parallel.sharding.stage));
 }
-
-const SWITCH_FIXES: ReadonlySet<PlanPath> = new Set(['training.activationOffload', 'training.optimizerInBackward', 'training.compile']);
 
 function fitFixes(a: DocumentAnalysis, api: CoreApi, diag: Diagnostic): CodeAction[] {
   const { plan, memory } = a;

@@ -18,11 +18,6 @@ export function offsetAt(text: string, pos: { line: number; character: number })
   return Math.min(i + pos.character, end < 0 ? text.length : end);
 }
 
-/** The text a range covers, trimmed. */
-export function textIn(text: string, range: { start: { line: number; character: number }; end: { line: number; character: number } }): string {
-  return text.slice(offsetAt(text, range.start), offsetAt(text, range.end)).trim();
-}
-
 /** Applies edits to text (for tests and previews); edits must not overlap. */
 export function applyEdits(text: string, edits: readonly TextEdit[]): string {
   const sorted = [...edits].sort((x, y) => offsetAt(text, y.range.start) - offsetAt(text, x.range.start));

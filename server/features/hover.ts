@@ -20,7 +20,7 @@ import { escapeMarkdown, inlineCode } from './markdown';
 import type { PlanPath } from '../../shared/plan/paths';
 import { RUN_LENGTH_SCOPE, runLength, runLine } from '../../shared/wording/runLength';
 import { valueInWords } from '../../shared/wording/values';
-import { textIn } from './edits';
+import { textOf } from '../../formats/common/edit/text';
 
 /** The model states: every one scales with the parameter count Ψ. */
 const STATES: readonly MemoryTermName[] = ['parameters', 'gradients', 'optimizerStates', 'masterWeights'];
@@ -39,9 +39,9 @@ const TERMS_OF: Partial<Record<PlanPath, readonly MemoryTermName[]>> = {
   'model.moe.experts': STATES,
   'model.moe.expertFfnSize': [...STATES, 'activations'],
   'model.moe.topK': ['activations'],
-  'parallel.sharding.stage': ['parameters', 'gradients', 'optimizerStates', 'masterWeights'],
-  'parallel.sharding.fsdpStrategy': ['parameters', 'gradients', 'optimizerStates', 'masterWeights'],
-  'parallel.dp': ['parameters', 'gradients', 'optimizerStates', 'masterWeights'],
+  'parallel.sharding.stage': STATES,
+  'parallel.sharding.fsdpStrategy': STATES,
+  'parallel.dp': STATES,
   'parallel.sharding.offloadOptimizer': ['optimizerStates', 'masterWeights'],
   'parallel.sharding.offloadParams': ['parameters'],
   'training.microBatch': ['activations', 'logits'],
@@ -58,7 +58,7 @@ const TERMS_OF: Partial<Record<PlanPath, readonly MemoryTermName[]>> = {
   // Context parallelism cuts each sequence into cp shards; expert parallelism splits the routed experts; virtual
   // stages change how many micro-batches a stage holds.
   'parallel.cp': ['activations', 'logits'],
-  'parallel.ep': ['parameters', 'gradients', 'optimizerStates', 'masterWeights'],
+  'parallel.ep': STATES,
   'parallel.vpp': ['activations'],
   // Switches of the training loop: compiled kernels save fewer tensors (and a compiled chunked loss no fp32 copies);
   // offloading keeps a few layers' checkpointed inputs on the GPU; the optimizer in the backward holds one weight's
@@ -154,9 +154,7 @@ export function buildHover(a: DocumentAnalysis, pos: Position, api: CoreApi): Ho
   }
   const [path, fact] = hit;
   const tableKey = keyForPath(a.format, path);
-  // A YAML field read as a Megatron flag (formats/megatron/yaml.ts) is shown as the file spells it.
-  const spelled = fact.keyRange ? textIn(a.text, fact.keyRange) : '';
-  const written = fact.key?.startsWith('--') && spelled && !spelled.startsWith('-') && !/\s/.test(spelled) ? spelled : fact.key ?? path;
+  const written = fact.key ?? path;
   const key = tableKey && tableKey.endsWith(written) ? tableKey : written;
   const assumption = a.assumptions.find((x) => x.path === path);
   const assumed = assumption ? ` → ${code(assumption.value)} (assumed: ${escapeMarkdown(assumption.detail.replace(/\s*\([^)]*\.(py|ts|md)\)/g, ''))})` : '';
@@ -167,7 +165,7 @@ export function buildHover(a: DocumentAnalysis, pos: Position, api: CoreApi): Ho
   const bare = key.startsWith('--') && (!fact.source.range || JSON.stringify(fact.source.range) === JSON.stringify(fact.keyRange));
   // A value the plan names internally (a loss class read as its implementation) is shown as written, then in words.
   const words = valueInWords(path, fact.value);
-  const asWritten = words && fact.source.range ? textIn(a.text, fact.source.range) : undefined;
+  const asWritten = words && fact.source.range ? textOf(a.text, fact.source.range).trim() : undefined;
   const shown = words ? `${asWritten ? code(asWritten) : ''} (${escapeMarkdown(words)})`.trim() : code(fact.value);
   const md: string[] = [`**ShardLens** · ${inlineCode(key)}${bare ? ' (on)' : ` = ${shown}`}${assumed}`, ''];
   if (RUN_PATHS.has(path)) return stepsHover(a, md, fact.keyRange ?? fact.source.range);

@@ -18,13 +18,6 @@ export interface WhatIf {
   readonly overrides: Readonly<Partial<Record<PlanPath, FactValue>>>;
 }
 
-/** Paths with what-ifs. */
-export const WHAT_IF_PATHS: readonly PlanPath[] = [
-  'parallel.sharding.stage', 'parallel.tp', 'parallel.pp', 'training.microBatch', 'training.recompute',
-  'parallel.sharding.offloadOptimizer', 'parallel.sharding.offloadParams', 'training.seqLen',
-  'training.compile', 'training.activationOffload', 'training.optimizerInBackward',
-];
-
 /**
  * On/off switches whose other setting is always worth showing, with the words a label uses: torch.compile (fused
  * kernels, fewer saved tensors), activation offloading (checkpointed inputs in CPU memory) and the optimizer step in
@@ -35,6 +28,15 @@ const SWITCHES: Readonly<Partial<Record<PlanPath, { readonly name: string; reado
   'training.activationOffload': { name: 'activation offloading', get: (p) => p.training.activationOffload === true },
   'training.optimizerInBackward': { name: 'optimizer in the backward', get: (p) => p.training.optimizerInBackward === true },
 };
+
+/** The on/off switches' paths (quick fixes offer turning them on). */
+export const SWITCH_PATHS: readonly PlanPath[] = Object.keys(SWITCHES) as PlanPath[];
+
+/** Paths with what-ifs. */
+export const WHAT_IF_PATHS: readonly PlanPath[] = [
+  'parallel.sharding.stage', 'parallel.tp', 'parallel.pp', 'training.microBatch', 'training.recompute',
+  'parallel.sharding.offloadOptimizer', 'parallel.sharding.offloadParams', 'training.seqLen', ...SWITCH_PATHS,
+];
 
 /** True when a value was stated by a file or a setting (not defaulted or derived by ShardLens). */
 function stated(plan: Plan, path: PlanPath): boolean {

@@ -8,10 +8,9 @@ import { modify } from 'jsonc-parser';
 import type { ConfigFacts, Fact, FactValue, FormatId } from '../../../shared/plan/facts';
 import { factEntries } from '../../../shared/plan/facts';
 import type { PlanPath } from '../../../shared/plan/paths';
-import type { TextRange } from '../../../shared/plan/types';
 import { keyForPath } from '../../keyTables';
 import { jsonFormatting } from '../../deepspeed/rewriter';
-import { lineStarts, offsetAt, type TextEdit, positionAt } from './text';
+import { lineStarts, type TextEdit, positionAt, textOf } from './text';
 
 /** A file as the key editor sees it: its text, format and the facts read from it. */
 export interface EditableFile {
@@ -33,11 +32,6 @@ export function isLocalFact(file: EditableFile, f: Fact): boolean {
 export function localFactOf(file: EditableFile, path: PlanPath): Fact | undefined {
   const f = file.facts?.facts[path];
   return f && isLocalFact(file, f) ? f : undefined;
-}
-
-function textOf(text: string, r: TextRange): string {
-  const starts = lineStarts(text);
-  return text.slice(offsetAt(starts, r.start), offsetAt(starts, r.end));
 }
 
 /** The literal to write in place of `written` (which spelled `oldValue`), or undefined if it does not match. */

@@ -31,6 +31,12 @@ export function offsetAt(starts: readonly number[], pos: TextPosition): number {
   return (starts[pos.line] ?? starts[starts.length - 1]) + pos.character;
 }
 
+/** The text a range covers. */
+export function textOf(text: string, r: TextRange): string {
+  const starts = lineStarts(text);
+  return text.slice(offsetAt(starts, r.start), offsetAt(starts, r.end));
+}
+
 /** Applies edits (ranges in the original text, not overlapping) and returns the new text. */
 export function applyTextEdits(text: string, edits: readonly TextEdit[]): string {
   const starts = lineStarts(text);

@@ -21,6 +21,8 @@ export interface FlagArg {
   readonly uri?: string;
   /** The value is the script's fallback for this scheduler variable, which nothing set (`${SLURM_NNODES:-1}`). */
   readonly envDefault?: string;
+  /** The key as the file writes it where that is not the flag (a Megatron YAML field, `num_layers`): facts carry it. */
+  readonly spelled?: string;
 }
 
 /** Offsets of the evaluated text → ranges in the script or in the file it came from. */
