@@ -119,6 +119,11 @@ export interface MomentInputs {
    * master parameter; a plan's fp32 gradient buffer term is that copy and then exists only at the step), else 0.
    */
   stepCopy: number;
+  /**
+   * Gradient accumulation (more than one micro-batch per step, no pipeline): every micro-batch after the first runs
+   * beside the gradients the earlier ones left.
+   */
+  accumulating: boolean;
 }
 
 /** A zeroed MomentInputs to refill. */
@@ -129,7 +134,7 @@ export function newMomentInputs(): MomentInputs {
     rootShardedGrad: 0, reduceRatio: 1, layerSaved: 0, blockGrad: 0, weightGrad: 0, actGrads: 0, headGrad: 0,
     headGradCreate: 0, forwardCache: 0, lossForwardCache: 0, embedGrad: 0, embedGradKept: 0, embedOutputGrad: 0, headInputGrad: 0, embedGradAtStep: 0, embedGradFinal: 0, embedGradMade: 0, headGradHeld: 0, embedDense: 0, rootReduceOutput: 0, replicaHeld: 0, lossInRoot: false, kept: 0,
     layerActivations: 0, embeddingActivations: 0, working: 0, working1: 0, head: 0, lossForward: 0, lossSaved: 0, lossBackward: 0,
-    logits: 0, stepCopy: 0,
+    logits: 0, stepCopy: 0, accumulating: false,
   };
 }
 
@@ -184,23 +189,28 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
   const fsdp2 = c.style === 'fsdp2' && c.zstage >= 2;
   const reshard = fsdp2 && x.kept === 0;
   let n = 0;
-  const freed = !dynamicGrads;
+  // Gradient accumulation: a micro-batch after the first runs its forward and backward beside every gradient the
+  // earlier ones left. Autograd adds a later gradient into `.grad` in place (torch AccumulateGrad), FSDP2 adds the
+  // reduce-scattered shard into the sharded `.grad` (_fsdp_collectives.py foreach_reduce), and the engine drops them
+  // only after the step (`zero_grad(set_to_none=True)`), so the step peaks in a later micro-batch.
+  const carried = blockGrads && x.accumulating;
+  const held = !dynamicGrads || carried;
   // FSDP2 (torch fully_shard, FSDPParamGroup.unshard / wait_for_unshard): a group's all-gather output lives until the
   // next group's parameters are copied out, so the forward starts with the root and the first block twice.
   if (fsdp2 && x.rootBytes > 0 && x.first) {
-    const start = fill(out[n++], 'forward start', x, freed, fsdp2);
+    const start = fill(out[n++], 'forward start', x, held, fsdp2);
     start.gatheredParameters = 2 * x.rootBytes + 2 * x.unitBytes;
     start.activations = 0;
   }
   // Forward, at the last block (and the head on the last stage): root and one block gathered with the next prefetched.
-  const fwd = fill(out[n++], 'forward', x, freed, fsdp2);
+  const fwd = fill(out[n++], 'forward', x, held, fsdp2);
   if (reshard) fwd.gatheredParameters = x.rootBytes + 2 * x.unitBytes;
   fwd.activations += x.forwardCache;
   if (x.last) fwd.logits = x.head + x.logits;
   if (x.last) {
     // The loss runs after the model's forward returned (FSDP2 has resharded the root and the blocks): its forward
     // copies of the logits, then its backward's, next to what the forward saved for it.
-    const lossF = fill(out[n++], 'loss forward', x, freed, fsdp2);
+    const lossF = fill(out[n++], 'loss forward', x, held, fsdp2);
     lossF.logits = x.head + x.lossForward;
     lossF.activations += x.forwardCache;
     // A loss inside the root's forward (transformers) runs with the root gathered, and the root's pre-backward hook
@@ -208,11 +218,11 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
     const rootFirst = fsdp2 && x.lossInRoot;
     if (rootFirst && reshard) {
       lossF.gatheredParameters = x.rootBytes;
-      const regather = fill(out[n++], 'head backward', x, freed, fsdp2);
+      const regather = fill(out[n++], 'head backward', x, held, fsdp2);
       regather.logits = x.head + x.lossSaved;
       regather.gatheredParameters = 2 * x.rootBytes;
     }
-    const lossB = fill(out[n++], 'loss backward', x, freed, fsdp2);
+    const lossB = fill(out[n++], 'loss backward', x, held, fsdp2);
     lossB.logits = x.head + x.lossSaved;
     lossB.temporaries = Math.max(0, x.lossBackward - x.lossSaved);
     if (rootFirst && reshard) lossB.gatheredParameters = x.rootBytes + x.unitBytes;
@@ -220,12 +230,12 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
     // output and the parameters copied out of it coexist), then computes the head's unsharded weight gradient with
     // the last block prefetched.
     if (!rootFirst) {
-      const head = fill(out[n++], 'head backward', x, freed, fsdp2);
+      const head = fill(out[n++], 'head backward', x, held, fsdp2);
       head.logits = x.head;
       head.temporaries = x.logits + x.headInputGrad;
       if (reshard) head.gatheredParameters = 2 * x.rootBytes;
     }
-    const grad = fill(out[n++], 'head gradient', x, freed, fsdp2);
+    const grad = fill(out[n++], 'head gradient', x, held, fsdp2);
     grad.logits = x.head;
     grad.temporaries = x.headGradCreate;
     if (reshard) grad.gatheredParameters = x.rootBytes + x.unitBytes;
@@ -238,7 +248,10 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
     const lb = fill(out[n++], 'layers backward', x, true, fsdp2);
     lb.activations = x.layerActivations + (k === 0 ? x.working : x.working1) - k * x.layerSaved;
     lb.temporaries = x.actGrads;
-    if (blockGrads) lb.gradients = x.headGrad + x.weightGrad + k * x.blockGrad;
+    // A block's new gradients: on a replicated engine each weight's is added into the accumulated one as it is made
+    // (one weight gradient beside them all); FSDP2 reduce-scatters the block's unsharded gradients as before.
+    if (carried) lb.gradients = x.gradients + x.weightGrad + (fsdp2 ? x.headGrad + k * x.blockGrad : 0);
+    else if (blockGrads) lb.gradients = x.headGrad + x.weightGrad + k * x.blockGrad;
     if (reshard) lb.gatheredParameters = x.rootBytes + 2 * x.unitBytes;
     else if (fsdp2) lb.gatheredParameters = Math.max(x.rootBytes, x.kept - k * x.unitBytes);
   }
@@ -253,8 +266,11 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
     const emb = fill(out[n++], 'embedding gradient', x, true, fsdp2);
     emb.activations = 0;
     emb.temporaries = x.embedGrad + x.embedOutputGrad;
-    // Engines whose gradients appear in the backward do not hold the embedding's (or a tied head's) gradient yet.
-    if (blockGrads) emb.gradients = Math.max(0, emb.gradients - x.embedGradFinal);
+    // Engines whose gradients appear in the backward do not hold the embedding's (or a tied head's) gradient yet,
+    // unless an earlier micro-batch left it.
+    if (blockGrads && !carried) emb.gradients = Math.max(0, emb.gradients - x.embedGradFinal);
+    // Beside an accumulated gradient the new one is made as a gradient (torch's MemTracker files it so).
+    if (carried) { emb.gradients += x.embedGrad; emb.temporaries -= x.embedGrad; }
   }
   const end = fill(out[n++], 'end of backward', x, true, fsdp2);
   end.activations = 0;
@@ -262,7 +278,9 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
   end.gradients += x.embedGradKept;
   if (fsdp2) {
     end.gatheredParameters = x.rootBytes;
-    const blocks = Math.max(0, x.gradients - x.rootShardedGrad);
+    // The root's sharded gradient is assigned after its reduce-scatter, the step's last, unless an earlier
+    // micro-batch left it.
+    const blocks = carried ? x.gradients : Math.max(0, x.gradients - x.rootShardedGrad);
     if (x.rootBytes > 0) {
       const before = blocks + x.replicaHeld + x.unitBytes * x.reduceRatio + x.headBytes;
       end.gradients = before + x.embedGradMade;
@@ -271,6 +289,7 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
         emb.activations = 0; emb.embeddingActivations = 0; emb.gatheredParameters = x.rootBytes;
         emb.gradients = before;
         emb.temporaries = x.embedDense;
+        if (carried) { emb.gradients += x.embedDense; emb.temporaries = 0; }
       }
       const reduce = fill(out[n++], 'root reduce', x, true, fsdp2);
       reduce.activations = 0; reduce.embeddingActivations = 0; reduce.gatheredParameters = 0;

@@ -1,4 +1,4 @@
-// The oracle grid (issue 13 §4) in CI: 65 configurations across engines and layouts built at full width and reduced
+// The oracle grid (issue 13 §4) in CI: 71 configurations across engines and layouts built at full width and reduced
 // depth by the fake-tensor oracle (probe/oracle on the pinned torch 2.x: torch's own MemTracker peaks per category),
 // each beside ShardLens's estimate of the same model. The expected values are torch's accounting, not ShardLens's.
 // What holds today is asserted per engine family; npm run bench prints every category of every configuration.
@@ -66,6 +66,15 @@ describe('oracle grid: ShardLens against torch on fake tensors (torch ≥ 2.4)',
   test('DDP with autocast: parameters, gradients, optimizer states and buckets within 3 %, the total within 6 %', () => {
     for (const c of ['parameters', 'gradients', 'optimizer', 'other'] as const) within(ddp, c, 0.03);
     within(ddp, 'total', 0.06);
+  });
+
+  // Gradient accumulation: the second micro-batch runs beside every gradient the first one left (torch's AccumulateGrad
+  // adds into .grad in place; FSDP2 adds each new shard into the sharded .grad), so the step peaks in it.
+  const accumulating = /2 micro-batches/;
+  test('gradient accumulation (2 micro-batches): gradients and the total within 2 %', () => {
+    within(accumulating, 'gradients', 0.02);
+    within(accumulating, 'total', 0.02);
+    assert.ok(errors(accumulating, 'total').length >= 8);
   });
 
   // DeepSpeed's own engine (probe/oracle/ds_engine.py runs DeepSpeed 0.19.8): its 16-bit flat groups, fp32 partitions

@@ -66,7 +66,7 @@ const titan = { modelImpl: 'torchtitan' } as const;
 const titanPPTraining = { ...titan, recompute: 'full', gradAccum: 4, gradDtype: 'fp32' } as const;
 const hf = { modelImpl: 'hf' } as const;
 
-/** The grid: 65 configurations. */
+/** The grid: 71 configurations. */
 export const ORACLE_GRID: readonly GridCase[] = [
   // torchtitan on FSDP2: activation checkpointing policies, batch shapes, TP/SP, CP, HSDP, PP, resharding.
   c('titan FSDP8, no AC', 'fsdp2', { ...titan }, fsdp(8)),
@@ -94,6 +94,9 @@ export const ORACLE_GRID: readonly GridCase[] = [
   c('titan PP2 interleaved v2 × FSDP2, 8 micro-batches, 4 layers', 'fsdp2', { ...titanPPTraining, gradAccum: 8 }, titanPP(2, { pp: 2, vpp: 2, schedule: 'interleaved' }), LLAMA, 4),
   // torchtitan turns mixed precision off with PP but no FSDP (torchtitan/distributed/utils.py maybe_enable_amp): fp32.
   c('titan PP2 1F1B without FSDP (fp32), 4 micro-batches, seq 1024', 'ddp', { ...titan, precision: 'fp32', recompute: 'full', gradAccum: 4, seqLen: 1024 }, { dp: 1, pp: 2, schedule: '1f1b', sharding: { style: 'ddp', stage: 0 } } as Par),
+  // Gradient accumulation: the second micro-batch runs beside the first one's gradients (sharded under FSDP2).
+  c('titan FSDP8, 2 micro-batches', 'fsdp2', { ...titan, gradAccum: 2 }, fsdp(8)),
+  c('titan FSDP4, full AC, 2 micro-batches', 'fsdp2', { ...titan, recompute: 'full', gradAccum: 2 }, fsdp(4)),
   c('titan FSDP8, Qwen2-style tied, no AC', 'fsdp2', { ...titan }, fsdp(8), QWEN),
   c('titan FSDP8, Qwen2-style tied, full AC', 'fsdp2', { ...titan, recompute: 'full' }, fsdp(8), QWEN),
   // Hugging Face transformers models: DDP with autocast (HF Trainer, Accelerate), FSDP2, bf16-true, fp32.
@@ -103,6 +106,10 @@ export const ORACLE_GRID: readonly GridCase[] = [
   c('HF DDP2 autocast, micro batch 2, checkpointing', 'ddp', { ...hf, microBatch: 2, seqLen: 1024, recompute: 'full' }, { dp: 2, sharding: { style: 'ddp', stage: 0 } } as Par),
   c('HF FSDP2 × 8 (Accelerate fsdp_version 2)', 'fsdp2', { ...hf }, fsdp(8)),
   c('HF FSDP2 × 8, gradient checkpointing', 'fsdp2', { ...hf, recompute: 'full' }, fsdp(8)),
+  c('HF FSDP2 × 8, gradient checkpointing, 2 micro-batches', 'fsdp2', { ...hf, recompute: 'full', gradAccum: 2 }, fsdp(8)),
+  c('HF DDP4 autocast, 2 micro-batches', 'ddp', { ...hf, gradAccum: 2 }, { dp: 4, sharding: { style: 'ddp', stage: 0 } } as Par),
+  c('HF DDP2 autocast, gradient checkpointing, 2 micro-batches', 'ddp', { ...hf, recompute: 'full', gradAccum: 2 }, { dp: 2, sharding: { style: 'ddp', stage: 0 } } as Par),
+  c('HF single GPU bf16-true, 2 micro-batches', 'ddp', { ...hf, precision: 'bf16', gradAccum: 2 }, { dp: 1, sharding: { style: 'ddp', stage: 0 } } as Par),
   c('HF DDP2 Qwen2-style, sdpa', 'ddp', { ...hf }, { dp: 2, sharding: { style: 'ddp', stage: 0 } } as Par, QWEN),
   c('HF single GPU bf16-true', 'ddp', { ...hf, precision: 'bf16' }, { dp: 1, sharding: { style: 'ddp', stage: 0 } } as Par),
   c('HF DDP2 fp32, seq 512', 'ddp', { ...hf, precision: 'fp32', seqLen: 512 }, { dp: 2, sharding: { style: 'ddp', stage: 0 } } as Par),

@@ -1,0 +1,67 @@
+// Gradient accumulation and the peak: a micro-batch after the first runs beside every gradient the earlier ones left
+// (torch AccumulateGrad adds into `.grad` in place; FSDP2's foreach_reduce adds each new shard into the sharded
+// `.grad`; `zero_grad(set_to_none=True)` runs only after the step). Expected differences are the gradient bytes from
+// the models' published parameter counts.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { loadConfig } from '../../../cli/load';
+import { estimateMemory } from '../../../shared/memory/estimate';
+import type { Plan } from '../../../shared/plan/types';
+
+const root = join(__dirname, '..', '..', '..');
+async function planOf(rel: string, gpus: string): Promise<Plan> {
+  const plan = (await loadConfig(join(root, rel), { gpus })).resolved.plan;
+  assert.ok(plan, `${rel} was not estimated`);
+  return plan;
+}
+
+/** The same plan with `m` micro-batches per step (the global batch follows). */
+function withAccum(plan: Plan, m: number): Plan {
+  const t = plan.training;
+  return { ...plan, training: { ...t, gradAccum: m, globalBatch: t.microBatch * m * plan.parallel.dp } };
+}
+
+const peakOf = (plan: Plan) => estimateMemory(plan).stages[0].peakAllocatedBytes;
+const gradsAtPeak = (plan: Plan) => estimateMemory(plan).stages[0].terms.gradients?.bytes ?? 0;
+
+describe('gradient accumulation carries the gradients into later micro-batches', () => {
+  test('a one-GPU bf16 full fine-tune holds 2 bytes per parameter more at its peak', async () => {
+    // LitGPT's TinyLlama full fine-tune (config hub, 8 micro-batches of 4): bf16-true, plain torch AdamW, no FSDP.
+    // TinyLlama-1.1B has 1,100,048,384 parameters (its model card; 22 layers, hidden 2048, MLP 5632, vocabulary 32000,
+    // untied head): 2,200,096,768 bytes of bf16 gradients.
+    const plan = await planOf('data/calibration/checks/litgpt2409/tiny-llama_full.yaml', '1xA10G');
+    const one = withAccum(plan, 1), eight = withAccum(plan, 8);
+    // One micro-batch peaks before the backward: no gradient exists yet (set_to_none after the previous step).
+    assert.equal(gradsAtPeak(one), 0);
+    const grads = 2 * 1_100_048_384;
+    assert.ok(Math.abs(peakOf(eight) - peakOf(one) - grads) < 0.001 * grads, `${peakOf(eight) - peakOf(one)} vs ${grads}`);
+    assert.ok(Math.abs(gradsAtPeak(eight) - grads) < 0.001 * grads);
+    // Two micro-batches already carry every gradient: the peak does not grow with more.
+    assert.equal(peakOf(withAccum(plan, 2)), peakOf(eight));
+  });
+
+  test('FSDP2 carries the sharded fp32 gradients (torchtitan Llama 3.1 8B on 8 GPUs)', async () => {
+    // torchtitan shards fp32 parameters and gradients (MixedPrecisionPolicy reduces into the fp32 sharded .grad):
+    // Llama 3.1 8B has 8,030,261,248 parameters, so 4·Ψ/8 = 4,015,130,624 bytes of gradient per rank.
+    const plan = await planOf('data/calibration/measured-runs/tt24_t2_8b_fsdp8_cp1.toml', '8xH100');
+    const grads = (4 * 8_030_261_248) / 8;
+    const diff = peakOf(withAccum(plan, 4)) - peakOf(withAccum(plan, 1));
+    assert.ok(Math.abs(diff - grads) < 0.001 * grads, `${diff} vs ${grads}`);
+  });
+
+  test("Megatron's gradient buffer exists in every micro-batch already: accumulation adds nothing", async () => {
+    // megatron/core/distributed/param_and_grad_buffer.py allocates main_grad once; it is zeroed, never freed.
+    const plan = await planOf('data/calibration/measured-runs/nemo2407_llama3_8b.sh', '8xH100');
+    const m = Math.max(2, plan.training.gradAccum);
+    assert.equal(peakOf(withAccum(plan, m)), peakOf(withAccum(plan, 1)));
+  });
+
+  test('LoRA carries only the adapters\' gradients', async () => {
+    // LitGPT's TinyLlama LoRA (r 32 on q, k, v, projection, MLP and head): the frozen base has no gradient, so the
+    // accumulated gradients are the adapters', a fraction of a per cent of the full fine-tune's 2.2 GB.
+    const plan = await planOf('data/calibration/checks/litgpt2409/tiny-llama_lora.yaml', '1xA10G');
+    const diff = peakOf(withAccum(plan, 8)) - peakOf(withAccum(plan, 1));
+    assert.ok(diff > 0 && diff < 0.05 * 2 * 1_100_048_384, `${diff}`);
+  });
+});
