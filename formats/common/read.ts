@@ -139,6 +139,7 @@ export function readOptimizer(s: FactSink, e: KEntry | undefined, key: string, n
   if (kind) {
     s.explicit('training.optimizer', kind, locOf(e, key));
     readPagedOptimizer(s, text, locOf(e, key));
+    readHfAdamImpl(s, text, locOf(e, key));
     return kind;
   }
   unmodelledOptimizer(s, key, text, e.value.uri ? undefined : e.value.range);
@@ -153,6 +154,31 @@ export function readOptimizer(s: FactSink, e: KEntry | undefined, key: string, n
  */
 export function readPagedOptimizer(s: FactSink, name: string, loc: Loc): void {
   if (/paged/i.test(name)) s.explicit('training.pagedOptimizer', true, loc);
+}
+
+/**
+ * torch.optim's Adam and AdamW step with the fused kernel only when `fused=True` is passed; otherwise, every parameter
+ * on CUDA, with foreach (torch/optim/adam.py: neither flag given, `_default_to_fused_or_foreach(..., use_fused=False)`
+ * turns foreach on), which makes one state-sized list at the step (docs/engine-memory.md#moments). `fusedPath` is the
+ * key that passes `fused` (torchtune `optimizer.fused`, Lightning `optimizer.init_args.fused`); `fused: false` is the
+ * foreach default too.
+ */
+export function readTorchAdamImpl(s: FactSink, root: KNode | undefined, name: string | undefined, e: KEntry | undefined, key: string, fusedPath: string): void {
+  if (name && !/^(torch\.optim\.)?Adam(W)?$/.test(name.trim())) return;
+  const fused = readBool(s, root, fusedPath, 'training.optimizerImpl', (b) => (b ? 'fused' : 'foreach'));
+  if (fused === undefined && name && e) {
+    s.derived('training.optimizerImpl', 'foreach', `${name.trim()} without fused=True steps with foreach on CUDA (torch/optim/adam.py: foreach is the default when neither flag is given)`, locOf(e, key));
+  }
+}
+
+/**
+ * Hugging Face optimizer names that say torch's implementation (transformers TrainingArguments `optim`): adamw_torch
+ * is torch.optim.AdamW as constructed (foreach on CUDA, readTorchAdamImpl), adamw_torch_fused passes fused=True.
+ */
+function readHfAdamImpl(s: FactSink, name: string, loc: Loc): void {
+  const n = name.trim().toLowerCase();
+  if (n === 'adamw_torch_fused') s.explicit('training.optimizerImpl', 'fused', loc);
+  else if (n === 'adamw_torch') s.derived('training.optimizerImpl', 'foreach', `${name.trim()}: torch.optim.AdamW without fused=True steps with foreach on CUDA (torch/optim/adam.py)`, loc);
 }
 
 /** The warning at an optimizer name ShardLens does not model: the framework's default is used instead, and said. */

@@ -1,6 +1,6 @@
 /** Lightning CLI, LitGPT and torchtune YAML (docs/formats/lightning.md). */
 import type { FactSink } from '../common/sink';
-import { locOf, readBool, readNum, readOptimizer, readPacking, readStr } from '../common/read';
+import { locOf, readBool, readNum, readOptimizer, readPacking, readStr, readTorchAdamImpl } from '../common/read';
 import { precisionOf } from '../common/maps';
 import { toNumber } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
@@ -81,6 +81,8 @@ export function readLitgpt(s: FactSink, root: KNode | undefined): void {
   readLitgptQuantize(s, root, dev);
   const opt = readStr(root, 'optimizer') ?? readStr(root, 'optimizer.class_path');
   if (opt) readOptimizer(s, entry(root, 'optimizer'), 'optimizer', opt);
+  // LitGPT resolves a bare name in torch.optim (litgpt/utils.py instantiate_torch_optimizer).
+  if (opt && !s.value('training.pagedOptimizer')) readTorchAdamImpl(s, root, opt, entry(root, 'optimizer'), 'optimizer', 'optimizer.init_args.fused');
 }
 
 /** torchtune recipe YAML (recipes/full_finetune_distributed.py). */
@@ -134,6 +136,7 @@ export function readTorchtune(s: FactSink, root: KNode | undefined): void {
   if (shard && sv !== undefined && sv > 0) s.explicit('parallel.sharding.shardGroupSize', sv, locOf(shard, 'data_parallel_shard_dim'));
   readNum(s, root, 'data_parallel_replicate_dim', 'parallel.dpReplicate', { int: true, min: 1 });
   readOptimizer(s, at(root, 'optimizer._component_'), 'optimizer._component_', readStr(root, 'optimizer._component_'));
+  readTorchAdamImpl(s, root, readStr(root, 'optimizer._component_'), at(root, 'optimizer._component_'), 'optimizer._component_', 'optimizer.fused');
   // torchtune's PackedDataset gives each pack a block-causal mask (torchtune/datasets/_packed.py), run by FlexAttention.
   readPacking(s, root, 'dataset.packed');
   readTorchtuneTraining(s, root);

@@ -9,7 +9,7 @@ import type { MlaSpec, ModelImpl, ModelSpec, OffloadTarget, Plan, PipelineSchedu
 import type { ActivationShape } from './activations';
 import { adafactorBytesPerParam } from './modelStates';
 import { activationBytesOf, dtypeBytes, optimizerBytesPerParam, paramBytesOf } from './dtypes';
-import { deepspeedBf16Optimizer, modelImplOf, precisionRegimeOf, recomputeEveryOf, recomputePolicyOf } from './engine';
+import { deepspeedBf16Optimizer, modelImplOf, optimizerImplOf, precisionRegimeOf, recomputeEveryOf, recomputePolicyOf } from './engine';
 import { lossImplOf, type LossImpl } from './loss';
 import { pipelineEngineOf, type PipelineEngine } from './pipeline';
 import { regimeBytes } from './regime';
@@ -68,6 +68,11 @@ export interface MemoryContext extends ActivationShape {
   optInBwd: boolean;
   /** The optimizer states are in paged (unified) memory, off the GPU's peak (training.pagedOptimizer). */
   pagedOpt: boolean;
+  /**
+   * torch's foreach Adam/AdamW steps the whole parameter group at once and makes the square root of every exp_avg_sq
+   * as one list beside the states (training.optimizerImpl 'foreach').
+   */
+  foreachStep: boolean;
   /** Checkpointed activations go to CPU memory, the forward stash of the last few stays (training.activationOffload). */
   actOffload: boolean;
   /** Parameters of a layer's largest trained weight matrix on one rank (a LoRA adapter's under LoRA). */
@@ -149,6 +154,8 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   c.offOpt = replicated ? 'none' : s.offloadOptimizer; c.offParams = replicated ? 'none' : s.offloadParams;
   // Properties of the training loop, not of the sharding: the replicated baseline keeps them.
   c.optInBwd = t.optimizerInBackward === true; c.pagedOpt = t.pagedOptimizer === true; c.actOffload = t.activationOffload === true;
+  c.foreachStep = (t.optimizer === 'adam' || t.optimizer === 'adamw') && optimizerImplOf(plan) === 'foreach' && !c.optInBwd && !c.pagedOpt
+    && (c.regime === 'amp' || c.regime === 'fsdp2' || c.regime === 'bf16-true' || c.regime === 'fp32');
   c.largestLayerParam = plan.lora
     ? plan.lora.rank * Math.max(model.hiddenSize, model.ffnSize)
     : (model.hiddenSize * Math.max(model.ffnSize, model.heads * model.headDim)) / tp;

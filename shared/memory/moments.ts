@@ -124,6 +124,12 @@ export interface MomentInputs {
    * beside the gradients the earlier ones left.
    */
   accumulating: boolean;
+  /**
+   * Bytes torch's foreach Adam/AdamW makes at the step beside the states: the square roots of every exp_avg_sq as one
+   * list (torch/optim/adam.py `_multi_tensor_adam`, `exp_avg_sq_sqrt = torch._foreach_sqrt(device_exp_avg_sqs)`),
+   * one state's bytes; 0 for the fused and for-loop steps.
+   */
+  stepTemp: number;
 }
 
 /** A zeroed MomentInputs to refill. */
@@ -134,7 +140,7 @@ export function newMomentInputs(): MomentInputs {
     rootShardedGrad: 0, reduceRatio: 1, layerSaved: 0, blockGrad: 0, weightGrad: 0, actGrads: 0, headGrad: 0,
     headGradCreate: 0, forwardCache: 0, lossForwardCache: 0, embedGrad: 0, embedGradKept: 0, embedOutputGrad: 0, headInputGrad: 0, embedGradAtStep: 0, embedGradFinal: 0, embedGradMade: 0, headGradHeld: 0, embedDense: 0, rootReduceOutput: 0, replicaHeld: 0, lossInRoot: false, kept: 0,
     layerActivations: 0, embeddingActivations: 0, working: 0, working1: 0, head: 0, lossForward: 0, lossSaved: 0, lossBackward: 0,
-    logits: 0, stepCopy: 0, accumulating: false,
+    logits: 0, stepCopy: 0, accumulating: false, stepTemp: 0,
   };
 }
 
@@ -146,7 +152,7 @@ export function gradientsFreedAfterStep(c: Pick<MemoryContext, 'regime' | 'style
 }
 
 /** Room for every moment of a stage's step (refilled by stageMoments, or pipelineMoments on a pipeline stage). */
-export const MAX_MOMENTS = 17;
+export const MAX_MOMENTS = 18;
 
 /** A zeroed moment. */
 export function zeroMoment(name: MomentName = 'forward'): MomentTerms {
@@ -306,6 +312,14 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
     const step = fill(out[n++], 'optimizer step', x, true, fsdp2);
     step.activations = 0; step.embeddingActivations = 0;
     step.gradAccumBuffer = x.stepCopy;
+    step.gradients += x.embedGradAtStep;
+  }
+  // torch's foreach Adam: every gradient and state, and one more state's bytes for the square roots (torch's MemTracker
+  // files them with the optimizer). FSDP2 has resharded every group.
+  if (x.stepTemp > 0) {
+    const step = fill(out[n++], 'optimizer step', x, true, fsdp2);
+    step.activations = 0; step.embeddingActivations = 0; step.gatheredParameters = 0;
+    step.optimizerStates += x.stepTemp;
     step.gradients += x.embedGradAtStep;
   }
   return n;

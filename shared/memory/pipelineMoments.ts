@@ -272,5 +272,11 @@ export function pipelineMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zst
     step.activations = 0; step.embeddingActivations = 0;
     step.gradAccumBuffer = x.stepCopy;
   }
+  // torch's foreach Adam (shared/memory/moments.ts): one more state's bytes beside every gradient and state.
+  if (x.stepTemp > 0) {
+    const step = base(out[n++], 'optimizer step', x, pi, x.gradients);
+    step.activations = 0; step.embeddingActivations = 0; step.gatheredParameters = 0;
+    step.optimizerStates += x.stepTemp;
+  }
   return n;
 }

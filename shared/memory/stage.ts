@@ -210,6 +210,7 @@ export function computeStageActivations(
   fillLossParts(c, last, x, nMoe > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn);
   o.ds.accumulating = c.m > 1;
   x.accumulating = c.m > 1;
+  x.stepTemp = c.foreachStep ? o.optimizerStates / 2 : 0;
   prepareDsInputs(x, o.ds);
   // A torch or Megatron pipeline stage has its own moments (the schedule's tensors, FSDP2 between micro-batches).
   const count = c.pp > 1 && c.ppEngine !== 'other'

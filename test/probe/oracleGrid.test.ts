@@ -1,4 +1,4 @@
-// The oracle grid (issue 13 §4) in CI: 71 configurations across engines and layouts built at full width and reduced
+// The oracle grid (issue 13 §4) in CI: 75 configurations across engines and layouts built at full width and reduced
 // depth by the fake-tensor oracle (probe/oracle on the pinned torch 2.x: torch's own MemTracker peaks per category),
 // each beside ShardLens's estimate of the same model. The expected values are torch's accounting, not ShardLens's.
 // What holds today is asserted per engine family; npm run bench prints every category of every configuration.
@@ -75,6 +75,15 @@ describe('oracle grid: ShardLens against torch on fake tensors (torch ≥ 2.4)',
     within(accumulating, 'gradients', 0.02);
     within(accumulating, 'total', 0.02);
     assert.ok(errors(accumulating, 'total').length >= 8);
+  });
+
+  // torch's foreach Adam makes the square roots of every exp_avg_sq as one list at the step (torch/optim/adam.py
+  // _multi_tensor_adam): torch files it with the optimizer, and the step can be the peak.
+  const foreach = /foreach AdamW/;
+  test('foreach AdamW: the optimizer category (states and the step\'s list) and the total within 1 %', () => {
+    within(foreach, 'optimizer', 0.01);
+    within(foreach, 'total', 0.01);
+    assert.ok(errors(foreach, 'total').length >= 5);
   });
 
   // DeepSpeed's own engine (probe/oracle/ds_engine.py runs DeepSpeed 0.19.8): its 16-bit flat groups, fp32 partitions

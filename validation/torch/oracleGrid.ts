@@ -66,7 +66,7 @@ const titan = { modelImpl: 'torchtitan' } as const;
 const titanPPTraining = { ...titan, recompute: 'full', gradAccum: 4, gradDtype: 'fp32' } as const;
 const hf = { modelImpl: 'hf' } as const;
 
-/** The grid: 71 configurations. */
+/** The grid: 75 configurations. */
 export const ORACLE_GRID: readonly GridCase[] = [
   // torchtitan on FSDP2: activation checkpointing policies, batch shapes, TP/SP, CP, HSDP, PP, resharding.
   c('titan FSDP8, no AC', 'fsdp2', { ...titan }, fsdp(8)),
@@ -97,6 +97,7 @@ export const ORACLE_GRID: readonly GridCase[] = [
   // Gradient accumulation: the second micro-batch runs beside the first one's gradients (sharded under FSDP2).
   c('titan FSDP8, 2 micro-batches', 'fsdp2', { ...titan, gradAccum: 2 }, fsdp(8)),
   c('titan FSDP4, full AC, 2 micro-batches', 'fsdp2', { ...titan, recompute: 'full', gradAccum: 2 }, fsdp(4)),
+  c('titan PP2 1F1B without FSDP (fp32), 4 micro-batches, seq 1024, foreach AdamW', 'ddp', { ...titan, precision: 'fp32', recompute: 'full', gradAccum: 4, seqLen: 1024, optimizerImpl: 'foreach' }, { dp: 1, pp: 2, schedule: '1f1b', sharding: { style: 'ddp', stage: 0 } } as Par),
   c('titan FSDP8, Qwen2-style tied, no AC', 'fsdp2', { ...titan }, fsdp(8), QWEN),
   c('titan FSDP8, Qwen2-style tied, full AC', 'fsdp2', { ...titan, recompute: 'full' }, fsdp(8), QWEN),
   // Hugging Face transformers models: DDP with autocast (HF Trainer, Accelerate), FSDP2, bf16-true, fp32.
@@ -109,6 +110,10 @@ export const ORACLE_GRID: readonly GridCase[] = [
   c('HF FSDP2 × 8, gradient checkpointing, 2 micro-batches', 'fsdp2', { ...hf, recompute: 'full', gradAccum: 2 }, fsdp(8)),
   c('HF DDP4 autocast, 2 micro-batches', 'ddp', { ...hf, gradAccum: 2 }, { dp: 4, sharding: { style: 'ddp', stage: 0 } } as Par),
   c('HF DDP2 autocast, gradient checkpointing, 2 micro-batches', 'ddp', { ...hf, recompute: 'full', gradAccum: 2 }, { dp: 2, sharding: { style: 'ddp', stage: 0 } } as Par),
+  // torch's foreach AdamW (the default of torch.optim on CUDA): the step makes one state-sized list (exp_avg_sq's sqrt).
+  c('HF single GPU bf16-true, foreach AdamW', 'ddp', { ...hf, precision: 'bf16', optimizerImpl: 'foreach' }, { dp: 1, sharding: { style: 'ddp', stage: 0 } } as Par),
+  c('HF DDP2 autocast, foreach AdamW, gradient checkpointing', 'ddp', { ...hf, recompute: 'full', optimizerImpl: 'foreach' }, { dp: 2, sharding: { style: 'ddp', stage: 0 } } as Par),
+  c('HF FSDP2 × 8, foreach AdamW, gradient checkpointing', 'fsdp2', { ...hf, recompute: 'full', optimizerImpl: 'foreach' }, fsdp(8)),
   c('HF single GPU bf16-true, 2 micro-batches', 'ddp', { ...hf, precision: 'bf16', gradAccum: 2 }, { dp: 1, sharding: { style: 'ddp', stage: 0 } } as Par),
   c('HF DDP2 Qwen2-style, sdpa', 'ddp', { ...hf }, { dp: 2, sharding: { style: 'ddp', stage: 0 } } as Par, QWEN),
   c('HF single GPU bf16-true', 'ddp', { ...hf, precision: 'bf16' }, { dp: 1, sharding: { style: 'ddp', stage: 0 } } as Par),
