@@ -11,6 +11,7 @@ import { fillContext, layersOfStage, type MemoryContext } from './context';
 import { planComputable } from './fast';
 import { computeStage, newStageNumbers, type StageNumbers } from './stage';
 import { TERM_INFO } from './termInfo';
+import { foreachStepMessage } from '../wording/optimizerStep';
 import type { MomentTerms } from './moments';
 import type { PlanPath } from '../plan/paths';
 
@@ -44,11 +45,25 @@ export function estimateMemory(plan: Plan): MemoryEstimate {
       peakStage,
       replicated: { stages: replicated.map((s) => s.memory) },
       hostBytesPerNode: clean(hostOffloadBytesPerNode(host, plan.cluster.gpusPerNode)),
-      problems,
+      problems: withForeachStep(plan, stages[peakStage], problems),
     };
   } catch (e) {
     return { ...empty, problems: [...problems, { code: 'internal-error', severity: 'error', message: `Memory estimate failed: ${String(e)}`, paths: [] }] };
   }
+}
+
+/**
+ * An information at the optimizer when torch's foreach Adam step is the peak (shared/memory/moments.ts): its list and
+ * the peak the fused step would have, so the cheapest memory saving of such a run is not missed.
+ */
+function withForeachStep(plan: Plan, peak: BuiltStage, problems: Problem[]): Problem[] {
+  if (peak.stepList <= 0 || peak.memory.peakMoment !== 'optimizer step') return problems;
+  const fused = buildStages({ ...plan, training: { ...plan.training, optimizerImpl: 'fused' } }, false);
+  const fusedPeak = Math.max(...fused.map((s) => s.peakReservedBytes));
+  return [...problems, {
+    code: 'foreach-step-peak', severity: 'info', paths: ['training.optimizerImpl', 'training.optimizer'],
+    message: foreachStepMessage(peak.peakReservedBytes, peak.stepList, fusedPeak),
+  }];
 }
 
 /** Parameter counts with every figure finite. */
@@ -61,7 +76,7 @@ function safeCounts(plan: Plan): ParameterCounts {
   }
 }
 
-interface BuiltStage { memory: StageMemory; peakReservedBytes: number; hostBytes: number }
+interface BuiltStage { memory: StageMemory; peakReservedBytes: number; hostBytes: number; stepList: number }
 
 /** Static terms (model states, buffers, context) per stage signature: stages of one kind share their Term objects. */
 type TermCache = Map<string, Partial<Record<MemoryTermName, Term>>>;
@@ -77,7 +92,7 @@ function buildStages(plan: Plan, replicated: boolean): BuiltStage[] {
     const n = layersOfStage(c, i);
     const s = computeStage(c, i, start, n, newStageNumbers());
     start += n;
-    out.push({ memory: toStageMemory(c, s, label, cache), peakReservedBytes: clean(s.reserved), hostBytes: clean(s.hostBytes) });
+    out.push({ memory: toStageMemory(c, s, label, cache), peakReservedBytes: clean(s.reserved), hostBytes: clean(s.hostBytes), stepList: clean(s.momentInputs.stepTemp) });
   }
   return out;
 }

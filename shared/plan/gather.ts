@@ -151,7 +151,7 @@ function gatherCluster(g: Gathered, ctx: ResolveContext): { worldSize: number; g
   if (!gpn) {
     gpn = Math.min(8, world);
     const perNode = runTimeNote(g.runTime, ['cluster.gpusPerNode']);
-    const why = gpn === 8 ? `assumed ${gpn} GPUs per node (HGX/DGX)` : `assumed the ${gpn} GPUs on one node`;
+    const why = gpn === 8 ? `assumed ${gpn} GPUs per node (HGX/DGX)` : gpn === 1 ? 'assumed one GPU on its node' : `assumed the ${gpn} GPUs on one node`;
     if (!g.sources['cluster.gpusPerNode']) g.assume('cluster.gpusPerNode', gpn, perNode ? `${perNode}: ${why}` : why, 'shardlens.cluster.gpusPerNode', 'shardlens.selectCluster');
   }
   return { worldSize: world, gpusPerNode: gpn, nodes };

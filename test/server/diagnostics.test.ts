@@ -115,6 +115,13 @@ const CASES: readonly Case[] = [
     name: 'FP8 attention timed at 16-bit rates', file: 'pretrain_moe.sh', code: 'megatron-fp8-attention-timing', severity: 2, at: '--fp8-dot-product-attention',
     text: MOE_SCRIPT.replace('--bf16', '--bf16 --fp8-format e4m3 \\\n    --fp8-dot-product-attention'),
   },
+  {
+    // torch.optim.AdamW without fused=True steps with foreach (torch/optim/adam.py): a 3B bf16 full fine-tune with
+    // activation checkpointing peaks at that step, one bf16 state (6 GB) above its weights, gradients and states.
+    name: 'foreach AdamW step as the peak', file: '3B_full_single_device.yaml', code: 'foreach-step-peak', severity: 3, at: 'torch.optim.AdamW',
+    text: 'model:\n  _component_: torchtune.models.llama3_2.llama3_2_3b\nbatch_size: 1\ndtype: bf16\nenable_activation_checkpointing: True\n'
+      + 'tokenizer:\n  max_seq_len: 1024\noptimizer:\n  _component_: torch.optim.AdamW\n  lr: 2e-5\n',
+  },
 ];
 
 describe('diagnostics', () => {

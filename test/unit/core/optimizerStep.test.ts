@@ -56,6 +56,27 @@ describe("torch's foreach Adam step holds one more state", () => {
   });
 });
 
+describe('the foreach step as the peak is said at the optimizer', () => {
+  // torchtune's Llama 3.2 3B (3,212,749,824 parameters, its model card) in bf16 with activation checkpointing on one
+  // GPU: the step's list is one bf16 state, 2 bytes per parameter = 5.98 GiB, and the step is the peak.
+  const recipe = (fused: string) => 'model:\n  _component_: torchtune.models.llama3_2.llama3_2_3b\nbatch_size: 1\ndtype: bf16\n'
+    + `enable_activation_checkpointing: True\ntokenizer:\n  max_seq_len: 1024\noptimizer:\n  _component_: torch.optim.AdamW\n${fused}`;
+  test('an information names the list and the fused peak; a fused step has none', async () => {
+    const plan = await planOfText('tune_step.yaml', recipe(''));
+    const m = estimateMemory(plan);
+    const p = m.problems.find((x) => x.code === 'foreach-step-peak');
+    assert.ok(p, 'no foreach-step-peak');
+    assert.equal(p.severity, 'info');
+    assert.match(p.message, /one 5\.98 GiB list/);
+    const fused = estimateMemory(await planOfText('tune_fused.yaml', recipe('  fused: True\n')));
+    assert.equal(fused.problems.find((x) => x.code === 'foreach-step-peak'), undefined);
+    // The fused peak the message names is the fused file's own.
+    const said = /would peak at ([\d.]+) GiB/.exec(p.message)!;
+    assert.equal(Number(said[1]), Number((fused.stages[0].peakReservedBytes / 2 ** 30).toFixed(1)));
+    assert.ok(fused.stages[0].peakReservedBytes < m.stages[0].peakReservedBytes);
+  });
+});
+
 describe('which implementation a file steps with', () => {
   const impl = async (name: string, text: string) => (await planOfText(name, text)).training.optimizerImpl;
   const tune = (opt: string) => `model:\n  _component_: torchtune.models.llama3_2.llama3_2_1b\nbatch_size: 2\ndtype: bf16\noptimizer:\n${opt}`;
