@@ -1,13 +1,14 @@
 /**
  * Quick fixes with the predicted effect in their titles: raise the ZeRO stage, recompute, offload, turn on activation
  * offloading, the optimizer in the backward or torch.compile, raise TP or PP, trade micro batch for accumulation (for
- * "does not fit"), and repair the batch identity.
+ * "does not fit"), repair the batch identity, and step the optimizer fused where its foreach step is the peak.
  */
 import { CodeActionKind, type CodeAction, type Diagnostic } from 'vscode-languageserver';
 import type { CoreApi } from '../analysis/core';
 import { toUri } from '../analysis/host';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { assumptionActions } from './assumptionFixes';
+import { fusedStepActions } from './fusedStepFix';
 import { DOES_NOT_FIT } from './diagnostics';
 import { localFact } from './facts';
 import { deltaOf, plannedWhatIfs, stepChange, type Delta, type PlannedWhatIf } from './figures';
@@ -143,6 +144,7 @@ export function buildCodeActions(a: DocumentAnalysis, api: CoreApi, diagnostics:
     if (d.code === DOES_NOT_FIT) out.push(...fitFixes(a, api, d).map((x) => (d.severity === 2 ? { ...x, isPreferred: false } : x)));
     else if (isBatchIdentity(d.code)) out.push(...batchFix(a, d));
     else if (d.code === 'hf-ds-mismatch') out.push(...autoFix(a, d));
+    else if (d.code === 'foreach-step-peak') out.push(...fusedStepActions(a, api, d));
   }
   return out;
 }

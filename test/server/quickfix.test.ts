@@ -56,8 +56,26 @@ const TUNE_BIG = ['model:', '  _component_: torchtune.models.llama3_1.llama3_1_8
   'enable_activation_checkpointing: True', 'enable_activation_offloading: False', ''].join('\n');
 const TUNE_FP32 = TUNE_BIG.replace('batch_size: 8', 'batch_size: 1').replace('max_seq_len: 8192', 'max_seq_len: 2048').replace('dtype: bf16', 'dtype: fp32');
 const DELTA = /\(−[\d.]+ [GM]iB per GPU → [\d.]+ GiB/;
+// torch.optim.AdamW without fused=True steps with foreach, one more state at the step (torch/optim/adam.py): Llama 3.2
+// 3B in bf16 with checkpointing on one GPU peaks there (2 + 2 + 4 + 2 bytes per weight), fused at the backward's end.
+const TUNE_STEP = ['model:', '  _component_: torchtune.models.llama3_2.llama3_2_3b', 'batch_size: 1', 'dtype: bf16', 'enable_activation_checkpointing: True',
+  'tokenizer:', '  max_seq_len: 1024', 'optimizer:', '  _component_: torch.optim.AdamW', '  lr: 2e-5', ''].join('\n');
 
 const CASES: readonly FixCase[] = [
+  {
+    // Hugging Face's adamw_torch is torch.optim.AdamW as constructed; adamw_torch_fused passes fused=True.
+    name: 'step the optimizer fused (adamw_torch → adamw_torch_fused)', file: 'axolotl.yaml',
+    text: fixture('axolotl.yaml').replace('optimizer: adamw_torch_fused', 'optimizer: adamw_torch').replace('sequence_len: 4096', 'sequence_len: 1024').replace('micro_batch_size: 2', 'micro_batch_size: 1').replace(/^deepspeed:.*\n/m, ''),
+    code: 'foreach-step-peak', title: /^Step the optimizer fused \(−/, edits: [['optimizer: adamw_torch\n', 'optimizer: adamw_torch_fused\n']],
+  },
+  {
+    name: 'step the optimizer fused (a fused line under torchtune\'s optimizer)', file: '3B_full_single_device.yaml', text: TUNE_STEP, code: 'foreach-step-peak',
+    title: /^Step the optimizer fused \(−[\d.]+ GiB per GPU → [\d.]+ GiB\)$/, edits: [['  _component_: torch.optim.AdamW\n', '  _component_: torch.optim.AdamW\n  fused: True\n']],
+  },
+  {
+    name: 'step the optimizer fused (torchtune\'s fused flag turned on)', file: '3B_full_single_device.yaml', text: TUNE_STEP.replace('  lr: 2e-5', '  lr: 2e-5\n  fused: False'), code: 'foreach-step-peak',
+    title: /^Step the optimizer fused \(−/, edits: [['fused: False', 'fused: True']],
+  },
   { name: 'raise the ZeRO stage', file: 'ds_config.json', text: DS_BIG, code: 'does-not-fit', title: /^Raise ZeRO stage 0 → 1 \(−/, edits: [['"stage": 0', '"stage": 1']] },
   {
     name: 'enable optimizer offload (inserted with the file\'s indentation)', file: 'ds_config.json', text: DS_BIG, code: 'does-not-fit',
