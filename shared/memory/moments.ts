@@ -11,7 +11,9 @@
  *   foreach_all_gather_copy_out) — next to the logits' 16-bit gradient.
  * - layers' backward: the recomputation working set, the gathered units and their unsharded gradients.
  * - end of backward: every gradient, the activations freed.
- * - optimizer step: Megatron's fp32 copy of a 16-bit main_grad shard.
+ * - optimizer step: Megatron's fp32 copy of a 16-bit main_grad shard; torch's foreach Adam list of square roots.
+ *
+ * With gradient accumulation every moment of a later micro-batch also holds the gradients the earlier ones left.
  */
 import type { MemoryContext } from './context';
 
