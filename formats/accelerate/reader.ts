@@ -1,6 +1,6 @@
 /** Hugging Face Accelerate config YAML (accelerate/commands/config/config_args.py; docs/formats/accelerate.md). */
 import type { FactSink } from '../common/sink';
-import { isEmpty, locOf, readBool, readNum, readStr } from '../common/read';
+import { hfTrainerAccumulation, isEmpty, locOf, readBool, readNum, readStr } from '../common/read';
 import { fsdpStrategyOf, precisionOf } from '../common/maps';
 import { toBool, toNumber } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
@@ -9,6 +9,7 @@ const ACC = 'Accelerate default (accelerate/utils/dataclasses.py)';
 
 export function readAccelerate(s: FactSink, root: KNode | undefined): void {
   if (!root || root.kind !== 'map') return;
+  hfTrainerAccumulation(s, 'Accelerate (the HF Trainer or accumulate())');
   const dt = (readStr(root, 'distributed_type') ?? '').toUpperCase();
   const dte = entry(root, 'distributed_type');
   const np = at(root, 'num_processes');

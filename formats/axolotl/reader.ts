@@ -1,6 +1,6 @@
 /** Axolotl YAML (pydantic AxolotlInputConfig, src/axolotl/utils/schemas/; docs/formats/axolotl.md). */
 import type { FactSink } from '../common/sink';
-import { isEmpty, locOf, readBool, readNum, readOptimizer, readPacking, readSteps } from '../common/read';
+import { hfTrainerAccumulation, isEmpty, locOf, readBool, readNum, readOptimizer, readPacking, readSteps } from '../common/read';
 import { toBool, toNumber } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
 import { readAttnImplementation, readDeepSpeedKey, readFsdpList, readLora, readModelRef, readPrecisionFlags, bnbSavesInputs } from '../common/finetune';
@@ -49,6 +49,7 @@ export function readAxolotl(s: FactSink, root: KNode | undefined): void {
   readPrecisionFlags(s, root, 'Axolotl');
   readOptimizer(s, entry(root, 'optimizer'), 'optimizer');
   s.default('training.optimizer', 'adamw', `${AX}: adamw_torch_fused`);
+  hfTrainerAccumulation(s, 'Axolotl (HF Trainer)');
   readBool(s, root, 'flash_attention', 'training.flashAttention');
   // Multipack (src/axolotl/utils/samplers/multipack.py) with FlashAttention's variable-length kernel over position ids.
   readPacking(s, root, 'sample_packing');

@@ -181,6 +181,15 @@ function readHfAdamImpl(s: FactSink, name: string, loc: Loc): void {
   else if (n === 'adamw_torch') s.derived('training.optimizerImpl', 'foreach', `${name.trim()}: torch.optim.AdamW without fused=True steps with foreach on CUDA (torch/optim/adam.py)`, loc);
 }
 
+/**
+ * The Hugging Face Trainer's accumulation: every micro-batch but the last runs under `accelerator.no_sync`
+ * (transformers trainer.py, the inner training loop; DeepSpeed excepted), as Accelerate's `accumulate()` does; for
+ * FSDP2 that is `set_requires_gradient_sync(False)`, which keeps each gradient unsharded until the last micro-batch.
+ */
+export function hfTrainerAccumulation(s: FactSink, who = 'HF Trainer'): void {
+  s.default('training.syncEveryMicroBatch', false, `${who}: every micro-batch but the step's last runs under accelerator.no_sync (transformers trainer.py; Accelerate accumulate)`);
+}
+
 /** The warning at an optimizer name ShardLens does not model: the framework's default is used instead, and said. */
 export function unmodelledOptimizer(s: FactSink, key: string, name: string, range: TextRange | undefined): void {
   s.diag('unmodelled-value', 'warning', `${key}: "${name}" is an optimizer ShardLens does not model; the estimate uses the framework's default optimizer instead.`, range, ['training.optimizer']);

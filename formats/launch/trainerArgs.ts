@@ -9,6 +9,7 @@ import hfTrainer from '../hf-trainer/keys.json';
 import openrlhf from '../openrlhf/keys.json';
 import { applyTable, canonical, type DialectTable, type Found } from '../common/keyTable';
 import type { FactSink } from '../common/sink';
+import { hfTrainerAccumulation } from '../common/read';
 import type { FlagArg, Invocation } from '../common/shell/commandLine';
 import { MEGATRON_FLAGS } from '../megatron/args';
 
@@ -116,6 +117,7 @@ export function applyFlagDialect(s: FactSink, dialect: Exclude<FlagDialect, 'meg
   const ds = args.filter((a) => a.flag === '--deepspeed' && a.value && !a.unresolved && /\.json$/i.test(a.value)).pop();
   if (ds?.value) s.ref('deepspeed', ds.value, ds.uri ? undefined : ds.valueRange, cwd);
   applyTable(s, table, lookupFlags(table, args));
+  if (dialect === 'hf-trainer') hfTrainerAccumulation(s);
   if (s.value('lora.enabled') === false) { delete s.facts['lora.rank']; delete s.facts['lora.enabled']; }
   fsdpOptions(s, args.filter((a) => a.flag === '--fsdp').pop());
   const deepspeed = dialect !== 'hf-trainer' || !!ds || s.value('parallel.sharding.style') === 'deepspeed';

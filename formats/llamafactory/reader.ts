@@ -1,6 +1,6 @@
 /** LLaMA-Factory YAML (HF Seq2SeqTrainingArguments + LLaMA-Factory hparams; docs/formats/llamafactory.md), incl. its Megatron back-end keys and the v1 schema. */
 import type { FactSink } from '../common/sink';
-import { isEmpty, locOf, readBool, readNum, readOptimizer, readPacking, readSteps } from '../common/read';
+import { hfTrainerAccumulation, isEmpty, locOf, readBool, readNum, readOptimizer, readPacking, readSteps } from '../common/read';
 import { toBool, toNumber } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
 import { readDeepSpeedKey, readFsdpList, readLora, readModelRef, readPrecisionFlags, bnbSavesInputs } from '../common/finetune';
@@ -30,6 +30,7 @@ export function readLlamaFactory(s: FactSink, root: KNode | undefined): void {
   if (mp && typeof mp.value.value === 'string' && mp.value.value.startsWith('bf16')) s.explicit('training.precision', 'bf16-mixed', locOf(mp, 'mixed_precision'));
   readOptimizer(s, entry(root, 'optim'), 'optim');
   s.default('training.optimizer', 'adamw', `${HF}: optim adamw_torch`);
+  hfTrainerAccumulation(s, 'LLaMA-Factory (HF Trainer)');
   const ft = entry(root, 'finetuning_type');
   const ftv = ft && typeof ft.value.value === 'string' ? ft.value.value : undefined;
   // v1 schema: peft_config {name: lora, r: 16}; no peft_config with `model:` is full fine-tuning.

@@ -114,7 +114,12 @@ class Built:
         b, s, v = t["microBatch"], t["seqLen"], self.plan["model"]["vocabSize"]
         mod = self.modules[0]
         micro = max(1, min(int(t.get("gradAccum", 1)), 2))
-        for _ in range(micro):
+        # The HF Trainer and Accelerate run every micro-batch but the last under no_sync: FSDP2 then keeps each
+        # gradient unsharded until the last one (set_requires_gradient_sync).
+        no_sync = not t.get("syncEveryMicroBatch", True) and hasattr(mod, "set_requires_gradient_sync")
+        for i in range(micro):
+            if no_sync:
+                mod.set_requires_gradient_sync(i == micro - 1)
             tokens = torch.randint(0, v, (b, s))
             # Autocast covers the forward and the loss only (Accelerate wraps model.forward, Lightning the
             # training_step); the backward runs outside it, so the autocast weight-cast cache is gone by then.

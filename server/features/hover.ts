@@ -67,6 +67,10 @@ const TERMS_OF: Partial<Record<PlanPath, readonly MemoryTermName[]>> = {
   'training.activationOffload': ['activations'],
   'training.optimizerInBackward': ['gradients'],
   'training.pagedOptimizer': ['optimizerStates'],
+  'training.optimizerImpl': ['optimizerStates'],
+  'training.syncEveryMicroBatch': ['gradients'],
+  // Later micro-batches of an accumulating step run beside the earlier ones' gradients.
+  'training.gradAccum': ['gradients'],
   'training.lossFusion': ['logits'],
 };
 

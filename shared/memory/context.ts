@@ -73,6 +73,8 @@ export interface MemoryContext extends ActivationShape {
    * as one list beside the states (training.optimizerImpl 'foreach').
    */
   foreachStep: boolean;
+  /** The data-parallel gradients are reduced only in the step's last micro-batch (training.syncEveryMicroBatch false). */
+  syncLast: boolean;
   /** Checkpointed activations go to CPU memory, the forward stash of the last few stays (training.activationOffload). */
   actOffload: boolean;
   /** Parameters of a layer's largest trained weight matrix on one rank (a LoRA adapter's under LoRA). */
@@ -154,6 +156,7 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   c.offOpt = replicated ? 'none' : s.offloadOptimizer; c.offParams = replicated ? 'none' : s.offloadParams;
   // Properties of the training loop, not of the sharding: the replicated baseline keeps them.
   c.optInBwd = t.optimizerInBackward === true; c.pagedOpt = t.pagedOptimizer === true; c.actOffload = t.activationOffload === true;
+  c.syncLast = t.syncEveryMicroBatch === false;
   c.foreachStep = (t.optimizer === 'adam' || t.optimizer === 'adamw') && optimizerImplOf(plan) === 'foreach' && !c.optInBwd && !c.pagedOpt
     && (c.regime === 'amp' || c.regime === 'fsdp2' || c.regime === 'bf16-true' || c.regime === 'fp32');
   c.largestLayerParam = plan.lora

@@ -127,6 +127,14 @@ export interface MomentInputs {
    */
   accumulating: boolean;
   /**
+   * The gradients a later micro-batch runs beside: every gradient of the stage (`gradients`), or under FSDP2 with the
+   * sync left to the last micro-batch (`set_requires_gradient_sync(False)`) the unsharded gradients of every group in
+   * the reduce dtype (torch fully_shard FSDPParam.to_accumulated_grad_if_needed).
+   */
+  carriedGrads: number;
+  /** The carried gradients are FSDP2's unsharded ones: no sharded gradient exists before the last micro-batch reduces. */
+  carriedUnsharded: boolean;
+  /**
    * Bytes torch's foreach Adam/AdamW makes at the step beside the states: the square roots of every exp_avg_sq as one
    * list (torch/optim/adam.py `_multi_tensor_adam`, `exp_avg_sq_sqrt = torch._foreach_sqrt(device_exp_avg_sqs)`),
    * one state's bytes; 0 for the fused and for-loop steps.
@@ -142,7 +150,7 @@ export function newMomentInputs(): MomentInputs {
     rootShardedGrad: 0, reduceRatio: 1, layerSaved: 0, blockGrad: 0, weightGrad: 0, actGrads: 0, headGrad: 0,
     headGradCreate: 0, forwardCache: 0, lossForwardCache: 0, embedGrad: 0, embedGradKept: 0, embedOutputGrad: 0, headInputGrad: 0, embedGradAtStep: 0, embedGradFinal: 0, embedGradMade: 0, headGradHeld: 0, embedDense: 0, rootReduceOutput: 0, replicaHeld: 0, lossInRoot: false, kept: 0,
     layerActivations: 0, embeddingActivations: 0, working: 0, working1: 0, head: 0, lossForward: 0, lossSaved: 0, lossBackward: 0,
-    logits: 0, stepCopy: 0, accumulating: false, stepTemp: 0,
+    logits: 0, stepCopy: 0, accumulating: false, carriedGrads: 0, carriedUnsharded: false, stepTemp: 0,
   };
 }
 
@@ -203,22 +211,28 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
   // only after the step (`zero_grad(set_to_none=True)`), so the step peaks in a later micro-batch.
   const carried = blockGrads && x.accumulating;
   const held = !dynamicGrads || carried;
+  // A moment before the backward: the states, and the gradients the earlier micro-batches left when accumulating.
+  const preBackward = (name: MomentName): MomentTerms => {
+    const m = fill(out[n++], name, x, held, fsdp2);
+    if (carried) m.gradients = x.carriedGrads;
+    return m;
+  };
   // FSDP2 (torch fully_shard, FSDPParamGroup.unshard / wait_for_unshard): a group's all-gather output lives until the
   // next group's parameters are copied out, so the forward starts with the root and the first block twice.
   if (fsdp2 && x.rootBytes > 0 && x.first) {
-    const start = fill(out[n++], 'forward start', x, held, fsdp2);
+    const start = preBackward('forward start');
     start.gatheredParameters = 2 * x.rootBytes + 2 * x.unitBytes;
     start.activations = 0;
   }
   // Forward, at the last block (and the head on the last stage): root and one block gathered with the next prefetched.
-  const fwd = fill(out[n++], 'forward', x, held, fsdp2);
+  const fwd = preBackward('forward');
   if (reshard) fwd.gatheredParameters = x.rootBytes + 2 * x.unitBytes;
   fwd.activations += x.forwardCache;
   if (x.last) fwd.logits = x.head + x.logits;
   if (x.last) {
     // The loss runs after the model's forward returned (FSDP2 has resharded the root and the blocks): its forward
     // copies of the logits, then its backward's, next to what the forward saved for it.
-    const lossF = fill(out[n++], 'loss forward', x, held, fsdp2);
+    const lossF = preBackward('loss forward');
     lossF.logits = x.head + x.lossForward;
     lossF.activations += x.forwardCache;
     // A loss inside the root's forward (transformers) runs with the root gathered, and the root's pre-backward hook
@@ -226,11 +240,11 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
     const rootFirst = fsdp2 && x.lossInRoot;
     if (rootFirst && reshard) {
       lossF.gatheredParameters = x.rootBytes;
-      const regather = fill(out[n++], 'head backward', x, held, fsdp2);
+      const regather = preBackward('head backward');
       regather.logits = x.head + x.lossSaved;
       regather.gatheredParameters = 2 * x.rootBytes;
     }
-    const lossB = fill(out[n++], 'loss backward', x, held, fsdp2);
+    const lossB = preBackward('loss backward');
     lossB.logits = x.head + x.lossSaved;
     lossB.temporaries = Math.max(0, x.lossBackward - x.lossSaved);
     if (rootFirst && reshard) lossB.gatheredParameters = x.rootBytes + x.unitBytes;
@@ -238,12 +252,12 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
     // output and the parameters copied out of it coexist), then computes the head's unsharded weight gradient with
     // the last block prefetched.
     if (!rootFirst) {
-      const head = fill(out[n++], 'head backward', x, held, fsdp2);
+      const head = preBackward('head backward');
       head.logits = x.head;
       head.temporaries = x.logits + x.headInputGrad;
       if (reshard) head.gatheredParameters = 2 * x.rootBytes;
     }
-    const grad = fill(out[n++], 'head gradient', x, held, fsdp2);
+    const grad = preBackward('head gradient');
     grad.logits = x.head;
     grad.temporaries = x.headGradCreate;
     if (reshard) grad.gatheredParameters = x.rootBytes + x.unitBytes;
@@ -257,8 +271,10 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
     lb.activations = x.layerActivations + (k === 0 ? x.working : x.working1) - k * x.layerSaved;
     lb.temporaries = x.actGrads;
     // A block's new gradients: on a replicated engine each weight's is added into the accumulated one as it is made
-    // (one weight gradient beside them all); FSDP2 reduce-scatters the block's unsharded gradients as before.
-    if (carried) lb.gradients = x.gradients + x.weightGrad + (fsdp2 ? x.headGrad + k * x.blockGrad : 0);
+    // (one weight gradient beside them all); FSDP2 reduce-scatters the block's unsharded gradients as before, or,
+    // after micro-batches without the sync, adds them into the unsharded ones it kept and reduces those.
+    if (carried && x.carriedUnsharded) lb.gradients = x.carriedGrads + x.weightGrad + k * x.unitShardedGrad;
+    else if (carried) lb.gradients = x.carriedGrads + x.weightGrad + (fsdp2 ? x.headGrad + k * x.blockGrad : 0);
     else if (blockGrads) lb.gradients = x.headGrad + x.weightGrad + k * x.blockGrad;
     if (reshard) lb.gatheredParameters = x.rootBytes + 2 * x.unitBytes;
     else if (fsdp2) lb.gatheredParameters = Math.max(x.rootBytes, x.kept - k * x.unitBytes);
@@ -287,8 +303,8 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
   if (fsdp2) {
     end.gatheredParameters = x.rootBytes;
     // The root's sharded gradient is assigned after its reduce-scatter, the step's last, unless an earlier
-    // micro-batch left it.
-    const blocks = carried ? x.gradients : Math.max(0, x.gradients - x.rootShardedGrad);
+    // micro-batch left it (not under no_sync: the earlier micro-batches left unsharded gradients, reduced here).
+    const blocks = carried && !x.carriedUnsharded ? x.gradients : Math.max(0, x.gradients - x.rootShardedGrad);
     if (x.rootBytes > 0) {
       const before = blocks + x.replicaHeld + x.unitBytes * x.reduceRatio + x.headBytes;
       end.gradients = before + x.embedGradMade;

@@ -210,6 +210,9 @@ export function computeStageActivations(
   fillLossParts(c, last, x, nMoe > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn);
   o.ds.accumulating = c.m > 1;
   x.accumulating = c.m > 1;
+  // FSDP2 without the sync keeps each group's gradient unsharded, in the reduce dtype, until the last micro-batch.
+  x.carriedUnsharded = c.syncLast && c.style === 'fsdp2' && c.zstage >= 2;
+  x.carriedGrads = x.carriedUnsharded ? o.trainablePerRank * c.reduceB : o.gradients;
   x.stepTemp = c.foreachStep ? o.optimizerStates / 2 : 0;
   prepareDsInputs(x, o.ds);
   // A torch or Megatron pipeline stage has its own moments (the schedule's tensors, FSDP2 between micro-batches).

@@ -381,7 +381,7 @@ function stepsOf(g: Gathered): { steps?: number; samples?: number } {
 
 function optionalFacts(g: { str<T extends string>(p: PlanPath): T | undefined; num(p: PlanPath): number | undefined; bool(p: PlanPath): boolean | undefined }): Record<string, string | number | boolean> {
   const out: Record<string, string | number | boolean> = {};
-  for (const k of ['optimizerInBackward', 'pagedOptimizer', 'activationOffload', 'normUpcast'] as const) {
+  for (const k of ['optimizerInBackward', 'syncEveryMicroBatch', 'pagedOptimizer', 'activationOffload', 'normUpcast'] as const) {
     const b = g.bool(`training.${k}`);
     if (b !== undefined) out[k] = b;
   }

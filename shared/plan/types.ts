@@ -101,6 +101,12 @@ export interface TrainingSpec {
    */
   readonly optimizerInBackward?: boolean;
   /**
+   * false: the data-parallel gradients are reduced only in the step's last micro-batch, the others running under
+   * `no_sync` (the Hugging Face Trainer and Accelerate's `accumulate`), so FSDP accumulates unsharded gradients until
+   * then; undefined = reduced in every micro-batch (torchtitan, torchtune).
+   */
+  readonly syncEveryMicroBatch?: boolean;
+  /**
    * The optimizer states live in paged (CUDA unified) memory that the driver moves to CPU memory when the GPU runs short
    * (bitsandbytes' paged optimizers, Dettmers et al. 2023 §2); undefined = ordinary GPU memory.
    */

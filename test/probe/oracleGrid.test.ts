@@ -1,4 +1,4 @@
-// The oracle grid (issue 13 §4) in CI: 75 configurations across engines and layouts built at full width and reduced
+// The oracle grid (issue 13 §4) in CI: 77 configurations across engines and layouts built at full width and reduced
 // depth by the fake-tensor oracle (probe/oracle on the pinned torch 2.x: torch's own MemTracker peaks per category),
 // each beside ShardLens's estimate of the same model. The expected values are torch's accounting, not ShardLens's.
 // What holds today is asserted per engine family; npm run bench prints every category of every configuration.

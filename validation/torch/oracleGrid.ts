@@ -66,7 +66,7 @@ const titan = { modelImpl: 'torchtitan' } as const;
 const titanPPTraining = { ...titan, recompute: 'full', gradAccum: 4, gradDtype: 'fp32' } as const;
 const hf = { modelImpl: 'hf' } as const;
 
-/** The grid: 75 configurations. */
+/** The grid: 77 configurations. */
 export const ORACLE_GRID: readonly GridCase[] = [
   // torchtitan on FSDP2: activation checkpointing policies, batch shapes, TP/SP, CP, HSDP, PP, resharding.
   c('titan FSDP8, no AC', 'fsdp2', { ...titan }, fsdp(8)),
@@ -108,6 +108,9 @@ export const ORACLE_GRID: readonly GridCase[] = [
   c('HF FSDP2 × 8 (Accelerate fsdp_version 2)', 'fsdp2', { ...hf }, fsdp(8)),
   c('HF FSDP2 × 8, gradient checkpointing', 'fsdp2', { ...hf, recompute: 'full' }, fsdp(8)),
   c('HF FSDP2 × 8, gradient checkpointing, 2 micro-batches', 'fsdp2', { ...hf, recompute: 'full', gradAccum: 2 }, fsdp(8)),
+  // The HF Trainer's accumulation: the first micro-batch under no_sync, its gradients kept unsharded (fp32 reduce).
+  c('HF FSDP2 × 8, gradient checkpointing, 2 micro-batches, no_sync', 'fsdp2', { ...hf, recompute: 'full', gradAccum: 2, syncEveryMicroBatch: false }, fsdp(8)),
+  c('HF FSDP2 × 8, bf16 reduce, 2 micro-batches, no_sync', 'fsdp2', { ...hf, gradAccum: 2, gradDtype: 'bf16', syncEveryMicroBatch: false }, fsdp(8)),
   c('HF DDP4 autocast, 2 micro-batches', 'ddp', { ...hf, gradAccum: 2 }, { dp: 4, sharding: { style: 'ddp', stage: 0 } } as Par),
   c('HF DDP2 autocast, gradient checkpointing, 2 micro-batches', 'ddp', { ...hf, recompute: 'full', gradAccum: 2 }, { dp: 2, sharding: { style: 'ddp', stage: 0 } } as Par),
   // torch's foreach AdamW (the default of torch.optim on CUDA): the step makes one state-sized list (exp_avg_sq's sqrt).

@@ -108,6 +108,7 @@ export function exportOraclePlan(plan: Plan, o: OracleExportOptions = {}): Expor
       optimizerImpl: optimizerImplOf(plan), paramDtype: half, reduceDtype: t.gradDtype === 'fp32' ? 'fp32' : half,
       gradReduceInBf16: t.gradDtype !== 'fp32' && !t.fp32GradAccum, distributedOptimizer: s.style === 'megatron-distopt',
       zeroStage: s.stage, reduceBucketElems: s.reduceBucketElems, overlapComm: s.overlapComm, dropout: plan.model.dropout === false ? 0 : 0.1,
+      syncEveryMicroBatch: t.syncEveryMicroBatch !== false,
     },
     ...(deepspeed ? { deepspeed: deepspeedConfigOf(plan) } : {}),
     ac: oracleAc(plan),

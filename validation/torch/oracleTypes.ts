@@ -36,6 +36,8 @@ export interface OraclePlan {
     readonly overlapComm: boolean;
     /** Dropout probability of Megatron's hidden/attention dropout (0: no masks). */
     readonly dropout: number;
+    /** false: every micro-batch but the last runs without the gradient sync (HF Trainer / Accelerate no_sync). */
+    readonly syncEveryMicroBatch: boolean;
   };
   /** The DeepSpeed JSON keys the plan states (engine 'deepspeed': the oracle runs DeepSpeed's own engine with them). */
   readonly deepspeed?: Readonly<Record<string, unknown>>;

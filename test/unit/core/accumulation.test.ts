@@ -50,6 +50,28 @@ describe('gradient accumulation carries the gradients into later micro-batches',
     assert.ok(Math.abs(diff - grads) < 0.001 * grads, `${diff} vs ${grads}`);
   });
 
+  test('FSDP2 under the HF Trainer\'s no_sync carries every gradient unsharded, in the reduce dtype', async () => {
+    // The HF Trainer runs every micro-batch but the last under accelerator.no_sync, which for FSDP2 is
+    // set_requires_gradient_sync(False): each group keeps its unsharded gradient, in the reduce dtype, until the last
+    // micro-batch reduces it (torch fully_shard FSDPParam.to_accumulated_grad_if_needed). torchtitan's Llama 3.1 8B
+    // layout reduces in fp32: 4·Ψ = 32,121,044,992 bytes on every rank, where the synced steps carry 4·Ψ/8.
+    const plan = await planOf('data/calibration/measured-runs/tt24_t2_8b_fsdp8_cp1.toml', '8xH100');
+    const noSync = { ...plan, training: { ...plan.training, syncEveryMicroBatch: false } };
+    const grads = 4 * 8_030_261_248;
+    const diff = peakOf(withAccum(noSync, 4)) - peakOf(withAccum(noSync, 1));
+    assert.ok(Math.abs(diff - grads) < 0.001 * grads, `${diff} vs ${grads}`);
+    // One micro-batch has nothing to carry: the sync setting changes nothing.
+    assert.equal(peakOf(withAccum(noSync, 1)), peakOf(withAccum(plan, 1)));
+  });
+
+  test('the readers: Hugging Face Trainer files leave the sync to the last micro-batch; torchtitan and torchtune do not say', async () => {
+    const ax = await planOf('test/server/fixtures/axolotl.yaml', '8xH100');
+    assert.equal(ax.training.syncEveryMicroBatch, false);
+    assert.equal(ax.sources['training.syncEveryMicroBatch']?.kind, 'default');
+    const titan = await planOf('data/calibration/measured-runs/tt24_t2_8b_fsdp8_cp1.toml', '8xH100');
+    assert.equal(titan.training.syncEveryMicroBatch, undefined);
+  });
+
   test("Megatron's gradient buffer exists in every micro-batch already: accumulation adds nothing", async () => {
     // megatron/core/distributed/param_and_grad_buffer.py allocates main_grad once; it is zeroed, never freed.
     const plan = await planOf('data/calibration/measured-runs/nemo2407_llama3_8b.sh', '8xH100');
