@@ -156,6 +156,9 @@ export function readPagedOptimizer(s: FactSink, name: string, loc: Loc): void {
   if (/paged/i.test(name)) s.explicit('training.pagedOptimizer', true, loc);
 }
 
+/** torch.optim's Adam and AdamW as a file names them: the class, bare (LitGPT) or with its module (torchtune, Lightning). */
+export const TORCH_ADAM = /^(torch\.optim\.)?Adam(W)?$/;
+
 /**
  * torch.optim's Adam and AdamW step with the fused kernel only when `fused=True` is passed; otherwise, every parameter
  * on CUDA, with foreach (torch/optim/adam.py: neither flag given, `_default_to_fused_or_foreach(..., use_fused=False)`
@@ -164,7 +167,7 @@ export function readPagedOptimizer(s: FactSink, name: string, loc: Loc): void {
  * foreach default too.
  */
 export function readTorchAdamImpl(s: FactSink, root: KNode | undefined, name: string | undefined, e: KEntry | undefined, key: string, fusedPath: string): void {
-  if (name && !/^(torch\.optim\.)?Adam(W)?$/.test(name.trim())) return;
+  if (name && !TORCH_ADAM.test(name.trim())) return;
   const fused = readBool(s, root, fusedPath, 'training.optimizerImpl', (b) => (b ? 'fused' : 'foreach'));
   if (fused === undefined && name && e) {
     s.derived('training.optimizerImpl', 'foreach', `${name.trim()} without fused=True steps with foreach on CUDA (torch/optim/adam.py: foreach is the default when neither flag is given)`, locOf(e, key));

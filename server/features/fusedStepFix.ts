@@ -11,6 +11,7 @@ import { localFact } from './facts';
 import { deltaOf } from './figures';
 import { formatBytes, formatDeltaBytes } from '../../shared/units';
 import { keyEdits } from '../../formats/common/edit/keyEdit';
+import { TORCH_ADAM } from '../../formats/common/read';
 import { lineStarts, textOf, type TextEdit } from '../../formats/common/edit/text';
 import { readsBack } from '../../formats/whatIfEdit';
 
@@ -27,9 +28,10 @@ export function fusedStepEdits(a: DocumentAnalysis): TextEdit[] | undefined {
   // Hugging Face's optimizer name: adamw_torch → adamw_torch_fused.
   if (bare === 'adamw_torch') return [{ range: impl.source.range, newText: written.replace('adamw_torch', 'adamw_torch_fused') }];
   // torchtune's `optimizer._component_: torch.optim.AdamW`: a `fused: True` line after it, at its indentation.
-  if (a.format === 'torchtune' && /^(torch\.optim\.)?Adam(W)?$/.test(bare)) {
+  if (a.format === 'torchtune' && TORCH_ADAM.test(bare)) {
     const line = impl.source.range.start.line;
-    const text = a.text.slice(lineStarts(a.text)[line]).split('\n')[0];
+    const starts = lineStarts(a.text);
+    const text = a.text.slice(starts[line], starts[line + 1] ?? a.text.length);
     const indent = /^(\s*)/.exec(text)![1];
     if (!indent) return undefined;
     return [{ range: { start: { line: line + 1, character: 0 }, end: { line: line + 1, character: 0 } }, newText: `${indent}fused: True\n` }];

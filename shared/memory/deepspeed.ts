@@ -22,11 +22,6 @@ export interface DsBuffers {
   reduceInBackward: boolean;
   /** ZeRO-1: gradients are reduced only at the accumulation boundary (`reduce_ready_partitions_and_remove_grads`). */
   zero1: boolean;
-  /**
-   * More than one micro-batch per step: what a micro-batch leaves for the next (ZeRO-1 every gradient, ZeRO-2 the
-   * partition). Set with the activations (shared/memory/stage.ts `computeStageActivations`): it reads the accumulation.
-   */
-  accumulating: boolean;
   /** Without contiguous_gradients: the gradients that wait, as they are, for a reduction (up to a bucket). */
   waiting: number;
   /** The reduction buckets (`ipg_buckets`). */
@@ -79,7 +74,7 @@ export function dsAllreduceCopyElems(psi: number, largest: number): number {
 /** A zeroed DsBuffers to refill. */
 export function newDsBuffers(): DsBuffers {
   return {
-    kind: 0, reduceInBackward: false, zero1: false, accumulating: false, waiting: 0, partitionBeforeReduce: false, bucket: 0, reduceCopy: 0, partition: 0, allGrads: 0, firstGrad: 0, headGrad: 0,
+    kind: 0, reduceInBackward: false, zero1: false, waiting: 0, partitionBeforeReduce: false, bucket: 0, reduceCopy: 0, partition: 0, allGrads: 0, firstGrad: 0, headGrad: 0,
     headWait: 0, tiedGrad: 0, headCopy: 0, step: 0, staticGrads: 0, gathered: 0, fetchCopy: 0, blockGrad: 0, weightGrad: 0,
   };
 }

@@ -37,8 +37,8 @@ export function deepspeedMoments(x: MomentInputs, d: DsBuffers, out: MomentTerms
   // With gradient accumulation a later micro-batch runs beside what the earlier ones left: ZeRO-1 reduces only at the
   // accumulation boundary (every gradient and the buckets stay), ZeRO-2 accumulates into its partition, whose earlier
   // copy the new one is added to (stage_1_and_2.py `independent_gradient_partition_epilogue`, `all_grad_tensors`).
-  const carried = d.kind !== 1 || !d.accumulating ? 0 : d.zero1 ? d.allGrads : d.partition;
-  const carriedBuckets = d.kind === 1 && d.accumulating && d.zero1 ? buckets : 0;
+  const carried = d.kind !== 1 || !x.accumulating ? 0 : d.zero1 ? d.allGrads : d.partition;
+  const carriedBuckets = d.kind === 1 && x.accumulating && d.zero1 ? buckets : 0;
   // ZeRO-1 reduces the accumulated gradients themselves at the boundary: nothing is carried beside its reductions.
   const beside = d.zero1 ? 0 : carried;
   // The fp32 partition of fp32 accumulation exists before the reduction that fills it; the 16-bit one after it.
@@ -90,7 +90,7 @@ export function deepspeedMoments(x: MomentInputs, d: DsBuffers, out: MomentTerms
  * temporaries: the wrapper's step is no optimizer step).
  */
 function fp16WrapperMoments(x: MomentInputs, d: DsBuffers, out: MomentTerms[], n: number): number {
-  const acc = d.accumulating;
+  const acc = x.accumulating;
   const carried = acc ? d.allGrads : 0;
   let block = 0;
   for (let i = 0; i < n; i++) {

@@ -122,8 +122,8 @@ export interface MomentInputs {
    */
   stepCopy: number;
   /**
-   * Gradient accumulation (more than one micro-batch per step, no pipeline): every micro-batch after the first runs
-   * beside the gradients the earlier ones left.
+   * Gradient accumulation (more than one micro-batch per step): every micro-batch after the first runs beside what the
+   * earlier ones left (the gradients here; DeepSpeed's partitions and buckets, shared/memory/deepspeedMoments.ts).
    */
   accumulating: boolean;
   /**
@@ -162,7 +162,7 @@ export function gradientsFreedAfterStep(c: Pick<MemoryContext, 'regime' | 'style
 }
 
 /** Room for every moment of a stage's step (refilled by stageMoments, or pipelineMoments on a pipeline stage). */
-export const MAX_MOMENTS = 18;
+export const MAX_MOMENTS = 17;
 
 /** A zeroed moment. */
 export function zeroMoment(name: MomentName = 'forward'): MomentTerms {
@@ -326,17 +326,13 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
   }
   // The optimizer step: Megatron hands the optimizer an fp32 copy of a 16-bit main_grad shard
   // (megatron/core/optimizer/distrib_optimizer.py copies `main_grad.float()` to each master shard's grad).
-  if (x.stepCopy > 0) {
+  // torch's foreach Adam makes one more state's bytes for the square roots (torch's MemTracker files them with the
+  // optimizer), beside every gradient and state; FSDP2 has resharded every group.
+  if (x.stepCopy > 0 || x.stepTemp > 0) {
     const step = fill(out[n++], 'optimizer step', x, true, fsdp2);
     step.activations = 0; step.embeddingActivations = 0;
-    step.gradAccumBuffer = x.stepCopy;
-    step.gradients += x.embedGradAtStep;
-  }
-  // torch's foreach Adam: every gradient and state, and one more state's bytes for the square roots (torch's MemTracker
-  // files them with the optimizer). FSDP2 has resharded every group.
-  if (x.stepTemp > 0) {
-    const step = fill(out[n++], 'optimizer step', x, true, fsdp2);
-    step.activations = 0; step.embeddingActivations = 0; step.gatheredParameters = 0;
+    if (x.stepCopy > 0) step.gradAccumBuffer = x.stepCopy;
+    if (x.stepTemp > 0) step.gatheredParameters = 0;
     step.optimizerStates += x.stepTemp;
     step.gradients += x.embedGradAtStep;
   }

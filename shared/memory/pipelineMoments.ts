@@ -267,15 +267,12 @@ export function pipelineMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zst
     const end = base(out[n++], 'end of backward', x, pi, x.gradients);
     end.activations = 0; end.embeddingActivations = 0;
   }
-  if (x.stepCopy > 0) {
+  // Megatron's fp32 gradient copy, or torch's foreach Adam list (shared/memory/moments.ts), beside every gradient and state.
+  if (x.stepCopy > 0 || x.stepTemp > 0) {
     const step = base(out[n++], 'optimizer step', x, pi, x.gradients);
     step.activations = 0; step.embeddingActivations = 0;
-    step.gradAccumBuffer = x.stepCopy;
-  }
-  // torch's foreach Adam (shared/memory/moments.ts): one more state's bytes beside every gradient and state.
-  if (x.stepTemp > 0) {
-    const step = base(out[n++], 'optimizer step', x, pi, x.gradients);
-    step.activations = 0; step.embeddingActivations = 0; step.gatheredParameters = 0;
+    if (x.stepCopy > 0) step.gradAccumBuffer = x.stepCopy;
+    if (x.stepTemp > 0) step.gatheredParameters = 0;
     step.optimizerStates += x.stepTemp;
   }
   return n;

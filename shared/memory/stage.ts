@@ -208,7 +208,6 @@ export function computeStageActivations(
   x.stepCopy = c.regime === 'megatron' && c.gradB < 4 ? o.masterWeights : 0;
   fillBlockBackward(c, o, layerAct, x);
   fillLossParts(c, last, x, nMoe > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn);
-  o.ds.accumulating = c.m > 1;
   x.accumulating = c.m > 1;
   // FSDP2 without the sync keeps each group's gradient unsharded, in the reduce dtype, until the last micro-batch.
   x.carriedUnsharded = c.syncLast && c.style === 'fsdp2' && c.zstage >= 2;

@@ -3,21 +3,11 @@
 // --grad-reduce-in-bf16, and torchtitan's compiled loss.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '../../../cli/load';
 import { estimateMemory } from '../../../shared/memory/estimate';
 import type { Plan } from '../../../shared/plan/types';
+import { planOfText } from './helpers';
 
-const dir = mkdtempSync(join(tmpdir(), 'shardlens-engine-'));
-async function planOf(name: string, text: string, gpus = '8xH100'): Promise<Plan> {
-  const p = join(dir, name);
-  writeFileSync(p, text);
-  const plan = (await loadConfig(p, { gpus })).resolved.plan;
-  assert.ok(plan, `${name} was not estimated`);
-  return plan;
-}
+const planOf = (name: string, text: string, gpus = '8xH100'): Promise<Plan> => planOfText(name, text, gpus);
 
 /** A Megatron Llama-3-8B launch on one node (Megatron-LM examples/llama shape), with extra flags. */
 const megatron = (extra: string) => [

@@ -5,22 +5,15 @@
 // own option names.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../../cli/load';
 import { estimateMemory } from '../../../shared/memory/estimate';
 import type { Plan } from '../../../shared/plan/types';
+import { planOfText as written } from './helpers';
 
 const root = join(__dirname, '..', '..', '..');
-const dir = mkdtempSync(join(tmpdir(), 'shardlens-optstep-'));
-async function planOfText(name: string, text: string, gpus = '1xA100-80GB'): Promise<Plan> {
-  const p = join(dir, name);
-  writeFileSync(p, text);
-  const plan = (await loadConfig(p, { gpus })).resolved.plan;
-  assert.ok(plan, `${name} was not estimated`);
-  return plan;
-}
+const planOfText = (name: string, text: string, gpus = '1xA100-80GB'): Promise<Plan> => written(name, text, gpus);
 const tinyFull = readFileSync(join(root, 'data/calibration/checks/litgpt2409/tiny-llama_full.yaml'), 'utf8');
 const allocatedOf = (plan: Plan) => {
   const s = estimateMemory(plan).stages[0];
