@@ -27,6 +27,17 @@ export function zero3AllGathersPerMicrobatch(reshardAfterForward: boolean): numb
 }
 
 /**
+ * Whether ZeRO-2/3 and FSDP reduce-scatter the gradients in every micro-batch of a step. They do, except where every
+ * micro-batch but the last runs under FSDP's `no_sync` (FSDP1 `FullyShardedDataParallel.no_sync`, FSDP2
+ * `set_requires_gradient_sync(False)`; the Hugging Face Trainer and Accelerate's `accumulate`): the gradients then stay
+ * unsharded and are reduce-scattered once, in the last micro-batch's backward. DeepSpeed's engine reduces its ZeRO-2/3
+ * partitions in every micro-batch whatever the trainer does (the Trainer does not call `no_sync` on it).
+ */
+export function zeroGradReduceEveryMicrobatch(style: string, syncEveryMicroBatch: boolean | undefined): boolean {
+  return !(syncEveryMicroBatch === false && (style === 'fsdp' || style === 'fsdp2'));
+}
+
+/**
  * FSDP2 all-gather copy-out, HBM bytes per gather: split_with_sizes_copy reads the all-gather output and writes every
  * parameter's unsharded tensor on the compute stream, 2·Ψ·B_param (PyTorch torch/distributed/_composable/fsdp/
  * _fsdp_collectives.py `foreach_all_gather_copy_out`).

@@ -34,6 +34,17 @@ export function gradAccumBufferBytes(count: number, shard = 1): number {
 }
 
 /**
+ * Gradients FSDP carries between micro-batches under `no_sync`: every trainable parameter's gradient unsharded, Ψ·b
+ * (no N_shard). FSDP2 keeps them in the reduce dtype (`set_requires_gradient_sync(False)`: FSDPParam
+ * `to_accumulated_grad_if_needed` casts to `reduce_dtype`); FSDP1 keeps the flat parameter's `.grad` as autograd made
+ * it, in the parameter dtype of the unsharded (mixed-precision) flat parameter (torch/distributed/fsdp/_runtime_utils.py
+ * `_post_backward_hook` returns before the cast and the reduce-scatter when `_sync_gradients` is false).
+ */
+export function noSyncCarriedGradientBytes(style: string, count: number, reduceBytes: number, gatheredBytes: number): number {
+  return count * (style === 'fsdp2' ? reduceBytes : gatheredBytes);
+}
+
+/**
  * FP8 weight caches: 2 bytes per linear weight (fp8 copy + fp8 transpose kept for the backward GEMM;
  * NVIDIA TransformerEngine `Float8Tensor` with `_transpose` cache, "FP8 primer" docs).
  */

@@ -25,7 +25,8 @@ import { deepspeedMoments, prepareDsInputs } from './deepspeedMoments';
 import { inFlightChunkPasses } from './pipeline';
 import { fillPipelineInputs, newPipelineInputs, pipelineMoments, type PipelineInputs } from './pipelineMoments';
 import {
-  fp8ParameterSavingBytes, fp8WeightCacheBytes, gradAccumBufferBytes, gradientBytes, masterWeightBytes, optimizerStateBytes, parameterBytes,
+  fp8ParameterSavingBytes, fp8WeightCacheBytes, gradAccumBufferBytes, gradientBytes, masterWeightBytes, noSyncCarriedGradientBytes, optimizerStateBytes,
+  parameterBytes,
 } from './modelStates';
 
 /** Numbers of one stage on one rank, bytes unless stated. */
@@ -137,6 +138,12 @@ export function computeStageStates(c: MemoryContext, stage: number, start: numbe
   if (c.offParams !== 'none' && z >= 3) {
     if (c.offParams === 'cpu') hostBytes += parameters;
     parameters = 0;
+    // FSDP's parameter offload moves the sharded gradients too (FSDP1 CPUOffload(offload_params=True): the flat
+    // parameter's `_cpu_grad`; FSDP2 CPUOffloadPolicy: the sharded `.grad` copied to the host after the reduce-scatter).
+    if (c.style === 'fsdp' || c.style === 'fsdp2') {
+      hostBytes += gradients;
+      gradients = 0;
+    }
   }
   // bitsandbytes' paged optimizer states live in unified memory that the driver pages to CPU memory under pressure
   // (Dettmers et al. 2023 §2): never the cause of an out-of-memory error, so counted with the host's bytes.
@@ -209,9 +216,9 @@ export function computeStageActivations(
   fillBlockBackward(c, o, layerAct, x);
   fillLossParts(c, last, x, nMoe > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn);
   x.accumulating = c.m > 1;
-  // FSDP2 without the sync keeps each group's gradient unsharded, in the reduce dtype, until the last micro-batch.
-  x.carriedUnsharded = c.syncLast && c.style === 'fsdp2' && c.zstage >= 2;
-  x.carriedGrads = x.carriedUnsharded ? o.trainablePerRank * c.reduceB : o.gradients;
+  // FSDP without the sync keeps every gradient unsharded until the last micro-batch reduces it (modelStates.ts).
+  x.carriedUnsharded = c.syncLast && (c.style === 'fsdp2' || c.style === 'fsdp') && c.zstage >= 2;
+  x.carriedGrads = x.carriedUnsharded ? noSyncCarriedGradientBytes(c.style, o.trainablePerRank, c.reduceB, c.gatherB) : o.gradients;
   x.stepTemp = c.foreachStep ? o.optimizerStates / 2 : 0;
   prepareDsInputs(x, o.ds);
   // A torch or Megatron pipeline stage has its own moments (the schedule's tensors, FSDP2 between micro-batches).

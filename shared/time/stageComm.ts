@@ -216,10 +216,10 @@ export function stageCommInto(plan: Plan, stage: number, ctx: TimeContext, w: Mi
   let postStep = 0;
   let perF = 0, perB = 0, rsExp = 0, agExp = 0, offExp = 0;
   if (k.hasDense && zero >= 1) {
-    if (zero >= 2) {
+    if (zero >= 2 && V.zeroGradReduceEveryMicrobatch(sh.style, plan.training.syncEveryMicroBatch)) {
       rsExp = perLayerExposed(k.rsLayerSeconds, k.layers, (1 - fBucket) * w.backward, overlap, cost);
       perB += rsExp;
-    } else gradSync += k.rsSeconds;
+    } else gradSync += k.rsSeconds; // ZeRO-1, or FSDP under no_sync: once, behind the last backward.
     const agOne = k.agSeconds;
     if (zero <= 2) {
       // Megatron's --overlap-param-gather hides the gather behind the next step's forward; it still costs overlapCost.
@@ -322,10 +322,11 @@ function stepEntries(plan: Plan, stage: number, ctx: TimeContext, k: StageTraffi
     }
   }
   if (k.hasDense && zero >= 1) {
-    const perMb = zero >= 2;
+    const perMb = zero >= 2 && V.zeroGradReduceEveryMicrobatch(sh.style, plan.training.syncEveryMicroBatch);
     addEntry(entries, kinds, { id: 'zero-grad-reduce-scatter', label: 'ZeRO gradient reduce-scatter', kind: 'reduce-scatter', group: 'dp', link: dense, stage,
       bytes: k.rsBytes, count: perMb ? m : 1, overlapped: overlap, exposed: 0,
-      formula: '(N−1)/N · Ψ_stage · B_grad' + (perMb ? ' per micro-batch' : ' per step'), citation: cite }, perMb ? 'rs' : 'grad');
+      formula: '(N−1)/N · Ψ_stage · B_grad' + (perMb ? ' per micro-batch' : zero >= 2 ? ' once per step (the other micro-batches under no_sync)' : ' per step'),
+      citation: zero >= 2 && !perMb ? `${cite}; torch FSDP no_sync / set_requires_gradient_sync` : cite }, perMb ? 'rs' : 'grad');
     if (zero <= 2) {
       const hidden = sh.style === 'megatron-distopt' && overlap;
       addEntry(entries, kinds, { id: 'zero-param-all-gather', label: 'ZeRO parameter all-gather after the step', kind: 'all-gather', group: 'dp',

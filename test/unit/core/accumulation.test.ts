@@ -64,6 +64,25 @@ describe('gradient accumulation carries the gradients into later micro-batches',
     assert.equal(peakOf(withAccum(noSync, 1)), peakOf(withAccum(plan, 1)));
   });
 
+  test('FSDP1 under no_sync carries the unsharded gradients in the parameter dtype, on the GPU even with offload', async () => {
+    // FullyShardedDataParallel.no_sync: the post-backward hook returns before the reduce-scatter, so the flat
+    // parameter's .grad stays unsharded in the dtype autograd made it, the mixed-precision parameter dtype (bf16 under
+    // Accelerate's bf16), and "will not be offloaded to CPU when inside the context manager" (the no_sync docstring).
+    // Llama 3.1 8B: 2 · 8,030,261,248 = 16,060,522,496 bytes on every rank.
+    const plan = await planOf('examples/accelerate/fsdp_v1_offload.yaml', '8xH100');
+    assert.equal(plan.parallel.sharding.style, 'fsdp');
+    assert.equal(plan.parallel.sharding.offloadParams, 'cpu');
+    const grads = 2 * 8_030_261_248;
+    const noSync = { ...plan, training: { ...plan.training, syncEveryMicroBatch: false } };
+    const diff = peakOf(withAccum(noSync, 4)) - peakOf(withAccum(noSync, 1));
+    assert.ok(Math.abs(diff - grads) < 0.001 * grads, `${diff} vs ${grads}`);
+    // Synced in every micro-batch, the sharded gradients go to the host with the parameters (CPUOffload
+    // offload_params=True keeps them in the flat parameter's _cpu_grad): accumulation adds nothing on the GPU.
+    const synced = { ...plan, training: { ...plan.training, syncEveryMicroBatch: true } };
+    assert.equal(peakOf(withAccum(synced, 4)), peakOf(withAccum(synced, 1)));
+    assert.equal(gradsAtPeak(withAccum(synced, 4)), 0);
+  });
+
   test('the readers: Hugging Face Trainer files leave the sync to the last micro-batch; torchtitan and torchtune do not say', async () => {
     const ax = await planOf('test/server/fixtures/axolotl.yaml', '8xH100');
     assert.equal(ax.training.syncEveryMicroBatch, false);
