@@ -38,6 +38,18 @@ export function zeroGradReduceEveryMicrobatch(style: string, syncEveryMicroBatch
 }
 
 /**
+ * A pipeline stage of torch.distributed.pipelining sharded by FSDP2 (torchtitan with PP): every backward of the stage
+ * but its last runs with `set_requires_gradient_sync(False)` and `set_reshard_after_backward(False)`; after the last,
+ * the schedule calls every group's `post_backward` (the reduce-scatter of all the stage's gradients, none of it behind
+ * a backward) and the root's final callback, which makes the compute stream wait for it (torch/distributed/pipelining/
+ * stage.py `backward_maybe_with_nosync`, `run_post_backward`). With `reshard_after_forward=False` (torchtitan's choice
+ * under PP) a group stays gathered from its first forward to that post-backward: one all-gather per step.
+ */
+export function torchPipelinedFsdp(pp: number, pipelineEngine: string, style: string, zeroStage: number): boolean {
+  return pp > 1 && pipelineEngine === 'torch' && style === 'fsdp2' && zeroStage >= 2;
+}
+
+/**
  * FSDP2 all-gather copy-out, HBM bytes per gather: split_with_sizes_copy reads the all-gather output and writes every
  * parameter's unsharded tensor on the compute stream, 2·Ψ·B_param (PyTorch torch/distributed/_composable/fsdp/
  * _fsdp_collectives.py `foreach_all_gather_copy_out`).

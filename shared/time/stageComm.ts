@@ -22,6 +22,7 @@ import { activationBytes, posInt, tokensPerRank } from './shape';
 import { kvHeadsPerRank, qHeadsPerRank } from '../model/rankParams';
 import { qkHeadDim, vHeadDim } from '../model/mla';
 import { pipelineHops } from './stepTime';
+import { pipelineEngineOf } from '../memory/pipeline';
 import { ringKvHeads, torchRing, torchRingGatherBytes, torchRingGradBytes } from './kernels/ring';
 import { deepspeedPipeline, deepspeedPipePartitioned, deepspeedPipelineTransfers } from './deepspeedPipe';
 import { gradSyncExposed, interleavedSyncHidden, perLayerExposed } from './syncExposure';
@@ -209,21 +210,27 @@ export function stageCommInto(plan: Plan, stage: number, ctx: TimeContext, w: Mi
   const overlap = sh.overlapComm;
   const fBucket = k.firstBucket;
   const cost = params.overlapCost;
+  // torch pipelining with FSDP2 reduces the stage's gradients once, after its last backward, and gathers once per step.
+  const pipelined = V.torchPipelinedFsdp(ctx.p, pipelineEngineOf(plan.engine), sh.style, zero);
   // The sync hides behind the last backward pass: one chunk of the stage (1/v of it) after the first bucket fills.
-  const window = overlap ? ((1 - fBucket) * w.backward) / ctx.v : 0;
+  const window = overlap && !pipelined ? ((1 - fBucket) * w.backward) / ctx.v : 0;
   // Sums in the order of the collectives' listing (stepEntries).
   let gradSync = k.dpSeconds;
   let postStep = 0;
   let perF = 0, perB = 0, rsExp = 0, agExp = 0, offExp = 0;
   if (k.hasDense && zero >= 1) {
-    if (zero >= 2 && V.zeroGradReduceEveryMicrobatch(sh.style, plan.training.syncEveryMicroBatch)) {
+    if (zero >= 2 && !pipelined && V.zeroGradReduceEveryMicrobatch(sh.style, plan.training.syncEveryMicroBatch)) {
       rsExp = perLayerExposed(k.rsLayerSeconds, k.layers, (1 - fBucket) * w.backward, overlap, cost);
       perB += rsExp;
-    } else gradSync += k.rsSeconds; // ZeRO-1, or FSDP under no_sync: once, behind the last backward.
+    } else gradSync += k.rsSeconds; // ZeRO-1, FSDP under no_sync or a pipelined FSDP2 stage: once per step.
     const agOne = k.agSeconds;
     if (zero <= 2) {
       // Megatron's --overlap-param-gather hides the gather behind the next step's forward; it still costs overlapCost.
       postStep += sh.style === 'megatron-distopt' && overlap ? exposedBehind(agOne, w.forward * m, true, cost) : agOne;
+    } else if (pipelined && !sh.reshardAfterForward) {
+      // Gathered in the step's first forward, layer by layer behind it, and kept: a once-per-step cost.
+      agExp = perLayerExposed(k.agLayerSeconds, k.layers, w.forward, overlap, cost);
+      postStep += agExp;
     } else {
       const agF = perLayerExposed(k.agLayerSeconds, k.layers, w.forward, overlap, cost);
       const agB = V.zero3AllGathersPerMicrobatch(sh.reshardAfterForward) === 2 ? perLayerExposed(k.agLayerSeconds, k.layers, w.backward, overlap, cost) : 0;
@@ -256,7 +263,7 @@ export function stageCommInto(plan: Plan, stage: number, ctx: TimeContext, w: Mi
   out.collectives = NONE_C;
   out.gradSync = gradSync;
   out.gradSyncWindow = window;
-  out.gradSyncCooldown = plan.engine === 'megatron' && overlap ? interleavedSyncHidden(gradSync, ctx.v, ctx.p, (w.backward + perB + w.recompute) / ctx.v, window) : 0;
+  out.gradSyncCooldown = plan.engine === 'megatron' && overlap && !pipelined ? interleavedSyncHidden(gradSync, ctx.v, ctx.p, (w.backward + perB + w.recompute) / ctx.v, window) : 0;
   out.perMicrobatchForward = perF;
   out.perMicrobatchBackward = perB;
   out.postStep = postStep;
@@ -288,6 +295,8 @@ export function stageComm(
   const entries = inLayerEntries(plan, stage, w, m, entry.links);
   const kinds: Exposure[] = entries.map(() => 'pp');
   stepEntries(plan, stage, ctx, k, entry.links, entries, kinds);
+  const pipelined = V.torchPipelinedFsdp(p, pipelineEngineOf(plan.engine), plan.parallel.sharding.style, plan.parallel.sharding.stage);
+  const gathersPerStep = pipelined && !plan.parallel.sharding.reshardAfterForward ? 1 : m;
   const gradExposed = gradSyncExposed(gradSync, window + cooldown, cache.params.overlapCost);
   const collectives: Collective[] = [];
   for (let i = 0; i < entries.length; i++) {
@@ -295,7 +304,7 @@ export function stageComm(
     const x = kinds[i];
     const s = e.seconds ?? linkSeconds(e.kind, e.bytes, e.link) * e.count;
     const exposed = x === 'grad' ? (gradSync > 0 ? (gradExposed * s) / gradSync : 0)
-      : x === 'post' ? (e.overlapped ? cache.params.overlapCost * s : s) : x === 'zero3' ? agExp * m : x === 'rs' ? rsExp * m
+      : x === 'post' ? (e.overlapped ? cache.params.overlapCost * s : s) : x === 'zero3' ? agExp * gathersPerStep : x === 'rs' ? rsExp * m
         : x === 'offload-params' ? offExp : e.id === 'pp-send-recv' ? (deepspeedPipeline(plan) ? s : (pipelineHops(p, ctx.v) * p2p) / p) : e.exposed;
     collectives.push(collective({ ...e, exposed }));
   }
@@ -322,11 +331,14 @@ function stepEntries(plan: Plan, stage: number, ctx: TimeContext, k: StageTraffi
     }
   }
   if (k.hasDense && zero >= 1) {
-    const perMb = zero >= 2 && V.zeroGradReduceEveryMicrobatch(sh.style, plan.training.syncEveryMicroBatch);
+    const pipelined = V.torchPipelinedFsdp(p, pipelineEngineOf(plan.engine), sh.style, zero);
+    const perMb = zero >= 2 && !pipelined && V.zeroGradReduceEveryMicrobatch(sh.style, plan.training.syncEveryMicroBatch);
+    const once = pipelined ? ' once per step, after the stage\'s last backward (torch pipelining)' : ' once per step (the other micro-batches under no_sync)';
     addEntry(entries, kinds, { id: 'zero-grad-reduce-scatter', label: 'ZeRO gradient reduce-scatter', kind: 'reduce-scatter', group: 'dp', link: dense, stage,
-      bytes: k.rsBytes, count: perMb ? m : 1, overlapped: overlap, exposed: 0,
-      formula: '(N−1)/N · Ψ_stage · B_grad' + (perMb ? ' per micro-batch' : zero >= 2 ? ' once per step (the other micro-batches under no_sync)' : ' per step'),
-      citation: zero >= 2 && !perMb ? `${cite}; torch FSDP no_sync / set_requires_gradient_sync` : cite }, perMb ? 'rs' : 'grad');
+      bytes: k.rsBytes, count: perMb ? m : 1, overlapped: overlap && !pipelined, exposed: 0,
+      formula: '(N−1)/N · Ψ_stage · B_grad' + (perMb ? ' per micro-batch' : zero >= 2 ? once : ' per step'),
+      citation: pipelined ? `${cite}; torch/distributed/pipelining/stage.py backward_maybe_with_nosync`
+        : zero >= 2 && !perMb ? `${cite}; torch FSDP no_sync / set_requires_gradient_sync` : cite }, perMb ? 'rs' : 'grad');
     if (zero <= 2) {
       const hidden = sh.style === 'megatron-distopt' && overlap;
       addEntry(entries, kinds, { id: 'zero-param-all-gather', label: 'ZeRO parameter all-gather after the step', kind: 'all-gather', group: 'dp',
@@ -334,10 +346,14 @@ function stepEntries(plan: Plan, stage: number, ctx: TimeContext, k: StageTraffi
         formula: '(N−1)/N · Ψ_stage · B_param once per step (ZeRO-1/2: 2Ψ with the reduce-scatter)', citation: cite }, 'post');
     } else {
       const gathers = V.zero3AllGathersPerMicrobatch(sh.reshardAfterForward);
+      const once = pipelined && !sh.reshardAfterForward;
       addEntry(entries, kinds, { id: 'zero3-param-all-gather', label: 'ZeRO-3/FSDP parameter all-gather', kind: 'all-gather', group: 'dp', link: dense,
-        stage, bytes: k.agBytes, count: gathers * m, overlapped: overlap, exposed: 0,
-        formula: `(N−1)/N · Ψ_stage · B_param, ${gathers === 2 ? 'forward and backward (3Ψ with the reduce-scatter)' : 'forward only, kept for backward (2Ψ)'} per micro-batch, prefetched`,
-        citation: 'Rajbhandari et al. 2020 §7.2.2; Zhao et al. 2023 (PyTorch FSDP); Llama 3 §3.3.2' }, 'zero3');
+        stage, bytes: k.agBytes, count: once ? 1 : gathers * m, overlapped: overlap, exposed: 0,
+        formula: once
+          ? '(N−1)/N · Ψ_stage · B_param once per step: gathered in the first forward and kept until the stage\'s last backward (torch pipelining), prefetched'
+          : `(N−1)/N · Ψ_stage · B_param, ${gathers === 2 ? 'forward and backward (3Ψ with the reduce-scatter)' : 'forward only, kept for backward (2Ψ)'} per micro-batch, prefetched`,
+        citation: once ? 'Zhao et al. 2023 (PyTorch FSDP); torch/distributed/pipelining/stage.py backward_maybe_with_nosync; torchtitan parallelize (reshard_after_forward off under PP)'
+          : 'Rajbhandari et al. 2020 §7.2.2; Zhao et al. 2023 (PyTorch FSDP); Llama 3 §3.3.2' }, 'zero3');
     }
   }
   if (k.hasEdp) {
