@@ -37,6 +37,10 @@ export function readLitgptStrategy(s: FactSink, root: KNode, devices: number | u
     s.default('training.recompute', 'full', why);
   }
   if (pretrain) s.default('training.compile', true, `${SRC}: pretrain.py compiles the model (torch.compile)`);
+  // Every recipe accumulates under Fabric's no_backward_sync, which is FSDP's (and DDP's) no_sync
+  // (lightning/fabric/strategies/fsdp.py _FSDPBackwardSyncControl).
+  s.default('training.syncEveryMicroBatch', false,
+    `${SRC}: every micro-batch but the step's last runs under fabric.no_backward_sync (FSDP no_sync)`);
 }
 
 /** LitGPT's LoRA switches (litgpt/finetune/lora.py setup) and the projections they adapt in its GPT. */

@@ -34,6 +34,8 @@ export function readLingua(s: FactSink, root: KNode | undefined): void {
   s.default('training.precision', 'bf16-mixed', `Lingua default model_dtype bf16 (${SRC})`);
   s.default('training.recompute', 'none', `Lingua default selective_activation_checkpointing false (${SRC})`);
   s.default('training.gradAccum', 1, 'Lingua default grad_acc_steps 1 (apps/main/train.py)');
+  s.default('training.syncEveryMicroBatch', false,
+    'Lingua accumulates with model.set_requires_gradient_sync(train_state.acc_step == 0): only the step\'s last micro-batch reduces (apps/main/train.py)');
   s.default('parallel.tp', 1, `Lingua default tp_size 1 (${SRC})`);
   linguaVocab(s, root);
   linguaFfn(s, root);

@@ -83,12 +83,28 @@ describe('gradient accumulation carries the gradients into later micro-batches',
     assert.equal(gradsAtPeak(withAccum(synced, 4)), 0);
   });
 
+  test('LitGPT on several devices accumulates under Fabric\'s no_backward_sync: FSDP1 carries bf16 gradients unsharded', async () => {
+    // litgpt/finetune/full.py runs `fabric.no_backward_sync(model, enabled=is_accumulating)`, which Fabric's
+    // FSDPStrategy turns into FullyShardedDataParallel.no_sync (lightning/fabric/strategies/fsdp.py
+    // _FSDPBackwardSyncControl). The example: Llama 3.1 8B, bf16-true, 4 devices, global batch 64 of micro batch 4, so
+    // 4 micro-batches; the later ones carry 2 · 8,030,261,248 bytes of unsharded bf16 gradients instead of a quarter.
+    const plan = await planOf('examples/litgpt/llama-3.1-8b-full.yaml', '4xH100');
+    assert.equal(plan.parallel.sharding.style, 'fsdp');
+    assert.equal(plan.training.syncEveryMicroBatch, false);
+    assert.equal(plan.sources['training.syncEveryMicroBatch']?.kind, 'default');
+    assert.equal(plan.training.gradAccum, 4);
+    assert.ok(Math.abs(gradsAtPeak(plan) - 2 * 8_030_261_248) < 0.001 * 2 * 8_030_261_248, `${gradsAtPeak(plan)}`);
+  });
+
   test('the readers: Hugging Face Trainer files leave the sync to the last micro-batch; torchtitan and torchtune do not say', async () => {
     const ax = await planOf('test/server/fixtures/axolotl.yaml', '8xH100');
     assert.equal(ax.training.syncEveryMicroBatch, false);
     assert.equal(ax.sources['training.syncEveryMicroBatch']?.kind, 'default');
     const titan = await planOf('data/calibration/measured-runs/tt24_t2_8b_fsdp8_cp1.toml', '8xH100');
     assert.equal(titan.training.syncEveryMicroBatch, undefined);
+    // Lingua turns the sync on for the cycle's last micro-batch only (apps/main/train.py set_requires_gradient_sync).
+    const lingua = await planOf('examples/lingua/llama_1B.yaml', '8xH100');
+    assert.equal(lingua.training.syncEveryMicroBatch, false);
   });
 
   test("Megatron's gradient buffer exists in every micro-batch already: accumulation adds nothing", async () => {
