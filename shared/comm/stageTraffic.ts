@@ -38,6 +38,8 @@ export interface StageTraffic {
   readonly edpSeconds: number;
   readonly hsdpBytes: number;
   readonly hsdpSeconds: number;
+  /** One layer's share of the HSDP replica all-reduce as its own collective, seconds (FSDP's per-group reduce). */
+  readonly hsdpLayerSeconds: number;
   readonly offloadOptBytes: number;
   readonly offloadOptSeconds: number;
   readonly offloadParamBytes: number;
@@ -97,6 +99,7 @@ export function stageTraffic(plan: Plan, stage: number, l: LayoutLinks, sp: Stag
     rsLayerSeconds: dense && zero >= 2 ? linkSeconds('reduce-scatter', rsBytes / layers, dense) : 0,
     edpBytes, edpSeconds: hasEdp ? linkSeconds('all-reduce', edpBytes, l.edpLink) : 0,
     hsdpBytes, hsdpSeconds: l.replicas > 1 && zero >= 1 ? linkSeconds('all-reduce', hsdpBytes, l.replicaLink) : 0,
+    hsdpLayerSeconds: l.replicas > 1 && zero >= 1 ? linkSeconds('all-reduce', hsdpBytes / layers, l.replicaLink) : 0,
     offloadOptBytes, offloadOptSeconds: sh.offloadOptimizer !== 'none' ? linkSeconds('send-recv', offloadOptBytes, l.pcieLink) : 0,
     offloadParamBytes, offloadParamSeconds: sh.offloadParams !== 'none' ? linkSeconds('send-recv', offloadParamBytes, l.pcieLink) : 0,
     copyForwardBytes: copyOut, copyBackwardBytes: (gathers > 1 ? copyOut : 0) + copyIn,

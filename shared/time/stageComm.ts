@@ -25,7 +25,7 @@ import { pipelineHops } from './stepTime';
 import { pipelineEngineOf } from '../memory/pipeline';
 import { ringKvHeads, torchRing, torchRingGatherBytes, torchRingGradBytes } from './kernels/ring';
 import { deepspeedPipeline, deepspeedPipePartitioned, deepspeedPipelineTransfers } from './deepspeedPipe';
-import { gradSyncExposed, interleavedSyncHidden, perLayerExposed } from './syncExposure';
+import { gradSyncExposed, hybridReduceExposed, interleavedSyncHidden, perLayerExposed } from './syncExposure';
 
 export { firstBucketFraction } from '../comm/stageTraffic';
 
@@ -171,7 +171,7 @@ function inLayerEntries(plan: Plan, stage: number, w: MicrobatchWork, m: number,
 }
 
 /** Exposure of a step-level entry, filled once the stage's totals are known. */
-type Exposure = 'grad' | 'post' | 'zero3' | 'rs' | 'offload-params' | 'pp';
+type Exposure = 'grad' | 'post' | 'zero3' | 'rs' | 'hsdp' | 'offload-params' | 'pp';
 const NONE_C: Collective[] = [];
 
 /** The numbers of StageComm plus the exposures the listing needs, as one reusable record (the planner's scratch). */
@@ -187,6 +187,8 @@ export interface StageCommNumbers {
   params: StageParams;
   /** Exposed seconds per micro-batch of the ZeRO-2 reduce-scatter and ZeRO-3 gathers; offload fetches per step. */
   rsExp: number;
+  /** Exposed seconds per micro-batch that FSDP's HSDP replica all-reduce adds when every micro-batch reduces. */
+  hsdpExp: number;
   agExp: number;
   offExp: number;
 }
@@ -195,7 +197,7 @@ export interface StageCommNumbers {
 export function newStageCommNumbers(): StageCommNumbers {
   return {
     collectives: NONE_C, gradSync: 0, gradSyncWindow: 0, gradSyncCooldown: 0, perMicrobatchForward: 0, perMicrobatchBackward: 0, postStep: 0, p2p: 0,
-    params: { dense: 0, expert: 0, largestLayer: 0, trainable: 0 }, rsExp: 0, agExp: 0, offExp: 0,
+    params: { dense: 0, expert: 0, largestLayer: 0, trainable: 0 }, rsExp: 0, hsdpExp: 0, agExp: 0, offExp: 0,
   };
 }
 
@@ -217,11 +219,17 @@ export function stageCommInto(plan: Plan, stage: number, ctx: TimeContext, w: Mi
   // Sums in the order of the collectives' listing (stepEntries).
   let gradSync = k.dpSeconds;
   let postStep = 0;
-  let perF = 0, perB = 0, rsExp = 0, agExp = 0, offExp = 0;
+  let perF = 0, perB = 0, rsExp = 0, hsdpExp = 0, agExp = 0, offExp = 0;
+  let hsdpEveryMb = false;
   if (k.hasDense && zero >= 1) {
     if (zero >= 2 && !pipelined && V.zeroGradReduceEveryMicrobatch(sh.style, plan.training.syncEveryMicroBatch)) {
-      rsExp = perLayerExposed(k.rsLayerSeconds, k.layers, (1 - fBucket) * w.backward, overlap, cost);
-      perB += rsExp;
+      const pass = (1 - fBucket) * w.backward;
+      rsExp = perLayerExposed(k.rsLayerSeconds, k.layers, pass, overlap, cost);
+      // FSDP's hybrid sharding all-reduces each group's reduced shard across the replicas right after its
+      // reduce-scatter, on its own stream (FSDP2 foreach_reduce, FSDP1 _reduce_grad): in every micro-batch too.
+      hsdpEveryMb = k.hsdpLayerSeconds > 0 && (sh.style === 'fsdp' || sh.style === 'fsdp2');
+      if (hsdpEveryMb) hsdpExp = hybridReduceExposed(k.rsLayerSeconds, k.hsdpLayerSeconds, k.layers, pass, overlap, cost) - rsExp;
+      perB += rsExp + hsdpExp;
     } else gradSync += k.rsSeconds; // ZeRO-1, FSDP under no_sync or a pipelined FSDP2 stage: once per step.
     const agOne = k.agSeconds;
     if (zero <= 2) {
@@ -245,7 +253,7 @@ export function stageCommInto(plan: Plan, stage: number, ctx: TimeContext, w: Mi
   if (k.copyForwardBytes > 0) perF += ctx.hbmSeconds(k.copyForwardBytes);
   if (k.copyBackwardBytes > 0) perB += ctx.hbmSeconds(k.copyBackwardBytes);
   gradSync += k.edpSeconds;
-  gradSync += k.hsdpSeconds;
+  if (!hsdpEveryMb) gradSync += k.hsdpSeconds;
   postStep += k.offloadOptSeconds;
   if (sh.offloadParams !== 'none') {
     const one = k.offloadParamSeconds;
@@ -271,6 +279,7 @@ export function stageCommInto(plan: Plan, stage: number, ctx: TimeContext, w: Mi
   out.p2p = ctx.p > 1 && blocking === 0 ? ctx.p2p : 0;
   out.params = k.params;
   out.rsExp = rsExp;
+  out.hsdpExp = hsdpExp;
   out.agExp = agExp;
   out.offExp = offExp;
   return out;
@@ -288,13 +297,13 @@ export function stageComm(
   const entry = cache.entry(plan);
   const k = cache.stageTraffic(plan, stage, entry);
   const c = stageCommInto(plan, stage, ctx, w, k, cache.params, newStageCommNumbers());
-  const { gradSync, gradSyncWindow: window, gradSyncCooldown: cooldown, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp, rsExp, agExp, offExp } = c;
+  const { gradSync, gradSyncWindow: window, gradSyncCooldown: cooldown, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp, rsExp, hsdpExp, agExp, offExp } = c;
   if (!list) {
     return { collectives: NONE_C, gradSync, gradSyncWindow: window, gradSyncCooldown: cooldown, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp };
   }
   const entries = inLayerEntries(plan, stage, w, m, entry.links);
   const kinds: Exposure[] = entries.map(() => 'pp');
-  stepEntries(plan, stage, ctx, k, entry.links, entries, kinds);
+  stepEntries(plan, stage, ctx, k, entry.links, entries, kinds, hsdpExp > 0);
   const pipelined = V.torchPipelinedFsdp(p, pipelineEngineOf(plan.engine), plan.parallel.sharding.style, plan.parallel.sharding.stage);
   const gathersPerStep = pipelined && !plan.parallel.sharding.reshardAfterForward ? 1 : m;
   const gradExposed = gradSyncExposed(gradSync, window + cooldown, cache.params.overlapCost);
@@ -304,7 +313,7 @@ export function stageComm(
     const x = kinds[i];
     const s = e.seconds ?? linkSeconds(e.kind, e.bytes, e.link) * e.count;
     const exposed = x === 'grad' ? (gradSync > 0 ? (gradExposed * s) / gradSync : 0)
-      : x === 'post' ? (e.overlapped ? cache.params.overlapCost * s : s) : x === 'zero3' ? agExp * gathersPerStep : x === 'rs' ? rsExp * m
+      : x === 'post' ? (e.overlapped ? cache.params.overlapCost * s : s) : x === 'zero3' ? agExp * gathersPerStep : x === 'rs' ? rsExp * m : x === 'hsdp' ? hsdpExp * m
         : x === 'offload-params' ? offExp : e.id === 'pp-send-recv' ? (deepspeedPipeline(plan) ? s : (pipelineHops(p, ctx.v) * p2p) / p) : e.exposed;
     collectives.push(collective({ ...e, exposed }));
   }
@@ -312,7 +321,7 @@ export function stageComm(
 }
 
 /** Lists the step-level collectives of a stage (sizes from stageTraffic) with how their exposure is computed. */
-function stepEntries(plan: Plan, stage: number, ctx: TimeContext, k: StageTraffic, links: LayoutLinks, entries: Entry[], kinds: Exposure[]): void {
+function stepEntries(plan: Plan, stage: number, ctx: TimeContext, k: StageTraffic, links: LayoutLinks, entries: Entry[], kinds: Exposure[], hsdpEveryMb: boolean): void {
   const par = plan.parallel;
   const sh = par.sharding;
   const { m, v, p } = ctx;
@@ -362,8 +371,10 @@ function stepEntries(plan: Plan, stage: number, ctx: TimeContext, k: StageTraffi
   }
   if (links.replicas > 1 && zero >= 1) {
     addEntry(entries, kinds, { id: 'hsdp-replicate-allreduce', label: 'HSDP replicate all-reduce', kind: 'all-reduce', group: 'dp', link: links.replicaLink, stage,
-      bytes: k.hsdpBytes, count: 1, overlapped: overlap, exposed: 0, formula: '2(R−1)/R · Ψ_stage/N_shard · B_grad across replicas',
-      citation: 'Zhao et al. 2023 (PyTorch FSDP) §3.2.2 hybrid sharding' }, 'grad');
+      bytes: k.hsdpBytes, count: hsdpEveryMb ? m : 1, overlapped: overlap, exposed: 0,
+      formula: `2(R−1)/R · Ψ_stage/N_shard · B_grad across replicas${hsdpEveryMb ? ', each group after its reduce-scatter, every micro-batch' : ''}`,
+      citation: hsdpEveryMb ? 'Zhao et al. 2023 (PyTorch FSDP) §3.2.2 hybrid sharding; torch FSDP2 foreach_reduce, FSDP1 _reduce_grad'
+        : 'Zhao et al. 2023 (PyTorch FSDP) §3.2.2 hybrid sharding' }, hsdpEveryMb ? 'hsdp' : 'grad');
   }
   if (sh.offloadOptimizer !== 'none') {
     addEntry(entries, kinds, { id: 'offload-optimizer', label: 'Optimizer offload copies (PCIe)', kind: 'send-recv', group: 'dp', link: links.pcieLink, stage,

@@ -18,6 +18,18 @@ export function perLayerExposed(one: number, layers: number, pass: number, overl
 }
 
 /**
+ * Exposed seconds of FSDP's hybrid reduce behind a backward pass: each layer group's reduce-scatter (t_rs, within the
+ * shard group) followed by the all-reduce of its shard across the replicas (t_ar), two streams in a pipeline (torch
+ * FSDP2 `foreach_reduce`: the all-reduce stream waits for the reduce-scatter stream, the next group's reduce-scatter
+ * does not wait for the all-reduce). The slower of the two sets the pace behind the pass, the faster one is left after
+ * the last group: perLayerExposed(max(t_rs, t_ar)) + min(t_rs, t_ar).
+ */
+export function hybridReduceExposed(rsLayer: number, arLayer: number, layers: number, pass: number, overlap: boolean, cost: number): number {
+  if (!overlap) return Math.max(1, layers) * (rsLayer + arLayer);
+  return perLayerExposed(Math.max(rsLayer, arLayer), layers, pass, overlap, cost) + Math.min(rsLayer, arLayer);
+}
+
+/**
  * Gradient sync that Megatron's interleaved schedule hides in its cooldown, beyond the last backward's bucket window w:
  * with v virtual stages each model chunk launches its own reduce as soon as its last micro-batch's backward is done
  * (megatron/core/pipeline_parallel/schedules.py `forward_backward_pipelining_with_interleaving`,

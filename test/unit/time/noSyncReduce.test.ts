@@ -68,3 +68,36 @@ describe('FSDP under no_sync reduce-scatters the gradients once per step', () =>
     assert.equal(reduceScatter(variant(plan, 4, false)).countPerStep, 4);
   });
 });
+
+describe('FSDP\'s hybrid sharding all-reduces across the replicas wherever it reduce-scatters', () => {
+  /** torchtitan's Llama 3.1 8B on 128 GPUs as HSDP: shards of 8, 16 replicas, 4 micro-batches. */
+  async function hsdp(sync: boolean | undefined): Promise<Plan> {
+    const plan = await planOf('data/calibration/measured-runs/tt24_t3_8b_fsdp128_compile.toml', '128xH100');
+    const sh = { ...plan.parallel.sharding, shardGroupSize: 8, fsdpStrategy: 'HYBRID_SHARD' as const };
+    return variant({ ...plan, parallel: { ...plan.parallel, sharding: sh } }, 4, sync);
+  }
+  const allReduce = (plan: Plan) => {
+    const c = stageComm(plan, 0).collectives.find((x) => x.id === 'hsdp-replicate-allreduce');
+    assert.ok(c, 'the replica all-reduce is listed');
+    return c;
+  };
+
+  test('torchtitan (every micro-batch reduces): one all-reduce of the fp32 shard per micro-batch', async () => {
+    // FSDP2 foreach_reduce all-reduces each group's reduce-scatter output over the replicate mesh when the gradient
+    // sync is on: S = Ψ/8 · 4 bytes = 4,015,130,624 per micro-batch.
+    const plan = await hsdp(undefined);
+    const c = allReduce(plan);
+    assert.equal(c.bytesPerOccurrence, (4 * 8_030_261_248) / 8);
+    assert.equal(c.countPerStep, 4);
+    assert.match(c.formula, /every micro-batch/);
+    assert.ok(c.exposedSeconds > 0 && c.exposedSeconds < c.seconds, `${c.exposedSeconds} of ${c.seconds}`);
+    const est = estimateStepTime(plan).stepSeconds;
+    assert.ok(Math.abs(simulateStep(plan).stepSeconds - est) < 1e-9 * est);
+  });
+
+  test('under no_sync the replicas reduce once, with the last micro-batch, and the step is shorter', async () => {
+    const every = await hsdp(undefined), once = await hsdp(false);
+    assert.equal(allReduce(once).countPerStep, 1);
+    assert.ok(estimateStepTime(once).stepSeconds < estimateStepTime(every).stepSeconds);
+  });
+});
