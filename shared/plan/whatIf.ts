@@ -35,7 +35,7 @@ export const SWITCH_PATHS: readonly PlanPath[] = Object.keys(SWITCHES) as PlanPa
 /** Paths with what-ifs. */
 export const WHAT_IF_PATHS: readonly PlanPath[] = [
   'parallel.sharding.stage', 'parallel.tp', 'parallel.pp', 'training.microBatch', 'training.recompute',
-  'parallel.sharding.offloadOptimizer', 'parallel.sharding.offloadParams', 'training.seqLen', ...SWITCH_PATHS,
+  'parallel.sharding.offloadOptimizer', 'parallel.sharding.offloadParams', 'training.seqLen', 'training.optimizerImpl', ...SWITCH_PATHS,
 ];
 
 /** True when a value was stated by a file or a setting (not defaulted or derived by ShardLens). */
@@ -137,6 +137,14 @@ export function whatIfsFor(plan: Plan, path: PlanPath): WhatIf[] {
     case 'training.seqLen':
       out.push(single(path, `sequence ${t.seqLen} → ${t.seqLen * 2}`, t.seqLen * 2));
       break;
+    case 'training.optimizerImpl': {
+      // torch's Adam and AdamW: the fused kernel against the foreach lists (one more state-sized list at the step).
+      if (t.optimizer !== 'adam' && t.optimizer !== 'adamw') break;
+      const cur = t.optimizerImpl ?? 'fused';
+      const to = cur === 'fused' ? 'foreach' : 'fused';
+      out.push(single(path, `optimizer step ${cur} → ${to}`, to));
+      break;
+    }
     default: {
       const sw = SWITCHES[path];
       if (!sw) break;

@@ -244,6 +244,15 @@ describe('hover', () => {
     const comp = await hover('file:///ws/tt-switch/8B_full_single_device.yaml', one, 'compile:');
     // Fused kernels: the step can only get shorter; the peak here is at the optimizer step, which compile leaves.
     assert.match(comp, /^- torch\.compile off → on: peak unchanged \([\d.]+ GiB\), fits · step [\d.]+ m?s → [\d.]+ m?s \(−[\d.]+ %\)$/m, comp);
+    // The optimizer's implementation: with `fused: False` the foreach step holds one more state-sized list (its square
+    // roots, torch/optim/adam.py _multi_tensor_adam), bf16 here: the fused step is lower, by at most that list,
+    // 2 · 8,030,261,248 bytes = 14.96 GiB (Llama 3.1 8B's published count).
+    const foreach = one.replace("  _component_: torch.optim.AdamW\n", "  _component_: torch.optim.AdamW\n  fused: False\n");
+    const impl = await hover('file:///ws/tt-fused/8B_full_single_device.yaml', foreach, 'fused');
+    const m = /^- optimizer step foreach → fused: −([\d.]+) GiB\/GPU → [\d.]+ GiB, fits/m.exec(impl);
+    assert.ok(m, impl);
+    // The hover shows three significant digits: 14.96 reads 15.0.
+    assert.ok(Number(m[1]) > 0 && Number(m[1]) <= 15.0, m[1]);
   });
 
   test('on a Megatron YAML field: the field as the file spells it, with its flag\'s documentation', async () => {

@@ -50,6 +50,22 @@ export function literalFor(written: string, oldValue: unknown, value: FactValue)
   return undefined;
 }
 
+/**
+ * The literal that states an optimizer implementation where the file states it another way: a `fused` flag
+ * (torchtune, Lightning; torchtitan's older `fused`) turned on for fused and off for foreach, or the Hugging Face
+ * optimizer name, `adamw_torch_fused` for fused and `adamw_torch` for foreach (transformers TrainingArguments `optim`).
+ */
+function optimizerImplLiteral(written: string, value: FactValue): string | undefined {
+  const t = written.trim();
+  const quote = /^(["'])(.*)\1$/.exec(t);
+  const bare = quote ? quote[2] : t;
+  const q = quote ? quote[1] : '';
+  if (value !== 'fused' && value !== 'foreach') return undefined;
+  if (/^(true|false)$/i.test(bare)) return `${q}${boolWord(bare, value === 'fused')}${q}`;
+  if (/^adamw_torch(_fused)?$/i.test(bare)) return `${q}${value === 'fused' ? 'adamw_torch_fused' : 'adamw_torch'}${q}`;
+  return undefined;
+}
+
 /** `on` spelled as the file spells the boolean it replaces: true, True (torchtune, Python-style YAML) or TRUE. */
 function boolWord(written: string, on: boolean): string {
   const word = on ? 'true' : 'false';
@@ -67,7 +83,8 @@ const INSERTABLE = new Set<PlanPath>([
 export function keyEdits(file: EditableFile, path: PlanPath, value: FactValue): TextEdit[] | undefined {
   const f = localFactOf(file, path);
   if (f?.source.range) {
-    const lit = literalFor(textOf(file.text, f.source.range), f.value, value);
+    const written = textOf(file.text, f.source.range);
+    const lit = (path === 'training.optimizerImpl' ? optimizerImplLiteral(written, value) : undefined) ?? literalFor(written, f.value, value);
     if (lit !== undefined) return [{ range: f.source.range, newText: lit }];
   }
   if (typeof value !== 'string' && typeof value !== 'number') return undefined;

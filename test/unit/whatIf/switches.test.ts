@@ -93,3 +93,38 @@ describe('booleans keep the file\'s spelling', () => {
     assert.equal(literalFor('"false"', false, true), '"true"');
   });
 });
+
+describe('the optimizer\'s implementation: written as the file says it', () => {
+  before(async () => { await initFormats(); });
+
+  test('torchtune: a fused flag turned on or off', () => {
+    // torch.optim.AdamW(fused=False) steps with foreach (torch/optim/adam.py); True asks for the fused kernel.
+    const files = recipe();
+    files[PATH] = files[PATH].replace('  lr: 2e-5', '  lr: 2e-5\n  fused: False');
+    const { plan, results } = whatIfs(files, PATH, 'training.optimizerImpl');
+    assert.equal(plan.training.optimizerImpl, 'foreach');
+    assert.deepEqual(results.map((r) => r.whatIf.label), ['optimizer step foreach → fused']);
+    assert.match(results[0].text, /^ {2}fused: True$/m);
+    assert.equal(results[0].edited.training.optimizerImpl, 'fused');
+  });
+
+  test('Hugging Face names: adamw_torch and adamw_torch_fused (transformers TrainingArguments optim)', () => {
+    const path = '/ws/axolotl.yaml';
+    const text = (optim: string) => ['base_model: meta-llama/Llama-3.1-8B', 'sequence_len: 2048', 'micro_batch_size: 1',
+      'gradient_accumulation_steps: 4', 'bf16: true', `optimizer: ${optim}`, ''].join('\n');
+    const toFused = whatIfs({ [path]: text('adamw_torch') }, path, 'training.optimizerImpl').results;
+    assert.equal(toFused.length, 1);
+    assert.match(toFused[0].text, /^optimizer: adamw_torch_fused$/m);
+    assert.equal(toFused[0].edited.training.optimizerImpl, 'fused');
+    const toForeach = whatIfs({ [path]: text('"adamw_torch_fused"') }, path, 'training.optimizerImpl').results;
+    assert.match(toForeach[0].text, /^optimizer: "adamw_torch"$/m);
+    assert.equal(toForeach[0].edited.training.optimizerImpl, 'foreach');
+  });
+
+  test('no what-if for an optimizer that is not torch\'s Adam', () => {
+    const files = recipe();
+    files[PATH] = files[PATH].replace('torch.optim.AdamW', 'torch.optim.SGD');
+    const { plan } = whatIfs(files, PATH, 'training.optimizerImpl');
+    assert.deepEqual(whatIfsFor(plan, 'training.optimizerImpl'), []);
+  });
+});
