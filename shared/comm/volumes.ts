@@ -38,6 +38,16 @@ export function zeroGradReduceEveryMicrobatch(style: string, syncEveryMicroBatch
 }
 
 /**
+ * Whether a replicated (DDP) stage all-reduces its gradients in every micro-batch: torch's composable `replicate`
+ * (torchtitan's DDP, FSDP2-style at ZeRO stage 0 here) syncs in every backward unless told not to, and torchtitan does
+ * not. The other replicated engines reduce once per step: DDP under `no_sync` (the Hugging Face Trainer, Lightning,
+ * LitGPT), Megatron's DDP (its `no_sync_func` for all but the last micro-batch), DeepSpeed at the accumulation boundary.
+ */
+export function replicaReduceEveryMicrobatch(style: string, zeroStage: number, syncEveryMicroBatch: boolean | undefined): boolean {
+  return style === 'fsdp2' && zeroStage === 0 && syncEveryMicroBatch !== false;
+}
+
+/**
  * A pipeline stage of torch.distributed.pipelining sharded by FSDP2 (torchtitan with PP): every backward of the stage
  * but its last runs with `set_requires_gradient_sync(False)` and `set_reshard_after_backward(False)`; after the last,
  * the schedule calls every group's `post_backward` (the reduce-scatter of all the stage's gradients, none of it behind

@@ -171,7 +171,7 @@ function inLayerEntries(plan: Plan, stage: number, w: MicrobatchWork, m: number,
 }
 
 /** Exposure of a step-level entry, filled once the stage's totals are known. */
-type Exposure = 'grad' | 'post' | 'zero3' | 'rs' | 'hsdp' | 'offload-params' | 'pp';
+type Exposure = 'grad' | 'post' | 'zero3' | 'rs' | 'hsdp' | 'dp' | 'offload-params' | 'pp';
 const NONE_C: Collective[] = [];
 
 /** The numbers of StageComm plus the exposures the listing needs, as one reusable record (the planner's scratch). */
@@ -189,6 +189,8 @@ export interface StageCommNumbers {
   rsExp: number;
   /** Exposed seconds per micro-batch that FSDP's HSDP replica all-reduce adds when every micro-batch reduces. */
   hsdpExp: number;
+  /** Exposed seconds per micro-batch of a replicated stage's all-reduce when every micro-batch reduces (torch replicate). */
+  dpExp: number;
   agExp: number;
   offExp: number;
 }
@@ -197,7 +199,7 @@ export interface StageCommNumbers {
 export function newStageCommNumbers(): StageCommNumbers {
   return {
     collectives: NONE_C, gradSync: 0, gradSyncWindow: 0, gradSyncCooldown: 0, perMicrobatchForward: 0, perMicrobatchBackward: 0, postStep: 0, p2p: 0,
-    params: { dense: 0, expert: 0, largestLayer: 0, trainable: 0 }, rsExp: 0, hsdpExp: 0, agExp: 0, offExp: 0,
+    params: { dense: 0, expert: 0, largestLayer: 0, trainable: 0 }, rsExp: 0, hsdpExp: 0, dpExp: 0, agExp: 0, offExp: 0,
   };
 }
 
@@ -217,9 +219,14 @@ export function stageCommInto(plan: Plan, stage: number, ctx: TimeContext, w: Mi
   // The sync hides behind the last backward pass: one chunk of the stage (1/v of it) after the first bucket fills.
   const window = overlap && !pipelined ? ((1 - fBucket) * w.backward) / ctx.v : 0;
   // Sums in the order of the collectives' listing (stepEntries).
-  let gradSync = k.dpSeconds;
+  let gradSync = 0;
   let postStep = 0;
-  let perF = 0, perB = 0, rsExp = 0, hsdpExp = 0, agExp = 0, offExp = 0;
+  let perF = 0, perB = 0, rsExp = 0, hsdpExp = 0, dpExp = 0, agExp = 0, offExp = 0;
+  // A replicated stage all-reduces behind its last backward, or behind every backward (torch replicate).
+  if (k.dpSeconds > 0 && ctx.p === 1 && V.replicaReduceEveryMicrobatch(sh.style, zero, plan.training.syncEveryMicroBatch)) {
+    dpExp = gradSyncExposed(k.dpSeconds, window, cost);
+    perB += dpExp;
+  } else gradSync += k.dpSeconds;
   let hsdpEveryMb = false;
   if (k.hasDense && zero >= 1) {
     if (zero >= 2 && !pipelined && V.zeroGradReduceEveryMicrobatch(sh.style, plan.training.syncEveryMicroBatch)) {
@@ -280,6 +287,7 @@ export function stageCommInto(plan: Plan, stage: number, ctx: TimeContext, w: Mi
   out.params = k.params;
   out.rsExp = rsExp;
   out.hsdpExp = hsdpExp;
+  out.dpExp = dpExp;
   out.agExp = agExp;
   out.offExp = offExp;
   return out;
@@ -297,13 +305,14 @@ export function stageComm(
   const entry = cache.entry(plan);
   const k = cache.stageTraffic(plan, stage, entry);
   const c = stageCommInto(plan, stage, ctx, w, k, cache.params, newStageCommNumbers());
-  const { gradSync, gradSyncWindow: window, gradSyncCooldown: cooldown, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp, rsExp, hsdpExp, agExp, offExp } = c;
+  const { gradSync, gradSyncWindow: window, gradSyncCooldown: cooldown, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp, rsExp, hsdpExp, dpExp, agExp, offExp } = c;
   if (!list) {
     return { collectives: NONE_C, gradSync, gradSyncWindow: window, gradSyncCooldown: cooldown, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp };
   }
   const entries = inLayerEntries(plan, stage, w, m, entry.links);
   const kinds: Exposure[] = entries.map(() => 'pp');
-  stepEntries(plan, stage, ctx, k, entry.links, entries, kinds, hsdpExp > 0);
+  const dpEveryMb = k.dpSeconds > 0 && ctx.p === 1 && V.replicaReduceEveryMicrobatch(plan.parallel.sharding.style, plan.parallel.sharding.stage, plan.training.syncEveryMicroBatch);
+  stepEntries(plan, stage, ctx, k, entry.links, entries, kinds, hsdpExp > 0, dpEveryMb);
   const pipelined = V.torchPipelinedFsdp(p, pipelineEngineOf(plan.engine), plan.parallel.sharding.style, plan.parallel.sharding.stage);
   const gathersPerStep = pipelined && !plan.parallel.sharding.reshardAfterForward ? 1 : m;
   const gradExposed = gradSyncExposed(gradSync, window + cooldown, cache.params.overlapCost);
@@ -313,7 +322,7 @@ export function stageComm(
     const x = kinds[i];
     const s = e.seconds ?? linkSeconds(e.kind, e.bytes, e.link) * e.count;
     const exposed = x === 'grad' ? (gradSync > 0 ? (gradExposed * s) / gradSync : 0)
-      : x === 'post' ? (e.overlapped ? cache.params.overlapCost * s : s) : x === 'zero3' ? agExp * gathersPerStep : x === 'rs' ? rsExp * m : x === 'hsdp' ? hsdpExp * m
+      : x === 'post' ? (e.overlapped ? cache.params.overlapCost * s : s) : x === 'zero3' ? agExp * gathersPerStep : x === 'rs' ? rsExp * m : x === 'hsdp' ? hsdpExp * m : x === 'dp' ? dpExp * m
         : x === 'offload-params' ? offExp : e.id === 'pp-send-recv' ? (deepspeedPipeline(plan) ? s : (pipelineHops(p, ctx.v) * p2p) / p) : e.exposed;
     collectives.push(collective({ ...e, exposed }));
   }
@@ -321,7 +330,7 @@ export function stageComm(
 }
 
 /** Lists the step-level collectives of a stage (sizes from stageTraffic) with how their exposure is computed. */
-function stepEntries(plan: Plan, stage: number, ctx: TimeContext, k: StageTraffic, links: LayoutLinks, entries: Entry[], kinds: Exposure[], hsdpEveryMb: boolean): void {
+function stepEntries(plan: Plan, stage: number, ctx: TimeContext, k: StageTraffic, links: LayoutLinks, entries: Entry[], kinds: Exposure[], hsdpEveryMb: boolean, dpEveryMb: boolean): void {
   const par = plan.parallel;
   const sh = par.sharding;
   const { m, v, p } = ctx;
@@ -330,8 +339,10 @@ function stepEntries(plan: Plan, stage: number, ctx: TimeContext, k: StageTraffi
   const cite = 'Rajbhandari et al. 2020 (ZeRO) §7.2; nccl-tests PERFORMANCE.md';
   const dense = links.shardLink;
   if (k.hasDense && zero === 0) {
-    addEntry(entries, kinds, { id: 'dp-grad-allreduce', label: 'DP gradient all-reduce', kind: 'all-reduce', group: 'dp', link: dense, stage, bytes: k.dpBytes, count: 1,
-      overlapped: overlap, exposed: 0, formula: '2(N−1)/N · Ψ_stage · B_grad, bucketed, overlapped with the last backward', citation: cite }, 'grad');
+    addEntry(entries, kinds, { id: 'dp-grad-allreduce', label: 'DP gradient all-reduce', kind: 'all-reduce', group: 'dp', link: dense, stage, bytes: k.dpBytes,
+      count: dpEveryMb ? m : 1, overlapped: overlap, exposed: 0,
+      formula: `2(N−1)/N · Ψ_stage · B_grad, bucketed, overlapped with ${dpEveryMb ? 'every backward (torch replicate syncs in each)' : 'the last backward'}`,
+      citation: dpEveryMb ? `${cite}; torch/distributed/_composable/replicate.py` : cite }, dpEveryMb ? 'dp' : 'grad');
     if (k.agBytes > 0) {
       addEntry(entries, kinds, { id: 'zero-param-all-gather', label: 'BF16_Optimizer weight all-gather', kind: 'all-gather', group: 'dp',
         link: dense, stage, bytes: k.agBytes, count: 1, overlapped: false, exposed: 0,
