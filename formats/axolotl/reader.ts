@@ -49,7 +49,7 @@ export function readAxolotl(s: FactSink, root: KNode | undefined): void {
   readPrecisionFlags(s, root, 'Axolotl');
   readOptimizer(s, entry(root, 'optimizer'), 'optimizer');
   s.default('training.optimizer', 'adamw', `${AX}: adamw_torch_fused`);
-  hfTrainerAccumulation(s, 'Axolotl (HF Trainer)');
+  hfTrainerAccumulation(s, 'Axolotl (HF Trainer)', root);
   readBool(s, root, 'flash_attention', 'training.flashAttention');
   // Multipack (src/axolotl/utils/samplers/multipack.py) with FlashAttention's variable-length kernel over position ids.
   readPacking(s, root, 'sample_packing');

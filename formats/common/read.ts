@@ -189,8 +189,28 @@ function readHfAdamImpl(s: FactSink, name: string, loc: Loc): void {
  * (transformers trainer.py, the inner training loop; DeepSpeed excepted), as Accelerate's `accumulate()` does; for
  * FSDP2 that is `set_requires_gradient_sync(False)`, which keeps each gradient unsharded until the last micro-batch.
  */
-export function hfTrainerAccumulation(s: FactSink, who = 'HF Trainer'): void {
+export function hfTrainerAccumulation(s: FactSink, who = 'HF Trainer', root?: KNode, flag?: { value?: string; loc: Loc }): void {
+  // TrainingArguments.accelerator_config.gradient_accumulation_kwargs.sync_each_batch: the Trainer then syncs in
+  // every micro-batch (transformers trainer.py: "sync_each_batch set to True"; Accelerate GradientAccumulationPlugin).
+  const nested = 'accelerator_config.gradient_accumulation_kwargs.sync_each_batch';
+  if (root && readBool(s, root, nested, 'training.syncEveryMicroBatch') === undefined) {
+    const e = at(root, 'accelerator_config');
+    if (e?.value.kind === 'scalar' && typeof e.value.value === 'string') flag = { value: e.value.value, loc: locOf(e, 'accelerator_config') };
+  }
+  const sync = flag?.value !== undefined ? syncEachBatchOf(flag.value) : undefined;
+  if (flag && sync !== undefined) s.explicit('training.syncEveryMicroBatch', sync, flag.loc);
   s.default('training.syncEveryMicroBatch', false, `${who}: every micro-batch but the step's last runs under accelerator.no_sync (transformers trainer.py; Accelerate accumulate)`);
+}
+
+/** `sync_each_batch` of an accelerator_config given as JSON text (a flag's value, a string in YAML); undefined if absent. */
+function syncEachBatchOf(json: string): boolean | undefined {
+  if (json.length > 10_000) return undefined;
+  try {
+    const v = (JSON.parse(json) as { gradient_accumulation_kwargs?: { sync_each_batch?: unknown } } | null)?.gradient_accumulation_kwargs?.sync_each_batch;
+    return typeof v === 'boolean' ? v : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The warning at an optimizer name ShardLens does not model: the framework's default is used instead, and said. */

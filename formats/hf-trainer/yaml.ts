@@ -14,7 +14,7 @@ export function readHfTrainerYaml(s: FactSink, root: KNode | undefined): void {
   // TRL recipes also give the attention kernel as model_init_kwargs.attn_implementation.
   const lookup = (key: string) => (key === '--attn_implementation' ? get('attn_implementation') ?? get('model_init_kwargs.attn_implementation') : get(key.slice(2)));
   applyTable(s, HF, (key) => (key.startsWith('--') ? lookup(key) : undefined));
-  hfTrainerAccumulation(s);
+  hfTrainerAccumulation(s, 'HF Trainer', root);
   if (s.value('lora.enabled') === false) { delete s.facts['lora.enabled']; delete s.facts['lora.rank']; }
   // TRL SFTConfig: packing with packing_strategy bfd packs padding-free (each sample attends within itself).
   const packing = get('packing'), strategy = get('packing_strategy');

@@ -117,7 +117,10 @@ export function applyFlagDialect(s: FactSink, dialect: Exclude<FlagDialect, 'meg
   const ds = args.filter((a) => a.flag === '--deepspeed' && a.value && !a.unresolved && /\.json$/i.test(a.value)).pop();
   if (ds?.value) s.ref('deepspeed', ds.value, ds.uri ? undefined : ds.valueRange, cwd);
   applyTable(s, table, lookupFlags(table, args));
-  if (dialect === 'hf-trainer') hfTrainerAccumulation(s);
+  if (dialect === 'hf-trainer') {
+    const ac = args.filter((a) => a.flag === '--accelerator_config' && a.value !== undefined && !a.unresolved).pop();
+    hfTrainerAccumulation(s, 'HF Trainer', undefined, ac ? { value: ac.value, loc: { key: ac.flag, keyRange: ac.flagRange, valueRange: ac.valueRange, uri: ac.uri } } : undefined);
+  }
   if (s.value('lora.enabled') === false) { delete s.facts['lora.rank']; delete s.facts['lora.enabled']; }
   fsdpOptions(s, args.filter((a) => a.flag === '--fsdp').pop());
   const deepspeed = dialect !== 'hf-trainer' || !!ds || s.value('parallel.sharding.style') === 'deepspeed';

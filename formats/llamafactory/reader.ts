@@ -30,7 +30,7 @@ export function readLlamaFactory(s: FactSink, root: KNode | undefined): void {
   if (mp && typeof mp.value.value === 'string' && mp.value.value.startsWith('bf16')) s.explicit('training.precision', 'bf16-mixed', locOf(mp, 'mixed_precision'));
   readOptimizer(s, entry(root, 'optim'), 'optim');
   s.default('training.optimizer', 'adamw', `${HF}: optim adamw_torch`);
-  hfTrainerAccumulation(s, 'LLaMA-Factory (HF Trainer)');
+  hfTrainerAccumulation(s, 'LLaMA-Factory (HF Trainer)', root);
   const ft = entry(root, 'finetuning_type');
   const ftv = ft && typeof ft.value.value === 'string' ? ft.value.value : undefined;
   // v1 schema: peft_config {name: lora, r: 16}; no peft_config with `model:` is full fine-tuning.

@@ -1,7 +1,8 @@
 /**
  * Quick fixes with the predicted effect in their titles: raise the ZeRO stage, recompute, offload, turn on activation
  * offloading, the optimizer in the backward or torch.compile, raise TP or PP, trade micro batch for accumulation (for
- * "does not fit"), repair the batch identity, and step the optimizer fused where its foreach step is the peak.
+ * "does not fit"), repair the batch identity, step the optimizer fused where its foreach step is the peak, and reduce
+ * in every micro-batch where FSDP's no_sync gradients raise it.
  */
 import { CodeActionKind, type CodeAction, type Diagnostic } from 'vscode-languageserver';
 import type { CoreApi } from '../analysis/core';
@@ -9,6 +10,7 @@ import { toUri } from '../analysis/host';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { assumptionActions } from './assumptionFixes';
 import { fusedStepActions } from './fusedStepFix';
+import { syncEachBatchActions } from './syncEachBatchFix';
 import { DOES_NOT_FIT } from './diagnostics';
 import { localFact } from './facts';
 import { deltaOf, plannedWhatIfs, stepChange, type Delta, type PlannedWhatIf } from './figures';
@@ -145,6 +147,7 @@ export function buildCodeActions(a: DocumentAnalysis, api: CoreApi, diagnostics:
     else if (isBatchIdentity(d.code)) out.push(...batchFix(a, d));
     else if (d.code === 'hf-ds-mismatch') out.push(...autoFix(a, d));
     else if (d.code === 'foreach-step-peak') out.push(...fusedStepActions(a, api, d));
+    else if (d.code === 'no-sync-gradients') out.push(...syncEachBatchActions(a, api, d));
   }
   return out;
 }

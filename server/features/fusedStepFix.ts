@@ -8,14 +8,11 @@ import { CodeActionKind, type CodeAction, type Diagnostic } from 'vscode-languag
 import type { CoreApi } from '../analysis/core';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { localFact } from './facts';
-import { deltaOf } from './figures';
+import { fixDelta } from './fixDelta';
 import { formatBytes, formatDeltaBytes } from '../../shared/units';
 import { keyEdits } from '../../formats/common/edit/keyEdit';
 import { TORCH_ADAM } from '../../formats/common/read';
 import { lineStarts, textOf, type TextEdit } from '../../formats/common/edit/text';
-import { readsBack } from '../../formats/whatIfEdit';
-
-const FUSED = { 'training.optimizerImpl': 'fused' } as const;
 
 /** The edits that make the file step fused, or undefined where it cannot say so in place. */
 export function fusedStepEdits(a: DocumentAnalysis): TextEdit[] | undefined {
@@ -41,13 +38,10 @@ export function fusedStepEdits(a: DocumentAnalysis): TextEdit[] | undefined {
 
 /** "Step the optimizer fused (−4.1 GiB per GPU → 28.7 GiB)" for a foreach-step-peak information. */
 export function fusedStepActions(a: DocumentAnalysis, api: CoreApi, diag: Diagnostic): CodeAction[] {
-  if (!a.plan || !a.memory || !a.whatIf) return [];
+  if (!a.plan) return [];
   const edits = fusedStepEdits(a);
-  if (!edits?.length || !readsBack(a, FUSED, edits)) return [];
-  const plan = a.whatIf(FUSED);
-  if (!plan) return [];
-  const d = deltaOf(api, a.memory, a.collectives, { whatIf: { label: 'optimizer step foreach → fused', path: 'training.optimizerImpl', value: 'fused', overrides: FUSED }, plan, edits, how: 'literal' }, a.stepTime?.stepSeconds);
-  if (!d || d.peakAfter >= d.peakBefore) return [];
+  const d = fixDelta(a, api, 'training.optimizerImpl', 'fused', 'optimizer step foreach → fused', edits);
+  if (!d || !edits) return [];
   const u = a.settings.units;
   return [{
     title: `Step the optimizer fused (${formatDeltaBytes(d.peakAfter - d.peakBefore, u)} per GPU → ${formatBytes(d.peakAfter, u)})`,

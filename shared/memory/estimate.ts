@@ -12,6 +12,7 @@ import { planComputable } from './fast';
 import { computeStage, newStageNumbers, type StageNumbers } from './stage';
 import { TERM_INFO } from './termInfo';
 import { foreachStepMessage } from '../wording/optimizerStep';
+import { noSyncGradientsMessage } from '../wording/noSync';
 import type { MomentTerms } from './moments';
 import type { PlanPath } from '../plan/paths';
 
@@ -45,7 +46,7 @@ export function estimateMemory(plan: Plan): MemoryEstimate {
       peakStage,
       replicated: { stages: replicated.map((s) => s.memory) },
       hostBytesPerNode: clean(hostOffloadBytesPerNode(host, plan.cluster.gpusPerNode)),
-      problems: withForeachStep(plan, stages[peakStage], problems),
+      problems: withNoSyncGradients(plan, stages[peakStage], withForeachStep(plan, stages[peakStage], problems)),
     };
   } catch (e) {
     return { ...empty, problems: [...problems, { code: 'internal-error', severity: 'error', message: `Memory estimate failed: ${String(e)}`, paths: [] }] };
@@ -66,6 +67,25 @@ function withForeachStep(plan: Plan, peak: BuiltStage, problems: Problem[]): Pro
   }];
 }
 
+/**
+ * An information at the accumulation when FSDP's `no_sync` gradients raise the peak (shared/memory/moments.ts
+ * `carriedUnsharded`): every micro-batch but the last keeps the whole unsharded gradient, where reducing in every
+ * micro-batch would carry only the shard. Said when syncing would lower the peak by at least 5 % and 0.5 GiB, with the
+ * setting that does it where the file is the Hugging Face Trainer's.
+ */
+function withNoSyncGradients(plan: Plan, peak: BuiltStage, problems: Problem[]): Problem[] {
+  if (!(peak.carriedUnsharded > 0)) return problems;
+  const synced = buildStages({ ...plan, training: { ...plan.training, syncEveryMicroBatch: true } }, false);
+  const syncedPeak = Math.max(...synced.map((s) => s.peakReservedBytes));
+  const gain = peak.peakReservedBytes - syncedPeak;
+  if (!(gain >= 0.05 * peak.peakReservedBytes && gain >= 2 ** 29)) return problems;
+  const hf = /accelerator\.no_sync/.test(plan.sources['training.syncEveryMicroBatch']?.detail ?? '');
+  return [...problems, {
+    code: 'no-sync-gradients', severity: 'info', paths: ['training.syncEveryMicroBatch', 'training.gradAccum'],
+    message: noSyncGradientsMessage(peak.peakReservedBytes, peak.carriedUnsharded, syncedPeak, hf),
+  }];
+}
+
 /** Parameter counts with every figure finite. */
 function safeCounts(plan: Plan): ParameterCounts {
   try {
@@ -76,7 +96,11 @@ function safeCounts(plan: Plan): ParameterCounts {
   }
 }
 
-interface BuiltStage { memory: StageMemory; peakReservedBytes: number; hostBytes: number; stepList: number }
+interface BuiltStage {
+  memory: StageMemory; peakReservedBytes: number; hostBytes: number; stepList: number;
+  /** Unsharded gradients carried between micro-batches under FSDP's no_sync, bytes (0 when none). */
+  carriedUnsharded: number;
+}
 
 /** Static terms (model states, buffers, context) per stage signature: stages of one kind share their Term objects. */
 type TermCache = Map<string, Partial<Record<MemoryTermName, Term>>>;
@@ -92,7 +116,11 @@ function buildStages(plan: Plan, replicated: boolean): BuiltStage[] {
     const n = layersOfStage(c, i);
     const s = computeStage(c, i, start, n, newStageNumbers());
     start += n;
-    out.push({ memory: toStageMemory(c, s, label, cache), peakReservedBytes: clean(s.reserved), hostBytes: clean(s.hostBytes), stepList: clean(s.momentInputs.stepTemp) });
+    const x = s.momentInputs;
+    out.push({
+      memory: toStageMemory(c, s, label, cache), peakReservedBytes: clean(s.reserved), hostBytes: clean(s.hostBytes), stepList: clean(x.stepTemp),
+      carriedUnsharded: x.carriedUnsharded && x.accumulating ? clean(x.carriedGrads) : 0,
+    });
   }
   return out;
 }

@@ -122,6 +122,13 @@ const CASES: readonly Case[] = [
     text: 'model:\n  _component_: torchtune.models.llama3_2.llama3_2_3b\nbatch_size: 1\ndtype: bf16\nenable_activation_checkpointing: True\n'
       + 'tokenizer:\n  max_seq_len: 1024\noptimizer:\n  _component_: torch.optim.AdamW\n  lr: 2e-5\n',
   },
+  {
+    // The Trainer's accumulation under FSDP2: every micro-batch but the last keeps the whole unsharded gradient
+    // (accelerator.no_sync, FSDPParam.to_accumulated_grad_if_needed), said at the accumulation key.
+    name: 'FSDP2 gradients carried unsharded under no_sync', file: 'axolotl.yaml', code: 'no-sync-gradients', severity: 3, at: 'gradient_accumulation_steps',
+    text: 'base_model: meta-llama/Llama-3.1-8B\nsequence_len: 2048\nmicro_batch_size: 1\ngradient_accumulation_steps: 4\nbf16: true\n'
+      + 'gradient_checkpointing: true\nfsdp_version: 2\nfsdp_config:\n  reshard_after_forward: true\n',
+  },
 ];
 
 describe('diagnostics', () => {

@@ -56,6 +56,7 @@ const TUNE_BIG = ['model:', '  _component_: torchtune.models.llama3_1.llama3_1_8
   'enable_activation_checkpointing: True', 'enable_activation_offloading: False', ''].join('\n');
 const TUNE_FP32 = TUNE_BIG.replace('batch_size: 8', 'batch_size: 1').replace('max_seq_len: 8192', 'max_seq_len: 2048').replace('dtype: bf16', 'dtype: fp32');
 const DELTA = /\(−[\d.]+ [GM]iB per GPU → [\d.]+ GiB/;
+const AXOLOTL_FSDP2 = fixture('axolotl.yaml').replace(/^deepspeed:.*\n/m, 'fsdp_version: 2\nfsdp_config:\n  reshard_after_forward: true\n');
 // torch.optim.AdamW without fused=True steps with foreach, one more state at the step (torch/optim/adam.py): Llama 3.2
 // 3B in bf16 with checkpointing on one GPU peaks there (2 + 2 + 4 + 2 bytes per weight), fused at the backward's end.
 const TUNE_STEP = ['model:', '  _component_: torchtune.models.llama3_2.llama3_2_3b', 'batch_size: 1', 'dtype: bf16', 'enable_activation_checkpointing: True',
@@ -75,6 +76,14 @@ const CASES: readonly FixCase[] = [
   {
     name: 'step the optimizer fused (torchtune\'s fused flag turned on)', file: '3B_full_single_device.yaml', text: TUNE_STEP.replace('  lr: 2e-5', '  lr: 2e-5\n  fused: False'), code: 'foreach-step-peak',
     title: /^Step the optimizer fused \(−/, edits: [['fused: False', 'fused: True']],
+  },
+  {
+    // The Trainer runs every micro-batch but the last under accelerator.no_sync, where FSDP2 keeps each gradient
+    // unsharded; accelerator_config.gradient_accumulation_kwargs.sync_each_batch makes it reduce in every micro-batch.
+    name: 'reduce in every micro-batch (accelerator_config added to an Axolotl FSDP2 file)', file: 'axolotl.yaml', text: AXOLOTL_FSDP2, code: 'no-sync-gradients',
+    // A reduce-scatter in every micro-batch instead of one per step: the step can only get longer.
+    title: /^Reduce gradients in every micro-batch \(−[\d.]+ GiB per GPU → [\d.]+ GiB, step \+[\d.]+ %\)$/,
+    edits: [['  reshard_after_forward: true\n', '  reshard_after_forward: true\naccelerator_config:\n  gradient_accumulation_kwargs:\n    sync_each_batch: true\n']],
   },
   { name: 'raise the ZeRO stage', file: 'ds_config.json', text: DS_BIG, code: 'does-not-fit', title: /^Raise ZeRO stage 0 → 1 \(−/, edits: [['"stage": 0', '"stage": 1']] },
   {

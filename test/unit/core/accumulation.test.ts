@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../../cli/load';
 import { estimateMemory } from '../../../shared/memory/estimate';
 import type { Plan } from '../../../shared/plan/types';
+import { planOfText } from './helpers';
 
 const root = join(__dirname, '..', '..', '..');
 async function planOf(rel: string, gpus: string): Promise<Plan> {
@@ -122,3 +123,43 @@ describe('gradient accumulation carries the gradients into later micro-batches',
     assert.ok(diff > 0 && diff < 0.05 * 2 * 1_100_048_384, `${diff}`);
   });
 });
+
+describe('the Trainer\'s sync_each_batch, and the information when no_sync raises the peak', () => {
+  // An Axolotl FSDP2 fine-tune of Llama 3.1 8B on 8 GPUs with 4 micro-batches.
+  const AX = ['base_model: meta-llama/Llama-3.1-8B', 'sequence_len: 2048', 'micro_batch_size: 1', 'gradient_accumulation_steps: 4',
+    'bf16: true', 'optimizer: adamw_torch_fused', 'gradient_checkpointing: true', 'fsdp_version: 2', 'fsdp_config:', '  reshard_after_forward: true', ''].join('\n');
+
+  test('accelerator_config.gradient_accumulation_kwargs.sync_each_batch, as a map, as JSON text and as a Trainer flag', async () => {
+    // transformers trainer.py syncs in every micro-batch when the Accelerate plugin's sync_each_batch is set.
+    const map = await planOfText('ax-map.yaml', `${AX}accelerator_config:\n  gradient_accumulation_kwargs:\n    sync_each_batch: true\n`, '8xH100');
+    assert.equal(map.training.syncEveryMicroBatch, true);
+    assert.equal(map.sources['training.syncEveryMicroBatch']?.kind, 'explicit');
+    const json = await planOfText('ax-json.yaml', `${AX}accelerator_config: '{"gradient_accumulation_kwargs": {"sync_each_batch": true}}'\n`, '8xH100');
+    assert.equal(json.training.syncEveryMicroBatch, true);
+    const off = await planOfText('ax-off.yaml', `${AX}accelerator_config:\n  gradient_accumulation_kwargs:\n    sync_each_batch: false\n`, '8xH100');
+    assert.equal(off.training.syncEveryMicroBatch, false);
+    assert.equal(off.sources['training.syncEveryMicroBatch']?.kind, 'explicit');
+    const flags = await planOfText('run.sh', ['torchrun --nproc_per_node 8 train.py --model_name_or_path meta-llama/Llama-3.1-8B --bf16 \\',
+      '  --per_device_train_batch_size 1 --gradient_accumulation_steps 4 --fsdp "full_shard auto_wrap" \\',
+      `  --accelerator_config '{"gradient_accumulation_kwargs": {"sync_each_batch": true}}'`, ''].join('\n'), '8xH100');
+    assert.equal(flags.training.syncEveryMicroBatch, true);
+  });
+
+  test('the information: the unsharded gradients, the peak, the synced peak and the setting', async () => {
+    // FSDP2 under no_sync carries Ψ unsharded gradients in the reduce dtype: bf16 here, 2 · 8,030,261,248 bytes = 14.96 GiB.
+    const plan = await planOfText('ax-nosync.yaml', AX, '8xH100');
+    const est = estimateMemory(plan);
+    const info = est.problems.find((p) => p.code === 'no-sync-gradients');
+    assert.ok(info, est.problems.map((p) => p.code).join(', '));
+    assert.equal(info.severity, 'info');
+    assert.match(info.message, /unsharded \(no_sync while accumulating\): 15\.0 GiB of the [\d.]+ GiB peak/);
+    assert.match(info.message, /sync_each_batch: true/);
+    const synced = estimateMemory({ ...plan, training: { ...plan.training, syncEveryMicroBatch: true } });
+    assert.ok(!synced.problems.some((p) => p.code === 'no-sync-gradients'));
+    const syncedPeak = Math.max(...synced.stages.map((s) => s.peakReservedBytes));
+    assert.ok(info.message.includes(`would peak at ${(syncedPeak / 2 ** 30).toFixed(1)} GiB`), info.message);
+    // One micro-batch has nothing to carry: nothing to say.
+    assert.ok(!estimateMemory({ ...plan, training: { ...plan.training, gradAccum: 1, globalBatch: plan.parallel.dp } }).problems.some((p) => p.code === 'no-sync-gradients'));
+  });
+});
+
