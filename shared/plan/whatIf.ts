@@ -20,13 +20,15 @@ export interface WhatIf {
 
 /**
  * On/off switches whose other setting is always worth showing, with the words a label uses: torch.compile (fused
- * kernels, fewer saved tensors), activation offloading (checkpointed inputs in CPU memory) and the optimizer step in
- * the backward (one weight's gradient at a time).
+ * kernels, fewer saved tensors), activation offloading (checkpointed inputs in CPU memory), the optimizer step in
+ * the backward (one weight's gradient at a time) and the gradient sync in every micro-batch (the shard, not the whole
+ * unsharded gradient, carried between micro-batches under FSDP).
  */
 const SWITCHES: Readonly<Partial<Record<PlanPath, { readonly name: string; readonly get: (p: Plan) => boolean }>>> = {
   'training.compile': { name: 'torch.compile', get: (p) => p.training.compile === true },
   'training.activationOffload': { name: 'activation offloading', get: (p) => p.training.activationOffload === true },
   'training.optimizerInBackward': { name: 'optimizer in the backward', get: (p) => p.training.optimizerInBackward === true },
+  'training.syncEveryMicroBatch': { name: 'gradient sync in every micro-batch', get: (p) => p.training.syncEveryMicroBatch !== false },
 };
 
 /** The on/off switches' paths (quick fixes offer turning them on). */

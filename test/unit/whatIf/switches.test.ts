@@ -128,3 +128,20 @@ describe('the optimizer\'s implementation: written as the file says it', () => {
     assert.deepEqual(whatIfsFor(plan, 'training.optimizerImpl'), []);
   });
 });
+
+describe('the gradient sync in every micro-batch (the Trainer\'s sync_each_batch)', () => {
+  before(async () => { await initFormats(); });
+
+  test('offered where the file writes it, flipped in place, and read back', () => {
+    // transformers trainer.py syncs each micro-batch when accelerator_config.gradient_accumulation_kwargs.sync_each_batch is set.
+    const path = '/ws/axolotl.yaml';
+    const text = ['base_model: meta-llama/Llama-3.1-8B', 'sequence_len: 2048', 'micro_batch_size: 1', 'gradient_accumulation_steps: 4',
+      'bf16: true', 'fsdp_version: 2', 'fsdp_config:', '  reshard_after_forward: true',
+      'accelerator_config:', '  gradient_accumulation_kwargs:', '    sync_each_batch: false', ''].join('\n');
+    const { plan, results } = whatIfs({ [path]: text }, path, 'training.syncEveryMicroBatch');
+    assert.equal(plan.training.syncEveryMicroBatch, false);
+    assert.deepEqual(results.map((r) => r.whatIf.label), ['gradient sync in every micro-batch off → on']);
+    assert.match(results[0].text, /^ {4}sync_each_batch: true$/m);
+    assert.equal(results[0].edited.training.syncEveryMicroBatch, true);
+  });
+});
