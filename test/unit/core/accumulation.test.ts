@@ -143,6 +143,12 @@ describe('the Trainer\'s sync_each_batch, and the information when no_sync raise
       '  --per_device_train_batch_size 1 --gradient_accumulation_steps 4 --fsdp "full_shard auto_wrap" \\',
       `  --accelerator_config '{"gradient_accumulation_kwargs": {"sync_each_batch": true}}'`, ''].join('\n'), '8xH100');
     assert.equal(flags.training.syncEveryMicroBatch, true);
+    // A path to a JSON file (TrainingArguments accepts one), malformed JSON or another type says nothing: the default stays.
+    for (const [i, v] of ['accelerate_config.json', "'{not json'", "'[1, 2]'", "'null'"].entries()) {
+      const p = await planOfText(`ax-bad${i}.yaml`, `${AX}accelerator_config: ${v}\n`, '8xH100');
+      assert.equal(p.training.syncEveryMicroBatch, false, v);
+      assert.equal(p.sources['training.syncEveryMicroBatch']?.kind, 'default', v);
+    }
   });
 
   test('the information: the unsharded gradients, the peak, the synced peak and the setting', async () => {
