@@ -30,7 +30,9 @@ export function readLlamaFactory(s: FactSink, root: KNode | undefined): void {
   if (mp && typeof mp.value.value === 'string' && mp.value.value.startsWith('bf16')) s.explicit('training.precision', 'bf16-mixed', locOf(mp, 'mixed_precision'));
   readOptimizer(s, entry(root, 'optim'), 'optim');
   s.default('training.optimizer', 'adamw', `${HF}: optim adamw_torch`);
-  hfTrainerAccumulation(s, 'LLaMA-Factory (HF Trainer)', root);
+  // The v1 schema (`model:`, `dist_config:`) trains with LLaMA-Factory's own loop, which calls loss.backward() in every
+  // micro-batch with FSDP's sync on (src/llamafactory/v1/core/base_trainer.py); the classic one is the HF Trainer's.
+  if (!entry(root, 'model') && !entry(root, 'dist_config')) hfTrainerAccumulation(s, 'LLaMA-Factory (HF Trainer)', root);
   const ft = entry(root, 'finetuning_type');
   const ftv = ft && typeof ft.value.value === 'string' ? ft.value.value : undefined;
   // v1 schema: peft_config {name: lora, r: 16}; no peft_config with `model:` is full fine-tuning.

@@ -103,6 +103,13 @@ describe('gradient accumulation carries the gradients into later micro-batches',
     assert.equal(ax.sources['training.syncEveryMicroBatch']?.kind, 'default');
     const titan = await planOf('data/calibration/measured-runs/tt24_t2_8b_fsdp8_cp1.toml', '8xH100');
     assert.equal(titan.training.syncEveryMicroBatch, undefined);
+    // LLaMA-Factory's v1 loop calls loss.backward() in every micro-batch with FSDP's sync on
+    // (src/llamafactory/v1/core/base_trainer.py); its classic files run the HF Trainer.
+    const v1 = await planOfText('v1.yaml', ['model: Qwen/Qwen3-8B', 'dist_config:', '  name: fsdp2', 'micro_batch_size: 1', 'cutoff_len: 2048', 'bf16: true', ''].join('\n'), '8xH100');
+    assert.equal(v1.parallel.sharding.style, 'fsdp2');
+    assert.equal(v1.training.syncEveryMicroBatch, undefined);
+    const classic = await planOfText('classic.yaml', ['model_name_or_path: Qwen/Qwen3-8B', 'stage: sft', 'finetuning_type: full', 'cutoff_len: 2048', 'bf16: true', ''].join('\n'), '8xH100');
+    assert.equal(classic.training.syncEveryMicroBatch, false);
     // Lingua turns the sync on for the cycle's last micro-batch only (apps/main/train.py set_requires_gradient_sync).
     const lingua = await planOf('examples/lingua/llama_1B.yaml', '8xH100');
     assert.equal(lingua.training.syncEveryMicroBatch, false);
