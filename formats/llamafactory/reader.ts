@@ -31,8 +31,10 @@ export function readLlamaFactory(s: FactSink, root: KNode | undefined): void {
   readOptimizer(s, entry(root, 'optim'), 'optim');
   s.default('training.optimizer', 'adamw', `${HF}: optim adamw_torch`);
   // The v1 schema (`model:`, `dist_config:`) trains with LLaMA-Factory's own loop, which calls loss.backward() in every
-  // micro-batch with FSDP's sync on (src/llamafactory/v1/core/base_trainer.py); the classic one is the HF Trainer's.
-  if (!entry(root, 'model') && !entry(root, 'dist_config')) hfTrainerAccumulation(s, 'LLaMA-Factory (HF Trainer)', root);
+  // micro-batch with FSDP's sync on (src/llamafactory/v1/core/base_trainer.py), and the Megatron back-end
+  // (examples/megatron) with Megatron's schedules; the classic files run the HF Trainer.
+  const own = ['model', 'dist_config', ...MEGATRON_KEYS].some((k) => entry(root, k));
+  if (!own) hfTrainerAccumulation(s, 'LLaMA-Factory (HF Trainer)', root);
   const ft = entry(root, 'finetuning_type');
   const ftv = ft && typeof ft.value.value === 'string' ? ft.value.value : undefined;
   // v1 schema: peft_config {name: lora, r: 16}; no peft_config with `model:` is full fine-tuning.
@@ -75,6 +77,9 @@ function readFlashAttn(s: FactSink, root: KNode): void {
   else if (v === 'disabled') s.explicit('training.flashAttention', false, locOf(e, 'flash_attn'));
   else if (v !== 'auto' && v !== 'sdpa') s.diag('invalid-value', 'warning', 'flash_attn should be auto, disabled, sdpa, fa2 or fa3.', e.value.range, ['training.flashAttention']);
 }
+
+/** Keys only LLaMA-Factory's Megatron back-end reads (examples/megatron/*.yaml, mcore_adapter). */
+const MEGATRON_KEYS = ['tensor_model_parallel_size', 'pipeline_model_parallel_size', 'expert_model_parallel_size', 'use_distributed_optimizer'];
 
 /** examples/megatron/*.yaml and the v1 dist_config. */
 function readMegatronBackend(s: FactSink, root: KNode): void {

@@ -110,6 +110,10 @@ describe('gradient accumulation carries the gradients into later micro-batches',
     assert.equal(v1.training.syncEveryMicroBatch, undefined);
     const classic = await planOfText('classic.yaml', ['model_name_or_path: Qwen/Qwen3-8B', 'stage: sft', 'finetuning_type: full', 'cutoff_len: 2048', 'bf16: true', ''].join('\n'), '8xH100');
     assert.equal(classic.training.syncEveryMicroBatch, false);
+    // Its Megatron back-end (examples/megatron) runs Megatron's schedules, not the Trainer's no_sync.
+    const mca = await planOfText('mca.yaml', ['model_name_or_path: Qwen/Qwen3-8B', 'stage: sft', 'finetuning_type: full', 'cutoff_len: 2048', 'bf16: true',
+      'gradient_accumulation_steps: 8', 'tensor_model_parallel_size: 2', 'pipeline_model_parallel_size: 2', 'use_distributed_optimizer: true', ''].join('\n'), '8xH100');
+    assert.equal(mca.training.syncEveryMicroBatch, undefined);
     // Lingua turns the sync on for the cycle's last micro-batch only (apps/main/train.py set_requires_gradient_sync).
     const lingua = await planOf('examples/lingua/llama_1B.yaml', '8xH100');
     assert.equal(lingua.training.syncEveryMicroBatch, false);
