@@ -192,13 +192,12 @@ function readHfAdamImpl(s: FactSink, name: string, loc: Loc): void {
 export function hfTrainerAccumulation(s: FactSink, who = 'HF Trainer', root?: KNode, flag?: { value?: string; loc: Loc }): void {
   // TrainingArguments.accelerator_config.gradient_accumulation_kwargs.sync_each_batch: the Trainer then syncs in
   // every micro-batch (transformers trainer.py: "sync_each_batch set to True"; Accelerate GradientAccumulationPlugin).
+  // As a YAML map, as JSON text in YAML, or as the flag's JSON text.
   const nested = 'accelerator_config.gradient_accumulation_kwargs.sync_each_batch';
-  if (root && readBool(s, root, nested, 'training.syncEveryMicroBatch') === undefined) {
-    const e = at(root, 'accelerator_config');
-    if (e?.value.kind === 'scalar' && typeof e.value.value === 'string') flag = { value: e.value.value, loc: locOf(e, 'accelerator_config') };
-  }
-  const sync = flag?.value !== undefined ? syncEachBatchOf(flag.value) : undefined;
-  if (flag && sync !== undefined) s.explicit('training.syncEveryMicroBatch', sync, flag.loc);
+  const e = root && readBool(s, root, nested, 'training.syncEveryMicroBatch') === undefined ? at(root, 'accelerator_config') : undefined;
+  const json = e?.value.kind === 'scalar' && typeof e.value.value === 'string' ? { value: e.value.value, loc: locOf(e, 'accelerator_config') } : flag;
+  const sync = json?.value !== undefined ? syncEachBatchOf(json.value) : undefined;
+  if (json && sync !== undefined) s.explicit('training.syncEveryMicroBatch', sync, json.loc);
   s.default('training.syncEveryMicroBatch', false, `${who}: every micro-batch but the step's last runs under accelerator.no_sync (transformers trainer.py; Accelerate accumulate)`);
 }
 

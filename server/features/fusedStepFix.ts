@@ -18,12 +18,11 @@ import { lineStarts, textOf, type TextEdit } from '../../formats/common/edit/tex
 export function fusedStepEdits(a: DocumentAnalysis): TextEdit[] | undefined {
   const impl = localFact(a, 'training.optimizerImpl');
   if (!impl?.source.range) return undefined;
-  // A written implementation or `fused` flag: its value replaced (keyEdits keeps the file's spelling).
-  if (impl.source.kind === 'explicit') return keyEdits(a, 'training.optimizerImpl', 'fused');
-  const written = textOf(a.text, impl.source.range);
-  const bare = written.trim().replace(/^(["'])(.*)\1$/, '$2');
-  // Hugging Face's optimizer name: adamw_torch → adamw_torch_fused.
-  if (bare === 'adamw_torch') return [{ range: impl.source.range, newText: written.replace('adamw_torch', 'adamw_torch_fused') }];
+  // A written implementation, `fused` flag or Hugging Face name (adamw_torch → adamw_torch_fused): its value replaced
+  // as the file spells it (keyEdit.ts optimizerImplLiteral, shared with the hover's what-if).
+  const inPlace = keyEdits(a, 'training.optimizerImpl', 'fused');
+  if (inPlace) return inPlace;
+  const bare = textOf(a.text, impl.source.range).trim().replace(/^(["'])(.*)\1$/, '$2');
   // torchtune's `optimizer._component_: torch.optim.AdamW`: a `fused: True` line after it, at its indentation.
   if (a.format === 'torchtune' && TORCH_ADAM.test(bare)) {
     const line = impl.source.range.start.line;

@@ -8,6 +8,7 @@
  * (experts over the expert-data-parallel group shard·CP·TP/(EP·ETP)).
  */
 import { moeLayersIn } from '../model/params';
+import { zeroGradReduceEveryMicrobatch } from '../comm/volumes';
 import {
   checkpointedLayerBytes, checkpointedLayerCount, embeddingActivationBytes, embeddingOutputGradientBytes, headInputGradientBytes,
   layerActivationBytes, outputLayerInputBytes, recomputeWorkingBytes, stageLayerActivationBytes,
@@ -217,7 +218,7 @@ export function computeStageActivations(
   fillLossParts(c, last, x, nMoe > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn);
   x.accumulating = c.m > 1;
   // FSDP without the sync keeps every gradient unsharded until the last micro-batch reduces it (modelStates.ts).
-  x.carriedUnsharded = c.syncLast && (c.style === 'fsdp2' || c.style === 'fsdp') && c.zstage >= 2;
+  x.carriedUnsharded = c.zstage >= 2 && !zeroGradReduceEveryMicrobatch(c.style, !c.syncLast);
   x.carriedGrads = x.carriedUnsharded ? noSyncCarriedGradientBytes(c.style, o.trainablePerRank, c.reduceB, c.gatherB) : o.gradients;
   x.stepTemp = c.foreachStep ? o.optimizerStates / 2 : 0;
   prepareDsInputs(x, o.ds);

@@ -5,13 +5,13 @@
  * composed here from the volumes and links of shared/comm/.
  */
 import type { EpDispatcher, Plan } from '../plan/types';
-import { algorithmFor, kindBusBandwidth, linkSeconds, type GroupLink } from '../comm/links';
+import { algorithmFor, kindBusBandwidth, linkSeconds } from '../comm/links';
 import { dispatchPass, moeTokensPerRank } from '../comm/dispatch';
 import type { LayoutLinks } from '../comm/layout';
 import { moeLayersIn } from '../model/params';
 import { firstLayerOfStage, stageLayerCount, type StageParams } from '../comm/stageParams';
 import type { StageTraffic } from '../comm/stageTraffic';
-import type { Collective, CollectiveKind, CommGroup } from '../comm/types';
+import type { Collective, CollectiveKind } from '../comm/types';
 import * as V from '../comm/volumes';
 import { TimeCache } from './cache';
 import { timeContext, type TimeContext } from './context';
@@ -22,9 +22,10 @@ import { activationBytes, posInt, tokensPerRank } from './shape';
 import { kvHeadsPerRank, qHeadsPerRank } from '../model/rankParams';
 import { qkHeadDim, vHeadDim } from '../model/mla';
 import { pipelineHops } from './stepTime';
-import { pipelineEngineOf } from '../memory/pipeline';
+import { syncSchedule } from './syncSchedule';
+import { stepEntries, type Entry, type Exposure } from './stepEntries';
 import { ringKvHeads, torchRing, torchRingGatherBytes, torchRingGradBytes } from './kernels/ring';
-import { deepspeedPipeline, deepspeedPipePartitioned, deepspeedPipelineTransfers } from './deepspeedPipe';
+import { deepspeedPipeline, deepspeedPipelineTransfers } from './deepspeedPipe';
 import { gradSyncExposed, hybridReduceExposed, interleavedSyncHidden, perLayerExposed } from './syncExposure';
 
 export { firstBucketFraction } from '../comm/stageTraffic';
@@ -50,11 +51,6 @@ export interface StageComm {
   readonly p2p: number;
   /** The stage's per-rank parameters the volumes were computed from. */
   readonly params: StageParams;
-}
-
-interface Entry {
-  id: string; label: string; kind: CollectiveKind; group: CommGroup; link: GroupLink; stage: number;
-  bytes: number; count: number; overlapped: boolean; exposed: number; formula: string; citation: string; seconds?: number;
 }
 
 /** DeepEP's and HybridEP's traffic: a token once per remote node, forwarded inside the node. */
@@ -170,8 +166,6 @@ function inLayerEntries(plan: Plan, stage: number, w: MicrobatchWork, m: number,
   return out;
 }
 
-/** Exposure of a step-level entry, filled once the stage's totals are known. */
-type Exposure = 'grad' | 'post' | 'zero3' | 'rs' | 'hsdp' | 'dp' | 'offload-params' | 'pp';
 const NONE_C: Collective[] = [];
 
 /** The numbers of StageComm plus the exposures the listing needs, as one reusable record (the planner's scratch). */
@@ -214,8 +208,9 @@ export function stageCommInto(plan: Plan, stage: number, ctx: TimeContext, w: Mi
   const overlap = sh.overlapComm;
   const fBucket = k.firstBucket;
   const cost = params.overlapCost;
-  // torch pipelining with FSDP2 reduces the stage's gradients once, after its last backward, and gathers once per step.
-  const pipelined = V.torchPipelinedFsdp(ctx.p, pipelineEngineOf(plan.engine), sh.style, zero);
+  // Every micro-batch or once per step; torch pipelining with FSDP2 reduces after the stage's last backward.
+  const sched = syncSchedule(plan, ctx.p, k);
+  const pipelined = sched.pipelined;
   // The sync hides behind the last backward pass: one chunk of the stage (1/v of it) after the first bucket fills.
   const window = overlap && !pipelined ? ((1 - fBucket) * w.backward) / ctx.v : 0;
   // Sums in the order of the collectives' listing (stepEntries).
@@ -223,26 +218,24 @@ export function stageCommInto(plan: Plan, stage: number, ctx: TimeContext, w: Mi
   let postStep = 0;
   let perF = 0, perB = 0, rsExp = 0, hsdpExp = 0, dpExp = 0, agExp = 0, offExp = 0;
   // A replicated stage all-reduces behind its last backward, or behind every backward (torch replicate).
-  if (k.dpSeconds > 0 && ctx.p === 1 && V.replicaReduceEveryMicrobatch(sh.style, zero, plan.training.syncEveryMicroBatch)) {
+  if (sched.replicaEveryMicrobatch) {
     dpExp = gradSyncExposed(k.dpSeconds, window, cost);
     perB += dpExp;
   } else gradSync += k.dpSeconds;
-  let hsdpEveryMb = false;
   if (k.hasDense && zero >= 1) {
-    if (zero >= 2 && !pipelined && V.zeroGradReduceEveryMicrobatch(sh.style, plan.training.syncEveryMicroBatch)) {
+    if (sched.reduceEveryMicrobatch) {
       const pass = (1 - fBucket) * w.backward;
       rsExp = perLayerExposed(k.rsLayerSeconds, k.layers, pass, overlap, cost);
       // FSDP's hybrid sharding all-reduces each group's reduced shard across the replicas right after its
       // reduce-scatter, on its own stream (FSDP2 foreach_reduce, FSDP1 _reduce_grad): in every micro-batch too.
-      hsdpEveryMb = k.hsdpLayerSeconds > 0 && (sh.style === 'fsdp' || sh.style === 'fsdp2');
-      if (hsdpEveryMb) hsdpExp = hybridReduceExposed(k.rsLayerSeconds, k.hsdpLayerSeconds, k.layers, pass, overlap, cost) - rsExp;
+      if (sched.hybridEveryMicrobatch) hsdpExp = hybridReduceExposed(k.rsLayerSeconds, k.hsdpLayerSeconds, k.layers, pass, overlap, cost) - rsExp;
       perB += rsExp + hsdpExp;
     } else gradSync += k.rsSeconds; // ZeRO-1, FSDP under no_sync or a pipelined FSDP2 stage: once per step.
     const agOne = k.agSeconds;
     if (zero <= 2) {
       // Megatron's --overlap-param-gather hides the gather behind the next step's forward; it still costs overlapCost.
       postStep += sh.style === 'megatron-distopt' && overlap ? exposedBehind(agOne, w.forward * m, true, cost) : agOne;
-    } else if (pipelined && !sh.reshardAfterForward) {
+    } else if (sched.gatherOncePerStep) {
       // Gathered in the step's first forward, layer by layer behind it, and kept: a once-per-step cost.
       agExp = perLayerExposed(k.agLayerSeconds, k.layers, w.forward, overlap, cost);
       postStep += agExp;
@@ -260,7 +253,7 @@ export function stageCommInto(plan: Plan, stage: number, ctx: TimeContext, w: Mi
   if (k.copyForwardBytes > 0) perF += ctx.hbmSeconds(k.copyForwardBytes);
   if (k.copyBackwardBytes > 0) perB += ctx.hbmSeconds(k.copyBackwardBytes);
   gradSync += k.edpSeconds;
-  if (!hsdpEveryMb) gradSync += k.hsdpSeconds;
+  if (!(k.hasDense && sched.hybridEveryMicrobatch)) gradSync += k.hsdpSeconds;
   postStep += k.offloadOptSeconds;
   if (sh.offloadParams !== 'none') {
     const one = k.offloadParamSeconds;
@@ -311,10 +304,9 @@ export function stageComm(
   }
   const entries = inLayerEntries(plan, stage, w, m, entry.links);
   const kinds: Exposure[] = entries.map(() => 'pp');
-  const dpEveryMb = k.dpSeconds > 0 && ctx.p === 1 && V.replicaReduceEveryMicrobatch(plan.parallel.sharding.style, plan.parallel.sharding.stage, plan.training.syncEveryMicroBatch);
-  stepEntries(plan, stage, ctx, k, entry.links, entries, kinds, hsdpExp > 0, dpEveryMb);
-  const pipelined = V.torchPipelinedFsdp(p, pipelineEngineOf(plan.engine), plan.parallel.sharding.style, plan.parallel.sharding.stage);
-  const gathersPerStep = pipelined && !plan.parallel.sharding.reshardAfterForward ? 1 : m;
+  const sched = syncSchedule(plan, p, k);
+  stepEntries(plan, stage, ctx, k, entry.links, entries, kinds, sched);
+  const gathersPerStep = sched.gatherOncePerStep ? 1 : m;
   const gradExposed = gradSyncExposed(gradSync, window + cooldown, cache.params.overlapCost);
   const collectives: Collective[] = [];
   for (let i = 0; i < entries.length; i++) {
@@ -327,100 +319,4 @@ export function stageComm(
     collectives.push(collective({ ...e, exposed }));
   }
   return { collectives, gradSync, gradSyncWindow: window, gradSyncCooldown: cooldown, perMicrobatchForward: perF, perMicrobatchBackward: perB, postStep, p2p, params: sp };
-}
-
-/** Lists the step-level collectives of a stage (sizes from stageTraffic) with how their exposure is computed. */
-function stepEntries(plan: Plan, stage: number, ctx: TimeContext, k: StageTraffic, links: LayoutLinks, entries: Entry[], kinds: Exposure[], hsdpEveryMb: boolean, dpEveryMb: boolean): void {
-  const par = plan.parallel;
-  const sh = par.sharding;
-  const { m, v, p } = ctx;
-  const zero = sh.stage;
-  const overlap = sh.overlapComm;
-  const cite = 'Rajbhandari et al. 2020 (ZeRO) §7.2; nccl-tests PERFORMANCE.md';
-  const dense = links.shardLink;
-  if (k.hasDense && zero === 0) {
-    addEntry(entries, kinds, { id: 'dp-grad-allreduce', label: 'DP gradient all-reduce', kind: 'all-reduce', group: 'dp', link: dense, stage, bytes: k.dpBytes,
-      count: dpEveryMb ? m : 1, overlapped: overlap, exposed: 0,
-      formula: `2(N−1)/N · Ψ_stage · B_grad, bucketed, overlapped with ${dpEveryMb ? 'every backward (torch replicate syncs in each)' : 'the last backward'}`,
-      citation: dpEveryMb ? `${cite}; torch/distributed/_composable/replicate.py` : cite }, dpEveryMb ? 'dp' : 'grad');
-    if (k.agBytes > 0) {
-      addEntry(entries, kinds, { id: 'zero-param-all-gather', label: 'BF16_Optimizer weight all-gather', kind: 'all-gather', group: 'dp',
-        link: dense, stage, bytes: k.agBytes, count: 1, overlapped: false, exposed: 0,
-        formula: '(N−1)/N · Ψ_stage · B_param once per step (DeepSpeed without ZeRO in bf16: partitioned fp32 master weights)',
-        citation: 'DeepSpeed deepspeed/runtime/bf16_optimizer.py, engine.py _do_optimizer_sanity_check' }, 'post');
-    }
-  }
-  if (k.hasDense && zero >= 1) {
-    const pipelined = V.torchPipelinedFsdp(p, pipelineEngineOf(plan.engine), sh.style, zero);
-    const perMb = zero >= 2 && !pipelined && V.zeroGradReduceEveryMicrobatch(sh.style, plan.training.syncEveryMicroBatch);
-    const once = pipelined ? ' once per step, after the stage\'s last backward (torch pipelining)' : ' once per step (the other micro-batches under no_sync)';
-    addEntry(entries, kinds, { id: 'zero-grad-reduce-scatter', label: 'ZeRO gradient reduce-scatter', kind: 'reduce-scatter', group: 'dp', link: dense, stage,
-      bytes: k.rsBytes, count: perMb ? m : 1, overlapped: overlap && !pipelined, exposed: 0,
-      formula: '(N−1)/N · Ψ_stage · B_grad' + (perMb ? ' per micro-batch' : zero >= 2 ? once : ' per step'),
-      citation: pipelined ? `${cite}; torch/distributed/pipelining/stage.py backward_maybe_with_nosync`
-        : zero >= 2 && !perMb ? `${cite}; torch FSDP no_sync / set_requires_gradient_sync` : cite }, perMb ? 'rs' : 'grad');
-    if (zero <= 2) {
-      const hidden = sh.style === 'megatron-distopt' && overlap;
-      addEntry(entries, kinds, { id: 'zero-param-all-gather', label: 'ZeRO parameter all-gather after the step', kind: 'all-gather', group: 'dp',
-        link: dense, stage, bytes: k.agBytes, count: 1, overlapped: hidden, exposed: 0,
-        formula: '(N−1)/N · Ψ_stage · B_param once per step (ZeRO-1/2: 2Ψ with the reduce-scatter)', citation: cite }, 'post');
-    } else {
-      const gathers = V.zero3AllGathersPerMicrobatch(sh.reshardAfterForward);
-      const once = pipelined && !sh.reshardAfterForward;
-      addEntry(entries, kinds, { id: 'zero3-param-all-gather', label: 'ZeRO-3/FSDP parameter all-gather', kind: 'all-gather', group: 'dp', link: dense,
-        stage, bytes: k.agBytes, count: once ? 1 : gathers * m, overlapped: overlap, exposed: 0,
-        formula: once
-          ? '(N−1)/N · Ψ_stage · B_param once per step: gathered in the first forward and kept until the stage\'s last backward (torch pipelining), prefetched'
-          : `(N−1)/N · Ψ_stage · B_param, ${gathers === 2 ? 'forward and backward (3Ψ with the reduce-scatter)' : 'forward only, kept for backward (2Ψ)'} per micro-batch, prefetched`,
-        citation: once ? 'Zhao et al. 2023 (PyTorch FSDP); torch/distributed/pipelining/stage.py backward_maybe_with_nosync; torchtitan parallelize (reshard_after_forward off under PP)'
-          : 'Rajbhandari et al. 2020 §7.2.2; Zhao et al. 2023 (PyTorch FSDP); Llama 3 §3.3.2' }, 'zero3');
-    }
-  }
-  if (k.hasEdp) {
-    addEntry(entries, kinds, { id: 'edp-grad-allreduce', label: 'Expert-DP gradient all-reduce', kind: 'all-reduce', group: 'dp', link: links.edpLink, stage, bytes: k.edpBytes, count: 1,
-      overlapped: overlap, exposed: 0, formula: '2(N_edp−1)/N_edp · Ψ_experts · B_grad, N_edp = d·cp·t/(ep·etp)', citation: 'Megatron-LM expert data parallelism' }, 'grad');
-  }
-  if (links.replicas > 1 && zero >= 1) {
-    addEntry(entries, kinds, { id: 'hsdp-replicate-allreduce', label: 'HSDP replicate all-reduce', kind: 'all-reduce', group: 'dp', link: links.replicaLink, stage,
-      bytes: k.hsdpBytes, count: hsdpEveryMb ? m : 1, overlapped: overlap, exposed: 0,
-      formula: `2(R−1)/R · Ψ_stage/N_shard · B_grad across replicas${hsdpEveryMb ? ', each group after its reduce-scatter, every micro-batch' : ''}`,
-      citation: hsdpEveryMb ? 'Zhao et al. 2023 (PyTorch FSDP) §3.2.2 hybrid sharding; torch FSDP2 foreach_reduce, FSDP1 _reduce_grad'
-        : 'Zhao et al. 2023 (PyTorch FSDP) §3.2.2 hybrid sharding' }, hsdpEveryMb ? 'hsdp' : 'grad');
-  }
-  if (sh.offloadOptimizer !== 'none') {
-    addEntry(entries, kinds, { id: 'offload-optimizer', label: 'Optimizer offload copies (PCIe)', kind: 'send-recv', group: 'dp', link: links.pcieLink, stage,
-      bytes: k.offloadOptBytes, count: 1, overlapped: false, exposed: 0, formula: 'Ψ_shard·(B_grad + 2) over PCIe per step', citation: 'Ren et al. 2021 (ZeRO-Offload) §4' }, 'post');
-  }
-  if (sh.offloadParams !== 'none') {
-    addEntry(entries, kinds, { id: 'offload-params', label: 'Parameter offload fetches (PCIe)', kind: 'send-recv', group: 'dp', link: links.pcieLink, stage,
-      bytes: k.offloadParamBytes, count: m, overlapped: false, exposed: 0, formula: '2·Ψ_shard·B_param over PCIe per micro-batch',
-      citation: 'Rajbhandari et al. 2021 (ZeRO-Infinity)' }, 'offload-params');
-  }
-  if (p > 1) {
-    const partitioned = deepspeedPipePartitioned(plan);
-    const bytes = V.ppMessageBytes(ctx.tokens, plan.model.hiddenSize, ctx.actBytes, par.sp || partitioned ? posInt(par.tp) : 1);
-    const blocking = deepspeedPipeline(plan);
-    addEntry(entries, kinds, { id: 'pp-send-recv', label: 'Pipeline send/recv', kind: 'send-recv', group: 'pp', link: ctx.ppLink, stage, bytes,
-      count: blocking ? 2 * m * deepspeedPipelineTransfers(stage, p) : V.ppSendsPerStep(m, v, v > 1 || stage < p - 1, v > 1 || stage > 0),
-      overlapped: !blocking, exposed: 0,
-      formula: blocking
-        ? 'b·s·h·B (÷t under TP: DeepSpeed sends partitions) per micro-batch, activations and gradients received and sent, each a blocking call of DeepSpeed\'s pipeline engine'
-        : 'b·s·h·B (÷t with SP) per micro-batch per chunk, forward activations and backward gradients',
-      citation: blocking ? 'DeepSpeed deepspeed/runtime/pipe/engine.py, p2p.py' : 'Narayanan et al. 2021 §2.2, §4.1' }, 'pp');
-    // One received tensor per neighbour and micro-batch: the activation from the previous stage, the gradient from the next.
-    const receives = partitioned ? deepspeedPipelineTransfers(stage, p) : 0;
-    if (receives > 0) {
-      const full = V.ppMessageBytes(ctx.tokens, plan.model.hiddenSize, ctx.actBytes, 1);
-      addEntry(entries, kinds, { id: 'pp-partition-gather', label: 'PP input all-gather (TP parts)', kind: 'all-gather', group: 'tp', link: links.tpLink, stage,
-        bytes: full, count: m * receives, overlapped: false, exposed: m * receives * ctx.p2pGather,
-        formula: 'b·s·h·B per received activation or gradient, rebuilt from its t partitions before the pass',
-        citation: 'DeepSpeed deepspeed/runtime/pipe/engine.py (pipe_partitioned, grad_partitioned)' }, 'pp');
-    }
-  }
-}
-
-/** Appends an entry and how its exposure is computed. */
-function addEntry(entries: Entry[], kinds: Exposure[], e: Entry, x: Exposure): void {
-  entries.push(e);
-  kinds.push(x);
 }
