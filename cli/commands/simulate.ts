@@ -9,6 +9,7 @@ import { allProblems, hasErrors, planSummary, printNotes } from '../report';
 import { countParams } from '../../shared/model/params';
 import { RUN_LENGTH_SCOPE, runLength, runLine } from '../../shared/wording/runLength';
 import { elidedSentence } from '../../shared/wording/comm';
+import { validatePlan } from '../../shared/plan/validate';
 
 export async function simulateCommand(args: ParsedArgs): Promise<number> {
   const file = args.positionals[0];
@@ -18,7 +19,9 @@ export async function simulateCommand(args: ParsedArgs): Promise<number> {
   const loaded = await loadConfig(file, args.flags);
   const plan = loaded.resolved.plan;
   const sim = plan ? simulateStep(plan) : undefined;
-  const problems = allProblems(loaded, sim?.problems ?? []);
+  // The plan's own checks (shared/plan/validate.ts) as `estimate` and the editor report them: a layout the timeline
+  // runs can still be one the engine refuses, or one whose bubble dominates; the timeline's wording wins on a twin.
+  const problems = allProblems(loaded, [...(sim?.problems ?? []), ...(plan ? validatePlan(plan) : [])]);
   const ok = !!sim?.ok && !hasErrors(problems);
   if (trace !== undefined && sim?.ok) writeUserFile(trace, JSON.stringify(toChromeTrace(sim)));
   const run = sim?.ok ? runLength(plan, sim.stepSeconds) : undefined;

@@ -132,7 +132,7 @@ function checkPipeline(plan: Plan, add: Add): void {
     add('interleaved-microbatches', 'error', `The interleaved schedule needs the ${m} micro-batches to be a multiple of PP ${p.pp} (Narayanan et al. 2021 §2.2).`, 'training.gradAccum', 'parallel.pp');
   }
   if (p.pp > 1 && m < p.pp) {
-    add('pipeline-underfilled', 'warning', `Only ${m} micro-batches for ${p.pp} pipeline stages: the bubble dominates.`, 'training.gradAccum', 'parallel.pp');
+    add('pipeline-underfilled', 'warning', `Only ${m} micro-batch${m === 1 ? '' : 'es'} for ${p.pp} pipeline stages: the bubble dominates.`, 'training.gradAccum', 'parallel.pp');
   }
 }
 

@@ -63,6 +63,27 @@ describe('CLI text output', () => {
       t.cleanup();
     }
   });
+  test('simulate: the plan\'s own checks are reported as estimate reports them (one micro-batch for four pipeline stages)', () => {
+    // torchtitan's micro-batches are local_batch_size / pipeline_parallel_microbatch_size = 1 / 1: with PP 4, three
+    // of the four stages wait for most of the step (a 1F1B bubble of (p − 1)/m = 3 busy times, Narayanan et al. 2021 §2.2).
+    const toml = '[model]\nname = "llama3"\nflavor = "8B"\n[training]\nlocal_batch_size = 1\nseq_len = 4096\n[parallelism]\ndata_parallel_shard_degree = 2\npipeline_parallel_degree = 4\n';
+    const t = tempTree({ '.git/HEAD': 'ref: x\n', 'train.toml': toml });
+    try {
+      const j = JSON.parse(runCli(['simulate', 'train.toml', '--gpus', '8xH100', '--json'], { cwd: t.dir }).stdout);
+      assert.equal(j.microbatches, 1);
+      const p = j.problems.find((x: { code: string }) => x.code === 'pipeline-underfilled');
+      assert.ok(p, JSON.stringify(j.problems.map((x: { code: string }) => x.code)));
+      assert.match(p.message, /Only 1 micro-batch for 4 pipeline stages/);
+      const text = runCli(['simulate', 'train.toml', '--gpus', '8xH100'], { cwd: t.dir });
+      assert.match(text.stdout, /warning .*Only 1 micro-batch for 4 pipeline stages/);
+      // The estimate says it once too: each finding appears once whichever command prints it.
+      const e = JSON.parse(runCli(['estimate', 'train.toml', '--gpus', '8xH100', '--json'], { cwd: t.dir }).stdout);
+      const est = Array.isArray(e) ? e[0] : e;
+      assert.equal(est.problems.filter((x: { code: string }) => x.code === 'pipeline-underfilled').length, 1);
+    } finally {
+      t.cleanup();
+    }
+  });
   test('estimate: a script that runs no training command gets no verdict, and is not an error (a data preprocessing script)', () => {
     // Megatron-LM's tools/preprocess_data.py tokenises a corpus; nothing in the script says a model, batch or layout, so
     // a memory verdict would rest on assumed defaults alone ("DOES NOT FIT" for a script that trains nothing).

@@ -73,6 +73,10 @@ describe('validatePlan', () => {
       for (const s of e.stages) assert.ok(Number.isFinite(s.peakReservedBytes) && s.peakReservedBytes >= 0);
     });
   }
+  test('one micro-batch is named in the singular', () => {
+    const p = validatePlan(edit((x) => tr(x, { gradAccum: 1, globalBatch: 2 }))).find((x) => x.code === 'pipeline-underfilled');
+    assert.match(p?.message ?? '', /^Only 1 micro-batch for 2 pipeline stages/);
+  });
   test('an uneven split with v layers or more per stage is consistent (Megatron\'s --account-for-embedding/loss split)', () => {
     // Llama 3.1 405B at PP 8 · VPP 8 with the embedding and the loss counted as layers: (126 + 2) / 64 = 2 per
     // virtual stage, so the first and last stages hold 15 layers and the others 16 (Megatron-Bridge's H100 recipe).
