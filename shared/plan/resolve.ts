@@ -5,6 +5,7 @@
  * and turns everything still unknown into an explicit Assumption. Pure: no I/O, never throws.
  */
 import { findPreset, suggestPresets } from '../model/presets';
+import { SLIDING_WINDOW_CODE } from '../model/hfConfig';
 import type { ServerCommand, SettingId } from '../protocol/commands';
 import type { ClusterCorrection } from './calibration';
 import type { ClusterProfile } from '../hardware/profile';
@@ -278,6 +279,12 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
   }
   const derived = derivePlan(gatherInput(g, primary, model, seqLen, ctx));
   problems.push(...derived.problems);
+  // The model's note that attention slides (or runs in chunks) says nothing about a run whose sequences fit in one
+  // window: every query sees every earlier key either way. The config.json's own note, at its key, stays.
+  const sw = derived.plan?.model.slidingWindow;
+  if (sw && sw.window > 0 && derived.plan!.training.seqLen <= sw.window) {
+    for (let i = problems.length - 1; i >= 0; i--) if (problems[i].code === SLIDING_WINDOW_CODE && notes.includes(problems[i])) problems.splice(i, 1);
+  }
   // EP on a model nobody named: the assumed stand-in is dense, which says nothing about the file (ep-without-moe is
   // dropped for this one, shared/plan/problems.ts).
   const ep = derived.plan?.parallel.ep ?? 1;

@@ -89,6 +89,14 @@ describe('newer model families read from the files that name them', () => {
     assert.ok(!load('/ws/train.yaml', yaml('meta-llama/Llama-3.1-8B')).resolved.problems.some((x) => x.code === 'hf-config-sliding-window'));
   });
 
+  test('sequences that fit in one window get no sliding-window note: every query sees every earlier key either way', () => {
+    // Gemma 2's window is 4,096 tokens (config.json sliding_window): at 4,096 tokens per sequence it never cuts a
+    // query off; at 4,097 the last query loses its first key.
+    const notes = (seq: number) => load('/ws/train.yaml', `base_model: google/gemma-2-9b\nmicro_batch_size: 1\nsequence_len: ${seq}\n`).resolved.problems.filter((x) => x.code === 'hf-config-sliding-window');
+    assert.equal(notes(4096).length, 0, JSON.stringify(notes(4096)));
+    assert.equal(notes(4097).length, 1);
+  });
+
   // picotron's template/base_config.json: AutoConfig.from_pretrained(name) with the block's counts on top.
   test('a named model with the sizes the file states on top: SmolLM-360M at 16 layers, 16 heads, 4 KV heads of 60', () => {
     const cfg = {
