@@ -170,6 +170,7 @@ export function readMegatronScript(s: FactSink, original: string, li: LineIndex,
     const args: FlagArg[] = [];
     for (const [, v] of env.varEntries()) if (ARGVAR.test(v.t)) args.push(...toArgs(splitWords(v, true), map));
     for (const [, arr] of env.arrays) if (arr.some((w) => ARGVAR.test(w.t))) args.push(...toArgs(arr.flatMap((w) => splitWords(w, true)), map));
+    if (args.length) args.push(...tokenizerVariable(env, map, args));
     if (args.length) applyMegatronArgs(s, args);
   }
   readHeredocJson(s, env.commands, li);
@@ -183,6 +184,19 @@ export function readMegatronScript(s: FactSink, original: string, li: LineIndex,
   const nodesFallback = s.facts['cluster.nodes']?.source.kind === 'assumed';
   if (g && n && !nodesFallback && !s.has('cluster.worldSize')) s.derived('cluster.worldSize', g * n, 'launcher: GPUs per node × nodes');
   describeUnread(s, found?.inv, env);
+}
+
+/**
+ * A model file's TOKENIZER_MODEL as the --tokenizer-model it stands for: Megatron-LM's ModelOpt model files
+ * (examples/post_training/modelopt/conf/<org>/<model>.sh) set it beside MODEL_ARGS, and the scripts that source them
+ * pass `--tokenizer-model ${TOKENIZER_MODEL}` (finetune.sh, train.sh); the vocabulary then comes from that tokenizer.
+ */
+function tokenizerVariable(env: ShellEnv, map: SourceMap, args: readonly FlagArg[]): FlagArg[] {
+  if (args.some((a) => /^--tokenizer[-_](model|name[-_]or[-_]path)$/.test(a.flag))) return [];
+  const v = env.getVar('TOKENIZER_MODEL');
+  if (!v || unresolved(v) || !span(v) || !v.t.trim()) return [];
+  const where = map.of(v);
+  return [{ flag: '--tokenizer-model', value: v.t.trim(), valueRange: where.range, uri: where.uri, spelled: 'TOKENIZER_MODEL' }];
 }
 
 /** GPUS_PER_NODE / NNODES / WORLD_SIZE variables when the launcher line did not say. */

@@ -56,6 +56,25 @@ describe('Megatron multi-head latent attention', () => {
     assert.ok(Math.abs(total / 15.7e9 - 1) < 0.005, `${total}`);
   });
 
+  test('the model file as ModelOpt writes it (MODEL_ARGS and TOKENIZER_MODEL, no launch line) takes its vocabulary from TOKENIZER_MODEL', () => {
+    // Megatron-LM examples/post_training/modelopt/conf/deepseek-ai/DeepSeek-V2-Lite.sh sets TOKENIZER_MODEL and
+    // MODEL_ARGS only; finetune.sh and train.sh, which source it, pass --tokenizer-model ${TOKENIZER_MODEL}. The
+    // tokenizer's vocabulary is config.json's 102,400, and with it the model is the report's 15.7B.
+    const conf = `#!/bin/bash\n\nTOKENIZER_MODEL="deepseek-ai/DeepSeek-V2-Lite"\n\nMODEL_ARGS=" \\\n${V2_LITE.split('\n').slice(2, 7).join('\n').replace(/--vocab-size 102400 /, '').replace(/'/g, '')}\n    --seq-length 1024 --micro-batch-size 1 --tokenizer-type HuggingFaceTokenizer --make-vocab-size-divisible-by 3200 \\\n"\n`;
+    const r = parseConfig('/ws/DeepSeek-V2-Lite.sh', conf);
+    const vocab = r.facts['model.vocabSize'];
+    assert.equal(vocab?.value, 102400, JSON.stringify(r.diagnostics.map((d) => d.message)));
+    assert.equal(vocab?.source.kind, 'derived');
+    // The fact points at the variable's value, where a hover and a change belong.
+    const line = conf.split('\n').findIndex((l) => l.startsWith('TOKENIZER_MODEL='));
+    assert.equal(vocab?.source.range?.start.line, line);
+    const total = countParams(modelFromFacts(r.facts, {})!).parameters;
+    assert.ok(Math.abs(total / 15.7e9 - 1) < 0.005, `${total}`);
+    // A file that names its tokenizer with the flag keeps the flag's.
+    const flagged = conf.replace('--tokenizer-type HuggingFaceTokenizer', '--tokenizer-type HuggingFaceTokenizer --tokenizer-model meta-llama/Llama-3.1-8B');
+    assert.equal(parseConfig('/ws/x.sh', flagged).facts['model.vocabSize']?.value, 128256);
+  });
+
   test('a zero width is a warning at the flag and no MLA', () => {
     const r = parseConfig('/ws/x.sh', 'torchrun pretrain_gpt.py --num-layers 4 --hidden-size 1024 --num-attention-heads 8 --multi-latent-attention --kv-lora-rank 0\n');
     assert.ok(r.diagnostics.some((d) => d.code === 'invalid-value' && d.paths.includes('model.mla.kvLoraRank')));
