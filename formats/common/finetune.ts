@@ -57,6 +57,33 @@ export function readLora(s: FactSink, root: KNode, o: { rankKey: string; targetK
   readNum(s, root, 'lora_dropout', 'lora.dropout', { min: 0, max: 1 });
 }
 
+/** The argument classes behind the Hugging Face Trainer's flags and YAML that switch LoRA on with a key of their own. */
+export type PeftSwitch = 'trl' | 'llava';
+
+/**
+ * LoRA settings a file leaves to its trainer's argument class, as that class defaults them:
+ * - TRL's ModelConfig (`use_peft`; trl/trainer/model_config.py): lora_r 16, lora_dropout 0.05 and lora_target_modules
+ *   None, which PEFT fills with the model type's own list, q_proj and v_proj for Llama, Mistral, Qwen2 and Gemma
+ *   (peft/utils/constants.py TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING);
+ * - LLaVA's TrainingArguments (`lora_enable`; llava/train/train.py): lora_r 64, lora_dropout 0.05 and every linear of
+ *   the language model (find_all_linear_names skips the projector, the vision tower and the head).
+ * `targetsGiven` keeps the targets unset where the file names them in a form not read here.
+ */
+export function peftArgumentDefaults(s: FactSink, by: PeftSwitch | undefined, targetsGiven = false): void {
+  if (!by || s.value('lora.enabled') !== true) return;
+  if (by === 'trl') {
+    const src = 'TRL ModelConfig default (trl/trainer/model_config.py)';
+    s.default('lora.rank', 16, `${src}: lora_r 16`);
+    s.default('lora.dropout', 0.05, `${src}: lora_dropout 0.05`);
+    if (!targetsGiven) s.default('lora.targets', 'q,v', `${src}: lora_target_modules None, so PEFT's list for the model type: q_proj and v_proj for Llama, Mistral, Qwen2 and Gemma (peft/utils/constants.py)`);
+    return;
+  }
+  const src = 'LLaVA TrainingArguments default (llava/train/train.py)';
+  s.default('lora.rank', 64, `${src}: lora_r 64`);
+  s.default('lora.dropout', 0.05, `${src}: lora_dropout 0.05`);
+  if (!targetsGiven) s.default('lora.targets', 'q,k,v,o,gate,up,down', `${src}: find_all_linear_names, every linear of the language model`);
+}
+
 /** bitsandbytes' 4- and 8-bit linears save their inputs for the backward (MatMul4Bit / MatMul8bitLt ctx.tensors). */
 export function bnbSavesInputs(s: FactSink, why: string): void {
   s.derived('lora.baseSavesInputs', true, `${why}: bitsandbytes' quantized linear saves its input (bitsandbytes/autograd/_functions.py ctx.tensors)`);

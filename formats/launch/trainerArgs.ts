@@ -10,6 +10,7 @@ import openrlhf from '../openrlhf/keys.json';
 import { applyTable, canonical, type DialectTable, type Found } from '../common/keyTable';
 import type { FactSink } from '../common/sink';
 import { hfTrainerAccumulation } from '../common/read';
+import { peftArgumentDefaults } from '../common/finetune';
 import type { FlagArg, Invocation } from '../common/shell/commandLine';
 import { MEGATRON_FLAGS } from '../megatron/args';
 
@@ -122,6 +123,10 @@ export function applyFlagDialect(s: FactSink, dialect: Exclude<FlagDialect, 'meg
     hfTrainerAccumulation(s, 'HF Trainer', undefined, ac ? { value: ac.value, loc: { key: ac.flag, keyRange: ac.flagRange, valueRange: ac.valueRange, uri: ac.uri } } : undefined);
   }
   if (s.value('lora.enabled') === false) { delete s.facts['lora.rank']; delete s.facts['lora.enabled']; }
+  if (dialect === 'hf-trainer') {
+    const has = (f: string) => args.some((a) => a.flag === f);
+    peftArgumentDefaults(s, has('--use_peft') ? 'trl' : has('--lora_enable') ? 'llava' : undefined, has('--lora_target_modules'));
+  }
   fsdpOptions(s, args.filter((a) => a.flag === '--fsdp').pop());
   const deepspeed = dialect !== 'hf-trainer' || !!ds || s.value('parallel.sharding.style') === 'deepspeed';
   if (!s.has('engine')) s.derived('engine', deepspeed ? 'deepspeed' : 'ddp', deepspeed ? `${dialect} runs the DeepSpeed engine` : 'HF Trainer without --deepspeed or --fsdp: DDP');

@@ -54,4 +54,35 @@ describe('LoRA dropout, fused q/k/v and bitsandbytes base linears, per front end
     assert.equal(f['lora.dropout']?.value, 0.05);
     assert.equal(f['lora.baseSavesInputs']?.value, true);
   });
+
+  test('TRL --use_peft without its settings takes ModelConfig\'s: rank 16, dropout 0.05, PEFT\'s q and v for a Llama', () => {
+    // trl/trainer/model_config.py: lora_r 16, lora_dropout 0.05, lora_target_modules None (PEFT's per-model list,
+    // q_proj and v_proj for Llama: peft/utils/constants.py TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING).
+    const text = '#!/bin/bash\naccelerate launch trl/scripts/sft.py --model_name_or_path meta-llama/Llama-3.1-8B --use_peft --per_device_train_batch_size 2\n';
+    const f = facts('file:///ws/sft.sh', text, 'megatron-script');
+    assert.equal(f['lora.rank']?.value, 16);
+    assert.equal(f['lora.dropout']?.value, 0.05);
+    assert.equal(f['lora.targets']?.value, 'q,v');
+    // Flags the file gives win; targets named in a form not read here are not replaced by the default.
+    const given = facts('file:///ws/sft.sh', text.replace('--use_peft', '--use_peft --lora_r 64 --lora_dropout 0 --lora_target_modules all-linear'), 'megatron-script');
+    assert.equal(given['lora.rank']?.value, 64);
+    assert.equal(given['lora.dropout']?.value, 0);
+    assert.equal(given['lora.targets'], undefined);
+    // --use_peft false trains the full model: no LoRA facts at all.
+    const off = facts('file:///ws/sft.sh', text.replace('--use_peft', '--use_peft false'), 'megatron-script');
+    assert.equal(off['lora.rank'], undefined);
+    assert.equal(off['lora.dropout'], undefined);
+    // The same keys in a TRL recipe (YAML).
+    const y = facts('file:///ws/config_lora.yaml', 'model_name_or_path: meta-llama/Llama-3.1-8B\nuse_peft: true\nper_device_train_batch_size: 2\n', 'hf-trainer');
+    assert.deepEqual([y['lora.rank']?.value, y['lora.dropout']?.value, y['lora.targets']?.value], [16, 0.05, 'q,v']);
+  });
+
+  test('LLaVA --lora_enable without its settings takes its TrainingArguments\': rank 64, dropout 0.05, every linear', () => {
+    // llava/train/train.py TrainingArguments: lora_r 64, lora_dropout 0.05; find_all_linear_names targets every linear
+    // of the language model.
+    const text = '#!/bin/bash\ndeepspeed llava/train/train_mem.py --lora_enable True --model_name_or_path lmsys/vicuna-13b-v1.5 --per_device_train_batch_size 16 --model_max_length 2048\n';
+    const f = facts('file:///ws/finetune_lora.sh', text, 'megatron-script');
+    assert.deepEqual([f['lora.rank']?.value, f['lora.dropout']?.value, f['lora.targets']?.value], [64, 0.05, 'q,k,v,o,gate,up,down']);
+    assert.equal(facts('file:///ws/finetune_lora.sh', text.replace('True', 'True --lora_r 128'), 'megatron-script')['lora.rank']?.value, 128);
+  });
 });
