@@ -45,16 +45,21 @@ export function readLora(s: FactSink, root: KNode, o: { rankKey: string; targetK
   if (!o.enabled) return;
   const r = entry(root, o.rankKey);
   if (r && typeof r.value.value === 'number') s.explicit('lora.rank', r.value.value, locOf(r, o.rankKey));
-  const t = entry(root, o.targetKey);
-  if (t) {
-    const list = t.value.kind === 'list' ? (t.value.items ?? []).map((i) => String(i.value)) : typeof t.value.value === 'string' ? t.value.value.split(',') : [];
-    const targets = loraTargetsOf(list);
-    if (targets) s.explicit('lora.targets', targets, locOf(t, o.targetKey));
-  }
+  readLoraTargets(s, root, o.targetKey);
   const lin = entry(root, 'lora_target_linear');
   if (lin && toBool(lin.value.value)) s.explicit('lora.targets', 'q,k,v,o,gate,up,down', locOf(lin, 'lora_target_linear'));
   // Each adapter's input dropout (PEFT LoraConfig lora_dropout): p > 0 saves a dropped copy and its mask per adapter.
   readNum(s, root, 'lora_dropout', 'lora.dropout', { min: 0, max: 1 });
+}
+
+/** LoRA target modules as a list or a comma-separated string (PEFT names, "all-linear"); true when the key is present. */
+export function readLoraTargets(s: FactSink, root: KNode, key: string): boolean {
+  const t = entry(root, key);
+  if (!t) return false;
+  const list = t.value.kind === 'list' ? (t.value.items ?? []).map((i) => String(i.value)) : typeof t.value.value === 'string' ? t.value.value.split(',') : [];
+  const targets = loraTargetsOf(list);
+  if (targets) s.explicit('lora.targets', targets, locOf(t, key));
+  return true;
 }
 
 /** The argument classes behind the Hugging Face Trainer's flags and YAML that switch LoRA on with a key of their own. */

@@ -75,6 +75,10 @@ describe('LoRA dropout, fused q/k/v and bitsandbytes base linears, per front end
     // The same keys in a TRL recipe (YAML).
     const y = facts('file:///ws/config_lora.yaml', 'model_name_or_path: meta-llama/Llama-3.1-8B\nuse_peft: true\nper_device_train_batch_size: 2\n', 'hf-trainer');
     assert.deepEqual([y['lora.rank']?.value, y['lora.dropout']?.value, y['lora.targets']?.value], [16, 0.05, 'q,v']);
+    // alignment-handbook's zephyr-7b-beta QLoRA recipe lists its targets: every projection of the block.
+    const listed = facts('file:///ws/config_qlora.yaml', 'model_name_or_path: mistralai/Mistral-7B-v0.1\nuse_peft: true\nlora_r: 16\nlora_target_modules:\n- q_proj\n- k_proj\n- v_proj\n- o_proj\n- gate_proj\n- up_proj\n- down_proj\n', 'hf-trainer');
+    assert.equal(listed['lora.targets']?.value, 'q,k,v,o,gate,up,down');
+    assert.equal(facts('file:///ws/c.yaml', 'use_peft: true\nlora_target_modules: all-linear\n', 'hf-trainer')['lora.targets']?.value, 'q,k,v,o,gate,up,down');
   });
 
   test('LLaVA --lora_enable without its settings takes its TrainingArguments\': rank 64, dropout 0.05, every linear', () => {
