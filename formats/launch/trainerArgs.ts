@@ -11,6 +11,7 @@ import { applyTable, canonical, type DialectTable, type Found } from '../common/
 import type { FactSink } from '../common/sink';
 import { hfTrainerAccumulation } from '../common/read';
 import { peftArgumentDefaults } from '../common/finetune';
+import { loraTargetsOf } from '../common/maps';
 import type { FlagArg, Invocation } from '../common/shell/commandLine';
 import { MEGATRON_FLAGS } from '../megatron/args';
 
@@ -113,7 +114,26 @@ function fsdpOptions(s: FactSink, a: FlagArg | undefined): void {
 }
 
 /** Reads the arguments of a flag dialect (not Megatron) and records the engine they imply. */
-export function applyFlagDialect(s: FactSink, dialect: Exclude<FlagDialect, 'megatron'>, args: readonly FlagArg[], cwd: string): void {
+/**
+ * A target-module list flag (TRL `--lora_target_modules`, ms-swift `--target_modules`: argparse nargs lists of PEFT
+ * module names, or all-linear) as lora.targets; true when the flag is given, read or not.
+ */
+function loraTargetFlag(s: FactSink, a: FlagArg | undefined): boolean {
+  if (!a) return false;
+  if (a.value === undefined || a.unresolved) return true;
+  const targets = loraTargetsOf([a.value, ...(a.more ?? [])]);
+  if (targets) s.explicit('lora.targets', targets, { key: a.flag, keyRange: a.flagRange, valueRange: a.valueRange, uri: a.uri });
+  return true;
+}
+
+/**
+ * ms-swift's trainers (`swift sft`, `swift pt`, `swift rlhf`, or their swift/cli/*.py under torchrun) train LoRA unless
+ * told otherwise: BaseArguments tuner_type defaults to lora (swift/arguments/base_args/base_args.py; train_type before
+ * 2026, sft_type before that). Megatron-SWIFT (`megatron sft`) defaults to full and speaks the Megatron dialect.
+ */
+const SWIFT_TRAINER = /^swift (sft|pt|rlhf)\b|(^|\/)swift\/cli\/(sft|pt|rlhf)\.py$/;
+
+export function applyFlagDialect(s: FactSink, dialect: Exclude<FlagDialect, 'megatron'>, args: readonly FlagArg[], cwd: string, program = ''): void {
   const table = FLAG_TABLES[dialect];
   const ds = args.filter((a) => a.flag === '--deepspeed' && a.value && !a.unresolved && /\.json$/i.test(a.value)).pop();
   if (ds?.value) s.ref('deepspeed', ds.value, ds.uri ? undefined : ds.valueRange, cwd);
@@ -125,7 +145,10 @@ export function applyFlagDialect(s: FactSink, dialect: Exclude<FlagDialect, 'meg
   if (s.value('lora.enabled') === false) { delete s.facts['lora.rank']; delete s.facts['lora.enabled']; }
   if (dialect === 'hf-trainer') {
     const has = (f: string) => args.some((a) => a.flag === f);
-    peftArgumentDefaults(s, has('--use_peft') ? 'trl' : has('--lora_enable') ? 'llava' : undefined, has('--lora_target_modules'));
+    const swift = SWIFT_TRAINER.test(program);
+    if (swift && !['--tuner_type', '--train_type', '--sft_type'].some(has)) s.default('lora.enabled', true, 'ms-swift BaseArguments default tuner_type lora (swift/arguments/base_args/base_args.py)');
+    const named = s.value('lora.enabled') === true && loraTargetFlag(s, args.filter((a) => a.flag === (swift ? '--target_modules' : '--lora_target_modules')).pop());
+    peftArgumentDefaults(s, swift ? 'swift' : has('--use_peft') ? 'trl' : has('--lora_enable') ? 'llava' : undefined, named);
   }
   fsdpOptions(s, args.filter((a) => a.flag === '--fsdp').pop());
   const deepspeed = dialect !== 'hf-trainer' || !!ds || s.value('parallel.sharding.style') === 'deepspeed';

@@ -120,7 +120,7 @@ function readTrainer(s: FactSink, inv: Invocation, args: FlagArg[], map: SourceM
     applyMegatronArgs(s, renamed);
     return;
   }
-  applyFlagDialect(s, dialect, swiftRlArgs(inv, args), inv.command.cwd);
+  applyFlagDialect(s, dialect, swiftRlArgs(inv, args), inv.command.cwd, inv.program);
 }
 
 /**

@@ -23,6 +23,8 @@ export interface FlagArg {
   readonly envDefault?: string;
   /** The key as the file writes it where that is not the flag (a Megatron YAML field, `num_layers`): facts carry it. */
   readonly spelled?: string;
+  /** Words after the value up to the next flag: the rest of a list argument (`--target_modules q_proj v_proj`). */
+  readonly more?: readonly string[];
 }
 
 /** Offsets of the evaluated text → ranges in the script or in the file it came from. */
@@ -86,7 +88,9 @@ export function toArgs(words: readonly SV[], map: SourceMap, takesValue: (flag: 
     }
     const next = words[i + 1];
     if (next && (!next.t.startsWith('--') || /^--?\d/.test(next.t)) && takesValue(w.t, next.t)) {
-      args.push({ flag: w.t, value: next.t, ...placed(where, map.of(next)), unresolved: unresolved(next), ...envOf(map, next) });
+      const more: string[] = [];
+      for (let j = i + 2; j < words.length && !words[j]!.t.startsWith('-'); j++) more.push(words[j]!.t);
+      args.push({ flag: w.t, value: next.t, ...placed(where, map.of(next)), unresolved: unresolved(next), ...envOf(map, next), ...(more.length ? { more } : {}) });
       i++;
     } else args.push({ flag: w.t, flagRange: where.range, uri: where.uri });
   }

@@ -63,11 +63,11 @@ describe('LoRA dropout, fused q/k/v and bitsandbytes base linears, per front end
     assert.equal(f['lora.rank']?.value, 16);
     assert.equal(f['lora.dropout']?.value, 0.05);
     assert.equal(f['lora.targets']?.value, 'q,v');
-    // Flags the file gives win; targets named in a form not read here are not replaced by the default.
+    // Flags the file gives win, all-linear included.
     const given = facts('file:///ws/sft.sh', text.replace('--use_peft', '--use_peft --lora_r 64 --lora_dropout 0 --lora_target_modules all-linear'), 'megatron-script');
     assert.equal(given['lora.rank']?.value, 64);
     assert.equal(given['lora.dropout']?.value, 0);
-    assert.equal(given['lora.targets'], undefined);
+    assert.equal(given['lora.targets']?.value, 'q,k,v,o,gate,up,down');
     // --use_peft false trains the full model: no LoRA facts at all.
     const off = facts('file:///ws/sft.sh', text.replace('--use_peft', '--use_peft false'), 'megatron-script');
     assert.equal(off['lora.rank'], undefined);
@@ -88,5 +88,31 @@ describe('LoRA dropout, fused q/k/v and bitsandbytes base linears, per front end
     const f = facts('file:///ws/finetune_lora.sh', text, 'megatron-script');
     assert.deepEqual([f['lora.rank']?.value, f['lora.dropout']?.value, f['lora.targets']?.value], [64, 0.05, 'q,k,v,o,gate,up,down']);
     assert.equal(facts('file:///ws/finetune_lora.sh', text.replace('True', 'True --lora_r 128'), 'megatron-script')['lora.rank']?.value, 128);
+  });
+
+  test('ms-swift trains LoRA unless told otherwise: rank 8, dropout 0.05, all-linear; --tuner_type full and Megatron-SWIFT do not', () => {
+    // swift/arguments/base_args/base_args.py: tuner_type defaults to lora; swift/arguments/tuner_args.py: lora_rank 8,
+    // lora_dropout 0.05, target_modules ['all-linear']. swift/megatron/arguments/megatron_args.py: tuner_type full.
+    const sft = '#!/bin/bash\nswift sft --model Qwen/Qwen2.5-7B-Instruct --per_device_train_batch_size 1 --max_length 2048 --torch_dtype bfloat16\n';
+    const f = facts('file:///ws/sft.sh', sft, 'megatron-script');
+    assert.deepEqual([f['lora.enabled']?.value, f['lora.rank']?.value, f['lora.dropout']?.value, f['lora.targets']?.value], [true, 8, 0.05, 'q,k,v,o,gate,up,down']);
+    const full = facts('file:///ws/sft.sh', sft.replace('--per_device', '--tuner_type full --per_device'), 'megatron-script');
+    assert.equal(full['lora.enabled'], undefined);
+    assert.equal(full['lora.rank'], undefined);
+    // ms-swift 2.x spelled it --sft_type.
+    assert.equal(facts('file:///ws/sft.sh', sft.replace('--per_device', '--sft_type full --per_device'), 'megatron-script')['lora.rank'], undefined);
+    // The same trainer run as a script under torchrun (ms-swift's examples/train/multi-node/torchrun).
+    const cli = '#!/bin/bash\ntorchrun --nproc_per_node 4 swift/cli/sft.py --model Qwen/Qwen2.5-7B-Instruct --per_device_train_batch_size 1\n';
+    assert.equal(facts('file:///ws/cli.sh', cli, 'megatron-script')['lora.rank']?.value, 8);
+    // A list of targets after one flag (argparse nargs): every name is read.
+    const listed = facts('file:///ws/sft.sh', sft.replace('--per_device', '--target_modules q_proj v_proj --per_device'), 'megatron-script');
+    assert.equal(listed['lora.targets']?.value, 'q,v');
+    const megatron = facts('file:///ws/m.sh', '#!/bin/bash\nmegatron sft --model Qwen/Qwen2.5-7B-Instruct --micro_batch_size 1 --max_length 2048\n', 'megatron-script');
+    assert.equal(megatron['lora.enabled'], undefined);
+  });
+
+  test('TRL --lora_target_modules takes every name of its list', () => {
+    const text = '#!/bin/bash\naccelerate launch trl/scripts/sft.py --model_name_or_path meta-llama/Llama-3.1-8B --use_peft --lora_target_modules q_proj k_proj v_proj o_proj --per_device_train_batch_size 2\n';
+    assert.equal(facts('file:///ws/sft.sh', text, 'megatron-script')['lora.targets']?.value, 'q,k,v,o');
   });
 });
