@@ -63,7 +63,7 @@ export function readLoraTargets(s: FactSink, root: KNode, key: string): boolean 
 }
 
 /** The argument classes behind the Hugging Face Trainer's flags and YAML that switch LoRA on with a key of their own. */
-export type PeftSwitch = 'trl' | 'llava' | 'swift';
+export type PeftSwitch = 'trl' | 'llava' | 'swift' | 'llamafactory';
 
 /**
  * LoRA settings a file leaves to its trainer's argument class, as that class defaults them:
@@ -73,7 +73,9 @@ export type PeftSwitch = 'trl' | 'llava' | 'swift';
  * - LLaVA's TrainingArguments (`lora_enable`; llava/train/train.py): lora_r 64, lora_dropout 0.05 and every linear of
  *   the language model (find_all_linear_names skips the projector, the vision tower and the head);
  * - ms-swift's TunerArguments (swift/arguments/tuner_args.py): lora_rank 8, lora_dropout 0.05, target_modules
- *   all-linear.
+ *   all-linear;
+ * - LLaMA-Factory's FinetuningArguments (src/llamafactory/hparams/finetuning_args.py): lora_rank 8, lora_dropout 0.0,
+ *   lora_target all (the YAML reader, formats/llamafactory/reader.ts, states the same for its files).
  * `targetsGiven` keeps the targets unset where the file names them in a form not read here.
  */
 export function peftArgumentDefaults(s: FactSink, by: PeftSwitch | undefined, targetsGiven = false): void {
@@ -83,6 +85,13 @@ export function peftArgumentDefaults(s: FactSink, by: PeftSwitch | undefined, ta
     s.default('lora.rank', 16, `${src}: lora_r 16`);
     s.default('lora.dropout', 0.05, `${src}: lora_dropout 0.05`);
     if (!targetsGiven) s.default('lora.targets', 'q,v', `${src}: lora_target_modules None, so PEFT's list for the model type: q_proj and v_proj for Llama, Mistral, Qwen2 and Gemma (peft/utils/constants.py)`);
+    return;
+  }
+  if (by === 'llamafactory') {
+    const src = 'LLaMA-Factory FinetuningArguments default (src/llamafactory/hparams/finetuning_args.py)';
+    s.default('lora.rank', 8, `${src}: lora_rank 8`);
+    s.default('lora.dropout', 0, `${src}: lora_dropout 0.0`);
+    if (!targetsGiven) s.default('lora.targets', 'q,k,v,o,gate,up,down', `${src}: lora_target all`);
     return;
   }
   if (by === 'swift') {

@@ -116,12 +116,13 @@ function fsdpOptions(s: FactSink, a: FlagArg | undefined): void {
 /** Reads the arguments of a flag dialect (not Megatron) and records the engine they imply. */
 /**
  * A target-module list flag (TRL `--lora_target_modules`, ms-swift `--target_modules`: argparse nargs lists of PEFT
- * module names, or all-linear) as lora.targets; true when the flag is given, read or not.
+ * module names, or all-linear; LLaMA-Factory `--lora_target q_proj,v_proj` or all) as lora.targets; true when the
+ * flag is given, read or not.
  */
 function loraTargetFlag(s: FactSink, a: FlagArg | undefined): boolean {
   if (!a) return false;
   if (a.value === undefined || a.unresolved) return true;
-  const targets = loraTargetsOf([a.value, ...(a.more ?? [])]);
+  const targets = loraTargetsOf([a.value, ...(a.more ?? [])].flatMap((w) => w.split(',')));
   if (targets) s.explicit('lora.targets', targets, { key: a.flag, keyRange: a.flagRange, valueRange: a.valueRange, uri: a.uri });
   return true;
 }
@@ -132,6 +133,9 @@ function loraTargetFlag(s: FactSink, a: FlagArg | undefined): boolean {
  * 2026, sft_type before that). Megatron-SWIFT (`megatron sft`) defaults to full and speaks the Megatron dialect.
  */
 const SWIFT_TRAINER = /^swift (sft|pt|rlhf)\b|(^|\/)swift\/cli\/(sft|pt|rlhf)\.py$/;
+
+/** LLaMA-Factory's trainer given flags: finetuning_type defaults to lora (src/llamafactory/hparams/finetuning_args.py). */
+const LLAMAFACTORY_TRAINER = /^llamafactory-cli train\b|(^|\/)src\/train\.py$|(^|\/)llamafactory\/launcher\.py$/;
 
 export function applyFlagDialect(s: FactSink, dialect: Exclude<FlagDialect, 'megatron'>, args: readonly FlagArg[], cwd: string, program = ''): void {
   const table = FLAG_TABLES[dialect];
@@ -146,9 +150,12 @@ export function applyFlagDialect(s: FactSink, dialect: Exclude<FlagDialect, 'meg
   if (dialect === 'hf-trainer') {
     const has = (f: string) => args.some((a) => a.flag === f);
     const swift = SWIFT_TRAINER.test(program);
+    const lf = LLAMAFACTORY_TRAINER.test(program) && has('--stage');
     if (swift && !['--tuner_type', '--train_type', '--sft_type'].some(has)) s.default('lora.enabled', true, 'ms-swift BaseArguments default tuner_type lora (swift/arguments/base_args/base_args.py)');
-    const named = s.value('lora.enabled') === true && loraTargetFlag(s, args.filter((a) => a.flag === (swift ? '--target_modules' : '--lora_target_modules')).pop());
-    peftArgumentDefaults(s, swift ? 'swift' : has('--use_peft') ? 'trl' : has('--lora_enable') ? 'llava' : undefined, named);
+    if (lf && !has('--finetuning_type')) s.default('lora.enabled', true, 'LLaMA-Factory FinetuningArguments default finetuning_type lora (src/llamafactory/hparams/finetuning_args.py)');
+    const listFlag = swift ? '--target_modules' : lf ? '--lora_target' : '--lora_target_modules';
+    const named = s.value('lora.enabled') === true && loraTargetFlag(s, args.filter((a) => a.flag === listFlag).pop());
+    peftArgumentDefaults(s, swift ? 'swift' : lf ? 'llamafactory' : has('--use_peft') ? 'trl' : has('--lora_enable') ? 'llava' : undefined, named);
   }
   fsdpOptions(s, args.filter((a) => a.flag === '--fsdp').pop());
   const deepspeed = dialect !== 'hf-trainer' || !!ds || s.value('parallel.sharding.style') === 'deepspeed';

@@ -115,4 +115,14 @@ describe('LoRA dropout, fused q/k/v and bitsandbytes base linears, per front end
     const text = '#!/bin/bash\naccelerate launch trl/scripts/sft.py --model_name_or_path meta-llama/Llama-3.1-8B --use_peft --lora_target_modules q_proj k_proj v_proj o_proj --per_device_train_batch_size 2\n';
     assert.equal(facts('file:///ws/sft.sh', text, 'megatron-script')['lora.targets']?.value, 'q,k,v,o');
   });
+
+  test('llamafactory-cli train with flags trains LoRA unless --finetuning_type says otherwise, with its defaults', () => {
+    // src/llamafactory/hparams/finetuning_args.py: finetuning_type lora, lora_rank 8, lora_dropout 0.0, lora_target all.
+    const text = '#!/bin/bash\nllamafactory-cli train --stage sft --do_train --model_name_or_path meta-llama/Meta-Llama-3-8B-Instruct --lora_target q_proj,v_proj --per_device_train_batch_size 1 --cutoff_len 1024 --bf16\n';
+    const f = facts('file:///ws/lf.sh', text, 'megatron-script');
+    assert.deepEqual([f['lora.enabled']?.value, f['lora.rank']?.value, f['lora.dropout']?.value, f['lora.targets']?.value], [true, 8, 0, 'q,v']);
+    const all = facts('file:///ws/lf.sh', text.replace(' --lora_target q_proj,v_proj', ''), 'megatron-script');
+    assert.equal(all['lora.targets']?.value, 'q,k,v,o,gate,up,down');
+    assert.equal(facts('file:///ws/lf.sh', text.replace('--do_train', '--do_train --finetuning_type full'), 'megatron-script')['lora.rank'], undefined);
+  });
 });
