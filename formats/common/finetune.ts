@@ -63,7 +63,7 @@ export function readLoraTargets(s: FactSink, root: KNode, key: string): boolean 
 }
 
 /** The argument classes behind the Hugging Face Trainer's flags and YAML that switch LoRA on with a key of their own. */
-export type PeftSwitch = 'trl' | 'llava' | 'swift' | 'llamafactory';
+export type PeftSwitch = 'trl' | 'llava' | 'swift' | 'llamafactory' | 'openrlhf';
 
 /**
  * LoRA settings a file leaves to its trainer's argument class, as that class defaults them:
@@ -75,7 +75,9 @@ export type PeftSwitch = 'trl' | 'llava' | 'swift' | 'llamafactory';
  * - ms-swift's TunerArguments (swift/arguments/tuner_args.py): lora_rank 8, lora_dropout 0.05, target_modules
  *   all-linear;
  * - LLaMA-Factory's FinetuningArguments (src/llamafactory/hparams/finetuning_args.py): lora_rank 8, lora_dropout 0.0,
- *   lora_target all (the YAML reader, formats/llamafactory/reader.ts, states the same for its files).
+ *   lora_target all (the YAML reader, formats/llamafactory/reader.ts, states the same for its files);
+ * - OpenRLHF's trainers (openrlhf/cli/train_*.py): --target_modules all-linear, --lora_dropout 0 (the rank, 0 by
+ *   default, is what switches LoRA on).
  * `targetsGiven` keeps the targets unset where the file names them in a form not read here.
  */
 export function peftArgumentDefaults(s: FactSink, by: PeftSwitch | undefined, targetsGiven = false): void {
@@ -85,6 +87,12 @@ export function peftArgumentDefaults(s: FactSink, by: PeftSwitch | undefined, ta
     s.default('lora.rank', 16, `${src}: lora_r 16`);
     s.default('lora.dropout', 0.05, `${src}: lora_dropout 0.05`);
     if (!targetsGiven) s.default('lora.targets', 'q,v', `${src}: lora_target_modules None, so PEFT's list for the model type: q_proj and v_proj for Llama, Mistral, Qwen2 and Gemma (peft/utils/constants.py)`);
+    return;
+  }
+  if (by === 'openrlhf') {
+    const src = 'OpenRLHF default (openrlhf/cli/train_sft.py and the other trainers)';
+    s.default('lora.dropout', 0, `${src}: --lora_dropout 0`);
+    if (!targetsGiven) s.default('lora.targets', 'q,k,v,o,gate,up,down', `${src}: --target_modules all-linear`);
     return;
   }
   if (by === 'llamafactory') {

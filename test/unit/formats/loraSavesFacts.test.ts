@@ -125,4 +125,15 @@ describe('LoRA dropout, fused q/k/v and bitsandbytes base linears, per front end
     assert.equal(all['lora.targets']?.value, 'q,k,v,o,gate,up,down');
     assert.equal(facts('file:///ws/lf.sh', text.replace('--do_train', '--do_train --finetuning_type full'), 'megatron-script')['lora.rank'], undefined);
   });
+
+  test('OpenRLHF: --lora_rank switches LoRA on over all-linear without dropout; --load_in_4bit is bitsandbytes QLoRA', () => {
+    // openrlhf/cli/train_sft.py: --lora_rank 0, --target_modules all-linear, --lora_dropout 0, --load_in_4bit
+    // (BitsAndBytesConfig, whose 4-bit linear saves its input).
+    const text = '#!/bin/bash\ndeepspeed --module openrlhf.cli.train_sft --pretrain meta-llama/Meta-Llama-3-8B --micro_train_batch_size 2 --max_len 2048 --zero_stage 2 --bf16 --lora_rank 16\n';
+    const f = facts('file:///ws/sft.sh', text, 'megatron-script');
+    assert.deepEqual([f['lora.rank']?.value, f['lora.dropout']?.value, f['lora.targets']?.value, f['lora.baseDtype']], [16, 0, 'q,k,v,o,gate,up,down', undefined]);
+    const q = facts('file:///ws/sft.sh', text.replace('--lora_rank 16', '--lora_rank 16 --target_modules q_proj v_proj --lora_dropout 0.1 --load_in_4bit'), 'megatron-script');
+    assert.deepEqual([q['lora.targets']?.value, q['lora.dropout']?.value, q['lora.baseDtype']?.value, q['lora.baseSavesInputs']?.value], ['q,v', 0.1, 'nf4', true]);
+    assert.equal(facts('file:///ws/sft.sh', text.replace('--lora_rank 16', '--lora_rank 0'), 'megatron-script')['lora.targets'], undefined);
+  });
 });
