@@ -157,6 +157,7 @@ export function applyFlagDialect(s: FactSink, dialect: Exclude<FlagDialect, 'meg
     const named = s.value('lora.enabled') === true && loraTargetFlag(s, args.filter((a) => a.flag === listFlag).pop());
     peftArgumentDefaults(s, swift ? 'swift' : lf ? 'llamafactory' : has('--use_peft') ? 'trl' : has('--lora_enable') ? 'llava' : undefined, named);
   }
+  if (dialect === 'deepspeed-chat') peftArgumentDefaults(s, 'dschat');
   if (dialect === 'openrlhf') peftArgumentDefaults(s, 'openrlhf', s.value('lora.enabled') === true && loraTargetFlag(s, args.filter((a) => a.flag === '--target_modules').pop()));
   fsdpOptions(s, args.filter((a) => a.flag === '--fsdp').pop());
   const deepspeed = dialect !== 'hf-trainer' || !!ds || s.value('parallel.sharding.style') === 'deepspeed';

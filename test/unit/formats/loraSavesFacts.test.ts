@@ -136,4 +136,12 @@ describe('LoRA dropout, fused q/k/v and bitsandbytes base linears, per front end
     assert.deepEqual([q['lora.targets']?.value, q['lora.dropout']?.value, q['lora.baseDtype']?.value, q['lora.baseSavesInputs']?.value], ['q,v', 0.1, 'nf4', true]);
     assert.equal(facts('file:///ws/sft.sh', text.replace('--lora_rank 16', '--lora_rank 0'), 'megatron-script')['lora.targets'], undefined);
   });
+
+  test('DeepSpeed-Chat: --lora_dim adapts every linear of the blocks without dropout', () => {
+    // dschat/utils/module/lora.py: convert_linear_layer_to_lora replaces every nn.Linear whose name holds
+    // --lora_module_name (decoder.layers. by default), LinearLayer_LoRA(lora_droppout=0).
+    const text = '#!/bin/bash\ndeepspeed main.py --model_name_or_path facebook/opt-1.3b --per_device_train_batch_size 8 --max_seq_len 512 --zero_stage 0 --lora_dim 128 --lora_module_name decoder.layers. --only_optimize_lora\n';
+    const f = facts('file:///ws/run_1.3b_lora.sh', text, 'megatron-script');
+    assert.deepEqual([f['lora.rank']?.value, f['lora.dropout']?.value, f['lora.targets']?.value], [128, 0, 'q,k,v,o,gate,up,down']);
+  });
 });
