@@ -56,6 +56,7 @@ export function readAxolotl(s: FactSink, root: KNode | undefined): void {
   readAttnImplementation(s, root);
   const adapter = entry(root, 'adapter');
   const ad = adapter && typeof adapter.value.value === 'string' ? adapter.value.value : '';
+  if (adapter && (ad === 'lora' || ad === 'qlora')) s.explicit('lora.enabled', true, locOf(adapter, 'adapter'));
   readLora(s, root, { rankKey: 'lora_r', targetKey: 'lora_target_modules', enabled: ad === 'lora' || ad === 'qlora' });
   if (ad === 'qlora' || toBool(entry(root, 'load_in_4bit')?.value.value)) s.explicit('lora.baseDtype', 'nf4', locOf(adapter ?? entry(root, 'load_in_4bit')!, adapter ? 'adapter' : 'load_in_4bit'));
   else if (ad) s.default('lora.baseDtype', toBool(entry(root, 'load_in_8bit')?.value.value) ? 'int8' : 'bf16', AX);

@@ -270,6 +270,10 @@ export function gatherInput(g: Gathered, primary: ConfigFacts, model: ModelSpec,
   }
   const stage = g.num('parallel.sharding.stage');
   const loraOn = bool(f, 'lora.enabled') ?? num(f, 'lora.rank') !== undefined;
+  // LoRA switched on with no rank or targets from the file or its trainer's defaults: PEFT LoraConfig's r = 8, on the
+  // attention projections, said as assumptions the verdict lists.
+  if (loraOn && num(f, 'lora.rank') === undefined) g.assume('lora.rank', 8, 'no LoRA rank in the files: assumed 8 (PEFT LoraConfig r default)');
+  if (loraOn && str(f, 'lora.targets') === undefined) g.assume('lora.targets', 'q,k,v,o', 'no LoRA target modules in the files: assumed the attention projections q, k, v, o');
   const recipe = g.str<'tensorwise'>('training.fp8.recipe');
   const input: PlanInput = {
     // A launch script that runs torchtitan's trainer trains as torchtitan does (its engine, pipeline split and defaults).

@@ -8,6 +8,8 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { initFormats, parseConfig } from '../../../formats/index';
 import type { FormatId } from '../../../shared/plan/facts';
+import { loadConfigGraph } from '../../../server/formats/workspace';
+import { memoryHost } from './helpers';
 
 const facts = (uri: string, text: string, format: FormatId) => parseConfig(uri, text, format).facts as Record<string, { value: unknown } | undefined>;
 
@@ -143,5 +145,19 @@ describe('LoRA dropout, fused q/k/v and bitsandbytes base linears, per front end
     const text = '#!/bin/bash\ndeepspeed main.py --model_name_or_path facebook/opt-1.3b --per_device_train_batch_size 8 --max_seq_len 512 --zero_stage 0 --lora_dim 128 --lora_module_name decoder.layers. --only_optimize_lora\n';
     const f = facts('file:///ws/run_1.3b_lora.sh', text, 'megatron-script');
     assert.deepEqual([f['lora.rank']?.value, f['lora.dropout']?.value, f['lora.targets']?.value], [128, 0, 'q,k,v,o,gate,up,down']);
+  });
+
+  test('LoRA with no rank or targets anywhere is still LoRA, at PEFT\'s r = 8 on q, k, v, o, and the verdict says it assumed them', () => {
+    // Axolotl's adapter: lora switches LoRA on whatever else the file says; PEFT LoraConfig's r defaults to 8.
+    const text = 'base_model: meta-llama/Llama-3.1-8B\nadapter: lora\nmicro_batch_size: 1\nsequence_len: 2048\nbf16: true\n';
+    assert.equal(facts('file:///ws/lora.yml', text, 'axolotl')['lora.enabled']?.value, true);
+    const r = loadConfigGraph('/ws/lora.yml', memoryHost({ '/ws/lora.yml': text }), { settings: { worldSize: 8 } }).resolved;
+    assert.equal(r.plan?.lora?.rank, 8);
+    assert.deepEqual(r.plan?.lora?.targets, ['q', 'k', 'v', 'o']);
+    const paths = r.assumptions.map((a) => a.path);
+    assert.ok(paths.includes('lora.rank') && paths.includes('lora.targets'), JSON.stringify(paths));
+    // A rank and targets in the file leave nothing to assume.
+    const stated = loadConfigGraph('/ws/lora.yml', memoryHost({ '/ws/lora.yml': `${text}lora_r: 16\nlora_target_linear: true\n` }), { settings: { worldSize: 8 } }).resolved;
+    assert.ok(!stated.assumptions.some((a) => a.path.startsWith('lora.')), JSON.stringify(stated.assumptions));
   });
 });
