@@ -63,7 +63,7 @@ export function readLoraTargets(s: FactSink, root: KNode, key: string): boolean 
 }
 
 /** The argument classes behind the Hugging Face Trainer's flags and YAML that switch LoRA on with a key of their own. */
-export type PeftSwitch = 'trl' | 'llava' | 'swift' | 'llamafactory' | 'openrlhf' | 'dschat';
+export type PeftSwitch = 'trl' | 'llava' | 'swift' | 'llamafactory' | 'openrlhf' | 'dschat' | 'fastchat';
 
 /**
  * LoRA settings a file leaves to its trainer's argument class, as that class defaults them:
@@ -79,7 +79,9 @@ export type PeftSwitch = 'trl' | 'llava' | 'swift' | 'llamafactory' | 'openrlhf'
  * - OpenRLHF's trainers (openrlhf/cli/train_*.py): --target_modules all-linear, --lora_dropout 0 (the rank, 0 by
  *   default, is what switches LoRA on);
  * - DeepSpeed-Chat (dschat/utils/module/lora.py convert_linear_layer_to_lora): every nn.Linear under
- *   --lora_module_name (default decoder.layers., the blocks), LinearLayer_LoRA's dropout 0.
+ *   --lora_module_name (default decoder.layers., the blocks), LinearLayer_LoRA's dropout 0;
+ * - FastChat's fastchat/train/train_lora.py (LoraArguments): always LoRA, lora_r 8, lora_dropout 0.05, q_proj and
+ *   v_proj.
  * `targetsGiven` keeps the targets unset where the file names them in a form not read here.
  */
 export function peftArgumentDefaults(s: FactSink, by: PeftSwitch | undefined, targetsGiven = false): void {
@@ -89,6 +91,13 @@ export function peftArgumentDefaults(s: FactSink, by: PeftSwitch | undefined, ta
     s.default('lora.rank', 16, `${src}: lora_r 16`);
     s.default('lora.dropout', 0.05, `${src}: lora_dropout 0.05`);
     if (!targetsGiven) s.default('lora.targets', 'q,v', `${src}: lora_target_modules None, so PEFT's list for the model type: q_proj and v_proj for Llama, Mistral, Qwen2 and Gemma (peft/utils/constants.py)`);
+    return;
+  }
+  if (by === 'fastchat') {
+    const src = 'FastChat LoraArguments default (fastchat/train/train_lora.py)';
+    s.default('lora.rank', 8, `${src}: lora_r 8`);
+    s.default('lora.dropout', 0.05, `${src}: lora_dropout 0.05`);
+    if (!targetsGiven) s.default('lora.targets', 'q,v', `${src}: lora_target_modules q_proj, v_proj`);
     return;
   }
   if (by === 'dschat') {

@@ -134,6 +134,9 @@ function loraTargetFlag(s: FactSink, a: FlagArg | undefined): boolean {
  */
 const SWIFT_TRAINER = /^swift (sft|pt|rlhf)\b|(^|\/)swift\/cli\/(sft|pt|rlhf)\.py$/;
 
+/** FastChat's LoRA trainer, which always trains LoRA (fastchat/train/train_lora.py, train_lora_t5.py). */
+const FASTCHAT_LORA = /(^|\/)fastchat\/train\/train_lora(_t5)?\.py$/;
+
 /** LLaMA-Factory's trainer given flags: finetuning_type defaults to lora (src/llamafactory/hparams/finetuning_args.py). */
 const LLAMAFACTORY_TRAINER = /^llamafactory-cli train\b|(^|\/)src\/train\.py$|(^|\/)llamafactory\/launcher\.py$/;
 
@@ -153,9 +156,11 @@ export function applyFlagDialect(s: FactSink, dialect: Exclude<FlagDialect, 'meg
     const lf = LLAMAFACTORY_TRAINER.test(program) && has('--stage');
     if (swift && !['--tuner_type', '--train_type', '--sft_type'].some(has)) s.default('lora.enabled', true, 'ms-swift BaseArguments default tuner_type lora (swift/arguments/base_args/base_args.py)');
     if (lf && !has('--finetuning_type')) s.default('lora.enabled', true, 'LLaMA-Factory FinetuningArguments default finetuning_type lora (src/llamafactory/hparams/finetuning_args.py)');
+    const fastchat = FASTCHAT_LORA.test(program);
+    if (fastchat) s.default('lora.enabled', true, 'fastchat/train/train_lora.py trains LoRA adapters (get_peft_model)');
     const listFlag = swift ? '--target_modules' : lf ? '--lora_target' : '--lora_target_modules';
     const named = s.value('lora.enabled') === true && loraTargetFlag(s, args.filter((a) => a.flag === listFlag).pop());
-    peftArgumentDefaults(s, swift ? 'swift' : lf ? 'llamafactory' : has('--use_peft') ? 'trl' : has('--lora_enable') ? 'llava' : undefined, named);
+    peftArgumentDefaults(s, swift ? 'swift' : lf ? 'llamafactory' : fastchat ? 'fastchat' : has('--use_peft') ? 'trl' : has('--lora_enable') ? 'llava' : undefined, named);
   }
   if (dialect === 'deepspeed-chat') peftArgumentDefaults(s, 'dschat');
   if (dialect === 'openrlhf') peftArgumentDefaults(s, 'openrlhf', s.value('lora.enabled') === true && loraTargetFlag(s, args.filter((a) => a.flag === '--target_modules').pop()));

@@ -160,4 +160,16 @@ describe('LoRA dropout, fused q/k/v and bitsandbytes base linears, per front end
     const stated = loadConfigGraph('/ws/lora.yml', memoryHost({ '/ws/lora.yml': `${text}lora_r: 16\nlora_target_linear: true\n` }), { settings: { worldSize: 8 } }).resolved;
     assert.ok(!stated.assumptions.some((a) => a.path.startsWith('lora.')), JSON.stringify(stated.assumptions));
   });
+
+  test('FastChat train_lora.py always trains LoRA: rank 8, dropout 0.05 on q and v; --q_lora True is bitsandbytes NF4', () => {
+    // fastchat/train/train_lora.py LoraArguments: lora_r 8, lora_dropout 0.05, lora_target_modules [q_proj, v_proj];
+    // q_lora loads the model with BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4").
+    const text = '#!/bin/bash\ndeepspeed fastchat/train/train_lora.py --model_name_or_path lmsys/vicuna-7b-v1.5 --per_device_train_batch_size 2 --model_max_length 2048 --q_lora False --deepspeed ds.json\n';
+    const f = facts('file:///ws/train_lora.sh', text, 'megatron-script');
+    assert.deepEqual([f['lora.enabled']?.value, f['lora.rank']?.value, f['lora.dropout']?.value, f['lora.targets']?.value, f['lora.baseDtype']], [true, 8, 0.05, 'q,v', undefined]);
+    const q = facts('file:///ws/train_lora.sh', text.replace('--q_lora False', '--q_lora True'), 'megatron-script');
+    assert.deepEqual([q['lora.baseDtype']?.value, q['lora.baseSavesInputs']?.value], ['nf4', true]);
+    // FastChat's full trainer is not LoRA.
+    assert.equal(facts('file:///ws/train.sh', text.replace('train_lora.py', 'train_mem.py'), 'megatron-script')['lora.enabled'], undefined);
+  });
 });
