@@ -5,6 +5,7 @@ import { fsdpStrategyOf, loraTargetsOf } from './maps';
 import { toBool } from './text';
 import { entry, type KNode } from './tree';
 import { readDeepSpeed } from '../deepspeed/reader';
+import peftDefaults from './peftDefaults.json';
 
 /** `deepspeed:` as a path (reference) or an inline dict (read in place). */
 export function readDeepSpeedKey(s: FactSink, root: KNode): void {
@@ -62,74 +63,30 @@ export function readLoraTargets(s: FactSink, root: KNode, key: string): boolean 
   return true;
 }
 
-/** The argument classes behind the Hugging Face Trainer's flags and YAML that switch LoRA on with a key of their own. */
+/** The trainers whose argument classes default LoRA's settings (formats/common/peftDefaults.json). */
 export type PeftSwitch = 'trl' | 'llava' | 'swift' | 'llamafactory' | 'openrlhf' | 'dschat' | 'fastchat';
 
+interface PeftDefault {
+  readonly source: string;
+  readonly rank?: readonly [number, string];
+  readonly dropout: readonly [number, string];
+  readonly targets: readonly [string, string];
+}
+const PEFT_DEFAULTS = peftDefaults as unknown as Readonly<Record<PeftSwitch, PeftDefault>>;
+
 /**
- * LoRA settings a file leaves to its trainer's argument class, as that class defaults them:
- * - TRL's ModelConfig (`use_peft`; trl/trainer/model_config.py): lora_r 16, lora_dropout 0.05 and lora_target_modules
- *   None, which PEFT fills with the model type's own list, q_proj and v_proj for Llama, Mistral, Qwen2 and Gemma
- *   (peft/utils/constants.py TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING);
- * - LLaVA's TrainingArguments (`lora_enable`; llava/train/train.py): lora_r 64, lora_dropout 0.05 and every linear of
- *   the language model (find_all_linear_names skips the projector, the vision tower and the head);
- * - ms-swift's TunerArguments (swift/arguments/tuner_args.py): lora_rank 8, lora_dropout 0.05, target_modules
- *   all-linear;
- * - LLaMA-Factory's FinetuningArguments (src/llamafactory/hparams/finetuning_args.py): lora_rank 8, lora_dropout 0.0,
- *   lora_target all (the YAML reader, formats/llamafactory/reader.ts, states the same for its files);
- * - OpenRLHF's trainers (openrlhf/cli/train_*.py): --target_modules all-linear, --lora_dropout 0 (the rank, 0 by
- *   default, is what switches LoRA on);
- * - DeepSpeed-Chat (dschat/utils/module/lora.py convert_linear_layer_to_lora): every nn.Linear under
- *   --lora_module_name (default decoder.layers., the blocks), LinearLayer_LoRA's dropout 0;
- * - FastChat's fastchat/train/train_lora.py (LoraArguments): always LoRA, lora_r 8, lora_dropout 0.05, q_proj and
- *   v_proj.
- * `targetsGiven` keeps the targets unset where the file names them in a form not read here.
+ * LoRA settings a file leaves to its trainer's argument class, as that class defaults them (formats/common/
+ * peftDefaults.json, each with its source): TRL's ModelConfig, LLaVA's and FastChat's argument classes, ms-swift's
+ * TunerArguments, LLaMA-Factory's FinetuningArguments, OpenRLHF's and DeepSpeed-Chat's flags. Only where LoRA is on;
+ * a value the file states wins (FactSink.default). `targetsGiven` keeps the targets unset where the file names them
+ * in a form not read here.
  */
 export function peftArgumentDefaults(s: FactSink, by: PeftSwitch | undefined, targetsGiven = false): void {
   if (!by || s.value('lora.enabled') !== true) return;
-  if (by === 'trl') {
-    const src = 'TRL ModelConfig default (trl/trainer/model_config.py)';
-    s.default('lora.rank', 16, `${src}: lora_r 16`);
-    s.default('lora.dropout', 0.05, `${src}: lora_dropout 0.05`);
-    if (!targetsGiven) s.default('lora.targets', 'q,v', `${src}: lora_target_modules None, so PEFT's list for the model type: q_proj and v_proj for Llama, Mistral, Qwen2 and Gemma (peft/utils/constants.py)`);
-    return;
-  }
-  if (by === 'fastchat') {
-    const src = 'FastChat LoraArguments default (fastchat/train/train_lora.py)';
-    s.default('lora.rank', 8, `${src}: lora_r 8`);
-    s.default('lora.dropout', 0.05, `${src}: lora_dropout 0.05`);
-    if (!targetsGiven) s.default('lora.targets', 'q,v', `${src}: lora_target_modules q_proj, v_proj`);
-    return;
-  }
-  if (by === 'dschat') {
-    const src = 'DeepSpeed-Chat (dschat/utils/module/lora.py convert_linear_layer_to_lora)';
-    s.default('lora.dropout', 0, `${src}: LinearLayer_LoRA lora_dropout 0`);
-    s.default('lora.targets', 'q,k,v,o,gate,up,down', `${src}: every linear of the blocks (--lora_module_name decoder.layers. or layers.)`);
-    return;
-  }
-  if (by === 'openrlhf') {
-    const src = 'OpenRLHF default (openrlhf/cli/train_sft.py and the other trainers)';
-    s.default('lora.dropout', 0, `${src}: --lora_dropout 0`);
-    if (!targetsGiven) s.default('lora.targets', 'q,k,v,o,gate,up,down', `${src}: --target_modules all-linear`);
-    return;
-  }
-  if (by === 'llamafactory') {
-    const src = 'LLaMA-Factory FinetuningArguments default (src/llamafactory/hparams/finetuning_args.py)';
-    s.default('lora.rank', 8, `${src}: lora_rank 8`);
-    s.default('lora.dropout', 0, `${src}: lora_dropout 0.0`);
-    if (!targetsGiven) s.default('lora.targets', 'q,k,v,o,gate,up,down', `${src}: lora_target all`);
-    return;
-  }
-  if (by === 'swift') {
-    const src = 'ms-swift TunerArguments default (swift/arguments/tuner_args.py)';
-    s.default('lora.rank', 8, `${src}: lora_rank 8`);
-    s.default('lora.dropout', 0.05, `${src}: lora_dropout 0.05`);
-    if (!targetsGiven) s.default('lora.targets', 'q,k,v,o,gate,up,down', `${src}: target_modules all-linear`);
-    return;
-  }
-  const src = 'LLaVA TrainingArguments default (llava/train/train.py)';
-  s.default('lora.rank', 64, `${src}: lora_r 64`);
-  s.default('lora.dropout', 0.05, `${src}: lora_dropout 0.05`);
-  if (!targetsGiven) s.default('lora.targets', 'q,k,v,o,gate,up,down', `${src}: find_all_linear_names, every linear of the language model`);
+  const d = PEFT_DEFAULTS[by];
+  if (d.rank) s.default('lora.rank', d.rank[0], `${d.source}: ${d.rank[1]}`);
+  s.default('lora.dropout', d.dropout[0], `${d.source}: ${d.dropout[1]}`);
+  if (!targetsGiven) s.default('lora.targets', d.targets[0], `${d.source}: ${d.targets[1]}`);
 }
 
 /** bitsandbytes' 4- and 8-bit linears save their inputs for the backward (MatMul4Bit / MatMul8bitLt ctx.tensors). */
