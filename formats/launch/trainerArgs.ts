@@ -128,6 +128,21 @@ function loraTargetFlag(s: FactSink, a: FlagArg | undefined): boolean {
 }
 
 /**
+ * DeepSpeed-Chat's LoRA without --only_optimize_lora: convert_linear_layer_to_lora freezes the linears it adapts
+ * (LinearLayer_LoRA sets weight.requires_grad = False), but only only_optimize_lora_parameters freezes the rest, so
+ * the embeddings, norms, biases and the head train too (dschat/utils/module/lora.py; step1 main.py). Their gradients
+ * and optimizer states are not in the LoRA estimate: a warning at the flag says so.
+ */
+function dschatTrainableRest(s: FactSink, args: readonly FlagArg[]): void {
+  if (s.value('lora.enabled') !== true || args.some((a) => /^--(actor_|critic_)?only_optimize_lora$/.test(a.flag))) return;
+  const dim = args.filter((a) => /^--(actor_|critic_)?lora_dim$/.test(a.flag)).pop();
+  if (!dim) return;
+  s.diag('lora-trains-rest', 'warning',
+    `${dim.flag} without --only_optimize_lora: DeepSpeed-Chat freezes only the linears it adapts, so the embeddings, norms, biases and the output head train as well; their gradients and optimizer states are not counted here, so the memory is likely too low (add --only_optimize_lora to train the adapters alone).`,
+    dim.uri ? undefined : dim.flagRange, ['lora.rank']);
+}
+
+/**
  * ms-swift's trainers (`swift sft`, `swift pt`, `swift rlhf`, or their swift/cli/*.py under torchrun) train LoRA unless
  * told otherwise: BaseArguments tuner_type defaults to lora (swift/arguments/base_args/base_args.py; train_type before
  * 2026, sft_type before that). Megatron-SWIFT (`megatron sft`) defaults to full and speaks the Megatron dialect.
@@ -162,7 +177,10 @@ export function applyFlagDialect(s: FactSink, dialect: Exclude<FlagDialect, 'meg
     const named = s.value('lora.enabled') === true && loraTargetFlag(s, args.filter((a) => a.flag === listFlag).pop());
     peftArgumentDefaults(s, swift ? 'swift' : lf ? 'llamafactory' : fastchat ? 'fastchat' : has('--use_peft') ? 'trl' : has('--lora_enable') ? 'llava' : undefined, named);
   }
-  if (dialect === 'deepspeed-chat') peftArgumentDefaults(s, 'dschat');
+  if (dialect === 'deepspeed-chat') {
+    peftArgumentDefaults(s, 'dschat');
+    dschatTrainableRest(s, args);
+  }
   if (dialect === 'openrlhf') peftArgumentDefaults(s, 'openrlhf', s.value('lora.enabled') === true && loraTargetFlag(s, args.filter((a) => a.flag === '--target_modules').pop()));
   fsdpOptions(s, args.filter((a) => a.flag === '--fsdp').pop());
   const deepspeed = dialect !== 'hf-trainer' || !!ds || s.value('parallel.sharding.style') === 'deepspeed';

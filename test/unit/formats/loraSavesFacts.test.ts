@@ -145,6 +145,14 @@ describe('LoRA dropout, fused q/k/v and bitsandbytes base linears, per front end
     const text = '#!/bin/bash\ndeepspeed main.py --model_name_or_path facebook/opt-1.3b --per_device_train_batch_size 8 --max_seq_len 512 --zero_stage 0 --lora_dim 128 --lora_module_name decoder.layers. --only_optimize_lora\n';
     const f = facts('file:///ws/run_1.3b_lora.sh', text, 'megatron-script');
     assert.deepEqual([f['lora.rank']?.value, f['lora.dropout']?.value, f['lora.targets']?.value], [128, 0, 'q,k,v,o,gate,up,down']);
+    // Without --only_optimize_lora the embeddings, norms, biases and head train too (only_optimize_lora_parameters is
+    // what freezes them): a warning at --lora_dim says the estimate leaves their states out.
+    const warned = (t: string) => parseConfig('file:///ws/run.sh', t, 'megatron-script').diagnostics.filter((d) => d.code === 'lora-trains-rest');
+    assert.equal(warned(text).length, 0);
+    const rest = warned(text.replace(' --only_optimize_lora', ''));
+    assert.equal(rest.length, 1);
+    assert.equal(rest[0]!.range.start.line, 1);
+    assert.match(rest[0]!.message, /--lora_dim without --only_optimize_lora/);
   });
 
   test('LoRA with no rank or targets anywhere is still LoRA, at PEFT\'s r = 8 on q, k, v, o, and the verdict says it assumed them', () => {
