@@ -1,5 +1,5 @@
 /** Shared readers for fine-tuning front-ends (Axolotl, LLaMA-Factory): precision, LoRA, FSDP lists, DeepSpeed refs. */
-import type { FactSink } from './sink';
+import type { FactSink, Loc } from './sink';
 import { isAuto, isEmpty, locOf, readNum } from './read';
 import { fsdpStrategyOf, loraTargetsOf } from './maps';
 import { toBool } from './text';
@@ -53,13 +53,17 @@ export function readLora(s: FactSink, root: KNode, o: { rankKey: string; targetK
   readNum(s, root, 'lora_dropout', 'lora.dropout', { min: 0, max: 1 });
 }
 
+/** LoRA target modules from words, each a PEFT name, "all-linear" or a comma-separated list of them, as lora.targets. */
+export function loraTargetWords(s: FactSink, words: readonly string[], loc: Loc): void {
+  const targets = loraTargetsOf(words.flatMap((w) => w.split(',')));
+  if (targets) s.explicit('lora.targets', targets, loc);
+}
+
 /** LoRA target modules as a list or a comma-separated string (PEFT names, "all-linear"); true when the key is present. */
 export function readLoraTargets(s: FactSink, root: KNode, key: string): boolean {
   const t = entry(root, key);
   if (!t) return false;
-  const list = t.value.kind === 'list' ? (t.value.items ?? []).map((i) => String(i.value)) : typeof t.value.value === 'string' ? t.value.value.split(',') : [];
-  const targets = loraTargetsOf(list);
-  if (targets) s.explicit('lora.targets', targets, locOf(t, key));
+  loraTargetWords(s, t.value.kind === 'list' ? (t.value.items ?? []).map((i) => String(i.value)) : typeof t.value.value === 'string' ? [t.value.value] : [], locOf(t, key));
   return true;
 }
 

@@ -10,8 +10,7 @@ import openrlhf from '../openrlhf/keys.json';
 import { applyTable, canonical, type DialectTable, type Found } from '../common/keyTable';
 import type { FactSink } from '../common/sink';
 import { hfTrainerAccumulation } from '../common/read';
-import { peftArgumentDefaults } from '../common/finetune';
-import { loraTargetsOf } from '../common/maps';
+import { loraTargetWords, peftArgumentDefaults } from '../common/finetune';
 import type { FlagArg, Invocation } from '../common/shell/commandLine';
 import { MEGATRON_FLAGS } from '../megatron/args';
 
@@ -113,7 +112,6 @@ function fsdpOptions(s: FactSink, a: FlagArg | undefined): void {
   s.explicit('engine', 'fsdp1', loc);
 }
 
-/** Reads the arguments of a flag dialect (not Megatron) and records the engine they imply. */
 /**
  * A target-module list flag (TRL `--lora_target_modules`, ms-swift `--target_modules`: argparse nargs lists of PEFT
  * module names, or all-linear; LLaMA-Factory `--lora_target q_proj,v_proj` or all) as lora.targets; true when the
@@ -122,8 +120,7 @@ function fsdpOptions(s: FactSink, a: FlagArg | undefined): void {
 function loraTargetFlag(s: FactSink, a: FlagArg | undefined): boolean {
   if (!a) return false;
   if (a.value === undefined || a.unresolved) return true;
-  const targets = loraTargetsOf([a.value, ...(a.more ?? [])].flatMap((w) => w.split(',')));
-  if (targets) s.explicit('lora.targets', targets, { key: a.flag, keyRange: a.flagRange, valueRange: a.valueRange, uri: a.uri });
+  loraTargetWords(s, [a.value, ...(a.more ?? [])], { key: a.flag, keyRange: a.flagRange, valueRange: a.valueRange, uri: a.uri });
   return true;
 }
 
@@ -155,6 +152,7 @@ const FASTCHAT_LORA = /(^|\/)fastchat\/train\/train_lora(_t5)?\.py$/;
 /** LLaMA-Factory's trainer given flags: finetuning_type defaults to lora (src/llamafactory/hparams/finetuning_args.py). */
 const LLAMAFACTORY_TRAINER = /^llamafactory-cli train\b|(^|\/)src\/train\.py$|(^|\/)llamafactory\/launcher\.py$/;
 
+/** Reads the arguments of a flag dialect (not Megatron) and records the engine they imply. */
 export function applyFlagDialect(s: FactSink, dialect: Exclude<FlagDialect, 'megatron'>, args: readonly FlagArg[], cwd: string, program = ''): void {
   const table = FLAG_TABLES[dialect];
   const ds = args.filter((a) => a.flag === '--deepspeed' && a.value && !a.unresolved && /\.json$/i.test(a.value)).pop();

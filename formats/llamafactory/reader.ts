@@ -3,7 +3,7 @@ import type { FactSink } from '../common/sink';
 import { hfTrainerAccumulation, isEmpty, locOf, readBool, readNum, readOptimizer, readPacking, readSteps } from '../common/read';
 import { toBool, toNumber } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
-import { readDeepSpeedKey, readFsdpList, readLora, readModelRef, readPrecisionFlags, bnbSavesInputs } from '../common/finetune';
+import { readDeepSpeedKey, readFsdpList, readLora, readModelRef, readPrecisionFlags, bnbSavesInputs, peftArgumentDefaults } from '../common/finetune';
 
 const LF = 'LLaMA-Factory default (src/llamafactory/hparams/finetuning_args.py, model_args.py)';
 const HF = 'HF TrainingArguments default (transformers/training_args.py)';
@@ -48,8 +48,7 @@ export function readLlamaFactory(s: FactSink, root: KNode | undefined): void {
     if (ft) s.explicit('lora.enabled', true, locOf(ft, 'finetuning_type'));
     else s.default('lora.enabled', true, `${LF}: finetuning_type lora`);
     readLora(s, root, { rankKey: 'lora_rank', targetKey: 'lora_target', enabled: true });
-    s.default('lora.rank', 8, `${LF}: lora_rank 8`);
-    s.default('lora.targets', 'q,k,v,o,gate,up,down', `${LF}: lora_target all`);
+    peftArgumentDefaults(s, 'llamafactory');
     const q = entry(root, 'quantization_bit');
     const qb = toNumber(q?.value.value);
     if (q && qb === 4) s.explicit('lora.baseDtype', 'nf4', locOf(q, 'quantization_bit'));
@@ -58,7 +57,6 @@ export function readLlamaFactory(s: FactSink, root: KNode | undefined): void {
     // quantization_method defaults to bitsandbytes (hparams/model_args.py QuantizationArguments); hqq and eetq do not use it.
     const method = at(root, 'quantization_method')?.value.value;
     if (q && (qb === 4 || qb === 8) && (method === undefined || method === null || method === 'bnb' || method === 'bitsandbytes')) bnbSavesInputs(s, `${LF} quantizes with bitsandbytes`);
-    s.default('lora.dropout', 0, `${LF}: lora_dropout 0.0`);
   }
   readDeepSpeedKey(s, root);
   readFsdpList(s, root);

@@ -272,8 +272,10 @@ export function gatherInput(g: Gathered, primary: ConfigFacts, model: ModelSpec,
   const loraOn = bool(f, 'lora.enabled') ?? num(f, 'lora.rank') !== undefined;
   // LoRA switched on with no rank or targets from the file or its trainer's defaults: PEFT LoraConfig's r = 8, on the
   // attention projections, said as assumptions the verdict lists.
-  if (loraOn && num(f, 'lora.rank') === undefined) g.assume('lora.rank', 8, 'no LoRA rank in the files: assumed 8 (PEFT LoraConfig r default)');
-  if (loraOn && str(f, 'lora.targets') === undefined) g.assume('lora.targets', 'q,k,v,o', 'no LoRA target modules in the files: assumed the attention projections q, k, v, o');
+  const loraRank = num(f, 'lora.rank') ?? 8;
+  const loraTargets = str(f, 'lora.targets') ?? 'q,k,v,o';
+  if (loraOn && num(f, 'lora.rank') === undefined) g.assume('lora.rank', loraRank, 'no LoRA rank in the files: assumed 8 (PEFT LoraConfig r default)');
+  if (loraOn && str(f, 'lora.targets') === undefined) g.assume('lora.targets', loraTargets, 'no LoRA target modules in the files: assumed the attention projections q, k, v, o');
   const recipe = g.str<'tensorwise'>('training.fp8.recipe');
   const input: PlanInput = {
     // A launch script that runs torchtitan's trainer trains as torchtitan does (its engine, pipeline split and defaults).
@@ -315,8 +317,8 @@ export function gatherInput(g: Gathered, primary: ConfigFacts, model: ModelSpec,
     cluster: { ...cluster, ...(gpu ? { gpu: withNvlinkDomain(g, withNetwork(g, gpu, S.networkGbps, cluster.gpusPerNode), S.nvlinkDomain) } : {}) },
     overhead: { cudaContextBytes: S.cudaContextBytes, allocatorFragmentation: S.allocatorFragmentation },
     ...(loraOn ? { lora: {
-      rank: num(f, 'lora.rank') ?? 8,
-      targets: (str(f, 'lora.targets') ?? 'q,k,v,o').split(',') as never,
+      rank: loraRank,
+      targets: loraTargets.split(',') as never,
       baseDtype: (str(f, 'lora.baseDtype') ?? 'bf16') as never,
       dropout: num(f, 'lora.dropout'), fusedQkv: bool(f, 'lora.fusedQkv'), baseSavesInputs: bool(f, 'lora.baseSavesInputs'),
     } } : {}),
