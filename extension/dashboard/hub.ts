@@ -16,6 +16,7 @@ import { toLayoutsView } from './layouts';
 import { toDashboardModel } from './model';
 import { simulationAnswer } from './simulation';
 import type { EstimateFn } from './variants';
+import { BootWatch, type BootTarget } from './bootWatch';
 
 /** Commands the webviews may run, by message name. */
 const COMMANDS: Readonly<Record<Extract<WebviewToHostMessage, { type: 'command' }>['command'], string>> = {
@@ -45,6 +46,8 @@ const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 export class DashboardHub implements vscode.Disposable {
   private readonly webviews = new Set<vscode.Webview>();
+  /** The boot watch of each page that has one (bootWatch.ts): told when the page says `ready`. */
+  private readonly boots = new Map<vscode.Webview, BootWatch>();
   /** The config file the dashboards describe (the last active supported editor). */
   uri: string | undefined;
   /** The last model, empty or failed message, replayed to dashboards that open later. */
@@ -63,11 +66,28 @@ export class DashboardHub implements vscode.Disposable {
     private readonly onAnalysis?: (r: AnalysisResult) => void,
   ) {}
 
-  /** Connects a webview: replays the current state and routes its messages. */
-  attach(webview: vscode.Webview): vscode.Disposable {
+  /**
+   * Connects a webview: replays the current state and routes its messages. With `page`, a page whose script has not
+   * said `ready` a while after it was loaded is loaded again (bootWatch.ts); the returned watch is to be told of
+   * later loads and of visibility changes.
+   */
+  attach(webview: vscode.Webview, page?: Omit<BootTarget, 'log'> & { readonly what: string }): vscode.Disposable & { readonly boot?: BootWatch } {
     this.webviews.add(webview);
     const sub = webview.onDidReceiveMessage((m: unknown) => this.onMessage(webview, m));
-    return new vscode.Disposable(() => { sub.dispose(); this.webviews.delete(webview); });
+    const boot = page
+      ? new BootWatch({ visible: page.visible, reload: page.reload, log: (level, line) => this.log[level](line) }, page.what)
+      : undefined;
+    if (boot) {
+      this.boots.set(webview, boot);
+      boot.loading();
+    }
+    const d = new vscode.Disposable(() => {
+      sub.dispose();
+      boot?.dispose();
+      this.boots.delete(webview);
+      this.webviews.delete(webview);
+    });
+    return Object.assign(d, { boot });
   }
 
   /** Posts a message to every dashboard (and remembers models and validation state for late-comers). */
@@ -116,7 +136,9 @@ export class DashboardHub implements vscode.Disposable {
       return;
     }
     switch (m.type) {
-      case 'ready': return this.replay(webview);
+      case 'ready':
+        this.boots.get(webview)?.ready();
+        return this.replay(webview);
       case 'planLayouts': return void this.postLayouts(webview);
       case 'simulate': return void this.postSimulation(webview);
       case 'applyLayout':
@@ -174,6 +196,8 @@ export class DashboardHub implements vscode.Disposable {
   }
 
   dispose(): void {
+    for (const b of this.boots.values()) b.dispose();
+    this.boots.clear();
     this.webviews.clear();
   }
 }

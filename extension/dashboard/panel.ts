@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { WEBVIEW_PROTOCOL_VERSION, type DashboardView } from '../../shared/protocol';
 import { isDashboardView } from '../../webview/protocol/guards';
 import { dashboardHtml, localRoots } from './html';
+import type { BootWatch } from './bootWatch';
 import type { DashboardHub } from './hub';
 
 export const PANEL_VIEW_TYPE = 'shardlens.dashboard';
@@ -22,12 +23,30 @@ export class DashboardPanel {
   static current: DashboardPanel | undefined;
   private readonly disposables: vscode.Disposable[] = [];
 
-  private constructor(private readonly panel: vscode.WebviewPanel, extensionUri: vscode.Uri, hub: DashboardHub, initial?: DashboardView) {
+  /** The page's boot watch (bootWatch.ts), told of every load the panel makes. */
+  private readonly boot: BootWatch | undefined;
+  /** The dashboard the page was last loaded asking for (a reload by the boot watch asks for it again). */
+  private initial: DashboardView | undefined;
+
+  private constructor(private readonly panel: vscode.WebviewPanel, private readonly extensionUri: vscode.Uri, hub: DashboardHub, initial?: DashboardView) {
     panel.webview.options = { enableScripts: true, localResourceRoots: localRoots(extensionUri) };
     panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'shardlens.svg');
     // A new page cannot receive messages until its script runs, so the first dashboard to show is in the HTML.
+    this.initial = initial;
     panel.webview.html = dashboardHtml(panel.webview, extensionUri, 'all', initial);
-    this.disposables.push(hub.attach(panel.webview), panel.onDidDispose(() => this.dispose()));
+    const attached = hub.attach(panel.webview, {
+      what: 'ShardLens dashboard panel', visible: () => panel.visible,
+      reload: () => { panel.webview.html = dashboardHtml(panel.webview, extensionUri, 'all', this.initial); },
+    });
+    this.boot = attached.boot;
+    this.disposables.push(attached, panel.onDidChangeViewState(() => this.boot?.visibilityChanged()), panel.onDidDispose(() => this.dispose()));
+  }
+
+  /** Loads the page again asking for `view` (a hidden page does not exist and would miss a `show` message). */
+  private load(view: DashboardView): void {
+    this.initial = view;
+    this.panel.webview.html = dashboardHtml(this.panel.webview, this.extensionUri, 'all', view);
+    this.boot?.loading();
   }
 
   /**
@@ -49,7 +68,7 @@ export class DashboardPanel {
       current.panel.reveal(undefined, true);
       return;
     }
-    webview.html = dashboardHtml(webview, extensionUri, 'all', view);
+    current.load(view);
     current.panel.reveal(undefined, true);
   }
 
@@ -76,9 +95,11 @@ export class DashboardViewProvider implements vscode.WebviewViewProvider {
 
   resolveWebviewView(webviewView: vscode.WebviewView): void {
     webviewView.webview.options = { enableScripts: true, localResourceRoots: localRoots(this.extensionUri) };
-    webviewView.webview.html = dashboardHtml(webviewView.webview, this.extensionUri, this.view);
-    const sub = this.hub.attach(webviewView.webview);
-    webviewView.onDidDispose(() => sub.dispose());
+    const load = () => { webviewView.webview.html = dashboardHtml(webviewView.webview, this.extensionUri, this.view); };
+    load();
+    const sub = this.hub.attach(webviewView.webview, { what: `ShardLens ${this.view} view`, visible: () => webviewView.visible, reload: load });
+    const seen = webviewView.onDidChangeVisibility(() => sub.boot?.visibilityChanged());
+    webviewView.onDidDispose(() => { seen.dispose(); sub.dispose(); });
   }
 }
 
