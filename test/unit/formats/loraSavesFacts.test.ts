@@ -118,6 +118,21 @@ describe('LoRA dropout, fused q/k/v and bitsandbytes base linears, per front end
     assert.equal(facts('file:///ws/sft.sh', text, 'megatron-script')['lora.targets']?.value, 'q,k,v,o');
   });
 
+  test('a target list written as a Python list in one word, and fused projections, are read', () => {
+    const line = (targets: string) => `#!/bin/bash\naccelerate launch trl/scripts/sft.py --model_name_or_path meta-llama/Llama-3.1-8B --use_peft --lora_target_modules ${targets} --per_device_train_batch_size 2\n`;
+    const targets = (t: string) => facts('file:///ws/sft.sh', line(t), 'megatron-script')['lora.targets']?.value;
+    // alpaca-lora's README passes python-fire a bracketed list: --lora_target_modules '[q_proj,k_proj,v_proj,o_proj]'.
+    assert.equal(targets("'[q_proj,k_proj,v_proj,o_proj]'"), 'q,k,v,o');
+    // A Python literal in one quoted word (an argument parsed with ast.literal_eval): quotes and spaces inside.
+    assert.equal(targets(`"['q_proj', 'v_proj']"`), 'q,v');
+    // Falcon, BLOOM and GPT-NeoX fuse q, k and v into query_key_value (PEFT's per-model default for them); Phi-3 fuses
+    // q, k, v into qkv_proj and gate and up into gate_up_proj (transformers modeling_phi3.py).
+    assert.equal(targets('query_key_value'), 'q,k,v');
+    assert.equal(targets('qkv_proj,o_proj,gate_up_proj,down_proj'), 'q,k,v,o,gate,up,down');
+    // Names no plan projection matches leave the targets unstated (the plan's fallback, listed as an assumption).
+    assert.equal(targets('"[]"'), undefined);
+  });
+
   test('llamafactory-cli train with flags trains LoRA unless --finetuning_type says otherwise, with its defaults', () => {
     // src/llamafactory/hparams/finetuning_args.py: finetuning_type lora, lora_rank 8, lora_dropout 0.0, lora_target all.
     const text = '#!/bin/bash\nllamafactory-cli train --stage sft --do_train --model_name_or_path meta-llama/Meta-Llama-3-8B-Instruct --lora_target q_proj,v_proj --per_device_train_batch_size 1 --cutoff_len 1024 --bf16\n';
