@@ -3,7 +3,7 @@ import type { FactSink } from '../common/sink';
 import { hfTrainerAccumulation, isEmpty, locOf, readBool, readNum, readOptimizer, readPacking, readSteps } from '../common/read';
 import { toBool, toNumber } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
-import { readAttnImplementation, readDeepSpeedKey, readFsdpList, readLora, readModelRef, readPrecisionFlags, bnbSavesInputs } from '../common/finetune';
+import { readAttnImplementation, readDeepSpeedKey, readFsdpList, readLora, readLoraFullModules, readModelRef, readPrecisionFlags, bnbSavesInputs } from '../common/finetune';
 
 const AX = 'Axolotl default (src/axolotl/utils/schemas/config.py)';
 
@@ -58,6 +58,7 @@ export function readAxolotl(s: FactSink, root: KNode | undefined): void {
   const ad = adapter && typeof adapter.value.value === 'string' ? adapter.value.value : '';
   if (adapter && (ad === 'lora' || ad === 'qlora')) s.explicit('lora.enabled', true, locOf(adapter, 'adapter'));
   readLora(s, root, { rankKey: 'lora_r', targetKey: 'lora_target_modules', enabled: ad === 'lora' || ad === 'qlora' });
+  if (ad === 'lora' || ad === 'qlora') readLoraFullModules(s, root, 'lora_modules_to_save');
   if (ad === 'qlora' || toBool(entry(root, 'load_in_4bit')?.value.value)) s.explicit('lora.baseDtype', 'nf4', locOf(adapter ?? entry(root, 'load_in_4bit')!, adapter ? 'adapter' : 'load_in_4bit'));
   else if (ad) s.default('lora.baseDtype', toBool(entry(root, 'load_in_8bit')?.value.value) ? 'int8' : 'bf16', AX);
   if (ad && (s.value('lora.baseDtype') === 'nf4' || s.value('lora.baseDtype') === 'int8')) bnbSavesInputs(s, 'Axolotl quantizes with bitsandbytes');

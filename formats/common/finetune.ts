@@ -1,5 +1,6 @@
 /** Shared readers for fine-tuning front-ends (Axolotl, LLaMA-Factory): precision, LoRA, FSDP lists, DeepSpeed refs. */
 import type { FactSink, Loc } from './sink';
+import type { TextRange } from '../../shared/plan/types';
 import { isAuto, isEmpty, locOf, readNum } from './read';
 import { fsdpStrategyOf, loraTargetsOf } from './maps';
 import { toBool } from './text';
@@ -57,6 +58,57 @@ export function readLora(s: FactSink, root: KNode, o: { rankKey: string; targetK
 export function loraTargetWords(s: FactSink, words: readonly string[], loc: Loc): void {
   const targets = loraTargetsOf(words.flatMap((w) => w.split(',')));
   if (targets) s.explicit('lora.targets', targets, loc);
+}
+
+/**
+ * Module names PEFT's `modules_to_save` takes → the module ShardLens sizes: the input embedding (Llama, Mistral, Qwen
+ * `embed_tokens`; GPT-2 `wte`; BLOOM and Falcon `word_embeddings`; GPT-NeoX `embed_in`; Meta's `tok_embeddings`) and
+ * the output head (`lm_head`; GPT-NeoX `embed_out`; Meta's `output`).
+ */
+const FULL_MODULES: Readonly<Record<string, 'embed' | 'head'>> = {
+  embed_tokens: 'embed', wte: 'embed', word_embeddings: 'embed', embed_in: 'embed', tok_embeddings: 'embed',
+  lm_head: 'head', embed_out: 'head', output: 'head',
+};
+
+/**
+ * Modules LoRA trains in full beside its adapters (PEFT LoraConfig modules_to_save: ModulesToSaveWrapper trains a
+ * deep copy and freezes the original, peft/utils/other.py), from words (names, comma lists, a Python list in one word),
+ * as lora.fullModules. A name ShardLens does not size (a norm, a classifier's `score`) gets an info at the key: its
+ * gradient and optimizer states are not counted.
+ */
+export function loraFullModuleWords(s: FactSink, words: readonly string[], loc: Loc, rangeOfName?: (name: string) => TextRange | undefined): void {
+  const names = words.flatMap((w) => w.split(',')).map((w) => w.trim().replace(/^[[('"\s]+|[\])'"\s]+$/g, '')).filter((w) => w.length > 0 && w !== 'None' && w !== 'null');
+  const known = [...new Set(names.map((n) => (Object.hasOwn(FULL_MODULES, n) ? FULL_MODULES[n] : undefined)).filter((x): x is 'embed' | 'head' => !!x))];
+  if (known.length) {
+    s.explicit('lora.fullModules', known.join(','), loc);
+    s.derived('lora.fullModulesCopied', true, 'PEFT modules_to_save: ModulesToSaveWrapper trains a copy of each module and freezes the original (peft/utils/other.py)', loc);
+  }
+  const other = names.filter((n) => !Object.hasOwn(FULL_MODULES, n));
+  if (other.length) {
+    s.diag('lora-module-unsized', 'info',
+      `${other.map((n) => `\`${n}\``).join(', ')} ${other.length > 1 ? 'train' : 'trains'} in full beside the adapters; ShardLens sizes only the embedding and the output head trained this way, so ${other.length > 1 ? 'their' : 'its'} gradient and optimizer states are not in the estimate.`,
+      loc.uri ? undefined : (other.length === 1 ? rangeOfName?.(other[0]) : undefined) ?? loc.valueRange ?? loc.keyRange, ['lora.fullModules']);
+  }
+}
+
+/**
+ * LLaMA-Factory's resize_vocab without additional_target: the input and output embeddings join PEFT's modules_to_save
+ * ("Vocab has been resized, add … to trainable params", src/llamafactory/model/adapter.py).
+ */
+export function resizedVocabTrainsEmbeddings(s: FactSink, loc: Loc): void {
+  const why = 'LLaMA-Factory resize_vocab without additional_target trains the input and output embeddings as PEFT modules_to_save (src/llamafactory/model/adapter.py)';
+  s.derived('lora.fullModules', 'embed,head', why, loc);
+  s.derived('lora.fullModulesCopied', true, why, loc);
+}
+
+/** PEFT modules_to_save under a YAML key (a list or a comma-separated string); true when the key is present. */
+export function readLoraFullModules(s: FactSink, root: KNode, key: string): boolean {
+  const t = entry(root, key);
+  if (!t || isEmpty(t)) return false;
+  const items = t.value.kind === 'list' ? t.value.items ?? [] : [];
+  loraFullModuleWords(s, t.value.kind === 'list' ? items.map((i) => String(i.value)) : typeof t.value.value === 'string' ? [t.value.value] : [], locOf(t, key),
+    (name) => items.find((i) => String(i.value).trim() === name)?.range);
+  return true;
 }
 
 /** LoRA target modules as a list or a comma-separated string (PEFT names, "all-linear"); true when the key is present. */

@@ -3,7 +3,7 @@ import hfTrainer from './keys.json';
 import { applyTable, found, getter, type DialectTable } from '../common/keyTable';
 import type { FactSink } from '../common/sink';
 import { hfTrainerAccumulation } from '../common/read';
-import { peftArgumentDefaults, readLoraTargets } from '../common/finetune';
+import { peftArgumentDefaults, readLoraFullModules, readLoraTargets } from '../common/finetune';
 import { entry, type KNode } from '../common/tree';
 
 const HF = hfTrainer as DialectTable;
@@ -19,6 +19,7 @@ export function readHfTrainerYaml(s: FactSink, root: KNode | undefined): void {
   if (s.value('lora.enabled') === false) { delete s.facts['lora.enabled']; delete s.facts['lora.rank']; }
   // TRL's ModelConfig keys in a recipe (use_peft without lora_r, lora_dropout or lora_target_modules).
   const named = s.value('lora.enabled') === true && readLoraTargets(s, root, 'lora_target_modules');
+  if (s.value('lora.enabled') === true) readLoraFullModules(s, root, 'lora_modules_to_save');
   peftArgumentDefaults(s, get('use_peft') ? 'trl' : undefined, named);
   // TRL SFTConfig: packing with packing_strategy bfd packs padding-free (each sample attends within itself).
   const packing = get('packing'), strategy = get('packing_strategy');

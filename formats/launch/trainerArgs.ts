@@ -10,7 +10,8 @@ import openrlhf from '../openrlhf/keys.json';
 import { applyTable, canonical, type DialectTable, type Found } from '../common/keyTable';
 import type { FactSink } from '../common/sink';
 import { hfTrainerAccumulation } from '../common/read';
-import { loraTargetWords, peftArgumentDefaults } from '../common/finetune';
+import { loraFullModuleWords, loraTargetWords, peftArgumentDefaults, resizedVocabTrainsEmbeddings } from '../common/finetune';
+import { toBool } from '../common/text';
 import type { FlagArg, Invocation } from '../common/shell/commandLine';
 import { MEGATRON_FLAGS } from '../megatron/args';
 
@@ -127,16 +128,35 @@ function loraTargetFlag(s: FactSink, a: FlagArg | undefined): boolean {
 /**
  * DeepSpeed-Chat's LoRA without --only_optimize_lora: convert_linear_layer_to_lora freezes the linears it adapts
  * (LinearLayer_LoRA sets weight.requires_grad = False), but only only_optimize_lora_parameters freezes the rest, so
- * the embeddings, norms, biases and the head train too (dschat/utils/module/lora.py; step1 main.py). Their gradients
- * and optimizer states are not in the LoRA estimate: a warning at the flag says so.
+ * the embeddings, norms, biases and the head train too (dschat/utils/module/lora.py; step1 main.py). The embedding and
+ * head are counted as trained in full (the modules themselves, no copy); the norms and biases (about 0.004 % of
+ * Llama 2 7B's parameters) are not, and an info at the flag says so.
  */
 function dschatTrainableRest(s: FactSink, args: readonly FlagArg[]): void {
   if (s.value('lora.enabled') !== true || args.some((a) => /^--(actor_|critic_)?only_optimize_lora$/.test(a.flag))) return;
   const dim = args.filter((a) => /^--(actor_|critic_)?lora_dim$/.test(a.flag)).pop();
   if (!dim) return;
-  s.diag('lora-trains-rest', 'warning',
-    `${dim.flag} without --only_optimize_lora: DeepSpeed-Chat freezes only the linears it adapts, so the embeddings, norms, biases and the output head train as well; their gradients and optimizer states are not counted here, so the memory is likely too low (add --only_optimize_lora to train the adapters alone).`,
-    dim.uri ? undefined : dim.flagRange, ['lora.rank']);
+  const loc = { key: dim.flag, keyRange: dim.flagRange, valueRange: dim.valueRange, uri: dim.uri };
+  const why = `${dim.flag} without --only_optimize_lora: DeepSpeed-Chat freezes only the linears it adapts (dschat/utils/module/lora.py), so the embedding and head train as well`;
+  s.derived('lora.fullModules', 'embed,head', why, loc);
+  s.derived('lora.fullModulesCopied', false, why, loc);
+  s.diag('lora-trains-rest', 'info',
+    `${dim.flag} without --only_optimize_lora: DeepSpeed-Chat freezes only the linears it adapts, so the embeddings, norms, biases and the output head train as well. The embedding and head are counted with their gradients and optimizer states; the norms and biases (a few hundred thousand parameters) are not. Add --only_optimize_lora to train the adapters alone.`,
+    dim.uri ? undefined : dim.flagRange, ['lora.fullModules']);
+}
+
+/**
+ * The modules_to_save flag of an HF-Trainer-style launcher (a list after the flag, comma lists, a Python list) as
+ * lora.fullModules; with `resizeVocab` (LLaMA-Factory), `--resize_vocab` without the flag trains both embeddings.
+ */
+function loraFullModuleFlags(s: FactSink, args: readonly FlagArg[], flag: string, resizeVocab: boolean): void {
+  const a = args.filter((x) => x.flag === flag).pop();
+  if (a) {
+    if (a.value !== undefined && !a.unresolved) loraFullModuleWords(s, [a.value, ...(a.more ?? [])], { key: a.flag, keyRange: a.flagRange, valueRange: a.valueRange, uri: a.uri });
+    return;
+  }
+  const r = resizeVocab ? args.filter((x) => x.flag === '--resize_vocab').pop() : undefined;
+  if (r && !r.unresolved && (r.value === undefined || toBool(r.value) !== false)) resizedVocabTrainsEmbeddings(s, { key: r.flag, keyRange: r.flagRange, valueRange: r.valueRange, uri: r.uri });
 }
 
 /**
@@ -174,6 +194,9 @@ export function applyFlagDialect(s: FactSink, dialect: Exclude<FlagDialect, 'meg
     const listFlag = swift ? '--target_modules' : lf ? '--lora_target' : '--lora_target_modules';
     const named = s.value('lora.enabled') === true && loraTargetFlag(s, args.filter((a) => a.flag === listFlag).pop());
     peftArgumentDefaults(s, swift ? 'swift' : lf ? 'llamafactory' : fastchat ? 'fastchat' : has('--use_peft') ? 'trl' : has('--lora_enable') ? 'llava' : undefined, named);
+    // PEFT modules_to_save as each trainer names it: ms-swift TunerArguments modules_to_save, LLaMA-Factory
+    // additional_target (and resize_vocab without it), TRL ModelConfig lora_modules_to_save.
+    if (s.value('lora.enabled') === true) loraFullModuleFlags(s, args, swift ? '--modules_to_save' : lf ? '--additional_target' : '--lora_modules_to_save', lf);
   }
   if (dialect === 'deepspeed-chat') {
     peftArgumentDefaults(s, 'dschat');

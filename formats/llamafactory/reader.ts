@@ -3,7 +3,7 @@ import type { FactSink } from '../common/sink';
 import { hfTrainerAccumulation, isEmpty, locOf, readBool, readNum, readOptimizer, readPacking, readSteps } from '../common/read';
 import { toBool, toNumber } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
-import { readDeepSpeedKey, readFsdpList, readLora, readModelRef, readPrecisionFlags, bnbSavesInputs, peftArgumentDefaults } from '../common/finetune';
+import { readDeepSpeedKey, readFsdpList, readLora, readLoraFullModules, readModelRef, readPrecisionFlags, bnbSavesInputs, peftArgumentDefaults, resizedVocabTrainsEmbeddings } from '../common/finetune';
 
 const LF = 'LLaMA-Factory default (src/llamafactory/hparams/finetuning_args.py, model_args.py)';
 const HF = 'HF TrainingArguments default (transformers/training_args.py)';
@@ -49,6 +49,8 @@ export function readLlamaFactory(s: FactSink, root: KNode | undefined): void {
     else s.default('lora.enabled', true, `${LF}: finetuning_type lora`);
     readLora(s, root, { rankKey: 'lora_rank', targetKey: 'lora_target', enabled: true });
     peftArgumentDefaults(s, 'llamafactory');
+    const resize = entry(root, 'resize_vocab');
+    if (!readLoraFullModules(s, root, 'additional_target') && resize && toBool(resize.value.value) === true) resizedVocabTrainsEmbeddings(s, locOf(resize, 'resize_vocab'));
     const q = entry(root, 'quantization_bit');
     const qb = toNumber(q?.value.value);
     if (q && qb === 4) s.explicit('lora.baseDtype', 'nf4', locOf(q, 'quantization_bit'));

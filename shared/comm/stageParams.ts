@@ -2,7 +2,7 @@
  * Parameters held by one rank of one pipeline stage, split into the parts different process groups reduce:
  * dense (reduced over DP×CP) and expert (reduced over the expert-data-parallel group). Built on shared/model/params.ts.
  */
-import { loraLayerParams, moeLayersIn } from '../model/params';
+import { loraLayerParams, loraTrainsEmbedding, loraTrainsHead, moeLayersIn } from '../model/params';
 import { firstLayerOf, layersOfStage, rankParts } from '../model/rankParams';
 import type { Plan } from '../plan/types';
 
@@ -14,7 +14,7 @@ export interface StageParams {
   readonly expert: number;
   /** Largest single layer of one rank (ZeRO-3/FSDP gathers one layer at a time). */
   readonly largestLayer: number;
-  /** Parameters that receive gradients: dense + expert, or only the LoRA adapters of the stage's layers. */
+  /** Parameters that receive gradients: dense + expert, or the LoRA adapters of the stage's layers (and a module trained in full). */
   readonly trainable: number;
 }
 
@@ -60,6 +60,8 @@ export function stageParams(plan: Plan, stage: number): StageParams {
     largest = Math.max(largest, emb);
   }
   if (stage === p - 1) dense += r.finalNorm + r.head;
-  const trainable = plan.lora ? loraLayerParams(m, plan.lora) * n : dense + expert;
+  // LoRA: the adapters, and the embedding or head where it trains them in full (PEFT modules_to_save).
+  const full = (stage === 0 && loraTrainsEmbedding(m, plan.lora) ? r.embed : 0) + (stage === p - 1 && loraTrainsHead(m, plan.lora) ? r.head : 0);
+  const trainable = plan.lora ? loraLayerParams(m, plan.lora) * n + full : dense + expert;
   return { dense, expert, largestLayer: largest, trainable };
 }

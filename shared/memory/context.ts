@@ -3,7 +3,7 @@
  * Both the traceable estimate and the fast path read it; `fillContext` reuses one mutable object (no allocation).
  */
 import { loraSavesOf, type LoraSaves } from './loraSaves';
-import { loraLayerParams, paddedVocabSize } from '../model/params';
+import { loraLayerParams, loraTrainsEmbedding, loraTrainsHead, paddedVocabSize } from '../model/params';
 import { kvHeadsPerRank, layersOfStage as layersOfStageCount, rankParts } from '../model/rankParams';
 import type { MlaSpec, ModelImpl, ModelSpec, OffloadTarget, Plan, PipelineSchedule, PrecisionRegime, RecomputeKind, RecomputePolicy, ShardingStyle } from '../plan/types';
 import type { ActivationShape } from './activations';
@@ -34,6 +34,10 @@ export interface MemoryContext extends ActivationShape {
   attnRank: number; denseMlpRank: number; moeDenseRank: number; expertRank: number;
   embedRank: number; positions: number; finalNorm: number; headRank: number;
   loraPerLayer: number; lora: boolean; loraSaves: LoraSaves | undefined; baseBytes: number;
+  /** LoRA trains the embedding / the head in full beside the adapters; as copies beside frozen originals (PEFT). */
+  loraEmbed: boolean; loraHead: boolean; loraCopies: boolean;
+  /** Bytes per parameter of a module LoRA trains in full: weight, gradient, optimizer states, master copy. */
+  loraFullParamB: number; loraFullGradB: number; loraFullOptB: number; loraFullMasterB: number;
   /**
    * Bytes per weight of a LoRA model's embedding, positions, final norm and head: 16-bit when the base is quantized
    * (QLoRA replaces the layers' linear weights only: bitsandbytes skips nn.Embedding and the output head,
@@ -112,6 +116,8 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   c.embedRank = r.embed; c.positions = r.positions; c.finalNorm = r.finalNorm; c.headRank = r.head;
   c.lora = plan.lora !== undefined; c.loraSaves = loraSavesOf(plan.lora);
   c.loraPerLayer = plan.lora ? loraLayerParams(model, plan.lora) : 0;
+  c.loraEmbed = loraTrainsEmbedding(model, plan.lora); c.loraHead = loraTrainsHead(model, plan.lora);
+  c.loraCopies = plan.lora?.fullModulesCopied === true;
   c.baseBytes = plan.lora ? dtypeBytes(plan.lora.baseDtype) : paramBytesOf(t.precision);
   c.loraRestBytes = plan.lora && c.baseBytes < 2 ? 2 : c.baseBytes;
   // Bytes per parameter as the engine's precision regime keeps them (shared/memory/regime.ts).
@@ -134,6 +140,14 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   // matrices only (Liu et al. 2025, arXiv:2502.16982 §2); the layers' bytes otherwise.
   c.optBRest = t.optimizer === 'muon' ? optimizerBytesPerParam('adamw', model.hiddenSize, t.precision === 'bf16' ? 2 : 4) : c.optB;
   // An fp32 accumulation buffer only adds memory when gradients themselves are not fp32 (Megatron bf16: main_grad is the grad).
+  // A module LoRA trains in full: engines with master weights (DeepSpeed, Megatron) keep it as they keep the adapters;
+  // otherwise the torch optimizer steps the module in the dtype it was loaded in (16 bits, as the frozen base: PEFT's
+  // copy is a deepcopy of it, and casts only the adapters to fp32), its gradient and states (zeros_like) in that dtype.
+  const engineMaster = c.masterB > 0;
+  c.loraFullParamB = engineMaster ? c.paramB : c.loraRestBytes;
+  c.loraFullGradB = engineMaster ? c.gradB : c.loraRestBytes;
+  c.loraFullOptB = engineMaster || t.optimizer === 'adam-8bit' ? c.optBRest : (c.optBRest * c.loraRestBytes) / 4;
+  c.loraFullMasterB = engineMaster ? c.masterB : 0;
   c.accum = t.fp32GradAccum && c.gradB < 4; c.fp8 = t.precision === 'fp8-mixed';
   c.fp8Params = c.fp8 && c.regime === 'megatron' && t.fp8?.paramGather === true;
   // Transformer Engine saves the fp8 casts of GEMM inputs for the backward (Megatron and NeMo run TE).

@@ -143,7 +143,10 @@ function labeller(plan: Plan, c: MemoryContext, replicated: boolean): Labeller {
   const z = c.zstage;
   const nShard = (from: number) => der(z >= from ? c.nd : 1, z >= from ? `ZeRO/FSDP stage ${z} ≥ ${from}: shard group × CP${c.expertRank > 0 ? ` (experts: ${c.ne})` : ''}` : `not sharded at ZeRO stage ${z}`);
   const psi = (s: StageNumbers) => der(s.paramsPerRank, `parameters of the stage's ${s.layers} layers after TP ${c.tp}${c.expertRank ? ', EP·ETP' : ''}${s.first ? ' + embedding' : ''}${s.last ? ' + final norm/LM head' : ''}`);
-  const psiT = (s: StageNumbers) => der(s.trainablePerRank, c.lora ? 'LoRA adapter parameters of the stage' : 'all parameters train');
+  const fullHere = (s: StageNumbers) => [s.first && c.loraEmbed ? 'the embedding' : '', s.last && c.loraHead ? 'the LM head' : ''].filter(Boolean).join(' and ');
+  const psiT = (s: StageNumbers) => der(s.trainablePerRank, !c.lora ? 'all parameters train'
+    : fullHere(s) ? `LoRA adapter parameters of the stage, and ${fullHere(s)} trained in full (lora.fullModules${c.loraCopies ? ': a trained copy beside the frozen original, PEFT modules_to_save' : ''}; ${c.loraFullParamB + c.loraFullGradB + c.loraFullOptB + c.loraFullMasterB} bytes per parameter for weight, gradient, optimizer states and master)`
+      : 'LoRA adapter parameters of the stage');
   const common = () => ({ s: at(plan.training.seqLen, 'training.seqLen'), b: at(c.b, 'training.microBatch'), h: at(c.h, 'model.hiddenSize'), t: at(c.tp, 'parallel.tp') });
   const inputsOf = (name: MemoryTermName, s: StageNumbers): Record<string, TermInput> => {
     switch (name) {

@@ -103,6 +103,9 @@ export function computeStageStates(c: MemoryContext, stage: number, start: numbe
   const dense = layerDense + (first ? c.embedRank + c.positions : 0) + (last ? c.finalNorm + c.headRank : 0);
   const expert = nMoe * c.expertRank;
   const lora = layers * c.loraPerLayer;
+  // Modules LoRA trains in full on this stage (PEFT modules_to_save: the embedding on the first, the head on the last).
+  const full = (first && c.loraEmbed ? c.embedRank : 0) + (last && c.loraHead ? c.headRank : 0);
+  const trainable = lora + full;
   const z = c.zstage;
   const accumFrom = c.style === 'megatron-distopt' ? 1 : 2;
   // ZeRO divisors: a state is sharded from ZeRO stage `from` on (dense over nd, experts over ne).
@@ -116,12 +119,14 @@ export function computeStageStates(c: MemoryContext, stage: number, start: numbe
   if (c.lora) {
     // Frozen base in its storage dtype (QLoRA: NF4); adapters train normally.
     // A quantized base quantizes the layers' linear weights only: the embedding and head stay 16-bit (loraRestBytes).
-    parameters = parameterBytes(layerDense, c.baseBytes, dP) + parameterBytes(dense - layerDense, c.loraRestBytes, dP)
-      + parameterBytes(expert, c.baseBytes, eP) + parameterBytes(lora, c.paramB, dP);
-    gradients = gradientBytes(lora, c.gradB, dG);
-    optimizerStates = optimizerStateBytes(lora, c.optB, dO);
-    masterWeights = masterWeightBytes(lora, c.masterB, dO);
-    gradAccumBuffer = c.accum ? gradAccumBufferBytes(lora, dA) : 0;
+    // A module trained in full is held in the trained dtype: beside its frozen original when PEFT copies it
+    // (ModulesToSaveWrapper), in place of it otherwise (DeepSpeed-Chat without --only_optimize_lora).
+    parameters = parameterBytes(layerDense, c.baseBytes, dP) + parameterBytes(dense - layerDense - (c.loraCopies ? 0 : full), c.loraRestBytes, dP)
+      + parameterBytes(expert, c.baseBytes, eP) + parameterBytes(lora, c.paramB, dP) + parameterBytes(full, c.loraFullParamB, dP);
+    gradients = gradientBytes(lora, c.gradB, dG) + gradientBytes(full, c.loraFullGradB, dG);
+    optimizerStates = optimizerStateBytes(lora, c.optB, dO) + optimizerStateBytes(full, c.loraFullOptB, dO);
+    masterWeights = masterWeightBytes(lora, c.masterB, dO) + masterWeightBytes(full, c.loraFullMasterB, dO);
+    gradAccumBuffer = c.accum ? gradAccumBufferBytes(trainable, dA) : 0;
   } else {
     parameters = parameterBytes(dense, c.paramB, dP) + parameterBytes(expert, c.paramB, eP);
     gradients = gradientBytes(dense, c.gradB, dG) + gradientBytes(expert, c.gradB, eG);
@@ -155,7 +160,7 @@ export function computeStageStates(c: MemoryContext, stage: number, start: numbe
   // torchtune's optimizer in the backward applies each gradient as soon as it is final and frees it (torch
   // register_post_accumulate_grad_hook): one weight's gradient at a time, at most the stage's largest.
   if (c.optInBwd) {
-    const largest = c.lora ? c.largestLayerParam : Math.max(layers > 0 ? c.largestLayerParam : 0, first ? c.embedRank : 0, last ? c.headRank : 0);
+    const largest = c.lora ? Math.max(c.largestLayerParam, first && c.loraEmbed ? c.embedRank : 0, last && c.loraHead ? c.headRank : 0) : Math.max(layers > 0 ? c.largestLayerParam : 0, first ? c.embedRank : 0, last ? c.headRank : 0);
     gradients = Math.min(gradients, gradientBytes(largest, c.gradB, dG));
   }
   const perLayerUnit = c.attnRank + Math.max(c.denseMlpRank, nMoe > 0 ? c.moeDenseRank + c.expertRank : 0);
@@ -172,13 +177,13 @@ export function computeStageStates(c: MemoryContext, stage: number, start: numbe
   // Megatron's DDP buckets are views into its contiguous grad buffer (megatron/core/distributed/param_and_grad_buffer.py);
   // torch DDP copies gradients into buckets only when it wraps the model (more than one data-parallel rank).
   const noBucketCopy = c.style === 'ddp' && (c.regime === 'megatron' || c.dp <= 1);
-  let commBuffers = noBucketCopy ? 0 : commBufferBytes(c.style, z, c.lora ? lora : stageParams, c.gradB, c.reduceBucket, c.allgatherBucket, c.overlap, c.contiguous);
+  let commBuffers = noBucketCopy ? 0 : commBufferBytes(c.style, z, c.lora ? trainable : stageParams, c.gradB, c.reduceBucket, c.allgatherBucket, c.overlap, c.contiguous);
   // DeepSpeed's engine: its buckets, gradient partitions and ZeRO-3 gathered parameters (shared/memory/deepspeed.ts).
   const ds = fillDsBuffers(c, first, last, layers, stageParams, o.ds);
   if (ds.kind !== 0) commBuffers = ds.bucket;
   const modelStates = parameters + gradients + optimizerStates + masterWeights + gradAccumBuffer;
   o.stage = stage; o.layers = layers; o.moeLayers = nMoe; o.first = first; o.last = last;
-  o.paramsPerRank = stageParams; o.trainablePerRank = c.lora ? lora : stageParams; o.unitParams = unitParams;
+  o.paramsPerRank = stageParams; o.trainablePerRank = c.lora ? trainable : stageParams; o.unitParams = unitParams;
   o.parameters = parameters; o.gradients = gradients; o.optimizerStates = optimizerStates; o.masterWeights = masterWeights;
   o.gradAccumBuffer = gradAccumBuffer; o.fp8WeightCache = fp8WeightCache; o.gatheredParameters = ds.kind === 3 ? ds.gathered : gatheredParameters;
   o.commBuffers = commBuffers; o.hostBytes = hostBytes; o.modelStates = modelStates;
@@ -273,12 +278,16 @@ function fillBlockBackward(c: MemoryContext, o: StageNumbers, layerAct: number, 
   const dynamic = gradientsFreedAfterStep(c) && c.style !== 'deepspeed';
   const fsdp2 = c.style === 'fsdp2' && c.zstage >= 2;
   const ffn = o.moeLayers > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn;
-  const weightB = fsdp2 ? c.gatherB : c.gradB / (c.zstage >= 2 ? c.nd : 1);
+  // The head's and embedding's gradients in their gradient dtype (under LoRA, a module trained in full: loraFullGradB).
+  const gB = c.lora ? c.loraFullGradB : c.gradB;
+  const weightB = fsdp2 ? c.gatherB : gB / (c.zstage >= 2 ? c.nd : 1);
   const unitParams = fsdp2 ? o.unitBytes / c.gatherB : o.unitParams;
   x.actGrads = o.layers > 0 ? (2 * c.actBytes * c.sLocal * c.b * ffn) / c.tp : 0;
   // LoRA trains only the adapters: the frozen weights get no gradient.
   x.weightGrad = dynamic && o.layers > 0 && !c.lora ? ((c.h * ffn) / c.tp) * weightB : 0;
-  x.headGrad = !o.last || c.lora ? 0 : fsdp2 ? o.headBytes : dynamic ? (c.headRank + c.finalNorm) * weightB : 0;
+  // LoRA freezes the embedding and head unless it trains them in full (PEFT modules_to_save).
+  const headFrozen = c.lora && !c.loraHead, embedFrozen = c.lora && !c.loraEmbed;
+  x.headGrad = !o.last || headFrozen ? 0 : fsdp2 ? o.headBytes : dynamic ? (c.headRank + c.finalNorm) * weightB : 0;
   x.blockGrad = o.layers < 2 || !dynamic ? 0 : c.lora ? c.loraPerLayer * c.gradB
     : fsdp2 ? x.unitShardedGrad + o.unitBytes * x.reduceRatio : unitParams * weightB;
   x.layerSaved = o.layers < 2 ? 0 : layerAct / o.layers;
@@ -296,7 +305,7 @@ function fillBlockBackward(c: MemoryContext, o: StageNumbers, layerAct: number, 
   // The head's gradient as made: FSDP2 and replicated engines make it in the parameter (or unsharded) dtype next to the
   // logits' gradient; autocast makes it in 16 bits and casts it to the fp32 weight's dtype once the logits' gradient is
   // freed; Megatron accumulates it straight into main_grad (gradient_accumulation_fusion).
-  const headW = o.last && !c.lora ? c.headRank : 0;
+  const headW = o.last && !headFrozen ? c.headRank : 0;
   const logitsGrad = o.last ? c.actBytes * c.sLocal * c.b * (c.vocab / c.tp) : 0;
   x.headGradCreate = !dynamic ? logitsGrad : c.autocastHeadBytes > 0 ? c.autocastHeadBytes + headW * c.gradB : logitsGrad + x.headGrad;
   x.forwardCache = c.autocastWeightBytes * checkpointedLayerCount(c, o.layers, c.recompute, c.recomputeLayers);
@@ -306,13 +315,13 @@ function fillBlockBackward(c: MemoryContext, o: StageNumbers, layerAct: number, 
   // A DTensor vocab-parallel embedding without FSDP (torchtitan TP alone) keeps its gradient for the whole vocabulary
   // until the optimizer step copies its own rows out (DTensor redistribution to the weight's Shard(0)).
   const tiedHere = o.first && o.last && c.model.tiedEmbeddings;
-  const dtensorAlone = c.impl === 'torchtitan' && c.tp > 1 && !fsdp2 && dynamic && o.first && !c.lora;
+  const dtensorAlone = c.impl === 'torchtitan' && c.tp > 1 && !fsdp2 && dynamic && o.first && !embedFrozen;
   const embWhole = dtensorAlone ? c.tp : 1;
-  x.embedGradKept = c.regime === 'megatron' && o.first && !c.lora ? c.embedRank * c.paramB
+  x.embedGradKept = c.regime === 'megatron' && o.first && !embedFrozen ? c.embedRank * c.paramB
     : dtensorAlone ? (c.tp - 1) * c.embedRank * c.gradB : 0;
-  x.embedGrad = !o.first || c.lora || fsdp2 ? 0 : c.regime === 'megatron' ? x.embedGradKept
-    : dynamic ? c.embedRank * c.gradB * embWhole * (tiedHere ? 3 : 1) : 0;
-  x.embedGradFinal = x.embedGrad > 0 && dynamic ? c.embedRank * c.gradB * embWhole : 0;
+  x.embedGrad = !o.first || embedFrozen || fsdp2 ? 0 : c.regime === 'megatron' ? x.embedGradKept
+    : dynamic ? c.embedRank * gB * embWhole * (tiedHere ? 3 : 1) : 0;
+  x.embedGradFinal = x.embedGrad > 0 && dynamic ? c.embedRank * gB * embWhole : 0;
   x.embedGradAtStep = dtensorAlone ? x.embedGradKept : 0;
   // Megatron's model: what its embedding's and head's backwards make besides the weight gradients (the oracle's
   // Megatron model allocates them as TE and megatron-core do; the eager models' are not modelled).
@@ -325,8 +334,8 @@ function fillBlockBackward(c: MemoryContext, o: StageNumbers, layerAct: number, 
   // held when the root's reduce-scatter output is cast (torch 2.13's fully_shard, seen in the oracle grid: the autograd
   // engine releases the head's gradient only after the root's post-backward hook returns).
   const dtensorTp = c.impl === 'torchtitan' && c.tp > 1;
-  x.embedGradMade = fsdp2 && o.first && !c.lora ? c.embedRank * c.gatherB * (dtensorTp ? c.tp + 1 : 1) : 0;
-  x.embedDense = fsdp2 && o.first && !c.lora ? c.embedRank * c.gatherB * (dtensorTp ? c.tp : 1) : 0;
+  x.embedGradMade = fsdp2 && o.first && !embedFrozen ? c.embedRank * c.gatherB * (dtensorTp ? c.tp + 1 : 1) : 0;
+  x.embedDense = fsdp2 && o.first && !embedFrozen ? c.embedRank * c.gatherB * (dtensorTp ? c.tp : 1) : 0;
   x.headGradHeld = fsdp2 ? o.headBytes : 0;
   x.rootReduceOutput = fsdp2 ? (o.rootBytes * x.reduceRatio) / c.nd : 0;
   x.lossInRoot = c.impl === 'hf';

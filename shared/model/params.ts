@@ -161,6 +161,27 @@ export function loraLayerParams(model: ModelSpec, lora: LoraSpec): number {
   return sum;
 }
 
+/** Whether LoRA trains the input embedding in full beside its adapters (LoraSpec.fullModules; a tied head is the embedding). */
+export function loraTrainsEmbedding(model: Pick<ModelSpec, 'tiedEmbeddings'>, lora: LoraSpec | undefined): boolean {
+  const m = lora?.fullModules;
+  return !!m && (m.includes('embed') || (model.tiedEmbeddings && m.includes('head')));
+}
+
+/** Whether LoRA trains an untied output head in full beside its adapters (LoraSpec.fullModules). */
+export function loraTrainsHead(model: Pick<ModelSpec, 'tiedEmbeddings'>, lora: LoraSpec | undefined): boolean {
+  return !!lora?.fullModules?.includes('head') && !model.tiedEmbeddings;
+}
+
+/** Whether the head's weight gets a gradient: always without LoRA; under LoRA only where it trains in full (tied: the embedding). */
+export function headWeightTrains(model: Pick<ModelSpec, 'tiedEmbeddings'>, lora: LoraSpec | undefined): boolean {
+  return !lora || loraTrainsHead(model, lora) || (model.tiedEmbeddings && loraTrainsEmbedding(model, lora));
+}
+
+/** Whether the embedding's weight gets a gradient: always without LoRA; under LoRA only where it trains in full. */
+export function embeddingWeightTrains(model: Pick<ModelSpec, 'tiedEmbeddings'>, lora: LoraSpec | undefined): boolean {
+  return !lora || loraTrainsEmbedding(model, lora);
+}
+
 /** Counts every component; total = L·layer + embedding + positions + final norm + LM head (§7.2). */
 export function countParams(model: ModelSpec, lora?: LoraSpec, tp = 1): ParamBreakdown {
   const h = model.hiddenSize;
@@ -178,9 +199,12 @@ export function countParams(model: ModelSpec, lora?: LoraSpec, tp = 1): ParamBre
     L * attn + denseLayers * per.denseMlp + moeLayers * (per.experts + per.router + per.sharedExperts) +
     embedding + positions + finalNorm + lmHead;
   const loraParams = lora ? L * loraLayerParams(model, lora) : 0;
+  // Modules LoRA trains in full (PEFT modules_to_save) count as trainable; the copy PEFT trains beside each frozen
+  // original is memory (shared/memory/stage.ts), not a parameter of the model.
+  const full = (loraTrainsEmbedding(model, lora) ? embedding : 0) + (loraTrainsHead(model, lora) ? lmHead : 0);
   return {
     parameters: parameters + loraParams,
-    trainableParameters: lora ? loraParams : parameters,
+    trainableParameters: lora ? loraParams + full : parameters,
     activeParameters: parameters + loraParams - moeLayers * per.inactiveExperts,
     paddedVocab,
     embedding,

@@ -206,6 +206,7 @@ export function derivePlan(input: PlanInput, gpu?: GpuSpec): Derived {
       ...(input.lora.dropout !== undefined ? { dropout: input.lora.dropout } : {}),
       ...(input.lora.fusedQkv !== undefined ? { fusedQkv: input.lora.fusedQkv } : {}),
       ...(input.lora.baseSavesInputs !== undefined ? { baseSavesInputs: input.lora.baseSavesInputs } : {}),
+      ...(input.lora.fullModules?.length ? { fullModules: input.lora.fullModules, fullModulesCopied: input.lora.fullModulesCopied !== false } : {}),
     }
     : undefined;
   const plan: Plan = {

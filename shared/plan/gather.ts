@@ -27,6 +27,11 @@ const bool = (f: Facts, p: PlanPath): boolean | undefined => {
   const v = f[p]?.value;
   return typeof v === 'boolean' ? v : undefined;
 };
+/** The modules LoRA trains in full, from a comma list of `embed` and `head` (formats/common/finetune.ts), or undefined. */
+const fullModulesOf = (v: string | undefined): readonly ('embed' | 'head')[] | undefined => {
+  const out = (v ?? '').split(',').filter((x): x is 'embed' | 'head' => x === 'embed' || x === 'head');
+  return out.length ? [...new Set(out)] : undefined;
+};
 /** A list of non-negative whole numbers (a stage split), or undefined. */
 const counts = (f: Facts, p: PlanPath): readonly number[] | undefined => {
   const v = f[p]?.value;
@@ -321,6 +326,7 @@ export function gatherInput(g: Gathered, primary: ConfigFacts, model: ModelSpec,
       targets: loraTargets.split(',') as never,
       baseDtype: (str(f, 'lora.baseDtype') ?? 'bf16') as never,
       dropout: num(f, 'lora.dropout'), fusedQkv: bool(f, 'lora.fusedQkv'), baseSavesInputs: bool(f, 'lora.baseSavesInputs'),
+      fullModules: fullModulesOf(str(f, 'lora.fullModules')), fullModulesCopied: bool(f, 'lora.fullModulesCopied'),
     } } : {}),
     sources: g.sources,
   };

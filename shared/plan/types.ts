@@ -243,6 +243,17 @@ export interface LoraSpec {
   readonly fusedQkv?: boolean;
   /** The frozen 4-bit base linears save their inputs for the backward (bitsandbytes MatMul4Bit); torchao's NF4 linear does not. */
   readonly baseSavesInputs?: boolean;
+  /**
+   * Modules trained in full beside the adapters: the input embedding and/or the output head (PEFT `modules_to_save`,
+   * as Axolotl `lora_modules_to_save`, LLaMA-Factory `additional_target`, TRL `lora_modules_to_save` and ms-swift
+   * `--modules_to_save` set it; DeepSpeed-Chat without `--only_optimize_lora`). They get gradients and optimizer states.
+   */
+  readonly fullModules?: readonly ('embed' | 'head')[];
+  /**
+   * The trained modules are copies beside their frozen originals (PEFT's ModulesToSaveWrapper deep-copies the module
+   * and freezes the original, peft/utils/other.py), so the weights are held twice; false: the module itself trains.
+   */
+  readonly fullModulesCopied?: boolean;
 }
 
 /** One GPU model from the catalog (data/gpus.json). */

@@ -23,7 +23,7 @@ import type { MicrobatchWork } from './microbatch';
 import { emptyParts, partsTotal, type Parts } from './parts';
 import { chunksPerStage, microbatchesPerStep, peakFlops, posInt, tokensPerRank } from './shape';
 import { kvHeadsPerRank, qHeadsPerRank } from '../model/rankParams';
-import { loraShapes } from '../model/params';
+import { embeddingWeightTrains, headWeightTrains, loraShapes } from '../model/params';
 import { routedTokenFactor } from '../model/capacity';
 import { moeHostSeconds } from './moeHost';
 
@@ -205,7 +205,10 @@ function layerUnit(plan: Plan, x: FlopShape, a: ActivationShape, moe: boolean, l
   return { weights: f.weights + loraF, core: f.core, act: layerActivationBytes(a, 'none', ffn), cost };
 }
 
-/** The LM head (bf16 even under FP8: torchao and TE leave the output layer in 16 bits) and the loss, per micro-batch. */
+/**
+ * The LM head (bf16 even under FP8: torchao and TE leave the output layer in 16 bits) and the loss, per micro-batch.
+ * A frozen head (LoRA that does not train it) gets no weight gradient: autograd computes only its input gradient.
+ */
 function headUnit(plan: Plan, tokens: number, t: KernelTimers): EdgeUnit {
   const m = plan.model;
   const tp = posInt(plan.parallel.tp);
@@ -214,7 +217,7 @@ function headUnit(plan: Plan, tokens: number, t: KernelTimers): EdgeUnit {
   const fwd = emptyParts();
   const bwd = emptyParts();
   fwd.gemm = t.gemm16(tokens, V, h);
-  bwd.gemm = t.gemm16(tokens, h, V) + t.gemm16(V, h, tokens);
+  bwd.gemm = t.gemm16(tokens, h, V) + (headWeightTrains(m, plan.lora) ? t.gemm16(V, h, tokens) : 0);
   const loss = lossBytes(tokens, V, t.fusion);
   fwd.elementwise = t.hbm(loss.fwd);
   bwd.elementwise = t.hbm(loss.bwd);
@@ -223,16 +226,20 @@ function headUnit(plan: Plan, tokens: number, t: KernelTimers): EdgeUnit {
   return { fwd, bwd, fwdTotal: partsTotal(fwd), bwdTotal: partsTotal(bwd) };
 }
 
-/** The embedding lookup and its gradient scatter (fp32 accumulation), per micro-batch on the first stage. */
+/**
+ * The embedding lookup and its gradient scatter (fp32 accumulation), per micro-batch on the first stage. A frozen
+ * embedding (LoRA that does not train it) has no backward: its input is token ids.
+ */
 function embeddingUnit(plan: Plan, tokens: number, t: KernelTimers): EdgeUnit {
   const h = plan.model.hiddenSize;
   const B = activationBytesOf(plan.training.precision);
+  const trains = embeddingWeightTrains(plan.model, plan.lora);
   const fwd = emptyParts();
   const bwd = emptyParts();
   fwd.elementwise = t.hbm(2 * tokens * h * B);
-  bwd.elementwise = t.hbm(tokens * h * (B + 8));
+  bwd.elementwise = trains ? t.hbm(tokens * h * (B + 8)) : 0;
   fwd.launch = 2 * t.params.kernelGap;
-  bwd.launch = 3 * t.params.kernelGap;
+  bwd.launch = trains ? 3 * t.params.kernelGap : 0;
   return { fwd, bwd, fwdTotal: partsTotal(fwd), bwdTotal: partsTotal(bwd) };
 }
 

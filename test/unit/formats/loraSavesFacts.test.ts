@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { initFormats, parseConfig } from '../../../formats/index';
 import type { FormatId } from '../../../shared/plan/facts';
 import { loadConfigGraph } from '../../../server/formats/workspace';
-import { memoryHost } from './helpers';
+import { memoryHost, rangeOf } from './helpers';
 
 const facts = (uri: string, text: string, format: FormatId) => parseConfig(uri, text, format).facts as Record<string, { value: unknown } | undefined>;
 
@@ -160,14 +160,60 @@ describe('LoRA dropout, fused q/k/v and bitsandbytes base linears, per front end
     const text = '#!/bin/bash\ndeepspeed main.py --model_name_or_path facebook/opt-1.3b --per_device_train_batch_size 8 --max_seq_len 512 --zero_stage 0 --lora_dim 128 --lora_module_name decoder.layers. --only_optimize_lora\n';
     const f = facts('file:///ws/run_1.3b_lora.sh', text, 'megatron-script');
     assert.deepEqual([f['lora.rank']?.value, f['lora.dropout']?.value, f['lora.targets']?.value], [128, 0, 'q,k,v,o,gate,up,down']);
+    assert.equal(f['lora.fullModules'], undefined);
     // Without --only_optimize_lora the embeddings, norms, biases and head train too (only_optimize_lora_parameters is
-    // what freezes them): a warning at --lora_dim says the estimate leaves their states out.
+    // what freezes them): the embedding and head are counted as trained in place (no copy), and an info at --lora_dim
+    // says the norms and biases are not.
     const warned = (t: string) => parseConfig('file:///ws/run.sh', t, 'megatron-script').diagnostics.filter((d) => d.code === 'lora-trains-rest');
     assert.equal(warned(text).length, 0);
-    const rest = warned(text.replace(' --only_optimize_lora', ''));
+    const restText = text.replace(' --only_optimize_lora', '');
+    const rest = warned(restText);
     assert.equal(rest.length, 1);
+    assert.equal(rest[0]!.severity, 'info');
     assert.equal(rest[0]!.range.start.line, 1);
-    assert.match(rest[0]!.message, /--lora_dim without --only_optimize_lora/);
+    assert.match(rest[0]!.message, /--lora_dim without --only_optimize_lora.*norms and biases .* are not/);
+    const g = facts('file:///ws/run.sh', restText, 'megatron-script');
+    assert.deepEqual([g['lora.fullModules']?.value, g['lora.fullModulesCopied']?.value], ['embed,head', false]);
+  });
+
+  test('PEFT modules_to_save, as each trainer names it, trains the embedding and head in full', () => {
+    const got = (f: Record<string, { value: unknown } | undefined>) => [f['lora.fullModules']?.value, f['lora.fullModulesCopied']?.value];
+    // Axolotl lora_modules_to_save (axolotl/utils/schemas/peft.py), a list under an adapter.
+    const ax = 'base_model: meta-llama/Llama-3.1-8B\nadapter: lora\nlora_r: 16\nlora_modules_to_save:\n  - embed_tokens\n  - lm_head\n';
+    assert.deepEqual(got(facts('file:///ws/a.yml', ax, 'axolotl')), ['embed,head', true]);
+    assert.equal(facts('file:///ws/a.yml', ax.replace('adapter: lora\n', ''), 'axolotl')['lora.fullModules'], undefined, 'no adapter: a full fine-tune, nothing to add');
+    // LLaMA-Factory additional_target (comma list), and resize_vocab without it (src/llamafactory/model/adapter.py).
+    const lf = 'model_name_or_path: meta-llama/Llama-3.1-8B\nstage: sft\nfinetuning_type: lora\n';
+    assert.deepEqual(got(facts('file:///ws/lf.yaml', `${lf}additional_target: lm_head\n`, 'llamafactory')), ['head', true]);
+    assert.deepEqual(got(facts('file:///ws/lf.yaml', `${lf}resize_vocab: true\n`, 'llamafactory')), ['embed,head', true]);
+    assert.deepEqual(got(facts('file:///ws/lf.yaml', `${lf}resize_vocab: true\nadditional_target: embed_tokens\n`, 'llamafactory')), ['embed', true], 'additional_target wins over resize_vocab');
+    assert.equal(facts('file:///ws/lf.yaml', `${lf.replace('lora', 'full')}resize_vocab: true\n`, 'llamafactory')['lora.fullModules'], undefined);
+    // TRL ModelConfig lora_modules_to_save in a recipe and as a list flag; ms-swift --modules_to_save; LLaMA-Factory
+    // --additional_target and a bare --resize_vocab.
+    assert.deepEqual(got(facts('file:///ws/r.yaml', 'model_name_or_path: meta-llama/Llama-3.1-8B\nuse_peft: true\nlora_modules_to_save: [lm_head, embed_tokens]\n', 'hf-trainer')), ['head,embed', true]);
+    const sh = (line: string) => facts('file:///ws/run.sh', `#!/bin/bash\n${line}\n`, 'megatron-script');
+    assert.deepEqual(got(sh('accelerate launch trl/scripts/sft.py --model_name_or_path meta-llama/Llama-3.1-8B --use_peft --lora_modules_to_save lm_head embed_tokens --per_device_train_batch_size 2')), ['head,embed', true]);
+    assert.deepEqual(got(sh('swift sft --model Qwen/Qwen2.5-7B-Instruct --modules_to_save embed_tokens lm_head --max_length 2048')), ['embed,head', true]);
+    assert.deepEqual(got(sh('llamafactory-cli train --stage sft --model_name_or_path meta-llama/Llama-3.1-8B --additional_target embed_tokens,lm_head --cutoff_len 2048')), ['embed,head', true]);
+    assert.deepEqual(got(sh('llamafactory-cli train --stage sft --model_name_or_path meta-llama/Llama-3.1-8B --resize_vocab --cutoff_len 2048')), ['embed,head', true]);
+    assert.equal(sh('swift sft --model Qwen/Qwen2.5-7B-Instruct --tuner_type full --modules_to_save embed_tokens')['lora.fullModules'], undefined, 'a full fine-tune trains everything anyway');
+  });
+
+  test('modules_to_save names ShardLens does not size get an info at the key, and the rest still counts', () => {
+    const text = 'model_name_or_path: meta-llama/Llama-3.1-8B\nstage: sft\nfinetuning_type: lora\nadditional_target: embed_tokens,norm\n';
+    const r = parseConfig('file:///ws/lf.yaml', text, 'llamafactory');
+    assert.equal((r.facts as Record<string, { value: unknown } | undefined>)['lora.fullModules']?.value, 'embed');
+    const d = r.diagnostics.filter((x) => x.code === 'lora-module-unsized');
+    assert.equal(d.length, 1);
+    assert.equal(d[0]!.severity, 'info');
+    assert.equal(d[0]!.range.start.line, 3);
+    assert.match(d[0]!.message, /^`norm` trains in full beside the adapters/);
+    // In a YAML list the info sits on the item.
+    const ax = 'base_model: meta-llama/Llama-3.1-8B\nadapter: lora\nlora_modules_to_save:\n  - embed_tokens\n  - lm_head\n  - score\n';
+    const a = parseConfig('file:///ws/a.yml', ax, 'axolotl');
+    const item = a.diagnostics.find((x) => x.code === 'lora-module-unsized');
+    assert.deepEqual(item?.range, rangeOf(ax, 'score'));
+    assert.equal((a.facts as Record<string, { value: unknown } | undefined>)['lora.fullModules']?.value, 'embed,head');
   });
 
   test('LoRA with no rank or targets anywhere is still LoRA, at PEFT\'s r = 8 on q, k, v, o, and the verdict says it assumed them', () => {
