@@ -16,5 +16,5 @@ PY="${PYTHON:-python3}"
 "$PY" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 9) else 1)' || { echo "setup-python: Python ≥ 3.9 needed ($PY)" >&2; exit 1; }
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$REQ"
-DS_ACCELERATOR=cpu "$VENV/bin/python" -c 'import torch, transformers, deepspeed; print("setup-python: torch", torch.__version__, "transformers", transformers.__version__, "deepspeed", deepspeed.__version__)'
+DS_ACCELERATOR=cpu "$VENV/bin/python" -c 'import torch, transformers, deepspeed, peft; print("setup-python: torch", torch.__version__, "transformers", transformers.__version__, "deepspeed", deepspeed.__version__, "peft", peft.__version__)'
 echo "$want" > "$STAMP"
