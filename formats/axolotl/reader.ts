@@ -58,7 +58,11 @@ export function readAxolotl(s: FactSink, root: KNode | undefined): void {
   const ad = adapter && typeof adapter.value.value === 'string' ? adapter.value.value : '';
   if (adapter && (ad === 'lora' || ad === 'qlora')) s.explicit('lora.enabled', true, locOf(adapter, 'adapter'));
   readLora(s, root, { rankKey: 'lora_r', targetKey: 'lora_target_modules', enabled: ad === 'lora' || ad === 'qlora' });
-  if (ad === 'lora' || ad === 'qlora') readLoraFullModules(s, root, 'lora_modules_to_save');
+  if (ad === 'lora' || ad === 'qlora') {
+    readLoraFullModules(s, root, 'lora_modules_to_save');
+    // peft_use_dora (axolotl/utils/schemas/peft.py), passed to PEFT's LoraConfig use_dora.
+    readBool(s, root, 'peft_use_dora', 'lora.dora');
+  }
   if (ad === 'qlora' || toBool(entry(root, 'load_in_4bit')?.value.value)) s.explicit('lora.baseDtype', 'nf4', locOf(adapter ?? entry(root, 'load_in_4bit')!, adapter ? 'adapter' : 'load_in_4bit'));
   else if (ad) s.default('lora.baseDtype', toBool(entry(root, 'load_in_8bit')?.value.value) ? 'int8' : 'bf16', AX);
   if (ad && (s.value('lora.baseDtype') === 'nf4' || s.value('lora.baseDtype') === 'int8')) bnbSavesInputs(s, 'Axolotl quantizes with bitsandbytes');

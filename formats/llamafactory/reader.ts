@@ -49,6 +49,8 @@ export function readLlamaFactory(s: FactSink, root: KNode | undefined): void {
     else s.default('lora.enabled', true, `${LF}: finetuning_type lora`);
     readLora(s, root, { rankKey: 'lora_rank', targetKey: 'lora_target', enabled: true });
     peftArgumentDefaults(s, 'llamafactory');
+    // FinetuningArguments use_dora (src/llamafactory/hparams/finetuning_args.py), passed to PEFT's LoraConfig.
+    readBool(s, root, 'use_dora', 'lora.dora');
     const resize = entry(root, 'resize_vocab');
     if (!readLoraFullModules(s, root, 'additional_target') && resize && toBool(resize.value.value) === true) resizedVocabTrainsEmbeddings(s, locOf(resize, 'resize_vocab'));
     const q = entry(root, 'quantization_bit');

@@ -1,12 +1,12 @@
-"""The model states of a PEFT LoRA model after one optimizer step, with and without modules_to_save: a small
+"""The model states of a PEFT LoRA model after one optimizer step, with and without modules_to_save or DoRA: a small
 transformers Llama loaded in bf16, LoRA on q/k/v/o through peft.get_peft_model (its defaults: adapters cast to fp32),
 torch AdamW over the trainable parameters, one forward, backward and step on a CPU. Bytes are counted from the tensors
 themselves (distinct storages): every parameter, every gradient, every optimizer state with elements (AdamW's 0-d
 ``step`` counters excluded).
 
 Usage: ``python -m oracle.peft_states V h L r`` prints JSON {variant: {parameters, gradients, states, trainable},
-"config": the model's config.json keys, "torch": version, "peft": version} for the variants "adapters" (no modules_to_save) and "saved" (embed_tokens and
-lm_head in modules_to_save).
+"config": the model's config.json keys, "torch": version, "peft": version} for the variants "adapters" (no
+modules_to_save), "saved" (embed_tokens and lm_head in modules_to_save) and "dora" (use_dora, no modules_to_save).
 """
 import json
 import sys
@@ -32,12 +32,12 @@ def distinct_bytes(tensors):
     return sum(seen.values())
 
 
-def measure(vocab, hidden, layers, rank, modules):
+def measure(vocab, hidden, layers, rank, modules, dora=False):
     torch.manual_seed(0)
     model = LlamaForCausalLM(LlamaConfig(**config(vocab, hidden, layers))).to(torch.bfloat16)
     model = get_peft_model(model, LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=0.0,
                                              target_modules=["q_proj", "k_proj", "v_proj", "o_proj"],
-                                             modules_to_save=modules))
+                                             modules_to_save=modules, use_dora=dora))
     trainable = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(trainable, lr=1e-4, foreach=False)
     ids = torch.randint(0, vocab, (1, 16))
@@ -56,6 +56,7 @@ def main(argv):
     out = {
         "adapters": measure(vocab, hidden, layers, rank, None),
         "saved": measure(vocab, hidden, layers, rank, ["embed_tokens", "lm_head"]),
+        "dora": measure(vocab, hidden, layers, rank, None, dora=True),
         "config": config(vocab, hidden, layers), "torch": torch.__version__, "peft": peft.__version__,
     }
     print(json.dumps(out))

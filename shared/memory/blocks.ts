@@ -71,7 +71,7 @@ function frozenBase(x: ActivationShape): boolean {
 /** What the LoRA adapters of one block save (shared/memory/loraSaves.ts), for the rank's T tokens. */
 function loraBytes(x: ActivationShape, ffn: number): number {
   if (!x.loraSaves) return 0;
-  const widthsPerToken = { h: x.h, q: (x.heads * x.headDim) / x.tp, f: ffn / x.tp };
+  const widthsPerToken = { h: x.h, q: (x.heads * x.headDim) / x.tp, f: ffn / x.tp, kv: (x.kvHeadsEff * x.headDim) / x.tp };
   return x.sLocal * x.b * loraAdapterBytesPerToken(x.loraSaves, widthsPerToken, x.actBytes);
 }
 

@@ -13,6 +13,10 @@
  * per adapter (PEFT, torchtune), one for the fused q/k/v adapters (LitGPT's LoRAQKVLinear); without dropout the input
  * itself, a tensor the block keeps once however many adapters read it (q/k/v the attention norm's output, gate/up the
  * MLP norm's, o the attention output SDPA already saves, down the product). B saves A's output, r values per token.
+ *
+ * DoRA (peft/tuners/lora/dora.py DoraLinearLayer.forward): the output is base + (m/‖W + sBA‖ − 1)·base + (m/‖·‖)·s·B(A(x));
+ * the two products with the trained magnitude scale keep their other operands, the base output and B's output, each
+ * [T, out] in the activation dtype, per adapted projection (measured with PEFT: test/probe/doraSaves.test.ts).
  */
 import type { LoraSpec } from '../plan/types';
 
@@ -25,6 +29,8 @@ export interface LoraSaves {
   readonly fusedQkv: boolean;
   /** The frozen base linears save their inputs anyway (bitsandbytes 4-bit). */
   readonly baseSavesInputs: boolean;
+  /** DoRA: each adapted projection also keeps its base output and B's output. */
+  readonly dora: boolean;
 }
 
 /** The block-relevant LoRA facts of a plan's LoRA (undefined without LoRA). */
@@ -32,15 +38,42 @@ export function loraSavesOf(l: LoraSpec | undefined): LoraSaves | undefined {
   if (!l) return undefined;
   return {
     targets: new Set(l.targets), rank: l.rank, dropout: (l.dropout ?? 0) > 0, fusedQkv: l.fusedQkv === true,
-    baseSavesInputs: l.baseSavesInputs === true,
+    baseSavesInputs: l.baseSavesInputs === true, dora: l.dora === true,
   };
 }
 
-/** Widths per token of the tensors the adapters read: the norm outputs h, the attention output q/t, the product f/t. */
-interface Widths { readonly h: number; readonly q: number; readonly f: number }
+/**
+ * Widths per token of the tensors the adapters read and write: the norm outputs h, the attention output q/t, the
+ * product f/t, and k's and v's outputs kv/t (DoRA keeps the outputs: q q/t, k and v kv/t, o and down h, gate and up f/t).
+ */
+interface Widths { readonly h: number; readonly q: number; readonly f: number; readonly kv?: number }
 
 const ATTN_IN = ['q', 'k', 'v'] as const;
 const MLP_IN = ['gate', 'up'] as const;
+
+/**
+ * DoRA's transient in one adapted projection's forward (peft/tuners/lora/dora.py, training: nothing is cached), bytes:
+ * get_lora_weight builds B·A through the adapters from an identity of the input width i in the adapters' dtype
+ * (`torch.eye(in)`, a·i² bytes), which autocast casts to the compute dtype (B·i² more, kept by A's graph for A's weight
+ * gradient while the weight product lives); then B·A ([i, o]), s·B·A and W + s·B·A ([o, i]) are made in the compute
+ * dtype for the column norm. Peak: max(a·i² + B·i², B·i² + 3·B·i·o) under autocast (a ≠ B); without a cast the
+ * identity itself is kept: max(a·i², a·i² + 3·B·i·o). The largest over the adapted projections of a layer.
+ */
+export function doraForwardTransientBytes(l: LoraSaves, w: Widths, B: number, adapterBytes: number): number {
+  const shapes: Record<string, readonly [number, number]> = {
+    q: [w.h, w.q], k: [w.h, w.kv ?? w.q], v: [w.h, w.kv ?? w.q], o: [w.q, w.h], gate: [w.h, w.f], up: [w.h, w.f], down: [w.f, w.h],
+  };
+  const cast = adapterBytes !== B;
+  let peak = 0;
+  for (const t of l.targets) {
+    const s = shapes[t];
+    if (!s) continue;
+    const [i, o] = s;
+    const held = (cast ? B : adapterBytes) * i * i;
+    peak = Math.max(peak, adapterBytes * i * i + (cast ? B * i * i : 0), held + 3 * B * i * o);
+  }
+  return peak;
+}
 
 /**
  * Bytes per token the adapters save: (B + mask)·width per dropout, or B·width once per input the block does not keep
@@ -61,6 +94,10 @@ export function loraAdapterBytesPerToken(l: LoraSaves, w: Widths, B: number, mas
     if (ATTN_IN.some(on)) bytes += B * w.h;
     if (MLP_IN.some(on)) bytes += B * w.h;
     if (on('down')) bytes += B * w.f;
+  }
+  if (l.dora) {
+    const outOf = (t: string) => (t === 'q' ? w.q : t === 'k' || t === 'v' ? w.kv ?? w.q : t === 'gate' || t === 'up' ? w.f : w.h);
+    for (const t of l.targets) bytes += 2 * B * outOf(t);
   }
   return bytes + B * l.rank * l.targets.size;
 }

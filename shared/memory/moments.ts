@@ -67,6 +67,8 @@ export interface MomentInputs {
   headGradCreate: number;
   /** Autocast's weight cache of the checkpointed layers, alive until the forward (and loss) leave autocast. */
   forwardCache: number;
+  /** DoRA's weight-norm transient of one layer's forward, at the last block (shared/memory/loraSaves.ts doraForwardTransientBytes). */
+  doraTransient: number;
   /**
    * The last stage: what the forward leaves cached that the loss's vocabulary-sized requests cannot use (FSDP2's root
    * copies and a checkpointed block's forward transients; shared/memory/allocator.ts firstStepLossCacheBytes), 0 when
@@ -148,7 +150,7 @@ export function newMomentInputs(): MomentInputs {
     first: false, last: false, parameters: 0, gradients: 0, optimizerStates: 0, masterWeights: 0, gradAccumBuffer: 0,
     fp8WeightCache: 0, commBuffers: 0, gathered: 0, rootBytes: 0, unitBytes: 0, headBytes: 0, unitShardedGrad: 0,
     rootShardedGrad: 0, reduceRatio: 1, layerSaved: 0, blockGrad: 0, weightGrad: 0, actGrads: 0, headGrad: 0,
-    headGradCreate: 0, forwardCache: 0, lossForwardCache: 0, embedGrad: 0, embedGradKept: 0, embedOutputGrad: 0, headInputGrad: 0, embedGradAtStep: 0, embedGradFinal: 0, embedGradMade: 0, headGradHeld: 0, embedDense: 0, rootReduceOutput: 0, replicaHeld: 0, lossInRoot: false, kept: 0,
+    headGradCreate: 0, forwardCache: 0, doraTransient: 0, lossForwardCache: 0, embedGrad: 0, embedGradKept: 0, embedOutputGrad: 0, headInputGrad: 0, embedGradAtStep: 0, embedGradFinal: 0, embedGradMade: 0, headGradHeld: 0, embedDense: 0, rootReduceOutput: 0, replicaHeld: 0, lossInRoot: false, kept: 0,
     layerActivations: 0, embeddingActivations: 0, working: 0, working1: 0, head: 0, lossForward: 0, lossSaved: 0, lossBackward: 0,
     logits: 0, stepCopy: 0, accumulating: false, carriedGrads: 0, carriedUnsharded: false, stepTemp: 0,
   };
@@ -227,7 +229,7 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
   // Forward, at the last block (and the head on the last stage): root and one block gathered with the next prefetched.
   const fwd = preBackward('forward');
   if (reshard) fwd.gatheredParameters = x.rootBytes + 2 * x.unitBytes;
-  fwd.activations += x.forwardCache;
+  fwd.activations += x.forwardCache + x.doraTransient;
   if (x.last) fwd.logits = x.head + x.logits;
   if (x.last) {
     // The loss runs after the model's forward returned (FSDP2 has resharded the root and the blocks): its forward

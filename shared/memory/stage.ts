@@ -24,6 +24,7 @@ import type { MemoryContext } from './context';
 import { fillDsBuffers, newDsBuffers, type DsBuffers } from './deepspeed';
 import { deepspeedMoments, prepareDsInputs } from './deepspeedMoments';
 import { inFlightChunkPasses } from './pipeline';
+import { doraForwardTransientBytes } from './loraSaves';
 import { fillPipelineInputs, newPipelineInputs, pipelineMoments, type PipelineInputs } from './pipelineMoments';
 import {
   fp8ParameterSavingBytes, fp8WeightCacheBytes, gradAccumBufferBytes, gradientBytes, masterWeightBytes, noSyncCarriedGradientBytes, optimizerStateBytes,
@@ -204,7 +205,12 @@ export function computeStageActivations(
 ): StageNumbers {
   const stage = o.stage, layers = o.layers, nMoe = o.moeLayers, first = o.first, last = o.last;
   const inFlight = inFlightChunkPasses(c.ppEngine, c.schedule, c.pp, c.vpp, c.m, stage) / (c.pp > 1 ? c.vpp : 1);
-  const working = recomputeWorkingBytes(c, c.recompute, layers, nMoe > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn);
+  // DoRA's weight-norm transient runs in every forward of a layer: the last block's and each recomputed one's.
+  const dora = layers > 0 && c.loraSaves?.dora ? doraForwardTransientBytes(c.loraSaves, {
+    h: c.h, q: (c.heads * c.headDim) / c.tp, f: (nMoe > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn) / c.tp, kv: (c.kvHeadsEff * c.headDim) / c.tp,
+  }, c.actBytes, c.paramB) : 0;
+  const recomputed = recomputeWorkingBytes(c, c.recompute, layers, nMoe > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn);
+  const working = recomputed > 0 ? recomputed + dora : 0;
   const embAct = first ? embeddingActivationBytes(c) : 0;
   // The stage peaks at the largest moment of its step (shared/memory/moments.ts), not at the sum of every term's peak.
   // Inputs and moments are the stage record's own scratch: nothing is allocated per call (the planner's fast path).
@@ -217,7 +223,7 @@ export function computeStageActivations(
   // Activation offloading (with full recomputation, torchtune OffloadActivations): each layer's checkpointed input goes
   // to CPU memory; the forward stash keeps the last ACTIVATION_STASH of them on the GPU until their copies finish.
   const kept = c.actOffload && c.recompute === 'full' && layers > ACTIVATION_STASH ? (layerAct * ACTIVATION_STASH) / layers : layerAct;
-  x.layerActivations = inFlight * kept; x.embeddingActivations = inFlight * embAct; x.working = working;
+  x.layerActivations = inFlight * kept; x.embeddingActivations = inFlight * embAct; x.working = working; x.doraTransient = dora;
   x.stepCopy = c.regime === 'megatron' && c.gradB < 4 ? o.masterWeights : 0;
   fillBlockBackward(c, o, layerAct, x);
   fillLossParts(c, last, x, nMoe > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn);

@@ -151,12 +151,15 @@ export function loraShapes(model: ModelSpec): Readonly<Record<string, readonly (
   };
 }
 
-/** LoRA adapter parameters of one layer: r·(in + out) per adapted projection (under MLA, per MLA projection). */
+/**
+ * LoRA adapter parameters of one layer: r·(in + out) per adapted projection (under MLA, per MLA projection), and under
+ * DoRA a magnitude per output of each (PEFT lora_magnitude_vector, one value per row of the weight).
+ */
 export function loraLayerParams(model: ModelSpec, lora: LoraSpec): number {
   const shapes = loraShapes(model);
   let sum = 0;
   for (const t of new Set(lora.targets)) {
-    for (const [i, o] of shapes[t] ?? []) sum += lora.rank * (i + o);
+    for (const [i, o] of shapes[t] ?? []) sum += lora.rank * (i + o) + (lora.dora ? o : 0);
   }
   return sum;
 }

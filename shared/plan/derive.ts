@@ -207,6 +207,7 @@ export function derivePlan(input: PlanInput, gpu?: GpuSpec): Derived {
       ...(input.lora.fusedQkv !== undefined ? { fusedQkv: input.lora.fusedQkv } : {}),
       ...(input.lora.baseSavesInputs !== undefined ? { baseSavesInputs: input.lora.baseSavesInputs } : {}),
       ...(input.lora.fullModules?.length ? { fullModules: input.lora.fullModules, fullModulesCopied: input.lora.fullModulesCopied !== false } : {}),
+      ...(input.lora.dora ? { dora: true } : {}),
     }
     : undefined;
   const plan: Plan = {

@@ -326,7 +326,7 @@ export function gatherInput(g: Gathered, primary: ConfigFacts, model: ModelSpec,
       targets: loraTargets.split(',') as never,
       baseDtype: (str(f, 'lora.baseDtype') ?? 'bf16') as never,
       dropout: num(f, 'lora.dropout'), fusedQkv: bool(f, 'lora.fusedQkv'), baseSavesInputs: bool(f, 'lora.baseSavesInputs'),
-      fullModules: fullModulesOf(str(f, 'lora.fullModules')), fullModulesCopied: bool(f, 'lora.fullModulesCopied'),
+      fullModules: fullModulesOf(str(f, 'lora.fullModules')), fullModulesCopied: bool(f, 'lora.fullModulesCopied'), dora: bool(f, 'lora.dora'),
     } } : {}),
     sources: g.sources,
   };

@@ -58,7 +58,7 @@ export const PLAN_PATHS = [
   'parallel.sharding.contiguousGradients', 'parallel.sharding.dsFusedAdam',
   'cluster', 'cluster.gpu', 'cluster.gpusPerNode', 'cluster.nodes', 'cluster.profile',
   'overhead', 'overhead.cudaContextBytes', 'overhead.allocatorFragmentation',
-  'lora', 'lora.rank', 'lora.targets', 'lora.baseDtype', 'lora.dropout', 'lora.fusedQkv', 'lora.baseSavesInputs', 'lora.fullModules', 'lora.fullModulesCopied',
+  'lora', 'lora.rank', 'lora.targets', 'lora.baseDtype', 'lora.dropout', 'lora.fusedQkv', 'lora.baseSavesInputs', 'lora.fullModules', 'lora.fullModulesCopied', 'lora.dora',
   ...FACT_ONLY_KEYS,
 ] as const satisfies readonly PlanPath[];
 

@@ -254,6 +254,12 @@ export interface LoraSpec {
    * and freezes the original, peft/utils/other.py), so the weights are held twice; false: the module itself trains.
    */
   readonly fullModulesCopied?: boolean;
+  /**
+   * DoRA (Liu et al. 2024, arXiv:2402.09353) through PEFT's `use_dora`: a trained magnitude per output of every adapted
+   * projection, and a forward that keeps the base and adapter outputs for the magnitude's gradient (peft/tuners/lora/
+   * dora.py DoraLinearLayer.forward).
+   */
+  readonly dora?: boolean;
 }
 
 /** One GPU model from the catalog (data/gpus.json). */

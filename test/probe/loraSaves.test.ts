@@ -29,7 +29,7 @@ describe('LoRA on a Llama block: what torch saves (torch ≥ 2.4)', { skip: ci ?
       sLocal: T, b: 1, h, heads: 4, kvHeadsEff: 2, headDim: 64, ffn: f, gated: true, tp: 1, sp: false, flash: true,
       actBytes: 2, sKeys: T, dropout: false, impl: 'torchtitan',
     };
-    const lora = (targets: string[], dropout: boolean, fusedQkv = false): LoraSaves => ({ targets: new Set(targets), rank: r, dropout, fusedQkv, baseSavesInputs: false });
+    const lora = (targets: string[], dropout: boolean, fusedQkv = false): LoraSaves => ({ targets: new Set(targets), rank: r, dropout, fusedQkv, baseSavesInputs: false, dora: false });
     const all = ['q', 'k', 'v', 'o', 'gate', 'up', 'down'];
     // The frozen base: the block without its linears' inputs (the norm outputs and the product).
     const full = titanBlockBytes(shape);

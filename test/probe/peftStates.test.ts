@@ -22,13 +22,13 @@ if (!python && !ci) console.log(`# PEFT states skipped: ${missing}`);
 interface States { parameters: number; gradients: number; states: number; trainable: number }
 
 describe('PEFT LoRA model states after one AdamW step (torch ≥ 2.4, peft)', { skip: ci ? false : !python }, () => {
-  test('adapters alone, and with embed_tokens and lm_head in modules_to_save, match the estimate byte for byte', () => {
+  test('adapters alone, with embed_tokens and lm_head in modules_to_save, and under DoRA, match the estimate byte for byte', () => {
     if (!python) assert.fail(`CI=true but ${missing}`);
     const run = spawnSync(python!, ['-m', 'oracle.peft_states', '1000', '64', '2', '4'], {
       cwd: resolve('probe'), encoding: 'utf8', timeout: 300_000, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
     });
     assert.equal(run.status, 0, run.stderr);
-    const m = JSON.parse(run.stdout) as { adapters: States; saved: States; config: Record<string, unknown> };
+    const m = JSON.parse(run.stdout) as { adapters: States; saved: States; dora: States; config: Record<string, unknown> };
     const model = modelFromHfConfig(m.config, 'tiny-llama').model;
     assert.ok(model, 'the probe\'s config reads');
     const adapters: LoraSpec = { rank: 4, targets: ['q', 'k', 'v', 'o'], baseDtype: 'bf16' };
@@ -42,5 +42,7 @@ describe('PEFT LoRA model states after one AdamW step (torch ≥ 2.4, peft)', { 
     // copies stay in the base's bf16, and so do their gradients and AdamW's exp_avg and exp_avg_sq.
     assert.deepEqual(estimate(adapters), m.adapters);
     assert.deepEqual(estimate({ ...adapters, fullModules: ['embed', 'head'], fullModulesCopied: true }), m.saved);
+    // DoRA adds a trained magnitude per output of each adapted projection (lora_magnitude_vector), in the adapters' fp32.
+    assert.deepEqual(estimate({ ...adapters, dora: true }), m.dora);
   });
 });
