@@ -2,9 +2,9 @@
 import type { FactSink, Loc } from './sink';
 import type { TextRange } from '../../shared/plan/types';
 import { isAuto, isEmpty, locOf, readNum } from './read';
-import { fsdpStrategyOf, loraTargetsOf } from './maps';
+import { fsdpStrategyOf, loraTargetsOf, moduleNames } from './maps';
 import { toBool } from './text';
-import { entry, type KNode } from './tree';
+import { entry, type KEntry, type KNode } from './tree';
 import { readDeepSpeed } from '../deepspeed/reader';
 import peftDefaults from './peftDefaults.json';
 
@@ -56,7 +56,7 @@ export function readLora(s: FactSink, root: KNode, o: { rankKey: string; targetK
 
 /** LoRA target modules from words, each a PEFT name, "all-linear" or a comma-separated list of them, as lora.targets. */
 export function loraTargetWords(s: FactSink, words: readonly string[], loc: Loc): void {
-  const targets = loraTargetsOf(words.flatMap((w) => w.split(',')));
+  const targets = loraTargetsOf(words);
   if (targets) s.explicit('lora.targets', targets, loc);
 }
 
@@ -77,7 +77,7 @@ const FULL_MODULES: Readonly<Record<string, 'embed' | 'head'>> = {
  * gradient and optimizer states are not counted.
  */
 export function loraFullModuleWords(s: FactSink, words: readonly string[], loc: Loc, rangeOfName?: (name: string) => TextRange | undefined): void {
-  const names = words.flatMap((w) => w.split(',')).map((w) => w.trim().replace(/^[[('"\s]+|[\])'"\s]+$/g, '')).filter((w) => w.length > 0 && w !== 'None' && w !== 'null');
+  const names = moduleNames(words);
   const known = [...new Set(names.map((n) => (Object.hasOwn(FULL_MODULES, n) ? FULL_MODULES[n] : undefined)).filter((x): x is 'embed' | 'head' => !!x))];
   if (known.length) {
     s.explicit('lora.fullModules', known.join(','), loc);
@@ -101,13 +101,17 @@ export function resizedVocabTrainsEmbeddings(s: FactSink, loc: Loc): void {
   s.derived('lora.fullModulesCopied', true, why, loc);
 }
 
+/** The words of a YAML value that lists module names: a list's items, or a string's one word (commas split later). */
+function entryWords(t: KEntry): string[] {
+  return t.value.kind === 'list' ? (t.value.items ?? []).map((i) => String(i.value)) : typeof t.value.value === 'string' ? [t.value.value] : [];
+}
+
 /** PEFT modules_to_save under a YAML key (a list or a comma-separated string); true when the key is present. */
 export function readLoraFullModules(s: FactSink, root: KNode, key: string): boolean {
   const t = entry(root, key);
   if (!t || isEmpty(t)) return false;
   const items = t.value.kind === 'list' ? t.value.items ?? [] : [];
-  loraFullModuleWords(s, t.value.kind === 'list' ? items.map((i) => String(i.value)) : typeof t.value.value === 'string' ? [t.value.value] : [], locOf(t, key),
-    (name) => items.find((i) => String(i.value).trim() === name)?.range);
+  loraFullModuleWords(s, entryWords(t), locOf(t, key), (name) => items.find((i) => String(i.value).trim() === name)?.range);
   return true;
 }
 
@@ -115,7 +119,7 @@ export function readLoraFullModules(s: FactSink, root: KNode, key: string): bool
 export function readLoraTargets(s: FactSink, root: KNode, key: string): boolean {
   const t = entry(root, key);
   if (!t) return false;
-  loraTargetWords(s, t.value.kind === 'list' ? (t.value.items ?? []).map((i) => String(i.value)) : typeof t.value.value === 'string' ? [t.value.value] : [], locOf(t, key));
+  loraTargetWords(s, entryWords(t), locOf(t, key));
   return true;
 }
 

@@ -40,10 +40,18 @@ export function fsdpStrategyOf(v: unknown): { stage: 0 | 2 | 3; strategy: string
 }
 
 /**
- * LoRA target module names → plan projection names. A name may carry the brackets and quotes of a Python list written
- * in one shell word (alpaca-lora's README: `--lora_target_modules '[q_proj,v_proj]'`, read by python-fire; scripts
- * passing `"['q_proj', 'v_proj']"` to an eval'd argument): they are stripped. Fused projections count as their parts
- * (GPT-NeoX, Falcon and BLOOM `query_key_value`, Baichuan `W_pack`, MPT `Wqkv`, Phi-3 `qkv_proj` and `gate_up_proj`):
+ * Module names from words as trainers take them: names, comma lists, or a Python list in one shell word (alpaca-lora's
+ * README: `--lora_target_modules '[q_proj,v_proj]'`, read by python-fire; scripts passing `"['q_proj', 'v_proj']"` to an
+ * eval'd argument), whose brackets and quotes are stripped. Empty names and Python's / YAML's None are dropped.
+ */
+export function moduleNames(words: readonly string[]): string[] {
+  return words.flatMap((w) => w.split(',')).map((w) => w.trim().replace(/^[[('"\s]+|[\])'"\s]+$/g, ''))
+    .filter((w) => w.length > 0 && w !== 'None' && w !== 'null');
+}
+
+/**
+ * LoRA target module names → plan projection names (names as moduleNames reads them). Fused projections count as
+ * their parts (GPT-NeoX, Falcon and BLOOM `query_key_value`, Baichuan `W_pack`, MPT `Wqkv`, Phi-3 `qkv_proj` and `gate_up_proj`):
  * the plan then counts one LoRA A per part where the fused linear has one in all, 2·h·r more parameters per layer
  * (under 0.1 % of an adapter's states at r = 8 on a 4,096-wide model, against q, k, v alone).
  */
@@ -55,7 +63,7 @@ export function loraTargetsOf(mods: readonly string[]): FactValue | undefined {
     // Multi-head latent attention (transformers DeepseekV3Attention; shared/model/mla.ts mlaLoraShapes).
     q_a_proj: 'q', q_b_proj: 'q', kv_a_proj_with_mqa: 'k', kv_b_proj: 'v',
     query_key_value: 'q,k,v', W_pack: 'q,k,v', Wqkv: 'q,k,v', qkv_proj: 'q,k,v', gate_up_proj: 'gate,up' };
-  const names = mods.map((m) => m.trim().replace(/^[[('"\s]+|[\])'"\s]+$/g, '')).filter((m) => m.length > 0);
+  const names = moduleNames(mods);
   if (names.some((m) => m === 'all' || m === 'all-linear')) return 'q,k,v,o,gate,up,down';
   const out = [...new Set(names.flatMap((m) => (Object.hasOwn(map, m) ? map[m].split(',') : [])))];
   return out.length ? out.join(',') : undefined;

@@ -5,7 +5,7 @@
  * (docs/engine-memory.md#what-a-block-saves). T = b·s/cp tokens on the rank; widths q = a·d, kv = g·d; t = TP degree.
  */
 import type { ActivationShape } from './activations';
-import { loraAdapterBytesPerToken } from './loraSaves';
+import { loraAdapterBytesPerToken, loraWidthsOf } from './loraSaves';
 import { hfMlaAttentionBytes, mlaAttentionOutputWidth, titanMlaAttentionBytes, titanMlaMatmulWidths } from './mlaSaves';
 
 /** Bytes of the rank's query width (a·d/t) and of its K/V as saved by attention (repeated to the query heads or not). */
@@ -71,8 +71,7 @@ function frozenBase(x: ActivationShape): boolean {
 /** What the LoRA adapters of one block save (shared/memory/loraSaves.ts), for the rank's T tokens. */
 function loraBytes(x: ActivationShape, ffn: number): number {
   if (!x.loraSaves) return 0;
-  const widthsPerToken = { h: x.h, q: (x.heads * x.headDim) / x.tp, f: ffn / x.tp, kv: (x.kvHeadsEff * x.headDim) / x.tp };
-  return x.sLocal * x.b * loraAdapterBytesPerToken(x.loraSaves, widthsPerToken, x.actBytes);
+  return x.sLocal * x.b * loraAdapterBytesPerToken(x.loraSaves, loraWidthsOf(x, ffn), x.actBytes);
 }
 
 /**

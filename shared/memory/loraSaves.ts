@@ -48,6 +48,24 @@ export function loraSavesOf(l: LoraSpec | undefined): LoraSaves | undefined {
  */
 interface Widths { readonly h: number; readonly q: number; readonly f: number; readonly kv?: number }
 
+/** The widths per token on a rank of a block whose MLP is `ffn` wide (the shape fields of ActivationShape). */
+export function loraWidthsOf(x: { readonly h: number; readonly heads: number; readonly headDim: number; readonly kvHeadsEff: number; readonly tp: number }, ffn: number): Widths {
+  return { h: x.h, q: (x.heads * x.headDim) / x.tp, f: ffn / x.tp, kv: (x.kvHeadsEff * x.headDim) / x.tp };
+}
+
+/** An adapted projection's [input, output] widths per token on the rank; undefined for a name that is not a projection. */
+function projectionShape(w: Widths, t: string): readonly [number, number] | undefined {
+  const kv = w.kv ?? w.q;
+  switch (t) {
+    case 'q': return [w.h, w.q];
+    case 'k': case 'v': return [w.h, kv];
+    case 'o': return [w.q, w.h];
+    case 'gate': case 'up': return [w.h, w.f];
+    case 'down': return [w.f, w.h];
+    default: return undefined;
+  }
+}
+
 const ATTN_IN = ['q', 'k', 'v'] as const;
 const MLP_IN = ['gate', 'up'] as const;
 
@@ -60,13 +78,10 @@ const MLP_IN = ['gate', 'up'] as const;
  * identity itself is kept: max(a·i², a·i² + 3·B·i·o). The largest over the adapted projections of a layer.
  */
 export function doraForwardTransientBytes(l: LoraSaves, w: Widths, B: number, adapterBytes: number): number {
-  const shapes: Record<string, readonly [number, number]> = {
-    q: [w.h, w.q], k: [w.h, w.kv ?? w.q], v: [w.h, w.kv ?? w.q], o: [w.q, w.h], gate: [w.h, w.f], up: [w.h, w.f], down: [w.f, w.h],
-  };
   const cast = adapterBytes !== B;
   let peak = 0;
   for (const t of l.targets) {
-    const s = shapes[t];
+    const s = projectionShape(w, t);
     if (!s) continue;
     const [i, o] = s;
     const held = (cast ? B : adapterBytes) * i * i;
@@ -82,7 +97,7 @@ export function doraForwardTransientBytes(l: LoraSaves, w: Widths, B: number, ad
  */
 export function loraAdapterBytesPerToken(l: LoraSaves, w: Widths, B: number, mask = 1): number {
   const on = (t: string) => l.targets.has(t);
-  const widthOf = (t: string) => (t === 'o' ? w.q : t === 'down' ? w.f : w.h);
+  const widthOf = (t: string) => projectionShape(w, t)?.[0] ?? w.h;
   let bytes = 0;
   if (l.dropout) {
     // One dropout per adapter, or one for the fused q/k/v adapters.
@@ -96,8 +111,7 @@ export function loraAdapterBytesPerToken(l: LoraSaves, w: Widths, B: number, mas
     if (on('down')) bytes += B * w.f;
   }
   if (l.dora) {
-    const outOf = (t: string) => (t === 'q' ? w.q : t === 'k' || t === 'v' ? w.kv ?? w.q : t === 'gate' || t === 'up' ? w.f : w.h);
-    for (const t of l.targets) bytes += 2 * B * outOf(t);
+    for (const t of l.targets) bytes += 2 * B * (projectionShape(w, t)?.[1] ?? w.h);
   }
   return bytes + B * l.rank * l.targets.size;
 }

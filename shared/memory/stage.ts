@@ -24,7 +24,7 @@ import type { MemoryContext } from './context';
 import { fillDsBuffers, newDsBuffers, type DsBuffers } from './deepspeed';
 import { deepspeedMoments, prepareDsInputs } from './deepspeedMoments';
 import { inFlightChunkPasses } from './pipeline';
-import { doraForwardTransientBytes } from './loraSaves';
+import { doraForwardTransientBytes, loraWidthsOf } from './loraSaves';
 import { fillPipelineInputs, newPipelineInputs, pipelineMoments, type PipelineInputs } from './pipelineMoments';
 import {
   fp8ParameterSavingBytes, fp8WeightCacheBytes, gradAccumBufferBytes, gradientBytes, masterWeightBytes, noSyncCarriedGradientBytes, optimizerStateBytes,
@@ -206,10 +206,9 @@ export function computeStageActivations(
   const stage = o.stage, layers = o.layers, nMoe = o.moeLayers, first = o.first, last = o.last;
   const inFlight = inFlightChunkPasses(c.ppEngine, c.schedule, c.pp, c.vpp, c.m, stage) / (c.pp > 1 ? c.vpp : 1);
   // DoRA's weight-norm transient runs in every forward of a layer: the last block's and each recomputed one's.
-  const dora = layers > 0 && c.loraSaves?.dora ? doraForwardTransientBytes(c.loraSaves, {
-    h: c.h, q: (c.heads * c.headDim) / c.tp, f: (nMoe > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn) / c.tp, kv: (c.kvHeadsEff * c.headDim) / c.tp,
-  }, c.actBytes, c.paramB) : 0;
-  const recomputed = recomputeWorkingBytes(c, c.recompute, layers, nMoe > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn);
+  const ffn = nMoe > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn;
+  const dora = layers > 0 && c.loraSaves?.dora ? doraForwardTransientBytes(c.loraSaves, loraWidthsOf(c, ffn), c.actBytes, c.paramB) : 0;
+  const recomputed = recomputeWorkingBytes(c, c.recompute, layers, ffn);
   const working = recomputed > 0 ? recomputed + dora : 0;
   const embAct = first ? embeddingActivationBytes(c) : 0;
   // The stage peaks at the largest moment of its step (shared/memory/moments.ts), not at the sum of every term's peak.
@@ -226,7 +225,7 @@ export function computeStageActivations(
   x.layerActivations = inFlight * kept; x.embeddingActivations = inFlight * embAct; x.working = working; x.doraTransient = dora;
   x.stepCopy = c.regime === 'megatron' && c.gradB < 4 ? o.masterWeights : 0;
   fillBlockBackward(c, o, layerAct, x);
-  fillLossParts(c, last, x, nMoe > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn);
+  fillLossParts(c, last, x, ffn);
   x.accumulating = c.m > 1;
   // FSDP without the sync keeps every gradient unsharded until the last micro-batch reduces it (modelStates.ts).
   x.carriedUnsharded = c.zstage >= 2 && !zeroGradReduceEveryMicrobatch(c.style, !c.syncLast);
