@@ -56,6 +56,12 @@ async function referenceFigures(out: Figures): Promise<void> {
  * per group median, max and mean signed error, the long-sequence split of llm-foundry's rows
  * (they ran Triton FlashAttention, timed here on FlashAttention-2's rates) and each row with a launch file.
  */
+/** Check rows whose throughput ratio the bench reports: [label, numerator row, denominator row]. */
+const RATIO_CHECKS: readonly (readonly [string, string, string])[] = [
+  ['torchtune 3B LoRA / full fine-tuning (both checkpointed and offloaded)', 'torchtune2411-3b-lora', 'torchtune2411-3b-6-activation-offloading'],
+  ['torchtune 3B QLoRA / LoRA', 'torchtune2411-3b-qlora', 'torchtune2411-3b-lora'],
+];
+
 async function checkFigures(out: Figures): Promise<void> {
   const runs = await loadCheckRuns();
   const failed = runs.filter((r) => !r.plan);
@@ -75,6 +81,16 @@ async function checkFigures(out: Figures): Promise<void> {
     const rows = errs.filter((r) => r.group === g);
     out[`check ${g}: median / max |error|`] = line(rows.map((r) => r.e));
     if (!g.startsWith('llm-foundry')) for (const r of rows) out[`check ${r.id} (measured → predicted)`] = `${r.measured.toFixed(0)} → ${(r.measured * (1 + r.e)).toFixed(0)} (${pct(r.e)})`;
+  }
+  // Ratios of rows from one table that differ in one setting: the source's common offset cancels, the setting's
+  // modelled cost remains (LoRA's adapters against full fine-tuning with the same checkpointing and offloading; a 4-bit
+  // base's dequantization against LoRA).
+  const byId = new Map(errs.map((r) => [r.id, r] as const));
+  for (const [label, a, b] of RATIO_CHECKS) {
+    const x = byId.get(a), y = byId.get(b);
+    if (!x || !y) continue;
+    const measured = x.measured / y.measured, predicted = (x.measured * (1 + x.e)) / (y.measured * (1 + y.e));
+    out[`check ratio ${label} (measured → predicted)`] = `${measured.toFixed(3)} → ${predicted.toFixed(3)} (${pct(predicted / measured - 1)})`;
   }
   const foundry = errs.filter((r) => r.group.startsWith('llm-foundry'));
   out['check llm-foundry, sequences ≤ 8192: median / max |error|'] = line(foundry.filter((r) => r.seqLen <= 8192).map((r) => r.e));

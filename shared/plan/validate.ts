@@ -175,8 +175,6 @@ function checkLora(plan: Plan, add: Add): void {
     else if (t === 'gate' && !plan.model.gatedMlp) add('lora-unknown-target', 'error', 'LoRA target "gate" does not exist in a plain (non-gated) MLP.', 'lora.targets');
   }
   if (l.baseDtype === 'nf4' && plan.parallel.tp > 1) add('qlora-with-tp', 'warning', 'QLoRA 4-bit base weights with TP > 1 are not supported by bitsandbytes.', 'lora.baseDtype', 'parallel.tp');
-  // DoRA's memory is counted (shared/memory/loraSaves.ts); its per-forward weight-norm pass is not timed.
-  if (l.dora) add('dora-timing', 'info', 'DoRA: the step time leaves out the weight-norm pass every forward (and recomputation) runs, which builds W + s·BA and its column norms for each adapted weight (several memory-bound passes over the adapted weights per micro-batch); the memory counts it.', 'lora.dora');
 }
 
 /** True when problems make the layout impossible (no stage can be computed). */

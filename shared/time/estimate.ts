@@ -34,6 +34,8 @@ const OPERATOR_INFO: Readonly<Record<PartName | 'stepOverhead', readonly [string
     'Korthikanti et al. 2022 Table 2 (tensors); data/time/kernels.json (passes per engine); torch/distributed/_symmetric_memory (_fused_matmul_reduce_scatter_impl)'],
   fp8: ['FP8 casts and transposes', 'per FP8 linear: input (B+1)·MK, weight (B+1)·NK, grad (B+1)·MN + transposes / HBM',
     'Micikevicius et al. 2022 (FP8 formats); Transformer Engine and torchao float8 docs'],
+  adapters: ['LoRA adapters', 'per adapted projection: x·Aᵀ and (xAᵀ)·Bᵀ with their input and weight gradients on the GEMM curve, + bytes/HBM of the output scale and add (5B·T·o; 3B compiled), the input gradient\'s sum (3B·T·i), PEFT\'s fp32 casts (2(a+B)·T·i per pass) and dropout; DoRA: its output ops and a weight pass per forward (eye·Aᵀ·Bᵀ, W + s·BA, column norm); 4-bit bases: dequantization before each forward and input-gradient matmul',
+    'Hu et al. 2021 (LoRA); Liu et al. 2024 (DoRA) §4.3; peft/tuners/lora/layer.py, dora.py; torchtune modules/peft/lora.py; bitsandbytes MatMul4Bit; probe/oracle/adapter_traffic.py; docs/time-model.md#lora-adapters-kernelsadaptersts-adaptersts'],
   launch: ['Kernel launch gaps', 'kernels per layer (engine, FP8) × kernelGap', 'data/time/kernels.json kernelsPerLayer; fitted kernelGap'],
   host: ['Host work of MoE routing', 'MoE layers × moeHostSeconds per forward, where the host launches the layer (a per-layer sync for the tokens per expert, no full-iteration CUDA graph, no EP overlap)',
     'megatron/core/transformer/moe/token_dispatcher.py (_maybe_dtoh_and_synchronize); fitted on Megatron-Bridge rows, data/time/moeHost.json; docs/time-model.md#expert-parallel-dispatch'],

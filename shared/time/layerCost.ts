@@ -4,6 +4,7 @@
  * part of the in-layer TP/CP/EP communication, for forward, backward and selective recomputation.
  */
 import { moeHostSeconds } from './moeHost';
+import { adapterLayerSeconds } from './adapters';
 import type { MlaSpec, Plan } from '../plan/types';
 import { qkHeadDim, vHeadDim } from '../model/mla';
 import type { GroupLink } from '../comm/links';
@@ -160,6 +161,12 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   const lin = linearParts(list, t, frozen, s.actBytes, weightCasts, plan.training.fp8);
   const fwd = lin.fwd;
   const bwd = lin.bwd;
+  // LoRA's adapters beside the frozen linears (and a 4-bit base's dequantization), shared/time/adapters.ts.
+  if (frozen) {
+    const ad = adapterLayerSeconds(plan, T, s.tp, s.actBytes, t);
+    fwd.adapters += ad.fwd;
+    bwd.adapters += ad.bwd;
+  }
   // Core attention: T local queries against the whole sequence's keys (CP balances the causal work over the ring).
   const causal = true;
   const attnF = attentionKernelFlops(T, s.seq, s.qHeads, (dqk + dv) / 2, causal);

@@ -73,7 +73,7 @@ describe('calibration from a measured run', () => {
     assert.ok(after.provenance.some((p) => /kernels: ×/.test(p)), after.provenance.join('\n'));
     // Every kernel term names the measured speed; collectives and launch gaps are not kernels.
     for (const t of after.operatorTerms) {
-      const kernel = t.name === 'gemm' || t.name === 'attention' || t.name === 'elementwise' || t.name === 'fp8';
+      const kernel = t.name === 'gemm' || t.name === 'attention' || t.name === 'elementwise' || t.name === 'fp8' || t.name === 'adapters';
       assert.equal(/speed measured on this cluster/.test(t.provenance), kernel, `${t.name}: ${t.provenance}`);
     }
   });
