@@ -8,7 +8,9 @@ import { stageParams, type StageParams } from '../comm/stageParams';
 import { TimeCache, sameKey, type LayoutEntry } from './cache';
 import { timeContext, type TimeContext } from './context';
 import { posInt } from './shape';
-import { deepspeedBf16Optimizer, optimizerImplOf } from '../memory/engine';
+import { deepspeedBf16Optimizer, optimizerImplOf, precisionRegimeOf } from '../memory/engine';
+import { regimeBytes } from '../memory/regime';
+import { dtypeBytes, optimizerBytesPerParam } from '../memory/dtypes';
 
 /** Trainable parameters one rank of a stage updates: its ZeRO/FSDP shard of the stage's trainable parameters (LoRA: adapters). */
 export function trainableShardParams(plan: Plan, stage: number, sp: StageParams = stageParams(plan, stage)): number {
@@ -21,16 +23,38 @@ export function trainableShardParams(plan: Plan, stage: number, sp: StageParams 
   return sp.trainable / shard;
 }
 
+/** Optimizer families whose fused step is one elementwise pass over the parameter, its gradient and its states. */
+const ELEMENTWISE_STEP = new Set(['adam', 'adamw', 'sgd', 'sgd-momentum', 'lion']);
+
 /**
- * HBM bytes one optimizer step touches per parameter (data/timing.json, per optimizer family): one fused kernel, or one
- * fp32 pass per op for PyTorch's foreach and for-loop implementations (optimizerBytesPerParamUnfused).
+ * HBM bytes one fused optimizer step touches per parameter, from the bytes the engine keeps per parameter (the memory
+ * model's precision regime, shared/memory/regime.ts): read the gradient (g); read and write the weight it updates,
+ * the fp32 master where there is one (2m) and then copy it to the 16-bit parameter in a second kernel (m + p: Megatron's
+ * _copy_main_params_to_model_params, DeepSpeed's partition copy), else the parameter itself (2p); read and write the
+ * states (2s, s the state bytes per parameter the memory model counts). Megatron bf16: 4 + 8 + 6 + 16 = 34; FSDP2 and
+ * autocast with fp32 parameters: 4 + 8 + 16 = 28; pure bf16 (torchtune, LitGPT bf16-true): 2 + 4 + 8 = 14.
+ */
+export function fusedStepBytesPerParam(grad: number, param: number, master: number, states: number): number {
+  return grad + (master > 0 ? 2 * master + master + param : 2 * param) + 2 * states;
+}
+
+/**
+ * HBM bytes one optimizer step touches per parameter: one fused kernel (fusedStepBytesPerParam for Adam, AdamW, SGD and
+ * Lion; data/timing.json for the families with other kernels: 8-bit Adam's blockwise quantization, Adafactor's factored
+ * statistics, Muon), or for PyTorch's foreach and for-loop implementations one pass per op over fp32 elements
+ * (optimizerBytesPerParamUnfused), half of it with 16-bit states (pure bf16).
  */
 export function optimizerTrafficBytesPerParam(plan: Plan): number {
   const fused: Readonly<Record<string, number>> = timing.optimizerBytesPerParam;
   const unfused: Readonly<Record<string, number>> = timing.optimizerBytesPerParamUnfused;
-  const o = plan.training.optimizer;
-  if (optimizerImplOf(plan) !== 'fused' && unfused[o] !== undefined) return unfused[o];
-  return fused[o] ?? 32;
+  const t = plan.training;
+  const o = t.optimizer;
+  // State element bytes as the memory model keeps them (shared/memory/context.ts): 16-bit under pure bf16.
+  const stateElement = t.precision === 'bf16' ? 2 : 4;
+  if (optimizerImplOf(plan) !== 'fused' && unfused[o] !== undefined) return (unfused[o] * stateElement) / 4;
+  if (!ELEMENTWISE_STEP.has(o)) return fused[o] ?? 32;
+  const rb = regimeBytes(precisionRegimeOf(plan), t.precision);
+  return fusedStepBytesPerParam(rb.grad ?? dtypeBytes(t.gradDtype), rb.param, rb.master, optimizerBytesPerParam(o, plan.model.hiddenSize, stateElement));
 }
 
 /**

@@ -157,13 +157,27 @@ describe('load-balanced ring attention (torch/distributed/tensor/experimental/_a
   });
 });
 
-describe('optimizer passes per implementation (data/timing.json)', () => {
-  const mk = (optimizerImpl?: 'fused' | 'foreach' | 'for-loop') => plan({ model, training: { optimizer: 'adamw', optimizerImpl }, parallel: { dp: 1 } });
-  test('fused AdamW touches 32 bytes per parameter; foreach and for-loop 80 (one fp32 pass per op)', () => {
-    assert.equal(optimizerTrafficBytesPerParam(mk('fused')), timing.optimizerBytesPerParam.adamw);
+describe('optimizer passes per implementation and precision regime (shared/time/optimizer.ts, data/timing.json)', () => {
+  const mk = (optimizerImpl?: 'fused' | 'foreach' | 'for-loop', engine: Plan['engine'] = 'fsdp2', precision: Plan['training']['precision'] = 'bf16-mixed') =>
+    plan({ model, engine, training: { optimizer: 'adamw', optimizerImpl, precision, gradDtype: 'fp32' }, parallel: { dp: 1 } });
+  test('fused AdamW reads the gradient and reads and writes the weight it updates and both moments', () => {
+    // FSDP2 keeps fp32 parameters, gradients and moments: 4 + 2·4 + 2·8 = 28 bytes per parameter.
+    assert.equal(optimizerTrafficBytesPerParam(mk('fused')), 28);
+    assert.equal(optimizerTrafficBytesPerParam(mk()), 28, 'the engine default is fused');
+    // Megatron bf16 with fp32 gradient accumulation (--accumulate-allreduce-grads-in-fp32): main gradient 4, fp32 master read and written 8, then copied to the bf16 weight (4 + 2) in
+    // its own kernel (_copy_main_params_to_model_params), moments 16: 34.
+    assert.equal(optimizerTrafficBytesPerParam(mk('fused', 'megatron')), 34);
+    // Pure bf16 (torchtune dtype bf16, LitGPT bf16-true): weight, gradient and moments in 16 bits: 2 + 4 + 8 = 14.
+    assert.equal(optimizerTrafficBytesPerParam(mk('fused', 'fsdp2', 'bf16')), 14);
+  });
+  test('foreach and for-loop run one pass per op: 80 bytes over fp32 elements, half over 16-bit ones', () => {
     assert.equal(optimizerTrafficBytesPerParam(mk('foreach')), 80);
     assert.equal(optimizerTrafficBytesPerParam(mk('for-loop')), 80);
-    assert.equal(optimizerTrafficBytesPerParam(mk()), timing.optimizerBytesPerParam.adamw, 'the engine default is fused');
+    assert.equal(optimizerTrafficBytesPerParam(mk('foreach', 'fsdp2', 'bf16')), 40);
+  });
+  test('8-bit Adam keeps its own figure (blockwise quantization)', () => {
+    const p = plan({ model, training: { optimizer: 'adam-8bit' }, parallel: { dp: 1 } });
+    assert.equal(optimizerTrafficBytesPerParam(p), timing.optimizerBytesPerParam['adam-8bit']);
   });
 });
 
