@@ -37,7 +37,7 @@ export const SWITCH_PATHS: readonly PlanPath[] = Object.keys(SWITCHES) as PlanPa
 /** Paths with what-ifs. */
 export const WHAT_IF_PATHS: readonly PlanPath[] = [
   'parallel.sharding.stage', 'parallel.tp', 'parallel.pp', 'training.microBatch', 'training.recompute',
-  'parallel.sharding.offloadOptimizer', 'parallel.sharding.offloadParams', 'training.seqLen', 'training.optimizerImpl', ...SWITCH_PATHS,
+  'parallel.sharding.offloadOptimizer', 'parallel.sharding.offloadParams', 'training.seqLen', 'training.optimizerImpl', 'lora.dora', ...SWITCH_PATHS,
 ];
 
 /** True when a value was stated by a file or a setting (not defaulted or derived by ShardLens). */
@@ -147,6 +147,11 @@ export function whatIfsFor(plan: Plan, path: PlanPath): WhatIf[] {
       out.push(single(path, `optimizer step ${cur} → ${to}`, to));
       break;
     }
+    case 'lora.dora':
+      // DoRA against plain LoRA on the same adapters: the magnitudes, DoRA's saved outputs and transient, and its weight
+      // pass and output ops in every forward (shared/time/adapters.ts).
+      if (plan.lora) out.push(single(path, plan.lora.dora ? 'DoRA → plain LoRA' : 'LoRA → DoRA', !plan.lora.dora));
+      break;
     default: {
       const sw = SWITCHES[path];
       if (!sw) break;

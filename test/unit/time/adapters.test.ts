@@ -14,6 +14,7 @@ import { initFormats, parseConfig } from '../../../formats/index';
 import { resolvePlan } from '../../../shared/plan/resolve';
 import { estimateStepTime } from '../../../shared/time/estimate';
 import { loadConfig } from '../../../cli/load';
+import { whatIfs } from '../whatIf/helpers';
 
 const T = 32, i = 64, o = 96, r = 4;
 const PEFT = { B: 2, a: 4, dropout: false, compiled: false } as const;
@@ -115,5 +116,30 @@ describe('adapters in the step time', () => {
     const ratio = (await tps('3B_lora_single_device_offload.yaml')) / (await tps('3B_full_single_device_6_activation_offloading.yaml'));
     assert.ok(Math.abs(ratio / (8210 / 7301) - 1) < 0.03, `ratio ${ratio.toFixed(3)}`);
     assert.ok(readFileSync(dir + '3B_lora_single_device_offload.yaml', 'utf8').includes('lora_rank: 64'));
+  });
+});
+
+describe('what-if: DoRA against plain LoRA at the key that turns it on', () => {
+  before(async () => { await initFormats(); });
+  const LF = (dora: string) => ({
+    '/ws/lf.yaml': `model_name_or_path: meta-llama/Llama-3.1-8B\nstage: sft\ndo_train: true\nfinetuning_type: lora\nlora_target: all\nlora_rank: 16\nuse_dora: ${dora}\ncutoff_len: 4096\nper_device_train_batch_size: 1\ngradient_accumulation_steps: 1\nbf16: true\n`,
+  });
+
+  test('use_dora: true offers plain LoRA, written as false, and the edited file reads as LoRA with a shorter step', () => {
+    const { plan, results } = whatIfs(LF('true'), '/ws/lf.yaml', 'lora.dora');
+    assert.equal(plan.lora?.dora, true);
+    assert.deepEqual(results.map((r) => r.whatIf.label), ['DoRA → plain LoRA']);
+    assert.match(results[0].text, /^use_dora: false$/m);
+    assert.ok(results[0].edited.lora && !results[0].edited.lora.dora);
+    // DoRA's weight pass and output ops are gone from the step, and its magnitudes and saves from the memory.
+    assert.ok(estimateStepTime(results[0].edited).stepSeconds < estimateStepTime(plan).stepSeconds);
+  });
+
+  test('use_dora: false offers DoRA; a plan without LoRA offers nothing', () => {
+    const { results } = whatIfs(LF('false'), '/ws/lf.yaml', 'lora.dora');
+    assert.deepEqual(results.map((r) => r.whatIf.label), ['LoRA → DoRA']);
+    assert.equal(results[0].edited.lora?.dora, true);
+    const full = whatIfs({ '/ws/lf.yaml': LF('true')['/ws/lf.yaml'].replace('finetuning_type: lora', 'finetuning_type: full') }, '/ws/lf.yaml', 'lora.dora');
+    assert.equal(full.results.length, 0);
   });
 });
