@@ -6,6 +6,7 @@
  */
 import type { Plan, Problem, Severity } from './types';
 import type { PlanPath } from './paths';
+import { loraShapes } from '../model/params';
 
 /** Values above this are treated as absurd (no real count or size reaches 10^15). */
 export const ABSURD = 1e15;
@@ -175,6 +176,13 @@ function checkLora(plan: Plan, add: Add): void {
     else if (t === 'gate' && !plan.model.gatedMlp) add('lora-unknown-target', 'error', 'LoRA target "gate" does not exist in a plain (non-gated) MLP.', 'lora.targets');
   }
   if (l.baseDtype === 'nf4' && plan.parallel.tp > 1) add('qlora-with-tp', 'warning', 'QLoRA 4-bit base weights with TP > 1 are not supported by bitsandbytes.', 'lora.baseDtype', 'parallel.tp');
+  // A rank at or above a projection's narrower side adapts it at full rank: A and B hold r·(in + out) ≥ in·out weights,
+  // more than the weight they adapt (Hu et al. 2021 §4: r ≪ min(d, k)). Almost always a typo (an extra digit).
+  const shapes = loraShapes(plan.model);
+  const narrowest = Math.min(...l.targets.flatMap((t) => (shapes[t] ?? []).map(([i, o]) => Math.min(i, o))));
+  if (Number.isInteger(l.rank) && l.rank > 0 && Number.isFinite(narrowest) && l.rank >= narrowest) {
+    add('lora-rank-too-large', 'warning', `LoRA rank ${l.rank} is at least the width of the narrowest projection it adapts (${narrowest}): the adapters hold more weights than the weights they adapt (r·(in + out) ≥ in·out), and the estimate counts them so. LoRA ranks are usually 8 to 256.`, 'lora.rank');
+  }
 }
 
 /** True when problems make the layout impossible (no stage can be computed). */

@@ -57,6 +57,8 @@ const CASES: [string, Plan][] = [
   ['offload-needs-zero', edit((p) => shard(p, { stage: 0, offloadOptimizer: 'cpu' }))],
   ['lora-unknown-target', edit((p) => ({ ...p, lora: { rank: 8, targets: ['qkv' as 'q'], baseDtype: 'bf16' } }))],
   ['qlora-with-tp', edit((p) => ({ ...p, lora: { rank: 8, targets: ['q'], baseDtype: 'nf4' } }))],
+  // The base model's k and v project 4,096 to 1,024 (8 KV heads of 128): rank 1,024 adapts them at full rank.
+  ['lora-rank-too-large', edit((p) => ({ ...p, lora: { rank: 1024, targets: ['q', 'k', 'v'], baseDtype: 'bf16' } }))],
 ];
 
 describe('validatePlan', () => {
@@ -73,6 +75,12 @@ describe('validatePlan', () => {
       for (const s of e.stages) assert.ok(Number.isFinite(s.peakReservedBytes) && s.peakReservedBytes >= 0);
     });
   }
+  test('a LoRA rank below every adapted projection\'s narrower side is not warned about', () => {
+    const codes = (rank: number, targets: ('q' | 'k' | 'v')[]) => validatePlan(edit((p) => ({ ...p, lora: { rank, targets, baseDtype: 'bf16' } }))).map((x) => x.code);
+    assert.ok(!codes(1023, ['q', 'k', 'v']).includes('lora-rank-too-large'));
+    // q alone is 4,096 × 4,096: rank 1,024 is a quarter of it.
+    assert.ok(!codes(1024, ['q']).includes('lora-rank-too-large'));
+  });
   test('one micro-batch is named in the singular', () => {
     const p = validatePlan(edit((x) => tr(x, { gradAccum: 1, globalBatch: 2 }))).find((x) => x.code === 'pipeline-underfilled');
     assert.match(p?.message ?? '', /^Only 1 micro-batch for 2 pipeline stages/);
