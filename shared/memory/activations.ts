@@ -186,19 +186,23 @@ export function embeddingActivationBytes(x: ActivationShape): number {
  * re-gathers its sequence-parallel input in backward (Megatron, Korthikanti §4.2.3: the 4sbh/t term of
  * 4sbh/t·(1 + v/h)); a DTensor ColwiseParallel head (torchtitan) saves the all-gathered input, B·sbh whole.
  * transformers' eager final norm keeps (4 + S)·sbh (its fp32 input and the normalised tensor) and the head's input
- * (its 16-bit cast under autocast, with the head weight's 16-bit copy). The logits and the loss: shared/memory/loss.ts.
+ * (its 16-bit cast under autocast, with the head weight's 16-bit copy). A frozen head (LoRA that trains neither the
+ * head nor a copy of it) saves no input: a linear whose weight needs no gradient keeps only what its input gradient
+ * needs, the weight (autograd of `F.linear`: grad_input = grad_output · W). The logits and the loss: shared/memory/loss.ts.
  */
-export function outputLayerInputBytes(x: ActivationShape, headSavesGathered = false): number {
+export function outputLayerInputBytes(x: ActivationShape, headSavesGathered = false, headTrains = true): number {
   const sbh = x.actBytes * x.sLocal * x.b * x.h;
   const split = x.sp ? x.tp : 1;
   if (x.impl === 'hf') {
     const S = x.streamBytes ?? x.actBytes, tokens = x.sLocal * x.b;
-    return (4 + S) * tokens * x.h + 4 * tokens + (S > x.actBytes ? sbh : S * tokens * x.h) + (x.autocastHeadBytes ?? 0);
+    const headIn = headTrains ? (S > x.actBytes ? sbh : S * tokens * x.h) : 0;
+    return (4 + S) * tokens * x.h + 4 * tokens + headIn + (x.autocastHeadBytes ?? 0);
   }
+  const headIn = headTrains ? (headSavesGathered ? sbh : sbh / split) : 0;
   // The final norm's saved input: 16-bit for the fused norm; the fp32 copy and the unscaled output for an upcasting one.
   const normIn = x.normUpcast ? 4 * x.sLocal * x.b * x.h + sbh : sbh;
-  if (x.impl === 'torchtitan') return normIn / split + (4 * x.sLocal * x.b) / split + (headSavesGathered ? sbh : sbh / split);
-  return sbh / split + (headSavesGathered ? sbh : sbh / split);
+  if (x.impl === 'torchtitan') return normIn / split + (4 * x.sLocal * x.b) / split + headIn;
+  return sbh / split + headIn;
 }
 
 /**

@@ -368,7 +368,8 @@ function fillLossParts(c: MemoryContext, last: boolean, x: MomentInputs, ffn: nu
   if (!last) { x.head = x.lossForward = x.lossSaved = x.lossBackward = x.logits = x.lossForwardCache = 0; return; }
   const tokens = c.sLocal * c.b;
   const n = (tokens * c.vocab) / c.tp;
-  x.head = outputLayerInputBytes(c, c.impl === 'torchtitan');
+  // Under LoRA the head is frozen unless it trains in full (modules_to_save): then it saves no input.
+  x.head = outputLayerInputBytes(c, c.impl === 'torchtitan', !c.lora || c.loraHead);
   x.lossForward = lossForwardBytes(c.loss, n, tokens, c.actBytes);
   x.lossSaved = lossSavedBytes(c.loss, n, tokens, c.actBytes);
   x.lossBackward = lossBackwardBytes(c.loss, n, tokens, c.actBytes);
