@@ -7,14 +7,13 @@ import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ci, oracleMissing, oraclePython } from './fixtures/python';
+import { ci, peftMissing, peftPython } from './fixtures/python';
 import {
   doraOutputBytes, doraWeightBytes, doraWeightGemms, loraGemms, loraInputBytes, loraOutputBytes, type AdapterRun,
 } from '../../shared/time/kernels/adapters';
 
-const withPeft = oraclePython && spawnSync(oraclePython, ['-c', 'import peft'], { encoding: 'utf8', timeout: 60_000 }).status === 0;
-const python = withPeft ? oraclePython : undefined;
-const missing = oraclePython ? `${oraclePython} has no peft; run bash scripts/setup-python.sh` : oracleMissing;
+const python = peftPython;
+const missing = peftMissing;
 if (!python && !ci) console.log(`# adapter traffic skipped: ${missing}`);
 
 type Pass = { bytes: number; gemms: [number, number, number][] };

@@ -7,12 +7,11 @@ import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ci, oracleMissing, oraclePython } from './fixtures/python';
+import { ci, peftMissing, peftPython } from './fixtures/python';
 import { loraAdapterBytesPerToken, type LoraSaves } from '../../shared/memory/loraSaves';
 
-const withPeft = oraclePython && spawnSync(oraclePython, ['-c', 'import peft'], { encoding: 'utf8', timeout: 60_000 }).status === 0;
-const python = withPeft ? oraclePython : undefined;
-const missing = oraclePython ? `${oraclePython} has no peft; run bash scripts/setup-python.sh` : oracleMissing;
+const python = peftPython;
+const missing = peftMissing;
 if (!python && !ci) console.log(`# DoRA saves skipped: ${missing}`);
 
 describe('DoRA on a Llama layer: what torch keeps (torch ≥ 2.4, peft)', { skip: ci ? false : !python }, () => {

@@ -6,12 +6,11 @@ import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ci, oracleMissing, oraclePython } from './fixtures/python';
+import { ci, peftMissing, peftPython } from './fixtures/python';
 import { outputLayerInputBytes, type ActivationShape } from '../../shared/memory/activations';
 
-const withPeft = oraclePython && spawnSync(oraclePython, ['-c', 'import peft'], { encoding: 'utf8', timeout: 60_000 }).status === 0;
-const python = withPeft ? oraclePython : undefined;
-const missing = oraclePython ? `${oraclePython} has no peft; run bash scripts/setup-python.sh` : oracleMissing;
+const python = peftPython;
+const missing = peftMissing;
 if (!python && !ci) console.log(`# head saves skipped: ${missing}`);
 
 describe('a frozen LM head under LoRA keeps no input (torch ≥ 2.4, peft)', { skip: ci ? false : !python }, () => {

@@ -7,16 +7,15 @@ import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ci, oracleMissing, oraclePython } from './fixtures/python';
+import { ci, peftMissing, peftPython } from './fixtures/python';
 import { findGpu } from '../../shared/hardware/gpus';
 import { stageNumbers } from '../../shared/memory/fast';
 import { modelFromHfConfig } from '../../shared/model/hfConfig';
 import { makePlan } from '../../shared/plan/defaults';
 import type { GpuSpec, LoraSpec } from '../../shared/plan/types';
 
-const withPeft = oraclePython && spawnSync(oraclePython, ['-c', 'import peft'], { encoding: 'utf8', timeout: 60_000 }).status === 0;
-const python = withPeft ? oraclePython : undefined;
-const missing = oraclePython ? `${oraclePython} has no peft; run bash scripts/setup-python.sh` : oracleMissing;
+const python = peftPython;
+const missing = peftMissing;
 if (!python && !ci) console.log(`# PEFT states skipped: ${missing}`);
 
 interface States { parameters: number; gradients: number; states: number; trainable: number }
