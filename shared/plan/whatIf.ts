@@ -37,7 +37,7 @@ export const SWITCH_PATHS: readonly PlanPath[] = Object.keys(SWITCHES) as PlanPa
 /** Paths with what-ifs. */
 export const WHAT_IF_PATHS: readonly PlanPath[] = [
   'parallel.sharding.stage', 'parallel.tp', 'parallel.pp', 'training.microBatch', 'training.recompute',
-  'parallel.sharding.offloadOptimizer', 'parallel.sharding.offloadParams', 'training.seqLen', 'training.optimizerImpl', 'lora.dora', ...SWITCH_PATHS,
+  'parallel.sharding.offloadOptimizer', 'parallel.sharding.offloadParams', 'training.seqLen', 'training.optimizerImpl', 'lora.rank', 'lora.dora', ...SWITCH_PATHS,
 ];
 
 /** True when a value was stated by a file or a setting (not defaulted or derived by ShardLens). */
@@ -145,6 +145,14 @@ export function whatIfsFor(plan: Plan, path: PlanPath): WhatIf[] {
       const cur = t.optimizerImpl ?? 'fused';
       const to = cur === 'fused' ? 'foreach' : 'fused';
       out.push(single(path, `optimizer step ${cur} → ${to}`, to));
+      break;
+    }
+    case 'lora.rank': {
+      // Half and double the rank: the adapters' weights, states and saved outputs, and their kernels.
+      const r = plan.lora?.rank;
+      if (!r || !Number.isInteger(r) || r < 1) break;
+      if (r % 2 === 0) out.push(single(path, `LoRA rank ${r} → ${r / 2}`, r / 2));
+      out.push(single(path, `LoRA rank ${r} → ${r * 2}`, r * 2));
       break;
     }
     case 'lora.dora':

@@ -143,3 +143,20 @@ describe('what-if: DoRA against plain LoRA at the key that turns it on', () => {
     assert.equal(full.results.length, 0);
   });
 });
+
+describe('what-if: the LoRA rank halved and doubled at its key', () => {
+  before(async () => { await initFormats(); });
+  const files = { '/ws/lf.yaml': 'model_name_or_path: meta-llama/Llama-3.1-8B\nstage: sft\ndo_train: true\nfinetuning_type: lora\nlora_target: all\nlora_rank: 16\ncutoff_len: 4096\nper_device_train_batch_size: 1\ngradient_accumulation_steps: 1\nbf16: true\n' };
+
+  test('lora_rank: 16 offers 8 and 32, each written in place and read back; a larger rank costs more', () => {
+    const { plan, results } = whatIfs(files, '/ws/lf.yaml', 'lora.rank');
+    assert.equal(plan.lora?.rank, 16);
+    assert.deepEqual(results.map((r) => r.whatIf.label), ['LoRA rank 16 → 8', 'LoRA rank 16 → 32']);
+    assert.match(results[0].text, /^lora_rank: 8$/m);
+    assert.deepEqual(results.map((r) => r.edited.lora?.rank), [8, 32]);
+    // The adapters' products and their input casts do not shrink with the rank, their weights and N = r products do:
+    // the step at rank 32 is longer than at rank 8.
+    const [half, twice] = results.map((r) => estimateStepTime(r.edited).stepSeconds);
+    assert.ok(twice > half, `${twice} vs ${half}`);
+  });
+});
