@@ -55,18 +55,22 @@ export function sameKey(level: KeyLevel, a: Plan, b: Plan): boolean {
         && x.epDispatcher === y.epDispatcher && x.epCommOverlap === y.epCommOverlap
         && x.order === y.order && ta.microBatch === tb.microBatch && ta.seqLen === tb.seqLen && ta.precision === tb.precision
         && ta.flashAttention === tb.flashAttention && ta.compile === tb.compile && ta.fp8 === tb.fp8 && ta.cudaGraph === tb.cudaGraph
+        // LoRA adapters run by the precision regime and model implementation (shared/time/adapters.ts adapterRunOf).
+        && ta.regime === tb.regime && ta.modelImpl === tb.modelImpl
         && (a.engine !== 'megatron' || (ta.gradAccum === tb.gradAccum && ta.globalBatch === tb.globalBatch && x.dp === y.dp));
     }
     case 'shape':
       return ta === tb || (ta.microBatch === tb.microBatch && ta.seqLen === tb.seqLen && ta.precision === tb.precision
         && ta.flashAttention === tb.flashAttention && ta.gradAccum === tb.gradAccum && ta.globalBatch === tb.globalBatch
-        && ta.compile === tb.compile && ta.fp8 === tb.fp8 && a.engine === b.engine);
+        && ta.compile === tb.compile && ta.fp8 === tb.fp8 && a.engine === b.engine && ta.regime === tb.regime && ta.modelImpl === tb.modelImpl);
     case 'traffic':
       return ta.gradDtype === tb.gradDtype && ta.precision === tb.precision && ta.fp8?.paramGather === tb.fp8?.paramGather;
     case 'runs':
       return ta.recompute === tb.recompute && ta.recomputeLayers === tb.recomputeLayers;
     case 'optimizer':
-      return ta.optimizer === tb.optimizer && ta.optimizerImpl === tb.optimizerImpl;
+      // The bytes a step touches follow the bytes the engine keeps per parameter (shared/time/optimizer.ts).
+      return ta.optimizer === tb.optimizer && ta.optimizerImpl === tb.optimizerImpl && ta.precision === tb.precision
+        && ta.gradDtype === tb.gradDtype && ta.regime === tb.regime && a.engine === b.engine;
     default:
       return false;
   }

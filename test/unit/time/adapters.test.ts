@@ -13,6 +13,7 @@ import {
 import { initFormats, parseConfig } from '../../../formats/index';
 import { resolvePlan } from '../../../shared/plan/resolve';
 import { estimateStepTime } from '../../../shared/time/estimate';
+import { TimeCache } from '../../../shared/time/cache';
 import { loadConfig } from '../../../cli/load';
 import { whatIfs } from '../whatIf/helpers';
 
@@ -158,5 +159,22 @@ describe('what-if: the LoRA rank halved and doubled at its key', () => {
     // the step at rank 32 is longer than at rank 8.
     const [half, twice] = results.map((r) => estimateStepTime(r.edited).stepSeconds);
     assert.ok(twice > half, `${twice} vs ${half}`);
+  });
+});
+
+describe('the time cache keys what the adapters and the optimizer step read', () => {
+  before(async () => { await initFormats(); });
+  test('two plans of one layout that differ in the precision regime or the gradient dtype are not served each other\'s figures', () => {
+    const text = 'base_model: meta-llama/Llama-3.1-8B\nsequence_len: 2048\nmicro_batch_size: 1\nbf16: true\nflash_attention: true\nadapter: lora\nlora_r: 16\nlora_target_linear: true\n';
+    const a = resolvePlan(parseConfig('/ws/axolotl.yaml', text), []).plan!;
+    // The same layout objects (parallel, model, cluster, LoRA); only a training field differs.
+    const regime = { ...a, training: { ...a.training, regime: a.training.regime === 'bf16-true' ? 'amp' as const : 'bf16-true' as const } };
+    const grads = { ...a, training: { ...a.training, gradDtype: a.training.gradDtype === 'fp32' ? 'bf16' as const : 'fp32' as const } };
+    for (const b of [regime, grads]) {
+      const cache = new TimeCache();
+      estimateStepTime(a, cache);
+      assert.equal(estimateStepTime(b, cache).stepSeconds, estimateStepTime(b).stepSeconds);
+      assert.notEqual(estimateStepTime(b).stepSeconds, estimateStepTime(a).stepSeconds);
+    }
   });
 });
