@@ -55,7 +55,7 @@ describe('peakMemoryFast with its family cache equals estimateMemory in any orde
     });
   }
 
-  test('a plan sharing the parallel spec but not the precision, flash attention or recomputation is not served from the family', () => {
+  test('a plan sharing the parallel spec but not the precision, regime, model implementation, flash attention or recomputation is not served from the family', () => {
     // Micro batch 8: the activations, not the gradients at the end of the backward, set this layout's peak.
     const first = searchedPlans(base(dense, 'fsdp2'))[0];
     const p: Plan = { ...first, training: { ...first.training, microBatch: 8 } };
@@ -67,6 +67,9 @@ describe('peakMemoryFast with its family cache equals estimateMemory in any orde
       { ...p, training: { ...p.training, recompute: 'full', recomputeLayers: 2 } },
       { ...p, training: { ...p.training, seqLen: p.training.seqLen * 2 } },
       { ...p, training: { ...p.training, optimizer: 'sgd' } },
+      // The precision regime (16-bit parameters, no fp32 copy) and the model implementation (transformers' saves).
+      { ...p, training: { ...p.training, regime: 'bf16-true' } },
+      { ...p, training: { ...p.training, modelImpl: 'hf' } },
     ];
     const values = variants.map((v) => peakMemoryFast(v));
     variants.forEach((v, i) => assert.equal(values[i], traceable(v), `variant ${i}`));
