@@ -8,7 +8,7 @@ import { kvHeadsPerRank, layersOfStage as layersOfStageCount, rankParts } from '
 import type { MlaSpec, ModelImpl, ModelSpec, OffloadTarget, Plan, PipelineSchedule, PrecisionRegime, RecomputeKind, RecomputePolicy, ShardingStyle } from '../plan/types';
 import type { ActivationShape } from './activations';
 import { adafactorBytesPerParam } from './modelStates';
-import { activationBytesOf, dtypeBytes, optimizerBytesPerParam, paramBytesOf } from './dtypes';
+import { activationBytesOf, dtypeBytes, optimizerBytesPerParam, optimizerStateElementBytes, paramBytesOf } from './dtypes';
 import { deepspeedBf16Optimizer, modelImplOf, optimizerImplOf, precisionRegimeOf, recomputeEveryOf, recomputePolicyOf } from './engine';
 import { lossImplOf, type LossImpl } from './loss';
 import { pipelineEngineOf, type PipelineEngine } from './pipeline';
@@ -135,10 +135,10 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   c.paramB = rb.param; c.gradB = rb.grad ?? dtypeBytes(t.gradDtype); c.masterB = rb.master; c.gatherB = rb.gathered;
   c.optB = t.optimizer === 'adafactor'
     ? adafactorBytesPerParam(model) * (t.precision === 'bf16' ? 0.5 : 1)
-    : optimizerBytesPerParam(t.optimizer, model.hiddenSize, t.precision === 'bf16' ? 2 : 4);
+    : optimizerBytesPerParam(t.optimizer, model.hiddenSize, optimizerStateElementBytes(t.precision));
   // The embedding, positions, final norm and head: AdamW's states under Muon, which orthogonalises the layers' 2-D
   // matrices only (Liu et al. 2025, arXiv:2502.16982 §2); the layers' bytes otherwise.
-  c.optBRest = t.optimizer === 'muon' ? optimizerBytesPerParam('adamw', model.hiddenSize, t.precision === 'bf16' ? 2 : 4) : c.optB;
+  c.optBRest = t.optimizer === 'muon' ? optimizerBytesPerParam('adamw', model.hiddenSize, optimizerStateElementBytes(t.precision)) : c.optB;
   // An fp32 accumulation buffer only adds memory when gradients themselves are not fp32 (Megatron bf16: main_grad is the grad).
   // A module LoRA trains in full: engines with master weights (DeepSpeed, Megatron) keep it as they keep the adapters;
   // otherwise the torch optimizer steps the module in the dtype it was loaded in (16 bits, as the frozen base: PEFT's

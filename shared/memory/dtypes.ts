@@ -33,6 +33,11 @@ export function activationBytesOf(p: Precision): number {
   return p === 'fp32' ? 4 : 2;
 }
 
+/** Bytes of one optimizer-state element: 16-bit under pure bf16 (torch optimizers make states like the parameter), else fp32. */
+export function optimizerStateElementBytes(p: Precision): number {
+  return p === 'bf16' ? 2 : 4;
+}
+
 /**
  * Optimizer state bytes per parameter with fp32 states: Adam/AdamW 8 (m, v; Kingma & Ba 2015), SGD 0, SGD with
  * momentum 4, Lion 4 (one momentum; Chen et al. 2023), 8-bit Adam 2 (two uint8 states; Dettmers et al. 2022),
@@ -40,7 +45,7 @@ export function activationBytesOf(p: Precision): number {
  * no momentum as in the HF default beta1 = None; the estimate uses the exact per-layer adafactorBytesPerParam), Muon 4 on
  * the layers' weight matrices (one momentum buffer; Jordan et al. 2024; Liu et al. 2025, "Muon is Scalable for LLM
  * Training", arXiv:2502.16982 §2; the embedding, head and norms keep AdamW's 8: MemoryContext.optBRest).
- * `stateBytes` = 2 for pure-bf16 training (states in bf16).
+ * `stateBytes` = 2 for pure-bf16 training (states in bf16): optimizerStateElementBytes.
  */
 export function optimizerBytesPerParam(kind: OptimizerKind, hidden: number, stateBytes = 4): number {
   const s = stateBytes / 4;

@@ -10,7 +10,7 @@ import { timeContext, type TimeContext } from './context';
 import { posInt } from './shape';
 import { deepspeedBf16Optimizer, optimizerImplOf, precisionRegimeOf } from '../memory/engine';
 import { regimeBytes } from '../memory/regime';
-import { dtypeBytes, optimizerBytesPerParam } from '../memory/dtypes';
+import { dtypeBytes, optimizerBytesPerParam, optimizerStateElementBytes } from '../memory/dtypes';
 
 /** Trainable parameters one rank of a stage updates: its ZeRO/FSDP shard of the stage's trainable parameters (LoRA: adapters). */
 export function trainableShardParams(plan: Plan, stage: number, sp: StageParams = stageParams(plan, stage)): number {
@@ -49,8 +49,8 @@ export function optimizerTrafficBytesPerParam(plan: Plan): number {
   const unfused: Readonly<Record<string, number>> = timing.optimizerBytesPerParamUnfused;
   const t = plan.training;
   const o = t.optimizer;
-  // State element bytes as the memory model keeps them (shared/memory/context.ts): 16-bit under pure bf16.
-  const stateElement = t.precision === 'bf16' ? 2 : 4;
+  // State element bytes as the memory model keeps them: 16-bit under pure bf16.
+  const stateElement = optimizerStateElementBytes(t.precision);
   if (optimizerImplOf(plan) !== 'fused' && unfused[o] !== undefined) return (unfused[o] * stateElement) / 4;
   if (!ELEMENTWISE_STEP.has(o)) return fused[o] ?? 32;
   const rb = regimeBytes(precisionRegimeOf(plan), t.precision);

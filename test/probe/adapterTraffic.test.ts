@@ -3,11 +3,9 @@
 // the plain frozen linear's, beside ShardLens's byte counts and matrix products. Expected values: torch's dispatch.
 // DoRA's ops on its o-element magnitude and norm vectors (a few per pass) are below the count and allowed for.
 // Skipped with a message when no Python with torch ≥ 2.4 and peft exists; fails instead when CI=true.
-import { spawnSync } from 'node:child_process';
-import { resolve } from 'node:path';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ci, peftMissing, peftPython } from './fixtures/python';
+import { ci, peftMissing, peftPython, runOracle } from './fixtures/python';
 import {
   doraOutputBytes, doraWeightBytes, doraWeightGemms, loraGemms, loraInputBytes, loraOutputBytes, type AdapterRun,
 } from '../../shared/time/kernels/adapters';
@@ -20,11 +18,7 @@ type Pass = { bytes: number; gemms: [number, number, number][] };
 type Run = { fwd: Pass; bwd: Pass };
 
 function probe(i: number, o: number, r: number, T: number, dropout: number): { base: Run; lora: Run; dora: Run } {
-  const run = spawnSync(python!, ['-m', 'oracle.adapter_traffic', String(i), String(o), String(r), String(T), String(dropout)], {
-    cwd: resolve('probe'), encoding: 'utf8', timeout: 300_000, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
-  });
-  assert.equal(run.status, 0, run.stderr);
-  return JSON.parse(run.stdout);
+  return runOracle(python!, 'adapter_traffic', [i, o, r, T, dropout]);
 }
 
 /** The products a variant adds to the base linear's, as a sorted list (the base's own matmuls removed once each). */

@@ -3,11 +3,9 @@
 // CPU) on torchtitan's SwiGLU FeedForward, beside ShardLens's torchtitan block. Expected values: torch's measurement,
 // and first principles for the eager graph (w1/w3's input, w1's, silu's and w3's outputs, their product).
 // Skipped with a message when no Python with torch ≥ 2.4 exists; fails instead when CI=true.
-import { spawnSync } from 'node:child_process';
-import { resolve } from 'node:path';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ci, oracleMissing, oraclePython } from './fixtures/python';
+import { ci, oracleMissing, oraclePython, runOracle } from './fixtures/python';
 import type { ActivationShape } from '../../shared/memory/activations';
 import { titanBlockBytes } from '../../shared/memory/blocks';
 
@@ -18,11 +16,7 @@ describe('torch.compile\'s partitioner on a torchtitan MLP (torch ≥ 2.4)', { s
   test('eager saves the input and four MLP-width tensors; compiled recomputes silu\'s output, as the estimate counts', () => {
     if (!python) assert.fail(`CI=true but ${oracleMissing}`);
     const T = 256, h = 512, f = 1536;
-    const run = spawnSync(python!, ['-m', 'oracle.compiled_saves', String(T), String(h), String(f)], {
-      cwd: resolve('probe'), encoding: 'utf8', timeout: 300_000, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
-    });
-    assert.equal(run.status, 0, run.stderr);
-    const r = JSON.parse(run.stdout) as { eager: number; compiled: number };
+    const r = runOracle<{ eager: number; compiled: number }>(python!, 'compiled_saves', [T, h, f]);
     assert.equal(r.eager, 2 * T * h + 4 * 2 * T * f);
     const shape: ActivationShape = {
       sLocal: T, b: 1, h, heads: 8, kvHeadsEff: 2, headDim: 64, ffn: f, gated: true, tp: 1, sp: false, flash: true,

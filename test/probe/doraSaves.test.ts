@@ -3,11 +3,9 @@
 // beside ShardLens's per-token adapter saves. Expected values: torch's measurement at two token counts, whose
 // difference is the per-token part (per-layer constants such as the magnitude's scale vectors cancel).
 // Skipped with a message when no Python with torch ≥ 2.4 and peft exists; fails instead when CI=true.
-import { spawnSync } from 'node:child_process';
-import { resolve } from 'node:path';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ci, peftMissing, peftPython } from './fixtures/python';
+import { ci, peftMissing, peftPython, runOracle } from './fixtures/python';
 import { loraAdapterBytesPerToken, type LoraSaves } from '../../shared/memory/loraSaves';
 
 const python = peftPython;
@@ -18,11 +16,7 @@ describe('DoRA on a Llama layer: what torch keeps (torch ≥ 2.4, peft)', { skip
   test('each adapted projection keeps its base output and its adapter output, B bytes per output element each', () => {
     if (!python) assert.fail(`CI=true but ${missing}`);
     const h = 64, f = 128, r = 4, T1 = 64, T2 = 128;
-    const run = spawnSync(python!, ['-m', 'oracle.dora_saves', String(h), String(f), String(r), String(T1), String(T2)], {
-      cwd: resolve('probe'), encoding: 'utf8', timeout: 300_000, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
-    });
-    assert.equal(run.status, 0, run.stderr);
-    const m = JSON.parse(run.stdout) as { lora: [number, number]; dora: [number, number] };
+    const m = runOracle<{ lora: [number, number]; dora: [number, number] }>(python!, 'dora_saves', [h, f, r, T1, T2]);
     const measuredPerToken = ((m.dora[1] - m.dora[0]) - (m.lora[1] - m.lora[0])) / (T2 - T1);
     // The probe's model: 4 heads of 16 and 2 KV heads (k and v 32 wide), bf16 under autocast (B = 2).
     const saves = (dora: boolean): LoraSaves => ({ targets: new Set(['q', 'k', 'v', 'o', 'gate', 'up', 'down']), rank: r, dropout: false, fusedQkv: false, baseSavesInputs: false, dora });

@@ -2,11 +2,9 @@
 // with PEFT LoRA on q and v, its head frozen or trained as a modules_to_save copy (probe/oracle/head_saves.py), beside
 // ShardLens's output-layer saves. Expected values: torch's measurement at two token counts, whose difference is the
 // per-token part. Skipped with a message when no Python with torch ≥ 2.4 and peft exists; fails instead when CI=true.
-import { spawnSync } from 'node:child_process';
-import { resolve } from 'node:path';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ci, peftMissing, peftPython } from './fixtures/python';
+import { ci, peftMissing, peftPython, runOracle } from './fixtures/python';
 import { outputLayerInputBytes, type ActivationShape } from '../../shared/memory/activations';
 
 const python = peftPython;
@@ -17,11 +15,7 @@ describe('a frozen LM head under LoRA keeps no input (torch ≥ 2.4, peft)', { s
   test('training the head (modules_to_save) adds its input, B·h per token; frozen, nothing', () => {
     if (!python) assert.fail(`CI=true but ${missing}`);
     const h = 64, f = 128, T1 = 64, T2 = 128;
-    const run = spawnSync(python!, ['-m', 'oracle.head_saves', String(h), String(f), String(T1), String(T2)], {
-      cwd: resolve('probe'), encoding: 'utf8', timeout: 300_000, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
-    });
-    assert.equal(run.status, 0, run.stderr);
-    const m = JSON.parse(run.stdout) as { frozen: [number, number]; trained: [number, number] };
+    const m = runOracle<{ frozen: [number, number]; trained: [number, number] }>(python!, 'head_saves', [h, f, T1, T2]);
     const measuredPerToken = ((m.trained[1] - m.trained[0]) - (m.frozen[1] - m.frozen[0])) / (T2 - T1);
     // The probe's model in bf16 under autocast: a 16-bit residual stream (S = B = 2), one sequence.
     const shape = { actBytes: 2, streamBytes: 2, sLocal: 1, b: 1, h, sp: false, tp: 1, impl: 'hf' } as unknown as ActivationShape;

@@ -4,11 +4,9 @@
 // and SwiGLU's own saves cancel). On a CPU dropout saves its noise tensor in bf16 (at::dropout), 2 bytes per element,
 // where a GPU's native_dropout keeps a 1-byte mask: the comparison passes 2 as the mask's bytes.
 // Skipped with a message when no Python with torch ≥ 2.4 exists; fails instead when CI=true.
-import { spawnSync } from 'node:child_process';
-import { resolve } from 'node:path';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ci, oracleMissing, oraclePython } from './fixtures/python';
+import { ci, oracleMissing, oraclePython, runOracle } from './fixtures/python';
 import type { ActivationShape } from '../../shared/memory/activations';
 import { titanBlockBytes } from '../../shared/memory/blocks';
 import { loraAdapterBytesPerToken, type LoraSaves } from '../../shared/memory/loraSaves';
@@ -20,11 +18,7 @@ describe('LoRA on a Llama block: what torch saves (torch ≥ 2.4)', { skip: ci ?
   test('frozen linears drop their inputs; adapters add theirs back, their dropout copies and A\'s outputs', () => {
     if (!python) assert.fail(`CI=true but ${oracleMissing}`);
     const T = 64, h = 256, f = 512, r = 8;
-    const run = spawnSync(python!, ['-m', 'oracle.lora_saves', String(T), String(h), String(f), String(r)], {
-      cwd: resolve('probe'), encoding: 'utf8', timeout: 300_000, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
-    });
-    assert.equal(run.status, 0, run.stderr);
-    const m = JSON.parse(run.stdout) as Record<'full' | 'frozen' | 'all_p0' | 'qv_drop' | 'qv_fused', number>;
+    const m = runOracle<Record<'full' | 'frozen' | 'all_p0' | 'qv_drop' | 'qv_fused', number>>(python!, 'lora_saves', [T, h, f, r]);
     const shape: ActivationShape = {
       sLocal: T, b: 1, h, heads: 4, kvHeadsEff: 2, headDim: 64, ffn: f, gated: true, tp: 1, sp: false, flash: true,
       actBytes: 2, sKeys: T, dropout: false, impl: 'torchtitan',

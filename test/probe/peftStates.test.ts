@@ -3,11 +3,9 @@
 // of the same model and plan (one GPU, torch AMP, AdamW). Expected values: the bytes of the tensors PEFT and torch hold
 // after the step (parameters, gradients and optimizer states, distinct storages).
 // Skipped with a message when no Python with torch ≥ 2.4 and peft exists; fails instead when CI=true.
-import { spawnSync } from 'node:child_process';
-import { resolve } from 'node:path';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ci, peftMissing, peftPython } from './fixtures/python';
+import { ci, peftMissing, peftPython, runOracle } from './fixtures/python';
 import { findGpu } from '../../shared/hardware/gpus';
 import { stageNumbers } from '../../shared/memory/fast';
 import { modelFromHfConfig } from '../../shared/model/hfConfig';
@@ -23,11 +21,7 @@ interface States { parameters: number; gradients: number; states: number; traina
 describe('PEFT LoRA model states after one AdamW step (torch ≥ 2.4, peft)', { skip: ci ? false : !python }, () => {
   test('adapters alone, with embed_tokens and lm_head in modules_to_save, and under DoRA, match the estimate byte for byte', () => {
     if (!python) assert.fail(`CI=true but ${missing}`);
-    const run = spawnSync(python!, ['-m', 'oracle.peft_states', '1000', '64', '2', '4'], {
-      cwd: resolve('probe'), encoding: 'utf8', timeout: 300_000, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
-    });
-    assert.equal(run.status, 0, run.stderr);
-    const m = JSON.parse(run.stdout) as { adapters: States; saved: States; dora: States; config: Record<string, unknown> };
+    const m = runOracle<{ adapters: States; saved: States; dora: States; config: Record<string, unknown> }>(python!, 'peft_states', ['1000', '64', '2', '4']);
     const model = modelFromHfConfig(m.config, 'tiny-llama').model;
     assert.ok(model, 'the probe\'s config reads');
     const adapters: LoraSpec = { rank: 4, targets: ['q', 'k', 'v', 'o'], baseDtype: 'bf16' };
