@@ -42,6 +42,23 @@ export function readPrecisionFlags(s: FactSink, root: KNode, fw: string): void {
   s.default('training.precision', 'fp32', `${fw}: no bf16/fp16 flag (fp32)`);
 }
 
+/**
+ * `torch_compile` of the HF Trainer (TrainingArguments), Axolotl and LLaMA-Factory: the model is compiled, so Inductor
+ * fuses each layer's elementwise chains; "auto" (Axolotl) compiles when the installed torch supports it, assumed here.
+ */
+export function readTorchCompile(s: FactSink, root: KNode, fw: string): void {
+  const e = entry(root, 'torch_compile');
+  if (!e || isEmpty(e)) return;
+  if (isAuto(e)) {
+    s.explicit('training.compile', true, locOf(e, 'torch_compile'));
+    s.diag('compile-auto', 'info', `torch_compile: auto compiles the model when the installed torch supports it; ShardLens assumes it does (${fw}).`, e.value.range, ['training.compile']);
+    return;
+  }
+  const on = toBool(e.value.value);
+  if (on === undefined) s.diag('invalid-value', 'warning', 'torch_compile should be true, false or auto.', e.value.range, ['training.compile']);
+  else s.explicit('training.compile', on, locOf(e, 'torch_compile'));
+}
+
 /** LoRA / QLoRA settings. */
 export function readLora(s: FactSink, root: KNode, o: { rankKey: string; targetKey: string; quantKey?: string; enabled: boolean; loc?: KNode }): void {
   if (!o.enabled) return;

@@ -3,7 +3,7 @@ import type { FactSink } from '../common/sink';
 import { hfTrainerAccumulation, isEmpty, locOf, readBool, readNum, readOptimizer, readPacking, readSteps } from '../common/read';
 import { toBool, toNumber } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
-import { readDeepSpeedKey, readFsdpList, readLora, readLoraFullModules, readModelRef, readPrecisionFlags, bnbSavesInputs, peftArgumentDefaults, resizedVocabTrainsEmbeddings } from '../common/finetune';
+import { readDeepSpeedKey, readFsdpList, readLora, readLoraFullModules, readModelRef, readPrecisionFlags, readTorchCompile, bnbSavesInputs, peftArgumentDefaults, resizedVocabTrainsEmbeddings } from '../common/finetune';
 
 const LF = 'LLaMA-Factory default (src/llamafactory/hparams/finetuning_args.py, model_args.py)';
 const HF = 'HF TrainingArguments default (transformers/training_args.py)';
@@ -22,6 +22,7 @@ export function readLlamaFactory(s: FactSink, root: KNode | undefined): void {
   if (gc && !isEmpty(gc)) s.explicit('training.recompute', toBool(gc.value.value) ? 'none' : 'full', locOf(gc, 'disable_gradient_checkpointing'));
   s.default('training.recompute', 'full', `${LF}: gradient checkpointing is on unless disable_gradient_checkpointing`);
   readPrecisionFlags(s, root, 'HF Trainer');
+  readTorchCompile(s, root, 'LLaMA-Factory');
   readFlashAttn(s, root);
   // neat_packing packs without cross-attention between samples (data/collator.py, FlashAttention's varlen path);
   // plain `packing` lets the samples of a pack attend to each other, one causal sequence as timed.

@@ -75,6 +75,7 @@ export function readTorchtitan(s: FactSink, root: KNode | undefined): void {
   s.default('training.recompute', 'selective', `${TT}: activation_checkpoint.mode "selective"`);
   readSelectiveOption(s, root);
   readFloat8(s, root);
+  readNormType(s, root);
   const mpp = at(root, 'training.mixed_precision_param');
   if (mpp && mpp.value.value === 'float32') s.explicit('training.precision', 'fp32', locOf(mpp, 'training.mixed_precision_param'));
   // Without FSDP (data_parallel_shard_degree 1 and no CP) mixed precision is not fully_shard's: torchtitan trains in
@@ -125,6 +126,22 @@ const REDUCE_DTYPES: Readonly<Record<string, 'fp32' | 'bf16'>> = { float32: 'fp3
 
 /** torchao float8 recipe names (torchtitan `recipe_name`) → Fp8Spec recipes. */
 const RECIPES: Readonly<Record<string, string>> = { tensorwise: 'tensorwise', rowwise: 'rowwise', rowwise_with_gw_hp: 'rowwise', mxfp8: 'mxfp8' };
+
+/**
+ * `model.norm_type` (torchtitan before 2025-04, torchtitan/models/norms.py): "rmsnorm" was torchtitan's own RMSNorm,
+ * `x.float()` normalised then `type_as(x)` (eight kernels per norm in eager mode, its fp32 input saved); the Triton
+ * "fused_rmsnorm" and the compiled variant are one kernel each. A file that does not say runs today's torch.nn.RMSNorm.
+ */
+function readNormType(s: FactSink, root: KNode): void {
+  const e = at(root, 'model.norm_type');
+  if (!e) return;
+  const v = typeof e.value.value === 'string' ? e.value.value.toLowerCase() : '';
+  if (!['rmsnorm', 'fused_rmsnorm', 'compiled_rmsnorm', 'layernorm', 'np_layernorm'].includes(v)) {
+    s.diag('invalid-value', 'warning', 'model.norm_type should be one of rmsnorm, fused_rmsnorm, compiled_rmsnorm, layernorm, np_layernorm.', e.value.range, ['training.normUpcast']);
+    return;
+  }
+  s.explicit('training.normUpcast', v === 'rmsnorm', locOf(e, 'model.norm_type'));
+}
 
 /**
  * Float8 training: `model.converters = ["float8"]` (or `["quantize.linear.float8"]`, older `training.enable_float8_linear`)

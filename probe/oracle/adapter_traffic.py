@@ -12,55 +12,13 @@ Usage: ``python -m oracle.adapter_traffic in out r T dropout`` prints JSON {"bas
 the same op on every run, so its bytes are counted as torch moves them.
 """
 import json
-import os
 import sys
 
 import peft
 import torch
 from peft import LoraConfig, get_peft_model
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_leaves
 
-MATMULS = {"mm", "addmm", "bmm", "baddbmm"}
-# Ops that make views or read metadata: no kernel moves data.
-NO_DATA = {"t", "transpose", "view", "_unsafe_view", "reshape", "expand", "permute", "detach", "alias", "unsqueeze",
-           "squeeze", "as_strided", "slice", "select", "split", "_reshape_alias", "lift_fresh", "lift_fresh_copy",
-           "empty", "empty_like", "empty_strided", "zeros_like", "ones_like", "new_empty", "new_empty_strided",
-           "new_zeros", "is_same_size", "_has_compatible_shallow_copy_type", "sym_size", "sym_stride", "numel", "dim",
-           "_to_copy_noop"}
-
-
-def nbytes(t):
-    return t.numel() * t.element_size() if isinstance(t, torch.Tensor) else 0
-
-
-class Traffic(TorchDispatchMode):
-    """Sums data bytes and matrix-product shapes of the ops dispatched while active."""
-
-    def __init__(self):
-        super().__init__()
-        self.bytes = 0
-        self.gemms = []
-        self.log = os.environ.get("SHARDLENS_TRAFFIC_LOG") == "1"
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        out = func(*args, **kwargs)
-        name = func.overloadpacket.__name__
-        if name in NO_DATA:
-            return out
-        if name in MATMULS:
-            a, b = (args[0], args[1]) if name in ("mm", "bmm") else (args[1], args[2])
-            self.gemms.append([int(a.shape[-2]), int(b.shape[-1]), int(a.shape[-1])])
-            return out
-        ins = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
-        outs = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor)]
-        # An in-place op reads its input and writes it again: both count, as for any op.
-        moved = sum(nbytes(t) for t in ins) + sum(nbytes(t) for t in outs)
-        self.bytes += moved
-        if self.log:
-            print(f"{name} {[tuple(t.shape) for t in ins]} -> {[tuple(t.shape) for t in outs]} {moved}", file=sys.stderr)
-        return out
+from .traffic import Traffic
 
 
 def run(dim_in, dim_out, rank, tokens, dropout, variant):

@@ -160,11 +160,11 @@ export function derivePlan(input: PlanInput, gpu?: GpuSpec): Derived {
   const style0 = s.style ?? styleDefault(input.format, s.stage);
   const engine = pick('engine', input.engine, engineForFormat(input.format) ?? engineForStyle(style0),
     input.format && engineForFormat(input.format) ? `${input.format} files run on the ${engineForFormat(input.format)} engine` : `engine implied by the sharding style (${style0})`, 'derived');
-  // FSDP2 around transformers' modeling code (Axolotl, Accelerate, TRL, …) saves what transformers' modules save, not
-  // what torchtitan's do (shared/memory/engine.ts modelImplOf).
+  // transformers' modeling code (Axolotl, Accelerate, TRL, …) saves what transformers' modules save, not what
+  // torchtitan's do (shared/memory/engine.ts modelImplOf), and runs its own eager ops (shared/time/kernels/elementwise.ts).
   const hfImpl = training0.modelImpl === undefined ? modelImplForFormat(input.format, engine) : undefined;
   const training: TrainingSpec = hfImpl
-    ? { ...training0, modelImpl: pick('training.modelImpl', undefined, hfImpl, `${input.format} trains transformers' model code under FSDP2`, 'derived') }
+    ? { ...training0, modelImpl: pick('training.modelImpl', undefined, hfImpl, `${input.format} trains transformers' model code`, 'derived') }
     : training0;
   const sharding = deriveSharding(input, dp, training, pick, problems);
   const titan = input.format === 'torchtitan';

@@ -24,15 +24,18 @@ export function engineForFormat(format: FormatId | undefined): EngineId | undefi
 }
 
 /**
- * Formats whose trainers wrap transformers' modeling code in torch FSDP2 (`fully_shard`): Accelerate
- * (`fsdp_version: 2`), the HF Trainer and TRL, Axolotl, LLaMA-Factory, verl, NeMo-RL's DTensor policy, ROLL and EasyR1
- * all load `AutoModelForCausalLM`. torchtitan, torchtune, Lingua and picotron train their own model code.
+ * Formats whose trainers run transformers' modeling code, under FSDP, DeepSpeed or DDP: Accelerate, the HF Trainer and
+ * TRL, Axolotl, LLaMA-Factory, verl, NeMo-RL's DTensor policy, ROLL and EasyR1 all load `AutoModelForCausalLM`.
+ * torchtitan, torchtune, Lingua and picotron train their own model code; a DeepSpeed JSON does not say whose.
  */
 const HF_MODEL_FORMATS: ReadonlySet<FormatId> = new Set<FormatId>(['accelerate', 'hf-trainer', 'axolotl', 'llamafactory', 'verl', 'nemo-rl', 'roll', 'easyr1']);
 
-/** The model implementation an FSDP2 plan runs when the file's format decides it ('hf' for the formats above). */
+/**
+ * The model implementation a plan runs when the file's format decides it: 'hf' for the formats above on any engine but
+ * Megatron (LLaMA-Factory's and verl's Megatron backends build Megatron models).
+ */
 export function modelImplForFormat(format: FormatId | undefined, engine: EngineId): 'hf' | undefined {
-  return engine === 'fsdp2' && format !== undefined && HF_MODEL_FORMATS.has(format) ? 'hf' : undefined;
+  return engine !== 'megatron' && engine !== 'nanotron' && format !== undefined && HF_MODEL_FORMATS.has(format) ? 'hf' : undefined;
 }
 
 /**

@@ -55,14 +55,16 @@ export function sameKey(level: KeyLevel, a: Plan, b: Plan): boolean {
         && x.epDispatcher === y.epDispatcher && x.epCommOverlap === y.epCommOverlap
         && x.order === y.order && ta.microBatch === tb.microBatch && ta.seqLen === tb.seqLen && ta.precision === tb.precision
         && ta.flashAttention === tb.flashAttention && ta.compile === tb.compile && ta.fp8 === tb.fp8 && ta.cudaGraph === tb.cudaGraph
-        // LoRA adapters run by the precision regime and model implementation (shared/time/adapters.ts adapterRunOf).
-        && ta.regime === tb.regime && ta.modelImpl === tb.modelImpl
+        // LoRA adapters and the elementwise passes follow the precision regime and model implementation
+        // (shared/time/adapters.ts adapterRunOf, kernels/elementwise.ts fusionOf), the norm passes its upcast.
+        && ta.regime === tb.regime && ta.modelImpl === tb.modelImpl && ta.normUpcast === tb.normUpcast
         && (a.engine !== 'megatron' || (ta.gradAccum === tb.gradAccum && ta.globalBatch === tb.globalBatch && x.dp === y.dp));
     }
     case 'shape':
       return ta === tb || (ta.microBatch === tb.microBatch && ta.seqLen === tb.seqLen && ta.precision === tb.precision
         && ta.flashAttention === tb.flashAttention && ta.gradAccum === tb.gradAccum && ta.globalBatch === tb.globalBatch
-        && ta.compile === tb.compile && ta.fp8 === tb.fp8 && a.engine === b.engine && ta.regime === tb.regime && ta.modelImpl === tb.modelImpl);
+        && ta.compile === tb.compile && ta.fp8 === tb.fp8 && a.engine === b.engine && ta.regime === tb.regime && ta.modelImpl === tb.modelImpl
+        && ta.normUpcast === tb.normUpcast);
     case 'traffic':
       return ta.gradDtype === tb.gradDtype && ta.precision === tb.precision && ta.fp8?.paramGather === tb.fp8?.paramGather;
     case 'runs':

@@ -16,7 +16,7 @@ import { layerActivationBytes, type ActivationShape } from '../memory/activation
 import { MAX_CONTEXTS, TimeCache, sameKey, type LayoutEntry } from './cache';
 import { attentionImpl, flashFraction } from './kernels/attention';
 import { gemmSeconds, type GemmUnit } from './kernels/gemm';
-import { fusionOf, lossBytes } from './kernels/elementwise';
+import { autocastWeightCastBytes, autocastsWeights, fusionOf, lossBytes } from './kernels/elementwise';
 import { layerCost, type KernelTimers, type LayerCost, type LayerShape } from './layerCost';
 import { layerForwardFlops, lmHeadFlops, loraProjFlops, type FlopShape } from './flops';
 import type { MicrobatchWork } from './microbatch';
@@ -221,6 +221,12 @@ function headUnit(plan: Plan, tokens: number, t: KernelTimers): EdgeUnit {
   const loss = lossBytes(tokens, V, t.fusion);
   fwd.elementwise = t.hbm(loss.fwd);
   bwd.elementwise = t.hbm(loss.bwd);
+  // Under autocast an fp32 head weight is cast to 16 bits at each forward and its gradient back (elementwise.ts).
+  const trains = headWeightTrains(m, plan.lora);
+  if (autocastsWeights(plan) && (trains || plan.lora?.baseDtype === 'fp32')) {
+    fwd.elementwise += t.hbm(autocastWeightCastBytes(V * h));
+    if (trains) bwd.elementwise += t.hbm(autocastWeightCastBytes(V * h));
+  }
   fwd.launch = 6 * t.params.kernelGap;
   bwd.launch = 8 * t.params.kernelGap;
   return { fwd, bwd, fwdTotal: partsTotal(fwd), bwdTotal: partsTotal(bwd) };

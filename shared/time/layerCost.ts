@@ -12,7 +12,7 @@ import { linkSeconds } from '../comm/links';
 import { tpMessageBytes } from '../comm/volumes';
 import { dispatchPass } from '../comm/dispatch';
 import { attentionKernelFlops, localShare, slidingFraction, windowSkipsBlocks, type AttentionImpl } from './kernels/attention';
-import { asyncTpReduceBytes, backwardBytes, kernelsPerLayer, layerElementwiseBytes, moePermuteBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
+import { asyncTpReduceBytes, autocastWeightCastBytes, autocastsWeights, kernelsPerLayer, layerElementwiseBytes, moePermuteBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
 import { fp8CastBytes } from './kernels/fp8';
 import { projectionWidths } from './projections';
 import { ringAttentionBlocks, ringKvHeads, ringMergeBytes, ringStepBytes, torchRing, torchRingGatherBytes, torchRingGradBytes } from './kernels/ring';
@@ -212,9 +212,19 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
     fwd.attention += t.attention('fwd', attnF, s.seq, true);
     bwd.attention += t.attention('bwd', 2.5 * attnF, s.seq, true);
   }
-  const ew = t.hbm(layerElementwiseBytes(mod, s, s.actBytes, t.fusion));
+  // An RMSNorm written as x.float() … type_as(x) (torchtitan's of 2024, torchtune's) runs as eight ops in eager mode.
+  const upcast = plan.training.normUpcast === true;
+  const ew = t.hbm(layerElementwiseBytes(mod, s, s.actBytes, t.fusion, 'fwd', upcast));
   fwd.elementwise += ew;
-  bwd.elementwise += t.hbm(backwardBytes(layerElementwiseBytes(mod, s, s.actBytes, t.fusion)));
+  bwd.elementwise += t.hbm(layerElementwiseBytes(mod, s, s.actBytes, t.fusion, 'bwd', upcast));
+  // fp32 weights under autocast: every 16-bit linear's weight is cast at each forward (recomputation included) and a
+  // trainable one's gradient cast back in backward; FP8 linears cast their own way (fp8CastBytes), and a frozen base
+  // stored in 16 or 4 bits needs no cast.
+  if (autocastsWeights(plan) && (!frozen || plan.lora?.baseDtype === 'fp32')) {
+    const weights = list.reduce((sum, [, widths, k, fp8, count]) => fp8 ? sum : sum + count * k * (typeof widths === 'number' ? widths : widths.reduce((a, b) => a + b, 0)), 0);
+    fwd.elementwise += t.hbm(autocastWeightCastBytes(weights));
+    if (!frozen) bwd.elementwise += t.hbm(autocastWeightCastBytes(weights));
+  }
   if (s.moe && mod.moe) {
     const route = t.hbm(moePermuteBytes(s.normTokens, mod.moe.topK * routedTokenFactor(mod.moe), h, s.actBytes));
     fwd.elementwise += route;

@@ -5,20 +5,57 @@
  */
 import kernels from '../../../data/time/kernels.json';
 import type { ModelSpec, Plan } from '../../plan/types';
+import { precisionRegimeOf } from '../../memory/engine';
 
-export type Fusion = 'eager' | 'compiled' | 'fused';
+/**
+ * How a layer's elementwise ops run: 'fused' (Megatron with TE/Apex), 'compiled' (Inductor), 'eager' (PyTorch ops one
+ * by one in an engine's own model code), 'hf' and 'hf-amp' (transformers' eager model code in 16 bits, or with fp32
+ * weights under autocast, whose residual stream, norms and rotary tables stay fp32).
+ */
+export type Fusion = 'eager' | 'compiled' | 'fused' | 'hf' | 'hf-amp';
 const E = kernels.elementwise;
 type Passes = (typeof E.passes)['eager'];
 
-/** How the engine runs elementwise ops: fused kernels under Megatron (TE/Apex), Inductor under torch.compile, else eager. */
+/**
+ * How the engine runs elementwise ops: fused kernels under Megatron (TE/Apex), Inductor under torch.compile,
+ * transformers' eager code for Hugging Face models (under autocast with fp32 weights: 'hf-amp'), else eager.
+ */
 export function fusionOf(plan: Plan): Fusion {
   if (plan.engine === 'megatron') return 'fused';
-  return plan.training.compile ? 'compiled' : 'eager';
+  if (plan.training.compile) return 'compiled';
+  // Only trainers that load transformers' models state it (shared/plan/derived.ts modelImplForFormat); an engine's
+  // own model code (llm-foundry's MPT, LitGPT, GPT-NeoX) and files that do not say stay 'eager'.
+  if (plan.training.modelImpl !== 'hf') return 'eager';
+  return autocastsWeights(plan) ? 'hf-amp' : 'hf';
 }
 
-/** The per-op pass multipliers of a fusion mode. */
+/** PyTorch ops one at a time (an engine's eager model code or transformers'): no kernel fuses a chain. */
+export function isEager(f: Fusion): boolean {
+  return f === 'eager' || f === 'hf' || f === 'hf-amp';
+}
+
+/** The per-op pass multipliers of a fusion mode, forward. */
 export function passesOf(f: Fusion): Passes {
   return E.passes[f];
+}
+
+/**
+ * Whether the layer's weights are fp32 and cast to 16 bits by autocast at every use (the 'amp' regime: the HF Trainer,
+ * Accelerate or Lightning with `bf16`/`fp16` mixed precision and no engine that casts the model whole).
+ */
+export function autocastsWeights(plan: Pick<Plan, 'engine' | 'training'>): boolean {
+  return precisionRegimeOf(plan) === 'amp';
+}
+
+/**
+ * HBM bytes of autocast's weight casts for `weights` elements: each fp32 weight is read and written as a 16-bit copy
+ * at every forward use (4 + 2 bytes per element, `_to_copy` in torch's autocast; the copy is not cached across
+ * forwards), and a trainable weight's 16-bit gradient is cast back to fp32 in backward (2 + 4). Measured:
+ * probe/oracle/layer_traffic.py. Zero outside the 'amp' regime (a model cast whole, FSDP's or DeepSpeed's
+ * 16-bit parameters, Megatron's bf16 copies).
+ */
+export function autocastWeightCastBytes(weights: number): number {
+  return 6 * weights;
 }
 
 /** Per-rank widths of one layer: TP-sharded heads and FFN, and the tokens the replicated (norm-region) ops see. */
@@ -34,18 +71,24 @@ export interface LayerWidths {
 }
 
 /**
- * Forward bytes of a layer's memory-bound kernels: 2 norms (2·Tn·h·B each), 2 residual adds (3·Tn·h·B), dropout on
+ * Bytes of a layer's memory-bound kernels, forward or backward: 2 norms (2·Tn·h·B each; `upcastNorm` for an RMSNorm
+ * written as x.float() … type_as(x), as torchtitan's of 2024 and torchtune's), 2 residual adds (3·Tn·h·B), dropout on
  * both branches when active (Tn·h·(2B+1)), rotary on q and k (2·T·(a+g)·d·B), q/k norms, the MLP activation (gated:
- * 3·T·f·B, plain 2·T·f·B) and q/k/v copies, each × its passes (Korthikanti et al. 2022 Table 2 tensors). Under
- * multi-head latent attention, rotary on the a·d_r query columns and the shared d_r key, the two latent RMSNorms
- * (2·Tn·(r_q + r_kv)·B) and the Q, K, V copies at their own widths (2·T·a·(2·d_qk + d_v)·B).
+ * 3·T·f·B, plain 2·T·f·B) and q/k/v copies (2·T·(a+2g)·d·B), each × its passes
+ * (Korthikanti et al. 2022 Table 2 tensors). Under multi-head latent attention, rotary on the a·d_r query columns and
+ * the shared d_r key, the two latent RMSNorms (2·Tn·(r_q + r_kv)·B) and the Q, K, V copies at their own widths
+ * (2·T·a·(2·d_qk + d_v)·B). transformers' eager code has backward passes of its own, counted op by op with torch's
+ * dispatcher (data/time/kernels.json `backwardPasses`, probe/oracle/layer_traffic.py); the other modes move
+ * backwardFactor × their forward.
  */
-export function layerElementwiseBytes(m: ModelSpec, w: LayerWidths, actBytes: number, f: Fusion): number {
-  const P = passesOf(f);
+export function layerElementwiseBytes(m: ModelSpec, w: LayerWidths, actBytes: number, f: Fusion, pass: 'fwd' | 'bwd' = 'fwd', upcastNorm = false): number {
+  const bwdPasses = (E.backwardPasses as Partial<Record<Fusion, Passes>>)[f];
+  if (pass === 'bwd' && !bwdPasses) return backwardBytes(layerElementwiseBytes(m, w, actBytes, f, 'fwd', upcastNorm));
+  const P = pass === 'bwd' && bwdPasses ? bwdPasses : passesOf(f);
   const B = actBytes;
   const h = m.hiddenSize;
   const d = m.headDim;
-  const norm = m.norm === 'rmsnorm' ? P.rmsnorm : P.layernorm;
+  const norm = m.norm === 'rmsnorm' ? (upcastNorm ? P.rmsnormUpcast : P.rmsnorm) : P.layernorm;
   let bytes = 2 * norm * 2 * w.normTokens * h * B + 2 * P.residual * 3 * w.normTokens * h * B;
   if (m.dropout !== false) bytes += 2 * P.dropout * w.normTokens * h * (2 * B + 1);
   const mla = m.mla;

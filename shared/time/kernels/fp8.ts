@@ -7,13 +7,13 @@
  * kernel (half the input-cast traffic).
  */
 import type { Fp8Spec } from '../../plan/types';
-import type { Fusion } from './elementwise';
+import { isEager, type Fusion } from './elementwise';
 
 /** Bytes per micro-batch of one FP8 linear M×N×K (M tokens, N out, K in), forward and backward. */
 export function fp8CastBytes(m: number, n: number, k: number, actBytes: number, f: Fusion, spec: Fp8Spec | undefined, weightCastsPerMicrobatch: number): { fwd: number; bwd: number } {
   const B = actBytes;
-  const fusedInput = f === 'eager' ? 1 : 0.5;
-  const amax = spec?.recipe === 'delayed' || f !== 'eager' ? 0 : m * k * B;
+  const fusedInput = isEager(f) ? 1 : 0.5;
+  const amax = spec?.recipe === 'delayed' || !isEager(f) ? 0 : m * k * B;
   const weight = spec?.paramGather ? 0 : n * k * (B + 1) * weightCastsPerMicrobatch;
   const fwd = fusedInput * m * k * (B + 1) + amax + weight;
   const bwd = m * n * (B + 1) + 2 * m * k + 2 * m * n + 2 * n * k;
