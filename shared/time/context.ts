@@ -16,7 +16,7 @@ import { layerActivationBytes, type ActivationShape } from '../memory/activation
 import { MAX_CONTEXTS, TimeCache, sameKey, type LayoutEntry } from './cache';
 import { attentionImpl, flashFraction } from './kernels/attention';
 import { gemmSeconds, type GemmUnit } from './kernels/gemm';
-import { autocastWeightCastBytes, autocastsWeights, fusionOf, lossBytes } from './kernels/elementwise';
+import { autocastWeightCastBytes, autocastsWeights, fusionLabel, fusionOf, lossBytes } from './kernels/elementwise';
 import { layerCost, type KernelTimers, type LayerCost, type LayerShape } from './layerCost';
 import { layerForwardFlops, lmHeadFlops, loraProjFlops, type FlopShape } from './flops';
 import type { MicrobatchWork } from './microbatch';
@@ -157,7 +157,7 @@ export function kernelTimers(plan: Plan, params: TimeCache['params']): { timers:
     // published runs, and a profile's sweep is an isolated benchmark too.
     measured16 ? `GEMM: ${src} × fitted in-training factor ${params.gemmScale.toFixed(3)}` : `GEMM: OpenXLA cuBLAS shape curve × ${g.name} MAMF ${frac} × clock ${clock} × fitted ${params.gemmScale.toFixed(3)}`,
     measuredAttn ? `attention: ${src} × fitted in-training factor ${params.attentionScale.toFixed(3)}` : impl === 'eager' ? 'attention: eager (two batched GEMMs and a memory-bound softmax)' : `attention: ${impl} curve (${arch}, Shah et al. 2024 / Dao 2023) × fitted ${params.attentionScale.toFixed(3)}`,
-    prof && prof.hbmBytesPerSecond > 0 ? `memory-bound: ${src}` : `memory-bound: HBM ${(hbmRaw / 1e12).toFixed(2)} TB/s × fitted ${params.memoryFraction.toFixed(3)}`,
+    `${prof && prof.hbmBytesPerSecond > 0 ? `memory-bound: ${src}` : `memory-bound: HBM ${(hbmRaw / 1e12).toFixed(2)} TB/s × fitted ${params.memoryFraction.toFixed(3)}`}; passes: ${fusionLabel(fusionOf(plan), plan.training.normUpcast === true)}`,
     // No sweep measures host-side launch overhead: the gap stays the fitted constant with or without a profile.
     `launch: kernels per layer × fitted gap ${(params.kernelGap * 1e6).toFixed(2)} µs`,
   ];

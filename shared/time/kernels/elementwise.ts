@@ -29,6 +29,20 @@ export function fusionOf(plan: Plan): Fusion {
   return autocastsWeights(plan) ? 'hf-amp' : 'hf';
 }
 
+/** How the provenance names each mode's pass counts (data/time/kernels.json `elementwise`). */
+const FUSION_LABEL: Readonly<Record<Fusion, string>> = {
+  eager: "eager PyTorch ops, the engine's own model code",
+  compiled: 'torch.compile (Inductor fuses each chain)',
+  fused: 'Megatron with Transformer Engine and Apex fused kernels',
+  hf: "transformers' eager model code in 16 bits, counted op by op (probe/oracle/layer_traffic.py)",
+  'hf-amp': "transformers' eager model code with fp32 weights under autocast (fp32 residual stream and norms, fp32 weights cast at each use), counted op by op (probe/oracle/layer_traffic.py)",
+};
+
+/** The words the provenance uses for a plan's elementwise passes. */
+export function fusionLabel(f: Fusion, upcastNorm: boolean): string {
+  return f === 'eager' && upcastNorm ? `${FUSION_LABEL.eager}, RMSNorm upcast to fp32 (counted op by op)` : FUSION_LABEL[f];
+}
+
 /** PyTorch ops one at a time (an engine's eager model code or transformers'): no kernel fuses a chain. */
 export function isEager(f: Fusion): boolean {
   return f === 'eager' || f === 'hf' || f === 'hf-amp';

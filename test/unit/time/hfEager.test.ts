@@ -27,6 +27,8 @@ describe('elementwise passes by whose model code runs', () => {
     const p = planOf('/ws/axolotl.yaml', AXOLOTL('bf16: true\n'));
     assert.equal(p.training.modelImpl, 'hf');
     assert.equal(fusionOf(p), 'hf-amp');
+    // The hover and Simulate Step say which pass counts the memory-bound term used.
+    assert.match(elementwise(p).provenance, /passes: transformers' eager model code with fp32 weights under autocast/);
   });
 
   test('FSDP with bf16 parameters, or a model loaded in bf16: transformers in 16 bits', () => {
