@@ -26,7 +26,12 @@ export function fusionOf(plan: Plan): Fusion {
   // Only trainers that load transformers' models state it (shared/plan/derived.ts modelImplForFormat); an engine's
   // own model code (llm-foundry's MPT, LitGPT, GPT-NeoX) and files that do not say stay 'eager'.
   if (plan.training.modelImpl !== 'hf') return 'eager';
-  return autocastsWeights(plan) ? 'hf-amp' : 'hf';
+  // The residual stream is fp32 where the embedding and norms are: fp32 weights under autocast, and a quantized base
+  // (PEFT's prepare_model_for_kbit_training casts the layers it does not quantize to fp32); LoRA on a 16-bit base
+  // keeps it 16-bit.
+  const base = plan.lora?.baseDtype;
+  const fp32Stream = !plan.lora || base === 'fp32' || base === 'nf4' || base === 'int8';
+  return autocastsWeights(plan) && fp32Stream ? 'hf-amp' : 'hf';
 }
 
 /** How the provenance names each mode's pass counts (data/time/kernels.json `elementwise`). */

@@ -40,6 +40,15 @@ describe('elementwise passes by whose model code runs', () => {
     assert.equal(fusionOf(pure), 'hf');
   });
 
+  test("LoRA on a 16-bit base keeps a 16-bit stream; QLoRA's unquantized layers are cast to fp32 (PEFT prepare_model_for_kbit_training)", () => {
+    const lora = planOf('/ws/axolotl.yaml', AXOLOTL('bf16: true\nadapter: lora\nlora_r: 16\nlora_target_linear: true\n'));
+    assert.equal(lora.lora?.baseDtype, 'bf16');
+    assert.equal(fusionOf(lora), 'hf');
+    const qlora = planOf('/ws/axolotl.yaml', AXOLOTL('bf16: true\nadapter: qlora\nload_in_4bit: true\nlora_r: 16\nlora_target_linear: true\n'));
+    assert.equal(qlora.lora?.baseDtype, 'nf4');
+    assert.equal(fusionOf(qlora), 'hf-amp');
+  });
+
   test('torch_compile is read: true, false, and "auto" (assumed on, with an info at the key)', () => {
     const lf = (v: string) => planOf('/ws/llamafactory.yaml', `model_name_or_path: meta-llama/Llama-3.1-8B\nstage: sft\nfinetuning_type: full\nbf16: true\ntorch_compile: ${v}\n`);
     assert.equal(fusionOf(lf('true')), 'compiled');
