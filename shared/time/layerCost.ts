@@ -72,6 +72,15 @@ export function exposedBehind(comm: number, compute: number, overlapped: boolean
   return Math.max(0, comm - compute) + cost * Math.min(comm, compute);
 }
 
+/** Weight elements of the 16-bit linears of a list on this rank: count × K × ΣN (FP8 linears cast their own way). */
+function sixteenBitWeights(list: readonly Linear[]): number {
+  let n = 0;
+  for (const [, widths, k, fp8, count] of list) {
+    if (!fp8) n += count * k * (typeof widths === 'number' ? widths : widths.reduce((a, b) => a + b, 0));
+  }
+  return n;
+}
+
 /** GEMM seconds of a list of linears, forward and backward (weight gradients skipped for frozen weights). */
 function linearParts(list: readonly Linear[], t: KernelTimers, frozen: boolean, actBytes: number, weightCasts: number, fp8Spec: Plan['training']['fp8']): { fwd: Parts; bwd: Parts; gemmF: number[]; gemmD: number[] } {
   const fwd = emptyParts();
@@ -221,7 +230,7 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   // trainable one's gradient cast back in backward; FP8 linears cast their own way (fp8CastBytes), and a frozen base
   // stored in 16 or 4 bits needs no cast.
   if (autocastsWeights(plan) && (!frozen || plan.lora?.baseDtype === 'fp32')) {
-    const weights = list.reduce((sum, [, widths, k, fp8, count]) => fp8 ? sum : sum + count * k * (typeof widths === 'number' ? widths : widths.reduce((a, b) => a + b, 0)), 0);
+    const weights = sixteenBitWeights(list);
     fwd.elementwise += t.hbm(autocastWeightCastBytes(weights));
     if (!frozen) bwd.elementwise += t.hbm(autocastWeightCastBytes(weights));
   }

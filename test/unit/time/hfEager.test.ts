@@ -10,6 +10,7 @@ import { initFormats, parseConfig } from '../../../formats/index';
 import { resolvePlan } from '../../../shared/plan/resolve';
 import { autocastWeightCastBytes, fusionOf } from '../../../shared/time/kernels/elementwise';
 import { estimateStepTime } from '../../../shared/time/estimate';
+import fitted from '../../../data/time/fitted.json';
 
 before(() => initFormats());
 
@@ -64,6 +65,21 @@ describe('elementwise passes by whose model code runs', () => {
     assert.equal(fusionOf(planOf('/ws/axolotl.yaml', AXOLOTL('bf16: true\ntorch_compile: true\n'))), 'compiled');
     assert.equal(fusionOf(planOf('/ws/train_configs/llama3_8b.toml', TITAN)), 'eager');
     assert.equal(fusionOf(planOf('/ws/train_configs/llama3_8b.toml', `${TITAN}[compile]\nenable = true\n`)), 'compiled');
+  });
+
+  test('a frozen fp32 base under autocast is cast at every forward: 6 bytes per weight, no gradient cast back', () => {
+    // QLoRA's 4-bit base needs no cast; the same plan with the base in fp32 adds, per micro-batch forward, 6 bytes for
+    // each weight of q, k, v, o, gate, up and down in every layer and of the LM head, at HBM × memoryFraction.
+    const q = planOf('/ws/axolotl.yaml', AXOLOTL('bf16: true\nadapter: qlora\nload_in_4bit: true\nlora_r: 16\nlora_target_linear: true\n'));
+    const fp32 = { ...q, lora: { ...q.lora!, baseDtype: 'fp32' as const } };
+    assert.equal(fusionOf(fp32), 'hf-amp');
+    const m = q.model;
+    const layer = m.hiddenSize * (m.heads + 2 * m.kvHeads) * m.headDim + m.heads * m.headDim * m.hiddenSize + 3 * m.hiddenSize * m.ffnSize;
+    const bytes = 6 * (m.layers * layer + m.vocabSize * m.hiddenSize);
+    const seconds = bytes / (q.cluster.gpu.hbmBandwidth * fitted.params.memoryFraction);
+    const a = elementwise(q), b = elementwise(fp32);
+    assert.ok(Math.abs((b.forward - a.forward) / seconds - 1) < 1e-9, `${b.forward - a.forward} against ${seconds}`);
+    assert.ok(Math.abs(b.backward - a.backward) < 1e-12, 'a frozen weight has no gradient to cast');
   });
 
   test('autocast casts each fp32 weight to bf16 (read 4, write 2) and its gradient back (read 2, write 4)', () => {
