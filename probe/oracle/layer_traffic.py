@@ -14,19 +14,22 @@ is left out, as the step-time model times it on its own. Rotary tables are built
 them once per forward). CPU and CUDA run the same aten ops here: the layer's norm is written out in Python, and the
 autograd formulas are the device-independent ones of tools/autograd/derivatives.yaml.
 
-torchtitan's Llama block of 2024 runs the same way in bf16 (``titan2024``): the oracle's torchtitan attention and
-feed-forward (oracle.titan) between two RMSNorms as torchtitan's own class wrote them then (norm_type "rmsnorm").
+transformers' Qwen3 layer (its q and k RMSNorms over each head) runs the same way (``qwen3_amp``, ``qwen3_bf16``),
+and torchtitan's Llama block of 2024 in bf16 (``titan2024``): the oracle's torchtitan attention and feed-forward
+(oracle.titan) between two RMSNorms as torchtitan's own class wrote them then (norm_type "rmsnorm").
 
-Usage: ``python -m oracle.layer_traffic hidden ffn heads kv_heads T`` prints JSON {"amp"|"bf16"|"titan2024": {"fwd":
-{"bytes", "kernels", "gemms"}, "bwd": {...}}, "torch": version, "transformers": version}.
+Usage: ``python -m oracle.layer_traffic hidden ffn heads kv_heads T`` prints JSON {"amp"|"bf16"|"qwen3_amp"|
+"qwen3_bf16"|"titan2024": {"fwd": {"bytes", "kernels", "gemms"}, "bwd": {...}}, "torch": version, "transformers":
+version}.
 """
 import json
 import sys
 
 import torch
 import transformers
-from transformers import LlamaConfig
+from transformers import LlamaConfig, Qwen3Config
 from transformers.models.llama.modeling_llama import LlamaDecoderLayer, LlamaRotaryEmbedding
+from transformers.models.qwen3.modeling_qwen3 import Qwen3DecoderLayer, Qwen3RotaryEmbedding
 
 from torch import nn
 
@@ -34,6 +37,10 @@ from . import titan
 from .traffic import Traffic
 
 ATTENTION = ("scaled_dot_product", "_flash_attention", "_efficient_attention")
+FAMILIES = {
+    "llama": (LlamaConfig, LlamaDecoderLayer, LlamaRotaryEmbedding),
+    "qwen3": (Qwen3Config, Qwen3DecoderLayer, Qwen3RotaryEmbedding),
+}
 
 
 class LayerTraffic(Traffic):
@@ -70,17 +77,19 @@ def measure(forward, autocast=False):
     return {k: {"bytes": t.bytes, "kernels": t.kernels, "gemms": t.gemms} for k, t in (("fwd", fwd), ("bwd", bwd))}
 
 
-def run(hidden, ffn, heads, kv_heads, tokens, regime):
+def run(hidden, ffn, heads, kv_heads, tokens, regime, family="llama"):
+    """transformers' decoder layer of ``family`` (Llama, or Qwen3 with its q/k RMSNorms) in ``regime``."""
     torch.manual_seed(0)
-    config = LlamaConfig(hidden_size=hidden, intermediate_size=ffn, num_attention_heads=heads,
-                         num_key_value_heads=kv_heads, num_hidden_layers=1, attention_dropout=0.0)
+    make, layer_cls, rotary_cls = FAMILIES[family]
+    config = make(hidden_size=hidden, intermediate_size=ffn, num_attention_heads=heads, num_key_value_heads=kv_heads,
+                  head_dim=hidden // heads, num_hidden_layers=1, attention_dropout=0.0)
     config._attn_implementation = "sdpa"
     dtype = torch.float32 if regime == "amp" else torch.bfloat16
-    layer = LlamaDecoderLayer(config, 0).to(dtype).train()
+    layer = layer_cls(config, 0).to(dtype).train()
     x = torch.randn(1, tokens, hidden, dtype=dtype, requires_grad=True)
     positions = torch.arange(tokens).unsqueeze(0)
     with torch.no_grad():
-        cos, sin = LlamaRotaryEmbedding(config)(x, positions)
+        cos, sin = rotary_cls(config)(x, positions)
     return measure(lambda: layer(x, attention_mask=None, position_ids=positions, position_embeddings=(cos, sin)),
                    autocast=regime == "amp")
 
@@ -115,6 +124,7 @@ def run_titan(hidden, ffn, heads, kv_heads, tokens):
 def main(argv):
     hidden, ffn, heads, kv_heads, tokens = (int(x) for x in argv[:5])
     out = {r: run(hidden, ffn, heads, kv_heads, tokens, r) for r in ("amp", "bf16")}
+    out.update({f"qwen3_{r}": run(hidden, ffn, heads, kv_heads, tokens, r, "qwen3") for r in ("amp", "bf16")})
     out["titan2024"] = run_titan(hidden, ffn, heads, kv_heads, tokens)
     out.update({"torch": torch.__version__, "transformers": transformers.__version__})
     print(json.dumps(out))

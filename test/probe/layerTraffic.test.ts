@@ -17,7 +17,7 @@ if (!python && !ci) console.log(`# layer traffic skipped: ${oracleMissing}`);
 
 type Pass = { bytes: number; kernels: number; gemms: [number, number, number][] };
 type Run = { fwd: Pass; bwd: Pass };
-type Probe = { amp: Run; bf16: Run; titan2024: Run };
+type Probe = { amp: Run; bf16: Run; qwen3_amp: Run; qwen3_bf16: Run; titan2024: Run };
 type Shape = { h: number; f: number; a: number; g: number; T: number };
 
 const probed = new Map<string, Probe>();
@@ -29,9 +29,9 @@ function probe(s: Shape): Probe {
 }
 
 /** ShardLens's bytes for the same layer: the elementwise passes, plus autocast's weight casts under 'hf-amp'. */
-function modelled(s: Shape, f: Fusion, upcastNorm = false): { fwd: number; bwd: number } {
+function modelled(s: Shape, f: Fusion, upcastNorm = false, family = 'llama'): { fwd: number; bwd: number } {
   const { model } = modelFromHfConfig({
-    model_type: 'llama', hidden_size: s.h, intermediate_size: s.f, num_attention_heads: s.a, num_key_value_heads: s.g,
+    model_type: family, head_dim: s.h / s.a, hidden_size: s.h, intermediate_size: s.f, num_attention_heads: s.a, num_key_value_heads: s.g,
     num_hidden_layers: 1, vocab_size: 1000,
   });
   assert.ok(model, 'the Llama config reads');
@@ -66,6 +66,19 @@ describe("eager Llama layers: memory-bound bytes (torch ≥ 2.4, transformers)",
       }
     });
   }
+
+  test("transformers' Qwen3 layer: the q/k RMSNorms over each head take the norm's passes, within 3 %", () => {
+    if (!python) assert.fail(`CI=true but ${oracleMissing}`);
+    const s = shapes[0];
+    const m = probe(s);
+    for (const [f, run] of [['hf', m.qwen3_bf16], ['hf-amp', m.qwen3_amp]] as const) {
+      const mine = modelled(s, f, false, 'qwen3');
+      within(mine.fwd, run.fwd.bytes, 0.03, `Qwen3 ${f} forward`);
+      within(mine.bwd, run.bwd.bytes, 0.03, `Qwen3 ${f} backward`);
+    }
+    // The q/k norms are a real share: the Qwen3 layer moves more than the Llama layer of the same shape.
+    assert.ok(m.qwen3_bf16.fwd.bytes > 1.25 * m.bf16.fwd.bytes, `${m.qwen3_bf16.fwd.bytes} against ${m.bf16.fwd.bytes}`);
+  });
 
   for (const s of shapes) {
     test(`torchtitan's 2024 block, hidden ${s.h}, ${s.a}/${s.g} heads: the upcasting norm, complex rotary and SwiGLU within 2 %`, () => {
