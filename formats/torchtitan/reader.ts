@@ -127,6 +127,9 @@ const REDUCE_DTYPES: Readonly<Record<string, 'fp32' | 'bf16'>> = { float32: 'fp3
 /** torchao float8 recipe names (torchtitan `recipe_name`) → Fp8Spec recipes. */
 const RECIPES: Readonly<Record<string, string>> = { tensorwise: 'tensorwise', rowwise: 'rowwise', rowwise_with_gw_hp: 'rowwise', mxfp8: 'mxfp8' };
 
+/** torchtitan's `model.norm_type` values (torchtitan/models/norms.py build_norm). */
+const NORM_TYPES: readonly string[] = ['rmsnorm', 'fused_rmsnorm', 'compiled_rmsnorm', 'layernorm', 'np_layernorm'];
+
 /**
  * `model.norm_type` (torchtitan before 2025-04, torchtitan/models/norms.py): "rmsnorm" was torchtitan's own RMSNorm,
  * `x.float()` normalised then `type_as(x)` (eight kernels per norm in eager mode, its fp32 input saved); the Triton
@@ -136,8 +139,8 @@ function readNormType(s: FactSink, root: KNode): void {
   const e = at(root, 'model.norm_type');
   if (!e) return;
   const v = typeof e.value.value === 'string' ? e.value.value.toLowerCase() : '';
-  if (!['rmsnorm', 'fused_rmsnorm', 'compiled_rmsnorm', 'layernorm', 'np_layernorm'].includes(v)) {
-    s.diag('invalid-value', 'warning', 'model.norm_type should be one of rmsnorm, fused_rmsnorm, compiled_rmsnorm, layernorm, np_layernorm.', e.value.range, ['training.normUpcast']);
+  if (!NORM_TYPES.includes(v)) {
+    s.diag('invalid-value', 'warning', `model.norm_type should be one of ${NORM_TYPES.join(', ')}.`, e.value.range, ['training.normUpcast']);
     return;
   }
   s.explicit('training.normUpcast', v === 'rmsnorm', locOf(e, 'model.norm_type'));

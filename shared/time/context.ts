@@ -16,7 +16,7 @@ import { layerActivationBytes, type ActivationShape } from '../memory/activation
 import { MAX_CONTEXTS, TimeCache, sameKey, type LayoutEntry } from './cache';
 import { attentionImpl, flashFraction } from './kernels/attention';
 import { gemmSeconds, type GemmUnit } from './kernels/gemm';
-import { autocastWeightCastBytes, autocastsWeights, fusionLabel, fusionOf, lossBytes } from './kernels/elementwise';
+import { autocastCasts, autocastWeightCastBytes, fusionLabel, fusionOf, lossBytes } from './kernels/elementwise';
 import { layerCost, type KernelTimers, type LayerCost, type LayerShape } from './layerCost';
 import { layerForwardFlops, lmHeadFlops, loraProjFlops, type FlopShape } from './flops';
 import type { MicrobatchWork } from './microbatch';
@@ -129,6 +129,7 @@ export function kernelTimers(plan: Plan, params: TimeCache['params']): { timers:
   const fp8 = plan.training.precision === 'fp8-mixed' && peak8 > 0;
   const u8: GemmUnit = { rate: peak8 * (g.fp8GemmFraction ?? frac) * params.gemmScale, sms, hbm: hbmRaw, inBytes: 1 };
   const hbmRate = prof && prof.hbmBytesPerSecond > 0 ? prof.hbmBytesPerSecond : hbmRaw * params.memoryFraction;
+  const fusion = fusionOf(plan);
   const arch = g.arch ?? 'hopper';
   const impl = attentionImpl(plan);
   const hd = plan.model.headDim;
@@ -149,7 +150,7 @@ export function kernelTimers(plan: Plan, params: TimeCache['params']): { timers:
       return flops / (peak16 * flashFraction(arch, impl, pass, seq, hd, causal) * params.attentionScale * speed);
     },
     hbm: (bytes) => bytes / (hbmRate * speed),
-    impl, fusion: fusionOf(plan), fp8, params,
+    impl, fusion, fp8, params,
   };
   const src = prof ? `measured profile ${prof.source} (${prof.device}, ${prof.createdAt})` : '';
   const provenance = [
@@ -157,7 +158,7 @@ export function kernelTimers(plan: Plan, params: TimeCache['params']): { timers:
     // published runs, and a profile's sweep is an isolated benchmark too.
     measured16 ? `GEMM: ${src} × fitted in-training factor ${params.gemmScale.toFixed(3)}` : `GEMM: OpenXLA cuBLAS shape curve × ${g.name} MAMF ${frac} × clock ${clock} × fitted ${params.gemmScale.toFixed(3)}`,
     measuredAttn ? `attention: ${src} × fitted in-training factor ${params.attentionScale.toFixed(3)}` : impl === 'eager' ? 'attention: eager (two batched GEMMs and a memory-bound softmax)' : `attention: ${impl} curve (${arch}, Shah et al. 2024 / Dao 2023) × fitted ${params.attentionScale.toFixed(3)}`,
-    `${prof && prof.hbmBytesPerSecond > 0 ? `memory-bound: ${src}` : `memory-bound: HBM ${(hbmRaw / 1e12).toFixed(2)} TB/s × fitted ${params.memoryFraction.toFixed(3)}`}; passes: ${fusionLabel(fusionOf(plan), plan.training.normUpcast === true)}`,
+    `${prof && prof.hbmBytesPerSecond > 0 ? `memory-bound: ${src}` : `memory-bound: HBM ${(hbmRaw / 1e12).toFixed(2)} TB/s × fitted ${params.memoryFraction.toFixed(3)}`}; passes: ${fusionLabel(fusion, plan.training.normUpcast === true)}`,
     // No sweep measures host-side launch overhead: the gap stays the fitted constant with or without a profile.
     `launch: kernels per layer × fitted gap ${(params.kernelGap * 1e6).toFixed(2)} µs`,
   ];
@@ -222,11 +223,9 @@ function headUnit(plan: Plan, tokens: number, t: KernelTimers): EdgeUnit {
   fwd.elementwise = t.hbm(loss.fwd);
   bwd.elementwise = t.hbm(loss.bwd);
   // Under autocast an fp32 head weight is cast to 16 bits at each forward and its gradient back (elementwise.ts).
-  const trains = headWeightTrains(m, plan.lora);
-  if (autocastsWeights(plan) && (trains || plan.lora?.baseDtype === 'fp32')) {
-    fwd.elementwise += t.hbm(autocastWeightCastBytes(V * h));
-    if (trains) bwd.elementwise += t.hbm(autocastWeightCastBytes(V * h));
-  }
+  const casts = autocastCasts(plan, headWeightTrains(m, plan.lora));
+  if (casts.fwd) fwd.elementwise += t.hbm(autocastWeightCastBytes(V * h));
+  if (casts.bwd) bwd.elementwise += t.hbm(autocastWeightCastBytes(V * h));
   fwd.launch = 6 * t.params.kernelGap;
   bwd.launch = 8 * t.params.kernelGap;
   return { fwd, bwd, fwdTotal: partsTotal(fwd), bwdTotal: partsTotal(bwd) };

@@ -12,7 +12,7 @@ import { linkSeconds } from '../comm/links';
 import { tpMessageBytes } from '../comm/volumes';
 import { dispatchPass } from '../comm/dispatch';
 import { attentionKernelFlops, localShare, slidingFraction, windowSkipsBlocks, type AttentionImpl } from './kernels/attention';
-import { asyncTpReduceBytes, autocastWeightCastBytes, autocastsWeights, kernelsPerLayer, layerElementwiseBytes, moePermuteBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
+import { asyncTpReduceBytes, autocastCasts, autocastWeightCastBytes, kernelsPerLayer, layerElementwiseBytes, moePermuteBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
 import { fp8CastBytes } from './kernels/fp8';
 import { projectionWidths } from './projections';
 import { ringAttentionBlocks, ringKvHeads, ringMergeBytes, ringStepBytes, torchRing, torchRingGatherBytes, torchRingGradBytes } from './kernels/ring';
@@ -227,13 +227,10 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   fwd.elementwise += ew;
   bwd.elementwise += t.hbm(layerElementwiseBytes(mod, s, s.actBytes, t.fusion, 'bwd', upcast));
   // fp32 weights under autocast: every 16-bit linear's weight is cast at each forward (recomputation included) and a
-  // trainable one's gradient cast back in backward; FP8 linears cast their own way (fp8CastBytes), and a frozen base
-  // stored in 16 or 4 bits needs no cast.
-  if (autocastsWeights(plan) && (!frozen || plan.lora?.baseDtype === 'fp32')) {
-    const weights = sixteenBitWeights(list);
-    fwd.elementwise += t.hbm(autocastWeightCastBytes(weights));
-    if (!frozen) bwd.elementwise += t.hbm(autocastWeightCastBytes(weights));
-  }
+  // trainable one's gradient cast back in backward; FP8 linears cast their own way (fp8CastBytes).
+  const casts = autocastCasts(plan, !frozen);
+  if (casts.fwd) fwd.elementwise += t.hbm(autocastWeightCastBytes(sixteenBitWeights(list)));
+  if (casts.bwd) bwd.elementwise += t.hbm(autocastWeightCastBytes(sixteenBitWeights(list)));
   if (s.moe && mod.moe) {
     const route = t.hbm(moePermuteBytes(s.normTokens, mod.moe.topK * routedTokenFactor(mod.moe), h, s.actBytes));
     fwd.elementwise += route;

@@ -67,6 +67,16 @@ export function autocastsWeights(plan: Pick<Plan, 'engine' | 'training'>): boole
 }
 
 /**
+ * Which autocast casts a 16-bit linear's weight gets: the forward cast wherever the weight is fp32 (a trained weight in
+ * the 'amp' regime, or a frozen base stored in fp32; a 16- or 4-bit base needs none), and the gradient's cast back only
+ * where the weight trains.
+ */
+export function autocastCasts(plan: Pick<Plan, 'engine' | 'training' | 'lora'>, trains: boolean): { fwd: boolean; bwd: boolean } {
+  const fwd = autocastsWeights(plan) && (trains || plan.lora?.baseDtype === 'fp32');
+  return { fwd, bwd: fwd && trains };
+}
+
+/**
  * HBM bytes of autocast's weight casts for `weights` elements: each fp32 weight is read and written as a 16-bit copy
  * at every forward use (4 + 2 bytes per element, `_to_copy` in torch's autocast; the copy is not cached across
  * forwards), and a trainable weight's 16-bit gradient is cast back to fp32 in backward (2 + 4). Measured:
