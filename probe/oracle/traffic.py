@@ -10,7 +10,8 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
-MATMULS = {"mm", "addmm", "bmm", "baddbmm"}
+# Grouped products (MoE experts) are recorded by their stacked shape: (Σ M, N, K) or, for a weight gradient, (M, N, Σ K).
+MATMULS = {"mm", "addmm", "bmm", "baddbmm", "_grouped_mm"}
 # Ops that make views or read metadata: no kernel moves data.
 NO_DATA = {"t", "transpose", "view", "_unsafe_view", "reshape", "expand", "permute", "detach", "alias", "unsqueeze",
            "squeeze", "as_strided", "slice", "select", "split", "_reshape_alias", "lift_fresh", "lift_fresh_copy",
@@ -46,7 +47,7 @@ class Traffic(TorchDispatchMode):
         if name in NO_DATA:
             return out
         if name in MATMULS:
-            a, b = (args[0], args[1]) if name in ("mm", "bmm") else (args[1], args[2])
+            a, b = (args[1], args[2]) if name in ("addmm", "baddbmm") else (args[0], args[1])
             self.gemms.append([int(a.shape[-2]), int(b.shape[-1]), int(a.shape[-1])])
             return out
         ins = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]

@@ -241,6 +241,13 @@ export function routerGroups(groups: number | undefined, topK: number | undefine
   return groups !== undefined && topK !== undefined && groups > 1 && topK >= 1 && topK < groups ? { routerGroups: groups, routerGroupTopK: topK } : {};
 }
 
+/**
+ * Families whose transformers code keeps the router's top-k probabilities fp32 into the experts' weighting
+ * (modeling_mixtral.py MixtralTopKRouter, modeling_deepseek_v3.py and _v2 gates, modeling_glm4_moe.py,
+ * modeling_ernie4_5_moe.py, transformers 5.24); Qwen2/Qwen3-MoE, OLMoE and Granite-MoE cast them to the hidden dtype.
+ */
+const FP32_ROUTER_TYPES = new Set(['mixtral', 'deepseek_v2', 'deepseek_v3', 'glm4_moe', 'ernie4_5_moe']);
+
 /** Reads Mixtral / Qwen-MoE / DeepSeek MoE keys; undefined for dense models. */
 function readMoe(cfg: Obj, modelType: string, ffn: number, problems: Problem[], sources: Record<string, InputSource>): MoeSpec | undefined {
   const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined);
@@ -279,6 +286,7 @@ function readMoe(cfg: Obj, modelType: string, ffn: number, problems: Problem[], 
     layerFrequency: step,
     sharedExpertGate,
     ...routerGroups(int(cfg.n_group), int(cfg.topk_group)),
+    ...(FP32_ROUTER_TYPES.has(modelType) ? { routerWeightsFp32: true } : {}),
   };
 }
 

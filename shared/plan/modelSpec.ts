@@ -40,6 +40,13 @@ export interface MoeSpec {
    * tokens, and the dispatcher needs no device-to-host copy of the tokens per expert. Absent: dropless.
    */
   readonly capacityFactor?: number;
+  /**
+   * The router's top-k probabilities stay fp32 into the weighting of the expert outputs (transformers' Mixtral,
+   * DeepSeek-V2/V3, GLM-4-MoE, ERNIE 4.5 MoE: softmax or sigmoid in fp32, not cast back), so transformers' grouped-GEMM
+   * experts weight, unsort and sum their outputs in fp32 (shared/time/kernels/moeRouting.ts). Undefined = false: cast
+   * to the activation dtype (Qwen2/Qwen3-MoE, OLMoE, Granite-MoE) or an engine's own routing.
+   */
+  readonly routerWeightsFp32?: boolean;
 }
 
 /**

@@ -41,7 +41,7 @@ export const PLAN_PATHS = [
   'model.norm', 'model.qkNorm', 'model.lowPrecisionNorm', 'model.attentionSinks', 'model.dropout', 'model.vocabSize', 'model.vocabPadMultiple',
   'model.moe', 'model.moe.experts', 'model.moe.topK', 'model.moe.expertFfnSize', 'model.moe.sharedExperts',
   'model.moe.sharedExpertFfnSize', 'model.moe.denseFirstLayers', 'model.moe.layerFrequency', 'model.moe.sharedExpertGate',
-  'model.moe.routerGroups', 'model.moe.routerGroupTopK', 'model.moe.capacityFactor', 'model.moe.firstLayerMoe',
+  'model.moe.routerGroups', 'model.moe.routerGroupTopK', 'model.moe.capacityFactor', 'model.moe.firstLayerMoe', 'model.moe.routerWeightsFp32',
   'model.slidingWindow', 'model.slidingWindow.window', 'model.slidingWindow.slidingLayers', 'model.slidingWindow.chunked',
   'model.mla', 'model.mla.qLoraRank', 'model.mla.kvLoraRank', 'model.mla.qkNopeHeadDim', 'model.mla.qkRopeHeadDim', 'model.mla.vHeadDim',
   'training', 'training.microBatch', 'training.globalBatch', 'training.gradAccum', 'training.seqLen', 'training.precision',

@@ -12,7 +12,8 @@ import { linkSeconds } from '../comm/links';
 import { tpMessageBytes } from '../comm/volumes';
 import { dispatchPass } from '../comm/dispatch';
 import { attentionKernelFlops, localShare, slidingFraction, windowSkipsBlocks, type AttentionImpl } from './kernels/attention';
-import { asyncTpReduceBytes, autocastCasts, autocastWeightCastBytes, kernelsPerLayer, layerElementwiseBytes, moePermuteBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
+import { moeRoutingBytes } from './kernels/moeRouting';
+import { asyncTpReduceBytes, autocastCasts, autocastWeightCastBytes, kernelsPerLayer, layerElementwiseBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
 import { fp8CastBytes } from './kernels/fp8';
 import { projectionWidths } from './projections';
 import { ringAttentionBlocks, ringKvHeads, ringMergeBytes, ringStepBytes, torchRing, torchRingGatherBytes, torchRingGradBytes } from './kernels/ring';
@@ -223,18 +224,21 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   }
   // An RMSNorm written as x.float() … type_as(x) (torchtitan's of 2024, torchtune's) runs as eight ops in eager mode.
   const upcast = plan.training.normUpcast === true;
-  const ew = t.hbm(layerElementwiseBytes(mod, s, s.actBytes, t.fusion, 'fwd', upcast));
+  // A MoE layer's activation runs on the routed copies (R rows of an expert's width) and the shared experts' tokens.
+  const ewShape = s.moe ? { ...s, ffn: (s.moe.tokensPerExpert * s.moe.experts * s.moe.expertFfn) / T + s.moe.sharedFfn } : s;
+  const ew = t.hbm(layerElementwiseBytes(mod, ewShape, s.actBytes, t.fusion, 'fwd', upcast));
   fwd.elementwise += ew;
-  bwd.elementwise += t.hbm(layerElementwiseBytes(mod, s, s.actBytes, t.fusion, 'bwd', upcast));
+  bwd.elementwise += t.hbm(layerElementwiseBytes(mod, ewShape, s.actBytes, t.fusion, 'bwd', upcast));
   // fp32 weights under autocast: every 16-bit linear's weight is cast at each forward (recomputation included) and a
   // trainable one's gradient cast back in backward; FP8 linears cast their own way (fp8CastBytes).
   const casts = autocastCasts(plan, !frozen);
   if (casts.fwd) fwd.elementwise += t.hbm(autocastWeightCastBytes(sixteenBitWeights(list)));
   if (casts.bwd) bwd.elementwise += t.hbm(autocastWeightCastBytes(sixteenBitWeights(list)));
   if (s.moe && mod.moe) {
-    const route = t.hbm(moePermuteBytes(s.normTokens, mod.moe.topK * routedTokenFactor(mod.moe), h, s.actBytes));
-    fwd.elementwise += route;
-    bwd.elementwise += route;
+    // Routing the rank's tokens to their experts and back: Megatron's permutation, or transformers' grouped-GEMM code.
+    const route = { tokens: s.normTokens, copies: mod.moe.topK * routedTokenFactor(mod.moe), hidden: h, experts: mod.moe.experts, gatedFfn: mod.gatedMlp ? s.moe.expertFfn : 0 };
+    fwd.elementwise += t.hbm(moeRoutingBytes(t.fusion, mod.moe, route, s.actBytes, 'fwd'));
+    bwd.elementwise += t.hbm(moeRoutingBytes(t.fusion, mod.moe, route, s.actBytes, 'bwd'));
   }
   if (s.cp > 1) {
     // Each ring step's partial output is merged with the log-sum-exp correction and the gradients accumulated in fp32.

@@ -220,10 +220,22 @@ function moeHostProblem(plan: Plan): Problem {
       };
     }
     case 'overlapped': return MOE_OVERLAP_INFO;
+    case 'sync-free': return MOE_HF_INFO;
     case 'unmeasured-engine': return MOE_HOST_WARNING;
     default: return moeHostCharged();
   }
 }
+
+/**
+ * transformers 5 runs a MoE layer's experts as grouped GEMMs whose offsets it computes on the GPU (integrations/moe.py
+ * `grouped_mm_experts_forward`, the default `experts_implementation` where torch has grouped_mm for the GPU), so no
+ * host sync enters the step; its routing is timed as that code's ops (shared/time/kernels/moeRouting.ts).
+ * transformers 4 looped over the experts (`torch.where` per expert), as `experts_implementation="eager"` still does.
+ */
+const MOE_HF_INFO: Problem = {
+  code: 'moe-host-timing', severity: 'info', paths: ['model.moe.experts', 'model.moe'],
+  message: 'MoE layers are timed as transformers 5 runs them by default: the experts as grouped GEMMs (experts_implementation "grouped_mm", on GPUs from the A100 with torch ≥ 2.9), sized on the GPU, so no host sync is charged, and the routing as that code\'s gathers, weighting and sums. transformers 4, and experts_implementation "eager", loop over the experts with a host sync for each and run slower than this.',
+};
 
 /**
  * With Megatron's EP overlap the 1F1B steady state merges one micro-batch's forward with another's backward

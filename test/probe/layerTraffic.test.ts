@@ -8,25 +8,18 @@
 // Skipped with a message when no Python with torch ≥ 2.4 and transformers exists; fails instead when CI=true.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ci, oracleMissing, oraclePython, runOracle } from './fixtures/python';
+import { ci, memoizedOracle, oracleMissing, oraclePython, withinBytes as within, type TrafficRun } from './fixtures/python';
 import { modelFromHfConfig } from '../../shared/model/hfConfig';
 import { autocastWeightCastBytes, kernelsPerLayer, layerElementwiseBytes, type Fusion } from '../../shared/time/kernels/elementwise';
 
 const python = oraclePython;
 if (!python && !ci) console.log(`# layer traffic skipped: ${oracleMissing}`);
 
-type Pass = { bytes: number; kernels: number; gemms: [number, number, number][] };
-type Run = { fwd: Pass; bwd: Pass };
-type Probe = { amp: Run; bf16: Run; qwen3_amp: Run; qwen3_bf16: Run; titan2024: Run };
+type Probe = { amp: TrafficRun; bf16: TrafficRun; qwen3_amp: TrafficRun; qwen3_bf16: TrafficRun; titan2024: TrafficRun };
 type Shape = { h: number; f: number; a: number; g: number; T: number };
 
-const probed = new Map<string, Probe>();
-/** One probe run per shape (each starts Python and imports transformers: seconds). */
-function probe(s: Shape): Probe {
-  const key = [s.h, s.f, s.a, s.g, s.T].join(' ');
-  if (!probed.has(key)) probed.set(key, runOracle(python!, 'layer_traffic', [s.h, s.f, s.a, s.g, s.T]));
-  return probed.get(key)!;
-}
+const layerProbe = memoizedOracle<Probe>(python, 'layer_traffic');
+const probe = (s: Shape): Probe => layerProbe([s.h, s.f, s.a, s.g, s.T]);
 
 /** ShardLens's bytes for the same layer: the elementwise passes, plus autocast's weight casts under 'hf-amp'. */
 function modelled(s: Shape, f: Fusion, upcastNorm = false, family = 'llama'): { fwd: number; bwd: number } {
@@ -45,10 +38,6 @@ function modelled(s: Shape, f: Fusion, upcastNorm = false, family = 'llama'): { 
     bwd: layerElementwiseBytes(model, w, 2, f, 'bwd', upcastNorm) + casts,
   };
 }
-
-const within = (got: number, want: number, tol: number, what: string) => {
-  assert.ok(Math.abs(got - want) <= tol * want, `${what}: ShardLens ${got} bytes, torch ${want} (${((got / want - 1) * 100).toFixed(2)} %)`);
-};
 
 describe("eager Llama layers: memory-bound bytes (torch ≥ 2.4, transformers)", { skip: ci ? false : !python }, () => {
   const shapes: Shape[] = [

@@ -132,18 +132,19 @@ export function layerElementwiseBytes(m: ModelSpec, w: LayerWidths, actBytes: nu
     bytes += P.transposes * 2 * w.tokens * (w.qHeads + 2 * w.kvHeads) * d * B;
   }
   if (m.qkNorm) bytes += norm * 2 * w.tokens * (w.qHeads + w.kvHeads) * d * B;
-  bytes += (m.gatedMlp ? P.gated * 3 : P.plain * 2) * w.tokens * w.ffn * B;
+  bytes += activationBytes(f, m.gatedMlp, w.tokens * w.ffn, B, pass);
   return bytes;
 }
 
 /**
- * HBM bytes of routing one MoE layer's T tokens to their k experts and back, per pass: the permutation reads the T·h
- * inputs and writes T·k expert-ordered copies, the unpermutation reads the T·k outputs and writes their gate-weighted
- * sum, 2·T·h·B·(1 + k) (Megatron-LM moe_utils.py `permute` / `unpermute`, fused or not by --moe-permute-fusion: the
- * same rows move either way). Backward moves the gradients the same way.
+ * Bytes of the MLP activation over `elements` = rows × FFN width: gated (act(gate) · up) 3 tensors, plain 2, each
+ * × the mode's passes for the pass (a MoE layer's experts run it on their routed copies, shared/time/layerCost.ts).
  */
-export function moePermuteBytes(tokens: number, topK: number, hidden: number, actBytes: number): number {
-  return 2 * tokens * hidden * actBytes * (1 + Math.max(1, topK));
+export function activationBytes(f: Fusion, gated: boolean, elements: number, B: number, pass: 'fwd' | 'bwd'): number {
+  const bwdPasses = (E.backwardPasses as Partial<Record<Fusion, Passes>>)[f];
+  const P = pass === 'bwd' && bwdPasses ? bwdPasses : passesOf(f);
+  const bytes = (gated ? P.gated * 3 : P.plain * 2) * elements * B;
+  return pass === 'bwd' && !bwdPasses ? backwardBytes(bytes) : bytes;
 }
 
 /** Backward bytes: backwardFactor × forward (saved input and gradient read, gradient written). */

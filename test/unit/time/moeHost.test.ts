@@ -78,6 +78,19 @@ describe('MoE host work per layer forward and micro-batch', () => {
     assert.equal(moeHostRegime(mds), 'unmeasured-engine');
   });
 
+  test("transformers' grouped-GEMM experts size their GEMMs on the GPU: no host term, and an info that names the code timed", () => {
+    // transformers 5 integrations/moe.py grouped_mm_experts_forward: histc and cumsum give the offsets, nothing is
+    // copied to the host; LLaMA-Factory loads the model through transformers.
+    const yaml = 'model_name_or_path: Qwen/Qwen3-30B-A3B\nstage: sft\nfinetuning_type: full\nper_device_train_batch_size: 1\ncutoff_len: 4096\npure_bf16: true\n';
+    const plan = resolvePlan(parseConfig('/x/sft.yaml', yaml, 'llamafactory'), []).plan!;
+    assert.equal(plan.training.modelImpl, 'hf');
+    assert.equal(moeHostRegime(plan), 'sync-free');
+    const est = estimateStepTime(plan, new TimeCache({ ...FITTED_PARAMS, moeHostSeconds: 0.004 }));
+    assert.equal(est.operatorTerms?.find((t) => t.name === 'host')?.stepSeconds, 0);
+    const w = est.problems.find((p) => p.code === 'moe-host-timing');
+    assert.ok(w && w.severity === 'info' && /grouped_mm/.test(w.message) && /transformers 4/.test(w.message), JSON.stringify(w));
+  });
+
   test('the simulation and the estimate charge the same host time', () => {
     const plan = planOf(MOE);
     const at = (seconds: number) => new TimeCache({ ...FITTED_PARAMS, moeHostSeconds: seconds });

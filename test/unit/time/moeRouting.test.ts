@@ -1,0 +1,64 @@
+/**
+ * The memory-bound bytes of a MoE layer beyond its GEMMs (shared/time/kernels/moeRouting.ts, layerCost.ts): routing the
+ * tokens to their experts and back, and the experts' activation on the routed copies. Expected values are first
+ * principles from the engines' code: Megatron's permute and unpermute move T·h in and S = T·k copies out and back
+ * (megatron/core/transformer/moe/moe_utils.py), an expert's gated activation runs once per routed copy, and an fp32
+ * weighting (transformers' Mixtral) doubles the bytes of the tensors it makes fp32. transformers' own op list is
+ * checked against torch's dispatcher in test/probe/moeTraffic.test.ts.
+ */
+import { before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { initFormats, parseConfig } from '../../../formats/index';
+import { resolvePlan } from '../../../shared/plan/resolve';
+import { estimateStepTime } from '../../../shared/time/estimate';
+import { FITTED_PARAMS } from '../../../shared/time/params';
+import { moeRoutingBytes } from '../../../shared/time/kernels/moeRouting';
+import { modelFromHfConfig } from '../../../shared/model/hfConfig';
+
+before(() => initFormats());
+
+// 4 MoE layers, micro-batch 2 × 2,048 tokens on each rank (TP 1, no CP), EP 8 over 8 experts.
+const MEGATRON = (k: number) => `torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4 --hidden-size 1024 --ffn-hidden-size 4096 --num-attention-heads 8 --seq-length 2048 --max-position-embeddings 2048 --micro-batch-size 2 --global-batch-size 16 --bf16 --swiglu --normalization RMSNorm --num-experts 8 --moe-router-topk ${k} --moe-ffn-hidden-size 1536 --expert-model-parallel-size 8 --moe-grouped-gemm --cuda-graph-impl full_iteration\n`;
+const elementwiseForward = (text: string) => {
+  const plan = resolvePlan(parseConfig('/x/train.sh', text), []).plan!;
+  assert.ok(plan, 'the script resolves');
+  const t = estimateStepTime(plan).operatorTerms.find((o) => o.name === 'elementwise')!;
+  return { seconds: t.forward, rate: plan.cluster.gpu.hbmBandwidth * FITTED_PARAMS.memoryFraction };
+};
+
+describe('MoE routing and activation bytes', () => {
+  test("Megatron's permutation: 2·T·h·B·(1 + k) each way", () => {
+    const s = { tokens: 4096, copies: 8, hidden: 2048, experts: 128, gatedFfn: 768 };
+    const bytes = 2 * 4096 * 2048 * 2 * (1 + 8);
+    for (const f of ['fused', 'eager', 'compiled'] as const) {
+      assert.equal(moeRoutingBytes(f, {}, s, 2, 'fwd'), bytes, f);
+      assert.equal(moeRoutingBytes(f, {}, s, 2, 'bwd'), bytes, f);
+    }
+  });
+
+  test('one more expert per token adds its routed copy and its activation: 2·T·h·B + 3·T·f·B per layer forward (fused SwiGLU)', () => {
+    const one = elementwiseForward(MEGATRON(1));
+    const two = elementwiseForward(MEGATRON(2));
+    const T = 2 * 2048, h = 1024, f = 1536, B = 2, layers = 4;
+    // The permutation writes one more copy and the unpermutation reads it; bias-SwiGLU reads gate and up and writes one.
+    const want = layers * (2 * T * h * B + 3 * T * f * B);
+    const got = (two.seconds - one.seconds) * one.rate;
+    assert.ok(Math.abs(got - want) <= 1e-6 * want, `${got} bytes against ${want}`);
+  });
+
+  test("transformers' Mixtral weights its copies in fp32: the weighted copies, their unsort and sum at 4 bytes, and a cast back", () => {
+    const read = (cfg: object) => modelFromHfConfig({ ...cfg, hidden_size: 2048, num_attention_heads: 16, num_hidden_layers: 2, vocab_size: 1000, num_experts_per_tok: 2 }).model!.moe!;
+    const mixtral = read({ model_type: 'mixtral', intermediate_size: 768, num_local_experts: 8 });
+    const qwen = read({ model_type: 'qwen3_moe', moe_intermediate_size: 768, num_experts: 8 });
+    assert.equal(mixtral.routerWeightsFp32, true);
+    assert.equal(qwen.routerWeightsFp32, undefined);
+    const T = 1024, k = 2, h = 2048, B = 2, S = T * k;
+    const s = { tokens: T, copies: k, hidden: h, experts: 8, gatedFfn: 768 };
+    // Forward: the weighted copies written at 4 bytes (+S·h·2), the unsort reading and writing them (+S·h·4), the sum
+    // reading them (+S·h·2) and writing fp32 (+T·h·2), then the cast back to bf16 (T·h·(4 + 2)).
+    const extra = S * h * (2 + 4 + 2) + T * h * 2 + T * h * (4 + 2);
+    assert.equal(moeRoutingBytes('hf', mixtral, s, B, 'fwd') - moeRoutingBytes('hf', qwen, s, B, 'fwd'), extra);
+    // Megatron's permutation does not depend on the family.
+    assert.equal(moeRoutingBytes('fused', mixtral, s, B, 'fwd'), moeRoutingBytes('fused', qwen, s, B, 'fwd'));
+  });
+});
