@@ -148,10 +148,10 @@ export function checkpointedLayerCount(x: ActivationShape, layers: number, recom
  * Activations one micro-batch leaves on a stage of `layers` layers: the checkpointed layers keep their inputs, the
  * others everything (checkpointedLayerCount).
  */
-export function stageLayerActivationBytes(x: ActivationShape, layers: number, recompute: RecomputeKind, recomputed: number, ffn = x.ffn): number {
+export function stageLayerActivationBytes(x: ActivationShape, layers: number, recompute: RecomputeKind, recomputed: number, ffn = x.ffn, routing = 0): number {
   const r = checkpointedLayerCount(x, layers, recompute, recomputed);
-  if (r === 0 && recompute !== 'full') return layers * layerActivationBytes(x, recompute, ffn);
-  return r * checkpointedLayerBytes(x) + (layers - r) * layerActivationBytes(x, recompute === 'full' ? 'none' : recompute, ffn);
+  if (r === 0 && recompute !== 'full') return layers * (layerActivationBytes(x, recompute, ffn) + routing);
+  return r * checkpointedLayerBytes(x) + (layers - r) * (layerActivationBytes(x, recompute === 'full' ? 'none' : recompute, ffn) + routing);
 }
 
 /**
@@ -159,10 +159,10 @@ export function stageLayerActivationBytes(x: ActivationShape, layers: number, re
  * without recomputation less what it kept (its input; torchtitan's per-op policy: its saved op outputs). Megatron's
  * full recomputation counts the layer's whole set (Korthikanti §5).
  */
-export function recomputeWorkingBytes(x: ActivationShape, recompute: RecomputeKind, layers: number, ffn = x.ffn): number {
+export function recomputeWorkingBytes(x: ActivationShape, recompute: RecomputeKind, layers: number, ffn = x.ffn, routing = 0): number {
   if (layers <= 0) return 0;
   const eager = x.impl === 'hf' || x.impl === 'torchtitan';
-  if (recompute === 'full') return layerActivationBytes(x, 'none', ffn) - (eager ? checkpointedLayerBytes(x) : 0);
+  if (recompute === 'full') return layerActivationBytes(x, 'none', ffn) + routing - (eager ? checkpointedLayerBytes(x) : 0);
   if (!eager || recompute !== 'selective') return 0;
   if (x.acPolicy === 'torchtitan-layer') return layers >= Math.max(1, x.acEvery ?? 2) ? layerActivationBytes(x, 'none', ffn) - checkpointedLayerBytes(x) : 0;
   if (x.acPolicy === 'torchtitan-op') return layerActivationBytes(x, 'none', ffn) - layerActivationBytes(x, 'selective', ffn);

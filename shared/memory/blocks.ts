@@ -5,6 +5,7 @@
  * (docs/engine-memory.md#what-a-block-saves). T = b·s/cp tokens on the rank; widths q = a·d, kv = g·d; t = TP degree.
  */
 import type { ActivationShape } from './activations';
+import type { MoeSpec } from '../plan/types';
 import { loraAdapterBytesPerToken, loraWidthsOf } from './loraSaves';
 import { hfMlaAttentionBytes, mlaAttentionOutputWidth, titanMlaAttentionBytes, titanMlaMatmulWidths } from './mlaSaves';
 
@@ -121,6 +122,21 @@ export function hfBlockBytes(x: ActivationShape, ffn = x.ffn): number {
   const attention = saved + (x.flash ? flashStatsBytes(x) : eagerScoreBytes(x));
   const mlp = ((x.gated ? 4 : 2) - (frozen ? 1 : 0)) * B * T * ffn / x.tp;
   return norms + linearInputs + qkNorm + attention + mlp + (x.autocastWeightBytes ?? 0) + loraBytes(x, ffn);
+}
+
+/**
+ * What transformers' grouped-GEMM experts (transformers 5 integrations/moe.py `grouped_mm_experts_forward`) save for
+ * backward per MoE layer beyond the MLP's 4·B·S·f (gate_up output, activation output, product): the tokens gathered in
+ * expert order, which the gate_up GEMM's weight gradient reads, and the down GEMM's output, which the router
+ * probabilities' gradient reads, 2·B·S·h for S = T·k routed copies; the router's fp32 probabilities (4·T·E), its top-k
+ * indices and values and the sort's three int64 index vectors (S·(8 + 4 + 24)), the per-copy weights in the router's
+ * dtype (S·2, or S·4 where they stay fp32: model.moe.routerWeightsFp32) and the top-k sums (4·T). Measured with torch's
+ * saved-tensor hooks on Qwen3-MoE's and Mixtral's blocks (probe/oracle/moe_traffic.py); the oracle grid's HF Mixtral
+ * rows check it in the layer's activations (validation/torch/oracleGrid.ts).
+ */
+export function hfMoeRoutingSaves(moe: Pick<MoeSpec, 'topK' | 'experts' | 'routerWeightsFp32'>, tokens: number, hidden: number, B: number): number {
+  const S = tokens * Math.max(1, moe.topK);
+  return 2 * B * S * hidden + S * (36 + (moe.routerWeightsFp32 ? 4 : 2)) + 4 * tokens * moe.experts + 4 * tokens;
 }
 
 /**

@@ -7,6 +7,7 @@ import { loraLayerParams, loraTrainsEmbedding, loraTrainsHead, paddedVocabSize }
 import { kvHeadsPerRank, layersOfStage as layersOfStageCount, rankParts } from '../model/rankParams';
 import type { MlaSpec, ModelImpl, ModelSpec, OffloadTarget, Plan, PipelineSchedule, PrecisionRegime, RecomputeKind, RecomputePolicy, ShardingStyle } from '../plan/types';
 import type { ActivationShape } from './activations';
+import { hfMoeRoutingSaves } from './blocks';
 import { adafactorBytesPerParam } from './modelStates';
 import { activationBytesOf, dtypeBytes, optimizerBytesPerParam, optimizerStateElementBytes, paramBytesOf } from './dtypes';
 import { deepspeedBf16Optimizer, modelImplOf, optimizerImplOf, precisionRegimeOf, recomputeEveryOf, recomputePolicyOf } from './engine';
@@ -26,6 +27,8 @@ export interface MemoryContext extends ActivationShape {
   gated: boolean; tp: number; sp: boolean; flash: boolean; actBytes: number; sKeys: number; dropout: boolean;
   /** MLP width of an MoE layer for activations: top-k · expert FFN + shared experts' FFN. */
   moeFfn: number;
+  /** What transformers' grouped-GEMM experts save per MoE layer beyond the MLP's activations (blocks.ts hfMoeRoutingSaves). */
+  moeRouteSaves: number;
   pp: number; vpp: number; m: number; schedule: PipelineSchedule; recompute: RecomputeKind; recomputeLayers: number;
   /** The pipeline runtime (shared/memory/pipeline.ts) and FSDP2's gradient reduce dtype in bytes (training.gradDtype). */
   ppEngine: PipelineEngine; reduceB: number;
@@ -126,6 +129,7 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   // residual stream and the 16-bit casts of every layer's weights.
   const autocast = c.regime === 'amp' && c.actBytes < 4;
   c.streamBytes = c.regime === 'amp' || c.regime === 'fp32' ? 4 : c.actBytes;
+  c.moeRouteSaves = model.moe && c.impl === 'hf' ? hfMoeRoutingSaves(model.moe, c.sLocal * c.b, c.h, c.actBytes) : 0;
   c.autocastWeightBytes = autocast && c.impl === 'hf' && !plan.lora ? c.actBytes * (c.attnRank + c.denseMlpRank) : 0;
   c.autocastHeadBytes = autocast && c.impl === 'hf' && !plan.lora ? (c.actBytes * c.vocab * c.h) / tp : 0;
   c.qkNorm = model.qkNorm; c.lowPrecisionNorm = model.lowPrecisionNorm === true; c.acPolicy = recomputePolicyOf(plan); c.acEvery = recomputeEveryOf(plan);

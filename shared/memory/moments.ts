@@ -61,6 +61,11 @@ export interface MomentInputs {
    */
   layerSaved: number; blockGrad: number; weightGrad: number; actGrads: number; headGrad: number;
   /**
+   * Saves a MoE layer's backward has freed by the time it makes its stacked experts' up-projection gradient (weightGrad
+   * then is that layer's expert gradients): the MLP's saves on the routed copies and the down projection's output.
+   */
+  expertSavesFreed: number;
+  /**
    * The head's weight gradient as it is made (torch files it as a temporary until AccumulateGrad assigns it): with the
    * logits' gradient in the model dtype, or under autocast its 16-bit result and fp32 cast together.
    */
@@ -149,7 +154,7 @@ export function newMomentInputs(): MomentInputs {
   return {
     first: false, last: false, parameters: 0, gradients: 0, optimizerStates: 0, masterWeights: 0, gradAccumBuffer: 0,
     fp8WeightCache: 0, commBuffers: 0, gathered: 0, rootBytes: 0, unitBytes: 0, headBytes: 0, unitShardedGrad: 0,
-    rootShardedGrad: 0, reduceRatio: 1, layerSaved: 0, blockGrad: 0, weightGrad: 0, actGrads: 0, headGrad: 0,
+    rootShardedGrad: 0, reduceRatio: 1, layerSaved: 0, blockGrad: 0, weightGrad: 0, actGrads: 0, headGrad: 0, expertSavesFreed: 0,
     headGradCreate: 0, forwardCache: 0, doraTransient: 0, lossForwardCache: 0, embedGrad: 0, embedGradKept: 0, embedOutputGrad: 0, headInputGrad: 0, embedGradAtStep: 0, embedGradFinal: 0, embedGradMade: 0, headGradHeld: 0, embedDense: 0, rootReduceOutput: 0, replicaHeld: 0, lossInRoot: false, kept: 0,
     layerActivations: 0, embeddingActivations: 0, working: 0, working1: 0, head: 0, lossForward: 0, lossSaved: 0, lossBackward: 0,
     logits: 0, stepCopy: 0, accumulating: false, carriedGrads: 0, carriedUnsharded: false, stepTemp: 0,
@@ -270,7 +275,7 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
   // next block prefetched (FSDP2).
   for (let k = 0; k < 2; k++) {
     const lb = fill(out[n++], 'layers backward', x, true, fsdp2);
-    lb.activations = x.layerActivations + (k === 0 ? x.working : x.working1) - k * x.layerSaved;
+    lb.activations = x.layerActivations + (k === 0 ? x.working : x.working1) - k * x.layerSaved - x.expertSavesFreed;
     lb.temporaries = x.actGrads;
     // A block's new gradients: on a replicated engine each weight's is added into the accumulated one as it is made
     // (one weight gradient beside them all); FSDP2 reduce-scatters the block's unsharded gradients as before, or,

@@ -208,7 +208,7 @@ export function computeStageActivations(
   // DoRA's weight-norm transient runs in every forward of a layer: the last block's and each recomputed one's.
   const ffn = nMoe > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn;
   const dora = layers > 0 && c.loraSaves?.dora ? doraForwardTransientBytes(c.loraSaves, loraWidthsOf(c, ffn), c.actBytes, c.paramB) : 0;
-  const recomputed = recomputeWorkingBytes(c, c.recompute, layers, ffn);
+  const recomputed = recomputeWorkingBytes(c, c.recompute, layers, ffn, nMoe > 0 ? c.moeRouteSaves : 0);
   const working = recomputed > 0 ? recomputed + dora : 0;
   const embAct = first ? embeddingActivationBytes(c) : 0;
   // The stage peaks at the largest moment of its step (shared/memory/moments.ts), not at the sum of every term's peak.
@@ -289,7 +289,15 @@ function fillBlockBackward(c: MemoryContext, o: StageNumbers, layerAct: number, 
   const unitParams = fsdp2 ? o.unitBytes / c.gatherB : o.unitParams;
   x.actGrads = o.layers > 0 ? (2 * c.actBytes * c.sLocal * c.b * ffn) / c.tp : 0;
   // LoRA trains only the adapters: the frozen weights get no gradient.
-  x.weightGrad = dynamic && o.layers > 0 && !c.lora ? ((c.h * ffn) / c.tp) * weightB : 0;
+  // transformers' and torchtitan's experts are stacked parameters ((E, 2f, h) and (E, h, f); torchtitan's w1, w2, w3):
+  // a MoE layer's backward makes each whole, the down projection's before the up projections' (grouped_mm's weight
+  // gradient), so the layer's expert gradients are all made before its attention's.
+  const stacked = o.moeLayers > 0 && (c.impl === 'hf' || c.impl === 'torchtitan') ? c.expertRank * weightB : 0;
+  const denseGrad = ((c.h * ffn) / c.tp) * weightB;
+  x.weightGrad = dynamic && o.layers > 0 && !c.lora ? Math.max(denseGrad, stacked) : 0;
+  // By then that layer's MLP saves on the S routed copies and the down projection's output (B·S·h) are freed.
+  const S = c.sLocal * c.b * (c.model.moe?.topK ?? 1);
+  x.expertSavesFreed = x.weightGrad > denseGrad ? ((c.gated ? 4 : 2) * c.actBytes * c.sLocal * c.b * c.moeFfn) / c.tp + c.actBytes * S * c.h : 0;
   // LoRA freezes the embedding and head unless it trains them in full (PEFT modules_to_save).
   const headFrozen = c.lora && !c.loraHead, embedFrozen = c.lora && !c.loraEmbed;
   x.headGrad = !o.last || headFrozen ? 0 : fsdp2 ? o.headBytes : dynamic ? (c.headRank + c.finalNorm) * weightB : 0;
@@ -356,7 +364,7 @@ export function stageLayerActs(c: MemoryContext, layers: number, moeLayers: numb
   const rDense = Math.min(layers - moeLayers, c.recomputeLayers);
   // A kind with no layers adds nothing (skipped: dense models never pay for the MoE width).
   const dense = layers > moeLayers ? stageLayerActivationBytes(c, layers - moeLayers, c.recompute, rDense) : 0;
-  return moeLayers > 0 ? dense + stageLayerActivationBytes(c, moeLayers, c.recompute, c.recomputeLayers - rDense, c.moeFfn) : dense;
+  return moeLayers > 0 ? dense + stageLayerActivationBytes(c, moeLayers, c.recompute, c.recomputeLayers - rDense, c.moeFfn, c.moeRouteSaves) : dense;
 }
 
 /**

@@ -27,11 +27,20 @@ const QWEN: ModelSpec = {
 /**
  * DeepSeek-V3's attention widths (multi-head latent attention: q_lora_rank 1536, kv_lora_rank 512, q/k heads 128 + 64,
  * values 128; 128 heads; huggingface.co/deepseek-ai/DeepSeek-V3 config.json) with its dense layers' MLP (18,432), at 2
- * layers, both dense (the MoE layers' routing is data-dependent and not built on fake tensors).
+ * layers, both dense (the MoE layers are Mixtral's rows').
  */
 const DSV3: ModelSpec = {
   ...LLAMA, name: 'DeepSeek-V3 width, dense (2 layers)', hiddenSize: 7168, heads: 128, kvHeads: 128, headDim: 192, ffnSize: 18432,
   vocabSize: 129280, maxPositions: 4096, mla: { qLoraRank: 1536, kvLoraRank: 512, qkNopeHeadDim: 128, qkRopeHeadDim: 64, vHeadDim: 128 },
+};
+/**
+ * Mixtral-8x7B's widths (8 experts of FFN 14,336, top 2; huggingface.co/mistralai/Mixtral-8x7B-v0.1 config.json) at 2
+ * layers, vocabulary 32,000: transformers 5 routes with static shapes (grouped GEMMs over T·k sorted copies), so the
+ * oracle builds the MoE layers on fake tensors.
+ */
+const MIXTRAL: ModelSpec = {
+  ...LLAMA, name: 'Mixtral-8x7B width (2 layers)', vocabSize: 32000,
+  moe: { experts: 8, topK: 2, expertFfnSize: 14336, sharedExperts: 0, sharedExpertFfnSize: 0, denseFirstLayers: 0, layerFrequency: 1, sharedExpertGate: false, routerWeightsFp32: true },
 };
 /** DeepSeek-V2-Lite's widths (queries projected directly: q_lora_rank null; 16 heads; dense MLP 10,944). */
 const DSV2_LITE: ModelSpec = {
@@ -66,7 +75,7 @@ const titan = { modelImpl: 'torchtitan' } as const;
 const titanPPTraining = { ...titan, recompute: 'full', gradAccum: 4, gradDtype: 'fp32' } as const;
 const hf = { modelImpl: 'hf' } as const;
 
-/** The grid: 77 configurations. */
+/** The grid: 79 configurations. */
 export const ORACLE_GRID: readonly GridCase[] = [
   // torchtitan on FSDP2: activation checkpointing policies, batch shapes, TP/SP, CP, HSDP, PP, resharding.
   c('titan FSDP8, no AC', 'fsdp2', { ...titan }, fsdp(8)),
@@ -128,6 +137,9 @@ export const ORACLE_GRID: readonly GridCase[] = [
   c('HF DDP2 autocast, DeepSeek-V2-Lite MLA (direct queries), sdpa', 'ddp', { ...hf }, { dp: 2, sharding: { style: 'ddp', stage: 0 } } as Par, DSV2_LITE, undefined, undefined, DSV2_CONFIG),
   c('HF single GPU bf16-true, DeepSeek-V3 MLA', 'ddp', { ...hf, precision: 'bf16' }, { dp: 1, sharding: { style: 'ddp', stage: 0 } } as Par, DSV3),
   c('HF DDP2 fp32, DeepSeek-V2-Lite MLA, seq 512', 'ddp', { ...hf, precision: 'fp32', seqLen: 512 }, { dp: 2, sharding: { style: 'ddp', stage: 0 } } as Par, DSV2_LITE, undefined, undefined, DSV2_CONFIG),
+  // transformers' MoE layers (Mixtral: grouped-GEMM experts, fp32 router weights), bf16 on one GPU.
+  c('HF single GPU bf16-true, Mixtral MoE', 'ddp', { ...hf, precision: 'bf16' }, { dp: 1, sharding: { style: 'ddp', stage: 0 } } as Par, MIXTRAL),
+  c('HF single GPU bf16-true, Mixtral MoE, gradient checkpointing', 'ddp', { ...hf, precision: 'bf16', recompute: 'full' }, { dp: 1, sharding: { style: 'ddp', stage: 0 } } as Par, MIXTRAL),
   // Megatron-style: 16-bit weights, fp32 main_grad and master, the distributed optimizer, TP/SP, PP, dropout.
   c('Megatron DP8, distributed optimizer', 'megatron', { gradDtype: 'fp32' }, { dp: 8, sharding: { style: 'megatron-distopt', stage: 1 } } as Par),
   c('Megatron DP4, no distributed optimizer', 'megatron', { gradDtype: 'fp32' }, { dp: 4, sharding: { style: 'ddp', stage: 0 } } as Par),
