@@ -37,6 +37,8 @@ export function readLingua(s: FactSink, root: KNode | undefined): void {
   s.default('training.syncEveryMicroBatch', false,
     'Lingua accumulates with model.set_requires_gradient_sync(train_state.acc_step == 0): only the step\'s last micro-batch reduces (apps/main/train.py)');
   s.default('parallel.tp', 1, `Lingua default tp_size 1 (${SRC})`);
+  s.default('training.compile', false, `Lingua default compile false (${SRC})`);
+  s.derived('training.normUpcast', true, "Lingua's RMSNorm (lingua/transformer.py): _norm(x.float()) times weight.float(), type_as(x); eager, its fp32 input is saved");
   linguaVocab(s, root);
   linguaFfn(s, root);
 }

@@ -166,6 +166,19 @@ describe('trainers without a reader before: Meta Lingua and picotron', () => {
     assert.equal(other['model.vocabSize'], undefined);
   });
 
+  test("Lingua: distributed.compile is read (DistributedArgs default false), and its RMSNorm upcasts to fp32", () => {
+    // lingua/distributed.py DistributedArgs `compile: bool = False`; apps/main/train.py torch.compile(model) when set.
+    // lingua/transformer.py RMSNorm.forward: self._norm(x.float()) * self.weight.float(), then type_as(x).
+    const base = 'distributed:\n  fsdp_type: full_shard\nmodel:\n  dim: 2048\n  n_layers: 25\n  n_heads: 16\ndata:\n  batch_size: 4\n  seq_len: 4096\n';
+    const off = facts('file:///ws/llama_1B.yaml', base);
+    assert.equal(off['training.compile']?.value, false);
+    assert.equal(off['training.compile']?.source.kind, 'default');
+    assert.equal(off['training.normUpcast']?.value, true);
+    const on = facts('file:///ws/llama_1B.yaml', base.replace('  fsdp_type: full_shard\n', '  fsdp_type: full_shard\n  compile: true\n'));
+    assert.equal(on['training.compile']?.value, true);
+    assert.equal(on['training.compile']?.source.kind, 'explicit');
+  });
+
   test('picotron: the four degrees, the batch per GPU, bf16 weights without fp32 master (train.py model.to(dtype))', () => {
     const text = '{"distributed": {"tp_size": 2, "cp_size": 2, "pp_size": 2, "dp_size": 1, "pp_engine": "afab"}, "model": {"name": "HuggingFaceTB/SmolLM-360M-Instruct", "num_hidden_layers": 16, "dtype": "float32"}, "training": {"seq_length": 1024, "micro_batch_size": 4, "gradient_accumulation_steps": 8}}';
     assert.equal(detectFormat('file:///ws/template/base_config.json', text), 'picotron');
