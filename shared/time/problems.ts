@@ -4,6 +4,7 @@ import { microbatchesPerStep } from './shape';
 import { windowSkipsBlocks } from './kernels/attention';
 import type { PlanPath } from '../plan/paths';
 import { moeHostRegime } from './moeHost';
+import { expertsGetFp32Inputs } from '../memory/engine';
 import { FITTED_PARAMS } from './params';
 
 /** Most forward passes (stages × micro-batches × chunks) one simulation runs. */
@@ -130,6 +131,7 @@ export function timeAssumptionWarnings(plan: Plan): Problem[] {
     });
   }
   if (plan.model.moe && plan.model.moe.experts > 1) out.push(moeHostProblem(plan));
+  if (plan.model.moe && plan.model.moe.experts > 1 && expertsGetFp32Inputs(plan)) out.push(FP32_EXPERTS_WARNING);
   if (plan.model.attentionSinks) out.push(ATTENTION_SINK_WARNING);
   if (plan.training.optimizer === 'muon') out.push(MUON_STEP_INFO);
   const sw = plan.model.slidingWindow;
@@ -235,6 +237,16 @@ function moeHostProblem(plan: Plan): Problem {
 const MOE_HF_INFO: Problem = {
   code: 'moe-host-timing', severity: 'info', paths: ['model.moe.experts', 'model.moe'],
   message: 'MoE layers are timed as transformers 5 runs them by default: the experts as grouped GEMMs (experts_implementation "grouped_mm", on GPUs from the A100 with torch ≥ 2.9), sized on the GPU, so no host sync is charged, and the routing as that code\'s gathers, weighting and sums. transformers 4, and experts_implementation "eager", loop over the experts with a host sync for each and run slower than this.',
+};
+
+/**
+ * transformers 5's grouped-GEMM experts with fp32 weights under autocast get fp32 inputs, which torch's CUDA grouped
+ * GEMM does not take (shared/memory/engine.ts expertsGetFp32Inputs): the run stops in the first MoE layer. The step is
+ * still timed, as the experts would run in bf16 (transformers 4's per-expert linears, which autocast casts).
+ */
+const FP32_EXPERTS_WARNING: Problem = {
+  code: 'moe-fp32-experts', severity: 'warning', paths: ['training.precision', 'model.moe'],
+  message: 'With fp32 weights under autocast, transformers 5 hands its grouped-GEMM experts fp32 inputs (the GEMM is not autocast-enabled and takes the weights\' dtype), and torch\'s CUDA grouped GEMM takes bf16 only: the run stops with "Expected inputs of BF16 type". Load the model in bf16 (bf16-true), use FSDP or DeepSpeed mixed precision, or set experts_implementation="eager" (a loop over the experts, slower than timed here). The step time assumes the experts run in bf16.',
 };
 
 /**

@@ -14,6 +14,7 @@ import { estimateStepTime } from '../../../shared/time/estimate';
 import { FITTED_PARAMS } from '../../../shared/time/params';
 import { moeRoutingBytes } from '../../../shared/time/kernels/moeRouting';
 import { modelFromHfConfig } from '../../../shared/model/hfConfig';
+import { expertsGetFp32Inputs } from '../../../shared/memory/engine';
 
 before(() => initFormats());
 
@@ -60,5 +61,22 @@ describe('MoE routing and activation bytes', () => {
     assert.equal(moeRoutingBytes('hf', mixtral, s, B, 'fwd') - moeRoutingBytes('hf', qwen, s, B, 'fwd'), extra);
     // Megatron's permutation does not depend on the family.
     assert.equal(moeRoutingBytes('fused', mixtral, s, B, 'fwd'), moeRoutingBytes('fused', qwen, s, B, 'fwd'));
+  });
+
+  test("fp32 weights under autocast hand transformers' grouped GEMMs fp32 inputs, which torch's CUDA kernel refuses: a warning at the precision", () => {
+    // transformers integrations/moe.py _grouped_mm: input.to(weight.dtype), not autocast-enabled; torch's
+    // nn.functional.grouped_mm takes bf16 inputs on CUDA. LLaMA-Factory's bf16 without DeepSpeed or FSDP is autocast
+    // with fp32 weights; pure_bf16 loads bf16 weights; LoRA freezes a 16-bit base.
+    const lf = (extra: string) => resolvePlan(parseConfig('/x/sft.yaml', `model_name_or_path: Qwen/Qwen3-30B-A3B\nstage: sft\nper_device_train_batch_size: 1\ncutoff_len: 2048\n${extra}`, 'llamafactory'), []).plan!;
+    const warned = (p: ReturnType<typeof lf>) => estimateStepTime(p).problems.find((x) => x.code === 'moe-fp32-experts');
+    const amp = lf('finetuning_type: full\nbf16: true\n');
+    assert.equal(expertsGetFp32Inputs(amp), true);
+    const w = warned(amp);
+    assert.ok(w && w.severity === 'warning' && w.paths[0] === 'training.precision' && /BF16/.test(w.message), JSON.stringify(w));
+    assert.equal(warned(lf('finetuning_type: full\npure_bf16: true\n')), undefined);
+    assert.equal(warned(lf('finetuning_type: lora\nlora_target: all\nbf16: true\n')), undefined);
+    // A dense model has no grouped GEMMs.
+    const dense = resolvePlan(parseConfig('/x/sft.yaml', 'model_name_or_path: meta-llama/Llama-3.1-8B\nstage: sft\nfinetuning_type: full\nbf16: true\n', 'llamafactory'), []).plan!;
+    assert.equal(estimateStepTime(dense).problems.some((x) => x.code === 'moe-fp32-experts'), false);
   });
 });
