@@ -181,9 +181,9 @@ const MUON_STEP_INFO: Problem = {
 };
 
 /**
- * Engines other than Megatron sync on the tokens per expert too (torchtitan's all-to-all split sizes, the Hugging Face
- * loop over experts), but no published run measures what it costs them: their MoE layers are timed as their kernels
- * and dispatch, and the plan is told the host work is left out (shared/time/moeHost.ts).
+ * Engines other than Megatron sync on the tokens per expert too (torchtitan's all-to-all split sizes, DeepSpeed's MoE
+ * layer), but no published run measures what it costs them: their MoE layers are timed as their kernels and dispatch,
+ * and the plan is told the host work is left out (shared/time/moeHost.ts). transformers' models get MOE_HF_INFO.
  */
 const MOE_HOST_WARNING: Problem = {
   code: 'moe-host-timing', severity: 'warning', paths: ['model.moe.experts', 'model.moe', 'parallel.ep', 'training.cudaGraph'],
