@@ -130,13 +130,14 @@ export function hfBlockBytes(x: ActivationShape, ffn = x.ffn): number {
  * expert order, which the gate_up GEMM's weight gradient reads, and the down GEMM's output, which the router
  * probabilities' gradient reads, 2·B·S·h for S = T·k routed copies; the router's fp32 probabilities (4·T·E), its top-k
  * indices and values and the sort's three int64 index vectors (S·(8 + 4 + 24)), the per-copy weights in the router's
- * dtype (S·2, or S·4 where they stay fp32: model.moe.routerWeightsFp32) and the top-k sums (4·T). Measured with torch's
+ * dtype (S·2, or S·4 where they stay fp32: model.moe.routerWeightsFp32) and the top-k sums (4·T). With the experts
+ * frozen (LoRA) the gathered tokens are not kept (no weight gradient reads them): B·S·h. Measured with torch's
  * saved-tensor hooks on Qwen3-MoE's and Mixtral's blocks (probe/oracle/moe_traffic.py); the oracle grid's HF Mixtral
  * rows check it in the layer's activations (validation/torch/oracleGrid.ts).
  */
-export function hfMoeRoutingSaves(moe: Pick<MoeSpec, 'topK' | 'experts' | 'routerWeightsFp32'>, tokens: number, hidden: number, B: number): number {
+export function hfMoeRoutingSaves(moe: Pick<MoeSpec, 'topK' | 'experts' | 'routerWeightsFp32'>, tokens: number, hidden: number, B: number, frozen = false): number {
   const S = tokens * Math.max(1, moe.topK);
-  return 2 * B * S * hidden + S * (36 + (moe.routerWeightsFp32 ? 4 : 2)) + 4 * tokens * moe.experts + 4 * tokens;
+  return (frozen ? 1 : 2) * B * S * hidden + S * (36 + (moe.routerWeightsFp32 ? 4 : 2)) + 4 * tokens * moe.experts + 4 * tokens;
 }
 
 /**

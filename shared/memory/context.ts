@@ -129,7 +129,7 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   // residual stream and the 16-bit casts of every layer's weights.
   const autocast = c.regime === 'amp' && c.actBytes < 4;
   c.streamBytes = c.regime === 'amp' || c.regime === 'fp32' ? 4 : c.actBytes;
-  c.moeRouteSaves = model.moe && c.impl === 'hf' ? hfMoeRoutingSaves(model.moe, c.sLocal * c.b, c.h, c.actBytes) : 0;
+  c.moeRouteSaves = model.moe && c.impl === 'hf' ? hfMoeRoutingSaves(model.moe, c.sLocal * c.b, c.h, c.actBytes, !!plan.lora) : 0;
   c.autocastWeightBytes = autocast && c.impl === 'hf' && !plan.lora ? c.actBytes * (c.attnRank + c.denseMlpRank) : 0;
   c.autocastHeadBytes = autocast && c.impl === 'hf' && !plan.lora ? (c.actBytes * c.vocab * c.h) / tp : 0;
   c.qkNorm = model.qkNorm; c.lowPrecisionNorm = model.lowPrecisionNorm === true; c.acPolicy = recomputePolicyOf(plan); c.acEvery = recomputeEveryOf(plan);
