@@ -99,7 +99,7 @@ export function deepspeedBf16Optimizer(plan: Pick<Plan, 'engine' | 'training' | 
  * the weight's dtype (transformers integrations/moe.py, pytorch/pytorch#174763), so fp32 weights under autocast
  * (transformers' models in the 'amp' regime, without LoRA) hand torch's grouped GEMM fp32 operands, which its CUDA
  * kernel does not take (torch.nn.functional.grouped_mm: bf16 inputs on CUDA; torch/_meta_registrations.py mirrors the
- * check: "Expected inputs of BF16 type"; the fake-tensor oracle, probe/oracle, stops there on a Mixtral-width layer).
+ * check: "Expected inputs of BF16 type"; test/probe/groupedMmDtypes.test.ts asks the pinned torch and transformers).
  */
 export function expertsGetFp32Inputs(plan: Pick<Plan, 'engine' | 'training' | 'lora'>): boolean {
   return !plan.lora && plan.training.modelImpl === 'hf' && plan.engine !== 'megatron' && precisionRegimeOf(plan) === 'amp';
