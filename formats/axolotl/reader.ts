@@ -3,7 +3,7 @@ import type { FactSink } from '../common/sink';
 import { hfTrainerAccumulation, isEmpty, locOf, readBool, readNum, readOptimizer, readPacking, readSteps } from '../common/read';
 import { toBool, toNumber } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
-import { readAttnImplementation, readDeepSpeedKey, readFsdpList, readLora, readLoraFullModules, readModelRef, readPrecisionFlags, readTorchCompile, bnbSavesInputs } from '../common/finetune';
+import { readAttnImplementation, readDeepSpeedKey, readFsdpList, readLora, readLoraFullModules, readModelRef, readPrecisionFlags, readTorchCompile, readExpertsImpl, bnbSavesInputs } from '../common/finetune';
 
 const AX = 'Axolotl default (src/axolotl/utils/schemas/config.py)';
 
@@ -48,6 +48,7 @@ export function readAxolotl(s: FactSink, root: KNode | undefined): void {
   s.default('training.recompute', 'none', `${AX}: gradient_checkpointing off`);
   readPrecisionFlags(s, root, 'Axolotl');
   readTorchCompile(s, root, 'Axolotl');
+  readExpertsImpl(s, root, 'Axolotl');
   readOptimizer(s, entry(root, 'optimizer'), 'optimizer');
   s.default('training.optimizer', 'adamw', `${AX}: adamw_torch_fused`);
   hfTrainerAccumulation(s, 'Axolotl (HF Trainer)', root);

@@ -1,6 +1,6 @@
 /** Shared readers for fine-tuning front-ends (Axolotl, LLaMA-Factory): precision, LoRA, FSDP lists, DeepSpeed refs. */
 import type { FactSink, Loc } from './sink';
-import type { TextRange } from '../../shared/plan/types';
+import type { ExpertsImpl, TextRange } from '../../shared/plan/types';
 import { isAuto, isEmpty, locOf, readNum } from './read';
 import { fsdpStrategyOf, loraTargetsOf, moduleNames } from './maps';
 import { toBool } from './text';
@@ -57,6 +57,20 @@ export function readTorchCompile(s: FactSink, root: KNode, fw: string): void {
   const on = toBool(e.value.value);
   if (on === undefined) s.diag('invalid-value', 'warning', 'torch_compile should be true, false or auto.', e.value.range, ['training.compile']);
   else s.explicit('training.compile', on, locOf(e, 'torch_compile'));
+}
+
+/**
+ * transformers' `experts_implementation` (Axolotl passes it to from_pretrained; transformers integrations/moe.py):
+ * grouped_mm (the default), eager (a Python loop over the experts) or batched_mm; kernels from the hub (deepgemm,
+ * sonicmoe) are read as the default's grouped GEMMs.
+ */
+export function readExpertsImpl(s: FactSink, root: KNode, fw: string): void {
+  const e = entry(root, 'experts_implementation');
+  if (!e || isEmpty(e)) return;
+  const v = typeof e.value.value === 'string' ? e.value.value : '';
+  const known: Record<string, ExpertsImpl> = { grouped_mm: 'grouped_mm', eager: 'eager', batched_mm: 'batched_mm', deepgemm: 'grouped_mm', sonicmoe: 'grouped_mm' };
+  if (known[v]) s.explicit('training.expertsImpl', known[v], locOf(e, 'experts_implementation'));
+  else s.diag('invalid-value', 'warning', `experts_implementation should be one of ${Object.keys(known).join(', ')} (${fw} passes it to transformers).`, e.value.range, ['training.expertsImpl']);
 }
 
 /** LoRA / QLoRA settings. */

@@ -90,6 +90,7 @@ export const TRAINING_DEFAULTS: { readonly [K in keyof TrainingSpec]-?: readonly
   optimizerImpl: [undefined, "the engine's default optimizer implementation"],
   lossFusion: [undefined, 'no cross-entropy fusion'],
   cudaGraph: [undefined, 'no CUDA graphs'],
+  expertsImpl: [undefined, "transformers' default experts (grouped_mm)"],
   packing: [undefined, 'one sample per sequence'],
   optimizerInBackward: [undefined, 'one optimizer step after the backward'],
   syncEveryMicroBatch: [undefined, 'gradients reduced in every micro-batch'],
@@ -101,7 +102,7 @@ export const TRAINING_DEFAULTS: { readonly [K in keyof TrainingSpec]-?: readonly
 /** The optional memory-model fields that were given (absent ones stay absent: the engine decides). */
 function optionalTraining(t: DeepPartial<TrainingSpec>, pick: Pick): Partial<TrainingSpec> {
   const out: Record<string, unknown> = {};
-  for (const k of ['regime', 'recomputePolicy', 'recomputeEvery', 'modelImpl', 'optimizerImpl', 'lossFusion', 'cudaGraph', 'packing', 'optimizerInBackward', 'syncEveryMicroBatch', 'pagedOptimizer', 'activationOffload', 'normUpcast'] as const) {
+  for (const k of ['regime', 'recomputePolicy', 'recomputeEvery', 'modelImpl', 'optimizerImpl', 'lossFusion', 'cudaGraph', 'expertsImpl', 'packing', 'optimizerInBackward', 'syncEveryMicroBatch', 'pagedOptimizer', 'activationOffload', 'normUpcast'] as const) {
     if (t[k] !== undefined) out[k] = pick(`training.${k}`, t[k], t[k], '');
   }
   return out as Partial<TrainingSpec>;

@@ -130,6 +130,12 @@ export interface TrainingSpec {
    */
   readonly cudaGraph?: CudaGraphImpl;
   /**
+   * transformers' experts implementation (`experts_implementation`, integrations/moe.py): grouped GEMMs (`grouped_mm`,
+   * transformers 5's default), a Python loop over the experts (`eager`) or batched matmuls over gathered weights
+   * (`batched_mm`); undefined = the default.
+   */
+  readonly expertsImpl?: ExpertsImpl;
+  /**
    * Several samples packed into each sequence with attention kept within each sample (FlashAttention's variable-length
    * kernel, Transformer Engine's THD layout, block-causal masks); undefined = one sample per sequence, or packing whose
    * samples attend across each other.
@@ -143,6 +149,8 @@ export interface TrainingSpec {
  * or one graph for the whole forward-backward pass of an iteration, the optimizer step excluded (`full_iteration`).
  */
 export type CudaGraphImpl = 'none' | 'local' | 'transformer_engine' | 'full_iteration';
+/** transformers' experts implementations that change how a MoE layer runs (TrainingSpec.expertsImpl). */
+export type ExpertsImpl = 'grouped_mm' | 'eager' | 'batched_mm';
 /** Packed samples whose attention stays within each sample (see TrainingSpec.packing). */
 export type SamplePacking = 'varlen';
 

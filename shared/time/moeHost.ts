@@ -24,7 +24,8 @@
  * - in transformers' models (`training.modelImpl` 'hf'), whose default experts in transformers 5 are grouped GEMMs
  *   sized from the tokens per expert on the GPU (integrations/moe.py `grouped_mm_experts_forward`: histc and cumsum
  *   for the offsets, no copy to the host); transformers 4's loop over the experts, and `experts_implementation`
- *   "eager", sync once per expert and are told so (shared/time/problems.ts).
+ *   "eager", sync once per expert and are told so (shared/time/problems.ts); a file that sets `eager` or
+ *   `batched_mm` gets a warning that its experts are timed as grouped GEMMs ('hf-loop').
  * Other engines sync too (torchtitan's all-to-all split sizes), but no published run measures them, and
  * Megatron-DeepSpeed runs DeepSpeed's own MoE layer (deepspeed/moe/sharded_moe.py, gating to a capacity): they keep a
  * warning instead (shared/time/problems.ts).
@@ -33,14 +34,17 @@ import type { Plan } from '../plan/types';
 import type { TimeParams } from './params';
 
 /** How a MoE plan's host meets its layers: charged ('eager'), or why not. */
-export type MoeHostRegime = 'eager' | 'graphed' | 'no-sync' | 'overlapped' | 'sync-free' | 'unmeasured-engine';
+export type MoeHostRegime = 'eager' | 'graphed' | 'no-sync' | 'overlapped' | 'sync-free' | 'hf-loop' | 'unmeasured-engine';
 
 /** The plan's regime (meaningful for MoE plans only). */
 export function moeHostRegime(plan: Plan): MoeHostRegime {
   if (plan.training.cudaGraph === 'full_iteration') return 'graphed';
   if (plan.model.moe?.capacityFactor !== undefined && plan.parallel.epDispatcher !== 'allgather') return 'no-sync';
   if (plan.parallel.epCommOverlap) return 'overlapped';
-  if (plan.engine !== 'megatron' && plan.training.modelImpl === 'hf') return 'sync-free';
+  if (plan.engine !== 'megatron' && plan.training.modelImpl === 'hf') {
+    const impl = plan.training.expertsImpl;
+    return impl === 'eager' || impl === 'batched_mm' ? 'hf-loop' : 'sync-free';
+  }
   // Megatron-DeepSpeed runs DeepSpeed's MoE layer (capacity-padded gating and all-to-all), not Megatron's dispatchers.
   if (plan.engine !== 'megatron' || plan.training.regime === 'deepspeed') return 'unmeasured-engine';
   return 'eager';

@@ -223,6 +223,7 @@ function moeHostProblem(plan: Plan): Problem {
     }
     case 'overlapped': return MOE_OVERLAP_INFO;
     case 'sync-free': return MOE_HF_INFO;
+    case 'hf-loop': return MOE_HF_LOOP_WARNING;
     case 'unmeasured-engine': return MOE_HOST_WARNING;
     default: return moeHostCharged();
   }
@@ -237,6 +238,17 @@ function moeHostProblem(plan: Plan): Problem {
 const MOE_HF_INFO: Problem = {
   code: 'moe-host-timing', severity: 'info', paths: ['model.moe.experts', 'model.moe'],
   message: 'MoE layers are timed as transformers 5 runs them by default: the experts as grouped GEMMs (experts_implementation "grouped_mm", on GPUs from the A100 with torch ≥ 2.9), sized on the GPU, so no host sync is charged, and the routing as that code\'s gathers, weighting and sums. transformers 4, and experts_implementation "eager", loop over the experts with a host sync for each and run slower than this.',
+};
+
+/**
+ * transformers' other experts implementations, where a file names one (training.expertsImpl): `eager` loops over the
+ * experts hit, each with a `torch.where` that syncs the host (integrations/moe.py, the models' eager experts forward);
+ * `batched_mm` gathers each routed copy's expert weights and runs batched matmuls (`batched_mm_experts_forward`), made
+ * for small inference batches. Neither is timed: the experts stay timed as grouped GEMMs.
+ */
+const MOE_HF_LOOP_WARNING: Problem = {
+  code: 'moe-host-timing', severity: 'warning', paths: ['training.expertsImpl', 'model.moe'],
+  message: 'experts_implementation "eager" loops over the experts in Python with a host sync for each, and "batched_mm" gathers every routed copy\'s expert weights: both run far slower in training than the grouped GEMMs (transformers 5\'s default, "grouped_mm") this step time assumes.',
 };
 
 /**

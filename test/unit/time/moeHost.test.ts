@@ -91,6 +91,20 @@ describe('MoE host work per layer forward and micro-batch', () => {
     assert.ok(w && w.severity === 'info' && /grouped_mm/.test(w.message) && /transformers 4/.test(w.message), JSON.stringify(w));
   });
 
+  test("a file that names transformers' looping experts is told they are timed as grouped GEMMs", () => {
+    // Axolotl passes experts_implementation to transformers (integrations/moe.py): "eager" loops over the experts with a
+    // torch.where (a host sync) each, "batched_mm" gathers each copy's expert weights; "deepgemm" is a grouped kernel.
+    const axo = (v: string) => parseConfig('/x/axolotl.yaml', `base_model: Qwen/Qwen3-30B-A3B\nsequence_len: 2048\nmicro_batch_size: 1\nbf16: true\nexperts_implementation: ${v}\nfsdp_version: 2\n`);
+    const warning = (v: string) => estimateStepTime(resolvePlan(axo(v), []).plan!).problems.find((p) => p.code === 'moe-host-timing');
+    for (const v of ['eager', 'batched_mm']) {
+      const w = warning(v);
+      assert.ok(w && w.severity === 'warning' && w.paths[0] === 'training.expertsImpl', `${v}: ${JSON.stringify(w)}`);
+    }
+    for (const v of ['grouped_mm', 'deepgemm']) assert.equal(warning(v)?.severity, 'info', v);
+    const bad = axo('fastest');
+    assert.ok(bad.diagnostics.some((d) => d.code === 'invalid-value' && /experts_implementation/.test(d.message)), JSON.stringify(bad.diagnostics));
+  });
+
   test('the simulation and the estimate charge the same host time', () => {
     const plan = planOf(MOE);
     const at = (seconds: number) => new TimeCache({ ...FITTED_PARAMS, moeHostSeconds: seconds });
