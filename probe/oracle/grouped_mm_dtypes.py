@@ -1,4 +1,4 @@
-"""What the warning `moe-fp32-experts` rests on (shared/memory/engine.ts expertsGetFp32Inputs), asked of the installed
+"""What the warning `moe-fp32-experts` rests on (shared/time/moeHost.ts expertsGetFp32Inputs), asked of the installed
 torch and transformers:
 
 - ``cuda``: which input dtypes torch's CUDA grouped GEMM takes, run on fake CUDA tensors (torch's meta function mirrors

@@ -93,14 +93,3 @@ export function deepspeedBf16Optimizer(plan: Pick<Plan, 'engine' | 'training' | 
   return deepspeedPipeline(plan) && plan.parallel.sharding.stage === 0 && plan.training.precision === 'bf16-mixed'
     && precisionRegimeOf(plan) === 'deepspeed';
 }
-
-/**
- * transformers 5's grouped-GEMM experts get fp32 inputs: `_grouped_mm` is not autocast-enabled and casts its input to
- * the weight's dtype (transformers integrations/moe.py, pytorch/pytorch#174763), so fp32 weights under autocast
- * (transformers' models in the 'amp' regime, without LoRA) hand torch's grouped GEMM fp32 operands, which its CUDA
- * kernel does not take (torch.nn.functional.grouped_mm: bf16 inputs on CUDA; torch/_meta_registrations.py mirrors the
- * check: "Expected inputs of BF16 type"; test/probe/groupedMmDtypes.test.ts asks the pinned torch and transformers).
- */
-export function expertsGetFp32Inputs(plan: Pick<Plan, 'engine' | 'training' | 'lora'>): boolean {
-  return !plan.lora && plan.training.modelImpl === 'hf' && plan.engine !== 'megatron' && precisionRegimeOf(plan) === 'amp';
-}

@@ -3,8 +3,7 @@ import type { Plan, Problem } from '../plan/types';
 import { microbatchesPerStep } from './shape';
 import { windowSkipsBlocks } from './kernels/attention';
 import type { PlanPath } from '../plan/paths';
-import { moeHostRegime } from './moeHost';
-import { expertsGetFp32Inputs } from '../memory/engine';
+import { expertsGetFp32Inputs, moeHostRegime } from './moeHost';
 import { FITTED_PARAMS } from './params';
 
 /** Most forward passes (stages × micro-batches × chunks) one simulation runs. */
@@ -253,7 +252,7 @@ const MOE_HF_LOOP_WARNING: Problem = {
 
 /**
  * transformers 5's grouped-GEMM experts with fp32 weights under autocast get fp32 inputs, which torch's CUDA grouped
- * GEMM does not take (shared/memory/engine.ts expertsGetFp32Inputs): the run stops in the first MoE layer. The step is
+ * GEMM does not take (shared/time/moeHost.ts expertsGetFp32Inputs): the run stops in the first MoE layer. The step is
  * still timed, as the experts would run in bf16 (transformers 4's per-expert linears, which autocast casts).
  */
 const FP32_EXPERTS_WARNING: Problem = {

@@ -1,4 +1,4 @@
-// What the warning moe-fp32-experts rests on (shared/memory/engine.ts expertsGetFp32Inputs), asked of the pinned torch
+// What the warning moe-fp32-experts rests on (shared/time/moeHost.ts expertsGetFp32Inputs), asked of the pinned torch
 // and transformers (probe/oracle/grouped_mm_dtypes.py): torch's CUDA grouped GEMM takes bf16 operands and refuses fp32
 // (its meta function mirrors the CUDA kernel's checks; run on fake CUDA tensors), and transformers' grouped GEMM casts
 // its input to the weights' dtype, so fp32 weights make fp32 operands. Expected values: torch's and transformers'

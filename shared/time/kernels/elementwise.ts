@@ -111,9 +111,7 @@ export interface LayerWidths {
  * backwardFactor × their forward.
  */
 export function layerElementwiseBytes(m: ModelSpec, w: LayerWidths, actBytes: number, f: Fusion, pass: 'fwd' | 'bwd' = 'fwd', upcastNorm = false): number {
-  const bwdPasses = (E.backwardPasses as Partial<Record<Fusion, Passes>>)[f];
-  if (pass === 'bwd' && !bwdPasses) return backwardBytes(layerElementwiseBytes(m, w, actBytes, f, 'fwd', upcastNorm));
-  const P = pass === 'bwd' && bwdPasses ? bwdPasses : passesOf(f);
+  const { P, scale } = passTable(f, pass);
   const B = actBytes;
   const h = m.hiddenSize;
   const d = m.headDim;
@@ -132,24 +130,32 @@ export function layerElementwiseBytes(m: ModelSpec, w: LayerWidths, actBytes: nu
     bytes += P.transposes * 2 * w.tokens * (w.qHeads + 2 * w.kvHeads) * d * B;
   }
   if (m.qkNorm) bytes += norm * 2 * w.tokens * (w.qHeads + w.kvHeads) * d * B;
-  bytes += activationBytes(f, m.gatedMlp, w.tokens * w.ffn, B, pass);
-  return bytes;
+  bytes += activationTerm(P, m.gatedMlp, w.tokens * w.ffn, B);
+  return scale * bytes;
 }
 
 /**
- * Bytes of the MLP activation over `elements` = rows × FFN width: gated (act(gate) · up) 3 tensors, plain 2, each
- * × the mode's passes for the pass (a MoE layer's experts run it on their routed copies, shared/time/layerCost.ts).
+ * The pass counts of a mode for a pass: its own backward table where it has one (transformers' code, counted op by
+ * op), else its forward counts scaled by backwardFactor.
  */
-export function activationBytes(f: Fusion, gated: boolean, elements: number, B: number, pass: 'fwd' | 'bwd'): number {
+function passTable(f: Fusion, pass: 'fwd' | 'bwd'): { P: Passes; scale: number } {
   const bwdPasses = (E.backwardPasses as Partial<Record<Fusion, Passes>>)[f];
-  const P = pass === 'bwd' && bwdPasses ? bwdPasses : passesOf(f);
-  const bytes = (gated ? P.gated * 3 : P.plain * 2) * elements * B;
-  return pass === 'bwd' && !bwdPasses ? backwardBytes(bytes) : bytes;
+  if (pass === 'fwd') return { P: passesOf(f), scale: 1 };
+  return bwdPasses ? { P: bwdPasses, scale: 1 } : { P: passesOf(f), scale: E.backwardFactor };
 }
 
-/** Backward bytes: backwardFactor × forward (saved input and gradient read, gradient written). */
-export function backwardBytes(forward: number): number {
-  return E.backwardFactor * forward;
+/** The MLP activation at pass counts P: gated (act(gate) · up) 3 tensors, plain 2, over `elements` of B bytes. */
+function activationTerm(P: Passes, gated: boolean, elements: number, B: number): number {
+  return (gated ? P.gated * 3 : P.plain * 2) * elements * B;
+}
+
+/**
+ * Bytes of the MLP activation over `elements` = rows × FFN width, for the mode and pass (a MoE layer's experts run it
+ * on their routed copies, shared/time/layerCost.ts).
+ */
+export function activationBytes(f: Fusion, gated: boolean, elements: number, B: number, pass: 'fwd' | 'bwd'): number {
+  const { P, scale } = passTable(f, pass);
+  return scale * activationTerm(P, gated, elements, B);
 }
 
 /** Cross-entropy bytes over the logits of one micro-batch on the last stage: T·V/tp elements × bytes per element. */

@@ -14,7 +14,7 @@ import { estimateStepTime } from '../../../shared/time/estimate';
 import { FITTED_PARAMS } from '../../../shared/time/params';
 import { moeRoutingBytes } from '../../../shared/time/kernels/moeRouting';
 import { modelFromHfConfig } from '../../../shared/model/hfConfig';
-import { expertsGetFp32Inputs } from '../../../shared/memory/engine';
+import { expertsGetFp32Inputs } from '../../../shared/time/moeHost';
 import { hfMoeRoutingSaves } from '../../../shared/memory/blocks';
 
 before(() => initFormats());
