@@ -89,8 +89,37 @@ export function readAxolotl(s: FactSink, root: KNode | undefined): void {
   }
   readNum(s, root, 'tensor_parallel_size', 'parallel.tp', { int: true, min: 1 });
   if (readNum(s, root, 'context_parallel_size', 'parallel.cp', { int: true, min: 1 }) === undefined) readNum(s, root, 'sequence_parallel_degree', 'parallel.cp', { int: true, min: 1 });
-  readNum(s, root, 'expert_parallel_size', 'parallel.ep', { int: true, min: 1 });
+  const ep = readNum(s, root, 'expert_parallel_size', 'parallel.ep', { int: true, min: 1 });
+  if (ep !== undefined && ep > 1) { readAxolotlExpertParallel(s, root, ep); return; }
   const shard = readNum(s, root, 'dp_shard_size', 'parallel.sharding.shardGroupSize', { int: true, min: 1 });
   const rep = readNum(s, root, 'dp_replicate_size', 'parallel.dpReplicate', { int: true, min: 1 });
   if (shard !== undefined && rep !== undefined) s.derived('parallel.dp', shard * rep, 'Axolotl: dp_replicate_size × dp_shard_size');
+}
+
+const EP = 'Axolotl expert-parallel plugin (src/axolotl/integrations/expert_parallel/plugin.py, monkeypatch/accelerate/parallelism_config.py)';
+
+/**
+ * Axolotl's expert parallelism (the DeepEP plugin) puts `ep` outside `dp_shard` in the device mesh
+ * (ep, dp_shard, cp, tp): each EP rank reads its own batch, the routed experts are split E/ep per rank and then
+ * FSDP-sharded over dp_shard only, and the outer FSDP wrap shards every other weight over ep × dp_shard × cp. In
+ * ShardLens's layout (EP inside the shard group, as torchtitan and Megatron count it) that is a shard group of
+ * ep × dp_shard: the dense weights shard over it and the experts over it / ep. The plugin requires
+ * ep × dp_shard × tp × cp to be the world size (`_resolve_ep_group`), so the file sets the world size, and it has no
+ * dp_replicate axis and no EP × TP (NotImplementedError).
+ */
+function readAxolotlExpertParallel(s: FactSink, root: KNode, ep: number): void {
+  const shardE = entry(root, 'dp_shard_size');
+  const shard = readNum(s, root, 'dp_shard_size', 'parallel.sharding.shardGroupSize', { int: true, min: 1 }) ?? 1;
+  const epLoc = locOf(entry(root, 'expert_parallel_size')!, 'expert_parallel_size');
+  const tp = s.num('parallel.tp') ?? 1, cp = s.num('parallel.cp') ?? 1;
+  if (shard > 1) s.derived('parallel.sharding.shardGroupSize', ep * shard, `${EP}: the dense weights shard over ep × dp_shard (${ep} × ${shard}), the experts over dp_shard`, locOf(shardE!, 'dp_shard_size'));
+  const repE = entry(root, 'dp_replicate_size');
+  const rep = repE && !isEmpty(repE) ? toNumber(repE.value.value) : undefined;
+  if (repE && rep !== undefined && rep > 1) {
+    s.diag('axolotl-ep-replicate', 'error', `Axolotl's expert-parallel plugin has no replicate axis: it requires expert_parallel_size × dp_shard_size × tensor_parallel_size × context_parallel_size to equal the world size and stops otherwise (plugin.py _resolve_ep_group). Remove dp_replicate_size, or fold it into dp_shard_size.`, repE.value.range, ['parallel.dpReplicate']);
+  }
+  if (tp > 1) s.diag('axolotl-ep-tp', 'error', `Axolotl's expert-parallel plugin does not run with tensor parallelism (EP × TP raises NotImplementedError); set tensor_parallel_size: 1.`, epLoc.valueRange, ['parallel.ep', 'parallel.tp']);
+  // Each EP rank reads its own batch: data parallelism is ep × dp_shard (the patched dp_dim_names).
+  s.derived('parallel.dp', ep * shard, `${EP}: the EP ranks are data-parallel (ep × dp_shard)`, epLoc);
+  s.derived('cluster.worldSize', ep * shard * tp * cp, `${EP}: expert_parallel_size × dp_shard_size × tensor_parallel_size × context_parallel_size must equal the world size`, epLoc);
 }

@@ -178,7 +178,10 @@ export function computeStageStates(c: MemoryContext, stage: number, start: numbe
   // Megatron's DDP buckets are views into its contiguous grad buffer (megatron/core/distributed/param_and_grad_buffer.py);
   // torch DDP copies gradients into buckets only when it wraps the model (more than one data-parallel rank).
   const noBucketCopy = c.style === 'ddp' && (c.regime === 'megatron' || c.dp <= 1);
-  let commBuffers = noBucketCopy ? 0 : commBufferBytes(c.style, z, c.lora ? trainable : stageParams, c.gradB, c.reduceBucket, c.allgatherBucket, c.overlap, c.contiguous);
+  // Expert-parallel experts hold different weights on every EP rank, so torch DDP is told to leave them out
+  // (`_ddp_params_and_buffers_to_ignore`, as Axolotl's expert-parallel plugin sets it in shard.py): no bucket copies.
+  const bucketed = c.lora ? trainable : c.style === 'ddp' && c.ep > 1 ? stageParams - expert : stageParams;
+  let commBuffers = noBucketCopy ? 0 : commBufferBytes(c.style, z, bucketed, c.gradB, c.reduceBucket, c.allgatherBucket, c.overlap, c.contiguous);
   // DeepSpeed's engine: its buckets, gradient partitions and ZeRO-3 gathered parameters (shared/memory/deepspeed.ts).
   const ds = fillDsBuffers(c, first, last, layers, stageParams, o.ds);
   if (ds.kind !== 0) commBuffers = ds.bucket;
