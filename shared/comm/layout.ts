@@ -76,6 +76,9 @@ export function layoutLinks(plan: Plan): LayoutLinks {
     dpSize, shard, replicas, edp,
     shardLink: shard > 1 ? productLink(plan, shardParts) : NO_LINK,
     replicaLink: replicas > 1 ? productLink(plan, [[replicas, dpStride * Math.max(1, shard / cp)]]) : NO_LINK,
-    edpLink: m.moe && edp > 1 ? axisLink(plan, 'dp', edp) : NO_LINK,
+    // The expert-data-parallel group holds the ranks with the same expert shard: EP (and expert TP) sit inside it, so
+    // its members are ep · etp ranks apart (Megatron's expert rank order tp-ep-dp-pp with tp = expert TP,
+    // parallel_state.py; torchtitan's efsdp outside dp_shard_in_ep × cp × tp).
+    edpLink: m.moe && edp > 1 ? productLink(plan, [[edp, deg(par.ep) * deg(par.etp)]]) : NO_LINK,
   };
 }
