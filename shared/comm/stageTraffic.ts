@@ -36,6 +36,13 @@ export interface StageTraffic {
   readonly rsLayerSeconds: number;
   readonly edpBytes: number;
   readonly edpSeconds: number;
+  /**
+   * The routed experts' own FSDP groups under expert parallelism outside Megatron (torchtitan's expert mesh, Axolotl's
+   * dp_shard): bytes of one all-gather and one reduce-scatter over the expert shard group, each already counted in
+   * agSeconds / agLayerSeconds and rsSeconds / rsLayerSeconds, which the dense groups' schedule times (0 when absent).
+   */
+  readonly expertAgBytes: number;
+  readonly expertRsBytes: number;
   readonly hsdpBytes: number;
   readonly hsdpSeconds: number;
   /** One layer's share of the HSDP replica all-reduce as its own collective, seconds (FSDP's per-group reduce). */
@@ -58,27 +65,39 @@ export function firstBucketFraction(plan: Plan, stageParamCount: number): number
 
 /**
  * Step-level traffic of one stage (Rajbhandari et al. 2020 §7; Zhao et al. 2023 FSDP; Ren et al. 2021 ZeRO-Offload):
- * DP gradient all-reduce (stage 0) or reduce-scatter (ZeRO ≥ 1), the ZeRO parameter all-gather, the expert-DP and HSDP
- * replica all-reduces and the PCIe offload copies, each as bytes per occurrence and seconds of one occurrence.
+ * DP gradient all-reduce (stage 0) or reduce-scatter (ZeRO ≥ 1), the ZeRO parameter all-gather, the experts' own FSDP
+ * gathers and reduce-scatters, the expert-DP and HSDP replica all-reduces and the PCIe offload copies, each as bytes per
+ * occurrence and seconds of one occurrence.
  */
 export function stageTraffic(plan: Plan, stage: number, l: LayoutLinks, sp: StageParams): StageTraffic {
   const sh = plan.parallel.sharding;
   const tr = plan.training;
+  const zero = sh.stage;
+  // Where the routed experts' traffic goes. Megatron (and DeepSpeed-MoE with EP) reduce them over the expert-DP group
+  // once per step. Elsewhere, without EP, they are weights like any other of the FSDP, ZeRO or DDP group (FSDP wraps
+  // them in their block, ZeRO partitions them); with EP under FSDP they are FSDP units of their own over the expert
+  // shard group (torchtitan's expert mesh, Axolotl's dp_shard), gathered and reduced layer by layer with the block.
+  const ownEngine = plan.engine !== 'megatron';
+  const noEp = !(plan.parallel.ep > 1);
+  const fold = ownEngine && noEp ? sp.expert : 0;
+  const expertFsdp = ownEngine && !noEp && (sh.style === 'fsdp' || sh.style === 'fsdp2') && zero >= 1 && l.edp > 1 && sp.expert > 0;
   // Gradients exist for trainable parameters only (LoRA: the adapters); ZeRO-3 still gathers every parameter.
-  const gradDense = plan.lora ? sp.trainable : sp.dense;
-  const gradExpert = plan.lora ? 0 : sp.expert;
+  const denseParams = sp.dense + fold;
+  const gradDense = plan.lora ? sp.trainable : denseParams;
+  const gradExpert = plan.lora || fold > 0 ? 0 : sp.expert;
   const gB = dtypeBytes(tr.gradDtype);
   const pB = V.paramCommBytes(tr.precision, tr.fp8?.paramGather);
-  const zero = sh.stage;
   const dense = l.dpSize > 1 && l.shardLink.size > 1 ? l.shardLink : undefined;
   const dpBytes = dense && zero === 0 ? V.dpGradAllReduceBytes(gradDense, gB) : 0;
   const rsBytes = dense && zero >= 1 ? V.zeroGradReduceScatterBytes(gradDense, gB) : 0;
   // BF16_Optimizer (DeepSpeed without ZeRO in bf16) all-reduces the gradients, then all-gathers the updated weights.
   const bf16Opt = deepspeedBf16Optimizer(plan);
-  const agBytes = dense && (zero >= 1 || bf16Opt) ? V.zeroParamAllGatherBytes(zero <= 2 ? gradDense : sp.dense, pB) : 0;
-  const hasEdp = gradExpert > 0 && l.edp > 1;
+  const agBytes = dense && (zero >= 1 || bf16Opt) ? V.zeroParamAllGatherBytes(zero <= 2 ? gradDense : denseParams, pB) : 0;
+  const expertAgBytes = dense && expertFsdp ? V.zeroParamAllGatherBytes(zero <= 2 ? gradExpert : sp.expert, pB) : 0;
+  const expertRsBytes = dense && expertFsdp ? V.zeroGradReduceScatterBytes(gradExpert, gB) : 0;
+  const hasEdp = gradExpert > 0 && l.edp > 1 && !expertFsdp;
   const edpBytes = hasEdp ? V.dpGradAllReduceBytes(gradExpert, gB) : 0;
-  const hsdpBytes = l.replicas > 1 && zero >= 1 ? V.dpGradAllReduceBytes(gradDense / l.shard, gB) : 0;
+  const hsdpBytes = l.replicas > 1 && zero >= 1 ? V.dpGradAllReduceBytes(gradDense / l.shard + (expertFsdp ? gradExpert / l.edp : 0), gB) : 0;
   const shardParams = (sp.dense + sp.expert) / (zero >= 1 ? l.shard : 1);
   const offloadOptBytes = sh.offloadOptimizer !== 'none' ? V.optimizerOffloadBytes(shardParams, gB) : 0;
   const offloadParamBytes = sh.offloadParams !== 'none' ? V.paramOffloadBytesPerMicrobatch(shardParams, pB) : 0;
@@ -86,18 +105,22 @@ export function stageTraffic(plan: Plan, stage: number, l: LayoutLinks, sp: Stag
   // FSDP2 copies every gathered parameter out of the all-gather buffer and every gradient into the reduce-scatter buffer.
   const fsdp2 = dense !== undefined && sh.style === 'fsdp2';
   const gathers = fsdp2 && zero >= 3 ? V.zero3AllGathersPerMicrobatch(sh.reshardAfterForward) : 0;
-  const copyOut = gathers > 0 ? V.fsdp2CopyOutBytes(sp.dense, pB) : 0;
-  const copyIn = fsdp2 && zero >= 2 ? V.fsdp2ReduceCopyInBytes(gradDense, V.paramCommBytes(tr.precision), gB) : 0;
+  const gathered = denseParams + (expertFsdp ? sp.expert : 0);
+  const copyOut = gathers > 0 ? V.fsdp2CopyOutBytes(gathered, pB) : 0;
+  const copyIn = fsdp2 && zero >= 2 ? V.fsdp2ReduceCopyInBytes(gradDense + (expertFsdp ? gradExpert : 0), V.paramCommBytes(tr.precision), gB) : 0;
+  // The experts' gathers and reduce-scatters run on the same streams as the dense groups', one after the other.
+  const ex = (kind: 'all-gather' | 'reduce-scatter', bytes: number) => (bytes > 0 ? linkSeconds(kind, bytes, l.edpLink) : 0);
   return {
     gradDtype: tr.gradDtype, precision: tr.precision, params: sp,
     hasDense: dense !== undefined, hasEdp,
     layers, firstBucket: firstBucketFraction(plan, sp.dense + sp.expert),
     dpBytes, dpSeconds: dense && zero === 0 ? linkSeconds('all-reduce', dpBytes, dense) : 0,
-    rsBytes, rsSeconds: dense && zero >= 1 ? linkSeconds('reduce-scatter', rsBytes, dense) : 0,
-    agBytes, agSeconds: agBytes > 0 ? linkSeconds('all-gather', agBytes, dense!) : 0,
-    agLayerSeconds: dense && zero >= 1 ? linkSeconds('all-gather', agBytes / layers, dense) : 0,
-    rsLayerSeconds: dense && zero >= 2 ? linkSeconds('reduce-scatter', rsBytes / layers, dense) : 0,
+    rsBytes, rsSeconds: dense && zero >= 1 ? linkSeconds('reduce-scatter', rsBytes, dense) + ex('reduce-scatter', expertRsBytes) : 0,
+    agBytes, agSeconds: agBytes > 0 ? linkSeconds('all-gather', agBytes, dense!) + ex('all-gather', expertAgBytes) : 0,
+    agLayerSeconds: dense && zero >= 1 ? linkSeconds('all-gather', agBytes / layers, dense) + ex('all-gather', expertAgBytes / layers) : 0,
+    rsLayerSeconds: dense && zero >= 2 ? linkSeconds('reduce-scatter', rsBytes / layers, dense) + ex('reduce-scatter', expertRsBytes / layers) : 0,
     edpBytes, edpSeconds: hasEdp ? linkSeconds('all-reduce', edpBytes, l.edpLink) : 0,
+    expertAgBytes, expertRsBytes,
     hsdpBytes, hsdpSeconds: l.replicas > 1 && zero >= 1 ? linkSeconds('all-reduce', hsdpBytes, l.replicaLink) : 0,
     hsdpLayerSeconds: l.replicas > 1 && zero >= 1 ? linkSeconds('all-reduce', hsdpBytes / layers, l.replicaLink) : 0,
     offloadOptBytes, offloadOptSeconds: sh.offloadOptimizer !== 'none' ? linkSeconds('send-recv', offloadOptBytes, l.pcieLink) : 0,

@@ -13,6 +13,7 @@ import { layoutProblems, timeAssumptionWarnings } from '../time/problems';
 import { chunksPerStage, microbatchesPerStep, peakFlops, posInt } from '../time/shape';
 import { allStageTimings, type StageTiming } from '../time/stage';
 import { stageMicrobatchSeconds } from '../time/stepTime';
+import { syncSchedule } from '../time/syncSchedule';
 import { gradientsReady } from './gradientSync';
 import { addBlock, type Lane } from './lane';
 import { planOps, runPipeline, type DrawWindow } from './run';
@@ -20,7 +21,9 @@ import type { Op } from './schedule';
 import type { MemoryPoint, Simulation, StageTimeline } from './types';
 
 /** Collectives that make up the gradient sync after the last backward. */
-const GRAD_SYNC: ReadonlySet<string> = new Set(['dp-grad-allreduce', 'edp-grad-allreduce', 'hsdp-replicate-allreduce', 'zero-grad-reduce-scatter']);
+const GRAD_SYNC: ReadonlySet<string> = new Set(['dp-grad-allreduce', 'edp-grad-allreduce', 'hsdp-replicate-allreduce']);
+/** Reduce-scatters that are part of the step-end sync only when the engine reduces once per step (syncSchedule). */
+const REDUCE_SCATTERS: ReadonlySet<string> = new Set(['zero-grad-reduce-scatter', 'expert-fsdp-reduce-scatter']);
 
 /** Simulation with no timeline, for layouts that cannot run. */
 function failed(plan: Plan, problems: Simulation['problems']): Simulation {
@@ -104,7 +107,10 @@ export function simulateStep(plan: Plan, cache: TimeCache = new TimeCache()): Si
   const world = posInt(plan.parallel.dp) * posInt(plan.parallel.tp) * p * posInt(plan.parallel.cp);
   const peak = peakFlops(plan);
   // Gradient-sync collectives carry the exposure this simulation found (their share of the sync that outlasted compute).
-  const collectives = st.flatMap((T) => T.comm.collectives.map((c) => (GRAD_SYNC.has(c.id) && !(c.id === 'zero-grad-reduce-scatter' && c.countPerStep > 1)
+  // A reduce-scatter FSDP issues in every micro-batch keeps its own exposure (in the backward passes), even with one.
+  const rsAtEnd = !syncSchedule(plan, p, { dpSeconds: 0, hsdpLayerSeconds: 0 }).reduceEveryMicrobatch;
+  const atStepEnd = (id: string, count: number) => GRAD_SYNC.has(id) || (REDUCE_SCATTERS.has(id) && rsAtEnd && count <= 1);
+  const collectives = st.flatMap((T) => T.comm.collectives.map((c) => (atStepEnd(c.id, c.countPerStep)
     ? { ...c, exposedSeconds: T.gradSync > 0 ? Math.min(c.seconds, (syncExposed[T.stage] * c.seconds) / T.gradSync) : 0 } : c)));
   return {
     ok: true, schedule: sched, pp: p, vpp: v, microbatches: m, stepSeconds: step,

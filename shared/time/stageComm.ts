@@ -309,12 +309,19 @@ export function stageComm(
   const gathersPerStep = sched.gatherOncePerStep ? 1 : m;
   const gradExposed = gradSyncExposed(gradSync, window + cooldown, cache.params.overlapCost);
   const collectives: Collective[] = [];
+  const secs = entries.map((e) => e.seconds ?? linkSeconds(e.kind, e.bytes, e.link) * e.count);
+  // The dense and expert FSDP groups share one exposure of each kind, in proportion to their seconds.
+  const share = (x: Exposure, i: number) => {
+    let sum = 0;
+    for (let j = 0; j < entries.length; j++) if (kinds[j] === x) sum += secs[j];
+    return sum > 0 ? secs[i] / sum : 1;
+  };
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i];
     const x = kinds[i];
-    const s = e.seconds ?? linkSeconds(e.kind, e.bytes, e.link) * e.count;
+    const s = secs[i];
     const exposed = x === 'grad' ? (gradSync > 0 ? (gradExposed * s) / gradSync : 0)
-      : x === 'post' ? (e.overlapped ? cache.params.overlapCost * s : s) : x === 'zero3' ? agExp * gathersPerStep : x === 'rs' ? rsExp * m : x === 'hsdp' ? hsdpExp * m : x === 'dp' ? dpExp * m
+      : x === 'post' ? (e.overlapped ? cache.params.overlapCost * s : s) : x === 'zero3' ? agExp * gathersPerStep * share(x, i) : x === 'rs' ? rsExp * m * share(x, i) : x === 'hsdp' ? hsdpExp * m : x === 'dp' ? dpExp * m
         : x === 'offload-params' ? offExp : e.id === 'pp-send-recv' ? (deepspeedPipeline(plan) ? s : (pipelineHops(p, ctx.v) * p2p) / p) : e.exposed;
     collectives.push(collective({ ...e, exposed }));
   }

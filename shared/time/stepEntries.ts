@@ -72,6 +72,7 @@ export function stepEntries(plan: Plan, stage: number, ctx: TimeContext, k: Stag
           : 'Rajbhandari et al. 2020 §7.2.2; Zhao et al. 2023 (PyTorch FSDP); Llama 3 §3.3.2' }, 'zero3');
     }
   }
+  if (k.hasDense && zero >= 1 && k.expertRsBytes > 0) expertFsdpEntries(plan, stage, ctx, k, links, entries, kinds, sched);
   if (k.hasEdp) {
     addEntry(entries, kinds, { id: 'edp-grad-allreduce', label: 'Expert-DP gradient all-reduce', kind: 'all-reduce', group: 'dp', link: links.edpLink, stage, bytes: k.edpBytes, count: 1,
       overlapped: overlap, exposed: 0, formula: '2(N_edp−1)/N_edp · Ψ_experts · B_grad, N_edp = d·cp·t/(ep·etp)', citation: 'Megatron-LM expert data parallelism' }, 'grad');
@@ -113,6 +114,32 @@ export function stepEntries(plan: Plan, stage: number, ctx: TimeContext, k: Stag
         citation: 'DeepSpeed deepspeed/runtime/pipe/engine.py (pipe_partitioned, grad_partitioned)' }, 'pp');
     }
   }
+}
+
+/**
+ * The routed experts' own FSDP groups under expert parallelism (torchtitan's expert mesh, Axolotl's dp_shard): their
+ * reduce-scatter and gather over the expert shard group, scheduled as the dense groups' (the same kinds of exposure,
+ * shared in proportion to seconds).
+ */
+function expertFsdpEntries(plan: Plan, stage: number, ctx: TimeContext, k: StageTraffic, links: LayoutLinks, entries: Entry[], kinds: Exposure[], sched: SyncSchedule): void {
+  const sh = plan.parallel.sharding;
+  const m = ctx.m;
+  const perMb = sched.reduceEveryMicrobatch;
+  const cite = 'torchtitan parallelize.py (experts fully_shard on the expert mesh); Axolotl expert_parallel plugin.py fully_shard_experts';
+  const n = 'N_e = d·cp·t/(ep·etp)';
+  addEntry(entries, kinds, { id: 'expert-fsdp-reduce-scatter', label: 'Expert FSDP gradient reduce-scatter', kind: 'reduce-scatter', group: 'dp', link: links.edpLink, stage,
+    bytes: k.expertRsBytes, count: perMb ? m : 1, overlapped: sh.overlapComm && !sched.pipelined, exposed: 0,
+    formula: `(N_e−1)/N_e · Ψ_experts · B_grad${perMb ? ' per micro-batch' : ' per step'}, ${n}`, citation: cite }, perMb ? 'rs' : 'grad');
+  if (sh.stage <= 2) {
+    addEntry(entries, kinds, { id: 'expert-fsdp-all-gather', label: 'Expert FSDP parameter all-gather after the step', kind: 'all-gather', group: 'dp', link: links.edpLink, stage,
+      bytes: k.expertAgBytes, count: 1, overlapped: false, exposed: 0, formula: `(N_e−1)/N_e · Ψ_experts · B_param once per step, ${n}`, citation: cite }, 'post');
+    return;
+  }
+  const gathers = V.zero3AllGathersPerMicrobatch(sh.reshardAfterForward);
+  const once = sched.gatherOncePerStep;
+  addEntry(entries, kinds, { id: 'expert-fsdp-all-gather', label: 'Expert FSDP parameter all-gather', kind: 'all-gather', group: 'dp', link: links.edpLink, stage,
+    bytes: k.expertAgBytes, count: once ? 1 : gathers * m, overlapped: sh.overlapComm, exposed: 0,
+    formula: `(N_e−1)/N_e · Ψ_experts · B_param, ${once ? 'once per step' : gathers === 2 ? 'forward and backward per micro-batch' : 'forward per micro-batch'}, ${n}`, citation: cite }, 'zero3');
 }
 
 /** Appends an entry and how its exposure is computed. */

@@ -12,6 +12,10 @@ import { layoutLinks } from '../../../shared/comm/layout';
 import { findGpu } from '../../../shared/hardware/gpus';
 import type { GpuSpec, ModelSpec } from '../../../shared/plan/types';
 import { gpt, plan } from '../sim/fixtures';
+import { initFormats, parseConfig } from '../../../formats/index';
+import { resolvePlan } from '../../../shared/plan/resolve';
+import { TimeCache } from '../../../shared/time/cache';
+import { stageComm } from '../../../shared/time/stageComm';
 
 const H100 = findGpu('h100-sxm') as GpuSpec;
 const moe: ModelSpec = {
@@ -47,5 +51,52 @@ describe('the expert-data-parallel group', () => {
     const l = layout(4, 32, 2, 2);
     assert.equal(l.edp, 8);
     assert.equal(l.edpLink.perNode, 1);
+  });
+});
+
+/**
+ * Outside Megatron the experts are weights of the FSDP or ZeRO group: without EP, FSDP wraps them in their block and
+ * gathers and reduce-scatters them with it (torch fully_shard; DeepSpeed ZeRO-3 partitions every parameter); with EP
+ * under FSDP they are FSDP units of their own over the expert shard group (torchtitan's expert mesh, Axolotl's
+ * dp_shard), with no separate expert all-reduce. Expected sizes from first principles on Qwen3-30B-A3B (experts
+ * 48·128·3·2048·768, everything else 1,541,093,376 weights): one gather is Ψ·2 bytes (bf16 param_dtype), one
+ * reduce-scatter Ψ·B_grad.
+ */
+describe('experts in FSDP groups (transformers models under Axolotl)', () => {
+  const EXPERTS = 48 * 128 * 3 * 2048 * 768;
+  const REST = 1541093376;
+  const head = 'base_model: Qwen/Qwen3-30B-A3B-Instruct-2507\nsequence_len: 2048\nmicro_batch_size: 1\ngradient_accumulation_steps: 1\nbf16: true\ngradient_checkpointing: true\nflash_attention: true\n'
+    + 'fsdp_config:\n  fsdp_version: 2\n  reshard_after_forward: true\n';
+  const traffic = async (text: string, settings: Record<string, unknown>) => {
+    await initFormats();
+    const plan = resolvePlan(parseConfig('file:///ws/ax.yaml', text), [], { settings }).plan!;
+    const cache = new TimeCache();
+    return { plan, k: cache.stageTraffic(plan, 0), ids: stageComm(plan, 0, cache).collectives.map((c) => c.id) };
+  };
+
+  test('without EP: one FSDP group gathers every weight, experts included; no expert-DP all-reduce', async () => {
+    const { plan, k, ids } = await traffic(`${head}dp_shard_size: 8\n`, { gpu: 'h200', worldSize: 8 });
+    const gB = plan.training.gradDtype === 'fp32' ? 4 : 2;
+    assert.equal(k.agBytes, (EXPERTS + REST) * 2);
+    assert.equal(k.rsBytes, (EXPERTS + REST) * gB);
+    assert.equal(k.hasEdp, false);
+    assert.ok(!ids.includes('edp-grad-allreduce'));
+  });
+
+  test('Axolotl EP 2 × dp_shard 2: the experts\' own gathers and reduce-scatters over dp_shard, E/ep of them', async () => {
+    const { plan, k, ids } = await traffic(`${head}plugins:\n  - axolotl.integrations.expert_parallel.ExpertParallelPlugin\nexpert_parallel_size: 2\ndp_shard_size: 2\n`, { gpu: 'h200' });
+    const gB = plan.training.gradDtype === 'fp32' ? 4 : 2;
+    assert.equal(k.agBytes, REST * 2);
+    assert.equal(k.expertAgBytes, (EXPERTS / 2) * 2);
+    assert.equal(k.expertRsBytes, (EXPERTS / 2) * gB);
+    assert.equal(k.hasEdp, false);
+    assert.deepEqual(ids.filter((x) => x.startsWith('expert-fsdp') || x === 'edp-grad-allreduce').sort(), ['expert-fsdp-all-gather', 'expert-fsdp-reduce-scatter']);
+  });
+
+  test('Megatron keeps its expert-DP gradient all-reduce', () => {
+    const p = plan({ engine: 'megatron', model: moe, parallel: { dp: 32, ep: 8, sharding: { style: 'megatron-distopt' } }, cluster: { gpu: H100, gpusPerNode: 8, nodes: 4 } });
+    const cache = new TimeCache();
+    assert.equal(cache.stageTraffic(p, 0).hasEdp, true);
+    assert.ok(stageComm(p, 0, cache).collectives.some((c) => c.id === 'edp-grad-allreduce'));
   });
 });
