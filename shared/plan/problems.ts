@@ -11,8 +11,14 @@ const SAME_AS: Readonly<Record<string, string>> = {
   'ep-without-moe': 'ep-assumed-dense-model',
 };
 
+/**
+ * Codes raised by both the resolver and the core's validation about overlapping inputs in different words (the world
+ * size against DP·TP·PP·CP): one finding, the first wins.
+ */
+const ONE_PER_CODE: ReadonlySet<string> = new Set(['world-size-mismatch']);
+
 /** Identity of a finding: its code and the inputs it is about. */
-const keyOf = (p: Problem) => `${p.code}\u0000${[...p.paths].sort().join(',')}`;
+const keyOf = (p: Problem) => (ONE_PER_CODE.has(p.code) ? p.code : `${p.code}\u0000${[...p.paths].sort().join(',')}`);
 
 /**
  * Problems of several sources in order, each finding once: the first of the same code about the same inputs wins,

@@ -102,7 +102,7 @@ function checkModelSplit(plan: Plan, add: Add): void {
   if (world > MAX_GPUS) add('value-absurd', 'error', `A world of ${world} GPUs is beyond any real cluster (> ${MAX_GPUS}); check the GPU count.`, 'cluster.worldSize', 'cluster.gpusPerNode', 'cluster.nodes');
   const product = p.dp * p.tp * p.pp * p.cp;
   if (world !== product) {
-    add('world-size-mismatch', 'error', `World size ${world} (${plan.cluster.nodes} nodes × ${plan.cluster.gpusPerNode}) ≠ DP·TP·PP·CP = ${p.dp}·${p.tp}·${p.pp}·${p.cp} = ${product}.`, 'parallel.dp', 'cluster.nodes');
+    add('world-size-mismatch', 'error', `World size ${world} (${plan.cluster.nodes} node${plan.cluster.nodes === 1 ? '' : 's'} × ${plan.cluster.gpusPerNode}) ≠ DP·TP·PP·CP = ${p.dp}·${p.tp}·${p.pp}·${p.cp} = ${product}.`, 'parallel.dp', 'cluster.nodes');
   }
 }
 
