@@ -14,6 +14,8 @@ export interface StageParams {
   readonly expert: number;
   /** Largest single layer of one rank (ZeRO-3/FSDP gathers one layer at a time). */
   readonly largestLayer: number;
+  /** The part of `dense` in the stage's layers (without the embedding, positions, final norm and head). */
+  readonly layerDense: number;
   /** Parameters that receive gradients: dense + expert, or the LoRA adapters of the stage's layers (and a module trained in full). */
   readonly trainable: number;
 }
@@ -52,6 +54,7 @@ export function stageParams(plan: Plan, stage: number): StageParams {
   const denseLayer = r.attn + r.denseMlp;
   const moeDense = r.attn + r.moeDense;
   let dense = (n - nMoe) * denseLayer + nMoe * moeDense;
+  const layerDense = dense;
   const expert = nMoe * r.expert;
   let largest = Math.max(n - nMoe > 0 ? denseLayer : 0, nMoe > 0 ? moeDense + r.expert : 0);
   const emb = r.embed + r.positions;
@@ -63,5 +66,5 @@ export function stageParams(plan: Plan, stage: number): StageParams {
   // LoRA: the adapters, and the embedding or head where it trains them in full (PEFT modules_to_save).
   const full = (stage === 0 && loraTrainsEmbedding(m, plan.lora) ? r.embed : 0) + (stage === p - 1 && loraTrainsHead(m, plan.lora) ? r.head : 0);
   const trainable = plan.lora ? loraLayerParams(m, plan.lora) * n + full : dense + expert;
-  return { dense, expert, largestLayer: largest, trainable };
+  return { dense, expert, largestLayer: largest, layerDense, trainable };
 }

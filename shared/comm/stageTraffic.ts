@@ -92,21 +92,29 @@ export function stageTraffic(plan: Plan, stage: number, l: LayoutLinks, sp: Stag
   const rsBytes = dense && zero >= 1 ? V.zeroGradReduceScatterBytes(gradDense, gB) : 0;
   // BF16_Optimizer (DeepSpeed without ZeRO in bf16) all-reduces the gradients, then all-gathers the updated weights.
   const bf16Opt = deepspeedBf16Optimizer(plan);
-  const agBytes = dense && (zero >= 1 || bf16Opt) ? V.zeroParamAllGatherBytes(zero <= 2 ? gradDense : denseParams, pB) : 0;
+  // A quantized LoRA base (QLoRA's NF4, 8-bit) is gathered in its storage: the layers' linear weights at the base
+  // dtype's bytes (bitsandbytes' quant_storage packs them into 16-bit elements FSDP shards and gathers; the experts
+  // too, as the memory model counts them), the embedding and head at the parameter dtype's.
+  const baseB = plan.lora ? dtypeBytes(plan.lora.baseDtype) : pB;
+  const quantized = sp.layerDense + fold;
+  const gatherB = baseB < pB && denseParams > 0 ? (quantized * baseB + (denseParams - quantized) * pB) / denseParams : pB;
+  const agBytes = dense && (zero >= 1 || bf16Opt) ? (zero <= 2 ? V.zeroParamAllGatherBytes(gradDense, pB) : V.zeroParamAllGatherBytes(denseParams, gatherB)) : 0;
   const expertAgBytes = dense && expertFsdp ? V.zeroParamAllGatherBytes(zero <= 2 ? gradExpert : sp.expert, pB) : 0;
   const expertRsBytes = dense && expertFsdp ? V.zeroGradReduceScatterBytes(gradExpert, gB) : 0;
   const hasEdp = gradExpert > 0 && l.edp > 1 && !expertFsdp;
   const edpBytes = hasEdp ? V.dpGradAllReduceBytes(gradExpert, gB) : 0;
   const hsdpBytes = l.replicas > 1 && zero >= 1 ? V.dpGradAllReduceBytes(gradDense / l.shard + (expertFsdp ? gradExpert / l.edp : 0), gB) : 0;
-  const shardParams = (sp.dense + sp.expert) / (zero >= 1 ? l.shard : 1);
-  const offloadOptBytes = sh.offloadOptimizer !== 'none' ? V.optimizerOffloadBytes(shardParams, gB) : 0;
-  const offloadParamBytes = sh.offloadParams !== 'none' ? V.paramOffloadBytesPerMicrobatch(shardParams, pB) : 0;
+  const shardOf = zero >= 1 ? l.shard : 1;
+  // The optimizer's copies move what trains (under LoRA the adapters); the parameters' fetches every weight, in the
+  // dtype it is stored in (a quantized LoRA base in its own).
+  const offloadOptBytes = sh.offloadOptimizer !== 'none' ? V.optimizerOffloadBytes((gradDense + gradExpert) / shardOf, gB) : 0;
+  const storedB = (denseParams * gatherB + (sp.expert - fold) * pB) / Math.max(1, denseParams + sp.expert - fold);
+  const offloadParamBytes = sh.offloadParams !== 'none' ? V.paramOffloadBytesPerMicrobatch((sp.dense + sp.expert) / shardOf, storedB) : 0;
   const layers = Math.max(1, stageLayerCount(plan, stage));
   // FSDP2 copies every gathered parameter out of the all-gather buffer and every gradient into the reduce-scatter buffer.
   const fsdp2 = dense !== undefined && sh.style === 'fsdp2';
   const gathers = fsdp2 && zero >= 3 ? V.zero3AllGathersPerMicrobatch(sh.reshardAfterForward) : 0;
-  const gathered = denseParams + (expertFsdp ? sp.expert : 0);
-  const copyOut = gathers > 0 ? V.fsdp2CopyOutBytes(gathered, pB) : 0;
+  const copyOut = gathers > 0 ? V.fsdp2CopyOutBytes(denseParams, gatherB) + (expertFsdp ? V.fsdp2CopyOutBytes(sp.expert, pB) : 0) : 0;
   const copyIn = fsdp2 && zero >= 2 ? V.fsdp2ReduceCopyInBytes(gradDense + (expertFsdp ? gradExpert : 0), V.paramCommBytes(tr.precision), gB) : 0;
   // The experts' gathers and reduce-scatters run on the same streams as the dense groups', one after the other.
   const ex = (kind: 'all-gather' | 'reduce-scatter', bytes: number) => (bytes > 0 ? linkSeconds(kind, bytes, l.edpLink) : 0);

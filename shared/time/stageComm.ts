@@ -193,7 +193,7 @@ export interface StageCommNumbers {
 export function newStageCommNumbers(): StageCommNumbers {
   return {
     collectives: NONE_C, gradSync: 0, gradSyncWindow: 0, gradSyncCooldown: 0, perMicrobatchForward: 0, perMicrobatchBackward: 0, postStep: 0, p2p: 0,
-    params: { dense: 0, expert: 0, largestLayer: 0, trainable: 0 }, rsExp: 0, hsdpExp: 0, dpExp: 0, agExp: 0, offExp: 0,
+    params: { dense: 0, expert: 0, largestLayer: 0, layerDense: 0, trainable: 0 }, rsExp: 0, hsdpExp: 0, dpExp: 0, agExp: 0, offExp: 0,
   };
 }
 
