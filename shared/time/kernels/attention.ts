@@ -75,10 +75,25 @@ export function fa2CausalBackwardRatio(ratio: (seq: number) => number, seq: numb
 }
 
 /**
+ * The head dim a kernel is compiled for and runs a head of `headDim` at: FlashAttention-2 rounds it up to a multiple
+ * of 32 up to 192, else 256 (flash-attention csrc/flash_attn/flash_api.cpp `head_size_rounded`, whose copy PyTorch's
+ * SDPA flash backend runs; the Triton kernels round to the next power of two, the same for the head dims models
+ * use), FlashAttention-3 to 64, 96, 128, 192 or 256 (hopper/flash_api.cpp `round_up_headdim`); cuDNN runs multiples
+ * of 8 as they are.
+ */
+export function kernelHeadDim(kernel: Exclude<AttentionImpl, 'eager'>, headDim: number): number {
+  const d = Math.max(1, Math.ceil(headDim));
+  if (kernel === 'cudnn') return Math.ceil(d / 8) * 8;
+  if (kernel === 'fa3') return [64, 96, 128, 192, 256].find((k) => d <= k) ?? d;
+  return d <= 192 ? Math.ceil(d / 32) * 32 : Math.max(256, d);
+}
+
+/**
  * Achieved fraction of the dense bf16 peak of a fused attention kernel: the curve of the GPU's architecture and
- * kernel (FA2 where the kernel has no curve there), interpolated between head dims 64 and 128; backward causal = the
- * backward full curve × the forward causal/full ratio (the paper shows backward without mask), for FlashAttention-2
- * without the forward's scheduling tail (fa2CausalBackwardRatio).
+ * kernel (FA2 where the kernel has no curve there) at the head dim the kernel runs (kernelHeadDim), interpolated
+ * between head dims 64 and 128, times the share of it the model's heads use (a head of 112 runs the 128 kernel, 7/8 of
+ * its work useful); backward causal = the backward full curve × the forward causal/full ratio (the paper shows
+ * backward without mask), for FlashAttention-2 without the forward's scheduling tail (fa2CausalBackwardRatio).
  */
 export function flashFraction(arch: string, impl: Exclude<AttentionImpl, 'eager'>, pass: 'fwd' | 'bwd', seq: number, headDim: number, causal: boolean): number {
   const byArch = A[arch] ?? A.hopper;
@@ -94,8 +109,9 @@ export function flashFraction(arch: string, impl: Exclude<AttentionImpl, 'eager'
   };
   const lo = at(64);
   const hi = at(128);
-  const f = Math.min(1, Math.max(0, (Math.log2(Math.max(64, Math.min(128, headDim))) - 6)));
-  return lo + f * (hi - lo);
+  const run = kernelHeadDim(impl, headDim);
+  const f = Math.min(1, Math.max(0, (Math.log2(Math.max(64, Math.min(128, run))) - 6)));
+  return (lo + f * (hi - lo)) * Math.min(1, headDim / run);
 }
 
 /**
