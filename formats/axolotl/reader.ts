@@ -119,6 +119,9 @@ function readAxolotlExpertParallel(s: FactSink, root: KNode, ep: number): void {
     s.diag('axolotl-ep-replicate', 'error', `Axolotl's expert-parallel plugin has no replicate axis: it requires expert_parallel_size × dp_shard_size × tensor_parallel_size × context_parallel_size to equal the world size and stops otherwise (plugin.py _resolve_ep_group). Remove dp_replicate_size, or fold it into dp_shard_size.`, repE.value.range, ['parallel.dpReplicate']);
   }
   if (tp > 1) s.diag('axolotl-ep-tp', 'error', `Axolotl's expert-parallel plugin does not run with tensor parallelism (EP × TP raises NotImplementedError); set tensor_parallel_size: 1.`, epLoc.valueRange, ['parallel.ep', 'parallel.tp']);
+  // The plugin's only backend is DeepEP (args.py expert_parallel_backend: Literal["deep_ep"]): its fused dispatch and
+  // combine kernels move the tokens.
+  s.derived('parallel.epDispatcher', 'deepep', `${EP}: expert_parallel_backend deep_ep, the only backend`, epLoc);
   // Each EP rank reads its own batch: data parallelism is ep × dp_shard (the patched dp_dim_names).
   s.derived('parallel.dp', ep * shard, `${EP}: the EP ranks are data-parallel (ep × dp_shard)`, epLoc);
   s.derived('cluster.worldSize', ep * shard * tp * cp, `${EP}: expert_parallel_size × dp_shard_size × tensor_parallel_size × context_parallel_size must equal the world size`, epLoc);

@@ -37,6 +37,8 @@ describe('Axolotl expert parallelism', () => {
     assert.equal(f['cluster.worldSize']?.source.kind, 'derived');
     assert.equal(f['parallel.dp']?.value, 4);
     assert.equal(f['parallel.ep']?.value, 2);
+    // DeepEP is the plugin's only backend (args.py expert_parallel_backend: Literal["deep_ep"]).
+    assert.equal(f['parallel.epDispatcher']?.value, 'deepep');
     assert.equal(f['parallel.sharding.shardGroupSize']?.value, 4);
     assert.deepEqual(f['parallel.sharding.shardGroupSize']?.source.range, valueRange(text, 'dp_shard_size'));
   });
