@@ -98,8 +98,9 @@ export function stageTraffic(plan: Plan, stage: number, l: LayoutLinks, sp: Stag
   const baseB = plan.lora ? dtypeBytes(plan.lora.baseDtype) : pB;
   const quantized = sp.layerDense + fold;
   const gatherB = baseB < pB && denseParams > 0 ? (quantized * baseB + (denseParams - quantized) * pB) / denseParams : pB;
-  const agBytes = dense && (zero >= 1 || bf16Opt) ? (zero <= 2 ? V.zeroParamAllGatherBytes(gradDense, pB) : V.zeroParamAllGatherBytes(denseParams, gatherB)) : 0;
-  const expertAgBytes = dense && expertFsdp ? V.zeroParamAllGatherBytes(zero <= 2 ? gradExpert : sp.expert, pB) : 0;
+  const gz = V.gatherStage(sh.style, zero);
+  const agBytes = dense && (zero >= 1 || bf16Opt) ? (gz <= 2 ? V.zeroParamAllGatherBytes(gradDense, pB) : V.zeroParamAllGatherBytes(denseParams, gatherB)) : 0;
+  const expertAgBytes = dense && expertFsdp ? V.zeroParamAllGatherBytes(gz <= 2 ? gradExpert : sp.expert, pB) : 0;
   const expertRsBytes = dense && expertFsdp ? V.zeroGradReduceScatterBytes(gradExpert, gB) : 0;
   const hasEdp = gradExpert > 0 && l.edp > 1 && !expertFsdp;
   const edpBytes = hasEdp ? V.dpGradAllReduceBytes(gradExpert, gB) : 0;
@@ -113,7 +114,7 @@ export function stageTraffic(plan: Plan, stage: number, l: LayoutLinks, sp: Stag
   const layers = Math.max(1, stageLayerCount(plan, stage));
   // FSDP2 copies every gathered parameter out of the all-gather buffer and every gradient into the reduce-scatter buffer.
   const fsdp2 = dense !== undefined && sh.style === 'fsdp2';
-  const gathers = fsdp2 && zero >= 3 ? V.zero3AllGathersPerMicrobatch(sh.reshardAfterForward) : 0;
+  const gathers = fsdp2 && gz >= 3 ? V.zero3AllGathersPerMicrobatch(V.gatherReshards(sh.style, zero, sh.reshardAfterForward)) : 0;
   const copyOut = gathers > 0 ? V.fsdp2CopyOutBytes(denseParams, gatherB) + (expertFsdp ? V.fsdp2CopyOutBytes(sp.expert, pB) : 0) : 0;
   const copyIn = fsdp2 && zero >= 2 ? V.fsdp2ReduceCopyInBytes(gradDense + (expertFsdp ? gradExpert : 0), V.paramCommBytes(tr.precision), gB) : 0;
   // The experts' gathers and reduce-scatters run on the same streams as the dense groups', one after the other.

@@ -27,6 +27,21 @@ export function zero3AllGathersPerMicrobatch(reshardAfterForward: boolean): numb
 }
 
 /**
+ * The ZeRO stage a plan gathers its parameters at: FSDP at stage 2 (SHARD_GRAD_OP, FSDP2 reshard_after_forward=False)
+ * shards the parameters and gathers them in every forward, keeping them for the backward, as ZeRO-3 without
+ * resharding does (torch FSDP ShardingStrategy.SHARD_GRAD_OP; fully_shard's reshard_after_forward); DeepSpeed's and
+ * Megatron's stage 2 keep whole parameters and gather the updated ones after the step.
+ */
+export function gatherStage(style: string, stage: number): number {
+  return (style === 'fsdp' || style === 'fsdp2') && stage === 2 ? 3 : stage;
+}
+
+/** Whether the gathered parameters are freed after the forward (so gathered again for the backward): never at FSDP stage 2. */
+export function gatherReshards(style: string, stage: number, reshardAfterForward: boolean): boolean {
+  return gatherStage(style, stage) !== stage ? false : reshardAfterForward;
+}
+
+/**
  * Whether ZeRO-2/3 and FSDP reduce-scatter the gradients in every micro-batch of a step. They do, except where every
  * micro-batch but the last runs under FSDP's `no_sync` (FSDP1 `FullyShardedDataParallel.no_sync`, FSDP2
  * `set_requires_gradient_sync(False)`; the Hugging Face Trainer and Accelerate's `accumulate`): the gradients then stay

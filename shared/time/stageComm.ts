@@ -232,7 +232,7 @@ export function stageCommInto(plan: Plan, stage: number, ctx: TimeContext, w: Mi
       perB += rsExp + hsdpExp;
     } else gradSync += k.rsSeconds; // ZeRO-1, FSDP under no_sync or a pipelined FSDP2 stage: once per step.
     const agOne = k.agSeconds;
-    if (zero <= 2) {
+    if (V.gatherStage(sh.style, zero) <= 2) {
       // Megatron's --overlap-param-gather hides the gather behind the next step's forward; it still costs overlapCost.
       postStep += sh.style === 'megatron-distopt' && overlap ? exposedBehind(agOne, w.forward * m, true, cost) : agOne;
     } else if (sched.gatherOncePerStep) {
@@ -241,7 +241,7 @@ export function stageCommInto(plan: Plan, stage: number, ctx: TimeContext, w: Mi
       postStep += agExp;
     } else {
       const agF = perLayerExposed(k.agLayerSeconds, k.layers, w.forward, overlap, cost);
-      const agB = V.zero3AllGathersPerMicrobatch(sh.reshardAfterForward) === 2 ? perLayerExposed(k.agLayerSeconds, k.layers, w.backward, overlap, cost) : 0;
+      const agB = V.zero3AllGathersPerMicrobatch(V.gatherReshards(sh.style, zero, sh.reshardAfterForward)) === 2 ? perLayerExposed(k.agLayerSeconds, k.layers, w.backward, overlap, cost) : 0;
       perF += agF;
       perB += agB;
       agExp = agF + agB;

@@ -55,13 +55,13 @@ export function stepEntries(plan: Plan, stage: number, ctx: TimeContext, k: Stag
       formula: '(N−1)/N · Ψ_stage · B_grad' + (perMb ? ' per micro-batch' : zero >= 2 ? once : ' per step'),
       citation: pipelined ? `${cite}; torch/distributed/pipelining/stage.py backward_maybe_with_nosync`
         : zero >= 2 && !perMb ? `${cite}; torch FSDP no_sync / set_requires_gradient_sync` : cite }, perMb ? 'rs' : 'grad');
-    if (zero <= 2) {
+    if (V.gatherStage(sh.style, zero) <= 2) {
       const hidden = sh.style === 'megatron-distopt' && overlap;
       addEntry(entries, kinds, { id: 'zero-param-all-gather', label: 'ZeRO parameter all-gather after the step', kind: 'all-gather', group: 'dp',
         link: dense, stage, bytes: k.agBytes, count: 1, overlapped: hidden, exposed: 0,
         formula: '(N−1)/N · Ψ_stage · B_param once per step (ZeRO-1/2: 2Ψ with the reduce-scatter)', citation: cite }, 'post');
     } else {
-      const gathers = V.zero3AllGathersPerMicrobatch(sh.reshardAfterForward);
+      const gathers = V.zero3AllGathersPerMicrobatch(V.gatherReshards(sh.style, zero, sh.reshardAfterForward));
       const once = sched.gatherOncePerStep;
       addEntry(entries, kinds, { id: 'zero3-param-all-gather', label: 'ZeRO-3/FSDP parameter all-gather', kind: 'all-gather', group: 'dp', link: dense,
         stage, bytes: k.agBytes, count: once ? 1 : gathers * m, overlapped: overlap, exposed: 0,
@@ -130,12 +130,12 @@ function expertFsdpEntries(plan: Plan, stage: number, ctx: TimeContext, k: Stage
   addEntry(entries, kinds, { id: 'expert-fsdp-reduce-scatter', label: 'Expert FSDP gradient reduce-scatter', kind: 'reduce-scatter', group: 'dp', link: links.edpLink, stage,
     bytes: k.expertRsBytes, count: perMb ? m : 1, overlapped: sh.overlapComm && !sched.pipelined, exposed: 0,
     formula: `(N_e−1)/N_e · Ψ_experts · B_grad${perMb ? ' per micro-batch' : ' per step'}, ${n}`, citation: cite }, perMb ? 'rs' : 'grad');
-  if (sh.stage <= 2) {
+  if (V.gatherStage(sh.style, sh.stage) <= 2) {
     addEntry(entries, kinds, { id: 'expert-fsdp-all-gather', label: 'Expert FSDP parameter all-gather after the step', kind: 'all-gather', group: 'dp', link: links.edpLink, stage,
       bytes: k.expertAgBytes, count: 1, overlapped: false, exposed: 0, formula: `(N_e−1)/N_e · Ψ_experts · B_param once per step, ${n}`, citation: cite }, 'post');
     return;
   }
-  const gathers = V.zero3AllGathersPerMicrobatch(sh.reshardAfterForward);
+  const gathers = V.zero3AllGathersPerMicrobatch(V.gatherReshards(sh.style, sh.stage, sh.reshardAfterForward));
   const once = sched.gatherOncePerStep;
   addEntry(entries, kinds, { id: 'expert-fsdp-all-gather', label: 'Expert FSDP parameter all-gather', kind: 'all-gather', group: 'dp', link: links.edpLink, stage,
     bytes: k.expertAgBytes, count: once ? 1 : gathers * m, overlapped: sh.overlapComm, exposed: 0,

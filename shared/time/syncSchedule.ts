@@ -33,6 +33,6 @@ export function syncSchedule(plan: Plan, pp: number, k: Pick<StageTraffic, 'dpSe
     reduceEveryMicrobatch,
     hybridEveryMicrobatch: reduceEveryMicrobatch && k.hsdpLayerSeconds > 0 && (sh.style === 'fsdp' || sh.style === 'fsdp2'),
     replicaEveryMicrobatch: k.dpSeconds > 0 && pp === 1 && V.replicaReduceEveryMicrobatch(sh.style, zero, sync),
-    gatherOncePerStep: pipelined && zero >= 3 && !sh.reshardAfterForward,
+    gatherOncePerStep: pipelined && V.gatherStage(sh.style, zero) >= 3 && !V.gatherReshards(sh.style, zero, sh.reshardAfterForward),
   };
 }
