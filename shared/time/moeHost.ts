@@ -26,16 +26,17 @@
  *   for the offsets, no copy to the host); transformers 4's loop over the experts, and `experts_implementation`
  *   "eager", sync once per expert and are told so (shared/time/problems.ts); a file that sets `eager` or
  *   `batched_mm` gets a warning that its experts are timed as grouped GEMMs ('hf-loop').
- * Other engines sync too (torchtitan's all-to-all split sizes), but no published run measures them, and
+ * - in torchtitan without EP, whose LocalTokenDispatcher sorts the routed tokens on the GPU ('local-dispatch').
+ * Other engines sync too (torchtitan's all-to-all split sizes under EP), but no published run measures them, and
  * Megatron-DeepSpeed runs DeepSpeed's own MoE layer (deepspeed/moe/sharded_moe.py, gating to a capacity): they keep a
  * warning instead (shared/time/problems.ts).
  */
 import type { Plan } from '../plan/types';
-import { precisionRegimeOf } from '../memory/engine';
+import { modelImplOf, precisionRegimeOf } from '../memory/engine';
 import type { TimeParams } from './params';
 
 /** How a MoE plan's host meets its layers: charged ('eager'), or why not. */
-export type MoeHostRegime = 'eager' | 'graphed' | 'no-sync' | 'overlapped' | 'sync-free' | 'hf-loop' | 'unmeasured-engine';
+export type MoeHostRegime = 'eager' | 'graphed' | 'no-sync' | 'overlapped' | 'sync-free' | 'hf-loop' | 'local-dispatch' | 'unmeasured-engine';
 
 /** The plan's regime (meaningful for MoE plans only). */
 export function moeHostRegime(plan: Plan): MoeHostRegime {
@@ -46,6 +47,10 @@ export function moeHostRegime(plan: Plan): MoeHostRegime {
     const impl = plan.training.expertsImpl;
     return impl === 'eager' || impl === 'batched_mm' ? 'hf-loop' : 'sync-free';
   }
+  // torchtitan without EP sorts the routed tokens on the GPU (LocalTokenDispatcher: argsort, grouped_mm offsets from a
+  // cumsum); with EP its dispatchers copy the all-to-all split sizes to the host (token_dispatcher.py, "this would
+  // incur a device-to-host sync"; DeepEP's default compact path is host-synced too).
+  if (plan.engine === 'fsdp2' && modelImplOf(plan) === 'torchtitan' && !(plan.parallel.ep > 1)) return 'local-dispatch';
   // Megatron-DeepSpeed runs DeepSpeed's MoE layer (capacity-padded gating and all-to-all), not Megatron's dispatchers.
   if (plan.engine !== 'megatron' || plan.training.regime === 'deepspeed') return 'unmeasured-engine';
   return 'eager';

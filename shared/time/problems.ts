@@ -223,6 +223,7 @@ function moeHostProblem(plan: Plan): Problem {
     case 'overlapped': return MOE_OVERLAP_INFO;
     case 'sync-free': return MOE_HF_INFO;
     case 'hf-loop': return MOE_HF_LOOP_WARNING;
+    case 'local-dispatch': return MOE_LOCAL_INFO;
     case 'unmeasured-engine': return MOE_HOST_WARNING;
     default: return moeHostCharged();
   }
@@ -237,6 +238,17 @@ function moeHostProblem(plan: Plan): Problem {
 const MOE_HF_INFO: Problem = {
   code: 'moe-host-timing', severity: 'info', paths: ['model.moe.experts', 'model.moe'],
   message: 'MoE layers are timed as transformers 5 runs them by default: the experts as grouped GEMMs (experts_implementation "grouped_mm", on GPUs from the A100 with torch ≥ 2.9), sized on the GPU, so no host sync is charged, and the routing as that code\'s gathers, weighting and sums. transformers 4, and experts_implementation "eager", loop over the experts with a host sync for each and run slower than this.',
+};
+
+/**
+ * torchtitan without expert parallelism routes on the GPU: its LocalTokenDispatcher sorts the routed tokens by expert
+ * (argsort) and the grouped GEMMs take offsets from a cumsum of the tokens per expert (torchtitan
+ * models/common/token_dispatcher.py), so no host sync enters the layer; with EP its all-to-all needs the split sizes on
+ * the host (the same file), which the step leaves out (MOE_HOST_WARNING).
+ */
+const MOE_LOCAL_INFO: Problem = {
+  code: 'moe-host-timing', severity: 'info', paths: ['model.moe.experts', 'model.moe', 'parallel.ep'],
+  message: 'MoE layers are timed as their kernels: without expert parallelism torchtitan sorts the routed tokens and sizes its grouped GEMMs on the GPU, so no host sync is charged. With expert parallelism its all-to-all copies the split sizes to the host in every MoE layer, which this step time does not count.',
 };
 
 /**

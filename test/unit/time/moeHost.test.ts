@@ -72,6 +72,11 @@ describe('MoE host work per layer forward and micro-batch', () => {
     const tw = estimateStepTime(titan).problems.find((p) => p.code === 'moe-host-timing');
     assert.ok(tw && tw.severity === 'warning' && /leaves out the host work/.test(tw.message), JSON.stringify(tw));
     assert.equal(estimateStepTime(titan).operatorTerms?.find((t) => t.name === 'host')?.stepSeconds, 0);
+    // Without EP torchtitan's LocalTokenDispatcher sorts on the GPU (argsort; grouped_mm offsets from a cumsum): no sync.
+    const local = resolvePlan(parseConfig('/x/a.toml', toml.replace('expert_parallel_degree = 8', 'expert_parallel_degree = 1'), 'torchtitan'), []).plan!;
+    assert.equal(moeHostRegime(local), 'local-dispatch');
+    const li = estimateStepTime(local).problems.find((p) => p.code === 'moe-host-timing');
+    assert.ok(li && li.severity === 'info' && /on the GPU/.test(li.message), JSON.stringify(li));
     // Megatron-DeepSpeed (--deepspeed) runs DeepSpeed's MoE layer, not Megatron's dispatchers: not charged either.
     const mds = planOf(`${MOE} --deepspeed --zero-stage 1`);
     assert.equal(mds.training.regime, 'deepspeed');
