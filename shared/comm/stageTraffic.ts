@@ -9,7 +9,7 @@ import type { Dtype, Plan, Precision } from '../plan/types';
 import { dtypeBytes } from '../memory/dtypes';
 import { deepspeedBf16Optimizer } from '../memory/engine';
 import type { LayoutLinks } from './layout';
-import { linkSeconds } from './links';
+import { axisStride, linkSeconds, productLink, type GroupLink } from './links';
 import { stageLayerCount, type StageParams } from './stageParams';
 import * as V from './volumes';
 
@@ -43,6 +43,13 @@ export interface StageTraffic {
    */
   readonly expertAgBytes: number;
   readonly expertRsBytes: number;
+  /**
+   * The backward's gather when it differs from the forward's (DeepSpeed ZeRO++ hpZ: from the secondary partition,
+   * over `hpzLink`, in 16 bits): bytes of one and one layer's seconds; else agBytes and agLayerSeconds.
+   */
+  readonly agBackBytes: number;
+  readonly agBackLayerSeconds: number;
+  readonly hpzLink: GroupLink | undefined;
   readonly hsdpBytes: number;
   readonly hsdpSeconds: number;
   /** One layer's share of the HSDP replica all-reduce as its own collective, seconds (FSDP's per-group reduce). */
@@ -89,7 +96,14 @@ export function stageTraffic(plan: Plan, stage: number, l: LayoutLinks, sp: Stag
   const pB = V.paramCommBytes(tr.precision, tr.fp8?.paramGather);
   const dense = l.dpSize > 1 && l.shardLink.size > 1 ? l.shardLink : undefined;
   const dpBytes = dense && zero === 0 ? V.dpGradAllReduceBytes(gradDense, gB) : 0;
-  const rsBytes = dense && zero >= 1 ? V.zeroGradReduceScatterBytes(gradDense, gB) : 0;
+  // DeepSpeed ZeRO++ at stage 3 (Wang et al. 2023 §4; deepspeed/runtime/zero/config.py): qwZ gathers the weights in
+  // int8 (block-quantized, 1 byte an element, §4.1); hpZ keeps a secondary partition over hpz ranks of a node, which
+  // every backward gathers from in 16 bits (§4.2); qgZ reduces the gradients as int4 (0.5 bytes an element, §4.3).
+  const zpp = sh.style === 'deepspeed' && zero >= 3;
+  const qwz = zpp && sh.quantizedWeights === true;
+  const hpz = zpp && (sh.hpzPartition ?? 1) > 1 ? Math.min(sh.hpzPartition!, l.shard) : 1;
+  const rsB = zpp && sh.quantizedGradients === true ? 0.5 : gB;
+  const rsBytes = dense && zero >= 1 ? V.zeroGradReduceScatterBytes(gradDense, rsB) : 0;
   // BF16_Optimizer (DeepSpeed without ZeRO in bf16) all-reduces the gradients, then all-gathers the updated weights.
   const bf16Opt = deepspeedBf16Optimizer(plan);
   // A quantized LoRA base (QLoRA's NF4, 8-bit) is gathered in its storage: the layers' linear weights at the base
@@ -99,7 +113,9 @@ export function stageTraffic(plan: Plan, stage: number, l: LayoutLinks, sp: Stag
   const quantized = sp.layerDense + fold;
   const gatherB = baseB < pB && denseParams > 0 ? (quantized * baseB + (denseParams - quantized) * pB) / denseParams : pB;
   const gz = V.gatherStage(sh.style, zero);
-  const agBytes = dense && (zero >= 1 || bf16Opt) ? (gz <= 2 ? V.zeroParamAllGatherBytes(gradDense, pB) : V.zeroParamAllGatherBytes(denseParams, gatherB)) : 0;
+  const agBytes = dense && (zero >= 1 || bf16Opt) ? (gz <= 2 ? V.zeroParamAllGatherBytes(gradDense, pB) : V.zeroParamAllGatherBytes(denseParams, qwz ? Math.min(gatherB, 1) : gatherB)) : 0;
+  const hpzLink = dense && hpz > 1 ? productLink(plan, [[hpz, axisStride(plan, 'dp')]]) : undefined;
+  const agBackBytes = hpzLink ? V.zeroParamAllGatherBytes(denseParams, gatherB) : agBytes;
   const expertAgBytes = dense && expertFsdp ? V.zeroParamAllGatherBytes(gz <= 2 ? gradExpert : sp.expert, pB) : 0;
   const expertRsBytes = dense && expertFsdp ? V.zeroGradReduceScatterBytes(gradExpert, gB) : 0;
   const hasEdp = gradExpert > 0 && l.edp > 1 && !expertFsdp;
@@ -130,6 +146,9 @@ export function stageTraffic(plan: Plan, stage: number, l: LayoutLinks, sp: Stag
     rsLayerSeconds: dense && zero >= 2 ? linkSeconds('reduce-scatter', rsBytes / layers, dense) + ex('reduce-scatter', expertRsBytes / layers) : 0,
     edpBytes, edpSeconds: hasEdp ? linkSeconds('all-reduce', edpBytes, l.edpLink) : 0,
     expertAgBytes, expertRsBytes,
+    agBackBytes, hpzLink,
+    agBackLayerSeconds: !(dense && zero >= 1) ? 0 : hpzLink ? linkSeconds('all-gather', agBackBytes / layers, hpzLink) + ex('all-gather', expertAgBytes / layers)
+      : linkSeconds('all-gather', agBytes / layers, dense) + ex('all-gather', expertAgBytes / layers),
     hsdpBytes, hsdpSeconds: l.replicas > 1 && zero >= 1 ? linkSeconds('all-reduce', hsdpBytes, l.replicaLink) : 0,
     hsdpLayerSeconds: l.replicas > 1 && zero >= 1 ? linkSeconds('all-reduce', hsdpBytes / layers, l.replicaLink) : 0,
     offloadOptBytes, offloadOptSeconds: sh.offloadOptimizer !== 'none' ? linkSeconds('send-recv', offloadOptBytes, l.pcieLink) : 0,

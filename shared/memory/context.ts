@@ -64,6 +64,8 @@ export interface MemoryContext extends ActivationShape {
   dp: number;
   /** Expert-parallel degree (torch DDP leaves the expert-parallel experts out of its buckets when > 1). */
   ep: number;
+  /** DeepSpeed ZeRO++ hpZ: ranks of a node the secondary copy of the weights is partitioned over (1: none). */
+  hpz: number;
   /** Replicas of a shard group (HSDP: data-parallel ranks / shard group size). */
   replicas: number;
   reshard: boolean; prefetch: number; maxLive: number; reduceBucket: number; allgatherBucket: number; overlap: boolean;
@@ -165,6 +167,7 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   // DeepSpeed's pipeline engine without ZeRO in bf16 runs BF16_Optimizer: ZeRO-1's partitions (deepspeedBf16Optimizer).
   c.dsBf16Opt = !replicated && deepspeedBf16Optimizer(plan);
   if (c.dsBf16Opt) c.zstage = 1;
+  c.hpz = s.style === 'deepspeed' && s.stage === 3 && (s.hpzPartition ?? 1) > 1 ? Math.min(s.hpzPartition!, Math.max(1, shardRanks)) : 1;
   c.dp = p.dp; c.ep = Math.max(1, p.ep); c.replicas = Math.max(1, Math.floor(p.dp / Math.max(1, s.shardGroupSize)));
   // The baseline keeps Megatron's contiguous grad buffers for Megatron plans, else PyTorch DDP.
   c.style = replicated ? (s.style === 'megatron-distopt' ? 'megatron-distopt' : 'ddp') : s.style;

@@ -184,7 +184,12 @@ export function computeStageStates(c: MemoryContext, stage: number, start: numbe
   let commBuffers = noBucketCopy ? 0 : commBufferBytes(c.style, z, bucketed, c.gradB, c.reduceBucket, c.allgatherBucket, c.overlap, c.contiguous);
   // DeepSpeed's engine: its buckets, gradient partitions and ZeRO-3 gathered parameters (shared/memory/deepspeed.ts).
   const ds = fillDsBuffers(c, first, last, layers, stageParams, o.ds);
+  // DeepSpeed ZeRO++ hpZ keeps a secondary copy of the weights in 16 bits, partitioned over hpz ranks of a node, for
+  // the backward's gathers (Wang et al. 2023 §4.2): Ψ_stage·b_param/hpz more per GPU, held all step like the buckets.
+  const hpzBytes = c.hpz > 1 && z >= 3 ? (stageParams * gatherB) / c.hpz : 0;
+  if (ds.kind === 3) ds.bucket += hpzBytes;
   if (ds.kind !== 0) commBuffers = ds.bucket;
+  else commBuffers += hpzBytes;
   const modelStates = parameters + gradients + optimizerStates + masterWeights + gradAccumBuffer;
   o.stage = stage; o.layers = layers; o.moeLayers = nMoe; o.first = first; o.last = last;
   o.paramsPerRank = stageParams; o.trainablePerRank = c.lora ? trainable : stageParams; o.unitParams = unitParams;

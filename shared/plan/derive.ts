@@ -358,6 +358,26 @@ function deriveSharding(input: PlanInput, dp: number, training: TrainingSpec, pi
       style === 'deepspeed' ? `DeepSpeed overlap_comm defaults on only for ZeRO-3 (stage ${stage})` : 'DDP buckets and FSDP overlap gradient reduction', 'derived'),
     contiguousGradients: pick('parallel.sharding.contiguousGradients', s.contiguousGradients, true, 'DeepSpeed contiguous_gradients true'),
     ...(s.dsFusedAdam !== undefined ? { dsFusedAdam: pick('parallel.sharding.dsFusedAdam', s.dsFusedAdam, false, '') } : {}),
+    ...zeroPlusPlus(s, style, stage, pick, problems),
+  };
+}
+
+/**
+ * DeepSpeed's ZeRO++ switches (Wang et al. 2023; deepspeed/runtime/zero/config.py), kept for ZeRO-3 under DeepSpeed, the
+ * only place they act (stage3.py, partition_parameters.py); stated elsewhere they are an info and left out.
+ */
+function zeroPlusPlus(s: NonNullable<PlanInput['parallel']>['sharding'] & object, style: string, stage: number, pick: Pick, problems: Problem[]): Partial<ShardingSpec> {
+  const stated = s.quantizedWeights === true || s.quantizedGradients === true || (s.hpzPartition ?? 1) > 1;
+  if (!stated) return {};
+  if (style !== 'deepspeed' || stage !== 3) {
+    problems.push({ code: 'zeropp-needs-zero3', severity: 'info', paths: ['parallel.sharding.quantizedWeights', 'parallel.sharding.hpzPartition', 'parallel.sharding.quantizedGradients'],
+      message: 'ZeRO++ (zero_quantized_weights, zero_hpz_partition_size, zero_quantized_gradients) acts on DeepSpeed\'s ZeRO-3 only; at this stage it changes nothing and is left out.' });
+    return {};
+  }
+  return {
+    ...(s.quantizedWeights !== undefined ? { quantizedWeights: pick('parallel.sharding.quantizedWeights', s.quantizedWeights, false, '') } : {}),
+    ...(s.hpzPartition !== undefined ? { hpzPartition: pick('parallel.sharding.hpzPartition', s.hpzPartition, 1, '') } : {}),
+    ...(s.quantizedGradients !== undefined ? { quantizedGradients: pick('parallel.sharding.quantizedGradients', s.quantizedGradients, false, '') } : {}),
   };
 }
 

@@ -55,6 +55,7 @@ export const PLAN_PATHS = [
   'parallel.sharding.shardGroupSize', 'parallel.sharding.reshardAfterForward', 'parallel.sharding.offloadOptimizer',
   'parallel.sharding.offloadParams', 'parallel.sharding.reduceBucketElems', 'parallel.sharding.allgatherBucketElems',
   'parallel.sharding.prefetchBucketElems', 'parallel.sharding.maxLiveParams', 'parallel.sharding.overlapComm',
+  'parallel.sharding.hpzPartition', 'parallel.sharding.quantizedWeights', 'parallel.sharding.quantizedGradients',
   'parallel.sharding.contiguousGradients', 'parallel.sharding.dsFusedAdam',
   'cluster', 'cluster.gpu', 'cluster.gpusPerNode', 'cluster.nodes', 'cluster.profile',
   'overhead', 'overhead.cudaContextBytes', 'overhead.allocatorFragmentation',

@@ -194,6 +194,14 @@ export interface ShardingSpec {
    * optimizer (the HF Trainer's torch AdamW), wrapped by FP16_UnfusedOptimizer.
    */
   readonly dsFusedAdam?: boolean;
+  /**
+   * DeepSpeed ZeRO++ at stage 3 (Wang et al. 2023): the weights' all-gathers in int8 (qwZ, `zero_quantized_weights`),
+   * a secondary partition over `hpzPartition` ranks of a node that the backward gathers from (hpZ,
+   * `zero_hpz_partition_size`), the gradients reduced in int4 (qgZ, `zero_quantized_gradients`).
+   */
+  readonly quantizedWeights?: boolean;
+  readonly hpzPartition?: number;
+  readonly quantizedGradients?: boolean;
 }
 
 export interface ParallelSpec {

@@ -241,7 +241,7 @@ export function stageCommInto(plan: Plan, stage: number, ctx: TimeContext, w: Mi
       postStep += agExp;
     } else {
       const agF = perLayerExposed(k.agLayerSeconds, k.layers, w.forward, overlap, cost);
-      const agB = V.zero3AllGathersPerMicrobatch(V.gatherReshards(sh.style, zero, sh.reshardAfterForward)) === 2 ? perLayerExposed(k.agLayerSeconds, k.layers, w.backward, overlap, cost) : 0;
+      const agB = V.zero3AllGathersPerMicrobatch(V.gatherReshards(sh.style, zero, sh.reshardAfterForward)) === 2 ? perLayerExposed(k.agBackLayerSeconds, k.layers, w.backward, overlap, cost) : 0;
       perF += agF;
       perB += agB;
       agExp = agF + agB;

@@ -52,7 +52,7 @@ export function stepEntries(plan: Plan, stage: number, ctx: TimeContext, k: Stag
     const once = pipelined ? ' once per step, after the stage\'s last backward (torch pipelining)' : ' once per step (the other micro-batches under no_sync)';
     addEntry(entries, kinds, { id: 'zero-grad-reduce-scatter', label: 'ZeRO gradient reduce-scatter', kind: 'reduce-scatter', group: 'dp', link: dense, stage,
       bytes: k.rsBytes, count: perMb ? m : 1, overlapped: overlap && !pipelined, exposed: 0,
-      formula: '(N−1)/N · Ψ_stage · B_grad' + (perMb ? ' per micro-batch' : zero >= 2 ? once : ' per step'),
+      formula: '(N−1)/N · Ψ_stage · B_grad' + (sh.quantizedGradients ? ' (int4, 0.5 bytes: ZeRO++ qgZ)' : '') + (perMb ? ' per micro-batch' : zero >= 2 ? once : ' per step'),
       citation: pipelined ? `${cite}; torch/distributed/pipelining/stage.py backward_maybe_with_nosync`
         : zero >= 2 && !perMb ? `${cite}; torch FSDP no_sync / set_requires_gradient_sync` : cite }, perMb ? 'rs' : 'grad');
     if (V.gatherStage(sh.style, zero) <= 2) {
@@ -63,11 +63,19 @@ export function stepEntries(plan: Plan, stage: number, ctx: TimeContext, k: Stag
     } else {
       const gathers = V.zero3AllGathersPerMicrobatch(V.gatherReshards(sh.style, zero, sh.reshardAfterForward));
       const once = sched.gatherOncePerStep;
+      // ZeRO++ hpZ: the backward gathers from the secondary partition inside the node (Wang et al. 2023 §4.2).
+      const hpz = k.hpzLink !== undefined && gathers === 2 && !once;
+      if (hpz) {
+        addEntry(entries, kinds, { id: 'zeropp-hpz-all-gather', label: 'ZeRO++ hpZ backward all-gather', kind: 'all-gather', group: 'dp', link: k.hpzLink!,
+          stage, bytes: k.agBackBytes, count: m, overlapped: overlap, exposed: 0,
+          formula: '(N_hpz−1)/N_hpz · Ψ_stage · B_param per micro-batch, from the secondary partition over N_hpz = zero_hpz_partition_size ranks of a node',
+          citation: 'Wang et al. 2023 (ZeRO++) §4.2; DeepSpeed zero_hpz_partition_size' }, 'zero3');
+      }
       addEntry(entries, kinds, { id: 'zero3-param-all-gather', label: 'ZeRO-3/FSDP parameter all-gather', kind: 'all-gather', group: 'dp', link: dense,
-        stage, bytes: k.agBytes, count: once ? 1 : gathers * m, overlapped: overlap, exposed: 0,
+        stage, bytes: k.agBytes, count: once ? 1 : hpz ? m : gathers * m, overlapped: overlap, exposed: 0,
         formula: once
           ? '(N−1)/N · Ψ_stage · B_param once per step: gathered in the first forward and kept until the stage\'s last backward (torch pipelining), prefetched'
-          : `(N−1)/N · Ψ_stage · B_param, ${gathers === 2 ? 'forward and backward (3Ψ with the reduce-scatter)' : 'forward only, kept for backward (2Ψ)'} per micro-batch, prefetched`,
+          : `(N−1)/N · Ψ_stage · B_param${sh.quantizedWeights ? ' (int8: ZeRO++ qwZ)' : ''}, ${hpz ? 'forward (the backward gathers in the node: hpZ)' : gathers === 2 ? 'forward and backward (3Ψ with the reduce-scatter)' : 'forward only, kept for backward (2Ψ)'} per micro-batch, prefetched`,
         citation: once ? 'Zhao et al. 2023 (PyTorch FSDP); torch/distributed/pipelining/stage.py backward_maybe_with_nosync; torchtitan parallelize (reshard_after_forward off under PP)'
           : 'Rajbhandari et al. 2020 §7.2.2; Zhao et al. 2023 (PyTorch FSDP); Llama 3 §3.3.2' }, 'zero3');
     }
