@@ -165,6 +165,12 @@ function checkSharding(plan: Plan, add: Add): void {
   if (s.offloadParams !== 'none' && s.stage < 3) add('offload-params-needs-zero3', 'warning', 'Parameter offload needs ZeRO-3 / FSDP full sharding.', 'parallel.sharding.offloadParams');
   if (s.offloadOptimizer !== 'none' && s.stage === 0) add('offload-needs-zero', 'warning', 'Optimizer offload needs ZeRO stage ≥ 1.', 'parallel.sharding.offloadOptimizer');
   if (plan.overhead.allocatorFragmentation > 10) add('value-absurd', 'error', 'Allocator fragmentation above 1000% is absurd.', 'overhead.allocatorFragmentation');
+  // ZeRO++ hpZ partitions its secondary copy inside a node (Wang et al. 2023 §4.2: the partition size is the GPUs of a
+  // node); a partition larger than the node, or one that does not divide the shard group, sends its gathers across nodes.
+  const hpz = s.hpzPartition ?? 1;
+  if (hpz > 1 && (hpz > plan.cluster.gpusPerNode || (s.shardGroupSize * plan.parallel.cp) % hpz !== 0)) {
+    add('zeropp-hpz-layout', 'warning', `zero_hpz_partition_size ${hpz} should divide the ${s.shardGroupSize * plan.parallel.cp} sharded ranks and fit in a node of ${plan.cluster.gpusPerNode} GPUs (ZeRO++ hpZ keeps its secondary partition inside a node); otherwise its backward gathers cross nodes.`, 'parallel.sharding.hpzPartition');
+  }
 }
 
 /** LoRA targets must be projections the model has. */

@@ -10,6 +10,7 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { initFormats, parseConfig } from '../../../formats/index';
 import { resolvePlan } from '../../../shared/plan/resolve';
+import { validatePlan } from '../../../shared/plan/validate';
 import { estimateMemory } from '../../../shared/memory/estimate';
 import { TimeCache } from '../../../shared/time/cache';
 import { stageComm } from '../../../shared/time/stageComm';
@@ -54,6 +55,18 @@ describe('DeepSpeed ZeRO++', () => {
     const withHpz = estimateMemory(planOf(json(', "zero_hpz_partition_size": 8')).plan!).stages[0].terms.commBuffers!.bytes;
     const without = estimateMemory(planOf(json('')).plan!).stages[0].terms.commBuffers!.bytes;
     assert.equal(withHpz - without, (PSI * 2) / 8);
+  });
+
+  test('bad partition sizes: 0 is an error at the value, 3 (not dividing 64, DeepSpeed partitions a node) a warning, "abc" one error', () => {
+    const zero = parseConfig('/ws/ds_config.json', json(', "zero_hpz_partition_size": 0'));
+    assert.ok(zero.diagnostics.some((d) => d.severity === 'error' && /at least 1/.test(d.message)));
+    const three = validatePlan(planOf(json(', "zero_hpz_partition_size": 3')).plan!);
+    assert.ok(three.some((p) => p.code === 'zeropp-hpz-layout' && p.severity === 'warning'));
+    assert.ok(!validatePlan(planOf(json(', "zero_hpz_partition_size": 8')).plan!).some((p) => p.code === 'zeropp-hpz-layout'));
+    const text = json(', "zero_hpz_partition_size": "abc"');
+    const abc = parseConfig('/ws/ds_config.json', text).diagnostics.filter((d) => d.severity === 'error');
+    assert.equal(abc.length, 1, JSON.stringify(abc));
+    assert.equal(abc[0]!.range?.start.line, text.split('\n').findIndex((l) => l.includes('"abc"')));
   });
 
   test('below ZeRO-3 the switches change nothing and say so', () => {
