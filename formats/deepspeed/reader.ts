@@ -46,8 +46,7 @@ function validate(s: FactSink, node: KNode, section: string, depth: number): voi
       const n = typeof v.value === 'number' ? v.value : undefined;
       // A number the estimate needs that is not one ("NaN", "four"): DeepSpeed's config validation rejects it, and an
       // estimate from a default would be shown with confidence, so it is an error.
-      // A key the plan reads says so itself when it reads it (readNum's invalid-value, at the same value): once is enough.
-      if (n === undefined) { if (!spec.plan) s.diag('ds-type', isStrictDsSection(section) ? 'error' : 'warning', `${written} must be a number.`, v.range); }
+      if (n === undefined) s.diag('ds-type', isStrictDsSection(section) || spec.plan ? 'error' : 'warning', `${written} must be a number.`, v.range);
       else if (spec.type === 'integer' && !Number.isInteger(n)) s.diag('ds-type', 'error', `${written} must be a whole number (got ${shown(n)}).`, v.range);
     } else if (spec.type === 'boolean' && v.kind === 'scalar' && typeof v.value !== 'boolean') {
       s.diag('ds-type', isStrictDsSection(section) ? 'error' : 'warning', `${written} must be true or false.`, v.range);
