@@ -101,7 +101,7 @@ export function stageTraffic(plan: Plan, stage: number, l: LayoutLinks, sp: Stag
   // every backward gathers from in 16 bits (§4.2); qgZ reduces the gradients as int4 (0.5 bytes an element, §4.3).
   const zpp = sh.style === 'deepspeed' && zero >= 3;
   const qwz = zpp && sh.quantizedWeights === true;
-  const hpz = zpp && (sh.hpzPartition ?? 1) > 1 ? Math.min(sh.hpzPartition!, l.shard) : 1;
+  const hpz = V.hpzRanks(sh, l.shard);
   const rsB = zpp && sh.quantizedGradients === true ? 0.5 : gB;
   const rsBytes = dense && zero >= 1 ? V.zeroGradReduceScatterBytes(gradDense, rsB) : 0;
   // BF16_Optimizer (DeepSpeed without ZeRO in bf16) all-reduces the gradients, then all-gathers the updated weights.
@@ -135,6 +135,7 @@ export function stageTraffic(plan: Plan, stage: number, l: LayoutLinks, sp: Stag
   const copyIn = fsdp2 && zero >= 2 ? V.fsdp2ReduceCopyInBytes(gradDense + (expertFsdp ? gradExpert : 0), V.paramCommBytes(tr.precision), gB) : 0;
   // The experts' gathers and reduce-scatters run on the same streams as the dense groups', one after the other.
   const ex = (kind: 'all-gather' | 'reduce-scatter', bytes: number) => (bytes > 0 ? linkSeconds(kind, bytes, l.edpLink) : 0);
+  const agLayerSeconds = dense && zero >= 1 ? linkSeconds('all-gather', agBytes / layers, dense) + ex('all-gather', expertAgBytes / layers) : 0;
   return {
     gradDtype: tr.gradDtype, precision: tr.precision, params: sp,
     hasDense: dense !== undefined, hasEdp,
@@ -142,13 +143,12 @@ export function stageTraffic(plan: Plan, stage: number, l: LayoutLinks, sp: Stag
     dpBytes, dpSeconds: dense && zero === 0 ? linkSeconds('all-reduce', dpBytes, dense) : 0,
     rsBytes, rsSeconds: dense && zero >= 1 ? linkSeconds('reduce-scatter', rsBytes, dense) + ex('reduce-scatter', expertRsBytes) : 0,
     agBytes, agSeconds: agBytes > 0 ? linkSeconds('all-gather', agBytes, dense!) + ex('all-gather', expertAgBytes) : 0,
-    agLayerSeconds: dense && zero >= 1 ? linkSeconds('all-gather', agBytes / layers, dense) + ex('all-gather', expertAgBytes / layers) : 0,
+    agLayerSeconds,
     rsLayerSeconds: dense && zero >= 2 ? linkSeconds('reduce-scatter', rsBytes / layers, dense) + ex('reduce-scatter', expertRsBytes / layers) : 0,
     edpBytes, edpSeconds: hasEdp ? linkSeconds('all-reduce', edpBytes, l.edpLink) : 0,
     expertAgBytes, expertRsBytes,
     agBackBytes, hpzLink,
-    agBackLayerSeconds: !(dense && zero >= 1) ? 0 : hpzLink ? linkSeconds('all-gather', agBackBytes / layers, hpzLink) + ex('all-gather', expertAgBytes / layers)
-      : linkSeconds('all-gather', agBytes / layers, dense) + ex('all-gather', expertAgBytes / layers),
+    agBackLayerSeconds: hpzLink ? linkSeconds('all-gather', agBackBytes / layers, hpzLink) + ex('all-gather', expertAgBytes / layers) : agLayerSeconds,
     hsdpBytes, hsdpSeconds: l.replicas > 1 && zero >= 1 ? linkSeconds('all-reduce', hsdpBytes, l.replicaLink) : 0,
     hsdpLayerSeconds: l.replicas > 1 && zero >= 1 ? linkSeconds('all-reduce', hsdpBytes / layers, l.replicaLink) : 0,
     offloadOptBytes, offloadOptSeconds: sh.offloadOptimizer !== 'none' ? linkSeconds('send-recv', offloadOptBytes, l.pcieLink) : 0,

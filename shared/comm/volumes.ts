@@ -36,6 +36,14 @@ export function gatherStage(style: string, stage: number): number {
   return (style === 'fsdp' || style === 'fsdp2') && stage === 2 ? 3 : stage;
 }
 
+/**
+ * Ranks DeepSpeed ZeRO++ hpZ partitions its secondary copy of the weights over (Wang et al. 2023 §4.2): the stated
+ * `zero_hpz_partition_size` at ZeRO-3 under DeepSpeed, at most the sharded ranks; 1 (no secondary copy) otherwise.
+ */
+export function hpzRanks(s: { readonly style: string; readonly stage: number; readonly hpzPartition?: number }, shardRanks: number): number {
+  return s.style === 'deepspeed' && s.stage >= 3 && (s.hpzPartition ?? 1) > 1 ? Math.min(s.hpzPartition!, Math.max(1, shardRanks)) : 1;
+}
+
 /** Whether the gathered parameters are freed after the forward (so gathered again for the backward): never at FSDP stage 2. */
 export function gatherReshards(style: string, stage: number, reshardAfterForward: boolean): boolean {
   return gatherStage(style, stage) !== stage ? false : reshardAfterForward;

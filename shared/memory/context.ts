@@ -12,6 +12,7 @@ import { adafactorBytesPerParam } from './modelStates';
 import { activationBytesOf, dtypeBytes, optimizerBytesPerParam, optimizerStateElementBytes, paramBytesOf } from './dtypes';
 import { deepspeedBf16Optimizer, modelImplOf, optimizerImplOf, precisionRegimeOf, recomputeEveryOf, recomputePolicyOf } from './engine';
 import { lossImplOf, type LossImpl } from './loss';
+import { hpzRanks } from '../comm/volumes';
 import { pipelineEngineOf, type PipelineEngine } from './pipeline';
 import { regimeBytes } from './regime';
 import { routedTokenFactor } from '../model/capacity';
@@ -167,7 +168,7 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   // DeepSpeed's pipeline engine without ZeRO in bf16 runs BF16_Optimizer: ZeRO-1's partitions (deepspeedBf16Optimizer).
   c.dsBf16Opt = !replicated && deepspeedBf16Optimizer(plan);
   if (c.dsBf16Opt) c.zstage = 1;
-  c.hpz = s.style === 'deepspeed' && s.stage === 3 && (s.hpzPartition ?? 1) > 1 ? Math.min(s.hpzPartition!, Math.max(1, shardRanks)) : 1;
+  c.hpz = hpzRanks(s, shardRanks);
   c.dp = p.dp; c.ep = Math.max(1, p.ep); c.replicas = Math.max(1, Math.floor(p.dp / Math.max(1, s.shardGroupSize)));
   // The baseline keeps Megatron's contiguous grad buffers for Megatron plans, else PyTorch DDP.
   c.style = replicated ? (s.style === 'megatron-distopt' ? 'megatron-distopt' : 'ddp') : s.style;
