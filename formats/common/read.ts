@@ -35,7 +35,11 @@ function setAtRunTime(s: FactSink, e: KEntry, path: string, paths: readonly Plan
   return true;
 }
 
-export interface NumOpts { readonly auto?: boolean; readonly int?: boolean; readonly min?: number; readonly max?: number; readonly map?: (n: number) => FactValue }
+export interface NumOpts {
+  readonly auto?: boolean; readonly int?: boolean; readonly min?: number; readonly max?: number; readonly map?: (n: number) => FactValue;
+  /** The setting as messages name it, when `path` is relative to a section (default: `path`). */
+  readonly label?: string;
+}
 
 /**
  * Reads a number at `path` (dotted, within `root`) into `factPath`; returns the number read. A value only the run gives
@@ -44,25 +48,26 @@ export interface NumOpts { readonly auto?: boolean; readonly int?: boolean; read
  */
 export function readNum(s: FactSink, root: KNode | undefined, path: string, factPath: PlanPath, o: NumOpts = {}): number | undefined {
   const e = at(root, path);
+  const name = o.label ?? path;
   if (isEmpty(e) || !e) return undefined;
   if (o.auto && isAuto(e)) { s.explicit(factPath, 'auto', locOf(e, path)); return undefined; }
-  if (setAtRunTime(s, e, path, [factPath])) return undefined;
+  if (setAtRunTime(s, e, name, [factPath])) return undefined;
   const n = e.value.kind === 'scalar' ? toNumber(e.value.value) : undefined;
   if (n === undefined) {
     // The estimate needs this number: reading past it would give a verdict from a default, so it is an error.
-    s.diag('invalid-value', 'error', `${path} should be a number${o.auto ? ' or "auto"' : ''}.`, e.value.range, [factPath]);
+    s.diag('invalid-value', 'error', `${name} should be a number${o.auto ? ' or "auto"' : ''}.`, e.value.range, [factPath]);
     return undefined;
   }
   if (o.int && !Number.isInteger(n)) {
-    s.diag('invalid-value', 'error', `${path} must be a whole number (got ${shown(n)}).`, e.value.range, [factPath]);
+    s.diag('invalid-value', 'error', `${name} must be a whole number (got ${shown(n)}).`, e.value.range, [factPath]);
     return undefined;
   }
   if (o.min !== undefined && n < o.min) {
-    s.diag('invalid-value', 'error', `${path} must be at least ${o.min} (got ${shown(n)}).`, e.value.range, [factPath]);
+    s.diag('invalid-value', 'error', `${name} must be at least ${o.min} (got ${shown(n)}).`, e.value.range, [factPath]);
     return undefined;
   }
   if (o.max !== undefined && n > o.max) {
-    s.diag('invalid-value', 'error', `${path} must be at most ${o.max} (got ${shown(n)}).`, e.value.range, [factPath]);
+    s.diag('invalid-value', 'error', `${name} must be at most ${o.max} (got ${shown(n)}).`, e.value.range, [factPath]);
     return undefined;
   }
   s.explicit(factPath, o.map ? o.map(n) : n, locOf(e, path));

@@ -46,8 +46,9 @@ function validate(s: FactSink, node: KNode, section: string, depth: number): voi
       const n = typeof v.value === 'number' ? v.value : undefined;
       // A number the estimate needs that is not one ("NaN", "four"): DeepSpeed's config validation rejects it, and an
       // estimate from a default would be shown with confidence, so it is an error.
-      if (n === undefined) s.diag('ds-type', isStrictDsSection(section) || spec.plan ? 'error' : 'warning', `${written} must be a number.`, v.range);
-      else if (spec.type === 'integer' && !Number.isInteger(n)) s.diag('ds-type', 'error', `${written} must be a whole number (got ${shown(n)}).`, v.range);
+      // A key the plan reads (readKey → readNum) gets readNum's error at the same value: once is enough there.
+      if (n === undefined) { if (!readByTable(node, key, e)) s.diag('ds-type', isStrictDsSection(section) || spec.plan ? 'error' : 'warning', `${written} must be a number.`, v.range); }
+      else if (spec.type === 'integer' && !Number.isInteger(n) && !((NUMBERS_BY_HAND.has(key) || (spec.minimum ?? 0) >= 1) && readByTable(node, key, e))) s.diag('ds-type', 'error', `${written} must be a whole number (got ${shown(n)}).`, v.range);
     } else if (spec.type === 'boolean' && v.kind === 'scalar' && typeof v.value !== 'boolean') {
       s.diag('ds-type', isStrictDsSection(section) ? 'error' : 'warning', `${written} must be true or false.`, v.range);
     } else if (spec.enum && v.kind === 'scalar' && spec.type === 'string' && typeof v.value === 'string' && !spec.enum.map(String).map((x) => x.toLowerCase()).includes(v.value.toLowerCase())) {
@@ -55,6 +56,26 @@ function validate(s: FactSink, node: KNode, section: string, depth: number): voi
     }
     if (v.kind === 'map' && dsChildren(key).length > 0) validate(s, v, key, depth + 1);
   }
+}
+
+/** Number keys read by hand (readStage, the AutoTP size), also through readNum. */
+const NUMBERS_BY_HAND: ReadonlySet<string> = new Set(['zero_optimization.stage', 'tensor_parallel.autotp_size']);
+
+/**
+ * Whether readDeepSpeed reads this entry through readKey or by hand through readNum, whose readNum says itself when the value is not a number: a
+ * table key (a plan input, not read by hand, not deprecated) written under the first of its names that the section has
+ * (find's order: the key, then its aliases).
+ */
+function readByTable(node: KNode, key: string, e: KEntry): boolean {
+  const spec = DS_KEYS[key];
+  if (!spec?.plan || (spec.read === 'code' && !NUMBERS_BY_HAND.has(key)) || spec.deprecated) return false;
+  const base = key.slice(key.lastIndexOf('.') + 1);
+  for (const name of [base, ...(spec.aliases ?? [])]) {
+    // A key written twice: the last one is read (entry's rule, as JSON parsers keep the last).
+    if (name === e.key) return entry(node, name) === e;
+    if (entry(node, name)) return false;
+  }
+  return false;
 }
 
 /** Reads the optimizer type into a plan optimizer kind. */
@@ -171,7 +192,7 @@ function readStage(s: FactSink, z: KEntry | undefined, L: (k: string) => string)
     return stage;
   }
   if (!z || z.value.kind !== 'map') return undefined;
-  const stage = readNum(s, z.value, 'stage', 'parallel.sharding.stage', { int: true });
+  const stage = readNum(s, z.value, 'stage', 'parallel.sharding.stage', { int: true, label: L('zero_optimization.stage') });
   if (stage === undefined || (stage >= 0 && stage <= 3)) return stage;
   s.diag('ds-enum', 'error', `zero_optimization.stage must be 0, 1, 2 or 3 (got ${shown(stage)}).`, at(z.value, 'stage')?.value.range, ['parallel.sharding.stage']);
   delete s.facts['parallel.sharding.stage'];

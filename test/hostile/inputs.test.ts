@@ -51,7 +51,9 @@ describe('bad input: exit 2 in the CLI and no verdict in the editor', () => {
     try {
       const r = runCli(['estimate', 'ds_config.json'], { cwd: t.dir });
       assert.equal(r.status, 2);
-      assert.match(r.stdout, /error +\S+ds_config\.json:1:\d+: train_micro_batch_size_per_gpu must be a number/);
+      assert.match(r.stdout, /error +\S+ds_config\.json:1:\d+: train_micro_batch_size_per_gpu should be a number/);
+      // One error at the value, not a second wording of the same one.
+      assert.equal(r.stdout.match(/ds_config\.json:1:\d+: train_micro_batch_size_per_gpu/g)?.length, 1);
       assert.doesNotMatch(r.stdout, /^FITS/m);
       assert.equal(editorVerdict(t.dir, 'ds_config.json', ds).verdict, 'cannot-estimate');
     } finally {

@@ -106,6 +106,27 @@ describe('DeepSpeed JSON', () => {
     assert.ok(g.diagnostics.some((d) => d.code === 'ds-type' && d.message.includes('overlap_comm')));
   });
 
+  // A value DeepSpeed's pydantic models reject (int/float fields) gets one error at the value naming the whole key,
+  // whichever reader reads it: the table's readNum, readStage, the AutoTP size, or the key check for keys not read.
+  for (const [name, json, key, message] of [
+    ['a read key, not a number', '{"train_micro_batch_size_per_gpu": "abc"}', 'train_micro_batch_size_per_gpu', /train_micro_batch_size_per_gpu should be a number or "auto"/],
+    ['a read key, "NaN"', '{"gradient_accumulation_steps": "NaN"}', 'gradient_accumulation_steps', /gradient_accumulation_steps should be a number/],
+    ['a read count, a fraction', '{"train_micro_batch_size_per_gpu": 2.5}', 'train_micro_batch_size_per_gpu', /must be a whole number \(got 2\.5\)/],
+    ['the ZeRO stage, a word', '{"zero_optimization": {"stage": "three"}}', 'stage', /^zero_optimization\.stage should be a number/],
+    ['the ZeRO stage, a fraction', '{"zero_optimization": {"stage": 2.5}}', 'stage', /^zero_optimization\.stage must be a whole number/],
+    ['the AutoTP size, a word', '{"tensor_parallel": {"autotp_size": "two"}}', 'autotp_size', /tensor_parallel\.autotp_size should be a number/],
+    ['an alias the reader skips for the key', '{"zero_optimization": {"stage": 3, "stage3_prefetch_bucket_size": 1000, "prefetch_bucket_size": "x"}}', 'prefetch_bucket_size', /prefetch_bucket_size must be a number/],
+  ] as const) {
+    test(`a number DeepSpeed rejects: one error at the value (${name})`, () => {
+      const g = parseConfig('/x/ds_config.json', json);
+      const col = json.indexOf(`"${key}"`) + key.length + 4;
+      const at = g.diagnostics.filter((d) => d.range.start.character === col);
+      assert.equal(at.length, 1, JSON.stringify(g.diagnostics));
+      assert.equal(at[0].severity, 'error');
+      assert.match(at[0].message, message);
+    });
+  }
+
   test('"auto" nothing fills: a warning on keys that drive the estimate, info on others', () => {
     const g = parseConfig('/x/ds_config.json', '{"zero_optimization": {"stage": "auto", "offload_param": {"device": "cpu", "buffer_size": "auto"}}}');
     const d = g.diagnostics.filter((x) => x.code === 'ds-auto-unresolved');
