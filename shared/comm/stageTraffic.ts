@@ -8,6 +8,7 @@ import timing from '../../data/timing.json';
 import type { Dtype, Plan, Precision } from '../plan/types';
 import { dtypeBytes } from '../memory/dtypes';
 import { deepspeedBf16Optimizer } from '../memory/engine';
+import { frozenBaseBytes } from '../memory/quantizedBase';
 import type { LayoutLinks } from './layout';
 import { axisStride, linkSeconds, productLink, type GroupLink } from './links';
 import { stageLayerCount, type StageParams } from './stageParams';
@@ -108,8 +109,9 @@ export function stageTraffic(plan: Plan, stage: number, l: LayoutLinks, sp: Stag
   const bf16Opt = deepspeedBf16Optimizer(plan);
   // A quantized LoRA base (QLoRA's NF4, 8-bit) is gathered in its storage: the layers' linear weights at the base
   // dtype's bytes (bitsandbytes' quant_storage packs them into 16-bit elements FSDP shards and gathers; the experts
-  // too, as the memory model counts them), the embedding and head at the parameter dtype's.
-  const baseB = plan.lora ? dtypeBytes(plan.lora.baseDtype) : pB;
+  // too, as the memory model counts them), the embedding and head at the parameter dtype's. bitsandbytes' 4-bit
+  // constants stay whole on every rank and are not gathered (shared/memory/quantizedBase.ts).
+  const baseB = plan.lora ? frozenBaseBytes(plan).sharded : pB;
   const quantized = sp.layerDense + fold;
   const gatherB = baseB < pB && denseParams > 0 ? (quantized * baseB + (denseParams - quantized) * pB) / denseParams : pB;
   const gz = V.gatherStage(sh.style, zero);

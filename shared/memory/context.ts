@@ -2,6 +2,7 @@
  * The numeric context of one plan: every per-rank count, byte size and divisor the term functions need, computed once.
  * Both the traceable estimate and the fast path read it; `fillContext` reuses one mutable object (no allocation).
  */
+import { frozenBaseBytes } from './quantizedBase';
 import { loraSavesOf, type LoraSaves } from './loraSaves';
 import { loraLayerParams, loraTrainsEmbedding, loraTrainsHead, paddedVocabSize } from '../model/params';
 import { kvHeadsPerRank, layersOfStage as layersOfStageCount, rankParts } from '../model/rankParams';
@@ -37,7 +38,12 @@ export interface MemoryContext extends ActivationShape {
   /** Per-rank parameters of one layer's attention (incl. norms), dense MLP, MoE non-expert part, routed experts. */
   attnRank: number; denseMlpRank: number; moeDenseRank: number; expertRank: number;
   embedRank: number; positions: number; finalNorm: number; headRank: number;
-  loraPerLayer: number; lora: boolean; loraSaves: LoraSaves | undefined; baseBytes: number;
+  loraPerLayer: number; lora: boolean; loraSaves: LoraSaves | undefined;
+  /**
+   * Bytes per frozen base weight of a LoRA model in the layers: the part ZeRO-3/FSDP shards and gathers, and the part
+   * every rank keeps whole (bitsandbytes' 4-bit constants, shared/memory/quantizedBase.ts).
+   */
+  baseBytes: number; baseWholeBytes: number;
   /** LoRA trains the embedding / the head in full beside the adapters; as copies beside frozen originals (PEFT). */
   loraEmbed: boolean; loraHead: boolean; loraCopies: boolean;
   /** Bytes per parameter of a module LoRA trains in full: weight, gradient, optimizer states, master copy. */
@@ -126,7 +132,9 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   c.loraPerLayer = plan.lora ? loraLayerParams(model, plan.lora) : 0;
   c.loraEmbed = loraTrainsEmbedding(model, plan.lora); c.loraHead = loraTrainsHead(model, plan.lora);
   c.loraCopies = plan.lora?.fullModulesCopied === true;
-  c.baseBytes = plan.lora ? dtypeBytes(plan.lora.baseDtype) : paramBytesOf(t.precision);
+  const base = frozenBaseBytes(plan);
+  c.baseBytes = plan.lora ? base.sharded : paramBytesOf(t.precision);
+  c.baseWholeBytes = plan.lora ? base.replicated : 0;
   c.loraRestBytes = plan.lora && c.baseBytes < 2 ? 2 : c.baseBytes;
   // Bytes per parameter as the engine's precision regime keeps them (shared/memory/regime.ts).
   c.regime = precisionRegimeOf(plan); c.impl = modelImplOf(plan); c.loss = lossImplOf(c.impl, t.lossFusion, p.tp);

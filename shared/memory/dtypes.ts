@@ -1,11 +1,17 @@
 /** Bytes per element of each dtype and per-parameter byte tables of each precision and optimizer. */
 import type { Dtype, OptimizerKind, Precision } from '../plan/types';
 
+/** NF4's 4-bit codes: 0.5 bytes per parameter (Dettmers et al. 2023, QLoRA §3). */
+export const NF4_DATA_BYTES = 0.5;
+
 /**
- * QLoRA NF4 storage per parameter: 4 bits + double-quantised constants (fp8 per 64-block, fp32 per 256 blocks):
- * 0.5 + (8/64 + 32/(64·256))/8 bytes (Dettmers et al. 2023, QLoRA §3 "Double Quantization": 0.127 bits/param).
+ * NF4's double-quantised block constants per parameter: an 8-bit absmax per 64-block and an fp32 constant per 256 of
+ * those, (8/64 + 32/(64·256))/8 bytes (Dettmers et al. 2023, QLoRA §3 "Double Quantization": 0.127 bits/param).
  */
-export const NF4_BYTES = 0.5 + (8 / 64 + 32 / (64 * 256)) / 8;
+export const NF4_CONSTANT_BYTES = (8 / 64 + 32 / (64 * 256)) / 8;
+
+/** QLoRA NF4 storage per parameter: the codes and their constants. */
+export const NF4_BYTES = NF4_DATA_BYTES + NF4_CONSTANT_BYTES;
 
 /** Bytes of one element of a dtype. */
 export function dtypeBytes(d: Dtype): number {

@@ -150,7 +150,11 @@ function labeller(plan: Plan, c: MemoryContext, replicated: boolean): Labeller {
   const common = () => ({ s: at(plan.training.seqLen, 'training.seqLen'), b: at(c.b, 'training.microBatch'), h: at(c.h, 'model.hiddenSize'), t: at(c.tp, 'parallel.tp') });
   const inputsOf = (name: MemoryTermName, s: StageNumbers): Record<string, TermInput> => {
     switch (name) {
-      case 'parameters': return { Ψ_rank: psi(s), b_param: der(c.lora ? c.baseBytes : c.paramB, c.lora ? `frozen base dtype (lora.baseDtype)${c.loraRestBytes !== c.baseBytes ? ' in the layers; the embedding and head stay 16-bit' : ''}` : `bytes per weight for ${plan.training.precision}`), N_shard: nShard(3), offload: at(c.offParams, 'parallel.sharding.offloadParams') };
+      case 'parameters': return {
+        Ψ_rank: psi(s), b_param: der(c.lora ? c.baseBytes : c.paramB, c.lora ? `frozen base dtype (lora.baseDtype)${c.baseWholeBytes > 0 ? ': the 4-bit codes' : ''}${c.loraRestBytes !== c.baseBytes ? ' in the layers; the embedding and head stay 16-bit' : ''}` : `bytes per weight for ${plan.training.precision}`),
+        N_shard: nShard(3), offload: at(c.offParams, 'parallel.sharding.offloadParams'),
+        ...(c.baseWholeBytes > 0 ? { b_whole: der(c.baseWholeBytes, "bitsandbytes' 4-bit block constants per quantized weight: kept whole on every rank's GPU (the module's quant_state), never sharded or offloaded") } : {}),
+      };
       case 'gradients': return { Ψ_train: psiT(s), b_grad: at(c.gradB, 'training.gradDtype'), N_shard: nShard(2) };
       case 'optimizerStates': return { Ψ_train: psiT(s), b_opt: der(c.optB, plan.training.optimizer === 'muon' ? `muon: ${c.optB} state bytes per weight-matrix parameter (one momentum); the embedding, head and norms keep AdamW's ${c.optBRest}` : `${plan.training.optimizer} state bytes per parameter`), N_shard: nShard(1), offload: at(c.offOpt, 'parallel.sharding.offloadOptimizer') };
       case 'masterWeights': return { Ψ_train: psiT(s), b_master: der(c.masterB, `fp32 master copy with ${plan.training.precision}`), N_shard: nShard(1), offload: at(c.offOpt, 'parallel.sharding.offloadOptimizer') };

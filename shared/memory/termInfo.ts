@@ -3,7 +3,7 @@
 export interface TermInfo { readonly label: string; readonly formula: string; readonly citation: string }
 
 export const TERM_INFO = {
-  parameters: { label: 'Parameters', formula: 'Ψ_rank · b_param / N_shard (0 on GPU with parameter offload)', citation: 'Rajbhandari et al. 2020 (ZeRO) §5.3; Megatron theoretical_memory_usage.py sharding map' },
+  parameters: { label: 'Parameters', formula: 'Ψ_rank · b_param / N_shard (0 on GPU with parameter offload) + Ψ_quantized · b_whole (a bitsandbytes 4-bit base: its block constants, on every rank)', citation: 'Rajbhandari et al. 2020 (ZeRO) §5.3; Megatron theoretical_memory_usage.py sharding map' },
   gradients: { label: 'Gradients', formula: 'Ψ_train · b_grad / N_shard (optimizer in the backward: one weight\'s at a time, Ψ_largest · b_grad / N_shard)', citation: 'Rajbhandari et al. 2020 (ZeRO) §5.2; torchtune optimizer_in_bwd (torch register_post_accumulate_grad_hook)' },
   optimizerStates: { label: 'Optimizer states', formula: 'Ψ_train · b_opt / N_shard (Adam 8, SGD-momentum 4, Lion 4, 8-bit Adam 2, Adafactor ≈ 8/h; a paged optimizer\'s in unified memory, counted with the host; at torch\'s foreach Adam step one more state, Ψ_train · b_opt / 2 / N_shard)', citation: 'Rajbhandari et al. 2020 (ZeRO) §5.1; torch/optim/adam.py _multi_tensor_adam (exp_avg_sq_sqrt); Kingma & Ba 2015; Dettmers et al. 2022; Chen et al. 2023; Shazeer & Stern 2018; Dettmers et al. 2023 §2 (paged optimizers)' },
   masterWeights: { label: 'fp32 master weights', formula: 'Ψ_train · 4 / N_shard', citation: 'Micikevicius et al. 2018 (mixed precision); ZeRO K = 12' },
