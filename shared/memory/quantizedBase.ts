@@ -18,8 +18,9 @@ export interface BaseBytes {
  * absmax and double-quantization constants live in a QuantState kept on the module (bitsandbytes nn/modules.py
  * Params4bit `_quantize` sets `module.quant_state`; `fix_4bit_weight_quant_state_from_module` re-attaches it after
  * FSDP replaces the parameter), not a parameter or buffer the engine shards, so every rank holds all of them on its
- * GPU. torchao's NF4Tensor (torchtune) shards and gathers its scalers with its codes (torchao/dtypes/nf4tensor.py,
- * the FSDP2 extension's pre-all-gather returns all three inner tensors): nothing stays whole there.
+ * GPU. torchao's NF4Tensor (torchtune) shards and gathers its scalers with its codes (torchao 0.18
+ * quantization/quantize_/workflows/nf4/nf4_tensor.py: `fsdp_pre_all_gather` returns quantized_scalers,
+ * quantization_factor and quantized_data): nothing stays whole there.
  */
 export function frozenBaseBytes(plan: Pick<Plan, 'lora' | 'engine' | 'training'>): BaseBytes {
   const base = plan.lora?.baseDtype ?? 'bf16';
