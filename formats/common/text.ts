@@ -6,6 +6,11 @@ export class LineIndex {
   private readonly starts: number[] = [0];
 
   constructor(readonly text: string) {
+    // Line breaks are LF, CRLF or a lone CR. Without any CR, the native search for LF finds every line start.
+    if (text.indexOf('\r') < 0) {
+      for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) this.starts.push(i + 1);
+      return;
+    }
     for (let i = 0; i < text.length; i++) {
       const c = text.charCodeAt(i);
       if (c === 10) this.starts.push(i + 1);
