@@ -8,7 +8,7 @@ import { toBool, toNumber } from '../common/text';
 import { entry, plain, type KEntry, type KNode } from '../common/tree';
 import type { PlanPath } from '../../shared/plan/paths';
 import { isLlama4, SLIDING_WINDOW_CODE, UNMODELLED_LAYERS_CODE } from '../../shared/model/hfConfig';
-import { familyDefaults, isGemma3, isGptOss, isQwen1, slidingWindow, slidingWindowMessage, unmodelledLayers } from '../../shared/model/hfFamilies';
+import { familyDefaults, gatedDeltaNetLayers, isGatedDeltaNetFamily, isGemma3, isGptOss, isQwen1, slidingWindow, slidingWindowMessage, unmodelledLayers } from '../../shared/model/hfFamilies';
 import { readMlaWidths } from '../../shared/model/mla';
 import { FALCON_DEFAULTS, falconParallelKey, falconSharesOneKv, isFalcon, PARALLEL_BLOCK_CODE, parallelBlockMessage } from '../../shared/model/falcon';
 
@@ -149,6 +149,7 @@ function readFamily(s: FactSink, node: KNode, prefix: string, modelType: string)
   const unmodelled = entry(node, 'text_config') ? undefined : unmodelledLayers(plain(node) as Record<string, unknown>, modelType, L);
   const uAt = unmodelled && (entry(node, unmodelled.key) ?? entry(node, 'model_type'));
   if (unmodelled) s.diag(UNMODELLED_LAYERS_CODE, 'warning', unmodelled.message, uAt?.keyRange, ['model']);
+  readGatedDeltaNet(s, node, prefix, modelType, L);
   const sw = entry(node, 'text_config') ? undefined : slidingWindow(plain(node) as Record<string, unknown>, modelType, L);
   const at = sw && (entry(node, sw.key) ?? entry(node, 'model_type'));
   if (sw && at) {
@@ -197,6 +198,27 @@ function readFalcon(s: FactSink, node: KNode, prefix: string, modelType: string)
   const key = falconParallelKey(c, modelType);
   const at = key && (entry(node, key) ?? entry(node, 'model_type'));
   if (key) s.diag(PARALLEL_BLOCK_CODE, 'info', parallelBlockMessage(key, prefix), at ? at.keyRange : undefined, ['model']);
+}
+
+/**
+ * Qwen3-Next and Qwen3.5 (shared/model/hfFamilies.ts gatedDeltaNetLayers): the Gated DeltaNet layers and their widths,
+ * the softmax layers' output gate (transformers Qwen3NextAttention: q_proj of 2·a·d) and the shared expert's sigmoid
+ * gate (`shared_expert_gate`, h weights).
+ */
+function readGatedDeltaNet(s: FactSink, node: KNode, prefix: string, modelType: string, L: number): void {
+  if (entry(node, 'text_config') || !isGatedDeltaNetFamily(modelType)) return;
+  s.default('model.attentionOutputGate', true, `transformers ${modelType}: softmax attention gates its output (q_proj of 2·heads·head_dim)`);
+  if (s.has('model.moe.sharedExpertFfnSize')) s.default('model.moe.sharedExpertGate', true, `transformers ${modelType}: the shared expert has a sigmoid gate (shared_expert_gate)`);
+  const la = gatedDeltaNetLayers(plain(node) as Record<string, unknown>, modelType, L);
+  if (!la) return;
+  const at = entry(node, 'layer_types') ?? entry(node, 'full_attention_interval') ?? entry(node, 'model_type');
+  const loc = at ? { key: `${prefix}${at.key}`, keyRange: at.keyRange, valueRange: at.value.range ?? at.keyRange } : undefined;
+  const why = `config.json ${prefix}linear_* keys (transformers ${modelType} defaults where absent): Gated DeltaNet layers`;
+  const fields: [PlanPath, number][] = [
+    ['model.linearAttention.layers', la.layers], ['model.linearAttention.keyHeads', la.keyHeads], ['model.linearAttention.valueHeads', la.valueHeads],
+    ['model.linearAttention.keyHeadDim', la.keyHeadDim], ['model.linearAttention.valueHeadDim', la.valueHeadDim], ['model.linearAttention.convKernel', la.convKernel],
+  ];
+  for (const [path, v] of fields) s.derived(path, v, why, loc);
 }
 
 /** Qwen (1) remote code modeling_qwen.py: QWenMLP is intermediate_size / 2 wide; c_attn has a bias, c_proj only without no_bias. */

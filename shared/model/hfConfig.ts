@@ -10,7 +10,7 @@
  */
 import type { PlanPath } from '../plan/paths';
 import type { AttnBias, InputSource, MlaSpec, ModelSpec, MoeSpec, Problem } from '../plan/types';
-import { familyDefaults, isGptOss, isQwen1, slidingWindow, slidingWindowMessage, unmodelledLayers } from './hfFamilies';
+import { familyDefaults, gatedDeltaNetLayers, isGatedDeltaNetFamily, isGptOss, isQwen1, slidingWindow, slidingWindowMessage, unmodelledLayers } from './hfFamilies';
 import { readMlaWidths, validMla } from './mla';
 import { FALCON_DEFAULTS, FALCON_KV_KEYS, falconParallelKey, falconSharesOneKv, isFalcon, PARALLEL_BLOCK_CODE, parallelBlockMessage } from './falcon';
 
@@ -53,7 +53,7 @@ const KNOWN_TYPES = new Set([
 export const isLlama4 = (modelType: string): boolean => modelType === 'llama4' || modelType === 'llama4_text';
 
 /** Model types with per-head q/k RMSNorm (Qwen3 family, Gemma 3). */
-const QK_NORM_TYPES = new Set(['qwen3', 'qwen3_moe', 'qwen3_next', 'gemma3', 'gemma3_text']);
+const QK_NORM_TYPES = new Set(['qwen3', 'qwen3_moe', 'qwen3_next', 'qwen3_5', 'qwen3_5_text', 'qwen3_5_moe', 'qwen3_5_moe_text', 'gemma3', 'gemma3_text']);
 
 /** The code of the info that a config's attention slides over a window (kept with presets and referenced configs). */
 export const SLIDING_WINDOW_CODE = 'hf-config-sliding-window';
@@ -161,6 +161,8 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
   if (sliding) problems.push({ code: SLIDING_WINDOW_CODE, severity: 'info', message: slidingWindowMessage(sliding, isObj(obj.text_config) ? 'text_config.' : ''), paths: ['model'] });
   const mla = readMla(cfg, modelType, problems, sources);
   const unmodelled = unmodelledLayers(cfg, modelType, layers);
+  const linearAttention = gatedDeltaNetLayers(cfg, modelType, layers);
+  if (linearAttention) sources['model.linearAttention'] = { kind: 'explicit', detail: 'config.json: layer_types / full_attention_interval and linear_* keys (Gated DeltaNet layers)' };
   const parallelKey = falcon ? falconParallelKey(cfg, modelType) : undefined;
   if (parallelKey) problems.push({ code: PARALLEL_BLOCK_CODE, severity: 'info', message: parallelBlockMessage(parallelKey, isObj(obj.text_config) ? 'text_config.' : ''), paths: ['model'] });
   if (unmodelled) problems.push({ code: UNMODELLED_LAYERS_CODE, severity: 'warning', message: unmodelled.message, paths: ['model'] });
@@ -196,6 +198,9 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
     vocabSize,
     ...(moe ? { moe } : {}),
     ...(mla ? { mla } : {}),
+    ...(linearAttention ? { linearAttention } : {}),
+    // Qwen3-Next's and Qwen3.5's softmax attention gates its output (transformers Qwen3NextAttention q_proj: 2·a·d).
+    ...(isGatedDeltaNetFamily(modelType) ? { attentionOutputGate: true } : {}),
     ...(sliding?.window && sliding.slidingLayers > 0
       ? { slidingWindow: { window: sliding.window, slidingLayers: Math.min(layers, sliding.slidingLayers), ...(sliding.chunked ? { chunked: true } : {}) } } : {}),
   };
@@ -263,7 +268,8 @@ function readMoe(cfg: Obj, modelType: string, ffn: number, problems: Problem[], 
   if (qwenShared) {
     sharedExperts = 1;
     sharedExpertFfnSize = qwenShared;
-    sharedExpertGate = modelType.startsWith('qwen2');
+    // Qwen2-MoE, Qwen3-Next and Qwen3.5 gate the shared expert by a sigmoid of h weights (`shared_expert_gate`).
+    sharedExpertGate = modelType.startsWith('qwen2') || isGatedDeltaNetFamily(modelType);
   } else if (int(cfg.n_shared_experts)) {
     sharedExperts = int(cfg.n_shared_experts) ?? 0;
     sharedExpertFfnSize = expertFfnSize;

@@ -5,6 +5,7 @@
  * attention slides over a window, which ShardLens does not model.
  */
 import { own } from '../lookup';
+import type { LinearAttentionSpec } from '../plan/types';
 
 /** The widths a configuration class falls back to when config.json omits them. */
 export interface FamilyDefaults {
@@ -154,9 +155,36 @@ export function slidingWindowMessage(w: SlidingWindow, prefix = ''): string {
   return `config.json ${prefix}${w.key}: attention slides over ${over} in ${w.layers}; ${timed}.`;
 }
 
+/** Model types whose non-full-attention layers are Gated DeltaNet (transformers qwen3_next, qwen3_5, qwen3_5_moe). */
+export function isGatedDeltaNetFamily(modelType: string): boolean {
+  return modelType === 'qwen3_next' || /^qwen3_5(_moe)?(_text)?$/.test(modelType);
+}
+
 /**
- * Layers the model has no term for, found in a config: Qwen3-Next's Gated DeltaNet linear attention (every layer but
- * each `full_attention_interval`-th, default 4: transformers configuration_qwen3_next.py), `layer_types` other than
+ * The Gated DeltaNet layers of a Qwen3-Next / Qwen3.5 config: `layer_types` naming linear_attention, else every layer
+ * but each `full_attention_interval`-th (default 4, transformers configuration_qwen3_next.py and
+ * configuration_qwen3_5.py), with the `linear_*` widths (transformers defaults: 16 key and 32 value heads of 128,
+ * a 4-tap convolution). Undefined for other families or when no layer is linear.
+ */
+export function gatedDeltaNetLayers(c: Record<string, unknown>, modelType: string, L: number): LinearAttentionSpec | undefined {
+  if (!isGatedDeltaNetFamily(modelType) || !(L > 0)) return undefined;
+  const pos = (k: string, d: number) => (typeof c[k] === 'number' && Number.isInteger(c[k]) && (c[k] as number) > 0 ? (c[k] as number) : d);
+  let layers: number;
+  if (Array.isArray(c.layer_types)) layers = c.layer_types.filter((t) => t === 'linear_attention').length;
+  else {
+    const every = pos('full_attention_interval', 4);
+    layers = L - Math.floor(L / every);
+  }
+  if (!(layers > 0)) return undefined;
+  return {
+    layers: Math.min(L, layers), keyHeads: pos('linear_num_key_heads', 16), valueHeads: pos('linear_num_value_heads', 32),
+    keyHeadDim: pos('linear_key_head_dim', 128), valueHeadDim: pos('linear_value_head_dim', 128), convKernel: pos('linear_conv_kernel_dim', 4),
+  };
+}
+
+/**
+ * Layers the model has no full term for, found in a config: Qwen3-Next's and Qwen3.5's Gated DeltaNet linear attention
+ * (gatedDeltaNetLayers: their parameters are counted, their activations and time are not), `layer_types` other than
  * full, sliding and chunked attention (linear_attention, mamba, …), and the state-space layers of Mamba
  * hybrids (`hybrid_override_pattern` of Nemotron-H, `layers_block_type`, Jamba's `attn_layer_period`). They are read
  * as standard attention layers; the message says how many and what that means. Undefined when there are none.
@@ -166,15 +194,18 @@ export function unmodelledLayers(c: Record<string, unknown>, modelType: string, 
     key,
     message: `config.json ${key}: ${what} are read as standard attention layers, so their parameters, activations and step time are approximate (linear-time layers are over-estimated at long sequences).`,
   });
+  // Gated DeltaNet layers have their own parameter count; what they save and how long they take is not modelled.
+  const gdn = gatedDeltaNetLayers(c, modelType, L);
+  if (gdn) {
+    return {
+      key: Array.isArray(c.layer_types) ? 'layer_types' : c.full_attention_interval === undefined ? 'model_type' : 'full_attention_interval',
+      message: `config.json ${Array.isArray(c.layer_types) ? 'layer_types' : c.full_attention_interval === undefined ? 'model_type' : 'full_attention_interval'}: the Gated DeltaNet linear-attention layers (${gdn.layers} of ${L}) have their own parameter count, but their activations and step time are those of standard attention layers, so they are approximate (over-estimated at long sequences).`,
+    };
+  }
   if (Array.isArray(c.layer_types)) {
     const other = new Map<string, number>();
     for (const t of c.layer_types) if (typeof t === 'string' && t !== 'full_attention' && t !== 'sliding_attention' && t !== 'chunked_attention') other.set(t, (other.get(t) ?? 0) + 1);
     if (other.size) return say('layer_types', [...other].map(([t, n]) => `${n} ${t} layer${n === 1 ? '' : 's'}`).join(' and ') + ` of ${c.layer_types.length}`);
-  }
-  if (modelType === 'qwen3_next') {
-    const every = typeof c.full_attention_interval === 'number' && c.full_attention_interval >= 1 ? Math.floor(c.full_attention_interval) : 4;
-    const linear = L - Math.floor(L / every);
-    if (linear > 0) return say(c.full_attention_interval === undefined ? 'model_type' : 'full_attention_interval', `the Gated DeltaNet linear-attention layers (${linear} of ${L})`);
   }
   for (const key of ['hybrid_override_pattern', 'layers_block_type', 'attn_layer_period', 'mamba_d_state', 'ssm_state_size']) {
     if (c[key] !== undefined && c[key] !== null) return say(key, 'the state-space (Mamba) layers of this hybrid');

@@ -2,6 +2,7 @@
  * Exact parameter counts per component of a decoder transformer (docs/formulas.md#parameters).
  * Counts are trainable parameters as the framework creates them; buffers (rotary inv_freq, GPT-2 causal masks) are not parameters.
  */
+import { gatedDeltaNetOther, gatedDeltaNetWeights, linearAttentionFraction } from './linearAttention';
 import type { ParameterCounts } from '../plan/result';
 import type { LoraSpec, ModelSpec } from '../plan/types';
 import { mlaLoraShapes, mlaNormParams, mlaWeights } from './mla';
@@ -111,14 +112,23 @@ export function layerParams(model: ModelSpec): LayerParams {
   const mla = model.mla;
   const w = mla ? mlaWeights(mla, h, H) : undefined;
   // MLA has no per-head K/V weights to replicate: keys and values come from one latent (kvWeights 0).
-  const kvWeights = w ? 0 : 2 * h * KV * d;
-  const attnWeights = w ? w.split + w.replicated : 2 * h * H * d + kvWeights;
-  let attnOther = 0;
-  if (!mla && (model.attnBias === 'qkv' || model.attnBias === 'all')) attnOther += H * d + 2 * KV * d;
-  if (model.attnBias === 'all') attnOther += h;
-  if (model.qkNorm) attnOther += 2 * d;
+  const kvFull = w ? 0 : 2 * h * KV * d;
+  // An output gate makes the query projection 2·a·d wide (Qwen3-Next, Qwen3.5).
+  const gate = model.attentionOutputGate ? h * H * d : 0;
+  const attnFull = w ? w.split + w.replicated : 2 * h * H * d + kvFull + gate;
+  let otherFull = 0;
+  if (!mla && (model.attnBias === 'qkv' || model.attnBias === 'all')) otherFull += H * d + 2 * KV * d;
+  if (model.attnBias === 'all') otherFull += h;
+  if (model.qkNorm) otherFull += 2 * d;
   const attnReplicated = mla && w ? w.replicated + mlaNormParams(mla) : 0;
-  attnOther += mla ? mlaNormParams(mla) : 0;
+  otherFull += mla ? mlaNormParams(mla) : 0;
+  // Gated DeltaNet layers (Qwen3-Next, Qwen3.5) hold their own token mixer: the per-layer figures are the mean over the
+  // layers, so L times them is the model's exact count (shared/model/linearAttention.ts).
+  const la = model.linearAttention;
+  const f = linearAttentionFraction(model);
+  const kvWeights = (1 - f) * kvFull;
+  const attnWeights = (1 - f) * attnFull + (la ? f * gatedDeltaNetWeights(la, h) : 0);
+  const attnOther = (1 - f) * otherFull + (la ? f * gatedDeltaNetOther(la) : 0);
   const moe = model.moe;
   const expertOne = moe ? mlpParams(model, moe.expertFfnSize) : 0;
   return {
@@ -145,8 +155,11 @@ export function loraShapes(model: ModelSpec): Readonly<Record<string, readonly (
   const q = model.heads * model.headDim;
   const kv = model.kvHeads * model.headDim;
   const f = model.ffnSize;
+  // An output gate makes q_proj 2·a·d wide (Qwen3-Next, Qwen3.5). Every layer is counted with attention's projections
+  // (a Gated DeltaNet layer's in_proj_* and out_proj are about as many adapter parameters as q, k, v and o).
+  const qOut = model.attentionOutputGate ? 2 * q : q;
   return {
-    q: [[h, q]], k: [[h, kv]], v: [[h, kv]], o: [[q, h]], gate: [[h, f]], up: [[h, f]], down: [[f, h]],
+    q: [[h, qOut]], k: [[h, kv]], v: [[h, kv]], o: [[q, h]], gate: [[h, f]], up: [[h, f]], down: [[f, h]],
     ...(model.mla ? mlaLoraShapes(model.mla, h, model.heads) : {}),
   };
 }

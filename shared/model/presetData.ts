@@ -92,10 +92,12 @@ import m83 from '../../data/models/torchtitan-llama3-70b.json';
 import m84 from '../../data/models/torchtitan-llama3-8b.json';
 import m85 from '../../data/models/torchtitan-llama3-debugmodel.json';
 
+import m92 from '../../data/models/qwen3-next-80b-a3b.json';
+import m93 from '../../data/models/qwen3.5-35b-a3b.json';
 /** Raw preset objects in Hugging Face config.json key style with a `_shardlens` block (id, name, aliases, source). */
 export const PRESET_CONFIGS: readonly unknown[] = [
   m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24,
   m25, m26, m27, m28, m29, m30, m31, m32, m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43, m44, m45, m46, m47,
   m48, m49, m50, m51, m52, m53, m54, m55, m56, m57, m58, m59, m60, m61, m62, m63, m64, m65, m66, m67, m68, m69, m70,
-  m71, m72, m73, m74, m75, m76, m77, m78, m79, m80, m81, m82, m83, m84, m85, m86, m87, m88, m89, m90, m91,
+  m71, m72, m73, m74, m75, m76, m77, m78, m79, m80, m81, m82, m83, m84, m85, m86, m87, m88, m89, m90, m91, m92, m93,
 ];

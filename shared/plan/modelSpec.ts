@@ -68,6 +68,20 @@ export interface MlaSpec {
   readonly vHeadDim: number;
 }
 
+/** The shape of a Gated DeltaNet layer (Qwen3-Next / Qwen3.5 config.json `linear_*` keys). */
+export interface LinearAttentionSpec {
+  /** How many of the model's layers are linear attention (the others are softmax attention). */
+  readonly layers: number;
+  /** Query/key heads and value heads (`linear_num_key_heads`, `linear_num_value_heads`). */
+  readonly keyHeads: number;
+  readonly valueHeads: number;
+  /** Widths of one key and one value head (`linear_key_head_dim`, `linear_value_head_dim`). */
+  readonly keyHeadDim: number;
+  readonly valueHeadDim: number;
+  /** Taps of the depthwise causal convolution over q, k and v (`linear_conv_kernel_dim`). */
+  readonly convKernel: number;
+}
+
 export type NormKind = 'layernorm' | 'rmsnorm';
 export type PositionKind = 'rotary' | 'learned' | 'alibi' | 'none';
 export type AttnBias = 'none' | 'qkv' | 'all';
@@ -130,6 +144,18 @@ export interface ModelSpec {
    * (qkNopeHeadDim + qkRopeHeadDim), and the widths here replace the q/k/v projections (shared/model/mla.ts).
    */
   readonly mla?: MlaSpec;
+  /**
+   * Gated DeltaNet linear-attention layers (Qwen3-Next, Qwen3.5: transformers Qwen3NextGatedDeltaNet; Yang, Kautz and
+   * Hatamizadeh 2025): `layers` of the model's layers replace softmax attention with the gated delta rule. Their
+   * parameters are counted as such (shared/model/linearAttention.ts); their activations and step time are still those
+   * of an attention layer (a warning says so).
+   */
+  readonly linearAttention?: LinearAttentionSpec;
+  /**
+   * A sigmoid output gate on softmax attention (Qwen3-Next, Qwen3.5): the query projection also makes heads·headDim gate
+   * values (transformers Qwen3NextAttention `q_proj` of 2·a·d outputs). Undefined = false.
+   */
+  readonly attentionOutputGate?: boolean;
   /**
    * Sliding-window attention (Mistral v0.1, Gemma 2/3, gpt-oss, Phi-3): `slidingLayers` of the layers let each query
    * see only the last `window` keys (itself included), or its own chunk (Llama 4); the others attend to the whole

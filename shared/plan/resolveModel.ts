@@ -3,7 +3,7 @@
  * the architecture defaults of the family the facts came from, each recorded as a source.
  */
 import type { Fact } from './facts';
-import type { AttnBias, InputSource, MlaSpec, ModelSpec, MoeSpec, NormKind, PositionKind } from './types';
+import type { AttnBias, InputSource, LinearAttentionSpec, MlaSpec, ModelSpec, MoeSpec, NormKind, PositionKind } from './types';
 import { MLA_CONFIG_KEYS, validMla } from '../model/mla';
 import { listPresets } from '../model/presets';
 import type { PlanPath } from './paths';
@@ -72,6 +72,7 @@ export function modelFromFacts(f: Facts, sources: Partial<Record<PlanPath, Input
     qkNorm: take('model.qkNorm', bool(f, 'model.qkNorm'), false, 'no q/k norm'),
     ...(bool(f, 'model.lowPrecisionNorm') ? { lowPrecisionNorm: true } : {}),
     ...(bool(f, 'model.attentionSinks') ? { attentionSinks: true } : {}),
+    ...(bool(f, 'model.attentionOutputGate') ? { attentionOutputGate: take('model.attentionOutputGate', true, false, '') } : {}),
     vocabSize: vocab,
     ...(num(f, 'model.vocabPadMultiple') !== undefined ? { vocabPadMultiple: take('model.vocabPadMultiple', num(f, 'model.vocabPadMultiple'), 0, '') } : {}),
   };
@@ -81,7 +82,7 @@ export function modelFromFacts(f: Facts, sources: Partial<Record<PlanPath, Input
   }
   const chunked = bool(f, 'model.slidingWindow.chunked') === true;
   const windowed: ModelSpec = window && sliding ? { ...model, slidingWindow: { window, slidingLayers: Math.min(L, sliding), ...(chunked ? { chunked } : {}) } } : model;
-  const withMla = mlaFromFacts(f, sources, windowed);
+  const withMla = linearAttentionFromFacts(f, sources, mlaFromFacts(f, sources, windowed));
   const experts = num(f, 'model.moe.experts') ?? 0;
   if (experts > 1) {
     const expertFfnSize = take('model.moe.expertFfnSize', num(f, 'model.moe.expertFfnSize'), ffn, 'expert FFN = FFN size');
@@ -97,7 +98,7 @@ export function modelFromFacts(f: Facts, sources: Partial<Record<PlanPath, Input
         sharedExperts > 0 ? 'each shared expert as wide as a routed one' : 'no shared expert'),
       denseFirstLayers: take('model.moe.denseFirstLayers', num(f, 'model.moe.denseFirstLayers'), 0, 'every layer is MoE'),
       layerFrequency: take('model.moe.layerFrequency', num(f, 'model.moe.layerFrequency'), 1, 'every layer is MoE'),
-      sharedExpertGate: false,
+      sharedExpertGate: take('model.moe.sharedExpertGate', bool(f, 'model.moe.sharedExpertGate'), false, 'no shared-expert gate'),
       ...(bool(f, 'model.moe.firstLayerMoe') && (num(f, 'model.moe.layerFrequency') ?? 1) > 1 ? { firstLayerMoe: take('model.moe.firstLayerMoe', true, false, '') } : {}),
       ...routerGroups(num(f, 'model.moe.routerGroups'), num(f, 'model.moe.routerGroupTopK')),
       ...paddedCapacity(num(f, 'model.moe.capacityFactor')),
@@ -138,4 +139,24 @@ function inlineName(layers: number, hidden: number, heads: number, kvHeads: numb
   const same = matches.find((p) => !/distill/i.test(p.name)) ?? matches[0];
   const shape = `${layers} layers × ${hidden} hidden`;
   return same ? `${shape} (${same.name} shape)` : shape;
+}
+
+/**
+ * Gated DeltaNet layers from model.linearAttention.* facts (the config.json reader's Qwen3-Next / Qwen3.5 layers): the
+ * model with `linearAttention` when every width is a positive whole number and some layer is linear, else unchanged.
+ */
+function linearAttentionFromFacts(f: Facts, sources: Partial<Record<PlanPath, InputSource>>, model: ModelSpec): ModelSpec {
+  const fields = ['layers', 'keyHeads', 'valueHeads', 'keyHeadDim', 'valueHeadDim', 'convKernel'] as const;
+  const v: Partial<Record<(typeof fields)[number], number>> = {};
+  for (const k of fields) {
+    const n = num(f, `model.linearAttention.${k}`);
+    if (n === undefined || !Number.isInteger(n) || n <= 0) return model;
+    v[k] = n;
+  }
+  for (const k of fields) sources[`model.linearAttention.${k}`] = f[`model.linearAttention.${k}`]!.source;
+  const la: LinearAttentionSpec = {
+    layers: Math.min(model.layers, v.layers!), keyHeads: v.keyHeads!, valueHeads: v.valueHeads!, keyHeadDim: v.keyHeadDim!,
+    valueHeadDim: v.valueHeadDim!, convKernel: v.convKernel!,
+  };
+  return { ...model, linearAttention: la };
 }

@@ -8,7 +8,7 @@ import type { PlanPath } from './paths';
 import type { ClusterProfile } from '../hardware/profile';
 import type { ModelSpec } from './modelSpec';
 
-export type { AttnBias, MlaSpec, ModelSpec, MoeSpec, NormKind, PositionKind } from './modelSpec';
+export type { AttnBias, LinearAttentionSpec, MlaSpec, ModelSpec, MoeSpec, NormKind, PositionKind } from './modelSpec';
 
 export type Precision = 'fp32' | 'fp16-mixed' | 'bf16-mixed' | 'bf16' | 'fp8-mixed';
 export type Dtype = 'fp32' | 'bf16' | 'fp16' | 'fp8' | 'int8' | 'nf4';

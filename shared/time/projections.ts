@@ -33,10 +33,13 @@ export function fusedGateUp(plan: Pick<Plan, 'engine' | 'training'>): boolean {
 
 /**
  * The projection GEMM widths for `qHeads` query and `kvHeads` key/value heads of `headDim` and an MLP of `ffn` columns
- * on this rank: [(q + 2kv)·d] or [q·d, kv·d, kv·d]; [2·ffn] or [ffn, ffn] for a gated MLP, [ffn] for a plain one.
+ * on this rank: [(q + 2kv)·d] or [q·d, kv·d, kv·d] (q doubled by an output gate); [2·ffn] or [ffn, ffn] for a gated
+ * MLP, [ffn] for a plain one.
  */
 export function projectionWidths(plan: Pick<Plan, 'engine' | 'training' | 'model'>, qHeads: number, kvHeads: number, headDim: number, ffn: number): ProjectionWidths {
-  const qkv = fusedQkv(plan) ? [(qHeads + 2 * kvHeads) * headDim] : [qHeads * headDim, kvHeads * headDim, kvHeads * headDim];
+  // An output gate doubles the query projection (Qwen3-Next, Qwen3.5: transformers q_proj of 2·a·d outputs).
+  const q = (plan.model.attentionOutputGate ? 2 : 1) * qHeads;
+  const qkv = fusedQkv(plan) ? [(q + 2 * kvHeads) * headDim] : [q * headDim, kvHeads * headDim, kvHeads * headDim];
   const mlpIn = !plan.model.gatedMlp ? [ffn] : fusedGateUp(plan) ? [2 * ffn] : [ffn, ffn];
   return { qkv, mlpIn };
 }

@@ -219,7 +219,8 @@ describe('model presets: names that are not bundled', () => {
   test('suggestions rank the same parameter count first and never invent a match', () => {
     assert.equal(findPreset('Qwen/Qwen2.5-Coder-7B'), undefined);
     assert.equal(suggestPresets('Qwen/Qwen2.5-Coder-7B')[0], 'qwen2.5-7b');
-    assert.equal(suggestPresets('Qwen/Qwen3.5-35B-A3B')[0], 'qwen3-30b-a3b');
+    assert.equal(findPreset('Qwen/Qwen3-30B-A3B-Thinking-2507'), undefined);
+    assert.equal(suggestPresets('Qwen/Qwen3-30B-A3B-Thinking-2507')[0], 'qwen3-30b-a3b');
     // The count is read before punctuation is dropped: "Llama-3.1-8B…" carries 8B (not "3.18B"), so the 8B ranks above
     // the 70B whose alias "Llama-3.3-70B-Instruct" is fewer edits away.
     assert.equal(suggestPresets('meta-llama/Llama-3.1-8B-Instruct-QAT')[0], 'llama-3.1-8b');

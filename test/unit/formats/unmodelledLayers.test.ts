@@ -1,5 +1,5 @@
 /**
- * Layers ShardLens has no term for are said, never read silently as attention: Qwen3-Next's Gated DeltaNet layers
+ * Layers ShardLens has no full term for are said, never read silently as attention: Qwen3-Next's Gated DeltaNet layers
  * (transformers configuration_qwen3_next.py: every layer but each full_attention_interval-th, default 4; the corpus's
  * Qwen3-Next-80B-A3B config.json, 48 layers → 36 linear), `layer_types` other than full and sliding attention, and the
  * Mamba layers of hybrids (Nemotron-H `hybrid_override_pattern`).
@@ -27,16 +27,20 @@ describe('layers read as attention are said', () => {
   });
 
   test('layer_types other than full and sliding attention are counted by type', () => {
+    // Qwen3-Next's linear_attention layers are Gated DeltaNet (their parameters counted); LiquidAI LFM2's conv layers
+    // (its config.json layer_types of "conv" and "full_attention") have no term at all.
     const r = modelFromHfConfig({ model_type: 'qwen3_next', hidden_size: 1024, num_hidden_layers: 4, num_attention_heads: 8, layer_types: ['linear_attention', 'linear_attention', 'linear_attention', 'full_attention'] });
-    assert.match(r.problems.find((x) => x.code === UNMODELLED_LAYERS_CODE)!.message, /3 linear_attention layers of 4/);
+    assert.match(r.problems.find((x) => x.code === UNMODELLED_LAYERS_CODE)!.message, /layer_types: the Gated DeltaNet linear-attention layers \(3 of 4\)/);
+    const lfm = modelFromHfConfig({ model_type: 'lfm2', hidden_size: 1024, num_hidden_layers: 4, num_attention_heads: 8, layer_types: ['conv', 'conv', 'full_attention', 'conv'] });
+    assert.match(lfm.problems.find((x) => x.code === UNMODELLED_LAYERS_CODE)!.message, /3 conv layers of 4 are read as standard attention layers/);
   });
 
-  test('a Mamba hybrid says so; a plain Llama, Gemma 2 or gpt-oss config does not, nor does any bundled preset', () => {
+  test('a Mamba hybrid says so; a plain Llama, Gemma 2 or gpt-oss config does not, nor does any bundled preset but the Gated DeltaNet ones', () => {
     const h = modelFromHfConfig({ model_type: 'nemotron_h', hidden_size: 1024, num_hidden_layers: 4, num_attention_heads: 8, hybrid_override_pattern: 'M-M*' });
     assert.ok(h.problems.some((x) => x.code === UNMODELLED_LAYERS_CODE));
     for (const cfg of [{ model_type: 'llama' }, { model_type: 'gemma2', sliding_window: 4096 }, { model_type: 'gpt_oss', layer_types: ['sliding_attention', 'full_attention'] }]) {
       assert.ok(!modelFromHfConfig({ hidden_size: 1024, num_hidden_layers: 2, num_attention_heads: 8, ...cfg }).problems.some((x) => x.code === UNMODELLED_LAYERS_CODE), JSON.stringify(cfg));
     }
-    assert.deepEqual(listPresets().filter((p) => p.notes.some((n) => n.code === UNMODELLED_LAYERS_CODE)).map((p) => p.id), []);
+    assert.deepEqual(listPresets().filter((p) => p.notes.some((n) => n.code === UNMODELLED_LAYERS_CODE)).map((p) => p.id).sort(), ['qwen3-next-80b-a3b', 'qwen3.5-35b-a3b']);
   });
 });

@@ -1,0 +1,81 @@
+/**
+ * Qwen3-Next and Qwen3.5: Gated DeltaNet linear-attention layers beside gated softmax attention, read by both readers
+ * (shared/model/hfConfig.ts for presets and referenced models, formats/hf-config/reader.ts for an opened config.json).
+ * Expected counts:
+ * - whole models: transformers 5.24 built on the meta device, Σ numel over `parameters()` (Qwen3NextForCausalLM from
+ *   Qwen/Qwen3-Next-80B-A3B-Instruct's config.json: 79,674,391,296; Qwen3_5MoeForCausalLM from Qwen3_5MoeTextConfig's
+ *   defaults, checkpoint Qwen/Qwen3.5-35B-A3B: 34,660,610,688);
+ * - one layer's token mixer from its shapes in transformers' modeling_qwen3_next.py: Qwen3NextGatedDeltaNet holds
+ *   in_proj_qkvz (h × (2·16·128 + 2·32·128)), in_proj_ba (h × 2·32), conv1d ((2·16·128 + 32·128) channels × 4 taps),
+ *   out_proj (32·128 × h), A_log and dt_bias (32 each) and a 128-wide RMSNorm; Qwen3NextAttention holds q_proj
+ *   (h × 2·16·256, queries and the output gate), k_proj and v_proj (h × 2·256 each), o_proj (16·256 × h) and q/k norms
+ *   (256 each); h = 2048.
+ */
+import { before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { initFormats } from '../../../formats/index';
+import { loadConfigGraph } from '../../../server/formats/workspace';
+import { modelFromHfConfig } from '../../../shared/model/hfConfig';
+import { countParams, layerParams } from '../../../shared/model/params';
+import { gatedDeltaNetOther, gatedDeltaNetWeights } from '../../../shared/model/linearAttention';
+import { findPreset } from '../../../shared/model/presets';
+import { projectionWidths } from '../../../shared/time/projections';
+import { memoryHost } from './helpers';
+
+const QWEN3_NEXT = JSON.parse(readFileSync('data/models/qwen3-next-80b-a3b.json', 'utf8')) as Record<string, unknown>;
+
+describe('Gated DeltaNet layers (Qwen3-Next, Qwen3.5)', () => {
+  before(async () => { await initFormats(); });
+
+  test('one Gated DeltaNet token mixer and one gated attention block, from their shapes', () => {
+    const m = modelFromHfConfig(QWEN3_NEXT).model!;
+    const la = m.linearAttention!;
+    assert.deepEqual(la, { layers: 36, keyHeads: 16, valueHeads: 32, keyHeadDim: 128, valueHeadDim: 128, convKernel: 4 });
+    const h = 2048;
+    assert.equal(gatedDeltaNetWeights(la, h) + gatedDeltaNetOther(la), 2048 * 12288 + 2048 * 64 + 8192 * 4 + 4096 * 2048 + 32 + 32 + 128);
+    // The mean over 48 layers: 12 gated attention blocks and 36 token mixers (the layer norms are the same in both).
+    const per = layerParams(m);
+    const attention = 2048 * 8192 + 2 * 2048 * 512 + 4096 * 2048 + 2 * 256;
+    assert.ok(Math.abs(48 * (per.attnWeights + per.attnOther) - (12 * attention + 36 * 33_718_464)) < 1e-3);
+  });
+
+  test('Qwen3-Next-80B-A3B: the whole model as transformers builds it, from a referenced config and an opened one', () => {
+    assert.equal(countParams(modelFromHfConfig(QWEN3_NEXT).model!).parameters, 79_674_391_296);
+    const text = JSON.stringify(QWEN3_NEXT, null, 2);
+    const g = loadConfigGraph('/ws/config.json', memoryHost({ '/ws/config.json': text }), { settings: {} });
+    const opened = g.resolved.plan!.model;
+    assert.equal(countParams(opened).parameters, 79_674_391_296);
+    assert.equal(opened.attentionOutputGate, true);
+    assert.equal(opened.moe?.sharedExpertGate, true);
+    // The warning says what is still approximate, at the key that makes the layers linear.
+    const w = g.primary.diagnostics.find((d) => d.code === 'hf-config-unmodelled-layers');
+    assert.match(w?.message ?? '', /Gated DeltaNet linear-attention layers \(36 of 48\) have their own parameter count, but their activations and step time/);
+    assert.equal(w?.range.start.line, text.split('\n').findIndex((l) => l.includes('"full_attention_interval"')));
+  });
+
+  test('Qwen3.5-35B-A3B: the bundled preset and a multimodal config.json with layer_types in text_config', () => {
+    const preset = findPreset('Qwen/Qwen3.5-35B-A3B');
+    assert.equal(preset?.id, 'qwen3.5-35b-a3b');
+    assert.equal(countParams(preset!.model).parameters, 34_660_610_688);
+    assert.ok(preset!.notes.some((n) => /30 of 40/.test(n.message)));
+    const text = { ...preset!.model };
+    const types = Array.from({ length: 40 }, (_, i) => ((i + 1) % 4 === 0 ? 'full_attention' : 'linear_attention'));
+    const cfg = {
+      architectures: ['Qwen3_5MoeForConditionalGeneration'], model_type: 'qwen3_5_moe',
+      text_config: {
+        model_type: 'qwen3_5_moe_text', vocab_size: 248320, hidden_size: 2048, num_hidden_layers: 40, num_attention_heads: 16, num_key_value_heads: 2,
+        head_dim: 256, moe_intermediate_size: 512, shared_expert_intermediate_size: 512, num_experts_per_tok: 8, num_experts: 256,
+        tie_word_embeddings: false, layer_types: types,
+      },
+    };
+    const g = loadConfigGraph('/ws/config.json', memoryHost({ '/ws/config.json': JSON.stringify(cfg, null, 2) }), { settings: {} });
+    assert.equal(countParams(g.resolved.plan!.model).parameters, countParams(text).parameters);
+  });
+
+  test('the gated query projection is timed at its width: 2·16·256 query and gate columns beside K and V', () => {
+    const m = modelFromHfConfig(QWEN3_NEXT).model!;
+    const w = projectionWidths({ model: m, engine: 'fsdp2', training: { modelImpl: 'hf' } as never }, 16, 2, 256, 512);
+    assert.deepEqual(w.qkv, [8192, 512, 512]);
+  });
+});
