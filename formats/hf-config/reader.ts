@@ -8,7 +8,7 @@ import { toBool, toNumber } from '../common/text';
 import { entry, plain, type KEntry, type KNode } from '../common/tree';
 import type { PlanPath } from '../../shared/plan/paths';
 import { isLlama4, SLIDING_WINDOW_CODE, UNMODELLED_LAYERS_CODE } from '../../shared/model/hfConfig';
-import { familyDefaults, gatedDeltaNetLayers, isGatedDeltaNetFamily, isGemma3, isGptOss, isQwen1, slidingWindow, slidingWindowMessage, unmodelledLayers } from '../../shared/model/hfFamilies';
+import { badGatedDeltaNetKeys, familyDefaults, gatedDeltaNetLayers, isGatedDeltaNetFamily, isGemma3, isGptOss, isQwen1, slidingWindow, slidingWindowMessage, unmodelledLayers } from '../../shared/model/hfFamilies';
 import { readMlaWidths } from '../../shared/model/mla';
 import { FALCON_DEFAULTS, falconParallelKey, falconSharesOneKv, isFalcon, PARALLEL_BLOCK_CODE, parallelBlockMessage } from '../../shared/model/falcon';
 
@@ -209,7 +209,11 @@ function readGatedDeltaNet(s: FactSink, node: KNode, prefix: string, modelType: 
   if (entry(node, 'text_config') || !isGatedDeltaNetFamily(modelType)) return;
   s.default('model.attentionOutputGate', true, `transformers ${modelType}: softmax attention gates its output (q_proj of 2·heads·head_dim)`);
   if (s.has('model.moe.sharedExpertFfnSize')) s.default('model.moe.sharedExpertGate', true, `transformers ${modelType}: the shared expert has a sigmoid gate (shared_expert_gate)`);
-  const la = gatedDeltaNetLayers(plain(node) as Record<string, unknown>, modelType, L);
+  const c = plain(node) as Record<string, unknown>;
+  for (const { key, fallback } of badGatedDeltaNetKeys(c, modelType)) {
+    s.diag('invalid-value', 'warning', `${prefix}${key} should be a positive whole number; read as transformers' default ${fallback}.`, entry(node, key)?.value.range, ['model.linearAttention']);
+  }
+  const la = gatedDeltaNetLayers(c, modelType, L);
   if (!la) return;
   const at = entry(node, 'layer_types') ?? entry(node, 'full_attention_interval') ?? entry(node, 'model_type');
   const loc = at ? { key: `${prefix}${at.key}`, keyRange: at.keyRange, valueRange: at.value.range ?? at.keyRange } : undefined;

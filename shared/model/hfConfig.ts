@@ -10,7 +10,7 @@
  */
 import type { PlanPath } from '../plan/paths';
 import type { AttnBias, InputSource, MlaSpec, ModelSpec, MoeSpec, Problem } from '../plan/types';
-import { familyDefaults, gatedDeltaNetLayers, isGatedDeltaNetFamily, isGptOss, isQwen1, slidingWindow, slidingWindowMessage, unmodelledLayers } from './hfFamilies';
+import { badGatedDeltaNetKeys, familyDefaults, gatedDeltaNetLayers, isGatedDeltaNetFamily, isGptOss, isQwen1, slidingWindow, slidingWindowMessage, unmodelledLayers } from './hfFamilies';
 import { readMlaWidths, validMla } from './mla';
 import { FALCON_DEFAULTS, FALCON_KV_KEYS, falconParallelKey, falconSharesOneKv, isFalcon, PARALLEL_BLOCK_CODE, parallelBlockMessage } from './falcon';
 
@@ -161,6 +161,9 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
   if (sliding) problems.push({ code: SLIDING_WINDOW_CODE, severity: 'info', message: slidingWindowMessage(sliding, isObj(obj.text_config) ? 'text_config.' : ''), paths: ['model'] });
   const mla = readMla(cfg, modelType, problems, sources);
   const unmodelled = unmodelledLayers(cfg, modelType, layers);
+  for (const { key, fallback } of badGatedDeltaNetKeys(cfg, modelType)) {
+    problems.push({ code: 'hf-config-bad-value', severity: 'error', message: `config.json: ${key} must be a positive integer (transformers' default is ${fallback}), got ${JSON.stringify(cfg[key])}.`, paths: ['model.linearAttention'] });
+  }
   const linearAttention = gatedDeltaNetLayers(cfg, modelType, layers);
   if (linearAttention) sources['model.linearAttention'] = { kind: 'explicit', detail: 'config.json: layer_types / full_attention_interval and linear_* keys (Gated DeltaNet layers)' };
   const parallelKey = falcon ? falconParallelKey(cfg, modelType) : undefined;

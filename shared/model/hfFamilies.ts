@@ -168,7 +168,7 @@ export function isGatedDeltaNetFamily(modelType: string): boolean {
  */
 export function gatedDeltaNetLayers(c: Record<string, unknown>, modelType: string, L: number): LinearAttentionSpec | undefined {
   if (!isGatedDeltaNetFamily(modelType) || !(L > 0)) return undefined;
-  const pos = (k: string, d: number) => (typeof c[k] === 'number' && Number.isInteger(c[k]) && (c[k] as number) > 0 ? (c[k] as number) : d);
+  const pos = (k: string, d: number) => (positiveWhole(c[k]) ? (c[k] as number) : d);
   let layers: number;
   if (Array.isArray(c.layer_types)) layers = c.layer_types.filter((t) => t === 'linear_attention').length;
   else {
@@ -180,6 +180,23 @@ export function gatedDeltaNetLayers(c: Record<string, unknown>, modelType: strin
     layers: Math.min(L, layers), keyHeads: pos('linear_num_key_heads', 16), valueHeads: pos('linear_num_value_heads', 32),
     keyHeadDim: pos('linear_key_head_dim', 128), valueHeadDim: pos('linear_value_head_dim', 128), convKernel: pos('linear_conv_kernel_dim', 4),
   };
+}
+
+/** The Gated DeltaNet keys of a config and transformers' defaults (configuration_qwen3_next.py, configuration_qwen3_5.py). */
+const GDN_KEYS: readonly (readonly [string, number])[] = [
+  ['full_attention_interval', 4], ['linear_num_key_heads', 16], ['linear_num_value_heads', 32], ['linear_key_head_dim', 128],
+  ['linear_value_head_dim', 128], ['linear_conv_kernel_dim', 4],
+];
+
+const positiveWhole = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v > 0;
+
+/**
+ * The Gated DeltaNet keys a Qwen3-Next / Qwen3.5 config writes with a value that is not a positive whole number, and
+ * the default gatedDeltaNetLayers reads instead (the readers say so at the key). Empty for other families.
+ */
+export function badGatedDeltaNetKeys(c: Record<string, unknown>, modelType: string): { key: string; fallback: number }[] {
+  if (!isGatedDeltaNetFamily(modelType)) return [];
+  return GDN_KEYS.filter(([k]) => c[k] !== undefined && c[k] !== null && !positiveWhole(c[k])).map(([key, fallback]) => ({ key, fallback }));
 }
 
 /**

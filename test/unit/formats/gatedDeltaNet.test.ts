@@ -79,3 +79,31 @@ describe('Gated DeltaNet layers (Qwen3-Next, Qwen3.5)', () => {
     assert.deepEqual(w.qkv, [8192, 512, 512]);
   });
 });
+
+describe('Gated DeltaNet keys that are not positive whole numbers', () => {
+  before(async () => { await initFormats(); });
+  const bad = { ...QWEN3_NEXT, linear_num_value_heads: 'thirty-two', full_attention_interval: 0 };
+
+  test('an opened config.json: a warning at each value, read as transformers\' default', () => {
+    const text = JSON.stringify(bad, null, 2);
+    const g = loadConfigGraph('/ws/config.json', memoryHost({ '/ws/config.json': text }), { settings: {} });
+    const lines = text.split('\n');
+    for (const [key, fallback] of [['linear_num_value_heads', 32], ['full_attention_interval', 4]] as const) {
+      const d = g.primary.diagnostics.find((x) => x.code === 'invalid-value' && x.message.startsWith(key));
+      assert.equal(d?.severity, 'warning', key);
+      assert.match(d!.message, new RegExp(`read as transformers' default ${fallback}\\.$`));
+      assert.equal(d!.range.start.line, lines.findIndex((l) => l.includes(`"${key}"`)));
+    }
+    // With the defaults the model is the published one.
+    assert.equal(countParams(g.resolved.plan!.model).parameters, 79_674_391_296);
+  });
+
+  test('a referenced config.json: an error naming each key, and no model', () => {
+    const r = modelFromHfConfig(bad);
+    const errors = r.problems.filter((p) => p.code === 'hf-config-bad-value').map((p) => p.message);
+    assert.equal(errors.length, 2);
+    assert.match(errors.join('\n'), /full_attention_interval must be a positive integer \(transformers' default is 4\), got 0/);
+    assert.match(errors.join('\n'), /linear_num_value_heads must be a positive integer \(transformers' default is 32\), got "thirty-two"/);
+    assert.equal(r.model, undefined);
+  });
+});
