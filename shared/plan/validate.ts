@@ -87,6 +87,17 @@ function checkModelSplit(plan: Plan, add: Add): void {
       add('tp-replicates-kv-heads', 'warning', `TP ${p.tp} exceeds the ${m.kvHeads} KV heads: each KV head is replicated on ${p.tp / m.kvHeads} ranks (Megatron-core rejects this).`, 'parallel.tp', 'model.kvHeads');
     } else add('tp-divides-kv-heads', 'error', `TP ${p.tp} and the ${m.kvHeads} KV heads do not divide each other.`, 'parallel.tp', 'model.kvHeads');
   }
+  // Gated DeltaNet layers split their key and value heads over TP (Megatron-core GatedDeltaNet asserts both divide),
+  // and each key head serves valueHeads / keyHeads value heads (transformers repeats q and k to the value heads).
+  const la = m.linearAttention;
+  if (la) {
+    if (la.valueHeads % la.keyHeads !== 0) {
+      add('linear-heads-divide', 'error', `The Gated DeltaNet layers' ${la.keyHeads} key heads must divide their ${la.valueHeads} value heads.`, 'model.linearAttention.keyHeads', 'model.linearAttention.valueHeads');
+    }
+    if (la.keyHeads % p.tp !== 0 || la.valueHeads % p.tp !== 0) {
+      add('tp-divides-linear-heads', 'error', `TP ${p.tp} does not divide the Gated DeltaNet layers' ${la.keyHeads} key and ${la.valueHeads} value heads.`, 'parallel.tp', 'model.linearAttention.keyHeads');
+    }
+  }
   if (p.sp && p.tp === 1) add('sp-without-tp', 'info', 'Sequence parallelism has no effect with TP = 1.', 'parallel.sp');
   const moe = m.moe;
   if (moe) {

@@ -31,6 +31,9 @@ const CASES: [string, Plan][] = [
   ['kv-heads-divide-heads', edit((p) => mod(p, { kvHeads: 6 }))],
   ['tp-replicates-kv-heads', edit((p) => ({ ...par(p, { tp: 16, pp: 1, dp: 1 }), model: { ...p.model, heads: 32 }, cluster: { ...p.cluster, gpusPerNode: 16 } }))],
   ['tp-divides-kv-heads', edit((p) => mod(par(p, { tp: 4, dp: 1 }), { kvHeads: 6, heads: 24 }))],
+  // Qwen3-Next's Gated DeltaNet layers: 16 key and 32 value heads (config.json linear_num_key_heads / _value_heads).
+  ['linear-heads-divide', edit((p) => mod(p, { linearAttention: { layers: 24, keyHeads: 12, valueHeads: 32, keyHeadDim: 128, valueHeadDim: 128, convKernel: 4 } }))],
+  ['tp-divides-linear-heads', edit((p) => mod(par(p, { tp: 4, dp: 1 }), { linearAttention: { layers: 24, keyHeads: 2, valueHeads: 4, keyHeadDim: 128, valueHeadDim: 128, convKernel: 4 } }))],
   ['sp-without-tp', edit((p) => ({ ...par(p, { tp: 1, sp: true, dp: 4 }) }))],
   ['moe-topk-exceeds-experts', edit((p) => ({ ...p, model: { ...preset('mixtral-8x7b'), moe: { ...preset('mixtral-8x7b').moe!, topK: 9 } } }))],
   ['ep-divides-experts', edit((p) => par(mixtral(p), { ep: 3 }))],
