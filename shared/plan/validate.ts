@@ -87,8 +87,9 @@ function checkModelSplit(plan: Plan, add: Add): void {
       add('tp-replicates-kv-heads', 'warning', `TP ${p.tp} exceeds the ${m.kvHeads} KV heads: each KV head is replicated on ${p.tp / m.kvHeads} ranks (Megatron-core rejects this).`, 'parallel.tp', 'model.kvHeads');
     } else add('tp-divides-kv-heads', 'error', `TP ${p.tp} and the ${m.kvHeads} KV heads do not divide each other.`, 'parallel.tp', 'model.kvHeads');
   }
-  // Gated DeltaNet layers split their key and value heads over TP (Megatron-core GatedDeltaNet asserts both divide),
-  // and each key head serves valueHeads / keyHeads value heads (transformers repeats q and k to the value heads).
+  // Gated DeltaNet layers split their key and value heads over TP (megatron/core/ssm/gated_delta_net.py: the q/k and v
+  // widths and the value heads are each taken // tp_size), and each key head serves valueHeads / keyHeads value heads
+  // (q and k are repeat_interleave'd to the value heads there and in transformers).
   const la = m.linearAttention;
   if (la) {
     if (la.valueHeads % la.keyHeads !== 0) {
