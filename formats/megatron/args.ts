@@ -235,6 +235,51 @@ export function layerPattern(text: string): number[] | undefined {
   return v && i === src.length ? v : undefined;
 }
 
+/** TransformerConfig's Gated DeltaNet widths (megatron/core/transformer/transformer_config.py). */
+const GDN_DEFAULTS: readonly (readonly [PlanPath, number, string])[] = [
+  ['model.linearAttention.keyHeads', 16, 'linear_num_key_heads'], ['model.linearAttention.valueHeads', 32, 'linear_num_value_heads'],
+  ['model.linearAttention.keyHeadDim', 128, 'linear_key_head_dim'], ['model.linearAttention.valueHeadDim', 128, 'linear_value_head_dim'],
+  ['model.linearAttention.convKernel', 4, 'linear_conv_kernel_dim'],
+];
+
+/**
+ * `--experimental-attention-variant gated_delta_net` (Qwen3-Next, Qwen3.5 in Megatron-LM): the layers
+ * `--linear-attention-freq` makes linear (TransformerConfig: an integer N gives `0 if (i + 1) % N == 0 else 1` per
+ * layer, 1 marking a Gated DeltaNet layer; a list gives the pattern), TransformerConfig's widths where no flag sets
+ * them, and the warning that their activations and step time are attention's. The widths of a model without the
+ * variant are dropped.
+ */
+function gatedDeltaNet(s: FactSink, seen: Map<string, FlagArg>): void {
+  const v = seen.get('--experimental-attention-variant');
+  const on = !!v?.value && !v.unresolved && /^(gated_delta_net|gdn)$/.test(v.value);
+  if (!on) {
+    for (const [path] of GDN_DEFAULTS) delete s.facts[path];
+    if (v?.value && !v.unresolved) s.diag('unmodelled-value', 'warning', `${v.flag} ${v.value} is an attention variant ShardLens does not model: its layers are read as standard attention.`, here(v, v.valueRange ?? v.flagRange), ['model']);
+    return;
+  }
+  const L = s.num('model.layers');
+  const f = seen.get('--linear-attention-freq');
+  let linear: number | undefined;
+  if (f?.value && !f.unresolved && L !== undefined) {
+    const n = toNumber(f.value);
+    if (n !== undefined && Number.isInteger(n) && n >= 1) linear = L - Math.floor(L / n);
+    else {
+      const list = layerPattern(f.value);
+      if (list && list.length > 0) {
+        linear = list.filter((x) => x === 1).length;
+        if (list.length !== L) s.diag('megatron-linear-attention-pattern', 'warning', `--linear-attention-freq lists ${list.length} layers, --num-layers is ${L}.`, here(f, f.valueRange ?? f.flagRange), ['model.linearAttention.layers']);
+      } else s.diag('invalid-value', 'warning', `--linear-attention-freq expects a whole number or a Python list of 0 and 1 (got "${f.value}"): every layer is read as standard attention.`, here(f, f.valueRange ?? f.flagRange), ['model.linearAttention.layers']);
+    }
+  } else if (!f && v) {
+    s.diag('megatron-linear-attention-pattern', 'warning', `${v.flag} ${v.value} without --linear-attention-freq: which layers are linear is not said, so every layer is read as standard attention.`, here(v, v.valueRange ?? v.flagRange), ['model.linearAttention.layers']);
+  }
+  if (!linear || !v) return;
+  const loc = locOfArg(f ?? v);
+  s.derived('model.linearAttention.layers', Math.min(linear, L ?? linear), `--linear-attention-freq ${f?.value}: Gated DeltaNet layers (TransformerConfig: 0 if (i + 1) % N == 0 else 1)`, loc);
+  for (const [path, d, name] of GDN_DEFAULTS) s.default(path, d, `Megatron TransformerConfig default ${name} = ${d}`);
+  s.diag('hf-config-unmodelled-layers', 'warning', `${v.flag} ${v.value}: the Gated DeltaNet linear-attention layers (${linear} of ${L}) have their own parameter count, but their activations and step time are those of standard attention layers, so they are approximate (over-estimated at long sequences).`, here(v, v.valueRange ?? v.flagRange), ['model']);
+}
+
 /**
  * `--moe-layer-freq` as a list (megatron/training/arguments.py `moe_freq_type`: 1 marks an MoE layer): dense layers
  * first and MoE after (`([0]+[1]*26)`: DeepSeek's first_k_dense_replace) or one MoE layer closing every period of f,
@@ -366,6 +411,7 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   latentAttention(s, seen);
   moeLayerPattern(s, seen);
   windowAttention(s, seen);
+  gatedDeltaNet(s, seen);
   const nobias = seen.get('--disable-bias-linear');
   if (nobias) {
     if (!seen.has('--add-qkv-bias')) s.explicit('model.attnBias', 'none', locOfArg(nobias));

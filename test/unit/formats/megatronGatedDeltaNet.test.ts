@@ -1,0 +1,59 @@
+/**
+ * Megatron-LM's Gated DeltaNet flags (Qwen3-Next, Qwen3.5): `--experimental-attention-variant gated_delta_net`,
+ * `--linear-attention-freq` (TransformerConfig: an integer N makes layer i linear unless (i + 1) % N == 0; a list marks
+ * linear layers with 1), the `--linear-*` widths with TransformerConfig's defaults (16 key and 32 value heads of 128, a
+ * 4-tap convolution), `--attention-output-gate` and `--moe-shared-expert-gate`. Expected total: Qwen3-Next-80B-A3B as
+ * transformers 5.24 builds it (Qwen3NextForCausalLM on the meta device, 79,674,391,296), which the flags below describe
+ * (vocabulary 151,936 is a multiple of 128, so Megatron pads nothing at TP 1).
+ */
+import { before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { initFormats, parseConfig } from '../../../formats/index';
+import { countParams } from '../../../shared/model/params';
+import { modelFromFacts } from '../../../shared/plan/resolveModel';
+
+const QWEN3_NEXT = (gdn: string) => `#!/bin/bash
+torchrun --nproc_per_node 8 pretrain_gpt.py \\
+    --num-layers 48 --hidden-size 2048 --ffn-hidden-size 5120 --num-attention-heads 16 --group-query-attention --num-query-groups 2 \\
+    --kv-channels 256 --qk-layernorm --attention-output-gate ${gdn} \\
+    --num-experts 512 --moe-ffn-hidden-size 512 --moe-shared-expert-intermediate-size 512 --moe-shared-expert-gate --moe-router-topk 10 \\
+    --swiglu --normalization RMSNorm --disable-bias-linear --untie-embeddings-and-output-weights --position-embedding-type rope \\
+    --vocab-size 151936 --seq-length 4096 --micro-batch-size 1 --global-batch-size 64 --bf16
+`;
+
+describe('Megatron Gated DeltaNet flags', () => {
+  before(async () => { await initFormats(); });
+
+  test('--linear-attention-freq 4 with the default widths: the published model, and the warning at the variant', () => {
+    const text = QWEN3_NEXT('--experimental-attention-variant gated_delta_net --linear-attention-freq 4');
+    const g = parseConfig('/ws/qwen3_next.sh', text);
+    const m = modelFromFacts(g.facts, {})!;
+    assert.deepEqual(m.linearAttention, { layers: 36, keyHeads: 16, valueHeads: 32, keyHeadDim: 128, valueHeadDim: 128, convKernel: 4 });
+    assert.equal(g.facts['model.linearAttention.valueHeads']?.source.kind, 'default');
+    assert.equal(countParams(m).parameters, 79_674_391_296);
+    const w = g.diagnostics.find((d) => d.code === 'hf-config-unmodelled-layers');
+    assert.match(w?.message ?? '', /gated_delta_net: the Gated DeltaNet linear-attention layers \(36 of 48\)/);
+    assert.equal(w?.range.start.character, text.split('\n')[3].indexOf('--experimental-attention-variant') + '--experimental-attention-variant '.length);
+  });
+
+  test('a list pattern counts its 1s; explicit widths win over the defaults', () => {
+    const g = parseConfig('/ws/q.sh', QWEN3_NEXT("--experimental-attention-variant gated_delta_net --linear-attention-freq '([1]*3+[0])*12' --linear-num-value-heads 64"));
+    const m = modelFromFacts(g.facts, {})!;
+    assert.equal(m.linearAttention?.layers, 36);
+    assert.equal(m.linearAttention?.valueHeads, 64);
+  });
+
+  test('bad input: a pattern of the wrong length, an unreadable frequency, a variant without a frequency, another variant', () => {
+    const short = parseConfig('/ws/q.sh', QWEN3_NEXT("--experimental-attention-variant gated_delta_net --linear-attention-freq '[1,1,1,0]*11'"));
+    assert.match(short.diagnostics.find((d) => d.code === 'megatron-linear-attention-pattern')?.message ?? '', /lists 44 layers, --num-layers is 48/);
+    const bad = parseConfig('/ws/q.sh', QWEN3_NEXT('--experimental-attention-variant gated_delta_net --linear-attention-freq every4'));
+    assert.match(bad.diagnostics.find((d) => d.code === 'invalid-value')?.message ?? '', /--linear-attention-freq expects a whole number/);
+    assert.equal(modelFromFacts(bad.facts, {})?.linearAttention, undefined);
+    const none = parseConfig('/ws/q.sh', QWEN3_NEXT('--experimental-attention-variant gated_delta_net'));
+    assert.match(none.diagnostics.find((d) => d.code === 'megatron-linear-attention-pattern')?.message ?? '', /without --linear-attention-freq/);
+    const dsa = parseConfig('/ws/q.sh', QWEN3_NEXT('--experimental-attention-variant dsa --linear-num-key-heads 8'));
+    assert.match(dsa.diagnostics.find((d) => d.code === 'unmodelled-value')?.message ?? '', /dsa is an attention variant ShardLens does not model/);
+    assert.equal(modelFromFacts(dsa.facts, {})?.linearAttention, undefined);
+    assert.equal(dsa.facts['model.linearAttention.keyHeads'], undefined);
+  });
+});
