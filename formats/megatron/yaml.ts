@@ -58,8 +58,12 @@ export function readMegatronYaml(s: FactSink, root: KNode | undefined): void {
   const args: FlagArg[] = [];
   const legacy = !!entry(root, 'language_model') || !!entry(root, 'MODEL_ARGS');
   collect(root, args, 0);
+  // A config field num_query_groups (TransformerConfig, which Megatron-Bridge and --yaml-cfg files fill directly) groups
+  // the KV heads by itself; only the command line needs --group-query-attention beside --num-query-groups
+  // (functional-test MODEL_ARGS keyed by flag follow argparse).
   const gqa = args.find((a) => a.flag === '--num-query-groups');
-  if (gqa && legacy && !args.some((a) => a.flag === '--group-query-attention')) args.unshift({ flag: '--group-query-attention' });
+  const field = gqa?.spelled !== undefined;
+  if (gqa && (legacy || field) && !args.some((a) => a.flag === '--group-query-attention')) args.unshift({ flag: '--group-query-attention' });
   applyMegatronArgs(s, args, { modelDefaults: legacy && args.some((a) => a.flag === '--num-layers') });
   bridgePacking(s, root);
 }

@@ -57,3 +57,26 @@ describe('Megatron Gated DeltaNet flags', () => {
     assert.equal(dsa.facts['model.linearAttention.keyHeads'], undefined);
   });
 });
+
+describe('Megatron-Bridge YAML: TransformerConfig fields', () => {
+  before(async () => { await initFormats(); });
+
+  test('num_query_groups groups the KV heads by itself (TransformerConfig has no group_query_attention field)', () => {
+    // Megatron-Bridge's Llama 3 providers set num_query_groups = 8 and nothing else (src/megatron/bridge/models/llama).
+    const yaml = 'model:\n  num_layers: 32\n  hidden_size: 4096\n  ffn_hidden_size: 14336\n  num_attention_heads: 32\n  num_query_groups: 8\n  seq_length: 8192\ntrain:\n  micro_batch_size: 1\n  global_batch_size: 128\n';
+    const g = parseConfig('/ws/llama3_8b_pretrain_override_example.yaml', yaml, 'megatron-yaml');
+    assert.equal(g.format, 'megatron-yaml');
+    assert.equal(g.facts['model.kvHeads']?.value, 8);
+    assert.ok(!g.diagnostics.some((d) => d.code === 'megatron-groups-without-gqa'));
+  });
+
+  test('the Gated DeltaNet fields of a Qwen3-Next override read as the flags do', () => {
+    const yaml = 'model:\n  num_layers: 48\n  hidden_size: 2048\n  ffn_hidden_size: 5120\n  num_attention_heads: 16\n  num_query_groups: 2\n  kv_channels: 256\n'
+      + '  qk_layernorm: true\n  attention_output_gate: true\n  experimental_attention_variant: gated_delta_net\n  linear_attention_freq: 4\n'
+      + '  num_moe_experts: 512\n  moe_ffn_hidden_size: 512\n  moe_shared_expert_intermediate_size: 512\n  moe_shared_expert_gate: true\n  moe_router_topk: 10\n'
+      + '  gated_linear_unit: true\n  normalization: RMSNorm\n  add_bias_linear: false\n  share_embeddings_and_output_weights: false\n  vocab_size: 151936\n  seq_length: 4096\n'
+      + 'train:\n  micro_batch_size: 1\n  global_batch_size: 64\n';
+    const g = parseConfig('/ws/qwen3_next_80b_a3b_finetune_override_example.yaml', yaml, 'megatron-yaml');
+    assert.equal(countParams(modelFromFacts(g.facts, {})!).parameters, 79_674_391_296);
+  });
+});
