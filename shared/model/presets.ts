@@ -28,7 +28,8 @@ function load(): ModelPreset[] {
     const meta = (raw as { _shardlens?: PresetMeta })._shardlens;
     if (!meta) continue;
     const { model, problems } = modelFromHfConfig(raw, meta.name);
-    const notes = problems.filter((p) => MODEL_NOTE_CODES.has(p.code));
+    // A note names the preset's own config.json, not a file of the user's.
+    const notes = problems.filter((p) => MODEL_NOTE_CODES.has(p.code)).map((p) => ({ ...p, message: p.message.replace(/^config\.json /, `${meta.name}'s config.json `) }));
     if (model) out.push({ id: meta.id, name: meta.name, aliases: meta.aliases ?? [], source: meta.source, model, notes });
   }
   return out;
