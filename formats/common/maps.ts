@@ -62,7 +62,10 @@ export function loraTargetsOf(mods: readonly string[]): FactValue | undefined {
     output_proj: 'o',
     // Multi-head latent attention (transformers DeepseekV3Attention; shared/model/mla.ts mlaLoraShapes).
     q_a_proj: 'q', q_b_proj: 'q', kv_a_proj_with_mqa: 'k', kv_b_proj: 'v',
-    query_key_value: 'q,k,v', W_pack: 'q,k,v', Wqkv: 'q,k,v', qkv_proj: 'q,k,v', gate_up_proj: 'gate,up' };
+    query_key_value: 'q,k,v', W_pack: 'q,k,v', Wqkv: 'q,k,v', qkv_proj: 'q,k,v', gate_up_proj: 'gate,up',
+    // The attention output of MPT and OPT (`out_proj`), and Qwen3-Next's and Qwen3.5's Gated DeltaNet projections, counted
+    // as the attention projections of the same role (shared/model/params.ts loraShapes: every layer as attention).
+    out_proj: 'o', in_proj_qkvz: 'q,k,v', in_proj_qkv: 'q,k,v' };
   const names = moduleNames(mods);
   if (names.some((m) => m === 'all' || m === 'all-linear')) return 'q,k,v,o,gate,up,down';
   const out = [...new Set(names.flatMap((m) => (Object.hasOwn(map, m) ? map[m].split(',') : [])))];

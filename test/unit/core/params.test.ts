@@ -129,6 +129,10 @@ describe('modelFromHfConfig', () => {
     // The module names a LLaMA-Factory or PEFT config lists map to those targets.
     assert.equal(loraTargetsOf(['q_proj', 'kv_a_proj_with_mqa', 'kv_b_proj', 'o_proj']), 'q,k,v,o');
     assert.equal(loraTargetsOf(['q_a_proj', 'q_b_proj']), 'q');
+    // Qwen3.5's LoRA targets (transformers Qwen3_5GatedDeltaNet in_proj_qkv, out_proj; Qwen3-Next's in_proj_qkvz) and
+    // MPT's out_proj are not dropped: they count as the attention projections of the same role.
+    assert.equal(loraTargetsOf(['in_proj_qkv', 'out_proj']), 'q,k,v,o');
+    assert.equal(loraTargetsOf(['in_proj_qkvz']), 'q,k,v');
   });
   test('Kimi K2 (model_type kimi_k2, DeepSeek-V3\'s architecture) is read as MLA with its MoE, not as a Llama-style decoder', () => {
     // moonshotai/Kimi-K2-Instruct config.json widths: 61 layers of 7168, 64 heads, 384 routed experts of 2048 (top 8) and
