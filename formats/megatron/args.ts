@@ -235,6 +235,23 @@ export function layerPattern(text: string): number[] | undefined {
   return v && i === src.length ? v : undefined;
 }
 
+/**
+ * Megatron's Mamba hybrids (pretrain_mamba.py: Nemotron-H, Nemotron 3): --num-layers counts sublayers, each Mamba,
+ * attention, MLP or MoE as --hybrid-override-pattern or the ratios say (megatron/core/ssm/mamba_hybrid_layer_allocation.py).
+ * ShardLens has no Mamba term and reads every layer as attention + MLP, so the figures are not this model's: a warning
+ * at the flag says so.
+ */
+function mambaHybrid(s: FactSink, seen: Map<string, FlagArg>): void {
+  const pattern = seen.get('--hybrid-override-pattern');
+  const ratio = ['--hybrid-attention-ratio', '--hybrid-mlp-ratio'].map((f) => seen.get(f)).find((a) => a?.value && (toNumber(a.value) ?? 0) > 0);
+  const a = pattern?.value ? pattern : ratio;
+  if (!a) return;
+  const text = a === pattern && !a.unresolved ? (a.value ?? '').replace(/^["']|["']$/g, '') : '';
+  const kinds: [string, string][] = [['M', 'Mamba'], ['*', 'attention'], ['-', 'MLP'], ['E', 'MoE']];
+  const what = text ? ` (${text.length} sublayers: ${kinds.map(([c, n]) => `${[...text].filter((x) => x === c).length} ${n}`).join(', ')})` : '';
+  s.diag('megatron-hybrid-unmodelled', 'warning', `${a.flag}: a Mamba hybrid${what}. Its Mamba layers are not modelled and --num-layers counts sublayers, so every layer is read as attention + MLP: memory, communication and step time are not this model's.`, here(a, a.valueRange ?? a.flagRange), ['model.layers']);
+}
+
 /** TransformerConfig's Gated DeltaNet widths (megatron/core/transformer/transformer_config.py). */
 const GDN_DEFAULTS: readonly (readonly [PlanPath, number, string])[] = [
   ['model.linearAttention.keyHeads', 16, 'linear_num_key_heads'], ['model.linearAttention.valueHeads', 32, 'linear_num_value_heads'],
@@ -412,6 +429,7 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   moeLayerPattern(s, seen);
   windowAttention(s, seen);
   gatedDeltaNet(s, seen);
+  mambaHybrid(s, seen);
   const nobias = seen.get('--disable-bias-linear');
   if (nobias) {
     if (!seen.has('--add-qkv-bias')) s.explicit('model.attnBias', 'none', locOfArg(nobias));

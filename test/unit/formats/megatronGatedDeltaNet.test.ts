@@ -80,3 +80,21 @@ describe('Megatron-Bridge YAML: TransformerConfig fields', () => {
     assert.equal(countParams(modelFromFacts(g.facts, {})!).parameters, 79_674_391_296);
   });
 });
+
+describe('Megatron Mamba hybrids', () => {
+  before(async () => { await initFormats(); });
+
+  test('--hybrid-override-pattern: a warning at the pattern that the figures are not this model\'s, with its sublayers counted', () => {
+    // A 52-sublayer pattern in Nemotron-H's style (M Mamba, * attention, - MLP; counted by hand: 24, 4, 24).
+    const pattern = 'M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-';
+    const text = `torchrun pretrain_mamba.py --num-layers 52 --hidden-size 4096 --num-attention-heads 32 --hybrid-override-pattern ${pattern} --seq-length 8192 --micro-batch-size 1 --bf16\n`;
+    const g = parseConfig('/ws/train_nemotron_h.sh', text);
+    const d = g.diagnostics.find((x) => x.code === 'megatron-hybrid-unmodelled');
+    assert.equal(d?.severity, 'warning');
+    assert.match(d!.message, /52 sublayers: 24 Mamba, 4 attention, 24 MLP, 0 MoE/);
+    assert.equal(d!.range.start.character, text.indexOf(pattern));
+    // A ratio of 0 (Megatron's default) is a plain transformer: nothing to say.
+    const plain = parseConfig('/ws/t.sh', 'torchrun pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4 --hybrid-attention-ratio 0.0\n');
+    assert.ok(!plain.diagnostics.some((x) => x.code === 'megatron-hybrid-unmodelled'));
+  });
+});
