@@ -30,6 +30,9 @@ export function tpCandidates(model: ModelSpec, gpusPerNode: number, gpus: number
   const raw = space.tp ?? divisors(model.heads).filter((t) => t <= Math.max(limit, 1));
   return raw.filter((t) => {
     if (model.heads % t !== 0 || model.kvHeads % t !== 0) return prune('tp-heads'), false;
+    // Gated DeltaNet layers split their key and value heads over TP too (shared/plan/validate.ts).
+    const la = model.linearAttention;
+    if (la && (la.keyHeads % t !== 0 || la.valueHeads % t !== 0)) return prune('tp-heads'), false;
     if (gpus % t !== 0 || (!space.tpAcrossNodes && gpusPerNode % t !== 0 && t > 1)) return prune('tp-node'), false;
     return true;
   });

@@ -21,6 +21,7 @@ import { countParams, layerParams } from '../../../shared/model/params';
 import { gatedDeltaNetOther, gatedDeltaNetWeights } from '../../../shared/model/linearAttention';
 import { findPreset } from '../../../shared/model/presets';
 import { projectionWidths } from '../../../shared/time/projections';
+import { tpCandidates } from '../../../shared/planner/space';
 import { memoryHost } from './helpers';
 
 const QWEN3_NEXT = JSON.parse(readFileSync('data/models/qwen3-next-80b-a3b.json', 'utf8')) as Record<string, unknown>;
@@ -105,5 +106,16 @@ describe('Gated DeltaNet keys that are not positive whole numbers', () => {
     assert.match(errors.join('\n'), /full_attention_interval must be a positive integer \(transformers' default is 4\), got 0/);
     assert.match(errors.join('\n'), /linear_num_value_heads must be a positive integer \(transformers' default is 32\), got "thirty-two"/);
     assert.equal(r.model, undefined);
+  });
+});
+
+describe('the planner keeps TP within the Gated DeltaNet heads', () => {
+  test('TP candidates divide the linear key and value heads as well as the attention heads', () => {
+    const m = modelFromHfConfig({ ...QWEN3_NEXT, num_key_value_heads: 16, linear_num_key_heads: 2, linear_num_value_heads: 4 }).model!;
+    const pruned: string[] = [];
+    const tps = tpCandidates(m, 8, 64, {}, (r) => { pruned.push(r); });
+    // 16 attention heads and 16 KV heads allow 1, 2, 4, 8; the 2 key heads of the linear layers allow 1 and 2.
+    assert.deepEqual(tps, [1, 2]);
+    assert.ok(pruned.includes('tp-heads'));
   });
 });
