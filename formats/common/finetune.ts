@@ -2,7 +2,7 @@
 import type { FactSink, Loc } from './sink';
 import type { ExpertsImpl, TextRange } from '../../shared/plan/types';
 import { isAuto, isEmpty, locOf, readNum } from './read';
-import { fsdpStrategyOf, loraTargetsOf, moduleNames } from './maps';
+import { fsdpStrategyOf, loraTargetsOf, unsizedLoraTargets, moduleNames } from './maps';
 import { toBool } from './text';
 import { entry, type KEntry, type KNode } from './tree';
 import { readDeepSpeed } from '../deepspeed/reader';
@@ -89,6 +89,11 @@ export function readLora(s: FactSink, root: KNode, o: { rankKey: string; targetK
 export function loraTargetWords(s: FactSink, words: readonly string[], loc: Loc): void {
   const targets = loraTargetsOf(words);
   if (targets) s.explicit('lora.targets', targets, loc);
+  // A module name ShardLens does not size is said, not dropped in silence: its adapters are small, but missing.
+  const other = unsizedLoraTargets(words);
+  if (other.length) {
+    s.diag('lora-target-unsized', 'info', `${other.map((n) => `\`${n}\``).join(', ')}: LoRA ${other.length > 1 ? 'targets' : 'target'} ShardLens does not size; ${other.length > 1 ? 'their' : 'its'} adapters are not in the estimate (r·(in + out) parameters per layer each).`, loc.uri ? undefined : loc.valueRange ?? loc.keyRange, ['lora.targets']);
+  }
 }
 
 /**

@@ -56,18 +56,27 @@ export function moduleNames(words: readonly string[]): string[] {
  * (under 0.1 % of an adapter's states at r = 8 on a 4,096-wide model, against q, k, v alone).
  */
 export function loraTargetsOf(mods: readonly string[]): FactValue | undefined {
-  const map: Record<string, string> = { q_proj: 'q', k_proj: 'k', v_proj: 'v', o_proj: 'o', gate_proj: 'gate', up_proj: 'up', down_proj: 'down',
-    wq: 'q', wk: 'k', wv: 'v', wo: 'o', w1: 'gate', w3: 'up', w2: 'down', q: 'q', k: 'k', v: 'v', o: 'o',
-    // torchtune's attention output projection (torchtune/modules/peft/_utils.py LORA_ATTN_MODULES).
-    output_proj: 'o',
-    // Multi-head latent attention (transformers DeepseekV3Attention; shared/model/mla.ts mlaLoraShapes).
-    q_a_proj: 'q', q_b_proj: 'q', kv_a_proj_with_mqa: 'k', kv_b_proj: 'v',
-    query_key_value: 'q,k,v', W_pack: 'q,k,v', Wqkv: 'q,k,v', qkv_proj: 'q,k,v', gate_up_proj: 'gate,up',
-    // The attention output of MPT and OPT (`out_proj`), and Qwen3-Next's and Qwen3.5's Gated DeltaNet projections, counted
-    // as the attention projections of the same role (shared/model/params.ts loraShapes: every layer as attention).
-    out_proj: 'o', in_proj_qkvz: 'q,k,v', in_proj_qkv: 'q,k,v' };
   const names = moduleNames(mods);
   if (names.some((m) => m === 'all' || m === 'all-linear')) return 'q,k,v,o,gate,up,down';
-  const out = [...new Set(names.flatMap((m) => (Object.hasOwn(map, m) ? map[m].split(',') : [])))];
+  const out = [...new Set(names.flatMap((m) => (Object.hasOwn(LORA_TARGETS, m) ? LORA_TARGETS[m].split(',') : [])))];
   return out.length ? out.join(',') : undefined;
 }
+
+/** Target module names loraTargetsOf does not size (not a projection it knows, nor all / all-linear), once each. */
+export function unsizedLoraTargets(mods: readonly string[]): string[] {
+  return [...new Set(moduleNames(mods).filter((m) => m !== 'all' && m !== 'all-linear' && !Object.hasOwn(LORA_TARGETS, m)))];
+}
+
+/** PEFT module names → plan projection names (loraTargetsOf). */
+const LORA_TARGETS: Readonly<Record<string, string>> = {
+  q_proj: 'q', k_proj: 'k', v_proj: 'v', o_proj: 'o', gate_proj: 'gate', up_proj: 'up', down_proj: 'down',
+  wq: 'q', wk: 'k', wv: 'v', wo: 'o', w1: 'gate', w3: 'up', w2: 'down', q: 'q', k: 'k', v: 'v', o: 'o',
+  // torchtune's attention output projection (torchtune/modules/peft/_utils.py LORA_ATTN_MODULES).
+  output_proj: 'o',
+  // Multi-head latent attention (transformers DeepseekV3Attention; shared/model/mla.ts mlaLoraShapes).
+  q_a_proj: 'q', q_b_proj: 'q', kv_a_proj_with_mqa: 'k', kv_b_proj: 'v',
+  query_key_value: 'q,k,v', W_pack: 'q,k,v', Wqkv: 'q,k,v', qkv_proj: 'q,k,v', gate_up_proj: 'gate,up',
+  // The attention output of MPT and OPT (`out_proj`), and Qwen3-Next's and Qwen3.5's Gated DeltaNet projections, counted
+  // as the attention projections of the same role (shared/model/params.ts loraShapes: every layer as attention).
+  out_proj: 'o', in_proj_qkvz: 'q,k,v', in_proj_qkv: 'q,k,v',
+};

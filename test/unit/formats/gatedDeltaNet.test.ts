@@ -14,7 +14,7 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { initFormats } from '../../../formats/index';
+import { initFormats, parseConfig } from '../../../formats/index';
 import { loadConfigGraph } from '../../../server/formats/workspace';
 import { modelFromHfConfig } from '../../../shared/model/hfConfig';
 import { countParams, layerParams } from '../../../shared/model/params';
@@ -117,5 +117,20 @@ describe('the planner keeps TP within the Gated DeltaNet heads', () => {
     // 16 attention heads and 16 KV heads allow 1, 2, 4, 8; the 2 key heads of the linear layers allow 1 and 2.
     assert.deepEqual(tps, [1, 2]);
     assert.ok(pruned.includes('tp-heads'));
+  });
+});
+
+describe('LoRA targets of a Qwen3.5 fine-tune', () => {
+  before(async () => { await initFormats(); });
+
+  test('in_proj_qkv and out_proj count as q, k, v and o; in_proj_z is said at the value, not dropped in silence', () => {
+    const text = 'model_name_or_path: Qwen/Qwen3.5-35B-A3B\nstage: sft\nfinetuning_type: lora\nlora_rank: 8\nlora_target: in_proj_qkv,in_proj_z,out_proj\ncutoff_len: 2048\n';
+    const g = parseConfig('/ws/qwen35_lora.yaml', text);
+    assert.equal(g.format, 'llamafactory');
+    assert.equal(g.facts['lora.targets']?.value, 'q,k,v,o');
+    const d = g.diagnostics.find((x) => x.code === 'lora-target-unsized');
+    assert.equal(d?.severity, 'info');
+    assert.match(d!.message, /^`in_proj_z`: LoRA target ShardLens does not size/);
+    assert.equal(d!.range.start.line, 4);
   });
 });
