@@ -11,6 +11,8 @@ import { layersPerRank, parsePipelineLayout } from './layout';
 import { gptPipeSplit } from './deepspeedPipe';
 import { vocabOfTokenizer } from '../common/tokenizerVocab';
 import { keepBlockRecomputeLayers } from '../common/recomputeLayers';
+import { gatedDeltaNetMessage } from '../../shared/model/hfFamilies';
+import { UNMODELLED_LAYERS_CODE } from '../../shared/model/hfConfig';
 
 export type { FlagArg } from '../common/shell/commandLine';
 
@@ -294,7 +296,7 @@ function gatedDeltaNet(s: FactSink, seen: Map<string, FlagArg>): void {
   const loc = locOfArg(f ?? v);
   s.derived('model.linearAttention.layers', Math.min(linear, L ?? linear), `--linear-attention-freq ${f?.value}: Gated DeltaNet layers (TransformerConfig: 0 if (i + 1) % N == 0 else 1)`, loc);
   for (const [path, d, name] of GDN_DEFAULTS) s.default(path, d, `Megatron TransformerConfig default ${name} = ${d}`);
-  s.diag('hf-config-unmodelled-layers', 'warning', `${v.flag} ${v.value}: the Gated DeltaNet linear-attention layers (${linear} of ${L}) have their own parameter count, but their activations and step time are those of standard attention layers, so they are approximate (over-estimated at long sequences).`, here(v, v.valueRange ?? v.flagRange), ['model']);
+  s.diag(UNMODELLED_LAYERS_CODE, 'warning', gatedDeltaNetMessage(`${v.flag} ${v.value}`, linear, L), here(v, v.valueRange ?? v.flagRange), ['model']);
 }
 
 /**

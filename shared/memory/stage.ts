@@ -152,8 +152,7 @@ export function computeStageStates(c: MemoryContext, stage: number, start: numbe
       gradients = 0;
     }
   }
-  // bitsandbytes' 4-bit constants are held whole on every rank, whatever shards or offloads the codes
-  // (shared/memory/quantizedBase.ts).
+  // bitsandbytes' 4-bit constants stay whole on every GPU, whatever shards or offloads the codes (quantizedBase.ts).
   if (c.lora) parameters += (layerDense + expert) * c.baseWholeBytes;
   // bitsandbytes' paged optimizer states live in unified memory that the driver pages to CPU memory under pressure
   // (Dettmers et al. 2023 §2): never the cause of an out-of-memory error, so counted with the host's bytes.

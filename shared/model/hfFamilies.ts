@@ -182,6 +182,11 @@ export function gatedDeltaNetLayers(c: Record<string, unknown>, modelType: strin
   };
 }
 
+/** What the estimate says of a model's Gated DeltaNet layers, after the setting that makes them (`where`). */
+export function gatedDeltaNetMessage(where: string, linear: number, L: number | undefined): string {
+  return `${where}: the Gated DeltaNet linear-attention layers (${linear} of ${L}) have their own parameter count, but their activations and step time are those of standard attention layers, so they are approximate (over-estimated at long sequences).`;
+}
+
 /** The Gated DeltaNet keys of a config and transformers' defaults (configuration_qwen3_next.py, configuration_qwen3_5.py). */
 const GDN_KEYS: readonly (readonly [string, number])[] = [
   ['full_attention_interval', 4], ['linear_num_key_heads', 16], ['linear_num_value_heads', 32], ['linear_key_head_dim', 128],
@@ -214,10 +219,8 @@ export function unmodelledLayers(c: Record<string, unknown>, modelType: string, 
   // Gated DeltaNet layers have their own parameter count; what they save and how long they take is not modelled.
   const gdn = gatedDeltaNetLayers(c, modelType, L);
   if (gdn) {
-    return {
-      key: Array.isArray(c.layer_types) ? 'layer_types' : c.full_attention_interval === undefined ? 'model_type' : 'full_attention_interval',
-      message: `config.json ${Array.isArray(c.layer_types) ? 'layer_types' : c.full_attention_interval === undefined ? 'model_type' : 'full_attention_interval'}: the Gated DeltaNet linear-attention layers (${gdn.layers} of ${L}) have their own parameter count, but their activations and step time are those of standard attention layers, so they are approximate (over-estimated at long sequences).`,
-    };
+    const key = Array.isArray(c.layer_types) ? 'layer_types' : c.full_attention_interval === undefined ? 'model_type' : 'full_attention_interval';
+    return { key, message: gatedDeltaNetMessage(`config.json ${key}`, gdn.layers, L) };
   }
   if (Array.isArray(c.layer_types)) {
     const other = new Map<string, number>();
