@@ -11,6 +11,7 @@ import data from '../data/calibration/measured-memory.json';
 import { loadConfig } from '../cli/load';
 import { estimateMemory } from '../shared/memory/estimate';
 import { torchReportedPeak } from '../shared/memory/torchView';
+import { bitsandbytesSavesInput } from '../shared/memory/loraSaves';
 
 export interface MemoryCase {
   readonly id: string; readonly source: string; readonly file: string; readonly gpus: string; readonly measured: number;
@@ -21,6 +22,11 @@ export interface MemoryCase {
   readonly metric?: 'reserved' | 'active' | 'allocated';
   /** Why a row stays far off (a cause not modelled or not known); printed, and kept out of the ±15 % guard of the tests. */
   readonly knownMiss?: string;
+  /**
+   * The bitsandbytes release the run used, where its source pins one: whether a 4-bit base keeps its linears' inputs
+   * depends on it (shared/memory/loraSaves.ts `bitsandbytesSavesInput`), and a file does not say it.
+   */
+  readonly bitsandbytes?: string;
 }
 
 /** Full fine-tune, LoRA or QLoRA (4-bit base weights), from the plan the row reads to. */
@@ -34,7 +40,10 @@ export async function predictMeasuredMemory(): Promise<{ case: MemoryCase; predi
   const out: { case: MemoryCase; predicted?: number; why?: string; kind?: TuneKind }[] = [];
   for (const c of MEMORY_CASES) {
     const loaded = await loadConfig(resolve(ROOT, c.file), { gpus: c.gpus });
-    const plan = loaded.resolved.plan;
+    const read = loaded.resolved.plan;
+    const plan = read?.lora && c.bitsandbytes && read.lora.baseDtype === 'nf4'
+      ? { ...read, lora: { ...read.lora, baseSavesInputs: bitsandbytesSavesInput(4, c.bitsandbytes) } }
+      : read;
     if (!plan) { out.push({ case: c, why: loaded.resolved.problems.map((p) => p.message).join('; ') }); continue; }
     const e = estimateMemory(plan);
     // torch's reserved_bytes peak counts the caching allocator only: the CUDA context term stays out (torchView.ts).

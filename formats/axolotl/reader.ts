@@ -67,7 +67,7 @@ export function readAxolotl(s: FactSink, root: KNode | undefined): void {
   }
   if (ad === 'qlora' || toBool(entry(root, 'load_in_4bit')?.value.value)) s.explicit('lora.baseDtype', 'nf4', locOf(adapter ?? entry(root, 'load_in_4bit')!, adapter ? 'adapter' : 'load_in_4bit'));
   else if (ad) s.default('lora.baseDtype', toBool(entry(root, 'load_in_8bit')?.value.value) ? 'int8' : 'bf16', AX);
-  if (ad && (s.value('lora.baseDtype') === 'nf4' || s.value('lora.baseDtype') === 'int8')) bnbSavesInputs(s, 'Axolotl quantizes with bitsandbytes');
+  if (ad && (s.value('lora.baseDtype') === 'nf4' || s.value('lora.baseDtype') === 'int8')) bnbSavesInputs(s, 'Axolotl quantizes with bitsandbytes', s.value('lora.baseDtype') === 'int8' ? 8 : 4);
   if (ad) s.default('lora.dropout', 0, `${AX}: lora_dropout 0.0`);
   readDeepSpeedKey(s, root);
   readFsdpList(s, root);

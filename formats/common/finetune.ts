@@ -4,6 +4,7 @@ import type { ExpertsImpl, TextRange } from '../../shared/plan/types';
 import { isAuto, isEmpty, locOf, readNum } from './read';
 import { fsdpStrategyOf, loraTargetsOf, unsizedLoraTargets, moduleNames } from './maps';
 import { toBool } from './text';
+import { bitsandbytesSavesInput } from '../../shared/memory/loraSaves';
 import { entry, type KEntry, type KNode } from './tree';
 import { readDeepSpeed } from '../deepspeed/reader';
 import peftDefaults from './peftDefaults.json';
@@ -185,9 +186,27 @@ export function peftArgumentDefaults(s: FactSink, by: PeftSwitch | undefined, ta
   if (!targetsGiven) s.default('lora.targets', d.targets[0], `${d.source}: ${d.targets[1]}`);
 }
 
-/** bitsandbytes' 4- and 8-bit linears save their inputs for the backward (MatMul4Bit / MatMul8bitLt ctx.tensors). */
-export function bnbSavesInputs(s: FactSink, why: string): void {
-  s.derived('lora.baseSavesInputs', true, `${why}: bitsandbytes' quantized linear saves its input (bitsandbytes/autograd/_functions.py ctx.tensors)`);
+/**
+ * Whether the frozen bitsandbytes linears of a `bits`-bit base keep their inputs for the backward
+ * (shared/memory/loraSaves.ts `bitsandbytesSavesInput`): the 8-bit one does; the 4-bit one did up to 0.43.1, and a
+ * 4-bit base is read as a current release's, its provenance naming the older releases' difference.
+ */
+export function bnbSavesInputs(s: FactSink, why: string, bits: 4 | 8): void {
+  if (bits === 8) {
+    s.derived('lora.baseSavesInputs', bitsandbytesSavesInput(8), `${why}: bitsandbytes' 8-bit linear keeps its input for the backward (bitsandbytes/autograd/_functions.py MatMul8bitLt: ctx.tensors = (CAt, subA, A))`);
+  } else {
+    s.derived('lora.baseSavesInputs', bitsandbytesSavesInput(4), `${why}: from bitsandbytes 0.43.2 on (July 2024) its 4-bit linear keeps only its packed weight for the backward (bitsandbytes/autograd/_functions.py MatMul4Bit: ctx.tensors = (None, B)); 0.43.1 and earlier also kept each quantized linear's input, more activation memory than shown`);
+  }
+}
+
+/** The bitsandbytes flags of keys.json tables that set `lora.baseDtype` (TRL, LLaVA, FastChat, OpenRLHF). */
+const BNB_FLAGS: ReadonlySet<string> = new Set(['--load_in_4bit', '--q_lora', '--bits']);
+
+/** After a flag table: the saves of a base a bitsandbytes flag quantized (`bnbSavesInputs`). */
+export function bnbFlagSaves(s: FactSink, who: string): void {
+  const f = s.facts['lora.baseDtype'];
+  if (!f?.key || !BNB_FLAGS.has(f.key) || (f.value !== 'nf4' && f.value !== 'int8')) return;
+  bnbSavesInputs(s, `${who} ${f.key} quantizes with bitsandbytes`, f.value === 'int8' ? 8 : 4);
 }
 
 /** HF Trainer / Axolotl `fsdp:` list or string ("full_shard auto_wrap offload"). */

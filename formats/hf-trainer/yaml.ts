@@ -3,7 +3,7 @@ import hfTrainer from './keys.json';
 import { applyTable, found, getter, type DialectTable } from '../common/keyTable';
 import type { FactSink } from '../common/sink';
 import { hfTrainerAccumulation } from '../common/read';
-import { peftArgumentDefaults, readLoraFullModules, readLoraTargets } from '../common/finetune';
+import { bnbFlagSaves, peftArgumentDefaults, readLoraFullModules, readLoraTargets } from '../common/finetune';
 import { entry, type KNode } from '../common/tree';
 
 const HF = hfTrainer as DialectTable;
@@ -15,6 +15,7 @@ export function readHfTrainerYaml(s: FactSink, root: KNode | undefined): void {
   // TRL recipes also give the attention kernel as model_init_kwargs.attn_implementation.
   const lookup = (key: string) => (key === '--attn_implementation' ? get('attn_implementation') ?? get('model_init_kwargs.attn_implementation') : get(key.slice(2)));
   applyTable(s, HF, (key) => (key.startsWith('--') ? lookup(key) : undefined));
+  bnbFlagSaves(s, 'The trainer');
   hfTrainerAccumulation(s, 'HF Trainer', root);
   if (s.value('lora.enabled') === false) { delete s.facts['lora.enabled']; delete s.facts['lora.rank']; }
   // TRL's ModelConfig keys in a recipe (use_peft without lora_r, lora_dropout or lora_target_modules).

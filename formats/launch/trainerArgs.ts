@@ -10,7 +10,7 @@ import openrlhf from '../openrlhf/keys.json';
 import { applyTable, canonical, type DialectTable, type Found } from '../common/keyTable';
 import type { FactSink } from '../common/sink';
 import { hfTrainerAccumulation } from '../common/read';
-import { loraFullModuleWords, loraTargetWords, peftArgumentDefaults, resizedVocabTrainsEmbeddings } from '../common/finetune';
+import { bnbFlagSaves, loraFullModuleWords, loraTargetWords, peftArgumentDefaults, resizedVocabTrainsEmbeddings } from '../common/finetune';
 import { toBool } from '../common/text';
 import type { FlagArg, Invocation } from '../common/shell/commandLine';
 import { MEGATRON_FLAGS } from '../megatron/args';
@@ -178,6 +178,7 @@ export function applyFlagDialect(s: FactSink, dialect: Exclude<FlagDialect, 'meg
   const ds = args.filter((a) => a.flag === '--deepspeed' && a.value && !a.unresolved && /\.json$/i.test(a.value)).pop();
   if (ds?.value) s.ref('deepspeed', ds.value, ds.uri ? undefined : ds.valueRange, cwd);
   applyTable(s, table, lookupFlags(table, args));
+  bnbFlagSaves(s, dialect === 'openrlhf' ? 'OpenRLHF' : 'The trainer');
   if (dialect === 'hf-trainer') {
     const ac = args.filter((a) => a.flag === '--accelerator_config' && a.value !== undefined && !a.unresolved).pop();
     hfTrainerAccumulation(s, 'HF Trainer', undefined, ac ? { value: ac.value, loc: { key: ac.flag, keyRange: ac.flagRange, valueRange: ac.valueRange, uri: ac.uri } } : undefined);

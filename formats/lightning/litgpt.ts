@@ -84,7 +84,7 @@ export function readLitgptQuantize(s: FactSink, root: KNode, devices: number | u
   if (!qe || !q.startsWith('bnb.')) return;
   if (q.includes('nf4')) s.explicit('lora.baseDtype', 'nf4', locOf(qe, 'quantize'));
   s.derived('training.pagedOptimizer', true, `${SRC}: a quantized model trains with bitsandbytes.optim.PagedAdamW`, locOf(qe, 'quantize'));
-  bnbSavesInputs(s, `${SRC}: quantize ${q}`);
+  bnbSavesInputs(s, `${SRC}: quantize ${q}`, q.includes('int8') ? 8 : 4);
   if (devices !== undefined && devices > 1) {
     s.diag('litgpt-quantize-devices', 'error', 'LitGPT refuses this at start-up: "Quantization is currently not supported for multi-GPU training. Please set devices=1 when using the --quantize flag."',
       qe.value.range, ['cluster.gpusPerNode']);

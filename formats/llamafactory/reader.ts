@@ -61,7 +61,7 @@ export function readLlamaFactory(s: FactSink, root: KNode | undefined): void {
     else s.default('lora.baseDtype', 'bf16', LF);
     // quantization_method defaults to bitsandbytes (hparams/model_args.py QuantizationArguments); hqq and eetq do not use it.
     const method = at(root, 'quantization_method')?.value.value;
-    if (q && (qb === 4 || qb === 8) && (method === undefined || method === null || method === 'bnb' || method === 'bitsandbytes')) bnbSavesInputs(s, `${LF} quantizes with bitsandbytes`);
+    if (q && (qb === 4 || qb === 8) && (method === undefined || method === null || method === 'bnb' || method === 'bitsandbytes')) bnbSavesInputs(s, `${LF} quantizes with bitsandbytes`, qb);
   }
   readDeepSpeedKey(s, root);
   readFsdpList(s, root);

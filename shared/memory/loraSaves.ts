@@ -4,9 +4,9 @@
  * The frozen base: autograd saves an input of a matmul only for the gradient of the other operand (derivatives.yaml
  * `mm`: mat2's gradient needs self), so a frozen linear keeps no input for its weight. The block then no longer saves
  * the attention norm's output (q/k/v's input), the MLP norm's output (gate/up's input) and the gated product (down's
- * input); the attention output, o's input, stays saved by SDPA. bitsandbytes' 4-bit linear saves its input whatever
- * the weight (bitsandbytes/autograd/_functions.py MatMul4Bit.forward: `ctx.tensors = (A, B)`), so QLoRA through
- * bitsandbytes keeps them; torchao's NF4 linear (torchtune's QLoRA) does not.
+ * input); the attention output, o's input, stays saved by SDPA. bitsandbytes' 8-bit linear saves its input whatever
+ * the weight, and its 4-bit linear did so up to 0.43.1 (`bitsandbytesSavesInput` below); torchao's NF4 linear
+ * (torchtune's QLoRA) does not.
  *
  * The adapters (peft/tuners/lora/layer.py Linear.forward, torchtune/modules/peft/lora.py, litgpt/lora.py): B(A(dropout(x))).
  * A saves its input: with dropout (p > 0) a fresh dropped copy, B bytes per element, and dropout's 1-byte mask — one
@@ -27,10 +27,24 @@ export interface LoraSaves {
   /** Adapters' input dropout p > 0. */
   readonly dropout: boolean;
   readonly fusedQkv: boolean;
-  /** The frozen base linears save their inputs anyway (bitsandbytes 4-bit). */
+  /** The frozen base linears save their inputs anyway (bitsandbytes 8-bit; 4-bit up to 0.43.1). */
   readonly baseSavesInputs: boolean;
   /** DoRA: each adapted projection also keeps its base output and B's output. */
   readonly dora: boolean;
+}
+
+/**
+ * Whether a bitsandbytes linear of `bits` keeps its input for the backward although its weight is frozen, in release
+ * `version` (undefined: the current one). bitsandbytes/autograd/_functions.py: MatMul8bitLt.forward keeps
+ * `ctx.tensors = (CAt, subA, A)` whenever the input needs a gradient (0.42.0 to 0.50.2); MatMul4Bit.forward kept
+ * `ctx.tensors = (A, B)` up to 0.43.1 and keeps `(None, B)` from 0.43.2 on (the wheels of 0.42.0, 0.43.0–0.43.3 and
+ * 0.50.2 read; on a CPU, 0.50.2's backward node of a Linear4bit holds `[None, packed weight]`).
+ */
+export function bitsandbytesSavesInput(bits: 4 | 8, version?: string): boolean {
+  if (bits === 8) return true;
+  if (version === undefined) return false;
+  const [major = 0, minor = 0, patch = 0] = version.split('.').map((x) => Number.parseInt(x, 10) || 0);
+  return major === 0 && (minor < 43 || (minor === 43 && patch < 2));
 }
 
 /** The block-relevant LoRA facts of a plan's LoRA (undefined without LoRA). */

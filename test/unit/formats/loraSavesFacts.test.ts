@@ -1,8 +1,10 @@
 /**
  * The LoRA facts what a block saves depends on (shared/memory/loraSaves.ts), as each front end states them: the
  * adapters' dropout (PEFT LoraConfig lora_dropout, 0.0 by default in Axolotl and LLaMA-Factory; torchtune's builders 0.0;
- * LitGPT's lora.py 0.05), LitGPT's fused q/k/v adapters, and bitsandbytes' quantized base linears, which save their
- * inputs (bitsandbytes/autograd/_functions.py MatMul4Bit: ctx.tensors = (A, B)).
+ * LitGPT's lora.py 0.05), LitGPT's fused q/k/v adapters, and bitsandbytes' quantized base linears: the 8-bit one saves
+ * its input (bitsandbytes/autograd/_functions.py MatMul8bitLt: ctx.tensors = (CAt, subA, A), 0.42 to 0.50.2), the
+ * 4-bit one only up to 0.43.1 (MatMul4Bit: ctx.tensors = (A, B); from 0.43.2 on (None, B)), so a 4-bit base is read
+ * as a current release's, and its provenance says what older ones keep.
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,26 +13,29 @@ import type { FormatId } from '../../../shared/plan/facts';
 import { loadConfigGraph } from '../../../server/formats/workspace';
 import { memoryHost, rangeOf } from './helpers';
 
-const facts = (uri: string, text: string, format: FormatId) => parseConfig(uri, text, format).facts as Record<string, { value: unknown } | undefined>;
+const facts = (uri: string, text: string, format: FormatId) => parseConfig(uri, text, format).facts as Record<string, { value: unknown; source: { kind: string } } | undefined>;
+const kindOf = (f: { value: unknown; source: { kind: string } } | undefined) => [f?.value, f?.source.kind];
 
 describe('LoRA dropout, fused q/k/v and bitsandbytes base linears, per front end', () => {
   before(async () => { await initFormats(); });
 
-  test('Axolotl: lora_dropout read, 0 by default; QLoRA through bitsandbytes keeps the base inputs', () => {
+  test('Axolotl: lora_dropout read, 0 by default; QLoRA as bitsandbytes ≥ 0.43.2 runs it (no base inputs), 8-bit keeps them', () => {
     const base = 'base_model: meta-llama/Llama-3.1-8B\nsequence_len: 2048\nmicro_batch_size: 1\nlora_r: 16\n';
     const lora = facts('file:///ws/a.yaml', `${base}adapter: lora\nlora_dropout: 0.05\n`, 'axolotl');
     assert.equal(lora['lora.dropout']?.value, 0.05);
     assert.equal(lora['lora.baseSavesInputs'], undefined);
     const qlora = facts('file:///ws/a.yaml', `${base}adapter: qlora\n`, 'axolotl');
     assert.equal(qlora['lora.dropout']?.value, 0);
-    assert.equal(qlora['lora.baseSavesInputs']?.value, true);
+    assert.deepEqual(kindOf(qlora['lora.baseSavesInputs']), [false, 'derived']);
+    assert.deepEqual(kindOf(facts('file:///ws/a.yaml', `${base}adapter: lora\nload_in_8bit: true\n`, 'axolotl')['lora.baseSavesInputs']), [true, 'derived']);
   });
 
-  test('LLaMA-Factory: quantization_bit 4 with the default bitsandbytes method keeps the base inputs; hqq does not', () => {
+  test('LLaMA-Factory: bitsandbytes 8-bit keeps the base inputs, 4-bit as releases since 0.43.2 do not; hqq says nothing', () => {
     const base = 'model_name_or_path: meta-llama/Llama-3.1-8B\nstage: sft\nfinetuning_type: lora\nlora_dropout: 0.1\nquantization_bit: 4\n';
     const bnb = facts('file:///ws/lf.yaml', base, 'llamafactory');
     assert.equal(bnb['lora.dropout']?.value, 0.1);
-    assert.equal(bnb['lora.baseSavesInputs']?.value, true);
+    assert.deepEqual(kindOf(bnb['lora.baseSavesInputs']), [false, 'derived']);
+    assert.deepEqual(kindOf(facts('file:///ws/lf.yaml', base.replace('quantization_bit: 4', 'quantization_bit: 8'), 'llamafactory')['lora.baseSavesInputs']), [true, 'derived']);
     assert.equal(facts('file:///ws/lf.yaml', `${base}quantization_method: hqq\n`, 'llamafactory')['lora.baseSavesInputs'], undefined);
   });
 
@@ -47,14 +52,19 @@ describe('LoRA dropout, fused q/k/v and bitsandbytes base linears, per front end
     const f = facts('file:///ws/lora.yaml', text, 'litgpt');
     assert.equal(f['lora.dropout']?.value, 0.05);
     assert.equal(f['lora.fusedQkv']?.value, true);
-    assert.equal(facts('file:///ws/lora.yaml', `${text}quantize: bnb.nf4\n`, 'litgpt')['lora.baseSavesInputs']?.value, true);
+    assert.deepEqual(kindOf(facts('file:///ws/lora.yaml', `${text}quantize: bnb.nf4\n`, 'litgpt')['lora.baseSavesInputs']), [false, 'derived']);
+    // Lightning's "int8-training" mode is bnb.nn.Linear8bitLt (bitsandbytes.py mode_to_cls).
+    assert.deepEqual(kindOf(facts('file:///ws/lora.yaml', `${text}quantize: bnb.int8-training\n`, 'litgpt')['lora.baseSavesInputs']), [true, 'derived']);
   });
 
   test('TRL / HF Trainer flags: --lora_dropout, and --load_in_4bit through bitsandbytes', () => {
     const text = '#!/bin/bash\naccelerate launch trl/scripts/sft.py --model_name_or_path meta-llama/Llama-3.1-8B --use_peft --lora_r 16 --lora_dropout 0.05 --load_in_4bit --per_device_train_batch_size 2\n';
     const f = facts('file:///ws/sft.sh', text, 'megatron-script');
     assert.equal(f['lora.dropout']?.value, 0.05);
-    assert.equal(f['lora.baseSavesInputs']?.value, true);
+    assert.deepEqual(kindOf(f['lora.baseSavesInputs']), [false, 'derived']);
+    // The same flag in a TRL recipe YAML.
+    const y = facts('file:///ws/sft.yaml', 'model_name_or_path: meta-llama/Llama-3.1-8B\nuse_peft: true\nload_in_4bit: true\n', 'hf-trainer');
+    assert.deepEqual(kindOf(y['lora.baseSavesInputs']), [false, 'derived']);
   });
 
   test('TRL --use_peft without its settings takes ModelConfig\'s: rank 16, dropout 0.05, PEFT\'s q and v for a Llama', () => {
@@ -145,12 +155,12 @@ describe('LoRA dropout, fused q/k/v and bitsandbytes base linears, per front end
 
   test('OpenRLHF: --lora_rank switches LoRA on over all-linear without dropout; --load_in_4bit is bitsandbytes QLoRA', () => {
     // openrlhf/cli/train_sft.py: --lora_rank 0, --target_modules all-linear, --lora_dropout 0, --load_in_4bit
-    // (BitsAndBytesConfig, whose 4-bit linear saves its input).
+    // (BitsAndBytesConfig; its 4-bit linear keeps no input from bitsandbytes 0.43.2 on).
     const text = '#!/bin/bash\ndeepspeed --module openrlhf.cli.train_sft --pretrain meta-llama/Meta-Llama-3-8B --micro_train_batch_size 2 --max_len 2048 --zero_stage 2 --bf16 --lora_rank 16\n';
     const f = facts('file:///ws/sft.sh', text, 'megatron-script');
     assert.deepEqual([f['lora.rank']?.value, f['lora.dropout']?.value, f['lora.targets']?.value, f['lora.baseDtype']], [16, 0, 'q,k,v,o,gate,up,down', undefined]);
     const q = facts('file:///ws/sft.sh', text.replace('--lora_rank 16', '--lora_rank 16 --target_modules q_proj v_proj --lora_dropout 0.1 --load_in_4bit'), 'megatron-script');
-    assert.deepEqual([q['lora.targets']?.value, q['lora.dropout']?.value, q['lora.baseDtype']?.value, q['lora.baseSavesInputs']?.value], ['q,v', 0.1, 'nf4', true]);
+    assert.deepEqual([q['lora.targets']?.value, q['lora.dropout']?.value, q['lora.baseDtype']?.value, q['lora.baseSavesInputs']?.value], ['q,v', 0.1, 'nf4', false]);
     assert.equal(facts('file:///ws/sft.sh', text.replace('--lora_rank 16', '--lora_rank 0'), 'megatron-script')['lora.targets'], undefined);
   });
 
@@ -237,8 +247,26 @@ describe('LoRA dropout, fused q/k/v and bitsandbytes base linears, per front end
     const f = facts('file:///ws/train_lora.sh', text, 'megatron-script');
     assert.deepEqual([f['lora.enabled']?.value, f['lora.rank']?.value, f['lora.dropout']?.value, f['lora.targets']?.value, f['lora.baseDtype']], [true, 8, 0.05, 'q,v', undefined]);
     const q = facts('file:///ws/train_lora.sh', text.replace('--q_lora False', '--q_lora True'), 'megatron-script');
-    assert.deepEqual([q['lora.baseDtype']?.value, q['lora.baseSavesInputs']?.value], ['nf4', true]);
+    assert.deepEqual([q['lora.baseDtype']?.value, q['lora.baseSavesInputs']?.value], ['nf4', false]);
     // FastChat's full trainer is not LoRA.
     assert.equal(facts('file:///ws/train.sh', text.replace('train_lora.py', 'train_mem.py'), 'megatron-script')['lora.enabled'], undefined);
+  });
+
+  test('LLaVA --bits 8 keeps the base inputs (MatMul8bitLt), --bits 4 as bitsandbytes ≥ 0.43.2 does not', () => {
+    const text = '#!/bin/bash\ndeepspeed llava/train/train_mem.py --lora_enable True --bits 8 --model_name_or_path lmsys/vicuna-13b-v1.5 --per_device_train_batch_size 16 --model_max_length 2048\n';
+    const eight = facts('file:///ws/finetune_lora.sh', text, 'megatron-script');
+    assert.deepEqual([eight['lora.baseDtype']?.value, ...kindOf(eight['lora.baseSavesInputs'])], ['int8', true, 'derived']);
+    const four = facts('file:///ws/finetune_lora.sh', text.replace('--bits 8', '--bits 4'), 'megatron-script');
+    assert.deepEqual([four['lora.baseDtype']?.value, ...kindOf(four['lora.baseSavesInputs'])], ['nf4', false, 'derived']);
+    // The default --bits 16 quantizes nothing.
+    assert.equal(facts('file:///ws/finetune_lora.sh', text.replace('--bits 8', '--bits 16'), 'megatron-script')['lora.baseSavesInputs'], undefined);
+  });
+
+  test('A 4-bit bitsandbytes base says in its provenance which releases keep more', () => {
+    const text = 'base_model: meta-llama/Llama-3.1-8B\nsequence_len: 2048\nmicro_batch_size: 1\nadapter: qlora\nlora_r: 16\nlora_target_linear: true\n';
+    const r = loadConfigGraph('/ws/qlora.yml', memoryHost({ '/ws/qlora.yml': text }), { settings: { worldSize: 1 } }).resolved;
+    const src = r.plan?.sources['lora.baseSavesInputs'];
+    assert.ok(src && src.kind === 'derived' && /from bitsandbytes 0\.43\.2 on/.test(src.detail) && /0\.43\.1 and earlier/.test(src.detail), JSON.stringify(src));
+    assert.equal(r.plan?.lora?.baseSavesInputs, false);
   });
 });
