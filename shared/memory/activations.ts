@@ -4,7 +4,7 @@
  * All functions return bytes for ONE micro-batch on one rank unless stated otherwise.
  */
 import type { LoraSaves } from './loraSaves';
-import type { MlaSpec, ModelImpl, PipelineSchedule, RecomputeKind, RecomputePolicy } from '../plan/types';
+import type { LinearAttentionSpec, MlaSpec, ModelImpl, PipelineSchedule, RecomputeKind, RecomputePolicy } from '../plan/types';
 import { blockInputBytes, hfBlockBytes, titanBlockBytes, titanOpSelectiveBytes } from './blocks';
 import { layerPolicyCheckpointedBlocks } from './engine';
 import { megatronMlaAttentionBytes, megatronMlaLatentBytes } from './mlaSaves';
@@ -45,6 +45,12 @@ export interface ActivationShape {
   readonly autocastHeadBytes?: number;
   /** Per-head RMSNorm of q and k (Qwen3, OLMo 2). */
   readonly qkNorm?: boolean;
+  /** Gated DeltaNet layers among the model's (Qwen3-Next, Qwen3.5): their mixers save their own tensors (gatedDeltaNetSaves.ts). */
+  readonly linearAttention?: LinearAttentionSpec;
+  /** Layers of the model, for the share of Gated DeltaNet layers. */
+  readonly layers?: number;
+  /** Softmax attention's output gate (Qwen3-Next, Qwen3.5): sigmoid(gate) × the attention output feeds o_proj. */
+  readonly outputGate?: boolean;
   /** The block norms run and save in the 16-bit compute dtype (MPT low_precision_layernorm). */
   readonly lowPrecisionNorm?: boolean;
   /** Which blocks recompute and what they keep (shared/memory/engine.ts recomputePolicyOf), and every how many blocks. */
@@ -114,13 +120,14 @@ export function attentionScoreBytes(x: ActivationShape, recompute: RecomputeKind
 /**
  * One transformer layer without full recomputation: Megatron-core keeps Korthikanti's counts (Table 2 rows 1–5:
  * replicated + sharded + scores); eager PyTorch blocks keep what their graph saves (shared/memory/blocks.ts), torchtitan's
- * per-op selective policy its own subset.
+ * per-op selective policy its own subset. A model of two layer kinds (transformers' Gated DeltaNet and attention layers)
+ * gives the mean over its layers, or with `largest` its larger kind (the one layer a recomputation holds at a time).
  */
-export function layerActivationBytes(x: ActivationShape, recompute: RecomputeKind, ffn = x.ffn): number {
+export function layerActivationBytes(x: ActivationShape, recompute: RecomputeKind, ffn = x.ffn, largest = false): number {
   if (x.impl === 'torchtitan') {
     return recompute === 'selective' && x.acPolicy === 'torchtitan-op' ? titanOpSelectiveBytes(x, ffn) : titanBlockBytes(x, ffn);
   }
-  if (x.impl === 'hf') return hfBlockBytes(x, ffn);
+  if (x.impl === 'hf') return hfBlockBytes(x, ffn, largest);
   return replicatedLayerActivationBytes(x) + shardedLayerActivationBytes(x, ffn) + attentionScoreBytes(x, recompute === 'full' ? 'none' : recompute);
 }
 
@@ -162,9 +169,9 @@ export function stageLayerActivationBytes(x: ActivationShape, layers: number, re
 export function recomputeWorkingBytes(x: ActivationShape, recompute: RecomputeKind, layers: number, ffn = x.ffn, routing = 0): number {
   if (layers <= 0) return 0;
   const eager = x.impl === 'hf' || x.impl === 'torchtitan';
-  if (recompute === 'full') return layerActivationBytes(x, 'none', ffn) + routing - (eager ? checkpointedLayerBytes(x) : 0);
+  if (recompute === 'full') return layerActivationBytes(x, 'none', ffn, true) + routing - (eager ? checkpointedLayerBytes(x) : 0);
   if (!eager || recompute !== 'selective') return 0;
-  if (x.acPolicy === 'torchtitan-layer') return layers >= Math.max(1, x.acEvery ?? 2) ? layerActivationBytes(x, 'none', ffn) - checkpointedLayerBytes(x) : 0;
+  if (x.acPolicy === 'torchtitan-layer') return layers >= Math.max(1, x.acEvery ?? 2) ? layerActivationBytes(x, 'none', ffn, true) - checkpointedLayerBytes(x) : 0;
   if (x.acPolicy === 'torchtitan-op') return layerActivationBytes(x, 'none', ffn) - layerActivationBytes(x, 'selective', ffn);
   return 0;
 }

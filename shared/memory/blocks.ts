@@ -8,6 +8,7 @@ import type { ActivationShape } from './activations';
 import type { MoeSpec } from '../plan/types';
 import { loraAdapterBytesPerToken, loraWidthsOf } from './loraSaves';
 import { hfMlaAttentionBytes, mlaAttentionOutputWidth, titanMlaAttentionBytes, titanMlaMatmulWidths } from './mlaSaves';
+import { gatedDeltaNetSavedBytesPerToken } from './gatedDeltaNetSaves';
 
 /** Bytes of the rank's query width (a·d/t) and of its K/V as saved by attention (repeated to the query heads or not). */
 function widths(x: ActivationShape, repeatKv: boolean): { q: number; kv: number } {
@@ -109,7 +110,7 @@ export function titanOpSelectiveBytes(x: ActivationShape, ffn = x.ffn): number {
  * - under autocast, the 16-bit casts of the layer's weights (autocast's weight cache; saved by each linear);
  * - multi-head latent attention (DeepseekV3Attention) saves its latents and head tensors instead (mlaSaves.ts).
  */
-export function hfBlockBytes(x: ActivationShape, ffn = x.ffn): number {
+export function hfBlockBytes(x: ActivationShape, ffn = x.ffn, largest = false): number {
   const B = x.actBytes, S = x.streamBytes ?? B, T = x.sLocal * x.b;
   const amp = (x.autocastWeightBytes ?? 0) > 0 || S > B;
   const w = widths(x, !x.flash || B === 4);
@@ -119,9 +120,26 @@ export function hfBlockBytes(x: ActivationShape, ffn = x.ffn): number {
   const linearInputs = frozen ? 0 : (amp ? (x.mla ? 4 : 5) * B : 2 * S) * T * x.h;
   const qkNorm = x.qkNorm ? (4 + S) * T * (x.heads + x.kvHeadsEff) * x.headDim : 0;
   const saved = x.mla ? hfMlaAttentionBytes(x, x.mla) : B * T * (2 * w.q + 2 * w.kv);
-  const attention = saved + (x.flash ? flashStatsBytes(x) : eagerScoreBytes(x));
+  // An output gate (Qwen3NextAttention: attn_output * sigmoid(gate)) keeps sigmoid's output and the product, o_proj's input.
+  const gate = x.outputGate ? (frozen ? 1 : 2) * B * T * w.q : 0;
+  const attention = qkNorm + saved + (x.flash ? flashStatsBytes(x) : eagerScoreBytes(x)) + gate;
+  const mixer = mixerBytes(x, attention, T, S > B, frozen, largest);
   const mlp = ((x.gated ? 4 : 2) - (frozen ? 1 : 0)) * B * T * ffn / x.tp;
-  return norms + linearInputs + qkNorm + attention + mlp + (x.autocastWeightBytes ?? 0) + loraBytes(x, ffn);
+  return norms + linearInputs + mixer + mlp + (x.autocastWeightBytes ?? 0) + loraBytes(x, ffn);
+}
+
+/**
+ * The token mixer's saves of an eager transformers block: softmax attention's, or over a model with Gated DeltaNet
+ * layers the mean over its layers (gatedDeltaNetSaves.ts for theirs), or the larger kind with `largest`.
+ */
+function mixerBytes(x: ActivationShape, attention: number, T: number, fp32Weights: boolean, frozen: boolean, largest: boolean): number {
+  const la = x.linearAttention;
+  const L = x.layers ?? 0;
+  if (!la || la.layers <= 0 || L <= 0) return attention;
+  const gdn = T * gatedDeltaNetSavedBytesPerToken(la, x.actBytes, x.tp, fp32Weights, frozen);
+  if (largest) return Math.max(attention, gdn);
+  const f = Math.min(1, la.layers / L);
+  return (1 - f) * attention + f * gdn;
 }
 
 /**

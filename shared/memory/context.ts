@@ -6,7 +6,7 @@ import { frozenBaseBytes } from './quantizedBase';
 import { loraSavesOf, type LoraSaves } from './loraSaves';
 import { loraLayerParams, loraTrainsEmbedding, loraTrainsHead, paddedVocabSize } from '../model/params';
 import { kvHeadsPerRank, layersOfStage as layersOfStageCount, rankParts } from '../model/rankParams';
-import type { MlaSpec, ModelImpl, ModelSpec, OffloadTarget, Plan, PipelineSchedule, PrecisionRegime, RecomputeKind, RecomputePolicy, ShardingStyle } from '../plan/types';
+import type { LinearAttentionSpec, MlaSpec, ModelImpl, ModelSpec, OffloadTarget, Plan, PipelineSchedule, PrecisionRegime, RecomputeKind, RecomputePolicy, ShardingStyle } from '../plan/types';
 import type { ActivationShape } from './activations';
 import { hfMoeRoutingSaves } from './blocks';
 import { adafactorBytesPerParam } from './modelStates';
@@ -25,6 +25,8 @@ export interface MemoryContext extends ActivationShape {
   model: ModelSpec;
   /** The model's multi-head latent attention, if any (shared/memory/mlaSaves.ts). */
   mla: MlaSpec | undefined;
+  /** Its Gated DeltaNet layers and softmax attention's output gate (shared/memory/gatedDeltaNetSaves.ts, blocks.ts). */
+  linearAttention: LinearAttentionSpec | undefined; outputGate: boolean;
   sLocal: number; b: number; h: number; heads: number; kvHeadsEff: number; headDim: number; ffn: number;
   gated: boolean; tp: number; sp: boolean; flash: boolean; actBytes: number; sKeys: number; dropout: boolean;
   /** MLP width of an MoE layer for activations: top-k · expert FFN + shared experts' FFN. */
@@ -115,6 +117,7 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   const kvPerRank = kvHeadsPerRank(model.kvHeads, tp);
   const r = rankParts(model, tp, p.ep, p.etp, p.pp);
   c.model = model; c.mla = model.mla;
+  c.linearAttention = model.linearAttention; c.layers = model.layers; c.outputGate = model.attentionOutputGate === true;
   c.sLocal = t.seqLen / p.cp; c.b = t.microBatch; c.h = model.hiddenSize; c.heads = model.heads;
   c.kvHeadsEff = kvPerRank * tp; c.headDim = model.headDim; c.ffn = model.ffnSize; c.gated = model.gatedMlp;
   c.tp = tp; c.sp = p.sp && tp > 1; c.flash = t.flashAttention; c.actBytes = activationBytesOf(t.precision); c.sKeys = t.seqLen;

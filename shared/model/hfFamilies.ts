@@ -182,9 +182,14 @@ export function gatedDeltaNetLayers(c: Record<string, unknown>, modelType: strin
   };
 }
 
-/** What the estimate says of a model's Gated DeltaNet layers, after the setting that makes them (`where`). */
-export function gatedDeltaNetMessage(where: string, linear: number, L: number | undefined): string {
-  return `${where}: the Gated DeltaNet linear-attention layers (${linear} of ${L}) have their own parameter count, but their activations and step time are those of standard attention layers, so they are approximate (over-estimated at long sequences).`;
+/**
+ * What the estimate says of a model's Gated DeltaNet layers, after the setting that makes them (`where`): a config.json
+ * model's activations are its own under transformers (shared/memory/gatedDeltaNetSaves.ts), Megatron-LM's are not.
+ */
+export function gatedDeltaNetMessage(where: string, linear: number, L: number | undefined, transformersSaves = false): string {
+  const layers = `${where}: the Gated DeltaNet linear-attention layers (${linear} of ${L}) have their own parameter count`;
+  if (!transformersSaves) return `${layers}, but their activations and step time are those of standard attention layers, so they are approximate (over-estimated at long sequences).`;
+  return `${layers} and, under transformers with flash-linear-attention and causal-conv1d, their own saved activations; their step time is that of standard attention layers, so it is approximate (over-estimated at long sequences), as are their activations under Megatron-LM or torchtitan.`;
 }
 
 /** The Gated DeltaNet keys of a config and transformers' defaults (configuration_qwen3_next.py, configuration_qwen3_5.py). */
@@ -220,7 +225,7 @@ export function unmodelledLayers(c: Record<string, unknown>, modelType: string, 
   const gdn = gatedDeltaNetLayers(c, modelType, L);
   if (gdn) {
     const key = Array.isArray(c.layer_types) ? 'layer_types' : c.full_attention_interval === undefined ? 'model_type' : 'full_attention_interval';
-    return { key, message: gatedDeltaNetMessage(`config.json ${key}`, gdn.layers, L) };
+    return { key, message: gatedDeltaNetMessage(`config.json ${key}`, gdn.layers, L, true) };
   }
   if (Array.isArray(c.layer_types)) {
     const other = new Map<string, number>();

@@ -147,8 +147,8 @@ export interface ModelSpec {
   /**
    * Gated DeltaNet linear-attention layers (Qwen3-Next, Qwen3.5: transformers Qwen3NextGatedDeltaNet; Yang, Kautz and
    * Hatamizadeh 2025): `layers` of the model's layers replace softmax attention with the gated delta rule. Their
-   * parameters are counted as such (shared/model/linearAttention.ts); their activations and step time are still those
-   * of an attention layer (a warning says so).
+   * parameters are counted as such (shared/model/linearAttention.ts), their activations as transformers saves them
+   * (shared/memory/gatedDeltaNetSaves.ts); their step time is still an attention layer's (a warning says so).
    */
   readonly linearAttention?: LinearAttentionSpec;
   /**
