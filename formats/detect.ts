@@ -93,6 +93,8 @@ export function detectYaml(root: KNode | undefined): FormatId | undefined {
   if (has('ConfigContainer') || (has('model_config') && has('train_config')) || (has('MODEL_ARGS') && keys(entry(root, 'MODEL_ARGS')?.value).some((k) => k.startsWith('--')))) return 'megatron-yaml';
   if (has('model') && has('train') && (has('ddp') || has('dist') || has('mixed_precision') || has('scheduler'))
     && (at(root, 'model.tensor_model_parallel_size') !== undefined || at(root, 'model.seq_length') !== undefined || at(root, 'train.micro_batch_size') !== undefined || at(root, 'train.train_iters') !== undefined)) return 'megatron-yaml';
+  // A Megatron-Bridge override with only model and train: TransformerConfig's parallel sizes or Megatron's train_iters.
+  if (has('model') && has('train') && (['tensor', 'pipeline', 'context', 'expert'].some((p) => at(root, `model.${p}_model_parallel_size`) !== undefined) || at(root, 'train.train_iters') !== undefined)) return 'megatron-yaml';
   // torchtune recipes name their builders by `_component_` (model, or policy_model / tokenizer in the PPO recipes).
   const comp = (k: string) => at(root, `${k}._component_`)?.value.value;
   if (['model', ...keys(root)].some((k) => { const c = comp(k); return typeof c === 'string' && c.startsWith('torchtune.'); })) return 'torchtune';

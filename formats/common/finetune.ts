@@ -161,7 +161,7 @@ export function readLoraTargets(s: FactSink, root: KNode, key: string): boolean 
 }
 
 /** The trainers whose argument classes default LoRA's settings (formats/common/peftDefaults.json). */
-export type PeftSwitch = 'trl' | 'llava' | 'swift' | 'llamafactory' | 'openrlhf' | 'dschat' | 'fastchat';
+export type PeftSwitch = 'trl' | 'llava' | 'swift' | 'llamafactory' | 'openrlhf' | 'dschat' | 'fastchat' | 'megatron-bridge';
 
 interface PeftDefault {
   readonly source: string;

@@ -137,8 +137,11 @@ export function applyMegatronArgs(s: FactSink, args: readonly FlagArg[], o: { mo
   for (const a of args) {
     const flag = a.flag.replace(/_/g, '-').replace(/^--deepspeed-config$/, '--deepspeed_config');
     const key = a.flag.startsWith('--deepspeed_config') ? '--deepspeed_config' : flag;
-    seen.set(key, a);
     const spec = MEGATRON_FLAGS[key];
+    // A switch set false (a YAML field `use_megatron_fsdp: false`) is off, as if never given: the readers below that
+    // look a switch up by name must not see it.
+    const off = a.value !== undefined && (spec?.type === 'flag' ? toBool(a.value) === false : !spec && /^false$/i.test(a.value));
+    if (off) seen.delete(key); else seen.set(key, a);
     const loc: Loc = { key: a.spelled ?? a.flag, keyRange: a.flagRange, valueRange: a.valueRange ?? a.flagRange, uri: a.uri };
     if (key === '--deepspeed_config' || key === '--deepspeed-config') {
       if (a.value && !a.unresolved) s.ref('deepspeed', a.value, a.valueRange);

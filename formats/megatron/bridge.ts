@@ -9,6 +9,8 @@ import type { Invocation, SourceMap } from '../common/shell/commandLine';
 import { unresolved } from '../common/shell/sval';
 import type { FactSink } from '../common/sink';
 import { applyMegatronArgs, type FlagArg } from './args';
+import { findPreset, type ModelPreset } from '../../shared/model/presets';
+import { peftArgumentDefaults } from '../common/finetune';
 
 /** ConfigContainer sections whose fields are Megatron arguments under their flag names. */
 const SECTIONS = /^(model|train|dataset|ddp|dist|optimizer|mixed_precision|comm_overlap)\./;
@@ -45,12 +47,60 @@ export function applyBridge(s: FactSink, inv: Invocation, found: ReadonlyMap<str
     named.push({ flag: long, value: v.t, flagRange: k.range, valueRange: map.of(v).range, unresolved: unresolved(v), uri: k.uri });
   });
   applyMegatronArgs(s, [...named, ...bridgeArgs(found)], { modelDefaults: false, defaults: false });
-  const mode = flags.find((a) => a.flag === '--mode');
-  if (mode?.value && /^(lora|dora)$/.test(mode.value) && !mode.unresolved) s.explicit('lora.enabled', true, { key: '--mode', keyRange: mode.flagRange, valueRange: mode.valueRange, uri: mode.uri });
-  s.derived('launch.dialect', 'megatron-bridge', `recipe overrides of ${inv.program}`);
+  // run_recipe.py --peft_scheme lora|dora (older scripts: --mode).
+  const mode = flags.find((a) => a.flag === '--peft_scheme' || a.flag === '--peft-scheme' || a.flag === '--mode');
+  if (mode?.value && /^(lora|dora)$/i.test(mode.value) && !mode.unresolved) {
+    const loc = { key: mode.flag, keyRange: mode.flagRange, valueRange: mode.valueRange, uri: mode.uri };
+    s.explicit('lora.enabled', true, loc);
+    if (/^dora$/i.test(mode.value)) s.explicit('lora.dora', true, loc);
+    peftArgumentDefaults(s, 'megatron-bridge');
+  }
+  const recipeArg = flags.find((a) => a.flag === '--recipe' || a.flag === '--model');
+  recipeModel(s, recipeArg, flags.find((a) => a.flag === '--hf_path' || a.flag === '--hf-path'));
+  bridgeRecipeValues(s, inv.program, recipeArg?.value);
+}
+
+/** What every Megatron-Bridge override says: the dialect, the engine, and that the rest is the recipe's. */
+export function bridgeRecipeValues(s: FactSink, where: string, recipe?: string): void {
+  s.derived('launch.dialect', 'megatron-bridge', `recipe overrides of ${where}`);
   s.derived('engine', 'megatron', 'Megatron-Bridge trains with Megatron-core');
-  const recipe = flags.find((a) => a.flag === '--recipe' || a.flag === '--model')?.value;
   s.diag('recipe-values', 'info', `Values these overrides do not set come from the Megatron-Bridge recipe${recipe ? ` "${recipe}"` : ''}, which ShardLens does not read; they are listed as assumptions.`, undefined);
+}
+
+/**
+ * Megatron-Bridge recipe families whose names drop a version's dot (megatron/bridge/recipes: llama31_8b_pretrain_config,
+ * llama32_1b_…, qwen25_7b_…) or write a size in millions or with p for its point (qwen3_600m_…, qwen3_1p7b_…); other
+ * families are named as their models are (qwen3_30b_a3b_…, gemma3_1b_…, deepseek_v3_…).
+ */
+const RECIPE_FAMILIES: readonly (readonly [RegExp, string | ((m: string, ...g: string[]) => string)])[] = [
+  [/^llama3([123])_/, 'llama-3.$1_'], [/^qwen25_/, 'qwen2.5_'], [/_(\d)p(\d+)b_/, '_$1.$2b_'],
+  [/_(\d+)m_/, (_m, n: string) => `_${Number(n) / 1000}b_`],
+];
+
+/**
+ * The bundled preset a Megatron-Bridge recipe or override file is named after: the words before its mode
+ * (`llama31_8b_pretrain_config` → Llama-3.1-8B, `qwen3_next_80b_a3b_finetune_override_example` → Qwen3-Next-80B-A3B).
+ */
+export function presetOfRecipe(name: string): ModelPreset | undefined {
+  const m = /^([a-z0-9_.]+?)_(?:pretrain|finetune|sft|peft|lora|dora|distill|override|config)(?:_|$)/i.exec(name.trim().toLowerCase());
+  if (!m?.[1]) return undefined;
+  const model = RECIPE_FAMILIES.reduce((n, [re, to]) => n.replace(re, to as string), `${m[1]}_`).replace(/_$/, '');
+  return findPreset(model);
+}
+
+/**
+ * The model of a Bridge launch: `--hf_path` (a Hub id or a local checkpoint, run_recipe.py) as written, else the preset
+ * the `--recipe` is named after (each recipe builds one model); neither leaves the resolver's assumption.
+ */
+function recipeModel(s: FactSink, recipe: FlagArg | undefined, hfPath: FlagArg | undefined): void {
+  if (hfPath?.value && !hfPath.unresolved) {
+    s.explicit('model.preset', hfPath.value, { key: hfPath.flag, keyRange: hfPath.flagRange, valueRange: hfPath.valueRange, uri: hfPath.uri });
+    s.ref('model', hfPath.value, hfPath.uri ? undefined : hfPath.valueRange);
+    return;
+  }
+  const p = recipe?.value && !recipe.unresolved ? presetOfRecipe(recipe.value) : undefined;
+  if (!p || !recipe) return;
+  s.derived('model.preset', p.name, `the Megatron-Bridge recipe ${recipe.value} builds ${p.name} (megatron.bridge.recipes)`, { key: recipe.flag, keyRange: recipe.flagRange, valueRange: recipe.valueRange, uri: recipe.uri });
 }
 
 /** The overrides as Megatron flags (`train.micro_batch_size=2` → `--micro-batch-size 2`). */

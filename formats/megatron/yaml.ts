@@ -5,6 +5,7 @@
  */
 import type { FactSink } from '../common/sink';
 import { applyMegatronArgs, type FlagArg } from './args';
+import { bridgeRecipeValues, presetOfRecipe } from './bridge';
 import { at, entry, type KEntry, type KNode } from '../common/tree';
 import { locOf } from '../common/read';
 import { toNumber } from '../common/text';
@@ -64,8 +65,30 @@ export function readMegatronYaml(s: FactSink, root: KNode | undefined): void {
   const gqa = args.find((a) => a.flag === '--num-query-groups');
   const field = gqa?.spelled !== undefined;
   if (gqa && (legacy || field) && !args.some((a) => a.flag === '--group-query-attention')) args.unshift({ flag: '--group-query-attention' });
-  applyMegatronArgs(s, args, { modelDefaults: legacy && args.some((a) => a.flag === '--num-layers') });
+  // A Megatron-Bridge override file (top-level model and train sections, run with --config-file) changes a recipe:
+  // what it leaves out is the recipe's, not Megatron-LM's argparse defaults.
+  const override = !legacy && isBridgeOverrideYaml(root);
+  applyMegatronArgs(s, args, override ? { modelDefaults: false, defaults: false } : { modelDefaults: legacy && args.some((a) => a.flag === '--num-layers') });
+  if (override) {
+    bridgeRecipeValues(s, s.file);
+    if (!args.some((a) => a.flag === '--num-layers' || a.flag === '--hidden-size')) modelOfFileName(s);
+  }
   bridgePacking(s, root);
+}
+
+/** Top-level `model` and `train` maps without a ConfigContainer or *_config dump around them: a Bridge override file. */
+function isBridgeOverrideYaml(root: KNode): boolean {
+  return entry(root, 'model')?.value.kind === 'map' && entry(root, 'train')?.value.kind === 'map' && !entry(root, 'ConfigContainer');
+}
+
+/**
+ * An override file names no model (its recipe does): the preset its file name starts with
+ * (`qwen3_next_80b_a3b_finetune_override_example.yaml`), if any, is assumed and listed as such.
+ */
+function modelOfFileName(s: FactSink): void {
+  const p = presetOfRecipe(s.file.replace(/\.ya?ml$/i, ''));
+  if (!p || s.has('model.preset')) return;
+  s.facts['model.preset'] = { value: p.name, source: { kind: 'assumed', detail: `the override file's name starts with ${p.name}'s, the model of the recipe it is written for; the file does not name one` } };
 }
 
 /**

@@ -255,6 +255,9 @@ function resolveInner(primary: ConfigFacts, related: readonly ConfigFacts[], ctx
   const invalid: string[] = [];
   const notes: Problem[] = [];
   let model = findModel(facts, files, ctx, g.sources, seqLen, invalid, notes);
+  // A model a reader could only guess (a Megatron-Bridge override file's name) is an assumption the user can replace.
+  const guessed = facts['model.preset'];
+  if (model && guessed?.source.kind === 'assumed') g.assume('model', String(guessed.value), `${guessed.source.detail}: assumed ${String(guessed.value)}`, 'shardlens.model', 'shardlens.selectModel');
   const vocabGuess = g.sources['model.vocabSize'];
   if (model && vocabGuess?.kind === 'assumed' && !assumptions.some((a) => a.path === 'model.vocabSize')) assumptions.push({ path: 'model.vocabSize', value: String(model.vocabSize), detail: vocabGuess.detail });
   problems.push(...notes);
