@@ -7,7 +7,9 @@
 import type { Found } from '../common/keyTable';
 import type { Invocation, SourceMap } from '../common/shell/commandLine';
 import { unresolved } from '../common/shell/sval';
-import type { FactSink } from '../common/sink';
+import type { FactSink, Loc } from '../common/sink';
+import type { FactValue } from '../../shared/plan/facts';
+import type { PlanPath } from '../../shared/plan/paths';
 import { applyMegatronArgs, type FlagArg } from './args';
 import { findPreset, type ModelPreset } from '../../shared/model/presets';
 import { peftArgumentDefaults } from '../common/finetune';
@@ -57,14 +59,46 @@ export function applyBridge(s: FactSink, inv: Invocation, found: ReadonlyMap<str
   }
   const recipeArg = flags.find((a) => a.flag === '--recipe' || a.flag === '--model');
   recipeModel(s, recipeArg, flags.find((a) => a.flag === '--hf_path' || a.flag === '--hf-path'));
-  bridgeRecipeValues(s, inv.program, recipeArg?.value);
+  const mp = found.get('mixed_precision');
+  const mentioned = new Set([...found.keys()].map((k) => `--${k.slice(k.lastIndexOf('.') + 1).replace(/_/g, '-')}`));
+  bridgeRecipeValues(s, inv.program, mentioned, recipeArg?.value, mp ? { value: mp.value, loc: { key: 'mixed_precision', keyRange: mp.keyRange, valueRange: mp.valueRange, uri: mp.uri } } : undefined);
 }
 
-/** What every Megatron-Bridge override says: the dialect, the engine, and that the rest is the recipe's. */
-export function bridgeRecipeValues(s: FactSink, where: string, recipe?: string): void {
+/** How Megatron-Bridge's `mixed_precision` names read (training/mixed_precision.py: bf16_mixed, bf16_with_fp8_…_mixed, fp16_mixed …). */
+function bridgePrecision(name: string): 'bf16-mixed' | 'fp16-mixed' | 'fp8-mixed' | undefined {
+  const n = name.trim().toLowerCase().replace(/-/g, '_');
+  if (/fp8/.test(n)) return 'fp8-mixed';
+  if (/^bf16/.test(n)) return 'bf16-mixed';
+  if (/^(fp16|16)/.test(n)) return 'fp16-mixed';
+  return undefined;
+}
+
+/**
+ * What every Megatron-Bridge override says: the dialect, the engine, and that the rest is the recipe's. The values that
+ * decide memory most and that a recipe always sets are assumed as the recipes set them, each listed: bf16 mixed
+ * precision and the distributed optimizer (recipes/utils/optimizer_utils.py distributed_fused_adam_with_cosine_annealing:
+ * precision "bf16-mixed", use_distributed_optimizer=True), and TP, PP and CP of 1 where the recipe may set more.
+ * `mentioned` holds the flags the overrides write (set false too), which the recipe then does not decide.
+ */
+export function bridgeRecipeValues(s: FactSink, where: string, mentioned: ReadonlySet<string>, recipe?: string, mixedPrecision?: { value: unknown; loc: Loc }): void {
   s.derived('launch.dialect', 'megatron-bridge', `recipe overrides of ${where}`);
   s.derived('engine', 'megatron', 'Megatron-Bridge trains with Megatron-core');
   s.diag('recipe-values', 'info', `Values these overrides do not set come from the Megatron-Bridge recipe${recipe ? ` "${recipe}"` : ''}, which ShardLens does not read; they are listed as assumptions.`, undefined);
+  const precision = typeof mixedPrecision?.value === 'string' ? bridgePrecision(mixedPrecision.value) : undefined;
+  if (precision && mixedPrecision && !s.has('training.precision')) s.explicit('training.precision', precision, mixedPrecision.loc);
+  const from = `the Megatron-Bridge recipe${recipe ? ` ${recipe}` : ''} sets it`;
+  const assume = (path: PlanPath, value: FactValue, field: string, flags: readonly string[]) => {
+    if (s.has(path) || flags.some((f) => mentioned.has(f))) return;
+    s.facts[path] = { value, source: { kind: 'assumed', detail: `${from}: assumed ${String(value)} as the recipes set it (write ${field}=… to state it)` } };
+  };
+  assume('training.precision', 'bf16-mixed', 'mixed_precision', ['--bf16', '--fp16', '--fp8-format', '--mixed-precision']);
+  assume('parallel.sharding.style', 'megatron-distopt', 'ddp.use_distributed_optimizer', ['--use-distributed-optimizer']);
+  if (s.facts['parallel.sharding.style']?.source.kind === 'assumed' && !s.has('parallel.sharding.stage')) {
+    s.derived('parallel.sharding.stage', 1, 'the distributed optimizer shards the optimizer states over data parallelism (ZeRO-1)');
+  }
+  assume('parallel.tp', 1, 'model.tensor_model_parallel_size', ['--tensor-model-parallel-size']);
+  assume('parallel.pp', 1, 'model.pipeline_model_parallel_size', ['--pipeline-model-parallel-size']);
+  assume('parallel.cp', 1, 'model.context_parallel_size', ['--context-parallel-size']);
 }
 
 /**

@@ -70,7 +70,9 @@ export function readMegatronYaml(s: FactSink, root: KNode | undefined): void {
   const override = !legacy && isBridgeOverrideYaml(root);
   applyMegatronArgs(s, args, override ? { modelDefaults: false, defaults: false } : { modelDefaults: legacy && args.some((a) => a.flag === '--num-layers') });
   if (override) {
-    bridgeRecipeValues(s, s.file);
+    const mp = entry(root, 'mixed_precision');
+    const mpValue = mp?.value.kind === 'scalar' ? mp.value.value : undefined;
+    bridgeRecipeValues(s, s.file, new Set(args.map((a) => a.flag)), undefined, mp ? { value: mpValue, loc: locOf(mp, 'mixed_precision') } : undefined);
     if (!args.some((a) => a.flag === '--num-layers' || a.flag === '--hidden-size')) modelOfFileName(s);
   }
   bridgePacking(s, root);

@@ -67,8 +67,9 @@ describe('real config corpus', { skip: corpusSkip }, () => {
           assert.ok(Number.isInteger(v) && v >= 1, `positive integer, got ${v}`);
         }
         // A setting or a command changes it, or the detail says what to write: a value for "auto", the file a
-        // framework's bundled DeepSpeed values stand in for, or the vocabulary size a tokenizer would have given.
-        for (const a of g.resolved.assumptions) assert.ok(a.detail.length > 0 && (a.setting || a.command || /"auto"|add the file to use its own values|write --vocab-size/.test(a.detail)), `assumption ${a.path} says how to change it`);
+        // framework's bundled DeepSpeed values stand in for, the vocabulary size a tokenizer would have given, or the
+        // override field that states a Megatron-Bridge recipe's value.
+        for (const a of g.resolved.assumptions) assert.ok(a.detail.length > 0 && (a.setting || a.command || /"auto"|add the file to use its own values|write --vocab-size|write [a-z_]+(\.[a-z_]+)*=/.test(a.detail)), `assumption ${a.path} says how to change it`);
         const assumed = new Set(g.resolved.assumptions.map((a) => a.path));
         for (const [p, src] of Object.entries(plan.sources) as [PlanPath, InputSource][]) if (src.kind === 'assumed') assert.ok(assumed.has(p), `assumed ${p} is listed`);
       });

@@ -121,8 +121,9 @@ describe('readers fixed after the fresh set 1 measurement', () => {
     assert.equal(f['training.microBatch']?.value, 2);
     assert.equal(f['training.seqLen']?.value, 4096);
     assert.equal(f['lora.enabled']?.value, true);
-    // What the overrides leave unset is the recipe's, not Megatron's CLI default (fp32 without --bf16).
-    assert.equal(f['training.precision'], undefined);
+    // What the overrides leave unset is the recipe's, not Megatron's CLI default (fp32 without --bf16): assumed as the
+    // recipes set it (optimizer_utils.py distributed_fused_adam_with_cosine_annealing, precision "bf16-mixed").
+    assert.deepEqual([f['training.precision']?.value, f['training.precision']?.source.kind], ['bf16-mixed', 'assumed']);
     // CommOverlapConfig fields are Megatron flags of the same name (megatron/bridge/training/comm_overlap.py).
     const ov = facts('file:///ws/o.sh', text.replace('\n', ' comm_overlap.overlap_moe_expert_parallel_comm=true comm_overlap.tp_comm_overlap=true\n'));
     assert.equal(ov['parallel.epCommOverlap']?.value, true);

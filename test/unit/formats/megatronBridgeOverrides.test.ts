@@ -92,6 +92,23 @@ describe('Megatron-Bridge overrides', () => {
     assert.ok(parseConfig(path, QWEN3_NEXT_OVERRIDE).diagnostics.some((d) => d.code === 'recipe-values'));
   });
 
+  test('what a recipe sets and the overrides do not is assumed as the recipes set it, each listed with its field', () => {
+    // megatron/bridge/recipes/utils/optimizer_utils.py distributed_fused_adam_with_cosine_annealing: precision
+    // "bf16-mixed", use_distributed_optimizer=True; TP, PP and CP are each recipe's own (assumed 1).
+    const r = resolved('/ws/conf/qwen3_next_80b_a3b_finetune_override_example.yaml', QWEN3_NEXT_OVERRIDE);
+    const said = (path: string) => r.assumptions.find((a) => a.path === path)?.detail ?? '';
+    assert.deepEqual([r.plan?.training.precision, r.plan?.parallel.sharding.style, r.plan?.parallel.sharding.stage], ['bf16-mixed', 'megatron-distopt', 1]);
+    assert.match(said('training.precision'), /write mixed_precision=/);
+    assert.match(said('parallel.sharding.style'), /write ddp\.use_distributed_optimizer=/);
+    for (const [path, field] of [['parallel.tp', 'tensor_model'], ['parallel.pp', 'pipeline_model'], ['parallel.cp', 'context']] as const) {
+      assert.match(said(path), new RegExp(`write model\\.${field}_parallel_size=`), path);
+    }
+    // A file that states them decides: mixed_precision names an FP8 recipe, the distributed optimizer is off, TP 2.
+    const stated = resolved('/ws/o.yaml', 'mixed_precision: bf16_with_fp8_delayed_scaling_mixed\nmodel:\n  tensor_model_parallel_size: 2\ntrain:\n  train_iters: 10\n  global_batch_size: 8\n  micro_batch_size: 1\nddp:\n  use_distributed_optimizer: false\n');
+    assert.deepEqual([stated.plan?.training.precision, stated.plan?.parallel.sharding.style === 'megatron-distopt', stated.plan?.parallel.tp], ['fp8-mixed', false, 2]);
+    assert.ok(!stated.assumptions.some((a) => ['training.precision', 'parallel.sharding.style', 'parallel.tp'].includes(a.path)), JSON.stringify(stated.assumptions));
+  });
+
   test('an override of only model and train sections is read; a file without Megatron names is not', () => {
     const text = 'model:\n  tensor_model_parallel_size: 2\n  seq_length: 4096\ntrain:\n  global_batch_size: 256\n  micro_batch_size: 1\n';
     assert.equal(detectFormat('/ws/llama3_8b_override.yaml', text), 'megatron-yaml');
