@@ -103,11 +103,11 @@ export function bridgeRecipeValues(s: FactSink, where: string, mentioned: Readon
 
 /**
  * Megatron-Bridge recipe families whose names drop a version's dot (megatron/bridge/recipes: llama31_8b_pretrain_config,
- * llama32_1b_…, qwen25_7b_…) or write a size in millions or with p for its point (qwen3_600m_…, qwen3_1p7b_…); other
+ * llama32_1b_…, qwen25_7b_…), name a family's MoE models after it (qwen3_moe_30b_a3b_… in the example overrides) or write a size in millions or with p for its point (qwen3_600m_…, qwen3_1p7b_…); other
  * families are named as their models are (qwen3_30b_a3b_…, gemma3_1b_…, deepseek_v3_…).
  */
 const RECIPE_FAMILIES: readonly (readonly [RegExp, string | ((m: string, ...g: string[]) => string)])[] = [
-  [/^llama3([123])_/, 'llama-3.$1_'], [/^qwen25_/, 'qwen2.5_'], [/_(\d)p(\d+)b_/, '_$1.$2b_'],
+  [/^llama3([123])_/, 'llama-3.$1_'], [/^qwen25_/, 'qwen2.5_'], [/^qwen3_moe_/, 'qwen3_'], [/_(\d)p(\d+)b_/, '_$1.$2b_'],
   [/_(\d+)m_/, (_m, n: string) => `_${Number(n) / 1000}b_`],
 ];
 

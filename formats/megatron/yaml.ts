@@ -3,7 +3,7 @@
  * (model[_config] / train[_config] / ddp[_config], optionally under ConfigContainer) and functional-test
  * YAML with MODEL_ARGS keyed by flags. Every key is turned into the matching flag and read like a script.
  */
-import type { FactSink } from '../common/sink';
+import type { FactSink, Loc } from '../common/sink';
 import { applyMegatronArgs, type FlagArg } from './args';
 import { bridgeRecipeValues, presetOfRecipe } from './bridge';
 import { at, entry, type KEntry, type KNode } from '../common/tree';
@@ -70,17 +70,26 @@ export function readMegatronYaml(s: FactSink, root: KNode | undefined): void {
   const override = !legacy && isBridgeOverrideYaml(root);
   applyMegatronArgs(s, args, override ? { modelDefaults: false, defaults: false } : { modelDefaults: legacy && args.some((a) => a.flag === '--num-layers') });
   if (override) {
-    const mp = entry(root, 'mixed_precision');
-    const mpValue = mp?.value.kind === 'scalar' ? mp.value.value : undefined;
-    bridgeRecipeValues(s, s.file, new Set(args.map((a) => a.flag)), undefined, mp ? { value: mpValue, loc: locOf(mp, 'mixed_precision') } : undefined);
+    bridgeRecipeValues(s, s.file, new Set(args.map((a) => a.flag)), undefined, mixedPrecisionOf(root));
     if (!args.some((a) => a.flag === '--num-layers' || a.flag === '--hidden-size')) modelOfFileName(s);
   }
   bridgePacking(s, root);
 }
 
-/** Top-level `model` and `train` maps without a ConfigContainer or *_config dump around them: a Bridge override file. */
+/** Top-level `model` and `train` maps (`model_config` and `train_config` in older Bridge releases), not inside a ConfigContainer dump: a Bridge override file. */
 function isBridgeOverrideYaml(root: KNode): boolean {
-  return entry(root, 'model')?.value.kind === 'map' && entry(root, 'train')?.value.kind === 'map' && !entry(root, 'ConfigContainer');
+  const map = (k: string) => entry(root, k)?.value.kind === 'map';
+  return (map('model') || map('model_config')) && (map('train') || map('train_config')) && !entry(root, 'ConfigContainer');
+}
+
+/** Megatron-Bridge's mixed precision as an override writes it: a recipe name (`bf16_mixed`) or MixedPrecisionConfig's `dtype`. */
+function mixedPrecisionOf(root: KNode): { value: unknown; loc: Loc } | undefined {
+  const e = entry(root, 'mixed_precision');
+  if (!e) return undefined;
+  if (e.value.kind === 'scalar') return { value: e.value.value, loc: locOf(e, 'mixed_precision') };
+  const dtype = at(root, 'mixed_precision.dtype');
+  if (dtype?.value.kind === 'scalar' && typeof dtype.value.value === 'string') return { value: `${dtype.value.value}_mixed`, loc: locOf(dtype, 'mixed_precision.dtype') };
+  return undefined;
 }
 
 /**

@@ -64,6 +64,7 @@ describe('Megatron-Bridge overrides', () => {
     ['qwen3_600m_sft_128k_config', 'Qwen3-0.6B'],
     ['qwen3_1p7b_pretrain_config', 'Qwen3-1.7B'],
     ['qwen3_30b_a3b_pretrain_config', 'Qwen3-30B-A3B'],
+    ['qwen3_moe_30b_a3b_pretrain_override_example', 'Qwen3-30B-A3B'],
     ['qwen3_next_80b_a3b_finetune_override_example', 'Qwen3-Next-80B-A3B'],
     ['deepseek_v3_pretrain_config_gb200', 'DeepSeek-V3'],
     ['gpt_oss_120b_pretrain_64gpu_h100_bf16_config', 'gpt-oss-120b'],
@@ -107,6 +108,16 @@ describe('Megatron-Bridge overrides', () => {
     const stated = resolved('/ws/o.yaml', 'mixed_precision: bf16_with_fp8_delayed_scaling_mixed\nmodel:\n  tensor_model_parallel_size: 2\ntrain:\n  train_iters: 10\n  global_batch_size: 8\n  micro_batch_size: 1\nddp:\n  use_distributed_optimizer: false\n');
     assert.deepEqual([stated.plan?.training.precision, stated.plan?.parallel.sharding.style === 'megatron-distopt', stated.plan?.parallel.tp], ['fp8-mixed', false, 2]);
     assert.ok(!stated.assumptions.some((a) => ['training.precision', 'parallel.sharding.style', 'parallel.tp'].includes(a.path)), JSON.stringify(stated.assumptions));
+  });
+
+  test('older overrides (model_config, train_config) and MixedPrecisionConfig\'s dtype are read the same way', () => {
+    // examples/llm/llama3_8b/conf/llama3_8b_pretrain_override_example.yaml (older releases' *_config sections).
+    const old = resolved('/ws/llama3_8b_pretrain_override_example.yaml', 'model_config:\n  tensor_model_parallel_size: 2\n  pipeline_model_parallel_size: 2\ntrain_config:\n  train_iters: 500000\n  global_batch_size: 256\n  micro_batch_size: 4\n');
+    assert.deepEqual([old.plan?.model.name, old.plan?.parallel.tp, old.plan?.parallel.pp, old.plan?.parallel.sharding.style], ['Llama-3-8B', 2, 2, 'megatron-distopt']);
+    // examples/recipes/qwen3_moe/conf/qwen3_moe_30b_a3b_pretrain_override_example.yaml: mixed_precision: {dtype: bf16}.
+    const moe = resolved('/ws/qwen3_moe_30b_a3b_pretrain_override_example.yaml', 'model:\n  tensor_model_parallel_size: 4\n  expert_model_parallel_size: 4\ntrain:\n  train_iters: 10\n  global_batch_size: 256\n  micro_batch_size: 2\nmixed_precision:\n  dtype: bf16\n');
+    assert.equal(moe.plan?.model.name, 'Qwen3-30B-A3B');
+    assert.equal(moe.plan?.sources['training.precision']?.kind, 'explicit');
   });
 
   test('an override of only model and train sections is read; a file without Megatron names is not', () => {
