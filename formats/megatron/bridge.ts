@@ -119,6 +119,8 @@ export function presetOfRecipe(name: string): ModelPreset | undefined {
   const m = /^([a-z0-9_.]+?)_(?:pretrain|finetune|sft|peft|lora|dora|distill|override|config)(?:_|$)/i.exec(name.trim().toLowerCase());
   if (!m?.[1]) return undefined;
   const model = RECIPE_FAMILIES.reduce((n, [re, to]) => n.replace(re, to as string), `${m[1]}_`).replace(/_$/, '');
+  // A recipe names a size (8b, 0.6b, 8x7b) or a version (deepseek_v3); a bare family (`mixtral_config`) names no model.
+  if (!/(^|_)(\d+x)?\d+(\.\d+)?b(_|$)|_v\d+$/.test(model)) return undefined;
   return findPreset(model);
 }
 

@@ -73,6 +73,9 @@ describe('Megatron-Bridge overrides', () => {
     ['qwen3_vl_8b_peft_config', undefined],
     ['deepseek_v4_flash_pretrain_mxfp8_config', undefined],
     ['my_experiment', undefined],
+    // A bare family names no size, so no model: not the family's first preset.
+    ['mixtral_config', undefined],
+    ['gpt2_config', undefined],
   ];
   for (const [name, want] of names) {
     test(`the recipe name ${name} builds ${want ?? 'no bundled model'}`, () => assert.equal(presetOfRecipe(name)?.name, want));
