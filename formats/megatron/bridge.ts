@@ -116,6 +116,8 @@ const RECIPE_FAMILIES: readonly (readonly [RegExp, string | ((m: string, ...g: s
  * (`llama31_8b_pretrain_config` → Llama-3.1-8B, `qwen3_next_80b_a3b_finetune_override_example` → Qwen3-Next-80B-A3B).
  */
 export function presetOfRecipe(name: string): ModelPreset | undefined {
+  // Recipe and file names are short; a longer word is not one (and is not scanned).
+  if (name.length > 200) return undefined;
   const m = /^([a-z0-9_.]+?)_(?:pretrain|finetune|sft|peft|lora|dora|distill|override|config)(?:_|$)/i.exec(name.trim().toLowerCase());
   if (!m?.[1]) return undefined;
   const model = RECIPE_FAMILIES.reduce((n, [re, to]) => n.replace(re, to as string), `${m[1]}_`).replace(/_$/, '');

@@ -75,10 +75,12 @@ describe('Megatron-Bridge overrides', () => {
     ['my_experiment', undefined],
     // A bare family names no size, so no model: not the family's first preset.
     ['mixtral_config', undefined],
+    [`${'a_'.repeat(5000)}8b_config`, undefined],
     ['gpt2_config', undefined],
   ];
   for (const [name, want] of names) {
-    test(`the recipe name ${name} builds ${want ?? 'no bundled model'}`, () => assert.equal(presetOfRecipe(name)?.name, want));
+    const shown = name.length > 60 ? `${name.slice(0, 20)}… (${name.length} characters)` : name;
+    test(`the recipe name ${shown} builds ${want ?? 'no bundled model'}`, () => assert.equal(presetOfRecipe(name)?.name, want));
   }
 
   test('the Qwen3-Next override file: a Megatron YAML, the model its name starts with assumed, false switches off', () => {
