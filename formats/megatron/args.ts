@@ -268,7 +268,7 @@ const GDN_DEFAULTS: readonly (readonly [PlanPath, number, string])[] = [
  * `--experimental-attention-variant gated_delta_net` (Qwen3-Next, Qwen3.5 in Megatron-LM): the layers
  * `--linear-attention-freq` makes linear (TransformerConfig: an integer N gives `0 if (i + 1) % N == 0 else 1` per
  * layer, 1 marking a Gated DeltaNet layer; a list gives the pattern), TransformerConfig's widths where no flag sets
- * them, and the warning that their activations and step time are attention's. The widths of a model without the
+ * them, and the warning that their activations and the code around the kernel are attention's. The widths of a model without the
  * variant are dropped.
  */
 function gatedDeltaNet(s: FactSink, seen: Map<string, FlagArg>): void {

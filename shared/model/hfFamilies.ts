@@ -179,6 +179,8 @@ export function gatedDeltaNetLayers(c: Record<string, unknown>, modelType: strin
   return {
     layers: Math.min(L, layers), keyHeads: pos('linear_num_key_heads', 16), valueHeads: pos('linear_num_value_heads', 32),
     keyHeadDim: pos('linear_key_head_dim', 128), valueHeadDim: pos('linear_value_head_dim', 128), convKernel: pos('linear_conv_kernel_dim', 4),
+    // transformers' Qwen3_5GatedDeltaNet splits the projections (modeling_qwen3_5.py in_proj_qkv, in_proj_z, in_proj_b, in_proj_a).
+    ...(modelType.startsWith('qwen3_5') ? { splitProjections: true } : {}),
   };
 }
 
@@ -188,8 +190,8 @@ export function gatedDeltaNetLayers(c: Record<string, unknown>, modelType: strin
  */
 export function gatedDeltaNetMessage(where: string, linear: number, L: number | undefined, transformersSaves = false): string {
   const layers = `${where}: the Gated DeltaNet linear-attention layers (${linear} of ${L}) have their own parameter count`;
-  if (!transformersSaves) return `${layers}, but their activations and step time are those of standard attention layers, so they are approximate (over-estimated at long sequences).`;
-  return `${layers} and, under transformers with flash-linear-attention and causal-conv1d, their own saved activations; their step time is that of standard attention layers, so it is approximate (over-estimated at long sequences), as are their activations under Megatron-LM or torchtitan.`;
+  if (!transformersSaves) return `${layers} and their chunked kernel flash-linear-attention's published time, but their activations and the code around the kernel are those of standard attention layers, so they are approximate.`;
+  return `${layers} and, under transformers with flash-linear-attention and causal-conv1d, their own saved activations and step time; the chunked kernel's time is FLA's published GB200 time carried to this GPU through FlashAttention-2's curve, an assumption, and under Megatron-LM or torchtitan their activations and the code around the kernel are counted as attention's.`;
 }
 
 /** The Gated DeltaNet keys of a config and transformers' defaults (configuration_qwen3_next.py, configuration_qwen3_5.py). */

@@ -80,6 +80,11 @@ export interface LinearAttentionSpec {
   readonly valueHeadDim: number;
   /** Taps of the depthwise causal convolution over q, k and v (`linear_conv_kernel_dim`). */
   readonly convKernel: number;
+  /**
+   * The mixer projects q/k/v, z, β and the decay in four linears (Qwen3.5's in_proj_qkv, in_proj_z, in_proj_b,
+   * in_proj_a) rather than two interleaved ones (Qwen3-Next's in_proj_qkvz, in_proj_ba): the same weights, other copies.
+   */
+  readonly splitProjections?: boolean;
 }
 
 export type NormKind = 'layernorm' | 'rmsnorm';
@@ -148,7 +153,8 @@ export interface ModelSpec {
    * Gated DeltaNet linear-attention layers (Qwen3-Next, Qwen3.5: transformers Qwen3NextGatedDeltaNet; Yang, Kautz and
    * Hatamizadeh 2025): `layers` of the model's layers replace softmax attention with the gated delta rule. Their
    * parameters are counted as such (shared/model/linearAttention.ts), their activations as transformers saves them
-   * (shared/memory/gatedDeltaNetSaves.ts); their step time is still an attention layer's (a warning says so).
+   * (shared/memory/gatedDeltaNetSaves.ts), their step time as FLA's kernel and transformers' code around it
+   * (shared/time/kernels/gatedDeltaNet.ts); a warning says what that rests on.
    */
   readonly linearAttention?: LinearAttentionSpec;
   /**

@@ -45,7 +45,7 @@ export const PLAN_PATHS = [
   'model.slidingWindow', 'model.slidingWindow.window', 'model.slidingWindow.slidingLayers', 'model.slidingWindow.chunked',
   'model.mla', 'model.mla.qLoraRank', 'model.mla.kvLoraRank', 'model.mla.qkNopeHeadDim', 'model.mla.qkRopeHeadDim', 'model.mla.vHeadDim',
   'model.linearAttention', 'model.linearAttention.layers', 'model.linearAttention.keyHeads', 'model.linearAttention.valueHeads',
-  'model.linearAttention.keyHeadDim', 'model.linearAttention.valueHeadDim', 'model.linearAttention.convKernel', 'model.attentionOutputGate',
+  'model.linearAttention.keyHeadDim', 'model.linearAttention.valueHeadDim', 'model.linearAttention.convKernel', 'model.linearAttention.splitProjections', 'model.attentionOutputGate',
   'training', 'training.microBatch', 'training.globalBatch', 'training.gradAccum', 'training.seqLen', 'training.precision',
   'training.gradDtype', 'training.fp32GradAccum', 'training.optimizer', 'training.recompute', 'training.recomputeLayers',
   'training.flashAttention', 'training.compile', 'training.fp8', 'training.fp8.recipe', 'training.fp8.paramGather',

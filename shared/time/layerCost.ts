@@ -13,7 +13,10 @@ import { tpMessageBytes } from '../comm/volumes';
 import { dispatchPass } from '../comm/dispatch';
 import { attentionKernelFlops, localShare, slidingFraction, windowSkipsBlocks, type AttentionImpl } from './kernels/attention';
 import { moeRoutingBytes } from './kernels/moeRouting';
-import { asyncTpReduceBytes, autocastCasts, autocastWeightCastBytes, kernelsPerLayer, layerElementwiseBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
+import { asyncTpReduceBytes, autocastCasts, autocastWeightCastBytes, kernelsPerLayer, layerElementwiseBytes, softmaxAttentionElementwiseBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
+import { GDN_KERNEL, gatedDeltaNetEagerBytesPerToken, gatedDeltaNetKernelFlops, gatedDeltaNetKernels } from './kernels/gatedDeltaNet';
+import { linearAttentionFraction } from '../model/linearAttention';
+import { modelImplOf } from '../memory/engine';
 import { fp8CastBytes } from './kernels/fp8';
 import { projectionWidths } from './projections';
 import { ringAttentionBlocks, ringKvHeads, ringMergeBytes, ringStepBytes, torchRing, torchRingGatherBytes, torchRingGradBytes } from './kernels/ring';
@@ -222,6 +225,16 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
     fwd.attention += t.attention('fwd', attnF, s.seq, true);
     bwd.attention += t.attention('bwd', 2.5 * attnF, s.seq, true);
   }
+  // Gated DeltaNet layers (Qwen3-Next, Qwen3.5) run flash-linear-attention's chunked rule, linear in the sequence,
+  // instead of softmax attention: one layer's cost is the mix over the layer kinds (kernels/gatedDeltaNet.ts). Eager
+  // attention (no fused curve) keeps the softmax stand-in.
+  const la = mod.linearAttention;
+  const gdnShare = la && t.impl !== 'eager' ? linearAttentionFraction(mod) : 0;
+  if (la && gdnShare > 0) {
+    const core = gatedDeltaNetKernelFlops(la, T, s.tp);
+    fwd.attention = (1 - gdnShare) * fwd.attention + gdnShare * t.attention('fwd', core.fwd, GDN_KERNEL.referenceSeq, true);
+    bwd.attention = (1 - gdnShare) * bwd.attention + gdnShare * t.attention('bwd', core.bwd, GDN_KERNEL.referenceSeq, true);
+  }
   // An RMSNorm written as x.float() … type_as(x) (torchtitan's of 2024, torchtune's) runs as eight ops in eager mode.
   const upcast = plan.training.normUpcast === true;
   // A MoE layer's activation runs on the routed copies (R rows of an expert's width) and the shared experts' tokens.
@@ -229,6 +242,14 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   const ew = t.hbm(layerElementwiseBytes(mod, ewShape, s.actBytes, t.fusion, 'fwd', upcast));
   fwd.elementwise += ew;
   bwd.elementwise += t.hbm(layerElementwiseBytes(mod, ewShape, s.actBytes, t.fusion, 'bwd', upcast));
+  // transformers' Gated DeltaNet mixers move their own bytes around the kernels (no rotary, q/k/v copies or q/k norms).
+  const gdnEager = la && gdnShare > 0 && modelImplOf(plan) === 'hf';
+  if (la && gdnEager) {
+    for (const [pass, part] of [['fwd', fwd], ['bwd', bwd]] as const) {
+      const own = T * gatedDeltaNetEagerBytesPerToken(la, h, pass, s.tp);
+      part.elementwise += gdnShare * (t.hbm(own) - t.hbm(softmaxAttentionElementwiseBytes(mod, s, s.actBytes, t.fusion, pass, upcast)));
+    }
+  }
   // fp32 weights under autocast: every 16-bit linear's weight is cast at each forward (recomputation included) and a
   // trainable one's gradient cast back in backward; FP8 linears cast their own way (fp8CastBytes).
   const casts = autocastCasts(plan, !frozen);
@@ -252,6 +273,11 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   const k = kernelsPerLayer(t.fusion, f8 ? attnLinears + (s.moe ? 2 + 2 * s.moe.experts : 2) : 0, t.impl === 'eager');
   fwd.launch += k.fwd * t.params.kernelGap;
   bwd.launch += k.bwd * t.params.kernelGap;
+  if (la && gdnEager) {
+    const g = gatedDeltaNetKernels(la);
+    fwd.launch += gdnShare * g.fwd * t.params.kernelGap;
+    bwd.launch += gdnShare * g.bwd * t.params.kernelGap;
+  }
   // TP: 2 collectives forward (before QKV and after the output projection, before fc1 and after fc2) and 2 backward.
   const cost = t.params.overlapCost;
   let tpSeconds = 0;

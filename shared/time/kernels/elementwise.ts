@@ -126,12 +126,31 @@ export function layerElementwiseBytes(m: ModelSpec, w: LayerWidths, actBytes: nu
     bytes += norm * 2 * w.normTokens * (mla.qLoraRank + mla.kvLoraRank) * B;
     bytes += P.transposes * 2 * w.tokens * w.qHeads * (2 * (mla.qkNopeHeadDim + mla.qkRopeHeadDim) + mla.vHeadDim) * B;
   } else {
-    if (m.positions === 'rotary') bytes += P.rotary * 2 * w.tokens * (w.qHeads + w.kvHeads) * d * B;
-    bytes += P.transposes * 2 * w.tokens * (w.qHeads + 2 * w.kvHeads) * d * B;
+    bytes += softmaxHeadBytes(m, w, B, P, norm);
   }
-  if (m.qkNorm) bytes += norm * 2 * w.tokens * (w.qHeads + w.kvHeads) * d * B;
+  if (mla && m.qkNorm) bytes += norm * 2 * w.tokens * (w.qHeads + w.kvHeads) * d * B;
   bytes += activationTerm(P, m.gatedMlp, w.tokens * w.ffn, B);
   return scale * bytes;
+}
+
+/** Rotary on q and k, the q/k/v copies and the q/k norms of a (non-MLA) softmax-attention layer, at pass counts P. */
+function softmaxHeadBytes(m: ModelSpec, w: LayerWidths, B: number, P: Passes, norm: number): number {
+  const d = m.headDim;
+  let bytes = P.transposes * 2 * w.tokens * (w.qHeads + 2 * w.kvHeads) * d * B;
+  if (m.positions === 'rotary') bytes += P.rotary * 2 * w.tokens * (w.qHeads + w.kvHeads) * d * B;
+  if (m.qkNorm) bytes += norm * 2 * w.tokens * (w.qHeads + w.kvHeads) * d * B;
+  return bytes;
+}
+
+/**
+ * The part of layerElementwiseBytes a layer has only when it runs softmax attention (rotary, q/k/v copies, q/k norms):
+ * what a Gated DeltaNet layer does not move (shared/time/kernels/gatedDeltaNet.ts moves its own).
+ */
+export function softmaxAttentionElementwiseBytes(m: ModelSpec, w: LayerWidths, actBytes: number, f: Fusion, pass: 'fwd' | 'bwd' = 'fwd', upcastNorm = false): number {
+  if (m.mla) return 0;
+  const { P, scale } = passTable(f, pass);
+  const norm = m.norm === 'rmsnorm' ? (upcastNorm ? P.rmsnormUpcast : P.rmsnorm) : P.layernorm;
+  return scale * softmaxHeadBytes(m, w, actBytes, P, norm);
 }
 
 /**
