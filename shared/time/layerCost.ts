@@ -14,7 +14,7 @@ import { dispatchPass } from '../comm/dispatch';
 import { attentionKernelFlops, localShare, slidingFraction, windowSkipsBlocks, type AttentionImpl } from './kernels/attention';
 import { moeRoutingBytes } from './kernels/moeRouting';
 import { asyncTpReduceBytes, autocastCasts, autocastWeightCastBytes, kernelsPerLayer, layerElementwiseBytes, softmaxAttentionElementwiseBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
-import { GDN_KERNEL, gatedDeltaNetEagerBytesPerToken, gatedDeltaNetKernelFlops, gatedDeltaNetKernels } from './kernels/gatedDeltaNet';
+import { GDN_KERNEL, gatedDeltaNetEagerBytesPerToken, gatedDeltaNetInWidths, gatedDeltaNetKernelFlops, gatedDeltaNetKernels } from './kernels/gatedDeltaNet';
 import { linearAttentionFraction } from '../model/linearAttention';
 import { modelImplOf } from '../memory/engine';
 import { fp8CastBytes } from './kernels/fp8';
@@ -171,6 +171,23 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   } else {
     list.push([T, widths.mlpIn, h, f8, 1, chunks], [T, h, s.ffn, f8, 1, chunks]);
   }
+  // Gated DeltaNet layers project with their own linears (kernels/gatedDeltaNet.ts gatedDeltaNetInWidths) in their share
+  // of the layers: inserted after the output projection so that the TP pairing below still finds QKV and the output
+  // projection first and the MLP last, each weighted by its kind's share through the linear's count.
+  const gdnLinear = mod.linearAttention && !mod.mla ? linearAttentionFraction(mod) : 0;
+  let gdnIn = -1, gdnOut = -1;
+  if (mod.linearAttention && gdnLinear > 0) {
+    const la = mod.linearAttention;
+    list[0] = [list[0][0], list[0][1], list[0][2], list[0][3], 1 - gdnLinear, list[0][5]];
+    list.splice(2, 0, [T, gatedDeltaNetInWidths(la, modelImplOf(plan) === 'megatron', s.tp), h, f8, gdnLinear, chunks]);
+    gdnIn = 2;
+    const vRank = (la.valueHeads * la.valueHeadDim) / s.tp;
+    if (vRank !== s.qHeads * d) {
+      list[1] = [list[1][0], list[1][1], list[1][2], list[1][3], 1 - gdnLinear, list[1][5]];
+      list.splice(3, 0, [T, h, vRank, f8, gdnLinear, chunks]);
+      gdnOut = 3;
+    }
+  }
   const lin = linearParts(list, t, frozen, s.actBytes, weightCasts, plan.training.fp8);
   const fwd = lin.fwd;
   const bwd = lin.bwd;
@@ -299,11 +316,13 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
     // (torchao/float8/float8_tensor_parallel.py Float8ColwiseParallel, Float8RowwiseParallel, PrepareFloat8ModuleInput).
     const gatherBytes = f8 && plan.engine === 'fsdp2' ? 1 : s.actBytes;
     const gather = nccl ? linkSeconds('all-gather', bytes(gatherBytes), links.tp) : p2p(gatherBytes);
-    const [gq, gp, gu, gd] = [lin.gemmF[0], lin.gemmF[1], lin.gemmF[lin.gemmF.length - 2], lin.gemmF[lin.gemmF.length - 1]];
+    // A Gated DeltaNet layer's in_proj follows the gather and its out_proj precedes the reduce, as QKV and o do.
+    const mixed = (g: number[], i: number, j: number) => g[i] + (j >= 0 ? g[j] : 0);
+    const [gq, gp, gu, gd] = [mixed(lin.gemmF, 0, gdnIn), mixed(lin.gemmF, 1, gdnOut), lin.gemmF[lin.gemmF.length - 2], lin.gemmF[lin.gemmF.length - 1]];
     // Backward, each collective pairs with one GEMM of the linear, its input-gradient GEMM: PyTorch's micro-pipelined TP
     // fuses one all-gather or reduce-scatter with one matmul, and Transformer Engine's bulk overlaps pair the input
     // gather with the dgrad GEMM and the dgrad reduce-scatter with the wgrad GEMM, of about the same length.
-    const [bq, bp, bu, bd] = [lin.gemmD[0], lin.gemmD[1], lin.gemmD[lin.gemmD.length - 2], lin.gemmD[lin.gemmD.length - 1]];
+    const [bq, bp, bu, bd] = [mixed(lin.gemmD, 0, gdnIn), mixed(lin.gemmD, 1, gdnOut), lin.gemmD[lin.gemmD.length - 2], lin.gemmD[lin.gemmD.length - 1]];
     // Forward: gather before QKV and MLP-in, reduce after the output projection and MLP-out; backward the reverse.
     tpGathers = exposedBehind(gather, gq, ov, cost) + exposedBehind(gather, gu, ov, cost);
     fwd.comm += tpGathers + exposedBehind(one, gp, ov, cost) + exposedBehind(one, gd, ov, cost);

@@ -67,3 +67,15 @@ export function gatedDeltaNetEagerBytesPerToken(la: LinearAttentionSpec, hidden:
 export function gatedDeltaNetKernels(la: LinearAttentionSpec): { fwd: number; bwd: number } {
   return la.splitProjections ? { fwd: 29 + 7, bwd: 48 + 10 } : { fwd: 34 + 7, bwd: 44 + 10 };
 }
+
+/**
+ * N widths of a mixer's input projections on a rank (K = hidden), k = H_k·d_k and v = H_v·d_v ÷ t: Megatron-core's one
+ * in_proj of 2k + 2v + 2·H_v (megatron/core/ssm/gated_delta_net.py), transformers' Qwen3-Next in_proj_qkvz (2k + 2v)
+ * and in_proj_ba (2·H_v), Qwen3.5's in_proj_qkv (2k + v), in_proj_z (v), in_proj_b and in_proj_a (H_v each).
+ */
+export function gatedDeltaNetInWidths(la: LinearAttentionSpec, fused: boolean, tp = 1): number[] {
+  const t = Math.max(1, tp);
+  const k = (la.keyHeads * la.keyHeadDim) / t, v = (la.valueHeads * la.valueHeadDim) / t, hv = la.valueHeads / t;
+  if (fused) return [2 * k + 2 * v + 2 * hv];
+  return la.splitProjections ? [2 * k + v, v, hv, hv] : [2 * k + 2 * v, 2 * hv];
+}

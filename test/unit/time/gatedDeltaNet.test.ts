@@ -78,3 +78,16 @@ test('transformers\' mixers move their own bytes in place of rotary, the q/k/v c
   // Qwen3-Next forward, per token: 32k + 86v + 66·H_v with k = 2,048, v = 4,096, H_v = 32 (the op list in the source).
   assert.equal(gatedDeltaNetEagerBytesPerToken(NEXT.linearAttention!, 2048, 'fwd'), 32 * 2048 + 86 * 4096 + 66 * 32);
 });
+
+test('a Gated DeltaNet layer projects with its own linears: Qwen3-Next\'s in_proj_qkvz and in_proj_ba in place of q (gated), k and v', () => {
+  const T = 4096;
+  const gemm = (calls: [number, number, number][]): KernelTimers => ({ ...timers([]), gemm16: (m, n, k) => { calls.push([m, n, k]); return (2 * m * n * k) / 1e15; } });
+  const withGdn: [number, number, number][] = [], without: [number, number, number][] = [];
+  const a = layerCost(plan(NEXT, T), shape(T), gemm(withGdn), { tp: link, cp: link, ep: link }, 1);
+  const b = layerCost(plan({ ...NEXT, linearAttention: undefined }, T), shape(T), gemm(without), { tp: link, cp: link, ep: link }, 1);
+  // transformers' Qwen3-Next: q with its gate 2·16·256, k and v 2·256 (9,216 columns) against in_proj_qkvz
+  // 2·2,048 + 2·4,096 and in_proj_ba 2·32 (12,352); out_proj reads v = 4,096 = o_proj's 16·256, so it is o_proj.
+  assert.ok(withGdn.some(([m, n, k]) => m === T && n === 12_288 && k === 2048) && withGdn.some(([m, n, k]) => m === T && n === 64 && k === 2048));
+  assert.ok(Math.abs(a.fwd.gemm - b.fwd.gemm - (0.75 * 2 * T * 2048 * (12_352 - 9216)) / 1e15) < 1e-12);
+});
+
