@@ -54,6 +54,15 @@ export class FactSink {
     this.facts[path] = { value, source: { kind: 'default', detail } };
   }
 
+  /**
+   * Records a value the file leaves to something ShardLens does not read (a recipe, a name), unless the file set the
+   * path: the plan lists it with its assumptions (shared/plan/gather.ts).
+   */
+  assumed(path: PlanPath, value: FactValue, detail: string): void {
+    if (this.facts[path]) return;
+    this.facts[path] = { value, source: { kind: 'assumed', detail } };
+  }
+
   /** Records a value derived from others in the same file. */
   derived(path: PlanPath, value: FactValue, detail: string, loc?: Loc): void {
     if (typeof value === 'number' && !Number.isFinite(value)) return;

@@ -13,6 +13,7 @@ import type { PlanPath } from '../../shared/plan/paths';
 import { applyMegatronArgs, type FlagArg } from './args';
 import { findPreset, type ModelPreset } from '../../shared/model/presets';
 import { peftArgumentDefaults } from '../common/finetune';
+import { precisionOf } from '../common/maps';
 
 /** ConfigContainer sections whose fields are Megatron arguments under their flag names. */
 const SECTIONS = /^(model|train|dataset|ddp|dist|optimizer|mixed_precision|comm_overlap)\./;
@@ -64,13 +65,13 @@ export function applyBridge(s: FactSink, inv: Invocation, found: ReadonlyMap<str
   bridgeRecipeValues(s, inv.program, mentioned, recipeArg?.value, mp ? { value: mp.value, loc: { key: 'mixed_precision', keyRange: mp.keyRange, valueRange: mp.valueRange, uri: mp.uri } } : undefined);
 }
 
-/** How Megatron-Bridge's `mixed_precision` names read (training/mixed_precision.py: bf16_mixed, bf16_with_fp8_…_mixed, fp16_mixed …). */
-function bridgePrecision(name: string): 'bf16-mixed' | 'fp16-mixed' | 'fp8-mixed' | undefined {
-  const n = name.trim().toLowerCase().replace(/-/g, '_');
-  if (/fp8/.test(n)) return 'fp8-mixed';
-  if (/^bf16/.test(n)) return 'bf16-mixed';
-  if (/^(fp16|16)/.test(n)) return 'fp16-mixed';
-  return undefined;
+/**
+ * How Megatron-Bridge's `mixed_precision` names read (training/mixed_precision.py): an FP8 recipe (bf16_with_fp8_…_mixed,
+ * …mxfp8…) is FP8; otherwise the base before `_with_` in the shared precision words (bf16_mixed, fp16_mixed).
+ */
+function bridgePrecision(name: string): string | undefined {
+  const n = name.trim().toLowerCase();
+  return /fp8/.test(n) ? 'fp8-mixed' : precisionOf(n.split('_with_')[0]);
 }
 
 /**
@@ -88,8 +89,7 @@ export function bridgeRecipeValues(s: FactSink, where: string, mentioned: Readon
   if (precision && mixedPrecision && !s.has('training.precision')) s.explicit('training.precision', precision, mixedPrecision.loc);
   const from = `the Megatron-Bridge recipe${recipe ? ` ${recipe}` : ''} sets it`;
   const assume = (path: PlanPath, value: FactValue, field: string, flags: readonly string[]) => {
-    if (s.has(path) || flags.some((f) => mentioned.has(f))) return;
-    s.facts[path] = { value, source: { kind: 'assumed', detail: `${from}: assumed ${String(value)} as the recipes set it (write ${field}=… to state it)` } };
+    if (!flags.some((f) => mentioned.has(f))) s.assumed(path, value, `${from}: assumed ${String(value)} as the recipes set it (write ${field}=… to state it)`);
   };
   assume('training.precision', 'bf16-mixed', 'mixed_precision', ['--bf16', '--fp16', '--fp8-format', '--mixed-precision']);
   assume('parallel.sharding.style', 'megatron-distopt', 'ddp.use_distributed_optimizer', ['--use-distributed-optimizer']);

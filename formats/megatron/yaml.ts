@@ -98,8 +98,7 @@ function mixedPrecisionOf(root: KNode): { value: unknown; loc: Loc } | undefined
  */
 function modelOfFileName(s: FactSink): void {
   const p = presetOfRecipe(s.file.replace(/\.ya?ml$/i, ''));
-  if (!p || s.has('model.preset')) return;
-  s.facts['model.preset'] = { value: p.name, source: { kind: 'assumed', detail: `the override file's name starts with ${p.name}'s, the model of the recipe it is written for; the file does not name one` } };
+  if (p) s.assumed('model.preset', p.name, `the override file's name starts with ${p.name}'s, the model of the recipe it is written for; the file does not name one`);
 }
 
 /**

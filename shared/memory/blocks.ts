@@ -9,6 +9,7 @@ import type { MoeSpec } from '../plan/types';
 import { loraAdapterBytesPerToken, loraWidthsOf } from './loraSaves';
 import { hfMlaAttentionBytes, mlaAttentionOutputWidth, titanMlaAttentionBytes, titanMlaMatmulWidths } from './mlaSaves';
 import { gatedDeltaNetSavedBytesPerToken } from './gatedDeltaNetSaves';
+import { linearAttentionFraction } from '../model/linearAttention';
 
 /** Bytes of the rank's query width (a·d/t) and of its K/V as saved by attention (repeated to the query heads or not). */
 function widths(x: ActivationShape, repeatKv: boolean): { q: number; kv: number } {
@@ -134,12 +135,10 @@ export function hfBlockBytes(x: ActivationShape, ffn = x.ffn, largest = false): 
  */
 function mixerBytes(x: ActivationShape, attention: number, T: number, fp32Weights: boolean, frozen: boolean, largest: boolean): number {
   const la = x.linearAttention;
-  const L = x.layers ?? 0;
-  if (!la || la.layers <= 0 || L <= 0) return attention;
+  const f = linearAttentionFraction({ layers: x.layers ?? 0, linearAttention: la });
+  if (!la || f <= 0) return attention;
   const gdn = T * gatedDeltaNetSavedBytesPerToken(la, x.actBytes, x.tp, fp32Weights, frozen);
-  if (largest) return Math.max(attention, gdn);
-  const f = Math.min(1, la.layers / L);
-  return (1 - f) * attention + f * gdn;
+  return largest ? Math.max(attention, gdn) : (1 - f) * attention + f * gdn;
 }
 
 /**

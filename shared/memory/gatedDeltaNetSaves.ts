@@ -6,6 +6,7 @@
  * torch fallbacks it otherwise runs keep far more and are not modelled.
  */
 import type { LinearAttentionSpec } from '../plan/types';
+import { linearAttentionRankWidths } from '../model/linearAttention';
 
 /** FLA's chunk length (fla/ops/gated_delta_rule/chunk.py `chunk_size = 64`): the solved intra-chunk matrix is T × Hv × 64. */
 export const GDN_CHUNK = 64;
@@ -28,9 +29,7 @@ export const GDN_CHUNK = 64;
  * With B = 2: 8k + 22v + 8Hk + 146Hv (Qwen3-Next-80B, k = 2,048, v = 4,096, Hk = 16, Hv = 32: 111,296 bytes).
  */
 export function gatedDeltaNetSavedBytesPerToken(la: LinearAttentionSpec, B: number, tp = 1, fp32Weights = false, frozenOut = false): number {
-  const t = tp > 0 ? tp : 1;
-  const hk = la.keyHeads / t, hv = la.valueHeads / t;
-  const k = hk * la.keyHeadDim, v = hv * la.valueHeadDim;
+  const { hk, hv, k, v } = linearAttentionRankWidths(la, tp);
   const conv = B * (2 * k + v);
   const gates = B * hv + 8 * hv;
   const rule = 2 * B * k + B * v + 8 * hk + 4 * hv + B * GDN_CHUNK * hv;

@@ -23,6 +23,13 @@ export function gatedDeltaNetOther(la: LinearAttentionSpec): number {
   return 2 * la.valueHeads + la.valueHeadDim;
 }
 
+/** A Gated DeltaNet mixer's widths on a rank over TP t (heads split): key and value heads, k = H_k·d_k and v = H_v·d_v. */
+export function linearAttentionRankWidths(la: LinearAttentionSpec, tp = 1): { hk: number; hv: number; k: number; v: number } {
+  const t = tp > 0 ? tp : 1;
+  const hk = la.keyHeads / t, hv = la.valueHeads / t;
+  return { hk, hv, k: hk * la.keyHeadDim, v: hv * la.valueHeadDim };
+}
+
 /** Share of the model's layers that are linear attention (0 without any). */
 export function linearAttentionFraction(model: Pick<ModelSpec, 'layers' | 'linearAttention'>): number {
   const la = model.linearAttention;

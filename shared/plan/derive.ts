@@ -6,6 +6,7 @@
  * overrides stated inputs and derives again (`rederive`), so it equals editing the file and reading it again.
  */
 import { findGpu } from '../hardware/gpus';
+import { assumedSplit, deriveBatch } from './batch';
 import { applyCalibration, type ClusterCorrection } from './calibration';
 import { withProfile } from './profilePlan';
 import type { ClusterProfile } from '../hardware/profile';
@@ -251,23 +252,15 @@ function deriveCluster(c: NonNullable<PlanInput['cluster']>, world: number, gpu:
   return { gpu: gpuSpec, gpusPerNode, nodes };
 }
 
-/** The model-parallel degrees a reader could only assume (a Megatron-Bridge recipe's), as "TP 1, PP 1 and CP 1". */
-function assumedSplit(input: PlanInput): string | undefined {
-  const p = input.parallel as Partial<Record<'tp' | 'pp' | 'cp', number>> | undefined;
-  const named = ([['parallel.tp', 'TP', p?.tp], ['parallel.pp', 'PP', p?.pp], ['parallel.cp', 'CP', p?.cp]] as const)
-    .filter(([path]) => input.sources?.[path]?.kind === 'assumed').map(([, label, v]) => `${label} ${v ?? 1}`);
-  return named.length ? named.length === 1 ? named[0] : `${named.slice(0, -1).join(', ')} and ${named[named.length - 1]}` : undefined;
-}
-
 /** Micro batch × accumulation × DP = global batch, solved as DeepSpeed does (docs/framework-facts.md#deepspeed-batch-arithmetic). */
 function deriveTraining(input: PlanInput, dp: number, pick: Pick, problems: Problem[]): TrainingSpec {
   const t = input.training ?? {};
   const precision = pick('training.precision', t.precision, TRAINING_DEFAULTS.precision[0], TRAINING_DEFAULTS.precision[1]);
   const perDevice = t.gradAccum === undefined && t.deviceBatch !== undefined && t.microBatch !== undefined ? Math.max(1, Math.round(t.deviceBatch / t.microBatch)) : undefined;
   const world = input.sources?.['cluster.worldSize']?.kind === 'assumed' ? input.cluster?.worldSize : undefined;
-  const split = assumedSplit(input);
+  const split = assumedSplit(input.parallel, input.sources);
   const assumed = world || split ? { ...(world ? { gpus: world } : {}), mp: Math.max(1, (world ?? dp) / Math.max(1, dp)), ...(split ? { split } : {}) } : undefined;
-  const batch = deriveBatch(t.microBatch, t.gradAccum ?? perDevice, t.globalBatch, dp, problems, assumed);
+  const batch = deriveBatch(t.microBatch, t.gradAccum ?? perDevice, t.globalBatch, dp, problems, TRAINING_DEFAULTS.microBatch[1], assumed);
   return {
     microBatch: pick('training.microBatch', t.microBatch, batch.micro, batch.why.micro, 'derived'),
     globalBatch: pick('training.globalBatch', t.globalBatch, batch.global, batch.why.global, 'derived'),
@@ -286,58 +279,6 @@ function deriveTraining(input: PlanInput, dp: number, pick: Pick, problems: Prob
       ? { fp8: pick('training.fp8', { recipe: t.fp8.recipe, paramGather: t.fp8.paramGather ?? false }, { recipe: 'tensorwise', paramGather: false }, '') }
       : {}),
   };
-}
-
-interface Batch { micro: number; gas: number; global: number; why: { micro: string; gas: string; global: string } }
-
-/**
- * What DP rests on when it is not all stated: an assumed GPU count (`gpus`, with the model-parallel product `mp`) and
- * model-parallel degrees the files leave to something ShardLens does not read (`split`: "TP 1, PP 1 and CP 1").
- */
-export interface AssumedDivisors { readonly gpus?: number; readonly mp: number; readonly split?: string }
-
-/** "the assumed 8 GPUs and the assumed TP 1 and CP 1: set what you run". */
-function assumedDivisorsText(a: AssumedDivisors): string {
-  const parts = [a.gpus !== undefined ? `the assumed ${a.gpus} GPUs` : '', a.split ? `the assumed ${a.split}` : ''].filter(Boolean);
-  return `${parts.join(' and ')}: set ${a.gpus !== undefined && !a.split ? 'the GPU count' : 'what'} you run`;
-}
-
-/** The batch identity with whichever terms are stated; problems when the stated terms disagree or do not divide. */
-export function deriveBatch(m: number | undefined, g: number | undefined, B: number | undefined, dp: number, problems: Problem[], assumedWorld?: AssumedDivisors): Batch {
-  const why = { micro: TRAINING_DEFAULTS.microBatch[1], gas: 'no gradient accumulation given: 1', global: '' };
-  // DP from an assumed GPU count or assumed model-parallel degrees: the file may be meant for others, so a mismatch is
-  // a warning that says what it rests on.
-  const onAssumed = assumedWorld ? ` with ${assumedDivisorsText(assumedWorld)}` : '';
-  if (m !== undefined && g !== undefined && B !== undefined) {
-    if (m * g * dp !== B) {
-      // With an assumed GPU count the file's own batch may be right: it then states the DP it is meant for.
-      const implied = B / (m * g);
-      const runs = assumedWorld?.gpus !== undefined && Number.isInteger(implied) && implied >= 1
-        ? ` with the assumed ${assumedWorld.gpus} GPUs; the file's batch is for DP ${implied} (${implied * assumedWorld.mp} GPUs): set the GPU count if that is what you run`
-        : onAssumed;
-      problems.push({ code: 'batch-identity', severity: runs ? 'warning' : 'error', paths: ['training.globalBatch', 'training.microBatch', 'training.gradAccum', 'parallel.dp'],
-        message: `Batch identity broken: global ${B} ≠ micro ${m} × accumulation ${g} × DP ${dp} = ${m * g * dp}${runs}.` });
-    }
-    return { micro: m, gas: g, global: B, why };
-  }
-  if (B !== undefined && m !== undefined) {
-    const q = B / (m * dp);
-    if (!Number.isInteger(q) || q < 1) problems.push({ code: 'batch-identity', severity: onAssumed ? 'warning' : 'error', paths: ['training.globalBatch', 'training.microBatch', 'parallel.dp'], message: `Global batch ${B} is not a multiple of micro ${m} × DP ${dp} = ${m * dp}${onAssumed}.` });
-    return { micro: m, gas: Math.max(1, Math.floor(q)), global: B, why: { ...why, gas: `global ${B} / (micro ${m} × DP ${dp})` } };
-  }
-  if (B !== undefined && g !== undefined) {
-    const q = B / (g * dp);
-    if (!Number.isInteger(q) || q < 1) problems.push({ code: 'batch-identity', severity: onAssumed ? 'warning' : 'error', paths: ['training.globalBatch', 'training.gradAccum', 'parallel.dp'], message: `Global batch ${B} is not a multiple of accumulation ${g} × DP ${dp} = ${g * dp}${onAssumed}.` });
-    return { micro: Math.max(1, Math.floor(q)), gas: g, global: B, why: { ...why, micro: `global ${B} / (DP ${dp} × accumulation ${g})` } };
-  }
-  if (B !== undefined) {
-    const q = B / dp;
-    if (!Number.isInteger(q) || q < 1) problems.push({ code: 'batch-identity', severity: onAssumed ? 'warning' : 'error', paths: ['training.globalBatch', 'parallel.dp'], message: `Global batch ${B} is not divisible by DP ${dp}${onAssumed}.` });
-    return { micro: Math.max(1, Math.floor(q)), gas: 1, global: B, why: { ...why, micro: `global ${B} / DP ${dp} (accumulation 1)`, gas: 'only the global batch is set: accumulation 1' } };
-  }
-  const micro = m ?? 1;
-  const gas = g ?? 1;
-  return { micro, gas, global: micro * gas * dp, why: { ...why, global: `micro ${micro} × accumulation ${gas} × DP ${dp}` } };
 }
 
 /** The sharding: stage from the style or FSDP strategy, shard group from replicas, overlap and buckets from the engine. */

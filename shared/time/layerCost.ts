@@ -15,7 +15,7 @@ import { attentionKernelFlops, localShare, slidingFraction, windowSkipsBlocks, t
 import { moeRoutingBytes } from './kernels/moeRouting';
 import { asyncTpReduceBytes, autocastCasts, autocastWeightCastBytes, kernelsPerLayer, layerElementwiseBytes, softmaxAttentionElementwiseBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
 import { GDN_KERNEL, gatedDeltaNetEagerBytesPerToken, gatedDeltaNetInWidths, gatedDeltaNetKernelFlops, gatedDeltaNetKernels } from './kernels/gatedDeltaNet';
-import { linearAttentionFraction } from '../model/linearAttention';
+import { linearAttentionFraction, linearAttentionRankWidths } from '../model/linearAttention';
 import { modelImplOf } from '../memory/engine';
 import { fp8CastBytes } from './kernels/fp8';
 import { projectionWidths } from './projections';
@@ -174,16 +174,17 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   // Gated DeltaNet layers project with their own linears (kernels/gatedDeltaNet.ts gatedDeltaNetInWidths) in their share
   // of the layers: inserted after the output projection so that the TP pairing below still finds QKV and the output
   // projection first and the MLP last, each weighted by its kind's share through the linear's count.
-  const gdnLinear = mod.linearAttention && !mod.mla ? linearAttentionFraction(mod) : 0;
+  const la = mod.mla ? undefined : mod.linearAttention;
+  const gdnLinear = la ? linearAttentionFraction(mod) : 0;
   let gdnIn = -1, gdnOut = -1;
-  if (mod.linearAttention && gdnLinear > 0) {
-    const la = mod.linearAttention;
-    list[0] = [list[0][0], list[0][1], list[0][2], list[0][3], 1 - gdnLinear, list[0][5]];
+  if (la && gdnLinear > 0) {
+    const softmaxShare = (l: Linear): Linear => [l[0], l[1], l[2], l[3], 1 - gdnLinear, l[5]];
+    list[0] = softmaxShare(list[0]);
     list.splice(2, 0, [T, gatedDeltaNetInWidths(la, modelImplOf(plan) === 'megatron', s.tp), h, f8, gdnLinear, chunks]);
     gdnIn = 2;
-    const vRank = (la.valueHeads * la.valueHeadDim) / s.tp;
+    const vRank = linearAttentionRankWidths(la, s.tp).v;
     if (vRank !== s.qHeads * d) {
-      list[1] = [list[1][0], list[1][1], list[1][2], list[1][3], 1 - gdnLinear, list[1][5]];
+      list[1] = softmaxShare(list[1]);
       list.splice(3, 0, [T, h, vRank, f8, gdnLinear, chunks]);
       gdnOut = 3;
     }
@@ -245,8 +246,7 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   // Gated DeltaNet layers (Qwen3-Next, Qwen3.5) run flash-linear-attention's chunked rule, linear in the sequence,
   // instead of softmax attention: one layer's cost is the mix over the layer kinds (kernels/gatedDeltaNet.ts). Eager
   // attention (no fused curve) keeps the softmax stand-in.
-  const la = mod.linearAttention;
-  const gdnShare = la && t.impl !== 'eager' ? linearAttentionFraction(mod) : 0;
+  const gdnShare = t.impl !== 'eager' ? gdnLinear : 0;
   if (la && gdnShare > 0) {
     const core = gatedDeltaNetKernelFlops(la, T, s.tp);
     fwd.attention = (1 - gdnShare) * fwd.attention + gdnShare * t.attention('fwd', core.fwd, GDN_KERNEL.referenceSeq, true);

@@ -4,6 +4,7 @@
  * in transformers as torch dispatches it.
  */
 import type { LinearAttentionSpec } from '../../plan/types';
+import { linearAttentionRankWidths } from '../../model/linearAttention';
 
 /**
  * fla-core 0.6.0's README benchmark (`python -m benchmarks.ops.run`, one NVIDIA GB200, CUDA 12.9, PyTorch 2.9):
@@ -28,7 +29,7 @@ export const GDN_KERNEL = {
  * 128 × 128 (the chunked algorithm's work per token and head grows with the state: Yang et al. 2025, §3).
  */
 export function gatedDeltaNetKernelFlops(la: LinearAttentionSpec, tokens: number, tp = 1): { fwd: number; bwd: number } {
-  const tokenHeads = tokens * (la.valueHeads / Math.max(1, tp));
+  const tokenHeads = tokens * linearAttentionRankWidths(la, tp).hv;
   const state = (la.keyHeadDim * la.valueHeadDim) / (GDN_KERNEL.headDim * GDN_KERNEL.headDim);
   return {
     fwd: tokenHeads * state * GDN_KERNEL.fwdNsPerTokenHead * 1e-9 * GDN_KERNEL.fa2FwdFlopsPerSecond,
@@ -51,8 +52,7 @@ export function gatedDeltaNetKernelFlops(la: LinearAttentionSpec, tokens: number
  * The convolution (causal-conv1d, memory-bound) is counted here; the chunked rule's own traffic is in its kernel time.
  */
 export function gatedDeltaNetEagerBytesPerToken(la: LinearAttentionSpec, hidden: number, pass: 'fwd' | 'bwd', tp = 1): number {
-  const t = Math.max(1, tp);
-  const k = (la.keyHeads * la.keyHeadDim) / t, v = (la.valueHeads * la.valueHeadDim) / t, hv = la.valueHeads / t;
+  const { k, v, hv } = linearAttentionRankWidths(la, tp);
   if (la.splitProjections) return pass === 'fwd' ? 16 * k + 74 * v + 58 * hv : 20 * k + 154 * v + 92 * hv + 18 * hidden;
   return pass === 'fwd' ? 32 * k + 86 * v + 66 * hv : 28 * k + 162 * v + 100 * hv + 6 * hidden;
 }
@@ -74,8 +74,7 @@ export function gatedDeltaNetKernels(la: LinearAttentionSpec): { fwd: number; bw
  * and in_proj_ba (2·H_v), Qwen3.5's in_proj_qkv (2k + v), in_proj_z (v), in_proj_b and in_proj_a (H_v each).
  */
 export function gatedDeltaNetInWidths(la: LinearAttentionSpec, fused: boolean, tp = 1): number[] {
-  const t = Math.max(1, tp);
-  const k = (la.keyHeads * la.keyHeadDim) / t, v = (la.valueHeads * la.valueHeadDim) / t, hv = la.valueHeads / t;
+  const { k, v, hv } = linearAttentionRankWidths(la, tp);
   if (fused) return [2 * k + 2 * v + 2 * hv];
   return la.splitProjections ? [2 * k + v, v, hv, hv] : [2 * k + 2 * v, 2 * hv];
 }
