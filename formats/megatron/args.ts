@@ -268,8 +268,8 @@ const GDN_DEFAULTS: readonly (readonly [PlanPath, number, string])[] = [
  * `--experimental-attention-variant gated_delta_net` (Qwen3-Next, Qwen3.5 in Megatron-LM): the layers
  * `--linear-attention-freq` makes linear (TransformerConfig: an integer N gives `0 if (i + 1) % N == 0 else 1` per
  * layer, 1 marking a Gated DeltaNet layer; a list gives the pattern), TransformerConfig's widths where no flag sets
- * them, and the warning that their activations and the code around the kernel are attention's. The widths of a model without the
- * variant are dropped.
+ * them, and the warning that says what their saved activations and step time rest on (shared/memory/gatedDeltaNetSaves.ts,
+ * shared/time/kernels/gatedDeltaNet.ts). The widths of a model without the variant are dropped.
  */
 function gatedDeltaNet(s: FactSink, seen: Map<string, FlagArg>): void {
   const v = seen.get('--experimental-attention-variant');
@@ -299,7 +299,7 @@ function gatedDeltaNet(s: FactSink, seen: Map<string, FlagArg>): void {
   const loc = locOfArg(f ?? v);
   s.derived('model.linearAttention.layers', Math.min(linear, L ?? linear), `--linear-attention-freq ${f?.value}: Gated DeltaNet layers (TransformerConfig: 0 if (i + 1) % N == 0 else 1)`, loc);
   for (const [path, d, name] of GDN_DEFAULTS) s.default(path, d, `Megatron TransformerConfig default ${name} = ${d}`);
-  s.diag(UNMODELLED_LAYERS_CODE, 'warning', gatedDeltaNetMessage(`${v.flag} ${v.value}`, linear, L), here(v, v.valueRange ?? v.flagRange), ['model']);
+  s.diag(UNMODELLED_LAYERS_CODE, 'warning', gatedDeltaNetMessage(`${v.flag} ${v.value}`, linear, L, 'megatron'), here(v, v.valueRange ?? v.flagRange), ['model']);
 }
 
 /**

@@ -8,6 +8,8 @@ import type { LinearAttentionSpec, MlaSpec, ModelImpl, PipelineSchedule, Recompu
 import { blockInputBytes, hfBlockBytes, titanBlockBytes, titanOpSelectiveBytes } from './blocks';
 import { layerPolicyCheckpointedBlocks } from './engine';
 import { megatronMlaAttentionBytes, megatronMlaLatentBytes } from './mlaSaves';
+import { megatronGatedDeltaNetSavedBytesPerToken } from './gatedDeltaNetSaves';
+import { linearAttentionFraction } from '../model/linearAttention';
 import { inFlightChunkPasses } from './pipeline';
 
 /** The dimensions the activation formulas need. */
@@ -120,15 +122,41 @@ export function attentionScoreBytes(x: ActivationShape, recompute: RecomputeKind
 /**
  * One transformer layer without full recomputation: Megatron-core keeps Korthikanti's counts (Table 2 rows 1–5:
  * replicated + sharded + scores); eager PyTorch blocks keep what their graph saves (shared/memory/blocks.ts), torchtitan's
- * per-op selective policy its own subset. A model of two layer kinds (transformers' Gated DeltaNet and attention layers)
- * gives the mean over its layers, or with `largest` its larger kind (the one layer a recomputation holds at a time).
+ * per-op selective policy its own subset. A model of two layer kinds (transformers' or Megatron-core's Gated DeltaNet and
+ * attention layers) gives the mean over its layers, or with `largest` its larger kind (the one layer a recomputation
+ * holds at a time).
  */
 export function layerActivationBytes(x: ActivationShape, recompute: RecomputeKind, ffn = x.ffn, largest = false): number {
   if (x.impl === 'torchtitan') {
     return recompute === 'selective' && x.acPolicy === 'torchtitan-op' ? titanOpSelectiveBytes(x, ffn) : titanBlockBytes(x, ffn);
   }
   if (x.impl === 'hf') return hfBlockBytes(x, ffn, largest);
-  return replicatedLayerActivationBytes(x) + shardedLayerActivationBytes(x, ffn) + attentionScoreBytes(x, recompute === 'full' ? 'none' : recompute);
+  const attention = shardedLayerActivationBytes(x, 0) + attentionScoreBytes(x, recompute === 'full' ? 'none' : recompute) + megatronOutputGateBytes(x);
+  const mixer = megatronMixerBytes(x, attention, largest);
+  return replicatedLayerActivationBytes(x) + shardedLayerActivationBytes(x, ffn) - shardedLayerActivationBytes(x, 0) + mixer;
+}
+
+/**
+ * Megatron-core's attention output gate (`--attention-output-gate`, Attention._apply_output_gate: x · sigmoid(gate),
+ * compiled): the gate is a slice of linear_qkv's output, which the compiled multiply keeps as its input (a view, so the
+ * projection's storage stays), and the projection's input is now the product, apart from the attention output the
+ * kernel keeps: 2B·T·a·d/t beyond Korthikanti's count.
+ */
+export function megatronOutputGateBytes(x: ActivationShape): number {
+  return x.outputGate ? (2 * x.actBytes * x.sLocal * x.b * x.heads * x.headDim) / x.tp : 0;
+}
+
+/**
+ * The token mixer of a Megatron-core layer: softmax attention's saves, or over a model with Gated DeltaNet layers the
+ * mean over its layers (shared/memory/gatedDeltaNetSaves.ts megatronGatedDeltaNetSavedBytesPerToken for theirs), or
+ * the larger kind with `largest` (the one layer a recomputation holds at a time).
+ */
+function megatronMixerBytes(x: ActivationShape, attention: number, largest: boolean): number {
+  const la = x.linearAttention;
+  const f = linearAttentionFraction({ layers: x.layers ?? 0, linearAttention: la });
+  if (!la || f <= 0) return attention;
+  const gdn = x.sLocal * x.b * megatronGatedDeltaNetSavedBytesPerToken(la, x.actBytes, x.tp, x.fp8Inputs === true);
+  return largest ? Math.max(attention, gdn) : (1 - f) * attention + f * gdn;
 }
 
 /**

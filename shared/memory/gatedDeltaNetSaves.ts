@@ -1,6 +1,6 @@
 /**
- * What a Gated DeltaNet layer's token mixer (Qwen3-Next, Qwen3.5) keeps for its backward in transformers, per token on
- * a rank (docs/engine-memory.md#gated-deltanet-layers). transformers 5.24 (models/qwen3_next/modeling_qwen3_next.py
+ * What a Gated DeltaNet layer's token mixer (Qwen3-Next, Qwen3.5) keeps for its backward in transformers and in
+ * Megatron-LM, per token on a rank (docs/engine-memory.md#gated-deltanet-layers). transformers 5.24 (models/qwen3_next/modeling_qwen3_next.py
  * Qwen3NextGatedDeltaNet.forward) takes its convolution from causal-conv1d and its chunked delta rule from
  * flash-linear-attention when they are installed (`use_kernel_func_from_hub_with_fallback`), as training needs; the
  * torch fallbacks it otherwise runs keep far more and are not modelled.
@@ -35,4 +35,35 @@ export function gatedDeltaNetSavedBytesPerToken(la: LinearAttentionSpec, B: numb
   const rule = 2 * B * k + B * v + 8 * hk + 4 * hv + B * GDN_CHUNK * hv;
   const norm = 4 * v + 4 * hv + B * v + (fp32Weights ? 4 : B) * v + 8 * v + (frozenOut ? 0 : B * v);
   return conv + gates + rule + norm;
+}
+
+/**
+ * Bytes one Megatron-LM Gated DeltaNet mixer saves per token on a rank (megatron/core/ssm/gated_delta_net/gdn.py and
+ * common.py at d98e8a64, with flash-linear-attention 0.5.1, the release its pyproject pins), with k = Hk·dk and
+ * v = Hv·dv over TP t, r = Hv/Hk, B = activation bytes, and in_proj's input (the fused input norm's) left to the block:
+ * - the whole fused in_proj output (q, k, v, z, β, α), B·(2k + 2v + 2Hv): FLA's causal_conv1d saves its input as
+ *   passed (`no_guard_contiguous=["x"]`), a view of it, and the compiled `_compute_gates` saves α, another view;
+ * - β = sigmoid, B·Hv (the rule keeps the same tensor); the fp32 decay is recomputed from α (the compiled gates save
+ *   only α and the two parameters);
+ * - FLA's `l2norm` on q and k at Hk heads: its output, 2B·k, and an fp32 reciprocal norm per row, 8·Hk;
+ * - `chunk_gated_delta_rule` without in-kernel normalisation: q and k repeated to the value heads
+ *   (`repeat_interleave`, then `contiguous`), 2B·k·r; v's contiguous copy, B·v; the chunk-local cumulative decay in
+ *   fp32, 4·Hv; A, B·64·Hv;
+ * - Transformer Engine's RMSNorm on the rule's output: its input, B·v, and an fp32 reciprocal root per row, 4·Hv; the
+ *   compiled gate multiply keeps the norm's output and the gate's contiguous copy, 2B·v;
+ * - out_proj's input, B·v (its 1-byte cast under Transformer Engine FP8).
+ * With B = 2: (8 + 4r)·k + 14v + 142·Hv + 8·Hk; Qwen3-Next-80B-A3B (k = 2,048, v = 4,096, Hk = 16, Hv = 32): 94,784.
+ * Measured with torch's saved-tensor hooks on the same forward with the kernels stood in by what their sources save
+ * (probe/oracle/megatron_gdn_saves.py: the compiled regions through AOTAutograd's min-cut partitioner).
+ */
+export function megatronGatedDeltaNetSavedBytesPerToken(la: LinearAttentionSpec, B: number, tp = 1, fp8OutProj = false): number {
+  const { hk, hv, k, v } = linearAttentionRankWidths(la, tp);
+  const r = hk > 0 ? hv / hk : 1;
+  const inProj = B * (2 * k + 2 * v + 2 * hv);
+  const gates = B * hv;
+  const l2norm = 2 * B * k + 8 * hk;
+  const rule = 2 * B * k * r + B * v + 4 * hv + B * GDN_CHUNK * hv;
+  const norm = B * v + 4 * hv + 2 * B * v;
+  const outProj = (fp8OutProj ? 1 : B) * v;
+  return inProj + gates + l2norm + rule + norm + outProj;
 }

@@ -185,13 +185,15 @@ export function gatedDeltaNetLayers(c: Record<string, unknown>, modelType: strin
 }
 
 /**
- * What the estimate says of a model's Gated DeltaNet layers, after the setting that makes them (`where`): a config.json
- * model's activations are its own under transformers (shared/memory/gatedDeltaNetSaves.ts), Megatron-LM's are not.
+ * What the estimate says of a model's Gated DeltaNet layers, after the setting that makes them (`where`): their saved
+ * activations and the code around the kernel are their own under transformers (config.json) and Megatron-LM
+ * (shared/memory/gatedDeltaNetSaves.ts, shared/time/kernels/gatedDeltaNet.ts).
  */
-export function gatedDeltaNetMessage(where: string, linear: number, L: number | undefined, transformersSaves = false): string {
+export function gatedDeltaNetMessage(where: string, linear: number, L: number | undefined, engine: 'transformers' | 'megatron'): string {
   const layers = `${where}: the Gated DeltaNet linear-attention layers (${linear} of ${L}) have their own parameter count`;
-  if (!transformersSaves) return `${layers} and their chunked kernel flash-linear-attention's published time, but their activations and the code around the kernel are those of standard attention layers, so they are approximate.`;
-  return `${layers} and, under transformers with flash-linear-attention and causal-conv1d, their own saved activations and step time; the chunked kernel's time is FLA's published GB200 time carried to this GPU through FlashAttention-2's curve, an assumption, and under Megatron-LM or torchtitan their activations and the code around the kernel are counted as attention's.`;
+  const kernel = 'the chunked kernel\'s time is FLA\'s published GB200 time carried to this GPU through FlashAttention-2\'s curve, an assumption';
+  if (engine === 'megatron') return `${layers} and their own saved activations and step time (Megatron-LM with flash-linear-attention 0.5.1); ${kernel}, and the code Megatron runs around the kernel is counted from its kernels' inputs and outputs, not measured.`;
+  return `${layers} and, under transformers with flash-linear-attention and causal-conv1d, their own saved activations and step time; ${kernel}, and under torchtitan their activations and the code around the kernel are counted as attention's.`;
 }
 
 /** The Gated DeltaNet keys of a config and transformers' defaults (configuration_qwen3_next.py, configuration_qwen3_5.py). */
@@ -227,7 +229,7 @@ export function unmodelledLayers(c: Record<string, unknown>, modelType: string, 
   const gdn = gatedDeltaNetLayers(c, modelType, L);
   if (gdn) {
     const key = Array.isArray(c.layer_types) ? 'layer_types' : c.full_attention_interval === undefined ? 'model_type' : 'full_attention_interval';
-    return { key, message: gatedDeltaNetMessage(`config.json ${key}`, gdn.layers, L, true) };
+    return { key, message: gatedDeltaNetMessage(`config.json ${key}`, gdn.layers, L, 'transformers') };
   }
   if (Array.isArray(c.layer_types)) {
     const other = new Map<string, number>();

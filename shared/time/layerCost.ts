@@ -14,7 +14,7 @@ import { dispatchPass } from '../comm/dispatch';
 import { attentionKernelFlops, localShare, slidingFraction, windowSkipsBlocks, type AttentionImpl } from './kernels/attention';
 import { moeRoutingBytes } from './kernels/moeRouting';
 import { asyncTpReduceBytes, autocastCasts, autocastWeightCastBytes, kernelsPerLayer, layerElementwiseBytes, softmaxAttentionElementwiseBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
-import { GDN_KERNEL, gatedDeltaNetEagerBytesPerToken, gatedDeltaNetInWidths, gatedDeltaNetKernelFlops, gatedDeltaNetKernels } from './kernels/gatedDeltaNet';
+import { GDN_KERNEL, MEGATRON_GDN_KERNELS, gatedDeltaNetEagerBytesPerToken, gatedDeltaNetInWidths, gatedDeltaNetKernelFlops, gatedDeltaNetKernels, megatronGatedDeltaNetBytesPerToken } from './kernels/gatedDeltaNet';
 import { linearAttentionFraction, linearAttentionRankWidths } from '../model/linearAttention';
 import { modelImplOf } from '../memory/engine';
 import { fp8CastBytes } from './kernels/fp8';
@@ -259,11 +259,13 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   const ew = t.hbm(layerElementwiseBytes(mod, ewShape, s.actBytes, t.fusion, 'fwd', upcast));
   fwd.elementwise += ew;
   bwd.elementwise += t.hbm(layerElementwiseBytes(mod, ewShape, s.actBytes, t.fusion, 'bwd', upcast));
-  // transformers' Gated DeltaNet mixers move their own bytes around the kernels (no rotary, q/k/v copies or q/k norms).
-  const gdnEager = la && gdnShare > 0 && modelImplOf(plan) === 'hf';
+  // transformers' and Megatron-LM's Gated DeltaNet mixers move their own bytes around the kernels (no rotary, q/k/v
+  // copies or q/k norms); torchtitan's keep the softmax layer's stand-in.
+  const gdnImpl = modelImplOf(plan);
+  const gdnEager = la && gdnShare > 0 && (gdnImpl === 'hf' || gdnImpl === 'megatron');
   if (la && gdnEager) {
     for (const [pass, part] of [['fwd', fwd], ['bwd', bwd]] as const) {
-      const own = T * gatedDeltaNetEagerBytesPerToken(la, h, pass, s.tp);
+      const own = T * (gdnImpl === 'megatron' ? megatronGatedDeltaNetBytesPerToken(la, pass, s.tp) : gatedDeltaNetEagerBytesPerToken(la, h, pass, s.tp));
       part.elementwise += gdnShare * (t.hbm(own) - t.hbm(softmaxAttentionElementwiseBytes(mod, s, s.actBytes, t.fusion, pass, upcast)));
     }
   }
@@ -291,7 +293,7 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   fwd.launch += k.fwd * t.params.kernelGap;
   bwd.launch += k.bwd * t.params.kernelGap;
   if (la && gdnEager) {
-    const g = gatedDeltaNetKernels(la);
+    const g = gdnImpl === 'megatron' ? MEGATRON_GDN_KERNELS : gatedDeltaNetKernels(la);
     fwd.launch += gdnShare * g.fwd * t.params.kernelGap;
     bwd.launch += gdnShare * g.bwd * t.params.kernelGap;
   }

@@ -1,7 +1,7 @@
 /**
  * A Gated DeltaNet layer's token mixer in time (Qwen3-Next, Qwen3.5; docs/time-model.md "Gated DeltaNet layers"): the
  * chunked gated delta rule of flash-linear-attention as its published kernel time, and the memory-bound code around it
- * in transformers as torch dispatches it.
+ * in transformers as torch dispatches it and in Megatron-LM as its fused kernels move it.
  */
 import type { LinearAttentionSpec } from '../../plan/types';
 import { linearAttentionRankWidths } from '../../model/linearAttention';
@@ -56,6 +56,34 @@ export function gatedDeltaNetEagerBytesPerToken(la: LinearAttentionSpec, hidden:
   if (la.splitProjections) return pass === 'fwd' ? 16 * k + 74 * v + 58 * hv : 20 * k + 154 * v + 92 * hv + 18 * hidden;
   return pass === 'fwd' ? 32 * k + 86 * v + 66 * hv : 28 * k + 162 * v + 100 * hv + 6 * hidden;
 }
+
+/**
+ * HBM bytes per token of the code Megatron-LM runs around the kernels (megatron/core/ssm/gated_delta_net/gdn.py and
+ * common.py at d98e8a64, flash-linear-attention 0.5.1), in bf16, from first principles: each FLA, Transformer Engine and
+ * compiled kernel reads its inputs and writes its outputs once (a region Megatron compiles with `jit_fuser`,
+ * torch.compile, is one fused kernel), with k = H_k·d_k, v = H_v·d_v and r = H_v/H_k per rank:
+ * - forward (28 + 4r)·k + 22v + 14·H_v + 8·H_k: FLA's convolution reads its q/k/v view and writes its output (8k + 4v);
+ *   the compiled split copies q/k and v out of it (8k + 4v); FLA's l2norm reads q/k and writes it with an fp32 rstd
+ *   per row (8k + 8·H_k); q and k repeated to the value heads (4k + 4rk); the compiled gates read β and α and write
+ *   the fp32 decay and β's sigmoid (10·H_v); the gate's contiguous copy (4v); Transformer Engine's RMSNorm (4v + 4·H_v);
+ *   the compiled gate multiply reads the norm's output and the gate and writes the product (6v);
+ * - backward (44 + 4r)·k + 34v + 26·H_v + 8·H_k: the gate multiply's (10v), the norm's (6v + 4·H_v), the gates'
+ *   (14·H_v), the repetition's sum (4rk + 4k), l2norm's (12k + 8·H_k), the split copies' (8k + 4v), the convolution's
+ *   input gradient (12k + 6v) and the views' gradients gathered into in_proj's output gradient (8k + 8v + 8·H_v).
+ * The transpose back to [s, b, ·] copies only when the micro batch is above 1, not counted.
+ */
+export function megatronGatedDeltaNetBytesPerToken(la: LinearAttentionSpec, pass: 'fwd' | 'bwd', tp = 1): number {
+  const { hk, hv, k, v } = linearAttentionRankWidths(la, tp);
+  const r = hk > 0 ? hv / hk : 1;
+  return pass === 'fwd' ? (28 + 4 * r) * k + 22 * v + 14 * hv + 8 * hk : (44 + 4 * r) * k + 34 * v + 26 * hv + 8 * hk;
+}
+
+/**
+ * Kernels Megatron-LM's mixer launches beyond an attention layer's, forward and backward: the eight and ten above
+ * (the backward's norm and convolution each add a weight-gradient reduction) and the rule's own without its in-kernel
+ * l2norms (fla 0.5.1 chunk.py: 5 and 8).
+ */
+export const MEGATRON_GDN_KERNELS = { fwd: 8 + 5, bwd: 10 + 8 } as const;
 
 /**
  * Kernels a mixer launches beyond an attention layer's, forward and backward: the data-moving ops counted with the bytes

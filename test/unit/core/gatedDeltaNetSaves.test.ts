@@ -10,7 +10,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { stageNumbers } from '../../../shared/memory/fast';
-import { gatedDeltaNetSavedBytesPerToken } from '../../../shared/memory/gatedDeltaNetSaves';
+import { gatedDeltaNetSavedBytesPerToken, megatronGatedDeltaNetSavedBytesPerToken } from '../../../shared/memory/gatedDeltaNetSaves';
 import { makePlan } from '../../../shared/plan/defaults';
 import type { ModelSpec } from '../../../shared/plan/types';
 import { H100, preset } from './helpers';
@@ -34,8 +34,17 @@ const BY_TENSOR = [
   2 * V, // the cast result, out_proj's input
 ];
 
-const plan = (model: ModelSpec, recompute: 'none' | 'full') =>
-  makePlan({ model, engine: 'deepspeed', training: { microBatch: 1, seqLen: 4096, precision: 'bf16', recompute, modelImpl: 'hf' } } as never, H100);
+/** Qwen3-Next at 4,096 tokens on one H100 under transformers (DeepSpeed) or Megatron-LM. */
+const plan = (model: ModelSpec, recompute: 'none' | 'full', impl: 'hf' | 'megatron' = 'hf') => makePlan({
+  model, engine: impl === 'hf' ? 'deepspeed' : 'megatron',
+  training: { microBatch: 1, seqLen: 4096, precision: impl === 'hf' ? 'bf16' : 'bf16-mixed', recompute, modelImpl: impl },
+} as never, H100);
+
+/** Stage 0 of Qwen3-Next as it is, and with every layer read as plain attention (no Gated DeltaNet, no output gate). */
+function stages(recompute: 'none' | 'full', impl: 'hf' | 'megatron' = 'hf') {
+  const asAttention: ModelSpec = { ...NEXT, linearAttention: undefined, attentionOutputGate: false };
+  return { now: stageNumbers(plan(NEXT, recompute, impl), 0)!, before: stageNumbers(plan(asAttention, recompute, impl), 0)! };
+}
 
 describe('Gated DeltaNet layers: saved activations under transformers', () => {
   test('Qwen3-Next-80B\'s mixer keeps 111,296 bytes per token; TP halves its heads', () => {
@@ -54,16 +63,62 @@ describe('Gated DeltaNet layers: saved activations under transformers', () => {
     // token. Now 36 of them keep 111,296 and the 12 attention mixers 2·2·4,096 more for the output gate.
     const attention = 6 * 18 * 256 + 2 * (2 * 4096 + 2 * 512) + 4 * 16;
     assert.equal(attention, 46_144);
-    const asAttention: ModelSpec = { ...NEXT, linearAttention: undefined, attentionOutputGate: false };
-    const now = stageNumbers(plan(NEXT, 'none'), 0)!, before = stageNumbers(plan(asAttention, 'none'), 0)!;
+    const { now, before } = stages('none');
     assert.equal(now.layerActPerMicrobatch - before.layerActPerMicrobatch, 4096 * (36 * (111_296 - attention) + 12 * 2 * 2 * 4096));
   });
 
   test('under full recomputation the layer held at a time is the larger kind, a Gated DeltaNet layer', () => {
-    const asAttention: ModelSpec = { ...NEXT, linearAttention: undefined, attentionOutputGate: false };
-    const now = stageNumbers(plan(NEXT, 'full'), 0)!, before = stageNumbers(plan(asAttention, 'full'), 0)!;
+    const { now, before } = stages('full');
     assert.equal(now.working - before.working, 4096 * (111_296 - 46_144));
     // The checkpointed layers keep their inputs only, whatever their kind.
+    assert.equal(now.layerActPerMicrobatch, before.layerActPerMicrobatch);
+  });
+});
+
+/**
+ * Megatron-LM's mixer, counted from its sources (megatron/core/ssm/gated_delta_net/gdn.py and common.py at d98e8a64;
+ * flash-linear-attention 0.5.1, its pinned release: CausalConv1dFunction saves its input view, L2NormFunction y and
+ * an fp32 rstd per row, ChunkGatedDeltaRuleFunction q, k, v, the fp32 cumulative decay, beta and A; Transformer
+ * Engine's RMSNorm its input and fp32 rsigma), with what torch.compile's partitioner keeps in the compiled gates and
+ * gate multiply (measured on a CPU: α and β's sigmoid; the norm's output and the gate's copy).
+ */
+const BY_TENSOR_MEGATRON = [
+  2 * (2 * K + 2 * V + 2 * HV), // in_proj's whole output: the convolution keeps its q/k/v view, the gates their α view
+  2 * HV, // β = sigmoid, kept by the compiled gates and by the rule (one tensor)
+  2 * 2 * K + 4 * 2 * HK, // l2norm over q and k at 16 key heads: its output and an fp32 reciprocal norm per row
+  2 * (2 * K * 2), // q and k repeated to the 32 value heads, contiguous, kept by the rule
+  2 * V, // v's contiguous copy
+  4 * HV, // the chunk-local cumulative decay in fp32
+  2 * 64 * HV, // A
+  2 * V + 4 * HV, // TE RMSNorm: the rule's output (its input) and an fp32 reciprocal root per row
+  2 * V + 2 * V, // the compiled gate multiply: the norm's output and the gate's contiguous copy
+  2 * V, // out_proj's input
+];
+
+describe('Gated DeltaNet layers: saved activations under Megatron-LM', () => {
+  test('Qwen3-Next-80B\'s mixer keeps 94,784 bytes per token; TP halves it; FP8 keeps out_proj\'s input in one byte', () => {
+    const sum = BY_TENSOR_MEGATRON.reduce((a, b) => a + b, 0);
+    assert.equal(sum, 94_784);
+    assert.equal(megatronGatedDeltaNetSavedBytesPerToken(LA, 2), sum);
+    assert.equal(megatronGatedDeltaNetSavedBytesPerToken(LA, 2, 2), sum / 2);
+    assert.equal(megatronGatedDeltaNetSavedBytesPerToken(LA, 2, 1, true), sum - V);
+    // Equal key and value heads (no repetition): q and k are still copied out of the normalised pair for the rule.
+    const square = { ...LA, valueHeads: 16 };
+    assert.equal(megatronGatedDeltaNetSavedBytesPerToken(square, 2), 2 * (2 * K + 2 * 2048 + 32) + 32 + 4 * K + 128 + 4 * K + 4096 + 64 + 2048 + 4096 + 64 + 8192 + 4096);
+  });
+
+  test('a Megatron stage of Qwen3-Next-80B keeps 36 Gated DeltaNet mixers and 12 gated attention mixers', () => {
+    // Read as attention, each mixer keeps Korthikanti's q, k, v and projection input, 2·(2·16·256 + 2·2·256), and the
+    // flash log-sum-exp, 4·16: 18,496 bytes a token. Now 36 keep 94,784 and the 12 attention mixers keep the output
+    // gate's slice and the gated product, 2·2·4,096 more.
+    const attention = 2 * (2 * 16 * 256 + 2 * 2 * 256) + 4 * 16;
+    const { now, before } = stages('none', 'megatron');
+    assert.equal(now.layerActPerMicrobatch - before.layerActPerMicrobatch, 4096 * (36 * (94_784 - attention) + 12 * 2 * 2 * 4096));
+  });
+
+  test('under full recomputation Megatron\'s working set is the larger kind; the checkpointed inputs do not change', () => {
+    const { now, before } = stages('full', 'megatron');
+    assert.equal(now.working - before.working, 4096 * (94_784 - (2 * (2 * 16 * 256 + 2 * 2 * 256) + 4 * 16)));
     assert.equal(now.layerActPerMicrobatch, before.layerActPerMicrobatch);
   });
 });

@@ -33,6 +33,8 @@ describe('Megatron Gated DeltaNet flags', () => {
     assert.equal(countParams(m).parameters, 79_674_391_296);
     const w = g.diagnostics.find((d) => d.code === 'hf-config-unmodelled-layers');
     assert.match(w?.message ?? '', /gated_delta_net: the Gated DeltaNet linear-attention layers \(36 of 48\)/);
+    // Their saves and the code around the kernel are Megatron-LM's own (gatedDeltaNetSaves.ts, kernels/gatedDeltaNet.ts).
+    assert.match(w?.message ?? '', /their own saved activations and step time \(Megatron-LM with flash-linear-attention 0\.5\.1\).*not measured/);
     assert.equal(w?.range.start.character, text.split('\n')[3].indexOf('--experimental-attention-variant') + '--experimental-attention-variant '.length);
   });
 

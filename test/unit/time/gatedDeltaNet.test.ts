@@ -11,7 +11,7 @@ import { findGpu } from '../../../shared/hardware/gpus';
 import { findPreset } from '../../../shared/model/presets';
 import { makePlan } from '../../../shared/plan/defaults';
 import type { GpuSpec, ModelSpec } from '../../../shared/plan/types';
-import { GDN_KERNEL, gatedDeltaNetEagerBytesPerToken, gatedDeltaNetKernelFlops } from '../../../shared/time/kernels/gatedDeltaNet';
+import { GDN_KERNEL, gatedDeltaNetEagerBytesPerToken, gatedDeltaNetKernelFlops, megatronGatedDeltaNetBytesPerToken } from '../../../shared/time/kernels/gatedDeltaNet';
 import { softmaxAttentionElementwiseBytes } from '../../../shared/time/kernels/elementwise';
 import { layerCost, type KernelTimers } from '../../../shared/time/layerCost';
 import { FITTED_PARAMS } from '../../../shared/time/params';
@@ -91,3 +91,25 @@ test('a Gated DeltaNet layer projects with its own linears: Qwen3-Next\'s in_pro
   assert.ok(Math.abs(a.fwd.gemm - b.fwd.gemm - (0.75 * 2 * T * 2048 * (12_352 - 9216)) / 1e15) < 1e-12);
 });
 
+
+test('Megatron-LM\'s mixers move their own bytes too: its fused kernels\' inputs and outputs, fewer than transformers\' eager code', () => {
+  const T = 4096;
+  const mplan = (model: ModelSpec) => makePlan({ model, engine: 'megatron', training: { microBatch: 1, seqLen: T, precision: 'bf16', modelImpl: 'megatron' } } as never, H100);
+  const with_ = layerCost(mplan(NEXT), shape(T), timers([]), { tp: link, cp: link, ep: link }, 1);
+  const without = layerCost(mplan({ ...NEXT, linearAttention: undefined }), shape(T), timers([]), { tp: link, cp: link, ep: link }, 1);
+  // Qwen3-Next (k = 2,048, v = 4,096, H_k = 16, H_v = 32, r = 2), per token, each kernel's reads and writes in bf16:
+  // forward — convolution 2·2·(2k + v), split copies 2·2·(2k + v), l2norm 2·2·2k + 4·2·H_k, repetition 2·(2k + 2·2k),
+  // gates 2·2·H_v + 4·H_v + 2·H_v, gate copy 2·2·v, RMSNorm 2·2·v + 4·H_v, gate multiply 3·2·v.
+  const fwd = 4 * (2 * 2048 + 4096) * 2 + (8 * 2048 + 8 * 16) + 2 * (2 * 2048 + 4 * 2048) + 10 * 32 + 4 * 4096 + (4 * 4096 + 4 * 32) + 6 * 4096;
+  assert.equal(megatronGatedDeltaNetBytesPerToken(NEXT.linearAttention!, 'fwd'), fwd);
+  // backward — gate multiply 5·2·v, RMSNorm 3·2·v + 4·H_v, gates 4·H_v + 5·2·H_v, repetition's sum 2·(2·2k + 2k),
+  // l2norm 3·2·2k + 4·2·H_k, split copies 2·2·(2k + v), convolution 3·2·(2k + v), views' gradients 2·2·(2k + 2v + 2·H_v).
+  const bwd = 10 * 4096 + (6 * 4096 + 4 * 32) + 14 * 32 + 2 * (4 * 2048 + 2 * 2048) + (12 * 2048 + 8 * 16) + 4 * (2 * 2048 + 4096) + 6 * (2 * 2048 + 4096) + 4 * (2 * 2048 + 2 * 4096 + 64);
+  assert.equal(megatronGatedDeltaNetBytesPerToken(NEXT.linearAttention!, 'bwd'), bwd);
+  for (const pass of ['fwd', 'bwd'] as const) {
+    const own = T * megatronGatedDeltaNetBytesPerToken(NEXT.linearAttention!, pass);
+    const softmax = softmaxAttentionElementwiseBytes(NEXT, shape(T), 2, 'hf', pass); // the stub timers' fusion
+    assert.ok(Math.abs(with_[pass].elementwise - without[pass].elementwise - 0.75 * (own - softmax) / 1e12) < 1e-12, pass);
+    assert.ok(own < T * gatedDeltaNetEagerBytesPerToken(NEXT.linearAttention!, NEXT.hiddenSize, pass), pass);
+  }
+});
