@@ -12,6 +12,7 @@ import { gptPipeSplit } from './deepspeedPipe';
 import { vocabOfTokenizer } from '../common/tokenizerVocab';
 import { keepBlockRecomputeLayers } from '../common/recomputeLayers';
 import { gatedDeltaNetMessage } from '../../shared/model/hfFamilies';
+import { readRecomputeModules } from './recomputeModules';
 import { UNMODELLED_LAYERS_CODE } from '../../shared/model/hfConfig';
 
 export type { FlagArg } from '../common/shell/commandLine';
@@ -435,6 +436,7 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   windowAttention(s, seen);
   gatedDeltaNet(s, seen);
   mambaHybrid(s, seen);
+  readRecomputeModules(s, seen, (a) => here(a, a.valueRange ?? a.flagRange));
   const nobias = seen.get('--disable-bias-linear');
   if (nobias) {
     if (!seen.has('--add-qkv-bias')) s.explicit('model.attnBias', 'none', locOfArg(nobias));

@@ -13,6 +13,12 @@ import { own } from '../../shared/lookup';
 
 function toFlag(e: KEntry): FlagArg | undefined {
   const v = e.value;
+  // A list field Megatron reads as a list of words (recompute_modules: [layernorm, moe_act]); other lists keep their
+  // flags' own spellings (a layer pattern is a string) and are not read from YAML lists.
+  if (v.kind === 'list' && LIST_FIELDS.has(e.key)) {
+    const words = (v.items ?? []).map((i) => String(i.value ?? '')).filter((w) => w.length > 0);
+    return { flag: `--${e.key.replace(/_/g, '-')}`, value: words.length ? words.join(' ') : '[]', flagRange: e.keyRange, valueRange: v.range, spelled: e.key };
+  }
   if (v.kind !== 'scalar' || v.value === null || v.value === undefined) return undefined;
   const flag = e.key.startsWith('--') ? e.key : `--${e.key.replace(/_/g, '-')}`;
   const spelled = e.key.startsWith('--') ? {} : { spelled: e.key };
@@ -21,6 +27,9 @@ function toFlag(e: KEntry): FlagArg | undefined {
   const unres = typeof value === 'string' && /\$\{/.test(value);
   return { flag, value, flagRange: e.keyRange, valueRange: v.range, unresolved: unres, ...spelled };
 }
+
+/** YAML list fields read as a flag's list of words. */
+const LIST_FIELDS: ReadonlySet<string> = new Set(['recompute_modules']);
 
 /** Renames Bridge/TransformerConfig field names that differ from their flags. */
 export const YAML_FLAG_RENAME: Readonly<Record<string, string>> = {

@@ -9,6 +9,8 @@ import { blockInputBytes, hfBlockBytes, titanBlockBytes, titanOpSelectiveBytes }
 import { layerPolicyCheckpointedBlocks } from './engine';
 import { megatronMlaAttentionBytes, megatronMlaLatentBytes } from './mlaSaves';
 import { megatronGatedDeltaNetSavedBytesPerToken } from './gatedDeltaNetSaves';
+import { megatronAttentionRecomputedBytes, megatronGatedDeltaNetRecomputedBytes, megatronMlpRecomputedBytes } from './megatronRecompute';
+import { moduleBit } from '../plan/recomputeModules';
 import { linearAttentionFraction } from '../model/linearAttention';
 import { inFlightChunkPasses } from './pipeline';
 
@@ -72,6 +74,13 @@ export interface ActivationShape {
   readonly mla?: MlaSpec;
   /** LoRA: the frozen base linears' inputs and the adapters' saved tensors (shared/memory/loraSaves.ts). */
   readonly loraSaves?: LoraSaves;
+  /**
+   * Megatron's selective recomputation modules as a bit mask (shared/plan/recomputeModules.ts recomputeModuleMask);
+   * undefined: its default, core attention.
+   */
+  readonly recomputeMask?: number;
+  /** A MoE layer's shared-expert width (shared experts × their FFN size), part of its MLP width. */
+  readonly sharedFfn?: number;
 }
 
 /**
@@ -126,14 +135,18 @@ export function attentionScoreBytes(x: ActivationShape, recompute: RecomputeKind
  * attention layers) gives the mean over its layers, or with `largest` its larger kind (the one layer a recomputation
  * holds at a time).
  */
-export function layerActivationBytes(x: ActivationShape, recompute: RecomputeKind, ffn = x.ffn, largest = false): number {
+export function layerActivationBytes(x: ActivationShape, recompute: RecomputeKind, ffn = x.ffn, largest = false, moe = false): number {
   if (x.impl === 'torchtitan') {
     return recompute === 'selective' && x.acPolicy === 'torchtitan-op' ? titanOpSelectiveBytes(x, ffn) : titanBlockBytes(x, ffn);
   }
   if (x.impl === 'hf') return hfBlockBytes(x, ffn, largest);
-  const attention = shardedLayerActivationBytes(x, 0) + attentionScoreBytes(x, recompute === 'full' ? 'none' : recompute) + megatronOutputGateBytes(x);
-  const mixer = megatronMixerBytes(x, attention, largest);
-  return replicatedLayerActivationBytes(x) + shardedLayerActivationBytes(x, ffn) - shardedLayerActivationBytes(x, 0) + mixer;
+  // Megatron's selective recomputation reruns the modules of its list (default core attention: its scores go).
+  const mask = recompute === 'selective' ? x.recomputeMask ?? moduleBit('core_attn') : 0;
+  const scores = attentionScoreBytes(x, (mask & moduleBit('core_attn')) !== 0 ? 'selective' : 'none');
+  const attention = shardedLayerActivationBytes(x, 0) + scores + megatronOutputGateBytes(x) - megatronAttentionRecomputedBytes(x, mask);
+  const mixer = megatronMixerBytes(x, attention, largest, mask);
+  const mlp = shardedLayerActivationBytes(x, ffn) - shardedLayerActivationBytes(x, 0) - megatronMlpRecomputedBytes(x, ffn, moe, mask);
+  return replicatedLayerActivationBytes(x) + mlp + mixer;
 }
 
 /**
@@ -151,11 +164,11 @@ export function megatronOutputGateBytes(x: ActivationShape): number {
  * mean over its layers (shared/memory/gatedDeltaNetSaves.ts megatronGatedDeltaNetSavedBytesPerToken for theirs), or
  * the larger kind with `largest` (the one layer a recomputation holds at a time).
  */
-function megatronMixerBytes(x: ActivationShape, attention: number, largest: boolean): number {
+function megatronMixerBytes(x: ActivationShape, attention: number, largest: boolean, mask: number): number {
   const la = x.linearAttention;
   const f = linearAttentionFraction({ layers: x.layers ?? 0, linearAttention: la });
   if (!la || f <= 0) return attention;
-  const gdn = x.sLocal * x.b * megatronGatedDeltaNetSavedBytesPerToken(la, x.actBytes, x.tp, x.fp8Inputs === true);
+  const gdn = x.sLocal * x.b * megatronGatedDeltaNetSavedBytesPerToken(la, x.actBytes, x.tp, x.fp8Inputs === true) - megatronGatedDeltaNetRecomputedBytes(x, mask);
   return largest ? Math.max(attention, gdn) : (1 - f) * attention + f * gdn;
 }
 
@@ -183,10 +196,10 @@ export function checkpointedLayerCount(x: ActivationShape, layers: number, recom
  * Activations one micro-batch leaves on a stage of `layers` layers: the checkpointed layers keep their inputs, the
  * others everything (checkpointedLayerCount).
  */
-export function stageLayerActivationBytes(x: ActivationShape, layers: number, recompute: RecomputeKind, recomputed: number, ffn = x.ffn, routing = 0): number {
+export function stageLayerActivationBytes(x: ActivationShape, layers: number, recompute: RecomputeKind, recomputed: number, ffn = x.ffn, routing = 0, moe = false): number {
   const r = checkpointedLayerCount(x, layers, recompute, recomputed);
-  if (r === 0 && recompute !== 'full') return layers * (layerActivationBytes(x, recompute, ffn) + routing);
-  return r * checkpointedLayerBytes(x) + (layers - r) * (layerActivationBytes(x, recompute === 'full' ? 'none' : recompute, ffn) + routing);
+  if (r === 0 && recompute !== 'full') return layers * (layerActivationBytes(x, recompute, ffn, false, moe) + routing);
+  return r * checkpointedLayerBytes(x) + (layers - r) * (layerActivationBytes(x, recompute === 'full' ? 'none' : recompute, ffn, false, moe) + routing);
 }
 
 /**
@@ -194,10 +207,15 @@ export function stageLayerActivationBytes(x: ActivationShape, layers: number, re
  * without recomputation less what it kept (its input; torchtitan's per-op policy: its saved op outputs). Megatron's
  * full recomputation counts the layer's whole set (Korthikanti §5).
  */
-export function recomputeWorkingBytes(x: ActivationShape, recompute: RecomputeKind, layers: number, ffn = x.ffn, routing = 0): number {
+export function recomputeWorkingBytes(x: ActivationShape, recompute: RecomputeKind, layers: number, ffn = x.ffn, routing = 0, moe = false): number {
   if (layers <= 0) return 0;
   const eager = x.impl === 'hf' || x.impl === 'torchtitan';
   if (recompute === 'full') return layerActivationBytes(x, 'none', ffn, true) + routing - (eager ? checkpointedLayerBytes(x) : 0);
+  if (!eager && recompute === 'selective') {
+    // Megatron's modules rebuild one layer's tensors at a time: what the layer kind with the most of them does not keep.
+    const dense = layerActivationBytes(x, 'none', x.ffn, true) - layerActivationBytes(x, 'selective', x.ffn, true);
+    return moe ? Math.max(dense, layerActivationBytes(x, 'none', ffn, true, true) - layerActivationBytes(x, 'selective', ffn, true, true)) : dense;
+  }
   if (!eager || recompute !== 'selective') return 0;
   if (x.acPolicy === 'torchtitan-layer') return layers >= Math.max(1, x.acEvery ?? 2) ? layerActivationBytes(x, 'none', ffn, true) - checkpointedLayerBytes(x) : 0;
   if (x.acPolicy === 'torchtitan-op') return layerActivationBytes(x, 'none', ffn) - layerActivationBytes(x, 'selective', ffn);

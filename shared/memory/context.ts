@@ -17,6 +17,7 @@ import { hpzRanks } from '../comm/volumes';
 import { pipelineEngineOf, type PipelineEngine } from './pipeline';
 import { regimeBytes } from './regime';
 import { routedTokenFactor } from '../model/capacity';
+import { recomputeModuleMask } from '../plan/recomputeModules';
 
 /** Everything the per-stage computation reads. Mutable so the fast path can refill one instance. */
 export interface MemoryContext extends ActivationShape {
@@ -33,7 +34,7 @@ export interface MemoryContext extends ActivationShape {
   moeFfn: number;
   /** What transformers' grouped-GEMM experts save per MoE layer beyond the MLP's activations (blocks.ts hfMoeRoutingSaves). */
   moeRouteSaves: number;
-  pp: number; vpp: number; m: number; schedule: PipelineSchedule; recompute: RecomputeKind; recomputeLayers: number;
+  pp: number; vpp: number; m: number; schedule: PipelineSchedule; recompute: RecomputeKind; recomputeLayers: number; recomputeMask: number; sharedFfn: number;
   /** The pipeline runtime (shared/memory/pipeline.ts) and FSDP2's gradient reduce dtype in bytes (training.gradDtype). */
   ppEngine: PipelineEngine; reduceB: number;
   layers: number; stageLayers: readonly number[] | undefined; vocab: number;
@@ -125,7 +126,8 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   // Under drop and pad the experts' activations hold their padded capacity (routedTokenFactor).
   c.moeFfn = model.moe ? model.moe.topK * routedTokenFactor(model.moe) * model.moe.expertFfnSize + model.moe.sharedExperts * model.moe.sharedExpertFfnSize : model.ffnSize;
   c.pp = p.pp; c.vpp = p.schedule === 'interleaved' ? Math.max(1, p.vpp) : 1; c.m = t.gradAccum; c.schedule = p.schedule;
-  c.recompute = t.recompute; c.recomputeLayers = t.recomputeLayers ?? Number.MAX_SAFE_INTEGER;
+  c.recompute = t.recompute; c.recomputeLayers = t.recomputeLayers ?? Number.MAX_SAFE_INTEGER; c.recomputeMask = recomputeModuleMask(t);
+  c.sharedFfn = model.moe ? model.moe.sharedExperts * model.moe.sharedExpertFfnSize : 0;
   c.ppEngine = pipelineEngineOf(plan.engine); c.reduceB = dtypeBytes(t.gradDtype);
   c.layers = model.layers; c.stageLayers = p.stageLayers; c.vocab = paddedVocabSize(model.vocabSize, model.vocabPadMultiple, tp);
   // Per-rank parameters from the one model memory, communication and time share (shared/model/rankParams.ts).

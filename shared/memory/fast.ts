@@ -4,6 +4,7 @@
  */
 import { recomputeEveryOf, recomputePolicyOf } from './engine';
 import { moeLayersIn } from '../model/params';
+import { recomputeModuleMask } from '../plan/recomputeModules';
 import type { Plan } from '../plan/types';
 import { fillContext, layersOfStage, newContext, type MemoryContext } from './context';
 import { computeStage, computeStageActivations, computeStageStates, newStageNumbers, stageLayerActs, type StageNumbers } from './stage';
@@ -88,6 +89,7 @@ export function peakMemoryFast(plan: Plan, enough = Number.POSITIVE_INFINITY): n
   const c = same ? FAM_CTX : newFamily(plan);
   // The context fields the states half does not read, as fillContext sets them.
   c.b = t.microBatch; c.m = t.gradAccum; c.recompute = t.recompute; c.recomputeLayers = t.recomputeLayers ?? Number.MAX_SAFE_INTEGER;
+  c.recomputeMask = recomputeModuleMask(t);
   // The recomputation policy follows the recompute setting (torchtitan: selective → per-layer every N-th block).
   c.acPolicy = recomputePolicyOf(plan); c.acEvery = recomputeEveryOf(plan);
   let peak = 0;

@@ -92,3 +92,15 @@ export function megatronMlaAttentionBytes(x: ActivationShape, m: MlaSpec): numbe
   const w = headWidths(x, m);
   return x.actBytes * x.sLocal * x.b * (2 * w.qk + 2 * w.v);
 }
+
+/**
+ * What Megatron's `mla_up_proj` recomputation does not keep (multi_latent_attention.py: `qkv_up_proj_and_rope_apply`
+ * under CheckpointWithoutOutput, run without grad and saving only its inputs, the latents): each latent norm's output
+ * and fp32 rsigma, (B·r + 4)·sb ÷t with sequence parallelism, and the query, key and value it made, B·sb·(2·a·qk + a·d_v)/t,
+ * which are rebuilt before attention's backward (the attention output stays: linear_proj keeps it).
+ */
+export function megatronMlaUpProjBytes(x: ActivationShape, m: MlaSpec): number {
+  const sb = x.sLocal * x.b, w = headWidths(x, m);
+  const latents = latentWidths(m).reduce((sum, r) => sum + (x.actBytes * r + 4) * sb, 0) / (x.sp ? x.tp : 1);
+  return latents + x.actBytes * sb * (2 * w.qk + w.v);
+}

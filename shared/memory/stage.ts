@@ -218,7 +218,7 @@ export function computeStageActivations(
   // DoRA's weight-norm transient runs in every forward of a layer: the last block's and each recomputed one's.
   const ffn = nMoe > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn;
   const dora = layers > 0 && c.loraSaves?.dora ? doraForwardTransientBytes(c.loraSaves, loraWidthsOf(c, ffn), c.actBytes, c.paramB) : 0;
-  const recomputed = recomputeWorkingBytes(c, c.recompute, layers, ffn, nMoe > 0 ? c.moeRouteSaves : 0);
+  const recomputed = recomputeWorkingBytes(c, c.recompute, layers, ffn, nMoe > 0 ? c.moeRouteSaves : 0, nMoe > 0);
   const working = recomputed > 0 ? recomputed + dora : 0;
   const embAct = first ? embeddingActivationBytes(c) : 0;
   // The stage peaks at the largest moment of its step (shared/memory/moments.ts), not at the sum of every term's peak.
@@ -374,7 +374,7 @@ export function stageLayerActs(c: MemoryContext, layers: number, moeLayers: numb
   const rDense = Math.min(layers - moeLayers, c.recomputeLayers);
   // A kind with no layers adds nothing (skipped: dense models never pay for the MoE width).
   const dense = layers > moeLayers ? stageLayerActivationBytes(c, layers - moeLayers, c.recompute, rDense) : 0;
-  return moeLayers > 0 ? dense + stageLayerActivationBytes(c, moeLayers, c.recompute, c.recomputeLayers - rDense, c.moeFfn, c.moeRouteSaves) : dense;
+  return moeLayers > 0 ? dense + stageLayerActivationBytes(c, moeLayers, c.recompute, c.recomputeLayers - rDense, c.moeFfn, c.moeRouteSaves, true) : dense;
 }
 
 /**

@@ -19,6 +19,7 @@ import type { FormatId } from './facts';
 import type { PlanPath } from './paths';
 import { EP_DISPATCHERS } from './types';
 import type {
+  MegatronRecomputeModule,
   ClusterSpec, GpuSpec, InputSource, ModelSpec, OverheadSpec, ParallelSpec, Plan, Problem, ShardingSpec, TrainingSpec,
 } from './types';
 
@@ -81,6 +82,7 @@ export const TRAINING_DEFAULTS: { readonly [K in keyof TrainingSpec]-?: readonly
   optimizer: ['adamw', 'AdamW (default of every framework)'],
   recompute: ['none', 'no activation recomputation'],
   recomputeLayers: [undefined, 'all layers of the stage when recompute is full'],
+  recomputeModules: [undefined, "Megatron's default selective recomputation: core attention"],
   flashAttention: [true, 'fused/flash attention (default in current frameworks)'],
   compile: [false, 'eager mode (no torch.compile)'],
   fp8: [undefined, "the engine's default FP8 recipe"],
@@ -272,6 +274,7 @@ function deriveTraining(input: PlanInput, dp: number, pick: Pick, problems: Prob
     optimizer: pick('training.optimizer', t.optimizer, 'adamw', TRAINING_DEFAULTS.optimizer[1]),
     recompute: pick('training.recompute', t.recompute, 'none', TRAINING_DEFAULTS.recompute[1]),
     ...(t.recomputeLayers !== undefined ? { recomputeLayers: pick('training.recomputeLayers', t.recomputeLayers, 0, '') } : {}),
+    ...(t.recomputeModules !== undefined ? { recomputeModules: pick('training.recomputeModules', t.recomputeModules as readonly MegatronRecomputeModule[], [], '') } : {}),
     flashAttention: pick('training.flashAttention', t.flashAttention, true, TRAINING_DEFAULTS.flashAttention[1]),
     compile: pick('training.compile', t.compile, false, TRAINING_DEFAULTS.compile[1]),
     ...optionalTraining(t, pick),

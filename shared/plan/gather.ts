@@ -11,7 +11,8 @@ import type { PlanInput } from './derive';
 import type { ConfigFacts, Fact, FactValue } from './facts';
 import type { PlanPath } from './paths';
 import type { Assumption, ResolveContext } from './resolve';
-import type { GpuSpec, InputSource, ModelSpec, ParallelAxis, Problem } from './types';
+import type { GpuSpec, InputSource, MegatronRecomputeModule, ModelSpec, ParallelAxis, Problem } from './types';
+import { parseRecomputeModules } from './recomputeModules';
 
 export type Facts = Readonly<Partial<Record<PlanPath, Fact>>>;
 
@@ -291,6 +292,7 @@ export function gatherInput(g: Gathered, primary: ConfigFacts, model: ModelSpec,
       ...gatherBatch(g, S.microBatch), deviceBatch: g.num('training.deviceBatch'), ...stepsOf(g), seqLen, precision,
       gradDtype: g.str('training.gradDtype'), fp32GradAccum: g.bool('training.fp32GradAccum'), optimizer: g.str('training.optimizer'),
       recompute: g.str('training.recompute'), recomputeLayers: g.num('training.recomputeLayers'),
+      ...recomputeModulesFact(g.str<string>('training.recomputeModules')),
       flashAttention: g.bool('training.flashAttention'), compile: g.bool('training.compile'),
       // How the engine keeps memory when a file says (else shared/memory/engine.ts decides from the engine).
       ...optionalFacts(g),
@@ -391,6 +393,11 @@ function stepsOf(g: Gathered): { steps?: number; samples?: number } {
   if (steps !== undefined) return { steps };
   const samples = whole('training.samples');
   return samples !== undefined ? { samples } : {};
+}
+
+/** Megatron's selective recomputation modules, as the comma list its readers write (shared/plan/recomputeModules.ts). */
+function recomputeModulesFact(text: string | undefined): { recomputeModules?: MegatronRecomputeModule[] } {
+  return text === undefined ? {} : { recomputeModules: parseRecomputeModules(text).modules };
 }
 
 function optionalFacts(g: { str<T extends string>(p: PlanPath): T | undefined; num(p: PlanPath): number | undefined; bool(p: PlanPath): boolean | undefined }): Record<string, string | number | boolean> {

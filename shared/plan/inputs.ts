@@ -5,7 +5,8 @@
  */
 import type { Fact } from './facts';
 import type { PlanPath } from './paths';
-import { precisionRegimeOf } from '../memory/engine';
+import { modelImplOf, precisionRegimeOf } from '../memory/engine';
+import { DEFAULT_RECOMPUTE_MODULES } from './recomputeModules';
 import { nvlinkDomainOf } from '../comm/links';
 import type { InputSource, Plan } from './types';
 
@@ -25,6 +26,8 @@ export interface TrainingInputs {
   /** How the precision is kept in memory (master weights, fp32 grads): shared/memory/engine.ts `precisionRegimeOf`. */
   readonly regime: ReadInput<string>;
   readonly recompute: ReadInput<string>;
+  /** Megatron's selective recomputation: the modules it reruns (shared/plan/recomputeModules.ts); only then. */
+  readonly recomputes?: ReadInput<string>;
   readonly optimizer: ReadInput<string>;
 }
 
@@ -81,6 +84,7 @@ export function readInputs(plan: Plan, facts: Readonly<Partial<Record<PlanPath, 
       regime: plan.training.regime ? at('training.regime', plan.training.regime)
         : { value: precisionRegimeOf(plan), source: { kind: 'derived', detail: `${t.precision} on the ${plan.engine} engine (${src('engine', plan.engine).detail})` } },
       recompute: at('training.recompute', t.recompute),
+      ...(t.recompute === 'selective' && modelImplOf(plan) === 'megatron' ? { recomputes: recomputesInput(plan, facts) } : {}),
       optimizer: at('training.optimizer', t.optimizer),
     },
     model: {
@@ -107,6 +111,14 @@ export function readInputs(plan: Plan, facts: Readonly<Partial<Record<PlanPath, 
       } : {}),
     },
   };
+}
+
+/** The modules Megatron's selective recomputation reruns, with where the list came from (its default: core attention). */
+function recomputesInput(plan: Plan, facts: Readonly<Partial<Record<PlanPath, Fact>>>): ReadInput<string> {
+  const list = plan.training.recomputeModules;
+  if (!list) return { value: DEFAULT_RECOMPUTE_MODULES.join(', '), source: { kind: 'default', detail: "Megatron's default recompute_modules" } };
+  const source = plan.sources['training.recomputeModules'] ?? facts['training.recomputeModules']?.source ?? UNRECORDED;
+  return { value: list.length ? list.join(', ') : 'none', source };
 }
 
 /** "explicit: run.sh: --micro-batch-size" style text of a source, as the hover prints it. */

@@ -47,7 +47,7 @@ export const PLAN_PATHS = [
   'model.linearAttention', 'model.linearAttention.layers', 'model.linearAttention.keyHeads', 'model.linearAttention.valueHeads',
   'model.linearAttention.keyHeadDim', 'model.linearAttention.valueHeadDim', 'model.linearAttention.convKernel', 'model.linearAttention.splitProjections', 'model.attentionOutputGate',
   'training', 'training.microBatch', 'training.globalBatch', 'training.gradAccum', 'training.seqLen', 'training.precision',
-  'training.gradDtype', 'training.fp32GradAccum', 'training.optimizer', 'training.recompute', 'training.recomputeLayers',
+  'training.gradDtype', 'training.fp32GradAccum', 'training.optimizer', 'training.recompute', 'training.recomputeLayers', 'training.recomputeModules',
   'training.flashAttention', 'training.compile', 'training.fp8', 'training.fp8.recipe', 'training.fp8.paramGather',
   'training.regime', 'training.recomputePolicy', 'training.recomputeEvery', 'training.modelImpl', 'training.optimizerImpl', 'training.lossFusion', 'training.cudaGraph', 'training.expertsImpl', 'training.packing',
   'training.optimizerInBackward', 'training.syncEveryMicroBatch', 'training.pagedOptimizer', 'training.activationOffload', 'training.normUpcast',

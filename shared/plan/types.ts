@@ -51,6 +51,12 @@ export type PrecisionRegime = 'amp' | 'fsdp2' | 'megatron' | 'deepspeed' | 'bf16
  * `recomputeEvery`-th block checkpointed), 'hf' (Hugging Face gradient_checkpointing: each decoder layer's input).
  */
 export type RecomputePolicy = 'megatron' | 'block' | 'torchtitan-op' | 'torchtitan-layer' | 'hf';
+/**
+ * Megatron-core's selective recomputation submodules (TransformerConfig.recompute_modules, megatron/core/transformer/
+ * transformer_config.py): core attention, the MoE activation, the input and pre-MLP norms, MLA's up projections, the
+ * dense MLP, the MoE layer, its shared experts, a Gated DeltaNet layer's output norm.
+ */
+export type MegatronRecomputeModule = 'core_attn' | 'moe_act' | 'layernorm' | 'mla_up_proj' | 'mlp' | 'moe' | 'shared_experts' | 'gdn_norm_out';
 /** The code that builds the model, which decides what is saved for backward: megatron-core + TE, torchtitan, transformers. */
 export type ModelImpl = 'megatron' | 'torchtitan' | 'hf';
 /** torch.optim implementation: fused (no temporaries), foreach (multi-tensor temporaries), for-loop. */
@@ -80,6 +86,11 @@ export interface TrainingSpec {
   readonly recompute: RecomputeKind;
   /** With full recomputation: how many layers per stage are recomputed (undefined = all). */
   readonly recomputeLayers?: number;
+  /**
+   * With Megatron's selective recomputation: the submodules it recomputes (`--recompute-modules`; undefined = its
+   * default, core attention). Read by Megatron-core's layers only.
+   */
+  readonly recomputeModules?: readonly MegatronRecomputeModule[];
   readonly flashAttention: boolean;
   /** torch.compile (or TE/Apex fused kernels chosen by the engine) fuses memory-bound kernels and saves fewer activations. */
   readonly compile: boolean;

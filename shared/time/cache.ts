@@ -25,6 +25,13 @@ import { layoutChecksRunnable } from './problems';
  */
 export type KeyLevel = 'layout' | 'core' | 'links' | 'layer' | 'shape' | 'traffic' | 'runs' | 'optimizer';
 
+/** Two recomputation module lists with the same modules in the same order (undefined: the default). */
+function sameModules(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  if (a === b) return true;
+  if (!a || !b || a.length !== b.length) return false;
+  return a.every((m, i) => m === b[i]);
+}
+
 /** The one key function: whether a part cached for plan `a` is valid for plan `b` at a level. */
 export function sameKey(level: KeyLevel, a: Plan, b: Plan): boolean {
   if (a === b) return true;
@@ -58,6 +65,8 @@ export function sameKey(level: KeyLevel, a: Plan, b: Plan): boolean {
         // LoRA adapters and the elementwise passes follow the precision regime and model implementation
         // (shared/time/adapters.ts adapterRunOf, kernels/elementwise.ts fusionOf), the norm passes its upcast.
         && ta.regime === tb.regime && ta.modelImpl === tb.modelImpl && ta.normUpcast === tb.normUpcast
+        // Megatron's selective recomputation reruns the modules of its list (shared/time/megatronRecompute.ts).
+        && sameModules(ta.recomputeModules, tb.recomputeModules)
         && (a.engine !== 'megatron' || (ta.gradAccum === tb.gradAccum && ta.globalBatch === tb.globalBatch && x.dp === y.dp));
     }
     case 'shape':

@@ -74,7 +74,7 @@ export interface TimeContext {
 
 /** Work of a layer kind the model does not have. */
 const NONE: LayerCost = {
-  fwd: emptyParts(), bwd: emptyParts(), selective: emptyParts(), fwdTotal: 0, bwdTotal: 0, selectiveTotal: 0, tpSeconds: 0, cpSeconds: 0, epSeconds: 0,
+  fwd: emptyParts(), bwd: emptyParts(), selective: emptyParts(), selectiveFlops: 0, fwdTotal: 0, bwdTotal: 0, selectiveTotal: 0, tpSeconds: 0, cpSeconds: 0, epSeconds: 0,
 };
 const ZERO_UNIT: LayerUnit = { weights: 0, core: 0, act: 0, cost: NONE };
 

@@ -23,6 +23,7 @@ import { ringAttentionBlocks, ringKvHeads, ringMergeBytes, ringStepBytes, torchR
 import type { TimeParams } from './params';
 import { addParts, emptyParts, partsTotal, type Parts } from './parts';
 import { routedTokenFactor } from '../model/capacity';
+import { megatronSelectiveParts } from './megatronRecompute';
 
 /** The timers a context provides: GEMM seconds per dtype, attention seconds, HBM seconds, one collective. */
 export interface KernelTimers {
@@ -47,6 +48,8 @@ export interface LayerCost {
   readonly selectiveTotal: number;
   /** Recomputed under selective recomputation: eager core attention (Megatron) or elementwise ops (torch SAC). */
   readonly selective: Parts;
+  /** GEMM FLOPs the selective recomputation reruns (Megatron's modules; core attention is counted apart). */
+  readonly selectiveFlops: number;
   readonly tpSeconds: number;
   readonly cpSeconds: number;
   readonly epSeconds: number;
@@ -247,6 +250,9 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   // instead of softmax attention: one layer's cost is the mix over the layer kinds (kernels/gatedDeltaNet.ts). Eager
   // attention (no fused curve) keeps the softmax stand-in.
   const gdnShare = t.impl !== 'eager' ? gdnLinear : 0;
+  // Every layer's softmax attention forward, before the Gated DeltaNet share replaces part of it (what core attention's
+  // recomputation reruns in the softmax layers).
+  const softmaxFwd = fwd.attention;
   if (la && gdnShare > 0) {
     const core = gatedDeltaNetKernelFlops(la, T, s.tp);
     fwd.attention = (1 - gdnShare) * fwd.attention + gdnShare * t.attention('fwd', core.fwd, GDN_KERNEL.referenceSeq, true);
@@ -274,10 +280,12 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   const casts = autocastCasts(plan, !frozen);
   if (casts.fwd) fwd.elementwise += t.hbm(autocastWeightCastBytes(sixteenBitWeights(list)));
   if (casts.bwd) bwd.elementwise += t.hbm(autocastWeightCastBytes(sixteenBitWeights(list)));
+  let routingF = 0;
   if (s.moe && mod.moe) {
     // Routing the rank's tokens to their experts and back: Megatron's permutation, or transformers' grouped-GEMM code.
     const route = { tokens: s.normTokens, copies: mod.moe.topK * routedTokenFactor(mod.moe), hidden: h, experts: mod.moe.experts, gatedFfn: mod.gatedMlp ? s.moe.expertFfn : 0 };
-    fwd.elementwise += t.hbm(moeRoutingBytes(t.fusion, mod.moe, route, s.actBytes, 'fwd'));
+    routingF = moeRoutingBytes(t.fusion, mod.moe, route, s.actBytes, 'fwd');
+    fwd.elementwise += t.hbm(routingF);
     bwd.elementwise += t.hbm(moeRoutingBytes(t.fusion, mod.moe, route, s.actBytes, 'bwd'));
   }
   if (s.cp > 1) {
@@ -357,7 +365,7 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
     bwd.comm += (s.cp - 1) * exposedBehind(stepB, bwd.attention / s.cp, true, cost);
     cpSeconds = (s.cp - 1) * (stepF + stepB);
   }
-  let epSeconds = 0;
+  let epSeconds = 0, epFwd = 0;
   if (s.moe && links.ep.size > 1 && mod.moe) {
     // One dispatch + combine forward and one backward, by the plan's dispatcher (shared/comm/dispatch.ts).
     const pass = dispatchPass(plan, plan.parallel.epDispatcher ?? 'alltoall', s.normTokens, mod.moe, h, s.actBytes, links.ep).seconds;
@@ -368,18 +376,26 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
       ? exposedBehind(2 * pass, partsTotal(fwd) - fwd.comm + partsTotal(bwd) - bwd.comm, true, cost) / 2 : pass;
     fwd.comm += shown;
     bwd.comm += shown;
+    epFwd = shown;
     epSeconds = 2 * pass;
   }
   // A MoE layer's host work where the host launches the layer (shared/time/moeHost.ts): the forward's dispatch syncs
   // on the tokens per expert, so it is charged there (and again where recomputation reruns the forward).
-  if (s.moe) fwd.host += moeHostSeconds(plan, t.params);
+  const host = s.moe ? moeHostSeconds(plan, t.params) : 0;
+  fwd.host += host;
   // What selective recomputation reruns (used only when the plan recomputes selectively; computed always so the
   // planner's recomputation variants share one step context).
   // Megatron's selective recomputation reruns eager core attention (nothing with flash attention, Korthikanti et al.
   // 2022 §5); torchtitan's op-level SAC saves attention and every other matmul output and reruns the rest
   // (torchtitan/models/llama3/infra/parallelize.py `_save_list`, every second mm recomputed).
-  const selective = emptyParts();
-  if (t.impl === 'eager') selective.attention = selectiveAttention;
+  let selective = emptyParts(), selectiveFlops = 0;
+  if (modelImplOf(plan) === 'megatron') {
+    // Megatron-core's layers rerun the modules of --recompute-modules (shared/time/megatronRecompute.ts).
+    const softmaxAttention = t.impl === 'eager' ? selectiveAttention : (1 - gdnShare) * softmaxFwd;
+    const r = megatronSelectiveParts(plan, s, t, { list, gemmF: lin.gemmF, softmaxAttention, dispatch: epFwd, host, routingBytes: routingF, gdnShare });
+    selective = r.parts;
+    selectiveFlops = r.flops;
+  } else if (t.impl === 'eager') selective.attention = selectiveAttention;
   else if (plan.engine === 'fsdp2') {
     selective.gemm = fwd.gemm / 2;
     selective.fp8 = fwd.fp8 / 2;
@@ -390,7 +406,7 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
     selective.comm = tpGathers;
   }
   return {
-    fwd, bwd, selective, fwdTotal: partsTotal(fwd), bwdTotal: partsTotal(bwd), selectiveTotal: partsTotal(selective), tpSeconds, cpSeconds, epSeconds,
+    fwd, bwd, selective, selectiveFlops, fwdTotal: partsTotal(fwd), bwdTotal: partsTotal(bwd), selectiveTotal: partsTotal(selective), tpSeconds, cpSeconds, epSeconds,
   };
 }
 

@@ -6,7 +6,8 @@
 import type { Plan } from '../plan/types';
 import { firstLayerOfStage, stageLayerCount } from '../comm/stageParams';
 import { moeLayersIn } from '../model/params';
-import { layerPolicyCheckpointedBlocks, recomputeEveryOf, recomputePolicyOf } from '../memory/engine';
+import { layerPolicyCheckpointedBlocks, modelImplOf, recomputeEveryOf, recomputePolicyOf } from '../memory/engine';
+import { recomputesModule } from '../plan/recomputeModules';
 import { TimeCache } from './cache';
 import { timeContext, type TimeContext } from './context';
 import { addParts, emptyParts, type Parts } from './parts';
@@ -70,7 +71,10 @@ export function microbatchWork(plan: Plan, stage: number, ctx: TimeContext = tim
   const fC = nDense * d.core + nMoe * e.core;
   let rF = nDenseR * (d.weights + d.core) + nMoeR * (e.weights + e.core);
   const selective = tr.recompute === 'selective' && !checkpointsWholeBlocks(plan);
-  if (selective && !tr.flashAttention) rF += fC;
+  // Megatron reruns core attention when its module list has it (fused or not) and the GEMMs of its other modules.
+  const megatron = modelImplOf(plan) === 'megatron';
+  if (selective && (megatron ? recomputesModule(tr, 'core_attn') : !tr.flashAttention)) rF += fC;
+  if (selective && megatron) rF += nDense * d.cost.selectiveFlops + nMoe * e.cost.selectiveFlops;
   if (stage === ctx.p - 1) fW += ctx.lmHeadFlops;
   const first = stage === 0;
   const last = stage === ctx.p - 1;
