@@ -14,6 +14,7 @@ import { applyMegatronArgs, type FlagArg } from './args';
 import { findPreset, type ModelPreset } from '../../shared/model/presets';
 import { peftArgumentDefaults } from '../common/finetune';
 import { precisionOf } from '../common/maps';
+import { RECIPES_COMMIT, applyBridgeRecipe, findBridgeRecipe, nearRecipes, recipeMixedPrecision, recipeWhere, type BridgeRecipe } from './bridgeRecipes';
 
 /** ConfigContainer sections whose fields are Megatron arguments under their flag names. */
 const SECTIONS = /^(model|train|dataset|ddp|dist|optimizer|mixed_precision|comm_overlap)\./;
@@ -59,10 +60,25 @@ export function applyBridge(s: FactSink, inv: Invocation, found: ReadonlyMap<str
     peftArgumentDefaults(s, 'megatron-bridge');
   }
   const recipeArg = flags.find((a) => a.flag === '--recipe' || a.flag === '--model');
-  recipeModel(s, recipeArg, flags.find((a) => a.flag === '--hf_path' || a.flag === '--hf-path'));
+  const hfPath = flags.find((a) => a.flag === '--hf_path' || a.flag === '--hf-path');
+  const recipe = recipeArg?.value && !recipeArg.unresolved ? findBridgeRecipe(recipeArg.value) : undefined;
   const mp = found.get('mixed_precision');
   const mentioned = new Set([...found.keys()].map((k) => `--${k.slice(k.lastIndexOf('.') + 1).replace(/_/g, '-')}`));
-  bridgeRecipeValues(s, inv.program, mentioned, recipeArg?.value, mp ? { value: mp.value, loc: { key: 'mixed_precision', keyRange: mp.keyRange, valueRange: mp.valueRange, uri: mp.uri } } : undefined);
+  if (recipe && recipeArg) {
+    // What the overrides leave unset comes from ShardLens's table of the recipes (bridgeRecipes.ts), the model too
+    // unless --hf_path names another.
+    recipeModel(s, undefined, hfPath);
+    const at: Loc = { key: recipeArg.flag, keyRange: recipeArg.flagRange, valueRange: recipeArg.valueRange, uri: recipeArg.uri };
+    for (const f of applyBridgeRecipe(s, recipe, at)) mentioned.add(f);
+    const rmp = recipeMixedPrecision(recipe);
+    const precision = !mp && rmp ? bridgePrecision(rmp) : undefined;
+    if (precision && !s.has('training.precision')) {
+      s.derived('training.precision', precision, `the Megatron-Bridge recipe ${recipe.name} sets mixed_precision ${rmp} (${recipeWhere(recipe)})`, at);
+      mentioned.add('--mixed-precision');
+    }
+    if (!s.has('model.preset')) recipeModel(s, recipeArg, undefined);
+  } else recipeModel(s, recipeArg, hfPath);
+  bridgeRecipeValues(s, inv.program, mentioned, recipeArg?.value, mp ? { value: mp.value, loc: { key: 'mixed_precision', keyRange: mp.keyRange, valueRange: mp.valueRange, uri: mp.uri } } : undefined, recipe);
 }
 
 /**
@@ -81,10 +97,12 @@ function bridgePrecision(name: string): string | undefined {
  * precision "bf16-mixed", use_distributed_optimizer=True), and TP, PP and CP of 1 where the recipe may set more.
  * `mentioned` holds the flags the overrides write (set false too), which the recipe then does not decide.
  */
-export function bridgeRecipeValues(s: FactSink, where: string, mentioned: ReadonlySet<string>, recipe?: string, mixedPrecision?: { value: unknown; loc: Loc }): void {
+export function bridgeRecipeValues(s: FactSink, where: string, mentioned: ReadonlySet<string>, recipe?: string, mixedPrecision?: { value: unknown; loc: Loc }, known?: BridgeRecipe): void {
   s.derived('launch.dialect', 'megatron-bridge', `recipe overrides of ${where}`);
   s.derived('engine', 'megatron', 'Megatron-Bridge trains with Megatron-core');
-  s.diag('recipe-values', 'info', `Values these overrides do not set come from the Megatron-Bridge recipe${recipe ? ` "${recipe}"` : ''}, which ShardLens does not read; they are listed as assumptions.`, undefined);
+  s.diag('recipe-values', 'info', known
+    ? `Values these overrides do not set come from the Megatron-Bridge recipe ${known.name} (${recipeWhere(known)}), as ShardLens's table of the recipes reads it; what the recipe leaves to code ShardLens does not run is assumed and listed.`
+    : `Values these overrides do not set come from the Megatron-Bridge recipe${recipe ? ` "${recipe}"` : ''}, which ${recipe ? `is not in ShardLens's table of the recipes (Megatron-Bridge ${RECIPES_COMMIT})${nearNote(recipe)}` : 'ShardLens does not read'}; they are listed as assumptions.`, undefined);
   const precision = typeof mixedPrecision?.value === 'string' ? bridgePrecision(mixedPrecision.value) : undefined;
   if (precision && mixedPrecision && !s.has('training.precision')) s.explicit('training.precision', precision, mixedPrecision.loc);
   const from = `the Megatron-Bridge recipe${recipe ? ` ${recipe}` : ''} sets it`;
@@ -99,6 +117,12 @@ export function bridgeRecipeValues(s: FactSink, where: string, mentioned: Readon
   assume('parallel.tp', 1, 'model.tensor_model_parallel_size', ['--tensor-model-parallel-size']);
   assume('parallel.pp', 1, 'model.pipeline_model_parallel_size', ['--pipeline-model-parallel-size']);
   assume('parallel.cp', 1, 'model.context_parallel_size', ['--context-parallel-size']);
+}
+
+/** The table's nearest recipe names, as a clause (none: empty). */
+function nearNote(recipe: string): string {
+  const near = nearRecipes(recipe);
+  return near.length ? ` (near it: ${near.join(', ')})` : '';
 }
 
 /**

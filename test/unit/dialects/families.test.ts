@@ -121,9 +121,13 @@ describe('readers fixed after the fresh set 1 measurement', () => {
     assert.equal(f['training.microBatch']?.value, 2);
     assert.equal(f['training.seqLen']?.value, 4096);
     assert.equal(f['lora.enabled']?.value, true);
-    // What the overrides leave unset is the recipe's, not Megatron's CLI default (fp32 without --bf16): assumed as the
-    // recipes set it (optimizer_utils.py distributed_fused_adam_with_cosine_annealing, precision "bf16-mixed").
-    assert.deepEqual([f['training.precision']?.value, f['training.precision']?.source.kind], ['bf16-mixed', 'assumed']);
+    // What the overrides leave unset is the recipe's, not Megatron's CLI default (fp32 without --bf16): read from the
+    // table of the recipes (llama3_8b_sft_config is llama3_8b_sft_2gpu_h100_bf16_config, whose base sets "bf16_mixed");
+    // a recipe the table does not have is assumed as the recipes set it (optimizer_utils.py, precision "bf16-mixed").
+    assert.deepEqual([f['training.precision']?.value, f['training.precision']?.source.kind], ['bf16-mixed', 'derived']);
+    assert.match((f['training.precision']?.source as { detail?: string } | undefined)?.detail ?? '', /llama3_8b_sft_2gpu_h100_bf16_config sets mixed_precision bf16_mixed/);
+    const unknown = facts('file:///ws/u.sh', text.replace('llama3_8b_sft_config', 'my_own_llama_config'));
+    assert.deepEqual([unknown['training.precision']?.value, unknown['training.precision']?.source.kind], ['bf16-mixed', 'assumed']);
     // CommOverlapConfig fields are Megatron flags of the same name (megatron/bridge/training/comm_overlap.py).
     const ov = facts('file:///ws/o.sh', text.replace('\n', ' comm_overlap.overlap_moe_expert_parallel_comm=true comm_overlap.tp_comm_overlap=true\n'));
     assert.equal(ov['parallel.epCommOverlap']?.value, true);
