@@ -13,8 +13,7 @@ import type { PlanPath } from '../../shared/plan/paths';
 import { applyMegatronArgs, type FlagArg } from './args';
 import { findPreset, type ModelPreset } from '../../shared/model/presets';
 import { peftArgumentDefaults } from '../common/finetune';
-import { precisionOf } from '../common/maps';
-import { RECIPES_COMMIT, applyBridgeRecipe, findBridgeRecipe, nearRecipes, recipeMixedPrecision, recipeWhere, type BridgeRecipe } from './bridgeRecipes';
+import { RECIPES_COMMIT, applyBridgeRecipe, bridgePrecision, findBridgeRecipe, nearRecipes, recipeWhere, type BridgeRecipe } from './bridgeRecipes';
 
 /** ConfigContainer sections whose fields are Megatron arguments under their flag names. */
 const SECTIONS = /^(model|train|dataset|ddp|dist|optimizer|mixed_precision|comm_overlap)\./;
@@ -69,26 +68,12 @@ export function applyBridge(s: FactSink, inv: Invocation, found: ReadonlyMap<str
     // unless --hf_path names another.
     recipeModel(s, undefined, hfPath);
     const at: Loc = { key: recipeArg.flag, keyRange: recipeArg.flagRange, valueRange: recipeArg.valueRange, uri: recipeArg.uri };
-    for (const f of applyBridgeRecipe(s, recipe, at)) mentioned.add(f);
-    const rmp = recipeMixedPrecision(recipe);
-    const precision = !mp && rmp ? bridgePrecision(rmp) : undefined;
-    if (precision && !s.has('training.precision')) {
-      s.derived('training.precision', precision, `the Megatron-Bridge recipe ${recipe.name} sets mixed_precision ${rmp} (${recipeWhere(recipe)})`, at);
-      mentioned.add('--mixed-precision');
-    }
+    for (const f of applyBridgeRecipe(s, recipe, { at, precision: !mp })) mentioned.add(f);
     if (!s.has('model.preset')) recipeModel(s, recipeArg, undefined);
   } else recipeModel(s, recipeArg, hfPath);
   bridgeRecipeValues(s, inv.program, mentioned, recipeArg?.value, mp ? { value: mp.value, loc: { key: 'mixed_precision', keyRange: mp.keyRange, valueRange: mp.valueRange, uri: mp.uri } } : undefined, recipe);
 }
 
-/**
- * How Megatron-Bridge's `mixed_precision` names read (training/mixed_precision.py): an FP8 recipe (bf16_with_fp8_…_mixed,
- * …mxfp8…) is FP8; otherwise the base before `_with_` in the shared precision words (bf16_mixed, fp16_mixed).
- */
-function bridgePrecision(name: string): string | undefined {
-  const n = name.trim().toLowerCase();
-  return /fp8/.test(n) ? 'fp8-mixed' : precisionOf(n.split('_with_')[0]);
-}
 
 /**
  * What every Megatron-Bridge override says: the dialect, the engine, and that the rest is the recipe's. The values that
@@ -97,10 +82,12 @@ function bridgePrecision(name: string): string | undefined {
  * precision "bf16-mixed", use_distributed_optimizer=True), and TP, PP and CP of 1 where the recipe may set more.
  * `mentioned` holds the flags the overrides write (set false too), which the recipe then does not decide.
  */
-export function bridgeRecipeValues(s: FactSink, where: string, mentioned: ReadonlySet<string>, recipe?: string, mixedPrecision?: { value: unknown; loc: Loc }, known?: BridgeRecipe): void {
+export function bridgeRecipeValues(s: FactSink, where: string, mentioned: ReadonlySet<string>, recipe?: string, mixedPrecision?: { value: unknown; loc: Loc }, known?: BridgeRecipe, byFileName = false): void {
   s.derived('launch.dialect', 'megatron-bridge', `recipe overrides of ${where}`);
   s.derived('engine', 'megatron', 'Megatron-Bridge trains with Megatron-core');
-  s.diag('recipe-values', 'info', known
+  s.diag('recipe-values', 'info', known && byFileName
+    ? `Values these overrides do not set come from the recipe they are run with; the file's name points to the Megatron-Bridge recipe ${known.name} (${recipeWhere(known)}), so its values, as ShardLens's table of the recipes reads them, are assumed and listed.`
+    : known
     ? `Values these overrides do not set come from the Megatron-Bridge recipe ${known.name} (${recipeWhere(known)}), as ShardLens's table of the recipes reads it; what the recipe leaves to code ShardLens does not run is assumed and listed.`
     : `Values these overrides do not set come from the Megatron-Bridge recipe${recipe ? ` "${recipe}"` : ''}, which ${recipe ? `is not in ShardLens's table of the recipes (Megatron-Bridge ${RECIPES_COMMIT})${nearNote(recipe)}` : 'ShardLens does not read'}; they are listed as assumptions.`, undefined);
   const precision = typeof mixedPrecision?.value === 'string' ? bridgePrecision(mixedPrecision.value) : undefined;

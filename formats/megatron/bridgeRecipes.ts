@@ -12,6 +12,7 @@ import { FactSink, type Loc } from '../common/sink';
 import { applyMegatronArgs, type FlagArg } from './args';
 import { YAML_FLAG_RENAME } from './yaml';
 import { editDistance } from '../../shared/editDistance';
+import { precisionOf } from '../common/maps';
 
 /** One recipe of the table. */
 export interface BridgeRecipe {
@@ -80,28 +81,51 @@ function recipeFlags(r: BridgeRecipe): FlagArg[] {
  * as derived from the recipe (its file and line); its model when the launch names none; PEFT (LoRA or DoRA, with its
  * rank) when it trains adapters. Returns the flags the recipe set, which the launch's assumptions then skip.
  */
-export function applyBridgeRecipe(s: FactSink, r: BridgeRecipe, at: Loc): Set<string> {
+export function applyBridgeRecipe(s: FactSink, r: BridgeRecipe, o: { at?: Loc; assumedBecause?: string; model?: boolean; precision?: boolean } = {}): Set<string> {
   const flags = recipeFlags(r);
   const read = new FactSink(s.format, s.uri);
   applyMegatronArgs(read, flags, { modelDefaults: false, defaults: false });
-  const from = (what: string) => `the Megatron-Bridge recipe ${r.name} sets ${what} (${recipeWhere(r)})`;
-  for (const [path, f] of Object.entries(read.facts)) {
-    if (s.has(path as PlanPath)) continue;
-    s.derived(path as PlanPath, f.value as FactValue, from(f.key ?? path), at);
-  }
-  if (r.hf && !s.has('model.preset')) s.derived('model.preset', r.hf, from(`the model, ${r.hf}`), at);
+  // Assumed values repeat one short prefix (the list shows each), stated ones name the recipe in full.
+  const from = (what: string) => o.assumedBecause
+    ? `${o.assumedBecause} (${r.file}:${r.line}): ${what}`
+    : `the Megatron-Bridge recipe ${r.name} sets ${what} (${recipeWhere(r)})`;
+  // A launch that names the recipe states it (derived); a file whose name only points to one rests on that (assumed).
+  const put = (path: PlanPath, value: FactValue, detail: string) => {
+    if (s.has(path)) return;
+    if (o.assumedBecause) s.assumed(path, value, detail);
+    else s.derived(path, value, detail, o.at);
+  };
+  for (const [path, f] of Object.entries(read.facts)) put(path as PlanPath, f.value as FactValue, from(`${f.key ?? path} (${path.split('.').pop()} ${String(f.value)})`));
+  if (r.hf && o.model !== false) put('model.preset', r.hf, from(`the model, ${r.hf}`));
+  const mp = r.values.mixed_precision;
+  const precision = typeof mp === 'string' && o.precision !== false ? bridgePrecision(mp) : undefined;
+  if (precision) put('training.precision', precision, from(`mixed_precision ${String(mp)}`));
   const peft = r.values.peft;
   if ((peft === 'lora' || peft === 'dora') && !s.has('lora.enabled')) {
-    s.derived('lora.enabled', true, from(`peft ${peft}`), at);
-    if (peft === 'dora') s.derived('lora.dora', true, from('peft dora'), at);
+    put('lora.enabled', true, from(`peft ${peft}`));
+    if (peft === 'dora') put('lora.dora', true, from('peft dora'));
     const dim = r.values['peft.dim'];
-    if (typeof dim === 'number' && !s.has('lora.rank')) s.derived('lora.rank', dim, from(`the LoRA dim ${dim}`), at);
+    if (typeof dim === 'number') put('lora.rank', dim, from(`the LoRA dim ${dim}`));
   }
-  return new Set(flags.map((f) => f.flag));
+  return new Set([...flags.map((f) => f.flag), ...(precision ? ['--mixed-precision'] : [])]);
 }
 
-/** The recipe's `mixed_precision` name, when it sets one. */
-export function recipeMixedPrecision(r: BridgeRecipe): string | undefined {
-  const v = r.values.mixed_precision;
-  return typeof v === 'string' ? v : undefined;
+/**
+ * The recipe an override file's name points to: the words before `_override` with `_config` (the example scripts
+ * load it: examples/models/qwen/qwen3_next/finetune_qwen3_next_80b_a3b.py runs qwen3_next_80b_a3b_sft_config with
+ * conf/qwen3_next_80b_a3b_finetune_override_example.yaml), "finetune" read as Bridge's "sft".
+ */
+export function recipeOfFileName(file: string): BridgeRecipe | undefined {
+  const m = /^([a-z0-9_]+?)_override/i.exec(file.replace(/\.ya?ml$/i, '').toLowerCase());
+  if (!m?.[1]) return undefined;
+  return findBridgeRecipe(`${m[1]}_config`) ?? findBridgeRecipe(`${m[1].replace(/_finetune$/, '_sft')}_config`);
+}
+
+/**
+ * How Megatron-Bridge's `mixed_precision` names read (training/mixed_precision.py): an FP8 recipe (bf16_with_fp8_…_mixed,
+ * …mxfp8…) is FP8; otherwise the base before `_with_` in the shared precision words (bf16_mixed, fp16_mixed).
+ */
+export function bridgePrecision(name: string): string | undefined {
+  const n = name.trim().toLowerCase();
+  return /fp8/.test(n) ? 'fp8-mixed' : precisionOf(n.split('_with_')[0]);
 }

@@ -6,6 +6,7 @@
 import type { FactSink, Loc } from '../common/sink';
 import { applyMegatronArgs, type FlagArg } from './args';
 import { bridgeRecipeValues, presetOfRecipe } from './bridge';
+import { applyBridgeRecipe, recipeOfFileName } from './bridgeRecipes';
 import { at, entry, type KEntry, type KNode } from '../common/tree';
 import { locOf } from '../common/read';
 import { toNumber } from '../common/text';
@@ -79,8 +80,17 @@ export function readMegatronYaml(s: FactSink, root: KNode | undefined): void {
   const override = !legacy && isBridgeOverrideYaml(root);
   applyMegatronArgs(s, args, override ? { modelDefaults: false, defaults: false } : { modelDefaults: legacy && args.some((a) => a.flag === '--num-layers') });
   if (override) {
-    bridgeRecipeValues(s, s.file, new Set(args.map((a) => a.flag)), undefined, mixedPrecisionOf(root));
-    if (!args.some((a) => a.flag === '--num-layers' || a.flag === '--hidden-size')) modelOfFileName(s);
+    const mentioned = new Set(args.map((a) => a.flag));
+    const mp = mixedPrecisionOf(root);
+    // The recipe the file's name points to, if the table has it, gives what the file leaves out (as assumptions).
+    const recipe = recipeOfFileName(s.file);
+    const ownModel = args.some((a) => a.flag === '--num-layers' || a.flag === '--hidden-size');
+    if (recipe) {
+      const o = { assumedBecause: `recipe ${recipe.name}, which the file's name points to`, model: !ownModel, precision: !mp };
+      for (const f of applyBridgeRecipe(s, recipe, o)) mentioned.add(f);
+    }
+    bridgeRecipeValues(s, s.file, mentioned, recipe?.name, mp, recipe, true);
+    if (!ownModel && !s.has('model.preset')) modelOfFileName(s);
   }
   bridgePacking(s, root);
 }

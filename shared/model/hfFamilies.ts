@@ -193,7 +193,7 @@ export function gatedDeltaNetMessage(where: string, linear: number, L: number | 
   const layers = `${where}: the Gated DeltaNet linear-attention layers (${linear} of ${L}) have their own parameter count`;
   const kernel = 'the chunked kernel\'s time is FLA\'s published GB200 time carried to this GPU through FlashAttention-2\'s curve, an assumption';
   if (engine === 'megatron') return `${layers} and their own saved activations and step time (Megatron-LM with flash-linear-attention 0.5.1); ${kernel}, and the code Megatron runs around the kernel is counted from its kernels' inputs and outputs, not measured.`;
-  return `${layers} and, under transformers with flash-linear-attention and causal-conv1d, their own saved activations and step time; ${kernel}, and under torchtitan their activations and the code around the kernel are counted as attention's.`;
+  return `${layers} and their own saved activations and step time under transformers (with flash-linear-attention and causal-conv1d) and Megatron-LM (its code around the kernel counted from its kernels' inputs and outputs, not measured); ${kernel}, and under torchtitan their activations and the code around the kernel are counted as attention's.`;
 }
 
 /** The Gated DeltaNet keys of a config and transformers' defaults (configuration_qwen3_next.py, configuration_qwen3_5.py). */

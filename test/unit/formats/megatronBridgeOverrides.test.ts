@@ -98,10 +98,20 @@ describe('Megatron-Bridge overrides', () => {
     assert.ok(parseConfig(path, QWEN3_NEXT_OVERRIDE).diagnostics.some((d) => d.code === 'recipe-values'));
   });
 
+  test('the recipe the file\'s name points to gives what the overrides leave out, each value an assumption naming it', () => {
+    // examples/models/qwen/qwen3_next/finetune_qwen3_next_80b_a3b.py runs qwen3_next_80b_a3b_sft_config with this file;
+    // its recipe (recipes/qwen/h100/qwen3_next.py:150) sets PP 2, EP 8 and selective recomputation.
+    const r = resolved('/ws/conf/qwen3_next_80b_a3b_finetune_override_example.yaml', QWEN3_NEXT_OVERRIDE);
+    assert.deepEqual([r.plan?.parallel.pp, r.plan?.parallel.ep, r.plan?.training.recompute, r.plan?.training.precision], [2, 8, 'selective', 'bf16-mixed']);
+    const said = (path: string) => r.assumptions.find((a) => a.path === path)?.detail ?? '';
+    assert.match(said('parallel.pp'), /^recipe qwen3_next_80b_a3b_sft_16gpu_h100_bf16_config, which the file's name points to \(qwen\/h100\/qwen3_next\.py:150\): --pipeline-model-parallel-size \(pp 2\)/);
+  });
+
   test('what a recipe sets and the overrides do not is assumed as the recipes set it, each listed with its field', () => {
     // megatron/bridge/recipes/utils/optimizer_utils.py distributed_fused_adam_with_cosine_annealing: precision
-    // "bf16-mixed", use_distributed_optimizer=True; TP, PP and CP are each recipe's own (assumed 1).
-    const r = resolved('/ws/conf/qwen3_next_80b_a3b_finetune_override_example.yaml', QWEN3_NEXT_OVERRIDE);
+    // "bf16-mixed", use_distributed_optimizer=True; TP, PP and CP are each recipe's own (assumed 1). A file whose name
+    // points to no recipe of the table.
+    const r = resolved('/ws/conf/my_run_override.yaml', QWEN3_NEXT_OVERRIDE);
     const said = (path: string) => r.assumptions.find((a) => a.path === path)?.detail ?? '';
     assert.deepEqual([r.plan?.training.precision, r.plan?.parallel.sharding.style, r.plan?.parallel.sharding.stage], ['bf16-mixed', 'megatron-distopt', 1]);
     assert.match(said('training.precision'), /write mixed_precision=/);

@@ -37,7 +37,7 @@ describe('Megatron-Bridge recipes', () => {
     assert.deepEqual([f['training.microBatch']?.value, f['training.microBatch']?.source.kind], [2, 'explicit']);
     assert.deepEqual([f['parallel.cp']?.value, f['parallel.cp']?.source.kind], [4, 'explicit']);
     assert.deepEqual([f['training.seqLen']?.value, f['training.seqLen']?.source.kind], [8192, 'derived']);
-    assert.match(f['training.seqLen']?.source.detail ?? '', /llama31_8b_pretrain_2gpu_h100_bf16_config sets --seq-length \(megatron\/bridge\/recipes\/llama\/h100\/llama3\.py:1020/);
+    assert.match(f['training.seqLen']?.source.detail ?? '', /llama31_8b_pretrain_2gpu_h100_bf16_config sets --seq-length \(seqLen 8192\) \(megatron\/bridge\/recipes\/llama\/h100\/llama3\.py:1020/);
     assert.equal(f['training.globalBatch']?.value, 512);
     assert.deepEqual([f['parallel.tp']?.value, f['parallel.tp']?.source.kind], [1, 'derived']);
     assert.equal(f['model.preset']?.value, 'meta-llama/Meta-Llama-3.1-8B');
