@@ -8,6 +8,7 @@ import { applyTable, type DialectTable, type Found } from '../common/keyTable';
 import type { FactSink } from '../common/sink';
 import type { SourceMap } from '../common/shell/commandLine';
 import { unresolved, type SV } from '../common/shell/sval';
+import { recomputeModulesFromText } from '../megatron/recomputeModules';
 
 const TABLE = verl as DialectTable;
 const OVERRIDE = /^\+{0,2}([A-Za-z_][\w.]*)=(.*)$/s;
@@ -88,6 +89,9 @@ export function applyHydra(s: FactSink, found: Map<string, Found>, program: stri
   legacyMicroBatch(s, found, at);
   if (megatron) {
     s.derived('engine', 'megatron', 'verl Megatron actor (actor_rollout_ref.actor.megatron.*)');
+    const modules = 'actor_rollout_ref.actor.megatron.override_transformer_config.recompute_modules';
+    const mods = found.get(modules);
+    if (mods && typeof mods.value === 'string' && !mods.unresolved) recomputeModulesFromText(s, mods.value, at(modules)!, mods.valueRange, modules);
   } else {
     const key = strategy ? 'actor_rollout_ref.actor.strategy' : [...found.keys()].find((k) => k.startsWith('actor_rollout_ref.actor.fsdp_config.'));
     const loc = key ? at(key) : undefined;

@@ -15,7 +15,10 @@ function flatten(node: KNode, prefix: string, out: Map<string, Found>, depth = 0
   for (const e of node.entries ?? []) {
     const key = prefix ? `${prefix}.${e.key}` : e.key;
     if (e.value.kind === 'map') flatten(e.value, key, out, depth + 1);
-    else { const f = found(e); if (f) out.set(key, f); }
+    else if (e.value.kind === 'list' && e.key === 'recompute_modules') {
+      // Megatron's module list, read as an override writes it ([a,b]).
+      out.set(key, { value: `[${(e.value.items ?? []).map((i) => String(i.value ?? '')).join(',')}]`, keyRange: e.keyRange, valueRange: e.value.range });
+    } else { const f = found(e); if (f) out.set(key, f); }
   }
   return out;
 }

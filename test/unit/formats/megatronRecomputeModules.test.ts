@@ -47,3 +47,24 @@ describe('Megatron selective recomputation modules', () => {
     assert.equal(parseConfig('/ws/deepseek_v3_override.yaml', yaml('[]')).facts['training.recomputeModules']?.value, '');
   });
 });
+
+describe('Megatron recomputation modules through other trainers\' Megatron actors', () => {
+  before(async () => { await initFormats(); });
+
+  test('verl: the override_transformer_config list on a launch line and in its YAML', () => {
+    const line = 'python3 -m verl.trainer.main_ppo --config-name=ppo_megatron_trainer actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2 '
+      + '+actor_rollout_ref.actor.megatron.override_transformer_config.recompute_granularity=selective '
+      + '+actor_rollout_ref.actor.megatron.override_transformer_config.recompute_modules=[core_attn,mlp,nope]\n';
+    const g = parseConfig('/ws/run_verl.sh', line);
+    assert.equal(g.facts['training.recomputeModules']?.value, 'core_attn,mlp');
+    assert.match(g.diagnostics.find((d) => d.code === 'invalid-value')?.message ?? '', /nope is not a module Megatron recomputes/);
+    const yaml = 'actor_rollout_ref:\n  actor:\n    strategy: megatron\n    megatron:\n      tensor_model_parallel_size: 2\n      override_transformer_config:\n        recompute_granularity: selective\n        recompute_modules: [moe_act, layernorm]\n';
+    assert.equal(parseConfig('/ws/ppo_megatron_trainer.yaml', yaml).facts['training.recomputeModules']?.value, 'moe_act,layernorm');
+  });
+
+  test('NeMo-RL: policy.megatron_cfg.recompute_modules, a list or null (Megatron\'s default)', () => {
+    const cfg = (mods: string) => `policy:\n  model_name: Qwen/Qwen2.5-1.5B\n  train_global_batch_size: 32\n  train_micro_batch_size: 1\n  max_total_sequence_length: 4096\n  megatron_cfg:\n    enabled: true\n    activation_checkpointing: true\n    recompute_granularity: selective\n    recompute_modules: ${mods}\n    tensor_model_parallel_size: 1\n`;
+    assert.equal(parseConfig('/ws/grpo.yaml', cfg('[moe, layernorm]')).facts['training.recomputeModules']?.value, 'moe,layernorm');
+    assert.equal(parseConfig('/ws/grpo.yaml', cfg('null')).facts['training.recomputeModules'], undefined);
+  });
+});
