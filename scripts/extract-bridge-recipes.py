@@ -29,6 +29,8 @@ FIELDS = {
     "ddp": ["use_distributed_optimizer", "grad_reduce_in_fp32", "overlap_grad_reduce", "overlap_param_gather",
             "use_megatron_fsdp", "data_parallel_sharding_strategy"],
 }
+# A field set to something this script cannot evaluate: dropped, so the reader assumes it (never the base's value).
+UNKNOWN = object()
 BASES = {"_pretrain_common", "_sft_common", "_peft_common", "_sft_common_vlm", "_peft_common_vlm"}
 ROOT = "src/megatron/bridge/recipes"
 
@@ -50,10 +52,27 @@ def files(src, commit):
                         yield os.path.relpath(p, base), fh.read()
 
 
-def literal(node, env):
-    """The value of a literal (or of a local name bound to one), else None with ok False."""
+OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+       ast.FloorDiv: lambda a, b: a // b, ast.Div: lambda a, b: a / b, ast.Pow: lambda a, b: a ** b}
+
+
+def literal(node, env, values=None):
+    """The value of a literal, of a local name bound to one, of a field already set (cfg.model.seq_length), or of
+    arithmetic over those (128 * 1024); else None with ok False."""
     if isinstance(node, ast.Name) and node.id in env:
         return env[node.id], True
+    path = attr_path(node) if isinstance(node, ast.Attribute) else None
+    if path and values is not None and len(path) == 3 and path[0] == "cfg" and f"{path[1]}.{path[2]}" in values:
+        return values[f"{path[1]}.{path[2]}"], True
+    if isinstance(node, ast.BinOp) and type(node.op) in OPS:
+        a, ok_a = literal(node.left, env, values)
+        b, ok_b = literal(node.right, env, values)
+        if ok_a and ok_b and isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and not isinstance(b, bool):
+            try:
+                return OPS[type(node.op)](a, b), True
+            except (ZeroDivisionError, OverflowError):
+                return None, False
+        return None, False
     try:
         return ast.literal_eval(node), True
     except (ValueError, SyntaxError, TypeError):
@@ -99,7 +118,8 @@ def read_function(fn, module_env):
             t, v = st.targets[0], st.value
             if isinstance(t, ast.Name):
                 if t.id == "cfg" and isinstance(v, ast.Call) and isinstance(v.func, ast.Name):
-                    if v.func.id in BASES:
+                    # A base builder, or another recipe this one starts from (…_16gpu_… = …_8gpu_…() with changes).
+                    if v.func.id in BASES or (v.func.id.endswith("_config") and not v.func.id.startswith("_")):
                         base = v.func.id
                     elif v.func.id == "ConfigContainer":
                         for kw in v.keywords:
@@ -141,11 +161,13 @@ def read_function(fn, module_env):
             if len(path) == 2 and path[1] == "model":
                 hf = hf_of(v, env) or hf
             elif len(path) == 2 and path[1] == "mixed_precision":
+                # A recipe name ("bf16_mixed"), get_mixed_precision_config("…"), or the named builder (bf16_mixed()).
                 mp, ok = literal(v, env)
                 if not ok and isinstance(v, ast.Call) and v.args:
                     mp, ok = literal(v.args[0], env)
-                if ok and isinstance(mp, str):
-                    values["mixed_precision"] = mp
+                elif not ok and isinstance(v, ast.Call) and not v.args and isinstance(v.func, ast.Name) and v.func.id.endswith("_mixed"):
+                    mp, ok = v.func.id, True
+                values["mixed_precision"] = mp if ok and isinstance(mp, str) else UNKNOWN
             elif len(path) == 2 and path[1] == "peft":
                 if isinstance(v, ast.Name) and v.id in peft_vars:
                     values["peft"] = peft_vars[v.id]
@@ -156,15 +178,25 @@ def read_function(fn, module_env):
                 elif isinstance(v, ast.Constant) and v.value is None:
                     values["peft"] = None
             elif len(path) == 2 and path[1] == "dataset" and isinstance(v, ast.Call):
+                # A new dataset config: its sequence length, or none known (what it started from no longer holds).
+                values["dataset.seq_length"] = UNKNOWN
                 for kw in v.keywords:
                     if kw.arg == "seq_length":
-                        val, ok = literal(kw.value, env)
+                        val, ok = literal(kw.value, env, values)
                         if ok:
                             values["dataset.seq_length"] = val
             elif len(path) == 3 and keep(path[1], path[2]):
-                val, ok = literal(v, env)
-                if ok:
-                    values[f"{path[1]}.{path[2]}"] = val
+                val, ok = literal(v, env, values)
+                # A value the sources compute from what this script does not follow is unknown, not the inherited one.
+                values[f"{path[1]}.{path[2]}"] = val if ok else UNKNOWN
+    # A field set only under a condition (an `if`, a loop) is not known without running the recipe.
+    for n in ast.walk(fn):
+        if isinstance(n, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
+            for st in ast.walk(n):
+                if isinstance(st, ast.Assign) and len(st.targets) == 1:
+                    path = attr_path(st.targets[0])
+                    if path and len(path) == 3 and path[0] == "cfg" and keep(path[1], path[2]):
+                        values[f"{path[1]}.{path[2]}"] = UNKNOWN
     # A LoRA rank set under `if peft_scheme.lower() in ["lora", "dora"]:` holds for the default scheme (LoRA).
     for n in ast.walk(fn):
         if isinstance(n, ast.If):
@@ -188,9 +220,13 @@ def main():
         module_env = {}
         for node in tree.body:
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                val, ok = literal(node.value, {})
+                val, ok = literal(node.value, module_env)
                 if ok:
                     module_env[node.targets[0].id] = val
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+                val, ok = literal(node.value, module_env)
+                if ok:
+                    module_env[node.target.id] = val
         for node in tree.body:
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("megatron.bridge.recipes"):
                 for a in node.names:
@@ -203,18 +239,28 @@ def main():
                 bases[node.name] = (base, values)
             elif node.name.endswith("_config") and not node.name.startswith("_") and (base or hf):
                 recipes[node.name] = {"file": rel, "line": node.lineno, "base": base, **({"hf": hf} if hf else {}), "values": values}
+    merged_of = {}
+
+    def merged(name, depth=0):
+        """A recipe's or base's values over those of what it starts from (None: back to Megatron's default)."""
+        if name in merged_of:
+            return merged_of[name]
+        own = recipes.get(name) or ({"base": bases[name][0], "values": bases[name][1]} if name in bases else None)
+        if own is None or depth > 16:
+            return {}, None
+        parent = own["base"]
+        values, hf = dict(merged(parent, depth + 1)[0]) if parent else {}, (merged(parent, depth + 1)[1] if parent else None)
+        values.update(own["values"])
+        merged_of[name] = (values, own.get("hf") or hf)
+        return merged_of[name]
+
     for name, r in recipes.items():
-        merged, b = {}, r.pop("base")
-        chain = []
-        while b:
-            chain.append(b)
-            b = bases.get(b, (None, {}))[0]
-        for b in reversed(chain):
-            merged.update(bases.get(b, (None, {}))[1])
-        merged.update(r["values"])
-        # None sets a field back to Megatron's default: the reader then applies no recipe value.
-        r["values"] = {k: v for k, v in sorted(merged.items()) if v is not None}
-        r["base"] = chain[0] if chain else None
+        values, hf = merged(name)
+        r["values"] = {k: v for k, v in sorted(values.items()) if v is not None and v is not UNKNOWN}
+        if hf:
+            r["hf"] = hf
+        # The builder it starts from: a base of recipes/common.py, or another recipe.
+        r["base"] = r["base"]
     aliases = {k: v for k, v in sorted(aliases.items()) if v in recipes and k not in recipes}
     # One recipe a line: small enough to bundle, still reviewable line by line.
     out = sys.stdout

@@ -158,13 +158,17 @@ describe('Megatron-Bridge overrides', () => {
 
   test('a batch that does not divide over a DP resting on assumed TP, PP and CP is a warning that says so', () => {
     // Bridge's examples/training_features/long_context/qwen3_600m_sft_128k.sh: its recipe sets CP 8 (the script's
-    // comment), which the line does not; DP 8 from the assumed TP, PP and CP of 1 does not divide global batch 2.
-    const line = (extra: string) => `#!/bin/bash\ntorchrun --nproc_per_node=8 scripts/training/run_recipe.py --recipe qwen3_600m_sft_128k_config ${extra} train.global_batch_size=2 train.micro_batch_size=1\n`;
-    const p = resolved('/ws/run.sh', line('')).problems.find((x) => x.code === 'batch-identity');
+    // comment), which the line does not. The table has that recipe (qwen3_600m_sft_8gpu_h100_bf16_128k_config): DP 1.
+    const line = (extra: string, recipe = 'qwen3_600m_sft_128k_config') => `#!/bin/bash\ntorchrun --nproc_per_node=8 scripts/training/run_recipe.py --recipe ${recipe} ${extra} train.global_batch_size=2 train.micro_batch_size=1\n`;
+    const known = resolved('/ws/run.sh', line(''));
+    assert.deepEqual([known.plan?.parallel.cp, known.plan?.parallel.dp], [8, 1]);
+    assert.ok(!known.problems.some((x) => x.code === 'batch-identity'));
+    // A recipe the table lacks: DP 8 from the assumed TP, PP and CP of 1 does not divide global batch 2.
+    const p = resolved('/ws/run.sh', line('', 'qwen3_600m_sft_256k_config')).problems.find((x) => x.code === 'batch-identity');
     assert.equal(p?.severity, 'warning');
     assert.match(p?.message ?? '', /with the assumed TP 1, PP 1 and CP 1: set what you run/);
     // Stated, the same layout divides (DP 1 at CP 8) and nothing is said.
-    assert.ok(!resolved('/ws/run.sh', line('model.context_parallel_size=8')).problems.some((x) => x.code === 'batch-identity'));
+    assert.ok(!resolved('/ws/run.sh', line('model.context_parallel_size=8', 'qwen3_600m_sft_256k_config')).problems.some((x) => x.code === 'batch-identity'));
   });
 
   test('run_recipe.py: --recipe names the model, --hf_path wins over it, --peft_scheme lora trains adapters', () => {

@@ -6,7 +6,11 @@
  *   re-exports it as `llama31_8b_pretrain_config`;
  * - `llama31_70b_peft_8gpu_h100_bf16_config` (line 2696): `_peft_common`, LoRA with `peft_cfg.dim = 16`, TP 8, seq 4096;
  * - recipes/qwen/h100/qwen3_next.py `qwen3_next_80b_a3b_sft_16gpu_h100_bf16_config` (line 150): PP 2, EP 8, selective
- *   recomputation of layernorm, moe and moe_act.
+ *   recomputation of layernorm, moe and moe_act;
+ * - `llama3_8b_pretrain_64gpu_h100_bf16_128k_config` (alias `llama3_8b_128k_pretrain_config`): seq_length
+ *   `SEQUENCE_LENGTH_128K`, the module's `SEQUENCE_LENGTH_128K: int = 131072` (llama3.py line 36);
+ * - recipes/qwen/h100/qwen3_moe.py `qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config` (line 146) starts from the 8-GPU
+ *   recipe and sets recomputation back to None, TP 1, PP 1, EP 16, global batch 1,024.
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -28,6 +32,16 @@ describe('Megatron-Bridge recipes', () => {
     assert.deepEqual([v['model.seq_length'], v['train.global_batch_size'], v['train.micro_batch_size']], [8192, 512, 1]);
     assert.deepEqual(findBridgeRecipe('qwen3_next_80b_a3b_sft_16gpu_h100_bf16_config')!.values['model.recompute_modules'], ['layernorm', 'moe', 'moe_act']);
     assert.equal(findBridgeRecipe('not_a_recipe_config'), undefined);
+  });
+
+  test('a value named by a module constant, and a recipe built on another with changes', () => {
+    const long = findBridgeRecipe('llama3_8b_128k_pretrain_config')!;
+    assert.deepEqual([long.values['model.seq_length'], long.values['dataset.seq_length']], [131_072, 131_072]);
+    const moe = findBridgeRecipe('qwen3_30b_a3b_pretrain_config')!;
+    assert.equal(moe.name, 'qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config');
+    assert.equal(moe.base, 'qwen3_30b_a3b_pretrain_8gpu_h100_bf16_config');
+    const v = moe.values;
+    assert.deepEqual([v['model.tensor_model_parallel_size'], v['model.expert_model_parallel_size'], v['train.global_batch_size'], v['model.recompute_granularity']], [1, 16, 1024, undefined]);
   });
 
   test('a launch takes what its overrides leave unset from the recipe, each value naming the recipe\'s line', () => {
