@@ -589,7 +589,14 @@ function accountForSplit(s: FactSink, seen: Map<string, FlagArg>): void {
   if (!emb && !loss) return;
   const L = s.num('model.layers');
   const pp = s.num('parallel.pp') ?? 1;
-  if (!L || pp < 2) return;
+  if (pp < 2) return;
+  if (!L) {
+    // The model is known later (a preset, a recipe's Hugging Face model): the split is made then (shared/plan/derive.ts).
+    const later = 'Megatron: the embedding and the loss count as one layer each in the pipeline split';
+    if (emb && !s.has('parallel.firstStageLayers')) s.derived('parallel.firstStageLess', 1, later, locOfArg(emb));
+    if (loss && !s.has('parallel.lastStageLayers')) s.derived('parallel.lastStageLess', 1, later, locOfArg(loss));
+    return;
+  }
   const per = (L + (emb ? 1 : 0) + (loss ? 1 : 0)) / pp;
   const flag = (emb ?? loss) as FlagArg;
   if (!Number.isInteger(per)) {

@@ -11,6 +11,8 @@ import type { FactSink, Loc } from '../common/sink';
 import type { FactValue } from '../../shared/plan/facts';
 import type { PlanPath } from '../../shared/plan/paths';
 import { applyMegatronArgs, type FlagArg } from './args';
+import { YAML_FLAG_RENAME } from './fieldFlags';
+import { own } from '../../shared/lookup';
 import { findPreset, type ModelPreset } from '../../shared/model/presets';
 import { peftArgumentDefaults } from '../common/finetune';
 import { RECIPES_COMMIT, applyBridgeRecipe, bridgePrecision, findBridgeRecipe, nearRecipes, recipeWhere, type BridgeRecipe } from './bridgeRecipes';
@@ -162,7 +164,9 @@ export function bridgeArgs(found: ReadonlyMap<string, Found>): FlagArg[] {
     if (key.startsWith('dataset.') && field !== 'seq_length') continue;
     if (key.split('.').length > 2 && !key.startsWith('model.')) continue;
     const value = f.value === undefined || f.value === null ? undefined : String(f.value);
-    const flag = `--${field.replace(/_/g, '-')}`;
+    // TransformerConfig fields whose flags are spelled otherwise (num_moe_experts is --num-experts).
+    const flag0 = `--${field.replace(/_/g, '-')}`;
+    const flag = own(YAML_FLAG_RENAME, flag0) ?? flag0;
     const base = { flagRange: f.keyRange, valueRange: f.valueRange, unresolved: f.unresolved, uri: f.uri };
     if (value !== undefined && /^(true|false)$/i.test(value)) {
       if (value.toLowerCase() === 'true') args.push({ flag, ...base });

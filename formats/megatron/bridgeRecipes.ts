@@ -10,7 +10,7 @@ import type { FactValue } from '../../shared/plan/facts';
 import type { PlanPath } from '../../shared/plan/paths';
 import { FactSink, type Loc } from '../common/sink';
 import { applyMegatronArgs, type FlagArg } from './args';
-import { YAML_FLAG_RENAME } from './yaml';
+import { YAML_FLAG_RENAME } from './fieldFlags';
 import { editDistance } from '../../shared/editDistance';
 import { precisionOf } from '../common/maps';
 

@@ -5,6 +5,7 @@
  */
 import type { FactSink, Loc } from '../common/sink';
 import { applyMegatronArgs, type FlagArg } from './args';
+import { YAML_FLAG_RENAME } from './fieldFlags';
 import { bridgeRecipeValues, presetOfRecipe } from './bridge';
 import { applyBridgeRecipe, recipeOfFileName } from './bridgeRecipes';
 import { at, entry, type KEntry, type KNode } from '../common/tree';
@@ -32,11 +33,6 @@ function toFlag(e: KEntry): FlagArg | undefined {
 /** YAML list fields read as a flag's list of words. */
 const LIST_FIELDS: ReadonlySet<string> = new Set(['recompute_modules']);
 
-/** Renames Bridge/TransformerConfig field names that differ from their flags. */
-export const YAML_FLAG_RENAME: Readonly<Record<string, string>> = {
-  '--num-moe-experts': '--num-experts', '--fp8': '--fp8-format', '--fp4': '--fp4-format', '--add-bias-linear': '--disable-bias-linear',
-  '--seq-length': '--seq-length', '--recompute-num-layers': '--recompute-num-layers',
-};
 
 /** Keys of Megatron-Bridge's `tokenizer:` block that decide the vocabulary size. */
 const TOKENIZER_KEYS: ReadonlySet<string> = new Set(['tokenizer_type', 'tokenizer_model', 'vocab_size', 'vocab_file', 'merge_file']);

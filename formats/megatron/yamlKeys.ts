@@ -6,7 +6,7 @@
  */
 import type { KeyDoc, KeyTable } from '../common/keyDocs';
 import { lookupTable } from '../../shared/lookup';
-import { YAML_FLAG_RENAME } from './yaml';
+import { YAML_FLAG_RENAME } from './fieldFlags';
 
 const field = (flag: string) => flag.slice(2).replace(/-/g, '_');
 

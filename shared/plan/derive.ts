@@ -70,6 +70,22 @@ export type PlanInput = DeepPartial<Omit<Plan, 'model' | 'cluster' | 'sources' |
   readonly profile?: ClusterProfile;
 };
 
+/**
+ * Megatron's split with the embedding and the loss counted as layers (--account-for-embedding-in-pipeline-split,
+ * --account-for-loss-in-pipeline-split) once the model's layers are known: (L + e + l)/PP per stage, the first less e
+ * and the last less l (megatron/core/transformer/transformer_block.py get_num_layers_to_build). A problem when it does
+ * not divide (Megatron stops).
+ */
+function megatronCountedSplit(L: number, pp: number, e: number | undefined, l: number | undefined, problems: Problem[]): { first?: number; last?: number } | undefined {
+  if (!e && !l) return undefined;
+  const per = (L + (e ?? 0) + (l ?? 0)) / pp;
+  if (!Number.isInteger(per) || per - Math.max(e ?? 0, l ?? 0) < 0) {
+    problems.push({ code: 'megatron-account-split', severity: 'warning', message: `With the embedding and loss counted as layers, ${L} layers do not split evenly over ${pp} pipeline stages.`, paths: ['parallel.pp', 'model.layers'] });
+    return undefined;
+  }
+  return { ...(e ? { first: per - e } : {}), ...(l ? { last: per - l } : {}) };
+}
+
 /** Default training inputs and why (constants; values that depend on other inputs are derived below). */
 export const TRAINING_DEFAULTS: { readonly [K in keyof TrainingSpec]-?: readonly [TrainingSpec[K], string] } = {
   microBatch: [1, 'ShardLens default micro batch 1'],
@@ -177,7 +193,9 @@ export function derivePlan(input: PlanInput, gpu?: GpuSpec): Derived {
     : pick('parallel.vpp', p.vpp, p.vppLayers ? vppOfLayers(L, pp, p.vppLayers) : 1,
       p.vppLayers ? `Megatron: VPP = (L ${L} / PP ${pp}) / ${p.vppLayers} layers per virtual stage` : 'no virtual pipeline stages', p.vppLayers ? 'derived' : 'default');
   const megatron = input.format === 'megatron-script' || input.format === 'megatron-yaml';
-  const uneven = p.stageLayers ?? (titan && pp > 1 ? titanSplit(L, pp, vpp, firstLess, lastLess, problems) : unevenStageLayers(L, pp, p.firstStageLayers, p.lastStageLayers));
+  const counted = megatron && pp > 1 && p.firstStageLayers === undefined && p.lastStageLayers === undefined ? megatronCountedSplit(L, pp, p.firstStageLess, p.lastStageLess, problems) : undefined;
+  const uneven = p.stageLayers ?? (titan && pp > 1 ? titanSplit(L, pp, vpp, firstLess, lastLess, problems)
+    : unevenStageLayers(L, pp, p.firstStageLayers ?? counted?.first, p.lastStageLayers ?? counted?.last));
   const parallel: ParallelSpec = {
     dp, tp, pp, cp,
     sp: pick('parallel.sp', p.sp !== undefined && tp > 1 ? p.sp : undefined, sequenceParallel(p.sp, tp, input.format),

@@ -16,6 +16,11 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { initFormats, parseConfig } from '../../../formats/index';
 import { findBridgeRecipe } from '../../../formats/megatron/bridgeRecipes';
+import { loadConfigGraph } from '../../../server/formats/workspace';
+import { memoryHost } from './helpers';
+
+/** The plan a file resolves to (the workspace graph the server and the CLI build). */
+const loadConfigText = (name: string, text: string) => loadConfigGraph(`/ws/${name}`, memoryHost({ [`/ws/${name}`]: text }), { settings: {} }).resolved;
 
 const launch = (recipe: string, extra = '') =>
   `#!/bin/bash\ntorchrun --nproc_per_node 8 scripts/training/run_recipe.py --recipe ${recipe} ${extra}\n`;
@@ -72,5 +77,22 @@ describe('Megatron-Bridge recipes', () => {
     const g = parseConfig('/ws/run.sh', launch('llama31_8b_pretrain_h100_config'));
     assert.equal(g.facts['parallel.tp']?.source.kind, 'assumed');
     assert.match(g.diagnostics.find((d) => d.code === 'recipe-values')?.message ?? '', /is not in ShardLens's table of the recipes \(Megatron-Bridge 067f987df\) \(near it: [^)]*llama31_8b_pretrain_config/);
+  });
+});
+
+describe('Megatron-Bridge recipes: the pipeline split and field names', () => {
+  before(async () => { await initFormats(); });
+
+  test('the embedding and loss counted as layers once the recipe\'s model is known: Llama 3.1 405B on PP 8 × VPP 2', () => {
+    // recipes/llama/h100/llama3.py llama31_405b_pretrain_256gpu_h100_bf16_config: PP 8, virtual stages 2,
+    // account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split: (126 + 2)/8 = 16 per rank, the
+    // first and last 15 (megatron/core/transformer/transformer_block.py get_num_layers_to_build).
+    const plan = loadConfigText('run.sh', launch('llama31_405b_pretrain_config')).plan!;
+    assert.deepEqual([plan.parallel.pp, plan.parallel.vpp, plan.parallel.stageLayers], [8, 2, [15, 16, 16, 16, 16, 16, 16, 15]]);
+  });
+
+  test('a launch\'s overrides use Megatron\'s spelling of TransformerConfig fields', () => {
+    const f = parseConfig('/ws/run.sh', launch('my_recipe_config', 'model.virtual_pipeline_model_parallel_size=2 model.num_moe_experts=8 model.pipeline_model_parallel_size=4')).facts;
+    assert.deepEqual([f['parallel.vpp']?.value, f['model.moe.experts']?.value], [2, 8]);
   });
 });
