@@ -90,10 +90,12 @@ export function applyBridgeRecipe(s: FactSink, r: BridgeRecipe, o: { at?: Loc; a
     ? `${o.assumedBecause} (${r.file}:${r.line}): ${what}`
     : `the Megatron-Bridge recipe ${r.name} sets ${what} (${recipeWhere(r)})`;
   // A launch that names the recipe states it (derived); a file whose name only points to one rests on that (assumed).
+  // Only the model is placed at the recipe's name (a hover there shows the model); the other values are the recipe's
+  // lines, not the launch's text, and their sources say which.
   const put = (path: PlanPath, value: FactValue, detail: string) => {
     if (s.has(path)) return;
     if (o.assumedBecause) s.assumed(path, value, detail);
-    else s.derived(path, value, detail, o.at);
+    else s.derived(path, value, detail, path === 'model.preset' ? o.at : undefined);
   };
   for (const [path, f] of Object.entries(read.facts)) put(path as PlanPath, f.value as FactValue, from(`${f.key ?? path} (${path.split('.').pop()} ${String(f.value)})`));
   if (r.hf && o.model !== false) put('model.preset', r.hf, from(`the model, ${r.hf}`));

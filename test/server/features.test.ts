@@ -217,6 +217,19 @@ describe('hover', () => {
     assert.ok(at.some((l) => /^= 1 assumed/.test(l)), JSON.stringify(at));
   });
 
+  test('on a Megatron-Bridge --recipe: the model the recipe builds, not one of the layout values it gives', async () => {
+    // llama31_8b_pretrain_config sets CP 2, 8,192 tokens and 512 sequences (data/megatron-bridge/recipes.json); those
+    // values come from the recipe's lines, so the launch's `--recipe` is not shown as "= 8192".
+    const uri = pathToFileURL(`${DIR}/run_recipe.sh`).toString();
+    const text = '#!/bin/bash\ntorchrun --nproc_per_node 8 scripts/training/run_recipe.py --recipe llama31_8b_pretrain_config train.micro_batch_size=2\n';
+    const d = c.diagnostics(uri);
+    await c.open(uri, text, 'shellscript');
+    await d;
+    const h = await c.hover(uri, posOf(text, 'llama31_8b', 2));
+    const md = h && typeof h.contents === 'object' && 'value' in h.contents ? h.contents.value : '';
+    assert.match(md.split('\n')[0] ?? '', /^\*\*ShardLens\*\* · `--recipe` = `meta-llama\/Meta-Llama-3\.1-8B`$/, md);
+  });
+
   test('on a torchtune switch: what the other setting does, and nothing the recipe would refuse', async () => {
     // A single-device Llama 3.1 8B full fine-tune (recipes/configs/llama3_1/8B_full_single_device.yaml, shortened).
     const body = (accum: number) => ['model:', '  _component_: torchtune.models.llama3_1.llama3_1_8b', 'tokenizer:',
