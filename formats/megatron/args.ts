@@ -13,6 +13,7 @@ import { vocabOfTokenizer } from '../common/tokenizerVocab';
 import { keepBlockRecomputeLayers } from '../common/recomputeLayers';
 import { gatedDeltaNetMessage } from '../../shared/model/hfFamilies';
 import { readRecomputeModules } from './recomputeModules';
+import { countedStageLayers } from '../../shared/plan/derived';
 import { UNMODELLED_LAYERS_CODE } from '../../shared/model/hfConfig';
 
 export type { FlagArg } from '../common/shell/commandLine';
@@ -579,9 +580,7 @@ function encoderDecoderLayers(s: FactSink, seen: Map<string, FlagArg>): void {
 
 /**
  * --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split count the embedding and the loss as
- * one layer each: every stage gets (L + e + l)/pp "layers", the first e and the last l of them not transformer layers
- * (megatron/core/transformer/transformer_block.py get_num_layers_to_build; Llama 3 405B: 126 layers on PP 16 as
- * 7 + 14·8 + 7). Explicit --decoder-first/last-pipeline-num-layers win.
+ * one layer each (shared/plan/derived.ts countedStageLayers). Explicit --decoder-first/last-pipeline-num-layers win.
  */
 function accountForSplit(s: FactSink, seen: Map<string, FlagArg>): void {
   const emb = seen.get('--account-for-embedding-in-pipeline-split');
@@ -597,15 +596,15 @@ function accountForSplit(s: FactSink, seen: Map<string, FlagArg>): void {
     if (loss && !s.has('parallel.lastStageLayers')) s.derived('parallel.lastStageLess', 1, later, locOfArg(loss));
     return;
   }
-  const per = (L + (emb ? 1 : 0) + (loss ? 1 : 0)) / pp;
+  const split = countedStageLayers(L, pp, emb ? 1 : 0, loss ? 1 : 0);
   const flag = (emb ?? loss) as FlagArg;
-  if (!Number.isInteger(per)) {
+  if (!split) {
     s.diag('megatron-account-split', 'warning', `With the embedding/loss counted as layers, ${L} layers do not split evenly over ${pp} stages.`, flag.flagRange, ['parallel.pp', 'model.layers']);
     return;
   }
   const why = 'Megatron: (layers + embedding + loss) / PP per stage, less the embedding on the first and the loss on the last';
-  if (emb && !s.has('parallel.firstStageLayers')) s.derived('parallel.firstStageLayers', per - 1, why, locOfArg(emb));
-  if (loss && !s.has('parallel.lastStageLayers')) s.derived('parallel.lastStageLayers', per - 1, why, locOfArg(loss));
+  if (emb && split.first !== undefined && !s.has('parallel.firstStageLayers')) s.derived('parallel.firstStageLayers', split.first, why, locOfArg(emb));
+  if (loss && split.last !== undefined && !s.has('parallel.lastStageLayers')) s.derived('parallel.lastStageLayers', split.last, why, locOfArg(loss));
 }
 
 /** A Megatron-DeepSpeed launch: `--deepspeed` (DeepSpeed runs only with it; a JSON path alone is not enough) or `--zero-stage`. */

@@ -11,6 +11,7 @@ import type { PlanPath } from '../../shared/plan/paths';
 import { FactSink, type Loc } from '../common/sink';
 import { applyMegatronArgs, type FlagArg } from './args';
 import { YAML_FLAG_RENAME } from './fieldFlags';
+import { own } from '../../shared/lookup';
 import { editDistance } from '../../shared/editDistance';
 import { precisionOf } from '../common/maps';
 
@@ -61,14 +62,13 @@ export function recipeWhere(r: BridgeRecipe): string {
 
 /** The recipe's field values as the Megatron flags of the same names (as Bridge override YAML reads them). */
 function recipeFlags(r: BridgeRecipe): FlagArg[] {
-  const rename = new Map(Object.entries(YAML_FLAG_RENAME).map(([from, to]) => [from, to]));
   const out: FlagArg[] = [];
   for (const [key, v] of Object.entries(r.values)) {
     const dot = key.indexOf('.');
     if (dot < 0 || key.startsWith('peft.')) continue;
     const field = key.slice(dot + 1);
     const flag0 = `--${field.replace(/_/g, '-')}`;
-    const flag = rename.get(flag0) ?? flag0;
+    const flag = own(YAML_FLAG_RENAME, flag0) ?? flag0;
     if (typeof v === 'boolean') out.push(v ? { flag } : { flag, value: 'false' });
     else if (Array.isArray(v)) out.push({ flag, value: v.length ? v.map(String).join(' ') : '[]' });
     else if (typeof v === 'number' || typeof v === 'string') out.push({ flag, value: String(v) });

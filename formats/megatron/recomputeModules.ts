@@ -6,8 +6,14 @@
 import type { TextRange } from '../../shared/plan/types';
 import type { FlagArg } from '../common/shell/commandLine';
 import type { FactSink, Loc } from '../common/sink';
+import type { KNode } from '../common/tree';
 import { toBool } from '../common/text';
 import { MEGATRON_RECOMPUTE_MODULES, UNMODELLED_RECOMPUTE_MODULES, parseRecomputeModules } from '../../shared/plan/recomputeModules';
+
+/** A YAML list of module names as an override writes it (`[layernorm,moe_act]`; `[]` for none), for parseRecomputeModules. */
+export function moduleListText(node: KNode): string {
+  return `[${(node.items ?? []).map((i) => String(i.value ?? '')).join(',')}]`;
+}
 
 /** The words of a list argument: its value and the words after it up to the next flag. */
 const wordsOf = (a: FlagArg): string => [a.value ?? '', ...(a.more ?? [])].join(' ');

@@ -12,14 +12,14 @@ import { at, entry, type KEntry, type KNode } from '../common/tree';
 import { locOf } from '../common/read';
 import { toNumber } from '../common/text';
 import { own } from '../../shared/lookup';
+import { moduleListText } from './recomputeModules';
 
 function toFlag(e: KEntry): FlagArg | undefined {
   const v = e.value;
   // A list field Megatron reads as a list of words (recompute_modules: [layernorm, moe_act]); other lists keep their
   // flags' own spellings (a layer pattern is a string) and are not read from YAML lists.
   if (v.kind === 'list' && LIST_FIELDS.has(e.key)) {
-    const words = (v.items ?? []).map((i) => String(i.value ?? '')).filter((w) => w.length > 0);
-    return { flag: `--${e.key.replace(/_/g, '-')}`, value: words.length ? words.join(' ') : '[]', flagRange: e.keyRange, valueRange: v.range, spelled: e.key };
+    return { flag: `--${e.key.replace(/_/g, '-')}`, value: moduleListText(v), flagRange: e.keyRange, valueRange: v.range, spelled: e.key };
   }
   if (v.kind !== 'scalar' || v.value === null || v.value === undefined) return undefined;
   const flag = e.key.startsWith('--') ? e.key : `--${e.key.replace(/_/g, '-')}`;

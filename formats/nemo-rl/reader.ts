@@ -9,7 +9,7 @@ import type { FactSink } from '../common/sink';
 import { locOf } from '../common/read';
 import { toBool } from '../common/text';
 import { at, type KNode } from '../common/tree';
-import { recomputeModulesFromText } from '../megatron/recomputeModules';
+import { moduleListText, recomputeModulesFromText } from '../megatron/recomputeModules';
 
 const TABLE = nemoRl as DialectTable;
 const WHY = 'NeMo-RL DTensor policy worker: FSDP2 fully_shard (nemo_rl/models/policy/dtensor_policy_worker.py)';
@@ -33,7 +33,7 @@ export function readNemoRl(s: FactSink, root: KNode | undefined): void {
     // recompute_modules: a list (or null, Megatron's default core attention) of what selective recomputation reruns.
     const mods = at(root, 'policy.megatron_cfg.recompute_modules');
     if (mods && (mods.value.kind === 'list' || typeof mods.value.value === 'string')) {
-      const text = mods.value.kind === 'list' ? `[${(mods.value.items ?? []).map((i) => String(i.value ?? '')).join(',')}]` : String(mods.value.value);
+      const text = mods.value.kind === 'list' ? moduleListText(mods.value) : String(mods.value.value);
       recomputeModulesFromText(s, text, locOf(mods, 'policy.megatron_cfg.recompute_modules'), mods.value.range, 'policy.megatron_cfg.recompute_modules');
     }
     const peft = at(root, 'policy.megatron_cfg.peft.enabled');

@@ -8,6 +8,7 @@ import type { FactSink } from '../common/sink';
 import { baseName } from '../common/text';
 import type { KNode } from '../common/tree';
 import { applyHydra } from './hydra';
+import { moduleListText } from '../megatron/recomputeModules';
 
 /** Every scalar of the tree by its dotted path (what an override of that path would set). */
 function flatten(node: KNode, prefix: string, out: Map<string, Found>, depth = 0): Map<string, Found> {
@@ -17,7 +18,7 @@ function flatten(node: KNode, prefix: string, out: Map<string, Found>, depth = 0
     if (e.value.kind === 'map') flatten(e.value, key, out, depth + 1);
     else if (e.value.kind === 'list' && e.key === 'recompute_modules') {
       // Megatron's module list, read as an override writes it ([a,b]).
-      out.set(key, { value: `[${(e.value.items ?? []).map((i) => String(i.value ?? '')).join(',')}]`, keyRange: e.keyRange, valueRange: e.value.range });
+      out.set(key, { value: moduleListText(e.value), keyRange: e.keyRange, valueRange: e.value.range });
     } else { const f = found(e); if (f) out.set(key, f); }
   }
   return out;

@@ -13,7 +13,7 @@ import type { ClusterProfile } from '../hardware/profile';
 import {
   dpOfWorld, engineForFormat, modelImplForFormat, engineForStyle, gpusPerNodeDefault, gradDtypeOf, hybridStrategy, overlapCommDefault,
   reduceBucketDefault, reshardAfterForwardDefault, scheduleFor, sequenceParallel, shardGroupOf, stageOfStrategy, stageOfStyle, styleDefault,
-  unevenStageLayers, vppOfLayers, torchtitanStageLayers, torchtitanStagesPerRank, DS_DEFAULTS, TORCHTITAN_STAGE_WEIGHT,
+  countedStageLayers, unevenStageLayers, vppOfLayers, torchtitanStageLayers, torchtitanStagesPerRank, DS_DEFAULTS, TORCHTITAN_STAGE_WEIGHT,
 } from './derived';
 import type { FormatId } from './facts';
 import type { PlanPath } from './paths';
@@ -71,19 +71,14 @@ export type PlanInput = DeepPartial<Omit<Plan, 'model' | 'cluster' | 'sources' |
 };
 
 /**
- * Megatron's split with the embedding and the loss counted as layers (--account-for-embedding-in-pipeline-split,
- * --account-for-loss-in-pipeline-split) once the model's layers are known: (L + e + l)/PP per stage, the first less e
- * and the last less l (megatron/core/transformer/transformer_block.py get_num_layers_to_build). A problem when it does
- * not divide (Megatron stops).
+ * Megatron's split with the embedding and the loss counted as layers (derived.ts countedStageLayers) once the model's
+ * layers are known (a preset's, a recipe's model); a problem when it does not divide.
  */
 function megatronCountedSplit(L: number, pp: number, e: number | undefined, l: number | undefined, problems: Problem[]): { first?: number; last?: number } | undefined {
   if (!e && !l) return undefined;
-  const per = (L + (e ?? 0) + (l ?? 0)) / pp;
-  if (!Number.isInteger(per) || per - Math.max(e ?? 0, l ?? 0) < 0) {
-    problems.push({ code: 'megatron-account-split', severity: 'warning', message: `With the embedding and loss counted as layers, ${L} layers do not split evenly over ${pp} pipeline stages.`, paths: ['parallel.pp', 'model.layers'] });
-    return undefined;
-  }
-  return { ...(e ? { first: per - e } : {}), ...(l ? { last: per - l } : {}) };
+  const split = countedStageLayers(L, pp, e ?? 0, l ?? 0);
+  if (!split) problems.push({ code: 'megatron-account-split', severity: 'warning', message: `With the embedding and loss counted as layers, ${L} layers do not split evenly over ${pp} pipeline stages.`, paths: ['parallel.pp', 'model.layers'] });
+  return split;
 }
 
 /** Default training inputs and why (constants; values that depend on other inputs are derived below). */

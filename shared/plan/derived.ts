@@ -187,6 +187,18 @@ export function shardGroupOf(dp: number, replicas: number | undefined, instances
 }
 
 /** Layers per pipeline stage from Megatron's first/last stage counts, the rest spread evenly; undefined if not whole. */
+/**
+ * Megatron's split with the embedding and the loss counted as layers (--account-for-embedding-in-pipeline-split,
+ * --account-for-loss-in-pipeline-split): (L + e + l)/PP per stage, the first less e and the last less l
+ * (megatron/core/transformer/transformer_block.py get_num_layers_to_build; Llama 3 405B: 126 layers on PP 16 as
+ * 7 + 14·8 + 7). Undefined when it does not divide (Megatron stops).
+ */
+export function countedStageLayers(layers: number, pp: number, e: number, l: number): { first?: number; last?: number } | undefined {
+  const per = (layers + e + l) / pp;
+  if (!Number.isInteger(per) || per - Math.max(e, l) < 0) return undefined;
+  return { ...(e ? { first: per - e } : {}), ...(l ? { last: per - l } : {}) };
+}
+
 export function unevenStageLayers(layers: number, pp: number, first: number | undefined, last: number | undefined): number[] | undefined {
   if (pp < 2 || (first === undefined && last === undefined)) return undefined;
   const middle = pp - (first !== undefined ? 1 : 0) - (last !== undefined ? 1 : 0);
