@@ -60,7 +60,7 @@ export interface LayerCost {
  * GEMMs where the engine's module runs one projection as several (projections.ts); `chunks` splits the forward and
  * input-gradient GEMMs into that many GEMMs of tokens/chunks rows (PyTorch async TP, asyncTpChunks).
  */
-type Linear = readonly [number, number | readonly number[], number, boolean, number, number?];
+export type Linear = readonly [number, number | readonly number[], number, boolean, number, number?];
 
 /**
  * GEMMs each TP-paired matmul runs as under PyTorch's async TP: `_fused_all_gather_matmul` and
@@ -385,12 +385,11 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   fwd.host += host;
   // What selective recomputation reruns (used only when the plan recomputes selectively; computed always so the
   // planner's recomputation variants share one step context).
-  // Megatron's selective recomputation reruns eager core attention (nothing with flash attention, Korthikanti et al.
-  // 2022 §5); torchtitan's op-level SAC saves attention and every other matmul output and reruns the rest
-  // (torchtitan/models/llama3/infra/parallelize.py `_save_list`, every second mm recomputed).
+  // Megatron's reruns the modules of its list (shared/time/megatronRecompute.ts); torchtitan's op-level SAC saves
+  // attention and every other matmul output and reruns the rest (torchtitan/models/llama3/infra/parallelize.py
+  // `_save_list`, every second mm recomputed).
   let selective = emptyParts(), selectiveFlops = 0;
-  if (modelImplOf(plan) === 'megatron') {
-    // Megatron-core's layers rerun the modules of --recompute-modules (shared/time/megatronRecompute.ts).
+  if (gdnImpl === 'megatron') {
     const softmaxAttention = t.impl === 'eager' ? selectiveAttention : (1 - gdnShare) * softmaxFwd;
     const r = megatronSelectiveParts(plan, s, t, { list, gemmF: lin.gemmF, softmaxAttention, dispatch: epFwd, host, routingBytes: routingF, gdnShare });
     selective = r.parts;

@@ -15,15 +15,12 @@
  * The recomputed FLOPs (for the hardware FLOPs utilisation) are those of the rerun GEMMs.
  */
 import type { Plan } from '../plan/types';
-import type { KernelTimers, LayerShape } from './layerCost';
+import type { KernelTimers, LayerShape, Linear } from './layerCost';
 import { emptyParts, type Parts } from './parts';
 import { activationBytes } from './kernels/elementwise';
 import { moduleBit, moduleMaskOf } from '../plan/recomputeModules';
 import type { MegatronRecomputeModule } from '../plan/types';
 import { linearAttentionRankWidths } from '../model/linearAttention';
-
-/** One linear of layerCost's list: [tokens, out widths, in, fp8?, count, chunks?]. */
-type Linear = readonly [number, number | readonly number[], number, boolean, number, number?];
 
 /** What a layer's cost gives the recomputation: its linears with their forward seconds, and its other forward terms. */
 export interface LayerForward {
