@@ -23,7 +23,7 @@ FIELDS = {
               "seq_length", "recompute_granularity", "recompute_method", "recompute_num_layers", "recompute_modules",
               "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
               "cross_entropy_loss_fusion", "moe_token_dispatcher_type", "moe_grouped_gemm", "tp_comm_overlap",
-              "moe_shared_expert_overlap", "cuda_graph_impl"],
+              "moe_shared_expert_overlap", "cuda_graph_impl", "mtp_num_layers"],
     "train": ["micro_batch_size", "global_batch_size"],
     "dataset": ["seq_length"],
     "ddp": ["use_distributed_optimizer", "grad_reduce_in_fp32", "overlap_grad_reduce", "overlap_param_gather",
@@ -91,13 +91,20 @@ def attr_path(node):
     return None
 
 
-def hf_of(node, env):
-    """The Hub id of AutoBridge.from_hf_pretrained("…") anywhere in a call chain (a literal or a name bound to one)."""
+# Calls whose first argument is the Hub id of the model a recipe builds.
+HF_CALLS = {"from_hf_pretrained", "from_pretrained"}
+
+
+def hf_of(node, env, helpers=None):
+    """The Hub id of AutoBridge.from_hf_pretrained("…") or AutoConfig.from_pretrained("…") anywhere in a call chain (a
+    literal or a name bound to one), or of the module's helper function called there (``_moonlight_16b_model_provider()``)."""
     for n in ast.walk(node):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "from_hf_pretrained" and n.args:
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in HF_CALLS and n.args:
             v, ok = literal(n.args[0], env)
-            if ok and isinstance(v, str):
+            if ok and isinstance(v, str) and "/" in v:
                 return v
+        if helpers and isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and helpers.get(n.func.id):
+            return helpers[n.func.id]
     return None
 
 
@@ -105,9 +112,12 @@ def keep(section, field):
     return field in FIELDS.get(section, [])
 
 
-def read_function(fn, module_env):
-    """(base, values, hf) of one function body, statements in order; `module_env` holds the module's literal constants."""
+def read_function(fn, module_env, helpers=None):
+    """(base, values, hf) of one function body, statements in order; `module_env` holds the module's literal constants,
+    `helpers` the Hub id each of the module's private functions builds its model from."""
     env, values, base, hf = dict(module_env), {}, None, None
+    # Names bound to a model config read from the Hub (text_config = AutoConfig.from_pretrained(ID).text_config).
+    hf_names = {}
     peft_vars = {}
     for arg, default in zip(fn.args.args[len(fn.args.args) - len(fn.args.defaults):], fn.args.defaults):
         v, ok = literal(default, {})
@@ -149,6 +159,10 @@ def read_function(fn, module_env):
                 val, ok = literal(v, env)
                 if ok:
                     env[t.id] = val
+                else:
+                    named = hf_of(v, env, helpers)
+                    if named:
+                        hf_names[t.id] = named
                 continue
             path = attr_path(t)
             if path and len(path) == 2 and path[0] in peft_vars and path[1] == "dim":
@@ -159,7 +173,13 @@ def read_function(fn, module_env):
             if not path or path[0] != "cfg":
                 continue
             if len(path) == 2 and path[1] == "model":
-                hf = hf_of(v, env) or hf
+                used = [n.id for n in ast.walk(v) if isinstance(n, ast.Name) and n.id in hf_names]
+                hf = hf_of(v, env, helpers) or (hf_names[used[0]] if used else None) or hf
+            elif len(path) == 3 and path[1] == "model" and path[2] == "hf_model_id":
+                # The checkpoint a recipe that starts from another one converts instead (nemotron_3_5_lightning_sft_config).
+                named, ok = literal(v, env)
+                if ok and isinstance(named, str):
+                    hf = named
             elif len(path) == 2 and path[1] == "mixed_precision":
                 # A recipe name ("bf16_mixed"), get_mixed_precision_config("…"), or the named builder (bf16_mixed()).
                 mp, ok = literal(v, env)
@@ -227,6 +247,15 @@ def main():
                 val, ok = literal(node.value, module_env)
                 if ok:
                     module_env[node.target.id] = val
+        # The Hub id each private helper builds its model from (def _moonlight_16b_model_provider(): AutoBridge…(ID)).
+        # Twice: a helper may build on another (_moonlight_16b_finetuning_model_provider calls the one above).
+        helpers = {}
+        for _ in range(2):
+            for node in tree.body:
+                if isinstance(node, ast.FunctionDef) and node.name.startswith("_") and node.name not in BASES:
+                    named = hf_of(node, module_env, helpers)
+                    if named:
+                        helpers[node.name] = named
         for node in tree.body:
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("megatron.bridge.recipes"):
                 for a in node.names:
@@ -234,7 +263,7 @@ def main():
                         aliases[a.asname] = a.name
             if not isinstance(node, ast.FunctionDef):
                 continue
-            base, values, hf = read_function(node, module_env)
+            base, values, hf = read_function(node, module_env, helpers)
             if node.name in BASES:
                 bases[node.name] = (base, values)
             elif node.name.endswith("_config") and not node.name.startswith("_") and (base or hf):

@@ -8,7 +8,7 @@ import { toBool, toNumber } from '../common/text';
 import { entry, plain, type KEntry, type KNode } from '../common/tree';
 import type { PlanPath } from '../../shared/plan/paths';
 import { isLlama4, SLIDING_WINDOW_CODE, UNMODELLED_LAYERS_CODE } from '../../shared/model/hfConfig';
-import { badGatedDeltaNetKeys, familyDefaults, gatedDeltaNetLayers, isGatedDeltaNetFamily, isGemma3, isGptOss, isQwen1, slidingWindow, slidingWindowMessage, unmodelledLayers } from '../../shared/model/hfFamilies';
+import { badGatedDeltaNetKeys, familyDefaults, gatedDeltaNetLayers, isGatedDeltaNetFamily, isGemma3, isGptOss, isQwen1, projectionQkNorm, qkvOnlyBias, slidingWindow, slidingWindowMessage, unmodelledLayers } from '../../shared/model/hfFamilies';
 import { readMlaWidths } from '../../shared/model/mla';
 import { FALCON_DEFAULTS, falconParallelKey, falconSharesOneKv, isFalcon, PARALLEL_BLOCK_CODE, parallelBlockMessage } from '../../shared/model/falcon';
 
@@ -68,11 +68,17 @@ export function readHfModel(s: FactSink, node: KNode | undefined, prefix = ''): 
   const archName = arch?.value.kind === 'list' ? arch.value.items?.[0]?.value : undefined;
   if (arch && typeof archName === 'string') s.explicit('model.name', archName, locOf(arch, prefix + 'architectures'));
   const ab = entry(node, 'attention_bias');
-  if (ab && typeof ab.value.value === 'boolean') s.explicit('model.attnBias', ab.value.value ? 'all' : 'none', locOf(ab, prefix + 'attention_bias'));
+  if (ab && typeof ab.value.value === 'boolean') s.explicit('model.attnBias', ab.value.value ? (qkvOnlyBias(modelType) ? 'qkv' : 'all') : 'none', locOf(ab, prefix + 'attention_bias'));
   else if (modelType.startsWith('qwen2')) s.default('model.attnBias', 'qkv', 'transformers modeling_qwen2.py: q/k/v projections always have a bias');
   const mb = entry(node, 'mlp_bias');
   if (mb && typeof mb.value.value === 'boolean') s.explicit('model.mlpBias', mb.value.value, locOf(mb, prefix + 'mlp_bias'));
   if (modelType.startsWith('qwen3')) s.default('model.qkNorm', true, 'transformers modeling_qwen3.py: q_norm/k_norm per head');
+  if (projectionQkNorm(modelType)) {
+    s.default('model.qkNorm', true, 'transformers modeling_olmo2.py / modeling_olmoe.py: q_norm and k_norm');
+    s.default('model.qkNormWidth', 'projection', 'transformers modeling_olmo2.py / modeling_olmoe.py: q_norm over heads·head_dim, k_norm over kv-heads·head_dim');
+  }
+  const qkn = entry(node, 'use_qk_norm');
+  if (qkn && typeof qkn.value.value === 'boolean') s.explicit('model.qkNorm', qkn.value.value, locOf(qkn, prefix + 'use_qk_norm'));
   if (isGemma3(modelType)) s.default('model.qkNorm', true, 'transformers modeling_gemma3.py: q_norm/k_norm per head');
   if (isGptOss(modelType)) s.default('model.attentionSinks', true, 'transformers modeling_gpt_oss.py: a learned sink logit per head (GptOssAttention sinks)');
   readFamily(s, node, prefix, modelType);

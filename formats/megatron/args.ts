@@ -109,7 +109,15 @@ function multiTokenPrediction(s: FactSink, flag: FlagArg | undefined): void {
     return;
   }
   if (d === 0) return;
-  s.diag('megatron-mtp-unmodelled', 'warning', `${flag.flag} ${d}: multi-token prediction is not modelled; its ${d === 1 ? 'module' : `${d} modules`} (a transformer layer, a projection and another pass through the output layer each) ${d === 1 ? 'is' : 'are'} missing from the memory and the step time, so both are likely too low.`, here(flag, flag.flagRange), ['model.layers']);
+  s.diag(MTP_UNMODELLED, 'warning', `${flag.flag} ${d}: ${mtpUnmodelledText(d)}`, here(flag, flag.flagRange), ['model.layers']);
+}
+
+/** The code of the warning that multi-token prediction modules are not modelled. */
+export const MTP_UNMODELLED = 'megatron-mtp-unmodelled';
+
+/** What is missing when D multi-token prediction modules are built (the warning's text after the setting). */
+export function mtpUnmodelledText(d: number): string {
+  return `multi-token prediction is not modelled; its ${d === 1 ? 'module' : `${d} modules`} (a transformer layer, a projection and another pass through the output layer each) ${d === 1 ? 'is' : 'are'} missing from the memory and the step time, so both are likely too low.`;
 }
 
 /**

@@ -70,7 +70,7 @@ export function applyBridge(s: FactSink, inv: Invocation, found: ReadonlyMap<str
     // unless --hf_path names another.
     recipeModel(s, undefined, hfPath);
     const at: Loc = { key: recipeArg.flag, keyRange: recipeArg.flagRange, valueRange: recipeArg.valueRange, uri: recipeArg.uri };
-    for (const f of applyBridgeRecipe(s, recipe, { at, precision: !mp })) mentioned.add(f);
+    for (const f of applyBridgeRecipe(s, recipe, { at, precision: !mp, overridden: mentioned })) mentioned.add(f);
     if (!s.has('model.preset')) recipeModel(s, recipeArg, undefined);
   } else recipeModel(s, recipeArg, hfPath);
   bridgeRecipeValues(s, inv.program, mentioned, recipeArg?.value, mp ? { value: mp.value, loc: { key: 'mixed_precision', keyRange: mp.keyRange, valueRange: mp.valueRange, uri: mp.uri } } : undefined, recipe);

@@ -9,7 +9,7 @@ import table from '../../data/megatron-bridge/recipes.json';
 import type { FactValue } from '../../shared/plan/facts';
 import type { PlanPath } from '../../shared/plan/paths';
 import { FactSink, type Loc } from '../common/sink';
-import { applyMegatronArgs, type FlagArg } from './args';
+import { applyMegatronArgs, MTP_UNMODELLED, mtpUnmodelledText, type FlagArg } from './args';
 import { YAML_FLAG_RENAME } from './fieldFlags';
 import { own } from '../../shared/lookup';
 import { editDistance } from '../../shared/editDistance';
@@ -81,7 +81,9 @@ function recipeFlags(r: BridgeRecipe): FlagArg[] {
  * as derived from the recipe (its file and line); its model when the launch names none; PEFT (LoRA or DoRA, with its
  * rank) when it trains adapters. Returns the flags the recipe set, which the launch's assumptions then skip.
  */
-export function applyBridgeRecipe(s: FactSink, r: BridgeRecipe, o: { at?: Loc; assumedBecause?: string; model?: boolean; precision?: boolean } = {}): Set<string> {
+export function applyBridgeRecipe(
+  s: FactSink, r: BridgeRecipe, o: { at?: Loc; assumedBecause?: string; model?: boolean; precision?: boolean; overridden?: ReadonlySet<string> } = {},
+): Set<string> {
   const flags = recipeFlags(r);
   const read = new FactSink(s.format, s.uri);
   applyMegatronArgs(read, flags, { modelDefaults: false, defaults: false });
@@ -108,6 +110,11 @@ export function applyBridgeRecipe(s: FactSink, r: BridgeRecipe, o: { at?: Loc; a
     if (peft === 'dora') put('lora.dora', true, from('peft dora'));
     const dim = r.values['peft.dim'];
     if (typeof dim === 'number') put('lora.rank', dim, from(`the LoRA dim ${dim}`));
+  }
+  // Multi-token prediction modules the recipe builds (glm45.py, deepseek_v3.py: mtp_num_layers 1) and the launch keeps.
+  const mtp = r.values['model.mtp_num_layers'];
+  if (typeof mtp === 'number' && mtp > 0 && !o.overridden?.has('--mtp-num-layers')) {
+    s.diag(MTP_UNMODELLED, 'warning', `The recipe ${r.name} sets mtp_num_layers ${mtp} (${recipeWhere(r)}): ${mtpUnmodelledText(mtp)}`, o.at?.valueRange ?? o.at?.keyRange, ['model.layers']);
   }
   return new Set([...flags.map((f) => f.flag), ...(precision ? ['--mixed-precision'] : [])]);
 }

@@ -82,7 +82,7 @@ export function readMegatronYaml(s: FactSink, root: KNode | undefined): void {
     const recipe = recipeOfFileName(s.file);
     const ownModel = args.some((a) => a.flag === '--num-layers' || a.flag === '--hidden-size');
     if (recipe) {
-      const o = { assumedBecause: `recipe ${recipe.name}, which the file's name points to`, model: !ownModel, precision: !mp };
+      const o = { assumedBecause: `recipe ${recipe.name}, which the file's name points to`, model: !ownModel, precision: !mp, overridden: mentioned };
       for (const f of applyBridgeRecipe(s, recipe, o)) mentioned.add(f);
     }
     bridgeRecipeValues(s, s.file, mentioned, recipe?.name, mp, recipe, true);

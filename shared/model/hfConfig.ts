@@ -10,7 +10,7 @@
  */
 import type { PlanPath } from '../plan/paths';
 import type { AttnBias, InputSource, MlaSpec, ModelSpec, MoeSpec, Problem } from '../plan/types';
-import { badGatedDeltaNetKeys, familyDefaults, gatedDeltaNetLayers, isGatedDeltaNetFamily, isGptOss, isQwen1, slidingWindow, slidingWindowMessage, unmodelledLayers } from './hfFamilies';
+import { badGatedDeltaNetKeys, familyDefaults, gatedDeltaNetLayers, isGatedDeltaNetFamily, isGptOss, isQwen1, projectionQkNorm, qkNormOf, qkvOnlyBias, slidingWindow, slidingWindowMessage, unmodelledLayers } from './hfFamilies';
 import { readMlaWidths, validMla } from './mla';
 import { FALCON_DEFAULTS, FALCON_KV_KEYS, falconParallelKey, falconSharesOneKv, isFalcon, PARALLEL_BLOCK_CODE, parallelBlockMessage } from './falcon';
 
@@ -42,7 +42,7 @@ const NEOX_TYPES = new Set(['gpt_neox']);
 const KNOWN_TYPES = new Set([
   'llama', 'mistral', 'mixtral', 'qwen2', 'qwen2_moe', 'qwen3', 'qwen3_moe', 'deepseek_v2', 'deepseek_v3', 'gemma', 'gemma2',
   'phi3', 'olmo', 'olmo2', 'granite', 'internlm2', 'yi', 'llava', 'mllama', 'llama4', 'llama4_text', 'gemma3', 'gemma3_text',
-  'gpt_oss', 'qwen', 'kimi_k2',
+  'gpt_oss', 'qwen', 'kimi_k2', 'glm', 'glm4_moe', 'olmoe',
 ]);
 
 /**
@@ -52,7 +52,7 @@ const KNOWN_TYPES = new Set([
  */
 export const isLlama4 = (modelType: string): boolean => modelType === 'llama4' || modelType === 'llama4_text';
 
-/** Model types with per-head q/k RMSNorm (Qwen3 family, Gemma 3). */
+/** Model types read exactly that also have q/k norms (hfFamilies.ts qkNormOf). */
 const QK_NORM_TYPES = new Set(['qwen3', 'qwen3_moe', 'qwen3_next', 'qwen3_5', 'qwen3_5_text', 'qwen3_5_moe', 'qwen3_5_moe_text', 'gemma3', 'gemma3_text']);
 
 /** The code of the info that a config's attention slides over a window (kept with presets and referenced configs). */
@@ -141,11 +141,12 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
   if (gpt2 || neox) attnBias = (neox || mpt) && cfg.attention_bias === false ? 'none' : 'all';
   else if (falcon) attnBias = cfg.bias === true ? 'all' : 'none';
   else if (QKV_BIAS_TYPES.has(modelType) || isQwen1(modelType)) attnBias = qwen1Bias ? 'all' : 'qkv';
+  else if (cfg.attention_bias === true && qkvOnlyBias(modelType)) attnBias = 'qkv';
   else if (cfg.attention_bias === true || cfg.bias === true || (isGptOss(modelType) && cfg.attention_bias !== false)) attnBias = 'all';
   sources['model.attnBias'] = QKV_BIAS_TYPES.has(modelType) || isQwen1(modelType)
     ? { kind: 'derived', detail: `${modelType} modeling code always adds q/k/v biases` }
     : falcon ? { kind: cfg.bias === undefined ? 'default' : 'explicit', detail: 'config.json: bias (FalconConfig default false), on every linear layer' }
-    : { kind: cfg.attention_bias === undefined ? 'default' : 'explicit', detail: `config.json: attention_bias (default ${isGptOss(modelType)})` };
+    : { kind: cfg.attention_bias === undefined ? 'default' : 'explicit', detail: `config.json: attention_bias (default ${isGptOss(modelType)})${qkvOnlyBias(modelType) ? ', on q, k and v only (o_proj has none)' : ''}` };
   const tied = gpt2 && !mpt ? true : mpt ? bool('tiedEmbeddings', 'tie_word_embeddings', true, 'llm-foundry MPTConfig: tie_word_embeddings true')
     : falcon ? bool('tiedEmbeddings', 'tie_word_embeddings', true, 'FalconConfig (PretrainedConfig) default tie_word_embeddings = true')
     : bool('tiedEmbeddings', 'tie_word_embeddings', fam?.tied ?? false, fam ? `${fam.source} default tie_word_embeddings = ${fam.tied}` : 'LlamaConfig default tie_word_embeddings = false');
@@ -194,7 +195,8 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
     positions: mpt ? (cfg.positions as ModelSpec['positions']) : gpt2 ? 'learned' : falcon && cfg.alibi === true ? 'alibi' : 'rotary',
     maxPositions,
     norm: mpt && cfg.rms_norm === true ? 'rmsnorm' : gpt2 || neox || falcon ? 'layernorm' : 'rmsnorm',
-    qkNorm: QK_NORM_TYPES.has(modelType),
+    qkNorm: qkNormOf(modelType, cfg),
+    ...(projectionQkNorm(modelType) ? { qkNormWidth: 'projection' as const } : {}),
     // gpt-oss learns one sink logit per head and layer (transformers modeling_gpt_oss.py GptOssAttention `sinks`).
     ...(isGptOss(modelType) ? { attentionSinks: true } : {}),
     dropout,

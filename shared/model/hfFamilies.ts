@@ -61,6 +61,28 @@ export const isGptOss = (modelType: string): boolean => modelType === 'gpt_oss';
 export const isQwen1 = (modelType: string): boolean => modelType === 'qwen';
 
 /**
+ * Families whose `attention_bias` puts a bias on q, k and v only: their o_proj is built with bias=False whatever the
+ * config says (transformers 5.24 modeling_glm.py, modeling_glm4.py, modeling_glm4_moe.py GlmAttention/Glm4MoeAttention).
+ */
+export const qkvOnlyBias = (modelType: string): boolean => modelType === 'glm' || modelType === 'glm4' || modelType === 'glm4_moe';
+
+/**
+ * Families that normalise the whole query and key projections rather than each head: q_norm over heads·d and k_norm over
+ * kv-heads·d (transformers 5.24 modeling_olmo2.py and modeling_olmo3.py Olmo2Attention, modeling_olmoe.py OlmoeAttention).
+ */
+export const projectionQkNorm = (modelType: string): boolean => modelType === 'olmo2' || modelType === 'olmo3' || modelType === 'olmoe';
+
+/**
+ * Whether a family's attention has q/k norms: always for Qwen3, Qwen3-Next, Qwen3.5, Gemma 3 (per head) and OLMo 2/3,
+ * OLMoE (per projection); GLM-4.5 (glm4_moe) per head when `use_qk_norm` is true (Glm4MoeConfig default false). A
+ * `use_qk_norm` written in the file decides.
+ */
+export function qkNormOf(modelType: string, c: Record<string, unknown>): boolean {
+  if (typeof c.use_qk_norm === 'boolean') return c.use_qk_norm;
+  return projectionQkNorm(modelType) || modelType.startsWith('qwen3') || isGemma3(modelType);
+}
+
+/**
  * A sliding-window attention found in a config: the key that says so, the window, which layers use it (in words) and
  * how many of the model's `layers` that is.
  */

@@ -119,7 +119,8 @@ export function layerParams(model: ModelSpec): LayerParams {
   let otherFull = 0;
   if (!mla && (model.attnBias === 'qkv' || model.attnBias === 'all')) otherFull += H * d + 2 * KV * d;
   if (model.attnBias === 'all') otherFull += h;
-  if (model.qkNorm) otherFull += 2 * d;
+  // Per-head q/k norms hold d weights each; OLMo 2's span the projections, heads·d and kv-heads·d.
+  if (model.qkNorm) otherFull += model.qkNormWidth === 'projection' ? (H + KV) * d : 2 * d;
   const attnReplicated = mla && w ? w.replicated + mlaNormParams(mla) : 0;
   otherFull += mla ? mlaNormParams(mla) : 0;
   // Gated DeltaNet layers (Qwen3-Next, Qwen3.5) hold their own token mixer: the per-layer figures are the mean over the

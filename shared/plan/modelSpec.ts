@@ -117,8 +117,13 @@ export interface ModelSpec {
   /** Positions with learned embeddings (only used when positions = 'learned'). */
   readonly maxPositions: number;
   readonly norm: NormKind;
-  /** Per-head RMSNorm on q and k (Qwen3). */
+  /** RMSNorm on q and k (Qwen3: per head). */
   readonly qkNorm: boolean;
+  /**
+   * What the q/k norms span: each head (Qwen3, Gemma 3, GLM-4.5; undefined) or the whole projection, heads·d for q and
+   * kv-heads·d for k (OLMo 2, OLMoE: transformers modeling_olmo2.py q_norm/k_norm). Only their weights differ.
+   */
+  readonly qkNormWidth?: 'projection';
   /**
    * The block's norms run in the 16-bit compute dtype and save only their 16-bit input and statistics (MPT's
    * low_precision_layernorm, llmfoundry/models/layers/norm.py LPLayerNorm: autocast off, input and weight downcast),

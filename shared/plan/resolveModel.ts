@@ -70,6 +70,7 @@ export function modelFromFacts(f: Facts, sources: Partial<Record<PlanPath, Input
     maxPositions: maxPos,
     norm: take('model.norm', str(f, 'model.norm') as NormKind | undefined, gpt2 ? 'layernorm' : 'rmsnorm', 'RMSNorm'),
     qkNorm: take('model.qkNorm', bool(f, 'model.qkNorm'), false, 'no q/k norm'),
+    ...(str(f, 'model.qkNormWidth') === 'projection' ? { qkNormWidth: take('model.qkNormWidth', 'projection' as const, 'projection' as const, '') } : {}),
     ...(bool(f, 'model.lowPrecisionNorm') ? { lowPrecisionNorm: true } : {}),
     ...(bool(f, 'model.attentionSinks') ? { attentionSinks: true } : {}),
     ...(bool(f, 'model.attentionOutputGate') ? { attentionOutputGate: take('model.attentionOutputGate', true, false, '') } : {}),

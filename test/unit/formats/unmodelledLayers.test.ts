@@ -41,6 +41,6 @@ describe('layers read as attention are said', () => {
     for (const cfg of [{ model_type: 'llama' }, { model_type: 'gemma2', sliding_window: 4096 }, { model_type: 'gpt_oss', layer_types: ['sliding_attention', 'full_attention'] }]) {
       assert.ok(!modelFromHfConfig({ hidden_size: 1024, num_hidden_layers: 2, num_attention_heads: 8, ...cfg }).problems.some((x) => x.code === UNMODELLED_LAYERS_CODE), JSON.stringify(cfg));
     }
-    assert.deepEqual(listPresets().filter((p) => p.notes.some((n) => n.code === UNMODELLED_LAYERS_CODE)).map((p) => p.id).sort(), ['qwen3-next-80b-a3b', 'qwen3.5-35b-a3b']);
+    assert.deepEqual(listPresets().filter((p) => p.notes.some((n) => n.code === UNMODELLED_LAYERS_CODE)).map((p) => p.id).sort(), ['qwen3-next-80b-a3b', 'qwen3.5-27b', 'qwen3.5-35b-a3b', 'qwen3.5-397b-a17b']);
   });
 });
