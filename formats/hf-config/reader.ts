@@ -8,7 +8,7 @@ import { toBool, toNumber } from '../common/text';
 import { entry, plain, type KEntry, type KNode } from '../common/tree';
 import type { PlanPath } from '../../shared/plan/paths';
 import { isLlama4, SLIDING_WINDOW_CODE, UNMODELLED_LAYERS_CODE } from '../../shared/model/hfConfig';
-import { badGatedDeltaNetKeys, familyDefaults, gatedDeltaNetLayers, isGatedDeltaNetFamily, isGemma3, isGptOss, isQwen1, projectionQkNorm, qkvOnlyBias, slidingWindow, slidingWindowMessage, unmodelledLayers } from '../../shared/model/hfFamilies';
+import { badGatedDeltaNetKeys, familyDefaults, gatedDeltaNetLayers, isGatedDeltaNetFamily, isGemma3, isGptOss, isQwen1, gemmaNorm, gemmaSandwichNorms, softcapOn, projectionQkNorm, qkvOnlyBias, slidingWindow, slidingWindowMessage, unmodelledLayers } from '../../shared/model/hfFamilies';
 import { readMlaWidths } from '../../shared/model/mla';
 import { FALCON_DEFAULTS, falconParallelKey, falconSharesOneKv, isFalcon, PARALLEL_BLOCK_CODE, parallelBlockMessage } from '../../shared/model/falcon';
 
@@ -76,6 +76,14 @@ export function readHfModel(s: FactSink, node: KNode | undefined, prefix = ''): 
   if (projectionQkNorm(modelType)) {
     s.default('model.qkNorm', true, 'transformers modeling_olmo2.py / modeling_olmoe.py: q_norm and k_norm');
     s.default('model.qkNormWidth', 'projection', 'transformers modeling_olmo2.py / modeling_olmoe.py: q_norm over heads·head_dim, k_norm over kv-heads·head_dim');
+  }
+  if (gemmaSandwichNorms(modelType)) s.default('model.sandwichNorms', true, `transformers modeling_${modelType.replace('_text', '')}.py: four RMSNorms a block (post_attention_layernorm and post_feedforward_layernorm too)`);
+  if (gemmaNorm(modelType)) s.default('model.normFp32', true, 'transformers GemmaRMSNorm: scales the fp32 normalised tensor by (1 + weight) and casts after');
+  for (const [key, path] of [['attn_logit_softcapping', 'model.attnLogitSoftcap'], ['final_logit_softcapping', 'model.finalLogitSoftcap']] as const) {
+    const e = entry(node, key);
+    const on = softcapOn(modelType, plain(node) as Record<string, unknown>, key);
+    if (e && (e.value.value === null || typeof e.value.value === 'number')) s.explicit(path, on, locOf(e, prefix + key));
+    else if (on) s.default(path, true, `transformers Gemma2Config default ${key} ${key.startsWith('attn') ? '50.0' : '30.0'}`);
   }
   const qkn = entry(node, 'use_qk_norm');
   if (qkn && typeof qkn.value.value === 'boolean') s.explicit('model.qkNorm', qkn.value.value, locOf(qkn, prefix + 'use_qk_norm'));

@@ -5,7 +5,7 @@
  */
 import type { LoraSaves } from './loraSaves';
 import type { LinearAttentionSpec, MlaSpec, ModelImpl, PipelineSchedule, RecomputeKind, RecomputePolicy } from '../plan/types';
-import { blockInputBytes, hfBlockBytes, titanBlockBytes, titanOpSelectiveBytes } from './blocks';
+import { blockInputBytes, hfBlockBytes, hfNormSavedBytes, titanBlockBytes, titanOpSelectiveBytes } from './blocks';
 import { layerPolicyCheckpointedBlocks } from './engine';
 import { megatronMlaAttentionBytes, megatronMlaLatentBytes } from './mlaSaves';
 import { megatronGatedDeltaNetSavedBytesPerToken } from './gatedDeltaNetSaves';
@@ -57,6 +57,12 @@ export interface ActivationShape {
   readonly outputGate?: boolean;
   /** The block norms run and save in the 16-bit compute dtype (MPT low_precision_layernorm). */
   readonly lowPrecisionNorm?: boolean;
+  /** Four norms a block (Gemma 2/3: ModelSpec.sandwichNorms). */
+  readonly sandwichNorms?: boolean;
+  /** The norms keep an fp32 input and an fp32 normalised output (GemmaRMSNorm: ModelSpec.normFp32). */
+  readonly normFp32?: boolean;
+  /** Attention scores soft-capped with tanh (Gemma 2: ModelSpec.attnLogitSoftcap); eager attention keeps tanh's output. */
+  readonly attnSoftcap?: boolean;
   /** Which blocks recompute and what they keep (shared/memory/engine.ts recomputePolicyOf), and every how many blocks. */
   readonly acPolicy?: RecomputePolicy;
   /**
@@ -249,7 +255,7 @@ export function outputLayerInputBytes(x: ActivationShape, headSavesGathered = fa
   if (x.impl === 'hf') {
     const S = x.streamBytes ?? x.actBytes, tokens = x.sLocal * x.b;
     const headIn = headTrains ? (S > x.actBytes ? sbh : S * tokens * x.h) : 0;
-    return (4 + S) * tokens * x.h + 4 * tokens + headIn + (x.autocastHeadBytes ?? 0);
+    return hfNormSavedBytes(x, S) * tokens * x.h + 4 * tokens + headIn + (x.autocastHeadBytes ?? 0);
   }
   const headIn = headTrains ? (headSavesGathered ? sbh : sbh / split) : 0;
   // The final norm's saved input: 16-bit for the fused norm; the fp32 copy and the unscaled output for an upcasting one.

@@ -29,6 +29,14 @@ export function eagerScoreBytes(x: ActivationShape, maskBytes = 0): number {
   return probs + maskBytes * x.sLocal * x.sKeys;
 }
 
+/**
+ * Gemma 2's capped scores in eager attention (modeling_gemma2.py eager_attention_forward: scores / cap, tanh, × cap):
+ * tanh keeps its output, B·b·(a/t)·s·s_k in the compute dtype; FlashAttention-2 caps inside its kernel and keeps nothing.
+ */
+export function softcapScoreBytes(x: ActivationShape): number {
+  return x.attnSoftcap ? x.actBytes * x.b * (x.heads / x.tp) * x.sLocal * x.sKeys : 0;
+}
+
 /** FlashAttention's fp32 log-sum-exp, one value per query head and token: 4·b·(a/t)·s (Dao et al. 2022). */
 export function flashStatsBytes(x: ActivationShape): number {
   return (4 * x.b * x.heads * x.sLocal) / x.tp;
@@ -97,11 +105,22 @@ export function titanOpSelectiveBytes(x: ActivationShape, ffn = x.ffn): number {
 }
 
 /**
+ * Bytes a transformers RMSNorm keeps per element of its input (with S the input's bytes): LlamaRMSNorm its fp32 input
+ * (the input itself, or its fp32 copy) and the normalised tensor cast back for the scale's multiply, 4 + S; GemmaRMSNorm
+ * the fp32 input and the fp32 normalised tensor the fp32 scale (1 + w) multiplies, 8 (transformers 5.24
+ * modeling_llama.py LlamaRMSNorm, modeling_gemma3.py Gemma3RMSNorm). Each also keeps an fp32 rsqrt per row.
+ */
+export function hfNormSavedBytes(x: Pick<ActivationShape, 'normFp32'>, S: number): number {
+  return x.normFp32 ? 8 : 4 + S;
+}
+
+/**
  * A transformers decoder layer without recomputation (transformers models/llama/modeling_llama.py: LlamaRMSNorm,
  * apply_rotary_pos_emb, sdpa/eager attention, LlamaMLP), with S = bytes of the residual stream (4 under autocast with
  * fp32 weights, else the compute dtype) and B = compute bytes:
  * - each eager RMSNorm saves its fp32 input (the input itself, or its fp32 copy), the normalised tensor in the input
- *   dtype and the rsqrt: (4 + S)·T·h + 4T, twice; a low-precision norm (MPT's LPLayerNorm, layer_norm run in the
+ *   dtype and the rsqrt: (4 + S)·T·h + 4T, twice (Gemma's: the normalised tensor in fp32, 8·T·h + 4T, four times
+ *   in Gemma 2 and 3, whose blocks also norm the attention and MLP outputs); a low-precision norm (MPT's LPLayerNorm, layer_norm run in the
  *   16-bit dtype with autocast off) saves its 16-bit input and fp32 mean and rstd: B·T·h + 8T, twice;
  * - the linears' inputs: under autocast q/k/v_proj and gate/up_proj each save their own bf16 cast of the fp32 norm
  *   output (5·B·T·h); otherwise the two norm outputs (2·S·T·h);
@@ -115,15 +134,17 @@ export function hfBlockBytes(x: ActivationShape, ffn = x.ffn, largest = false): 
   const B = x.actBytes, S = x.streamBytes ?? B, T = x.sLocal * x.b;
   const amp = (x.autocastWeightBytes ?? 0) > 0 || S > B;
   const w = widths(x, !x.flash || B === 4);
-  const norms = x.lowPrecisionNorm ? 2 * (B * T * x.h + 8 * T) : 2 * ((4 + S) * T * x.h + 4 * T);
+  // Gemma 2/3 norm four times a block, each norm keeping its fp32 input and fp32 normalised output (hfNormSavedBytes).
+  const n = x.sandwichNorms ? 4 : 2;
+  const norms = x.lowPrecisionNorm ? n * (B * T * x.h + 8 * T) : n * (hfNormSavedBytes(x, S) * T * x.h + 4 * T);
   // Under MLA two linears take the attention norm's output (q_a_proj or q_proj, kv_a_proj_with_mqa), not three.
   const frozen = frozenBase(x);
   const linearInputs = frozen ? 0 : (amp ? (x.mla ? 4 : 5) * B : 2 * S) * T * x.h;
-  const qkNorm = x.qkNorm ? (4 + S) * T * (x.heads + x.kvHeadsEff) * x.headDim : 0;
+  const qkNorm = x.qkNorm ? hfNormSavedBytes(x, S) * T * (x.heads + x.kvHeadsEff) * x.headDim : 0;
   const saved = x.mla ? hfMlaAttentionBytes(x, x.mla) : B * T * (2 * w.q + 2 * w.kv);
   // An output gate (Qwen3NextAttention: attn_output * sigmoid(gate)) keeps sigmoid's output and the product, o_proj's input.
   const gate = x.outputGate ? (frozen ? 1 : 2) * B * T * w.q : 0;
-  const attention = qkNorm + saved + (x.flash ? flashStatsBytes(x) : eagerScoreBytes(x)) + gate;
+  const attention = qkNorm + saved + (x.flash ? flashStatsBytes(x) : eagerScoreBytes(x) + softcapScoreBytes(x)) + gate;
   const mixer = mixerBytes(x, attention, T, S > B, frozen, largest);
   const mlp = ((x.gated ? 4 : 2) - (frozen ? 1 : 0)) * B * T * ffn / x.tp;
   return norms + linearInputs + mixer + mlp + (x.autocastWeightBytes ?? 0) + loraBytes(x, ffn);

@@ -22,6 +22,7 @@ import { recomputeModuleMask } from '../plan/recomputeModules';
 /** Everything the per-stage computation reads. Mutable so the fast path can refill one instance. */
 export interface MemoryContext extends ActivationShape {
   streamBytes: number; autocastWeightBytes: number; autocastHeadBytes: number; qkNorm: boolean; lowPrecisionNorm: boolean; acPolicy: RecomputePolicy; acEvery: number;
+  sandwichNorms: boolean; normFp32: boolean; attnSoftcap: boolean; finalSoftcap: boolean;
   compiled: boolean; normUpcast: boolean;
   model: ModelSpec;
   /** The model's multi-head latent attention, if any (shared/memory/mlaSaves.ts). */
@@ -150,7 +151,8 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   c.moeRouteSaves = model.moe && c.impl === 'hf' ? hfMoeRoutingSaves(model.moe, c.sLocal * c.b, c.h, c.actBytes, !!plan.lora) : 0;
   c.autocastWeightBytes = autocast && c.impl === 'hf' && !plan.lora ? c.actBytes * (c.attnRank + c.denseMlpRank) : 0;
   c.autocastHeadBytes = autocast && c.impl === 'hf' && !plan.lora ? (c.actBytes * c.vocab * c.h) / tp : 0;
-  c.qkNorm = model.qkNorm; c.lowPrecisionNorm = model.lowPrecisionNorm === true; c.acPolicy = recomputePolicyOf(plan); c.acEvery = recomputeEveryOf(plan);
+  c.qkNorm = model.qkNorm; c.lowPrecisionNorm = model.lowPrecisionNorm === true; c.sandwichNorms = model.sandwichNorms === true; c.normFp32 = model.normFp32 === true;
+  c.attnSoftcap = model.attnLogitSoftcap === true; c.finalSoftcap = model.finalLogitSoftcap === true; c.acPolicy = recomputePolicyOf(plan); c.acEvery = recomputeEveryOf(plan);
   c.compiled = plan.training.compile === true && c.impl === 'torchtitan';
   c.normUpcast = t.normUpcast === true && c.impl === 'torchtitan' && !c.compiled;
   const rb = regimeBytes(c.regime, t.precision);

@@ -10,7 +10,7 @@
  */
 import type { PlanPath } from '../plan/paths';
 import type { AttnBias, InputSource, MlaSpec, ModelSpec, MoeSpec, Problem } from '../plan/types';
-import { badGatedDeltaNetKeys, familyDefaults, gatedDeltaNetLayers, isGatedDeltaNetFamily, isGptOss, isQwen1, projectionQkNorm, qkNormOf, qkvOnlyBias, slidingWindow, slidingWindowMessage, unmodelledLayers } from './hfFamilies';
+import { badGatedDeltaNetKeys, familyDefaults, gatedDeltaNetLayers, isGatedDeltaNetFamily, isGptOss, isQwen1, gemmaNorm, gemmaSandwichNorms, softcapOn, projectionQkNorm, qkNormOf, qkvOnlyBias, slidingWindow, slidingWindowMessage, unmodelledLayers } from './hfFamilies';
 import { readMlaWidths, validMla } from './mla';
 import { FALCON_DEFAULTS, FALCON_KV_KEYS, falconParallelKey, falconSharesOneKv, isFalcon, PARALLEL_BLOCK_CODE, parallelBlockMessage } from './falcon';
 
@@ -197,6 +197,10 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
     norm: mpt && cfg.rms_norm === true ? 'rmsnorm' : gpt2 || neox || falcon ? 'layernorm' : 'rmsnorm',
     qkNorm: qkNormOf(modelType, cfg),
     ...(projectionQkNorm(modelType) ? { qkNormWidth: 'projection' as const } : {}),
+    ...(gemmaSandwichNorms(modelType) ? { sandwichNorms: true } : {}),
+    ...(gemmaNorm(modelType) ? { normFp32: true } : {}),
+    ...(softcapOn(modelType, cfg, 'attn_logit_softcapping') ? { attnLogitSoftcap: true } : {}),
+    ...(softcapOn(modelType, cfg, 'final_logit_softcapping') ? { finalLogitSoftcap: true } : {}),
     // gpt-oss learns one sink logit per head and layer (transformers modeling_gpt_oss.py GptOssAttention `sinks`).
     ...(isGptOss(modelType) ? { attentionSinks: true } : {}),
     dropout,

@@ -60,6 +60,23 @@ export const isGptOss = (modelType: string): boolean => modelType === 'gpt_oss';
  */
 export const isQwen1 = (modelType: string): boolean => modelType === 'qwen';
 
+/** Gemma 2 and 3 norm each block four times (post_attention_layernorm and post_feedforward_layernorm too). */
+export const gemmaSandwichNorms = (modelType: string): boolean => modelType === 'gemma2' || isGemma3(modelType);
+
+/** Gemma 1–3's RMSNorm scales in fp32 and casts after (GemmaRMSNorm: `output * (1.0 + self.weight.float())`, then type_as). */
+export const gemmaNorm = (modelType: string): boolean => modelType === 'gemma' || gemmaSandwichNorms(modelType);
+
+/**
+ * Whether a logit soft-cap is on: the key's number (> 0), none when it is null, else the family's default (Gemma2Config:
+ * attn_logit_softcapping 50.0, final_logit_softcapping 30.0; Gemma 3 and others none).
+ */
+export function softcapOn(modelType: string, c: Record<string, unknown>, key: 'attn_logit_softcapping' | 'final_logit_softcapping'): boolean {
+  const v = c[key];
+  if (v === null) return false;
+  if (typeof v === 'number') return v > 0;
+  return modelType === 'gemma2';
+}
+
 /**
  * Families whose `attention_bias` puts a bias on q, k and v only: their o_proj is built with bias=False whatever the
  * config says (transformers 5.24 modeling_glm.py, modeling_glm4.py, modeling_glm4_moe.py GlmAttention/Glm4MoeAttention).

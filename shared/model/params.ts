@@ -22,7 +22,7 @@ export interface LayerParams {
   readonly attnReplicated: number;
   /** Dense MLP matrices and biases (dense layers only). */
   readonly denseMlp: number;
-  /** The two per-layer norms (replicated across TP). */
+  /** The per-layer norms, two (four with Gemma 2/3's sandwich norms), replicated across TP. */
   readonly norms: number;
   /** Routed experts of one MoE layer (EP/ETP-sharded). */
   readonly experts: number;
@@ -121,6 +121,8 @@ export function layerParams(model: ModelSpec): LayerParams {
   if (model.attnBias === 'all') otherFull += h;
   // Per-head q/k norms hold d weights each; OLMo 2's span the projections, heads·d and kv-heads·d.
   if (model.qkNorm) otherFull += model.qkNormWidth === 'projection' ? (H + KV) * d : 2 * d;
+  // A learned sink logit per head (gpt-oss: transformers GptOssAttention `sinks`, one per head and layer).
+  if (model.attentionSinks === true) otherFull += H;
   const attnReplicated = mla && w ? w.replicated + mlaNormParams(mla) : 0;
   otherFull += mla ? mlaNormParams(mla) : 0;
   // Gated DeltaNet layers (Qwen3-Next, Qwen3.5) hold their own token mixer: the per-layer figures are the mean over the
@@ -138,9 +140,10 @@ export function layerParams(model: ModelSpec): LayerParams {
     attnOther,
     attnReplicated,
     denseMlp: mlpParams(model, model.ffnSize),
-    norms: 2 * normParams(model),
+    norms: (model.sandwichNorms ? 4 : 2) * normParams(model),
     experts: moe ? moe.experts * expertOne : 0,
-    router: moe ? h * moe.experts : 0,
+    // The router's weights; a model with MLP biases biases its router too (gpt-oss: GptOssTopKRouter `bias`).
+    router: moe ? h * moe.experts + (model.mlpBias ? moe.experts : 0) : 0,
     sharedExperts: moe ? moe.sharedExperts * mlpParams(model, moe.sharedExpertFfnSize) + (moe.sharedExpertGate ? h : 0) : 0,
     inactiveExperts: moe ? Math.max(0, moe.experts - moe.topK) * expertOne : 0,
   };

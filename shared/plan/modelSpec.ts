@@ -125,6 +125,28 @@ export interface ModelSpec {
    */
   readonly qkNormWidth?: 'projection';
   /**
+   * Each block also normalises its attention and MLP outputs before their residual adds: four norms a block (Gemma 2
+   * and 3: transformers modeling_gemma2.py/modeling_gemma3.py post_attention_layernorm, pre_feedforward_layernorm,
+   * post_feedforward_layernorm beside input_layernorm). Undefined = two.
+   */
+  readonly sandwichNorms?: boolean;
+  /**
+   * The RMSNorm stays fp32 to its end: it multiplies the fp32 normalised tensor by the fp32 scale (1 + w) and casts
+   * after (transformers GemmaRMSNorm, Gemma 1–3), so it keeps an fp32 input and an fp32 normalised output whatever the
+   * stream's dtype, where Llama's casts before the scale. Undefined = Llama's.
+   */
+  readonly normFp32?: boolean;
+  /**
+   * Attention scores pass through cap·tanh(scores / cap) before the softmax (Gemma 2 `attn_logit_softcapping`, default
+   * 50): eager attention keeps tanh's output, one more score-sized tensor a layer; FlashAttention-2 caps in its kernel.
+   */
+  readonly attnLogitSoftcap?: boolean;
+  /**
+   * The logits pass through cap·tanh(logits / cap) before the loss (Gemma 2 `final_logit_softcapping`, default 30):
+   * tanh's output, one more logits-sized tensor, stays until the backward (transformers Gemma2ForCausalLM.forward).
+   */
+  readonly finalLogitSoftcap?: boolean;
+  /**
    * The block's norms run in the 16-bit compute dtype and save only their 16-bit input and statistics (MPT's
    * low_precision_layernorm, llmfoundry/models/layers/norm.py LPLayerNorm: autocast off, input and weight downcast),
    * not the fp32 copy autocast makes for layer_norm. Undefined = false.

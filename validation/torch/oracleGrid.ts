@@ -11,6 +11,9 @@ import { compareOracle, totalBesideActivations, type OracleComparison } from './
 import { exportOraclePlan, hfConfigOf } from './oraclePlan';
 import { isOracleFailure, runOracle } from './oracleRun';
 import type { OracleReport } from './oracleTypes';
+import { findPreset } from '../../shared/model/presets';
+import gemma3Config from '../../data/models/gemma-3-1b.json';
+import gemma2Config from '../../data/models/gemma-2-2b.json';
 
 /** Llama-3-8B's widths (GQA 32/8, SwiGLU 14,336, vocabulary 128,256) at 2 layers. */
 const LLAMA: ModelSpec = {
@@ -49,6 +52,20 @@ const DSV2_LITE: ModelSpec = {
 };
 /** transformers' DeepSeek-V2 implementation (complex rotary tables) for the V2-Lite cases. */
 const DSV2_CONFIG = { ...hfConfigOf(DSV2_LITE), model_type: 'deepseek_v2' };
+
+/**
+ * Gemma 3 1B and Gemma 2 2B (the bundled presets' config.json) at 2 layers, every layer full attention: four
+ * GemmaRMSNorms a block that keep fp32 normalised outputs, per-head q/k norms (Gemma 3), Gemma 2's capped attention
+ * scores and logits. Sliding-window layers are left out: with a window shorter than the sequence transformers passes
+ * SDPA a mask, which the oracle cannot run as a GPU would.
+ */
+function gemma(id: 'gemma-3-1b' | 'gemma-2-2b', raw: Record<string, unknown>): { model: ModelSpec; hfConfig: Record<string, unknown> } {
+  const { slidingWindow: _w, ...model } = findPreset(id)!.model;
+  const { _shardlens: _s, ...cfg } = raw;
+  return { model: { ...model, layers: 2 }, hfConfig: { ...cfg, num_hidden_layers: 2, layer_types: ['full_attention', 'full_attention'] } };
+}
+const GEMMA3 = gemma('gemma-3-1b', gemma3Config);
+const GEMMA2 = gemma('gemma-2-2b', gemma2Config);
 
 /** `stages`: the pipeline stages the oracle measures (default: all); `hfConfig`: the config.json the oracle builds (impl 'hf'). */
 export interface GridCase {
@@ -139,6 +156,10 @@ export const ORACLE_GRID: readonly GridCase[] = [
   c('HF DDP2 fp32, DeepSeek-V2-Lite MLA, seq 512', 'ddp', { ...hf, precision: 'fp32', seqLen: 512 }, { dp: 2, sharding: { style: 'ddp', stage: 0 } } as Par, DSV2_LITE, undefined, undefined, DSV2_CONFIG),
   // transformers' MoE layers (Mixtral: grouped-GEMM experts, fp32 router weights), bf16 on one GPU.
   c('HF single GPU bf16-true, Mixtral MoE', 'ddp', { ...hf, precision: 'bf16' }, { dp: 1, sharding: { style: 'ddp', stage: 0 } } as Par, MIXTRAL),
+  c('HF single GPU bf16-true, Gemma 3 1B width', 'ddp', { ...hf, precision: 'bf16' }, { dp: 1, sharding: { style: 'ddp', stage: 0 } } as Par, GEMMA3.model, undefined, undefined, GEMMA3.hfConfig),
+  c('HF DDP2 autocast, Gemma 3 1B width', 'ddp', { ...hf }, { dp: 2, sharding: { style: 'ddp', stage: 0 } } as Par, GEMMA3.model, undefined, undefined, GEMMA3.hfConfig),
+  // Gemma 2 has no SDPA path in transformers 5.24 (eager or FlashAttention-2): eager, with its capped scores.
+  c('HF single GPU bf16-true, Gemma 2 2B width, eager attention, seq 1024', 'ddp', { ...hf, precision: 'bf16', flashAttention: false, seqLen: 1024 }, { dp: 1, sharding: { style: 'ddp', stage: 0 } } as Par, GEMMA2.model, undefined, undefined, GEMMA2.hfConfig),
   c('HF single GPU bf16-true, Mixtral MoE, gradient checkpointing', 'ddp', { ...hf, precision: 'bf16', recompute: 'full' }, { dp: 1, sharding: { style: 'ddp', stage: 0 } } as Par, MIXTRAL),
   // Megatron-style: 16-bit weights, fp32 main_grad and master, the distributed optimizer, TP/SP, PP, dropout.
   c('Megatron DP8, distributed optimizer', 'megatron', { gradDtype: 'fp32' }, { dp: 8, sharding: { style: 'megatron-distopt', stage: 1 } } as Par),

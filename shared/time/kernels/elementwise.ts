@@ -101,7 +101,7 @@ export interface LayerWidths {
 
 /**
  * Bytes of a layer's memory-bound kernels, forward or backward: 2 norms (2·Tn·h·B each; `upcastNorm` for an RMSNorm
- * written as x.float() … type_as(x), as torchtitan's of 2024 and torchtune's), 2 residual adds (3·Tn·h·B), dropout on
+ * written as x.float() … type_as(x), as torchtitan's of 2024 and torchtune's, and Gemma's; 4 norms in Gemma 2 and 3), 2 residual adds (3·Tn·h·B), dropout on
  * both branches when active (Tn·h·(2B+1)), rotary on q and k (2·T·(a+g)·d·B), q/k norms, the MLP activation (gated:
  * 3·T·f·B, plain 2·T·f·B) and q/k/v copies (2·T·(a+2g)·d·B), each × its passes
  * (Korthikanti et al. 2022 Table 2 tensors). Under multi-head latent attention, rotary on the a·d_r query columns and
@@ -115,8 +115,11 @@ export function layerElementwiseBytes(m: ModelSpec, w: LayerWidths, actBytes: nu
   const B = actBytes;
   const h = m.hiddenSize;
   const d = m.headDim;
-  const norm = m.norm === 'rmsnorm' ? (upcastNorm ? P.rmsnormUpcast : P.rmsnorm) : P.layernorm;
-  let bytes = 2 * norm * 2 * w.normTokens * h * B + 2 * P.residual * 3 * w.normTokens * h * B;
+  // Gemma's RMSNorm computes in fp32 to its end (GemmaRMSNorm): it moves what an upcasting norm moves.
+  const norm = m.norm === 'rmsnorm' ? (upcastNorm || m.normFp32 ? P.rmsnormUpcast : P.rmsnorm) : P.layernorm;
+  // Gemma 2 and 3 norm each block four times (their attention and MLP outputs too).
+  const norms = m.sandwichNorms ? 4 : 2;
+  let bytes = norms * norm * 2 * w.normTokens * h * B + 2 * P.residual * 3 * w.normTokens * h * B;
   if (m.dropout !== false) bytes += 2 * P.dropout * w.normTokens * h * (2 * B + 1);
   const mla = m.mla;
   if (mla) {
@@ -149,7 +152,7 @@ function softmaxHeadBytes(m: ModelSpec, w: LayerWidths, B: number, P: Passes, no
 export function softmaxAttentionElementwiseBytes(m: ModelSpec, w: LayerWidths, actBytes: number, f: Fusion, pass: 'fwd' | 'bwd' = 'fwd', upcastNorm = false): number {
   if (m.mla) return 0;
   const { P, scale } = passTable(f, pass);
-  const norm = m.norm === 'rmsnorm' ? (upcastNorm ? P.rmsnormUpcast : P.rmsnorm) : P.layernorm;
+  const norm = m.norm === 'rmsnorm' ? (upcastNorm || m.normFp32 ? P.rmsnormUpcast : P.rmsnorm) : P.layernorm;
   return scale * softmaxHeadBytes(m, w, actBytes, P, norm);
 }
 

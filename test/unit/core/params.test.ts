@@ -1,7 +1,7 @@
 /** Exact parameter counts (docs/formulas.md#reference-values) and config.json reading. */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { countParams, loraLayerParams, paddedVocabSize } from '../../../shared/model/params';
+import { countParams, layerParams, loraLayerParams, paddedVocabSize } from '../../../shared/model/params';
 import { loraTargetsOf } from '../../../formats/common/maps';
 import { rankParts } from '../../../shared/model/rankParams';
 import { modelFromHfConfig } from '../../../shared/model/hfConfig';
@@ -245,6 +245,13 @@ describe('parameter counts of the newer presets against their model cards (withi
     }
     const m = preset('gpt-oss-20b');
     assert.deepEqual([m.moe?.experts, m.moe?.topK, m.moe?.expertFfnSize, m.moe?.sharedExperts, m.mlpBias, m.attnBias], [32, 4, 2880, 0, true, 'all']);
+  });
+  test('gpt-oss: a learned sink logit per head and a bias per expert on the router, in every layer', () => {
+    // transformers 5.24 modeling_gpt_oss.py: GptOssAttention `sinks` (num_attention_heads), GptOssTopKRouter `bias`
+    // (num_local_experts); gpt-oss-20b has 64 heads, 32 experts, h = 2880, head_dim 64, 8 KV heads.
+    const per = layerParams(preset('gpt-oss-20b'));
+    assert.equal(per.router, 2880 * 32 + 32);
+    assert.equal(per.attnOther, (64 * 64 + 2 * 8 * 64) + 2880 + 64);
   });
   test('Llama 4: dense layers use intermediate_size_mlp, experts and the shared expert intermediate_size, every 2nd layer MoE (Maverick)', () => {
     const m = preset('llama-4-maverick');
