@@ -85,6 +85,7 @@ export function readHfModel(s: FactSink, node: KNode | undefined, prefix = ''): 
     if (e && (e.value.value === null || typeof e.value.value === 'number')) s.explicit(path, on, locOf(e, prefix + key));
     else if (on) s.default(path, true, `transformers Gemma2Config default ${key} ${key.startsWith('attn') ? '50.0' : '30.0'}`);
   }
+  if (modelType === 'gemma2') s.default('model.noSdpa', true, 'transformers 5.24: Gemma 2 has no SDPA attention (eager unless attn_implementation is flash_attention_2)');
   const qkn = entry(node, 'use_qk_norm');
   if (qkn && typeof qkn.value.value === 'boolean') s.explicit('model.qkNorm', qkn.value.value, locOf(qkn, prefix + 'use_qk_norm'));
   if (isGemma3(modelType)) s.default('model.qkNorm', true, 'transformers modeling_gemma3.py: q_norm/k_norm per head');

@@ -201,6 +201,7 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
     ...(gemmaNorm(modelType) ? { normFp32: true } : {}),
     ...(softcapOn(modelType, cfg, 'attn_logit_softcapping') ? { attnLogitSoftcap: true } : {}),
     ...(softcapOn(modelType, cfg, 'final_logit_softcapping') ? { finalLogitSoftcap: true } : {}),
+    ...(modelType === 'gemma2' ? { noSdpa: true } : {}),
     // gpt-oss learns one sink logit per head and layer (transformers modeling_gpt_oss.py GptOssAttention `sinks`).
     ...(isGptOss(modelType) ? { attentionSinks: true } : {}),
     dropout,

@@ -178,9 +178,14 @@ export function derivePlan(input: PlanInput, gpu?: GpuSpec): Derived {
   // transformers' modeling code (Axolotl, Accelerate, TRL, …) saves what transformers' modules save, not what
   // torchtitan's do (shared/memory/engine.ts modelImplOf), and runs its own eager ops (shared/time/kernels/elementwise.ts).
   const hfImpl = training0.modelImpl === undefined ? modelImplForFormat(input.format, engine) : undefined;
-  const training: TrainingSpec = hfImpl
+  const training1: TrainingSpec = hfImpl
     ? { ...training0, modelImpl: pick('training.modelImpl', undefined, hfImpl, `${input.format} trains transformers' model code`, 'derived') }
     : training0;
+  // transformers without an SDPA path for the model (Gemma 2) runs eager attention unless the file names a kernel.
+  const eagerByDefault = training1.modelImpl === 'hf' && input.model.noSdpa === true && input.training?.flashAttention === undefined;
+  const training: TrainingSpec = eagerByDefault
+    ? { ...training1, flashAttention: pick('training.flashAttention', undefined, false, `transformers has no SDPA attention for ${input.model.name}: eager unless attn_implementation names flash_attention_2`, 'derived') }
+    : training1;
   const sharding = deriveSharding(input, dp, training, pick, problems);
   const titan = input.format === 'torchtitan';
   const [firstLess, lastLess] = [p.firstStageLess ?? TORCHTITAN_STAGE_WEIGHT, p.lastStageLess ?? TORCHTITAN_STAGE_WEIGHT];

@@ -147,6 +147,11 @@ export interface ModelSpec {
    */
   readonly finalLogitSoftcap?: boolean;
   /**
+   * transformers has no SDPA attention for the model (Gemma 2 in 5.24: Gemma2PreTrainedModel does not support it), so
+   * its default attention is eager; FlashAttention only when the config names flash_attention_2. Undefined = SDPA.
+   */
+  readonly noSdpa?: boolean;
+  /**
    * The block's norms run in the 16-bit compute dtype and save only their 16-bit input and statistics (MPT's
    * low_precision_layernorm, llmfoundry/models/layers/norm.py LPLayerNorm: autocast off, input and weight downcast),
    * not the fp32 copy autocast makes for layer_norm. Undefined = false.

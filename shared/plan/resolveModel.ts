@@ -74,6 +74,7 @@ export function modelFromFacts(f: Facts, sources: Partial<Record<PlanPath, Input
     ...(bool(f, 'model.normFp32') ? { normFp32: take('model.normFp32', true, true, '') } : {}),
     ...(bool(f, 'model.attnLogitSoftcap') ? { attnLogitSoftcap: take('model.attnLogitSoftcap', true, true, '') } : {}),
     ...(bool(f, 'model.finalLogitSoftcap') ? { finalLogitSoftcap: take('model.finalLogitSoftcap', true, true, '') } : {}),
+    ...(bool(f, 'model.noSdpa') ? { noSdpa: take('model.noSdpa', true, true, '') } : {}),
     ...(str(f, 'model.qkNormWidth') === 'projection' ? { qkNormWidth: take('model.qkNormWidth', 'projection' as const, 'projection' as const, '') } : {}),
     ...(bool(f, 'model.lowPrecisionNorm') ? { lowPrecisionNorm: true } : {}),
     ...(bool(f, 'model.attentionSinks') ? { attentionSinks: true } : {}),

@@ -16,6 +16,7 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ActivationShape } from '../../../shared/memory/activations';
 import { hfBlockBytes } from '../../../shared/memory/blocks';
+import { peakMemoryFast } from '../../../shared/memory/fast';
 import { countParams, layerParams } from '../../../shared/model/params';
 import { findPreset } from '../../../shared/model/presets';
 import { modelFromHfConfig } from '../../../shared/model/hfConfig';
@@ -80,5 +81,30 @@ describe('Gemma blocks (transformers)', () => {
     assert.equal(countParams(o).parameters, countParams(m).parameters);
     const gemma3 = modelFromHfConfig({ ...cfg, model_type: 'gemma3_text', attn_logit_softcapping: undefined, final_logit_softcapping: undefined }).model!;
     assert.deepEqual([gemma3.attnLogitSoftcap, gemma3.finalLogitSoftcap], [undefined, undefined]);
+  });
+});
+
+describe('Gemma 2 attention under transformers', () => {
+  before(async () => { await initFormats(); });
+  const axolotl = (extra = '') => `base_model: google/gemma-2-2b\nsequence_len: 4096\nmicro_batch_size: 1\ngradient_accumulation_steps: 4\nbf16: true\n${extra}`;
+  const plan = (text: string) => loadConfigGraph('/ws/gemma.yaml', memoryHost({ '/ws/gemma.yaml': text }), { settings: {} }).resolved;
+
+  test('no SDPA path in transformers 5.24: eager attention unless the file names FlashAttention-2, and the source says why', () => {
+    const r = plan(axolotl());
+    assert.equal(r.plan!.training.flashAttention, false);
+    assert.match(r.plan!.sources['training.flashAttention']?.detail ?? '', /no SDPA attention for .*eager unless attn_implementation names flash_attention_2/);
+    assert.equal(plan(axolotl('flash_attention: true\n')).plan!.training.flashAttention, true);
+    // Gemma 3 has SDPA: the default stays.
+    assert.equal(plan(axolotl().replace('gemma-2-2b', 'gemma-3-1b-it')).plan!.training.flashAttention, true);
+  });
+
+  test('eager Gemma 2 keeps the fp32 softmax, its cast and the capped scores: 26 GiB more than FlashAttention-2 at 4k', () => {
+    const eager = plan(axolotl()).plan!, fa2 = plan(axolotl('flash_attention: true\n')).plan!;
+    assert.deepEqual([eager.model.noSdpa, fa2.model.attnLogitSoftcap, eager.training.precision], [true, true, 'bf16-mixed']);
+    // Every one of the 26 layers keeps, per head and query-key pair, the fp32 probabilities (4), their bf16 cast (2) and
+    // tanh's bf16 output of the capped scores (2): 26·8·8·T² bytes (the boolean causal mask is shared by the layers).
+    const T = 4096;
+    const extra = peakMemoryFast(eager) - peakMemoryFast(fa2);
+    assert.ok(extra >= 26 * 8 * 8 * T * T && extra <= 1.02 * 26 * 8 * 8 * T * T, `${extra / 2 ** 30} GiB`);
   });
 });
