@@ -40,8 +40,21 @@ def attend(q, k, v, kind="flash", causal=True, scale=None):
     return torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, 0.0, causal, False, scale=scale)[0]
 
 
+def _masked_efficient(query, key, value, attn_mask, scale):
+    """A boolean mask on a GPU (transformers' sliding-window layers when the window is shorter than the sequence):
+    FlashAttention takes no mask, so SDPA runs the memory-efficient kernel, which takes the mask as an additive bias
+    in the query's dtype (aten convert_boolean_attn_mask makes a new tensor each call) and keeps it for the backward;
+    transformers has already repeated K/V to the query heads (integrations/sdpa_attention.py use_gqa_in_sdpa: no
+    native GQA with a mask on CUDA)."""
+    bias = torch.zeros(attn_mask.shape, dtype=query.dtype, device=query.device).masked_fill(attn_mask.logical_not(), float("-inf"))
+    bias = bias.expand(query.shape[0], query.shape[1], query.shape[2], key.shape[2])
+    return torch.ops.aten._scaled_dot_product_efficient_attention(query, key, value, bias, True, 0.0, False, scale=scale)[0]
+
+
 def _gpu_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
-    if attn_mask is not None or dropout_p > 0:
+    masked = attn_mask is not None and attn_mask.dtype == torch.bool and dropout_p == 0 and query.shape[-3] == key.shape[-3]
+    import sys; print('SDPA', attn_mask is not None, getattr(attn_mask, 'dtype', None), tuple(query.shape), tuple(key.shape), masked, file=sys.stderr)
+    if (attn_mask is not None and not masked) or dropout_p > 0:
         return _ORIGINAL_SDPA(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
                               scale=scale, enable_gqa=enable_gqa)
     # Under torch.autocast, aten::scaled_dot_product_attention runs in the autocast dtype (autocast's lower-precision
@@ -50,6 +63,8 @@ def _gpu_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     if torch.is_autocast_enabled(device):
         dtype = torch.get_autocast_dtype(device)
         query, key, value = (t.to(dtype) if t.is_floating_point() and t.dtype != dtype else t for t in (query, key, value))
+    if masked:
+        return _masked_efficient(query, key, value, attn_mask, scale)
     # FlashAttention takes fewer K/V heads than query heads natively (enable_gqa): nothing is repeated.
     return attend(query, key, value, "flash", causal=is_causal, scale=scale)
 

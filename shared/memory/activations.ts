@@ -63,6 +63,8 @@ export interface ActivationShape {
   readonly normFp32?: boolean;
   /** Attention scores soft-capped with tanh (Gemma 2: ModelSpec.attnLogitSoftcap); eager attention keeps tanh's output. */
   readonly attnSoftcap?: boolean;
+  /** Share of the layers whose SDPA call carries transformers' sliding-window mask (shared/memory/engine.ts maskedSlidingShare). */
+  readonly maskedSliding?: number;
   /** Which blocks recompute and what they keep (shared/memory/engine.ts recomputePolicyOf), and every how many blocks. */
   readonly acPolicy?: RecomputePolicy;
   /**

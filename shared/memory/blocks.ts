@@ -37,6 +37,22 @@ export function softcapScoreBytes(x: ActivationShape): number {
   return x.attnSoftcap ? x.actBytes * x.b * (x.heads / x.tp) * x.sLocal * x.sKeys : 0;
 }
 
+/**
+ * What a transformers sliding layer adds under SDPA when it passes the window's mask (transformers
+ * integrations/sdpa_attention.py; torch's SDPA dispatch on CUDA): FlashAttention takes no mask, so the memory-efficient
+ * kernel runs and keeps the mask as the additive bias SDPA converts it to, in the compute dtype (one b·1·s·s_k tensor a
+ * layer, aten convert_boolean_attn_mask); transformers repeats K/V to the query heads first (use_gqa_in_sdpa is false
+ * with a mask), a copy kept in their place when each KV head serves several query heads across more than one KV head
+ * (with one KV head the repeat is a view of it). Measured on the memory-efficient kernel's meta function in the oracle
+ * (probe/oracle/attention.py `_masked_efficient`).
+ */
+export function maskedSdpaBytes(x: ActivationShape): number {
+  const B = x.actBytes, T = x.sLocal * x.b;
+  const w = widths(x, false);
+  const repeated = x.kvHeadsEff > 1 && x.kvHeadsEff < x.heads ? 2 * B * T * (w.q - w.kv) : 0;
+  return B * x.b * x.sLocal * x.sKeys + repeated;
+}
+
 /** FlashAttention's fp32 log-sum-exp, one value per query head and token: 4·b·(a/t)·s (Dao et al. 2022). */
 export function flashStatsBytes(x: ActivationShape): number {
   return (4 * x.b * x.heads * x.sLocal) / x.tp;
@@ -144,7 +160,8 @@ export function hfBlockBytes(x: ActivationShape, ffn = x.ffn, largest = false): 
   const saved = x.mla ? hfMlaAttentionBytes(x, x.mla) : B * T * (2 * w.q + 2 * w.kv);
   // An output gate (Qwen3NextAttention: attn_output * sigmoid(gate)) keeps sigmoid's output and the product, o_proj's input.
   const gate = x.outputGate ? (frozen ? 1 : 2) * B * T * w.q : 0;
-  const attention = qkNorm + saved + (x.flash ? flashStatsBytes(x) : eagerScoreBytes(x) + softcapScoreBytes(x)) + gate;
+  const masked = x.flash && x.maskedSliding ? (largest ? 1 : x.maskedSliding) * maskedSdpaBytes(x) : 0;
+  const attention = qkNorm + saved + (x.flash ? flashStatsBytes(x) + masked : eagerScoreBytes(x) + softcapScoreBytes(x)) + gate;
   const mixer = mixerBytes(x, attention, T, S > B, frozen, largest);
   const mlp = ((x.gated ? 4 : 2) - (frozen ? 1 : 0)) * B * T * ffn / x.tp;
   return norms + linearInputs + mixer + mlp + (x.autocastWeightBytes ?? 0) + loraBytes(x, ffn);

@@ -11,7 +11,7 @@ import type { ActivationShape } from './activations';
 import { hfMoeRoutingSaves } from './blocks';
 import { adafactorBytesPerParam } from './modelStates';
 import { activationBytesOf, dtypeBytes, optimizerBytesPerParam, optimizerStateElementBytes, paramBytesOf } from './dtypes';
-import { deepspeedBf16Optimizer, modelImplOf, optimizerImplOf, precisionRegimeOf, recomputeEveryOf, recomputePolicyOf } from './engine';
+import { deepspeedBf16Optimizer, maskedSlidingShare, modelImplOf, optimizerImplOf, precisionRegimeOf, recomputeEveryOf, recomputePolicyOf } from './engine';
 import { lossImplOf, type LossImpl } from './loss';
 import { hpzRanks } from '../comm/volumes';
 import { pipelineEngineOf, type PipelineEngine } from './pipeline';
@@ -22,7 +22,7 @@ import { recomputeModuleMask } from '../plan/recomputeModules';
 /** Everything the per-stage computation reads. Mutable so the fast path can refill one instance. */
 export interface MemoryContext extends ActivationShape {
   streamBytes: number; autocastWeightBytes: number; autocastHeadBytes: number; qkNorm: boolean; lowPrecisionNorm: boolean; acPolicy: RecomputePolicy; acEvery: number;
-  sandwichNorms: boolean; normFp32: boolean; attnSoftcap: boolean; finalSoftcap: boolean;
+  sandwichNorms: boolean; normFp32: boolean; attnSoftcap: boolean; finalSoftcap: boolean; maskedSliding: number;
   compiled: boolean; normUpcast: boolean;
   model: ModelSpec;
   /** The model's multi-head latent attention, if any (shared/memory/mlaSaves.ts). */
@@ -152,7 +152,7 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   c.autocastWeightBytes = autocast && c.impl === 'hf' && !plan.lora ? c.actBytes * (c.attnRank + c.denseMlpRank) : 0;
   c.autocastHeadBytes = autocast && c.impl === 'hf' && !plan.lora ? (c.actBytes * c.vocab * c.h) / tp : 0;
   c.qkNorm = model.qkNorm; c.lowPrecisionNorm = model.lowPrecisionNorm === true; c.sandwichNorms = model.sandwichNorms === true; c.normFp32 = model.normFp32 === true;
-  c.attnSoftcap = model.attnLogitSoftcap === true; c.finalSoftcap = model.finalLogitSoftcap === true; c.acPolicy = recomputePolicyOf(plan); c.acEvery = recomputeEveryOf(plan);
+  c.attnSoftcap = model.attnLogitSoftcap === true; c.finalSoftcap = model.finalLogitSoftcap === true; c.maskedSliding = maskedSlidingShare(plan); c.acPolicy = recomputePolicyOf(plan); c.acEvery = recomputeEveryOf(plan);
   c.compiled = plan.training.compile === true && c.impl === 'torchtitan';
   c.normUpcast = t.normUpcast === true && c.impl === 'torchtitan' && !c.compiled;
   const rb = regimeBytes(c.regime, t.precision);

@@ -30,6 +30,33 @@ export function modelImplOf(plan: Pick<Plan, 'engine' | 'training'>): ModelImpl 
 }
 
 /**
+ * Whether the plan's attention kernel skips the blocks outside a sliding window: Transformer Engine's fused attention
+ * under Megatron (`window_size`), torchtitan's FlexAttention block masks, and FlashAttention-2 where the config asks
+ * for it (the HF trainers' `flash_attention_2`; a flash-attention setting stated in the file). PyTorch SDPA with the
+ * sliding mask transformers builds and eager attention compute every block, so do ring attention's blocks under CP
+ * (not modelled with a window).
+ */
+export function windowSkipsBlocks(plan: Plan): boolean {
+  if (!plan.model.slidingWindow || !plan.training.flashAttention || Math.max(1, Math.floor(plan.parallel.cp) || 1) > 1) return false;
+  if (modelImplOf(plan) !== 'hf') return true;
+  return plan.sources['training.flashAttention']?.kind === 'explicit';
+}
+
+/**
+ * The share of a transformers model's layers whose SDPA call carries transformers' sliding-window mask: its sliding
+ * layers when attention is SDPA (not a stated FlashAttention-2, windowSkipsBlocks) and the sequence reaches the window
+ * (masking_utils `_ignore_causal_mask_sdpa` drops the mask only while the keys are fewer than the window). On a GPU
+ * FlashAttention takes no mask, so those layers run the memory-efficient kernel (shared/memory/blocks.ts
+ * maskedSdpaBytes). 0 otherwise.
+ */
+export function maskedSlidingShare(plan: Plan): number {
+  const sw = plan.model.slidingWindow;
+  if (!sw || sw.chunked || modelImplOf(plan) !== 'hf' || !plan.training.flashAttention || windowSkipsBlocks(plan)) return 0;
+  if (Math.max(1, Math.floor(plan.parallel.cp) || 1) > 1 || plan.training.seqLen < sw.window) return 0;
+  return Math.min(1, sw.slidingLayers / Math.max(1, plan.model.layers));
+}
+
+/**
  * The recomputation policy: explicit, else Megatron's for Megatron models, HF gradient checkpointing for transformers
  * models, and for torchtitan full → every block, selective → per layer every 2nd block (torchtitan's default
  * selective_ac_option "2", torchtitan/config/job_config.py).

@@ -1,4 +1,4 @@
-// The oracle grid (issue 13 §4) in CI: 82 configurations across engines and layouts built at full width and reduced
+// The oracle grid (issue 13 §4) in CI: 83 configurations across engines and layouts built at full width and reduced
 // depth by the fake-tensor oracle (probe/oracle on the pinned torch 2.x: torch's own MemTracker peaks per category),
 // each beside ShardLens's estimate of the same model. The expected values are torch's accounting, not ShardLens's.
 // What holds today is asserted per engine family; npm run bench prints every category of every configuration.
@@ -138,14 +138,15 @@ describe('oracle grid: ShardLens against torch on fake tensors (torch ≥ 2.4)',
 
   // Gemma 2 and 3 as transformers builds them: four GemmaRMSNorms a block, each keeping its fp32 input and fp32
   // normalised output (8 bytes an element, where Llama's keep 4 + S), the q/k norms alike, Gemma 2's capped attention
-  // scores (eager: tanh's output) and capped logits (one more logits-sized tensor). Before ShardLens counted them the
+  // scores (eager: tanh's output) and capped logits (one more logits-sized tensor); sliding layers under SDPA with the
+  // window's mask (the memory-efficient kernel keeps the mask as a bias and the K/V transformers repeated). Before ShardLens counted them the
   // activations were 2.0 %, 1.2 % and 15.2 % low at 2 layers (25 MiB a layer of 1,024 tokens for Gemma 3 1B in bf16).
   const gemma = / Gemma [23] /;
   test('Gemma 2 and 3 (transformers): activations within 0.5 %, parameters within 0.1 %, the total within 1 %', () => {
     within(gemma, 'activations', 0.005);
     within(gemma, 'parameters', 0.001);
     within(gemma, 'total', 0.01);
-    assert.equal(errors(gemma, 'activations').length, 3);
+    assert.equal(errors(gemma, 'activations').length, 4);
   });
 
   // transformers' MoE layers: the MLP's saves on the T·k routed copies, and the grouped GEMMs' gathered input and output

@@ -14,6 +14,7 @@ import type { OracleReport } from './oracleTypes';
 import { findPreset } from '../../shared/model/presets';
 import gemma3Config from '../../data/models/gemma-3-1b.json';
 import gemma2Config from '../../data/models/gemma-2-2b.json';
+import gemma34bConfig from '../../data/models/gemma-3-4b.json';
 
 /** Llama-3-8B's widths (GQA 32/8, SwiGLU 14,336, vocabulary 128,256) at 2 layers. */
 const LLAMA: ModelSpec = {
@@ -66,6 +67,19 @@ function gemma(id: 'gemma-3-1b' | 'gemma-2-2b', raw: Record<string, unknown>): {
 }
 const GEMMA3 = gemma('gemma-3-1b', gemma3Config);
 const GEMMA2 = gemma('gemma-2-2b', gemma2Config);
+/**
+ * Gemma 3 4B's language model (8 query and 4 KV heads, its 1,024-token window) with both layers sliding, for a sequence
+ * longer than the window: transformers passes SDPA the window's mask, the memory-efficient kernel keeps it and the K/V
+ * transformers repeated to the query heads (shared/memory/blocks.ts maskedSdpaBytes).
+ */
+const GEMMA3_SLIDING = ((): { model: ModelSpec; hfConfig: Record<string, unknown> } => {
+  const preset = findPreset('gemma-3-4b')!.model;
+  const text = (gemma34bConfig as { text_config: Record<string, unknown> }).text_config;
+  return {
+    model: { ...preset, layers: 2, slidingWindow: { window: preset.slidingWindow!.window, slidingLayers: 2 } },
+    hfConfig: { ...text, model_type: 'gemma3_text', num_hidden_layers: 2, layer_types: ['sliding_attention', 'sliding_attention'] },
+  };
+})();
 
 /** `stages`: the pipeline stages the oracle measures (default: all); `hfConfig`: the config.json the oracle builds (impl 'hf'). */
 export interface GridCase {
@@ -158,6 +172,8 @@ export const ORACLE_GRID: readonly GridCase[] = [
   c('HF single GPU bf16-true, Mixtral MoE', 'ddp', { ...hf, precision: 'bf16' }, { dp: 1, sharding: { style: 'ddp', stage: 0 } } as Par, MIXTRAL),
   c('HF single GPU bf16-true, Gemma 3 1B width', 'ddp', { ...hf, precision: 'bf16' }, { dp: 1, sharding: { style: 'ddp', stage: 0 } } as Par, GEMMA3.model, undefined, undefined, GEMMA3.hfConfig),
   c('HF DDP2 autocast, Gemma 3 1B width', 'ddp', { ...hf }, { dp: 2, sharding: { style: 'ddp', stage: 0 } } as Par, GEMMA3.model, undefined, undefined, GEMMA3.hfConfig),
+  // SDPA as transformers picks it by default (no FlashAttention-2 stated), over a sequence twice the window.
+  c('HF single GPU bf16-true, Gemma 3 4B width, sliding layers under SDPA, seq 2048', 'ddp', { ...hf, precision: 'bf16', flashAttention: undefined }, { dp: 1, sharding: { style: 'ddp', stage: 0 } } as Par, GEMMA3_SLIDING.model, undefined, undefined, GEMMA3_SLIDING.hfConfig),
   // Gemma 2 has no SDPA path in transformers 5.24 (eager or FlashAttention-2): eager, with its capped scores.
   c('HF single GPU bf16-true, Gemma 2 2B width, eager attention, seq 1024', 'ddp', { ...hf, precision: 'bf16', flashAttention: false, seqLen: 1024 }, { dp: 1, sharding: { style: 'ddp', stage: 0 } } as Par, GEMMA2.model, undefined, undefined, GEMMA2.hfConfig),
   c('HF single GPU bf16-true, Mixtral MoE, gradient checkpointing', 'ddp', { ...hf, precision: 'bf16', recompute: 'full' }, { dp: 1, sharding: { style: 'ddp', stage: 0 } } as Par, MIXTRAL),

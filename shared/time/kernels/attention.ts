@@ -5,7 +5,6 @@
  */
 import kernels from '../../../data/time/kernels.json';
 import type { ModelSpec, Plan } from '../../plan/types';
-import { modelImplOf } from '../../memory/engine';
 
 export type AttentionImpl = 'eager' | 'fa2' | 'fa3' | 'cudnn';
 type Curves = Readonly<Record<string, Readonly<Record<'fwd' | 'bwd', Readonly<Record<string, readonly number[]>>>>>>;
@@ -153,15 +152,5 @@ export function localShare(seq: number, sw: { readonly window: number; readonly 
   return sw.chunked ? chunkedShare(seq, sw.window) : slidingWindowShare(seq, sw.window);
 }
 
-/**
- * Whether the plan's attention kernel skips the blocks outside a sliding window: Transformer Engine's fused attention
- * under Megatron (`window_size`), torchtitan's FlexAttention block masks, and FlashAttention-2 where the config asks
- * for it (the HF trainers' `flash_attention_2`; a flash-attention setting stated in the file). PyTorch SDPA with the
- * sliding mask transformers builds and eager attention compute every block, so do ring attention's blocks under CP
- * (not modelled with a window).
- */
-export function windowSkipsBlocks(plan: Plan): boolean {
-  if (!plan.model.slidingWindow || !plan.training.flashAttention || Math.max(1, Math.floor(plan.parallel.cp) || 1) > 1) return false;
-  if (modelImplOf(plan) !== 'hf') return true;
-  return plan.sources['training.flashAttention']?.kind === 'explicit';
-}
+/** Whether the kernel skips the blocks a sliding window masks (shared/memory/engine.ts, which the memory model shares). */
+export { windowSkipsBlocks } from '../../memory/engine';
