@@ -308,6 +308,8 @@ export function readMpt(s: FactSink, node: KNode, prefix: string): void {
   const bias = nb ? toBool(nb.value.value) !== true : true;
   if (nb) { s.explicit('model.attnBias', bias ? 'all' : 'none', locOf(nb, prefix + 'no_bias')); s.explicit('model.mlpBias', bias, locOf(nb, prefix + 'no_bias')); }
   else { s.default('model.attnBias', 'all', `${d}: no_bias false`); s.default('model.mlpBias', true, `${d}: no_bias false`); }
+  // no_bias removes every bias, the LayerNorms' too (llm-foundry MPTModel.__init__; transformers MptBlock norm_1.bias = None).
+  if (nb && !bias) s.explicit('model.normBias', false, locOf(nb, prefix + 'no_bias'));
   s.default('model.norm', 'layernorm', `${d}: low_precision_layernorm`);
   s.default('model.gatedMlp', false, `${d}: ffn_type mptmlp (GELU)`);
   s.default('model.tiedEmbeddings', true, `${d}: tie_word_embeddings true`);

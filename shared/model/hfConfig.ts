@@ -198,6 +198,8 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
     qkNorm: qkNormOf(modelType, cfg),
     ...(projectionQkNorm(modelType) ? { qkNormWidth: 'projection' as const } : {}),
     ...(gemmaSandwichNorms(modelType) ? { sandwichNorms: true } : {}),
+    // MPT's no_bias removes the LayerNorms' biases too (llm-foundry MPTModel; transformers MptBlock norm_1.bias = None).
+    ...(mpt && cfg.no_bias === true ? { normBias: false as const } : {}),
     ...(gemmaNorm(modelType) ? { normFp32: true } : {}),
     ...(softcapOn(modelType, cfg, 'attn_logit_softcapping') ? { attnLogitSoftcap: true } : {}),
     ...(softcapOn(modelType, cfg, 'final_logit_softcapping') ? { finalLogitSoftcap: true } : {}),

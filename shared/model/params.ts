@@ -65,9 +65,9 @@ export function mlpParams(model: ModelSpec, f: number): number {
   return weights + bias;
 }
 
-/** Parameters of one normalisation layer: RMSNorm h, LayerNorm 2h (weight and bias). */
+/** Parameters of one normalisation layer: RMSNorm h, LayerNorm 2h (weight and bias; h without the bias, MPT's no_bias). */
 export function normParams(model: ModelSpec): number {
-  return model.norm === 'layernorm' ? 2 * model.hiddenSize : model.hiddenSize;
+  return model.norm === 'layernorm' && model.normBias !== false ? 2 * model.hiddenSize : model.hiddenSize;
 }
 
 /**

@@ -131,6 +131,11 @@ export interface ModelSpec {
    */
   readonly sandwichNorms?: boolean;
   /**
+   * false: the LayerNorms have no bias (MPT with `no_bias`: llm-foundry's MPTModel removes every module's bias, and
+   * transformers' MptBlock sets `norm_1.bias = None`), h weights a norm instead of 2h. Undefined = biased LayerNorms.
+   */
+  readonly normBias?: false;
+  /**
    * The RMSNorm stays fp32 to its end: it multiplies the fp32 normalised tensor by the fp32 scale (1 + w) and casts
    * after (transformers GemmaRMSNorm, Gemma 1–3), so it keeps an fp32 input and an fp32 normalised output whatever the
    * stream's dtype, where Llama's casts before the scale. Undefined = Llama's.

@@ -70,6 +70,7 @@ export function modelFromFacts(f: Facts, sources: Partial<Record<PlanPath, Input
     maxPositions: maxPos,
     norm: take('model.norm', str(f, 'model.norm') as NormKind | undefined, gpt2 ? 'layernorm' : 'rmsnorm', 'RMSNorm'),
     qkNorm: take('model.qkNorm', bool(f, 'model.qkNorm'), false, 'no q/k norm'),
+    ...(bool(f, 'model.normBias') === false ? { normBias: take('model.normBias', false as const, false as const, '') } : {}),
     ...(bool(f, 'model.sandwichNorms') ? { sandwichNorms: take('model.sandwichNorms', true, true, '') } : {}),
     ...(bool(f, 'model.normFp32') ? { normFp32: take('model.normFp32', true, true, '') } : {}),
     ...(bool(f, 'model.attnLogitSoftcap') ? { attnLogitSoftcap: take('model.attnLogitSoftcap', true, true, '') } : {}),

@@ -14,16 +14,14 @@ import { countParams } from '../../shared/model/params';
 const python = oraclePython;
 if (!python && !ci) console.log(`# preset parameter counts skipped: ${oracleMissing}`);
 
-type Cfg = { hidden_size: number; num_hidden_layers: number; d_model?: number; n_layers?: number };
+type Cfg = { hidden_size: number; num_hidden_layers: number };
 
 /**
  * transformers' count minus ShardLens's, where they differ, from the modelling code (transformers 5.24):
- * Falcon-7B's parallel block has one input_layernorm (weight and bias, 2h), ShardLens counts two LayerNorms;
- * MPT-7B (no_bias) builds its LayerNorms without biases, h a layer's two norms and the final one.
+ * Falcon-7B's parallel block has one input_layernorm (weight and bias, 2h), ShardLens counts two LayerNorms.
  */
 const KNOWN: Record<string, (c: Cfg) => number> = {
   'falcon-7b': (c) => -2 * c.hidden_size * c.num_hidden_layers,
-  'mpt-7b': (c) => -(2 * c.n_layers! + 1) * c.d_model!,
 };
 /** Presets transformers 5.24 cannot build: Qwen (1) needs its remote code. */
 const NOT_BUILT = new Set(['qwen-7b']);

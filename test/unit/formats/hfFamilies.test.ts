@@ -134,6 +134,16 @@ describe('config.json of Gemma, gpt-oss, Qwen (1) and MPT, read by both readers'
     assert.ok(Math.abs(countParams(ref.model!).parameters / 6.7e9 - 1) <= 0.02);
   });
 
+  test('MPT with no_bias: the LayerNorms have no bias either (6,649,286,656 parameters, as transformers builds mpt-7b)', () => {
+    // transformers 5.24 modeling_mpt.py MptBlock: norm_1.bias = norm_2.bias = None, MptModel norm_f.bias = None;
+    // llm-foundry's MPTModel removes every module's bias under no_bias. The count is AutoModelForCausalLM.from_config
+    // of the same config.json on the meta device (probe/oracle/preset_params.py).
+    const { ref, opened } = readBoth(MPT_7B);
+    for (const m of [ref.model, opened]) assert.equal(m?.normBias, false);
+    assert.equal(countParams(ref.model!).parameters, 6_649_286_656);
+    assert.equal(countParams(opened!).parameters, 6_649_286_656);
+  });
+
   test('sliding_window is an info only where attention slides: Mistral v0.1 yes; Qwen2.5 (use_sliding_window false), a null window, Llama no', () => {
     // huggingface.co/mistralai/Mistral-7B-v0.1 config.json.
     const mistral = { model_type: 'mistral', hidden_size: 4096, intermediate_size: 14336, max_position_embeddings: 32768, num_attention_heads: 32, num_hidden_layers: 32, num_key_value_heads: 8, sliding_window: 4096, vocab_size: 32000 };
