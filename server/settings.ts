@@ -75,9 +75,14 @@ export class SettingsStore {
     if (!this.supportsConfiguration) return Promise.resolve(this.global);
     let p = this.cache.get(uri);
     if (!p) {
-      p = this.connection.workspace
-        .getConfiguration({ scopeUri: uri, section: SETTINGS_SECTION })
-        .then(normalizeSettings, () => this.global);
+      try {
+        p = this.connection.workspace
+          .getConfiguration({ scopeUri: uri, section: SETTINGS_SECTION })
+          .then(normalizeSettings, () => this.global);
+      } catch {
+        // The client has gone (a closed connection throws synchronously): the last settings it pushed, not cached.
+        return Promise.resolve(this.global);
+      }
       this.cache.set(uri, p);
     }
     return p;

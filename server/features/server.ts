@@ -70,6 +70,19 @@ function summary(a: DocumentAnalysis): AnalysisChangedParams {
 }
 
 /** Wires the server onto `connection` and starts listening. */
+/**
+ * Sends something to the client unless it has gone: a closed connection throws synchronously (vscode-jsonrpc
+ * `throwIfClosedOrDisposed`) and a failed send rejects, and neither may escape from a timer or a worker's callback as an
+ * uncaught exception. There is nothing to tell a client that is no longer there.
+ */
+function tell(send: () => Promise<unknown>): void {
+  try {
+    void send().catch(() => undefined);
+  } catch {
+    // The connection is closed or disposed.
+  }
+}
+
 export function startServer(connection: Connection, options: ServerOptions = {}): void {
   const documents = new TextDocuments(TextDocument);
   let caps: Capabilities = { configuration: false, inlayRefresh: false, lensRefresh: false, watchedFilesDynamic: false, configurationDynamic: false };
@@ -107,8 +120,8 @@ export function startServer(connection: Connection, options: ServerOptions = {})
     analyze: analyzeAny,
     onResult: (a) => {
       // A result can arrive from a worker after the client has gone (the connection closed): nothing to tell then.
-      void connection.sendDiagnostics({ uri: a.uri, version: a.version ?? undefined, diagnostics: buildDiagnostics(a) }).catch(() => undefined);
-      void connection.sendNotification(AnalysisChangedNotification, summary(a)).catch(() => undefined);
+      tell(() => connection.sendDiagnostics({ uri: a.uri, version: a.version ?? undefined, diagnostics: buildDiagnostics(a) }));
+      tell(() => connection.sendNotification(AnalysisChangedNotification, summary(a)));
     },
   });
 
@@ -118,8 +131,8 @@ export function startServer(connection: Connection, options: ServerOptions = {})
     if (refreshTimer) clearTimeout(refreshTimer);
     refreshTimer = setTimeout(() => {
       refreshTimer = undefined;
-      if (caps.inlayRefresh) void connection.languages.inlayHint.refresh().catch(() => undefined);
-      if (caps.lensRefresh) void connection.sendRequest(CodeLensRefreshRequest.type).catch(() => undefined);
+      if (caps.inlayRefresh) tell(() => connection.languages.inlayHint.refresh());
+      if (caps.lensRefresh) tell(() => connection.sendRequest(CodeLensRefreshRequest.type));
     }, (options.debounceMs ?? 50) + 10);
   };
 
@@ -175,7 +188,7 @@ export function startServer(connection: Connection, options: ServerOptions = {})
       }).catch(() => undefined);
     }
     await ready;
-    void connection.sendNotification(ReadyNotification, { version: SERVER_VERSION, protocolVersion: PROTOCOL_VERSION });
+    tell(() => connection.sendNotification(ReadyNotification, { version: SERVER_VERSION, protocolVersion: PROTOCOL_VERSION }));
   });
 
   documents.onDidChangeContent((e) => {
@@ -202,7 +215,7 @@ export function startServer(connection: Connection, options: ServerOptions = {})
     scheduler.close(e.document.uri);
     settings.clear(e.document.uri);
     planner.clear(e.document.uri);
-    void connection.sendDiagnostics({ uri: e.document.uri, diagnostics: [] });
+    tell(() => connection.sendDiagnostics({ uri: e.document.uri, diagnostics: [] }));
     touchDependents(e.document.uri);
   });
 
