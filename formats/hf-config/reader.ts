@@ -81,7 +81,7 @@ export function readHfModel(s: FactSink, node: KNode | undefined, prefix = ''): 
   if (gemmaNorm(modelType)) s.default('model.normFp32', true, 'transformers GemmaRMSNorm: scales the fp32 normalised tensor by (1 + weight) and casts after');
   for (const [key, path] of [['attn_logit_softcapping', 'model.attnLogitSoftcap'], ['final_logit_softcapping', 'model.finalLogitSoftcap']] as const) {
     const e = entry(node, key);
-    const on = softcapOn(modelType, plain(node) as Record<string, unknown>, key);
+    const on = softcapOn(modelType, { [key]: e?.value.value }, key);
     if (e && (e.value.value === null || typeof e.value.value === 'number')) s.explicit(path, on, locOf(e, prefix + key));
     else if (on) s.default(path, true, `transformers Gemma2Config default ${key} ${key.startsWith('attn') ? '50.0' : '30.0'}`);
   }

@@ -1,6 +1,8 @@
 """Hugging Face ``transformers`` causal LMs built from a config.json with ``from_config`` on the meta device, as the
 HF-based trainers (Accelerate, Axolotl, LLaMA-Factory, TRL) run them: ``attn_implementation`` "sdpa" or "eager",
 the loss from the model's ``loss_function`` (ForCausalLMLoss: logits upcast to fp32, shifted labels)."""
+import re
+
 import torch
 
 
@@ -29,24 +31,25 @@ def _as_on_gpu():
     masking_utils.find_packed_sequence_indices = lambda position_ids: None
 
 
-def _config(auto_config, model_type, cfg):
+def config_for(model_type, cfg):
     """AutoConfig.for_model, with a float field written as a whole number (Gemma 2's final_logit_softcapping 30.0 saved
-    as 30, gpt-oss's swiglu_limit 7) passed as the float it means: transformers 5 validates config fields strictly."""
-    import re
+    as 30, gpt-oss's swiglu_limit 7) passed as the float it means: transformers 5 validates config fields strictly.
+    `cfg` is changed in place."""
+    from transformers import AutoConfig
     for _ in range(8):
         try:
-            return auto_config.for_model(model_type, **cfg)
+            return AutoConfig.for_model(model_type, **cfg)
         except Exception as e:
             m = re.search(r"field '(\w+)'.*expected float, got int", str(e), re.S)
             if not m or not isinstance(cfg.get(m.group(1)), int):
                 raise
             cfg[m.group(1)] = float(cfg[m.group(1)])
-    return auto_config.for_model(model_type, **cfg)
+    return AutoConfig.for_model(model_type, **cfg)
 
 
 def build(config_dict, layers, attention, dtype=torch.float32):
     try:
-        from transformers import AutoConfig, AutoModelForCausalLM
+        from transformers import AutoModelForCausalLM
     except ImportError as exc:
         raise RuntimeError(f"transformers is not importable: {exc}") from exc
     cfg = dict(config_dict)
@@ -62,7 +65,7 @@ def build(config_dict, layers, attention, dtype=torch.float32):
         if isinstance(cfg.get("layer_types"), list):
             cfg["layer_types"] = cfg["layer_types"][:layers]
     _as_on_gpu()
-    config = _config(AutoConfig, model_type, cfg)
+    config = config_for(model_type, cfg)
     config.use_cache = False
     with torch.device("meta"):
         model = AutoModelForCausalLM.from_config(config, attn_implementation="sdpa" if attention == "flash" else "eager",

@@ -8,12 +8,13 @@ config's language model is its ``text_config``.
 Usage: ``python -m oracle.preset_params FILE…`` prints JSON {file: parameters or {"error": …}, "transformers": version}.
 """
 import json
-import re
 import sys
 
 import torch
 import transformers
-from transformers import AutoConfig, AutoModelForCausalLM
+from transformers import AutoModelForCausalLM
+
+from .hf import config_for
 
 
 def count(path):
@@ -23,17 +24,7 @@ def count(path):
     if isinstance(cfg.get("text_config"), dict):
         cfg = cfg["text_config"]
     model_type = cfg.pop("model_type")
-    # transformers 5 validates config fields strictly: a float field written as a whole number (Gemma 2's
-    # final_logit_softcapping 30, gpt-oss's swiglu_limit 7) is retried as the float the checkpoint means.
-    for _ in range(8):
-        try:
-            config = AutoConfig.for_model(model_type, **cfg)
-            break
-        except Exception as e:
-            m = re.search(r"field '(\w+)'.*expected float, got int", str(e), re.S)
-            if not m or not isinstance(cfg.get(m.group(1)), int):
-                raise
-            cfg[m.group(1)] = float(cfg[m.group(1)])
+    config = config_for(model_type, cfg)
     with torch.device("meta"):
         model = AutoModelForCausalLM.from_config(config)
     return sum(p.numel() for p in model.parameters())

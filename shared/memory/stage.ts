@@ -387,9 +387,8 @@ function fillLossParts(c: MemoryContext, last: boolean, x: MomentInputs, ffn: nu
   const tokens = c.sLocal * c.b;
   const n = (tokens * c.vocab) / c.tp;
   // Under LoRA the head is frozen unless it trains in full (modules_to_save): then it saves no input.
-  x.head = outputLayerInputBytes(c, c.impl === 'torchtitan', !c.lora || c.loraHead);
-  // Gemma 2's capped logits (cap·tanh(logits / cap)): tanh's output stays until the backward, logits-sized.
-  if (c.finalSoftcap) x.head += c.actBytes * n;
+  // With Gemma 2's capped logits (cap·tanh(logits / cap)) tanh's output, logits-sized, stays until the backward too.
+  x.head = outputLayerInputBytes(c, c.impl === 'torchtitan', !c.lora || c.loraHead) + (c.finalSoftcap ? c.actBytes * n : 0);
   x.lossForward = lossForwardBytes(c.loss, n, tokens, c.actBytes);
   x.lossSaved = lossSavedBytes(c.loss, n, tokens, c.actBytes);
   x.lossBackward = lossBackwardBytes(c.loss, n, tokens, c.actBytes);

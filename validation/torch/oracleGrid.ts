@@ -55,31 +55,24 @@ const DSV2_LITE: ModelSpec = {
 const DSV2_CONFIG = { ...hfConfigOf(DSV2_LITE), model_type: 'deepseek_v2' };
 
 /**
- * Gemma 3 1B and Gemma 2 2B (the bundled presets' config.json) at 2 layers, every layer full attention: four
+ * Gemma presets (their config.json) at 2 layers. Every layer full attention (Gemma 3 1B, Gemma 2 2B): four
  * GemmaRMSNorms a block that keep fp32 normalised outputs, per-head q/k norms (Gemma 3), Gemma 2's capped attention
- * scores and logits. Sliding-window layers are left out: with a window shorter than the sequence transformers passes
- * SDPA a mask, which the oracle cannot run as a GPU would.
+ * scores and logits. Every layer sliding (Gemma 3 4B's language model: 8 query and 4 KV heads, a 1,024-token window),
+ * for a sequence longer than the window: transformers passes SDPA the window's mask, the memory-efficient kernel keeps
+ * it and the K/V transformers repeated to the query heads (shared/memory/blocks.ts maskedSdpaBytes).
  */
-function gemma(id: 'gemma-3-1b' | 'gemma-2-2b', raw: Record<string, unknown>): { model: ModelSpec; hfConfig: Record<string, unknown> } {
-  const { slidingWindow: _w, ...model } = findPreset(id)!.model;
+function gemma(id: string, raw: Record<string, unknown>, sliding = false): { model: ModelSpec; hfConfig: Record<string, unknown> } {
+  const { slidingWindow, ...model } = findPreset(id)!.model;
   const { _shardlens: _s, ...cfg } = raw;
-  return { model: { ...model, layers: 2 }, hfConfig: { ...cfg, num_hidden_layers: 2, layer_types: ['full_attention', 'full_attention'] } };
+  const kind = sliding ? 'sliding_attention' : 'full_attention';
+  return {
+    model: { ...model, layers: 2, ...(sliding ? { slidingWindow: { window: slidingWindow!.window, slidingLayers: 2 } } : {}) },
+    hfConfig: { ...cfg, num_hidden_layers: 2, layer_types: [kind, kind] },
+  };
 }
 const GEMMA3 = gemma('gemma-3-1b', gemma3Config);
 const GEMMA2 = gemma('gemma-2-2b', gemma2Config);
-/**
- * Gemma 3 4B's language model (8 query and 4 KV heads, its 1,024-token window) with both layers sliding, for a sequence
- * longer than the window: transformers passes SDPA the window's mask, the memory-efficient kernel keeps it and the K/V
- * transformers repeated to the query heads (shared/memory/blocks.ts maskedSdpaBytes).
- */
-const GEMMA3_SLIDING = ((): { model: ModelSpec; hfConfig: Record<string, unknown> } => {
-  const preset = findPreset('gemma-3-4b')!.model;
-  const text = (gemma34bConfig as { text_config: Record<string, unknown> }).text_config;
-  return {
-    model: { ...preset, layers: 2, slidingWindow: { window: preset.slidingWindow!.window, slidingLayers: 2 } },
-    hfConfig: { ...text, model_type: 'gemma3_text', num_hidden_layers: 2, layer_types: ['sliding_attention', 'sliding_attention'] },
-  };
-})();
+const GEMMA3_SLIDING = gemma('gemma-3-4b', { ...gemma34bConfig.text_config, model_type: 'gemma3_text' }, true);
 
 /** `stages`: the pipeline stages the oracle measures (default: all); `hfConfig`: the config.json the oracle builds (impl 'hf'). */
 export interface GridCase {
