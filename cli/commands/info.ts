@@ -60,6 +60,7 @@ export function paramsCommand(args: ParsedArgs): number {
   console.log(`  embedding             ${int(c.embedding)}${c.positions ? `  + positions ${int(c.positions)}` : ''}`);
   console.log(`  layers                ${model.layers} (${c.denseLayers} dense${c.moeLayers ? `, ${c.moeLayers} MoE` : ''})`);
   console.log(`  LM head               ${c.lmHead ? int(c.lmHead) : 'tied to the embedding'}`);
+  if (c.mtp) console.log(`  MTP modules           ${int(c.mtp)}  (${model.mtpLayers}: a layer, a projection and three norms each)`);
   return 0;
 }
 

@@ -7,7 +7,7 @@ import type { FactSink, Loc } from '../common/sink';
 import { toBool, toNumber } from '../common/text';
 import { lookupTable } from '../../shared/lookup';
 import type { PlanPath } from '../../shared/plan/paths';
-import { layersPerRank, parsePipelineLayout } from './layout';
+import { layersPerRank, mtpLayersPerRank, parsePipelineLayout } from './layout';
 import { gptPipeSplit } from './deepspeedPipe';
 import { vocabOfTokenizer } from '../common/tokenizerVocab';
 import { keepBlockRecomputeLayers } from '../common/recomputeLayers';
@@ -97,27 +97,41 @@ function moeCapacity(s: FactSink, seen: Map<string, FlagArg>): void {
 
 /**
  * Multi-token prediction (`--mtp-num-layers D`, megatron/core/transformer/transformer_config.py `mtp_num_layers`;
- * multi_token_prediction.py: each of the D modules adds two norms, a 2h → h projection, one transformer layer and a pass
- * through the shared output layer with its own loss, DeepSeek-V3 §2.2) is not in the model: its parameters, activations,
- * logits and time are missing, which the file is told at the flag.
+ * multi_token_prediction.py, DeepSeek-V3 §2.2) is read as `model.mtpLayers` (shared/model/mtp.ts); an info at the flag
+ * says how its modules are counted. More than the model's layers is refused as absurd.
  */
-function multiTokenPrediction(s: FactSink, flag: FlagArg | undefined): void {
+function multiTokenPrediction(s: FactSink, flag: FlagArg | undefined, layout: FlagArg | undefined): void {
+  // The flag's own reading (keys.json) has set the count, or warned that it is no whole number or a variable.
   if (!flag?.value || flag.unresolved) return;
   const d = toNumber(flag.value);
-  if (d === undefined || !Number.isInteger(d) || d < 0) {
-    s.diag('invalid-value', 'warning', `${flag.flag} expects a whole number of modules (got "${flag.value}").`, here(flag, flag.valueRange ?? flag.flagRange), ['model.layers']);
+  if (d === undefined || !Number.isInteger(d) || d < 0) return;
+  const L = s.num('model.layers');
+  if (d > (L ?? 64)) {
+    s.diag('invalid-value', 'warning', `${flag.flag} ${d} builds more prediction modules than the model has layers${L ? ` (${L})` : ''}; read as none.`, here(flag, flag.valueRange ?? flag.flagRange), ['model.mtpLayers']);
+    delete s.facts['model.mtpLayers'];
     return;
   }
   if (d === 0) return;
-  s.diag(MTP_UNMODELLED, 'warning', `${flag.flag} ${d}: ${mtpUnmodelledText(d)}`, here(flag, flag.flagRange), ['model.layers']);
+  s.diag(MTP_MODELLED, 'info', `${flag.flag} ${d}: ${mtpModelledText(d)}`, here(flag, flag.flagRange), ['model.mtpLayers']);
+  // A layout places the modules itself (Megatron asserts it holds all D of them or none, get_mtp_num_layers_to_build);
+  // ShardLens keeps them on the last pipeline rank, where Megatron's own recipes put them.
+  const parsed = layout?.value !== undefined && !layout.unresolved ? parsePipelineLayout(layout.value) : undefined;
+  const pp = s.num('parallel.pp') ?? 1;
+  if (!layout || !parsed || 'error' in parsed || parsed.stages.length % pp !== 0) return;
+  const perRank = mtpLayersPerRank(parsed, pp);
+  const placed = perRank.reduce((x, y) => x + y, 0);
+  const at = here(layout, layout.valueRange ?? layout.flagRange);
+  if (placed !== d) s.diag('megatron-pipeline-layout', 'warning', `--pipeline-model-parallel-layout places ${placed} MTP layer${placed === 1 ? '' : 's'} (m), --mtp-num-layers builds ${d}: Megatron stops unless they agree; ${d} are counted on the last rank.`, at, ['model.mtpLayers']);
+  else if (perRank.some((n, r) => n > 0 && r !== pp - 1)) s.diag('megatron-pipeline-layout', 'warning', `--pipeline-model-parallel-layout places the MTP layers on rank ${perRank.findIndex((n) => n > 0)}; ShardLens counts them, their embedding copy and their output-layer passes on the last rank (${pp - 1}).`, at, ['model.mtpLayers']);
 }
 
-/** The code of the warning that multi-token prediction modules are not modelled. */
-export const MTP_UNMODELLED = 'megatron-mtp-unmodelled';
+/** The code of the info that says how multi-token prediction modules are counted. */
+export const MTP_MODELLED = 'megatron-mtp';
 
-/** What is missing when D multi-token prediction modules are built (the warning's text after the setting). */
-export function mtpUnmodelledText(d: number): string {
-  return `multi-token prediction is not modelled; its ${d === 1 ? 'module' : `${d} modules`} (a transformer layer, a projection and another pass through the output layer each) ${d === 1 ? 'is' : 'are'} missing from the memory and the step time, so both are likely too low.`;
+/** How D multi-token prediction modules are counted (the info's text after the setting). */
+export function mtpModelledText(d: number): string {
+  const them = d === 1 ? 'its module sits' : `its ${d} modules sit`;
+  return `multi-token prediction: ${them} on the last pipeline stage, each one transformer layer of the last decoder layer's kind, two norms, a 2h → h projection, a final norm and another pass through the output layer with its own loss, and that stage keeps a copy of the embedding; counted in the parameters, memory and step time (docs/formulas.md#multi-token-prediction).`;
 }
 
 /**
@@ -485,7 +499,7 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   fp4Training(s, seen.get('--fp4-format'), fp8 !== undefined);
   fp8Attention(s, seen.get('--fp8-dot-product-attention'));
   moeCapacity(s, seen);
-  multiTokenPrediction(s, seen.get('--mtp-num-layers'));
+  multiTokenPrediction(s, seen.get('--mtp-num-layers'), seen.get('--pipeline-model-parallel-layout'));
   cudaGraphScope(s, seen);
   tokenizerVocab(s, seen);
   keepBlockRecomputeLayers(s, seen.get('--recompute-method')?.value?.replace(/["']/g, ''));

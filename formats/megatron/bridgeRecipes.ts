@@ -9,7 +9,7 @@ import table from '../../data/megatron-bridge/recipes.json';
 import type { FactValue } from '../../shared/plan/facts';
 import type { PlanPath } from '../../shared/plan/paths';
 import { FactSink, type Loc } from '../common/sink';
-import { applyMegatronArgs, MTP_UNMODELLED, mtpUnmodelledText, type FlagArg } from './args';
+import { applyMegatronArgs, MTP_MODELLED, mtpModelledText, type FlagArg } from './args';
 import { YAML_FLAG_RENAME } from './fieldFlags';
 import { own } from '../../shared/lookup';
 import { editDistance } from '../../shared/editDistance';
@@ -113,8 +113,8 @@ export function applyBridgeRecipe(
   }
   // Multi-token prediction modules the recipe builds (glm45.py, deepseek_v3.py: mtp_num_layers 1) and the launch keeps.
   const mtp = r.values['model.mtp_num_layers'];
-  if (typeof mtp === 'number' && mtp > 0 && !o.overridden?.has('--mtp-num-layers')) {
-    s.diag(MTP_UNMODELLED, 'warning', `The recipe ${r.name} sets mtp_num_layers ${mtp} (${recipeWhere(r)}): ${mtpUnmodelledText(mtp)}`, o.at?.valueRange ?? o.at?.keyRange, ['model.layers']);
+  if (typeof mtp === 'number' && Number.isInteger(mtp) && mtp > 0 && !o.overridden?.has('--mtp-num-layers')) {
+    s.diag(MTP_MODELLED, 'info', `The recipe ${r.name} sets mtp_num_layers ${mtp} (${recipeWhere(r)}): ${mtpModelledText(mtp)}`, o.at?.valueRange ?? o.at?.keyRange, ['model.mtpLayers']);
   }
   return new Set([...flags.map((f) => f.flag), ...(precision ? ['--mixed-precision'] : [])]);
 }

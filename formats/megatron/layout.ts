@@ -35,6 +35,13 @@ export function parsePipelineLayout(text: string): PipelineLayout | { readonly e
   return { stages };
 }
 
+/** Multi-token-prediction layers (m) on each pipeline rank, summed over its virtual stages. */
+export function mtpLayersPerRank(layout: PipelineLayout, pp: number): number[] {
+  const out = new Array<number>(pp).fill(0);
+  layout.stages.forEach((st, i) => { out[i % pp] += [...st].filter((c) => c === 'm').length; });
+  return out;
+}
+
 /** Decoder layers (t) on each pipeline rank: the sum over its virtual stages i ≡ rank (mod pp). */
 export function layersPerRank(layout: PipelineLayout, pp: number): number[] {
   const out = new Array<number>(pp).fill(0);

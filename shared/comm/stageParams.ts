@@ -4,6 +4,7 @@
  */
 import { loraLayerParams, loraTrainsEmbedding, loraTrainsHead, moeLayersIn } from '../model/params';
 import { firstLayerOf, layersOfStage, rankParts } from '../model/rankParams';
+import { mtpModules } from '../model/mtp';
 import type { Plan } from '../plan/types';
 
 /** Per-rank parameters of one pipeline stage. */
@@ -22,7 +23,7 @@ export interface StageParams {
 
 /** Layers of stage s (shared/model/rankParams.ts, the one split memory, communication and time use). */
 export function stageLayerCount(plan: Plan, s: number): number {
-  return layersOfStage(plan.model.layers, plan.parallel.pp, plan.parallel.stageLayers, s);
+  return layersOfStage(plan.model.layers, plan.parallel.pp, plan.parallel.stageLayers, s, mtpModules(plan.model));
 }
 
 /** Index of the first layer of stage s. */
@@ -62,7 +63,7 @@ export function stageParams(plan: Plan, stage: number): StageParams {
     dense += emb;
     largest = Math.max(largest, emb);
   }
-  if (stage === p - 1) dense += r.finalNorm + r.head;
+  if (stage === p - 1) dense += r.finalNorm + r.head + r.mtp;
   // LoRA: the adapters, and the embedding or head where it trains them in full (PEFT modules_to_save).
   const full = (stage === 0 && loraTrainsEmbedding(m, plan.lora) ? r.embed : 0) + (stage === p - 1 && loraTrainsHead(m, plan.lora) ? r.head : 0);
   const trainable = plan.lora ? loraLayerParams(m, plan.lora) * n + full : dense + expert;

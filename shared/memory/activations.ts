@@ -267,6 +267,19 @@ export function outputLayerInputBytes(x: ActivationShape, headSavesGathered = fa
 }
 
 /**
+ * What D multi-token-prediction modules save for the backward beyond their transformer layers, the output layer's
+ * inputs and their losses (megatron/core/transformer/multi_token_prediction.py `_concat_embeddings`), per micro-batch,
+ * sequence-parallel shards where SP is on: each module's enorm keeps its input, the next tokens' embedding (sbh), and
+ * eh_proj its input, the two normalised halves concatenated (2·sbh); the first module's hnorm keeps the decoder's output
+ * (sbh), while a later one's input is the previous module's output, which that module's final norm keeps already.
+ * (3·D + 1)·sbh/t_sp bytes of the activation dtype (shared/model/mtp.ts).
+ */
+export function mtpModuleSavedBytes(x: ActivationShape, modules: number): number {
+  if (modules <= 0) return 0;
+  return ((3 * modules + 1) * x.actBytes * x.sLocal * x.b * x.h) / (x.sp ? x.tp : 1);
+}
+
+/**
  * Megatron-core's block (TransformerLayer with TE modules) at the end of its forward: the MLP's row-parallel GEMM
  * output — B·sbh before its reduce-scatter under sequence parallelism — and the residual sum `bias_dropout_add` makes
  * next to it (B·sbh/t_sp), before the GEMM output is freed: B·sbh·(1 + 1/t_sp). Without recomputation the rest of the

@@ -17,6 +17,7 @@ import { hpzRanks } from '../comm/volumes';
 import { pipelineEngineOf, type PipelineEngine } from './pipeline';
 import { regimeBytes } from './regime';
 import { routedTokenFactor } from '../model/capacity';
+import { mtpModules } from '../model/mtp';
 import { recomputeModuleMask } from '../plan/recomputeModules';
 
 /** Everything the per-stage computation reads. Mutable so the fast path can refill one instance. */
@@ -42,6 +43,8 @@ export interface MemoryContext extends ActivationShape {
   /** Per-rank parameters of one layer's attention (incl. norms), dense MLP, MoE non-expert part, routed experts. */
   attnRank: number; denseMlpRank: number; moeDenseRank: number; expertRank: number;
   embedRank: number; positions: number; finalNorm: number; headRank: number;
+  /** The MTP modules' projections, norms and embedding copy on the last stage, and their count D (shared/model/mtp.ts). */
+  mtpRank: number; mtpLayers: number;
   loraPerLayer: number; lora: boolean; loraSaves: LoraSaves | undefined;
   /**
    * Bytes per frozen base weight of a LoRA model in the layers: the part ZeRO-3/FSDP shards and gathers, and the part
@@ -134,6 +137,7 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   // Per-rank parameters from the one model memory, communication and time share (shared/model/rankParams.ts).
   c.attnRank = r.attn; c.denseMlpRank = r.denseMlp; c.moeDenseRank = r.moeDense; c.expertRank = r.expert;
   c.embedRank = r.embed; c.positions = r.positions; c.finalNorm = r.finalNorm; c.headRank = r.head;
+  c.mtpRank = r.mtp; c.mtpLayers = mtpModules(model);
   c.lora = plan.lora !== undefined; c.loraSaves = loraSavesOf(plan.lora);
   c.loraPerLayer = plan.lora ? loraLayerParams(model, plan.lora) : 0;
   c.loraEmbed = loraTrainsEmbedding(model, plan.lora); c.loraHead = loraTrainsHead(model, plan.lora);
@@ -206,6 +210,6 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
 }
 
 /** Layers per pipeline stage: the explicit uneven split, else an even split (shared/model/rankParams.ts). */
-export function layersOfStage(c: Pick<MemoryContext, 'layers' | 'pp' | 'stageLayers'>, stage: number): number {
-  return layersOfStageCount(c.layers, c.pp, c.stageLayers, stage);
+export function layersOfStage(c: Pick<MemoryContext, 'layers' | 'pp' | 'stageLayers' | 'mtpLayers'>, stage: number): number {
+  return layersOfStageCount(c.layers, c.pp, c.stageLayers, stage, c.mtpLayers);
 }

@@ -135,10 +135,11 @@ function newFamily(plan: Plan): MemoryContext {
   const c = fillContext(plan, FAM_CTX, false);
   famCount = 0;
   if (uniformMiddle(c)) {
+    // The last stage also holds the multi-token-prediction layers (layersOfStage).
     const n = c.layers / c.pp;
-    addStage(c, 0, 0, n);
+    addStage(c, 0, 0, layersOfStage(c, 0));
     if (c.pp > 2) addStage(c, 1, n, n);
-    if (c.pp > 1) addStage(c, c.pp - 1, (c.pp - 1) * n, n);
+    if (c.pp > 1) addStage(c, c.pp - 1, (c.pp - 1) * n, layersOfStage(c, c.pp - 1));
   } else {
     const list = stagesToEvaluate(c);
     for (let i = 0; i < list.length; i += 3) addStage(c, list[i], list[i + 1], list[i + 2]);

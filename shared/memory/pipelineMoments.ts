@@ -107,7 +107,7 @@ export function fillPipelineInputs(c: MemoryContext, o: PipelineStage, x: Moment
   pi.reduceGathered = pi.reduceGrads = pi.reduceTemps = pi.tempGathered = pi.tempGrads = pi.tempTemps = 0;
   if (!fsdp2) return pi;
   const unit = c.gatherB > 0 ? o.unitBytes / c.gatherB : 0;
-  const rootFirst = o.first ? c.embedRank + c.positions : 0, rootLast = o.last ? c.finalNorm + c.headRank : 0;
+  const rootFirst = o.first ? c.embedRank + c.positions : 0, rootLast = o.last ? c.finalNorm + c.headRank + c.mtpRank : 0;
   const runtime = c.schedule === 'interleaved' && v > 1;
   pi.unsharded = fsdp2UnshardedBytes(o.paramsPerRank * (runtime ? unshardedChunks(v) / v : 1), c.gatherB);
   pi.accumulated = fsdp2AccumulatedGradBytes(o.paramsPerRank, c.reduceB);

@@ -11,7 +11,7 @@ import { moeLayersIn } from '../model/params';
 import { zeroGradReduceEveryMicrobatch } from '../comm/volumes';
 import {
   checkpointedLayerBytes, checkpointedLayerCount, embeddingActivationBytes, embeddingOutputGradientBytes, headInputGradientBytes,
-  layerActivationBytes, outputLayerInputBytes, recomputeWorkingBytes, stageLayerActivationBytes,
+  layerActivationBytes, mtpModuleSavedBytes, outputLayerInputBytes, recomputeWorkingBytes, stageLayerActivationBytes,
 } from './activations';
 import { allocatorCachedBytes } from './allocator';
 import { blockForwardLargestBytes, blockForwardTransientBytes } from './blocks';
@@ -101,7 +101,7 @@ export function computeStageStates(c: MemoryContext, stage: number, start: numbe
   o.pipeline.statesKept = false;
   const nMoe = moeLayersIn(c.model, start, start + layers);
   const layerDense = layers * c.attnRank + (layers - nMoe) * c.denseMlpRank + nMoe * c.moeDenseRank;
-  const dense = layerDense + (first ? c.embedRank + c.positions : 0) + (last ? c.finalNorm + c.headRank : 0);
+  const dense = layerDense + (first ? c.embedRank + c.positions : 0) + (last ? c.finalNorm + c.headRank + c.mtpRank : 0);
   const expert = nMoe * c.expertRank;
   const lora = layers * c.loraPerLayer;
   // Modules LoRA trains in full on this stage (PEFT modules_to_save: the embedding on the first, the head on the last).
@@ -174,7 +174,7 @@ export function computeStageStates(c: MemoryContext, stage: number, start: numbe
   const gatheredParameters = z >= 3
     ? gatheredParameterBytes(c.style, unitParams, stageParams, gatherB, c.lora ? 0 : gatherB, c.reshard, c.prefetch, c.maxLive)
     : 0;
-  o.rootBytes = c.style === 'fsdp2' && z >= 2 ? fsdp2RootBytes((first ? c.embedRank + c.positions : 0) + (last ? c.finalNorm + c.headRank : 0), gatherB) : 0;
+  o.rootBytes = c.style === 'fsdp2' && z >= 2 ? fsdp2RootBytes((first ? c.embedRank + c.positions : 0) + (last ? c.finalNorm + c.headRank + c.mtpRank : 0), gatherB) : 0;
   o.unitBytes = c.style === 'fsdp2' && z >= 2 && layers > 0 ? perLayerUnit * gatherB : 0;
   o.headBytes = c.style === 'fsdp2' && z >= 2 && last ? c.headRank * gatherB : 0;
   // Megatron's DDP buckets are views into its contiguous grad buffer (megatron/core/distributed/param_and_grad_buffer.py);
@@ -393,6 +393,9 @@ function fillLossParts(c: MemoryContext, last: boolean, x: MomentInputs, ffn: nu
   x.lossSaved = lossSavedBytes(c.loss, n, tokens, c.actBytes);
   x.lossBackward = lossBackwardBytes(c.loss, n, tokens, c.actBytes);
   x.logits = c.actBytes * n;
+  // Each multi-token-prediction module runs the output layer and a loss of its own before the main one, and keeps its
+  // head's inputs, its loss's saved logits and its projection's inputs to the backward (shared/model/mtp.ts).
+  if (c.mtpLayers > 0) x.head += c.mtpLayers * (outputLayerInputBytes(c, false, true) + x.lossSaved) + mtpModuleSavedBytes(c, c.mtpLayers);
   // The forward's cache at the first step's loss: the loss's requests (the 16-bit logits and their fp32 copies) are
   // larger than every block the forward freed: FSDP2's root copies (freed when the root reshards after the forward and
   // the loss runs outside it) and a checkpointed block's transients.

@@ -6,6 +6,7 @@ import { gatedDeltaNetOther, gatedDeltaNetWeights, linearAttentionFraction } fro
 import type { ParameterCounts } from '../plan/result';
 import type { LoraSpec, ModelSpec } from '../plan/types';
 import { mlaLoraShapes, mlaNormParams, mlaWeights } from './mla';
+import { mtpModules, mtpOwnParams } from './mtp';
 
 /** Parameters of one layer, split by how tensor parallelism treats them. */
 export interface LayerParams {
@@ -46,6 +47,8 @@ export interface ParamBreakdown extends ParameterCounts {
   readonly finalNorm: number;
   /** Separate output projection (0 when tied). */
   readonly lmHead: number;
+  /** The multi-token prediction modules: their transformer layers, projections and norms (0 without; shared/model/mtp.ts). */
+  readonly mtp: number;
   /** LoRA adapter parameters (0 without LoRA). */
   readonly lora: number;
 }
@@ -79,19 +82,25 @@ function moePhase(moe: NonNullable<ModelSpec['moe']>, f: number): number {
   return moe.firstLayerMoe ? 0 : f - 1;
 }
 
-/** Whether layer i (zero-based) is an MoE layer: past the dense-first layers and on the layer frequency and phase. */
+/**
+ * Whether layer i (zero-based) is an MoE layer: past the dense-first layers and on the layer frequency and phase.
+ * Indices from `model.layers` on are the multi-token-prediction layers, of the last decoder layer's kind (shared/model/mtp.ts).
+ */
 export function isMoeLayer(model: ModelSpec, i: number): boolean {
   const moe = model.moe;
   if (!moe || moe.experts <= 0) return false;
+  if (i >= model.layers && model.layers > 0) i = model.layers - 1;
   if (i < moe.denseFirstLayers) return false;
   const f = Math.max(1, moe.layerFrequency);
   return (((i - moePhase(moe, f)) % f) + f) % f === 0;
 }
 
-/** Number of MoE layers among layers [from, to). */
+/** Number of MoE layers among layers [from, to); those from `model.layers` on are MTP layers of the last layer's kind. */
 export function moeLayersIn(model: ModelSpec, from: number, to: number): number {
   const moe = model.moe;
   if (!moe || moe.experts <= 0 || to <= from) return 0;
+  const L = model.layers;
+  if (to > L && L > 0) return moeLayersIn(model, from, L) + (to - Math.max(from, L)) * (isMoeLayer(model, L - 1) ? 1 : 0);
   const f = Math.max(1, moe.layerFrequency);
   const start = Math.max(from, moe.denseFirstLayers);
   if (to <= start) return 0;
@@ -215,9 +224,13 @@ export function countParams(model: ModelSpec, lora?: LoraSpec, tp = 1): ParamBre
   const positions = model.positions === 'learned' ? model.maxPositions * h : 0;
   const finalNorm = normParams(model);
   const lmHead = model.tiedEmbeddings ? 0 : paddedVocab * h;
+  // Multi-token prediction: D transformer layers of the last layer's kind, their projections and norms (mtp.ts).
+  const D = mtpModules(model);
+  const lastMoe = D > 0 && isMoeLayer(model, L - 1);
+  const mtp = D > 0 ? D * (attn + (lastMoe ? per.experts + per.router + per.sharedExperts : per.denseMlp)) + mtpOwnParams(model, finalNorm, 1) : 0;
   const parameters =
     L * attn + denseLayers * per.denseMlp + moeLayers * (per.experts + per.router + per.sharedExperts) +
-    embedding + positions + finalNorm + lmHead;
+    embedding + positions + finalNorm + lmHead + mtp;
   const loraParams = lora ? L * loraLayerParams(model, lora) : 0;
   // Modules LoRA trains in full (PEFT modules_to_save) count as trainable; the copy PEFT trains beside each frozen
   // original is memory (shared/memory/stage.ts), not a parameter of the model.
@@ -225,7 +238,7 @@ export function countParams(model: ModelSpec, lora?: LoraSpec, tp = 1): ParamBre
   return {
     parameters: parameters + loraParams,
     trainableParameters: lora ? loraParams + full : parameters,
-    activeParameters: parameters + loraParams - moeLayers * per.inactiveExperts,
+    activeParameters: parameters + loraParams - (moeLayers + (lastMoe ? D : 0)) * per.inactiveExperts,
     paddedVocab,
     embedding,
     positions,
@@ -234,6 +247,7 @@ export function countParams(model: ModelSpec, lora?: LoraSpec, tp = 1): ParamBre
     moeLayers,
     finalNorm,
     lmHead,
+    mtp,
     lora: loraParams,
   };
 }

@@ -2,6 +2,7 @@
  * Parameters one rank holds, the one model memory, communication and step time all count with: how tensor, expert and
  * pipeline parallelism split each layer part (Megatron layout, Shoeybi et al. 2019, docs/formulas.md#parameters-per-rank), how many layers each pipeline stage holds, and where the embedding and LM head live.
  */
+import { mtpModules, mtpOwnParams } from './mtp';
 import { layerParams, normParams, paddedVocabSize } from './params';
 import type { ModelSpec } from '../plan/types';
 
@@ -20,12 +21,16 @@ export function qHeadsPerRank(heads: number, tp: number): number {
   return Math.max(1, Math.ceil(heads / tp));
 }
 
-/** Layers of pipeline stage s: the explicit split, else an even split with the remainder on the first stages. */
-export function layersOfStage(layers: number, pp: number, stageLayers: readonly number[] | undefined, s: number): number {
+/**
+ * Layers of pipeline stage s: the explicit split, else an even split with the remainder on the first stages; `mtp`
+ * multi-token-prediction layers more on the last stage (shared/model/mtp.ts).
+ */
+export function layersOfStage(layers: number, pp: number, stageLayers: readonly number[] | undefined, s: number, mtp = 0): number {
   const p = Math.max(1, Math.floor(pp) || 1);
-  if (stageLayers && stageLayers.length === p) return Math.max(0, Math.floor(stageLayers[s] ?? 0) || 0);
+  const extra = s === p - 1 ? mtp : 0;
+  if (stageLayers && stageLayers.length === p) return Math.max(0, Math.floor(stageLayers[s] ?? 0) || 0) + extra;
   const L = Math.max(0, Math.floor(layers) || 0);
-  return Math.floor(L / p) + (s < L % p ? 1 : 0);
+  return Math.floor(L / p) + (s < L % p ? 1 : 0) + extra;
 }
 
 /** Index of the first layer of stage s (no allocation). */
@@ -58,6 +63,11 @@ export interface RankParts {
   readonly finalNorm: number;
   /** LM head ÷TP on the last stage: untied, or tied but split over stages (Megatron keeps a synced copy there). */
   readonly head: number;
+  /**
+   * The multi-token-prediction modules' projections and norms on the last stage, and there the embedding's copy when
+   * it is not also the first (shared/model/mtp.ts); their transformer layers count as layers. 0 without MTP.
+   */
+  readonly mtp: number;
 }
 
 const PARTS = new WeakMap<ModelSpec, Map<number, RankParts>>();
@@ -86,6 +96,7 @@ export function rankParts(model: ModelSpec, tp: number, ep: number, etp: number,
     positions: model.positions === 'learned' ? model.maxPositions * model.hiddenSize : 0,
     finalNorm: normParams(model),
     head: !model.tiedEmbeddings || pp > 1 ? embed : 0,
+    mtp: mtpModules(model) > 0 ? mtpOwnParams(model, normParams(model), tp) + (pp > 1 ? embed : 0) : 0,
   };
   byKey.set(key, parts);
   return parts;

@@ -172,6 +172,13 @@ export interface ModelSpec {
    * Undefined = true (GPT/Megatron default 0.1); Llama-family configs have 0.
    */
   readonly dropout?: boolean;
+  /**
+   * Multi-token prediction modules D (Megatron `--mtp-num-layers`, Megatron-Bridge `mtp_num_layers`; DeepSeek-V3 §2.2,
+   * megatron/core/transformer/multi_token_prediction.py): each adds two norms, a 2h → h projection, one transformer
+   * layer of the last decoder layer's kind, a final norm and another pass through the shared output layer with its own
+   * loss, all on the last pipeline stage, which also keeps a copy of the embedding (shared/model/mtp.ts). Undefined = 0.
+   */
+  readonly mtpLayers?: number;
   /** Vocabulary size as in the tokenizer / config. */
   readonly vocabSize: number;
   /**

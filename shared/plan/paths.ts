@@ -38,7 +38,7 @@ export const PLAN_PATHS = [
   'engine',
   'model', 'model.name', 'model.layers', 'model.hiddenSize', 'model.heads', 'model.kvHeads', 'model.headDim', 'model.ffnSize',
   'model.gatedMlp', 'model.attnBias', 'model.mlpBias', 'model.tiedEmbeddings', 'model.positions', 'model.maxPositions',
-  'model.norm', 'model.qkNorm', 'model.qkNormWidth', 'model.sandwichNorms', 'model.normBias', 'model.normFp32', 'model.attnLogitSoftcap', 'model.finalLogitSoftcap', 'model.noSdpa', 'model.lowPrecisionNorm', 'model.attentionSinks', 'model.dropout', 'model.vocabSize', 'model.vocabPadMultiple',
+  'model.norm', 'model.qkNorm', 'model.qkNormWidth', 'model.sandwichNorms', 'model.normBias', 'model.normFp32', 'model.attnLogitSoftcap', 'model.finalLogitSoftcap', 'model.noSdpa', 'model.lowPrecisionNorm', 'model.attentionSinks', 'model.dropout', 'model.mtpLayers', 'model.vocabSize', 'model.vocabPadMultiple',
   'model.moe', 'model.moe.experts', 'model.moe.topK', 'model.moe.expertFfnSize', 'model.moe.sharedExperts',
   'model.moe.sharedExpertFfnSize', 'model.moe.denseFirstLayers', 'model.moe.layerFrequency', 'model.moe.sharedExpertGate',
   'model.moe.routerGroups', 'model.moe.routerGroupTopK', 'model.moe.capacityFactor', 'model.moe.firstLayerMoe', 'model.moe.routerWeightsFp32',

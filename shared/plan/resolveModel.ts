@@ -80,6 +80,7 @@ export function modelFromFacts(f: Facts, sources: Partial<Record<PlanPath, Input
     ...(bool(f, 'model.lowPrecisionNorm') ? { lowPrecisionNorm: true } : {}),
     ...(bool(f, 'model.attentionSinks') ? { attentionSinks: true } : {}),
     ...(bool(f, 'model.attentionOutputGate') ? { attentionOutputGate: take('model.attentionOutputGate', true, false, '') } : {}),
+    ...((num(f, 'model.mtpLayers') ?? 0) > 0 ? { mtpLayers: take('model.mtpLayers', Math.floor(num(f, 'model.mtpLayers')!), 0, '') } : {}),
     vocabSize: vocab,
     ...(num(f, 'model.vocabPadMultiple') !== undefined ? { vocabPadMultiple: take('model.vocabPadMultiple', num(f, 'model.vocabPadMultiple'), 0, '') } : {}),
   };

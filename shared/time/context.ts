@@ -26,6 +26,8 @@ import { kvHeadsPerRank, qHeadsPerRank } from '../model/rankParams';
 import { embeddingWeightTrains, headWeightTrains, loraShapes } from '../model/params';
 import { routedTokenFactor } from '../model/capacity';
 import { moeHostSeconds } from './moeHost';
+import { mtpOwnForwardFlops } from '../model/mtp';
+import { withMtpModules } from './mtp';
 
 /** Forward FLOPs (weights, core attention), stored activation bytes and kernel cost of one layer of a kind on one rank. */
 export interface LayerUnit {
@@ -307,7 +309,7 @@ export function computeLayerCosts(plan: Plan, l: LayoutLinks, params: TimeCache[
   return {
     dense: layerUnit(plan, shape, a, false, loraF, timers, l, mb),
     moe: m.moe ? layerUnit(plan, shape, a, true, loraF, timers, l, mb) : ZERO_UNIT,
-    head: headUnit(plan, tokens, timers), embedding: embeddingUnit(plan, tokens, timers),
+    head: withMtpModules(plan, headUnit(plan, tokens, timers), tokens, timers, l.tpLink), embedding: embeddingUnit(plan, tokens, timers),
     loraFlops: loraF, hbmSeconds: timers.hbm, provenance,
   };
 }
@@ -326,7 +328,7 @@ function buildTimeContext(plan: Plan, l: LayoutLinks, cache: TimeCache): TimeCon
   const partitioned = deepspeedPipePartitioned(plan);
   return {
     p: pp, m: mb, v: chunksPerStage(plan), tokens, actBytes, shape,
-    dense: c.dense, moe: c.moe, loraFlops: c.loraFlops, lmHeadFlops: lmHeadFlops(m, shape), head: c.head, embedding: c.embedding,
+    dense: c.dense, moe: c.moe, loraFlops: c.loraFlops, lmHeadFlops: lmHeadFlops(m, shape) + mtpOwnForwardFlops(m, tokens, shape.tp), head: c.head, embedding: c.embedding,
     // Megatron with SP sends the sequence shard; DeepSpeed's engine partitions what it sends over TP (pipe_partitioned).
     p2p: pp > 1 ? linkSeconds('send-recv', ppMessageBytes(tokens, m.hiddenSize, actBytes, par.sp || partitioned ? shape.tp : 1), l.ppLink) : 0,
     p2pGather: pp > 1 && partitioned ? linkSeconds('all-gather', ppMessageBytes(tokens, m.hiddenSize, actBytes, 1), l.tpLink) : 0,

@@ -73,13 +73,18 @@ describe('models of Megatron-Bridge recipes', () => {
     }
   });
 
-  test('a recipe that builds multi-token prediction says it is not modelled, at the recipe, unless the launch turns it off', () => {
+  test('a recipe that builds multi-token prediction sets model.mtpLayers, with an info at the recipe, unless the launch turns it off', () => {
     const text = launch('glm45_355b_pretrain_config');
-    const d = parseConfig('/ws/run.sh', text).diagnostics.find((x) => x.code === 'megatron-mtp-unmodelled');
-    assert.match(d?.message ?? '', /^The recipe glm45_355b_pretrain_128gpu_h100_bf16_config sets mtp_num_layers 1 \(megatron\/bridge\/recipes\/glm\/h100\/glm45\.py:27, .*\): multi-token prediction is not modelled/);
+    const r = parseConfig('/ws/run.sh', text);
+    assert.equal(r.facts['model.mtpLayers']?.value, 1);
+    assert.match(r.facts['model.mtpLayers']?.source.detail ?? '', /glm45\.py:27/);
+    const d = r.diagnostics.find((x) => x.code === 'megatron-mtp');
+    assert.equal(d?.severity, 'info');
+    assert.match(d?.message ?? '', /^The recipe glm45_355b_pretrain_128gpu_h100_bf16_config sets mtp_num_layers 1 \(megatron\/bridge\/recipes\/glm\/h100\/glm45\.py:27, .*\): multi-token prediction: its module sits on the last pipeline stage/);
     assert.equal(text.split('\n')[d!.range!.start.line].slice(d!.range!.start.character).startsWith('glm45_355b_pretrain_config'), true);
-    const off = parseConfig('/ws/run.sh', launch('glm45_355b_pretrain_config', 'model.mtp_num_layers=0')).diagnostics;
-    assert.equal(off.filter((x) => x.code === 'megatron-mtp-unmodelled').length, 0);
+    const off = parseConfig('/ws/run.sh', launch('glm45_355b_pretrain_config', 'model.mtp_num_layers=0'));
+    assert.equal(off.diagnostics.filter((x) => x.code === 'megatron-mtp').length, 0);
+    assert.equal(off.facts['model.mtpLayers']?.value, 0);
     assert.equal(findBridgeRecipe('llama31_8b_pretrain_config')!.values['model.mtp_num_layers'], undefined);
   });
 });

@@ -24,6 +24,8 @@ const moeAll: ModelSpec = {
   ...dense, name: 'moe-all', moe: { experts: 8, topK: 2, expertFfnSize: 2048, sharedExperts: 1, sharedExpertFfnSize: 2048, sharedExpertGate: false, denseFirstLayers: 0, layerFrequency: 1 },
 };
 const moeMix: ModelSpec = { ...moeAll, name: 'moe-mix', layers: 14, moe: { ...moeAll.moe!, denseFirstLayers: 2, layerFrequency: 2 } };
+/** Two multi-token-prediction modules on the last stage (shared/model/mtp.ts): the uniform-middle shortcut must still see them. */
+const moeMtp: ModelSpec = { ...moeAll, name: 'moe-mtp', mtpLayers: 2 };
 
 function base(model: ModelSpec, style: ShardingStyle): Plan {
   return makePlan({
@@ -43,7 +45,7 @@ function searchedPlans(b: Plan): Plan[] {
 const traceable = (p: Plan) => Math.max(...estimateMemory(structuredClone(p)).stages.map((s) => s.peakReservedBytes));
 
 describe('peakMemoryFast with its family cache equals estimateMemory in any order', () => {
-  for (const [model, style] of [[dense, 'fsdp2'], [dense, 'deepspeed'], [moeAll, 'megatron-distopt'], [moeMix, 'fsdp2']] as const) {
+  for (const [model, style] of [[dense, 'fsdp2'], [dense, 'deepspeed'], [moeAll, 'megatron-distopt'], [moeMix, 'fsdp2'], [moeMtp, 'megatron-distopt']] as const) {
     test(`${model.name}, ${style}: search order, reversed, and alternating families`, () => {
       const plans = searchedPlans(base(model, style));
       assert.ok(plans.length > 100, `only ${plans.length} layouts searched`);
