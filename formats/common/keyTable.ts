@@ -123,6 +123,12 @@ export function applyTable(s: FactSink, table: DialectTable, get: (key: string) 
     if (v === undefined) {
       // An optimizer ShardLens does not model (`optimizer: lomo`) is said at its value, never taken silently as the default.
       if (spec.type === 'optimizer' && typeof f.value === 'string' && f.value.trim()) unmodelledOptimizer(s, key, f.value, f.uri ? undefined : f.valueRange ?? f.keyRange);
+      // Where the table states the least value a key takes, a value that is no number, a fraction or below it is said at
+      // its place, not dropped silently (keys without one may use sentinels: HF's max_steps -1, a LoRA rank 0 for off).
+      if ((spec.type === 'int' || spec.type === 'num') && spec.min !== undefined && String(f.value).trim()) {
+        const least = spec.min;
+        s.diag('invalid-value', 'warning', `${key} expects ${spec.type === 'int' ? 'a whole number' : 'a number'} of at least ${least} (got "${String(f.value)}"); not read.`, f.uri ? undefined : f.valueRange ?? f.keyRange, [plan]);
+      }
       continue;
     }
     s.explicit(plan, v, loc);

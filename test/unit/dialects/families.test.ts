@@ -29,6 +29,15 @@ describe('trainer YAML families read through key tables', () => {
     assert.equal(value('file:///ws/m.yaml', meg, 'parallel.tp'), 4);
   });
 
+  test('NeMo-RL: the Megatron worker\'s mtp_num_layers builds multi-token prediction modules; the DTensor worker\'s model has none', () => {
+    // NeMo-RL examples/configs/grpo_math_1B.yaml: "mtp_num_layers=0 disables MTP" (policy.megatron_cfg, passed to Megatron-Bridge).
+    const text = (enabled: boolean, n: string) => `policy:\n  train_global_batch_size: 32\n  train_micro_batch_size: 1\n  max_total_sequence_length: 1024\n  dtensor_cfg:\n    enabled: ${!enabled}\n  megatron_cfg:\n    enabled: ${enabled}\n    mtp_num_layers: ${n}\ncluster:\n  gpus_per_node: 8\n  num_nodes: 2\n`;
+    assert.equal(value('file:///ws/m.yaml', text(true, '1'), 'model.mtpLayers'), 1);
+    assert.equal(value('file:///ws/m.yaml', text(true, '0'), 'model.mtpLayers') ?? 0, 0);
+    assert.equal(value('file:///ws/m.yaml', text(false, '1'), 'model.mtpLayers'), undefined);
+    assert.ok(parseConfig('file:///ws/m.yaml', text(true, '-1')).diagnostics.some((d) => d.message.includes('mtp_num_layers')));
+  });
+
   test('ROLL: the trained worker (actor_train) gives the layout, not actor_infer; device_mapping counts its GPUs', () => {
     // roll/configs/worker_config.py: device_mapping lists the worker's GPUs; actor_infer is the vLLM engine.
     const text = 'rollout_batch_size: 64\nnum_return_sequences_in_group: 8\nprompt_length: 2048\nresponse_length: 4096\nactor_train:\n  training_args:\n    per_device_train_batch_size: 1\n    gradient_accumulation_steps: 64\n  strategy_args:\n    strategy_name: megatron_train\n    strategy_config:\n      tensor_model_parallel_size: 2\n      use_distributed_optimizer: true\n  device_mapping: list(range(0,16))\nactor_infer:\n  strategy_args:\n    strategy_name: vllm\n    strategy_config:\n      tensor_parallel_size: 4\n';
