@@ -68,10 +68,15 @@ function checkNumbers(plan: Plan, add: Add): void {
   ];
   if (m.moe) sizes.push(['model.moe.sharedExperts', m.moe.sharedExperts], ['model.moe.denseFirstLayers', m.moe.denseFirstLayers]);
   if (t.recomputeLayers !== undefined) sizes.push(['training.recomputeLayers', t.recomputeLayers]);
+  if (m.mtpLayers !== undefined) sizes.push(['model.mtpLayers', m.mtpLayers]);
   for (const [path, v] of sizes) {
     if (typeof v !== 'number' || !Number.isFinite(v)) add('value-not-finite', 'error', `${path} must be a finite number, got ${String(v)}.`, path);
     else if (v > ABSURD) add('value-absurd', 'error', `${path} = ${v} is absurdly large (> 1e15).`, path);
     else if (v < 0) add('value-negative', 'error', `${path} must not be negative, got ${v}.`, path);
+  }
+  // More prediction modules than the model has layers is no real model (DeepSeek-V3 and GLM-4.5 build one).
+  if (m.mtpLayers !== undefined && Number.isFinite(m.mtpLayers) && m.mtpLayers > Math.max(1, m.layers)) {
+    add('value-absurd', 'error', `${m.mtpLayers} multi-token-prediction modules exceed the model's ${m.layers} layers.`, 'model.mtpLayers', 'model.layers');
   }
 }
 

@@ -25,6 +25,9 @@ const CASES: [string, Plan][] = [
   ['value-negative', edit((p) => ({ ...p, overhead: { ...p.overhead, cudaContextBytes: -1 } }))],
   ['value-not-finite', edit((p) => tr(p, { seqLen: Number.NaN }))],
   ['value-absurd', edit((p) => mod(p, { hiddenSize: 1e16 }))],
+  // DeepSeek-V3 and GLM-4.5 build one prediction module; more modules than layers is no model.
+  ['value-absurd', edit((p) => mod(p, { mtpLayers: 33 }))],
+  ['value-negative', edit((p) => mod(p, { mtpLayers: -1 }))],
   // 2^21 GPUs (2^18 nodes of 8) is beyond any cluster built; the layout itself is consistent (DP = world / 4).
   ['value-absurd', edit((p) => ({ ...par(p, { dp: 2 ** 19 }), cluster: { ...p.cluster, nodes: 2 ** 18 } }))],
   ['tp-divides-heads', edit((p) => ({ ...par(p, { tp: 3, dp: 1 }), cluster: { ...p.cluster, gpusPerNode: 6 } }))],
