@@ -42,6 +42,8 @@ export interface ModelInputs {
   readonly vocabSize: ReadInput<number>;
   /** Routed experts per MoE layer; 0 for a dense model. */
   readonly experts: ReadInput<number>;
+  /** Multi-token-prediction modules (shared/model/mtp.ts); present only when the model builds some. */
+  readonly mtpLayers?: ReadInput<number>;
 }
 
 /** Cluster inputs of the estimate. */
@@ -96,6 +98,7 @@ export function readInputs(plan: Plan, facts: Readonly<Partial<Record<PlanPath, 
       ffnSize: at('model.ffnSize', m.ffnSize, 'model'),
       vocabSize: at('model.vocabSize', m.vocabSize, 'model'),
       experts: m.moe ? at('model.moe.experts', m.moe.experts, 'model') : { value: 0, source: { kind: 'derived', detail: 'dense model (no MoE layers)' } },
+      ...(m.mtpLayers ? { mtpLayers: at('model.mtpLayers', m.mtpLayers, 'model') } : {}),
     },
     cluster: {
       gpu: at('cluster.gpu', c.gpu.name),

@@ -10,7 +10,8 @@
  * DeepSeek-V3 config.json: h 7168, 128 heads, q rank 1536, kv rank 512, 128 + 64 query/key and 128 value head widths,
  * 256 routed experts of 2,048 and one shared, vocabulary 129,280; its last layer is MoE.
  */
-import { describe, test } from 'node:test';
+import { readFileSync } from 'node:fs';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { stageParams } from '../../../shared/comm/stageParams';
 import { findGpu } from '../../../shared/hardware/gpus';
@@ -20,6 +21,10 @@ import { findPreset } from '../../../shared/model/presets';
 import { makePlan } from '../../../shared/plan/defaults';
 import type { GpuSpec, ModelSpec, Plan } from '../../../shared/plan/types';
 import { estimateStepTime } from '../../../shared/time/estimate';
+import { readInputs } from '../../../shared/plan/inputs';
+import { initFormats } from '../../../formats/index';
+import { loadConfigGraph } from '../../../server/formats/workspace';
+import { memoryHost } from '../formats/helpers';
 
 const H100 = findGpu('h100-sxm') as GpuSpec;
 const h = 7168, V = 129_280;
@@ -46,6 +51,8 @@ function megatron(model: ModelSpec, pp: number): Plan {
 }
 
 describe('multi-token prediction', () => {
+  before(async () => { await initFormats(); });
+
   test('DeepSeek-V3 with one module: one more MoE layer, eh_proj and three norms (11,610,067,968 parameters)', () => {
     assert.equal(moeLayer, 11_507_286_016);
     assert.equal(countParams(v3(1)).parameters - countParams(v3()).parameters, moeLayer + own);
@@ -86,6 +93,23 @@ describe('multi-token prediction', () => {
     assert.ok(grew >= logits && grew <= logits + 8 * 2 * 4096 * h, `${grew} vs ${logits}`);
     assert.ok(b.allocated > a.allocated + logits);
     assert.equal(stageNumbers(megatron(v3(1), 4), 0)!.allocated, stageNumbers(megatron(v3(), 4), 0)!.allocated);
+  });
+
+  test('a Megatron launch with --mtp-num-layers 1 plans one module, shown among what was read with its place', () => {
+    // Megatron-Bridge 26.06's DeepSeek-V3 on 256 GB200 as Megatron-LM flags (the check set's launch file).
+    const text = readFileSync('data/calibration/checks/mbridge2606/deepseek_v3_gb200.sh', 'utf8');
+    const r = loadConfigGraph('/ws/run.sh', memoryHost({ '/ws/run.sh': text }), { settings: {} }).resolved;
+    const plan = r.plan!;
+    assert.equal(plan.model.mtpLayers, 1);
+    const read = readInputs(plan, r.factsUsed).model.mtpLayers;
+    assert.equal(read?.value, 1);
+    assert.equal(read?.source.kind, 'explicit');
+    // 3 dense layers (MLA, two norms, a 3·h·18,432 MLP), 58 MoE layers, embedding and head (129,280 × h each, 128 divides
+    // the vocabulary, so Megatron pads nothing), the final norm: 671,026,404,352, the report's 671B; then the module.
+    const dense = mla + 2 * h + 3 * h * 18_432;
+    const model = 3 * dense + 58 * moeLayer + 2 * V * h + h;
+    assert.equal(model, 671_026_404_352);
+    assert.equal(countParams(plan.model).parameters, model + moeLayer + own);
   });
 
   test("model FLOPs per step grow by Megatron's count: one more layer, the projection and one more logits pass", () => {
