@@ -9,6 +9,8 @@ import type { Dtype, Plan, Precision } from '../plan/types';
 import { dtypeBytes } from '../memory/dtypes';
 import { deepspeedBf16Optimizer } from '../memory/engine';
 import { frozenBaseBytes } from '../memory/quantizedBase';
+import { mtpModules } from '../model/mtp';
+import { embeddingWeightTrains, paddedVocabSize } from '../model/params';
 import type { LayoutLinks } from './layout';
 import { axisStride, linkSeconds, productLink, type GroupLink } from './links';
 import { stageLayerCount, type StageParams } from './stageParams';
@@ -62,6 +64,23 @@ export interface StageTraffic {
   /** HBM bytes of FSDP2's copies on the compute stream per micro-batch: gather copy-outs (forward, backward), reduce copy-in. */
   readonly copyForwardBytes: number;
   readonly copyBackwardBytes: number;
+  /** Megatron's embedding-group all-reduce of the duplicated word embedding (first and last stage; 0 elsewhere). */
+  readonly embBytes: number;
+  readonly embSeconds: number;
+  readonly embLink: GroupLink | undefined;
+}
+
+/**
+ * The two ranks of Megatron's embedding group seen from `stage`: the first and the last pipeline stage at one TP, CP
+ * and DP coordinate, when the word embedding is duplicated between them (tied output layer or multi-token prediction)
+ * and trains. Undefined on middle stages, without pipeline parallelism, or for other engines.
+ */
+export function embeddingGroupLink(plan: Plan, stage: number): GroupLink | undefined {
+  const p = Math.max(1, Math.floor(plan.parallel.pp) || 1);
+  if (plan.engine !== 'megatron' || p < 2 || (stage !== 0 && stage !== p - 1)) return undefined;
+  if (!plan.model.tiedEmbeddings && mtpModules(plan.model) === 0) return undefined;
+  if (!embeddingWeightTrains(plan.model, plan.lora)) return undefined;
+  return productLink(plan, [[2, (p - 1) * axisStride(plan, 'pp')]]);
 }
 
 /** Share of the last backward that runs before the first gradient bucket is full: bucket / Ψ_stage (DDP, DeepSpeed buckets). */
@@ -138,6 +157,9 @@ export function stageTraffic(plan: Plan, stage: number, l: LayoutLinks, sp: Stag
   // The experts' gathers and reduce-scatters run on the same streams as the dense groups', one after the other.
   const ex = (kind: 'all-gather' | 'reduce-scatter', bytes: number) => (bytes > 0 ? linkSeconds(kind, bytes, l.edpLink) : 0);
   const agLayerSeconds = dense && zero >= 1 ? linkSeconds('all-gather', agBytes / layers, dense) + ex('all-gather', expertAgBytes / layers) : 0;
+  const embLink = embeddingGroupLink(plan, stage);
+  const tp = Math.max(1, plan.parallel.tp);
+  const embBytes = embLink ? V.embeddingGroupGradBytes(paddedVocabSize(plan.model.vocabSize, plan.model.vocabPadMultiple, tp), plan.model.hiddenSize, tp, gB) : 0;
   return {
     gradDtype: tr.gradDtype, precision: tr.precision, params: sp,
     hasDense: dense !== undefined, hasEdp,
@@ -156,5 +178,6 @@ export function stageTraffic(plan: Plan, stage: number, l: LayoutLinks, sp: Stag
     offloadOptBytes, offloadOptSeconds: sh.offloadOptimizer !== 'none' ? linkSeconds('send-recv', offloadOptBytes, l.pcieLink) : 0,
     offloadParamBytes, offloadParamSeconds: sh.offloadParams !== 'none' ? linkSeconds('send-recv', offloadParamBytes, l.pcieLink) : 0,
     copyForwardBytes: copyOut, copyBackwardBytes: (gathers > 1 ? copyOut : 0) + copyIn,
+    embBytes, embSeconds: embLink ? linkSeconds('all-reduce', embBytes, embLink) : 0, embLink,
   };
 }

@@ -8,6 +8,17 @@ export function dpGradAllReduceBytes(params: number, gradBytes: number): number 
   return params * gradBytes;
 }
 
+/**
+ * Megatron's embedding-group all-reduce: where the word embedding is duplicated across pipeline stages (a tied output
+ * layer on the last stage, or the copy multi-token prediction builds there), finalize_model_grads all-reduces its
+ * main_grad, V'·h/t elements, between the first and the last stage once per step (megatron/core/distributed/
+ * finalize_model_grads.py `_allreduce_word_embedding_grads`; parallel_state.py `default_embedding_ranks`).
+ * S = V'·h/t · bytes_grad; wire 2(N−1)/N·S with N = 2.
+ */
+export function embeddingGroupGradBytes(paddedVocab: number, hidden: number, tp: number, gradBytes: number): number {
+  return (paddedVocab * hidden / Math.max(1, tp)) * gradBytes;
+}
+
 /** ZeRO-1/2 and distributed-optimizer gradient reduce-scatter: S = Ψ·bytes_grad, wire (N−1)/N·S (Rajbhandari et al. 2020 §7.2.1). */
 export function zeroGradReduceScatterBytes(params: number, gradBytes: number): number {
   return params * gradBytes;

@@ -255,6 +255,8 @@ export function stageCommInto(plan: Plan, stage: number, ctx: TimeContext, w: Mi
   gradSync += k.edpSeconds;
   if (!(k.hasDense && sched.hybridEveryMicrobatch)) gradSync += k.hsdpSeconds;
   postStep += k.offloadOptSeconds;
+  // Megatron's embedding-group all-reduce runs after the gradient sync finishes, before the optimizer: exposed.
+  postStep += k.embSeconds;
   if (sh.offloadParams !== 'none') {
     const one = k.offloadParamSeconds;
     perF += one / 2;

@@ -92,6 +92,12 @@ export function stepEntries(plan: Plan, stage: number, ctx: TimeContext, k: Stag
       citation: hsdpEveryMb ? 'Zhao et al. 2023 (PyTorch FSDP) §3.2.2 hybrid sharding; torch FSDP2 foreach_reduce, FSDP1 _reduce_grad'
         : 'Zhao et al. 2023 (PyTorch FSDP) §3.2.2 hybrid sharding' }, hsdpEveryMb ? 'hsdp' : 'grad');
   }
+  if (k.embLink && k.embBytes > 0) {
+    addEntry(entries, kinds, { id: 'embedding-grad-allreduce', label: 'Embedding-group gradient all-reduce', kind: 'all-reduce', group: 'pp', link: k.embLink, stage,
+      bytes: k.embBytes, count: 1, overlapped: false, exposed: 0,
+      formula: '2(N−1)/N · V\'·h/t · B_grad, N = 2 (the first and last stage), once per step after the gradient sync',
+      citation: 'Megatron-LM megatron/core/distributed/finalize_model_grads.py _allreduce_word_embedding_grads (tied output layer, multi-token prediction)' }, 'post');
+  }
   if (sh.offloadOptimizer !== 'none') {
     addEntry(entries, kinds, { id: 'offload-optimizer', label: 'Optimizer offload copies (PCIe)', kind: 'send-recv', group: 'dp', link: links.pcieLink, stage,
       bytes: k.offloadOptBytes, count: 1, overlapped: false, exposed: 0, formula: 'Ψ_shard·(B_grad + 2) over PCIe per step', citation: 'Ren et al. 2021 (ZeRO-Offload) §4' }, 'post');

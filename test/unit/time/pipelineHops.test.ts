@@ -16,10 +16,14 @@ import { pipelineHops } from '../../../shared/time/stepTime';
 import type { Plan } from '../../../shared/plan/types';
 import { A100, gpt, plan } from '../sim/fixtures';
 
-/** A Megatron layout whose every pipeline hop crosses the network (TP 2 × DP 4 fill a node), at a given adapter rate. */
+/**
+ * A Megatron layout whose every pipeline hop crosses the network (TP 2 × DP 4 fill a node), at a given adapter rate.
+ * The output layer is untied: a tied one adds Megatron's embedding-group all-reduce between the first and last stage,
+ * which crosses the same network once per step and is not a send.
+ */
 function layout(pp: number, vpp: number, microbatches: number, bytesPerSecond: number): Plan {
   const p = plan({
-    engine: 'megatron', model: gpt(pp * vpp * 2, 4096, 32), training: { microBatch: 1, globalBatch: microbatches * 4, seqLen: 2048, precision: 'bf16-mixed' },
+    engine: 'megatron', model: { ...gpt(pp * vpp * 2, 4096, 32), tiedEmbeddings: false }, training: { microBatch: 1, globalBatch: microbatches * 4, seqLen: 2048, precision: 'bf16-mixed' },
     parallel: { tp: 2, pp, vpp, dp: 4, sp: true, schedule: vpp > 1 ? 'interleaved' : '1f1b', sharding: { style: 'megatron-distopt', overlapComm: true } },
     cluster: { gpusPerNode: 8, nodes: pp },
   });
