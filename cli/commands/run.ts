@@ -137,7 +137,8 @@ export async function planCommand(args: ParsedArgs): Promise<number> {
   result.layouts.forEach((l, i) => {
     const sh = l.fsdpStrategy ? `FSDP ${l.fsdpStrategy}` : l.distributedOptimizer ? 'dist-opt' : `ZeRO-${l.zero}`;
     console.log(`  ${String(i + 1).padEnd(3)} ${String(l.tp).padStart(2)} ${String(l.pp).padStart(3)} ${String(l.vpp).padStart(4)} ${String(l.cp).padStart(3)} ${String(l.ep).padStart(3)} ${String(l.dp).padStart(5)}  ${sh.padEnd(15)} ${`${l.microBatch}×${l.gradAccum}`.padEnd(10)} ${l.recompute.padEnd(10)} ${l.offload.padEnd(9)} ${formatSeconds(l.stepSeconds).padEnd(11)} ${formatBytes(l.peakReservedBytes, 'GiB')}`);
-    if (l.stageLayers) console.log(`      stages ${l.stageLayers.join('/')} layers`);
+    // The last stage also holds the multi-token-prediction layers (shared/model/mtp.ts).
+    if (l.stageLayers) console.log(`      stages ${l.stageLayers.join('/')} layers${base.model.mtpLayers ? ` (+ ${base.model.mtpLayers} MTP on the last)` : ''}`);
     if (l.equivalent?.length) console.log(`      same step time with ${l.equivalent.join(', ')}`);
   });
   printNotes([...allProblems(loaded), ...result.problems.map((p) => ({ ...p, where: file }))], loaded.resolved.assumptions);
