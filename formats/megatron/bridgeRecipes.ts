@@ -14,6 +14,7 @@ import { YAML_FLAG_RENAME } from './fieldFlags';
 import { own } from '../../shared/lookup';
 import { editDistance } from '../../shared/editDistance';
 import { precisionOf } from '../common/maps';
+import { findPreset } from '../../shared/model/presets';
 
 /** One recipe of the table. */
 export interface BridgeRecipe {
@@ -115,6 +116,16 @@ export function applyBridgeRecipe(
   const mtp = r.values['model.mtp_num_layers'];
   if (typeof mtp === 'number' && Number.isInteger(mtp) && mtp > 0 && !o.overridden?.has('--mtp-num-layers')) {
     s.diag(MTP_MODELLED, 'info', `The recipe ${r.name} sets mtp_num_layers ${mtp} (${recipeWhere(r)}): ${mtpModelledText(mtp)}`, o.at?.valueRange ?? o.at?.keyRange, ['model.mtpLayers']);
+  } else if (mtp === undefined && r.hf && o.model !== false && !o.overridden?.has('--mtp-num-layers')) {
+    // A recipe that leaves mtp_num_layers gets AutoBridge's: the config.json's num_nextn_predict_layers or
+    // mtp_num_hidden_layers (megatron/bridge/models/conversion/model_bridge.py CONFIG_MAPPING; glm45_bridge.py alike).
+    const n = findPreset(r.hf)?.mtpLayersInConfig;
+    if (n && !s.has('model.mtpLayers')) {
+      const detail = `AutoBridge builds ${r.hf} with its config.json's ${n} multi-token-prediction layer${n === 1 ? '' : 's'} as mtp_num_layers (Megatron-Bridge model_bridge.py CONFIG_MAPPING); the recipe ${r.name} does not set it (${recipeWhere(r)})`;
+      if (o.assumedBecause) s.assumed('model.mtpLayers', n, `${o.assumedBecause} (${r.file}:${r.line}): ${detail}`);
+      else s.derived('model.mtpLayers', n, detail);
+      s.diag(MTP_MODELLED, 'info', `${detail}: ${mtpModelledText(n)}`, o.at?.valueRange ?? o.at?.keyRange, ['model.mtpLayers']);
+    }
   }
   return new Set([...flags.map((f) => f.flag), ...(precision ? ['--mixed-precision'] : [])]);
 }

@@ -10,6 +10,7 @@ import { locOf } from '../common/read';
 import { toBool } from '../common/text';
 import { at, type KNode } from '../common/tree';
 import { moduleListText, recomputeModulesFromText } from '../megatron/recomputeModules';
+import { findPreset } from '../../shared/model/presets';
 
 const TABLE = nemoRl as DialectTable;
 const WHY = 'NeMo-RL DTensor policy worker: FSDP2 fully_shard (nemo_rl/models/policy/dtensor_policy_worker.py)';
@@ -35,6 +36,13 @@ export function readNemoRl(s: FactSink, root: KNode | undefined): void {
     if (mods && (mods.value.kind === 'list' || typeof mods.value.value === 'string')) {
       const text = mods.value.kind === 'list' ? moduleListText(mods.value) : String(mods.value.value);
       recomputeModulesFromText(s, text, locOf(mods, 'policy.megatron_cfg.recompute_modules'), mods.value.range, 'policy.megatron_cfg.recompute_modules');
+    }
+    // The Megatron worker builds the policy through Megatron-Bridge's AutoBridge, which takes mtp_num_layers from the
+    // config.json (model_bridge.py CONFIG_MAPPING) unless megatron_cfg.mtp_num_layers says otherwise.
+    const named = s.facts['model.preset']?.value;
+    const declared = typeof named === 'string' ? findPreset(named)?.mtpLayersInConfig : undefined;
+    if (declared && !s.has('model.mtpLayers') && !at(root, 'policy.megatron_cfg.mtp_num_layers')) {
+      s.assumed('model.mtpLayers', declared, `no policy.megatron_cfg.mtp_num_layers: Megatron-Bridge's AutoBridge builds ${named} with its config.json's ${declared} multi-token-prediction layer${declared === 1 ? '' : 's'} (model_bridge.py CONFIG_MAPPING); set mtp_num_layers: 0 to train without`);
     }
     const peft = at(root, 'policy.megatron_cfg.peft.enabled');
     if (peft && toBool(peft.value.value) === true) s.explicit('lora.enabled', true, locOf(peft, 'policy.megatron_cfg.peft.enabled'));

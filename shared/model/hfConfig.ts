@@ -23,6 +23,12 @@ export interface HfConfigResult {
   readonly problems: Problem[];
   /** Source of every ModelSpec field, keyed "model.<field>". */
   readonly sources: Partial<Record<PlanPath, InputSource>>;
+  /**
+   * Multi-token-prediction layers the config declares (`num_nextn_predict_layers`: DeepSeek-V3, GLM-4.5;
+   * `mtp_num_hidden_layers`: Qwen3-Next, Qwen3.5). transformers builds none, so they are not in `model`; engines that
+   * build the model from the config through Megatron-Bridge's AutoBridge train them (shared/model/mtp.ts).
+   */
+  readonly mtpLayersInConfig?: number;
 }
 
 type Obj = Record<string, unknown>;
@@ -216,7 +222,8 @@ export function modelFromHfConfig(obj: unknown, name?: string): HfConfigResult {
     ...(sliding?.window && sliding.slidingLayers > 0
       ? { slidingWindow: { window: sliding.window, slidingLayers: Math.min(layers, sliding.slidingLayers), ...(sliding.chunked ? { chunked: true } : {}) } } : {}),
   };
-  return { model, problems, sources };
+  const declared = [cfg.num_nextn_predict_layers, cfg.mtp_num_hidden_layers].find((v) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= layers);
+  return { model, problems, sources, ...(typeof declared === 'number' && declared > 0 ? { mtpLayersInConfig: declared } : {}) };
 }
 
 

@@ -17,6 +17,8 @@ export interface ModelPreset {
   readonly model: ModelSpec;
   /** What reading its config says to every plan that uses it: its sliding window, layers read as attention. */
   readonly notes: readonly Problem[];
+  /** Multi-token-prediction layers its config.json declares, which only AutoBridge-built Megatron models train (hfConfig.ts). */
+  readonly mtpLayersInConfig?: number;
 }
 
 interface PresetMeta { id: string; name: string; aliases?: string[]; source: string }
@@ -27,10 +29,10 @@ function load(): ModelPreset[] {
   for (const raw of PRESET_CONFIGS) {
     const meta = (raw as { _shardlens?: PresetMeta })._shardlens;
     if (!meta) continue;
-    const { model, problems } = modelFromHfConfig(raw, meta.name);
+    const { model, problems, mtpLayersInConfig } = modelFromHfConfig(raw, meta.name);
     // A note names the preset's own config.json, not a file of the user's.
     const notes = problems.filter((p) => MODEL_NOTE_CODES.has(p.code)).map((p) => ({ ...p, message: p.message.replace(/^config\.json /, `${meta.name}'s config.json `) }));
-    if (model) out.push({ id: meta.id, name: meta.name, aliases: meta.aliases ?? [], source: meta.source, model, notes });
+    if (model) out.push({ id: meta.id, name: meta.name, aliases: meta.aliases ?? [], source: meta.source, model, notes, ...(mtpLayersInConfig ? { mtpLayersInConfig } : {}) });
   }
   return out;
 }

@@ -18,6 +18,7 @@ import { findGpu } from '../../../shared/hardware/gpus';
 import { stageNumbers } from '../../../shared/memory/fast';
 import { countParams, moeLayersIn } from '../../../shared/model/params';
 import { findPreset } from '../../../shared/model/presets';
+import { modelFromHfConfig } from '../../../shared/model/hfConfig';
 import { makePlan } from '../../../shared/plan/defaults';
 import type { GpuSpec, ModelSpec, Plan } from '../../../shared/plan/types';
 import { estimateStepTime } from '../../../shared/time/estimate';
@@ -71,6 +72,19 @@ describe('multi-token prediction', () => {
     assert.equal(moeLayersIn(denseLast, 4, 5), 0);
     assert.equal(countParams(denseLast).mtp, countParams({ ...denseLast, mtpLayers: undefined, moe: undefined, layers: 1 }).parameters
       - countParams({ ...denseLast, mtpLayers: undefined, moe: undefined, layers: 0 }).parameters + own);
+  });
+
+  test("a config.json's num_nextn_predict_layers or mtp_num_hidden_layers is recorded apart: transformers builds no such layer", () => {
+    for (const id of ['deepseek-v3', 'glm-4.5', 'glm-4.5-air']) {
+      const p = findPreset(id)!;
+      assert.equal(p.mtpLayersInConfig, 1, id);
+      assert.equal(p.model.mtpLayers, undefined, `${id}: an HF-trainer plan of it has no prediction module`);
+    }
+    const cfg = { model_type: 'qwen3_next', hidden_size: 2048, num_hidden_layers: 48, num_attention_heads: 16, num_key_value_heads: 2, intermediate_size: 5120, vocab_size: 151936 };
+    assert.equal(modelFromHfConfig({ ...cfg, mtp_num_hidden_layers: 1 }).mtpLayersInConfig, 1);
+    assert.equal(modelFromHfConfig({ ...cfg, num_nextn_predict_layers: 0 }).mtpLayersInConfig, undefined);
+    assert.equal(modelFromHfConfig({ ...cfg, num_nextn_predict_layers: -1 }).mtpLayersInConfig, undefined);
+    assert.equal(modelFromHfConfig({ ...cfg, num_nextn_predict_layers: 1e9 }).mtpLayersInConfig, undefined);
   });
 
   test('on PP 4 · EP 64 the last stage holds the module, its embedding copy and one more MoE layer; the others do not change', () => {

@@ -36,6 +36,13 @@ describe('trainer YAML families read through key tables', () => {
     assert.equal(value('file:///ws/m.yaml', text(true, '0'), 'model.mtpLayers') ?? 0, 0);
     assert.equal(value('file:///ws/m.yaml', text(false, '1'), 'model.mtpLayers'), undefined);
     assert.ok(parseConfig('file:///ws/m.yaml', text(true, '-1')).diagnostics.some((d) => d.message.includes('mtp_num_layers')));
+    // Unset, the worker's AutoBridge takes the config.json's count: DeepSeek-V3 declares one (num_nextn_predict_layers).
+    const unset = (model: string) => `policy:\n  model_name: ${model}\n  train_global_batch_size: 32\n  train_micro_batch_size: 1\n  max_total_sequence_length: 1024\n  megatron_cfg:\n    enabled: true\ncluster:\n  gpus_per_node: 8\n  num_nodes: 2\n`;
+    const f = facts('file:///ws/m.yaml', unset('deepseek-ai/DeepSeek-V3'));
+    assert.equal(f['model.mtpLayers']?.value, 1);
+    assert.equal(f['model.mtpLayers']?.source.kind, 'assumed');
+    assert.equal(value('file:///ws/m.yaml', unset('meta-llama/Llama-3.1-8B'), 'model.mtpLayers'), undefined);
+    assert.equal(value('file:///ws/m.yaml', unset('deepseek-ai/DeepSeek-V3').replace('enabled: true', 'enabled: false'), 'model.mtpLayers'), undefined);
   });
 
   test('ROLL: the trained worker (actor_train) gives the layout, not actor_infer; device_mapping counts its GPUs', () => {

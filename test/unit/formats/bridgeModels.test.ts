@@ -87,4 +87,19 @@ describe('models of Megatron-Bridge recipes', () => {
     assert.equal(off.facts['model.mtpLayers']?.value, 0);
     assert.equal(findBridgeRecipe('llama31_8b_pretrain_config')!.values['model.mtp_num_layers'], undefined);
   });
+
+  test("a recipe that leaves mtp_num_layers gets AutoBridge's from the model's config.json (GLM-4.5's SFT recipe: one layer)", () => {
+    // Megatron-Bridge 067f987df: glm45_355b_sft_config builds its provider with AutoBridge.from_hf_pretrained("zai-org/GLM-4.5")
+    // and sets no mtp_num_layers; glm45_bridge.py maps num_nextn_predict_layers (1 in GLM-4.5's config.json) to it.
+    const text = launch('glm45_355b_sft_config');
+    const r = parseConfig('/ws/run.sh', text);
+    assert.equal(findBridgeRecipe('glm45_355b_sft_config')!.values['model.mtp_num_layers'], undefined);
+    assert.equal(r.facts['model.mtpLayers']?.value, 1);
+    assert.equal(r.facts['model.mtpLayers']?.source.kind, 'derived');
+    assert.match(r.facts['model.mtpLayers']?.source.detail ?? '', /AutoBridge builds zai-org\/GLM-4\.5 with its config\.json's 1 multi-token-prediction layer/);
+    assert.equal(r.diagnostics.find((x) => x.code === 'megatron-mtp')?.severity, 'info');
+    // Turned off on the launch line, or a model without MTP in its config (Llama 3.1 8B): none.
+    assert.equal(parseConfig('/ws/run.sh', launch('glm45_355b_sft_config', 'model.mtp_num_layers=0')).facts['model.mtpLayers']?.value, 0);
+    assert.equal(parseConfig('/ws/run.sh', launch('llama31_8b_pretrain_config')).facts['model.mtpLayers'], undefined);
+  });
 });
