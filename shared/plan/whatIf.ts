@@ -37,7 +37,8 @@ export const SWITCH_PATHS: readonly PlanPath[] = Object.keys(SWITCHES) as PlanPa
 /** Paths with what-ifs. */
 export const WHAT_IF_PATHS: readonly PlanPath[] = [
   'parallel.sharding.stage', 'parallel.tp', 'parallel.pp', 'training.microBatch', 'training.recompute',
-  'parallel.sharding.offloadOptimizer', 'parallel.sharding.offloadParams', 'training.seqLen', 'training.optimizerImpl', 'lora.rank', 'lora.dora', ...SWITCH_PATHS,
+  'parallel.sharding.offloadOptimizer', 'parallel.sharding.offloadParams', 'training.seqLen', 'training.optimizerImpl', 'lora.rank', 'lora.dora',
+  'model.mtpLayers', ...SWITCH_PATHS,
 ];
 
 /** True when a value was stated by a file or a setting (not defaulted or derived by ShardLens). */
@@ -153,6 +154,12 @@ export function whatIfsFor(plan: Plan, path: PlanPath): WhatIf[] {
       if (!r || !Number.isInteger(r) || r < 1) break;
       if (r % 2 === 0) out.push(single(path, `LoRA rank ${r} → ${r / 2}`, r / 2));
       out.push(single(path, `LoRA rank ${r} → ${r * 2}`, r * 2));
+      break;
+    }
+    case 'model.mtpLayers': {
+      // Training without the prediction modules: the last stage's layer, embedding copy, extra logits and their time.
+      const d = plan.model.mtpLayers ?? 0;
+      if (d > 0) out.push(single(path, `multi-token prediction ${d} → 0 modules`, 0));
       break;
     }
     case 'lora.dora':
