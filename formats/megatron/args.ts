@@ -100,7 +100,8 @@ function moeCapacity(s: FactSink, seen: Map<string, FlagArg>): void {
  * multi_token_prediction.py, DeepSeek-V3 §2.2) is read as `model.mtpLayers` (shared/model/mtp.ts); an info at the flag
  * says how its modules are counted. More than the model's layers is refused as absurd.
  */
-function multiTokenPrediction(s: FactSink, flag: FlagArg | undefined, layout: FlagArg | undefined): void {
+function multiTokenPrediction(s: FactSink, seen: ReadonlyMap<string, FlagArg>): void {
+  const flag = seen.get('--mtp-num-layers'), layout = seen.get('--pipeline-model-parallel-layout');
   // The flag's own reading (keys.json) has set the count, or warned that it is no whole number or a variable.
   if (!flag?.value || flag.unresolved) return;
   const d = toNumber(flag.value);
@@ -112,6 +113,10 @@ function multiTokenPrediction(s: FactSink, flag: FlagArg | undefined, layout: Fl
     return;
   }
   if (d === 0) return;
+  const repeated = seen.get('--mtp-use-repeated-layer');
+  if (repeated && d > 1 && (repeated.value === undefined || toBool(repeated.value) === true)) {
+    s.diag('megatron-mtp-repeated', 'warning', `--mtp-use-repeated-layer: Megatron holds one prediction module and runs it ${d} times (multi_token_prediction.py); ShardLens counts ${d} distinct modules, so the last stage's parameters, gradients and optimizer states read ${d - 1} module${d === 2 ? '' : 's'} too high (activations and step time are as run).`, here(repeated, repeated.flagRange), ['model.mtpLayers']);
+  }
   s.diag(MTP_MODELLED, 'info', `${flag.flag} ${d}: ${mtpModelledText(d)}`, here(flag, flag.flagRange), ['model.mtpLayers']);
   // A layout places the modules itself (Megatron asserts it holds all D of them or none, get_mtp_num_layers_to_build);
   // ShardLens keeps them on the last pipeline rank, where Megatron's own recipes put them.
@@ -499,7 +504,7 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   fp4Training(s, seen.get('--fp4-format'), fp8 !== undefined);
   fp8Attention(s, seen.get('--fp8-dot-product-attention'));
   moeCapacity(s, seen);
-  multiTokenPrediction(s, seen.get('--mtp-num-layers'), seen.get('--pipeline-model-parallel-layout'));
+  multiTokenPrediction(s, seen);
   cudaGraphScope(s, seen);
   tokenizerVocab(s, seen);
   keepBlockRecomputeLayers(s, seen.get('--recompute-method')?.value?.replace(/["']/g, ''));

@@ -76,6 +76,15 @@ describe('Megatron multi-token prediction (--mtp-num-layers)', () => {
     assert.match(count[0].message, /places 1 MTP layer \(m\), --mtp-num-layers builds 2/);
   });
 
+  test('--mtp-use-repeated-layer (one module run D times) is warned at the flag with what it overstates; with one module it changes nothing', () => {
+    const text = script('--mtp-num-layers 3 --mtp-use-repeated-layer --mtp-loss-scaling-factor 0.3');
+    const d = parseConfig('/ws/train.sh', text).diagnostics.find((x) => x.code === 'megatron-mtp-repeated');
+    assert.equal(d?.severity, 'warning');
+    assert.match(d?.message ?? '', /runs it 3 times.*2 modules too high/);
+    assert.equal(text.split('\n')[d!.range.start.line].slice(d!.range.start.character).startsWith('--mtp-use-repeated-layer'), true);
+    assert.equal(parseConfig('/ws/train.sh', script('--mtp-num-layers 1 --mtp-use-repeated-layer')).diagnostics.some((x) => x.code === 'megatron-mtp-repeated'), false);
+  });
+
   test("a Megatron test YAML's MODEL_ARGS say the same", () => {
     const yaml = 'MODEL_ARGS:\n  --num-layers: 8\n  --hidden-size: 2048\n  --num-attention-heads: 16\n  --seq-length: 4096\n  --micro-batch-size: 1\n  --global-batch-size: 64\n  --mtp-num-layers: 1\n';
     const r = parseConfig('/ws/model_config.yaml', yaml);
