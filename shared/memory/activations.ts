@@ -267,16 +267,18 @@ export function outputLayerInputBytes(x: ActivationShape, headSavesGathered = fa
 }
 
 /**
- * What D multi-token-prediction modules save for the backward beyond their transformer layers, the output layer's
- * inputs and their losses (megatron/core/transformer/multi_token_prediction.py `_concat_embeddings`), per micro-batch,
- * sequence-parallel shards where SP is on: each module's enorm keeps its input, the next tokens' embedding (sbh), and
- * eh_proj its input, the two normalised halves concatenated (2·sbh); the first module's hnorm keeps the decoder's output
- * (sbh), while a later one's input is the previous module's output, which that module's final norm keeps already.
- * (3·D + 1)·sbh/t_sp bytes of the activation dtype (shared/model/mtp.ts).
+ * What D multi-token-prediction modules save for the backward beyond their transformer layers, per micro-batch
+ * (megatron/core/transformer/multi_token_prediction.py `_concat_embeddings`, `process_mtp_loss`; shared/model/mtp.ts):
+ * each module's pass through the output layer keeps its final norm's and the head's inputs and its loss's saved logits
+ * (`lossSaved`, as the main loss); its enorm keeps its input, the next tokens' embedding (sbh), and eh_proj its input,
+ * the two normalised halves concatenated (2·sbh); the first module's hnorm keeps the decoder's output (sbh), while a
+ * later one's input is the previous module's output, which that module's final norm keeps already. Sequence-parallel
+ * shards where SP is on: D·(output-layer inputs + lossSaved) + (3·D + 1)·sbh/t_sp.
  */
-export function mtpModuleSavedBytes(x: ActivationShape, modules: number): number {
+export function mtpSavedBytes(x: ActivationShape, modules: number, lossSaved: number): number {
   if (modules <= 0) return 0;
-  return ((3 * modules + 1) * x.actBytes * x.sLocal * x.b * x.h) / (x.sp ? x.tp : 1);
+  const own = ((3 * modules + 1) * x.actBytes * x.sLocal * x.b * x.h) / (x.sp ? x.tp : 1);
+  return modules * (outputLayerInputBytes(x, false, true) + lossSaved) + own;
 }
 
 /**

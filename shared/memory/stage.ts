@@ -11,7 +11,7 @@ import { moeLayersIn } from '../model/params';
 import { zeroGradReduceEveryMicrobatch } from '../comm/volumes';
 import {
   checkpointedLayerBytes, checkpointedLayerCount, embeddingActivationBytes, embeddingOutputGradientBytes, headInputGradientBytes,
-  layerActivationBytes, mtpModuleSavedBytes, outputLayerInputBytes, recomputeWorkingBytes, stageLayerActivationBytes,
+  layerActivationBytes, mtpSavedBytes, outputLayerInputBytes, recomputeWorkingBytes, stageLayerActivationBytes,
 } from './activations';
 import { allocatorCachedBytes } from './allocator';
 import { blockForwardLargestBytes, blockForwardTransientBytes } from './blocks';
@@ -27,8 +27,7 @@ import { inFlightChunkPasses } from './pipeline';
 import { doraForwardTransientBytes, loraWidthsOf } from './loraSaves';
 import { fillPipelineInputs, newPipelineInputs, pipelineMoments, type PipelineInputs } from './pipelineMoments';
 import {
-  fp8ParameterSavingBytes, fp8WeightCacheBytes, gradAccumBufferBytes, gradientBytes, masterWeightBytes, noSyncCarriedGradientBytes, optimizerStateBytes,
-  parameterBytes,
+  fp8ParameterSavingBytes, fp8WeightCacheBytes, gradAccumBufferBytes, gradientBytes, masterWeightBytes, noSyncCarriedGradientBytes, optimizerStateBytes, parameterBytes,
 } from './modelStates';
 
 /** Numbers of one stage on one rank, bytes unless stated. */
@@ -393,9 +392,8 @@ function fillLossParts(c: MemoryContext, last: boolean, x: MomentInputs, ffn: nu
   x.lossSaved = lossSavedBytes(c.loss, n, tokens, c.actBytes);
   x.lossBackward = lossBackwardBytes(c.loss, n, tokens, c.actBytes);
   x.logits = c.actBytes * n;
-  // Each multi-token-prediction module runs the output layer and a loss of its own before the main one, and keeps its
-  // head's inputs, its loss's saved logits and its projection's inputs to the backward (shared/model/mtp.ts).
-  if (c.mtpLayers > 0) x.head += c.mtpLayers * (outputLayerInputBytes(c, false, true) + x.lossSaved) + mtpModuleSavedBytes(c, c.mtpLayers);
+  // Each multi-token-prediction module's own output-layer pass and loss keep their inputs to the backward too.
+  x.head += mtpSavedBytes(c, c.mtpLayers, x.lossSaved);
   // The forward's cache at the first step's loss: the loss's requests (the 16-bit logits and their fp32 copies) are
   // larger than every block the forward freed: FSDP2's root copies (freed when the root reshards after the forward and
   // the loss runs outside it) and a checkpointed block's transients.
