@@ -29,6 +29,9 @@ const moe: ModelSpec = {
   moe: { experts: 8, topK: 2, expertFfnSize: 2048, sharedExperts: 1, sharedExpertFfnSize: 2048, sharedExpertGate: false, denseFirstLayers: 2, layerFrequency: 2 },
 };
 
+/** Two multi-token-prediction modules on the last stage, with a tied head: the embedding-group all-reduce under Megatron. */
+const mtp: ModelSpec = { ...moe, name: 'moe-14-mtp', mtpLayers: 2, tiedEmbeddings: true };
+
 function base(model: ModelSpec, style: ShardingStyle): Plan {
   return makePlan({
     model, training: { microBatch: 1, globalBatch: 64, seqLen: 2048 },
@@ -50,7 +53,7 @@ function searchedPlans(b: Plan): Plan[] {
 const rel = (a: number, b: number) => (a === b ? 0 : Math.abs(a - b) / Math.max(Math.abs(a), Math.abs(b)));
 
 describe('fast paths with their caches equal the traceable estimates, in search order', () => {
-  for (const [model, style] of [[dense, 'fsdp2'], [dense, 'deepspeed'], [moe, 'megatron-distopt'], [moe, 'fsdp2']] as const) {
+  for (const [model, style] of [[dense, 'fsdp2'], [dense, 'deepspeed'], [moe, 'megatron-distopt'], [moe, 'fsdp2'], [mtp, 'megatron-distopt']] as const) {
     test(`${model.name}, ${style}`, () => {
       const plans = searchedPlans(base(model, style));
       assert.ok(plans.length > 100, `only ${plans.length} layouts searched`);
