@@ -7,7 +7,7 @@
 import timing from '../../data/timing.json';
 import type { Dtype, Plan, Precision } from '../plan/types';
 import { dtypeBytes } from '../memory/dtypes';
-import { deepspeedBf16Optimizer } from '../memory/engine';
+import { deepspeedBf16Optimizer, deepspeedPipeline } from '../memory/engine';
 import { frozenBaseBytes } from '../memory/quantizedBase';
 import { mtpModules } from '../model/mtp';
 import { embeddingWeightTrains, paddedVocabSize } from '../model/params';
@@ -64,23 +64,36 @@ export interface StageTraffic {
   /** HBM bytes of FSDP2's copies on the compute stream per micro-batch: gather copy-outs (forward, backward), reduce copy-in. */
   readonly copyForwardBytes: number;
   readonly copyBackwardBytes: number;
-  /** Megatron's embedding-group all-reduce of the duplicated word embedding (first and last stage; 0 elsewhere). */
+  /** The all-reduce of the word embedding duplicated on the first and last stage (embeddingGroupLink; 0 elsewhere). */
   readonly embBytes: number;
   readonly embSeconds: number;
   readonly embLink: GroupLink | undefined;
 }
 
 /**
- * The two ranks of Megatron's embedding group seen from `stage`: the first and the last pipeline stage at one TP, CP
- * and DP coordinate, when the word embedding is duplicated between them (tied output layer or multi-token prediction)
- * and trains. Undefined on middle stages, without pipeline parallelism, or for other engines.
+ * The two ranks that all-reduce the word embedding's gradient once per step, seen from `stage`: the first and the last
+ * pipeline stage at one TP, CP and DP coordinate, where the embedding is duplicated on both and trains — Megatron with
+ * a tied output layer or multi-token prediction (finalize_model_grads.py `_allreduce_word_embedding_grads`), DeepSpeed's
+ * pipeline engine and nanotron with a tied one (deepspeed/runtime/pipe/engine.py `_exec_reduce_tied_grads`; nanotron
+ * trainer.py `sync_tied_weights_gradients`, neither overlapped). Undefined on middle stages, without a pipeline, for
+ * other engines (torch pipelining's tied weights are the user's to sync).
  */
 export function embeddingGroupLink(plan: Plan, stage: number): GroupLink | undefined {
   const p = Math.max(1, Math.floor(plan.parallel.pp) || 1);
-  if (plan.engine !== 'megatron' || p < 2 || (stage !== 0 && stage !== p - 1)) return undefined;
-  if (!plan.model.tiedEmbeddings && mtpModules(plan.model) === 0) return undefined;
-  if (!embeddingWeightTrains(plan.model, plan.lora)) return undefined;
+  if (p < 2 || (stage !== 0 && stage !== p - 1)) return undefined;
+  const tied = plan.model.tiedEmbeddings;
+  const duplicated = plan.engine === 'megatron' ? tied || mtpModules(plan.model) > 0 : tied && (plan.engine === 'nanotron' || deepspeedPipeline(plan));
+  if (!duplicated || !embeddingWeightTrains(plan.model, plan.lora)) return undefined;
   return productLink(plan, [[2, (p - 1) * axisStride(plan, 'pp')]]);
+}
+
+/**
+ * Bytes per element of that all-reduce: Megatron's main_grad and nanotron's accumulator in the gradient dtype;
+ * DeepSpeed's pipeline engine reduces the fp32 gradient of its BF16_Optimizer (`_hp_grad`), else the parameter's own.
+ */
+function embeddingGradBytes(plan: Plan): number {
+  if (plan.engine === 'megatron' || plan.engine === 'nanotron') return dtypeBytes(plan.training.gradDtype);
+  return deepspeedBf16Optimizer(plan) ? 4 : V.paramCommBytes(plan.training.precision);
 }
 
 /** Share of the last backward that runs before the first gradient bucket is full: bucket / Ψ_stage (DDP, DeepSpeed buckets). */
@@ -159,7 +172,7 @@ export function stageTraffic(plan: Plan, stage: number, l: LayoutLinks, sp: Stag
   const agLayerSeconds = dense && zero >= 1 ? linkSeconds('all-gather', agBytes / layers, dense) + ex('all-gather', expertAgBytes / layers) : 0;
   const embLink = embeddingGroupLink(plan, stage);
   const tp = Math.max(1, plan.parallel.tp);
-  const embBytes = embLink ? V.embeddingGroupGradBytes(paddedVocabSize(plan.model.vocabSize, plan.model.vocabPadMultiple, tp), plan.model.hiddenSize, tp, gB) : 0;
+  const embBytes = embLink ? V.embeddingGroupGradBytes(paddedVocabSize(plan.model.vocabSize, plan.model.vocabPadMultiple, tp), plan.model.hiddenSize, tp, embeddingGradBytes(plan)) : 0;
   return {
     gradDtype: tr.gradDtype, precision: tr.precision, params: sp,
     hasDense: dense !== undefined, hasEdp,

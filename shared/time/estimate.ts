@@ -157,8 +157,8 @@ export function estimateStepTime(plan: Plan, cache: TimeCache = new TimeCache())
     exposedGradSync: term('exposedGradSync', 'Exposed gradient sync', grad, 'max_s(0, t_sync − (1 − bucket/Ψ)·t_bwd − slack_s)',
       'PyTorch DDP bucketing (Li et al. 2020); Rajbhandari et al. 2020', I),
     optimizer: term('optimizer', 'Optimizer step', opt, 'Ψ_shard · bytes_touched / HBM bandwidth', 'roofline, memory-bound update', I),
-    postStep: term('postStep', 'After-step traffic', post, 'ZeRO-1/2 parameter all-gather + offload copies + Megatron\'s embedding-group all-reduce (beyond the optimizer of the slowest stage)',
-      'Rajbhandari et al. 2020 §7.2.1; Megatron-LM finalize_model_grads.py', I),
+    postStep: term('postStep', 'After-step traffic', post, 'ZeRO-1/2 parameter all-gather + offload copies + the tied embedding\'s all-reduce between the first and last stage (beyond the optimizer of the slowest stage)',
+      'Rajbhandari et al. 2020 §7.2.1; Megatron-LM finalize_model_grads.py; DeepSpeed pipe/engine.py; nanotron trainer.py', I),
     step: term('step', 'Step time', step, 'pipeline + exposed grad sync + max_s(optimizer + post-step) + fixed per-step overhead', nar, I),
   };
   return {

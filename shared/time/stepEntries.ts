@@ -93,10 +93,11 @@ export function stepEntries(plan: Plan, stage: number, ctx: TimeContext, k: Stag
         : 'Zhao et al. 2023 (PyTorch FSDP) §3.2.2 hybrid sharding' }, hsdpEveryMb ? 'hsdp' : 'grad');
   }
   if (k.embLink && k.embBytes > 0) {
-    addEntry(entries, kinds, { id: 'embedding-grad-allreduce', label: 'Embedding-group gradient all-reduce', kind: 'all-reduce', group: 'pp', link: k.embLink, stage,
+    addEntry(entries, kinds, { id: 'embedding-grad-allreduce', label: 'Tied embedding gradient all-reduce', kind: 'all-reduce', group: 'pp', link: k.embLink, stage,
       bytes: k.embBytes, count: 1, overlapped: false, exposed: 0,
       formula: '2(N−1)/N · V\'·h/t · B_grad, N = 2 (the first and last stage), once per step after the gradient sync',
-      citation: 'Megatron-LM megatron/core/distributed/finalize_model_grads.py _allreduce_word_embedding_grads (tied output layer, multi-token prediction)' }, 'post');
+      citation: plan.engine === 'megatron' ? 'Megatron-LM megatron/core/distributed/finalize_model_grads.py _allreduce_word_embedding_grads (tied output layer, multi-token prediction)'
+        : plan.engine === 'nanotron' ? 'nanotron src/nanotron/trainer.py sync_tied_weights_gradients' : 'DeepSpeed deepspeed/runtime/pipe/engine.py _exec_reduce_tied_grads' }, 'post');
   }
   if (sh.offloadOptimizer !== 'none') {
     addEntry(entries, kinds, { id: 'offload-optimizer', label: 'Optimizer offload copies (PCIe)', kind: 'send-recv', group: 'dp', link: links.pcieLink, stage,

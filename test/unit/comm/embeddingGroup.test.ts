@@ -64,8 +64,30 @@ describe("Megatron's embedding-group all-reduce", () => {
     assert.ok(find(p, 3));
   });
 
-  test('none on a single stage, and none for engines without Megatron\'s duplicate (FSDP2 under torch pipelining)', () => {
+  test('none on a single stage, and none under torch pipelining (FSDP2), whose tied weights are the user\'s to sync', () => {
     assert.equal(find(layout(1), 0), undefined);
     assert.equal(find(layout(4, 'fsdp2'), 0), undefined);
+  });
+
+  test("DeepSpeed's pipeline engine reduces a tied embedding's gradient too: BF16_Optimizer's fp32 copy, else the parameter's own", () => {
+    // deepspeed/runtime/pipe/engine.py _exec_reduce_tied_grads: weight._hp_grad under the bf16 optimizer, else weight.grad.
+    const ds = (stage: number, precision: 'bf16-mixed' | 'fp16-mixed') => plan({
+      engine: 'deepspeed', model: gpt(16, 4096, 32), training: { microBatch: 1, globalBatch: 64, seqLen: 2048, precision },
+      parallel: { tp: 2, pp: 4, dp: 4, sharding: { style: 'deepspeed', stage } }, cluster: { gpusPerNode: 8, nodes: 4 },
+    });
+    assert.equal(find(ds(0, 'bf16-mixed'), 0)?.bytesPerRank, (51_200 * 4096 / 2) * 4);
+    assert.equal(find(ds(1, 'fp16-mixed'), 3)?.bytesPerRank, (51_200 * 4096 / 2) * 2);
+    assert.equal(find(ds(1, 'fp16-mixed'), 1), undefined);
+    const untied = plan({ ...ds(0, 'bf16-mixed'), model: { ...gpt(16, 4096, 32), tiedEmbeddings: false } });
+    assert.equal(find(untied, 0), undefined);
+  });
+
+  test('nanotron syncs its tied embedding between the first and last stage in its gradient dtype', () => {
+    // nanotron trainer.py sync_tied_weights_gradients (the fp32 accumulator's buffer with accumulate_grad_in_fp32).
+    const p = plan({
+      engine: 'nanotron', model: gpt(16, 4096, 32), training: { microBatch: 1, globalBatch: 64, seqLen: 2048, precision: 'bf16-mixed', gradDtype: 'fp32' },
+      parallel: { tp: 2, pp: 4, dp: 4 }, cluster: { gpusPerNode: 8, nodes: 4 },
+    });
+    assert.equal(find(p, 0)?.bytesPerRank, (51_200 * 4096 / 2) * 4);
   });
 });
