@@ -22,6 +22,9 @@ import { modelFromHfConfig } from '../../../shared/model/hfConfig';
 import { makePlan } from '../../../shared/plan/defaults';
 import type { GpuSpec, ModelSpec, Plan } from '../../../shared/plan/types';
 import { estimateStepTime } from '../../../shared/time/estimate';
+import { timeContext } from '../../../shared/time/context';
+import { layoutLinks } from '../../../shared/comm/layout';
+import { linkSeconds } from '../../../shared/comm/links';
 import { readInputs } from '../../../shared/plan/inputs';
 import { initFormats } from '../../../formats/index';
 import { loadConfigGraph } from '../../../server/formats/workspace';
@@ -124,6 +127,26 @@ describe('multi-token prediction', () => {
     const model = 3 * dense + 58 * moeLayer + 2 * V * h + h;
     assert.equal(model, 671_026_404_352);
     assert.equal(countParams(plan.model).parameters, model + moeLayer + own);
+  });
+
+  test("under TP 2 with SP each module gathers eh_proj's 2h-wide input and h-wide output forward and returns them backward", () => {
+    // multi_token_prediction.py _concat_embeddings: eh_proj (column-parallel) all-gathers its sequence-parallel input,
+    // gather_from_tensor_model_parallel_region all-gathers its output columns, scatter_to_sequence_parallel_region splits
+    // them (no traffic); backward, the input's gradient is reduce-scattered and the scatter's backward all-gathers.
+    const tp2 = (mtpLayers?: number): Plan => makePlan({
+      engine: 'megatron', model: v3(mtpLayers),
+      training: { microBatch: 1, seqLen: 4096, globalBatch: 64, precision: 'bf16-mixed', flashAttention: true },
+      parallel: { tp: 2, sp: true, pp: 1, ep: 8, dp: 4 }, cluster: { gpusPerNode: 8, nodes: 1 },
+    }, H100);
+    const with1 = timeContext(tp2(1)).head, without = timeContext(tp2()).head;
+    const link = layoutLinks(tp2(1)).tpLink;
+    const T = 4096, B = 2;
+    const gather = (w: number) => linkSeconds('all-gather', T * w * B, link);
+    assert.ok(Math.abs(with1.fwd.comm - without.fwd.comm - (gather(2 * h) + gather(h))) < 1e-12);
+    assert.ok(Math.abs(with1.bwd.comm - without.bwd.comm - (linkSeconds('reduce-scatter', T * 2 * h * B, link) + gather(h))) < 1e-12);
+    // And one more output-layer pass, the head's GEMM twice over, plus eh_proj's, 2h/V of a head pass in FLOPs (0.11).
+    const ratio = with1.fwd.gemm / without.fwd.gemm;
+    assert.ok(ratio > 2 && ratio < 2.25, `${ratio}`);
   });
 
   test("model FLOPs per step grow by Megatron's count: one more layer, the projection and one more logits pass", () => {
