@@ -30,6 +30,14 @@ describe('NeMo YAML: the inline model\'s architecture', () => {
     assert.equal(m.vocabPadMultiple, 128);
   });
 
+  test('mtp_num_layers builds multi-token prediction modules (Megatron-core mtp_num_layers); a negative count is said at its value', () => {
+    assert.equal(modelOf('  mtp_num_layers: 1\n').mtpLayers, 1);
+    assert.equal(modelOf('  mtp_num_layers: 0\n').mtpLayers, undefined);
+    assert.equal(modelOf('').mtpLayers, undefined);
+    const r = parseConfig('/ws/conf/training/gpt3/tiny.yaml', head + '  mtp_num_layers: -1\n');
+    assert.ok(r.diagnostics.some((d) => d.code === 'invalid-value' && d.message.startsWith('model.mtp_num_layers')), JSON.stringify(r.diagnostics));
+  });
+
   test('a Llama-style block: fast-swiglu is gated, bias False, rmsnorm, rope, untied', () => {
     const m = modelOf('  activation: fast-swiglu\n  bias: False\n  normalization: rmsnorm\n  position_embedding_type: rope\n  share_embeddings_and_output_weights: False\n');
     assert.equal(m.gatedMlp, true);
