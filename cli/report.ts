@@ -53,7 +53,7 @@ export function planSummary(plan: Plan, parameters: number): string {
   const off = [sh.offloadOptimizer !== 'none' ? `optimizer→${sh.offloadOptimizer}` : '', sh.offloadParams !== 'none' ? `params→${sh.offloadParams}` : ''].filter(Boolean).join(', ');
   const layout = [`dp ${par.dp}`, `tp ${par.tp}${par.sp ? '+sp' : ''}`, `pp ${par.pp}${par.vpp > 1 ? `×v${par.vpp}` : ''}${par.pp > 1 ? ` (${par.schedule})` : ''}`, par.cp > 1 ? `cp ${par.cp}` : '', par.ep > 1 ? `ep ${par.ep}` : ''].filter(Boolean).join(' · ');
   return [
-    `Model    ${model.name} — ${formatCount(parameters)} parameters`,
+    `Model    ${model.name} — ${formatCount(parameters)} parameters${model.mtpLayers ? ` (with ${model.mtpLayers} multi-token-prediction module${model.mtpLayers === 1 ? '' : 's'})` : ''}`,
     `Cluster  ${world} × ${c.gpu.name} (${formatBytes(c.gpu.memoryBytes, 'GiB')}), ${c.gpusPerNode} per node${nvlinkDomainOf(c) > c.gpusPerNode && world > c.gpusPerNode ? `, NVLink across ${Math.min(world, nvlinkDomainOf(c))} GPUs` : ''}`,
     `Layout   ${layout} · ${shard}${off ? ` · offload ${off}` : ''}`,
     `Batch    micro ${t.microBatch} × accumulation ${t.gradAccum} × dp ${par.dp} = ${t.globalBatch} sequences of ${t.seqLen} tokens · ${t.precision} · ${t.optimizer} · recompute ${t.recompute}`,

@@ -9,7 +9,7 @@ import type { CommGroup } from '../../shared/comm/types';
 import type { Fact } from '../../shared/plan/facts';
 import { exposedSeconds } from '../../shared/wording/comm';
 import { formatBytes, formatCount } from '../../shared/units';
-import { activationsHint, commHint, fitHint, fitLabel, packLine, stagesHint, statesHint, type HintText } from '../../shared/wording/hints';
+import { activationsHint, commHint, fitHint, fitLabel, modelParamsHint, packLine, stagesHint, statesHint, type HintText } from '../../shared/wording/hints';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { endOf, localFact } from './facts';
 import { commBytes, maxOver, peakStage } from './figures';
@@ -161,7 +161,7 @@ export function buildInlayHints(a: DocumentAnalysis, range?: Range): InlayHint[]
   if (detail !== 'minimal') {
     const states = statesHint(maxOver(m.stages, (s) => s.modelStatesBytes) ?? 0, maxOver(m.replicated.stages, (s) => s.modelStatesBytes) ?? 0, u, breakdown(a));
     out.push(shard ? hint(shard, states) : referenceHint(a, 'deepspeed', states));
-    out.push(referenceHint(a, 'model', { label: `${formatCount(m.model.parameters)} params`, tooltip: `The model has ${formatCount(m.model.parameters)} parameters.` }));
+    out.push(referenceHint(a, 'model', modelParamsHint(m.model.parameters, a.plan?.model)));
     const micro = localFact(a, 'training.microBatch');
     const act = activationTerms(a);
     if (micro) out.push(hint(micro, activationsHint(act.activations, act.logits, u, act.atPeak)));

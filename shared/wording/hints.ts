@@ -4,7 +4,9 @@
  * setting, so a hint and a chart agree in unit. Pure.
  */
 import type { MemoryUnits } from '../protocol/settings';
-import { formatBytes, formatSeconds } from '../units';
+import { formatBytes, formatCount, formatSeconds } from '../units';
+import { countParams } from '../model/params';
+import type { ModelSpec } from '../plan/modelSpec';
 import { verdict, type VerdictInput } from './verdict';
 
 /**
@@ -129,4 +131,15 @@ export function commHint(group: string, bytes: number, units: MemoryUnits, expos
   const compact = `${group.toUpperCase()} ≈${formatTraffic(bytes, units)}`;
   const exposed = exposedSeconds !== undefined ? `; ${formatSeconds(exposedSeconds)} of it is not hidden behind compute` : '';
   return { label, compact, tooltip: `${group.toUpperCase()} communication: ${formatTraffic(bytes, units)} sent per GPU per optimizer step${exposed}.` };
+}
+
+/**
+ * The model's parameter count beside its reference; where it trains multi-token-prediction modules, the tooltip says
+ * how many of the parameters are theirs (shared/model/mtp.ts).
+ */
+export function modelParamsHint(parameters: number, model: ModelSpec | undefined): HintText {
+  const mtp = model?.mtpLayers ? countParams(model).mtp : 0;
+  const modules = model?.mtpLayers ?? 0;
+  const theirs = mtp > 0 ? `, ${formatCount(mtp)} of them in its ${modules === 1 ? 'multi-token-prediction module' : `${modules} multi-token-prediction modules`}` : '';
+  return { label: `${formatCount(parameters)} params`, tooltip: `The model has ${formatCount(parameters)} parameters${theirs}.` };
 }

@@ -71,7 +71,7 @@ describe("Megatron's embedding-group all-reduce", () => {
 
   test("DeepSpeed's pipeline engine reduces a tied embedding's gradient too: BF16_Optimizer's fp32 copy, else the parameter's own", () => {
     // deepspeed/runtime/pipe/engine.py _exec_reduce_tied_grads: weight._hp_grad under the bf16 optimizer, else weight.grad.
-    const ds = (stage: number, precision: 'bf16-mixed' | 'fp16-mixed') => plan({
+    const ds = (stage: 0 | 1, precision: 'bf16-mixed' | 'fp16-mixed') => plan({
       engine: 'deepspeed', model: gpt(16, 4096, 32), training: { microBatch: 1, globalBatch: 64, seqLen: 2048, precision },
       parallel: { tp: 2, pp: 4, dp: 4, sharding: { style: 'deepspeed', stage } }, cluster: { gpusPerNode: 8, nodes: 4 },
     });

@@ -22,6 +22,7 @@ import { modelFromHfConfig } from '../../../shared/model/hfConfig';
 import { makePlan } from '../../../shared/plan/defaults';
 import type { GpuSpec, ModelSpec, Plan } from '../../../shared/plan/types';
 import { estimateStepTime } from '../../../shared/time/estimate';
+import { modelParamsHint } from '../../../shared/wording/hints';
 import { timeContext } from '../../../shared/time/context';
 import { layoutLinks } from '../../../shared/comm/layout';
 import { linkSeconds } from '../../../shared/comm/links';
@@ -75,6 +76,14 @@ describe('multi-token prediction', () => {
     assert.equal(moeLayersIn(denseLast, 4, 5), 0);
     assert.equal(countParams(denseLast).mtp, countParams({ ...denseLast, mtpLayers: undefined, moe: undefined, layers: 1 }).parameters
       - countParams({ ...denseLast, mtpLayers: undefined, moe: undefined, layers: 0 }).parameters + own);
+  });
+
+  test("the model's inlay hint says how many of its parameters are the prediction module's", () => {
+    const withMtp = v3(1);
+    const hint = modelParamsHint(countParams(withMtp).parameters, withMtp);
+    assert.equal(hint.label, '683 B params');
+    assert.equal(hint.tooltip, 'The model has 683 B parameters, 11.6 B of them in its multi-token-prediction module.');
+    assert.equal(modelParamsHint(countParams(v3()).parameters, v3()).tooltip, 'The model has 671 B parameters.');
   });
 
   test("a config.json's num_nextn_predict_layers or mtp_num_hidden_layers is recorded apart: transformers builds no such layer", () => {
