@@ -7,7 +7,7 @@ import type { FactSink, Loc } from '../common/sink';
 import { toBool, toNumber } from '../common/text';
 import { lookupTable } from '../../shared/lookup';
 import type { PlanPath } from '../../shared/plan/paths';
-import { layersPerRank, mtpLayersPerRank, parsePipelineLayout } from './layout';
+import { layersPerRank, parsePipelineLayout } from './layout';
 import { gptPipeSplit } from './deepspeedPipe';
 import { vocabOfTokenizer } from '../common/tokenizerVocab';
 import { keepBlockRecomputeLayers } from '../common/recomputeLayers';
@@ -100,7 +100,7 @@ function moeCapacity(s: FactSink, seen: Map<string, FlagArg>): void {
  * multi_token_prediction.py, DeepSeek-V3 §2.2) is read as `model.mtpLayers` (shared/model/mtp.ts); an info at the flag
  * says how its modules are counted. More than the model's layers is refused as absurd.
  */
-function multiTokenPrediction(s: FactSink, seen: ReadonlyMap<string, FlagArg>): void {
+function multiTokenPrediction(s: FactSink, seen: ReadonlyMap<string, FlagArg>, mtpPerRank: readonly number[] | undefined): void {
   const flag = seen.get('--mtp-num-layers'), layout = seen.get('--pipeline-model-parallel-layout');
   // The flag's own reading (keys.json) has set the count, or warned that it is no whole number or a variable.
   if (!flag?.value || flag.unresolved) return;
@@ -120,10 +120,8 @@ function multiTokenPrediction(s: FactSink, seen: ReadonlyMap<string, FlagArg>): 
   s.diag(MTP_MODELLED, 'info', `${flag.flag} ${d}: ${mtpModelledText(d)}`, here(flag, flag.flagRange), ['model.mtpLayers']);
   // A layout places the modules itself (Megatron asserts it holds all D of them or none, get_mtp_num_layers_to_build);
   // ShardLens keeps them on the last pipeline rank, where Megatron's own recipes put them.
-  const parsed = layout?.value !== undefined && !layout.unresolved ? parsePipelineLayout(layout.value) : undefined;
-  const pp = s.num('parallel.pp') ?? 1;
-  if (!layout || !parsed || 'error' in parsed || parsed.stages.length % pp !== 0) return;
-  const perRank = mtpLayersPerRank(parsed, pp);
+  if (!layout || !mtpPerRank) return;
+  const perRank = mtpPerRank, pp = perRank.length;
   const placed = perRank.reduce((x, y) => x + y, 0);
   const at = here(layout, layout.valueRange ?? layout.flagRange);
   if (placed !== d) s.diag('megatron-pipeline-layout', 'warning', `--pipeline-model-parallel-layout places ${placed} MTP layer${placed === 1 ? '' : 's'} (m), --mtp-num-layers builds ${d}: Megatron stops unless they agree; ${d} are counted on the last rank.`, at, ['model.mtpLayers']);
@@ -496,7 +494,7 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   if (dec && decLen !== undefined && Number.isInteger(decLen) && decLen > 0 && (!encoder || !s.has('training.seqLen'))) s.explicit('training.seqLen', decLen, locOfArg(dec));
   encoderDecoderLayers(s, seen);
   accountForSplit(s, seen);
-  pipelineLayout(s, seen);
+  const mtpPerRank = pipelineLayout(s, seen);
   megatronDeepSpeed(s, seen);
   // FP8 runs on top of --bf16/--fp16 (Transformer Engine autocast), whichever order the flags come in.
   const fp8 = seen.get('--fp8-format');
@@ -504,7 +502,7 @@ function applySpecial(s: FactSink, seen: Map<string, FlagArg>): void {
   fp4Training(s, seen.get('--fp4-format'), fp8 !== undefined);
   fp8Attention(s, seen.get('--fp8-dot-product-attention'));
   moeCapacity(s, seen);
-  multiTokenPrediction(s, seen);
+  multiTokenPrediction(s, seen, mtpPerRank);
   cudaGraphScope(s, seen);
   tokenizerVocab(s, seen);
   keepBlockRecomputeLayers(s, seen.get('--recompute-method')?.value?.replace(/["']/g, ''));
@@ -687,21 +685,23 @@ function megatronDeepSpeed(s: FactSink, seen: Map<string, FlagArg>): void {
  * --pipeline-model-parallel-layout places every layer (formats/megatron/layout.ts): the decoder layers of each pipeline
  * rank become the stage split and the stage count over PP the virtual stages. Megatron rejects it together with the
  * uneven-split flags and with a virtual stage count that disagrees (megatron/training/arguments.py); the layout wins here.
+ * Returns the MTP layers (m) each rank holds, for multiTokenPrediction, once the stages divide over the ranks.
  */
-function pipelineLayout(s: FactSink, seen: Map<string, FlagArg>): void {
+function pipelineLayout(s: FactSink, seen: Map<string, FlagArg>): number[] | undefined {
   const a = seen.get('--pipeline-model-parallel-layout');
-  if (!a || a.value === undefined || a.unresolved) return;
+  if (!a || a.value === undefined || a.unresolved) return undefined;
   const at = here(a, a.valueRange ?? a.flagRange);
   const warn = (msg: string, paths: PlanPath[]) => s.diag('megatron-pipeline-layout', 'warning', `--pipeline-model-parallel-layout: ${msg}.`, at, paths);
   const parsed = parsePipelineLayout(a.value);
-  if ('error' in parsed) { warn(parsed.error, ['parallel.stageLayers']); return; }
+  if ('error' in parsed) { warn(parsed.error, ['parallel.stageLayers']); return undefined; }
   const pp = s.num('parallel.pp') ?? 1;
   const n = parsed.stages.length;
-  if (n % pp !== 0) { warn(`its ${n} stages are not a multiple of the ${pp} pipeline ranks`, ['parallel.pp', 'parallel.stageLayers']); return; }
+  if (n % pp !== 0) { warn(`its ${n} stages are not a multiple of the ${pp} pipeline ranks`, ['parallel.pp', 'parallel.stageLayers']); return undefined; }
+  const mtp = layersPerRank(parsed, pp, 'm');
   const perRank = layersPerRank(parsed, pp);
   const total = perRank.reduce((x, y) => x + y, 0);
   const L = s.num('model.layers');
-  if (L !== undefined && total !== L) { warn(`it places ${total} decoder layers, the model has ${L}`, ['model.layers', 'parallel.stageLayers']); return; }
+  if (L !== undefined && total !== L) { warn(`it places ${total} decoder layers, the model has ${L}`, ['model.layers', 'parallel.stageLayers']); return mtp; }
   const vpp = n / pp;
   const given = s.num('parallel.vpp');
   if (given !== undefined && given !== vpp && vpp > 1) warn(`its ${n} stages make ${vpp} virtual stages per rank, not ${given}`, ['parallel.vpp']);
@@ -709,4 +709,5 @@ function pipelineLayout(s: FactSink, seen: Map<string, FlagArg>): void {
   if (pp > 1) s.explicit('parallel.stageLayers', perRank, loc);
   if (vpp > 1) s.explicit('parallel.vpp', vpp, loc);
   for (const p of ['parallel.firstStageLayers', 'parallel.lastStageLayers'] as const) delete s.facts[p];
+  return mtp;
 }

@@ -122,8 +122,7 @@ export function applyBridgeRecipe(
     const n = findPreset(r.hf)?.mtpLayersInConfig;
     if (n && !s.has('model.mtpLayers')) {
       const detail = `AutoBridge builds ${r.hf} with its config.json's ${n} multi-token-prediction layer${n === 1 ? '' : 's'} as mtp_num_layers (Megatron-Bridge model_bridge.py CONFIG_MAPPING); the recipe ${r.name} does not set it (${recipeWhere(r)})`;
-      if (o.assumedBecause) s.assumed('model.mtpLayers', n, `${o.assumedBecause} (${r.file}:${r.line}): ${detail}`);
-      else s.derived('model.mtpLayers', n, detail);
+      put('model.mtpLayers', n, o.assumedBecause ? from(detail) : detail);
       s.diag(MTP_MODELLED, 'info', `${detail}: ${mtpModelledText(n)}`, o.at?.valueRange ?? o.at?.keyRange, ['model.mtpLayers']);
     }
   }

@@ -35,16 +35,12 @@ export function parsePipelineLayout(text: string): PipelineLayout | { readonly e
   return { stages };
 }
 
-/** Multi-token-prediction layers (m) on each pipeline rank, summed over its virtual stages. */
-export function mtpLayersPerRank(layout: PipelineLayout, pp: number): number[] {
+/**
+ * Layers of one kind on each pipeline rank, summed over its virtual stages i ≡ rank (mod pp): decoder layers (t) by
+ * default, or multi-token-prediction layers (m).
+ */
+export function layersPerRank(layout: PipelineLayout, pp: number, symbol: 't' | 'm' = 't'): number[] {
   const out = new Array<number>(pp).fill(0);
-  layout.stages.forEach((st, i) => { out[i % pp] += [...st].filter((c) => c === 'm').length; });
-  return out;
-}
-
-/** Decoder layers (t) on each pipeline rank: the sum over its virtual stages i ≡ rank (mod pp). */
-export function layersPerRank(layout: PipelineLayout, pp: number): number[] {
-  const out = new Array<number>(pp).fill(0);
-  layout.stages.forEach((st, i) => { out[i % pp] += [...st].filter((c) => c === 't').length; });
+  layout.stages.forEach((st, i) => { out[i % pp] += [...st].filter((c) => c === symbol).length; });
   return out;
 }

@@ -19,11 +19,6 @@ export function mtpModules(model: Pick<ModelSpec, 'mtpLayers'>): number {
   return d > 0 && Number.isFinite(d) ? Math.floor(d) : 0;
 }
 
-/** Transformer layers stage s holds beyond its decoder layers: the D MTP layers on the last of pp stages. */
-export function mtpLayersOnStage(model: Pick<ModelSpec, 'mtpLayers'>, pp: number, s: number): number {
-  return s === Math.max(1, Math.floor(pp) || 1) - 1 ? mtpModules(model) : 0;
-}
-
 /**
  * Parameters of the D modules beyond their transformer layers, on one tensor-parallel rank:
  * D · (2h·h / t for eh_proj + 3 norms: enorm, hnorm, final_layernorm), norms whole on every rank.
