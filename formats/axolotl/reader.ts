@@ -4,6 +4,7 @@ import { hfTrainerAccumulation, isEmpty, locOf, readBool, readNum, readOptimizer
 import { toBool, toNumber } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
 import { readAttnImplementation, readDeepSpeedKey, readFsdpList, readLora, readLoraFullModules, readModelRef, readPrecisionFlags, readTorchCompile, readExpertsImpl, bnbSavesInputs } from '../common/finetune';
+import { readAxolotlLiger } from '../common/liger';
 
 const AX = 'Axolotl default (src/axolotl/utils/schemas/config.py)';
 
@@ -55,6 +56,7 @@ export function readAxolotl(s: FactSink, root: KNode | undefined): void {
   readBool(s, root, 'flash_attention', 'training.flashAttention');
   // Multipack (src/axolotl/utils/samplers/multipack.py) with FlashAttention's variable-length kernel over position ids.
   readPacking(s, root, 'sample_packing');
+  readAxolotlLiger(s, root);
   readAttnImplementation(s, root);
   const adapter = entry(root, 'adapter');
   const ad = adapter && typeof adapter.value.value === 'string' ? adapter.value.value : '';

@@ -5,6 +5,7 @@ import type { FactSink } from '../common/sink';
 import { hfTrainerAccumulation } from '../common/read';
 import { bnbFlagSaves, peftArgumentDefaults, readLoraFullModules, readLoraTargets } from '../common/finetune';
 import { entry, type KNode } from '../common/tree';
+import { readHfLiger } from '../common/liger';
 
 const HF = hfTrainer as DialectTable;
 
@@ -17,6 +18,7 @@ export function readHfTrainerYaml(s: FactSink, root: KNode | undefined): void {
   applyTable(s, HF, (key) => (key.startsWith('--') ? lookup(key) : undefined));
   bnbFlagSaves(s, 'The trainer');
   hfTrainerAccumulation(s, 'HF Trainer', root);
+  readHfLiger(s, root);
   if (s.value('lora.enabled') === false) { delete s.facts['lora.enabled']; delete s.facts['lora.rank']; }
   // TRL's ModelConfig keys in a recipe (use_peft without lora_r, lora_dropout or lora_target_modules).
   const named = s.value('lora.enabled') === true && readLoraTargets(s, root, 'lora_target_modules');

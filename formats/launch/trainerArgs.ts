@@ -14,6 +14,7 @@ import { bnbFlagSaves, loraFullModuleWords, loraTargetWords, peftArgumentDefault
 import { toBool } from '../common/text';
 import type { FlagArg, Invocation } from '../common/shell/commandLine';
 import { MEGATRON_FLAGS } from '../megatron/args';
+import { applyLiger, hfLigerUse, llamaFactoryLigerUse } from '../common/liger';
 
 export type FlagDialect = 'megatron' | 'hf-trainer' | 'deepspeed-chat' | 'openrlhf';
 
@@ -172,6 +173,30 @@ const FASTCHAT_LORA = /(^|\/)fastchat\/train\/train_lora(_t5)?\.py$/;
 /** LLaMA-Factory's trainer given flags: finetuning_type defaults to lora (src/llamafactory/hparams/finetuning_args.py). */
 const LLAMAFACTORY_TRAINER = /^llamafactory-cli train\b|(^|\/)src\/train\.py$|(^|\/)llamafactory\/launcher\.py$/;
 
+/**
+ * Liger-Kernel as flags (formats/common/liger.ts): TrainingArguments --use_liger_kernel (with --liger_kernel_config /
+ * --liger_kernel_kwargs as JSON), LLaMA-Factory's --enable_liger_kernel with its --stage (sft when absent).
+ */
+function ligerFlags(s: FactSink, args: readonly FlagArg[]): void {
+  const last = (f: string) => args.filter((a) => a.flag === f && !a.unresolved).pop();
+  const on = (f: string) => {
+    const a = last(f);
+    return a && (a.value === undefined || toBool(a.value) === true) ? a : undefined;
+  };
+  const lf = on('--enable_liger_kernel');
+  const a = lf ?? on('--use_liger_kernel');
+  if (!a) return;
+  const loc = { key: a.flag, keyRange: a.flagRange, valueRange: a.valueRange, uri: a.uri };
+  if (lf) {
+    applyLiger(s, loc, 'LLaMA-Factory', llamaFactoryLigerUse((last('--stage')?.value ?? 'sft').trim().toLowerCase()));
+    return;
+  }
+  // The keyword arguments as JSON text: a kernel set false is off.
+  const cfg = last('--liger_kernel_kwargs') ?? last('--liger_kernel_config');
+  const off = (k: string) => new RegExp(`["']?${k}["']?\\s*:\\s*(false|False|0)\\b`).test(cfg?.value ?? '');
+  applyLiger(s, loc, 'The HF Trainer', hfLigerUse(off, cfg?.flag ?? '--liger_kernel_config'));
+}
+
 /** Reads the arguments of a flag dialect (not Megatron) and records the engine they imply. */
 export function applyFlagDialect(s: FactSink, dialect: Exclude<FlagDialect, 'megatron'>, args: readonly FlagArg[], cwd: string, program = ''): void {
   const table = FLAG_TABLES[dialect];
@@ -179,6 +204,7 @@ export function applyFlagDialect(s: FactSink, dialect: Exclude<FlagDialect, 'meg
   if (ds?.value) s.ref('deepspeed', ds.value, ds.uri ? undefined : ds.valueRange, cwd);
   applyTable(s, table, lookupFlags(table, args));
   bnbFlagSaves(s, dialect === 'openrlhf' ? 'OpenRLHF' : 'The trainer');
+  if (dialect === 'hf-trainer') ligerFlags(s, args);
   if (dialect === 'hf-trainer') {
     const ac = args.filter((a) => a.flag === '--accelerator_config' && a.value !== undefined && !a.unresolved).pop();
     hfTrainerAccumulation(s, 'HF Trainer', undefined, ac ? { value: ac.value, loc: { key: ac.flag, keyRange: ac.flagRange, valueRange: ac.valueRange, uri: ac.uri } } : undefined);

@@ -4,6 +4,7 @@ import { hfTrainerAccumulation, isEmpty, locOf, readBool, readNum, readOptimizer
 import { toBool, toNumber } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
 import { readDeepSpeedKey, readFsdpList, readLora, readLoraFullModules, readModelRef, readPrecisionFlags, readTorchCompile, bnbSavesInputs, peftArgumentDefaults, resizedVocabTrainsEmbeddings } from '../common/finetune';
+import { readLlamaFactoryLiger } from '../common/liger';
 
 const LF = 'LLaMA-Factory default (src/llamafactory/hparams/finetuning_args.py, model_args.py)';
 const HF = 'HF TrainingArguments default (transformers/training_args.py)';
@@ -24,6 +25,7 @@ export function readLlamaFactory(s: FactSink, root: KNode | undefined): void {
   readPrecisionFlags(s, root, 'HF Trainer');
   readTorchCompile(s, root, 'LLaMA-Factory');
   readFlashAttn(s, root);
+  readLlamaFactoryLiger(s, root);
   // neat_packing packs without cross-attention between samples (data/collator.py, FlashAttention's varlen path);
   // plain `packing` lets the samples of a pack attend to each other, one causal sequence as timed.
   readPacking(s, root, 'neat_packing');

@@ -61,6 +61,10 @@ export interface ActivationShape {
   readonly sandwichNorms?: boolean;
   /** The norms keep an fp32 input and an fp32 normalised output (GemmaRMSNorm: ModelSpec.normFp32). */
   readonly normFp32?: boolean;
+  /** Liger's RMSNorm replaces transformers' (TrainingSpec.ligerKernels `rms_norm`): it keeps its input and an fp32 rstd. */
+  readonly ligerNorm?: boolean;
+  /** Liger's SwiGLU/GeGLU replaces the gated MLP's activation and product (`swiglu`): it keeps the gate and up outputs. */
+  readonly ligerGlu?: boolean;
   /** Attention scores soft-capped with tanh (Gemma 2: ModelSpec.attnLogitSoftcap); eager attention keeps tanh's output. */
   readonly attnSoftcap?: boolean;
   /** Share of the layers whose SDPA call carries transformers' sliding-window mask (shared/memory/engine.ts maskedSlidingShare). */

@@ -124,10 +124,11 @@ export function titanOpSelectiveBytes(x: ActivationShape, ffn = x.ffn): number {
  * Bytes a transformers RMSNorm keeps per element of its input (with S the input's bytes): LlamaRMSNorm its fp32 input
  * (the input itself, or its fp32 copy) and the normalised tensor cast back for the scale's multiply, 4 + S; GemmaRMSNorm
  * the fp32 input and the fp32 normalised tensor the fp32 scale (1 + w) multiplies, 8 (transformers 5.24
- * modeling_llama.py LlamaRMSNorm, modeling_gemma3.py Gemma3RMSNorm). Each also keeps an fp32 rsqrt per row.
+ * modeling_llama.py LlamaRMSNorm, modeling_gemma3.py Gemma3RMSNorm). Each also keeps an fp32 rsqrt per row. Liger's
+ * RMSNorm keeps its input as it is and the fp32 rstd, S (liger_kernel/ops/rms_norm.py: save_for_backward(X, W, RSTD)).
  */
-export function hfNormSavedBytes(x: Pick<ActivationShape, 'normFp32'>, S: number): number {
-  return x.normFp32 ? 8 : 4 + S;
+export function hfNormSavedBytes(x: Pick<ActivationShape, 'normFp32' | 'ligerNorm'>, S: number): number {
+  return x.ligerNorm ? S : x.normFp32 ? 8 : 4 + S;
 }
 
 /**
@@ -142,7 +143,9 @@ export function hfNormSavedBytes(x: Pick<ActivationShape, 'normFp32'>, S: number
  *   output (5·B·T·h); otherwise the two norm outputs (2·S·T·h);
  * - SDPA (FlashAttention with native grouped K/V heads; memory-efficient attention in fp32, which repeats them): q, k,
  *   v and the output (which o_proj takes as it is), B·T·(2q + 2kv) + lse; eager attention: K/V repeated, the probabilities;
- * - the MLP: gate output, activation output, up output and the product (4·B·T·f; 2·B·T·f for a plain MLP);
+ * - the MLP: gate output, activation output, up output and the product (4·B·T·f; 2·B·T·f for a plain MLP); Liger's
+ *   SwiGLU/GeGLU keeps the gate and up outputs and makes the product (liger_kernel/ops/swiglu.py LigerSiLUMulFunction:
+ *   save_for_backward(a, b)), 3·B·T·f;
  * - under autocast, the 16-bit casts of the layer's weights (autocast's weight cache; saved by each linear);
  * - multi-head latent attention (DeepseekV3Attention) saves its latents and head tensors instead (mlaSaves.ts).
  */
@@ -163,7 +166,7 @@ export function hfBlockBytes(x: ActivationShape, ffn = x.ffn, largest = false): 
   const masked = x.flash && x.maskedSliding ? (largest ? 1 : x.maskedSliding) * maskedSdpaBytes(x) : 0;
   const attention = qkNorm + saved + (x.flash ? flashStatsBytes(x) + masked : eagerScoreBytes(x) + softcapScoreBytes(x)) + gate;
   const mixer = mixerBytes(x, attention, T, S > B, frozen, largest);
-  const mlp = ((x.gated ? 4 : 2) - (frozen ? 1 : 0)) * B * T * ffn / x.tp;
+  const mlp = ((x.gated ? (x.ligerGlu ? 3 : 4) : 2) - (frozen ? 1 : 0)) * B * T * ffn / x.tp;
   return norms + linearInputs + mixer + mlp + (x.autocastWeightBytes ?? 0) + loraBytes(x, ffn);
 }
 

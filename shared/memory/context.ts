@@ -19,11 +19,12 @@ import { regimeBytes } from './regime';
 import { routedTokenFactor } from '../model/capacity';
 import { mtpModules } from '../model/mtp';
 import { recomputeModuleMask } from '../plan/recomputeModules';
+import { usesLigerKernel } from '../plan/liger';
 
 /** Everything the per-stage computation reads. Mutable so the fast path can refill one instance. */
 export interface MemoryContext extends ActivationShape {
   streamBytes: number; autocastWeightBytes: number; autocastHeadBytes: number; qkNorm: boolean; lowPrecisionNorm: boolean; acPolicy: RecomputePolicy; acEvery: number;
-  sandwichNorms: boolean; normFp32: boolean; attnSoftcap: boolean; finalSoftcap: boolean; maskedSliding: number;
+  sandwichNorms: boolean; normFp32: boolean; ligerNorm: boolean; ligerGlu: boolean; attnSoftcap: boolean; finalSoftcap: boolean; maskedSliding: number;
   compiled: boolean; normUpcast: boolean;
   model: ModelSpec;
   /** The model's multi-head latent attention, if any (shared/memory/mlaSaves.ts). */
@@ -156,6 +157,7 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   c.autocastWeightBytes = autocast && c.impl === 'hf' && !plan.lora ? c.actBytes * (c.attnRank + c.denseMlpRank) : 0;
   c.autocastHeadBytes = autocast && c.impl === 'hf' && !plan.lora ? (c.actBytes * c.vocab * c.h) / tp : 0;
   c.qkNorm = model.qkNorm; c.lowPrecisionNorm = model.lowPrecisionNorm === true; c.sandwichNorms = model.sandwichNorms === true; c.normFp32 = model.normFp32 === true;
+  c.ligerNorm = usesLigerKernel(t, 'rms_norm'); c.ligerGlu = usesLigerKernel(t, 'swiglu');
   c.attnSoftcap = model.attnLogitSoftcap === true; c.finalSoftcap = model.finalLogitSoftcap === true; c.maskedSliding = maskedSlidingShare(plan); c.acPolicy = recomputePolicyOf(plan); c.acEvery = recomputeEveryOf(plan);
   c.compiled = plan.training.compile === true && c.impl === 'torchtitan';
   c.normUpcast = t.normUpcast === true && c.impl === 'torchtitan' && !c.compiled;

@@ -16,16 +16,18 @@ import type { LossFusion, ModelImpl } from '../plan/types';
  * (`--cross-entropy-loss-fusion`), which never materialises fp32 logits; 'chunked' — the compiled loss run over C
  * chunks of the tokens (torchtune's chunked losses under compile: the backward frees each chunk's saved logits as it
  * makes that chunk's gradient); 'chunked-eager' — the same chunks without compile, each upcast to fp32 with its
- * log_softmax output saved (torchtune/modules/loss/ce_chunked_output_loss.py).
+ * log_softmax output saved (torchtune/modules/loss/ce_chunked_output_loss.py); 'liger' — Liger-Kernel's fused linear
+ * cross-entropy, which runs the output layer and the loss together chunk by chunk and never keeps the logits
+ * (`ligerLossBytes`; the three functions below give it nothing of their own).
  */
-export type LossImpl = 'upcast' | 'parallel' | 'compiled' | 'megatron' | 'native' | 'te' | 'chunked' | 'chunked-eager';
+export type LossImpl = 'upcast' | 'parallel' | 'compiled' | 'megatron' | 'native' | 'te' | 'chunked' | 'chunked-eager' | 'liger';
 
 /** Chunks of torchtune's chunked losses (num_output_chunks, torchtune/modules/loss: 8 by default). */
 export const LOSS_CHUNKS = 8;
 
 /** The loss implementation of a plan: the stated fusion, else the model implementation's. */
 export function lossImplOf(impl: ModelImpl, fusion: LossFusion | undefined, tp: number): LossImpl {
-  if (fusion === 'native' || fusion === 'te' || fusion === 'compiled' || fusion === 'chunked' || fusion === 'chunked-eager') return fusion;
+  if (fusion === 'native' || fusion === 'te' || fusion === 'compiled' || fusion === 'chunked' || fusion === 'chunked-eager' || fusion === 'liger') return fusion;
   if (impl === 'megatron') return 'megatron';
   return impl === 'torchtitan' && tp > 1 ? 'parallel' : 'upcast';
 }
@@ -48,6 +50,7 @@ export function lossForwardBytes(impl: LossImpl, n: number, tokens: number, actB
     case 'megatron': return (b === 4 ? 4 : b + 4) * n;
     case 'native': case 'te': return b * n + 4 * tokens;
     case 'chunked-eager': return b * n + 4 * n + (4 * n) / LOSS_CHUNKS;
+    case 'liger': return 0;
   }
 }
 
@@ -63,6 +66,7 @@ export function lossSavedBytes(impl: LossImpl, n: number, tokens: number, actByt
     case 'compiled': case 'chunked': return b * n + 4 * tokens;
     case 'megatron': return 4 * n;
     case 'native': case 'te': return b * n + 4 * tokens;
+    case 'liger': return 0;
   }
 }
 
@@ -87,5 +91,43 @@ export function lossBackwardBytes(impl: LossImpl, n: number, tokens: number, act
     case 'megatron': return (b === 4 ? 4 : 4 + b) * n;
     case 'native': return 2 * b * n + 4 * tokens;
     case 'te': return b * n + 4 * tokens;
+    case 'liger': return 0;
   }
+}
+
+/**
+ * Token rows of one chunk of Liger's fused linear cross-entropy: the tokens split so that a chunk's logits are about
+ * the size of the head's input, rounded up to a power of two (liger_kernel/ops/fused_linear_cross_entropy.py:
+ * inc_factor = ⌈V/h⌉, chunk_size = next_power_of_2(⌈T/inc_factor⌉)).
+ */
+export function ligerChunkRows(tokens: number, vocab: number, hidden: number): number {
+  const rows = Math.ceil(tokens / Math.max(1, Math.ceil(vocab / hidden)));
+  return rows <= 1 ? 1 : 2 ** Math.ceil(Math.log2(rows));
+}
+
+/** Chunks Liger's fused linear cross-entropy runs over T tokens (⌈T / chunk rows⌉). */
+export function ligerChunks(tokens: number, vocab: number, hidden: number): number {
+  return Math.ceil(tokens / ligerChunkRows(tokens, vocab, hidden));
+}
+
+/**
+ * Liger's fused linear cross-entropy (liger_kernel/ops/fused_linear_cross_entropy.py at 0.8.2), per micro-batch on one
+ * rank, T tokens, vocabulary V, width h: the forward makes both gradients as it goes, so no logits outlive a chunk and
+ * nothing of the head's input is saved.
+ * - forward, at a chunk's weight-gradient accumulation (all live): grad_input = zeros_like(input), T·h·S (S the input's
+ *   bytes); grad_weight = zeros_like(weight), V·h·w (w the weight's bytes in the forward), absent for a frozen head;
+ *   loss_1d, 4T; one chunk's logits, c·V·2 (the 16-bit matmul output, overwritten by its gradient in place); and, with
+ *   a 16-bit grad_weight, that chunk's weight gradient as the mm makes it and its fp32 copy, (2 + 4)·V·h
+ *   (`grad_weight += torch.mm(…).float()`); an fp32 grad_weight is accumulated in place by addmm(out_dtype=float32).
+ * - saved for the backward: grad_input and grad_weight (ctx.save_for_backward), which the backward returns as the
+ *   gradients (scaled in place when the loss's gradient is not 1).
+ */
+export function ligerLossBytes(
+  tokens: number, vocab: number, hidden: number, inputBytes: number, weightBytes: number, headTrains: boolean,
+): { forward: number; saved: number } {
+  const gradInput = tokens * hidden * inputBytes;
+  const gradWeight = headTrains ? vocab * hidden * weightBytes : 0;
+  const chunkLogits = ligerChunkRows(tokens, vocab, hidden) * vocab * 2;
+  const accumulation = headTrains && weightBytes < 4 ? 6 * vocab * hidden : 0;
+  return { forward: gradInput + gradWeight + 4 * tokens + chunkLogits + accumulation, saved: gradInput + gradWeight };
 }

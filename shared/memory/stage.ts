@@ -11,12 +11,11 @@ import { moeLayersIn } from '../model/params';
 import { zeroGradReduceEveryMicrobatch } from '../comm/volumes';
 import {
   checkpointedLayerBytes, checkpointedLayerCount, embeddingActivationBytes, embeddingOutputGradientBytes, headInputGradientBytes,
-  layerActivationBytes, mtpSavedBytes, outputLayerInputBytes, recomputeWorkingBytes, stageLayerActivationBytes,
+  layerActivationBytes, recomputeWorkingBytes, stageLayerActivationBytes,
 } from './activations';
 import { allocatorCachedBytes } from './allocator';
-import { blockForwardLargestBytes, blockForwardTransientBytes } from './blocks';
 import { commBufferBytes, cudaContextBytes, fsdp2RootBytes, gatheredParameterBytes } from './buffers';
-import { lossBackwardBytes, lossForwardBytes, lossSavedBytes } from './loss';
+import { fillLossParts } from './lossParts';
 import {
   gradientsFreedAfterStep, momentTotal, newMomentInputs, newMoments, raiseCategoryPeaks, stageMoments, type CategoryBytes, type MomentInputs, type MomentTerms,
 } from './moments';
@@ -374,31 +373,4 @@ export function stageLayerActs(c: MemoryContext, layers: number, moeLayers: numb
   // A kind with no layers adds nothing (skipped: dense models never pay for the MoE width).
   const dense = layers > moeLayers ? stageLayerActivationBytes(c, layers - moeLayers, c.recompute, rDense) : 0;
   return moeLayers > 0 ? dense + stageLayerActivationBytes(c, moeLayers, c.recompute, c.recomputeLayers - rDense, c.moeFfn, c.moeRouteSaves, true) : dense;
-}
-
-/**
- * The last stage's output layer and loss for one micro-batch (n = b · s/cp · V/t logits per rank), written into the
- * moment inputs (0 on other stages): the output layer's saved inputs (final norm input, head input), the loss's
- * forward, saved and backward copies of the logits (shared/memory/loss.ts), and the model's logits b·n.
- */
-function fillLossParts(c: MemoryContext, last: boolean, x: MomentInputs, ffn: number): void {
-  if (!last) { x.head = x.lossForward = x.lossSaved = x.lossBackward = x.logits = x.lossForwardCache = 0; return; }
-  const tokens = c.sLocal * c.b;
-  const n = (tokens * c.vocab) / c.tp;
-  // Under LoRA the head is frozen unless it trains in full (modules_to_save): then it saves no input.
-  // With Gemma 2's capped logits (cap·tanh(logits / cap)) tanh's output, logits-sized, stays until the backward too.
-  x.head = outputLayerInputBytes(c, c.impl === 'torchtitan', !c.lora || c.loraHead) + (c.finalSoftcap ? c.actBytes * n : 0);
-  x.lossForward = lossForwardBytes(c.loss, n, tokens, c.actBytes);
-  x.lossSaved = lossSavedBytes(c.loss, n, tokens, c.actBytes);
-  x.lossBackward = lossBackwardBytes(c.loss, n, tokens, c.actBytes);
-  x.logits = c.actBytes * n;
-  // Each multi-token-prediction module's own output-layer pass and loss keep their inputs to the backward too.
-  x.head += mtpSavedBytes(c, c.mtpLayers, x.lossSaved);
-  // The forward's cache at the first step's loss: the loss's requests (the 16-bit logits and their fp32 copies) are
-  // larger than every block the forward freed: FSDP2's root copies (freed when the root reshards after the forward and
-  // the loss runs outside it) and a checkpointed block's transients.
-  const stranding = (c.loss === 'upcast' || c.loss === 'parallel') && x.logits > blockForwardLargestBytes(c, ffn);
-  const rootCopies = c.style === 'fsdp2' && c.zstage >= 2 && x.kept === 0 && !x.lossInRoot ? x.rootBytes : 0;
-  const transients = c.recompute === 'full' ? blockForwardTransientBytes(c, ffn) : 0;
-  x.lossForwardCache = stranding ? rootCopies + transients : 0;
 }

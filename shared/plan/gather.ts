@@ -406,7 +406,7 @@ function optionalFacts(g: { str<T extends string>(p: PlanPath): T | undefined; n
     const b = g.bool(`training.${k}`);
     if (b !== undefined) out[k] = b;
   }
-  for (const k of ['regime', 'recomputePolicy', 'modelImpl', 'optimizerImpl', 'lossFusion', 'cudaGraph', 'expertsImpl', 'packing'] as const) {
+  for (const k of ['regime', 'recomputePolicy', 'modelImpl', 'optimizerImpl', 'lossFusion', 'cudaGraph', 'expertsImpl', 'packing', 'ligerKernels'] as const) {
     const v = g.str<string>(`training.${k}`);
     if (v !== undefined) out[k] = v;
   }

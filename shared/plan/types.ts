@@ -66,7 +66,7 @@ export type OptimizerImpl = 'fused' | 'foreach' | 'for-loop';
  * the loss compiled with torch.compile (torchtitan `compile.components` with "loss"), or chunk by chunk, compiled or
  * eager (torchtune's CEWithChunkedOutputLoss and LinearCrossEntropyLoss, 8 chunks).
  */
-export type LossFusion = 'none' | 'native' | 'te' | 'compiled' | 'chunked' | 'chunked-eager';
+export type LossFusion = 'none' | 'native' | 'te' | 'compiled' | 'chunked' | 'chunked-eager' | 'liger';
 
 export interface TrainingSpec {
   /** Sequences per GPU per forward/backward (b). */
@@ -133,6 +133,11 @@ export interface TrainingSpec {
    * torchtune/modules/rms_norm.py `x.float()`); undefined = the engine's norm (torchtitan's fused RMSNorm).
    */
   readonly normUpcast?: boolean;
+  /**
+   * Liger-Kernel's kernels that replace transformers' in a model it patches, as the comma list of Liger's own argument
+   * names in this order: `rms_norm`, `rope`, `swiglu` (shared/plan/liger.ts); undefined = transformers' own.
+   */
+  readonly ligerKernels?: string;
   /** Megatron --cross-entropy-loss-fusion (with --cross-entropy-fusion-impl); undefined = none. */
   readonly lossFusion?: LossFusion;
   /**

@@ -63,8 +63,8 @@ export function sameKey(level: KeyLevel, a: Plan, b: Plan): boolean {
         && x.order === y.order && ta.microBatch === tb.microBatch && ta.seqLen === tb.seqLen && ta.precision === tb.precision
         && ta.flashAttention === tb.flashAttention && ta.compile === tb.compile && ta.fp8 === tb.fp8 && ta.cudaGraph === tb.cudaGraph
         // LoRA adapters and the elementwise passes follow the precision regime and model implementation
-        // (shared/time/adapters.ts adapterRunOf, kernels/elementwise.ts fusionOf), the norm passes its upcast.
-        && ta.regime === tb.regime && ta.modelImpl === tb.modelImpl && ta.normUpcast === tb.normUpcast
+        // (shared/time/adapters.ts adapterRunOf, kernels/elementwise.ts fusionOf), the norm passes its upcast and Liger's kernels.
+        && ta.regime === tb.regime && ta.modelImpl === tb.modelImpl && ta.normUpcast === tb.normUpcast && ta.ligerKernels === tb.ligerKernels
         // Megatron's selective recomputation reruns the modules of its list (shared/time/megatronRecompute.ts).
         && sameModules(ta.recomputeModules, tb.recomputeModules)
         && (a.engine !== 'megatron' || (ta.gradAccum === tb.gradAccum && ta.globalBatch === tb.globalBatch && x.dp === y.dp));
@@ -73,7 +73,7 @@ export function sameKey(level: KeyLevel, a: Plan, b: Plan): boolean {
       return ta === tb || (ta.microBatch === tb.microBatch && ta.seqLen === tb.seqLen && ta.precision === tb.precision
         && ta.flashAttention === tb.flashAttention && ta.gradAccum === tb.gradAccum && ta.globalBatch === tb.globalBatch
         && ta.compile === tb.compile && ta.fp8 === tb.fp8 && a.engine === b.engine && ta.regime === tb.regime && ta.modelImpl === tb.modelImpl
-        && ta.normUpcast === tb.normUpcast);
+        && ta.normUpcast === tb.normUpcast && ta.ligerKernels === tb.ligerKernels && ta.lossFusion === tb.lossFusion);
     case 'traffic':
       return ta.gradDtype === tb.gradDtype && ta.precision === tb.precision && ta.fp8?.paramGather === tb.fp8?.paramGather;
     case 'runs':

@@ -16,7 +16,7 @@ import { layerActivationBytes, type ActivationShape } from '../memory/activation
 import { MAX_CONTEXTS, TimeCache, sameKey, type LayoutEntry } from './cache';
 import { attentionImpl, flashFraction } from './kernels/attention';
 import { gemmSeconds, type GemmUnit } from './kernels/gemm';
-import { autocastCasts, autocastWeightCastBytes, fusionLabel, fusionOf, lossBytes } from './kernels/elementwise';
+import { autocastCasts, autocastWeightCastBytes, fusionLabel, fusionOf, ligerLabel, lossBytes } from './kernels/elementwise';
 import { layerCost, type KernelTimers, type LayerCost, type LayerShape } from './layerCost';
 import { layerForwardFlops, lmHeadFlops, loraProjFlops, type FlopShape } from './flops';
 import type { MicrobatchWork } from './microbatch';
@@ -28,6 +28,7 @@ import { routedTokenFactor } from '../model/capacity';
 import { moeHostSeconds } from './moeHost';
 import { mtpOwnForwardFlops } from '../model/mtp';
 import { withMtpModules } from './mtp';
+import { ligerHeadParts } from './ligerLoss';
 
 /** Forward FLOPs (weights, core attention), stored activation bytes and kernel cost of one layer of a kind on one rank. */
 export interface LayerUnit {
@@ -160,7 +161,7 @@ export function kernelTimers(plan: Plan, params: TimeCache['params']): { timers:
     // published runs, and a profile's sweep is an isolated benchmark too.
     measured16 ? `GEMM: ${src} × fitted in-training factor ${params.gemmScale.toFixed(3)}` : `GEMM: OpenXLA cuBLAS shape curve × ${g.name} MAMF ${frac} × clock ${clock} × fitted ${params.gemmScale.toFixed(3)}`,
     measuredAttn ? `attention: ${src} × fitted in-training factor ${params.attentionScale.toFixed(3)}` : impl === 'eager' ? 'attention: eager (two batched GEMMs and a memory-bound softmax)' : `attention: ${impl} curve (${arch}, Shah et al. 2024 / Dao 2023) × fitted ${params.attentionScale.toFixed(3)}`,
-    `${prof && prof.hbmBytesPerSecond > 0 ? `memory-bound: ${src}` : `memory-bound: HBM ${(hbmRaw / 1e12).toFixed(2)} TB/s × fitted ${params.memoryFraction.toFixed(3)}`}; passes: ${fusionLabel(fusion, plan.training.normUpcast === true)}`,
+    `${prof && prof.hbmBytesPerSecond > 0 ? `memory-bound: ${src}` : `memory-bound: HBM ${(hbmRaw / 1e12).toFixed(2)} TB/s × fitted ${params.memoryFraction.toFixed(3)}`}; passes: ${fusionLabel(fusion, plan.training.normUpcast === true)}${ligerLabel(plan, fusion)}`,
     // No sweep measures host-side launch overhead: the gap stays the fitted constant with or without a profile.
     `launch: kernels per layer × fitted gap ${(params.kernelGap * 1e6).toFixed(2)} µs`,
   ];
@@ -211,12 +212,17 @@ function layerUnit(plan: Plan, x: FlopShape, a: ActivationShape, moe: boolean, l
 /**
  * The LM head (bf16 even under FP8: torchao and TE leave the output layer in 16 bits) and the loss, per micro-batch.
  * A frozen head (LoRA that does not train it) gets no weight gradient: autograd computes only its input gradient.
+ * Liger's fused linear cross-entropy runs all of it in the forward, chunk by chunk (shared/time/ligerLoss.ts).
  */
 function headUnit(plan: Plan, tokens: number, t: KernelTimers): EdgeUnit {
   const m = plan.model;
   const tp = posInt(plan.parallel.tp);
   const V = m.vocabSize / tp;
   const h = m.hiddenSize;
+  if (plan.training.lossFusion === 'liger') {
+    const { fwd, bwd } = ligerHeadParts(plan, tokens, V, h, t);
+    return { fwd, bwd, fwdTotal: partsTotal(fwd), bwdTotal: partsTotal(bwd) };
+  }
   const fwd = emptyParts();
   const bwd = emptyParts();
   fwd.gemm = t.gemm16(tokens, V, h);

@@ -13,7 +13,7 @@ import { tpMessageBytes } from '../comm/volumes';
 import { dispatchPass } from '../comm/dispatch';
 import { attentionKernelFlops, localShare, slidingFraction, windowSkipsBlocks, type AttentionImpl } from './kernels/attention';
 import { moeRoutingBytes } from './kernels/moeRouting';
-import { asyncTpReduceBytes, autocastCasts, autocastWeightCastBytes, kernelsPerLayer, layerElementwiseBytes, softmaxAttentionElementwiseBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
+import { asyncTpReduceBytes, autocastCasts, autocastWeightCastBytes, kernelsPerLayer, layerElementwiseBytes, ligerOpsOf, softmaxAttentionElementwiseBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
 import { GDN_KERNEL, MEGATRON_GDN_KERNELS, gatedDeltaNetEagerBytesPerToken, gatedDeltaNetInWidths, gatedDeltaNetKernelFlops, gatedDeltaNetKernels, megatronGatedDeltaNetBytesPerToken } from './kernels/gatedDeltaNet';
 import { linearAttentionFraction, linearAttentionRankWidths } from '../model/linearAttention';
 import { modelImplOf } from '../memory/engine';
@@ -262,9 +262,11 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   const upcast = plan.training.normUpcast === true;
   // A MoE layer's activation runs on the routed copies (R rows of an expert's width) and the shared experts' tokens.
   const ewShape = s.moe ? { ...s, ffn: (s.moe.tokensPerExpert * s.moe.experts * s.moe.expertFfn) / T + s.moe.sharedFfn } : s;
-  const ew = t.hbm(layerElementwiseBytes(mod, ewShape, s.actBytes, t.fusion, 'fwd', upcast));
+  // Liger's RMSNorm, RoPE and SwiGLU kernels in place of transformers' eager ops (kernels/elementwise.ts ligerPasses).
+  const liger = ligerOpsOf(plan, t.fusion);
+  const ew = t.hbm(layerElementwiseBytes(mod, ewShape, s.actBytes, t.fusion, 'fwd', upcast, liger));
   fwd.elementwise += ew;
-  bwd.elementwise += t.hbm(layerElementwiseBytes(mod, ewShape, s.actBytes, t.fusion, 'bwd', upcast));
+  bwd.elementwise += t.hbm(layerElementwiseBytes(mod, ewShape, s.actBytes, t.fusion, 'bwd', upcast, liger));
   // transformers' and Megatron-LM's Gated DeltaNet mixers move their own bytes around the kernels (no rotary, q/k/v
   // copies or q/k norms); torchtitan's keep the softmax layer's stand-in.
   const gdnImpl = modelImplOf(plan);
@@ -272,7 +274,7 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   if (la && gdnEager) {
     for (const [pass, part] of [['fwd', fwd], ['bwd', bwd]] as const) {
       const own = T * (gdnImpl === 'megatron' ? megatronGatedDeltaNetBytesPerToken(la, pass, s.tp) : gatedDeltaNetEagerBytesPerToken(la, h, pass, s.tp));
-      part.elementwise += gdnShare * (t.hbm(own) - t.hbm(softmaxAttentionElementwiseBytes(mod, s, s.actBytes, t.fusion, pass, upcast)));
+      part.elementwise += gdnShare * (t.hbm(own) - t.hbm(softmaxAttentionElementwiseBytes(mod, s, s.actBytes, t.fusion, pass, upcast, liger)));
     }
   }
   // fp32 weights under autocast: every 16-bit linear's weight is cast at each forward (recomputation included) and a

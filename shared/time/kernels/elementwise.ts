@@ -6,6 +6,7 @@
 import kernels from '../../../data/time/kernels.json';
 import type { ModelSpec, Plan } from '../../plan/types';
 import { precisionRegimeOf } from '../../memory/engine';
+import { usesLigerKernel } from '../../plan/liger';
 
 /**
  * How a layer's elementwise ops run: 'fused' (Megatron with TE/Apex), 'compiled' (Inductor), 'eager' (PyTorch ops one
@@ -42,6 +43,14 @@ const FUSION_LABEL: Readonly<Record<Fusion, string>> = {
   hf: "transformers' eager model code in 16 bits, counted op by op (probe/oracle/layer_traffic.py)",
   'hf-amp': "transformers' eager model code with fp32 weights under autocast (fp32 residual stream and norms, fp32 weights cast at each use), counted op by op (probe/oracle/layer_traffic.py)",
 };
+
+/** What the provenance adds for Liger's kernels and fused loss (empty without them). */
+export function ligerLabel(plan: Pick<Plan, 'engine' | 'training' | 'lora'>, f: Fusion): string {
+  const ops = ligerOpsOf(plan, f);
+  const names = ops && (f === 'hf' || f === 'hf-amp') ? [ops.norm && 'RMSNorm', ops.rope && 'RoPE', ops.glu && 'SwiGLU'].filter(Boolean) : [];
+  const parts = [names.length ? `Liger's ${names.join(', ')} kernels` : '', plan.training.lossFusion === 'liger' ? "Liger's fused linear cross-entropy (chunked head and loss in the forward)" : ''].filter(Boolean);
+  return parts.length ? `; ${parts.join('; ')}` : '';
+}
 
 /** The words the provenance uses for a plan's elementwise passes. */
 export function fusionLabel(f: Fusion, upcastNorm: boolean): string {
@@ -110,8 +119,8 @@ export interface LayerWidths {
  * dispatcher (data/time/kernels.json `backwardPasses`, probe/oracle/layer_traffic.py); the other modes move
  * backwardFactor × their forward.
  */
-export function layerElementwiseBytes(m: ModelSpec, w: LayerWidths, actBytes: number, f: Fusion, pass: 'fwd' | 'bwd' = 'fwd', upcastNorm = false): number {
-  const { P, scale } = passTable(f, pass);
+export function layerElementwiseBytes(m: ModelSpec, w: LayerWidths, actBytes: number, f: Fusion, pass: 'fwd' | 'bwd' = 'fwd', upcastNorm = false, liger?: LigerOps): number {
+  const { P, scale } = passTableWith(f, pass, liger);
   const B = actBytes;
   const h = m.hiddenSize;
   const d = m.headDim;
@@ -149,9 +158,9 @@ function softmaxHeadBytes(m: ModelSpec, w: LayerWidths, B: number, P: Passes, no
  * The part of layerElementwiseBytes a layer has only when it runs softmax attention (rotary, q/k/v copies, q/k norms):
  * what a Gated DeltaNet layer does not move (shared/time/kernels/gatedDeltaNet.ts moves its own).
  */
-export function softmaxAttentionElementwiseBytes(m: ModelSpec, w: LayerWidths, actBytes: number, f: Fusion, pass: 'fwd' | 'bwd' = 'fwd', upcastNorm = false): number {
+export function softmaxAttentionElementwiseBytes(m: ModelSpec, w: LayerWidths, actBytes: number, f: Fusion, pass: 'fwd' | 'bwd' = 'fwd', upcastNorm = false, liger?: LigerOps): number {
   if (m.mla) return 0;
-  const { P, scale } = passTable(f, pass);
+  const { P, scale } = passTableWith(f, pass, liger);
   const norm = m.norm === 'rmsnorm' ? (upcastNorm || m.normFp32 ? P.rmsnormUpcast : P.rmsnorm) : P.layernorm;
   return scale * softmaxHeadBytes(m, w, actBytes, P, norm);
 }
@@ -164,6 +173,65 @@ function passTable(f: Fusion, pass: 'fwd' | 'bwd'): { P: Passes; scale: number }
   const bwdPasses = (E.backwardPasses as Partial<Record<Fusion, Passes>>)[f];
   if (pass === 'fwd') return { P: passesOf(f), scale: 1 };
   return bwdPasses ? { P: bwdPasses, scale: 1 } : { P: passesOf(f), scale: E.backwardFactor };
+}
+
+/** Liger-Kernel's kernels that replace transformers' eager ops (TrainingSpec.ligerKernels), and the stream's bytes per element. */
+export interface LigerOps {
+  readonly norm: boolean;
+  readonly rope: boolean;
+  readonly glu: boolean;
+  /** The residual stream's bytes per element over the compute dtype's (2 under autocast with fp32 weights, else 1). */
+  readonly streamRatio: number;
+}
+
+/** Liger's kernels of a plan as the elementwise terms take them (undefined without any). */
+export function ligerOpsOf(plan: Pick<Plan, 'engine' | 'training' | 'lora'>, f: Fusion): LigerOps | undefined {
+  const t = plan.training;
+  if (t.ligerKernels === undefined) return undefined;
+  return {
+    norm: usesLigerKernel(t, 'rms_norm'), rope: usesLigerKernel(t, 'rope'), glu: usesLigerKernel(t, 'swiglu'),
+    // transformers' residual stream is fp32 under autocast with fp32 weights (fusionOf: 'hf-amp').
+    streamRatio: f === 'hf-amp' ? 2 : 1,
+  };
+}
+
+/**
+ * Passes of Liger's kernels in the units of layerElementwiseBytes' terms (norm 2·B, rotary 2·B, gated activation 3·B
+ * per element), forward and backward, from what each Triton kernel reads and writes (liger_kernel/ops at 0.8.2):
+ * RMSNorm reads X and writes Y in the stream's dtype S (S/B), its backward reads dY and X and writes dX (1.5·S/B; the
+ * weight's partial sums are per SM); on an fp32 stream (autocast with fp32 weights) each linear after a norm casts its
+ * fp32 output again, 2.5 casts a norm on average (q, k, v after one, gate and up after the other): 2.5 × (4 + 2) bytes
+ * forward, and backward each cast's gradient cast back (2 + 4) and summed in fp32 (12 per add, one fewer than the
+ * casts): (42 + 24)/2 bytes, all per element and in passes of 2·B = 4 bytes (3.75 and 8.25); RoPE rewrites q and k in
+ * place (1, and 1 for dq, dk); SwiGLU reads the gate and up outputs and writes their product (1), its backward reads
+ * dc, a, b and writes da, db (5/3).
+ */
+export function ligerPasses(op: 'norm' | 'rope' | 'glu', pass: 'fwd' | 'bwd', streamRatio: number): number {
+  const casts = streamRatio > 1 ? (pass === 'fwd' ? 3.75 : 8.25) : 0;
+  if (op === 'norm') return (pass === 'fwd' ? 1 : 1.5) * streamRatio + casts;
+  if (op === 'rope') return 1;
+  return pass === 'fwd' ? 1 : 5 / 3;
+}
+
+/**
+ * The pass table of a mode with Liger's kernels in place of transformers' eager norms, rotary and activation (only
+ * transformers' eager modes: compiled and fused modes fuse those ops already). The result is scaled as the table is.
+ */
+function passTableWith(f: Fusion, pass: 'fwd' | 'bwd', liger: LigerOps | undefined): { P: Passes; scale: number } {
+  const base = passTable(f, pass);
+  if (!liger || (f !== 'hf' && f !== 'hf-amp') || !(liger.norm || liger.rope || liger.glu)) return base;
+  const { P, scale } = base;
+  const ratio = liger.streamRatio;
+  const norm = liger.norm ? ligerPasses('norm', pass, ratio) / scale : undefined;
+  return {
+    P: {
+      ...P,
+      ...(norm !== undefined ? { rmsnorm: norm, rmsnormUpcast: norm } : {}),
+      ...(liger.rope ? { rotary: ligerPasses('rope', pass, ratio) / scale } : {}),
+      ...(liger.glu ? { gated: ligerPasses('glu', pass, ratio) / scale } : {}),
+    },
+    scale,
+  };
 }
 
 /** The MLP activation at pass counts P: gated (act(gate) · up) 3 tensors, plain 2, over `elements` of B bytes. */
