@@ -2,6 +2,7 @@
 import type { FactSink } from '../common/sink';
 import { locOf, readBool, readNum, readOptimizer, readSteps } from '../common/read';
 import { precisionOf } from '../common/maps';
+import { toBool } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
 import { readHfModel } from '../hf-config/reader';
 
@@ -39,6 +40,7 @@ export function readNanotron(s: FactSink, root: KNode | undefined): void {
   s.default('training.optimizer', 'adamw', 'nanotron default: adamW');
   const mc = at(root, 'model.model_config');
   if (mc) {
+    mambaModel(s, mc.value);
     readHfModel(s, mc.value, 'model.model_config.');
     const moe = entry(mc.value, 'moe_config');
     if (moe) {
@@ -52,3 +54,19 @@ export function readNanotron(s: FactSink, root: KNode | undefined): void {
     s.default('model.tiedEmbeddings', false, 'nanotron LlamaConfig default: tie_word_embeddings False');
   }
 }
+
+/**
+ * nanotron's Mamba model (examples/mamba: `is_mamba_config: true` with `d_model`, `num_hidden_layers` and `ssm_cfg`,
+ * Mamba-1 blocks of mamba_ssm's selective scan). ShardLens has no state-space layer, so it cannot estimate this model:
+ * a warning at the key says the figures are those of the model it assumes instead.
+ */
+function mambaModel(s: FactSink, mc: KNode): void {
+  const flag = entry(mc, 'is_mamba_config');
+  const ssm = entry(mc, 'ssm_cfg');
+  const at = flag && toBool(flag.value.value) === true ? flag : ssm;
+  if (!at) return;
+  const width = entry(mc, 'd_model')?.value.value, layers = entry(mc, 'num_hidden_layers')?.value.value;
+  const shape = typeof width === 'number' && typeof layers === 'number' ? ` (${layers} Mamba blocks of width ${width})` : '';
+  s.diag('nanotron-mamba-unmodelled', 'warning', `A Mamba model${shape}: ShardLens does not model state-space (Mamba) layers, so the memory, communication and step time shown are those of the model it assumes (shardlens.model), not this one's.`, at.keyRange, ['model.layers']);
+}
+

@@ -2,7 +2,8 @@
  * Layers ShardLens has no full term for are said, never read silently as attention: Qwen3-Next's Gated DeltaNet layers
  * (transformers configuration_qwen3_next.py: every layer but each full_attention_interval-th, default 4; the corpus's
  * Qwen3-Next-80B-A3B config.json, 48 layers → 36 linear), `layer_types` other than full and sliding attention, and the
- * Mamba layers of hybrids (Nemotron-H `hybrid_override_pattern`).
+ * Mamba layers of hybrids (Nemotron-H `hybrid_override_pattern`), and nanotron's Mamba model (examples/mamba/config_mamba.yaml:
+ * `is_mamba_config: true`, 48 blocks of width 1536), which ShardLens does not estimate at all.
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -42,5 +43,14 @@ describe('layers read as attention are said', () => {
       assert.ok(!modelFromHfConfig({ hidden_size: 1024, num_hidden_layers: 2, num_attention_heads: 8, ...cfg }).problems.some((x) => x.code === UNMODELLED_LAYERS_CODE), JSON.stringify(cfg));
     }
     assert.deepEqual(listPresets().filter((p) => p.notes.some((n) => n.code === UNMODELLED_LAYERS_CODE)).map((p) => p.id).sort(), ['qwen3-next-80b-a3b', 'qwen3.5-27b', 'qwen3.5-35b-a3b', 'qwen3.5-397b-a17b']);
+  });
+  test('nanotron\'s Mamba model: a warning at is_mamba_config that the figures are not this model\'s', () => {
+    const text = 'general:\n  project: mamba\nmodel:\n  model_config:\n    d_model: 1536\n    is_mamba_config: true\n    num_hidden_layers: 48\n    ssm_cfg:\n      d_state: 16\n      expand: 2\n    vocab_size: 50277\nparallelism:\n  dp: 2\n  pp: 2\n  tp: 2\ntokens:\n  micro_batch_size: 2\n  sequence_length: 2048\n';
+    const d = parseConfig('/ws/config_mamba.yaml', text).diagnostics.find((x) => x.code === 'nanotron-mamba-unmodelled');
+    assert.equal(d?.severity, 'warning');
+    assert.equal(d!.range.start.line, 5);
+    assert.match(d!.message, /48 Mamba blocks of width 1536/);
+    const llama = text.replace('    is_mamba_config: true\n', '').replace(/    ssm_cfg:\n      d_state: 16\n      expand: 2\n/, '');
+    assert.equal(parseConfig('/ws/config_llama.yaml', llama).diagnostics.find((x) => x.code === 'nanotron-mamba-unmodelled'), undefined);
   });
 });
