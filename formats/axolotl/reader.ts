@@ -5,6 +5,7 @@ import { toBool, toNumber } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
 import { readAttnImplementation, readDeepSpeedKey, readFsdpList, readLora, readLoraFullModules, readModelRef, readPrecisionFlags, readTorchCompile, readExpertsImpl, bnbSavesInputs } from '../common/finetune';
 import { readAxolotlLiger } from '../common/liger';
+import { readAxolotlCce } from './cce';
 
 const AX = 'Axolotl default (src/axolotl/utils/schemas/config.py)';
 
@@ -57,6 +58,7 @@ export function readAxolotl(s: FactSink, root: KNode | undefined): void {
   // Multipack (src/axolotl/utils/samplers/multipack.py) with FlashAttention's variable-length kernel over position ids.
   readPacking(s, root, 'sample_packing');
   readAxolotlLiger(s, root);
+  readAxolotlCce(s, root);
   readAttnImplementation(s, root);
   const adapter = entry(root, 'adapter');
   const ad = adapter && typeof adapter.value.value === 'string' ? adapter.value.value : '';

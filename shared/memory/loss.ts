@@ -18,16 +18,17 @@ import type { LossFusion, ModelImpl } from '../plan/types';
  * makes that chunk's gradient); 'chunked-eager' — the same chunks without compile, each upcast to fp32 with its
  * log_softmax output saved (torchtune/modules/loss/ce_chunked_output_loss.py); 'liger' — Liger-Kernel's fused linear
  * cross-entropy, which runs the output layer and the loss together chunk by chunk and never keeps the logits
- * (`ligerLossBytes`; the three functions below give it nothing of their own).
+ * (`ligerLossBytes`); 'cce' — Apple's Cut Cross-Entropy, which forms the logits block by block in on-chip memory in both
+ * passes (`cceLossBytes`); the three functions below give these two nothing of their own.
  */
-export type LossImpl = 'upcast' | 'parallel' | 'compiled' | 'megatron' | 'native' | 'te' | 'chunked' | 'chunked-eager' | 'liger';
+export type LossImpl = 'upcast' | 'parallel' | 'compiled' | 'megatron' | 'native' | 'te' | 'chunked' | 'chunked-eager' | 'liger' | 'cce';
 
 /** Chunks of torchtune's chunked losses (num_output_chunks, torchtune/modules/loss: 8 by default). */
 export const LOSS_CHUNKS = 8;
 
 /** The loss implementation of a plan: the stated fusion, else the model implementation's. */
 export function lossImplOf(impl: ModelImpl, fusion: LossFusion | undefined, tp: number): LossImpl {
-  if (fusion === 'native' || fusion === 'te' || fusion === 'compiled' || fusion === 'chunked' || fusion === 'chunked-eager' || fusion === 'liger') return fusion;
+  if (fusion === 'native' || fusion === 'te' || fusion === 'compiled' || fusion === 'chunked' || fusion === 'chunked-eager' || fusion === 'liger' || fusion === 'cce') return fusion;
   if (impl === 'megatron') return 'megatron';
   return impl === 'torchtitan' && tp > 1 ? 'parallel' : 'upcast';
 }
@@ -50,7 +51,7 @@ export function lossForwardBytes(impl: LossImpl, n: number, tokens: number, actB
     case 'megatron': return (b === 4 ? 4 : b + 4) * n;
     case 'native': case 'te': return b * n + 4 * tokens;
     case 'chunked-eager': return b * n + 4 * n + (4 * n) / LOSS_CHUNKS;
-    case 'liger': return 0;
+    case 'liger': case 'cce': return 0;
   }
 }
 
@@ -66,7 +67,7 @@ export function lossSavedBytes(impl: LossImpl, n: number, tokens: number, actByt
     case 'compiled': case 'chunked': return b * n + 4 * tokens;
     case 'megatron': return 4 * n;
     case 'native': case 'te': return b * n + 4 * tokens;
-    case 'liger': return 0;
+    case 'liger': case 'cce': return 0;
   }
 }
 
@@ -91,7 +92,7 @@ export function lossBackwardBytes(impl: LossImpl, n: number, tokens: number, act
     case 'megatron': return (b === 4 ? 4 : 4 + b) * n;
     case 'native': return 2 * b * n + 4 * tokens;
     case 'te': return b * n + 4 * tokens;
-    case 'liger': return 0;
+    case 'liger': case 'cce': return 0;
   }
 }
 
@@ -130,4 +131,25 @@ export function ligerLossBytes(
   const chunkLogits = ligerChunkRows(tokens, vocab, hidden) * vocab * 2;
   const accumulation = headTrains && weightBytes < 4 ? 6 * vocab * hidden : 0;
   return { forward: gradInput + gradWeight + 4 * tokens + chunkLogits + accumulation, saved: gradInput + gradWeight };
+}
+
+/**
+ * Apple's Cut Cross-Entropy (apple/ml-cross-entropy cut_cross_entropy/cce.py, cce_backward.py at d42911f), per
+ * micro-batch on one rank: its forward kernel forms each block of logits on chip and keeps only the log-sum-exp per token;
+ * it saves the head's input e and weight c (16-bit casts of fp32 ones under autocast, as the output layer's saved input
+ * and autocast's head copy are counted: outputLayerInputBytes) and the log-sum-exp; its backward forms the logits again
+ * block by block and accumulates de = zeros_like(e) and dc = zeros_like(c), cast back to the input's and the weight's
+ * dtypes where those are fp32.
+ * - forward: the log-sum-exp and the target logits, 4T each, and the vocabulary's mean logits for gradient filtering, 4V;
+ * - saved: the log-sum-exp and the mean logits;
+ * - backward: de, T·h·2, and dc, V·h·2 (none for a frozen head), with their fp32 casts, T·h·4 and V·h·4, where the
+ *   input or the weight is fp32.
+ */
+export function cceLossBytes(
+  tokens: number, vocab: number, hidden: number, fp32Input: boolean, fp32Weight: boolean, headTrains: boolean,
+): { forward: number; saved: number; backward: number } {
+  const saved = 4 * tokens + 4 * vocab;
+  const de = tokens * hidden * (2 + (fp32Input ? 4 : 0));
+  const dc = headTrains ? vocab * hidden * (2 + (fp32Weight ? 4 : 0)) : 0;
+  return { forward: 8 * tokens + 4 * vocab, saved, backward: saved + de + dc };
 }

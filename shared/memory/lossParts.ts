@@ -5,7 +5,7 @@
 import { mtpSavedBytes, outputLayerInputBytes } from './activations';
 import { blockForwardLargestBytes, blockForwardTransientBytes } from './blocks';
 import type { MemoryContext } from './context';
-import { ligerLossBytes, lossBackwardBytes, lossForwardBytes, lossSavedBytes } from './loss';
+import { cceLossBytes, ligerLossBytes, lossBackwardBytes, lossForwardBytes, lossSavedBytes } from './loss';
 import type { MomentInputs } from './moments';
 
 /**
@@ -27,6 +27,22 @@ function fillLigerLoss(c: MemoryContext, x: MomentInputs, tokens: number): void 
 }
 
 /**
+ * Cut Cross-Entropy on the last stage (shared/memory/loss.ts `cceLossBytes`): the output layer's saved input and weight
+ * copy are what it saves (outputLayerInputBytes), no logits exist in either pass, and its backward makes de and dc.
+ */
+function fillCceLoss(c: MemoryContext, x: MomentInputs, tokens: number): void {
+  const S = c.impl === 'hf' ? c.streamBytes : c.actBytes;
+  const cce = cceLossBytes(tokens, c.vocab / c.tp, c.h, S === 4 && c.actBytes < 4, c.gatherB === 4 && c.actBytes < 4, !c.lora || c.loraHead);
+  x.head = outputLayerInputBytes(c, c.impl === 'torchtitan', true);
+  x.lossForward = cce.forward;
+  x.lossSaved = cce.saved;
+  x.lossBackward = cce.backward;
+  x.logits = 0;
+  x.lossForwardCache = 0;
+  x.headGradCreate = cce.backward - cce.saved;
+}
+
+/**
  * The last stage's output layer and loss for one micro-batch (n = b · s/cp · V/t logits per rank), written into the
  * moment inputs (0 on other stages): the output layer's saved inputs (final norm input, head input), the loss's
  * forward, saved and backward copies of the logits (shared/memory/loss.ts), and the model's logits b·n.
@@ -35,6 +51,7 @@ export function fillLossParts(c: MemoryContext, last: boolean, x: MomentInputs, 
   if (!last) { x.head = x.lossForward = x.lossSaved = x.lossBackward = x.logits = x.lossForwardCache = 0; return; }
   const tokens = c.sLocal * c.b;
   if (c.loss === 'liger') { fillLigerLoss(c, x, tokens); return; }
+  if (c.loss === 'cce') { fillCceLoss(c, x, tokens); return; }
   const n = (tokens * c.vocab) / c.tp;
   // Under LoRA the head is frozen unless it trains in full (modules_to_save): then it saves no input.
   // With Gemma 2's capped logits (cap·tanh(logits / cap)) tanh's output, logits-sized, stays until the backward too.

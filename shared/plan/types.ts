@@ -66,7 +66,7 @@ export type OptimizerImpl = 'fused' | 'foreach' | 'for-loop';
  * the loss compiled with torch.compile (torchtitan `compile.components` with "loss"), or chunk by chunk, compiled or
  * eager (torchtune's CEWithChunkedOutputLoss and LinearCrossEntropyLoss, 8 chunks).
  */
-export type LossFusion = 'none' | 'native' | 'te' | 'compiled' | 'chunked' | 'chunked-eager' | 'liger';
+export type LossFusion = 'none' | 'native' | 'te' | 'compiled' | 'chunked' | 'chunked-eager' | 'liger' | 'cce';
 
 export interface TrainingSpec {
   /** Sequences per GPU per forward/backward (b). */

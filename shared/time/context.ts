@@ -29,6 +29,7 @@ import { moeHostSeconds } from './moeHost';
 import { mtpOwnForwardFlops } from '../model/mtp';
 import { withMtpModules } from './mtp';
 import { ligerHeadParts } from './ligerLoss';
+import { cceHeadParts } from './cceLoss';
 
 /** Forward FLOPs (weights, core attention), stored activation bytes and kernel cost of one layer of a kind on one rank. */
 export interface LayerUnit {
@@ -212,15 +213,17 @@ function layerUnit(plan: Plan, x: FlopShape, a: ActivationShape, moe: boolean, l
 /**
  * The LM head (bf16 even under FP8: torchao and TE leave the output layer in 16 bits) and the loss, per micro-batch.
  * A frozen head (LoRA that does not train it) gets no weight gradient: autograd computes only its input gradient.
- * Liger's fused linear cross-entropy runs all of it in the forward, chunk by chunk (shared/time/ligerLoss.ts).
+ * Liger's fused linear cross-entropy runs all of it in the forward, chunk by chunk (shared/time/ligerLoss.ts); Cut
+ * Cross-Entropy never writes the logits and forms them again in the backward (shared/time/cceLoss.ts).
  */
 function headUnit(plan: Plan, tokens: number, t: KernelTimers): EdgeUnit {
   const m = plan.model;
   const tp = posInt(plan.parallel.tp);
   const V = m.vocabSize / tp;
   const h = m.hiddenSize;
-  if (plan.training.lossFusion === 'liger') {
-    const { fwd, bwd } = ligerHeadParts(plan, tokens, V, h, t);
+  const fusedLoss = plan.training.lossFusion;
+  if (fusedLoss === 'liger' || fusedLoss === 'cce') {
+    const { fwd, bwd } = (fusedLoss === 'liger' ? ligerHeadParts : cceHeadParts)(plan, tokens, V, h, t);
     return { fwd, bwd, fwdTotal: partsTotal(fwd), bwdTotal: partsTotal(bwd) };
   }
   const fwd = emptyParts();

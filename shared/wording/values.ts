@@ -12,6 +12,7 @@ const LOSS_FUSION: Readonly<Record<LossFusion, string>> = {
   chunked: 'a chunked loss, compiled: 16-bit logits, one chunk at a time',
   'chunked-eager': 'a chunked loss, eager: each chunk upcast to fp32 and its log-softmax kept',
   liger: "Liger's fused linear cross-entropy: the head and the loss chunk by chunk, gradients made in the forward, no logits kept",
+  cce: "Cut Cross-Entropy: the head's logits formed block by block in on-chip memory, never in HBM, and again in the backward",
 };
 
 /** The words for a value at a plan path, or undefined where the value reads as it is. */

@@ -48,7 +48,9 @@ const FUSION_LABEL: Readonly<Record<Fusion, string>> = {
 export function ligerLabel(plan: Pick<Plan, 'engine' | 'training' | 'lora'>, f: Fusion): string {
   const ops = ligerOpsOf(plan, f);
   const names = ops && (f === 'hf' || f === 'hf-amp') ? [ops.norm && 'RMSNorm', ops.rope && 'RoPE', ops.glu && 'SwiGLU'].filter(Boolean) : [];
-  const parts = [names.length ? `Liger's ${names.join(', ')} kernels` : '', plan.training.lossFusion === 'liger' ? "Liger's fused linear cross-entropy (chunked head and loss in the forward)" : ''].filter(Boolean);
+  const loss = plan.training.lossFusion === 'liger' ? "Liger's fused linear cross-entropy (chunked head and loss in the forward)"
+    : plan.training.lossFusion === 'cce' ? 'Cut Cross-Entropy (no logits in HBM; its backward forms them again, timed without its gradient filter: an upper bound)' : '';
+  const parts = [names.length ? `Liger's ${names.join(', ')} kernels` : '', loss].filter(Boolean);
   return parts.length ? `; ${parts.join('; ')}` : '';
 }
 
