@@ -84,15 +84,14 @@ export function parallelFor(
   };
 }
 
-/** The training spec of a layout: same global batch, new micro batch, accumulation and recomputation. */
+/**
+ * The training spec of a layout: the base plan's, with a new micro batch, accumulation and recomputation. Everything
+ * else the file said stays (the model's implementation, the
+ * loss, Liger's kernels, the optimizer's, packing, …): the search must estimate the plan the full estimate re-reads.
+ * Built once per (micro batch, accumulation) and recomputation in a search (search.ts trainingCache).
+ */
 export function trainingFor(base: TrainingSpec, c: Pick<LayoutChoice, 'microBatch' | 'gradAccum' | 'recompute'>): TrainingSpec {
-  // An explicit literal (one hidden class, no spread) keeps the search loop allocation cheap.
-  return {
-    microBatch: c.microBatch, globalBatch: base.globalBatch, gradAccum: c.gradAccum, seqLen: base.seqLen,
-    precision: base.precision, gradDtype: base.gradDtype, fp32GradAccum: base.fp32GradAccum, optimizer: base.optimizer,
-    recompute: c.recompute, flashAttention: base.flashAttention, compile: base.compile,
-    ...(base.fp8 ? { fp8: base.fp8 } : {}),
-  };
+  return { ...base, microBatch: c.microBatch, gradAccum: c.gradAccum, recompute: c.recompute };
 }
 
 /** The plan the search evaluates: base plan with a new cluster, parallel and training spec (sources unchanged). */
