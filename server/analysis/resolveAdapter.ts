@@ -16,6 +16,7 @@ export function resolveSettings(s: ShardLensSettings): ResolveSettings {
     ...(s.model ? { model: s.model } : {}),
     ...(s.seqLen > 0 ? { seqLen: s.seqLen } : {}),
     ...(s.microBatch > 0 ? { microBatch: s.microBatch } : {}),
+    ...(s.sampleTokens > 0 ? { sampleTokens: s.sampleTokens } : {}),
     cudaContextBytes: s.overhead.cudaContextGiB * GIB,
     allocatorFragmentation: s.overhead.fragmentation,
     calibration: s.calibration,

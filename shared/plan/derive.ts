@@ -112,12 +112,13 @@ export const TRAINING_DEFAULTS: { readonly [K in keyof TrainingSpec]-?: readonly
   activationOffload: [undefined, 'saved activations stay on the GPU'],
   normUpcast: [undefined, "the engine's RMSNorm"],
   ligerKernels: [undefined, "transformers' own norm, rotary and activation code"],
+  sampleTokens: [undefined, 'sample lengths unknown (attention over whole sequences)'],
 };
 
 /** The optional memory-model fields that were given (absent ones stay absent: the engine decides). */
 function optionalTraining(t: DeepPartial<TrainingSpec>, pick: Pick): Partial<TrainingSpec> {
   const out: Record<string, unknown> = {};
-  for (const k of ['regime', 'recomputePolicy', 'recomputeEvery', 'modelImpl', 'optimizerImpl', 'lossFusion', 'cudaGraph', 'expertsImpl', 'packing', 'optimizerInBackward', 'syncEveryMicroBatch', 'pagedOptimizer', 'activationOffload', 'normUpcast', 'ligerKernels'] as const) {
+  for (const k of ['regime', 'recomputePolicy', 'recomputeEvery', 'modelImpl', 'optimizerImpl', 'lossFusion', 'cudaGraph', 'expertsImpl', 'packing', 'optimizerInBackward', 'syncEveryMicroBatch', 'pagedOptimizer', 'activationOffload', 'normUpcast', 'ligerKernels', 'sampleTokens'] as const) {
     if (t[k] !== undefined) out[k] = pick(`training.${k}`, t[k], t[k], '');
   }
   return out as Partial<TrainingSpec>;

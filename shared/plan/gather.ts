@@ -296,6 +296,7 @@ export function gatherInput(g: Gathered, primary: ConfigFacts, model: ModelSpec,
       flashAttention: g.bool('training.flashAttention'), compile: g.bool('training.compile'),
       // How the engine keeps memory when a file says (else shared/memory/engine.ts decides from the engine).
       ...optionalFacts(g),
+      ...sampleTokensOf(g, S.sampleTokens),
       ...(precision === 'fp8-mixed' && recipe ? { fp8: { recipe, paramGather: g.bool('training.fp8.paramGather') ?? false } } : {}),
     },
     parallel: {
@@ -393,6 +394,16 @@ function stepsOf(g: Gathered): { steps?: number; samples?: number } {
   if (steps !== undefined) return { steps };
   const samples = whole('training.samples');
   return samples !== undefined ? { samples } : {};
+}
+
+/**
+ * The setting `shardlens.sampleTokens` where the file packs samples that attend only within themselves (the dataset
+ * decides their lengths, so only the user can say it); ignored where nothing is packed that way.
+ */
+function sampleTokensOf(g: Gathered, setting: number | undefined): { sampleTokens?: number } {
+  if (!(setting !== undefined && setting > 0) || g.str('training.packing') !== 'varlen') return {};
+  g.sources['training.sampleTokens'] = fromSetting('shardlens.sampleTokens');
+  return { sampleTokens: setting };
 }
 
 /** Megatron's selective recomputation modules, as the comma list its readers write (shared/plan/recomputeModules.ts). */

@@ -34,6 +34,8 @@ export interface ResolveSettings {
   readonly seqLen?: number;
   /** Micro batch when the files do not say. */
   readonly microBatch?: number;
+  /** Mean tokens per sample of packed sequences with per-sample attention (`shardlens.sampleTokens`). */
+  readonly sampleTokens?: number;
   readonly cudaContextBytes?: number;
   readonly allocatorFragmentation?: number;
   /** Per-cluster corrections from "Calibrate" (`shardlens.calibration`), applied when the plan's GPU matches. */

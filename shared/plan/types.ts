@@ -138,6 +138,12 @@ export interface TrainingSpec {
    * names in this order: `rms_norm`, `rope`, `swiglu` (shared/plan/liger.ts); undefined = transformers' own.
    */
   readonly ligerKernels?: string;
+  /**
+   * Mean tokens per sample where packed samples attend only within themselves (`packing` varlen), from the setting
+   * `shardlens.sampleTokens` (the dataset decides it, not the file); undefined = unknown (attention timed over whole
+   * sequences, an upper bound).
+   */
+  readonly sampleTokens?: number;
   /** Megatron --cross-entropy-loss-fusion (with --cross-entropy-fusion-impl); undefined = none. */
   readonly lossFusion?: LossFusion;
   /**

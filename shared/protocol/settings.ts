@@ -11,7 +11,7 @@ export type MemoryUnits = 'GiB' | 'GB';
  * The `shardlens.*` settings, per resource. The extension's `contributes.configuration` declares exactly these keys:
  * `shardlens.cluster.gpu`, `shardlens.cluster.gpusPerNode`, `shardlens.cluster.nodes`, `shardlens.cluster.networkGbps`,
  * `shardlens.cluster.nvlinkDomain`, `shardlens.worldSize`,
- * `shardlens.model`, `shardlens.seqLen`, `shardlens.microBatch`, `shardlens.hints.detail`, `shardlens.units`, `shardlens.overhead.cudaContextGiB`, `shardlens.overhead.fragmentation`,
+ * `shardlens.model`, `shardlens.seqLen`, `shardlens.microBatch`, `shardlens.sampleTokens`, `shardlens.hints.detail`, `shardlens.units`, `shardlens.overhead.cudaContextGiB`, `shardlens.overhead.fragmentation`,
  * `shardlens.formats.enabled`, `shardlens.planner.safetyMargin`, `shardlens.calibration`, `shardlens.profile`.
  */
 export interface ShardLensSettings {
@@ -35,6 +35,11 @@ export interface ShardLensSettings {
   readonly seqLen: number;
   /** Sequences per GPU per micro-batch when the files do not say; 0 = assumed (1). */
   readonly microBatch: number;
+  /**
+   * Mean tokens per sample of a dataset packed with per-sample attention (`training.packing` varlen); 0 = unknown
+   * (attention timed over whole sequences, an upper bound).
+   */
+  readonly sampleTokens: number;
   readonly hints: { readonly detail: HintDetail };
   readonly units: MemoryUnits;
   readonly overhead: {
@@ -63,6 +68,7 @@ export const DEFAULT_SETTINGS: ShardLensSettings = {
   model: '',
   seqLen: 0,
   microBatch: 0,
+  sampleTokens: 0,
   hints: { detail: 'normal' },
   units: 'GiB',
   overhead: { cudaContextGiB: 1, fragmentation: 0 },
@@ -87,6 +93,7 @@ export const SETTING_RULES: Readonly<Record<string, SettingRule>> = {
   worldSize: { min: 0, max: 1e8, int: true },
   seqLen: { min: 0, max: 1e8, int: true },
   microBatch: { min: 0, max: 1e6, int: true },
+  sampleTokens: { min: 0, max: 1e8, int: true },
   'hints.detail': { oneOf: ['off', 'minimal', 'normal', 'verbose'] },
   units: { oneOf: ['GiB', 'GB'] },
   'overhead.cudaContextGiB': { min: 0, max: 64 },

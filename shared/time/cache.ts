@@ -65,6 +65,8 @@ export function sameKey(level: KeyLevel, a: Plan, b: Plan): boolean {
         // LoRA adapters and the elementwise passes follow the precision regime and model implementation
         // (shared/time/adapters.ts adapterRunOf, kernels/elementwise.ts fusionOf), the norm passes its upcast and Liger's kernels.
         && ta.regime === tb.regime && ta.modelImpl === tb.modelImpl && ta.normUpcast === tb.normUpcast && ta.ligerKernels === tb.ligerKernels
+        // Packed samples' attention (kernels/attention.ts packedSamples).
+        && ta.packing === tb.packing && ta.sampleTokens === tb.sampleTokens
         // Megatron's selective recomputation reruns the modules of its list (shared/time/megatronRecompute.ts).
         && sameModules(ta.recomputeModules, tb.recomputeModules)
         && (a.engine !== 'megatron' || (ta.gradAccum === tb.gradAccum && ta.globalBatch === tb.globalBatch && x.dp === y.dp));

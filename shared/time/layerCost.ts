@@ -11,7 +11,7 @@ import type { GroupLink } from '../comm/links';
 import { linkSeconds } from '../comm/links';
 import { tpMessageBytes } from '../comm/volumes';
 import { dispatchPass } from '../comm/dispatch';
-import { attentionKernelFlops, localShare, slidingFraction, windowSkipsBlocks, type AttentionImpl } from './kernels/attention';
+import { attentionKernelFlops, localShare, packedSamples, slidingFraction, windowSkipsBlocks, type AttentionImpl } from './kernels/attention';
 import { moeRoutingBytes } from './kernels/moeRouting';
 import { asyncTpReduceBytes, autocastCasts, autocastWeightCastBytes, kernelsPerLayer, layerElementwiseBytes, ligerOpsOf, softmaxAttentionElementwiseBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
 import { GDN_KERNEL, MEGATRON_GDN_KERNELS, gatedDeltaNetEagerBytesPerToken, gatedDeltaNetInWidths, gatedDeltaNetKernelFlops, gatedDeltaNetKernels, megatronGatedDeltaNetBytesPerToken } from './kernels/gatedDeltaNet';
@@ -233,18 +233,25 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
     firstBlockB = t.attention('bwd', 2.5 * diag, ring.diagonalSeq, true);
     fwd.attention += firstBlockF + t.attention('fwd', attnF - diag, ring.offSeq, false);
     bwd.attention += firstBlockB + t.attention('bwd', 2.5 * (attnF - diag), ring.offSeq, false);
-  } else if (windowSkipsBlocks(plan) && mod.slidingWindow) {
-    // The sliding layers' share of the layers runs the windowed kernel (its FLOPs on the causal curve at the window's
-    // length), the others full causal attention: one layer's cost is their mix.
-    const sw = mod.slidingWindow;
-    const f = slidingFraction(mod);
-    const wF = attnF * localShare(s.seq, sw);
-    const wSeq = Math.min(s.seq, sw.window);
-    fwd.attention += (1 - f) * t.attention('fwd', attnF, s.seq, true) + f * t.attention('fwd', wF, wSeq, true);
-    bwd.attention += (1 - f) * t.attention('bwd', 2.5 * attnF, s.seq, true) + f * t.attention('bwd', 2.5 * wF, wSeq, true);
   } else {
-    fwd.attention += t.attention('fwd', attnF, s.seq, true);
-    bwd.attention += t.attention('bwd', 2.5 * attnF, s.seq, true);
+    // Packed samples of a stated mean length attend within themselves: l²/2 scores each, (S/l)·l²/2 a sequence, on the
+    // kernel's curve at length l (kernels/attention.ts packedSamples).
+    const packed = packedSamples(plan.training, s.seq);
+    const seq = packed ? packed.seq : s.seq;
+    const F = packed ? attnF * packed.share : attnF;
+    if (windowSkipsBlocks(plan) && mod.slidingWindow) {
+      // The sliding layers' share of the layers runs the windowed kernel (its FLOPs on the causal curve at the window's
+      // length), the others full causal attention: one layer's cost is their mix.
+      const sw = mod.slidingWindow;
+      const f = slidingFraction(mod);
+      const wF = F * localShare(seq, sw);
+      const wSeq = Math.min(seq, sw.window);
+      fwd.attention += (1 - f) * t.attention('fwd', F, seq, true) + f * t.attention('fwd', wF, wSeq, true);
+      bwd.attention += (1 - f) * t.attention('bwd', 2.5 * F, seq, true) + f * t.attention('bwd', 2.5 * wF, wSeq, true);
+    } else {
+      fwd.attention += t.attention('fwd', F, seq, true);
+      bwd.attention += t.attention('bwd', 2.5 * F, seq, true);
+    }
   }
   // Gated DeltaNet layers (Qwen3-Next, Qwen3.5) run flash-linear-attention's chunked rule, linear in the sequence,
   // instead of softmax attention: one layer's cost is the mix over the layer kinds (kernels/gatedDeltaNet.ts). Eager

@@ -135,20 +135,28 @@ export function timeAssumptionWarnings(plan: Plan): Problem[] {
   if (plan.training.optimizer === 'muon') out.push(MUON_STEP_INFO);
   const sw = plan.model.slidingWindow;
   if (sw && sw.window < plan.training.seqLen) out.push(slidingWindowTiming(plan, sw));
-  if (plan.training.packing === 'varlen' && plan.training.flashAttention) out.push(packedAttentionTiming(plan.training.seqLen));
+  if (plan.training.packing === 'varlen' && plan.training.flashAttention) out.push(packedAttentionTiming(plan.training.seqLen, plan.training.sampleTokens));
   return out;
 }
 
 /**
  * Packed samples whose attention stays within each sample: the kernel computes Σ lᵢ² / 2 score elements for samples
  * of lᵢ tokens, at most the S² / 2 of one S-token sequence (equal only for one sample per sequence). The sample lengths
- * are in the dataset, not the config, so attention is timed for whole sequences: an upper bound; every other term
- * counts tokens and does not depend on how they are split.
+ * are in the dataset, not the config, so attention is timed for whole sequences (an upper bound) unless the setting
+ * shardlens.sampleTokens states their mean length (kernels/attention.ts packedSamples: equal lengths assumed, a lower
+ * bound for that mean); every other term counts tokens and does not depend on how they are split.
  */
-function packedAttentionTiming(seq: number): Problem {
+function packedAttentionTiming(seq: number, sampleTokens: number | undefined): Problem {
+  const S = seq.toLocaleString('en-US');
+  if (sampleTokens !== undefined && sampleTokens > 0 && sampleTokens < seq) {
+    return {
+      code: 'packed-attention-timing', severity: 'info', paths: ['training.packing', 'training.sampleTokens'],
+      message: `Packed samples attend only within themselves: attention is timed for samples of ${sampleTokens.toLocaleString('en-US')} tokens (shardlens.sampleTokens), ${(seq / sampleTokens).toFixed(1)} to a ${S}-token sequence, all of that length. A spread of lengths costs more (a sample of l tokens costs l² / 2 score elements): the attention time is a lower bound for that mean.`,
+    };
+  }
   return {
     code: 'packed-attention-timing', severity: 'info', paths: ['training.packing'],
-    message: `Packed samples attend only within themselves, but attention is timed over whole ${seq.toLocaleString('en-US')}-token sequences (the sample lengths are in the dataset): the attention time, and so the step time, is an upper bound. A sample of l tokens costs l² / 2 score elements, so samples averaging a quarter of the sequence need about a quarter of the attention time shown. The linears, memory and communication count tokens and are unaffected.`,
+    message: `Packed samples attend only within themselves, but attention is timed over whole ${S}-token sequences (the sample lengths are in the dataset): the attention time, and so the step time, is an upper bound. A sample of l tokens costs l² / 2 score elements, so samples averaging a quarter of the sequence need about a quarter of the attention time shown; set shardlens.sampleTokens to your dataset's mean sample length to time that. The linears, memory and communication count tokens and are unaffected.`,
   };
 }
 

@@ -4,7 +4,7 @@
  * eager attention as two batched GEMMs plus a memory-bound softmax.
  */
 import kernels from '../../../data/time/kernels.json';
-import type { ModelSpec, Plan } from '../../plan/types';
+import type { ModelSpec, Plan, TrainingSpec } from '../../plan/types';
 
 export type AttentionImpl = 'eager' | 'fa2' | 'fa3' | 'cudnn';
 type Curves = Readonly<Record<string, Readonly<Record<'fwd' | 'bwd', Readonly<Record<string, readonly number[]>>>>>>;
@@ -145,6 +145,19 @@ export function chunkedShare(seq: number, chunk: number): number {
 /** The share of the model's layers that slide (or attend within chunks): slidingLayers / layers, 0 without a window. */
 export function slidingFraction(m: Pick<ModelSpec, 'layers' | 'slidingWindow'>): number {
   return m.slidingWindow ? Math.min(1, m.slidingWindow.slidingLayers / Math.max(1, m.layers)) : 0;
+}
+
+/**
+ * Packed samples that attend only within themselves (`training.packing` varlen) with a stated mean length l
+ * (`training.sampleTokens`, the setting shardlens.sampleTokens) shorter than the sequence S: the S/l samples of a
+ * sequence cost (S/l)·l²/2 scores, a share l/S of one S-token causal sequence, and the kernel runs at length l
+ * (FlashAttention's variable-length kernel). Samples of equal length are assumed: a spread of lengths costs more (the
+ * mean of l² is at least the square of the mean), which the estimate says. Undefined where nothing of this applies.
+ */
+export function packedSamples(t: Pick<TrainingSpec, 'packing' | 'sampleTokens' | 'flashAttention'>, seq: number): { share: number; seq: number } | undefined {
+  const l = t.sampleTokens;
+  if (t.packing !== 'varlen' || !t.flashAttention || l === undefined || !(l > 0) || !(l < seq)) return undefined;
+  return { share: l / seq, seq: l };
 }
 
 /** The keys a sequence's queries see in a sliding layer, as a share of causal attention: window or chunks. */

@@ -83,4 +83,27 @@ describe('packed samples (Megatron-Bridge)', () => {
     assert.equal(r.facts['training.packing']?.source.range?.start.line, 11);
     for (const off of ['-1', '0']) assert.equal(parseConfig('/ws/llama3_70b_finetune_override.yaml', bridge(off)).facts['training.packing'], undefined, off);
   });
+  test('shardlens.sampleTokens: samples of a stated mean length, each its own causal attention (S/l samples of l²/2 scores)', () => {
+    const text = AXOLOTL('sample_packing: true\nflash_attention: true\n');
+    const withSetting = resolvePlan(parseConfig('/ws/axolotl.yaml', text), [], { settings: { sampleTokens: 512 } }).plan!;
+    assert.equal(withSetting.training.sampleTokens, 512);
+    assert.equal(withSetting.sources['training.sampleTokens']?.kind, 'setting');
+    const attention = (p: typeof withSetting) => estimateStepTime(p).operatorTerms.find((x) => x.name === 'attention')!.stepSeconds;
+    const ratio = attention(withSetting) / attention(planOf('/ws/axolotl.yaml', text));
+    // 4,096 / 512 = 8 samples of 512²/2 scores: an eighth of the FLOPs of one 4,096-token causal sequence; the kernel
+    // runs less efficiently at 512 tokens than at 4,096, so the time falls by less than 8× (and by more than 2×).
+    assert.ok(ratio >= 1 / 8 && ratio < 0.5, `${ratio}`);
+    const info = estimateStepTime(withSetting).problems.find((p) => p.code === 'packed-attention-timing');
+    assert.match(info!.message, /samples of 512 tokens \(shardlens\.sampleTokens\)/);
+    assert.match(info!.message, /lower bound/);
+  });
+
+  test('shardlens.sampleTokens is ignored where samples are not packed with their own attention, or are longer than the sequence', () => {
+    const plain = resolvePlan(parseConfig('/ws/axolotl.yaml', AXOLOTL('flash_attention: true\n')), [], { settings: { sampleTokens: 512 } }).plan!;
+    assert.equal(plain.training.sampleTokens, undefined);
+    const text = AXOLOTL('sample_packing: true\nflash_attention: true\n');
+    const long = resolvePlan(parseConfig('/ws/axolotl.yaml', text), [], { settings: { sampleTokens: 8192 } }).plan!;
+    const attention = (p: typeof long) => estimateStepTime(p).operatorTerms.find((x) => x.name === 'attention')!.stepSeconds;
+    assert.equal(attention(long), attention(planOf('/ws/axolotl.yaml', text)));
+  });
 });
