@@ -9,7 +9,7 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { initFormats, parseConfig } from '../../../formats/index';
-import { layerPattern } from '../../../formats/megatron/args';
+import { layerPattern } from '../../../formats/megatron/modelArgs';
 import { countParams, isMoeLayer, moeLayersIn } from '../../../shared/model/params';
 import { modelFromFacts } from '../../../shared/plan/resolveModel';
 import type { PlanPath } from '../../../shared/plan/paths';
