@@ -13,10 +13,30 @@ import { toBool } from '../common/text';
 import { bnbSavesInputs } from '../common/finetune';
 
 const SRC = 'LitGPT (litgpt/finetune/full.py, lora.py; pretrain.py)';
+const LIGHTNING = 'Lightning (lightning/fabric/plugins/precision/bitsandbytes.py)';
+
+/**
+ * What every LitGPT recipe's model and loop hold (litgpt/model.py, finetune/*.py, pretrain.py at 00af8b0d and since):
+ * the GPT has its own lm_head (convert_hf_checkpoint copies the embedding into it where a checkpoint ties them), tied
+ * only by pretrain.py's `train.tie_embeddings`; and `logits = model(input_ids)` keeps the previous micro-batch's logits,
+ * and through their grad_fn its graph, until the next forward returns.
+ */
+export function readLitgptModelLoop(s: FactSink, root: KNode, pretrain: boolean): void {
+  const tie = at(root, 'train.tie_embeddings');
+  const tied = pretrain && tie ? toBool(tie.value.value) === true : false;
+  if (tie && tied) s.explicit('model.tiedEmbeddings', true, locOf(tie, 'train.tie_embeddings'));
+  else s.derived('model.tiedEmbeddings', false, `${SRC}: the GPT's lm_head is its own weight (convert_hf_checkpoint copies a tied checkpoint's embedding into it)${pretrain ? '; train.tie_embeddings is off' : ''}`);
+  s.derived('training.previousOutputHeld', true, `${SRC}: \`logits = model(input_ids)\` keeps the previous micro-batch's logits and graph until the next forward returns`);
+}
+
+/** A pretrain.py file (model_name or train.max_tokens), not a fine-tuning recipe. */
+export function litgptPretrain(root: KNode): boolean {
+  return !!entry(root, 'model_name') || at(root, 'train.max_tokens')?.value.value != null;
+}
 
 /** The strategy and recomputation for `devices` × `nodes` GPUs (undefined devices: every GPU of a node, at least two). */
 export function readLitgptStrategy(s: FactSink, root: KNode, devices: number | undefined, nodes: number | undefined): void {
-  const pretrain = !!entry(root, 'model_name') || at(root, 'train.max_tokens')?.value.value != null;
+  const pretrain = litgptPretrain(root);
   if (devices === 1 && (nodes ?? 1) === 1) {
     const why = `${SRC}: one device trains with strategy "auto", the plain model without FSDP or activation checkpointing`;
     s.derived('parallel.sharding.style', 'ddp', why);
@@ -82,7 +102,15 @@ export function readLitgptQuantize(s: FactSink, root: KNode, devices: number | u
   const qe = entry(root, 'quantize');
   const q = qe?.value.kind === 'scalar' && typeof qe.value.value === 'string' ? qe.value.value : '';
   if (!qe || !q.startsWith('bnb.')) return;
-  if (q.includes('nf4')) s.explicit('lora.baseDtype', 'nf4', locOf(qe, 'quantize'));
+  if (q.includes('nf4')) {
+    s.explicit('lora.baseDtype', 'nf4', locOf(qe, 'quantize'));
+    s.derived('lora.headQuantized', true, `${LIGHTNING}: BitsandbytesPrecision replaces torch.nn.Linear while the model is built (module_init_context), LitGPT's lm_head included`, locOf(qe, 'quantize'));
+    // Lightning quantizes from fp16 (_Linear4bit.quantize: weight.to(torch.half)); the matmul casts the dequantized copy to the compute dtype.
+    const p = at(root, 'precision')?.value.value;
+    if (typeof p !== 'string' || !p.startsWith('16')) {
+      s.derived('lora.dequantCast', true, `${LIGHTNING}: weights quantized from fp16 (_Linear4bit.quantize), each matmul casts the dequantized copy to the compute dtype (bitsandbytes MatMul4Bit: dequantize_4bit(B).to(A.dtype))`, locOf(qe, 'quantize'));
+    }
+  }
   s.derived('training.pagedOptimizer', true, `${SRC}: a quantized model trains with bitsandbytes.optim.PagedAdamW`, locOf(qe, 'quantize'));
   bnbSavesInputs(s, `${SRC}: quantize ${q}`, q.includes('int8') ? 8 : 4);
   if (devices !== undefined && devices > 1) {

@@ -4,7 +4,8 @@
  */
 import { frozenBaseBytes } from './quantizedBase';
 import { loraSavesOf, type LoraSaves } from './loraSaves';
-import { loraLayerParams, loraTrainsEmbedding, loraTrainsHead, paddedVocabSize } from '../model/params';
+import { loraLayerParams, loraTrainsEmbedding, loraTrainsHead, loraUnpagedParams, paddedVocabSize } from '../model/params';
+import { dequantizedWeightBytes, heldInputBytesPerToken, largestBlockLinear } from './quantizedTransients';
 import { kvHeadsPerRank, layersOfStage as layersOfStageCount, rankParts } from '../model/rankParams';
 import type { LinearAttentionSpec, MlaSpec, ModelImpl, ModelSpec, OffloadTarget, Plan, PipelineSchedule, PrecisionRegime, RecomputeKind, RecomputePolicy, ShardingStyle } from '../plan/types';
 import type { ActivationShape } from './activations';
@@ -62,6 +63,24 @@ export interface MemoryContext extends ActivationShape {
    * transformers get_keys_to_not_convert; torchtune FrozenNF4Linear in the blocks, nn.Embedding and TiedLinear kept).
    */
   loraRestBytes: number;
+  /** The output head is 4-bit too (LoraSpec.headQuantized): its weight counts with the quantized base. */
+  headQuantized: boolean;
+  /**
+   * A 4-bit base's dequantized weight at a matmul (shared/memory/quantizedTransients.ts), bytes: the block's largest
+   * linear's and the head's (when quantized); 0 without a 4-bit base.
+   */
+  dequantBlock: number; dequantHead: number;
+  /** Bytes per token per layer of the inputs bitsandbytes' linears hold outside the saved tensors (0 when they do not). */
+  heldInputs: number;
+  /** The loop keeps the previous micro-batch's output and graph through the next forward (training.previousOutputHeld). */
+  prevHeld: boolean;
+  /**
+   * Trainable parameters per layer in adapter tensors under 10⁵ elements: a paged optimizer keeps their states in
+   * ordinary GPU memory (bitsandbytes optim/optimizer.py get_state_buffer: `p.numel() < 1e5` → torch.zeros_like).
+   */
+  loraUnpaged: number;
+  /** Bytes per parameter of those states: bitsandbytes keeps a 32-bit optimizer's in fp32 whatever the weights' dtype. */
+  pagedStateB: number;
   paramB: number; gradB: number; masterB: number; optB: number; optBRest: number; accum: boolean; fp8: boolean;
   /** DeepSpeed's pipeline engine without ZeRO in bf16: BF16_Optimizer (shared/memory/engine.ts deepspeedBf16Optimizer). */
   dsBf16Opt: boolean;
@@ -147,6 +166,15 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   c.baseBytes = plan.lora ? base.sharded : paramBytesOf(t.precision);
   c.baseWholeBytes = plan.lora ? base.replicated : 0;
   c.loraRestBytes = plan.lora && c.baseBytes < 2 ? 2 : c.baseBytes;
+  const nf4 = plan.lora?.baseDtype === 'nf4';
+  c.headQuantized = nf4 && plan.lora?.headQuantized === true;
+  const widths = { h: model.hiddenSize, q: (model.heads * model.headDim) / tp, kv: (kvPerRank * model.headDim), f: model.ffnSize / tp };
+  const cast = plan.lora?.dequantCast === true;
+  c.dequantBlock = nf4 ? dequantizedWeightBytes(largestBlockLinear(widths, plan.lora?.fusedQkv === true), activationBytesOf(t.precision), cast) : 0;
+  c.dequantHead = c.headQuantized ? dequantizedWeightBytes(r.head, activationBytesOf(t.precision), cast) : 0;
+  c.heldInputs = plan.lora?.baseSavesInputs === true ? heldInputBytesPerToken(widths, activationBytesOf(t.precision)) : 0;
+  c.prevHeld = t.previousOutputHeld === true;
+  c.loraUnpaged = plan.lora ? loraUnpagedParams(model, plan.lora) : 0;
   // Bytes per parameter as the engine's precision regime keeps them (shared/memory/regime.ts).
   c.regime = precisionRegimeOf(plan); c.impl = modelImplOf(plan); c.loss = lossImplOf(c.impl, t.lossFusion, p.tp);
   // What the block saves (shared/memory/blocks.ts): transformers models with fp32 weights under autocast keep an fp32
@@ -168,6 +196,8 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
     : optimizerBytesPerParam(t.optimizer, model.hiddenSize, optimizerStateElementBytes(t.precision));
   // The embedding, positions, final norm and head: AdamW's states under Muon, which orthogonalises the layers' 2-D
   // matrices only (Liu et al. 2025, arXiv:2502.16982 §2); the layers' bytes otherwise.
+  // bitsandbytes' optimizers keep fp32 states for any parameter dtype (optim/optimizer.py Optimizer2State.init_state).
+  c.pagedStateB = optimizerBytesPerParam(t.optimizer, model.hiddenSize, 4);
   c.optBRest = t.optimizer === 'muon' ? optimizerBytesPerParam('adamw', model.hiddenSize, optimizerStateElementBytes(t.precision)) : c.optB;
   // An fp32 accumulation buffer only adds memory when gradients themselves are not fp32 (Megatron bf16: main_grad is the grad).
   // A module LoRA trains in full: engines with master weights (DeepSpeed, Megatron) keep it as they keep the adapters;

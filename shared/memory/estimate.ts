@@ -151,18 +151,22 @@ function labeller(plan: Plan, c: MemoryContext, replicated: boolean): Labeller {
   const inputsOf = (name: MemoryTermName, s: StageNumbers): Record<string, TermInput> => {
     switch (name) {
       case 'parameters': return {
-        Ψ_rank: psi(s), b_param: der(c.lora ? c.baseBytes : c.paramB, c.lora ? `frozen base dtype (lora.baseDtype)${c.baseWholeBytes > 0 ? ': the 4-bit codes' : ''}${c.loraRestBytes !== c.baseBytes ? ' in the layers; the embedding and head stay 16-bit' : ''}` : `bytes per weight for ${plan.training.precision}`),
+        Ψ_rank: psi(s), b_param: der(c.lora ? c.baseBytes : c.paramB, c.lora ? `frozen base dtype (lora.baseDtype)${c.baseWholeBytes > 0 ? ': the 4-bit codes' : ''}${c.loraRestBytes !== c.baseBytes ? (c.headQuantized ? ' in the layers and the head (lora.headQuantized); the embedding stays 16-bit' : ' in the layers; the embedding and head stay 16-bit') : ''}` : `bytes per weight for ${plan.training.precision}`),
         N_shard: nShard(3), offload: at(c.offParams, 'parallel.sharding.offloadParams'),
         ...(c.baseWholeBytes > 0 ? { b_whole: der(c.baseWholeBytes, "bitsandbytes' 4-bit block constants per quantized weight: kept whole on every rank's GPU (the module's quant_state), never sharded or offloaded") } : {}),
       };
       case 'gradients': return { Ψ_train: psiT(s), b_grad: at(c.gradB, 'training.gradDtype'), N_shard: nShard(2) };
-      case 'optimizerStates': return { Ψ_train: psiT(s), b_opt: der(c.optB, plan.training.optimizer === 'muon' ? `muon: ${c.optB} state bytes per weight-matrix parameter (one momentum); the embedding, head and norms keep AdamW's ${c.optBRest}` : `${plan.training.optimizer} state bytes per parameter`), N_shard: nShard(1), offload: at(c.offOpt, 'parallel.sharding.offloadOptimizer') };
+      case 'optimizerStates': return { Ψ_train: psiT(s), b_opt: der(c.optB, plan.training.optimizer === 'muon' ? `muon: ${c.optB} state bytes per weight-matrix parameter (one momentum); the embedding, head and norms keep AdamW's ${c.optBRest}` : `${plan.training.optimizer} state bytes per parameter`), N_shard: nShard(1), offload: at(c.offOpt, 'parallel.sharding.offloadOptimizer'),
+        ...(c.pagedOpt ? { paged: at(c.pagedOpt, 'training.pagedOptimizer'), Ψ_unpaged: der(c.lora && z === 0 ? s.layers * c.loraUnpaged : 0, `adapter parameters in tensors under 10⁵ elements, whose states bitsandbytes keeps on the GPU in fp32 (${c.pagedStateB} bytes each; optim/optimizer.py get_state_buffer)`) } : {}) };
       case 'masterWeights': return { Ψ_train: psiT(s), b_master: der(c.masterB, `fp32 master copy with ${plan.training.precision}`), N_shard: nShard(1), offload: at(c.offOpt, 'parallel.sharding.offloadOptimizer') };
       case 'gradAccumBuffer': return { Ψ_train: psiT(s), N_shard: nShard(c.style === 'megatron-distopt' ? 1 : 2), fp32GradAccum: at(c.accum, 'training.fp32GradAccum') };
       case 'fp8WeightCache': return { Ψ_linear: der(s.paramsPerRank, 'linear weights of the stage'), N_shard: nShard(3) };
       case 'activations': return {
         ...common(), a: at(c.heads, 'model.heads'), L_stage: der(s.layers, `layers of stage ${s.stage}`), m_inflight: der(s.inFlight, `${plan.parallel.schedule} schedule, stage ${s.stage} of ${c.pp}`),
         sp: at(c.sp, 'parallel.sp'), flash: at(c.flash, 'training.flashAttention'), recompute: at(c.recompute, 'training.recompute'), cp: at(plan.parallel.cp, 'parallel.cp'),
+        ...(c.dequantBlock > 0 ? { W_dequant: der(Math.max(c.dequantBlock, s.last ? c.dequantHead : 0), `bytes of a 4-bit weight dequantized for its matmul${plan.lora?.dequantCast ? ' (fp16, and its bf16 cast)' : ''}: the largest block linear's${c.dequantHead > 0 ? ', the head\'s on the last stage' : ''} (bitsandbytes MatMul4Bit; docs/engine-memory.md#qlora-transients)`) } : {}),
+        ...(c.prevHeld ? { previousOutput: at(c.prevHeld, 'training.previousOutputHeld') } : {}),
+        ...(c.prevHeld && c.heldInputs > 0 ? { held: der(c.heldInputs, "bytes per token and layer of the inputs bitsandbytes' linears hold in ctx.tensors, alive with the previous micro-batch's graph through this forward") } : {}),
       };
       case 'embeddingActivations': return { ...common(), m_inflight: der(s.inFlight, 'in-flight micro-batches') };
       case 'logits': return { ...common(), V: der(c.vocab, 'vocabulary (padded when vocabPadMultiple is set)') };

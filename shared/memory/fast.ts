@@ -123,7 +123,7 @@ function sameFamily(plan: Plan): boolean {
   const a = f.training, b = plan.training;
   return f.parallel === plan.parallel && f.model === plan.model && f.cluster === plan.cluster && f.overhead === plan.overhead
     && f.lora === plan.lora && a.seqLen === b.seqLen && a.precision === b.precision && a.gradDtype === b.gradDtype
-    && a.optimizerInBackward === b.optimizerInBackward && a.pagedOptimizer === b.pagedOptimizer && a.activationOffload === b.activationOffload && a.normUpcast === b.normUpcast
+    && a.optimizerInBackward === b.optimizerInBackward && a.pagedOptimizer === b.pagedOptimizer && a.previousOutputHeld === b.previousOutputHeld && a.activationOffload === b.activationOffload && a.normUpcast === b.normUpcast
     && a.fp32GradAccum === b.fp32GradAccum && a.ligerKernels === b.ligerKernels && a.compile === b.compile && a.optimizer === b.optimizer && a.optimizerImpl === b.optimizerImpl && a.flashAttention === b.flashAttention
     // The engine, its precision regime, model implementation and loss set bytes per parameter, the block's saves and the logits' copies.
     && f.engine === plan.engine && a.regime === b.regime && a.modelImpl === b.modelImpl && a.lossFusion === b.lossFusion;

@@ -75,6 +75,14 @@ export interface MomentInputs {
   /** DoRA's weight-norm transient of one layer's forward, at the last block (shared/memory/loraSaves.ts doraForwardTransientBytes). */
   doraTransient: number;
   /**
+   * A 4-bit base's dequantized weight (shared/memory/quantizedTransients.ts): the largest of the forward's (the last
+   * block's linear, or on the last stage the quantized head's beside the logits, whichever moment is higher), the
+   * layers' backward's and the head's backward's.
+   */
+  dequantForward: number; dequantBlock: number; dequantHead: number;
+  /** What the previous micro-batch's output keeps alive through this forward: that output and its graph's held inputs. */
+  previousHeld: number;
+  /**
    * The last stage: what the forward leaves cached that the loss's vocabulary-sized requests cannot use (FSDP2's root
    * copies and a checkpointed block's forward transients; shared/memory/allocator.ts firstStepLossCacheBytes), 0 when
    * the loss's tensors are not the step's largest.
@@ -155,7 +163,7 @@ export function newMomentInputs(): MomentInputs {
     first: false, last: false, parameters: 0, gradients: 0, optimizerStates: 0, masterWeights: 0, gradAccumBuffer: 0,
     fp8WeightCache: 0, commBuffers: 0, gathered: 0, rootBytes: 0, unitBytes: 0, headBytes: 0, unitShardedGrad: 0,
     rootShardedGrad: 0, reduceRatio: 1, layerSaved: 0, blockGrad: 0, weightGrad: 0, actGrads: 0, headGrad: 0, expertSavesFreed: 0,
-    headGradCreate: 0, forwardCache: 0, doraTransient: 0, lossForwardCache: 0, embedGrad: 0, embedGradKept: 0, embedOutputGrad: 0, headInputGrad: 0, embedGradAtStep: 0, embedGradFinal: 0, embedGradMade: 0, headGradHeld: 0, embedDense: 0, rootReduceOutput: 0, replicaHeld: 0, lossInRoot: false, kept: 0,
+    headGradCreate: 0, forwardCache: 0, doraTransient: 0, dequantForward: 0, dequantBlock: 0, dequantHead: 0, previousHeld: 0, lossForwardCache: 0, embedGrad: 0, embedGradKept: 0, embedOutputGrad: 0, headInputGrad: 0, embedGradAtStep: 0, embedGradFinal: 0, embedGradMade: 0, headGradHeld: 0, embedDense: 0, rootReduceOutput: 0, replicaHeld: 0, lossInRoot: false, kept: 0,
     layerActivations: 0, embeddingActivations: 0, working: 0, working1: 0, head: 0, lossForward: 0, lossSaved: 0, lossBackward: 0,
     logits: 0, stepCopy: 0, accumulating: false, carriedGrads: 0, carriedUnsharded: false, stepTemp: 0,
   };
@@ -234,7 +242,7 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
   // Forward, at the last block (and the head on the last stage): root and one block gathered with the next prefetched.
   const fwd = preBackward('forward');
   if (reshard) fwd.gatheredParameters = x.rootBytes + 2 * x.unitBytes;
-  fwd.activations += x.forwardCache + x.doraTransient;
+  fwd.activations += x.forwardCache + x.doraTransient + x.dequantForward + x.previousHeld;
   if (x.last) fwd.logits = x.head + x.logits;
   if (x.last) {
     // The loss runs after the model's forward returned (FSDP2 has resharded the root and the blocks): its forward
@@ -261,7 +269,7 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
     if (!rootFirst) {
       const head = preBackward('head backward');
       head.logits = x.head;
-      head.temporaries = x.logits + x.headInputGrad;
+      head.temporaries = x.logits + x.headInputGrad + x.dequantHead;
       if (reshard) head.gatheredParameters = 2 * x.rootBytes;
     }
     const grad = preBackward('head gradient');
@@ -276,7 +284,7 @@ export function stageMoments(c: Pick<MemoryContext, 'regime' | 'style' | 'zstage
   for (let k = 0; k < 2; k++) {
     const lb = fill(out[n++], 'layers backward', x, true, fsdp2);
     lb.activations = x.layerActivations + (k === 0 ? x.working : x.working1) - k * x.layerSaved - x.expertSavesFreed;
-    lb.temporaries = x.actGrads;
+    lb.temporaries = x.actGrads + x.dequantBlock;
     // A block's new gradients: on a replicated engine each weight's is added into the accumulated one as it is made
     // (one weight gradient beside them all); FSDP2 reduce-scatters the block's unsharded gradients as before, or,
     // after micro-batches without the sync, adds them into the unsharded ones it kept and reduces those.

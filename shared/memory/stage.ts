@@ -120,7 +120,9 @@ export function computeStageStates(c: MemoryContext, stage: number, start: numbe
     // A quantized base quantizes the layers' linear weights only: the embedding and head stay 16-bit (loraRestBytes).
     // A module trained in full is held in the trained dtype: beside its frozen original when PEFT copies it
     // (ModulesToSaveWrapper), in place of it otherwise (DeepSpeed-Chat without --only_optimize_lora).
-    parameters = parameterBytes(layerDense, c.baseBytes, dP) + parameterBytes(dense - layerDense - (c.loraCopies ? 0 : full), c.loraRestBytes, dP)
+    // Lightning's bitsandbytes precision quantizes the head too (headQuantized): it then counts with the layers.
+    const qHead = last && c.headQuantized ? c.headRank : 0;
+    parameters = parameterBytes(layerDense + qHead, c.baseBytes, dP) + parameterBytes(dense - layerDense - qHead - (c.loraCopies ? 0 : full), c.loraRestBytes, dP)
       + parameterBytes(expert, c.baseBytes, eP) + parameterBytes(lora, c.paramB, dP) + parameterBytes(full, c.loraFullParamB, dP);
     gradients = gradientBytes(lora, c.gradB, dG) + gradientBytes(full, c.loraFullGradB, dG);
     optimizerStates = optimizerStateBytes(lora, c.optB, dO) + optimizerStateBytes(full, c.loraFullOptB, dO);
@@ -151,12 +153,15 @@ export function computeStageStates(c: MemoryContext, stage: number, start: numbe
     }
   }
   // bitsandbytes' 4-bit constants stay whole on every GPU, whatever shards or offloads the codes (quantizedBase.ts).
-  if (c.lora) parameters += (layerDense + expert) * c.baseWholeBytes;
+  if (c.lora) parameters += (layerDense + expert + (last && c.headQuantized ? c.headRank : 0)) * c.baseWholeBytes;
   // bitsandbytes' paged optimizer states live in unified memory that the driver pages to CPU memory under pressure
   // (Dettmers et al. 2023 §2): never the cause of an out-of-memory error, so counted with the host's bytes.
+  // The states of tensors under 10⁵ elements are ordinary GPU tensors even then (model/params.ts loraUnpagedParams): an
+  // unsharded engine's adapters; a sharding engine hands the optimizer its flat or sharded parameters, counted as paged.
   if (c.pagedOpt) {
-    hostBytes += optimizerStates;
-    optimizerStates = 0;
+    const unpaged = c.lora && z === 0 ? optimizerStateBytes(layers * c.loraUnpaged, c.pagedStateB, 1) : 0;
+    hostBytes += Math.max(0, optimizerStates - unpaged);
+    optimizerStates = unpaged;
   }
   // torchtune's optimizer in the backward applies each gradient as soon as it is final and frees it (torch
   // register_post_accumulate_grad_hook): one weight's gradient at a time, at most the stage's largest.
@@ -234,6 +239,7 @@ export function computeStageActivations(
   x.stepCopy = c.regime === 'megatron' && c.gradB < 4 ? o.masterWeights : 0;
   fillBlockBackward(c, o, layerAct, x);
   fillLossParts(c, last, x, ffn);
+  fillQuantizedTransients(c, o, x);
   x.accumulating = c.m > 1;
   // FSDP without the sync keeps every gradient unsharded until the last micro-batch reduces it (modelStates.ts).
   x.carriedUnsharded = c.zstage >= 2 && !zeroGradReduceEveryMicrobatch(c.style, !c.syncLast);
@@ -276,6 +282,21 @@ export function computeStageActivations(
   o.cudaContext = cudaContext; o.fragmentation = fragmentation; o.activationTotal = activationTotal;
   o.allocated = allocatedPeak + cudaContext; o.reserved = best + cudaContext;
   return o;
+}
+
+/**
+ * A 4-bit base's transients (shared/memory/quantizedTransients.ts): its dequantized weights — in the forward the last
+ * block's largest linear, or on the last stage the head's beside the logits where the head is quantized (the block's
+ * moment comes before the logits exist: it counts only where it is the higher) — and, where the loop keeps the previous
+ * micro-batch's output, that output and the inputs bitsandbytes' linears hold in its graph (the head's too when quantized).
+ */
+function fillQuantizedTransients(c: MemoryContext, o: StageNumbers, x: MomentInputs): void {
+  const blockDq = o.layers > 0 ? c.dequantBlock : 0, headDq = o.last ? c.dequantHead : 0;
+  x.dequantForward = Math.max(headDq, blockDq - (o.last ? x.head + x.logits : 0), 0);
+  x.dequantBlock = blockDq; x.dequantHead = headDq;
+  const tokens = c.sLocal * c.b;
+  const heldHead = o.last && c.headQuantized && c.heldInputs > 0 ? c.actBytes * tokens * c.h : 0;
+  x.previousHeld = c.prevHeld ? (o.last ? x.logits : 0) + c.heldInputs * tokens * o.layers + heldHead : 0;
 }
 
 /**

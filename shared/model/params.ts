@@ -190,6 +190,33 @@ export function loraLayerParams(model: ModelSpec, lora: LoraSpec): number {
   return sum;
 }
 
+/** bitsandbytes' paged optimizers keep the states of tensors under this many elements in GPU memory (optim/optimizer.py). */
+export const PAGED_MIN_ELEMENTS = 1e5;
+
+/**
+ * Adapter parameters of one layer in tensors under 10⁵ elements, whose states a paged optimizer keeps in ordinary GPU
+ * memory (bitsandbytes optim/optimizer.py get_state_buffer, 0.42.0 to 0.50: `if not self.is_paged or p.numel() < 1e5:
+ * return torch.zeros_like(p)`). Each adapter is A (r × in) and B (out × r), and under DoRA a magnitude of `out`;
+ * LitGPT's fused q/k/v adapter (lora.fusedQkv, litgpt/lora.py LoRAQKVLinear) is one A of (r·n) × h for its n adapted
+ * projections and one B of their summed outputs × r.
+ */
+export function loraUnpagedParams(model: ModelSpec, lora: LoraSpec): number {
+  const shapes = loraShapes(model);
+  const small = (n: number) => (n < PAGED_MIN_ELEMENTS ? n : 0);
+  const targets = new Set(lora.targets);
+  const fused = lora.fusedQkv === true && !model.mla ? (['q', 'k', 'v'] as const).filter((t) => targets.has(t)) : [];
+  let sum = 0;
+  if (fused.length) {
+    const outs = fused.reduce((a, t) => a + (shapes[t]?.[0]?.[1] ?? 0), 0);
+    sum += small(lora.rank * fused.length * model.hiddenSize) + small(outs * lora.rank);
+  }
+  for (const t of targets) {
+    if (fused.includes(t as never)) continue;
+    for (const [i, o] of shapes[t] ?? []) sum += small(lora.rank * i) + small(o * lora.rank) + (lora.dora ? small(o) : 0);
+  }
+  return sum;
+}
+
 /** Whether LoRA trains the input embedding in full beside its adapters (LoraSpec.fullModules; a tied head is the embedding). */
 export function loraTrainsEmbedding(model: Pick<ModelSpec, 'tiedEmbeddings'>, lora: LoraSpec | undefined): boolean {
   const m = lora?.fullModules;

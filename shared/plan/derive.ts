@@ -109,6 +109,7 @@ export const TRAINING_DEFAULTS: { readonly [K in keyof TrainingSpec]-?: readonly
   optimizerInBackward: [undefined, 'one optimizer step after the backward'],
   syncEveryMicroBatch: [undefined, 'gradients reduced in every micro-batch'],
   pagedOptimizer: [undefined, 'optimizer states in GPU memory'],
+  previousOutputHeld: [undefined, "the loop drops a micro-batch's output after its backward"],
   activationOffload: [undefined, 'saved activations stay on the GPU'],
   normUpcast: [undefined, "the engine's RMSNorm"],
   ligerKernels: [undefined, "transformers' own norm, rotary and activation code"],
@@ -118,7 +119,7 @@ export const TRAINING_DEFAULTS: { readonly [K in keyof TrainingSpec]-?: readonly
 /** The optional memory-model fields that were given (absent ones stay absent: the engine decides). */
 function optionalTraining(t: DeepPartial<TrainingSpec>, pick: Pick): Partial<TrainingSpec> {
   const out: Record<string, unknown> = {};
-  for (const k of ['regime', 'recomputePolicy', 'recomputeEvery', 'modelImpl', 'optimizerImpl', 'lossFusion', 'cudaGraph', 'expertsImpl', 'packing', 'optimizerInBackward', 'syncEveryMicroBatch', 'pagedOptimizer', 'activationOffload', 'normUpcast', 'ligerKernels', 'sampleTokens'] as const) {
+  for (const k of ['regime', 'recomputePolicy', 'recomputeEvery', 'modelImpl', 'optimizerImpl', 'lossFusion', 'cudaGraph', 'expertsImpl', 'packing', 'optimizerInBackward', 'syncEveryMicroBatch', 'pagedOptimizer', 'previousOutputHeld', 'activationOffload', 'normUpcast', 'ligerKernels', 'sampleTokens'] as const) {
     if (t[k] !== undefined) out[k] = pick(`training.${k}`, t[k], t[k], '');
   }
   return out as Partial<TrainingSpec>;
@@ -230,6 +231,8 @@ export function derivePlan(input: PlanInput, gpu?: GpuSpec): Derived {
       ...(input.lora.dropout !== undefined ? { dropout: input.lora.dropout } : {}),
       ...(input.lora.fusedQkv !== undefined ? { fusedQkv: input.lora.fusedQkv } : {}),
       ...(input.lora.baseSavesInputs !== undefined ? { baseSavesInputs: input.lora.baseSavesInputs } : {}),
+      ...(input.lora.headQuantized ? { headQuantized: true } : {}),
+      ...(input.lora.dequantCast ? { dequantCast: true } : {}),
       ...(input.lora.fullModules?.length ? { fullModules: input.lora.fullModules, fullModulesCopied: input.lora.fullModulesCopied !== false } : {}),
       ...(input.lora.dora ? { dora: true } : {}),
     }

@@ -331,6 +331,7 @@ export function gatherInput(g: Gathered, primary: ConfigFacts, model: ModelSpec,
       targets: loraTargets.split(',') as never,
       baseDtype: (str(f, 'lora.baseDtype') ?? 'bf16') as never,
       dropout: num(f, 'lora.dropout'), fusedQkv: bool(f, 'lora.fusedQkv'), baseSavesInputs: g.bool('lora.baseSavesInputs'),
+      headQuantized: g.bool('lora.headQuantized'), dequantCast: g.bool('lora.dequantCast'),
       fullModules: fullModulesOf(str(f, 'lora.fullModules')), fullModulesCopied: bool(f, 'lora.fullModulesCopied'), dora: bool(f, 'lora.dora'),
     } } : {}),
     sources: g.sources,
@@ -413,7 +414,7 @@ function recomputeModulesFact(text: string | undefined): { recomputeModules?: Me
 
 function optionalFacts(g: { str<T extends string>(p: PlanPath): T | undefined; num(p: PlanPath): number | undefined; bool(p: PlanPath): boolean | undefined }): Record<string, string | number | boolean> {
   const out: Record<string, string | number | boolean> = {};
-  for (const k of ['optimizerInBackward', 'syncEveryMicroBatch', 'pagedOptimizer', 'activationOffload', 'normUpcast'] as const) {
+  for (const k of ['optimizerInBackward', 'syncEveryMicroBatch', 'pagedOptimizer', 'previousOutputHeld', 'activationOffload', 'normUpcast'] as const) {
     const b = g.bool(`training.${k}`);
     if (b !== undefined) out[k] = b;
   }

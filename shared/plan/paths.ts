@@ -50,7 +50,7 @@ export const PLAN_PATHS = [
   'training.gradDtype', 'training.fp32GradAccum', 'training.optimizer', 'training.recompute', 'training.recomputeLayers', 'training.recomputeModules',
   'training.flashAttention', 'training.compile', 'training.fp8', 'training.fp8.recipe', 'training.fp8.paramGather',
   'training.regime', 'training.recomputePolicy', 'training.recomputeEvery', 'training.modelImpl', 'training.optimizerImpl', 'training.lossFusion', 'training.cudaGraph', 'training.expertsImpl', 'training.packing',
-  'training.optimizerInBackward', 'training.syncEveryMicroBatch', 'training.pagedOptimizer', 'training.activationOffload', 'training.normUpcast', 'training.ligerKernels', 'training.sampleTokens',
+  'training.optimizerInBackward', 'training.syncEveryMicroBatch', 'training.pagedOptimizer', 'training.previousOutputHeld', 'training.activationOffload', 'training.normUpcast', 'training.ligerKernels', 'training.sampleTokens',
   'parallel', 'parallel.dp', 'parallel.tp', 'parallel.sp', 'parallel.pp', 'parallel.vpp', 'parallel.schedule',
   'parallel.stageLayers', 'parallel.cp', 'parallel.ep', 'parallel.etp', 'parallel.order', 'parallel.tpCommOverlap', 'parallel.epDispatcher', 'parallel.epCommOverlap',
   'parallel.sharding', 'parallel.sharding.style', 'parallel.sharding.stage', 'parallel.sharding.fsdpStrategy',
@@ -61,7 +61,7 @@ export const PLAN_PATHS = [
   'parallel.sharding.contiguousGradients', 'parallel.sharding.dsFusedAdam',
   'cluster', 'cluster.gpu', 'cluster.gpusPerNode', 'cluster.nodes', 'cluster.profile',
   'overhead', 'overhead.cudaContextBytes', 'overhead.allocatorFragmentation',
-  'lora', 'lora.rank', 'lora.targets', 'lora.baseDtype', 'lora.dropout', 'lora.fusedQkv', 'lora.baseSavesInputs', 'lora.fullModules', 'lora.fullModulesCopied', 'lora.dora',
+  'lora', 'lora.rank', 'lora.targets', 'lora.baseDtype', 'lora.dropout', 'lora.fusedQkv', 'lora.baseSavesInputs', 'lora.headQuantized', 'lora.dequantCast', 'lora.fullModules', 'lora.fullModulesCopied', 'lora.dora',
   ...FACT_ONLY_KEYS,
 ] as const satisfies readonly PlanPath[];
 

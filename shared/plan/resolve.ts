@@ -186,7 +186,7 @@ const OVERRIDABLE = ['layers', 'hiddenSize', 'heads', 'kvHeads', 'headDim', 'ffn
 
 /**
  * A named model with the sizes the file states on top of it, as transformers' `AutoConfig.from_pretrained(name, **kw)`
- * applies them: each stated size replaces the model's; a head dimension that was hidden / heads follows new widths
+ * applies them (and the head's tying where the reader says the engine's own model differs): each stated size replaces the model's; a head dimension that was hidden / heads follows new widths
  * (LlamaConfig computes head_dim from them unless the config states it).
  */
 function withModelOverrides(m: ModelSpec, facts: Facts, sources: Partial<Record<PlanPath, InputSource>>): ModelSpec {
@@ -199,6 +199,14 @@ function withModelOverrides(m: ModelSpec, facts: Facts, sources: Partial<Record<
     if (!f || f.source.kind !== 'explicit' || v === undefined || !(v > 0) || v === m[k]) continue;
     out[k] = v;
     sources[path] = f.source;
+    changed = true;
+  }
+  // An engine that builds its own model may keep the head apart where the checkpoint ties it (LitGPT's GPT): a reader's
+  // stated or derived tying replaces the named model's (a default does not).
+  const tie = facts['model.tiedEmbeddings'];
+  if (tie && (tie.source.kind === 'explicit' || tie.source.kind === 'derived') && typeof tie.value === 'boolean' && tie.value !== m.tiedEmbeddings) {
+    out.tiedEmbeddings = tie.value;
+    sources['model.tiedEmbeddings'] = tie.source;
     changed = true;
   }
   if (!changed) return m;

@@ -123,6 +123,13 @@ export interface TrainingSpec {
    */
   readonly pagedOptimizer?: boolean;
   /**
+   * The training loop keeps the previous micro-batch's model output, and through its `grad_fn` that micro-batch's
+   * autograd graph, until the next forward returns (LitGPT's `logits = model(...)`, litgpt/finetune/*.py): that
+   * output, and what the graph's nodes hold outside their saved tensors (bitsandbytes' `ctx.tensors`), live through the
+   * next forward; undefined = the loop drops them after the backward.
+   */
+  readonly previousOutputHeld?: boolean;
+  /**
    * Saved activations go to pinned CPU memory in the forward and come back in the backward (torchtune
    * `enable_activation_offloading`, torchtune/training/_activation_offloading.py OffloadActivations, with activation
    * checkpointing): the GPU keeps the forward stash of the last few; undefined = saved activations stay on the GPU.
@@ -281,6 +288,17 @@ export interface LoraSpec {
   readonly fusedQkv?: boolean;
   /** The frozen 4-bit base linears save their inputs for the backward (bitsandbytes MatMul4Bit); torchao's NF4 linear does not. */
   readonly baseSavesInputs?: boolean;
+  /**
+   * The output head is quantized too (Lightning's BitsandbytesPrecision replaces every `torch.nn.Linear` built in its
+   * init context, LitGPT's head included); undefined = the head stays 16-bit (transformers `get_keys_to_not_convert`).
+   */
+  readonly headQuantized?: boolean;
+  /**
+   * Each 4-bit matmul dequantizes its weight in the dtype it was quantized from and casts that copy to the compute
+   * dtype (Lightning quantizes from fp16, bitsandbytes.py `_Linear4bit.quantize`, and LitGPT computes in bf16): two
+   * whole-weight copies for a moment instead of one; undefined = one.
+   */
+  readonly dequantCast?: boolean;
   /**
    * Modules trained in full beside the adapters: the input embedding and/or the output head (PEFT `modules_to_save`,
    * as Axolotl `lora_modules_to_save`, LLaMA-Factory `additional_target`, TRL `lora_modules_to_save` and ms-swift
