@@ -8,13 +8,13 @@ import type { FactSink } from '../common/sink';
 import { locOf } from '../common/read';
 import { toBool } from '../common/text';
 import { entry, type KNode } from '../common/tree';
+import { axolotlPlugin } from '../common/axolotlPlugins';
 
 const PLUGIN = /(^|\.)CutCrossEntropyPlugin$/;
 
 /** The Cut Cross-Entropy plugin and key of an Axolotl config. */
 export function readAxolotlCce(s: FactSink, root: KNode | undefined): void {
-  const plugins = entry(root, 'plugins');
-  const item = plugins?.value.kind === 'list' ? (plugins.value.items ?? []).find((i) => typeof i.value === 'string' && PLUGIN.test(i.value.trim())) : undefined;
+  const { plugins, item } = axolotlPlugin(root, PLUGIN);
   const key = entry(root, 'cut_cross_entropy');
   const on = key ? toBool(key.value.value) : undefined;
   if (!item) {

@@ -3,6 +3,7 @@
  * linear cross-entropy is read as `training.lossFusion` 'liger' (shared/memory/loss.ts, shared/time/ligerLoss.ts) and
  * its RMSNorm, RoPE and SwiGLU kernels as `training.ligerKernels` (shared/plan/liger.ts).
  */
+import { axolotlPlugin } from './axolotlPlugins';
 import type { FactSink, Loc } from './sink';
 import { locOf } from './read';
 import { toBool } from './text';
@@ -82,9 +83,7 @@ export function readAxolotlLiger(s: FactSink, root: KNode | undefined): void {
   const keys = ['liger_fused_linear_cross_entropy', 'liger_cross_entropy', 'liger_rms_norm', 'liger_rope', 'liger_glu_activation', 'liger_layer_norm'];
   const set = keys.map((k) => ({ k, f: flag(root, k) })).filter((x) => x.f?.on);
   if (!set.length) return;
-  const plugins = entry(root, 'plugins')?.value;
-  const listed = plugins?.kind === 'list' && (plugins.items ?? []).some((i) => typeof i.value === 'string' && /(^|\.)LigerPlugin$/.test(i.value.trim()));
-  if (!listed) {
+  if (!axolotlPlugin(root, /(^|\.)LigerPlugin$/).item) {
     for (const { k, f } of set) s.diag('liger-plugin-missing', 'warning', `${k} takes effect only with the Liger plugin listed (plugins: [axolotl.integrations.liger.LigerPlugin]); without it Axolotl runs transformers' own kernels, as counted here.`, f!.e.keyRange, ['training.lossFusion', 'training.ligerKernels']);
     return;
   }

@@ -8,13 +8,18 @@ import type { MemoryContext } from './context';
 import { cceLossBytes, ligerLossBytes, lossBackwardBytes, lossForwardBytes, lossSavedBytes } from './loss';
 import type { MomentInputs } from './moments';
 
+/** Bytes per element of the head's input: transformers' residual stream (fp32 under autocast), else the activations'. */
+function headInputBytes(c: MemoryContext): number {
+  return c.impl === 'hf' ? c.streamBytes : c.actBytes;
+}
+
 /**
  * Liger's fused linear cross-entropy on the last stage (shared/memory/loss.ts `ligerLossBytes`): the final norm keeps
  * its saves, the head's input is the loss's argument (live through its forward, saved by no one), no logits outlive a
  * chunk, and the gradients it made in the forward are what the backward hands on.
  */
 function fillLigerLoss(c: MemoryContext, x: MomentInputs, tokens: number): void {
-  const S = c.impl === 'hf' ? c.streamBytes : c.actBytes;
+  const S = headInputBytes(c);
   const liger = ligerLossBytes(tokens, c.vocab / c.tp, c.h, S, c.gatherB, !c.lora || c.loraHead);
   x.head = outputLayerInputBytes(c, c.impl === 'torchtitan', false);
   x.lossForward = liger.forward + tokens * c.h * S;
@@ -31,7 +36,7 @@ function fillLigerLoss(c: MemoryContext, x: MomentInputs, tokens: number): void 
  * copy are what it saves (outputLayerInputBytes), no logits exist in either pass, and its backward makes de and dc.
  */
 function fillCceLoss(c: MemoryContext, x: MomentInputs, tokens: number): void {
-  const S = c.impl === 'hf' ? c.streamBytes : c.actBytes;
+  const S = headInputBytes(c);
   const cce = cceLossBytes(tokens, c.vocab / c.tp, c.h, S === 4 && c.actBytes < 4, c.gatherB === 4 && c.actBytes < 4, !c.lora || c.loraHead);
   x.head = outputLayerInputBytes(c, c.impl === 'torchtitan', true);
   x.lossForward = cce.forward;

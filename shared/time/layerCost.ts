@@ -11,7 +11,7 @@ import type { GroupLink } from '../comm/links';
 import { linkSeconds } from '../comm/links';
 import { tpMessageBytes } from '../comm/volumes';
 import { dispatchPass } from '../comm/dispatch';
-import { attentionKernelFlops, localShare, packedSamples, slidingFraction, windowSkipsBlocks, type AttentionImpl } from './kernels/attention';
+import { attentionKernelFlops, type AttentionImpl } from './kernels/attention';
 import { moeRoutingBytes } from './kernels/moeRouting';
 import { asyncTpReduceBytes, autocastCasts, autocastWeightCastBytes, kernelsPerLayer, layerElementwiseBytes, ligerOpsOf, softmaxAttentionElementwiseBytes, type Fusion, type LayerWidths } from './kernels/elementwise';
 import { GDN_KERNEL, MEGATRON_GDN_KERNELS, gatedDeltaNetEagerBytesPerToken, gatedDeltaNetInWidths, gatedDeltaNetKernelFlops, gatedDeltaNetKernels, megatronGatedDeltaNetBytesPerToken } from './kernels/gatedDeltaNet';
@@ -24,6 +24,7 @@ import type { TimeParams } from './params';
 import { addParts, emptyParts, partsTotal, type Parts } from './parts';
 import { routedTokenFactor } from '../model/capacity';
 import { megatronSelectiveParts } from './megatronRecompute';
+import { coreAttentionSeconds } from './coreAttention';
 
 /** The timers a context provides: GEMM seconds per dtype, attention seconds, HBM seconds, one collective. */
 export interface KernelTimers {
@@ -207,52 +208,12 @@ export function layerCost(plan: Plan, s: LayerShape, t: KernelTimers, links: { t
   // With CP the load-balanced ring runs the causal diagonal block and cp − 1 unmasked half blocks (kernels/ring.ts).
   const ring = ringAttentionBlocks(s.seq, s.cp);
   const torch = torchRing(plan);
-  let selectiveAttention = 0;
-  // The ring's first (causal) block, forward and backward: what PyTorch's K/V all-gather hides behind.
-  let firstBlockF = 0, firstBlockB = 0;
   // K and V elements per rank, each counted at the mean of their widths (MLA's keys are d_qk wide, its values d_v).
   const ringKv = (T * ringKvHeads(plan, s.qHeads, s.kvHeads) * (dqk + dv)) / 2;
-  if (t.impl === 'eager') {
-    // Batched GEMMs (one strided-batched kernel over b·a/t heads): timed as one GEMM with the heads stacked along M.
-    const bh = s.b * s.qHeads;
-    const sq = T / s.b;
-    const qk = t.gemm16(bh * sq, s.seq, dqk);
-    const av = t.gemm16(bh * sq, dv, s.seq);
-    // Fused scale-mask-softmax reads and writes the scores (2B per element), dropout reads, writes and keeps a 1-byte
-    // mask (2B + 1); backward reads probabilities and gradient and writes one (3B), dropout's backward 2B + 1.
-    const scores = T * s.seq * s.qHeads;
-    const drop = mod.dropout !== false ? 2 * s.actBytes + 1 : 0;
-    const softmaxF = t.hbm(scores * (2 * s.actBytes + drop));
-    const softmaxB = t.hbm(scores * (3 * s.actBytes + drop));
-    fwd.attention += qk + av + softmaxF;
-    bwd.attention += 2 * (qk + av) + softmaxB;
-    selectiveAttention = qk + av + softmaxF;
-  } else if (s.cp > 1) {
-    const diag = ring.diagonalShare * attnF;
-    firstBlockF = t.attention('fwd', diag, ring.diagonalSeq, true);
-    firstBlockB = t.attention('bwd', 2.5 * diag, ring.diagonalSeq, true);
-    fwd.attention += firstBlockF + t.attention('fwd', attnF - diag, ring.offSeq, false);
-    bwd.attention += firstBlockB + t.attention('bwd', 2.5 * (attnF - diag), ring.offSeq, false);
-  } else {
-    // Packed samples of a stated mean length attend within themselves: l²/2 scores each, (S/l)·l²/2 a sequence, on the
-    // kernel's curve at length l (kernels/attention.ts packedSamples).
-    const packed = packedSamples(plan.training, s.seq);
-    const seq = packed ? packed.seq : s.seq;
-    const F = packed ? attnF * packed.share : attnF;
-    if (windowSkipsBlocks(plan) && mod.slidingWindow) {
-      // The sliding layers' share of the layers runs the windowed kernel (its FLOPs on the causal curve at the window's
-      // length), the others full causal attention: one layer's cost is their mix.
-      const sw = mod.slidingWindow;
-      const f = slidingFraction(mod);
-      const wF = F * localShare(seq, sw);
-      const wSeq = Math.min(seq, sw.window);
-      fwd.attention += (1 - f) * t.attention('fwd', F, seq, true) + f * t.attention('fwd', wF, wSeq, true);
-      bwd.attention += (1 - f) * t.attention('bwd', 2.5 * F, seq, true) + f * t.attention('bwd', 2.5 * wF, wSeq, true);
-    } else {
-      fwd.attention += t.attention('fwd', F, seq, true);
-      bwd.attention += t.attention('bwd', 2.5 * F, seq, true);
-    }
-  }
+  const core = coreAttentionSeconds(plan, s, t, attnF, ring, dqk, dv);
+  fwd.attention += core.fwd;
+  bwd.attention += core.bwd;
+  const { selective: selectiveAttention, firstBlockF, firstBlockB } = core;
   // Gated DeltaNet layers (Qwen3-Next, Qwen3.5) run flash-linear-attention's chunked rule, linear in the sequence,
   // instead of softmax attention: one layer's cost is the mix over the layer kinds (kernels/gatedDeltaNet.ts). Eager
   // attention (no fused curve) keeps the softmax stand-in.
