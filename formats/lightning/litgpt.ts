@@ -29,6 +29,23 @@ export function readLitgptModelLoop(s: FactSink, root: KNode, pretrain: boolean)
   s.derived('training.previousOutputHeld', true, `${SRC}: \`logits = model(input_ids)\` keeps the previous micro-batch's logits and graph until the next forward returns`);
 }
 
+/**
+ * train.* keys LitGPT's fine-tuning recipes refuse at start-up when set (litgpt/finetune/*.py validate_args:
+ * "doesn't support the … argument"); max_tokens is what marks a pretrain.py file here, so it is not among them.
+ */
+const FINETUNE_REFUSED = ['max_norm', 'tie_embeddings', 'lr_warmup_fraction'] as const;
+
+/** A fine-tuning file's train.* keys its recipe refuses, as errors at each key. */
+export function readLitgptRefused(s: FactSink, root: KNode, pretrain: boolean): void {
+  if (pretrain) return;
+  for (const k of FINETUNE_REFUSED) {
+    const e = at(root, `train.${k}`);
+    if (!e || (e.value.kind === 'scalar' && (e.value.value === null || e.value.value === undefined || e.value.value === ''))) continue;
+    s.diag('litgpt-finetune-refused', 'error', `LitGPT's fine-tuning recipes refuse train.${k} at start-up (validate_args: "doesn't support the '${k}' argument"); leave it empty or remove it.`,
+      e.keyRange, []);
+  }
+}
+
 /** A pretrain.py file (model_name or train.max_tokens), not a fine-tuning recipe. */
 export function litgptPretrain(root: KNode): boolean {
   return !!entry(root, 'model_name') || at(root, 'train.max_tokens')?.value.value != null;
@@ -113,6 +130,11 @@ export function readLitgptQuantize(s: FactSink, root: KNode, devices: number | u
   }
   s.derived('training.pagedOptimizer', true, `${SRC}: a quantized model trains with bitsandbytes.optim.PagedAdamW`, locOf(qe, 'quantize'));
   bnbSavesInputs(s, `${SRC}: quantize ${q}`, q.includes('int8') ? 8 : 4);
+  const prec = entry(root, 'precision');
+  if (typeof prec?.value.value === 'string' && prec.value.value.includes('mixed')) {
+    s.diag('litgpt-quantize-mixed', 'error', `LitGPT refuses this at start-up: "Quantization and mixed precision is not supported." Use ${prec.value.value.startsWith('bf16') ? 'bf16-true' : '16-true'} with quantize.`,
+      qe.value.range, ['training.precision']);
+  }
   if (devices !== undefined && devices > 1) {
     s.diag('litgpt-quantize-devices', 'error', 'LitGPT refuses this at start-up: "Quantization is currently not supported for multi-GPU training. Please set devices=1 when using the --quantize flag."',
       qe.value.range, ['cluster.gpusPerNode']);

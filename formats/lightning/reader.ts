@@ -6,7 +6,7 @@ import { toNumber } from '../common/text';
 import { at, entry, type KNode } from '../common/tree';
 import { readHfModel } from '../hf-config/reader';
 import { readTorchtuneLora, readTorchtuneTraining } from './torchtune';
-import { litgptPretrain, readLitgptLora, readLitgptModelLoop, readLitgptQuantize, readLitgptStrategy } from './litgpt';
+import { litgptPretrain, readLitgptLora, readLitgptModelLoop, readLitgptRefused, readLitgptQuantize, readLitgptStrategy } from './litgpt';
 
 function precision(s: FactSink, root: KNode, path: string): void {
   const e = at(root, path);
@@ -77,6 +77,7 @@ export function readLitgpt(s: FactSink, root: KNode | undefined): void {
   readNum(s, root, 'train.max_seq_length', 'training.seqLen', { int: true, min: 1 });
   readLitgptStrategy(s, root, dev, s.num('cluster.nodes'));
   readLitgptModelLoop(s, root, litgptPretrain(root));
+  readLitgptRefused(s, root, litgptPretrain(root));
   readNum(s, root, 'lora_r', 'lora.rank', { int: true, min: 1 });
   readLitgptLora(s, root);
   readLitgptQuantize(s, root, dev);

@@ -59,4 +59,29 @@ describe('LitGPT recipes', () => {
     assert.equal(d?.severity, 'error');
     assert.equal(d?.range.start.line, four.split('\n').findIndex((l) => l.startsWith('quantize')));
   });
+
+  test('quantize with a mixed precision: LitGPT refuses it ("Quantization and mixed precision is not supported.")', () => {
+    // litgpt/finetune/lora.py setup: `if "mixed" in precision: raise ValueError(...)` under a bnb.* quantize.
+    const mixed = `${FINETUNE.replace('bf16-true', 'bf16-mixed')}devices: 1\nquantize: bnb.nf4\nlora_r: 8\n`;
+    const d = read(mixed).diagnostics.find((x) => x.code === 'litgpt-quantize-mixed');
+    assert.equal(d?.severity, 'error');
+    assert.match(d?.message ?? '', /bf16-true/);
+    assert.equal(d?.range.start.line, mixed.split('\n').findIndex((l) => l.startsWith('quantize')));
+    assert.equal(read(`${FINETUNE}devices: 1\nquantize: bnb.nf4\nlora_r: 8\n`).diagnostics.find((x) => x.code === 'litgpt-quantize-mixed'), undefined);
+  });
+
+  test('a fine-tuning file\'s train.tie_embeddings, max_norm or lr_warmup_fraction: refused at start-up, an error at the key; empty ones pass', () => {
+    // litgpt/finetune/*.py validate_args: unsupported = (train, ["max_tokens", "max_norm", "tie_embeddings", "lr_warmup_fraction"]).
+    const set = `${FINETUNE}  tie_embeddings: true\n  max_norm: 1.0\n  lr_warmup_fraction:\ndevices: 1\n`;
+    const ds = read(set).diagnostics.filter((x) => x.code === 'litgpt-finetune-refused');
+    assert.deepEqual(ds.map((d) => d.range.start.line).sort(), [6, 7]);
+    assert.ok(ds.every((d) => d.severity === 'error'));
+    // pretrain.py takes them (model_name marks a pretraining file), and ties the head when asked.
+    const pre = `model_name: pythia-160m\n${set.replace(/^checkpoint_dir.*\n/, '')}`;
+    assert.equal(read(pre).diagnostics.filter((x) => x.code === 'litgpt-finetune-refused').length, 0);
+    assert.equal(value(pre, 'model.tiedEmbeddings'), true);
+    // A fine-tune's GPT keeps its own lm_head, and its loop holds the previous logits.
+    assert.equal(value(`${FINETUNE}devices: 1\n`, 'model.tiedEmbeddings'), false);
+    assert.equal(value(`${FINETUNE}devices: 1\n`, 'training.previousOutputHeld'), true);
+  });
 });
