@@ -3,6 +3,7 @@
  * estimate, no labels, no allocation. Also the per-stage accessors the step simulator uses.
  */
 import { recomputeEveryOf, recomputePolicyOf } from './engine';
+import { cudaContextBytes } from './buffers';
 import { moeLayersIn } from '../model/params';
 import { recomputeModuleMask } from '../plan/recomputeModules';
 import type { Plan } from '../plan/types';
@@ -97,6 +98,10 @@ export function peakMemoryFast(plan: Plan, enough = Number.POSITIVE_INFINITY): n
   let lastLayers = -1, lastMoe = -1, act = 0;
   for (let i = 0; i < famCount; i++) {
     const st = FAM_STAGES[i];
+    // Every moment holds the stage's parameters, optimizer states and master weights (moments.ts fill), and the CUDA
+    // context comes on top: a stage whose states alone pass `enough` needs no activations to say so.
+    const states = st.parameters + st.optimizerStates + st.masterWeights + cudaContextBytes(c.ctxBytes);
+    if (states > enough) return Math.max(peak, states);
     if (st.layers !== lastLayers || st.moeLayers !== lastMoe) {
       lastLayers = st.layers;
       lastMoe = st.moeLayers;

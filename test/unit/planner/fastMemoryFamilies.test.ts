@@ -57,6 +57,24 @@ describe('peakMemoryFast with its family cache equals estimateMemory in any orde
     });
   }
 
+  test('with a bound `enough`, the answer passes it and never exceeds the plan\'s peak (the states-only early answer)', () => {
+    // The planner needs no exact figure above the limit: any value in (enough, peak] keeps its decisions.
+    for (const [model, style] of [[dense, 'fsdp2'], [dense, 'ddp'], [moeMix, 'megatron-distopt']] as const) {
+      const plans = searchedPlans(base(model, style));
+      let early = 0;
+      for (const p of plans) {
+        const peak = traceable(p);
+        for (const enough of [peak * 0.1, peak * 0.5, peak * 0.99]) {
+          const v = peakMemoryFast(p, enough);
+          assert.ok(v > enough && v <= peak, `${model.name} ${style}: ${v} for enough ${enough}, peak ${peak}`);
+          if (v < peak) early++;
+        }
+        assert.equal(peakMemoryFast(p, peak), peak);
+      }
+      assert.ok(early > 0, `${model.name} ${style}: no early answer`);
+    }
+  });
+
   test('a plan sharing the parallel spec but not the precision, regime, model implementation, flash attention or recomputation is not served from the family', () => {
     // Micro batch 8: the activations, not the gradients at the end of the backward, set this layout's peak.
     const first = searchedPlans(base(dense, 'fsdp2'))[0];
