@@ -179,6 +179,7 @@ export function searchLayouts(base: Plan, gpus: number, limitBytes: number, opts
   const top = new TopK<Layout>(Math.max(1, opts.topK ?? 5));
   const front = new ParetoFront<Layout>();
   let lowest: Layout | undefined;
+  let fitted = false;
   let evaluated = 0;
   // Kept layouts by step time, to merge exact ties (sameChoiceBut) into one row.
   const kept = new Map<number, Layout>();
@@ -207,7 +208,8 @@ export function searchLayouts(base: Plan, gpus: number, limitBytes: number, opts
         if (f.vpp > 1 && gradAccum % f.pp !== 0) { prune('interleave-microbatches'); continue; }
         const plan = searchPlan(base, cluster, f.parallel, specsR[i]);
         // Above the limit and the lowest peak so far, a layout's exact peak changes nothing: the estimator may stop there.
-        const bytes = est.peakBytes(plan, lowest ? Math.max(limitBytes, lowest.peakReservedBytes) : Number.POSITIVE_INFINITY);
+        // Once a layout fits, the lowest peak is never reported (lowestMemory is for searches where none fits): the limit.
+        const bytes = est.peakBytes(plan, fitted ? limitBytes : lowest ? Math.max(limitBytes, lowest.peakReservedBytes) : Number.POSITIVE_INFINITY);
         evaluated++;
         if (!Number.isFinite(bytes) || bytes < 0) { prune('invalid-estimate'); continue; }
         if (bytes > limitBytes) {
@@ -223,6 +225,7 @@ export function searchLayouts(base: Plan, gpus: number, limitBytes: number, opts
         // A time neither list would take needs no exact figure: the estimator may answer with a lower bound then.
         const seconds = est.stepSeconds(plan, (lb) => top.accepts(lb, bytes) || front.accepts(bytes, lb));
         if (!Number.isFinite(seconds) || seconds <= 0) { prune('invalid-estimate'); continue; }
+        fitted = true;
         // An exact tie with a kept layout of the same family and micro batch (only recomputation differs) joins that row
         // of the top layouts instead of taking a row of its own (it may still be on the memory/time front).
         // Only a layout the top list would take can tie with one of its rows (a tie has a kept row's step time).
