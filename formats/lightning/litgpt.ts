@@ -52,8 +52,7 @@ export function litgptPretrain(root: KNode): boolean {
 }
 
 /** The strategy and recomputation for `devices` × `nodes` GPUs (undefined devices: every GPU of a node, at least two). */
-export function readLitgptStrategy(s: FactSink, root: KNode, devices: number | undefined, nodes: number | undefined): void {
-  const pretrain = litgptPretrain(root);
+export function readLitgptStrategy(s: FactSink, devices: number | undefined, nodes: number | undefined, pretrain: boolean): void {
   if (devices === 1 && (nodes ?? 1) === 1) {
     const why = `${SRC}: one device trains with strategy "auto", the plain model without FSDP or activation checkpointing`;
     s.derived('parallel.sharding.style', 'ddp', why);
@@ -119,20 +118,20 @@ export function readLitgptQuantize(s: FactSink, root: KNode, devices: number | u
   const qe = entry(root, 'quantize');
   const q = qe?.value.kind === 'scalar' && typeof qe.value.value === 'string' ? qe.value.value : '';
   if (!qe || !q.startsWith('bnb.')) return;
+  const pv = entry(root, 'precision')?.value.value;
+  const precision = typeof pv === 'string' ? pv : undefined;
   if (q.includes('nf4')) {
     s.explicit('lora.baseDtype', 'nf4', locOf(qe, 'quantize'));
     s.derived('lora.headQuantized', true, `${LIGHTNING}: BitsandbytesPrecision replaces torch.nn.Linear while the model is built (module_init_context), LitGPT's lm_head included`, locOf(qe, 'quantize'));
     // Lightning quantizes from fp16 (_Linear4bit.quantize: weight.to(torch.half)); the matmul casts the dequantized copy to the compute dtype.
-    const p = at(root, 'precision')?.value.value;
-    if (typeof p !== 'string' || !p.startsWith('16')) {
+    if (!precision?.startsWith('16')) {
       s.derived('lora.dequantCast', true, `${LIGHTNING}: weights quantized from fp16 (_Linear4bit.quantize), each matmul casts the dequantized copy to the compute dtype (bitsandbytes MatMul4Bit: dequantize_4bit(B).to(A.dtype))`, locOf(qe, 'quantize'));
     }
   }
   s.derived('training.pagedOptimizer', true, `${SRC}: a quantized model trains with bitsandbytes.optim.PagedAdamW`, locOf(qe, 'quantize'));
   bnbSavesInputs(s, `${SRC}: quantize ${q}`, q.includes('int8') ? 8 : 4);
-  const prec = entry(root, 'precision');
-  if (typeof prec?.value.value === 'string' && prec.value.value.includes('mixed')) {
-    s.diag('litgpt-quantize-mixed', 'error', `LitGPT refuses this at start-up: "Quantization and mixed precision is not supported." Use ${prec.value.value.startsWith('bf16') ? 'bf16-true' : '16-true'} with quantize.`,
+  if (precision?.includes('mixed')) {
+    s.diag('litgpt-quantize-mixed', 'error', `LitGPT refuses this at start-up: "Quantization and mixed precision is not supported." Use ${precision.startsWith('bf16') ? 'bf16-true' : '16-true'} with quantize.`,
       qe.value.range, ['training.precision']);
   }
   if (devices !== undefined && devices > 1) {

@@ -75,9 +75,10 @@ export function readLitgpt(s: FactSink, root: KNode | undefined): void {
   readNum(s, root, 'train.global_batch_size', 'training.globalBatch', { int: true, min: 1 });
   readNum(s, root, 'train.micro_batch_size', 'training.microBatch', { int: true, min: 1 });
   readNum(s, root, 'train.max_seq_length', 'training.seqLen', { int: true, min: 1 });
-  readLitgptStrategy(s, root, dev, s.num('cluster.nodes'));
-  readLitgptModelLoop(s, root, litgptPretrain(root));
-  readLitgptRefused(s, root, litgptPretrain(root));
+  const pretrain = litgptPretrain(root);
+  readLitgptStrategy(s, dev, s.num('cluster.nodes'), pretrain);
+  readLitgptModelLoop(s, root, pretrain);
+  readLitgptRefused(s, root, pretrain);
   readNum(s, root, 'lora_r', 'lora.rank', { int: true, min: 1 });
   readLitgptLora(s, root);
   readLitgptQuantize(s, root, dev);

@@ -3,7 +3,7 @@
  * Both the traceable estimate and the fast path read it; `fillContext` reuses one mutable object (no allocation).
  */
 import { frozenBaseBytes } from './quantizedBase';
-import { loraSavesOf, type LoraSaves } from './loraSaves';
+import { loraSavesOf, loraWidthsOf, type LoraSaves } from './loraSaves';
 import { loraLayerParams, loraTrainsEmbedding, loraTrainsHead, loraUnpagedParams, paddedVocabSize } from '../model/params';
 import { dequantizedWeightBytes, heldInputBytesPerToken, largestBlockLinear } from './quantizedTransients';
 import { kvHeadsPerRank, layersOfStage as layersOfStageCount, rankParts } from '../model/rankParams';
@@ -168,11 +168,11 @@ export function fillContext(plan: Plan | undefined, ctx: MemoryContext | undefin
   c.loraRestBytes = plan.lora && c.baseBytes < 2 ? 2 : c.baseBytes;
   const nf4 = plan.lora?.baseDtype === 'nf4';
   c.headQuantized = nf4 && plan.lora?.headQuantized === true;
-  const widths = { h: model.hiddenSize, q: (model.heads * model.headDim) / tp, kv: (kvPerRank * model.headDim), f: model.ffnSize / tp };
+  const widths = loraWidthsOf(c, c.ffn);
   const cast = plan.lora?.dequantCast === true;
-  c.dequantBlock = nf4 ? dequantizedWeightBytes(largestBlockLinear(widths, plan.lora?.fusedQkv === true), activationBytesOf(t.precision), cast) : 0;
-  c.dequantHead = c.headQuantized ? dequantizedWeightBytes(r.head, activationBytesOf(t.precision), cast) : 0;
-  c.heldInputs = plan.lora?.baseSavesInputs === true ? heldInputBytesPerToken(widths, activationBytesOf(t.precision)) : 0;
+  c.dequantBlock = nf4 ? dequantizedWeightBytes(largestBlockLinear(widths, plan.lora?.fusedQkv === true), c.actBytes, cast) : 0;
+  c.dequantHead = c.headQuantized ? dequantizedWeightBytes(r.head, c.actBytes, cast) : 0;
+  c.heldInputs = plan.lora?.baseSavesInputs === true ? heldInputBytesPerToken(widths, c.actBytes) : 0;
   c.prevHeld = t.previousOutputHeld === true;
   c.loraUnpaged = plan.lora ? loraUnpagedParams(model, plan.lora) : 0;
   // Bytes per parameter as the engine's precision regime keeps them (shared/memory/regime.ts).

@@ -60,7 +60,7 @@ export function loraSavesOf(l: LoraSpec | undefined): LoraSaves | undefined {
  * Widths per token of the tensors the adapters read and write: the norm outputs h, the attention output q/t, the
  * product f/t, and k's and v's outputs kv/t (DoRA keeps the outputs: q q/t, k and v kv/t, o and down h, gate and up f/t).
  */
-interface Widths { readonly h: number; readonly q: number; readonly f: number; readonly kv?: number }
+export interface Widths { readonly h: number; readonly q: number; readonly f: number; readonly kv?: number }
 
 /** The widths per token on a rank of a block whose MLP is `ffn` wide (the shape fields of ActivationShape). */
 export function loraWidthsOf(x: { readonly h: number; readonly heads: number; readonly headDim: number; readonly kvHeadsEff: number; readonly tp: number }, ffn: number): Widths {

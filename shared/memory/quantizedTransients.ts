@@ -11,6 +11,7 @@
  *   end does. A loop that keeps the previous micro-batch's output (LitGPT's `logits`, whose `grad_fn` holds the graph)
  *   keeps every such input through the next forward.
  */
+import type { Widths } from './loraSaves';
 
 /**
  * Bytes of one 4-bit weight of `n` parameters dequantized for a matmul: n · b_q (b_q = 2, the 16-bit dtype it was
@@ -20,15 +21,12 @@ export function dequantizedWeightBytes(n: number, computeBytes: number, cast: bo
   return n * (2 + (cast ? computeBytes : 0));
 }
 
-/** Widths per token of a block's linears, on the rank: hidden h, attention output q, key/value kv each, MLP f. */
-export interface LinearWidths { readonly h: number; readonly q: number; readonly kv: number; readonly f: number }
-
 /**
- * Weights of a block's largest quantized linear: the fused q/k/v projection h·(q + 2kv) where the model fuses it
+ * Weights of a block's largest quantized linear (widths per token on the rank, loraSaves.ts loraWidthsOf): the fused q/k/v projection h·(q + 2kv) where the model fuses it
  * (LitGPT's `attn`), else q's h·q; o's q·h; each MLP projection h·f.
  */
-export function largestBlockLinear(w: LinearWidths, fusedQkv: boolean): number {
-  return Math.max(fusedQkv ? w.h * (w.q + 2 * w.kv) : w.h * w.q, w.q * w.h, w.h * w.f);
+export function largestBlockLinear(w: Widths, fusedQkv: boolean): number {
+  return Math.max(fusedQkv ? w.h * (w.q + 2 * (w.kv ?? w.q)) : w.h * w.q, w.q * w.h, w.h * w.f);
 }
 
 /**
@@ -36,6 +34,6 @@ export function largestBlockLinear(w: LinearWidths, fusedQkv: boolean): number {
  * q/k/v's input (the attention norm's output, h), o's (the attention output, q), the MLP's first projections' (the MLP
  * norm's output, h) and the down projection's (f): B · (2h + q + f). Each tensor once however many linears read it.
  */
-export function heldInputBytesPerToken(w: LinearWidths, B: number): number {
+export function heldInputBytesPerToken(w: Widths, B: number): number {
   return B * (2 * w.h + w.q + w.f);
 }

@@ -115,13 +115,13 @@ export function computeStageStates(c: MemoryContext, stage: number, start: numbe
   const dO = z >= 1 ? c.nd : 1, eO = z >= 1 ? c.ne : 1;
   const dA = z >= accumFrom ? c.nd : 1, eA = z >= accumFrom ? c.ne : 1;
   let parameters: number, gradients: number, optimizerStates: number, masterWeights: number, gradAccumBuffer: number;
+  // Lightning's bitsandbytes precision quantizes the head too (headQuantized): it then counts with the layers.
+  const qHead = last && c.headQuantized ? c.headRank : 0;
   if (c.lora) {
     // Frozen base in its storage dtype (QLoRA: NF4); adapters train normally.
     // A quantized base quantizes the layers' linear weights only: the embedding and head stay 16-bit (loraRestBytes).
     // A module trained in full is held in the trained dtype: beside its frozen original when PEFT copies it
     // (ModulesToSaveWrapper), in place of it otherwise (DeepSpeed-Chat without --only_optimize_lora).
-    // Lightning's bitsandbytes precision quantizes the head too (headQuantized): it then counts with the layers.
-    const qHead = last && c.headQuantized ? c.headRank : 0;
     parameters = parameterBytes(layerDense + qHead, c.baseBytes, dP) + parameterBytes(dense - layerDense - qHead - (c.loraCopies ? 0 : full), c.loraRestBytes, dP)
       + parameterBytes(expert, c.baseBytes, eP) + parameterBytes(lora, c.paramB, dP) + parameterBytes(full, c.loraFullParamB, dP);
     gradients = gradientBytes(lora, c.gradB, dG) + gradientBytes(full, c.loraFullGradB, dG);
@@ -153,7 +153,7 @@ export function computeStageStates(c: MemoryContext, stage: number, start: numbe
     }
   }
   // bitsandbytes' 4-bit constants stay whole on every GPU, whatever shards or offloads the codes (quantizedBase.ts).
-  if (c.lora) parameters += (layerDense + expert + (last && c.headQuantized ? c.headRank : 0)) * c.baseWholeBytes;
+  if (c.lora) parameters += (layerDense + expert + qHead) * c.baseWholeBytes;
   // bitsandbytes' paged optimizer states live in unified memory that the driver pages to CPU memory under pressure
   // (Dettmers et al. 2023 §2): never the cause of an out-of-memory error, so counted with the host's bytes.
   // The states of tensors under 10⁵ elements are ordinary GPU tensors even then (model/params.ts loraUnpagedParams): an
