@@ -14,6 +14,7 @@ import { torchtitanConfigFunctions } from '../../formats/torchtitan/python';
 import type { SourceReader } from '../../formats/megatron/script';
 import { SCAN_EXT, mentionedConfigNames } from '../io/referenceIndex';
 import { withProfileFile } from './profileSetting';
+import { withBitsandbytesPin } from './workspacePins';
 import { bundledDeepSpeedFacts } from './bundledDeepSpeed';
 
 export interface WorkspaceHost {
@@ -375,6 +376,9 @@ export function loadConfigGraph(pathOrUri: string, host: WorkspaceHost, ctx: Res
     if (launcher) { deps.push(launcher.path); related.push(launcher.facts); }
   }
   const settings = withProfileFile(ctx.settings, host, deps, problems);
-  const resolved = resolvePlan(primary, related, { ...ctx, settings, lookupModel: ctx.lookupModel ?? modelLookup(host) });
-  return { primary, related, resolved: { ...resolved, problems: [...problems, ...resolved.problems] }, dependencies: deps };
+  // A 4-bit bitsandbytes base: the release the workspace pins decides what its linears keep (workspacePins.ts).
+  const pinned = text === undefined ? primary : withBitsandbytesPin(primary, related, path, host, deps);
+  const resolved = resolvePlan(pinned, related, { ...ctx, settings, lookupModel: ctx.lookupModel ?? modelLookup(host) });
+  // The pinned facts are the graph's: a what-if resolves them again and must start from the same plan.
+  return { primary: pinned, related, resolved: { ...resolved, problems: [...problems, ...resolved.problems] }, dependencies: deps };
 }

@@ -19,6 +19,7 @@
  * [T, out] in the activation dtype, per adapted projection (measured with PEFT: test/probe/doraSaves.test.ts).
  */
 import type { LoraSpec } from '../plan/types';
+import { allowedBelow, compareRelease, releaseOf } from '../versionSpec';
 
 /** The LoRA facts a block's saves depend on. */
 export interface LoraSaves {
@@ -43,8 +44,18 @@ export interface LoraSaves {
 export function bitsandbytesSavesInput(bits: 4 | 8, version?: string): boolean {
   if (bits === 8) return true;
   if (version === undefined) return false;
-  const [major = 0, minor = 0, patch = 0] = version.split('.').map((x) => Number.parseInt(x, 10) || 0);
-  return major === 0 && (minor < 43 || (minor === 43 && patch < 2));
+  return compareRelease(releaseOf(version) ?? [0], releaseOf(BNB_4BIT_DROPS_INPUT) ?? [0]) < 0;
+}
+
+/** The first bitsandbytes release whose 4-bit linear no longer keeps its input (`bitsandbytesSavesInput`). */
+export const BNB_4BIT_DROPS_INPUT = '0.43.2';
+
+/**
+ * `bitsandbytesSavesInput` for every release a version specifier allows (a requirement's "==0.42.0", ">=0.42,<0.43"):
+ * undefined when the specifier allows releases on both sides of 0.43.2, so the release decides and is unknown.
+ */
+export function bitsandbytesSavesInputUnder(bits: 4 | 8, spec: string): boolean | undefined {
+  return bits === 8 ? true : allowedBelow(spec, BNB_4BIT_DROPS_INPUT);
 }
 
 /** The block-relevant LoRA facts of a plan's LoRA (undefined without LoRA). */

@@ -56,11 +56,24 @@ export interface ClusterInputs {
   readonly nvlinkDomain?: ReadInput<number>;
 }
 
+/** LoRA inputs, present only when the plan trains adapters. */
+export interface LoraInputs {
+  readonly rank: ReadInput<number>;
+  readonly targets: ReadInput<string>;
+  readonly baseDtype: ReadInput<string>;
+  /**
+   * A quantized base: whether its frozen linears keep their inputs for the backward (bitsandbytes' 8-bit linear does,
+   * its 4-bit one up to 0.43.1: the workspace's pin decides, server/formats/workspacePins.ts).
+   */
+  readonly keepsInputs?: ReadInput<boolean>;
+}
+
 /** Everything an estimate read, grouped as in the CLI's text block. */
 export interface ResolvedInputs {
   readonly training: TrainingInputs;
   readonly model: ModelInputs;
   readonly cluster: ClusterInputs;
+  readonly lora?: LoraInputs;
 }
 
 const UNRECORDED: InputSource = { kind: 'default', detail: 'ShardLens default' };
@@ -113,6 +126,18 @@ export function readInputs(plan: Plan, facts: Readonly<Partial<Record<PlanPath, 
         },
       } : {}),
     },
+    ...(plan.lora ? { lora: loraInputs(plan.lora, at) } : {}),
+  };
+}
+
+/** The LoRA group of readInputs. */
+function loraInputs(l: NonNullable<Plan['lora']>, at: <T>(path: PlanPath, value: T) => ReadInput<T>): LoraInputs {
+  const quantized = l.baseDtype === 'nf4' || l.baseDtype === 'int8';
+  return {
+    rank: at('lora.rank', l.rank),
+    targets: at('lora.targets', l.targets.join(',')),
+    baseDtype: at('lora.baseDtype', l.baseDtype),
+    ...(quantized ? { keepsInputs: at('lora.baseSavesInputs', l.baseSavesInputs === true) } : {}),
   };
 }
 
