@@ -8,7 +8,7 @@ import { moeLayersIn } from '../model/params';
 import { recomputeModuleMask } from '../plan/recomputeModules';
 import type { Plan } from '../plan/types';
 import { fillContext, layersOfStage, newContext, type MemoryContext } from './context';
-import { computeStage, computeStageActivations, computeStageStates, newStageNumbers, stageLayerActs, type StageNumbers } from './stage';
+import { computeStage, computeStageActivations, computeStageStates, keptLayerActivations, newStageNumbers, stageInFlight, stageLayerActs, type StageNumbers } from './stage';
 
 const CTX: MemoryContext = newContext();
 const ST: StageNumbers = newStageNumbers();
@@ -107,6 +107,11 @@ export function peakMemoryFast(plan: Plan, enough = Number.POSITIVE_INFINITY): n
       lastMoe = st.moeLayers;
       act = stageLayerActs(c, lastLayers, lastMoe);
     }
+    // The forward of the last in-flight micro-batch holds those states and every in-flight micro-batch's saved
+    // activations (moments.ts and pipelineMoments.ts, 'forward'; every other term there is non-negative): above
+    // `enough`, the stage's moments need not be run.
+    const floor = states + stageInFlight(c, st.stage) * keptLayerActivations(c, st.layers, act);
+    if (floor > enough) return Math.max(peak, floor);
     peak = Math.max(peak, computeStageActivations(c, st, act, false).reserved);
     if (peak > enough) return peak;
   }

@@ -207,6 +207,20 @@ export function computeStageStates(c: MemoryContext, stage: number, start: numbe
 /** Saved tensors torchtune's activation offloading keeps on the GPU in the forward (OffloadActivations max_fwd_stash_size, 5). */
 export const ACTIVATION_STASH = 5;
 
+/** Micro-batches whose activations a stage holds at its peak (fractional for interleaved schedules). */
+export function stageInFlight(c: MemoryContext, stage: number): number {
+  return inFlightChunkPasses(c.ppEngine, c.schedule, c.pp, c.vpp, c.m, stage) / (c.pp > 1 ? c.vpp : 1);
+}
+
+/**
+ * The saved bytes of one in-flight micro-batch a stage of `layers` layers keeps on the GPU (`layerAct` saved in all):
+ * with activation offloading and full recomputation (torchtune OffloadActivations) each layer's checkpointed input goes
+ * to CPU memory, and the forward stash keeps the last ACTIVATION_STASH of them on the GPU until their copies finish.
+ */
+export function keptLayerActivations(c: MemoryContext, layers: number, layerAct: number): number {
+  return c.actOffload && c.recompute === 'full' && layers > ACTIVATION_STASH ? (layerAct * ACTIVATION_STASH) / layers : layerAct;
+}
+
 /**
  * The second half of computeStage: activations of the in-flight micro-batches (micro batch, accumulation and
  * recomputation of the context), then the totals, CUDA context and the caching allocator's cached bytes, on a stage `o`
@@ -217,7 +231,7 @@ export function computeStageActivations(
   c: MemoryContext, o: StageNumbers, layerAct = stageLayerActs(c, o.layers, o.moeLayers), categories = true,
 ): StageNumbers {
   const stage = o.stage, layers = o.layers, nMoe = o.moeLayers, first = o.first, last = o.last;
-  const inFlight = inFlightChunkPasses(c.ppEngine, c.schedule, c.pp, c.vpp, c.m, stage) / (c.pp > 1 ? c.vpp : 1);
+  const inFlight = stageInFlight(c, stage);
   // DoRA's weight-norm transient runs in every forward of a layer: the last block's and each recomputed one's.
   const ffn = nMoe > 0 ? Math.max(c.ffn, c.moeFfn) : c.ffn;
   const dora = layers > 0 && c.loraSaves?.dora ? doraForwardTransientBytes(c.loraSaves, loraWidthsOf(c, ffn), c.actBytes, c.paramB) : 0;
@@ -232,10 +246,7 @@ export function computeStageActivations(
   x.commBuffers = o.commBuffers; x.gathered = o.gatheredParameters; x.rootBytes = o.rootBytes; x.unitBytes = o.unitBytes;
   x.headBytes = o.headBytes; x.unitShardedGrad = o.unitBytes > 0 ? (o.unitBytes / c.gatherB) * c.gradB / c.nd : 0;
   x.rootShardedGrad = o.rootBytes > 0 ? (o.rootBytes / c.gatherB) * c.gradB / c.nd : 0; x.reduceRatio = c.reduceB / c.gatherB;
-  // Activation offloading (with full recomputation, torchtune OffloadActivations): each layer's checkpointed input goes
-  // to CPU memory; the forward stash keeps the last ACTIVATION_STASH of them on the GPU until their copies finish.
-  const kept = c.actOffload && c.recompute === 'full' && layers > ACTIVATION_STASH ? (layerAct * ACTIVATION_STASH) / layers : layerAct;
-  x.layerActivations = inFlight * kept; x.embeddingActivations = inFlight * embAct; x.working = working; x.doraTransient = dora;
+  x.layerActivations = inFlight * keptLayerActivations(c, layers, layerAct); x.embeddingActivations = inFlight * embAct; x.working = working; x.doraTransient = dora;
   x.stepCopy = c.regime === 'megatron' && c.gradB < 4 ? o.masterWeights : 0;
   fillBlockBackward(c, o, layerAct, x);
   fillLossParts(c, last, x, ffn);

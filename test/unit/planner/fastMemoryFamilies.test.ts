@@ -57,9 +57,9 @@ describe('peakMemoryFast with its family cache equals estimateMemory in any orde
     });
   }
 
-  test('with a bound `enough`, the answer passes it and never exceeds the plan\'s peak (the states-only early answer)', () => {
+  test('with a bound `enough`, the answer passes it and never exceeds the plan\'s peak (the early answers from states and saved activations)', () => {
     // The planner needs no exact figure above the limit: any value in (enough, peak] keeps its decisions.
-    for (const [model, style] of [[dense, 'fsdp2'], [dense, 'ddp'], [moeMix, 'megatron-distopt']] as const) {
+    for (const [model, style] of [[dense, 'fsdp2'], [dense, 'ddp'], [dense, 'deepspeed'], [moeMix, 'megatron-distopt'], [moeMtp, 'fsdp2']] as const) {
       const plans = searchedPlans(base(model, style));
       let early = 0;
       for (const p of plans) {
