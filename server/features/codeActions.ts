@@ -10,6 +10,8 @@ import { toUri } from '../analysis/host';
 import type { DocumentAnalysis } from '../analysis/analyze';
 import { assumptionActions } from './assumptionFixes';
 import { fusedStepActions } from './fusedStepFix';
+import { untieActions } from './untieFix';
+import { TIED_UNLIKE_SHAPE } from '../../shared/plan/resolve';
 import { syncEachBatchActions } from './syncEachBatchFix';
 import { DOES_NOT_FIT } from './diagnostics';
 import { localFact } from './facts';
@@ -148,6 +150,7 @@ export function buildCodeActions(a: DocumentAnalysis, api: CoreApi, diagnostics:
     else if (d.code === 'hf-ds-mismatch') out.push(...autoFix(a, d));
     else if (d.code === 'foreach-step-peak') out.push(...fusedStepActions(a, api, d));
     else if (d.code === 'no-sync-gradients') out.push(...syncEachBatchActions(a, api, d));
+    else if (d.code === TIED_UNLIKE_SHAPE) out.push(...untieActions(a, api, d));
   }
   return out;
 }

@@ -10,13 +10,16 @@ import type { TextEdit } from '../../formats/common/edit/text';
 import type { FactValue } from '../../shared/plan/facts';
 import type { PlanPath } from '../../shared/plan/paths';
 
-/** The delta of setting `path` to `value` with `edits`, or undefined when the edit does not read back or saves nothing. */
-export function fixDelta(a: DocumentAnalysis, api: CoreApi, path: PlanPath, value: FactValue, label: string, edits: TextEdit[] | undefined): Delta | undefined {
+/**
+ * The delta of setting `path` to `value` with `edits`, or undefined when the edit does not read back or (unless `costs`,
+ * a fix that is right whatever it costs) saves nothing.
+ */
+export function fixDelta(a: DocumentAnalysis, api: CoreApi, path: PlanPath, value: FactValue, label: string, edits: TextEdit[] | undefined, costs = false): Delta | undefined {
   if (!a.memory || !a.whatIf || !edits?.length) return undefined;
   const overrides = { [path]: value } as Partial<Record<PlanPath, FactValue>>;
   if (!readsBack(a, overrides, edits)) return undefined;
   const plan = a.whatIf(overrides);
   if (!plan) return undefined;
   const d = deltaOf(api, a.memory, a.collectives, { whatIf: { label, path, value, overrides }, plan, edits, how: 'literal' }, a.stepTime?.stepSeconds);
-  return d && d.peakAfter < d.peakBefore ? d : undefined;
+  return d && (costs || d.peakAfter < d.peakBefore) ? d : undefined;
 }

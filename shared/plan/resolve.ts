@@ -14,7 +14,7 @@ import { factEntries, givesPlanValue, type ConfigFacts, type Fact, type FactValu
 import { fromSetting, Gathered, gatherInput, num, str, type Facts } from './gather';
 import { runTimeNote, unresolvedSettings } from './runTime';
 import type { PlanPath } from './paths';
-import { hasInlineModel, modelFromFacts } from './resolveModel';
+import { hasInlineModel, modelFromFacts, sameShapePreset } from './resolveModel';
 import type { GpuSpec, InputSource, ModelSpec, Plan, Problem } from './types';
 
 export interface ResolveSettings {
@@ -143,7 +143,12 @@ export function presetCandidates(ref: string): string[] {
 function findModel(facts: Facts, files: readonly ConfigFacts[], ctx: ResolveContext, sources: Partial<Record<PlanPath, InputSource>>, seqLen?: number, invalid: string[] = [], notes: Problem[] = []): ModelSpec | undefined {
   if (hasInlineModel(facts)) {
     const m = modelFromFacts(facts, sources, seqLen);
-    if (m) { sources.model = facts['model.hiddenSize']?.source ?? { kind: 'explicit', detail: 'inline model' }; return m; }
+    if (m) {
+      sources.model = facts['model.hiddenSize']?.source ?? { kind: 'explicit', detail: 'inline model' };
+      const tied = tiedUnlikeItsShape(m, facts['model.tiedEmbeddings']);
+      if (tied) notes.push(tied);
+      return m;
+    }
   }
   const refs: { ref: string; uri: string }[] = [];
   for (const f of files) for (const r of f.references) if (r.kind === 'model') refs.push({ ref: r.target, uri: f.uri });
@@ -168,6 +173,28 @@ function findModel(facts: Facts, files: readonly ConfigFacts[], ctx: ResolveCont
   }
   return undefined;
 }
+
+/**
+ * An inline model whose head is tied only by the engine's default (Megatron ties unless
+ * --untie-embeddings-and-output-weights) while the bundled model of its exact shape has its own output layer (Llama,
+ * Mistral, Qwen2.5-7B and larger): a checkpoint of that model does not load into the tied one, and the estimate
+ * counts vocabulary × hidden parameters fewer than the released model has. Said, with the flag as its quick fix.
+ */
+function tiedUnlikeItsShape(m: ModelSpec, tie: Fact | undefined): Problem | undefined {
+  if (!m.tiedEmbeddings || tie?.source.kind !== 'default' || tie.value !== true) return undefined;
+  const same = sameShapePreset(m.layers, m.hiddenSize, m.heads, m.kvHeads, m.ffnSize, m.vocabSize);
+  if (!same || same.model.tiedEmbeddings) return undefined;
+  const head = (m.vocabSize * m.hiddenSize) / 1e9;
+  return {
+    code: TIED_UNLIKE_SHAPE, severity: 'info', paths: ['model.hiddenSize', 'model.tiedEmbeddings'],
+    message: `This is ${same.name}'s shape, and ${same.name} has its own output layer; here the output layer shares the input embedding `
+      + `(${tie.source.detail}), so the estimate counts ${head.toFixed(2)} B parameters fewer than ${same.name} has and a ${same.name} checkpoint does not load into this model. `
+      + 'Untie them to train it as released.',
+  };
+}
+
+/** The code of tiedUnlikeItsShape's note (its quick fix adds the flag that unties the head). */
+export const TIED_UNLIKE_SHAPE = 'tied-head-untied-shape';
 
 /**
  * The base models a fine-tune's name starts with, longest first: each prefix of its dash-separated parts that ends in

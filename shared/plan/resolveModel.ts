@@ -5,7 +5,7 @@
 import type { Fact } from './facts';
 import type { AttnBias, InputSource, LinearAttentionSpec, MlaSpec, ModelSpec, MoeSpec, NormKind, PositionKind } from './types';
 import { MLA_CONFIG_KEYS, validMla } from '../model/mla';
-import { listPresets } from '../model/presets';
+import { listPresets, type ModelPreset } from '../model/presets';
 import type { PlanPath } from './paths';
 import { routerGroups } from '../model/hfConfig';
 
@@ -137,14 +137,21 @@ function mlaFromFacts(f: Facts, sources: Partial<Record<PlanPath, InputSource>>,
   return { ...model, mla };
 }
 
-/** A readable name for an inline architecture, naming the bundled preset with the same shape when there is one. */
-function inlineName(layers: number, hidden: number, heads: number, kvHeads: number, ffn: number, vocab: number): string {
-  // A base model names the shape before a distilled copy of it (DeepSeek-R1-Distill-Llama-8B has Llama 3.1 8B's widths).
+/**
+ * The bundled dense preset with an inline architecture's layers, widths, heads and vocabulary, if any. A base model names
+ * the shape before a distilled copy of it (DeepSeek-R1-Distill-Llama-8B has Llama 3.1 8B's widths).
+ */
+export function sameShapePreset(layers: number, hidden: number, heads: number, kvHeads: number, ffn: number, vocab: number): ModelPreset | undefined {
   const matches = listPresets().filter((p) => {
     const m = p.model;
     return m.layers === layers && m.hiddenSize === hidden && m.heads === heads && m.kvHeads === kvHeads && m.ffnSize === ffn && m.vocabSize === vocab && !m.moe;
   });
-  const same = matches.find((p) => !/distill/i.test(p.name)) ?? matches[0];
+  return matches.find((p) => !/distill/i.test(p.name)) ?? matches[0];
+}
+
+/** A readable name for an inline architecture, naming the bundled preset with the same shape when there is one. */
+function inlineName(layers: number, hidden: number, heads: number, kvHeads: number, ffn: number, vocab: number): string {
+  const same = sameShapePreset(layers, hidden, heads, kvHeads, ffn, vocab);
   const shape = `${layers} layers × ${hidden} hidden`;
   return same ? `${shape} (${same.name} shape)` : shape;
 }

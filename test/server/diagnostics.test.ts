@@ -129,6 +129,12 @@ const CASES: readonly Case[] = [
     text: 'base_model: meta-llama/Llama-3.1-8B\nsequence_len: 2048\nmicro_batch_size: 1\ngradient_accumulation_steps: 4\nbf16: true\n'
       + 'gradient_checkpointing: true\nfsdp_version: 2\nfsdp_config:\n  reshard_after_forward: true\n',
   },
+  {
+    // Megatron ties the output layer to the input embedding unless --untie-embeddings-and-output-weights
+    // (megatron/training/arguments.py); Llama 3 8B (tie_word_embeddings false) has its own: an info at the hidden size.
+    name: 'a released shape tied by Megatron\'s default', file: 'pretrain_llama3.sh', code: 'tied-head-untied-shape', severity: 3, at: '--hidden-size',
+    text: readFileSync('test/server/fixtures/pretrain_llama3_tied.sh', 'utf8'),
+  },
 ];
 
 describe('diagnostics', () => {

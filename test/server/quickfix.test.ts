@@ -111,6 +111,13 @@ const CASES: readonly FixCase[] = [
   // In fp32 the states alone are 4 + 4 + 8 bytes per weight ≈ 128 GB, and the peak is at the optimizer step with every
   // gradient held; in the backward torchtune holds one weight's gradient at a time (optimizer_in_bwd).
   { name: 'turn on the optimizer in the backward (torchtune)', file: '8B_full_single_device.yaml', text: TUNE_FP32, code: 'does-not-fit', title: /^Turn on optimizer in the backward \(−/, edits: [['optimizer_in_bwd: False', 'optimizer_in_bwd: True']] },
+  {
+    // Megatron ties the output layer unless --untie-embeddings-and-output-weights (megatron/training/arguments.py):
+    // untying Llama 3 8B's head adds vocabulary × hidden = 128,256 × 4,096 weights, so the fix costs memory (+).
+    name: 'untie the output layer of a released shape (Megatron flag on a line of its own)', file: 'pretrain_llama3.sh', text: fixture('pretrain_llama3_tied.sh'),
+    code: 'tied-head-untied-shape', title: /^Untie the output layer, as the released model has it \(\+[\d.]+ [GM]iB per GPU → [\d.]+ GiB\)$/,
+    edits: [['--micro-batch-size 1 --global-batch-size 128 \\\n', '--micro-batch-size 1 --global-batch-size 128 \\\n    --untie-embeddings-and-output-weights \\\n']],
+  },
   // DeepSpeed runtime/config.py: train_batch_size = micro × accumulation × world; 100 is not a multiple of 4 × 8.
   { name: 'repair the batch identity (global batch)', file: 'ds_config.json', text: DS_BATCH, code: 'batch-identity', title: /^Set global batch to 256 \(4 × 8 × 8 GPUs\)$/, edits: [['"train_batch_size": 100', '"train_batch_size": 256']] },
   // 512 / (4 × 8 GPUs) = 16 whole accumulation steps.

@@ -87,10 +87,14 @@ export function keyEdits(file: EditableFile, path: PlanPath, value: FactValue): 
     const lit = (path === 'training.optimizerImpl' ? optimizerImplLiteral(written, value) : undefined) ?? literalFor(written, f.value, value);
     if (lit !== undefined) return [{ range: f.source.range, newText: lit }];
   }
+  // A Megatron switch whose default the file leaves: its flag on a line of its own.
+  const flag = SWITCH_FLAGS[path]?.[String(value)];
+  if (flag && (!f || f.source.kind === 'default')) return insertFlag(file, flag);
   if (typeof value !== 'string' && typeof value !== 'number') return undefined;
   const key = INSERTABLE.has(path) ? keyForPath(file.format, path) : undefined;
   if (key && file.text.trimStart().startsWith('{')) return jsonInsert(file.text, key, value);
-  return typeof value === 'string' && !f ? insertFlag(file, path, value) : undefined;
+  const flags = path === 'training.recompute' && typeof value === 'string' ? RECOMPUTE_FLAGS[value] : undefined;
+  return flags && !f ? insertFlag(file, flags) : undefined;
 }
 
 function jsonInsert(text: string, key: string, value: number | string): TextEdit[] | undefined {
@@ -109,13 +113,17 @@ const RECOMPUTE_FLAGS: Readonly<Record<string, string>> = {
   full: '--recompute-granularity full --recompute-method uniform --recompute-num-layers 1',
 };
 
+/** Megatron flags that set a boolean the script leaves at its default, by plan path and value (megatron/training/arguments.py). */
+const SWITCH_FLAGS: Readonly<Partial<Record<PlanPath, Readonly<Record<string, string>>>>> = {
+  'model.tiedEmbeddings': { false: '--untie-embeddings-and-output-weights' },
+};
+
 /**
  * Inserts Megatron flags on a new line after the line of another flag the script writes (the micro batch, else any),
  * with the same indentation and line continuation.
  */
-function insertFlag(file: EditableFile, path: PlanPath, value: string): TextEdit[] | undefined {
-  const flags = path === 'training.recompute' ? RECOMPUTE_FLAGS[value] : undefined;
-  if (file.format !== 'megatron-script' || !flags) return undefined;
+function insertFlag(file: EditableFile, flags: string): TextEdit[] | undefined {
+  if (file.format !== 'megatron-script') return undefined;
   const anchors = [localFactOf(file, 'training.microBatch'), ...factEntries(file.facts?.facts ?? {}).map(([p]) => localFactOf(file, p))];
   const anchor = anchors.find((f) => f?.keyRange && f.key?.startsWith('--'));
   if (!anchor?.keyRange) return undefined;
