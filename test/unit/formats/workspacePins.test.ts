@@ -7,7 +7,11 @@
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createDiskHost } from '../../../server/io/diskHost';
 import { initFormats } from '../../../formats/index';
 import { loadConfigGraph } from '../../../server/formats/workspace';
 import { resolvePlan } from '../../../shared/plan/resolve';
@@ -92,6 +96,32 @@ describe("a QLoRA config reads the workspace's bitsandbytes pin", () => {
     assert.equal(g.resolved.plan?.lora?.baseSavesInputs, undefined);
     assert.ok(!g.dependencies.includes('/ws/pyproject.toml'));
     assert.equal(readInputs(g.resolved.plan!, g.resolved.factsUsed).lora?.keepsInputs, undefined);
+  });
+
+  test('on disk: a FIFO, a folder named like a lock file and a link out of the workspace are not read, and nothing hangs', () => {
+    const outside = mkdtempSync(join(tmpdir(), 'pins-out-'));
+    const root = mkdtempSync(join(tmpdir(), 'pins-ws-'));
+    try {
+      const dir = join(root, 'config_hub', 'finetune', 'llama-2-7b');
+      mkdirSync(dir, { recursive: true });
+      const config = join(dir, 'qlora.yaml');
+      writeFileSync(config, QLORA);
+      execFileSync('mkfifo', [join(dir, 'requirements.txt')]);
+      mkdirSync(join(dir, 'uv.lock'));
+      writeFileSync(join(outside, 'pyproject.toml'), PYPROJECT_0_42);
+      symlinkSync(join(outside, 'pyproject.toml'), join(root, 'pyproject.toml'));
+      const host = createDiskHost({ root, roots: [root] });
+      const g = loadConfigGraph(config, host);
+      assert.equal(g.resolved.plan?.lora?.baseSavesInputs, false);
+      assert.ok(!g.dependencies.some((d) => d.endsWith('pyproject.toml') || d.endsWith('requirements.txt')));
+      // The same pin as a regular file inside the workspace is read.
+      rmSync(join(root, 'pyproject.toml'));
+      writeFileSync(join(root, 'pyproject.toml'), PYPROJECT_0_42);
+      assert.equal(loadConfigGraph(config, createDiskHost({ root, roots: [root] })).resolved.plan?.lora?.baseSavesInputs, true);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+      rmSync(outside, { recursive: true, force: true });
+    }
   });
 
   test('an unreadable or hostile pin file is skipped, never an exception', () => {
