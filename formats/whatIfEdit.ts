@@ -30,12 +30,14 @@ function disjoint(text: string, edits: readonly TextEdit[]): boolean {
 }
 
 /** Literal edits for every replaced fact, or undefined when one of them cannot be written as a literal. */
-function literalEdits(file: EditableFile, overrides: Readonly<Partial<Record<PlanPath, FactValue>>>): TextEdit[] | undefined {
+function literalEdits(file: EditableFile, overrides: FactOverrides): TextEdit[] | undefined {
   const out: TextEdit[] = [];
-  for (const [path, value] of Object.entries(overrides) as [PlanPath, FactValue][]) {
+  const same = (a: TextEdit, b: TextEdit) => a.newText === b.newText && JSON.stringify(a.range) === JSON.stringify(b.range);
+  for (const [path, value] of Object.entries(overrides) as [PlanPath, FactValue | undefined][]) {
     const e = keyEdits(file, path, value);
     if (!e) return undefined;
-    out.push(...e);
+    // Facts one key states (Liger's loss and kernels at use_liger_kernel) ask for the same edit: it is made once.
+    for (const x of e) if (!out.some((y) => same(x, y))) out.push(x);
   }
   return out.length && disjoint(file.text, out) ? out : undefined;
 }
@@ -45,7 +47,7 @@ function literalEdits(file: EditableFile, overrides: Readonly<Partial<Record<Pla
  * express it. `how` says which writer made them; `edited` is the edited file as read again.
  */
 export function whatIfEdits(
-  file: EditableFile, overrides: Readonly<Partial<Record<PlanPath, FactValue>>>, after: Plan,
+  file: EditableFile, overrides: FactOverrides, after: Plan,
 ): { edits: TextEdit[]; how: 'literal' | 'rewriter'; edited: ConfigFacts } | undefined {
   const literal = literalEdits(file, overrides);
   const literalRead = literal && readBack(file, overrides, literal);
@@ -56,10 +58,10 @@ export function whatIfEdits(
 }
 
 /** The edited file read again, when it states every overridden value (the edit says what the what-if supposes). */
-function readBack(file: EditableFile, overrides: Readonly<Partial<Record<PlanPath, FactValue>>>, edits: readonly TextEdit[]): ConfigFacts | undefined {
+function readBack(file: EditableFile, overrides: FactOverrides, edits: readonly TextEdit[]): ConfigFacts | undefined {
   const edited = editedFacts(file, edits);
   if (!edited) return undefined;
-  return (Object.entries(overrides) as [PlanPath, FactValue][]).every(([path, value]) => edited.facts[path]?.value === value) ? edited : undefined;
+  return (Object.entries(overrides) as [PlanPath, FactValue | undefined][]).every(([path, value]) => edited.facts[path]?.value === value) ? edited : undefined;
 }
 
 /** True when the edited file, read again, states every overridden value. */

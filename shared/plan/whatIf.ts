@@ -14,8 +14,11 @@ export interface WhatIf {
   /** The key's plan path. */
   readonly path: PlanPath;
   readonly value: FactValue;
-  /** Facts to put in place of the file's, by plan path (the key itself and any key that must change with it). */
-  readonly overrides: Readonly<Partial<Record<PlanPath, FactValue>>>;
+  /**
+   * Facts to put in place of the file's, by plan path (the key itself and any key that must change with it); undefined
+   * removes a fact (a switch turned off whose facts the reader then does not state).
+   */
+  readonly overrides: Readonly<Partial<Record<PlanPath, FactValue | undefined>>>;
 }
 
 /**
@@ -38,7 +41,7 @@ export const SWITCH_PATHS: readonly PlanPath[] = Object.keys(SWITCHES) as PlanPa
 export const WHAT_IF_PATHS: readonly PlanPath[] = [
   'parallel.sharding.stage', 'parallel.tp', 'parallel.pp', 'training.microBatch', 'training.recompute',
   'parallel.sharding.offloadOptimizer', 'parallel.sharding.offloadParams', 'training.seqLen', 'training.optimizerImpl', 'lora.rank', 'lora.dora',
-  'model.mtpLayers', ...SWITCH_PATHS,
+  'model.mtpLayers', 'training.lossFusion', 'training.ligerKernels', ...SWITCH_PATHS,
 ];
 
 /** True when a value was stated by a file or a setting (not defaulted or derived by ShardLens). */
@@ -160,6 +163,18 @@ export function whatIfsFor(plan: Plan, path: PlanPath): WhatIf[] {
       // Training without the prediction modules: the last stage's layer, embedding copy, extra logits and their time.
       const d = plan.model.mtpLayers ?? 0;
       if (d > 0) out.push(single(path, `multi-token prediction ${d} → 0 modules`, 0));
+      break;
+    }
+    case 'training.lossFusion':
+    case 'training.ligerKernels': {
+      // Liger-Kernel off where a key turned it on (the HF Trainer's use_liger_kernel, LLaMA-Factory's
+      // enable_liger_kernel): its fused loss and its kernels go together. Offered once, at the fused loss when it is on.
+      const fused = t.lossFusion === 'liger', kernels = !!t.ligerKernels;
+      if (path === 'training.lossFusion' ? !fused : fused || !kernels) break;
+      out.push({
+        label: 'Liger-Kernel on → off', path, value: false,
+        overrides: { ...(fused ? { 'training.lossFusion': undefined } : {}), ...(kernels ? { 'training.ligerKernels': undefined } : {}) },
+      });
       break;
     }
     case 'lora.dora':

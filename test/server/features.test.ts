@@ -21,6 +21,15 @@ const label = (h: InlayHint) => (typeof h.label === 'string' ? h.label : h.label
 const PSI_LLAMA2_7B = 6_738_415_616;
 
 let c: Client;
+
+/** Opens `text` at `uri`, waits for its analysis and returns the hover's markdown at `needle` ('' without one). */
+async function hoverMarkdown(uri: string, text: string, language: string, needle: string, delta: number): Promise<string> {
+  const d = c.diagnostics(uri);
+  await c.open(uri, text, language);
+  await d;
+  const h = await c.hover(uri, posOf(text, needle, delta));
+  return h && typeof h.contents === 'object' && 'value' in h.contents ? h.contents.value : '';
+}
 before(async () => {
   // DeepSpeed JSON does not name a model; the setting supplies it.
   c = await startClient({ model: 'llama-2-7b' });
@@ -204,11 +213,7 @@ describe('hover', () => {
     // accumulation follow (Megatron: global = micro × DP × accumulation), and the hover says so before the flag's docs.
     const uri = pathToFileURL(`${DIR}/runtime_micro.sh`).toString();
     const text = '#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 \\\n  --num-attention-heads 32 --seq-length 4096 --micro-batch-size $MBS --global-batch-size 1024 --bf16\n';
-    const d = c.diagnostics(uri);
-    await c.open(uri, text, 'shellscript');
-    await d;
-    const h = await c.hover(uri, posOf(text, '--micro-batch-size', 3));
-    const md = h && typeof h.contents === 'object' && 'value' in h.contents ? h.contents.value : '';
+    const md = await hoverMarkdown(uri, text, 'shellscript', '--micro-batch-size', 3);
     const lines = md.split('\n').filter((l) => l.trim());
     assert.match(lines[1] ?? '', /^The estimate assumes `1`: .*set when the run starts.*global batch of 1024/, md);
     // The inlay hint after `$MBS` says the same where the value is written.
@@ -266,6 +271,16 @@ describe('hover', () => {
     assert.ok(m, impl);
     // The hover shows three significant digits: 14.96 reads 15.0.
     assert.ok(Number(m[1]) > 0 && Number(m[1]) <= 15.0, m[1]);
+  });
+
+  test('on use_liger_kernel: Liger-Kernel off keeps the logits again', async () => {
+    // The HF Trainer applies Liger's fused linear cross-entropy with its kernels (transformers trainer.py); off, the
+    // logits of 4 × 4,096 tokens × 128,256 entries (Llama 3.2 3B) are made and kept: the peak can only rise.
+    const uri = 'file:///ws/liger-hover/sft.yaml';
+    const text = 'model_name_or_path: meta-llama/Llama-3.2-3B\nper_device_train_batch_size: 4\nmax_length: 4096\nbf16: true\ngradient_checkpointing: true\nuse_liger_kernel: true\n';
+    const md = await hoverMarkdown(uri, text, 'yaml', 'use_liger_kernel', 2);
+    assert.match(md, /^- Liger-Kernel on → off: \+[\d.]+ [GM]iB\/GPU → [\d.]+ GiB/m, md);
+    assert.equal(md.match(/Liger-Kernel on → off/g)?.length, 1, 'offered once');
   });
 
   test('on a Megatron YAML field: the field as the file spells it, with its flag\'s documentation', async () => {

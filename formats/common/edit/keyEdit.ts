@@ -79,9 +79,17 @@ const INSERTABLE = new Set<PlanPath>([
   'training.microBatch', 'training.gradAccum', 'training.globalBatch',
 ]);
 
-/** Edits that set `path` to `value`, or undefined when the file cannot be edited safely for it. */
-export function keyEdits(file: EditableFile, path: PlanPath, value: FactValue): TextEdit[] | undefined {
+/**
+ * Edits that set `path` to `value`, or undefined when the file cannot be edited safely for it. `value` undefined removes
+ * the fact: a switch written `true` that stated it (Liger's `use_liger_kernel`) is turned off.
+ */
+export function keyEdits(file: EditableFile, path: PlanPath, value: FactValue | undefined): TextEdit[] | undefined {
   const f = localFactOf(file, path);
+  if (value === undefined) {
+    const written = f?.source.range ? textOf(file.text, f.source.range).trim() : '';
+    const bare = written.replace(/^(["'])(.*)\1$/, '$2');
+    return f?.source.range && /^true$/i.test(bare) ? [{ range: f.source.range, newText: written.replace(bare, boolWord(bare, false)) }] : undefined;
+  }
   if (f?.source.range) {
     const written = textOf(file.text, f.source.range);
     const lit = (path === 'training.optimizerImpl' ? optimizerImplLiteral(written, value) : undefined) ?? literalFor(written, f.value, value);
