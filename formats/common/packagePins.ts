@@ -8,7 +8,6 @@
  * A requirement whose environment marker names platforms other than Linux (`sys_platform == 'darwin'`) is skipped:
  * training GPUs run Linux. Names compare as pip normalizes them (PEP 503: case, `-`, `_` and `.` alike).
  */
-import { basename } from 'node:path';
 
 /** One requirement of the package: its specifier set in PEP 440 form, and where it is written (0-based line, columns). */
 export interface PackagePin {
@@ -73,7 +72,7 @@ function requirementSpec(req: string, name: string): string | undefined {
  */
 export function findPins(fileName: string, text: string, pkg: string): PackagePin[] {
   const name = normal(pkg);
-  const file = basename(fileName).toLowerCase();
+  const file = fileName.replace(/^.*[\\/]/, '').toLowerCase();
   const lines = text.split(/\r?\n/);
   const out: PackagePin[] = [];
   const add = (spec: string, line: number, start: number, end: number, locked = false) =>
