@@ -83,6 +83,7 @@ function toJson(path: string, format: string | null, est: MemoryEstimate | undef
     training: inputs?.training,
     model: inputs?.model,
     cluster: inputs?.cluster,
+    ...(inputs?.lora ? { lora: inputs.lora } : {}),
     parameters: est?.model ?? { parameters: 0, trainableParameters: 0, activeParameters: 0 },
     fits: est ? est.fits && !hasErrors(problems) : false,
     ...(v ? { verdict: { headline: v.headline, conditional: v.conditional, assumed: v.assumed } } : {}),

@@ -5,6 +5,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { cliArgv, runCli, ROOT, tempTree } from './helpers';
 
 describe('CLI text output', () => {
@@ -106,6 +108,24 @@ describe('CLI text output', () => {
       const run = runCli(['estimate', 'run.sh'], { cwd: t.dir });
       assert.match(run.stdout, /^(FITS|DOES NOT FIT)/m, run.stdout);
       assert.doesNotMatch(run.stdout, /no-training-command|nothing to estimate/);
+    } finally {
+      t.cleanup();
+    }
+  });
+
+  test('estimate: a QLoRA config says what its 4-bit base keeps, from the bitsandbytes release its workspace pins', () => {
+    // LitGPT's config_hub/finetune/llama-2-7b/qlora.yaml (00af8b0d) in a checkout whose pyproject.toml pins
+    // bitsandbytes==0.42.0, as LitGPT's did then: MatMul4Bit keeps its input for the backward before 0.43.2.
+    const config = readFileSync(resolve(ROOT, 'data/calibration/checks/litgpt2409/llama-2-7b_qlora.yaml'), 'utf8');
+    const t = tempTree({ '.git/HEAD': 'ref: x\n', 'pyproject.toml': '[project.optional-dependencies]\nall = ["bitsandbytes==0.42.0"]\n', 'config_hub/finetune/llama-2-7b/qlora.yaml': config });
+    try {
+      const r = runCli(['estimate', 'config_hub/finetune/llama-2-7b/qlora.yaml', '--gpus', '1xA100-80GB'], { cwd: t.dir });
+      assert.match(r.stdout, /^ {2}lora:$/m, r.stdout);
+      assert.match(r.stdout, /^ {4}keepsInputs {2}true +derived: \.\.\/\.\.\/\.\.\/pyproject\.toml:2 pins bitsandbytes==0\.42\.0/m, r.stdout);
+      const j = JSON.parse(runCli(['estimate', 'config_hub/finetune/llama-2-7b/qlora.yaml', '--gpus', '1xA100-80GB', '--json'], { cwd: t.dir }).stdout);
+      assert.equal(j.lora.keepsInputs.value, true);
+      assert.equal(j.lora.rank.value, 32);
+      assert.equal(j.lora.baseDtype.value, 'nf4');
     } finally {
       t.cleanup();
     }
