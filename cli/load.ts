@@ -13,7 +13,8 @@ import { parseGpusArg, stringFlag, type Flags } from './args';
 import { readProfileFile } from '../validation/torch/profile';
 import { nodeHost } from './host';
 import { workspaceSettings } from './settings';
-import { locateWorkspace, within, type CliWorkspace } from './workspace';
+import { locateWorkspace, type CliWorkspace } from './workspace';
+import { within } from '../server/io/roots';
 
 export interface Loaded {
   readonly path: string;

@@ -6,8 +6,8 @@
  * it (a settings file planted in a shared scratch folder above a checkout is not read).
  */
 import { existsSync, statSync } from 'node:fs';
-import { dirname, relative, resolve, isAbsolute } from 'node:path';
-import { workspaceRoots, type ReadRoots } from '../server/io/roots';
+import { dirname, resolve } from 'node:path';
+import { within, workspaceRoots, type ReadRoots } from '../server/io/roots';
 
 export interface CliWorkspace {
   /** The folder the run may not climb above (reads stay inside it, or inside the model caches). */
@@ -16,12 +16,6 @@ export interface CliWorkspace {
   readonly root: string;
   /** Real paths reads may reach: the boundary and the model caches. */
   readonly roots: ReadRoots;
-}
-
-/** True when `p` is `dir` or lies below it (lexically). */
-export function within(p: string, dir: string): boolean {
-  const rel = relative(dir, p);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }
 
 const MARKERS = ['.vscode', '.git', 'package.json'];

@@ -15,6 +15,7 @@ import type { SourceReader } from '../../formats/megatron/script';
 import { SCAN_EXT, mentionedConfigNames } from '../io/referenceIndex';
 import { withProfileFile } from './profileSetting';
 import { withBitsandbytesPin } from './workspacePins';
+import { read } from './hostRead';
 import { bundledDeepSpeedFacts } from './bundledDeepSpeed';
 
 export interface WorkspaceHost {
@@ -48,15 +49,6 @@ export function toPath(pathOrUri: string): string {
     try { return fileURLToPath(pathOrUri); } catch { return pathOrUri; }
   }
   return pathOrUri;
-}
-
-function read(host: WorkspaceHost, p: string): string | undefined {
-  try {
-    if (host.exists && !host.exists(p)) return undefined;
-    return host.readFile(p);
-  } catch {
-    return undefined;
-  }
 }
 
 /**

@@ -11,6 +11,8 @@ import type { ConfigFacts, Fact } from '../../shared/plan/facts';
 import { bitsandbytesSavesInputUnder, BNB_4BIT_DROPS_INPUT } from '../../shared/memory/loraSaves';
 import { findPins, PIN_FILES, type PackagePin } from '../../formats/common/packagePins';
 import type { WorkspaceHost } from './workspace';
+import { read } from './hostRead';
+import { within } from '../io/roots';
 
 /** Folders walked up at most (the config's own included). */
 const MAX_LEVELS = 12;
@@ -22,12 +24,6 @@ export interface DecidingPin {
   readonly saves: boolean;
 }
 
-/** Whether `p` is `root` or inside it. */
-function inside(p: string, root: string): boolean {
-  const r = relative(root, p);
-  return r === '' || (!r.startsWith('..') && !isAbsolute(r));
-}
-
 /** The nearest bitsandbytes pin that decides the 4-bit linear's saves, from `configPath`'s folder up to the workspace root. */
 export function bitsandbytesPin(configPath: string, host: WorkspaceHost): DecidingPin | undefined {
   if (!isAbsolute(configPath)) return undefined;
@@ -35,16 +31,10 @@ export function bitsandbytesPin(configPath: string, host: WorkspaceHost): Decidi
   let dir = dirname(configPath);
   for (let level = 0; level < MAX_LEVELS; level++) {
     // Without a workspace folder only the config's own folder is read.
-    if (root ? !inside(dir, root) : level > 0) return undefined;
+    if (root ? !within(dir, root) : level > 0) return undefined;
     for (const name of PIN_FILES) {
       const path = join(dir, name);
-      if (host.exists && !host.exists(path)) continue;
-      let text: string | undefined;
-      try {
-        text = host.readFile(path);
-      } catch {
-        text = undefined;
-      }
+      const text = read(host, path);
       if (text === undefined) continue;
       for (const pin of findPins(name, text, 'bitsandbytes')) {
         const saves = bitsandbytesSavesInputUnder(4, pin.spec);

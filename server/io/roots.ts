@@ -4,7 +4,7 @@
  */
 import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join, sep } from 'node:path';
+import { isAbsolute, join, relative, sep } from 'node:path';
 
 /** Real paths of the folders reads may reach. */
 export type ReadRoots = readonly string[];
@@ -22,6 +22,12 @@ export function makeRoots(folders: readonly (string | undefined)[]): ReadRoots {
     }
   }
   return out;
+}
+
+/** True when `p` is `dir` or lies below it (lexically: no link is followed). */
+export function within(p: string, dir: string): boolean {
+  const rel = relative(dir, p);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }
 
 /** True when the real path `real` is one of the roots or lies below one. */

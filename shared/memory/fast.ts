@@ -8,7 +8,8 @@ import { moeLayersIn } from '../model/params';
 import { recomputeModuleMask } from '../plan/recomputeModules';
 import type { Plan } from '../plan/types';
 import { fillContext, layersOfStage, newContext, type MemoryContext } from './context';
-import { computeStage, computeStageActivations, computeStageStates, keptLayerActivations, newStageNumbers, stageInFlight, stageLayerActs, type StageNumbers } from './stage';
+import { computeStage, computeStageActivations, computeStageStates, newStageNumbers, stageLayerActs, type StageNumbers } from './stage';
+import { keptLayerActivations, stageInFlight } from './inFlight';
 
 const CTX: MemoryContext = newContext();
 const ST: StageNumbers = newStageNumbers();

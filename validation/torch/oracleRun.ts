@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { inspectPython, type PythonInfo } from './python';
 import type { OraclePlan, OracleReport } from './oracleTypes';
+import { compareRelease, releaseOf } from '../../shared/versionSpec';
 
 export type OracleFailureCode = 'python-not-found' | 'torch-missing' | 'torch-too-old' | 'launch-failed' | 'timeout' | 'cancelled' | 'no-report';
 
@@ -39,8 +40,8 @@ export function oracleDir(): string | undefined {
 
 /** True when a torch version string ("2.13.0+cpu", "1.13.0a0") is at least 2.4. */
 export function torchRecentEnough(version: string): boolean {
-  const [major, minor] = version.split(/[.+a-z]/i).map((x) => Number(x));
-  return major > MIN_TORCH[0] || (major === MIN_TORCH[0] && (minor ?? 0) >= MIN_TORCH[1]);
+  const release = releaseOf(version);
+  return release !== undefined && compareRelease(release, MIN_TORCH) >= 0;
 }
 
 /** Interpreters to try: the given one, $SHARDLENS_PYTHON, the repository's .venv, then python3/python on PATH, Debian's. */

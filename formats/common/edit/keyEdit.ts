@@ -86,9 +86,9 @@ const INSERTABLE = new Set<PlanPath>([
 export function keyEdits(file: EditableFile, path: PlanPath, value: FactValue | undefined): TextEdit[] | undefined {
   const f = localFactOf(file, path);
   if (value === undefined) {
-    const written = f?.source.range ? textOf(file.text, f.source.range).trim() : '';
-    const bare = written.replace(/^(["'])(.*)\1$/, '$2');
-    return f?.source.range && /^true$/i.test(bare) ? [{ range: f.source.range, newText: written.replace(bare, boolWord(bare, false)) }] : undefined;
+    const written = f?.source.range ? textOf(file.text, f.source.range) : '';
+    const off = /^\s*(["']?)true\1\s*$/i.test(written) ? literalFor(written, true, false) : undefined;
+    return f?.source.range && off !== undefined ? [{ range: f.source.range, newText: off }] : undefined;
   }
   if (f?.source.range) {
     const written = textOf(file.text, f.source.range);
